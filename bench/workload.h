@@ -1,0 +1,52 @@
+// A workload fires events at one probe point; the harness times it with and
+// without a tracer attached.  One file per benchmark family in bench/
+// registers its workloads with one line each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tracebench/status.h"
+#include "tracers/tracer.h"
+
+namespace tracebench {
+
+// Per-thread state a workload keeps between fire() calls (file descriptors,
+// payload buffers).  Created by setup() on the firing thread.
+class WorkloadState {
+ public:
+  virtual ~WorkloadState() = default;
+  // Fires exactly `n` events at the workload's probe point.  This is the
+  // measured region: no allocation, no logging.
+  virtual void fire(std::uint64_t n) = 0;
+};
+
+struct WorkloadParams {
+  std::size_t payload_bytes = 0;
+  std::string marker_file;  // kMarker workloads: from Tracer::marker_file()
+  int thread_index = 0;     // 0 = the measured thread; others add contention
+};
+
+struct Workload {
+  std::string name;         // "getpid"
+  std::string family;       // file in bench/ that defines it ("syscalls")
+  std::string description;
+  ProbePoint probe;         // where its events fire
+  bool takes_payload = false;
+  // Called on the firing thread after the tracer is attached.
+  std::function<Status(const WorkloadParams&, std::unique_ptr<WorkloadState>*)> setup;
+};
+
+const std::vector<Workload>& workload_registry();
+const Workload* find_workload(std::string_view name);
+bool register_workload(Workload w);
+
+}  // namespace tracebench
+
+#define TRACEBENCH_REGISTER_WORKLOAD(id, ...)                                     \
+  [[maybe_unused]] static const bool TRACEBENCH_CONCAT(tb_registered_workload_, id) = \
+      ::tracebench::register_workload(__VA_ARGS__)

@@ -1,0 +1,112 @@
+// The one results schema (results/README.md, results/schema.json).  Every
+// reporter (console summary, JSON, CSV) reads these structs; nothing is ever
+// scraped back from printed text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tracebench/stats.h"
+#include "tracebench/status.h"
+
+namespace tracebench {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kSchemaName = "tracebench.result";
+
+struct CounterContext {
+  std::string name, source;
+  bool live = false;
+  std::string unavailable_reason;
+};
+
+struct RunContext {
+  std::string run_id;
+  std::string date_utc;
+  std::string host;
+  std::string cpu_model;
+  int cpus = 0;
+  int measured_cpu = 0;
+  std::string kernel_release, kernel_version, kernel_config_hash, kernel_config_source;
+  std::string clocksource;
+  bool virtualized = false;
+  std::string hypervisor;
+  // "host", or "qemu-tcg"/"qemu-kvm" inside the VM lab; emulated results are
+  // never compared with host results.
+  std::string execution = "host";
+  bool emulated = false;
+  double tsc_hz = 0, tsc_calibrated_hz = 0;
+  std::string tsc_source;
+  bool tsc_invariant = false;
+  double floor_cycles = 0, floor_mad_cycles = 0;
+  double counter_read_cycles = 0;
+  std::vector<CounterContext> counters;
+  std::vector<std::string> noise_warnings;
+  std::string tracebench_version, git_sha, build_type, compiler;
+  std::map<std::string, std::string> library_versions;
+  std::vector<std::string> command_line;
+};
+
+// One variant (baseline or traced) of a benchmark.
+struct VariantResult {
+  Summary cycles;             // per event, floor subtracted, undisturbed samples
+  Summary ns;
+  std::uint64_t samples = 0;  // all samples taken
+  std::uint64_t disturbed = 0;  // flagged and excluded from the statistics
+  std::uint64_t migrated = 0;   // of those, samples whose CPU changed
+  std::optional<double> cold_first_event_cycles;
+  std::vector<double> repetition_medians;  // cycles per event, one per repetition
+  std::map<std::string, double> counters_per_event;  // live counters only
+};
+
+struct EventsResult {
+  std::uint64_t fired = 0;     // while the tracer was enabled
+  std::uint64_t recorded = 0;
+  std::uint64_t lost = 0;
+  bool exact = true;
+  std::uint64_t payload_verified = 0;
+  // "passed": recorded + lost matched fired (and payload checked where the
+  // tracer carries one); "failed"; "not_applicable" for the none tracer.
+  std::string verification = "not_applicable";
+};
+
+struct BenchmarkResult {
+  std::string name;  // "ftrace/getpid/count/payload:0/threads:1"
+  std::string tracer, workload, probe, probe_kind, action;
+  std::uint64_t payload_bytes = 0;
+  int threads = 1;
+  std::map<std::string, std::string> options;
+  int repetitions = 0;
+  std::uint64_t samples_per_block = 0;
+  std::uint64_t batch = 1;  // events per timed sample
+  std::string status = "ok";  // ok | error | skipped
+  std::string error;
+  VariantResult baseline, traced;
+  // traced - baseline per repetition; median and its CI across repetitions.
+  std::optional<MedianCI> overhead_cycles;
+  std::optional<MedianCI> overhead_ns;
+  EventsResult events;
+  nlohmann::json tracer_details = nlohmann::json::object();
+};
+
+struct RunResult {
+  RunContext context;
+  std::vector<BenchmarkResult> benchmarks;
+};
+
+void to_json(nlohmann::json& j, const RunResult& r);
+void from_json(const nlohmann::json& j, RunResult& r);
+
+// result.json, summary.csv and samples.csv (written by the runner) live in
+// one directory per run: <base>/<UTC time>-<host>-<sha>/.
+std::string make_run_id(const RunContext& ctx);
+Status write_run(const std::string& dir, const RunResult& run);
+Status read_run(const std::string& result_json_path, RunResult* run);
+std::string to_csv(const RunResult& run);
+
+}  // namespace tracebench

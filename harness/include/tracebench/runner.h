@@ -1,0 +1,90 @@
+// Plans benchmarks from the registries and filters, drives them through
+// Google Benchmark, and collects one RunResult.
+//
+// One Google Benchmark repetition = one interleaved pair of blocks (baseline
+// with the tracer disabled, traced with it enabled; the order alternates so
+// drift cancels).  Within a block each sample is a serialized-TSC timing of
+// `batch` events minus the calibrated floor.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tracebench/results.h"
+#include "tracebench/status.h"
+
+namespace tracebench {
+
+struct RunOptions {
+  std::vector<std::string> tracers;    // empty: every available tracer
+  std::vector<std::string> workloads;  // empty: every workload the tracer supports
+  std::vector<std::string> actions;    // empty: each tracer's default action
+  std::vector<std::size_t> payloads;   // empty: the default sweep
+  std::vector<int> threads = {1};
+  // Tracer options by tracer name ("ebpf" -> {"wakeup": "no_wakeup"}); from
+  // `--option ebpf.wakeup=no_wakeup`.  Each tracer sees only its own.
+  std::map<std::string, std::map<std::string, std::string>> options;
+  int repetitions = 10;
+  std::uint64_t samples = 2000;  // per block
+  std::uint64_t batch = 0;       // events per sample; 0 = automatic
+  bool quick = false;
+  int measured_cpu = -1;         // -1: the last CPU
+  std::string out_base = "results";
+  bool write_samples = true;
+  std::vector<std::string> gbench_args;  // forwarded to benchmark::Initialize
+  std::vector<std::string> command_line;
+  std::string execution = "host";        // set by the VM lab inside a guest
+};
+
+// One planned benchmark.
+struct BenchSpec {
+  std::string tracer, workload, action;
+  std::size_t payload_bytes = 0;
+  int threads = 1;
+  std::string name() const;
+};
+
+// Which (tracer, workload, action, payload, threads) combinations a run
+// would measure, and the tracers left out with their reasons.
+struct Plan {
+  std::vector<BenchSpec> specs;
+  std::vector<std::pair<std::string, std::string>> skipped;  // tracer, reason
+};
+Status make_plan(const RunOptions& opt, Plan* plan);
+
+// Runs the plan; writes <out_base>/<run-id>/ and fills `run` and `dir`.
+// Returns an error only for problems of the run as a whole; a failing
+// benchmark is recorded in its result with status "error".
+Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, std::string* dir);
+
+// Console summary table of a run.
+std::string summary_table(const RunResult& run);
+
+// Set by the signal watcher on SIGINT/SIGTERM; the runner stops between
+// blocks, tears down and returns.
+extern std::atomic<bool> g_stop_requested;
+
+// Blocks SIGINT/SIGTERM/SIGHUP in every thread and starts a watcher thread:
+// the first signal asks the run to stop; a second one (or 5 s without
+// progress) tears the active tracers down from the watcher and exits 130.
+void install_signal_watcher();
+
+// Tracers that are attached right now, for the emergency teardown path.
+class ActiveTracer {
+ public:
+  explicit ActiveTracer(class Tracer* t);
+  ~ActiveTracer();
+  ActiveTracer(const ActiveTracer&) = delete;
+  ActiveTracer& operator=(const ActiveTracer&) = delete;
+
+ private:
+  class Tracer* tracer_;
+};
+
+// Calibrates the cost of an empty measured region (median, MAD).
+void calibrate_floor(double* median, double* mad);
+
+}  // namespace tracebench

@@ -1,0 +1,40 @@
+// What the machine is and what makes its numbers noisy.  Problems are
+// reported as warnings in the run context, never fixed silently.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tracebench/status.h"
+
+namespace tracebench {
+
+int online_cpus();
+int default_measured_cpu();  // the last online CPU
+Status pin_current_thread(int cpu);
+int current_cpu();
+
+struct SystemInfo {
+  std::string hostname;
+  std::string cpu_model;
+  int cpus = 0;
+  std::string kernel_release;
+  std::string kernel_version;
+  std::string kernel_config_hash;  // sha256 of /proc/config.gz or /boot/config-*; "" if none
+  std::string kernel_config_source;
+  std::string clocksource;
+  bool virtualized = false;
+  std::string hypervisor;          // from cpuid leaf 0x40000000 when virtualized
+  std::vector<std::string> noise_warnings;
+};
+
+SystemInfo probe_system(int measured_cpu);
+
+// Mounts tracefs at /sys/kernel/tracing (and debugfs at /sys/kernel/debug)
+// when they are not mounted yet.  Returns the tracefs path.
+Status ensure_tracefs(std::string* path);
+
+std::string read_file_trimmed(const std::string& path);
+Status write_file(const std::string& path, const std::string& data);
+
+}  // namespace tracebench

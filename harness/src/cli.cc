@@ -1,0 +1,249 @@
+// The `tracebench` command line: list, env, run, cleanup, plus every
+// subcommand registered with TRACEBENCH_REGISTER_COMMAND.
+#include "tracebench/cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/workload.h"
+#include "tracebench/command.h"
+#include "tracebench/runner.h"
+#include "tracebench/system.h"
+#include "tracers/tracer.h"
+
+namespace tracebench {
+namespace {
+
+using nlohmann::json;
+
+int cmd_list(bool as_json) {
+  json j;
+  j["tracers"] = json::array();
+  for (const auto& e : tracer_registry()) {
+    auto t = e.make();
+    j["tracers"].push_back({{"name", e.name}, {"description", t->description()}, {"actions", t->actions()}});
+  }
+  j["workloads"] = json::array();
+  for (const auto& w : workload_registry()) {
+    j["workloads"].push_back({{"name", w.name},
+                              {"family", w.family},
+                              {"description", w.description},
+                              {"probe", w.probe.name},
+                              {"probe_kind", std::string(to_string(w.probe.kind))},
+                              {"takes_payload", w.takes_payload}});
+  }
+  if (as_json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "Tracers:\n";
+  for (const auto& t : j["tracers"]) {
+    std::cout << fmt::format("  {:<10} {} (actions: {})\n", t["name"].get<std::string>(),
+                             t["description"].get<std::string>(),
+                             fmt::join(t["actions"].get<std::vector<std::string>>(), ", "));
+  }
+  std::cout << "\nWorkloads (probe point each fires):\n";
+  for (const auto& w : j["workloads"]) {
+    std::cout << fmt::format("  {:<12} {:<24} {}{}\n", w["name"].get<std::string>(), w["probe"].get<std::string>(),
+                             w["description"].get<std::string>(), w["takes_payload"].get<bool>() ? " [payload]" : "");
+  }
+  return 0;
+}
+
+int cmd_env(bool as_json) {
+  std::string tracefs;
+  Status mounted = ensure_tracefs(&tracefs);
+  SystemInfo sys = probe_system(default_measured_cpu());
+  json j;
+  j["host"] = sys.hostname;
+  j["cpu_model"] = sys.cpu_model;
+  j["cpus"] = sys.cpus;
+  j["kernel_release"] = sys.kernel_release;
+  j["tracefs"] = mounted ? json(tracefs) : json(mounted.message());
+  j["noise_warnings"] = sys.noise_warnings;
+  j["tracers"] = json::array();
+  for (const auto& e : tracer_registry()) {
+    auto t = e.make();
+    Availability a = t->available();
+    json tj{{"name", e.name}, {"available", a.ok}};
+    if (!a.ok) tj["reason"] = a.reason;
+    json d = t->details();
+    if (!d.empty()) tj["details"] = d;
+    tj["versions"] = t->versions();
+    j["tracers"].push_back(tj);
+  }
+  if (as_json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("host {}  cpu {} x{}  kernel {}\n", sys.hostname, sys.cpu_model, sys.cpus,
+                           sys.kernel_release);
+  std::cout << fmt::format("tracefs: {}\n", j["tracefs"].get<std::string>());
+  for (const auto& w : sys.noise_warnings) std::cout << "warning: " << w << "\n";
+  std::cout << "\n";
+  for (const auto& t : j["tracers"]) {
+    std::cout << fmt::format("{:<10} {}\n", t["name"].get<std::string>(),
+                             t["available"].get<bool>() ? "available" : "unavailable: " + t["reason"].get<std::string>());
+    if (t.contains("details")) {
+      for (const auto& [k, v] : t["details"].items()) {
+        std::cout << fmt::format("    {}: {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+      }
+    }
+  }
+  return 0;
+}
+
+int cmd_cleanup() {
+  std::size_t n = 0;
+  for (const auto& [name, fn] : cleanup_registry()) {
+    for (const auto& what : fn()) {
+      std::cout << fmt::format("{}: removed {}\n", name, what);
+      ++n;
+    }
+  }
+  std::cout << fmt::format("cleanup: removed {} object(s) left by earlier runs\n", n);
+  return 0;
+}
+
+Status parse_options(const std::vector<std::string>& raw, RunOptions* opt) {
+  for (const auto& kv : raw) {
+    auto eq = kv.find('=');
+    auto dot = kv.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || dot + 1 == eq) {
+      return Status::error(fmt::format("--option '{}': expected <tracer>.<key>=<value>, e.g. ebpf.wakeup=no_wakeup", kv));
+    }
+    std::string tracer = kv.substr(0, dot);
+    if (!make_tracer(tracer)) return Status::error(fmt::format("--option '{}': unknown tracer '{}'", kv, tracer));
+    opt->options[tracer][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
+  }
+  return Status::ok();
+}
+
+struct RunArgs {
+  RunOptions opt;
+  std::vector<std::string> raw_options;
+  int repetitions = 0;
+  std::uint64_t samples = 0;
+  bool plan_only = false;
+};
+
+int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
+  RunOptions& opt = a.opt;
+  if (opt.quick) {
+    opt.repetitions = 6;
+    opt.samples = 1000;
+  }
+  if (a.repetitions > 0) opt.repetitions = a.repetitions;
+  if (a.samples > 0) opt.samples = a.samples;
+  if (opt.repetitions < 2) {
+    std::cerr << "tracebench run: --repetitions must be at least 2 (baseline and traced alternate)\n";
+    return 2;
+  }
+  for (int t : opt.threads) {
+    if (t < 1 || t > online_cpus()) {
+      std::cerr << fmt::format("tracebench run: --threads {} is outside 1..{} (online CPUs)\n", t, online_cpus());
+      return 2;
+    }
+  }
+  if (opt.measured_cpu >= online_cpus()) {
+    std::cerr << fmt::format("tracebench run: --cpu {} is not an online CPU\n", opt.measured_cpu);
+    return 2;
+  }
+  if (Status s = parse_options(a.raw_options, &opt); !s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
+    return 2;
+  }
+  opt.command_line = argv;
+  Plan plan;
+  if (Status s = make_plan(opt, &plan); !s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
+    return 2;
+  }
+  for (const auto& [t, why] : plan.skipped) std::cerr << fmt::format("tracebench: skipping {}: {}\n", t, why);
+  if (a.plan_only) {
+    for (const auto& s : plan.specs) std::cout << s.name() << "\n";
+    return 0;
+  }
+  if (geteuid() != 0) {
+    std::cerr << "tracebench: warning: not root; most tracers need CAP_SYS_ADMIN/CAP_PERFMON and will fail\n";
+  }
+  install_signal_watcher();
+  RunResult run;
+  std::string dir;
+  Status s = run_benchmarks(opt, plan, &run, &dir);
+  std::cout << "\n" << summary_table(run);
+  if (!dir.empty()) std::cout << fmt::format("\nresults: {}/result.json\n", dir);
+  for (const auto& w : run.context.noise_warnings) std::cerr << "warning: " << w << "\n";
+  if (!s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
+    return g_stop_requested ? 130 : 1;
+  }
+  for (const auto& b : run.benchmarks) {
+    if (b.status == "error") return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  CLI::App app{"tracebench: what does a Linux tracer cost per event?"};
+  app.require_subcommand(1);
+  std::vector<std::string> args(argv, argv + argc);
+
+  bool list_json = false;
+  auto* list = app.add_subcommand("list", "List tracers and workloads (with the probe point each fires)");
+  list->add_flag("--json", list_json, "Print JSON");
+
+  bool env_json = false;
+  auto* env = app.add_subcommand("env", "Per tracer: available on this kernel, or the exact reason not");
+  env->add_flag("--json", env_json, "Print JSON");
+
+  auto* cleanup = app.add_subcommand("cleanup", "Remove tracer state that a killed run left behind (ours only)");
+
+  RunArgs ra;
+  auto* run = app.add_subcommand("run", "Run benchmarks; writes <out>/<run-id>/result.json");
+  run->add_option("-t,--tracer", ra.opt.tracers, "Tracers to run (default: every available one)");
+  run->add_option("-w,--workload", ra.opt.workloads, "Workloads to run (default: all the tracer supports)");
+  run->add_option("-a,--action", ra.opt.actions, "Tracer actions (default: each tracer's first)");
+  run->add_option("-p,--payload", ra.opt.payloads, "Payload sizes in bytes (default sweep 0..4096)");
+  run->add_option("-j,--threads", ra.opt.threads, "Firing threads (1..nproc); several values sweep");
+  run->add_option("-r,--repetitions", ra.repetitions, "Interleaved baseline/traced repetitions (default 10, quick 6)");
+  run->add_option("-n,--samples", ra.samples, "Samples per block (default 2000, quick 1000)");
+  run->add_option("-b,--batch", ra.opt.batch, "Events per timed sample (default: automatic)");
+  run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
+  run->add_option("--cpu", ra.opt.measured_cpu, "CPU of the measured thread (default: the last)");
+  run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
+  run->add_option("--execution", ra.opt.execution, "Where this runs (host, qemu-tcg, qemu-kvm); set by the VM lab");
+  run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
+  run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
+  run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
+  run->add_option("gbench", ra.opt.gbench_args, "Google Benchmark flags after --, e.g. -- --benchmark_filter=getpid");
+
+  std::vector<int> command_status(command_registry().size(), 0);
+  for (std::size_t i = 0; i < command_registry().size(); ++i) {
+    command_registry()[i].install(app, &command_status[i]);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (list->parsed()) return cmd_list(list_json);
+  if (env->parsed()) return cmd_env(env_json);
+  if (cleanup->parsed()) return cmd_cleanup();
+  if (run->parsed()) return cmd_run(ra, args);
+  for (std::size_t i = 0; i < command_registry().size(); ++i) {
+    if (app.got_subcommand(command_registry()[i].name)) return command_status[i];
+  }
+  return 0;
+}
+
+}  // namespace tracebench

@@ -1,0 +1,202 @@
+#include "tracebench/system.h"
+
+#include <cpuid.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "tracebench/util.h"
+
+namespace tracebench {
+
+Status errno_status(const std::string& what, int err) {
+  return Status::error(fmt::format("{}: {}", what, std::strerror(err)));
+}
+
+std::string read_file_trimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+Status write_file(const std::string& path, const std::string& data) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return errno_status("open " + path, errno);
+  size_t n = std::fwrite(data.data(), 1, data.size(), f);
+  int err = errno;
+  if (std::fclose(f) != 0 || n != data.size()) return errno_status("write " + path, err ? err : EIO);
+  return Status::ok();
+}
+
+int online_cpus() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int default_measured_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return online_cpus() - 1;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  }
+  return 0;
+}
+
+Status pin_current_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return errno_status(fmt::format("pin thread to CPU {}", cpu), errno);
+  }
+  return Status::ok();
+}
+
+int current_cpu() { return sched_getcpu(); }
+
+namespace {
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) {
+        std::string v = line.substr(pos + 1);
+        while (!v.empty() && v.front() == ' ') v.erase(v.begin());
+        return v;
+      }
+    }
+  }
+  return {};
+}
+
+std::string hypervisor_vendor() {
+  unsigned a, b, c, d;
+  __cpuid(1, a, b, c, d);
+  if (!(c & (1u << 31))) return {};
+  __cpuid(0x40000000, a, b, c, d);
+  char v[13];
+  std::memcpy(v, &b, 4);
+  std::memcpy(v + 4, &c, 4);
+  std::memcpy(v + 8, &d, 4);
+  v[12] = 0;
+  return v[0] ? std::string(v) : std::string("unknown");
+}
+
+void kernel_config(SystemInfo& s) {
+  namespace fs = std::filesystem;
+  std::string boot = "/boot/config-" + s.kernel_release;
+  if (fs::exists("/proc/config.gz")) {
+    s.kernel_config_source = "/proc/config.gz";
+    s.kernel_config_hash = sha256_file("/proc/config.gz", /*gunzip=*/true);
+  } else if (fs::exists(boot)) {
+    s.kernel_config_source = boot;
+    s.kernel_config_hash = sha256_file(boot, false);
+  }
+}
+
+}  // namespace
+
+SystemInfo probe_system(int measured_cpu) {
+  SystemInfo s;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  s.hostname = host;
+  s.cpu_model = cpuinfo_field("model name");
+  s.cpus = online_cpus();
+  utsname u{};
+  uname(&u);
+  s.kernel_release = u.release;
+  s.kernel_version = u.version;
+  kernel_config(s);
+  s.clocksource = read_file_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  s.hypervisor = hypervisor_vendor();
+  s.virtualized = !s.hypervisor.empty();
+
+  auto& w = s.noise_warnings;
+  if (s.virtualized) {
+    w.push_back(fmt::format("running under a hypervisor ({}): steal time and exits add noise", s.hypervisor));
+  }
+  std::string cpu = fmt::format("/sys/devices/system/cpu/cpu{}", measured_cpu);
+  std::string gov = read_file_trimmed(cpu + "/cpufreq/scaling_governor");
+  if (gov.empty()) {
+    w.push_back("no cpufreq: frequency scaling state unknown (cannot check the governor)");
+  } else if (gov != "performance") {
+    w.push_back(fmt::format("CPU {} frequency governor is '{}', not 'performance'", measured_cpu, gov));
+  }
+  std::string boost = read_file_trimmed("/sys/devices/system/cpu/cpufreq/boost");
+  if (boost == "1") w.push_back("CPU boost/turbo is on");
+  std::string nt = read_file_trimmed("/sys/devices/system/cpu/intel_pstate/no_turbo");
+  if (nt == "0") w.push_back("Intel turbo is on (intel_pstate/no_turbo = 0)");
+  std::string siblings = read_file_trimmed(cpu + "/topology/thread_siblings_list");
+  if (siblings.find_first_of(",-") != std::string::npos) {
+    w.push_back(fmt::format("CPU {} has SMT siblings ({}): a sibling's work shares its core", measured_cpu, siblings));
+  }
+  std::string isolated = read_file_trimmed("/sys/devices/system/cpu/isolated");
+  if (isolated.empty()) {
+    w.push_back(fmt::format("CPU {} is not isolated (isolcpus empty)", measured_cpu));
+  }
+  std::string nohz = read_file_trimmed("/sys/devices/system/cpu/nohz_full");
+  if (nohz.empty() || nohz == "(null)") {
+    w.push_back("nohz_full is not set: the scheduler tick interrupts the measured CPU");
+  }
+  std::string flags = " " + cpuinfo_field("flags") + " ";
+  if (flags.find(" constant_tsc ") == std::string::npos || flags.find(" nonstop_tsc ") == std::string::npos) {
+    w.push_back("TSC is not invariant (constant_tsc/nonstop_tsc missing): cycles may not be time");
+  }
+  if (s.clocksource != "tsc" && !s.clocksource.empty()) {
+    w.push_back(fmt::format("clocksource is '{}', not 'tsc'", s.clocksource));
+  }
+  std::error_code ec;
+  std::vector<std::string> mitig;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/cpu/vulnerabilities", ec)) {
+    std::string v = read_file_trimmed(e.path().string());
+    if (v.rfind("Mitigation", 0) == 0) mitig.push_back(e.path().filename().string());
+  }
+  if (!mitig.empty()) {
+    std::string list;
+    for (const auto& m : mitig) list += (list.empty() ? "" : ",") + m;
+    w.push_back(fmt::format("CPU mitigations active ({}): syscall and trap costs include them", list));
+  }
+  return s;
+}
+
+Status ensure_tracefs(std::string* path) {
+  const char* tracing = "/sys/kernel/tracing";
+  struct statfs sf{};
+  constexpr long kTracefsMagic = 0x74726163;
+  if (statfs(tracing, &sf) == 0 && static_cast<long>(sf.f_type) == kTracefsMagic) {
+    *path = tracing;
+    return Status::ok();
+  }
+  if (mount("tracefs", tracing, "tracefs", 0, nullptr) != 0) {
+    return errno_status("mount tracefs on /sys/kernel/tracing (needs root and CONFIG_TRACING)", errno);
+  }
+  // debugfs too (kprobes/list lives there); failure is not fatal.
+  constexpr long kDebugfsMagic = 0x64626720;
+  if (statfs("/sys/kernel/debug", &sf) == 0 && static_cast<long>(sf.f_type) != kDebugfsMagic) {
+    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr);
+  }
+  *path = tracing;
+  return Status::ok();
+}
+
+}  // namespace tracebench
