@@ -50,11 +50,13 @@ Summary summarize(std::vector<double> v) {
 }
 
 namespace {
-// P(j <= X <= n-1-j) for X ~ Binomial(n, 1/2), the coverage of [x(j), x(n-1-j)].
+// Coverage of [x(j), x(n-1-j)] (0-based order statistics): with K the number
+// of values below the true median, K ~ Binomial(n, 1/2), the interval covers
+// it when j+1 <= K <= n-1-j.
 double coverage(std::size_t n, std::size_t j) {
   // log-space binomial pmf to stay finite for large n.
   double total = 0;
-  for (std::size_t k = j; k + j < n; ++k) {
+  for (std::size_t k = j + 1; k + j + 1 <= n; ++k) {
     double lg = std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
                 std::lgamma(static_cast<double>(n - k) + 1) - static_cast<double>(n) * std::log(2.0);
     total += std::exp(lg);

@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+"""Validates tracebench result.json files against results/schema.json.
+
+Usage: validate_result.py RESULT.json [...] [--require-ok]
+  --require-ok   also fail when a benchmark's status is not "ok"
+Exit status 0 when every file is valid.
+"""
+import json
+import pathlib
+import sys
+
+import jsonschema
+
+SCHEMA = pathlib.Path(__file__).resolve().parent.parent / "results" / "schema.json"
+
+
+def main(argv):
+    require_ok = "--require-ok" in argv
+    paths = [a for a in argv if not a.startswith("--")]
+    if not paths:
+        print(__doc__, file=sys.stderr)
+        return 2
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    bad = 0
+    for p in paths:
+        doc = json.loads(pathlib.Path(p).read_text())
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        for e in errors:
+            print(f"{p}: {'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
+        bad += bool(errors)
+        if require_ok:
+            for b in doc.get("benchmarks", []):
+                if b.get("status") != "ok":
+                    print(f"{p}: {b.get('name')}: {b.get('status')}: {b.get('error')}", file=sys.stderr)
+                    bad += 1
+        if not errors:
+            print(f"{p}: valid ({len(doc.get('benchmarks', []))} benchmarks)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,86 @@
+#include "tracebench/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tracebench {
+namespace {
+
+int run_cli(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
+  args.insert(args.begin(), "tracebench");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  int rc = cli_main(static_cast<int>(argv.size()), argv.data());
+  std::string o = testing::internal::GetCapturedStdout();
+  std::string e = testing::internal::GetCapturedStderr();
+  if (out) *out = o;
+  if (err) *err = e;
+  return rc;
+}
+
+TEST(Cli, RequiresASubcommand) { EXPECT_NE(run_cli({}), 0); }
+
+TEST(Cli, ListJsonNamesTracersAndWorkloads) {
+  std::string out;
+  ASSERT_EQ(run_cli({"list", "--json"}, &out), 0);
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["tracers"][0]["name"], "none");
+  bool has_getpid = false;
+  for (const auto& w : j["workloads"]) has_getpid |= w["name"] == "getpid";
+  EXPECT_TRUE(has_getpid);
+}
+
+TEST(Cli, UnknownTracerIsAClearError) {
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "--tracer", "nosuch", "--plan"}, nullptr, &err), 2);
+  EXPECT_NE(err.find("unknown tracer 'nosuch'"), std::string::npos) << err;
+}
+
+TEST(Cli, UnknownWorkloadIsAClearError) {
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "--workload", "nosuch", "--plan"}, nullptr, &err), 2);
+  EXPECT_NE(err.find("unknown workload 'nosuch'"), std::string::npos) << err;
+}
+
+TEST(Cli, OptionsMustNameTheirTracer) {
+  std::string err;
+  EXPECT_EQ(run_cli({"run", "--tracer", "none", "--option", "wakeup=1", "--plan"}, nullptr, &err), 2);
+  EXPECT_NE(err.find("<tracer>.<key>=<value>"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"run", "--tracer", "none", "--option", "bogus.k=v", "--plan"}, nullptr, &err), 2);
+  EXPECT_NE(err.find("unknown tracer 'bogus'"), std::string::npos) << err;
+}
+
+TEST(Cli, ThreadsAndRepetitionsAreRangeChecked) {
+  EXPECT_EQ(run_cli({"run", "--tracer", "none", "--threads", "0", "--plan"}), 2);
+  EXPECT_EQ(run_cli({"run", "--tracer", "none", "--threads", "4096", "--plan"}), 2);
+  EXPECT_EQ(run_cli({"run", "--tracer", "none", "--repetitions", "1", "--plan"}), 2);
+  EXPECT_NE(run_cli({"run", "--tracer", "none", "--repetitions", "x", "--plan"}), 0);
+}
+
+TEST(Cli, PlanExpandsPayloadSweepOnlyForPayloadWorkloads) {
+  std::string out;
+  ASSERT_EQ(run_cli({"run", "--tracer", "none", "--workload", "write_null", "--workload", "getpid", "--payload", "0",
+                     "--payload", "256", "--plan"},
+                    &out),
+            0);
+  EXPECT_NE(out.find("none/write_null/none/payload:256/threads:1"), std::string::npos) << out;
+  EXPECT_NE(out.find("none/getpid/none/payload:0/threads:1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("none/getpid/none/payload:256"), std::string::npos) << out;
+}
+
+TEST(Cli, QuickSweepIsSmallerThanTheFullOne) {
+  std::string quick, full;
+  ASSERT_EQ(run_cli({"run", "--tracer", "none", "--workload", "write_null", "--quick", "--plan"}, &quick), 0);
+  ASSERT_EQ(run_cli({"run", "--tracer", "none", "--workload", "write_null", "--plan"}, &full), 0);
+  EXPECT_LT(std::count(quick.begin(), quick.end(), '\n'), std::count(full.begin(), full.end(), '\n'));
+  EXPECT_NE(full.find("payload:4096"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracebench

@@ -1,0 +1,121 @@
+#include "tracebench/results.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <locale>
+
+namespace tracebench {
+namespace {
+
+RunResult sample_run() {
+  RunResult r;
+  RunContext& c = r.context;
+  c.run_id = "20261122T000000Z-host-abc";
+  c.date_utc = "2026-11-22T00:00:00Z";
+  c.host = "host";
+  c.cpu_model = "cpu";
+  c.cpus = 2;
+  c.measured_cpu = 1;
+  c.kernel_release = "6.18";
+  c.tsc_hz = 2.5e9;
+  c.tsc_calibrated_hz = 2.5e9;
+  c.tsc_source = "calibrated";
+  c.floor_cycles = 52;
+  c.counters.push_back({"task-clock", "perf_event", true, ""});
+  c.counters.push_back({"PAPI_TOT_INS", "papi", false, "no PMU"});
+  c.noise_warnings = {"virtualized"};
+  c.library_versions = {{"fmt", "9.1.0"}};
+  BenchmarkResult b;
+  b.name = "ftrace/getpid/count/payload:0/threads:1";
+  b.tracer = "ftrace";
+  b.workload = "getpid";
+  b.probe = "syscall:getpid";
+  b.probe_kind = "syscall";
+  b.action = "count";
+  b.repetitions = 6;
+  b.baseline.cycles = summarize({1.5, 2.5, 3.5});
+  b.traced.cycles = summarize({10.25, 11, 12});
+  b.traced.cold_first_event_cycles = 1234.5;
+  b.traced.repetition_medians = {11, 11.5};
+  b.traced.counters_per_event["task-clock"] = 4.5;
+  b.overhead_cycles = median_ci({8.5, 9, 9.5});
+  b.overhead_ns = median_ci({3.4, 3.6});
+  b.events = {100, 90, 10, true, 0, "passed"};
+  b.tracer_details = {{"instance", "tracebench-1"}};
+  r.benchmarks.push_back(b);
+  BenchmarkResult e = b;
+  e.status = "error";
+  e.error = "tracer recorded zero events";
+  e.overhead_cycles.reset();
+  e.overhead_ns.reset();
+  r.benchmarks.push_back(e);
+  return r;
+}
+
+TEST(Results, JsonRoundTripIsLossless) {
+  RunResult r = sample_run();
+  nlohmann::json j = r;
+  RunResult back = j.get<RunResult>();
+  nlohmann::json j2 = back;
+  EXPECT_EQ(j, j2);
+  EXPECT_EQ(back.benchmarks[0].traced.cold_first_event_cycles, 1234.5);
+  EXPECT_FALSE(back.benchmarks[1].overhead_cycles.has_value());
+  EXPECT_TRUE(j["benchmarks"][1]["overhead_cycles_per_event"].is_null());
+  EXPECT_EQ(j["context"]["counters"][1]["unavailable_reason"], "no PMU");
+  EXPECT_FALSE(j["context"]["counters"][0].contains("unavailable_reason"));
+}
+
+TEST(Results, ReaderRejectsOtherSchemaVersions) {
+  nlohmann::json j = sample_run();
+  j["schema_version"] = 999;
+  EXPECT_THROW(j.get<RunResult>(), std::exception);
+  j["schema_version"] = kSchemaVersion;
+  j["schema"] = "something.else";
+  EXPECT_THROW(j.get<RunResult>(), std::exception);
+}
+
+TEST(Results, WriteRunIsAtomicAndReadable) {
+  auto dir = std::filesystem::temp_directory_path() / ("tb-results-test-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(write_run(dir.string(), sample_run()).is_ok());
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "temp file left: " << e.path();
+  }
+  RunResult back;
+  Status s = read_run((dir / "result.json").string(), &back);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(back.benchmarks.size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+// A comma-decimal global locale must not leak into any file.
+struct CommaDecimal : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+  char do_thousands_sep() const override { return '.'; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+TEST(Results, NumbersAreLocaleIndependent) {
+  std::locale old = std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));
+  RunResult r = sample_run();
+  std::string csv = to_csv(r);
+  std::string json = nlohmann::json(r).dump();
+  std::locale::global(old);
+  EXPECT_NE(csv.find(",2.500,"), std::string::npos) << csv;  // baseline p50
+  EXPECT_NE(json.find("10.25"), std::string::npos);
+  EXPECT_EQ(json.find("10,25"), std::string::npos);
+}
+
+TEST(Results, CsvHasOneRowPerBenchmarkAndQuotesErrors) {
+  RunResult r = sample_run();
+  r.benchmarks[1].error = "bad, \"quoted\"";
+  std::string csv = to_csv(r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_NE(csv.find("\"bad, \"\"quoted\"\"\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracebench

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Runs the quick suite of the none tracer end to end and checks the result
+# directory: schema-valid result.json, every benchmark ok, summary.csv and
+# samples.csv present, and sane numbers (getpid costs more than a call).
+set -euo pipefail
+tracebench=$1
+src=$2
+out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+"$tracebench" run --tracer none --quick --out "$out" > "$out/stdout.txt"
+dirs=("$out"/*/)
+[ ${#dirs[@]} -eq 1 ] || { echo "expected one run directory, got ${#dirs[@]}"; exit 1; }
+run=${dirs[0]}
+for f in result.json summary.csv samples.csv; do
+  [ -s "$run/$f" ] || { echo "missing $f"; exit 1; }
+done
+/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$run/result.json"
+/usr/bin/python3 - "$run/result.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = {x["workload"]: x for x in r["benchmarks"] if x["payload_bytes"] == 0}
+for w in ("empty", "call", "getpid", "read", "write_null"):
+    assert w in b, f"quick none suite lacks {w}"
+getpid = b["getpid"]["baseline"]["ns_per_event"]["p50"]
+call = b["call"]["baseline"]["ns_per_event"]["p50"]
+assert getpid > 10 * call, (getpid, call)
+assert b["empty"]["batch"] > 1, "the empty loop must be batched (cheaper than the floor)"
+for x in r["benchmarks"]:
+    assert x["events"]["verification"] == "not_applicable"
+    assert x["baseline"]["samples"] > 0 and x["traced"]["samples"] > 0
+    assert x["overhead_cycles_per_event"] is not None
+print(f"ok: getpid {getpid:.1f} ns, call {call:.2f} ns, floor {r['context']['floor']['cycles']} cycles")
+PY
+# Google Benchmark flags pass through: only the filtered benchmark runs.
+"$tracebench" run --tracer none --workload getpid --workload call --quick --out "$out/filtered" \
+  -- --benchmark_filter=getpid > /dev/null
+n=$(/usr/bin/python3 -c "import json,glob;print(len(json.load(open(glob.glob('$out/filtered/*/result.json')[0]))['benchmarks']))")
+[ "$n" = 1 ] || { echo "--benchmark_filter not honoured: $n benchmarks"; exit 1; }
+echo "quick none suite: ok"
