@@ -17,11 +17,12 @@
 namespace tracebench {
 namespace {
 
-class GetpidLoop final : public WorkloadState {
+// syscall() rather than the libc wrappers: no caching, one real syscall each.
+template <long Nr>
+class SyscallLoop final : public WorkloadState {
  public:
   void fire(std::uint64_t n) override {
-    // syscall() rather than getpid(): no libc caching, one real syscall each.
-    for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
+    for (std::uint64_t i = 0; i < n; ++i) syscall(Nr);
   }
 };
 
@@ -93,7 +94,16 @@ TRACEBENCH_REGISTER_WORKLOAD(getpid, Workload{
     "getpid", "syscalls", "syscall(SYS_getpid)",
     ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "entry of the getpid syscall"}, false,
     [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<GetpidLoop>();
+      *out = std::make_unique<SyscallLoop<SYS_getpid>>();
+      return Status::ok();
+    }});
+
+// What `perf bench syscall basic` times, for the cross-check against it.
+TRACEBENCH_REGISTER_WORKLOAD(getppid, Workload{
+    "getppid", "syscalls", "syscall(SYS_getppid), the loop of `perf bench syscall basic`",
+    ProbePoint{"syscall:getppid", ProbeKind::kSyscall, "getppid", 0, "entry of the getppid syscall"}, false,
+    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+      *out = std::make_unique<SyscallLoop<SYS_getppid>>();
       return Status::ok();
     }});
 

@@ -1,0 +1,48 @@
+#!/bin/bash
+# Installs the Debian packages tracebench needs (only the missing ones),
+# then configures and builds it in ./build.  Safe to run again.
+#   scripts/setup.sh            install + configure + build
+#   TRACEBENCH_BUILD_DIR=dir    build somewhere else
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  # toolchain
+  g++ cmake make pkg-config git
+  # libraries the suite links
+  libbenchmark-dev libgtest-dev libgmock-dev libpapi-dev papi-tools libfmt-dev libcli11-dev nlohmann-json3-dev
+  libtraceevent-dev libtracefs-dev liblttng-ust-dev liblttng-ctl-dev libssl-dev zlib1g-dev
+  # eBPF: skeletons are generated at build time
+  libbpf-dev bpftool clang llvm libelf-dev systemtap-sdt-dev
+  # independent tools the cross-checks compare against
+  linux-perf bpftrace trace-cmd lttng-tools
+  # tests
+  python3 python3-jsonschema
+)
+extra=scripts/setup-packages.txt  # one package per line, added by areas that need more
+if [ -f "$extra" ]; then
+  while read -r p; do
+    case "$p" in ''|'#'*) ;; *) packages+=("$p") ;; esac
+  done < "$extra"
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: need root to install packages (apt-get)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build=${TRACEBENCH_BUILD_DIR:-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRACEBENCH_BUILD_TESTS=ON >/dev/null
+cmake --build "$build" -j"$(nproc)"
