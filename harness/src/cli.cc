@@ -177,8 +177,14 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   RunResult run;
   std::string dir;
   Status s = run_benchmarks(opt, plan, &run, &dir);
-  std::cout << "\n" << summary_table(run);
-  if (!dir.empty()) std::cout << fmt::format("\nresults: {}/result.json\n", dir);
+  // Keep stdout machine-readable when Google Benchmark prints JSON or CSV there.
+  bool gb_console = true;
+  for (const auto& g : opt.gbench_args) {
+    if (g.rfind("--benchmark_format=", 0) == 0 && g != "--benchmark_format=console") gb_console = false;
+  }
+  std::ostream& table = gb_console ? std::cout : std::cerr;
+  table << "\n" << summary_table(run);
+  if (!dir.empty()) table << fmt::format("\nresults: {}/result.json\n", dir);
   for (const auto& w : run.context.noise_warnings) std::cerr << "warning: " << w << "\n";
   if (!s) {
     std::cerr << "tracebench run: " << s.message() << "\n";

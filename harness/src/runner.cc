@@ -385,7 +385,7 @@ class BenchRun {
   void fail(const std::string& msg) {
     if (!failed_) {
       failed_ = true;
-      r_.status = "error";
+      r_.status = workload_ ? "error" : "skipped";  // never set up: it did not run
       r_.error = msg;
       r_.overhead_cycles.reset();
       r_.overhead_ns.reset();
@@ -650,16 +650,18 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     int reps = opt.repetitions;
     benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, reps, my_index, total, tsc_hz = m.tsc_hz, &samples_csv](benchmark::State& state) {
       int rep = (*calls)++;
-      if (rep == 0) {
+      if (rep == 0 && !g_stop_requested) {
         std::fprintf(stderr, "[%zu/%zu] %s\n", my_index, total, raw->result().name.c_str());
         if (Status s = raw->setup(); !s) raw->fail(s.message());
       }
       if (g_stop_requested && !raw->failed()) raw->fail("interrupted");
-      if (raw->failed()) {
-        state.SkipWithError(raw->result().error.c_str());
-        return;
-      }
+      // Every repetition runs its one iteration, even a failed one: Google
+      // Benchmark requires equal iteration counts across repetitions.
       for (auto _ : state) {
+        if (raw->failed()) {
+          state.SkipWithError(raw->result().error.c_str());
+          break;
+        }
         if (Status s = raw->repetition(rep); !s) {
           raw->fail(s.message());
           state.SkipWithError(raw->result().error.c_str());
@@ -701,7 +703,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   for (auto& br : runs) {
     br->teardown();  // filtered out by --benchmark_filter, or interrupted
     BenchmarkResult& r = br->result();
-    if (r.baseline.samples == 0 && r.status == "ok") continue;  // not run (filtered)
+    if (r.baseline.samples == 0 && r.status == "ok") continue;  // filtered out by --benchmark_filter
     run->benchmarks.push_back(r);
   }
   counters.close();
