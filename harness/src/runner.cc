@@ -711,6 +711,11 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   std::string base = opt.out_base.empty() ? "results" : opt.out_base;
   std::error_code ec;
   std::filesystem::create_directories(base, ec);
+  // Two runs that start in the same second get distinct directories.
+  const std::string first_id = ctx.run_id;
+  for (int k = 1; std::filesystem::exists(base + "/" + ctx.run_id); ++k) {
+    ctx.run_id = fmt::format("{}-{}", first_id, k);
+  }
   *dir = base + "/" + ctx.run_id;
   TB_TRY(write_run(*dir, *run));
   if (opt.write_samples) {
