@@ -13,6 +13,7 @@
 
 #include "bench/workload.h"
 #include "tracebench/command.h"
+#include "tracebench/compare.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracers/tracer.h"
@@ -125,6 +126,47 @@ Status parse_options(const std::vector<std::string>& raw, RunOptions* opt) {
   return Status::ok();
 }
 
+struct CompareArgs {
+  std::string a, b;
+  double threshold = 0.05, alpha = 0.05;
+  bool json = false, fail_on_regression = false;
+};
+
+int cmd_compare(const CompareArgs& c) {
+  auto path = [](const std::string& p) {
+    return p.size() > 5 && p.substr(p.size() - 5) == ".json" ? p : p + "/result.json";
+  };
+  RunResult a, b;
+  for (auto [arg, run] : {std::pair{&c.a, &a}, std::pair{&c.b, &b}}) {
+    if (Status s = read_run(path(*arg), run); !s) {
+      std::cerr << "tracebench compare: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  CompareResult res;
+  if (Status s = compare_runs(a, b, c.threshold, c.alpha, &res); !s) {
+    std::cerr << "tracebench compare: " << s.message() << "\n";
+    return 2;
+  }
+  bool regression = false;
+  for (const auto& r : res.rows) regression |= r.verdict == "regression";
+  if (c.json) {
+    json j = json::array();
+    for (const auto& r : res.rows) {
+      j.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
+                   {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
+                   {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"verdict", r.verdict}});
+    }
+    std::cout << json{{"a", a.context.run_id}, {"b", b.context.run_id}, {"rows", j}, {"warnings", res.warnings}}.dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format("A: {} (kernel {})\nB: {} (kernel {})\n\n", a.context.run_id, a.context.kernel_release,
+                             b.context.run_id, b.context.kernel_release)
+              << compare_table(res);
+  }
+  return c.fail_on_regression && regression ? 1 : 0;
+}
+
 struct RunArgs {
   RunOptions opt;
   std::vector<std::string> raw_options;
@@ -232,6 +274,16 @@ int cli_main(int argc, char** argv) {
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
   run->add_option("gbench", ra.opt.gbench_args, "Google Benchmark flags after --, e.g. -- --benchmark_filter=getpid");
 
+  CompareArgs ca;
+  auto* compare = app.add_subcommand("compare", "Compare two runs benchmark by benchmark (Mann-Whitney U)");
+  compare->add_option("A", ca.a, "Run directory or result.json (the reference)")->required();
+  compare->add_option("B", ca.b, "Run directory or result.json (the candidate)")->required();
+  compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'")
+      ->capture_default_str()->check(CLI::Range(0.0, 10.0));
+  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  compare->add_flag("--json", ca.json, "Print JSON");
+  compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when any benchmark regressed");
+
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     command_registry()[i].install(app, &command_status[i]);
@@ -246,6 +298,7 @@ int cli_main(int argc, char** argv) {
   if (env->parsed()) return cmd_env(env_json);
   if (cleanup->parsed()) return cmd_cleanup();
   if (run->parsed()) return cmd_run(ra, args);
+  if (compare->parsed()) return cmd_compare(ca);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     if (app.got_subcommand(command_registry()[i].name)) return command_status[i];
   }

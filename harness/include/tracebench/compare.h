@@ -1,0 +1,45 @@
+// Compares two runs benchmark by benchmark (the regression question: did
+// kernel B, or this change, make a tracer more expensive than A?).  Per
+// benchmark: the per-repetition overheads (traced - baseline) of A and B,
+// their medians, the ratio B/A and a two-sided Mann-Whitney U test.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracebench/results.h"
+#include "tracebench/status.h"
+
+namespace tracebench {
+
+struct MannWhitney {
+  double u = 0;        // U statistic of the first sample
+  double p_value = 1;  // two-sided, normal approximation with tie correction
+};
+MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
+
+struct CompareRow {
+  std::string benchmark;
+  std::string what;  // "overhead" or "baseline" (tracer none)
+  double a_median = 0, b_median = 0;
+  std::optional<double> ratio;  // b / a
+  double p_value = 1;
+  std::size_t a_n = 0, b_n = 0;
+  // "regression", "improvement", "same" (not significant or within the
+  // threshold), or "missing" (in one run only / failed in one run)
+  std::string verdict;
+};
+
+struct CompareResult {
+  std::vector<CompareRow> rows;
+  std::vector<std::string> warnings;
+};
+
+// `threshold` is the relative change below which a significant difference is
+// still reported "same"; `alpha` the significance level.
+Status compare_runs(const RunResult& a, const RunResult& b, double threshold, double alpha, CompareResult* out);
+
+std::string compare_table(const CompareResult& c);
+
+}  // namespace tracebench
