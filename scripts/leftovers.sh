@@ -1,0 +1,29 @@
+#!/bin/bash
+# Lists kernel tracing state tagged as tracebench's: tracefs instances,
+# dynamic (uprobe/kprobe) events, BPF programs named tb_*, enabled events in
+# the top-level buffer that we might have touched.  Prints nothing and exits
+# 0 when there is none; prints what it found and exits 1 otherwise.
+T=/sys/kernel/tracing
+found=0
+if [ -d "$T/instances" ]; then
+  for i in "$T"/instances/tracebench*; do
+    [ -e "$i" ] && { echo "tracefs instance: ${i##*/}"; found=1; }
+  done
+fi
+if [ -r "$T/dynamic_events" ] && grep -q tracebench "$T/dynamic_events"; then
+  grep tracebench "$T/dynamic_events" | sed 's/^/dynamic event: /'
+  found=1
+fi
+if command -v bpftool >/dev/null 2>&1; then
+  progs=$(bpftool prog show 2>/dev/null | grep -E "name tb_" || true)
+  [ -n "$progs" ] && { echo "$progs" | sed 's/^/bpf program: /'; found=1; }
+fi
+if [ -d /sys/fs/bpf ] && ls /sys/fs/bpf 2>/dev/null | grep -q tracebench; then
+  ls /sys/fs/bpf | grep tracebench | sed 's/^/bpf pin: /'
+  found=1
+fi
+if [ -e /dev/tracebench ] || grep -q '^tracebench ' /proc/modules 2>/dev/null; then
+  echo "kernel module: tracebench loaded"
+  found=1
+fi
+exit $found
