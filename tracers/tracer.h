@@ -38,6 +38,7 @@ enum class ProbeKind {
   kMarker,         // a write to tracefs trace_marker; payload = bytes written
   kKernelFunction, // a kernel function (kprobe / fentry / function tracer)
   kKmodTracepoint, // a tracepoint of the companion module
+  kUstTracepoint,  // an LTTng-UST tracepoint; `target` is "provider:event"
 };
 
 std::string_view to_string(ProbeKind kind);

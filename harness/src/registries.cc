@@ -18,6 +18,7 @@ std::string_view to_string(ProbeKind kind) {
     case ProbeKind::kMarker: return "marker";
     case ProbeKind::kKernelFunction: return "kernel_function";
     case ProbeKind::kKmodTracepoint: return "kmod_tracepoint";
+    case ProbeKind::kUstTracepoint: return "ust_tracepoint";
   }
   return "unknown";
 }
