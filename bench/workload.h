@@ -39,6 +39,10 @@ struct Workload {
   bool takes_payload = false;
   // Called on the firing thread after the tracer is attached.
   std::function<Status(const WorkloadParams&, std::unique_ptr<WorkloadState>*)> setup;
+  // Optional: whether the workload can run here at all (the companion
+  // module loaded, ...); empty means always.  Checked when planning, so an
+  // unavailable workload is skipped with its reason instead of failing.
+  std::function<Availability()> available;
 };
 
 const std::vector<Workload>& workload_registry();

@@ -134,6 +134,14 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   if (sweep.empty()) {
     sweep = opt.quick ? std::vector<std::size_t>{0, 64, 1024} : std::vector<std::size_t>{0, 8, 64, 256, 1024, 4096};
   }
+  std::set<std::string> unavailable_workloads;
+  for (const auto& w : workload_registry()) {
+    if (!selected(opt.workloads, w.name) || !w.available) continue;
+    if (Availability a = w.available(); !a.ok) {
+      unavailable_workloads.insert(w.name);
+      plan->skipped.emplace_back("workload " + w.name, a.reason);
+    }
+  }
   for (const auto& entry : tracer_registry()) {
     if (!selected(opt.tracers, entry.name)) continue;
     auto tracer = entry.make();
@@ -159,7 +167,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       actions = keep;
     }
     for (const auto& w : workload_registry()) {
-      if (!selected(opt.workloads, w.name)) continue;
+      if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
       if (!tracer->supports(w.probe)) continue;
       std::vector<std::size_t> payloads = w.takes_payload ? sweep : std::vector<std::size_t>{0};
       for (const auto& action : actions) {

@@ -51,7 +51,7 @@ struct BenchSpec {
 // would measure, and the tracers left out with their reasons.
 struct Plan {
   std::vector<BenchSpec> specs;
-  std::vector<std::pair<std::string, std::string>> skipped;  // tracer, reason
+  std::vector<std::pair<std::string, std::string>> skipped;  // tracer or workload, reason
 };
 Status make_plan(const RunOptions& opt, Plan* plan);
 
