@@ -16,6 +16,10 @@ packages=(
   libbpf-dev bpftool clang llvm libelf-dev systemtap-sdt-dev
   # independent tools the cross-checks compare against
   linux-perf bpftrace trace-cmd lttng-tools
+  # LTTng-UST trace read-back (babeltrace2 C API; Python bindings for the cross-check)
+  libbabeltrace2-dev python3-bt2
+  # VM lab: a Debian kernel + headers to build the module against, qemu, busybox initramfs
+  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio pahole zstd xz-utils file
   # tests
   python3 python3-jsonschema
 )

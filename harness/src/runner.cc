@@ -477,9 +477,11 @@ class BenchRun {
     b->per_event.resize(samples_);
     b->migrated.resize(samples_);
     std::vector<std::int64_t> c0, c1;
+    // Counters are read outside the enabled window: a read(2) of them is an
+    // event for tracers of the read syscall.
+    m_.counters->read(&c0);
     if (traced) TB_TRY(enable());
     contenders_.run(true);
-    m_.counters->read(&c0);
     const std::uint64_t batch = r_.batch;
     const unsigned cpu = static_cast<unsigned>(m_.measured_cpu);
     WorkloadState* st = state_.get();
@@ -491,13 +493,13 @@ class BenchRun {
       b->per_event[i] = static_cast<double>(t1 - t0);
       b->migrated[i] = (aux & 0xfff) != cpu;  // Linux keeps the CPU number in TSC_AUX[11:0]
     }
-    m_.counters->read(&c1);
     contenders_.run(false);
     std::uint64_t helper_events = contenders_.take_fired();
     if (traced) {
       TB_TRY(disable());
       fired_ += samples_ * batch + helper_events;
     }
+    m_.counters->read(&c1);
     b->events = samples_ * batch;
     for (double& x : b->per_event) x = (x - m_.floor) / static_cast<double>(batch);
     b->counter_delta.resize(c0.size());
