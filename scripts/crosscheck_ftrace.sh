@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# Fidelity cross-check for the ftrace adapter.
+#
+# 1. The suite: `tracebench run --tracer ftrace --workload getpid` (event
+#    syscalls:sys_enter_getpid in a private instance, pid-filtered), overhead
+#    read from its result.json.
+# 2. The standard tools: a plain C loop of syscall(SYS_getpid), pinned to the
+#    same CPU, timed without and with the same event enabled by `echo` into a
+#    private instance tracebench-<this shell's pid> (set_event_pid + event-fork,
+#    same buffer size and clock), which this script creates and removes.
+# The two overheads must agree within 15 %.  Output: results/crosscheck/ftrace.json
+# (and the suite's run directory under results/crosscheck/ftrace-suite/).
+# Exit status: 0 agree, 1 disagree, 2 could not measure.
+#
+# Environment: BUILD (build dir, default <repo>/build), N (getpid calls per
+# reference run, default 4000: about what the suite fires per traced block, so
+# the ring buffer's working set is alike), RUNS (reference run pairs per round,
+# default 21), REPS (suite repetitions per round, default 10), ROUNDS (suite +
+# reference rounds, default 3), BUFFER_KB (per-CPU buffer, default 8192).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+TB=$BUILD/bench/tracebench
+OUT=${OUT:-$ROOT/results/crosscheck}
+N=${N:-4000}
+RUNS=${RUNS:-21}
+REPS=${REPS:-10}
+ROUNDS=${ROUNDS:-3}
+BUFFER_KB=${BUFFER_KB:-8192}
+TOLERANCE=0.15
+CPU=$(( $(nproc) - 1 ))
+TRACING=/sys/kernel/tracing
+INST_NAME=tracebench-$$
+INST=$TRACING/instances/$INST_NAME
+EVENT=events/syscalls/sys_enter_getpid
+WORK=$(mktemp -d /tmp/tracebench-xcheck.XXXXXX)
+
+die() { echo "crosscheck_ftrace: $*" >&2; exit 2; }
+
+cleanup() {
+  if [[ -d $INST ]]; then
+    echo 0 > "$INST/$EVENT/enable" 2>/dev/null || true
+    echo 0 > "$INST/tracing_on" 2>/dev/null || true
+    rmdir "$INST" 2>/dev/null || echo "crosscheck_ftrace: could not remove $INST" >&2
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[[ $(id -u) == 0 ]] || die "needs root (tracefs)"
+[[ -x $TB ]] || die "$TB not found; build it first (cmake --build $BUILD --target tracebench) or set BUILD"
+command -v python3 >/dev/null || die "python3 not found"
+command -v cc >/dev/null || die "a C compiler (cc) is needed"
+if [[ ! -e $TRACING/instances ]]; then
+  mount -t tracefs nodev "$TRACING" || die "tracefs is not mounted and mounting it failed"
+fi
+mkdir -p "$OUT"
+
+# ---------------------------------------------------------------- the suite
+rm -rf "$OUT/ftrace-suite"
+: > "$WORK/suite_paths"
+run_suite() {  # $1 = round
+  local dir="$OUT/ftrace-suite/round$1"
+  "$TB" run --tracer ftrace --workload getpid --repetitions "$REPS" --cpu "$CPU" \
+    --option "ftrace.buffer_kb=$BUFFER_KB" --option ftrace.clock=local --no-samples \
+    --out "$dir" > "$WORK/suite.log" 2>&1 || { cat "$WORK/suite.log" >&2; die "tracebench run failed"; }
+  local json
+  json=$(ls -1d "$dir"/*/result.json 2>/dev/null | tail -n 1)
+  [[ -n $json ]] || die "tracebench wrote no result.json under $dir"
+  echo "$json" >> "$WORK/suite_paths"
+}
+
+# ---------------------------------------------------------------- the reference
+cat > "$WORK/getpid_loop.c" <<'EOF'
+// N getpid syscalls timed in chunks of CHUNK calls; prints JSON with the mean
+// and the median chunk (interrupts and preemption land in a few chunks only,
+// as the suite's per-sample median excludes them).
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 4000, chunk = argc > 2 ? atol(argv[2]) : 50, warm = 1000;
+  long chunks = n / chunk;
+  double *per = malloc(sizeof(double) * (chunks ? chunks : 1));
+  if (!per) return 1;
+  for (long i = 0; i < warm; ++i) syscall(SYS_getpid);
+  double t0 = now_ns();
+  for (long c = 0; c < chunks; ++c) {
+    double a = now_ns();
+    for (long i = 0; i < chunk; ++i) syscall(SYS_getpid);
+    per[c] = (now_ns() - a) / chunk;
+  }
+  double total = now_ns() - t0;
+  double median = 0;
+  if (chunks) {
+    qsort(per, chunks, sizeof(double), cmp);
+    median = chunks % 2 ? per[chunks / 2] : (per[chunks / 2 - 1] + per[chunks / 2]) / 2;
+  }
+  printf("{\"calls\": %ld, \"warmup_calls\": %ld, \"chunk\": %ld, \"ns_per_call_mean\": %.4f, "
+         "\"ns_per_call_median_chunk\": %.4f}\n", chunks * chunk, warm, chunk,
+         chunks ? total / (chunks * chunk) : 0.0, median);
+  return 0;
+}
+EOF
+cc -O2 -o "$WORK/getpid_loop" "$WORK/getpid_loop.c"
+
+[[ -e $INST ]] && die "$INST already exists"
+mkdir "$INST"
+echo "$BUFFER_KB" > "$INST/buffer_size_kb"
+echo local > "$INST/trace_clock"
+echo 1 > "$INST/options/overwrite"
+echo $$ > "$INST/set_event_pid"        # this shell; event-fork adds the loop it forks
+echo 1 > "$INST/options/event-fork"
+echo 1 > "$INST/tracing_on"
+
+stats_total() {  # entries + overrun + dropped over all CPUs of the instance
+  python3 - "$INST" <<'EOF'
+import glob, sys
+total = 0
+for f in glob.glob(sys.argv[1] + "/per_cpu/cpu*/stats"):
+    for line in open(f):
+        k, _, v = line.partition(":")
+        if k.strip() in ("entries", "overrun", "dropped events"):
+            total += int(v.split()[0])
+print(total)
+EOF
+}
+
+# getpid calls the loop process makes outside its loop (startup), counted once
+# with the event on and N=0, so each traced run must show N + warm-up + this.
+echo > "$INST/trace"
+echo 1 > "$INST/$EVENT/enable"
+taskset -c "$CPU" "$WORK/getpid_loop" 0 > /dev/null
+echo 0 > "$INST/$EVENT/enable"
+STARTUP_EVENTS=$(( $(stats_total) - 1000 ))
+
+: > "$WORK/ref.jsonl"
+run_reference() {  # $1 = round
+  local i variant line events
+  for ((i = 0; i < RUNS; ++i)); do
+    for variant in untraced traced; do
+      # Alternate the order so drift does not favour one variant.
+      if (( i % 2 == 1 )); then variant=$([[ $variant == untraced ]] && echo traced || echo untraced); fi
+      echo > "$INST/trace"                 # empty buffer, counters reset
+      [[ $variant == traced ]] && echo 1 > "$INST/$EVENT/enable"
+      line=$(taskset -c "$CPU" "$WORK/getpid_loop" "$N")
+      [[ $variant == traced ]] && echo 0 > "$INST/$EVENT/enable"
+      events=$(stats_total)
+      echo "{\"round\": $1, \"variant\": \"$variant\", \"run\": $i, \"events\": $events, \"loop\": $line}" >> "$WORK/ref.jsonl"
+    done
+  done
+}
+
+# Rounds alternate the suite and the reference so slow drift of this shared,
+# virtualised machine hits both alike.
+for ((round = 0; round < ROUNDS; ++round)); do
+  run_suite "$round"
+  run_reference "$round"
+done
+
+# ---------------------------------------------------------------- compare
+python3 - "$WORK/suite_paths" "$WORK/ref.jsonl" "$OUT/ftrace.json" "$TOLERANCE" "$N" "$CPU" "$BUFFER_KB" "$INST_NAME" "$STARTUP_EVENTS" <<'EOF'
+import json, statistics, sys, datetime, platform
+suite_list, ref_path, out_path, tol, n, cpu, buffer_kb, inst, startup = sys.argv[1:10]
+tol, startup = float(tol), int(startup)
+suites = []
+for path in open(suite_list).read().split():
+    doc = json.load(open(path))
+    bench = [b for b in doc["benchmarks"] if b["tracer"] == "ftrace" and b["workload"] == "getpid"]
+    if not bench:
+        sys.exit("crosscheck_ftrace: no ftrace/getpid benchmark in " + path)
+    suites.append((path, bench[0]))
+runs = [json.loads(l) for l in open(ref_path)]
+by = {"untraced": {}, "traced": {}}
+for r in runs:
+    by[r["variant"]][(r["round"], r["run"])] = r
+pairs = sorted(set(by["untraced"]) & set(by["traced"]))
+key = "ns_per_call_median_chunk"
+diffs = [by["traced"][i]["loop"][key] - by["untraced"][i]["loop"][key] for i in pairs]
+n = runs[0]["loop"]["calls"]
+expected = n + runs[0]["loop"]["warmup_calls"] + startup
+traced_events = [by["traced"][i]["events"] for i in pairs]
+untraced_events = [by["untraced"][i]["events"] for i in pairs]
+ref = {
+    "method": "C loop of syscall(SYS_getpid) pinned with taskset, timed in chunks (median chunk per "
+              "run); event enabled with echo into private instance " + inst + " (set_event_pid=script "
+              "pid + event-fork, trace_clock local, overwrite, buffer_size_kb " + buffer_kb + "); "
+              "buffer emptied before every run",
+    "calls_per_run": n,
+    "chunk_calls": runs[0]["loop"]["chunk"],
+    "startup_events_per_process": startup,
+    "run_pairs": len(pairs),
+    "cpu": int(cpu),
+    "untraced_ns_per_call_median": statistics.median(by["untraced"][i]["loop"][key] for i in pairs),
+    "traced_ns_per_call_median": statistics.median(by["traced"][i]["loop"][key] for i in pairs),
+    "overhead_ns_per_call": statistics.median(diffs),
+    "estimator": "median over all run pairs of (traced - untraced) median-chunk ns per call",
+    "overhead_ns_per_pair": diffs,
+    "events_expected_per_traced_run": expected,
+    "events_seen_per_traced_run": traced_events,
+    "events_seen_per_untraced_run": untraced_events,
+    "events_verified": all(e == expected for e in traced_events) and all(e == 0 for e in untraced_events),
+}
+suite_ok = [b for _, b in suites if b["status"] == "ok" and b.get("overhead_ns_per_event") is not None]
+status_ok = bool(suites) and len(suite_ok) == len(suites)
+suite_verified = status_ok and all(b["events"]["verification"] == "passed" for b in suite_ok)
+round_medians = [b["overhead_ns_per_event"]["median"] for b in suite_ok]
+suite_ns = statistics.median(round_medians) if status_ok else None
+result = {
+    "schema": "tracebench.crosscheck",
+    "schema_version": 1,
+    "tracer": "ftrace",
+    "event": "syscalls:sys_enter_getpid",
+    "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    "kernel": platform.release(),
+    "suite": {
+        "overhead_ns_per_event": suite_ns,
+        "estimator": "median over rounds of each run's overhead_ns_per_event.median",
+        "round_overheads_ns": round_medians,
+        "events_verified": suite_verified,
+        "rounds": [{
+            "result_json": path,
+            "status": b["status"],
+            "error": b.get("error", ""),
+            "options": b.get("options", {}),
+            "overhead_ns_per_event": b.get("overhead_ns_per_event"),
+            "baseline_ns_per_event_p50": b["baseline"]["ns_per_event"]["p50"],
+            "traced_ns_per_event_p50": b["traced"]["ns_per_event"]["p50"],
+            "events": b["events"],
+        } for path, b in suites],
+    },
+    "reference": ref,
+    "tolerance": tol,
+}
+if status_ok and ref["overhead_ns_per_call"] > 0:
+    rel = (suite_ns - ref["overhead_ns_per_call"]) / ref["overhead_ns_per_call"]
+    result["relative_difference"] = rel
+    result["agree"] = abs(rel) <= tol and ref["events_verified"] and suite_verified
+else:
+    result["relative_difference"] = None
+    result["agree"] = False
+json.dump(result, open(out_path, "w"), indent=2)
+print(json.dumps({"suite_overhead_ns": suite_ns, "reference_overhead_ns": ref["overhead_ns_per_call"],
+                  "relative_difference": result["relative_difference"], "agree": result["agree"],
+                  "reference_events_verified": ref["events_verified"], "out": out_path}))
+sys.exit(0 if result["agree"] else 1)
+EOF

@@ -1,0 +1,405 @@
+// Drives the ftrace adapter directly against the running kernel:
+// attach -> enable -> fire N -> disable -> drain -> counts().
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tracers/ftrace/ftrace_tracer.h"
+#include "tracers/ftrace/marker_pattern.h"
+
+#include "tracers/ftrace/tracefs_cxx.h"
+
+using tracebench::AttachSpec;
+using tracebench::EventCounts;
+using tracebench::ProbeKind;
+using tracebench::ProbePoint;
+using tracebench::ftrace::FtraceTracer;
+
+extern "C" __attribute__((noinline, used)) void tb_ftrace_test_hot(void) { asm volatile("" ::: "memory"); }
+
+namespace {
+
+const std::string kTracing = "/sys/kernel/tracing";
+
+std::string skip_reason() {
+  if (geteuid() != 0) return "needs root";
+  if (!tracefs_tracing_dir()) return "tracefs not available";
+  return {};
+}
+
+#define REQUIRE_TRACEFS()                                   \
+  do {                                                      \
+    std::string why = skip_reason();                        \
+    if (!why.empty()) GTEST_SKIP() << "skipping: " << why; \
+  } while (0)
+
+bool instance_exists(const std::string& name) {
+  struct stat st;
+  return stat((kTracing + "/instances/" + name).c_str(), &st) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> our_leftovers() {
+  std::vector<std::string> left;
+  std::string me = "tracebench-" + std::to_string(getpid());
+  if (char** names = tracefs_instances("^tracebench-")) {
+    for (char** n = names; *n; ++n)
+      if (std::string(*n) == me || std::string(*n).rfind(me + "-", 0) == 0) left.push_back(*n);
+    tracefs_list_free(names);
+  }
+  std::string dyn = read_file(kTracing + "/dynamic_events");
+  std::string tag = "tracebench/tb" + std::to_string(getpid()) + "_";
+  if (dyn.find(tag) != std::string::npos) left.push_back("dynamic event " + tag);
+  return left;
+}
+
+ProbePoint getpid_probe() {
+  return ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "getpid(2)"};
+}
+
+void fire_getpid(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
+}
+
+AttachSpec spec_for(ProbePoint p, std::map<std::string, std::string> options = {}) {
+  AttachSpec s;
+  s.probe = std::move(p);
+  s.options = std::move(options);
+  return s;
+}
+
+class FtraceTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    tracer.teardown();
+    EXPECT_TRUE(our_leftovers().empty()) << "left behind: " << (our_leftovers().empty() ? "" : our_leftovers()[0]);
+  }
+  FtraceTracer tracer;
+};
+
+TEST_F(FtraceTest, AvailableOnThisHost) {
+  REQUIRE_TRACEFS();
+  auto a = tracer.available();
+  EXPECT_TRUE(a.ok) << a.reason;
+}
+
+TEST_F(FtraceTest, GetpidCountIsExact) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  EXPECT_TRUE(instance_exists(tracer.instance_name()));
+  EXPECT_EQ(tracer.instance_name(), "tracebench-" + std::to_string(getpid()));
+  EXPECT_EQ(tracer.event_name(), "sys_enter_getpid");
+  // Repetitions with disabled stretches between them: only enabled ones count.
+  std::uint64_t fired = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    fire_getpid(1000);  // disabled
+    ASSERT_TRUE(tracer.enable().is_ok());
+    fire_getpid(5000);
+    fired += 5000;
+    ASSERT_TRUE(tracer.disable().is_ok());
+  }
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_TRUE(c.exact);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.recorded, fired);
+  EXPECT_EQ(tracer.details()["other_records"], 0);
+}
+
+TEST_F(FtraceTest, DisabledEventRecordsNothing) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  ASSERT_TRUE(tracer.disable().is_ok());
+  // Defined but disabled: the enable file says 0, the event still exists.
+  std::string en = read_file(kTracing + "/instances/" + tracer.instance_name() +
+                             "/events/syscalls/sys_enter_getpid/enable");
+  EXPECT_EQ(en.substr(0, 1), "0");
+  fire_getpid(3000);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, 0u);
+}
+
+TEST_F(FtraceTest, ThreadsBeforeAndAfterAttachAreCounted) {
+  REQUIRE_TRACEFS();
+  std::atomic<int> go{0};
+  std::atomic<int> done{0};
+  std::thread early([&] {
+    while (go.load() == 0) std::this_thread::yield();
+    fire_getpid(2000);
+    done.fetch_add(1);
+  });
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  std::thread late([&] { fire_getpid(3000); });
+  go.store(1);
+  fire_getpid(1000);
+  early.join();
+  late.join();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded + c.lost, 6000u);
+  EXPECT_EQ(c.lost, 0u);
+}
+
+TEST_F(FtraceTest, SmallBufferOverwriteCountsLost) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"buffer_kb", "16"}, {"read", "end"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(50000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_GT(c.lost, 0u);
+  EXPECT_GT(c.recorded, 0u);
+  EXPECT_EQ(c.recorded + c.lost, 50000u);
+}
+
+TEST_F(FtraceTest, SmallBufferDiscardCountsDropped) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"buffer_kb", "16"}, {"mode", "discard"}, {"read", "end"}}))
+                  .is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(50000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_GT(c.lost, 0u);
+  EXPECT_GT(c.recorded, 0u);
+  EXPECT_EQ(c.recorded + c.lost, 50000u);
+}
+
+TEST_F(FtraceTest, ClockAndBufferOptionsAreApplied) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"clock", "global"}, {"buffer_kb", "256"}})).is_ok());
+  std::string dir = kTracing + "/instances/" + tracer.instance_name();
+  EXPECT_NE(read_file(dir + "/trace_clock").find("[global]"), std::string::npos);
+  // The kernel rounds up to whole sub-buffers.
+  long kb = std::stol(read_file(dir + "/buffer_size_kb"));
+  EXPECT_GE(kb, 256);
+  EXPECT_LT(kb, 256 + 16);
+  EXPECT_EQ(read_file(dir + "/options/overwrite").substr(0, 1), "1");
+}
+
+TEST_F(FtraceTest, BadOptionsChangeNothing) {
+  REQUIRE_TRACEFS();
+  for (auto opts : std::vector<std::map<std::string, std::string>>{
+           {{"bogus", "1"}}, {{"buffer_kb", "-3"}}, {{"mode", "ring"}}, {{"clock", "sundial"}},
+           {{"event", "nosuch:event"}}}) {
+    tracebench::Status st = tracer.attach(spec_for(getpid_probe(), opts));
+    EXPECT_FALSE(st.is_ok()) << opts.begin()->first;
+    EXPECT_FALSE(st.message().empty());
+    EXPECT_TRUE(our_leftovers().empty());
+    tracer.teardown();
+  }
+}
+
+TEST_F(FtraceTest, RawSyscallsFilteredById) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"event", "raw_syscalls:sys_enter"}})).is_ok());
+  EXPECT_EQ(tracer.event_system(), "raw_syscalls");
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(4000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_TRUE(c.exact);
+  EXPECT_EQ(c.recorded + c.lost, 4000u);
+}
+
+TEST_F(FtraceTest, RawSyscallsUnfilteredIsInexact) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(
+      tracer.attach(spec_for(getpid_probe(), {{"event", "raw_syscalls:sys_enter"}, {"id_filter", "off"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(4000);
+  ASSERT_TRUE(tracer.disable().is_ok());  // the write to "enable" is a syscall too
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_FALSE(c.exact);
+  EXPECT_GE(c.recorded + c.lost, 4000u);
+}
+
+TEST_F(FtraceTest, ReadSyscall) {
+  REQUIRE_TRACEFS();
+  int fd = open("/dev/zero", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(tracer.attach(spec_for(ProbePoint{"syscall:read", ProbeKind::kSyscall, "read", 0, ""})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  char b[8];
+  for (int i = 0; i < 2500; ++i) ASSERT_EQ(read(fd, b, sizeof b), 8);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  close(fd);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, 2500u);
+}
+
+TEST_F(FtraceTest, WriteSyscallNotPollutedByOwnToggles) {
+  // enable()/disable() must not themselves be write(2) calls.
+  REQUIRE_TRACEFS();
+  int fd = open("/dev/null", O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(tracer.attach(spec_for(ProbePoint{"syscall:write", ProbeKind::kSyscall, "write", 0, ""})).is_ok());
+  std::uint64_t fired = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    ASSERT_TRUE(tracer.enable().is_ok());
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(write(fd, "x", 1), 1);
+    fired += 1000;
+    ASSERT_TRUE(tracer.disable().is_ok());
+  }
+  close(fd);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, fired);
+}
+
+class FtraceMarkerTest : public FtraceTest, public ::testing::WithParamInterface<std::size_t> {};
+
+TEST_P(FtraceMarkerTest, PayloadIsVerified) {
+  REQUIRE_TRACEFS();
+  const std::size_t payload = GetParam();
+  AttachSpec s = spec_for(ProbePoint{"marker:trace_marker", ProbeKind::kMarker, "trace_marker", 0, ""});
+  s.payload_bytes = payload;
+  s.options["buffer_kb"] = "4096";  // 500 events of up to a page each fit
+  ASSERT_TRUE(tracer.attach(s).is_ok());
+  std::string file = tracer.marker_file();
+  ASSERT_FALSE(file.empty());
+  EXPECT_NE(file.find("/instances/" + tracer.instance_name() + "/trace_marker"), std::string::npos);
+  int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::vector<char> buf(payload + 1);
+  tracebench::marker::fill_pattern(buf.data(), payload);
+  // Disabled: the kernel refuses marker writes, nothing is recorded.
+  EXPECT_LT(write(fd, buf.data(), payload), 0);
+  const std::uint64_t n = 500;
+  ASSERT_TRUE(tracer.enable().is_ok());
+  ssize_t accepted = 0;
+  for (std::uint64_t i = 0; i < n; ++i) accepted = write(fd, buf.data(), payload);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  close(fd);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded + c.lost, n);
+  EXPECT_EQ(c.lost, 0u);
+  auto d = tracer.details();
+  EXPECT_EQ(d["payload_mismatched_events"], 0);
+  if (static_cast<std::size_t>(accepted) == payload) {
+    EXPECT_EQ(c.payload_verified, n * payload);
+    EXPECT_EQ(d["payload_truncated_events"], 0);
+  } else {
+    // The kernel caps one marker write (4054 bytes on 6.18 x86-64).
+    EXPECT_EQ(c.payload_verified, n * static_cast<std::uint64_t>(accepted));
+    EXPECT_EQ(d["payload_truncated_events"], c.recorded);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, FtraceMarkerTest, ::testing::Values(0, 8, 64, 256, 1024, 4096));
+
+TEST_F(FtraceTest, UprobeOnUserFunction) {
+  REQUIRE_TRACEFS();
+  void (*volatile fn)(void) = tb_ftrace_test_hot;
+  ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+  tracebench::Status st = tracer.attach(spec_for(p));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(tracer.event_system(), "tracebench");
+  std::string dyn = read_file(kTracing + "/dynamic_events");
+  EXPECT_NE(dyn.find("tracebench/" + tracer.event_name()), std::string::npos) << dyn;
+  for (int i = 0; i < 100; ++i) fn();  // disabled
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (int i = 0; i < 3000; ++i) fn();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, 3000u);
+  tracer.teardown();
+  EXPECT_EQ(read_file(kTracing + "/dynamic_events").find("tracebench/tb" + std::to_string(getpid()) + "_"),
+            std::string::npos);
+}
+
+TEST_F(FtraceTest, FunctionTracerWorksOrFailsCleanly) {
+  REQUIRE_TRACEFS();
+  auto avail = tracebench::ftrace::probe_function_tracer();
+  ProbePoint p{"kernel:__x64_sys_getpid", ProbeKind::kKernelFunction, "__x64_sys_getpid", 0, ""};
+  tracebench::Status st = tracer.attach(spec_for(p));
+  if (!avail.ok) {
+    std::cout << "function tracer refused here: " << avail.reason << "\n";
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_NE(st.message().find("VM lab"), std::string::npos) << st.message();
+    EXPECT_TRUE(our_leftovers().empty());
+    return;
+  }
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(2000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded + tracer.counts().lost, 2000u);
+}
+
+TEST(FtraceCleanup, RemovesOnlyDeadOwners) {
+  REQUIRE_TRACEFS();
+  // A child attaches (instance + uprobe), reports, and is SIGKILLed.
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FtraceTracer t;
+    ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
+                 reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+    char ok = t.attach(spec_for(p)).is_ok() && t.enable().is_ok() ? '1' : '0';
+    (void)!write(pipefd[1], &ok, 1);
+    pause();
+    _exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(read(pipefd[0], &ok, 1), 1);
+  ASSERT_EQ(ok, '1');
+  auto child_instances = [child] {
+    std::vector<std::string> found;
+    std::string pre = "tracebench-" + std::to_string(child);
+    if (char** names = tracefs_instances("^tracebench-")) {
+      for (char** n = names; *n; ++n)
+        if (std::string(*n) == pre || std::string(*n).rfind(pre + "-", 0) == 0) found.push_back(*n);
+      tracefs_list_free(names);
+    }
+    return found;
+  };
+  EXPECT_EQ(child_instances().size(), 1u);
+  // Our own live instance must survive the cleanup.
+  FtraceTracer mine;
+  ASSERT_TRUE(mine.attach(spec_for(getpid_probe())).is_ok());
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  auto removed = tracebench::ftrace::cleanup_stale();
+  EXPECT_TRUE(child_instances().empty());
+  EXPECT_EQ(read_file(kTracing + "/dynamic_events").find("tracebench/tb" + std::to_string(child) + "_"),
+            std::string::npos);
+  EXPECT_GE(removed.size(), 2u);
+  EXPECT_TRUE(instance_exists(mine.instance_name()));
+  mine.teardown();
+  EXPECT_TRUE(our_leftovers().empty());
+  close(pipefd[0]);
+  close(pipefd[1]);
+}
+
+}  // namespace

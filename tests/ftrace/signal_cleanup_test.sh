@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End-to-end: a `tracebench run` of the ftrace and perf adapters interrupted by
+# SIGINT/SIGTERM at several points leaves nothing in tracefs; one killed with
+# SIGKILL leaves its instance/uprobe, which `tracebench cleanup` then removes
+# (and nothing that belongs to a live process).
+# Usage: signal_cleanup_test.sh <path to tracebench>
+set -uo pipefail
+TB=${1:?usage: $0 <tracebench binary>}
+T=/sys/kernel/tracing
+if [[ $(id -u) != 0 ]]; then echo "SKIP: needs root"; exit 77; fi
+[[ -d $T/instances ]] || mount -t tracefs nodev "$T" 2>/dev/null || { echo "SKIP: no tracefs"; exit 77; }
+OUT=$(mktemp -d /tmp/tracebench-sigtest.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+fail=0
+
+leftovers() {  # $1 = pid
+  local left=""
+  ls "$T/instances" | grep -E "^tracebench-$1(-|$)" && left=1
+  grep -E "^[pr]:tracebench/tb$1_" "$T/dynamic_events" && left=1
+  [[ -z $left ]]
+}
+
+for sig in INT TERM; do
+  for delay in 0.3 1 2.5; do
+    for wl in call marker getpid; do
+      for tracer in ftrace perf; do
+        [[ $tracer == perf && $wl == marker ]] && continue
+        "$TB" run --tracer "$tracer" --workload "$wl" --quick --no-samples --out "$OUT" > /dev/null 2>&1 &
+        pid=$!
+        sleep "$delay"
+        kill -s "$sig" "$pid" 2>/dev/null
+        wait "$pid"
+        rc=$?
+        if ! leftovers "$pid" > /dev/null; then
+          echo "FAIL: SIG$sig after ${delay}s ($tracer/$wl, rc $rc) left:"; leftovers "$pid"; fail=1
+        else
+          echo "ok: SIG$sig after ${delay}s ($tracer/$wl, rc $rc)"
+        fi
+      done
+    done
+  done
+done
+
+# SIGKILL cannot be caught: the instance and uprobe stay until `cleanup`.
+"$TB" run --tracer ftrace --workload call --repetitions 40 --no-samples --out "$OUT" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  grep -qE "^p:tracebench/tb${pid}_[0-9]+_" "$T/dynamic_events" && break
+  sleep 0.05
+done
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+if leftovers "$pid" > /dev/null; then
+  echo "FAIL: expected SIGKILL to leave the instance and uprobe of $pid behind"; fail=1
+else
+  echo "ok: SIGKILL left $(leftovers "$pid" | tr '\n' ' ')"
+fi
+# A live owner's instance must survive the cleanup.
+live=$T/instances/tracebench-$$
+mkdir "$live"
+"$TB" cleanup > /dev/null 2>&1
+if ! leftovers "$pid" > /dev/null; then echo "FAIL: cleanup left:"; leftovers "$pid"; fail=1; else echo "ok: cleanup after SIGKILL"; fi
+if [[ -d $live ]]; then echo "ok: live instance kept"; else echo "FAIL: cleanup removed the live tracebench-$$"; fail=1; fi
+rmdir "$live" 2>/dev/null
+exit $fail

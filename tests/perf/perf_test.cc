@@ -1,0 +1,271 @@
+// Drives the perf adapter directly against the running kernel:
+// attach -> enable -> fire N -> disable -> drain -> counts().
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tracers/perf/perf_tracer.h"
+
+using tracebench::AttachSpec;
+using tracebench::EventCounts;
+using tracebench::ProbeKind;
+using tracebench::ProbePoint;
+using tracebench::perf::PerfTracer;
+
+extern "C" __attribute__((noinline, used)) void tb_perf_test_hot(void) { asm volatile("" ::: "memory"); }
+
+namespace {
+
+int open_fds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+int perf_fds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) {
+      char target[256] = {};
+      std::string p = std::string("/proc/self/fd/") + e->d_name;
+      ssize_t len = readlink(p.c_str(), target, sizeof target - 1);
+      if (len > 0 && std::string(target).find("perf_event") != std::string::npos) ++n;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+bool our_uprobe_events_left() {
+  std::ifstream in("/sys/kernel/tracing/dynamic_events");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str().find("tracebench/tb" + std::to_string(getpid()) + "_p") != std::string::npos;
+}
+
+ProbePoint getpid_probe() { return ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "getpid(2)"}; }
+
+void fire_getpid(std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
+}
+
+AttachSpec spec_for(ProbePoint p, std::map<std::string, std::string> options = {}) {
+  AttachSpec s;
+  s.probe = std::move(p);
+  s.options = std::move(options);
+  return s;
+}
+
+class PerfTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto a = tracer.available();
+    if (!a.ok) GTEST_SKIP() << "skipping: " << a.reason;
+    fds_before = open_fds();
+  }
+  void TearDown() override {
+    tracer.teardown();
+    EXPECT_EQ(perf_fds(), 0) << "perf event fds left open";
+    EXPECT_FALSE(our_uprobe_events_left()) << "uprobe event left in tracefs";
+    if (fds_before) {
+      EXPECT_EQ(open_fds(), fds_before);
+    }
+  }
+  PerfTracer tracer;
+  int fds_before = 0;
+};
+
+TEST_F(PerfTest, GetpidCountIsExact) {
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  EXPECT_GT(tracer.event_fds(), 0u);
+  std::uint64_t fired = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    fire_getpid(1000);  // disabled
+    ASSERT_TRUE(tracer.enable().is_ok());
+    fire_getpid(20000);
+    fired += 20000;
+    ASSERT_TRUE(tracer.disable().is_ok());
+  }
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_TRUE(c.exact);
+  EXPECT_EQ(c.recorded + c.lost, fired);
+  EXPECT_GT(c.recorded, 0u);
+  auto d = tracer.details();
+  EXPECT_EQ(d["foreign_samples"], 0);
+  EXPECT_EQ(d["flush_samples"], d["rings"]);
+  EXPECT_EQ(d["kernel_hits"], fired);  // the kernel's own count agrees
+}
+
+TEST_F(PerfTest, ConsumerIsPinnedAwayFromMeasuredCpu) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  if (ncpu < 2) GTEST_SKIP() << "skipping: one CPU, nothing to pin away from";
+  // Like the harness: the attaching (measured) thread sits on the last CPU.
+  int last = static_cast<int>(ncpu - 1);
+  cpu_set_t old, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof old, &old), 0);
+  CPU_ZERO(&one);
+  CPU_SET(last, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  tracebench::Status st = tracer.attach(spec_for(getpid_probe()));
+  sched_setaffinity(0, sizeof old, &old);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_NE(tracer.consumer_cpu(), last);
+  EXPECT_GE(tracer.consumer_cpu(), 0);
+}
+
+TEST_F(PerfTest, DisabledEventRecordsNothing) {
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  fire_getpid(5000);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, 0u);
+  EXPECT_EQ(tracer.counts().lost, 0u);
+}
+
+TEST_F(PerfTest, SmallRingCountsLost) {
+  // One 4 KiB page per CPU and a wakeup only every 10000 samples: the ring
+  // overflows and the kernel reports PERF_RECORD_LOST.
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"mmap_pages", "1"}, {"wakeup_events", "10000"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(100000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_GT(c.lost, 0u);
+  EXPECT_GT(c.recorded, 0u);
+  EXPECT_EQ(c.recorded + c.lost, 100000u) << tracer.details().dump();
+  EXPECT_GT(tracer.details()["lost_records"], 0);
+  EXPECT_EQ(tracer.details()["kernel_lost_samples"], c.lost);
+}
+
+TEST_F(PerfTest, ThreadsBeforeAndAfterAttach) {
+  std::atomic<int> go{0};
+  std::thread early([&] {
+    while (go.load() == 0) std::this_thread::yield();
+    fire_getpid(3000);
+  });
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  std::thread late([&] { fire_getpid(4000); });
+  go.store(1);
+  fire_getpid(2000);
+  early.join();
+  late.join();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded + c.lost, 9000u);
+}
+
+TEST_F(PerfTest, RawSyscallsFilteredById) {
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"event", "raw_syscalls:sys_enter"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(5000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_TRUE(c.exact);
+  EXPECT_EQ(c.recorded + c.lost, 5000u);
+}
+
+TEST_F(PerfTest, RawSyscallsUnfilteredIsInexact) {
+  ASSERT_TRUE(
+      tracer.attach(spec_for(getpid_probe(), {{"event", "raw_syscalls:sys_enter"}, {"id_filter", "off"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(5000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_FALSE(c.exact);
+  EXPECT_GE(c.recorded + c.lost, 5000u);
+}
+
+TEST_F(PerfTest, UprobeOnUserFunction) {
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  tracebench::Status st = tracer.attach(spec_for(p));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_TRUE(our_uprobe_events_left());  // the tracefs uprobe event exists while attached
+  for (int i = 0; i < 100; ++i) fn();
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (int i = 0; i < 3000; ++i) fn();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded + c.lost, 3000u);
+  EXPECT_EQ(c.lost, 0u);
+}
+
+TEST_F(PerfTest, UprobeWithThreadsCreatedAfterAttach) {
+  // Inherited uprobe PMU events re-read the path on every clone.
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ASSERT_TRUE(tracer.attach(spec_for(p)).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  std::thread t1([&] { for (int i = 0; i < 1500; ++i) fn(); });
+  std::thread t2([&] { for (int i = 0; i < 2500; ++i) fn(); });
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded + tracer.counts().lost, 4000u);
+}
+
+TEST_F(PerfTest, UprobePmuOption) {
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  tracebench::Status st = tracer.attach(spec_for(p, {{"uprobe", "pmu"}}));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_FALSE(our_uprobe_events_left());  // nothing in tracefs with the PMU
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (int i = 0; i < 2000; ++i) fn();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded + tracer.counts().lost, 2000u);
+}
+
+TEST_F(PerfTest, ClockOption) {
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"clock", "monotonic_raw"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(1000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, 1000u);
+}
+
+TEST_F(PerfTest, BadOptionsChangeNothing) {
+  for (auto opts : std::vector<std::map<std::string, std::string>>{
+           {{"bogus", "1"}}, {{"mmap_pages", "3"}}, {{"consumer_cpu", "x"}}, {{"clock", "sundial"}},
+           {{"event", "nosuch:event"}}, {{"consumer_cpu", "4000"}}}) {
+    tracebench::Status st = tracer.attach(spec_for(getpid_probe(), opts));
+    EXPECT_FALSE(st.is_ok()) << opts.begin()->first;
+    EXPECT_FALSE(st.message().empty());
+    EXPECT_EQ(perf_fds(), 0);
+    tracer.teardown();
+  }
+}
+
+TEST_F(PerfTest, MarkerIsNotSupported) {
+  ProbePoint p{"marker:trace_marker", ProbeKind::kMarker, "trace_marker", 0, ""};
+  EXPECT_FALSE(tracer.supports(p));
+  EXPECT_FALSE(tracer.attach(spec_for(p)).is_ok());
+}
+
+}  // namespace

@@ -1,0 +1,790 @@
+#include "ftrace_tracer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tracers/ftrace/tracefs_cxx.h"
+
+#include "marker_pattern.h"
+
+namespace tracebench::ftrace {
+namespace {
+
+constexpr const char* kGroup = "tracebench";  // dynamic event group
+constexpr const char* kInstancePrefix = "tracebench-";
+
+std::atomic<int> g_instance_seq{0};
+
+std::string fmt_hex(std::uintptr_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(v));
+  return buf;
+}
+
+// Syscall numbers for the names the workloads use with raw_syscalls filters.
+long syscall_number(const std::string& name) {
+  static const std::map<std::string, long> table = {
+      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
+      {"read", SYS_read},       {"write", SYS_write},     {"close", SYS_close},
+      {"openat", SYS_openat},   {"nanosleep", SYS_nanosleep},
+      {"sched_yield", SYS_sched_yield}, {"getuid", SYS_getuid},
+  };
+  auto it = table.find(name);
+  return it == table.end() ? -1 : it->second;
+}
+
+bool parse_size(const std::string& s, std::size_t* out) {
+  if (s.empty() || s.size() > 12) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  *out = static_cast<std::size_t>(std::stoull(s));
+  return true;
+}
+
+bool parse_bool(const std::string& s, bool* out) {
+  if (s == "1" || s == "on" || s == "true" || s == "yes") { *out = true; return true; }
+  if (s == "0" || s == "off" || s == "false" || s == "no") { *out = false; return true; }
+  return false;
+}
+
+// "/sys/kernel/tracing" (mounting tracefs if needed, as libtracefs does).
+const char* tracing_dir() { return tracefs_tracing_dir(); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool pid_alive(long pid) {
+  if (pid <= 0) return false;
+  if (kill(static_cast<pid_t>(pid), 0) == 0) return true;
+  return errno != ESRCH;
+}
+
+// Owning pid encoded in "tracebench-<pid>[-n]" (instances) or
+// "tb<pid>_<sym>" (dynamic events); -1 if the name is not in our scheme.
+long owner_pid(const std::string& name, const std::string& prefix, char terminator) {
+  if (name.rfind(prefix, 0) != 0) return -1;
+  std::size_t i = prefix.size(), j = i;
+  while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+  if (j == i || j - i > 9) return -1;
+  if (j != name.size() && name[j] != terminator) return -1;
+  return std::stol(name.substr(i, j - i));
+}
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> tids;
+  std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(atoi(e->d_name)));
+    }
+    closedir(d);
+  }
+  return tids;
+}
+
+// Maps a runtime address in `pid` to (file, file offset) via /proc/pid/maps.
+Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file,
+                              std::uint64_t* offset) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return errno_status("open /proc/" + std::to_string(pid) + "/maps", errno);
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long start = 0, end = 0, off = 0;
+    char perms[8] = {};
+    int path_pos = 0;
+    if (sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &path_pos) < 4)
+      continue;
+    if (addr < start || addr >= end) continue;
+    std::string path = path_pos > 0 ? line.substr(static_cast<std::size_t>(path_pos)) : "";
+    if (path.empty() || path[0] != '/')
+      return Status::error("address 0x" + fmt_hex(addr) + " is not in a file-backed mapping ('" + line +
+                           "'); uprobes need a symbol in an ELF file");
+    if (path.find(" (deleted)") != std::string::npos)
+      return Status::error("the binary " + path + " was replaced on disk; rebuild and rerun");
+    if (perms[2] != 'x') return Status::error("address is not in an executable mapping: " + line);
+    *file = path;
+    *offset = addr - start + off;
+    return Status::ok();
+  }
+  return Status::error("address not mapped in pid " + std::to_string(pid));
+}
+
+std::string last_tracefs_error(tracefs_instance* inst) {
+  char* e = tracefs_error_last(inst);
+  std::string s = e ? e : "";
+  free(e);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+Status write_instance_file(tracefs_instance* inst, const char* file, const std::string& value) {
+  errno = 0;
+  if (tracefs_instance_file_write(inst, file, value.c_str()) < 0) {
+    int err = errno ? errno : EIO;
+    std::string extra = last_tracefs_error(inst);
+    return Status::error("write '" + value + "' to " + std::string(tracefs_instance_get_name(inst) ? tracefs_instance_get_name(inst) : "") + "/" + file +
+                         ": " + std::strerror(err) + (extra.empty() ? "" : " (" + extra + ")"));
+  }
+  return Status::ok();
+}
+
+// Function tracer support, by trying inside a throw-away instance.
+Status try_function_tracer(tracefs_instance* inst, const std::string& function) {
+  if (!function.empty()) {
+    errno = 0;
+    if (tracefs_function_filter(inst, function.c_str(), nullptr, TRACEFS_FL_RESET) < 0) {
+      int err = errno ? errno : EIO;
+      return Status::error("set_ftrace_filter '" + function + "': " + std::strerror(err) +
+                           " (function tracer filter refused by this kernel; use the VM lab)");
+    }
+  }
+  errno = 0;
+  if (tracefs_tracer_set(inst, TRACEFS_TRACER_FUNCTION) < 0) {
+    int err = errno ? errno : EIO;
+    return Status::error(std::string("echo function > current_tracer: ") + std::strerror(err) +
+                         " (the running kernel refuses the function tracer; use the VM lab)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- options
+
+Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out) {
+  FtraceConfig c;
+  for (const auto& [key, value] : options) {
+    if (key == "buffer_kb") {
+      if (!parse_size(value, &c.buffer_kb) || c.buffer_kb == 0)
+        return Status::error("option buffer_kb=" + value + ": expected a positive number of KiB per CPU");
+    } else if (key == "clock") {
+      if (value.empty() || value.find_first_of(" \n[]") != std::string::npos)
+        return Status::error("option clock=" + value + ": expected a trace clock name (local, global, x86-tsc, ...)");
+      c.clock = value;
+    } else if (key == "mode") {
+      if (value != "overwrite" && value != "discard")
+        return Status::error("option mode=" + value + ": expected overwrite or discard");
+      c.overwrite = value == "overwrite";
+    } else if (key == "event") {
+      auto colon = value.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == value.size() ||
+          value.find_first_of(" /.\n") != std::string::npos)
+        return Status::error("option event=" + value + ": expected system:event, e.g. raw_syscalls:sys_enter");
+      c.event = value;
+    } else if (key == "pid_filter") {
+      if (!parse_bool(value, &c.pid_filter)) return Status::error("option pid_filter=" + value + ": expected on or off");
+    } else if (key == "id_filter") {
+      if (!parse_bool(value, &c.id_filter)) return Status::error("option id_filter=" + value + ": expected on or off");
+    } else if (key == "read") {
+      if (value != "disable" && value != "end")
+        return Status::error("option read=" + value + ": expected disable (read back after every traced block) or end");
+      c.consume_on_disable = value == "disable";
+    } else {
+      return Status::error("unknown ftrace option '" + key +
+                           "'; known: buffer_kb, clock, mode, event, pid_filter, id_filter, read");
+    }
+  }
+  *out = std::move(c);
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------- probes
+
+Availability probe_function_tracer() {
+  if (!tracing_dir()) return Availability::no("tracefs is not mounted and could not be mounted");
+  std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-fprobe";
+  tracefs_instance* inst = tracefs_instance_create(name.c_str());
+  if (!inst) return Availability::no("cannot create a tracefs instance: " + std::string(std::strerror(errno)));
+  Status st = try_function_tracer(inst, "");
+  tracefs_tracer_clear(inst);
+  tracefs_instance_destroy(inst);
+  tracefs_instance_free(inst);
+  if (!st) return Availability::no(st.message());
+  return Availability::yes();
+}
+
+namespace {
+extern "C" __attribute__((noinline, used)) void tb_ftrace_feature_probe_site(void) { asm volatile(""); }
+
+nlohmann::json feature(const Status& st) {
+  nlohmann::json j{{"ok", st.is_ok()}};
+  if (!st) j["reason"] = st.message();
+  return j;
+}
+}  // namespace
+
+nlohmann::json probe_features() {
+  nlohmann::json f = nlohmann::json::object();
+  if (!tracing_dir()) return f;
+  std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-features";
+  tracefs_instance* inst = tracefs_instance_create(name.c_str());
+  if (!inst) return f;
+  // Static event: enable and disable syscalls:sys_enter_getpid.
+  {
+    Status st = Status::ok();
+    if (tracefs_event_enable(inst, "syscalls", "sys_enter_getpid") < 0)
+      st = errno_status("enable syscalls:sys_enter_getpid", errno);
+    tracefs_event_disable(inst, "syscalls", "sys_enter_getpid");
+    f["static_events"] = feature(st);
+  }
+  // trace_marker: one write.
+  {
+    Status st = Status::ok();
+    char* path = tracefs_instance_get_file(inst, "trace_marker");
+    int fd = path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+    if (fd < 0 || write(fd, "x", 1) != 1) st = errno_status("write trace_marker", errno);
+    if (fd >= 0) close(fd);
+    tracefs_put_tracing_file(path);
+    f["trace_marker"] = feature(st);
+  }
+  // uprobe event on a function of this binary: create, destroy.
+  {
+    std::string file;
+    std::uint64_t offset = 0;
+    Status st = address_to_file_offset(getpid(), reinterpret_cast<std::uintptr_t>(&tb_ftrace_feature_probe_site),
+                                       &file, &offset);
+    if (st) {
+      std::string ev = "tb" + std::to_string(getpid()) + "_features";
+      tracefs_dynevent* d = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
+      errno = 0;
+      if (!d || tracefs_dynevent_create(d) < 0) st = errno_status("create uprobe event " + ev, errno ? errno : EIO);
+      if (d) {
+        tracefs_dynevent_destroy(d, true);
+        tracefs_dynevent_free(d);
+      }
+    }
+    f["uprobe_events"] = feature(st);
+  }
+  f["function_tracer"] = feature(try_function_tracer(inst, ""));
+  tracefs_tracer_clear(inst);
+  tracefs_instance_destroy(inst);
+  tracefs_instance_free(inst);
+  return f;
+}
+
+std::vector<std::string> cleanup_stale() {
+  std::vector<std::string> removed;
+  if (!tracing_dir()) return removed;
+  tracefs_set_loglevel(TEP_LOG_NONE);
+  if (char** names = tracefs_instances("^tracebench-")) {
+    for (char** n = names; *n; ++n) {
+      std::string name = *n;
+      long pid = owner_pid(name, kInstancePrefix, '-');
+      if (pid < 0 || pid_alive(pid)) continue;
+      tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
+      if (!inst) continue;
+      tracefs_trace_off(inst);
+      tracefs_event_disable(inst, nullptr, nullptr);
+      tracefs_tracer_clear(inst);
+      tracefs_instance_file_clear(inst, "set_event_pid");
+      if (tracefs_instance_destroy(inst) == 0)
+        removed.push_back("tracefs instance " + name + " (pid " + std::to_string(pid) + " is gone)");
+      tracefs_instance_free(inst);
+    }
+    tracefs_list_free(names);
+  }
+  if (tracefs_dynevent** evs = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_ALL, kGroup)) {
+    for (tracefs_dynevent** e = evs; *e; ++e) {
+      char *sys = nullptr, *ev = nullptr;
+      tracefs_dynevent_info(*e, &sys, &ev, nullptr, nullptr, nullptr);
+      std::string system = sys ? sys : "", event = ev ? ev : "";
+      free(sys);
+      free(ev);
+      if (system != kGroup) continue;
+      long pid = owner_pid(event, "tb", '_');
+      if (pid < 0 || pid_alive(pid)) continue;
+      // force: disable it in whichever instance a dead run left it enabled.
+      if (tracefs_dynevent_destroy(*e, true) == 0)
+        removed.push_back("dynamic event " + system + ":" + event + " (pid " + std::to_string(pid) + " is gone)");
+    }
+    tracefs_dynevent_list_free(evs);
+  }
+  return removed;
+}
+
+// ---------------------------------------------------------------- tracer
+
+FtraceTracer::FtraceTracer() { tracefs_set_loglevel(TEP_LOG_NONE); }
+FtraceTracer::~FtraceTracer() { teardown(); }
+
+std::string_view FtraceTracer::description() const {
+  return "Linux Ftrace via libtracefs in a private instance: static events, trace_marker, uprobe "
+         "events, function tracer; read back with libtraceevent";
+}
+
+Availability FtraceTracer::available() {
+  if (geteuid() != 0) return Availability::no("ftrace needs root (tracefs is root-only); run as root");
+  const char* dir = tracing_dir();
+  if (!dir) return Availability::no("tracefs is not mounted at /sys/kernel/tracing and mounting it failed: "
+                                    "mount -t tracefs nodev /sys/kernel/tracing");
+  std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-probe";
+  tracefs_instance* inst = tracefs_instance_create(name.c_str());
+  if (!inst) return Availability::no("cannot create a tracefs instance (" + std::string(std::strerror(errno)) +
+                                     "); the kernel needs CONFIG_TRACING with instances");
+  bool ok = tracefs_file_exists(inst, "trace_marker");
+  tracefs_instance_destroy(inst);
+  tracefs_instance_free(inst);
+  if (!ok) return Availability::no("tracefs instance has no trace_marker");
+  // Tried once per process (it creates and removes an instance and a uprobe).
+  static const nlohmann::json features = probe_features();
+  features_ = features;
+  return Availability::yes();
+}
+
+bool FtraceTracer::supports(const ProbePoint& probe) const {
+  switch (probe.kind) {
+    case ProbeKind::kSyscall:
+    case ProbeKind::kMarker:
+    case ProbeKind::kKernelFunction:
+    case ProbeKind::kKmodTracepoint:
+      return true;
+    case ProbeKind::kUserFunction:
+      return probe.address != 0;
+    default:
+      return false;
+  }
+}
+
+std::map<std::string, std::string> FtraceTracer::versions() const {
+  std::map<std::string, std::string> v;
+  v["libtracefs"] = TRACEBENCH_LIBTRACEFS_VERSION;
+  v["libtraceevent"] = TRACEBENCH_LIBTRACEEVENT_VERSION;
+  return v;
+}
+
+Status FtraceTracer::setup_pid_filter(pid_t pid) {
+  // set_event_pid holds thread ids; list every current thread of the target
+  // and let event-fork add threads created later.
+  std::string tids;
+  for (pid_t t : threads_of(pid)) tids += std::to_string(t) + " ";
+  if (tids.empty()) return Status::error("pid " + std::to_string(pid) + " has no threads in /proc");
+  TB_TRY(write_instance_file(instance_, "set_event_pid", tids));
+  if (tracefs_option_enable(instance_, TRACEFS_OPTION_EVENT_FORK) < 0)
+    return errno_status("enable option event-fork in " + instance_name_, errno);
+  if (function_) {
+    if (Status s = write_instance_file(instance_, "set_ftrace_pid", tids); !s)
+      return Status::error(s.message() + " (function tracing refused by this kernel; use the VM lab)");
+    // set_ftrace_pid follows new threads only with function-fork.
+    if (tracefs_option_enable(instance_, TRACEFS_OPTION_FUNCTION_FORK) < 0)
+      return errno_status("enable option function-fork in " + instance_name_, errno);
+  }
+  applied_["set_event_pid"] = tids;
+  return Status::ok();
+}
+
+Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
+  pid_t pid = spec.pid ? spec.pid : getpid();
+  std::string file;
+  std::uint64_t offset = 0;
+  TB_TRY(address_to_file_offset(pid, spec.probe.address, &file, &offset));
+  // tb<pid>_<symbol>, a C identifier of at most 63 characters.
+  std::string sym;
+  for (char c : spec.probe.target) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  std::string base = "tb" + std::to_string(getpid()) + "_";
+  int seq = g_instance_seq.fetch_add(1);
+  std::string ev = base + std::to_string(seq) + "_" + sym;
+  if (ev.size() > 63) ev.resize(63);
+  uprobe_ = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
+  if (!uprobe_) return errno_status("tracefs_uprobe_alloc", errno);
+  errno = 0;
+  if (tracefs_dynevent_create(uprobe_) < 0) {
+    int err = errno ? errno : EIO;
+    std::string extra = last_tracefs_error(nullptr);
+    tracefs_dynevent_free(uprobe_);
+    uprobe_ = nullptr;
+    return Status::error("create uprobe " + std::string(kGroup) + ":" + ev + " at " + file + ":0x" +
+                         fmt_hex(offset) + ": " + std::strerror(err) +
+                         (extra.empty() ? "" : " (" + extra + ")") +
+                         "; the kernel needs CONFIG_UPROBE_EVENTS");
+  }
+  system_ = kGroup;
+  event_ = ev;
+  applied_["uprobe"] = file + ":0x" + fmt_hex(offset);
+  return Status::ok();
+}
+
+Status FtraceTracer::setup_event(const AttachSpec& spec) {
+  const ProbePoint& p = spec.probe;
+  switch (p.kind) {
+    case ProbeKind::kSyscall: {
+      std::string ev = config_.event.empty() ? "syscalls:sys_enter_" + p.target : config_.event;
+      auto colon = ev.find(':');
+      system_ = ev.substr(0, colon);
+      event_ = ev.substr(colon + 1);
+      break;
+    }
+    case ProbeKind::kKmodTracepoint: {
+      auto colon = p.target.find(':');
+      if (colon == std::string::npos)
+        return Status::error("kmod tracepoint target '" + p.target + "' is not system:event");
+      system_ = p.target.substr(0, colon);
+      event_ = p.target.substr(colon + 1);
+      break;
+    }
+    case ProbeKind::kMarker:
+      system_ = "ftrace";
+      event_ = "print";
+      marker_ = true;
+      break;
+    case ProbeKind::kKernelFunction:
+      system_ = "ftrace";
+      event_ = "function";
+      function_ = true;
+      break;
+    case ProbeKind::kUserFunction:
+      TB_TRY(setup_uprobe(spec));
+      break;
+    default:
+      return Status::error("ftrace cannot attach to probe kind " + std::string(to_string(p.kind)));
+  }
+  if (!marker_ && !function_ && !tracefs_event_file_exists(instance_, system_.c_str(), event_.c_str(), "enable"))
+    return Status::error("tracefs event " + system_ + ":" + event_ +
+                         " does not exist on this kernel (see /sys/kernel/tracing/available_events)");
+  return Status::ok();
+}
+
+Status FtraceTracer::attach(const AttachSpec& spec) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (instance_) return Status::error("ftrace: attach() called twice; teardown() first");
+  if (!supports(spec.probe))
+    return Status::error("ftrace does not support probe " + spec.probe.name + " (" +
+                         std::string(to_string(spec.probe.kind)) + ")");
+  FtraceConfig config;
+  TB_TRY(parse_options(spec.options, &config));
+  std::string action = spec.action;
+  if (action == "default") action = spec.probe.kind == ProbeKind::kMarker ? "payload" : "count";
+  if (action != "count" && action != "payload")
+    return Status::error("ftrace action '" + spec.action + "' unknown; actions: count, payload");
+  if (action == "payload" && spec.probe.kind != ProbeKind::kMarker)
+    return Status::error("ftrace action 'payload' needs a marker probe; use count");
+  if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
+    return Status::error("ftrace option event= applies to syscall probes only");
+  if (!tracing_dir())
+    return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
+
+  config_ = config;
+  spec_ = spec;
+  recorded_ = lost_ = other_events_ = payload_verified_ = payload_bad_events_ = payload_short_events_ = reads_ = 0;
+  applied_.clear();
+
+  int seq = g_instance_seq.fetch_add(1);
+  instance_name_ = std::string(kInstancePrefix) + std::to_string(getpid()) + (seq ? "-" + std::to_string(seq) : "");
+  if (tracefs_instance_exists(instance_name_.c_str())) {
+    std::string n = instance_name_;
+    instance_name_.clear();
+    return Status::error("tracefs instance " + n + " already exists; run `tracebench cleanup`");
+  }
+  instance_ = tracefs_instance_create(instance_name_.c_str());
+  if (!instance_) {
+    int err = errno;
+    instance_name_.clear();
+    return errno_status("create tracefs instance", err);
+  }
+
+  auto fail = [this](Status st) {
+    teardown();
+    return st;
+  };
+  // Nothing is recorded until enable().
+  if (tracefs_trace_off(instance_) < 0) return fail(errno_status("tracing_on=0 in " + instance_name_, errno));
+  Status st = setup_event(spec);
+  if (!st) return fail(st);
+
+  if (config_.buffer_kb) {
+    if (Status s = write_instance_file(instance_, "buffer_size_kb", std::to_string(config_.buffer_kb)); !s)
+      return fail(s);
+  }
+  {
+    char* clocks = tracefs_instance_file_read(instance_, "trace_clock", nullptr);
+    std::string all = clocks ? clocks : "";
+    free(clocks);
+    std::istringstream in(all);
+    std::string tok;
+    bool found = false;
+    std::vector<std::string> names;
+    while (in >> tok) {
+      if (tok.front() == '[') tok = tok.substr(1, tok.size() - 2);
+      names.push_back(tok);
+      found |= tok == config_.clock;
+    }
+    if (!found) {
+      std::string list;
+      for (auto& n : names) list += n + " ";
+      return fail(Status::error("option clock=" + config_.clock + " is not a trace clock of this kernel; have: " + list));
+    }
+    if (Status s = write_instance_file(instance_, "trace_clock", config_.clock); !s) return fail(s);
+  }
+  if ((config_.overwrite ? tracefs_option_enable(instance_, TRACEFS_OPTION_OVERWRITE)
+                         : tracefs_option_disable(instance_, TRACEFS_OPTION_OVERWRITE)) < 0)
+    return fail(errno_status("set option overwrite in " + instance_name_, errno));
+
+  if (function_) {
+    if (Status s = try_function_tracer(instance_, spec.probe.target); !s) return fail(s);
+    // Defined but not enabled until enable().
+    tracefs_tracer_clear(instance_);
+  }
+  exact_ = true;
+  if (!marker_) {
+    pid_t pid = spec.pid ? spec.pid : getpid();
+    if (config_.pid_filter) {
+      if (Status s = setup_pid_filter(pid); !s) return fail(s);
+    } else {
+      exact_ = false;  // other processes can hit the same event
+    }
+  }
+  if (system_ == "raw_syscalls") {
+    // raw_syscalls fire for every syscall; without an id filter the thread's
+    // other syscalls are recorded too.
+    bool filtered = false;
+    if (config_.id_filter && spec.probe.kind == ProbeKind::kSyscall) {
+      long nr = syscall_number(spec.probe.target);
+      if (nr < 0)
+        return fail(Status::error("no syscall number known for '" + spec.probe.target +
+                                  "'; pass --option id_filter=off"));
+      std::string filter = "id == " + std::to_string(nr);
+      if (tracefs_event_file_write(instance_, system_.c_str(), event_.c_str(), "filter", filter.c_str()) < 0)
+        return fail(errno_status("set filter '" + filter + "' on " + system_ + ":" + event_, errno));
+      applied_["filter"] = filter;
+      filtered = true;
+    }
+    if (!filtered) exact_ = false;
+  }
+
+  // libtraceevent handle with the formats of our event (after the uprobe exists).
+  const char* systems[] = {system_.c_str(), "ftrace", nullptr};
+  tep_ = tracefs_local_events_system(nullptr, systems);
+  if (!tep_) return fail(Status::error("libtraceevent: cannot parse the formats of system " + system_));
+  tep_event* e = tep_find_event_by_name(tep_, system_.c_str(), event_.c_str());
+  if (!e) return fail(Status::error("libtraceevent: no format for " + system_ + ":" + event_));
+  event_id_ = e->id;
+  if (marker_ && !tep_find_field(e, "buf")) return fail(Status::error("ftrace:print has no buf field"));
+
+  // Marker writes are gated by tracing_on; events by their enable file, so
+  // the buffer itself stays on for them.
+  if (!marker_ && tracefs_trace_on(instance_) < 0)
+    return fail(errno_status("tracing_on=1 in " + instance_name_, errno));
+  if (!function_) {
+    char* path = marker_ ? tracefs_instance_get_file(instance_, "tracing_on")
+                         : tracefs_event_get_file(instance_, system_.c_str(), event_.c_str(), "enable");
+    toggle_fd_ = path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+    int err = errno;
+    tracefs_put_tracing_file(path);
+    if (toggle_fd_ < 0) return fail(errno_status("open the enable file of " + system_ + ":" + event_, err));
+  }
+  applied_["instance"] = instance_name_;
+  applied_["event"] = system_ + ":" + event_;
+  applied_["clock"] = config_.clock;
+  applied_["mode"] = config_.overwrite ? "overwrite" : "discard";
+  applied_["buffer_kb"] = std::to_string(tracefs_instance_get_buffer_size(instance_, 0));
+  return Status::ok();
+}
+
+Status FtraceTracer::enable() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!instance_) return Status::error("ftrace: enable() before attach()");
+  if (function_) {
+    TB_TRY(try_function_tracer(instance_, ""));
+  } else if (pwrite(toggle_fd_, "1", 1, 0) != 1) {
+    return errno_status("enable " + system_ + ":" + event_ + " in " + instance_name_, errno);
+  }
+  enabled_ = true;
+  return Status::ok();
+}
+
+Status FtraceTracer::disable() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!instance_) return Status::error("ftrace: disable() before attach()");
+  if (function_) {
+    if (tracefs_tracer_clear(instance_) < 0) return errno_status("current_tracer=nop in " + instance_name_, errno);
+  } else if (pwrite(toggle_fd_, "0", 1, 0) != 1) {
+    return errno_status("disable " + system_ + ":" + event_ + " in " + instance_name_, errno);
+  }
+  enabled_ = false;
+  if (config_.consume_on_disable) return read_back();
+  return Status::ok();
+}
+
+namespace {
+struct ReadContext {
+  int event_id;
+  bool marker;
+  std::size_t payload;
+  tep_format_field* buf_field;
+  std::uint64_t recorded = 0, other = 0, verified = 0, bad = 0, short_events = 0;
+};
+
+int on_record(tep_event* event, tep_record* record, int /*cpu*/, void* arg) {
+  auto* ctx = static_cast<ReadContext*>(arg);
+  if (event->id != ctx->event_id) {
+    ++ctx->other;
+    return 0;
+  }
+  ++ctx->recorded;
+  if (ctx->marker) {
+    const char* data = static_cast<const char*>(record->data) + ctx->buf_field->offset;
+    int avail_i = record->size - ctx->buf_field->offset;
+    std::size_t avail = avail_i > 0 ? static_cast<std::size_t>(avail_i) : 0;
+    // Kernel stores payload + "\n\0" (maybe padded); strlen bounds the text.
+    std::size_t len = strnlen(data, avail);
+    if (len > 0 && data[len - 1] == '\n') --len;
+    std::size_t good = marker::matching_prefix(data, std::min(len, ctx->payload));
+    if (good == len && len == ctx->payload) {
+      ctx->verified += good;
+    } else if (good == len && len < ctx->payload) {
+      ctx->verified += good;  // correct bytes, but the kernel kept fewer
+      ++ctx->short_events;
+    } else {
+      ++ctx->bad;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+Status FtraceTracer::read_back() {
+  if (!instance_ || !tep_) return Status::error("ftrace: nothing attached to read back");
+  ReadContext ctx{event_id_, marker_, spec_.payload_bytes, nullptr};
+  if (marker_) {
+    tep_event* e = tep_find_event(tep_, event_id_);
+    ctx.buf_field = e ? tep_find_field(e, "buf") : nullptr;
+    if (!ctx.buf_field) return Status::error("ftrace:print has no buf field");
+  }
+  errno = 0;
+  if (tracefs_iterate_raw_events(tep_, instance_, nullptr, 0, on_record, &ctx) < 0)
+    return errno_status("read back the raw buffers of " + instance_name_, errno ? errno : EIO);
+  ++reads_;
+  recorded_ += ctx.recorded;
+  other_events_ += ctx.other;
+  payload_verified_ += ctx.verified;
+  payload_bad_events_ += ctx.bad;
+  payload_short_events_ += ctx.short_events;
+  return read_lost(&lost_);
+}
+
+// Events the kernel dropped since the instance was created: overwritten
+// (overrun), never written because the buffer was full (dropped events) or
+// lost to nested commits (commit overrun).
+Status FtraceTracer::read_lost(std::uint64_t* lost) const {
+  char* dir = tracefs_instance_get_dir(instance_);
+  if (!dir) return errno_status("locate the directory of " + instance_name_, errno);
+  std::string base = std::string(dir) + "/per_cpu";
+  tracefs_put_tracing_file(dir);
+  DIR* d = opendir(base.c_str());
+  if (!d) return errno_status("open " + base, errno);
+  std::uint64_t total = 0;
+  while (dirent* e = readdir(d)) {
+    if (strncmp(e->d_name, "cpu", 3) != 0) continue;
+    std::istringstream in(read_text(base + "/" + e->d_name + "/stats"));
+    std::string line;
+    while (std::getline(in, line)) {
+      auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string key = line.substr(0, colon);
+      if (key == "overrun" || key == "commit overrun" || key == "dropped events")
+        total += std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+    }
+  }
+  closedir(d);
+  *lost = total;
+  return Status::ok();
+}
+
+Status FtraceTracer::drain() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!instance_) return Status::error("ftrace: drain() before attach()");
+  if (enabled_) TB_TRY(disable());
+  return read_back();
+}
+
+EventCounts FtraceTracer::counts() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  EventCounts c;
+  c.recorded = recorded_;
+  c.lost = lost_;
+  c.exact = exact_;
+  c.payload_verified = payload_verified_;
+  return c;
+}
+
+nlohmann::json FtraceTracer::details() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  nlohmann::json j = nlohmann::json::object();
+  if (!features_.empty()) j["features"] = features_;
+  if (applied_.empty()) return j;  // not attached
+  for (const auto& [k, v] : applied_) j["config"][k] = v;
+  j["read_passes"] = reads_;
+  j["other_records"] = other_events_;
+  if (marker_) {
+    j["payload_bytes_per_event"] = spec_.payload_bytes;
+    j["payload_verified_bytes"] = payload_verified_;
+    j["payload_mismatched_events"] = payload_bad_events_;
+    j["payload_truncated_events"] = payload_short_events_;
+  }
+  return j;
+}
+
+std::string FtraceTracer::marker_file() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!instance_ || !marker_) return {};
+  char* path = tracefs_instance_get_file(instance_, "trace_marker");
+  std::string s = path ? path : "";
+  tracefs_put_tracing_file(path);
+  return s;
+}
+
+void FtraceTracer::teardown() noexcept {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (toggle_fd_ >= 0) {
+    close(toggle_fd_);
+    toggle_fd_ = -1;
+  }
+  if (instance_) {
+    tracefs_trace_off(instance_);
+    if (!system_.empty() && !marker_ && !function_)
+      tracefs_event_disable(instance_, system_.c_str(), event_.c_str());
+    if (function_) tracefs_tracer_clear(instance_);
+    // rmdir fails with EBUSY while a trace_marker / pipe is still open; the
+    // workload closes its fd before teardown, retry briefly anyway.
+    for (int i = 0; i < 50; ++i) {
+      if (tracefs_instance_destroy(instance_) == 0 || errno != EBUSY) break;
+      usleep(20000);
+    }
+    tracefs_instance_free(instance_);
+    instance_ = nullptr;
+  }
+  if (uprobe_) {
+    tracefs_dynevent_destroy(uprobe_, true);
+    tracefs_dynevent_free(uprobe_);
+    uprobe_ = nullptr;
+  }
+  if (tep_) {
+    tep_free(tep_);
+    tep_ = nullptr;
+  }
+  enabled_ = false;
+  marker_ = function_ = false;
+  event_id_ = -1;
+  instance_name_.clear();
+}
+
+}  // namespace tracebench::ftrace
+
+TRACEBENCH_REGISTER_TRACER(ftrace, [] { return std::make_unique<tracebench::ftrace::FtraceTracer>(); });
+TRACEBENCH_REGISTER_CLEANUP(ftrace, [] { return tracebench::ftrace::cleanup_stale(); });

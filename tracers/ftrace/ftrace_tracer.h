@@ -1,0 +1,114 @@
+// Ftrace adapter: static tracefs events, trace_marker, uprobe events and the
+// function tracer, always inside a private tracefs instance
+// "tracebench-<pid>[-<n>]" driven through libtracefs; the events are read
+// back from the raw per-CPU buffers and parsed with libtraceevent.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tracers/tracer.h"
+
+struct tracefs_instance;
+struct tracefs_dynevent;
+struct tep_handle;
+
+namespace tracebench::ftrace {
+
+// Parsed AttachSpec.options; see tracers/ftrace/README.md.
+struct FtraceConfig {
+  std::size_t buffer_kb = 0;      // 0 = kernel default for a new instance
+  std::size_t subbuf_kb = 0;      // 0 = kernel default (one page)
+  std::string clock = "local";
+  bool overwrite = true;          // mode=overwrite|discard
+  std::string event;              // "system:event" override for syscalls
+  bool pid_filter = true;         // set_event_pid (+ event-fork)
+  bool id_filter = true;          // raw_syscalls: filter "id == __NR_x"
+  bool consume_on_disable = true; // read=disable|end
+};
+
+// Parses and validates options; unknown keys are an error.
+Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out);
+
+// Kernel function tracer in a throw-away private instance, found by trying.
+Availability probe_function_tracer();
+// Each facility the adapter uses (static events, trace_marker, uprobe events,
+// function tracer), tried in a throw-away instance: {"name": {"ok", "reason"}}.
+nlohmann::json probe_features();
+
+// Removes tracefs instances "tracebench-<pid>[-...]" and dynamic events
+// "tracebench:tb<pid>_*" whose owning pid is dead.  Returns what it removed.
+std::vector<std::string> cleanup_stale();
+
+class FtraceTracer final : public Tracer {
+ public:
+  FtraceTracer();
+  ~FtraceTracer() override;
+
+  std::string_view name() const override { return "ftrace"; }
+  std::string_view description() const override;
+  Availability available() override;
+  std::vector<std::string> actions() const override { return {"count", "payload"}; }
+  bool supports(const ProbePoint& probe) const override;
+  std::map<std::string, std::string> versions() const override;
+
+  Status attach(const AttachSpec& spec) override;
+  Status enable() override;
+  Status disable() override;
+  Status drain() override;
+  EventCounts counts() override;
+  nlohmann::json details() const override;
+  std::string marker_file() const override;
+  void teardown() noexcept override;
+
+  // For tests: the instance this tracer owns ("" before attach()).
+  const std::string& instance_name() const { return instance_name_; }
+  const std::string& event_system() const { return system_; }
+  const std::string& event_name() const { return event_; }
+
+ private:
+  Status read_back();          // consume the raw buffers, update counts
+  Status read_lost(std::uint64_t* lost) const;
+  Status setup_event(const AttachSpec& spec);
+  Status setup_uprobe(const AttachSpec& spec);
+  Status setup_pid_filter(pid_t pid);
+
+  // The harness may call teardown() from its signal watcher thread while the
+  // main thread is inside another call; every entry point takes this lock.
+  mutable std::recursive_mutex mu_;
+  FtraceConfig config_;
+  AttachSpec spec_;
+  tracefs_instance* instance_ = nullptr;
+  std::string instance_name_;
+  tracefs_dynevent* uprobe_ = nullptr;
+  tep_handle* tep_ = nullptr;
+  std::string system_;         // "syscalls", "ftrace", "tracebench", ...
+  std::string event_;          // "sys_enter_getpid", "print", "tb123_fn"
+  int event_id_ = -1;
+  // enable()/disable() toggle with pwrite(2) on this fd (the event's
+  // "enable", or "tracing_on" for markers) so that the toggle itself is not a
+  // write(2) the syscalls:sys_enter_write event would record.
+  int toggle_fd_ = -1;
+  bool marker_ = false;        // trace_marker probe: enable = tracing_on
+  bool function_ = false;      // kernel function tracer
+  bool enabled_ = false;
+  bool exact_ = true;
+
+  std::uint64_t recorded_ = 0;
+  std::uint64_t other_events_ = 0;      // records of another type (must stay 0)
+  std::uint64_t payload_verified_ = 0;
+  std::uint64_t payload_bad_events_ = 0;  // marker records not matching the pattern
+  std::uint64_t payload_short_events_ = 0;  // kernel kept fewer bytes than written
+  std::uint64_t reads_ = 0;
+  std::uint64_t lost_ = 0;
+  std::map<std::string, std::string> applied_;  // what was written into tracefs
+  nlohmann::json features_ = nlohmann::json::object();  // from available(), by trying
+};
+
+}  // namespace tracebench::ftrace

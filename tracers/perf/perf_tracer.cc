@@ -1,0 +1,753 @@
+#include "perf_tracer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+extern "C" const char* tracefs_tracing_dir(void);  // libtracefs; mounts tracefs if needed
+
+namespace tracebench::perf {
+namespace {
+
+long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
+  return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+long syscall_number(const std::string& name) {
+  static const std::map<std::string, long> table = {
+      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
+      {"read", SYS_read},       {"write", SYS_write},     {"close", SYS_close},
+      {"openat", SYS_openat},   {"nanosleep", SYS_nanosleep},
+      {"sched_yield", SYS_sched_yield}, {"getuid", SYS_getuid},
+  };
+  auto it = table.find(name);
+  return it == table.end() ? -1 : it->second;
+}
+
+bool parse_size(const std::string& s, std::size_t* out) {
+  if (s.empty() || s.size() > 12) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  *out = static_cast<std::size_t>(std::stoull(s));
+  return true;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string hex(std::uint64_t v) {
+  char b[32];
+  snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// Tracepoint id from tracefs events/<system>/<event>/id; -1 if absent.
+int tracepoint_id(const std::string& system, const std::string& event) {
+  const char* dir = tracefs_tracing_dir();
+  if (!dir) return -1;
+  std::string text = read_text(std::string(dir) + "/events/" + system + "/" + event + "/id");
+  if (text.empty()) return -1;
+  return std::atoi(text.c_str());
+}
+
+std::vector<int> online_cpus() {
+  std::vector<int> cpus;
+  std::string s = read_text("/sys/devices/system/cpu/online");
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    int a = 0, b = 0;
+    if (sscanf(part.c_str(), "%d-%d", &a, &b) == 2) {
+      for (int c = a; c <= b; ++c) cpus.push_back(c);
+    } else if (sscanf(part.c_str(), "%d", &a) == 1) {
+      cpus.push_back(a);
+    }
+  }
+  return cpus;
+}
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> tids;
+  std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(atoi(e->d_name)));
+    closedir(d);
+  }
+  return tids;
+}
+
+Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return errno_status("open /proc/" + std::to_string(pid) + "/maps", errno);
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long start = 0, end = 0, off = 0;
+    char perms[8] = {};
+    int path_pos = 0;
+    if (sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &path_pos) < 4) continue;
+    if (addr < start || addr >= end) continue;
+    std::string path = path_pos > 0 ? line.substr(static_cast<std::size_t>(path_pos)) : "";
+    if (path.empty() || path[0] != '/' || path.find(" (deleted)") != std::string::npos || perms[2] != 'x')
+      return Status::error("address 0x" + hex(addr) + " is not in an executable file mapping: " + line);
+    *file = path;
+    *offset = addr - start + off;
+    return Status::ok();
+  }
+  return Status::error("address 0x" + hex(addr) + " is not mapped in pid " + std::to_string(pid));
+}
+
+std::uint32_t uprobe_pmu_type() {
+  std::string t = read_text("/sys/bus/event_source/devices/uprobe/type");
+  return t.empty() ? 0 : static_cast<std::uint32_t>(std::atoi(t.c_str()));
+}
+
+int clock_id(const std::string& name) {
+  if (name == "monotonic") return CLOCK_MONOTONIC;
+  if (name == "monotonic_raw") return CLOCK_MONOTONIC_RAW;
+  if (name == "boottime") return CLOCK_BOOTTIME;
+  if (name == "tai") return CLOCK_TAI;
+  if (name == "realtime") return CLOCK_REALTIME;
+  return -1;
+}
+
+}  // namespace
+
+Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out) {
+  PerfConfig c;
+  for (const auto& [key, value] : options) {
+    if (key == "event") {
+      auto colon = value.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == value.size() ||
+          value.find_first_of(" /.\n") != std::string::npos)
+        return Status::error("option event=" + value + ": expected system:event, e.g. raw_syscalls:sys_enter");
+      c.event = value;
+    } else if (key == "id_filter") {
+      if (value == "on" || value == "1") c.id_filter = true;
+      else if (value == "off" || value == "0") c.id_filter = false;
+      else return Status::error("option id_filter=" + value + ": expected on or off");
+    } else if (key == "mmap_pages") {
+      if (!parse_size(value, &c.mmap_pages) || c.mmap_pages == 0 || (c.mmap_pages & (c.mmap_pages - 1)) != 0 ||
+          c.mmap_pages > (1u << 16))
+        return Status::error("option mmap_pages=" + value + ": expected a power of two, 1..65536");
+    } else if (key == "wakeup_events") {
+      if (!parse_size(value, &c.wakeup_events) || c.wakeup_events > (1u << 30))
+        return Status::error("option wakeup_events=" + value + ": expected a number (0 = half-ring watermark)");
+    } else if (key == "consumer_cpu") {
+      if (value == "none") {
+        c.consumer_cpu = -1;
+      } else {
+        std::size_t cpu = 0;
+        if (!parse_size(value, &cpu) || cpu > 4095)
+          return Status::error("option consumer_cpu=" + value + ": expected a CPU number or none");
+        c.consumer_cpu = static_cast<int>(cpu);
+      }
+    } else if (key == "uprobe") {
+      if (value != "tracefs" && value != "pmu")
+        return Status::error("option uprobe=" + value + ": expected tracefs or pmu");
+      c.uprobe_pmu = value == "pmu";
+    } else if (key == "clock") {
+      if (clock_id(value) < 0)
+        return Status::error("option clock=" + value + ": expected monotonic, monotonic_raw, boottime, tai or realtime");
+      c.clock = value;
+    } else {
+      return Status::error("unknown perf option '" + key +
+                           "'; known: event, id_filter, mmap_pages, wakeup_events, consumer_cpu, clock, uprobe");
+    }
+  }
+  *out = std::move(c);
+  return Status::ok();
+}
+
+PerfTracer::~PerfTracer() { teardown(); }
+
+namespace {
+std::atomic<int> g_uprobe_seq{0};
+
+Status write_uprobe_events(const std::string& line) {
+  const char* dir = tracefs_tracing_dir();
+  if (!dir) return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
+  std::string path = std::string(dir) + "/uprobe_events";
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return errno_status("open " + path + " (needs CONFIG_UPROBE_EVENTS and root)", errno);
+  ssize_t n = write(fd, line.data(), line.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(line.size())) {
+    std::string shown = line;
+    if (!shown.empty() && shown.back() == '\n') shown.pop_back();
+    Status st = errno_status("write '" + shown + "' to " + path, err);
+    errno = err;
+    return st;
+  }
+  return Status::ok();
+}
+}  // namespace
+
+// "tracebench:tb<pid>_p<n>_<symbol>": the naming the cleanup of dead owners
+// (registered below and by the ftrace adapter) recognises.
+Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset) {
+  if (file.find_first_of(" \t\n") != std::string::npos)
+    return Status::error("uprobe target path contains whitespace: " + file);
+  std::string sym;
+  for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  std::string ev = "tb" + std::to_string(getpid()) + "_p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym;
+  if (ev.size() > 63) ev.resize(63);
+  TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + file + ":0x" + hex(offset) + "\n"));
+  uprobe_event_ = ev;
+  return Status::ok();
+}
+
+void PerfTracer::remove_uprobe_event() noexcept {
+  if (uprobe_event_.empty()) return;
+  // EBUSY while an event is still open; teardown closes every fd first.
+  for (int i = 0; i < 50; ++i) {
+    if (write_uprobe_events("-:" + std::string(kUprobeGroup) + "/" + uprobe_event_ + "\n")) break;
+    if (errno != EBUSY) break;
+    usleep(20000);
+  }
+  uprobe_event_.clear();
+}
+
+std::string_view PerfTracer::description() const {
+  return "perf_event_open on a tracepoint or uprobe, sample period 1, RAW|TID|TIME into per-CPU mmap "
+         "rings drained by a pinned consumer thread";
+}
+
+Availability PerfTracer::available() {
+  int id = tracepoint_id("syscalls", "sys_enter_getpid");
+  if (id < 0)
+    return Availability::no("cannot read the tracepoint id of syscalls:sys_enter_getpid from tracefs "
+                            "(mount -t tracefs nodev /sys/kernel/tracing; needs CONFIG_FTRACE_SYSCALLS)");
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = PERF_TYPE_TRACEPOINT;
+  a.config = static_cast<std::uint64_t>(id);
+  a.sample_period = 1;
+  a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  a.disabled = 1;
+  long fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return Availability::no("perf_event_open(tracepoint syscalls:sys_enter_getpid): " + std::string(strerror(err)) +
+                            "; kernel.perf_event_paranoid=" + read_text("/proc/sys/kernel/perf_event_paranoid") +
+                            " (run as root or with CAP_PERFMON)");
+  }
+  close(static_cast<int>(fd));
+  return Availability::yes();
+}
+
+bool PerfTracer::supports(const ProbePoint& probe) const {
+  switch (probe.kind) {
+    case ProbeKind::kSyscall:
+    case ProbeKind::kKmodTracepoint:
+      return true;
+    case ProbeKind::kUserFunction:
+      return probe.address != 0;
+    default:
+      return false;
+  }
+}
+
+std::map<std::string, std::string> PerfTracer::versions() const {
+  return {{"perf_event_attr_size", std::to_string(sizeof(perf_event_attr))}};
+}
+
+std::size_t PerfTracer::event_fds() const {
+  std::size_t n = 0;
+  for (const auto& r : rings_) n += r.fds.size();
+  return n;
+}
+
+Status PerfTracer::attach(const AttachSpec& spec) {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  if (attached_) return Status::error("perf: attach() called twice; teardown() first");
+  if (!supports(spec.probe))
+    return Status::error("perf does not support probe " + spec.probe.name + " (" +
+                         std::string(to_string(spec.probe.kind)) + ")");
+  PerfConfig config;
+  TB_TRY(parse_options(spec.options, &config));
+  if (spec.action != "default" && spec.action != "count")
+    return Status::error("perf action '" + spec.action + "' unknown; actions: count");
+  if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
+    return Status::error("perf option event= applies to syscall probes only");
+  config_ = config;
+  page_size_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  samples_ = lost_ = lost_records_ = foreign_ = flush_samples_ = bytes_ = wakeups_ = throttles_ = 0;
+  kernel_hits_ = kernel_lost_ = 0;
+  exact_ = true;
+  check_type_ = true;
+
+  std::vector<int> cpus = online_cpus();
+  if (cpus.empty()) return Status::error("cannot read /sys/devices/system/cpu/online");
+  if (config_.consumer_cpu == -2) {
+    // Away from the measured CPU: the harness pins the attaching thread to
+    // it, so take the first online CPU outside this thread's affinity, else
+    // CPU 0 when there is more than one.
+    consumer_cpu_ = cpus.size() > 1 ? cpus.front() : -1;
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (cpus.size() > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+      for (int c : cpus) {
+        if (!CPU_ISSET(c, &mine)) {
+          consumer_cpu_ = c;
+          break;
+        }
+      }
+    }
+  } else {
+    consumer_cpu_ = config_.consumer_cpu;
+  }
+  if (consumer_cpu_ >= 0 && std::find(cpus.begin(), cpus.end(), consumer_cpu_) == cpus.end())
+    return Status::error("option consumer_cpu=" + std::to_string(consumer_cpu_) + " is not an online CPU");
+
+
+  // The consumer exists before any event is opened, so it is never inherited
+  // into the traced set; it only owns the per-CPU flush events.
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return errno_status("eventfd", errno);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+    drain_requested_ = drain_completed_ = 0;
+  }
+  std::promise<pid_t> tid_promise;
+  auto tid_future = tid_promise.get_future();
+  started_ = false;
+  consumer_ = std::thread([this, &tid_promise] {
+    tid_promise.set_value(static_cast<pid_t>(syscall(SYS_gettid)));
+    consumer_main();
+  });
+  consumer_tid_ = tid_future.get();
+
+  Status st = open_events(spec);
+  if (!st) {
+    teardown();
+    return st;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+  }
+  cv_.notify_all();
+  attached_ = true;
+  return Status::ok();
+}
+
+Status PerfTracer::open_events(const AttachSpec& spec) {
+  const ProbePoint& p = spec.probe;
+  pid_t pid = spec.pid ? spec.pid : getpid();
+  std::string uprobe_file;
+  std::uint64_t uprobe_offset = 0;
+  if (p.kind == ProbeKind::kUserFunction && config_.uprobe_pmu) {
+    TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
+    type_ = uprobe_pmu_type();
+    if (!type_) return Status::error("no uprobe PMU (/sys/bus/event_source/devices/uprobe/type); needs CONFIG_UPROBE_EVENTS");
+    config_id_ = 0;
+    check_type_ = false;  // the RAW type of a PMU uprobe is allocated on open
+    event_label_ = "uprobe-pmu:" + uprobe_file + ":0x" + hex(uprobe_offset);
+  } else if (p.kind == ProbeKind::kUserFunction) {
+    // One uprobe event in tracefs (group "tracebench"), opened as a
+    // tracepoint by every per-thread/per-CPU event: all of them share one
+    // trace_uprobe, so a traced thread exiting does not disturb the others
+    // (with the uprobe PMU each event owns a uprobe consumer, and hits of the
+    // remaining threads were missed while an exiting thread's consumers went).
+    TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
+    TB_TRY(create_uprobe_event(p.target, uprobe_file, uprobe_offset));
+    int id = tracepoint_id(kUprobeGroup, uprobe_event_);
+    if (id < 0) return Status::error("uprobe event " + std::string(kUprobeGroup) + ":" + uprobe_event_ + " has no id");
+    type_ = PERF_TYPE_TRACEPOINT;
+    config_id_ = static_cast<std::uint64_t>(id);
+    event_label_ = std::string(kUprobeGroup) + ":" + uprobe_event_ + " (" + uprobe_file + ":0x" + hex(uprobe_offset) + ")";
+  } else {
+    std::string system, event;
+    if (p.kind == ProbeKind::kSyscall) {
+      std::string ev = config_.event.empty() ? "syscalls:sys_enter_" + p.target : config_.event;
+      system = ev.substr(0, ev.find(':'));
+      event = ev.substr(ev.find(':') + 1);
+    } else {
+      auto colon = p.target.find(':');
+      if (colon == std::string::npos) return Status::error("tracepoint target '" + p.target + "' is not system:event");
+      system = p.target.substr(0, colon);
+      event = p.target.substr(colon + 1);
+    }
+    int id = tracepoint_id(system, event);
+    if (id < 0)
+      return Status::error("tracepoint " + system + ":" + event + " does not exist on this kernel "
+                           "(see /sys/kernel/tracing/available_events)");
+    type_ = PERF_TYPE_TRACEPOINT;
+    config_id_ = static_cast<std::uint64_t>(id);
+    event_label_ = system + ":" + event;
+    if (system == "raw_syscalls") exact_ = false;
+  }
+
+  std::string filter;
+  if (p.kind == ProbeKind::kSyscall && event_label_.rfind("raw_syscalls:", 0) == 0 && config_.id_filter) {
+    long nr = syscall_number(p.target);
+    if (nr < 0) return Status::error("no syscall number known for '" + p.target + "'; pass --option id_filter=off");
+    filter = "id == " + std::to_string(nr);
+    exact_ = true;
+  }
+
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.type = type_;
+  a.config = config_id_;
+  if (p.kind == ProbeKind::kUserFunction && config_.uprobe_pmu) {
+    uprobe_path_ = uprobe_file;
+    a.config1 = reinterpret_cast<std::uint64_t>(uprobe_path_.c_str());
+    a.config2 = uprobe_offset;
+  }
+  a.sample_period = 1;
+  a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  a.read_format = PERF_FORMAT_LOST;  // read(): {hits, lost samples}
+  a.disabled = 1;
+  a.inherit = 1;  // threads created after attach() get their own child events
+  if (config_.wakeup_events) {
+    a.wakeup_events = static_cast<std::uint32_t>(config_.wakeup_events);
+  } else {
+    a.watermark = 1;
+    a.wakeup_watermark = static_cast<std::uint32_t>(config_.mmap_pages * page_size_ / 2);
+  }
+  if (!config_.clock.empty()) {
+    a.use_clockid = 1;
+    a.clockid = clock_id(config_.clock);
+  }
+
+  std::vector<pid_t> tids;
+  for (pid_t t : threads_of(pid))
+    if (t != consumer_tid_) tids.push_back(t);
+  if (tids.empty()) return Status::error("pid " + std::to_string(pid) + " has no threads in /proc");
+
+  for (int cpu : online_cpus()) {
+    Ring ring;
+    ring.cpu = cpu;
+    rings_.push_back(ring);
+    Ring& r = rings_.back();
+    for (pid_t tid : tids) {
+      long fd = sys_perf_event_open(&a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ESRCH) continue;  // thread exited meanwhile
+        int err = errno;
+        return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
+                             std::to_string(cpu) + "): " + strerror(err) +
+                             (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
+      }
+      r.fds.push_back(static_cast<int>(fd));
+      if (r.leader_fd < 0) {
+        r.leader_fd = static_cast<int>(fd);
+        r.map_bytes = (1 + config_.mmap_pages) * page_size_;
+        void* m = mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.leader_fd, 0);
+        if (m == MAP_FAILED) {
+          r.base = nullptr;
+          return errno_status("mmap perf ring (" + std::to_string(config_.mmap_pages) +
+                              " pages; see /proc/sys/kernel/perf_event_mlock_kb)", errno);
+        }
+        r.base = m;
+      } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.leader_fd) < 0) {
+        return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
+      }
+      if (!filter.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) < 0)
+        return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter + "'", errno);
+    }
+    if (r.leader_fd < 0) return Status::error("no thread of pid " + std::to_string(pid) + " could be traced");
+    // Flush event: a page fault of the consumer on this CPU, same ring, so
+    // that a pending PERF_RECORD_LOST is written out after the workload
+    // stopped.  A software event, not a syscall tracepoint: a BPF program
+    // that another tool attaches to a syscall tracepoint and that returns 0
+    // suppresses perf delivery on that tracepoint.
+    perf_event_attr f = a;
+    f.type = PERF_TYPE_SOFTWARE;
+    f.config = PERF_COUNT_SW_PAGE_FAULTS;
+    f.config1 = f.config2 = 0;
+    f.read_format = 0;
+    f.inherit = 0;
+    long ffd = sys_perf_event_open(&f, consumer_tid_, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (ffd < 0) return errno_status("perf_event_open(flush event, cpu " + std::to_string(cpu) + ")", errno);
+    r.flush_fd = static_cast<int>(ffd);
+    if (ioctl(r.flush_fd, PERF_EVENT_IOC_SET_OUTPUT, r.leader_fd) < 0)
+      return errno_status("PERF_EVENT_IOC_SET_OUTPUT (flush event)", errno);
+  }
+  return Status::ok();
+}
+
+Status PerfTracer::enable() {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  if (!attached_) return Status::error("perf: enable() before attach()");
+  for (auto& r : rings_)
+    for (int fd : r.fds)
+      if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) return errno_status("PERF_EVENT_IOC_ENABLE", errno);
+  return Status::ok();
+}
+
+Status PerfTracer::disable() {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  if (!attached_) return Status::error("perf: disable() before attach()");
+  for (auto& r : rings_)
+    for (int fd : r.fds)
+      if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0) return errno_status("PERF_EVENT_IOC_DISABLE", errno);
+  return Status::ok();
+}
+
+void PerfTracer::read_ring(Ring& r) {
+  if (!r.base) return;
+  auto* meta = static_cast<perf_event_mmap_page*>(r.base);
+  char* data = static_cast<char*>(r.base) + page_size_;
+  const std::uint64_t size = config_.mmap_pages * page_size_;
+  std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  std::uint64_t tail = meta->data_tail;
+  if (head != tail) bytes_.fetch_add(head - tail, std::memory_order_relaxed);
+  while (tail < head) {
+    std::uint64_t off = tail % size;
+    auto* h = reinterpret_cast<perf_event_header*>(data + off);
+    std::size_t len = h->size;
+    if (len < sizeof(perf_event_header)) break;  // corrupt; stop rather than spin
+    const char* rec = data + off;
+    if (off + len > size) {  // wraps around the end of the ring
+      scratch_.resize(len);
+      std::size_t first = static_cast<std::size_t>(size - off);
+      memcpy(scratch_.data(), data + off, first);
+      memcpy(scratch_.data() + first, data, len - first);
+      rec = scratch_.data();
+    }
+    auto* hdr = reinterpret_cast<const perf_event_header*>(rec);
+    if (hdr->type == PERF_RECORD_SAMPLE) {
+      // u32 pid, tid; u64 time; u32 raw size; raw data (common_type first).
+      std::uint32_t tid = 0, raw_size = 0;
+      memcpy(&tid, rec + sizeof(perf_event_header) + 4, 4);
+      memcpy(&raw_size, rec + sizeof(perf_event_header) + 16, 4);
+      std::uint16_t common_type = 0;
+      if (raw_size >= 2) memcpy(&common_type, rec + sizeof(perf_event_header) + 20, 2);
+      if (static_cast<pid_t>(tid) == consumer_tid_) {
+        flush_samples_.fetch_add(1, std::memory_order_relaxed);
+      } else if (check_type_ && common_type != config_id_) {
+        foreign_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        samples_.fetch_add(1, std::memory_order_relaxed);
+      }
+    } else if (hdr->type == PERF_RECORD_THROTTLE) {
+      throttles_.fetch_add(1, std::memory_order_relaxed);
+    } else if (hdr->type == PERF_RECORD_LOST) {
+      std::uint64_t n = 0;
+      memcpy(&n, rec + sizeof(perf_event_header) + 8, 8);
+      lost_.fetch_add(n, std::memory_order_relaxed);
+      lost_records_.fetch_add(1, std::memory_order_relaxed);
+    }
+    tail += len;
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+// Runs on the consumer thread after the workload is disabled: visit each CPU,
+// fire the flush event there once so the kernel writes any pending LOST
+// record into that ring, then come back to the consumer CPU.
+void PerfTracer::flush_rings() {
+  for (auto& r : rings_) {
+    if (r.flush_fd < 0) continue;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(r.cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) continue;
+    read_ring(r);  // make room first
+    // A fresh anonymous page: its first write is exactly one page fault.
+    void* page = mmap(nullptr, page_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) continue;
+    if (ioctl(r.flush_fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+      *static_cast<volatile char*>(page) = 1;
+      ioctl(r.flush_fd, PERF_EVENT_IOC_DISABLE, 0);
+    }
+    munmap(page, page_size_);
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (consumer_cpu_ >= 0) {
+    CPU_SET(consumer_cpu_, &set);
+  } else {
+    for (int c : online_cpus()) CPU_SET(c, &set);
+  }
+  sched_setaffinity(0, sizeof set, &set);
+}
+
+void PerfTracer::consumer_main() {
+  if (consumer_cpu_ >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(consumer_cpu_, &set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return started_ || stop_; });
+    if (stop_) return;
+  }
+  std::vector<pollfd> pfds;
+  for (auto& r : rings_) pfds.push_back({r.leader_fd, POLLIN, 0});
+  pfds.push_back({wake_fd_, POLLIN, 0});
+  for (;;) {
+    int n = poll(pfds.data(), pfds.size(), 200);
+    if (n > 0) wakeups_.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t eventfd_value;
+    if (pfds.back().revents & POLLIN) (void)!read(wake_fd_, &eventfd_value, sizeof eventfd_value);
+    std::uint64_t want;
+    bool stop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      want = drain_requested_;
+      stop = stop_;
+    }
+    for (auto& r : rings_) read_ring(r);
+    if (want != drain_completed_) {
+      flush_rings();
+      for (auto& r : rings_) read_ring(r);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        drain_completed_ = want;
+      }
+      cv_.notify_all();
+    }
+    if (stop) return;
+  }
+}
+
+Status PerfTracer::drain() {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  if (!attached_) return Status::error("perf: drain() before attach()");
+  std::unique_lock<std::mutex> lock(mu_);
+  std::uint64_t want = ++drain_requested_;
+  std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return drain_completed_ >= want; }))
+    return Status::error("perf consumer did not finish draining within 20 s");
+  lock.unlock();
+  std::uint64_t hits = 0, lost = 0;
+  for (auto& r : rings_) {
+    for (int fd : r.fds) {
+      std::uint64_t v[2] = {0, 0};
+      if (read(fd, v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
+        hits += v[0];
+        lost += v[1];
+      }
+    }
+  }
+  kernel_hits_ = hits;
+  kernel_lost_ = lost;
+  return Status::ok();
+}
+
+EventCounts PerfTracer::counts() {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  EventCounts c;
+  c.recorded = samples_.load();
+  c.lost = lost_.load();
+  c.exact = exact_;
+  return c;
+}
+
+nlohmann::json PerfTracer::details() const {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  nlohmann::json j = nlohmann::json::object();
+  if (event_label_.empty()) return j;  // not attached
+  j["event"] = event_label_;
+  j["rings"] = rings_.size();
+  j["event_fds"] = event_fds();
+  j["mmap_pages"] = config_.mmap_pages;
+  j["consumer_cpu"] = consumer_cpu_;
+  j["lost_records"] = lost_records_.load();
+  j["foreign_samples"] = foreign_.load();
+  j["flush_samples"] = flush_samples_.load();
+  j["bytes_consumed"] = bytes_.load();
+  j["consumer_wakeups"] = wakeups_.load();
+  j["throttle_records"] = throttles_.load();
+  j["kernel_hits"] = kernel_hits_;
+  j["kernel_lost_samples"] = kernel_lost_;
+  return j;
+}
+
+void PerfTracer::stop_consumer() noexcept {
+  if (consumer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (wake_fd_ >= 0) {
+      std::uint64_t one = 1;
+      (void)!write(wake_fd_, &one, sizeof one);
+    }
+    consumer_.join();
+  }
+}
+
+void PerfTracer::teardown() noexcept {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  stop_consumer();
+  for (auto& r : rings_) {
+    for (int fd : r.fds) {
+      ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    }
+    if (r.base) munmap(r.base, r.map_bytes);
+    for (int fd : r.fds) close(fd);
+    if (r.flush_fd >= 0) close(r.flush_fd);
+  }
+  rings_.clear();
+  uprobe_path_.clear();  // only after every event fd is closed
+  remove_uprobe_event();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+  attached_ = false;
+  consumer_tid_ = 0;
+}
+
+}  // namespace tracebench::perf
+
+namespace tracebench::perf {
+namespace {
+// Uprobe events "tracebench:tb<pid>_p<n>_*" whose owning pid is gone (a run
+// killed with SIGKILL); perf events themselves die with their process.
+std::vector<std::string> cleanup_stale() {
+  std::vector<std::string> removed;
+  const char* dir = tracefs_tracing_dir();
+  if (!dir) return removed;
+  std::istringstream in(read_text(std::string(dir) + "/uprobe_events"));
+  std::string line;
+  const std::string prefix = "p:tracebench/tb";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::string name = line.substr(std::strlen("p:tracebench/"), line.find(' ') - std::strlen("p:tracebench/"));
+    std::size_t i = 2, j = 2;
+    while (j < name.size() && isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (j == i || j + 1 >= name.size() || name.compare(j, 2, "_p") != 0) continue;
+    long pid = std::stol(name.substr(i, j - i));
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (write_uprobe_events("-:tracebench/" + name + "\n"))
+      removed.push_back("uprobe event tracebench:" + name + " (pid " + std::to_string(pid) + " is gone)");
+  }
+  return removed;
+}
+}  // namespace
+}  // namespace tracebench::perf
+
+TRACEBENCH_REGISTER_TRACER(perf, [] { return std::make_unique<tracebench::perf::PerfTracer>(); });
+TRACEBENCH_REGISTER_CLEANUP(perf, [] { return tracebench::perf::cleanup_stale(); });

@@ -1,0 +1,123 @@
+// perf adapter: perf_event_open on a tracepoint (or a uprobe through the
+// uprobe PMU) with PERF_SAMPLE_RAW|TID|TIME and period 1, scoped to the
+// target process (one event per thread and CPU, inherit for later threads),
+// written into one mmap ring per CPU that a consumer thread, pinned away from
+// the measured CPU, drains while the workload runs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tracers/tracer.h"
+
+namespace tracebench::perf {
+
+struct PerfConfig {
+  std::string event;            // "system:event" override for syscall probes
+  bool id_filter = true;        // raw_syscalls: PERF_EVENT_IOC_SET_FILTER "id == N"
+  std::size_t mmap_pages = 64;  // data pages per CPU ring (power of two)
+  std::size_t wakeup_events = 0;  // 0 = wake the consumer at half a ring
+  int consumer_cpu = -2;        // -2 = CPU 0 when there are >1 CPUs; -1 = unpinned
+  std::string clock;            // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
+  bool uprobe_pmu = false;      // uprobe=pmu: the uprobe PMU instead of a tracefs uprobe event
+};
+
+Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out);
+
+class PerfTracer final : public Tracer {
+ public:
+  PerfTracer() = default;
+  ~PerfTracer() override;
+
+  std::string_view name() const override { return "perf"; }
+  std::string_view description() const override;
+  Availability available() override;
+  std::vector<std::string> actions() const override { return {"count"}; }
+  bool supports(const ProbePoint& probe) const override;
+  std::map<std::string, std::string> versions() const override;
+
+  Status attach(const AttachSpec& spec) override;
+  Status enable() override;
+  Status disable() override;
+  Status drain() override;
+  EventCounts counts() override;
+  nlohmann::json details() const override;
+  void teardown() noexcept override;
+
+  // For tests.
+  std::size_t event_fds() const;
+  int consumer_cpu() const { return consumer_cpu_; }
+
+ private:
+  struct Ring {
+    int cpu = -1;
+    int leader_fd = -1;
+    int flush_fd = -1;          // consumer-thread page-fault event on this CPU, see drain()
+    void* base = nullptr;
+    std::size_t map_bytes = 0;
+    std::vector<int> fds;       // leader first
+  };
+
+  Status open_events(const AttachSpec& spec);
+  Status create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset);
+  void remove_uprobe_event() noexcept;
+  void consumer_main();
+  void read_ring(Ring& ring);
+  void flush_rings();
+  void stop_consumer() noexcept;
+
+  // Entry points lock this: the harness's signal watcher may call teardown()
+  // while the main thread is inside another call.
+  mutable std::recursive_mutex api_mu_;
+  PerfConfig config_;
+  std::vector<Ring> rings_;
+  std::uint32_t type_ = 0;
+  std::uint64_t config_id_ = 0;
+  bool check_type_ = true;      // tracepoints: RAW common_type must match
+  bool exact_ = true;
+  bool attached_ = false;
+  std::string event_label_;
+  // The uprobe PMU reads attr.config1 as a pointer to the path again each
+  // time an inherited event is created (at every clone of a traced thread),
+  // so the string must live as long as the events.
+  std::string uprobe_path_;
+  std::string uprobe_event_;   // tracefs uprobe event we created (group tracebench)
+  static constexpr const char* kUprobeGroup = "tracebench";
+  std::size_t page_size_ = 4096;
+  int consumer_cpu_ = -1;
+
+  std::thread consumer_;
+  int wake_fd_ = -1;
+  pid_t consumer_tid_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint64_t drain_requested_ = 0;
+  std::uint64_t drain_completed_ = 0;
+  bool stop_ = false;
+  bool started_ = false;
+
+  std::atomic<std::uint64_t> samples_{0};
+  std::atomic<std::uint64_t> lost_{0};
+  std::atomic<std::uint64_t> lost_records_{0};
+  std::atomic<std::uint64_t> foreign_{0};   // samples of another type (must stay 0)
+  std::atomic<std::uint64_t> flush_samples_{0};
+  std::atomic<std::uint64_t> bytes_{0};
+  std::atomic<std::uint64_t> wakeups_{0};
+  std::atomic<std::uint64_t> throttles_{0};  // PERF_RECORD_THROTTLE seen
+  // From read(2) on every event fd (PERF_FORMAT_LOST), taken in drain(): the
+  // kernel's own hit count and lost-sample count, a cross-check of the rings.
+  std::uint64_t kernel_hits_ = 0;
+  std::uint64_t kernel_lost_ = 0;
+  std::vector<char> scratch_;              // consumer-only: records that wrap
+};
+
+}  // namespace tracebench::perf
