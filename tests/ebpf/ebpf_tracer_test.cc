@@ -1,0 +1,544 @@
+// Drives the eBPF adapter directly: attach -> enable -> fire N -> disable ->
+// drain -> counts() == N, for every attach type and action the running kernel
+// supports; the attach types it refuses must fail with the kernel's error.
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "ebpf_sites.h"
+#include "tracers/ebpf/ebpf_tracer.h"
+
+namespace tracebench::ebpf {
+namespace {
+
+constexpr std::uint64_t kN = 2000;
+
+// Why the BPF tests cannot run here, or "" when they can.
+std::string skip_reason() {
+  if (geteuid() != 0) return "needs root (CAP_BPF + CAP_PERFMON) to load BPF programs";
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux"))
+    return "kernel has no BTF (/sys/kernel/btf/vmlinux)";
+  return "";
+}
+
+#define TB_SKIP_UNLESS_BPF()                                        \
+  do {                                                              \
+    std::string why = skip_reason();                                \
+    if (!why.empty()) GTEST_SKIP() << "skipping: " << why;          \
+  } while (0)
+
+ProbePoint getpid_probe() { return {"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""}; }
+ProbePoint func_probe() {
+  return {"user:tb_ebpf_test_site", ProbeKind::kUserFunction, "tb_ebpf_test_site",
+          reinterpret_cast<std::uintptr_t>(&tb_ebpf_test_site), ""};
+}
+ProbePoint usdt_probe() { return {"usdt:tb_ebpf_test:site", ProbeKind::kUsdt, "tb_ebpf_test:site", 0, ""}; }
+ProbePoint usdt_sem_probe() {
+  return {"usdt:tb_ebpf_test:sem_site", ProbeKind::kUsdt, "tb_ebpf_test:sem_site", 0, ""};
+}
+
+ProbePoint probe_for(const std::string& attach) {
+  if (attach == "uprobe" || attach == "uretprobe") return func_probe();
+  if (attach == "usdt") return usdt_probe();
+  return getpid_probe();
+}
+
+void fire(const ProbePoint& p, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n; i++) {
+    switch (p.kind) {
+      case ProbeKind::kSyscall:
+        if (p.target == "read") {
+          char c;
+          (void)!::read(-1, &c, 1);
+        } else {
+          syscall(SYS_getpid);
+        }
+        break;
+      case ProbeKind::kUserFunction: tb_ebpf_test_site(static_cast<int>(i)); break;
+      case ProbeKind::kUsdt:
+        if (p.target == "tb_ebpf_test:sem_site")
+          tb_ebpf_test_sem_site(static_cast<int>(i));
+        else
+          tb_ebpf_test_site(static_cast<int>(i));
+        break;
+      default: break;
+    }
+  }
+}
+
+struct RunResult {
+  Status status = Status::ok();
+  EventCounts counts;
+  nlohmann::json details;
+  std::vector<std::uint32_t> prog_ids, link_ids;
+};
+
+// The harness's sequence, with `blocks` enable/disable windows of n events.
+RunResult run(const AttachSpec& spec, std::uint64_t n, int blocks = 2) {
+  RunResult r;
+  EbpfTracer t;
+  r.status = t.attach(spec);
+  for (int b = 0; r.status && b < blocks; b++) {
+    fire(spec.probe, n);  // disabled: must not be seen
+    r.status = t.enable();
+    if (!r.status) break;
+    fire(spec.probe, n);
+    r.status = t.disable();
+  }
+  if (r.status) fire(spec.probe, n);
+  if (r.status) r.status = t.drain();
+  if (r.status) {
+    r.counts = t.counts();
+    r.details = t.details();
+  }
+  r.prog_ids = t.program_ids();
+  r.link_ids = t.link_ids();
+  t.teardown();
+  return r;
+}
+
+bool prog_alive(std::uint32_t id) {
+  int fd = bpf_prog_get_fd_by_id(id);
+  if (fd >= 0) {
+    close(fd);
+    return true;
+  }
+  return errno != ENOENT;
+}
+bool link_alive(std::uint32_t id) {
+  int fd = bpf_link_get_fd_by_id(id);
+  if (fd >= 0) {
+    close(fd);
+    return true;
+  }
+  return errno != ENOENT;
+}
+
+// Kernel objects are freed after an RCU grace period; wait up to 5 s.
+bool all_gone(const std::vector<std::uint32_t>& progs, const std::vector<std::uint32_t>& links) {
+  for (int i = 0; i < 500; i++) {
+    bool any = false;
+    for (auto id : progs) any |= prog_alive(id);
+    for (auto id : links) any |= link_alive(id);
+    if (!any) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// --- every attach type x every action -------------------------------------
+
+using Combo = std::tuple<std::string, std::string>;  // attach, action
+
+class AttachActionTest : public ::testing::TestWithParam<Combo> {};
+
+TEST_P(AttachActionTest, CountsExactlyWhatFiredWhileEnabled) {
+  TB_SKIP_UNLESS_BPF();
+  const auto& [attach, action] = GetParam();
+  AttachSpec spec;
+  spec.probe = probe_for(attach);
+  spec.action = action;
+  spec.options["attach"] = attach;
+  spec.options["stats"] = "on";  // the kernel's own count and time, checked below
+  const auto& avail = EbpfTracer::attach_type_availability();
+  ASSERT_EQ(avail.count(attach), 1u);
+  RunResult r = run(spec, kN);
+  if (!avail.at(attach).ok) {
+    // Refused by this kernel: the same error, found by trying, every time.
+    ASSERT_FALSE(r.status) << attach << " worked although the probe said: " << avail.at(attach).reason;
+    EXPECT_FALSE(avail.at(attach).reason.empty());
+    EXPECT_NE(r.status.message().find(attach), std::string::npos) << r.status.message();
+    std::cout << "[ refused ] " << attach << "/" << action << ": " << r.status.message() << "\n";
+    EXPECT_TRUE(all_gone(r.prog_ids, r.link_ids));
+    return;
+  }
+  ASSERT_TRUE(r.status) << r.status.message();
+  const std::uint64_t fired = 2 * kN;
+  if (action == "empty") {
+    EXPECT_FALSE(r.counts.exact);
+    EXPECT_GE(r.counts.recorded, fired);  // kernel run count, unfiltered program
+  } else {
+    EXPECT_TRUE(r.counts.exact);
+    EXPECT_EQ(r.counts.lost, 0u) << r.details.dump();
+    EXPECT_EQ(r.counts.recorded, fired) << r.details.dump();
+  }
+  if (action == "ringbuf" || action == "perfbuf") {
+    EXPECT_EQ(r.counts.payload_verified, r.counts.recorded * 64) << r.details.dump();
+  }
+  // Second measurement: the kernel's own run count and time.
+  ASSERT_TRUE(r.details.contains("kernel_stats"));
+  EXPECT_TRUE(r.details["kernel_stats"]["enabled"].get<bool>()) << r.details.dump();
+  EXPECT_GE(r.details["kernel_stats"]["run_cnt"].get<std::uint64_t>(), fired);
+  EXPECT_GT(r.details["kernel_stats"]["run_time_ns"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(r.details["program"].get<std::string>().rfind("tb_", 0), 0u);
+  EXPECT_EQ(r.details["enables"].get<int>(), 2);
+  // Nothing of ours is left after teardown.
+  ASSERT_FALSE(r.prog_ids.empty());
+  EXPECT_TRUE(all_gone(r.prog_ids, r.link_ids));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, AttachActionTest,
+    ::testing::Combine(::testing::Values("tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe",
+                                         "usdt", "fentry", "fexit", "kprobe"),
+                       ::testing::Values("empty", "count", "hash", "ringbuf", "perfbuf")),
+    [](const ::testing::TestParamInfo<Combo>& info) {
+      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+    });
+
+// --- availability ---------------------------------------------------------
+
+TEST(EbpfAvailability, EveryAttachTypeProbedByTrying) {
+  TB_SKIP_UNLESS_BPF();
+  EbpfTracer t;
+  Availability a = t.available();
+  EXPECT_TRUE(a.ok) << a.reason;
+  const auto& types = EbpfTracer::attach_type_availability();
+  EXPECT_EQ(types.size(), 9u);
+  for (const auto& [name, av] : types) {
+    std::cout << "  " << name << ": " << (av.ok ? "ok" : "refused: " + av.reason) << "\n";
+    if (!av.ok) {
+      EXPECT_FALSE(av.reason.empty()) << name;
+    }
+  }
+  // The host this suite is developed on: these must work.
+  for (const char* must : {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt"})
+    EXPECT_TRUE(types.at(must).ok) << must << ": " << types.at(must).reason;
+  nlohmann::json d = t.details();
+  ASSERT_TRUE(d.contains("attach_types"));
+  EXPECT_EQ(d["attach_types"].size(), 9u);
+}
+
+// --- ring buffer wakeup policy x consumer mode ----------------------------
+
+using RbCombo = std::tuple<std::string, std::string>;  // wakeup, consumer
+class RingbufModeTest : public ::testing::TestWithParam<RbCombo> {};
+
+TEST_P(RingbufModeTest, RecordedPlusLostEqualsFiredAndPayloadVerified) {
+  TB_SKIP_UNLESS_BPF();
+  const auto& [wakeup, consumer] = GetParam();
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "ringbuf";
+  spec.payload_bytes = 200;  // -> 200-byte records (multiple of 8)
+  spec.options = {{"wakeup", wakeup}, {"consumer", consumer}};
+  RunResult r = run(spec, kN);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_TRUE(r.counts.exact);
+  EXPECT_EQ(r.counts.recorded + r.counts.lost, 2 * kN) << r.details.dump();
+  EXPECT_GT(r.counts.recorded, 0u);
+  EXPECT_EQ(r.counts.payload_verified, r.counts.recorded * 200);
+  EXPECT_EQ(r.details["options"]["wakeup"], wakeup);
+  EXPECT_EQ(r.details["consumer"]["mode"], consumer);
+  EXPECT_EQ(r.details["consumer"]["cpu"], 0);
+  EXPECT_EQ(r.details["consumer"]["bad_records"], 0);
+  EXPECT_FALSE(r.details["consumer"].contains("pin_error")) << r.details.dump();
+  // The wakeup policy takes effect: force = an irq_work per record, none
+  // with no_wakeup (the count is system-wide, so allow background noise).
+  const auto iwi = r.details["irq_work_interrupts_while_enabled"].get<std::int64_t>();
+  if (wakeup == "force") {
+    EXPECT_GE(iwi, static_cast<std::int64_t>(kN)) << r.details.dump();
+  }
+  if (wakeup == "no_wakeup") {
+    // Other processes' perf/ring buffers also raise irq_work; half the
+    // records still separates this from force (one per record).
+    EXPECT_LT(iwi, static_cast<std::int64_t>(kN)) << r.details.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, RingbufModeTest,
+                         ::testing::Combine(::testing::Values("default", "no_wakeup", "force"),
+                                            ::testing::Values("epoll", "spin")),
+                         [](const ::testing::TestParamInfo<RbCombo>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+
+TEST(EbpfRingbuf, FullBufferDropsAreCounted) {
+  TB_SKIP_UNLESS_BPF();
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "ringbuf";
+  // 4 KiB ring, 512-byte records, a consumer that is never woken and polls
+  // once a second: most records cannot fit.
+  spec.options = {{"wakeup", "no_wakeup"}, {"buffer_kb", "4"}, {"record_bytes", "512"},
+                  {"poll_ms", "1000"}};
+  AttachSpec s2 = spec;
+  RunResult r = run(spec, kN, 1);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_GT(r.counts.lost, 0u) << r.details.dump();
+  EXPECT_GT(r.counts.recorded, 0u);
+  EXPECT_EQ(r.counts.recorded + r.counts.lost, kN);
+  EXPECT_EQ(r.counts.payload_verified, r.counts.recorded * 512);
+  EXPECT_EQ(r.details["drops"].get<std::uint64_t>(), r.counts.lost);
+}
+
+TEST(EbpfPerfbuf, SmallBufferLossesAreCountedOnce) {
+  TB_SKIP_UNLESS_BPF();
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "perfbuf";
+  spec.options = {{"buffer_kb", "4"}, {"record_bytes", "1024"}, {"poll_ms", "1000"}};
+  RunResult r = run(spec, kN, 1);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_EQ(r.counts.recorded + r.counts.lost, kN) << r.details.dump();
+  EXPECT_EQ(r.counts.payload_verified, r.counts.recorded * 1024);
+}
+
+// --- threads ---------------------------------------------------------------
+
+void fire_threads(EbpfTracer& t, const ProbePoint& p, int threads, std::uint64_t n) {
+  ASSERT_TRUE(t.enable());
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; i++) ts.emplace_back([&] { fire(p, n); });
+  for (auto& th : ts) th.join();
+  ASSERT_TRUE(t.disable());
+  ASSERT_TRUE(t.drain());
+}
+
+TEST(EbpfThreads, HashKeyedByTidSeesEveryThread) {
+  TB_SKIP_UNLESS_BPF();
+  for (const char* map : {"percpu", "shared"}) {
+    EbpfTracer t;
+    AttachSpec spec;
+    spec.probe = getpid_probe();
+    spec.action = "hash";
+    spec.options = {{"hash_map", map}};
+    ASSERT_TRUE(t.attach(spec));
+    fire_threads(t, spec.probe, 4, kN);
+    EventCounts c = t.counts();
+    EXPECT_EQ(c.recorded, 4 * kN) << map;
+    EXPECT_EQ(c.lost, 0u);
+    EXPECT_EQ(t.details()["hash_keys"].get<std::uint64_t>(), 4u) << map;
+  }
+}
+
+TEST(EbpfThreads, HashFullIsCountedAsLost) {
+  TB_SKIP_UNLESS_BPF();
+  EbpfTracer t;
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "hash";
+  spec.options = {{"hash_map", "shared"}, {"hash_entries", "2"}};
+  ASSERT_TRUE(t.attach(spec));
+  fire_threads(t, spec.probe, 4, 100);
+  EventCounts c = t.counts();
+  // Threads run one after another or overlap; either way only 2 tids fit.
+  EXPECT_EQ(c.recorded + c.lost, 400u);
+  EXPECT_LE(t.details()["hash_keys"].get<std::uint64_t>(), 2u);
+}
+
+TEST(EbpfThreads, UprobeAndUsdtCountEveryThreadOfTheProcess) {
+  TB_SKIP_UNLESS_BPF();
+  for (const ProbePoint& p : {func_probe(), usdt_probe(), usdt_sem_probe()}) {
+    EbpfTracer t;
+    AttachSpec spec;
+    spec.probe = p;
+    ASSERT_TRUE(t.attach(spec)) << p.name;
+    fire_threads(t, p, 3, 500);
+    EXPECT_EQ(t.counts().recorded, 1500u) << p.name;
+  }
+}
+
+// --- other probes and options ---------------------------------------------
+
+TEST(EbpfProbes, ReadSyscallOnEveryKernelSideAttachType) {
+  TB_SKIP_UNLESS_BPF();
+  ProbePoint p{"syscall:read", ProbeKind::kSyscall, "read", 0, ""};
+  for (const char* attach : {"tracepoint", "raw_tp", "tp_btf"}) {
+    AttachSpec spec;
+    spec.probe = p;
+    spec.options = {{"attach", attach}};
+    RunResult r = run(spec, 500);
+    ASSERT_TRUE(r.status) << attach << ": " << r.status.message();
+    EXPECT_EQ(r.counts.recorded, 1000u) << attach;
+  }
+}
+
+TEST(EbpfProbes, SemaphoreGuardedUsdtSiteFiresOnlyWhileAttached) {
+  TB_SKIP_UNLESS_BPF();
+  AttachSpec spec;
+  spec.probe = usdt_sem_probe();
+  RunResult r = run(spec, 700);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_EQ(r.counts.recorded, 1400u);
+}
+
+TEST(EbpfOptions, BadInputIsAClearErrorAndLoadsNothing) {
+  TB_SKIP_UNLESS_BPF();
+  struct Case {
+    ProbePoint probe;
+    std::string action;
+    std::map<std::string, std::string> options;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {getpid_probe(), "count", {{"bogus", "1"}}, "unknown option 'bogus'"},
+      {getpid_probe(), "record", {}, "unknown action 'record'"},
+      {getpid_probe(), "count", {{"attach", "uprobe"}}, "cannot attach to"},
+      {func_probe(), "count", {{"attach", "tracepoint"}}, "cannot attach to"},
+      {getpid_probe(), "count", {{"attach", "xdp"}}, "unknown attach type 'xdp'"},
+      {getpid_probe(), "ringbuf", {{"wakeup", "sometimes"}}, "wakeup must be"},
+      {getpid_probe(), "count", {{"wakeup", "force"}}, "ringbuf action only"},
+      {getpid_probe(), "ringbuf", {{"consumer", "lazy"}}, "consumer must be"},
+      {getpid_probe(), "ringbuf", {{"buffer_kb", "3"}}, "power of two"},
+      {getpid_probe(), "ringbuf", {{"record_bytes", "12"}}, "multiple of 8"},
+      {getpid_probe(), "ringbuf", {{"record_bytes", "8192"}}, "multiple of 8"},
+      {getpid_probe(), "empty", {{"stats", "off"}}, "needs stats=on"},
+      {getpid_probe(), "hash", {{"hash_map", "lru"}}, "hash_map must be"},
+      {{"marker", ProbeKind::kMarker, "", 0, ""}, "count", {}, "cannot attach to probe"},
+      {{"syscall:nope", ProbeKind::kSyscall, "no_such_syscall", 0, ""}, "count", {},
+       "no tracepoint syscalls:sys_enter_no_such_syscall"},
+      {{"user:x", ProbeKind::kUserFunction, "tb_no_such_symbol_xyz", 0, ""}, "count", {},
+       "tb_no_such_symbol_xyz"},
+      {{"usdt:x", ProbeKind::kUsdt, "nocolon", 0, ""}, "count", {}, "provider:name"},
+  };
+  for (const auto& c : cases) {
+    EbpfTracer t;
+    AttachSpec spec;
+    spec.probe = c.probe;
+    spec.action = c.action;
+    spec.options = c.options;
+    Status st = t.attach(spec);
+    if (st) st = t.enable();  // some targets only fail when attached
+    ASSERT_FALSE(st) << c.expect;
+    EXPECT_NE(st.message().find(c.expect), std::string::npos)
+        << "expected '" << c.expect << "' in: " << st.message();
+    auto ids = t.program_ids();
+    t.teardown();
+    EXPECT_TRUE(all_gone(ids, {}));
+  }
+}
+
+TEST(EbpfStats, OffByDefaultAndExplained) {
+  TB_SKIP_UNLESS_BPF();
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  RunResult r = run(spec, 100);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_EQ(r.counts.recorded, 200u);
+  EXPECT_FALSE(r.details["kernel_stats"]["enabled"].get<bool>());
+  EXPECT_NE(r.details["kernel_stats"]["reason"].get<std::string>().find("stats=on"), std::string::npos);
+  EXPECT_FALSE(r.details.contains("attach_types"));  // only for `env` (not attached)
+}
+
+TEST(EbpfLifecycle, EnableAgainAfterDrainKeepsConsuming) {
+  TB_SKIP_UNLESS_BPF();
+  EbpfTracer t;
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "ringbuf";
+  ASSERT_TRUE(t.attach(spec));
+  for (int round = 0; round < 2; round++) {
+    ASSERT_TRUE(t.enable());
+    fire(spec.probe, 300);
+    ASSERT_TRUE(t.disable());
+    ASSERT_TRUE(t.drain());
+  }
+  EventCounts c = t.counts();
+  EXPECT_EQ(c.recorded + c.lost, 600u);
+  EXPECT_EQ(c.lost, 0u);
+}
+
+TEST(EbpfLifecycle, TeardownIsSafeAnytimeAndTwice) {
+  TB_SKIP_UNLESS_BPF();
+  EbpfTracer t;
+  t.teardown();
+  EXPECT_FALSE(t.enable());
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "ringbuf";
+  ASSERT_TRUE(t.attach(spec));
+  ASSERT_TRUE(t.enable());
+  fire(spec.probe, 10);
+  auto progs = t.program_ids();
+  auto links = t.link_ids();
+  t.teardown();  // while enabled, consumer running
+  t.teardown();
+  EXPECT_TRUE(all_gone(progs, links));
+  EXPECT_EQ(t.counts().recorded, 0u);
+}
+
+// A process killed by SIGTERM/SIGINT while enabled leaves nothing behind.
+void kill_while_enabled(int sig) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    EbpfTracer t;
+    AttachSpec spec;
+    spec.probe = getpid_probe();
+    spec.action = "ringbuf";
+    if (!t.attach(spec) || !t.enable()) _exit(2);
+    std::uint32_t ids[2] = {t.program_ids().at(0), t.link_ids().empty() ? 0u : t.link_ids()[0]};
+    if (write(fds[1], ids, sizeof ids) != sizeof ids) _exit(3);
+    for (;;) syscall(SYS_getpid);
+  }
+  close(fds[1]);
+  std::uint32_t ids[2] = {0, 0};
+  ASSERT_EQ(read(fds[0], ids, sizeof ids), static_cast<ssize_t>(sizeof ids));
+  close(fds[0]);
+  EXPECT_TRUE(prog_alive(ids[0]));
+  ASSERT_NE(ids[1], 0u);
+  EXPECT_TRUE(link_alive(ids[1]));
+  kill(child, sig);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(all_gone({ids[0]}, {ids[1]}));
+}
+
+TEST(EbpfLifecycle, SigtermWhileEnabledLeavesNothing) {
+  TB_SKIP_UNLESS_BPF();
+  kill_while_enabled(SIGTERM);
+}
+
+TEST(EbpfLifecycle, SigintWhileEnabledLeavesNothing) {
+  TB_SKIP_UNLESS_BPF();
+  kill_while_enabled(SIGINT);
+}
+
+TEST(EbpfCleanup, NoPinsUnderSysFsBpf) {
+  std::error_code ec;
+  if (std::filesystem::is_directory("/sys/fs/bpf", ec)) {
+    for (const auto& e : std::filesystem::directory_iterator("/sys/fs/bpf", ec))
+      EXPECT_NE(e.path().filename().string().rfind("tracebench", 0), 0u) << e.path();
+  }
+  // The registered cleanup runs and removes nothing (we never pin).
+  bool found = false;
+  for (auto& [name, fn] : cleanup_registry()) {
+    if (name == "ebpf") {
+      found = true;
+      EXPECT_TRUE(fn().empty());
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(EbpfRegistry, RegisteredAsEbpf) {
+  auto t = make_tracer("ebpf");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->name(), "ebpf");
+  EXPECT_TRUE(t->supports(getpid_probe()));
+  EXPECT_TRUE(t->supports(func_probe()));
+  EXPECT_TRUE(t->supports(usdt_probe()));
+  EXPECT_FALSE(t->supports({"marker", ProbeKind::kMarker, "", 0, ""}));
+  auto v = t->versions();
+  EXPECT_FALSE(v["libbpf"].empty());
+}
+
+}  // namespace
+}  // namespace tracebench::ebpf

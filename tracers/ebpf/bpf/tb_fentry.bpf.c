@@ -1,0 +1,6 @@
+/* BPF trampolines on a kernel function; the target (e.g. __do_sys_getpid) is
+ * set with bpf_program__set_attach_target() before load. */
+#include "tb_common.bpf.h"
+
+TB_BTF_ACTIONS("fentry", tb_fen, tb_ours())
+TB_BTF_ACTIONS("fexit", tb_fex, tb_ours())

@@ -1,0 +1,761 @@
+#include "ebpf_tracer.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "bpf/tb_shared.h"
+#include "libbpf_log.h"
+#include "self_probe.h"
+
+#ifndef TB_BPFTOOL_VERSION
+#define TB_BPFTOOL_VERSION "unknown"
+#endif
+#ifndef TB_BPF_CLANG_VERSION
+#define TB_BPF_CLANG_VERSION "unknown"
+#endif
+
+namespace tracebench::ebpf {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string errstr(int err) { return std::strerror(err < 0 ? -err : err); }
+
+std::string with_libbpf(std::string msg) {
+  std::string lib = libbpf_messages();
+  if (!lib.empty()) msg += " [" + lib + "]";
+  return msg;
+}
+
+// Syscalls a workload may name; raw_tp/tp_btf filter on the number.
+long syscall_number(const std::string& name) {
+  static const std::map<std::string, long> table = {
+      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
+      {"getuid", SYS_getuid},   {"read", SYS_read},       {"write", SYS_write},
+      {"pread64", SYS_pread64}, {"pwrite64", SYS_pwrite64}, {"close", SYS_close},
+      {"openat", SYS_openat},   {"futex", SYS_futex},     {"nanosleep", SYS_nanosleep},
+      {"sched_yield", SYS_sched_yield}, {"clock_gettime", SYS_clock_gettime},
+      {"ioctl", SYS_ioctl},     {"lseek", SYS_lseek},     {"fstat", SYS_fstat},
+  };
+  auto it = table.find(name);
+  return it == table.end() ? -1 : it->second;
+}
+
+#if defined(__x86_64__)
+constexpr const char* kSyscallPrefix = "__x64_sys_";
+#elif defined(__aarch64__)
+constexpr const char* kSyscallPrefix = "__arm64_sys_";
+#else
+constexpr const char* kSyscallPrefix = "sys_";
+#endif
+
+bool valid_ident(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+const char* tracefs_dir() {
+  static const char* dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+  for (const char* d : dirs) {
+    std::error_code ec;
+    if (fs::exists(std::string(d) + "/events", ec)) return d;
+  }
+  return nullptr;
+}
+
+bool parse_uint(const std::string& s, std::uint64_t lo, std::uint64_t hi, std::uint64_t* out) {
+  if (s.empty() || s.size() > 12) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
+
+std::atomic<bool> g_mounted_tracefs{false};
+
+}  // namespace
+
+// IRQ work interrupts of all CPUs (/proc/interrupts "IWI"): how ring/perf
+// buffer wakeups show up (each is an irq_work, a self-IPI).  -1 if unknown.
+std::int64_t irq_work_interrupts() {
+  FILE* f = std::fopen("/proc/interrupts", "re");
+  if (!f) return -1;
+  char line[4096];
+  std::int64_t total = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    char* p = line;
+    while (*p == ' ') p++;
+    if (std::strncmp(p, "IWI:", 4) != 0) continue;
+    p += 4;
+    total = 0;
+    const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    for (long c = 0; c < ncpu; c++) {
+      char* end = nullptr;
+      long long v = std::strtoll(p, &end, 10);
+      if (end == p) break;
+      total += v;
+      p = end;
+    }
+    break;
+  }
+  std::fclose(f);
+  return total;
+}
+
+Status ensure_tracefs(bool* mounted_by_us) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (mounted_by_us) *mounted_by_us = g_mounted_tracefs.load();
+  if (tracefs_dir()) return Status::ok();
+  if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0) {
+    const int err = errno;
+    return Status::error(
+        "tracefs is not mounted and mounting it at /sys/kernel/tracing failed (" + errstr(err) +
+        "); mount it with `mount -t tracefs nodev /sys/kernel/tracing` (needs root)");
+  }
+  g_mounted_tracefs = true;
+  if (mounted_by_us) *mounted_by_us = true;
+  return Status::ok();
+}
+
+bool EbpfTracer::supports(const ProbePoint& probe) const {
+  switch (probe.kind) {
+    case ProbeKind::kSyscall:
+    case ProbeKind::kUserFunction:
+    case ProbeKind::kUsdt:
+    case ProbeKind::kKernelFunction: return true;
+    default: return false;
+  }
+}
+
+std::map<std::string, std::string> EbpfTracer::versions() const {
+  std::map<std::string, std::string> v;
+  v["libbpf"] = libbpf_version_string();
+  v["bpftool (build)"] = TB_BPFTOOL_VERSION;
+  v["clang -target bpf (build)"] = TB_BPF_CLANG_VERSION;
+  struct utsname u;
+  if (uname(&u) == 0) v["kernel"] = u.release;
+  return v;
+}
+
+Status EbpfTracer::parse_options(const AttachSpec& spec) {
+  static const std::set<std::string> known = {
+      "attach", "wakeup", "consumer", "consumer_cpu", "poll_ms", "buffer_kb",
+      "record_bytes", "hash_map", "hash_entries", "stats"};
+  for (const auto& [k, v] : spec.options) {
+    if (!known.count(k)) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      return Status::error("ebpf: unknown option '" + k + "'; known options: " + list);
+    }
+  }
+  auto opt = [&](const char* k, const std::string& def) {
+    auto it = spec.options.find(k);
+    return it == spec.options.end() ? def : it->second;
+  };
+
+  // Action.
+  std::string action = spec.action.empty() || spec.action == "default" ? "count" : spec.action;
+  auto acts = actions();
+  if (std::find(acts.begin(), acts.end(), action) == acts.end())
+    return Status::error("ebpf: unknown action '" + action +
+                         "'; actions: empty, count (default), hash, ringbuf, perfbuf");
+  cfg_.action = action;
+
+  // Attach type, defaulting from the probe kind.
+  std::string def_attach;
+  switch (spec.probe.kind) {
+    case ProbeKind::kSyscall: def_attach = "tracepoint"; break;
+    case ProbeKind::kUserFunction: def_attach = "uprobe"; break;
+    case ProbeKind::kUsdt: def_attach = "usdt"; break;
+    case ProbeKind::kKernelFunction: def_attach = "fentry"; break;
+    default:
+      return Status::error("ebpf: cannot attach to probe '" + spec.probe.name + "' of kind " +
+                           std::string(to_string(spec.probe.kind)) +
+                           "; supported kinds: syscall, user function, usdt, kernel function");
+  }
+  std::string attach = opt("attach", def_attach);
+  if (!parse_attach_type(attach, &cfg_.attach))
+    return Status::error("ebpf: unknown attach type '" + attach +
+                         "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe");
+  const AttachType t = cfg_.attach;
+  bool compatible = false;
+  switch (spec.probe.kind) {
+    case ProbeKind::kSyscall:
+      compatible = t == AttachType::kTracepoint || t == AttachType::kRawTp ||
+                   t == AttachType::kTpBtf || t == AttachType::kFentry ||
+                   t == AttachType::kFexit || t == AttachType::kKprobe;
+      break;
+    case ProbeKind::kUserFunction:
+      compatible = t == AttachType::kUprobe || t == AttachType::kUretprobe;
+      break;
+    case ProbeKind::kUsdt: compatible = t == AttachType::kUsdt; break;
+    case ProbeKind::kKernelFunction:
+      compatible = t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
+      break;
+    default: break;
+  }
+  if (!compatible)
+    return Status::error("ebpf: attach=" + attach + " cannot attach to " +
+                         std::string(to_string(spec.probe.kind)) + " probe '" + spec.probe.name +
+                         "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
+                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe)");
+
+  // Ring buffer wakeup policy.
+  wakeup_ = opt("wakeup", "default");
+  if (wakeup_ == "default") cfg_.wakeup_flags = 0;
+  else if (wakeup_ == "no_wakeup") cfg_.wakeup_flags = BPF_RB_NO_WAKEUP;
+  else if (wakeup_ == "force") cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
+  else return Status::error("ebpf: wakeup must be default|no_wakeup|force, not '" + wakeup_ + "'");
+  if (wakeup_ != "default" && action != "ringbuf")
+    return Status::error("ebpf: wakeup=" + wakeup_ +
+                         " applies to the ringbuf action only (perf buffers wake per record)");
+
+  const std::string consumer = opt("consumer", "epoll");
+  if (consumer == "epoll") consumer_cfg_.mode = ConsumerMode::kEpoll;
+  else if (consumer == "spin") consumer_cfg_.mode = ConsumerMode::kSpin;
+  else return Status::error("ebpf: consumer must be epoll|spin, not '" + consumer + "'");
+
+  std::uint64_t v = 0;
+  const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+  if (!parse_uint(opt("consumer_cpu", "0"), 0, ncpu > 0 ? ncpu - 1 : 0, &v))
+    return Status::error("ebpf: consumer_cpu must be a CPU number 0.." + std::to_string(ncpu - 1));
+  consumer_cfg_.cpu = static_cast<int>(v);
+  if (!parse_uint(opt("poll_ms", "10"), 1, 10000, &v))
+    return Status::error("ebpf: poll_ms must be 1..10000");
+  consumer_cfg_.poll_ms = static_cast<int>(v);
+
+  // Record size: the payload the workload hands over, else 64 bytes.
+  std::uint64_t def_record = spec.payload_bytes ? (spec.payload_bytes + 7) / 8 * 8 : 64;
+  if (def_record < 8) def_record = 8;
+  if (def_record > TB_MAX_RECORD_BYTES)
+    return Status::error("ebpf: payload of " + std::to_string(spec.payload_bytes) +
+                         " bytes exceeds the largest record (" +
+                         std::to_string(TB_MAX_RECORD_BYTES) + " bytes)");
+  if (!parse_uint(opt("record_bytes", std::to_string(def_record)), 8, TB_MAX_RECORD_BYTES, &v) ||
+      v % 8)
+    return Status::error("ebpf: record_bytes must be a multiple of 8 in 8.." +
+                         std::to_string(TB_MAX_RECORD_BYTES));
+  cfg_.record_bytes = static_cast<std::uint32_t>(v);
+
+  const bool perf = action == "perfbuf";
+  if (!parse_uint(opt("buffer_kb", perf ? "256" : "4096"), 4, 1u << 20, &v) || !is_pow2(v))
+    return Status::error("ebpf: buffer_kb must be a power of two between 4 and 1048576");
+  buffer_kb_ = v;
+  const long page = sysconf(_SC_PAGESIZE);
+  if (v * 1024 < static_cast<std::uint64_t>(page))
+    return Status::error("ebpf: buffer_kb must be at least one page");
+  cfg_.ringbuf_bytes = static_cast<std::uint32_t>(v * 1024);
+  consumer_cfg_.perf_pages = v * 1024 / static_cast<std::uint64_t>(page);
+
+  const std::string hm = opt("hash_map", "percpu");
+  if (hm == "percpu") cfg_.hash_shared = false;
+  else if (hm == "shared") cfg_.hash_shared = true;
+  else return Status::error("ebpf: hash_map must be percpu|shared, not '" + hm + "'");
+  if (!parse_uint(opt("hash_entries", "10240"), 1, 1u << 24, &v))
+    return Status::error("ebpf: hash_entries must be 1..16777216");
+  cfg_.hash_entries = static_cast<std::uint32_t>(v);
+
+  // Kernel run stats cost two sched_clock() reads per run (about 90 ns per
+  // event on the development VM), so they are off unless asked for; the
+  // empty action has no other way to count and turns them on.
+  const std::string stats = opt("stats", action == "empty" ? "on" : "off");
+  if (stats == "on") stats_ = true;
+  else if (stats == "off") stats_ = false;
+  else return Status::error("ebpf: stats must be on|off, not '" + stats + "'");
+  if (!stats_ && action == "empty")
+    return Status::error(
+        "ebpf: action 'empty' records nothing, so its events are counted from the kernel's "
+        "run count; it needs stats=on");
+  return Status::ok();
+}
+
+Status EbpfTracer::resolve_target() {
+  const ProbePoint& p = spec_.probe;
+  pid_ = spec_.pid > 0 ? spec_.pid : static_cast<int>(getpid());
+  cfg_.tgid = static_cast<std::uint32_t>(pid_);
+  const AttachType t = cfg_.attach;
+  switch (p.kind) {
+    case ProbeKind::kSyscall: {
+      if (!valid_ident(p.target))
+        return Status::error("ebpf: probe '" + p.name + "' has no valid syscall name");
+      cfg_.sys_nr = syscall_number(p.target);
+      if (t == AttachType::kTracepoint) {
+        bool mounted = false;
+        TB_TRY(ensure_tracefs(&mounted));
+        std::string ev = std::string(tracefs_dir()) + "/events/syscalls/sys_enter_" + p.target;
+        std::error_code ec;
+        if (!fs::exists(ev, ec))
+          return Status::error("ebpf: no tracepoint syscalls:sys_enter_" + p.target + " (" + ev +
+                               " missing; needs CONFIG_FTRACE_SYSCALLS)");
+        target_desc_ = "syscalls:sys_enter_" + p.target;
+      } else if (t == AttachType::kRawTp || t == AttachType::kTpBtf) {
+        if (cfg_.sys_nr < 0)
+          return Status::error("ebpf: syscall '" + p.target +
+                               "' is not in the adapter's syscall table, so raw_tp/tp_btf cannot "
+                               "filter it; use attach=tracepoint");
+        target_desc_ = "raw_syscalls:sys_enter (id == " + std::to_string(cfg_.sys_nr) + ")";
+      } else if (t == AttachType::kKprobe) {
+        kernel_func_ = kSyscallPrefix + p.target;
+        target_desc_ = kernel_func_;
+      } else {  // fentry/fexit: the first syscall entry function that has BTF
+        clear_libbpf_messages();
+        btf* vmlinux = btf__load_vmlinux_btf();
+        if (!vmlinux)
+          return Status::error(with_libbpf("ebpf: loading the kernel's BTF failed: " +
+                                           errstr(errno) + " (needs CONFIG_DEBUG_INFO_BTF)"));
+        std::string tried;
+        for (std::string cand : {kSyscallPrefix + p.target, "__do_sys_" + p.target,
+                                 "ksys_" + p.target}) {
+          if (btf__find_by_name_kind(vmlinux, cand.c_str(), BTF_KIND_FUNC) >= 0) {
+            kernel_func_ = cand;
+            break;
+          }
+          tried += (tried.empty() ? "" : ", ") + cand;
+        }
+        btf__free(vmlinux);
+        if (kernel_func_.empty())
+          return Status::error("ebpf: none of " + tried + " is a function in the kernel's BTF");
+        target_desc_ = kernel_func_;
+      }
+      break;
+    }
+    case ProbeKind::kKernelFunction:
+      if (!valid_ident(p.target))
+        return Status::error("ebpf: probe '" + p.name + "' has no valid kernel function name");
+      kernel_func_ = p.target;
+      target_desc_ = kernel_func_;
+      break;
+    case ProbeKind::kUserFunction:
+    case ProbeKind::kUsdt: {
+      const std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
+      std::error_code ec;
+      fs::path real = fs::read_symlink(exe, ec);
+      if (ec) return Status::error("ebpf: reading " + exe + ": " + ec.message());
+      binary_ = real.string();
+      if (binary_.find(" (deleted)") != std::string::npos) binary_ = exe;
+      if (p.kind == ProbeKind::kUserFunction) {
+        if (p.target.empty()) return Status::error("ebpf: probe '" + p.name + "' has no symbol");
+        target_desc_ = binary_ + ":" + p.target;
+      } else {
+        auto colon = p.target.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == p.target.size())
+          return Status::error("ebpf: USDT target must be provider:name, not '" + p.target + "'");
+        usdt_provider_ = p.target.substr(0, colon);
+        usdt_name_ = p.target.substr(colon + 1);
+        target_desc_ = binary_ + ":" + p.target;
+      }
+      break;
+    }
+    default:
+      return Status::error("ebpf: unsupported probe kind");
+  }
+  cfg_.btf_target = kernel_func_;
+  return Status::ok();
+}
+
+Status EbpfTracer::attach(const AttachSpec& spec) {
+  teardown();
+  spec_ = spec;
+  cfg_ = LoadConfig{};
+  consumer_cfg_ = ConsumerConfig{};
+  usdt_provider_.clear();
+  usdt_name_.clear();
+  kernel_func_.clear();
+  binary_.clear();
+  target_desc_.clear();
+  enables_ = 0;
+  attach_seconds_ = 0;
+  irq_work_while_enabled_ = 0;
+  prog_ids_.clear();
+  link_ids_.clear();
+  stats_error_.clear();
+  install_libbpf_log();
+
+  Status st = parse_options(spec);
+  if (st) st = resolve_target();
+  if (st && stats_) {
+    // Scoped: the kernel keeps run stats while this fd is open (teardown).
+    stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+    if (stats_fd_ < 0) {
+      const int err = errno;
+      stats_fd_ = -1;
+      stats_error_ = "bpf_enable_stats(BPF_STATS_RUN_TIME): " + errstr(err);
+      if (cfg_.action == "empty")
+        st = Status::error("ebpf: action 'empty' needs kernel run stats, but " + stats_error_);
+    }
+  }
+  if (st) st = load_program(cfg_, &obj_);
+  if (st) {
+    bpf_prog_info info{};
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(obj_->prog), &info, &len) == 0)
+      prog_ids_.push_back(info.id);
+  }
+  if (st && (cfg_.action == "ringbuf" || cfg_.action == "perfbuf")) {
+    consumer_cfg_.kind = cfg_.action == "ringbuf" ? BufferKind::kRingbuf : BufferKind::kPerfbuf;
+    consumer_cfg_.map_fd = bpf_map__fd(cfg_.action == "ringbuf" ? obj_->rb : obj_->pb);
+    consumer_cfg_.record_bytes = cfg_.record_bytes;
+    consumer_ = std::make_unique<Consumer>();
+    st = consumer_->start(consumer_cfg_);
+  }
+  if (!st) {
+    teardown();
+    return st;
+  }
+  attached_ = true;
+  return Status::ok();
+}
+
+Status EbpfTracer::attach_link() {
+  clear_libbpf_messages();
+  bpf_program* prog = obj_->prog;
+  bpf_link* link = nullptr;
+  const std::string what = std::string(to_string(cfg_.attach)) + " " + obj_->program_name +
+                           " to " + target_desc_;
+  switch (cfg_.attach) {
+    case AttachType::kTracepoint:
+      link = bpf_program__attach_tracepoint(prog, "syscalls",
+                                            ("sys_enter_" + spec_.probe.target).c_str());
+      break;
+    case AttachType::kRawTp:
+      link = bpf_program__attach_raw_tracepoint(prog, "sys_enter");
+      break;
+    case AttachType::kTpBtf:
+    case AttachType::kFentry:
+    case AttachType::kFexit:
+      link = bpf_program__attach_trace(prog);
+      break;
+    case AttachType::kKprobe:
+      link = bpf_program__attach_kprobe(prog, false, kernel_func_.c_str());
+      break;
+    case AttachType::kUprobe:
+    case AttachType::kUretprobe: {
+      LIBBPF_OPTS(bpf_uprobe_opts, opts);
+      opts.func_name = spec_.probe.target.c_str();
+      opts.retprobe = cfg_.attach == AttachType::kUretprobe;
+      link = bpf_program__attach_uprobe_opts(prog, pid_, binary_.c_str(), 0, &opts);
+      break;
+    }
+    case AttachType::kUsdt:
+      link = bpf_program__attach_usdt(prog, pid_, binary_.c_str(), usdt_provider_.c_str(),
+                                      usdt_name_.c_str(), nullptr);
+      break;
+  }
+  if (!link) {
+    const int err = errno;
+    return Status::error(with_libbpf("ebpf: attaching " + what + ": " + errstr(err)));
+  }
+  link_ = link;
+  const int lfd = bpf_link__fd(link);
+  if (lfd >= 0) {
+    bpf_link_info info{};
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.id) link_ids_.push_back(info.id);
+  }
+  return Status::ok();
+}
+
+Status EbpfTracer::enable() {
+  if (!attached_) return Status::error("ebpf: enable() before a successful attach()");
+  if (link_) return Status::ok();
+  if (consumer_) consumer_->resume();
+  irq_work_at_enable_ = irq_work_interrupts();
+  auto t0 = std::chrono::steady_clock::now();
+  TB_TRY(attach_link());
+  attach_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  enables_++;
+  return Status::ok();
+}
+
+Status EbpfTracer::disable() {
+  if (link_) {
+    int err = bpf_link__destroy(link_);
+    link_ = nullptr;
+    const std::int64_t now = irq_work_interrupts();
+    if (now >= 0 && irq_work_at_enable_ >= 0) irq_work_while_enabled_ += now - irq_work_at_enable_;
+    if (err) return Status::error("ebpf: detaching " + obj_->program_name + ": " + errstr(err));
+  }
+  return Status::ok();
+}
+
+Status EbpfTracer::drain() {
+  if (consumer_) return consumer_->drain();
+  return Status::ok();
+}
+
+std::uint64_t EbpfTracer::sum_percpu(bpf_map* map, std::uint32_t key) const {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (!map || ncpu <= 0) return 0;
+  std::vector<std::uint64_t> vals(static_cast<std::size_t>(ncpu));
+  if (bpf_map_lookup_elem(bpf_map__fd(map), &key, vals.data()) != 0) return 0;
+  std::uint64_t sum = 0;
+  for (auto v : vals) sum += v;
+  return sum;
+}
+
+EbpfTracer::KernelStats EbpfTracer::read_kernel_stats() const {
+  KernelStats s;
+  if (!obj_ || !obj_->prog) return s;
+  bpf_prog_info info{};
+  __u32 len = sizeof info;
+  // bpf_prog_get_info_by_fd() is libbpf >= 1.2; this is the same call.
+  if (bpf_obj_get_info_by_fd(bpf_program__fd(obj_->prog), &info, &len) != 0) return s;
+  s.ok = true;
+  s.run_cnt = info.run_cnt;
+  s.run_time_ns = info.run_time_ns;
+  s.recursion_misses = info.recursion_misses;
+  return s;
+}
+
+EventCounts EbpfTracer::counts() {
+  EventCounts c;
+  if (!obj_) return c;
+  const std::string& a = cfg_.action;
+  const KernelStats ks = read_kernel_stats();
+  if (a == "empty") {
+    // Nothing is recorded; the kernel's run count is the count.  The empty
+    // program has no filter, so other processes' hits are included.
+    c.recorded = ks.run_cnt;
+    c.exact = false;
+    return c;
+  }
+  if (a == "count") {
+    c.recorded = sum_percpu(obj_->count, 0);
+  } else if (a == "hash") {
+    const int fd = bpf_map__fd(obj_->hash);
+    const int ncpu = cfg_.hash_shared ? 1 : libbpf_num_possible_cpus();
+    std::vector<std::uint64_t> vals(static_cast<std::size_t>(ncpu > 0 ? ncpu : 1));
+    std::uint32_t key = 0, next = 0;
+    std::uint32_t* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+      if (bpf_map_lookup_elem(fd, &next, vals.data()) == 0)
+        for (auto v : vals) c.recorded += v;
+      key = next;
+      prev = &key;
+    }
+  } else if (consumer_) {
+    c.recorded = consumer_->records() - consumer_->bad_records();
+    c.payload_verified = consumer_->payload_verified();
+  }
+  c.lost = sum_percpu(obj_->drops, 0);
+  // Runs the kernel skipped (recursion) were not recorded either; they cannot
+  // be attributed to our process, so the count is no longer exact.
+  if (ks.recursion_misses) {
+    c.lost += ks.recursion_misses;
+    c.exact = false;
+  }
+  return c;
+}
+
+nlohmann::json EbpfTracer::details() const {
+  nlohmann::json j;
+  if (!obj_) {
+    // Not attached (`tracebench env`): what each attach type does here.
+    nlohmann::json types = nlohmann::json::object();
+    for (const auto& [name, av] : attach_type_availability()) {
+      types[name] = av.ok ? nlohmann::json{{"ok", true}}
+                          : nlohmann::json{{"ok", false}, {"reason", av.reason}};
+    }
+    j["attach_types"] = types;
+    return j;
+  }
+  j["attach"] = to_string(cfg_.attach);
+  j["action"] = cfg_.action;
+  j["program"] = obj_->program_name;
+  j["family"] = std::string(family_of(cfg_.attach)) + ".bpf.c";
+  j["target"] = target_desc_;
+  j["tgid_filter"] = cfg_.tgid;
+  if (!prog_ids_.empty()) j["prog_id"] = prog_ids_.back();
+  j["enables"] = enables_;
+  if (enables_) j["attach_seconds_mean"] = attach_seconds_ / static_cast<double>(enables_);
+  nlohmann::json opts;
+  if (cfg_.action == "ringbuf" || cfg_.action == "perfbuf") {
+    opts["record_bytes"] = cfg_.record_bytes;
+    opts["buffer_kb"] = buffer_kb_;
+    opts["consumer"] = consumer_cfg_.mode == ConsumerMode::kEpoll ? "epoll" : "spin";
+    opts["consumer_cpu"] = consumer_cfg_.cpu;
+    if (cfg_.action == "ringbuf") opts["wakeup"] = wakeup_;
+  }
+  if (cfg_.action == "hash") {
+    opts["hash_map"] = cfg_.hash_shared ? "shared" : "percpu";
+    opts["hash_entries"] = cfg_.hash_entries;
+  }
+  opts["stats"] = stats_ ? "on" : "off";
+  j["options"] = opts;
+
+  const KernelStats ks = read_kernel_stats();
+  nlohmann::json kst;
+  kst["enabled"] = stats_fd_ >= 0;
+  if (stats_fd_ < 0)
+    kst["reason"] = stats_ ? stats_error_
+                           : "stats=off (default: BPF_ENABLE_STATS adds two clock reads per run; "
+                             "pass stats=on to record run_cnt/run_time_ns)";
+  if (ks.ok) {
+    kst["run_cnt"] = ks.run_cnt;
+    kst["run_time_ns"] = ks.run_time_ns;
+    kst["recursion_misses"] = ks.recursion_misses;
+    if (ks.run_cnt) kst["ns_per_run"] = static_cast<double>(ks.run_time_ns) / ks.run_cnt;
+  }
+  j["kernel_stats"] = kst;
+  j["drops"] = sum_percpu(obj_->drops, 0);
+  if (consumer_) {
+    j["consumer"] = consumer_->details();
+    // System-wide, so other activity adds a little; a wakeup per record
+    // shows up as about one per event.
+    j["irq_work_interrupts_while_enabled"] = irq_work_while_enabled_;
+  }
+  if (cfg_.action == "hash") {
+    std::uint64_t n = 0;
+    std::uint32_t key = 0, next = 0;
+    std::uint32_t* prev = nullptr;
+    const int fd = bpf_map__fd(obj_->hash);
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+      n++;
+      key = next;
+      prev = &key;
+    }
+    j["hash_keys"] = n;
+  }
+  j["tracefs_mounted_by_us"] = g_mounted_tracefs.load();
+  return j;
+}
+
+void EbpfTracer::teardown() noexcept {
+  // The harness's signal watcher may tear down from another thread while the
+  // run unwinds; never free the same object twice.
+  std::lock_guard<std::mutex> lock(teardown_mu_);
+  if (link_) {
+    bpf_link__destroy(link_);
+    link_ = nullptr;
+  }
+  if (consumer_) {
+    consumer_->stop();
+    consumer_.reset();
+  }
+  obj_.reset();  // destroys the skeleton: programs and maps
+  if (stats_fd_ >= 0) {
+    close(stats_fd_);
+    stats_fd_ = -1;
+  }
+  attached_ = false;
+}
+
+// --- availability, by trying ---------------------------------------------
+
+namespace {
+
+Availability try_attach_type(AttachType t) {
+  AttachSpec spec;
+  spec.action = "count";
+  spec.options["attach"] = to_string(t);
+  spec.options["stats"] = "off";
+  switch (t) {
+    case AttachType::kUprobe:
+    case AttachType::kUretprobe:
+      spec.probe = {"user:tb_ebpf_self_probe", ProbeKind::kUserFunction, kSelfProbeSymbol,
+                    reinterpret_cast<std::uintptr_t>(&tb_ebpf_self_probe), ""};
+      break;
+    case AttachType::kUsdt:
+      spec.probe = {std::string("usdt:") + kSelfProbeUsdt, ProbeKind::kUsdt, kSelfProbeUsdt, 0, ""};
+      break;
+    default:
+      spec.probe = {"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""};
+      break;
+  }
+  EbpfTracer tracer;
+  Status st = tracer.attach(spec);
+  if (st) st = tracer.enable();
+  constexpr int kFires = 3;
+  if (st) {
+    for (int i = 0; i < kFires; i++) {
+      if (spec.probe.kind == ProbeKind::kSyscall)
+        syscall(SYS_getpid);
+      else
+        tb_ebpf_self_probe(i);
+    }
+  }
+  if (st) st = tracer.disable();
+  if (st) st = tracer.drain();
+  if (st) {
+    EventCounts c = tracer.counts();
+    if (c.recorded != kFires)
+      st = Status::error("attached, but counted " + std::to_string(c.recorded) + " of " +
+                         std::to_string(kFires) + " events");
+  }
+  tracer.teardown();
+  return st ? Availability::yes() : Availability::no(st.message());
+}
+
+}  // namespace
+
+const std::map<std::string, Availability>& EbpfTracer::attach_type_availability() {
+  static std::once_flag once;
+  static std::map<std::string, Availability> result;
+  std::call_once(once, [] {
+    for (AttachType t : kAllAttachTypes) result[to_string(t)] = try_attach_type(t);
+  });
+  return result;
+}
+
+Availability EbpfTracer::available() {
+  const auto& types = attach_type_availability();
+  std::string reasons;
+  for (const auto& [name, av] : types) {
+    if (av.ok) return Availability::yes();
+    reasons += (reasons.empty() ? "" : "; ") + name + ": " + av.reason;
+  }
+  return Availability::no("no BPF attach type works on this kernel (" + reasons +
+                          "); run as root (CAP_BPF+CAP_PERFMON) on a kernel with CONFIG_BPF_EVENTS");
+}
+
+}  // namespace tracebench::ebpf
+
+namespace {
+
+// We never pin; remove anything pinned under /sys/fs/bpf/tracebench* anyway.
+std::vector<std::string> cleanup_ebpf() {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  const std::filesystem::path root = "/sys/fs/bpf";
+  if (!std::filesystem::is_directory(root, ec)) return removed;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tracebench", 0) != 0) continue;
+    std::error_code rec;
+    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) removed.push_back(e.path().string());
+  }
+  return removed;
+}
+
+}  // namespace
+
+TRACEBENCH_REGISTER_TRACER(ebpf, [] { return std::make_unique<tracebench::ebpf::EbpfTracer>(); });
+TRACEBENCH_REGISTER_CLEANUP(ebpf, cleanup_ebpf);

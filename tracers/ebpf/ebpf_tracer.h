@@ -1,0 +1,121 @@
+// The eBPF adapter: one libbpf skeleton per program family (tracers/ebpf/bpf),
+// one program per action, attached while the harness has the tracer enabled.
+//
+// Options (AttachSpec.options, all strings; unknown keys are an error):
+//   attach       tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe
+//                (default from the probe kind: syscall->tracepoint,
+//                user function->uprobe, usdt->usdt, kernel function->fentry)
+//   wakeup       default|no_wakeup|force     ringbuf: bpf_ringbuf_submit() flags
+//   consumer     epoll|spin                  ringbuf/perfbuf consumer thread
+//   consumer_cpu CPU of the consumer thread (default 0)
+//   poll_ms      epoll timeout of the consumer (default 10)
+//   buffer_kb    ringbuf size (power of two, default 4096) or perf buffer
+//                size per CPU (power of two pages, default 256)
+//   record_bytes bytes per ringbuf/perfbuf record, 8..4096, multiple of 8
+//                (default: the spec's payload_bytes rounded up, or 64)
+//   hash_map     percpu|shared   map type of the hash action (default percpu,
+//                what bpftrace's @[tid] = count() uses)
+//   hash_entries max entries of the hash map (default 10240)
+//   stats        on|off   kernel run-time stats (BPF_ENABLE_STATS) while
+//                attached (default off: they add two clock reads per run;
+//                on for the action "empty", which is counted from them)
+// See tracers/ebpf/README.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "bpf_objects.h"
+#include "consumer.h"
+#include "tracers/tracer.h"
+
+struct bpf_link;
+
+namespace tracebench::ebpf {
+
+class EbpfTracer final : public Tracer {
+ public:
+  EbpfTracer() = default;
+  ~EbpfTracer() override { teardown(); }
+
+  std::string_view name() const override { return "ebpf"; }
+  std::string_view description() const override {
+    return "eBPF programs (libbpf skeletons) on tracepoints, raw/BTF tracepoints, uprobes, USDT, "
+           "fentry/fexit and kprobes";
+  }
+  Availability available() override;
+  std::vector<std::string> actions() const override {
+    return {"count", "empty", "hash", "ringbuf", "perfbuf"};  // first = default
+  }
+  bool supports(const ProbePoint& probe) const override;
+  std::map<std::string, std::string> versions() const override;
+
+  Status attach(const AttachSpec& spec) override;
+  Status enable() override;
+  Status disable() override;
+  Status drain() override;
+  EventCounts counts() override;
+  nlohmann::json details() const override;
+  void teardown() noexcept override;
+
+  // Per attach type: whether a program of that type loads, attaches and
+  // counts 3 events on the running kernel, found by trying (once per
+  // process, cached), with the libbpf/kernel error when it does not.
+  // Also reported in details()["attach_types"] for `tracebench env`.
+  static const std::map<std::string, Availability>& attach_type_availability();
+
+  // Program ids loaded by this instance (for leak checks).
+  std::vector<std::uint32_t> program_ids() const { return prog_ids_; }
+  // BPF link ids created by enable() (USDT links are composite: no id).
+  std::vector<std::uint32_t> link_ids() const { return link_ids_; }
+
+ private:
+  Status parse_options(const AttachSpec& spec);
+  Status resolve_target();
+  Status attach_link();
+  std::uint64_t sum_percpu(bpf_map* map, std::uint32_t key) const;
+  struct KernelStats {
+    bool ok = false;
+    std::uint64_t run_cnt = 0, run_time_ns = 0, recursion_misses = 0;
+  };
+  KernelStats read_kernel_stats() const;
+
+  std::mutex teardown_mu_;
+  AttachSpec spec_;
+  LoadConfig cfg_;
+  // Resolved options.
+  std::string wakeup_ = "default";
+  ConsumerConfig consumer_cfg_;
+  bool stats_ = true;
+  std::size_t buffer_kb_ = 0;
+  // Resolved target.
+  int pid_ = 0;
+  std::string binary_;          // uprobe/usdt: /proc/<pid>/exe
+  std::string target_desc_;     // "syscalls:sys_enter_getpid", ...
+  std::string usdt_provider_, usdt_name_, kernel_func_;
+
+  std::unique_ptr<LoadedObject> obj_;
+  bpf_link* link_ = nullptr;
+  std::unique_ptr<Consumer> consumer_;
+  int stats_fd_ = -1;
+  std::string stats_error_;
+  std::vector<std::uint32_t> prog_ids_;
+  std::vector<std::uint32_t> link_ids_;
+  bool attached_ = false;
+  std::uint64_t enables_ = 0;
+  double attach_seconds_ = 0;  // link creation time summed over enable()s
+  std::int64_t irq_work_at_enable_ = -1;
+  std::int64_t irq_work_while_enabled_ = 0;
+};
+
+// Mounts tracefs at /sys/kernel/tracing if no tracefs is mounted (libbpf's
+// tracepoint attach reads event ids there), like libtracefs does.  Returns
+// whether this process mounted it.
+Status ensure_tracefs(bool* mounted_by_us);
+
+// Sum of the "IWI" (IRQ work interrupts) row of /proc/interrupts, -1 if absent.
+std::int64_t irq_work_interrupts();
+
+}  // namespace tracebench::ebpf
