@@ -26,4 +26,15 @@ if [ -e /dev/tracebench ] || grep -q '^tracebench ' /proc/modules 2>/dev/null; t
   echo "kernel module: tracebench loaded"
   found=1
 fi
+for d in /tmp/tracebench-lttng-*; do
+  [ -e "$d" ] && { echo "lttng trace directory: $d"; found=1; }
+done
+if [ -e /run/tracebench-lttng-sessiond ]; then
+  echo "lttng-sessiond started by tracebench: /run/tracebench-lttng-sessiond"
+  found=1
+fi
+if command -v lttng >/dev/null 2>&1 && pgrep -x lttng-sessiond >/dev/null 2>&1; then
+  sessions=$(timeout 5 lttng --mi xml list 2>/dev/null | grep -o '<name>tracebench-[0-9][^<]*</name>' || true)
+  [ -n "$sessions" ] && { echo "$sessions" | sed 's/^/lttng session: /'; found=1; }
+fi
 exit $found

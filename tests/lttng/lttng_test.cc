@@ -1,0 +1,461 @@
+// Drives the lttng adapter end to end on this machine: a root lttng-sessiond
+// (the adapter starts one when none runs), the tracebench LTTng-UST provider
+// loaded into this process, the CTF trace read back with babeltrace2.
+//   attach -> enable -> fire N -> disable -> drain -> counts() == N
+// and afterwards: no tracebench-<pid> session, no trace directory, no
+// session daemon the adapter started.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <lttng/lttng.h>
+
+#include "bench/workload.h"
+#include "tracers/lttng/lttng_tracer.h"
+#include "tracers/lttng/payload_pattern.h"
+#include "tracers/lttng/sessiond.h"
+// Declarations only (the tracepoints are defined in bench/lttng_ust.cc): lets
+// a test fire events whose payload differs from what the workload writes.
+#include "tracers/lttng/tracebench_tp.h"
+
+using tracebench::AttachSpec;
+using tracebench::EventCounts;
+using tracebench::ProbeKind;
+using tracebench::ProbePoint;
+using tracebench::Workload;
+using tracebench::WorkloadParams;
+using tracebench::WorkloadState;
+namespace lt = tracebench::lttng;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> our_sessions() {
+  std::vector<std::string> out;
+  if (!lt::sessiond_alive()) return out;
+  lttng_session* sessions = nullptr;
+  int n = lttng_list_sessions(&sessions);
+  for (int i = 0; i < n; ++i) {
+    if (std::strncmp(sessions[i].name, "tracebench-", 11) == 0) out.emplace_back(sessions[i].name);
+  }
+  std::free(sessions);
+  return out;
+}
+
+std::vector<std::string> our_trace_dirs() {
+  std::vector<std::string> out;
+  std::string prefix = "tracebench-lttng-" + std::to_string(getpid()) + "-";
+  for (const auto& e : fs::directory_iterator("/tmp")) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+bool has_consumerd_child(pid_t sessiond) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    auto rp = line.rfind(')');
+    if (rp == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    std::sscanf(line.c_str() + rp + 2, "%c %d", &state, &ppid);
+    if (ppid == sessiond && state != 'Z' && lt::process_is(std::stoi(name), "lttng-consumerd")) return true;
+  }
+  return false;
+}
+
+AttachSpec spec_for(const char* workload, std::size_t payload = 0, std::map<std::string, std::string> opts = {}) {
+  const Workload* w = tracebench::find_workload(workload);
+  AttachSpec s;
+  if (w) s.probe = w->probe;
+  s.action = "record";
+  s.payload_bytes = payload;
+  s.options = std::move(opts);
+  s.pid = getpid();
+  return s;
+}
+
+std::unique_ptr<WorkloadState> workload_state(const char* workload, std::size_t payload = 0) {
+  const Workload* w = tracebench::find_workload(workload);
+  std::unique_ptr<WorkloadState> st;
+  if (!w) return st;
+  WorkloadParams p;
+  p.payload_bytes = payload;
+  tracebench::Status s = w->setup(p, &st);
+  EXPECT_TRUE(s) << s.message();
+  return st;
+}
+
+class LttngTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "skipping: needs root (a root lttng-sessiond)";
+    auto a = tracer.available();
+    if (!a.ok) GTEST_SKIP() << "skipping: " << a.reason;
+    sessiond_was_alive = lt::sessiond_alive();
+  }
+  void TearDown() override {
+    pid_t started = tracer.started_sessiond();
+    tracer.teardown();
+    EXPECT_TRUE(our_trace_dirs().empty()) << "trace directory left behind";
+    for (const auto& s : our_sessions()) {
+      EXPECT_NE(s, "tracebench-" + std::to_string(getpid())) << "session left behind";
+    }
+    if (started) {
+      EXPECT_FALSE(lt::process_is(started, "lttng-sessiond")) << "the adapter's lttng-sessiond still runs";
+      EXPECT_FALSE(has_consumerd_child(started));
+      struct stat st;
+      EXPECT_NE(::stat(lt::kMarkerFile, &st), 0) << lt::kMarkerFile << " left behind";
+    }
+    if (!sessiond_was_alive && !external_sessiond) {
+      EXPECT_FALSE(lt::sessiond_alive());
+    }
+  }
+
+  // attach, enable, fire n, disable, fire `after` more while disabled, drain.
+  EventCounts run(const char* workload, std::size_t payload, std::uint64_t n, std::uint64_t after = 0,
+                  std::map<std::string, std::string> opts = {}) {
+    auto st = workload_state(workload, payload);
+    EXPECT_TRUE(st);
+    if (!st) return {};
+    auto s = tracer.attach(spec_for(workload, payload, std::move(opts)));
+    EXPECT_TRUE(s) << s.message();
+    if (!s) return {};
+    EXPECT_FALSE(tracer.session_name().empty());
+    EXPECT_TRUE(fs::is_directory(tracer.trace_dir()));
+    EXPECT_TRUE(tracer.enable());
+    st->fire(n);
+    EXPECT_TRUE(tracer.disable());
+    st->fire(after);
+    s = tracer.drain();
+    EXPECT_TRUE(s) << s.message();
+    return tracer.counts();
+  }
+
+  lt::LttngTracer tracer;
+  bool sessiond_was_alive = false;
+  bool external_sessiond = false;
+};
+
+TEST(LttngOptions, ParsesKnownKeys) {
+  lt::LttngConfig c;
+  ASSERT_TRUE(lt::parse_options({{"subbuf_size", "64k"},
+                                 {"num_subbuf", "8"},
+                                 {"overwrite", "off"},
+                                 {"blocking_timeout_us", "inf"},
+                                 {"buffers", "pid"},
+                                 {"switch_timer_us", "1000"},
+                                 {"read_timer_us", "200"},
+                                 {"register_timeout_ms", "5000"}},
+                                &c));
+  EXPECT_EQ(c.subbuf_size, 65536u);
+  EXPECT_EQ(c.num_subbuf, 8u);
+  EXPECT_FALSE(c.overwrite);
+  EXPECT_TRUE(c.blocking_set);
+  EXPECT_EQ(c.blocking_timeout_us, -1);
+  EXPECT_TRUE(c.per_pid_buffers);
+  EXPECT_EQ(c.switch_timer_us, 1000u);
+  EXPECT_EQ(c.read_timer_us, 200u);
+  EXPECT_EQ(c.register_timeout_ms, 5000u);
+  ASSERT_TRUE(lt::parse_options({{"subbuf_size", "1M"}, {"overwrite", "on"}}, &c));
+  EXPECT_EQ(c.subbuf_size, 1u << 20);
+  EXPECT_TRUE(c.overwrite);
+}
+
+TEST(LttngOptions, RejectsBadOnes) {
+  const std::vector<std::map<std::string, std::string>> bad = {
+      {{"bogus", "1"}},
+      {{"buffer_kb", "64"}},
+      {{"subbuf_size", "1000"}},
+      {{"subbuf_size", "2048"}},
+      {{"subbuf_size", "-4096"}},
+      {{"subbuf_size", "4096x"}},
+      {{"num_subbuf", "3"}},
+      {{"num_subbuf", "1"}},
+      {{"overwrite", "maybe"}},
+      {{"buffers", "global"}},
+      {{"blocking_timeout_us", "-5"}},
+      {{"register_timeout_ms", "0"}},
+      {{"overwrite", "on"}, {"blocking_timeout_us", "100"}},
+  };
+  for (const auto& opts : bad) {
+    lt::LttngConfig c;
+    tracebench::Status s = lt::parse_options(opts, &c);
+    EXPECT_FALSE(s) << opts.begin()->first << "=" << opts.begin()->second;
+    EXPECT_NE(s.message().find(opts.begin()->first), std::string::npos) << s.message();
+  }
+  lt::LttngConfig c;
+  tracebench::Status s = lt::parse_options({{"bogus", "1"}}, &c);
+  EXPECT_NE(s.message().find("known: subbuf_size"), std::string::npos) << s.message();
+}
+
+TEST(LttngSupports, OnlyUstTracepoints) {
+  lt::LttngTracer t;
+  EXPECT_TRUE(t.supports(ProbePoint{"ust:tracebench:hot", ProbeKind::kUstTracepoint, "tracebench:hot", 0, ""}));
+  EXPECT_FALSE(t.supports(ProbePoint{"usdt:tracebench:hot", ProbeKind::kUsdt, "tracebench:hot", 0, ""}));
+  EXPECT_FALSE(t.supports(ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""}));
+  EXPECT_FALSE(t.supports(ProbePoint{"loop:empty", ProbeKind::kNone, "", 0, ""}));
+}
+
+TEST_F(LttngTest, HotEventsCountedExactly) {
+  EventCounts c = run("ust_hot", 0, 10000, 5000);
+  EXPECT_EQ(c.recorded + c.lost, 10000u);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.recorded, 10000u);
+  EXPECT_TRUE(c.exact);
+  auto d = tracer.details();
+  EXPECT_EQ(d["trace"]["events_checked"], 10000u);  // every tag checked
+  EXPECT_EQ(d["trace"]["other_events"], 0u);
+  EXPECT_EQ(d["event"], "tracebench:hot");
+}
+
+TEST_F(LttngTest, PayloadBytesVerified) {
+  EventCounts c = run("ust_payload", 200, 5000, 100, {{"subbuf_size", "1M"}, {"num_subbuf", "4"}});
+  EXPECT_EQ(c.recorded, 5000u);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.payload_verified, 5000u * 200u);
+  auto d = tracer.details();
+  EXPECT_EQ(d["subbuf_size"], 1u << 20);
+  EXPECT_EQ(d["num_subbuf"], 4u);
+}
+
+TEST_F(LttngTest, EmptyPayload) {
+  EventCounts c = run("ust_payload", 0, 1000);
+  EXPECT_EQ(c.recorded, 1000u);
+  EXPECT_EQ(c.payload_verified, 0u);
+  EXPECT_EQ(tracer.details()["trace"]["events_checked"], 1000u);
+}
+
+TEST_F(LttngTest, RepeatedEnableDisable) {
+  auto st = workload_state("ust_hot");
+  ASSERT_TRUE(st);
+  auto s = tracer.attach(spec_for("ust_hot"));
+  ASSERT_TRUE(s) << s.message();
+  st->fire(777);  // before the first enable(): not recorded
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(tracer.enable());
+    st->fire(2000);
+    ASSERT_TRUE(tracer.disable());
+    st->fire(1000);
+  }
+  s = tracer.drain();
+  ASSERT_TRUE(s) << s.message();
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded + c.lost, 6000u);
+  EXPECT_EQ(c.recorded, 6000u);
+  // Tracing again after drain() (which stopped the session) counts on.
+  ASSERT_TRUE(tracer.enable());
+  st->fire(500);
+  ASSERT_TRUE(tracer.disable());
+  ASSERT_TRUE(tracer.drain());
+  EXPECT_EQ(tracer.counts().recorded, 6500u);
+}
+
+TEST_F(LttngTest, DiscardedEventsCountedExactly) {
+  // 8 KiB of buffer for 20 MB of events: most are discarded, and LTTng's
+  // discarded-event counter must account for every one.
+  EventCounts c = run("ust_payload", 1024, 20000, 0, {{"subbuf_size", "4096"}, {"num_subbuf", "2"}});
+  EXPECT_TRUE(c.exact);
+  EXPECT_GT(c.lost, 0u);
+  EXPECT_GT(c.recorded, 0u);
+  EXPECT_EQ(c.recorded + c.lost, 20000u);
+  EXPECT_EQ(c.payload_verified, c.recorded * 1024u);
+  auto d = tracer.details();
+  EXPECT_EQ(d["discarded_events"], c.lost);
+  EXPECT_EQ(d["trace"]["discarded_events_in_ctf"], c.lost);  // babeltrace2 agrees
+}
+
+TEST_F(LttngTest, PerProcessBuffers) {
+  EventCounts c = run("ust_hot", 0, 3000, 10, {{"buffers", "pid"}});
+  EXPECT_EQ(c.recorded, 3000u);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(tracer.details()["buffers"], "pid");
+}
+
+TEST_F(LttngTest, OverwriteModeIsALowerBound) {
+  EventCounts c = run("ust_hot", 0, 1000, 0, {{"overwrite", "on"}});
+  EXPECT_FALSE(c.exact);
+  EXPECT_EQ(c.recorded, 1000u);  // nothing was overwritten at this rate
+}
+
+TEST_F(LttngTest, BlockingChannel) {
+  // With a blocking timeout the application waits for room instead of
+  // discarding (LTTNG_UST_ALLOW_BLOCKING is set when the provider loads).
+  EventCounts c = run("ust_payload", 1024, 400, 0,
+                      {{"subbuf_size", "4096"}, {"num_subbuf", "2"}, {"blocking_timeout_us", "inf"}});
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.recorded, 400u);
+  EXPECT_EQ(c.payload_verified, 400u * 1024u);
+}
+
+TEST_F(LttngTest, WrongPayloadIsAnError) {
+  auto st = workload_state("ust_payload", 16);
+  ASSERT_TRUE(st);
+  auto s = tracer.attach(spec_for("ust_payload", 16));
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_TRUE(tracer.enable());
+  st->fire(10);
+  const char wrong[] = "ZZZZZZZZZZZZZZZZ";
+  lttng_ust_tracepoint(tracebench, payload, wrong, 16);
+  lttng_ust_tracepoint(tracebench, payload, "abc", 3);
+  ASSERT_TRUE(tracer.disable());
+  s = tracer.drain();
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("2 of 12 recorded tracebench:payload events do not carry"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(LttngTest, WrongHotTagIsAnError) {
+  auto st = workload_state("ust_hot");
+  ASSERT_TRUE(st);
+  auto s = tracer.attach(spec_for("ust_hot"));
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_TRUE(tracer.enable());
+  lttng_ust_tracepoint(tracebench, hot, 7u);
+  ASSERT_TRUE(tracer.disable());
+  s = tracer.drain();
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("`tag` is 7"), std::string::npos) << s.message();
+}
+
+TEST_F(LttngTest, BadOptionsChangeNothing) {
+  for (const auto& opts : std::vector<std::map<std::string, std::string>>{
+           {{"bogus", "1"}}, {{"subbuf_size", "100"}}, {{"buffers", "x"}}}) {
+    lt::LttngTracer t;
+    tracebench::Status s = t.attach(spec_for("ust_hot", 0, opts));
+    EXPECT_FALSE(s);
+    EXPECT_EQ(t.started_sessiond(), 0);
+    EXPECT_TRUE(t.session_name().empty());
+    EXPECT_TRUE(our_trace_dirs().empty());
+    EXPECT_EQ(lt::sessiond_alive(), sessiond_was_alive) << "a rejected attach started a session daemon";
+    t.teardown();
+  }
+}
+
+TEST_F(LttngTest, NonUstProbeRejected) {
+  AttachSpec s;
+  s.probe = ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""};
+  tracebench::Status st = tracer.attach(s);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("not an LTTng-UST tracepoint"), std::string::npos) << st.message();
+  EXPECT_EQ(tracer.started_sessiond(), 0);
+}
+
+TEST_F(LttngTest, UnregisteredTracepointTimesOut) {
+  AttachSpec s = spec_for("ust_hot", 0, {{"register_timeout_ms", "300"}});
+  s.probe.target = "tracebench:no_such_event";
+  tracebench::Status st = tracer.attach(s);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("has not registered tracepoint tracebench:no_such_event"), std::string::npos)
+      << st.message();
+}
+
+TEST_F(LttngTest, TeardownIsIdempotent) {
+  tracer.teardown();  // before attach
+  EventCounts c = run("ust_hot", 0, 100);
+  EXPECT_EQ(c.recorded, 100u);
+  tracer.teardown();
+  tracer.teardown();
+}
+
+TEST_F(LttngTest, AdapterStopsOnlyTheDaemonItStarted) {
+  if (sessiond_was_alive) {
+    // Someone else's daemon: the adapter must leave it running.
+    EventCounts c = run("ust_hot", 0, 100);
+    EXPECT_EQ(c.recorded, 100u);
+    EXPECT_EQ(tracer.started_sessiond(), 0);
+    tracer.teardown();
+    EXPECT_TRUE(lt::sessiond_alive());
+    return;
+  }
+  EventCounts c = run("ust_hot", 0, 100);
+  EXPECT_EQ(c.recorded, 100u);
+  pid_t started = tracer.started_sessiond();
+  ASSERT_GT(started, 0);
+  EXPECT_TRUE(tracer.details()["sessiond_started_by_adapter"]);
+  tracer.teardown();
+  EXPECT_FALSE(lt::process_is(started, "lttng-sessiond"));
+  EXPECT_FALSE(lt::sessiond_alive());
+}
+
+TEST_F(LttngTest, ExternalDaemonLeftRunning) {
+  pid_t own = 0;
+  if (!sessiond_was_alive) {
+    ASSERT_TRUE(lt::start_sessiond(&own));
+    external_sessiond = true;
+  }
+  EventCounts c = run("ust_hot", 0, 2000);
+  EXPECT_EQ(c.recorded, 2000u);
+  EXPECT_EQ(tracer.started_sessiond(), 0);
+  tracer.teardown();
+  EXPECT_TRUE(lt::sessiond_alive());
+  for (const auto& s : our_sessions()) EXPECT_NE(s, "tracebench-" + std::to_string(getpid()));
+  if (own) {
+    EXPECT_TRUE(lt::stop_sessiond(own));
+  }
+}
+
+TEST_F(LttngTest, SecondAttachInTheSameProcess) {
+  // Two benchmarks in one run: the daemon the first attach started is gone,
+  // the next one is new, and this process must register with it again.
+  EventCounts c = run("ust_hot", 0, 1000);
+  EXPECT_EQ(c.recorded, 1000u);
+  tracer.teardown();
+  c = run("ust_payload", 32, 1000);
+  EXPECT_EQ(c.recorded, 1000u);
+  EXPECT_EQ(c.payload_verified, 32000u);
+}
+
+TEST_F(LttngTest, CleanupRemovesWhatADeadRunLeft) {
+  pid_t own = 0;
+  if (!sessiond_was_alive) {
+    ASSERT_TRUE(lt::start_sessiond(&own));
+    external_sessiond = true;
+  }
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);  // `child` is now a dead pid
+  std::string name = "tracebench-" + std::to_string(child);
+  std::string dir = "/tmp/tracebench-lttng-" + std::to_string(child) + "-test";
+  ASSERT_TRUE(fs::create_directories(dir));
+  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(name.c_str(), dir.c_str());
+  ASSERT_EQ(lttng_create_session_ext(desc), LTTNG_OK);
+  lttng_session_descriptor_destroy(desc);
+  if (own) {
+    // As if the dead run had started the daemon.
+    std::ofstream(lt::kMarkerFile) << own << ' ' << child << '\n';
+  }
+  std::vector<std::string> removed = lt::cleanup_leftovers();
+  std::string all;
+  for (const auto& r : removed) all += r + "\n";
+  EXPECT_NE(all.find("lttng session " + name), std::string::npos) << all;
+  EXPECT_NE(all.find("trace directory " + dir), std::string::npos) << all;
+  EXPECT_FALSE(fs::exists(dir));
+  if (own) {
+    EXPECT_NE(all.find("lttng-sessiond pid " + std::to_string(own)), std::string::npos) << all;
+    EXPECT_FALSE(lt::process_is(own, "lttng-sessiond"));
+  } else {
+    for (const auto& s : our_sessions()) EXPECT_NE(s, name);
+    (void)lttng_destroy_session(name.c_str());
+  }
+  // Nothing of a live run is touched: a second pass removes nothing.
+  EXPECT_TRUE(lt::cleanup_leftovers().empty());
+}
+
+}  // namespace

@@ -1,0 +1,247 @@
+#include "ctf_reader.h"
+
+#include <babeltrace2/babeltrace.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "payload_pattern.h"
+
+namespace tracebench::lttng {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Text of babeltrace2's current-thread error (and releases it).
+std::string take_bt_error() {
+  const bt_error* err = bt_current_thread_take_error();
+  if (!err) return "no detail";
+  std::string msg;
+  std::uint64_t n = bt_error_get_cause_count(err);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const bt_error_cause* c = bt_error_borrow_cause_by_index(err, i);
+    if (!msg.empty()) msg += "; ";
+    msg += bt_error_cause_get_message(c);
+  }
+  bt_error_release(err);
+  return msg.empty() ? "no detail" : msg;
+}
+
+struct SinkState {
+  const TraceExpectation* expect;
+  TraceSummary* out;
+  bt_message_iterator* it = nullptr;
+};
+
+void mismatch(SinkState* s, const std::string& what) {
+  s->out->mismatches++;
+  if (s->out->first_mismatch.empty()) {
+    s->out->first_mismatch = "event " + std::to_string(s->out->events) + ": " + what;
+  }
+}
+
+void check_event(SinkState* s, const bt_event* ev) {
+  const bt_field* payload = bt_event_borrow_payload_field_const(ev);
+  if (s->expect->payload_bytes) {
+    const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, "data") : nullptr;
+    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) {
+      mismatch(s, "no text field `data`");
+      return;
+    }
+    std::uint64_t len = bt_field_string_get_length(f);
+    const char* data = bt_field_string_get_value(f);
+    if (len != *s->expect->payload_bytes) {
+      mismatch(s, "`data` has " + std::to_string(len) + " bytes, expected " +
+                      std::to_string(*s->expect->payload_bytes));
+      return;
+    }
+    for (std::uint64_t i = 0; i < len; ++i) {
+      if (data[i] != payload_byte(i)) {
+        mismatch(s, "`data` byte " + std::to_string(i) + " differs from the pattern");
+        return;
+      }
+    }
+    s->out->payload_bytes_verified += len;
+  }
+  if (s->expect->hot_tag) {
+    const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, "tag") : nullptr;
+    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER) {
+      mismatch(s, "no unsigned integer field `tag`");
+      return;
+    }
+    if (bt_field_integer_unsigned_get_value(f) != *s->expect->hot_tag) {
+      mismatch(s, "`tag` is " + std::to_string(bt_field_integer_unsigned_get_value(f)));
+      return;
+    }
+  }
+  s->out->fields_verified++;
+}
+
+void on_message(SinkState* s, const bt_message* msg) {
+  switch (bt_message_get_type(msg)) {
+    case BT_MESSAGE_TYPE_EVENT: {
+      const bt_event* ev = bt_message_event_borrow_event_const(msg);
+      const char* name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
+      if (name && s->expect->event_name == name) {
+        check_event(s, ev);
+        s->out->events++;
+      } else {
+        s->out->other_events++;
+      }
+      break;
+    }
+    case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+      std::uint64_t n = 0;
+      s->out->discarded_events_msgs++;
+      if (bt_message_discarded_events_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE) {
+        s->out->discarded_events += n;
+      }
+      break;
+    }
+    case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
+      std::uint64_t n = 0;
+      if (bt_message_discarded_packets_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE) {
+        s->out->discarded_packets += n;
+      }
+      break;
+    }
+    case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+      s->out->packets++;
+      break;
+    default:
+      break;
+  }
+}
+
+bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator* it, void* data) {
+  static_cast<SinkState*>(data)->it = it;
+  return BT_GRAPH_SIMPLE_SINK_COMPONENT_INITIALIZE_FUNC_STATUS_OK;
+}
+
+bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator* it, void* data) {
+  auto* s = static_cast<SinkState*>(data);
+  bt_message_array_const msgs;
+  std::uint64_t count = 0;
+  switch (bt_message_iterator_next(it, &msgs, &count)) {
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+      break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+    default:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+  }
+  for (std::uint64_t i = 0; i < count; ++i) {
+    on_message(s, msgs[i]);
+    bt_message_put_ref(msgs[i]);
+  }
+  return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+// RAII for the babeltrace2 objects one read needs.
+struct Refs {
+  const bt_plugin* ctf = nullptr;
+  const bt_plugin* utils = nullptr;
+  bt_graph* graph = nullptr;
+  bt_value* params = nullptr;
+  ~Refs() {
+    bt_value_put_ref(params);
+    bt_graph_put_ref(graph);
+    bt_plugin_put_ref(utils);
+    bt_plugin_put_ref(ctf);
+  }
+};
+
+Status read_one(const std::string& dir, const TraceExpectation& expect, TraceSummary* out) {
+  Refs r;
+  auto fail = [&](const std::string& what) {
+    return Status::error("babeltrace2: " + what + " for " + dir + ": " + take_bt_error());
+  };
+  if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &r.ctf) != BT_PLUGIN_FIND_STATUS_OK ||
+      bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &r.utils) != BT_PLUGIN_FIND_STATUS_OK) {
+    return Status::error("babeltrace2's ctf and utils plugins are missing (apt-get install libbabeltrace2-0): " +
+                         take_bt_error());
+  }
+  const bt_component_class_source* src_cls = bt_plugin_borrow_source_component_class_by_name_const(r.ctf, "fs");
+  const bt_component_class_filter* mux_cls = bt_plugin_borrow_filter_component_class_by_name_const(r.utils, "muxer");
+  if (!src_cls || !mux_cls) return Status::error("babeltrace2 has no source.ctf.fs or filter.utils.muxer");
+  r.graph = bt_graph_create(0);
+  r.params = bt_value_map_create();
+  if (!r.graph || !r.params) return fail("out of memory");
+  bt_value* inputs = nullptr;
+  if (bt_value_map_insert_empty_array_entry(r.params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+      bt_value_array_append_string_element(inputs, dir.c_str()) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
+    return fail("building parameters");
+  }
+  const bt_component_source* src = nullptr;
+  const bt_component_filter* mux = nullptr;
+  const bt_component_sink* sink = nullptr;
+  if (bt_graph_add_source_component(r.graph, src_cls, "src", r.params, BT_LOGGING_LEVEL_WARNING, &src) !=
+      BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+    return fail("source.ctf.fs rejected the trace");
+  }
+  if (bt_graph_add_filter_component(r.graph, mux_cls, "mux", nullptr, BT_LOGGING_LEVEL_WARNING, &mux) !=
+      BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+    return fail("adding filter.utils.muxer");
+  }
+  SinkState state{&expect, out};
+  if (bt_graph_add_simple_sink_component(r.graph, "count", sink_init, sink_consume, nullptr, &state, &sink) !=
+      BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+    return fail("adding the counting sink");
+  }
+  // One muxer input per stream; the muxer adds a free input port after each
+  // connection.
+  std::uint64_t nports = bt_component_source_get_output_port_count(src);
+  for (std::uint64_t i = 0; i < nports; ++i) {
+    const bt_port_output* op = bt_component_source_borrow_output_port_by_index_const(src, i);
+    const bt_port_input* ip = bt_component_filter_borrow_input_port_by_index_const(mux, i);
+    if (!op || !ip || bt_graph_connect_ports(r.graph, op, ip, nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+      return fail("connecting stream " + std::to_string(i) + " to the muxer");
+    }
+  }
+  if (bt_graph_connect_ports(r.graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+                             bt_component_sink_borrow_input_port_by_index_const(sink, 0),
+                             nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+    return fail("connecting the muxer to the sink");
+  }
+  for (;;) {
+    bt_graph_run_status st = bt_graph_run(r.graph);
+    if (st == BT_GRAPH_RUN_STATUS_OK) break;
+    if (st == BT_GRAPH_RUN_STATUS_AGAIN) continue;
+    return fail("reading the trace");
+  }
+  out->traces++;
+  return Status::ok();
+}
+
+}  // namespace
+
+std::vector<std::string> find_ctf_traces(const std::string& root) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().filename() == "metadata") {
+      dirs.push_back(it->path().parent_path().string());
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out) {
+  *out = TraceSummary{};
+  for (const auto& dir : find_ctf_traces(root)) TB_TRY(read_one(dir, expect, out));
+  return Status::ok();
+}
+
+std::string babeltrace2_version() {
+  return std::to_string(bt_version_get_major()) + "." + std::to_string(bt_version_get_minor()) + "." +
+         std::to_string(bt_version_get_patch());
+}
+
+}  // namespace tracebench::lttng

@@ -1,0 +1,45 @@
+// Reads an LTTng CTF trace back with babeltrace2's C API (a graph of
+// source.ctf.fs -> filter.utils.muxer -> a sink implemented here) and counts
+// and checks the events the adapter asked for.  No text is parsed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracebench/status.h"
+
+namespace tracebench::lttng {
+
+struct TraceExpectation {
+  std::string event_name;                    // "tracebench:payload"
+  std::optional<std::size_t> payload_bytes;  // check field `data` (text sequence) when set
+  std::optional<std::uint64_t> hot_tag;      // check integer field `tag` when set
+};
+
+struct TraceSummary {
+  std::size_t traces = 0;               // CTF trace directories found
+  std::uint64_t events = 0;             // events named event_name
+  std::uint64_t other_events = 0;       // any other event (must stay 0)
+  std::uint64_t payload_bytes_verified = 0;
+  std::uint64_t fields_verified = 0;    // events whose payload matched
+  std::uint64_t mismatches = 0;
+  std::string first_mismatch;
+  std::uint64_t discarded_events = 0;   // from discarded-events messages
+  std::uint64_t discarded_events_msgs = 0;
+  std::uint64_t discarded_packets = 0;  // from discarded-packets messages
+  std::uint64_t packets = 0;
+};
+
+// Every directory under `root` holding a CTF `metadata` file.
+std::vector<std::string> find_ctf_traces(const std::string& root);
+
+// Reads every trace under `root`; an error only when babeltrace2 cannot read
+// them (a payload mismatch is reported in `out`, not as an error).
+Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out);
+
+std::string babeltrace2_version();
+
+}  // namespace tracebench::lttng

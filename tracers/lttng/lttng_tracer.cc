@@ -1,0 +1,481 @@
+#include "lttng_tracer.h"
+
+#include <unistd.h>
+
+#include <lttng/lttng.h>
+#include <lttng/ust-version.h>
+
+#include <babeltrace2/babeltrace.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "sessiond.h"
+#include "payload_pattern.h"
+#include "ust_provider.h"
+
+namespace tracebench::lttng {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Status lttng_status(const std::string& what, int ret) {
+  if (ret >= 0) return Status::ok();
+  return Status::error(what + ": " + lttng_strerror(ret));
+}
+
+bool parse_u64(const std::string& s, std::uint64_t* out, bool allow_suffix) {
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno || end == s.c_str()) return false;
+  std::uint64_t mult = 1;
+  std::string rest(end);
+  if (allow_suffix && (rest == "k" || rest == "K")) mult = 1024, rest.clear();
+  if (allow_suffix && (rest == "m" || rest == "M")) mult = 1024 * 1024, rest.clear();
+  if (!rest.empty()) return false;
+  if (v > UINT64_MAX / mult) return false;
+  *out = v * mult;
+  return true;
+}
+
+bool parse_bool(const std::string& s, bool* out) {
+  if (s == "on" || s == "true" || s == "1" || s == "yes") return *out = true, true;
+  if (s == "off" || s == "false" || s == "0" || s == "no") return *out = false, true;
+  return false;
+}
+
+bool power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
+
+bool pid_alive(pid_t pid) { return !process_gone(pid); }
+
+// The owner pid of a name "<prefix><pid>[-...]", or 0 when the name is not
+// one of ours (e.g. "tracebench-xcheck-12": a script's session, not ours).
+pid_t owner_pid(const std::string& name, std::size_t prefix_len) {
+  std::size_t end = prefix_len;
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  if (end == prefix_len || (end < name.size() && name[end] != '-')) return 0;
+  return static_cast<pid_t>(std::atoi(name.c_str() + prefix_len));
+}
+
+constexpr const char* kKeys =
+    "subbuf_size, num_subbuf, overwrite, blocking_timeout_us, buffers, switch_timer_us, read_timer_us, "
+    "register_timeout_ms";
+
+}  // namespace
+
+Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out) {
+  LttngConfig c;
+  for (const auto& [key, value] : options) {
+    auto bad = [&, &key = key, &value = value](const std::string& want) {
+      return Status::error("lttng option " + key + "='" + value + "': " + want);
+    };
+    std::uint64_t v = 0;
+    if (key == "subbuf_size") {
+      if (!parse_u64(value, &v, true) || !power_of_two(v) || v < 4096) {
+        return bad("expected a power of two >= 4096 bytes (suffix k or M allowed)");
+      }
+      c.subbuf_size = v;
+    } else if (key == "num_subbuf") {
+      if (!parse_u64(value, &v, false) || !power_of_two(v) || v < 2) return bad("expected a power of two >= 2");
+      c.num_subbuf = v;
+    } else if (key == "overwrite") {
+      if (!parse_bool(value, &c.overwrite)) return bad("expected on or off (off = discard mode)");
+    } else if (key == "blocking_timeout_us") {
+      c.blocking_set = true;
+      if (value == "inf") {
+        c.blocking_timeout_us = -1;
+      } else if (!parse_u64(value, &v, false) || v > INT32_MAX) {
+        return bad("expected microseconds (0..2147483647) or inf");
+      } else {
+        c.blocking_timeout_us = static_cast<std::int64_t>(v);
+      }
+    } else if (key == "buffers") {
+      if (value == "uid") {
+        c.per_pid_buffers = false;
+      } else if (value == "pid") {
+        c.per_pid_buffers = true;
+      } else {
+        return bad("expected uid (per-user buffers, LTTng's default) or pid (per-process buffers)");
+      }
+    } else if (key == "switch_timer_us" || key == "read_timer_us") {
+      if (!parse_u64(value, &v, false) || v > UINT32_MAX) return bad("expected microseconds");
+      (key == "switch_timer_us" ? c.switch_timer_us : c.read_timer_us) = static_cast<unsigned>(v);
+    } else if (key == "register_timeout_ms") {
+      if (!parse_u64(value, &v, false) || v == 0 || v > 600000) return bad("expected 1..600000 ms");
+      c.register_timeout_ms = static_cast<unsigned>(v);
+    } else {
+      return Status::error("unknown lttng option '" + key + "' (known: " + kKeys + ")");
+    }
+  }
+  if (c.overwrite && c.blocking_set && c.blocking_timeout_us != 0) {
+    return Status::error("lttng options overwrite=on and blocking_timeout_us exclude each other "
+                         "(LTTng blocks only in discard mode)");
+  }
+  *out = c;
+  return Status::ok();
+}
+
+LttngTracer::~LttngTracer() { teardown(); }
+
+std::string_view LttngTracer::description() const {
+  return "LTTng-UST through liblttng-ctl: a recording session per benchmark scoped to the process, the "
+         "tracepoint's event rule enabled/disabled, the CTF trace read back with babeltrace2";
+}
+
+Availability LttngTracer::available() {
+  if (!provider_present()) {
+    return Availability::no("the LTTng-UST provider library " + provider_path() +
+                            " is missing (build the tracebench_lttng_provider target)");
+  }
+  const bt_plugin* ctf = nullptr;
+  if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) != BT_PLUGIN_FIND_STATUS_OK) {
+    bt_current_thread_clear_error();
+    return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
+  }
+  bt_plugin_put_ref(ctf);
+  if (sessiond_alive()) return Availability::yes();
+  if (find_sessiond_binary().empty()) {
+    return Availability::no("no lttng-sessiond is running and none is installed (apt-get install lttng-tools)");
+  }
+  if (::geteuid() != 0) {
+    return Availability::no("no root lttng-sessiond is running and only root can start one "
+                            "(sudo lttng-sessiond --daemonize)");
+  }
+  return Availability::yes();
+}
+
+bool LttngTracer::supports(const ProbePoint& probe) const { return probe.kind == ProbeKind::kUstTracepoint; }
+
+std::map<std::string, std::string> LttngTracer::versions() const {
+  return {{"lttng-ust", LTTNG_UST_VERSION},
+          {"liblttng-ctl", TRACEBENCH_LTTNG_CTL_VERSION},
+          {"babeltrace2", babeltrace2_version()}};
+}
+
+Status LttngTracer::attach(const AttachSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_created_ || handle_ || started_sessiond_) {
+    return Status::error("lttng: already attached (teardown() first)");
+  }
+  LttngConfig config;
+  TB_TRY(parse_options(spec.options, &config));
+  if (spec.probe.kind != ProbeKind::kUstTracepoint) {
+    return Status::error("lttng: probe " + spec.probe.name + " is not an LTTng-UST tracepoint");
+  }
+  const std::string& target = spec.probe.target;
+  if (target.find(':') == std::string::npos || target.size() >= LTTNG_SYMBOL_NAME_LEN) {
+    return Status::error("lttng: tracepoint '" + target + "' is not of the form provider:event");
+  }
+  config_ = config;
+  event_ = target;
+  expect_ = TraceExpectation{target, std::nullopt, std::nullopt};
+  if (target == "tracebench:payload") expect_.payload_bytes = spec.payload_bytes;
+  if (target == "tracebench:hot") expect_.hot_tag = kHotTag;
+  pid_ = spec.pid > 0 ? spec.pid : ::getpid();
+  trace_ = TraceSummary{};
+  discarded_events_ = lost_packets_ = trace_bytes_ = 0;
+  drained_ = started_ = event_enabled_ = false;
+
+  // The daemon first, so that loading the provider below registers this
+  // process synchronously (liblttng-ust's constructor waits for it).
+  if (!sessiond_alive()) {
+    Status s = start_sessiond(&started_sessiond_);
+    // Another process may have started one in between: use it, not ours.
+    if (!s && !sessiond_alive()) return s;
+  }
+  if (pid_ == ::getpid()) TB_TRY(load_provider());
+
+  std::string tmpl = std::string(kTempDirPrefix) + std::to_string(::getpid()) + "-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return errno_status("mkdtemp " + tmpl, errno);
+  trace_dir_ = tmpl;
+
+  session_ = std::string(kSessionPrefix) + std::to_string(::getpid());
+  // A session of this name can only be a leftover of this process.
+  (void)lttng_destroy_session(session_.c_str());
+  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(session_.c_str(), trace_dir_.c_str());
+  if (!desc) return Status::error("lttng: cannot build a session descriptor");
+  lttng_error_code code = lttng_create_session_ext(desc);
+  lttng_session_descriptor_destroy(desc);
+  if (code != LTTNG_OK) return Status::error("lttng: create session " + session_ + ": " + lttng_strerror(-code));
+  session_created_ = true;
+
+  lttng_domain dom;
+  std::memset(&dom, 0, sizeof dom);
+  dom.type = LTTNG_DOMAIN_UST;
+  dom.buf_type = config_.per_pid_buffers ? LTTNG_BUFFER_PER_PID : LTTNG_BUFFER_PER_UID;
+  handle_ = lttng_create_handle(session_.c_str(), &dom);
+  if (!handle_) return Status::error("lttng: cannot create a handle for " + session_);
+
+  // Only the workload's process is traced, whatever else runs with the same
+  // tracepoints.
+  lttng_process_attr_tracker_handle* tracker = nullptr;
+  code = lttng_session_get_tracker_handle(session_.c_str(), LTTNG_DOMAIN_UST,
+                                          LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &tracker);
+  if (code != LTTNG_OK) return Status::error(std::string("lttng: vpid tracker: ") + lttng_strerror(-code));
+  bool tracked = lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
+                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
+                 lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tracker, pid_) ==
+                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
+  lttng_process_attr_tracker_handle_destroy(tracker);
+  if (!tracked) return Status::error("lttng: cannot restrict the session to vpid " + std::to_string(pid_));
+
+  lttng_channel* chan = lttng_channel_create(&dom);
+  if (!chan) return Status::error("lttng: cannot create a channel description");
+  std::snprintf(chan->name, sizeof chan->name, "%s", kChannelName);
+  chan->attr.overwrite = config_.overwrite ? 1 : 0;
+  chan->attr.subbuf_size = config_.subbuf_size;
+  chan->attr.num_subbuf = config_.num_subbuf;
+  if (config_.switch_timer_us) chan->attr.switch_timer_interval = config_.switch_timer_us;
+  if (config_.read_timer_us) chan->attr.read_timer_interval = config_.read_timer_us;
+  int ret = 0;
+  if (config_.blocking_set) ret = lttng_channel_set_blocking_timeout(chan, config_.blocking_timeout_us);
+  if (ret >= 0) ret = lttng_enable_channel(handle_, chan);
+  lttng_channel_destroy(chan);
+  TB_TRY(lttng_status("lttng: enable channel " + std::string(kChannelName), ret));
+
+  TB_TRY(wait_for_registration());
+  // The event rule exists from here on, disabled; enable()/disable() flip it.
+  TB_TRY(set_event(true));
+  event_enabled_ = true;
+  TB_TRY(set_event(false));
+  event_enabled_ = false;
+  TB_TRY(lttng_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
+  started_ = true;
+  return Status::ok();
+}
+
+Status LttngTracer::wait_for_registration() {
+  auto t0 = Clock::now();
+  auto deadline = t0 + std::chrono::milliseconds(config_.register_timeout_ms);
+  for (;;) {
+    lttng_event* events = nullptr;
+    int n = lttng_list_tracepoints(handle_, &events);
+    bool found = false;
+    for (int i = 0; i < n; ++i) {
+      if (events[i].pid == pid_ && event_ == events[i].name) found = true;
+    }
+    std::free(events);
+    if (found) {
+      registration_ms_ = ms_since(t0);
+      return Status::ok();
+    }
+    if (Clock::now() > deadline) {
+      std::string why = n < 0 ? std::string(": ") + lttng_strerror(n) : "";
+      return Status::error("lttng: process " + std::to_string(pid_) + " has not registered tracepoint " + event_ +
+                           " with lttng-sessiond within " + std::to_string(config_.register_timeout_ms) + " ms" +
+                           why + " (is the provider loaded in it? see `lttng list --userspace`)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+Status LttngTracer::set_event(bool on) {
+  int ret = 0;
+  if (on) {
+    lttng_event* ev = lttng_event_create();
+    if (!ev) return Status::error("lttng: out of memory");
+    ev->type = LTTNG_EVENT_TRACEPOINT;
+    std::snprintf(ev->name, sizeof ev->name, "%s", event_.c_str());
+    ev->loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
+    ev->loglevel = -1;
+    ret = lttng_enable_event_with_exclusions(handle_, ev, kChannelName, nullptr, 0, nullptr);
+    lttng_event_destroy(ev);
+  } else {
+    ret = lttng_disable_event(handle_, event_.c_str(), kChannelName);
+  }
+  return lttng_status(std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " (code " +
+                          std::to_string(ret) + ")",
+                      ret);
+}
+
+// Enabling the event rule makes lttng-sessiond tell the application, which
+// connects the probe to the tracepoint (its enabled-state word becomes
+// non-zero); lttng-ctl returns after the application acknowledged.  Disabling
+// unregisters the probe again, so a disabled tracepoint costs exactly what it
+// costs with no session at all: a load and a not-taken branch.
+Status LttngTracer::enable() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!handle_) return Status::error("lttng: enable() before attach()");
+  if (event_enabled_) return Status::ok();
+  if (!started_) {  // drain() stopped the session
+    TB_TRY(lttng_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
+    started_ = true;
+  }
+  TB_TRY(set_event(true));
+  event_enabled_ = true;
+  return Status::ok();
+}
+
+Status LttngTracer::disable() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!handle_) return Status::error("lttng: disable() before attach()");
+  if (!event_enabled_) return Status::ok();
+  TB_TRY(set_event(false));
+  event_enabled_ = false;
+  return Status::ok();
+}
+
+Status LttngTracer::query_channel() {
+  lttng_channel* chans = nullptr;
+  int n = lttng_list_channels(handle_, &chans);
+  if (n < 0) return lttng_status("lttng: list channels of " + session_, n);
+  bool found = false;
+  for (int i = 0; i < n; ++i) {
+    if (std::strcmp(chans[i].name, kChannelName) != 0) continue;
+    found = true;
+    std::uint64_t discarded = 0, lost = 0;
+    int r1 = lttng_channel_get_discarded_event_count(&chans[i], &discarded);
+    int r2 = lttng_channel_get_lost_packet_count(&chans[i], &lost);
+    if (r1 < 0 || r2 < 0) {
+      std::free(chans);
+      return Status::error("lttng: channel " + std::string(kChannelName) + " has no discarded/lost counters");
+    }
+    discarded_events_ = discarded;
+    lost_packets_ = lost;
+    config_.subbuf_size = chans[i].attr.subbuf_size;  // what LTTng used
+    config_.num_subbuf = chans[i].attr.num_subbuf;
+    config_.switch_timer_us = chans[i].attr.switch_timer_interval;
+    config_.read_timer_us = chans[i].attr.read_timer_interval;
+  }
+  std::free(chans);
+  if (!found) return Status::error("lttng: channel " + std::string(kChannelName) + " is gone from " + session_);
+  return Status::ok();
+}
+
+Status LttngTracer::drain() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!handle_) return Status::error("lttng: drain() before attach()");
+  if (started_) {
+    // Waits until the consumer daemon has written every sub-buffer out.
+    TB_TRY(lttng_status("lttng: stop " + session_, lttng_stop_tracing(session_.c_str())));
+    started_ = false;
+  }
+  TB_TRY(query_channel());
+  auto t0 = Clock::now();
+  TB_TRY(read_traces(trace_dir_, expect_, &trace_));
+  read_ms_ = ms_since(t0);
+  trace_bytes_ = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(trace_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) trace_bytes_ += it->file_size(ec);
+  }
+  drained_ = true;
+  if (trace_.mismatches) {
+    return Status::error("lttng: " + std::to_string(trace_.mismatches) + " of " + std::to_string(trace_.events) +
+                         " recorded " + event_ + " events do not carry what the workload wrote (" +
+                         trace_.first_mismatch + ")");
+  }
+  if (trace_.other_events) {
+    return Status::error("lttng: the trace holds " + std::to_string(trace_.other_events) +
+                         " events other than " + event_);
+  }
+  return Status::ok();
+}
+
+EventCounts LttngTracer::counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  EventCounts c;
+  c.recorded = trace_.events;
+  c.lost = discarded_events_;
+  // Overwrite mode loses whole sub-buffers, which LTTng counts as packets,
+  // not events: recorded + lost is then only a lower bound.
+  c.exact = !config_.overwrite;
+  c.payload_verified = trace_.payload_bytes_verified;
+  return c;
+}
+
+nlohmann::json LttngTracer::details() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json j;
+  j["session"] = session_;
+  j["event"] = event_;
+  j["buffers"] = config_.per_pid_buffers ? "pid" : "uid";
+  j["overwrite"] = config_.overwrite;
+  j["subbuf_size"] = config_.subbuf_size;
+  j["num_subbuf"] = config_.num_subbuf;
+  j["switch_timer_us"] = config_.switch_timer_us;
+  j["read_timer_us"] = config_.read_timer_us;
+  if (config_.blocking_set) j["blocking_timeout_us"] = config_.blocking_timeout_us;
+  j["sessiond_started_by_adapter"] = started_sessiond_ != 0;
+  j["registration_ms"] = registration_ms_;
+  j["discarded_events"] = discarded_events_;
+  j["lost_packets"] = lost_packets_;
+  j["trace"] = {{"traces", trace_.traces},
+                {"packets", trace_.packets},
+                {"bytes", trace_bytes_},
+                {"events_checked", trace_.fields_verified},
+                {"other_events", trace_.other_events},
+                {"discarded_events_in_ctf", trace_.discarded_events},
+                {"discarded_packets_in_ctf", trace_.discarded_packets},
+                {"read_ms", read_ms_}};
+  return j;
+}
+
+void LttngTracer::teardown() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_created_) {
+    (void)lttng_destroy_session(session_.c_str());  // stops it too
+    session_created_ = false;
+  }
+  if (handle_) {
+    lttng_destroy_handle(handle_);
+    handle_ = nullptr;
+  }
+  if (!trace_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(trace_dir_, ec);
+    trace_dir_.clear();
+  }
+  if (started_sessiond_) {
+    (void)stop_sessiond(started_sessiond_);
+    started_sessiond_ = 0;
+  }
+  started_ = event_enabled_ = false;
+}
+
+std::vector<std::string> cleanup_leftovers() {
+  std::vector<std::string> removed;
+  if (sessiond_alive()) {
+    lttng_session* sessions = nullptr;
+    int n = lttng_list_sessions(&sessions);
+    for (int i = 0; i < n; ++i) {
+      std::string name = sessions[i].name;
+      if (name.rfind(kSessionPrefix, 0) != 0) continue;
+      pid_t owner = owner_pid(name, std::strlen(kSessionPrefix));
+      if (owner <= 0 || owner == ::getpid() || pid_alive(owner)) continue;
+      if (lttng_destroy_session(name.c_str()) >= 0) removed.push_back("lttng session " + name);
+    }
+    std::free(sessions);
+  }
+  std::error_code ec;
+  const fs::path prefix(kTempDirPrefix);
+  for (const auto& entry : fs::directory_iterator(prefix.parent_path(), ec)) {
+    std::string base = entry.path().filename().string();
+    std::string want = prefix.filename().string();
+    if (base.rfind(want, 0) != 0) continue;
+    pid_t owner = owner_pid(base, want.size());
+    if (owner <= 0 || owner == ::getpid() || pid_alive(owner)) continue;
+    std::error_code rm_ec;
+    fs::remove_all(entry.path(), rm_ec);
+    if (!rm_ec) removed.push_back("trace directory " + entry.path().string());
+  }
+  if (std::string s = stop_orphaned_sessiond(); !s.empty()) removed.push_back(s);
+  return removed;
+}
+
+TRACEBENCH_REGISTER_TRACER(lttng, [] { return std::make_unique<LttngTracer>(); });
+TRACEBENCH_REGISTER_CLEANUP(lttng, [] { return cleanup_leftovers(); });
+
+}  // namespace tracebench::lttng

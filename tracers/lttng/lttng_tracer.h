@@ -1,0 +1,99 @@
+// LTTng adapter, user-space domain: one recording session per benchmark
+// driven through liblttng-ctl, the workload's LTTng-UST tracepoint as an
+// event rule enabled in enable() and disabled in disable(), the trace read
+// back with babeltrace2 in drain().  See README.md.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "ctf_reader.h"
+#include "tracers/tracer.h"
+
+struct lttng_handle;
+
+namespace tracebench::lttng {
+
+struct LttngConfig {
+  // 16 MiB per CPU by default (LTTng's UST default is 4 x 512 KiB): a 50 ms
+  // traced block of 64-byte events overruns 2 MiB, and discarded events take
+  // a cheaper path, so the default would measure a mix of recording and
+  // discarding.  `subbuf_size=512k,num_subbuf=4` gives LTTng's default back.
+  std::uint64_t subbuf_size = 2 << 20;  // bytes, power of two
+  std::uint64_t num_subbuf = 8;         // power of two >= 2
+  bool overwrite = false;             // false = discard mode
+  bool blocking_set = false;
+  std::int64_t blocking_timeout_us = 0;  // -1 = wait forever
+  bool per_pid_buffers = false;       // buffers=pid; default per-UID (LTTng's UST default)
+  unsigned switch_timer_us = 0;       // 0 = LTTng's default
+  unsigned read_timer_us = 0;         // 0 = LTTng's default
+  unsigned register_timeout_ms = 10000;
+};
+
+Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out);
+
+inline constexpr const char* kSessionPrefix = "tracebench-";
+inline constexpr const char* kChannelName = "tracebench";
+inline constexpr const char* kTempDirPrefix = "/tmp/tracebench-lttng-";
+
+class LttngTracer final : public Tracer {
+ public:
+  LttngTracer() = default;
+  ~LttngTracer() override;
+
+  std::string_view name() const override { return "lttng"; }
+  std::string_view description() const override;
+  Availability available() override;
+  std::vector<std::string> actions() const override { return {"record"}; }
+  bool supports(const ProbePoint& probe) const override;
+  std::map<std::string, std::string> versions() const override;
+
+  Status attach(const AttachSpec& spec) override;
+  Status enable() override;
+  Status disable() override;
+  Status drain() override;
+  EventCounts counts() override;
+  nlohmann::json details() const override;
+  void teardown() noexcept override;
+
+  // For tests.
+  const std::string& session_name() const { return session_; }
+  const std::string& trace_dir() const { return trace_dir_; }
+  pid_t started_sessiond() const { return started_sessiond_; }
+
+ private:
+  Status wait_for_registration();
+  Status set_event(bool on);
+  Status query_channel();
+
+  mutable std::mutex mu_;
+  LttngConfig config_;
+  std::string event_;        // "provider:event"
+  TraceExpectation expect_;
+  pid_t pid_ = 0;
+  std::string session_;
+  std::string trace_dir_;
+  lttng_handle* handle_ = nullptr;
+  pid_t started_sessiond_ = 0;
+  bool session_created_ = false;
+  bool started_ = false;
+  bool event_enabled_ = false;
+  bool drained_ = false;
+  double registration_ms_ = 0;
+  std::uint64_t discarded_events_ = 0;
+  std::uint64_t lost_packets_ = 0;
+  TraceSummary trace_;
+  std::uint64_t trace_bytes_ = 0;
+  double read_ms_ = 0;
+};
+
+// `tracebench cleanup`: sessions named tracebench-<pid> whose pid is gone,
+// their /tmp/tracebench-lttng-<pid>-* directories, a session daemon a killed
+// run started.
+std::vector<std::string> cleanup_leftovers();
+
+}  // namespace tracebench::lttng

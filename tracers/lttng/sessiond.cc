@@ -1,0 +1,211 @@
+#include "sessiond.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <lttng/lttng.h>
+
+extern char** environ;
+
+namespace tracebench::lttng {
+namespace {
+
+constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Process state letter from /proc/<pid>/stat ('\0' when gone).
+char proc_state(pid_t pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  auto rp = stat.rfind(')');
+  if (rp == std::string::npos || rp + 2 >= stat.size()) return '\0';
+  return stat[rp + 2];
+}
+
+bool gone(pid_t pid) {
+  char s = proc_state(pid);
+  return s == '\0' || s == 'Z' || s == 'X';
+}
+
+// Children of `pid` (the consumer daemons and run-as helper of a sessiond).
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::string kids = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::istringstream in(kids);
+  pid_t k;
+  while (in >> k) out.push_back(k);
+  return out;
+}
+
+bool wait_gone(pid_t pid, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!gone(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool process_gone(pid_t pid) { return pid <= 0 || gone(pid); }
+
+bool sessiond_alive() { return lttng_session_daemon_alive() == 1; }
+
+bool process_is(pid_t pid, const std::string& comm) {
+  if (pid <= 0 || gone(pid)) return false;
+  std::string c = read_file("/proc/" + std::to_string(pid) + "/comm");
+  while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+  return c == comm;
+}
+
+std::string find_sessiond_binary() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  std::istringstream in(dirs);
+  std::string dir;
+  while (std::getline(in, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/lttng-sessiond";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+Status start_sessiond(pid_t* pid) {
+  *pid = 0;
+  std::string bin = find_sessiond_binary();
+  if (bin.empty()) return Status::error("lttng-sessiond is not installed (apt-get install lttng-tools)");
+  if (::geteuid() != 0) {
+    return Status::error("no root lttng-sessiond is running and only root can start one "
+                         "(run `sudo lttng-sessiond --daemonize` or run tracebench as root)");
+  }
+  // The harness blocks SIGINT/SIGTERM in its threads; the daemon must not
+  // inherit that mask, or stop_sessiond()'s SIGTERM would never arrive.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> args = {bin, "--daemonize", "--no-kernel"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Remove a stale pid file so the one read below is the new daemon's.
+  ::unlink(kSessiondPidFile);
+  // The calling thread may be pinned to the measured CPU (the harness pins
+  // it before attach()); a child inherits that mask, and a session and
+  // consumer daemon confined to the measured CPU would compete with the
+  // workload there.  Spawn with every online CPU and restore the pin.
+  cpu_set_t pinned, every;
+  bool restore = ::sched_getaffinity(0, sizeof pinned, &pinned) == 0;
+  CPU_ZERO(&every);
+  long ncpu = ::sysconf(_SC_NPROCESSORS_CONF);
+  for (long c = 0; c < ncpu && c < CPU_SETSIZE; ++c) CPU_SET(c, &every);
+  if (restore) (void)::sched_setaffinity(0, sizeof every, &every);
+  pid_t child = 0;
+  int rc = posix_spawn(&child, bin.c_str(), &fa, &attr, argv.data(), environ);
+  if (restore) (void)::sched_setaffinity(0, sizeof pinned, &pinned);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return errno_status("spawn " + bin, rc);
+  // With --daemonize the spawned process exits once the daemon is ready.
+  int wstatus = 0;
+  while (::waitpid(child, &wstatus, 0) < 0) {
+    if (errno != EINTR) return errno_status("waitpid lttng-sessiond", errno);
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Status::error("lttng-sessiond --daemonize --no-kernel failed (exit status " +
+                         std::to_string(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) +
+                         "); run it by hand to see why");
+  }
+  pid_t daemon = 0;
+  for (int i = 0; i < 200 && daemon <= 0; ++i) {
+    std::istringstream(read_file(kSessiondPidFile)) >> daemon;
+    if (daemon <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (daemon <= 0 || !process_is(daemon, "lttng-sessiond")) {
+    return Status::error(std::string("lttng-sessiond started but ") + kSessiondPidFile +
+                         " names no running lttng-sessiond");
+  }
+  for (int i = 0; i < 500 && !sessiond_alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!sessiond_alive()) {
+    (void)stop_sessiond(daemon);
+    return Status::error("lttng-sessiond started (pid " + std::to_string(daemon) + ") but does not answer");
+  }
+  {
+    std::ofstream marker(kMarkerFile, std::ios::trunc);
+    marker << daemon << ' ' << ::getpid() << '\n';
+  }
+  *pid = daemon;
+  return Status::ok();
+}
+
+Status stop_sessiond(pid_t pid) {
+  if (pid <= 0) return Status::ok();
+  if (!process_is(pid, "lttng-sessiond")) {
+    ::unlink(kMarkerFile);
+    return Status::ok();  // already gone
+  }
+  std::vector<pid_t> kids = children_of(pid);
+  if (::kill(pid, SIGTERM) != 0 && errno != ESRCH) return errno_status("kill lttng-sessiond", errno);
+  if (!wait_gone(pid, std::chrono::seconds(10))) {
+    ::kill(pid, SIGKILL);
+    if (!wait_gone(pid, std::chrono::seconds(5))) {
+      return Status::error("lttng-sessiond pid " + std::to_string(pid) + " does not exit");
+    }
+  }
+  // Its consumer daemons exit with it; make sure.
+  for (pid_t k : kids) {
+    if (process_is(k, "lttng-consumerd") || process_is(k, "lttng-sessiond")) {
+      if (!wait_gone(k, std::chrono::seconds(5))) {
+        ::kill(k, SIGKILL);
+        (void)wait_gone(k, std::chrono::seconds(2));
+      }
+    }
+  }
+  ::unlink(kMarkerFile);
+  return Status::ok();
+}
+
+std::string stop_orphaned_sessiond() {
+  std::istringstream in(read_file(kMarkerFile));
+  pid_t daemon = 0, owner = 0;
+  if (!(in >> daemon >> owner)) return {};
+  if (owner > 0 && !gone(owner)) return {};  // its owner still runs and will stop it
+  std::string what;
+  if (process_is(daemon, "lttng-sessiond")) {
+    Status s = stop_sessiond(daemon);
+    what = s ? "lttng-sessiond pid " + std::to_string(daemon) + " (started by tracebench pid " +
+                   std::to_string(owner) + ")"
+             : "failed to stop lttng-sessiond pid " + std::to_string(daemon) + ": " + s.message();
+  }
+  ::unlink(kMarkerFile);
+  return what;
+}
+
+}  // namespace tracebench::lttng

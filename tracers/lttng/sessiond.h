@@ -1,0 +1,48 @@
+// The root LTTng session daemon: found running, or started (and later
+// stopped) by the adapter.
+//
+// Debian's lttng-tools 2.13 needs nothing beyond root: `lttng-sessiond
+// --daemonize` creates /var/run/lttng (group `tracing`, which the package
+// creates) and returns once the daemon accepts commands.  The adapter adds
+// --no-kernel because it only drives the user-space domain (and this kernel
+// has no lttng-modules).  A daemon the adapter started is written down in
+// kMarkerFile ("<sessiond pid> <owner pid>") so `tracebench cleanup` can stop
+// it after the owner was killed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "tracebench/status.h"
+
+namespace tracebench::lttng {
+
+inline constexpr const char* kMarkerFile = "/run/tracebench-lttng-sessiond";
+
+// A root session daemon answers on /var/run/lttng.
+bool sessiond_alive();
+
+// Path of lttng-sessiond in PATH (empty when not installed).
+std::string find_sessiond_binary();
+
+// Starts `lttng-sessiond --daemonize --no-kernel` and waits until it is ready;
+// *pid is the daemon's pid.  Writes kMarkerFile.
+Status start_sessiond(pid_t* pid);
+
+// SIGTERM to a daemon started by start_sessiond() (checked to still be
+// lttng-sessiond), waits for it and its consumer daemons to exit (SIGKILL
+// after 10 s), removes kMarkerFile.
+Status stop_sessiond(pid_t pid);
+
+// For cleanup: a daemon recorded in kMarkerFile whose owner is gone.
+// Returns what it did ("" when nothing).
+std::string stop_orphaned_sessiond();
+
+// True when `pid` has exited (no such process, or a zombie).
+bool process_gone(pid_t pid);
+
+// True when `pid` is a live (not zombie) process named `comm`.
+bool process_is(pid_t pid, const std::string& comm);
+
+}  // namespace tracebench::lttng
