@@ -1,0 +1,115 @@
+// The "dvm" Tracer adapter driven the way the harness drives it, on the
+// D-VM workloads of bench/dvm_workloads.cc.
+#include <gtest/gtest.h>
+
+#include "bench/workload.h"
+#include "tracers/tracer.h"
+
+namespace tracebench {
+namespace {
+
+struct Fired {
+  EventCounts counts;
+  nlohmann::json details;
+};
+
+Fired run(const std::string& workload, const std::string& action, std::size_t payload, std::uint64_t n,
+          std::map<std::string, std::string> options = {}) {
+  auto t = make_tracer("dvm");
+  EXPECT_TRUE(t);
+  const Workload* w = find_workload(workload);
+  EXPECT_TRUE(w);
+  EXPECT_TRUE(t->available().ok);
+  EXPECT_TRUE(t->supports(w->probe));
+  AttachSpec spec;
+  spec.probe = w->probe;
+  spec.action = action;
+  spec.payload_bytes = payload;
+  spec.options = options;
+  Status st = t->attach(spec);
+  EXPECT_TRUE(st) << st.message();
+  WorkloadParams wp;
+  wp.payload_bytes = payload;
+  std::unique_ptr<WorkloadState> state;
+  EXPECT_TRUE(w->setup(wp, &state));
+  // Interleaved like the harness: baseline (disabled) blocks fire nothing.
+  for (int rep = 0; rep < 3; rep++) {
+    state->fire(1000);  // baseline, tracer disabled
+    EXPECT_TRUE(t->enable());
+    state->fire(n);
+    EXPECT_TRUE(t->disable());
+  }
+  EXPECT_TRUE(t->drain());
+  Fired f{t->counts(), t->details()};
+  t->teardown();
+  t->teardown();  // safe twice
+  return f;
+}
+
+TEST(DvmAdapter, CountIsExact) {
+  for (const char* w : {"dvm_hot", "dvm_func", "dvm_getpid"}) {
+    SCOPED_TRACE(w);
+    Fired f = run(w, "count", 0, 5000);
+    EXPECT_EQ(f.counts.recorded, 15000u);
+    EXPECT_EQ(f.counts.lost, 0u);
+    EXPECT_EQ(f.details["probe_firings"], 15000u);
+  }
+}
+
+TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
+  Fired f = run("dvm_hot", "record", 64, 20000, {{"bufsize", "64k"}});
+  EXPECT_EQ(f.counts.recorded + f.counts.lost, 60000u);
+  EXPECT_GT(f.counts.recorded, 0u);
+  EXPECT_EQ(f.details["errors"], 0u);
+  // Every recorded payload byte was checked against the workload's pattern.
+  EXPECT_EQ(f.counts.payload_verified, f.counts.recorded * 64);
+  EXPECT_EQ(f.details["payload_mismatched_records"], 0u);
+  Fired g = run("dvm_hot", "record", 0, 1000);
+  EXPECT_EQ(g.counts.recorded, 3000u);
+}
+
+TEST(DvmAdapter, PredicateFalseHasTenEcbsAndCountsOnce) {
+  Fired f = run("dvm_getpid", "predicate-false", 0, 2000);
+  EXPECT_EQ(f.details["ecbs"], 10u);
+  EXPECT_EQ(f.counts.recorded, 6000u);
+  EXPECT_EQ(f.details["ecb_firings"], 6000u);
+  Fired g = run("dvm_hot", "predicate-false", 0, 100, {{"ecbs", "3"}});
+  EXPECT_EQ(g.details["ecbs"], 3u);
+}
+
+TEST(DvmAdapter, PrintfQuantizeAndScript) {
+  EXPECT_EQ(run("dvm_hot", "printf", 0, 1000).counts.recorded, 3000u);
+  EXPECT_EQ(run("dvm_hot", "quantize", 0, 1000).counts.recorded, 3000u);
+  Fired s = run("dvm_hot", "script", 0, 1000, {{"script", "$probe /arg0 % 2/ { @odd = count(); }"}});
+  EXPECT_EQ(s.counts.recorded, 3000u);  // probe firings
+  EXPECT_EQ(s.details["ecb_firings"], 1500u);
+}
+
+TEST(DvmAdapter, RejectsWhatItCannotDo) {
+  auto t = make_tracer("dvm");
+  const Workload* getpid = find_workload("getpid");
+  if (getpid) {
+    EXPECT_FALSE(t->supports(getpid->probe));  // no D-VM site in that workload
+  }
+  const Workload* w = find_workload("dvm_hot");
+  AttachSpec spec;
+  spec.probe = w->probe;
+  spec.action = "nosuch";
+  EXPECT_FALSE(t->attach(spec));
+  spec.action = "count";
+  spec.options = {{"bufsize", "huge"}};
+  Status st = t->attach(spec);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("bufsize"), std::string::npos);
+  spec.options = {{"nosuch", "1"}};
+  EXPECT_FALSE(t->attach(spec));
+  spec.action = "script";
+  spec.options = {{"script", "$probe { x = ; }"}};
+  st = t->attach(spec);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("line 1, column"), std::string::npos) << st.message();
+  t->teardown();
+}
+
+}  // namespace
+}  // namespace tracebench

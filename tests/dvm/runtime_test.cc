@@ -1,0 +1,385 @@
+// D-VM runtime: probes, sessions, ECB chains, buffers, consumer,
+// aggregations end to end (D source -> DIF -> probe site -> consumer),
+// providers, and an allocation-free probe path.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/runtime.h"
+#include "tracers/dvm/site.h"
+
+// ---- malloc hook: counts every allocation while g_count_mallocs is set ----
+// (Not under AddressSanitizer, which owns malloc.)
+#if defined(__SANITIZE_ADDRESS__)
+#define TBDVM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TBDVM_ASAN 1
+#endif
+#endif
+static std::atomic<bool> g_count_mallocs{false};
+static std::atomic<long> g_mallocs{0};
+#ifndef TBDVM_ASAN
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void* malloc(size_t n) {
+  if (g_count_mallocs.load(std::memory_order_relaxed)) g_mallocs.fetch_add(1);
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t a, size_t b) {
+  if (g_count_mallocs.load(std::memory_order_relaxed)) g_mallocs.fetch_add(1);
+  return __libc_calloc(a, b);
+}
+extern "C" void* realloc(void* p, size_t n) {
+  if (g_count_mallocs.load(std::memory_order_relaxed)) g_mallocs.fetch_add(1);
+  return __libc_realloc(p, n);
+}
+#endif
+
+namespace tbdvm {
+namespace {
+
+// Probe sites of this test binary.
+__attribute__((noinline)) void fire_hot(uint64_t i, uint64_t k) { DVM_PROBE(tbtest, "loop", "hot", i, k); }
+__attribute__((noinline)) void fire_other(uint64_t i) { DVM_PROBE(tbtest, "loop", "other", i); }
+__attribute__((noinline)) void fire_payload(const uint8_t* p, uint64_t n) {
+  DVM_PROBE_REGION(tbtest, "loop", "payload", p, n, reinterpret_cast<uint64_t>(p), n);
+}
+__attribute__((noinline)) long traced_getpid() {
+  DVM_SYSCALL_ENTRY(getpid);
+  return static_cast<long>(getpid());
+}
+__attribute__((noinline)) void tb_entry_func(uint64_t a) { DVM_FUNCTION_ENTRY(a); }
+
+std::shared_ptr<CompiledProgram> compile(const std::string& src) {
+  CompileResult r = compile_d(src);
+  EXPECT_TRUE(r.program) << r.error;
+  return r.program;
+}
+
+std::map<std::string, int64_t> rows(Session& s, size_t agg = 0) {
+  std::map<std::string, int64_t> out;
+  auto aggs = s.aggregations();
+  if (agg >= aggs.size()) return out;
+  for (auto& r : aggs[agg].rows) {
+    std::string k;
+    for (auto& ks : r.key_strings) k += (k.empty() ? "" : ",") + ks;
+    out[k] = r.values[0];
+  }
+  return out;
+}
+
+TEST(DvmProbes, ListsSitesAndMatchesDescriptions) {
+  auto probes = list_probes();
+  auto find = [&](const char* prov, const char* func, const char* name) -> const ProbeInfo* {
+    for (auto& p : probes)
+      if (p.provider == prov && p.function == func && p.name == name) return &p;
+    return nullptr;
+  };
+  const ProbeInfo* hot = find("tbtest", "loop", "hot");
+  ASSERT_TRUE(hot);
+  EXPECT_EQ(hot->module, "tracebench");
+  ASSERT_TRUE(find("syscall", "getpid", "entry"));
+  ASSERT_TRUE(find("fbt", "tb_entry_func", "entry"));
+  ASSERT_TRUE(find("dtrace", "", "BEGIN"));
+  ASSERT_TRUE(find("dtrace", "", "END"));
+  EXPECT_TRUE(probe_matches("tbtest:tracebench:loop:hot", *hot));
+  EXPECT_TRUE(probe_matches("tbtest:::hot", *hot));
+  EXPECT_TRUE(probe_matches("hot", *hot));
+  EXPECT_TRUE(probe_matches("loop:hot", *hot));
+  EXPECT_TRUE(probe_matches("tb*:::h?t", *hot));
+  EXPECT_TRUE(probe_matches(":::", *hot));
+  EXPECT_FALSE(probe_matches("tbtest:::other", *hot));
+  EXPECT_FALSE(probe_matches("syscall:::", *hot));
+  // Ids are unique.
+  std::set<uint32_t> ids;
+  for (auto& p : probes) EXPECT_TRUE(ids.insert(p.id).second);
+}
+
+TEST(DvmSession, CountByKeyExact) {
+  Session s;
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { @[arg1] = count(); @total = sum(arg0); }")).ok());
+  EXPECT_TRUE(site_enabled(*list_probes().front().site) || true);
+  std::map<std::string, int64_t> ref;
+  int64_t total = 0;
+  for (uint64_t i = 0; i < 10000; i++) {
+    fire_hot(i, i % 7);
+    ref[std::to_string(i % 7)]++;
+    total += static_cast<int64_t>(i);
+  }
+  fire_other(1);  // not enabled: no effect
+  s.disable();
+  EXPECT_EQ(rows(s, 0), ref);
+  EXPECT_EQ(rows(s, 1), (std::map<std::string, int64_t>{{"", total}}));
+  Counters c = s.counters();
+  EXPECT_EQ(c.fired, 10000u);
+  EXPECT_EQ(c.ecb_fired, 10000u);
+  EXPECT_EQ(c.errors, 0u);
+  // Disabled again: firing now changes nothing.
+  fire_hot(1, 1);
+  EXPECT_EQ(s.counters().fired, 10000u);
+}
+
+TEST(DvmSession, MinMaxAvgQuantizeAcrossThreadsMerged) {
+  Options o;
+  o.nslots = 4;
+  Session s(o);
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { @mn = min(arg0); @mx = max(arg0); @av = avg(arg0);"
+                               " @q = quantize(arg0); @c[tid] = count(); }"))
+                  .ok());
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([t] {
+      for (uint64_t i = 0; i < 5000; i++) fire_hot(t * 100000 + i, 0);
+    });
+  for (auto& t : ts) t.join();
+  s.disable();
+  auto aggs = s.aggregations();
+  ASSERT_EQ(aggs.size(), 5u);
+  EXPECT_EQ(aggs[0].rows.at(0).values[0], 0);
+  EXPECT_EQ(aggs[1].rows.at(0).values[0], 3 * 100000 + 4999);
+  // avg: count and sum merged exactly.
+  int64_t sum = 0;
+  for (int t = 0; t < 4; t++)
+    for (int64_t i = 0; i < 5000; i++) sum += t * 100000 + i;
+  EXPECT_EQ(aggs[2].rows.at(0).values[0], 20000);
+  EXPECT_EQ(aggs[2].rows.at(0).values[1], sum);
+  int64_t qtotal = 0;
+  for (auto v : aggs[3].rows.at(0).values) qtotal += v;
+  EXPECT_EQ(qtotal, 20000);
+  EXPECT_EQ(aggs[3].rows.at(0).values[kQuantizeZero], 1);  // only t=0, i=0 is zero
+  ASSERT_EQ(aggs[4].rows.size(), 4u);  // one row per thread id
+  for (auto& r : aggs[4].rows) EXPECT_EQ(r.values[0], 5000);
+}
+
+TEST(DvmSession, TenEcbsNinePredicatesFalse) {
+  std::string src;
+  for (int i = 0; i < 9; i++) src += "syscall::getpid:entry /arg0 == 12345/ { @no[" + std::to_string(i) + "] = count(); }\n";
+  src += "syscall::getpid:entry { @yes = count(); }\n";
+  Session s;
+  ASSERT_TRUE(s.enable(compile(src)).ok());
+  EXPECT_EQ(s.necbs(), 10u);
+  for (int i = 0; i < 2000; i++) traced_getpid();
+  s.disable();
+  auto aggs = s.aggregations();
+  EXPECT_TRUE(aggs[0].rows.empty());
+  EXPECT_EQ(aggs[1].rows.at(0).values[0], 2000);
+  EXPECT_EQ(s.counters().ecb_fired, 2000u);
+}
+
+TEST(DvmSession, PrintfRecordsReachTheConsumerInOrder) {
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  {
+    Session s;
+    ASSERT_TRUE(s.enable(compile("tbtest:::hot /arg0 < 3/ { printf(\"%s:%d:%5x|\", probename, arg0, arg1); }")).ok());
+    s.start_consumer(out);
+    for (uint64_t i = 0; i < 10; i++) fire_hot(i, 255);
+    s.disable();
+    EXPECT_EQ(s.records_total(), 3u);
+  }
+  std::fclose(out);
+  EXPECT_STREQ(text, "hot:0:   ff|hot:1:   ff|hot:2:   ff|");
+  std::free(text);
+}
+
+TEST(DvmSession, TracememPayloadAndConsumerThread) {
+  Options o;
+  o.switchrate_hz = 200;
+  o.bufsize = 64 * 1024;
+  Session s(o);
+  ASSERT_TRUE(s.enable(compile("tbtest:::payload { tracemem(arg0, 64); }")).ok());
+  s.start_consumer(nullptr);
+  alignas(8) uint8_t payload[64];
+  for (int i = 0; i < 64; i++) payload[i] = static_cast<uint8_t>(i);
+  const uint64_t n = 20000;
+  for (uint64_t i = 0; i < n; i++) {
+    fire_payload(payload, sizeof payload);
+    if (i % 1000 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  s.disable();
+  Counters c = s.counters();
+  EXPECT_EQ(c.errors, 0u);
+  // Everything fired is either consumed or counted as dropped.
+  EXPECT_EQ(s.records_total() + c.drops, n);
+  EXPECT_GT(s.records_total(), 0u);
+  EXPECT_GT(s.consumer_stats().passes, 1u);
+  // A short payload region: tracemem of 64 bytes faults, counted as errors.
+  Session s2;
+  ASSERT_TRUE(s2.enable(compile("tbtest:::payload { tracemem(arg0, 64); }")).ok());
+  fire_payload(payload, 32);
+  s2.disable();
+  EXPECT_EQ(s2.counters().errors, 1u);
+  EXPECT_EQ(s2.counters().faults[kFaultBadAddr], 1u);
+  EXPECT_EQ(s2.records_total(), 0u);
+}
+
+TEST(DvmSession, StringLiteralsInKeysTraceAndPrintf) {
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  {
+    Session s;
+    ASSERT_TRUE(s.enable(compile("tbtest:::hot /arg0 < 2/ { @[\"lit\", arg0, probename] = count();"
+                                 " printf(\"<%s>\", \"fmt-arg\"); trace(\"traced\"); }"))
+                    .ok());
+    s.start_consumer(out);
+    for (uint64_t i = 0; i < 4; i++) fire_hot(i, 0);
+    s.disable();
+    EXPECT_EQ(s.counters().errors, 0u);
+    EXPECT_EQ(rows(s), (std::map<std::string, int64_t>{{"lit,0,hot", 1}, {"lit,1,hot", 1}}));
+  }
+  std::fclose(out);
+  std::string t(text);
+  std::free(text);
+  EXPECT_NE(t.find("<fmt-arg>"), std::string::npos) << t;
+  EXPECT_NE(t.find("traced"), std::string::npos) << t;
+}
+
+TEST(DvmSession, SmallBufferDropsAreCounted) {
+  Options o;
+  o.bufsize = 4096;
+  o.nslots = 1;
+  Session s(o);
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { trace(arg0); }")).ok());
+  for (uint64_t i = 0; i < 1000; i++) fire_hot(i, 0);
+  s.disable();
+  // 16-byte records: 256 fit in one half.
+  EXPECT_EQ(s.records_total(), 256u);
+  EXPECT_EQ(s.counters().drops, 1000u - 256u);
+}
+
+TEST(DvmSession, ThreadLocalsArePerThread) {
+  Session s;
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot /arg1 == 0/ { self->n += arg0; }\n"
+                               "tbtest:::hot /arg1 == 1/ { @[tid] = sum(self->n); }"))
+                  .ok());
+  std::atomic<uint64_t> tids[2];
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2; t++)
+    ts.emplace_back([t, &tids] {
+      tids[t] = static_cast<uint64_t>(gettid());
+      for (uint64_t i = 1; i <= 100; i++) fire_hot(i * (t + 1), 0);
+      fire_hot(0, 1);
+    });
+  for (auto& t : ts) t.join();
+  s.disable();
+  auto r = rows(s);
+  EXPECT_EQ(r.at(std::to_string(tids[0])), 5050);
+  EXPECT_EQ(r.at(std::to_string(tids[1])), 10100);
+}
+
+TEST(DvmSession, RuntimeFaultsAbortOneEcbAndAreCounted) {
+  Session s;
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { @a = count(); x = 100 / arg0; @b = count(); }\n"
+                               "tbtest:::hot { @c = count(); }"))
+                  .ok());
+  for (uint64_t i = 0; i < 10; i++) fire_hot(i % 2, 0);  // 5 divisions by zero
+  s.disable();
+  auto aggs = s.aggregations();
+  EXPECT_EQ(aggs[0].rows.at(0).values[0], 10);  // before the fault: kept
+  EXPECT_EQ(aggs[1].rows.at(0).values[0], 5);   // after: skipped on faults
+  EXPECT_EQ(aggs[2].rows.at(0).values[0], 10);  // next ECB unaffected
+  EXPECT_EQ(s.counters().errors, 5u);
+  EXPECT_EQ(s.counters().faults[kFaultDivZero], 5u);
+}
+
+TEST(DvmSession, BeginEndAndFunctionEntryAndStrings) {
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* out = open_memstream(&text, &len);
+  {
+    Session s;
+    ASSERT_TRUE(s.enable(compile("BEGIN { printf(\"begin\\n\"); }\n"
+                                 "fbt::tb_entry*:entry { @[probefunc, strjoin(probeprov, \"!\")] = sum(arg0); }\n"
+                                 "END { printf(\"end\\n\"); }"))
+                    .ok());
+    s.start_consumer(out);
+    for (uint64_t i = 0; i < 10; i++) tb_entry_func(i);
+    s.disable();
+    auto r = rows(s);
+    EXPECT_EQ(r, (std::map<std::string, int64_t>{{"tb_entry_func,fbt!", 45}}));
+  }
+  std::fclose(out);
+  EXPECT_STREQ(text, "begin\nend\n");
+  std::free(text);
+}
+
+TEST(DvmSession, ProfileProviderFires) {
+  Session s;
+  ASSERT_TRUE(s.enable(compile("profile:::profile-997 { @ = count(); @pc[arg0 != 0] = count(); }")).ok());
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  volatile uint64_t spin = 0;
+  while (std::chrono::steady_clock::now() < end) spin = spin + 1;
+  s.disable();
+  auto aggs = s.aggregations();
+  ASSERT_FALSE(aggs[0].rows.empty());
+  int64_t n = aggs[0].rows[0].values[0];
+  // ~300 samples at 997 Hz; the timer is CPU-time independent but the host is busy.
+  EXPECT_GT(n, 20);
+  EXPECT_LT(n, 600);
+  EXPECT_EQ(rows(s, 1).at("1"), n);  // every sample saw an interrupted pc
+}
+
+TEST(DvmSession, BadInputChangesNothing) {
+  Session s;
+  Error e = s.enable(compile("nosuch:::probe { @ = count(); }"));
+  EXPECT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("does not match any probes"), std::string::npos) << e.message;
+  Options o;
+  o.allow_zero_probes = true;
+  Session z(o);
+  EXPECT_TRUE(z.enable(compile("nosuch:::probe { @ = count(); }")).ok());
+  // A probe can only belong to one session at a time.
+  Session a, b;
+  ASSERT_TRUE(a.enable(compile("tbtest:::other { @ = count(); }")).ok());
+  Error eb = b.enable(compile("tbtest:::other { @ = count(); }"));
+  EXPECT_FALSE(eb.ok());
+  EXPECT_NE(eb.message.find("already enabled"), std::string::npos);
+  a.disable();
+  Options bad;
+  EXPECT_FALSE(set_option(&bad, "bufsize", "12q").ok());
+  EXPECT_FALSE(set_option(&bad, "nosuch", "1").ok());
+  EXPECT_TRUE(set_option(&bad, "bufsize", "64k").ok());
+  EXPECT_EQ(bad.bufsize, 64u * 1024);
+  EXPECT_TRUE(set_option(&bad, "switchrate", "10hz").ok());
+  EXPECT_EQ(bad.switchrate_hz, 10.0);
+}
+
+TEST(DvmSession, ProbePathDoesNotAllocate) {
+#ifdef TBDVM_ASAN
+  GTEST_SKIP() << "the malloc-counting hook cannot coexist with AddressSanitizer's malloc";
+#endif
+  Session s;
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot /arg0 != 3/ { @[arg1] = count(); @s = sum(arg0); self->x = arg0;"
+                               " this->y = arg0 * 2; k[arg1] = this->y; trace(arg0); }"))
+                  .ok());
+  fire_hot(0, 0);  // first firing on this thread (thread setup is not the probe path)
+  g_mallocs = 0;
+  g_count_mallocs = true;
+  for (uint64_t i = 0; i < 10000; i++) fire_hot(i, i % 16);
+  g_count_mallocs = false;
+  EXPECT_EQ(g_mallocs.load(), 0);
+  s.disable();
+  EXPECT_EQ(s.counters().errors, 0u);
+  // The hook itself works: an allocation is seen.
+  g_mallocs = 0;
+  g_count_mallocs = true;
+  void* volatile p = std::malloc(32);
+  g_count_mallocs = false;
+  std::free(p);
+  EXPECT_EQ(g_mallocs.load(), 1);
+}
+
+}  // namespace
+}  // namespace tbdvm

@@ -1,0 +1,162 @@
+// A D-VM State built by hand (no runtime), for interpreter/verifier tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tracers/dvm/core/vm.h"
+
+namespace tbdvm::test {
+
+inline Insn I(uint8_t op, uint8_t rd = 0, uint8_t r1 = 0, uint8_t r2 = 0, uint32_t imm = 0) {
+  return Insn{op, rd, r1, r2, imm};
+}
+
+inline uint64_t fake_time() { return 123456789; }
+inline uint64_t fake_vtime() { return 42; }
+inline uint64_t fake_wall() { return 1700000000000000000ull; }
+inline uint64_t fake_cpu() { return 1; }
+// copyin from a test-owned window only; anything else "faults".
+inline const uint8_t* g_user_mem = nullptr;
+inline size_t g_user_len = 0;
+inline bool fake_copyin(void* dst, uint64_t src, uint64_t len) {
+  uint64_t base = reinterpret_cast<uint64_t>(g_user_mem);
+  if (src < base || len > g_user_len || src - base > g_user_len - len) return false;
+  std::memcpy(dst, reinterpret_cast<const void*>(src), len);
+  return true;
+}
+inline uint32_t fake_stack(uint64_t* pcs, uint32_t max) {
+  for (uint32_t i = 0; i < max && i < 3; i++) pcs[i] = 0x1000 + i;
+  return max < 3 ? max : 3;
+}
+
+struct VmFixture {
+  SpinLock lock;
+  Slot slot;
+  State st;
+  Probe probe;
+  FireArgs fa;
+  std::string names = std::string("prov\0mod\0func\0name\0", 19);
+  std::vector<uint8_t> scratch = std::vector<uint8_t>(4096);
+  std::vector<uint8_t> chunks;
+  std::vector<uint32_t> buckets;
+  std::vector<uint64_t> gvals = std::vector<uint64_t>(kMaxGlobals);
+  std::vector<uint8_t> gstr;
+  std::vector<uint8_t> bufmem = std::vector<uint8_t>(2 * 4096);
+  std::vector<uint8_t> aggmem = std::vector<uint8_t>(1 << 16);
+  std::vector<uint32_t> aggbuckets = std::vector<uint32_t>(64);
+  std::vector<Program> progs;  // keep programs alive
+  std::vector<std::vector<Insn>> code;
+  std::vector<std::vector<uint64_t>> ints;
+  std::vector<std::string> strs;
+
+  explicit VmFixture(uint32_t nchunks = 64) {
+    st.host.timestamp = fake_time;
+    st.host.vtimestamp = fake_vtime;
+    st.host.walltimestamp = fake_wall;
+    st.host.cpu = fake_cpu;
+    st.host.copyin = fake_copyin;
+    st.host.stack = fake_stack;
+    st.host.pid = 777;
+    st.strsize = 64;
+    std::strcpy(st.execname, "vmtest");
+    slot.lock = &lock;
+    slot.scratch = scratch.data();
+    slot.scratch_size = static_cast<uint32_t>(scratch.size());
+    slot.buf.data[0] = bufmem.data();
+    slot.buf.data[1] = bufmem.data() + 4096;
+    slot.buf.size = 4096;
+    slot.agg.arena = aggmem.data();
+    slot.agg.size = static_cast<uint32_t>(aggmem.size());
+    slot.agg.used = 8;
+    slot.agg.buckets = aggbuckets.data();
+    slot.agg.nbuckets = 64;
+    st.slots = &slot;
+    st.nslots = 1;
+    uint32_t cb = dynvar_chunk_bytes(st.strsize);
+    chunks.assign(static_cast<size_t>(nchunks) * cb, 0);
+    uint32_t nb = 1;
+    while (nb < nchunks) nb <<= 1;
+    buckets.assign(nb, 0);
+    dynvar_init(&st.dyn, chunks.data(), cb, nchunks, buckets.data(), nb);
+    st.gvals = gvals.data();
+    gstr.assign(static_cast<size_t>(kMaxGlobals) * st.strsize, 0);
+    st.gstr = gstr.data();
+    probe.id = 9;
+    probe.names = names.data();
+    probe.names_len = static_cast<uint32_t>(names.size());
+    probe.provider = names.data();
+    probe.module = names.data() + 5;
+    probe.function = names.data() + 9;
+    probe.name = names.data() + 14;
+    fa.tid = 1001;
+    fa.thread = 0xabc;
+    for (uint32_t i = 0; i < kMaxArgs; i++) fa.args[i] = 100 + i;
+    reset_ms();
+    progs.reserve(256);
+    code.reserve(256);
+    ints.reserve(256);
+    strs.reserve(256);
+  }
+
+  void reset_ms() {
+    MState& ms = slot.ms;
+    ms.state = &st;
+    ms.slot = &slot;
+    ms.probe = &probe;
+    ms.fa = &fa;
+    ms.prog = nullptr;
+    ms.epid = 5;
+    ms.have_timestamp = false;
+    ms.locals_valid = 0;
+    ms.ntuple = 0;
+    ms.fault = kFaultNone;
+    slot.scratch_top = 0;
+  }
+
+  const Program* make(std::vector<Insn> c, std::vector<uint64_t> in = {}, std::string s = {},
+                      bool returns_string = false) {
+    code.push_back(std::move(c));
+    ints.push_back(std::move(in));
+    strs.push_back(std::move(s));
+    Program p;
+    p.insns = code.back().data();
+    p.ninsns = static_cast<uint32_t>(code.back().size());
+    p.inttab = ints.back().empty() ? nullptr : ints.back().data();
+    p.nints = static_cast<uint32_t>(ints.back().size());
+    p.strtab = strs.back().empty() ? nullptr : strs.back().data();
+    p.strtab_len = static_cast<uint32_t>(strs.back().size());
+    p.returns_string = returns_string;
+    progs.push_back(p);
+    return &progs.back();
+  }
+
+  const char* verify(const Program* p) {
+    static VerifyWork w;
+    return dif_verify(p, &w).rule;
+  }
+
+  // Verifies (must pass) and runs with fresh per-firing state.
+  uint64_t run(std::vector<Insn> c, std::vector<uint64_t> in = {}, std::string s = {}) {
+    const Program* p = make(std::move(c), std::move(in), std::move(s));
+    const char* rule = verify(p);
+    EXPECT_EQ(rule, nullptr) << rule;
+    reset_ms();
+    return dif_exec(p, &slot.ms);
+  }
+  // Runs keeping clause-local/scratch state (several programs, one firing).
+  uint64_t run_more(std::vector<Insn> c, std::vector<uint64_t> in = {}, std::string s = {}) {
+    const Program* p = make(std::move(c), std::move(in), std::move(s));
+    const char* rule = verify(p);
+    EXPECT_EQ(rule, nullptr) << rule;
+    slot.ms.fault = kFaultNone;
+    slot.ms.ntuple = 0;
+    return dif_exec(p, &slot.ms);
+  }
+  uint32_t fault() const { return slot.ms.fault; }
+};
+
+}  // namespace tbdvm::test

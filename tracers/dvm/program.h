@@ -1,0 +1,77 @@
+// A compiled D program: what the compiler produces and a Session enables.
+// Owns the DIF objects; the core's Program/Action structs point into it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tracers/dvm/core/vm.h"
+
+namespace tbdvm {
+
+struct DifObject {
+  std::vector<Insn> insns;
+  std::vector<uint64_t> ints;
+  std::string strtab;  // NUL-separated strings
+  bool returns_string = false;
+  Program prog;
+  // Points prog at the vectors; call after the last change.
+  const Program* finalize();
+};
+
+// Argument type for printf/trace/keys as the consumer decodes it.
+enum class ValueType : uint8_t { kInt, kString };
+
+struct ActionDesc {
+  ActionKind kind = kActDifExpr;
+  AggKind agg_kind = kAggCount;
+  std::unique_ptr<DifObject> value;
+  std::vector<std::unique_ptr<DifObject>> keys;
+  uint32_t agg_id = 0;
+  uint32_t size = 0;  // tracemem bytes, stack frames * 8
+  int64_t lq_base = 0, lq_limit = 0, lq_step = 0;
+  uint32_t format_id = 0;  // printf
+  uint32_t arg_index = 0;
+};
+
+struct ClauseDesc {
+  std::vector<std::string> probes;  // "provider:module:function:name" patterns
+  std::unique_ptr<DifObject> predicate;
+  std::vector<ActionDesc> actions;
+  int line = 0;  // where the clause starts in the script
+};
+
+struct AggDesc {
+  std::string name;  // without '@' ("" = anonymous)
+  AggKind kind = kAggCount;
+  std::vector<ValueType> key_types;
+  int64_t lq_base = 0, lq_limit = 0, lq_step = 0;
+  bool kind_set = false;
+};
+
+struct PrintfDesc {
+  std::string format;
+  std::vector<ValueType> arg_types;
+};
+
+struct VarInfo {
+  std::string name;
+  std::string scope;  // "global", "self", "this", "assoc", "self-assoc"
+  uint32_t id = 0;
+  ValueType type = ValueType::kInt;
+};
+
+struct CompiledProgram {
+  std::vector<ClauseDesc> clauses;
+  std::vector<AggDesc> aggs;
+  std::vector<PrintfDesc> formats;
+  std::vector<VarInfo> vars;
+};
+
+// Renders DIF like `dtrace -S`.
+std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars);
+std::string disassemble(const CompiledProgram& p);
+
+}  // namespace tbdvm

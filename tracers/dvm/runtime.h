@@ -1,0 +1,168 @@
+// D-VM runtime (user space): probe table, sessions (a DTrace "consumer
+// state"), the consumer thread and the profile provider.  Not freestanding:
+// this is the part that allocates, at enable time only.
+#pragma once
+
+#include <cstdint>
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tracers/dvm/core/vm.h"
+#include "tracers/dvm/program.h"
+#include "tracers/dvm/site.h"
+
+namespace tbdvm {
+
+// Errors are values (the core library does not depend on the harness).
+struct Error {
+  std::string message;  // empty = ok
+  bool ok() const { return message.empty(); }
+  static Error none() { return {}; }
+};
+
+struct Options {
+  uint32_t nslots = 0;                 // 0 = online CPUs
+  uint32_t bufsize = 1u << 20;         // principal buffer bytes per slot (each half)
+  uint32_t aggsize = 1u << 20;         // aggregation buffer bytes per slot
+  uint32_t dynvarsize = 1u << 20;      // dynamic variable space bytes
+  uint32_t strsize = 256;
+  uint32_t scratchsize = 8192;         // per slot
+  double switchrate_hz = 1.0;          // consumer wakeups per second
+  bool allow_zero_probes = false;      // dtrace -Z
+  uint64_t profile_target_tid = 0;     // profile provider signals this thread (0 = enabler)
+};
+// Parses "bufsize=4m", "switchrate=10hz", "nslots=2" ...
+Error set_option(Options* o, const std::string& key, const std::string& value);
+
+// Every probe this process can fire: static sites plus on-demand ones.
+struct ProbeInfo {
+  uint32_t id;
+  Site* site;
+  std::string provider, module, function, name;
+};
+std::vector<ProbeInfo> list_probes();
+// Matches "prov:mod:func:name" with shell globs, missing leading fields and
+// empty fields matching anything (DTrace rules).
+bool probe_matches(const std::string& pattern, const ProbeInfo& p);
+
+// Fires dtrace:::BEGIN / END explicitly (the session does it on start/stop).
+struct ConsumerStats {
+  uint64_t passes = 0;
+  uint64_t status_cycles = 0, buf_switch_cycles = 0, agg_snapshot_cycles = 0,
+           agg_rebuild_cycles = 0, chew_cycles = 0;
+  uint64_t bytes_copied = 0;  // principal + aggregation bytes read
+  uint64_t agg_bytes_copied = 0;  // aggregation snapshot bytes (memcpy)
+  uint64_t records = 0;
+};
+
+struct Counters {
+  uint64_t fired = 0, ecb_fired = 0, drops = 0, agg_drops = 0, busy_drops = 0, errors = 0;
+  uint64_t faults[kFaultCount] = {};
+};
+
+// One merged aggregation row.
+struct AggRow {
+  std::vector<std::string> key_strings;  // decoded, for printing
+  std::vector<int64_t> key_ints;
+  std::vector<int64_t> values;
+};
+struct AggResult {
+  const AggDesc* desc = nullptr;
+  std::vector<AggRow> rows;  // sorted the way DTrace prints them
+};
+
+class Session {
+ public:
+  explicit Session(Options o = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Verifies, matches probes, allocates buffers and arms the sites.
+  Error enable(std::shared_ptr<CompiledProgram> prog);
+  // Where records are printed by consume_once() (nullptr: only counted).
+  void set_output(std::FILE* out) { out_ = out; }
+  // Called for every record the consumer reads (before printing), e.g. to
+  // verify payload bytes.  Set before start_consumer().
+  using RecordHook = std::function<void(const Ecb& ecb, const uint8_t* record)>;
+  void set_record_hook(RecordHook hook) { record_hook_ = std::move(hook); }
+  // Starts the consumer thread (optional; drain() works without it).
+  void start_consumer(std::FILE* out);
+  // Disarms the sites, waits for firings in flight, stops the consumer and
+  // does a final pass (END fires before that if any clause asked for it).
+  void disable();
+  // Disarm / re-arm the sites without losing buffers or aggregations (the
+  // harness's baseline blocks run between pause() and resume()).
+  void pause();
+  Error resume();
+  bool armed() const { return armed_; }
+  // One consumer pass (switch, read, snapshot aggregations, rebuild).
+  void consume_once();
+
+  Counters counters() const;
+  const ConsumerStats& consumer_stats() const { return cstats_; }
+  uint64_t records_for_epid(uint32_t epid) const;
+  uint64_t records_total() const { return cstats_.records; }
+  std::vector<AggResult> aggregations();
+  void print_aggregations(std::FILE* out);
+  std::vector<std::string> matched_probes() const;
+  size_t necbs() const { return ecbs_.size(); }
+  // exit() ran on the probe path (exit_status() is known once consumed).
+  bool exited() const { return exited_ || state_.exit_requested.load(std::memory_order_relaxed); }
+  int exit_status() const { return exit_status_; }
+  State* state() { return &state_; }
+  const Options& options() const { return opt_; }
+
+ private:
+  struct EcbInfo;
+  void chew(const uint8_t* data, uint32_t len);
+  void snapshot_aggs();
+  void consumer_loop();
+  Error alloc_state();
+  void free_state();
+
+  Options opt_;
+  std::shared_ptr<CompiledProgram> prog_;
+  State state_;
+  std::vector<std::unique_ptr<Binding>> bindings_;
+  std::vector<std::pair<Site*, Binding*>> site_bindings_;
+  std::vector<std::unique_ptr<Ecb>> ecbs_;
+  std::vector<std::vector<Action>> action_store_;
+  std::vector<std::vector<const Program*>> key_store_;
+  std::vector<EcbInfo> epids_;  // index = epid - 1
+  std::vector<uint8_t> memory_;  // all slot memory in one block
+  std::vector<uint8_t> dyn_chunks_;
+  std::vector<uint32_t> dyn_buckets_;
+  std::vector<uint64_t> gvals_;
+  std::vector<uint8_t> gstr_;
+  std::vector<Slot> slots_;
+  bool enabled_ = false;
+  bool armed_ = false;
+  bool exited_ = false;
+  int exit_status_ = 0;
+  std::FILE* out_ = nullptr;
+  RecordHook record_hook_;
+  std::thread consumer_;
+  std::mutex consume_mu_;
+  bool stop_ = false;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::vector<uint8_t> agg_copy_;
+  std::map<std::pair<uint32_t, std::string>, std::vector<int64_t>> agg_merged_;
+  ConsumerStats cstats_;
+  std::vector<uint64_t> epid_records_;
+  void* profile_timer_ = nullptr;
+};
+
+// Host defaults (rdtsc-scaled monotonic clock, process_vm_readv copyin, ...).
+Host default_host();
+uint64_t rdtsc_cycles();
+
+}  // namespace tbdvm
