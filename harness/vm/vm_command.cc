@@ -1,0 +1,224 @@
+// `tracebench vm --kernel <image> [--headers <dir>] -- <tracebench arguments>`
+//
+// Runs this very tracebench binary (plus every shared library it links) on
+// another kernel under qemu, with the companion module built against that
+// kernel's headers and loaded, and brings the result files back.  The work
+// is done by scripts/vm/tracebench-vm.sh (module build, initramfs, qemu,
+// result channel); this command finds the kernel, the headers and the
+// scripts, and passes the acceleration qemu ended up with to `run`
+// (--execution qemu-tcg|qemu-kvm) so emulated results are marked as such.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tracebench/command.h"
+#include "tracebench/status.h"
+
+extern char** environ;
+
+namespace tracebench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct VmArgs {
+  std::string kernel;
+  std::string headers;
+  std::string out_dir;
+  std::string accel = "auto";
+  int timeout_s = 1800;
+  int smp = 2;
+  int mem_mb = 2048;
+  bool no_kmod = false;
+  bool verbose = false;
+  std::vector<std::string> files;  // extra SRC[:DEST] copied into the guest
+  std::vector<std::string> guest_args;
+};
+
+// Newest /boot/vmlinuz-* by version order ("6.1.0-9" < "6.1.0-56").
+std::string newest_boot_kernel() {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/boot", ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("vmlinuz-", 0) == 0) found.push_back(e.path().string());
+  }
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    return strverscmp(a.c_str(), b.c_str()) < 0;
+  });
+  return found.empty() ? std::string() : found.back();
+}
+
+Status find_scripts(std::string* dir) {
+  std::vector<std::string> candidates;
+  if (const char* env = getenv("TRACEBENCH_SCRIPTS_DIR")) candidates.push_back(env);
+#ifdef TRACEBENCH_SOURCE_DIR
+  candidates.push_back(std::string(TRACEBENCH_SOURCE_DIR) + "/scripts/vm");
+#endif
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back((self.parent_path() / "../../scripts/vm").string());
+    candidates.push_back((self.parent_path() / "../share/tracebench/scripts/vm").string());
+  }
+  for (const auto& c : candidates) {
+    if (access((c + "/tracebench-vm.sh").c_str(), X_OK) == 0) {
+      *dir = c;
+      return Status::ok();
+    }
+  }
+  return Status::error(
+      "cannot find scripts/vm/tracebench-vm.sh (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts/vm)");
+}
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int sig) {
+  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Runs argv, waits, returns its exit status (128+signal when killed).
+Status spawn_wait(const std::vector<std::string>& argv, int* status) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ);
+  if (rc != 0) return errno_status("spawn " + argv[0], rc);
+  // INT/TERM/HUP go to the script, which tears the VM down and exits; we
+  // wait for it instead of dying first (Ctrl-C reaches both anyway).
+  g_child = pid;
+  struct sigaction fwd {}, old_int{}, old_term{}, old_hup{};
+  fwd.sa_handler = forward_signal;
+  sigemptyset(&fwd.sa_mask);
+  sigaction(SIGINT, &fwd, &old_int);
+  sigaction(SIGTERM, &fwd, &old_term);
+  sigaction(SIGHUP, &fwd, &old_hup);
+  int ws = 0;
+  pid_t w;
+  do {
+    w = waitpid(pid, &ws, 0);
+  } while (w < 0 && errno == EINTR);
+  g_child = 0;
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  if (w < 0) return errno_status("waitpid", errno);
+  *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+  return Status::ok();
+}
+
+int run_vm(const VmArgs& a) {
+  if (a.guest_args.empty()) {
+    std::cerr << "tracebench vm: nothing to run: give tracebench arguments after --, e.g.\n"
+                 "  tracebench vm --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -w kmod_target -t kprobes\n";
+    return 2;
+  }
+  if (a.accel != "auto" && a.accel != "kvm" && a.accel != "tcg") {
+    std::cerr << "tracebench vm: --accel must be auto, kvm or tcg\n";
+    return 2;
+  }
+  std::string kernel = a.kernel.empty() ? newest_boot_kernel() : a.kernel;
+  if (kernel.empty()) {
+    std::cerr << "tracebench vm: no --kernel given and no /boot/vmlinuz-*; install one with\n"
+                 "  apt-get install --no-install-recommends linux-image-amd64 linux-headers-amd64\n";
+    return 2;
+  }
+  struct stat st{};
+  if (stat(kernel.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::cerr << "tracebench vm: kernel image '" << kernel << "' does not exist\n";
+    return 2;
+  }
+  if (!a.headers.empty() && access((a.headers + "/Makefile").c_str(), R_OK) != 0) {
+    std::cerr << "tracebench vm: --headers '" << a.headers
+              << "' is not a kernel build directory (no Makefile)\n";
+    return 2;
+  }
+  std::string scripts;
+  if (Status s = find_scripts(&scripts); !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    std::cerr << "tracebench vm: cannot resolve /proc/self/exe: " << ec.message() << "\n";
+    return 2;
+  }
+
+  std::vector<std::string> argv = {scripts + "/tracebench-vm.sh", "--kernel", kernel,
+                                   "--accel", a.accel, "--timeout", std::to_string(a.timeout_s),
+                                   "--smp", std::to_string(a.smp), "--mem", std::to_string(a.mem_mb),
+                                   "--bin", self.string() + ":/tb/bin/tracebench"};
+  if (!a.headers.empty()) argv.insert(argv.end(), {"--headers", a.headers});
+  if (!a.out_dir.empty()) argv.insert(argv.end(), {"--outdir", a.out_dir});
+  for (const auto& f : a.files) {
+    std::string src = f.substr(0, f.find(':'));
+    if (access(src.c_str(), R_OK) != 0) {
+      std::cerr << "tracebench vm: --file '" << src << "' does not exist\n";
+      return 2;
+    }
+    argv.insert(argv.end(), {"--file", f});
+  }
+  if (a.no_kmod) argv.push_back("--no-kmod");
+  if (a.verbose) argv.push_back("--verbose");
+  argv.push_back("--");
+  // In the guest: `tracebench <sub> [--execution qemu-<accel>] <rest>`; the
+  // acceleration is only known once qemu booted, so the guest fills it in.
+  const bool is_run = a.guest_args[0] == "run";
+  argv.insert(argv.end(),
+              {"sh", "-c",
+               is_run ? "sub=$1; shift; exec tracebench \"$sub\" --execution \"qemu-$TRACEBENCH_VM_ACCEL\" \"$@\""
+                      : "exec tracebench \"$@\"",
+               "tracebench"});
+  argv.insert(argv.end(), a.guest_args.begin(), a.guest_args.end());
+  int status = 0;
+  if (Status s = spawn_wait(argv, &status); !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
+    return 3;
+  }
+  return status;
+}
+
+void install(CLI::App& app, int* exit_status) {
+  auto args = std::make_shared<VmArgs>();
+  auto* sub = app.add_subcommand(
+      "vm", "Run tracebench on another kernel under qemu (VM lab): tracebench vm --kernel IMG -- run ...");
+  sub->add_option("--kernel", args->kernel, "Kernel image (default: newest /boot/vmlinuz-*)");
+  sub->add_option("--headers", args->headers,
+                  "Kernel build/headers dir for the module (default: /usr/src/linux-headers-<release>)");
+  sub->add_option("--out-dir", args->out_dir,
+                  "Host directory for the guest's result files (default: vm-results/<release>-<time>)");
+  sub->add_option("--accel", args->accel, "auto (KVM if it boots, else TCG), kvm or tcg")->capture_default_str();
+  sub->add_option("--timeout", args->timeout_s, "Seconds before the VM is killed")->capture_default_str()
+      ->check(CLI::Range(10, 86400));
+  sub->add_option("--smp", args->smp, "Guest CPUs")->capture_default_str()->check(CLI::Range(1, 64));
+  sub->add_option("--mem", args->mem_mb, "Guest memory in MiB")->capture_default_str()->check(CLI::Range(256, 65536));
+  sub->add_option("--file", args->files,
+                  "Extra host file or directory for the guest, SRC[:DEST] (DEST defaults to SRC; e.g. "
+                  "libraries the suite dlopen()s)");
+  sub->add_flag("--no-kmod", args->no_kmod, "Do not build/load the companion module");
+  sub->add_flag("--verbose", args->verbose, "Show the guest console while it runs");
+  sub->add_option("args", args->guest_args, "tracebench arguments for the guest, after --");
+  sub->callback([args, exit_status] { *exit_status = run_vm(*args); });
+}
+
+}  // namespace
+
+TRACEBENCH_REGISTER_COMMAND(vm, Command{"vm", install});
+
+}  // namespace tracebench

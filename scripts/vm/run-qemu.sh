@@ -1,0 +1,157 @@
+#!/bin/bash
+# Boots a kernel + VM-lab initramfs under qemu and brings the results back.
+#   run-qemu.sh --kernel IMAGE --initrd CPIO --outdir DIR
+#               [--accel auto|kvm|tcg] [--timeout SECONDS] [--smp N] [--mem MB]
+#               [--append "kernel args"] [--verbose]
+# Writes DIR/<files from the guest's /results>, DIR/console.log and
+# DIR/vm.json ({accel, emulated, kernel, ...}); exits with the guest's status,
+# or 3 when the VM failed (timeout, crash, truncated result stream).
+# qemu is killed on every exit path.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+kernel="" initrd="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 append="" verbose=0
+kvm_probe_s=${TB_VM_KVM_PROBE_SECONDS:-20}
+die() { echo "run-qemu: $*" >&2; exit 3; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kernel) kernel=$2; shift 2;;
+    --initrd) initrd=$2; shift 2;;
+    --outdir) outdir=$2; shift 2;;
+    --accel) accel=$2; shift 2;;
+    --timeout) timeout_s=$2; shift 2;;
+    --smp) smp=$2; shift 2;;
+    --mem) mem=$2; shift 2;;
+    --append) append=$2; shift 2;;
+    --verbose) verbose=1; shift;;
+    *) die "unknown argument '$1'";;
+  esac
+done
+[ -f "$kernel" ] || die "kernel image '$kernel' not found"
+[ -f "$initrd" ] || die "initramfs '$initrd' not found"
+[ -n "$outdir" ] || die "--outdir is required"
+case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg";; esac
+[[ "$timeout_s" =~ ^[0-9]+$ ]] && [ "$timeout_s" -gt 0 ] || die "--timeout must be a positive number of seconds"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
+mkdir -p "$outdir"
+work=$(mktemp -d)
+qpid=""
+tailpid=""
+cleanup() {
+  if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
+    kill -TERM "$qpid" 2>/dev/null || true
+    sleep 0.5
+    kill -KILL "$qpid" 2>/dev/null || true
+    wait "$qpid" 2>/dev/null || true
+  fi
+  [ -n "$tailpid" ] && kill "$tailpid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Starts qemu in the background; sets qpid.
+start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
+  local a=$1 chan=$2 con=$3
+  local accel_args=(-accel tcg,thread=multi -cpu max)
+  [ "$a" = kvm ] && accel_args=(-accel kvm -cpu host)
+  : > "$chan"; : > "$con"
+  qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
+    -kernel "$kernel" -initrd "$initrd" \
+    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic rdinit=/init tsc=reliable tracebench.accel=$a $append" \
+    -display none -monitor none -no-reboot -nodefaults \
+    -chardev file,id=con,path="$con" -serial chardev:con \
+    -chardev file,id=chan,path="$chan" -serial chardev:chan \
+    </dev/null >"$work/qemu.out" 2>&1 &
+  qpid=$!
+  disown "$qpid" 2>/dev/null || true  # no job-status noise when qemu aborts
+}
+
+# Waits for qemu to exit, at most $1 seconds; returns 0 if it exited.
+wait_qemu() {
+  local deadline=$((SECONDS + $1))
+  while kill -0 "$qpid" 2>/dev/null; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.2
+  done
+  wait "$qpid" 2>/dev/null || true
+  qpid=""
+  return 0
+}
+
+kvm_usable() { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }
+
+chan=$work/channel
+con=$outdir/console.log
+t0=$SECONDS
+chosen=""
+if [ "$accel" = kvm ] || { [ "$accel" = auto ] && kvm_usable; }; then
+  kvm_usable || die "--accel kvm: /dev/kvm is not usable (missing or no permission)"
+  start_qemu kvm "$chan" "$con"
+  # A kernel that hangs under KVM (seen on nested setups) never says TBBOOT.
+  deadline=$((SECONDS + kvm_probe_s))
+  while ! grep -q '^TBBOOT' "$chan" 2>/dev/null; do
+    if ! kill -0 "$qpid" 2>/dev/null || [ $SECONDS -ge $deadline ]; then break; fi
+    sleep 0.2
+  done
+  if grep -q '^TBBOOT' "$chan" 2>/dev/null; then
+    chosen=kvm
+  else
+    kill -KILL "$qpid" 2>/dev/null || true; wait "$qpid" 2>/dev/null || true; qpid=""
+    [ "$accel" = kvm ] && die "guest did not boot under KVM within ${kvm_probe_s}s: $(head -c 300 "$work/qemu.out") (try --accel tcg)"
+    why="did not boot the guest within ${kvm_probe_s}s"
+    if [ -s "$work/qemu.out" ]; then why="failed: $(head -c 300 "$work/qemu.out" | tr '\n' ' ')"; fi
+    echo "run-qemu: qemu under KVM $why; falling back to TCG (emulated)" >&2
+    cp "$work/qemu.out" "$outdir/qemu-kvm-attempt.err" 2>/dev/null || true
+    cp "$con" "$outdir/console-kvm-attempt.log" 2>/dev/null || true
+  fi
+fi
+if [ -z "$chosen" ]; then
+  chosen=tcg
+  start_qemu tcg "$chan" "$con"
+fi
+if [ $verbose -eq 1 ]; then
+  tail -n +1 -f "$con" >&2 &
+  tailpid=$!
+fi
+boot_s=""
+remaining=$((timeout_s - (SECONDS - t0)))
+[ $remaining -lt 1 ] && remaining=1
+timed_out=0
+wait_qemu "$remaining" || timed_out=1
+elapsed=$((SECONDS - t0))
+boot_s=$(awk '/^TBBOOT /{print $3; exit}' "$chan" 2>/dev/null | tr -d '\r' || true)
+[ -n "$tailpid" ] && { sleep 0.3; kill "$tailpid" 2>/dev/null || true; tailpid=""; }
+
+rc=3
+guest_status=""
+if [ $timed_out -eq 1 ]; then
+  echo "run-qemu: guest did not finish within ${timeout_s}s; killed (see $con)" >&2
+else
+  if guest_status=$("$here/decode-channel.sh" "$chan" "$outdir"); then
+    rc=$guest_status
+  else
+    echo "run-qemu: result stream incomplete (guest crashed?); last console lines:" >&2
+    tail -n 30 "$con" >&2 || true
+    guest_status=""
+  fi
+fi
+kver=$(awk '/^TBBOOT /{print $2; exit}' "$chan" 2>/dev/null | tr -d '\r' || true)
+qver=$(qemu-system-x86_64 --version | head -1 | sed 's/"/\\"/g')
+emulated=false; [ "$chosen" = tcg ] && emulated=true
+cat > "$outdir/vm.json" <<JSON
+{
+  "accel": "$chosen",
+  "emulated": $emulated,
+  "kernel_image": "$(realpath "$kernel")",
+  "kernel_release": "${kver}",
+  "qemu": "${qver}",
+  "smp": $smp,
+  "mem_mb": $mem,
+  "timed_out": $([ $timed_out -eq 1 ] && echo true || echo false),
+  "guest_status": ${guest_status:-null},
+  "guest_uptime_at_init_seconds": ${boot_s:-null},
+  "wall_seconds": $elapsed
+}
+JSON
+exit "$rc"

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Host-only checks of the VM-lab scripts (no qemu): the result channel
+# decoder accepts exactly what the guest sends and rejects corruption and
+# truncation; bad arguments are clear errors that leave nothing behind.
+set -u
+vm=$(cd "$(dirname "$0")/../../scripts/vm" && pwd)
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+
+# A channel as guest-init.sh writes it (CRLF line ends from the serial line).
+head -c 70000 /dev/urandom > "$t/blob.bin"
+printf '{"a": 1}\n' > "$t/r.json"
+mk() {  # $1 = output, $2 = corrupt|truncate|ok
+  {
+    echo "TBBOOT 6.1.0-test 1.23"
+    for f in blob.bin r.json; do
+      echo "TBFILE sub/$f $(stat -c %s "$t/$f") $(sha256sum "$t/$f" | cut -d' ' -f1)"
+      base64 "$t/$f"
+      echo "TBEND sub/$f"
+    done
+    echo "TBEXIT 7"
+  } | sed 's/$/\r/' > "$1"
+  case "$2" in
+    corrupt) sed -i '5s/^./A/;5s/^AA/BA/' "$1";;
+    truncate) head -n 20 "$1" > "$1.tmp" && mv "$1.tmp" "$1";;
+  esac
+}
+mk "$t/ok.chan" ok
+st=$("$vm/decode-channel.sh" "$t/ok.chan" "$t/out" 2>"$t/err"); rc=$?
+check "decode: complete stream exits 0" '[ $rc -eq 0 ]'
+check "decode: guest status passed through" '[ "$st" = 7 ]'
+check "decode: binary file byte for byte" 'cmp -s "$t/blob.bin" "$t/out/sub/blob.bin"'
+check "decode: json byte for byte" 'cmp -s "$t/r.json" "$t/out/sub/r.json"'
+
+mk "$t/bad.chan" corrupt
+"$vm/decode-channel.sh" "$t/bad.chan" "$t/out2" >/dev/null 2>"$t/err"; rc=$?
+check "decode: corrupted payload is rejected" '[ $rc -eq 2 ] && grep -q mismatch "$t/err"'
+
+mk "$t/trunc.chan" truncate
+"$vm/decode-channel.sh" "$t/trunc.chan" "$t/out3" >/dev/null 2>"$t/err"; rc=$?
+check "decode: truncated stream is rejected" '[ $rc -eq 2 ] && grep -q "no TBEXIT" "$t/err"'
+
+printf 'TBFILE ../evil 1 x\r\nAA==\r\nTBEND ../evil\r\nTBEXIT 0\r\n' > "$t/evil.chan"
+"$vm/decode-channel.sh" "$t/evil.chan" "$t/out4" >/dev/null 2>"$t/err"; rc=$?
+check "decode: path traversal refused" '[ $rc -eq 2 ] && [ ! -e "$t/evil" ]'
+
+"$vm/tracebench-vm.sh" --kernel /nonexistent/vmlinuz --outdir "$t/o5" -- true 2>"$t/err"; rc=$?
+check "vm: missing kernel is exit 3 with a clear message" '[ $rc -eq 3 ] && grep -q "not found" "$t/err"'
+check "vm: missing kernel creates no output dir" '[ ! -e "$t/o5" ]'
+"$vm/tracebench-vm.sh" --kernel /nonexistent/vmlinuz 2>"$t/err"; rc=$?
+check "vm: no guest command is an error" '[ $rc -eq 3 ] && grep -q "no guest command" "$t/err"'
+"$vm/run-qemu.sh" --kernel /etc/hostname --initrd /etc/hostname --outdir "$t/o6" --accel bogus 2>"$t/err"; rc=$?
+check "qemu: bad --accel rejected" '[ $rc -eq 3 ] && grep -q "auto, kvm or tcg" "$t/err"'
+"$vm/build-kmod.sh" --headers /nonexistent --out "$t/o7" 2>"$t/err"; rc=$?
+check "kmod: bad headers dir is a clear error" '[ $rc -ne 0 ] && grep -q "not a kernel build directory" "$t/err" && [ ! -e "$t/o7" ]'
+exit $fail
