@@ -176,6 +176,9 @@ struct RunArgs {
 };
 
 int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
+  // First thing: planning already probes tracers in the kernel, and a signal
+  // must not kill the process halfway through such a probe.
+  install_signal_watcher();
   RunOptions& opt = a.opt;
   if (opt.quick) {
     opt.repetitions = 6;
@@ -208,6 +211,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
     return 2;
   }
   for (const auto& [t, why] : plan.skipped) std::cerr << fmt::format("tracebench: skipping {}: {}\n", t, why);
+  if (g_stop_requested) return 130;
   if (a.plan_only) {
     for (const auto& s : plan.specs) std::cout << s.name() << "\n";
     return 0;
@@ -215,7 +219,6 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   if (geteuid() != 0) {
     std::cerr << "tracebench: warning: not root; most tracers need CAP_SYS_ADMIN/CAP_PERFMON and will fail\n";
   }
-  install_signal_watcher();
   RunResult run;
   std::string dir;
   Status s = run_benchmarks(opt, plan, &run, &dir);
