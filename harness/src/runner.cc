@@ -592,6 +592,14 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   if (Status s = ensure_tracefs(&tracefs); !s) {
     std::fprintf(stderr, "tracebench: warning: %s\n", s.message().c_str());
   }
+  // Warm-up: keep the measured CPU busy for a while first, so the first
+  // benchmark does not pay for a CPU (or vCPU) that was idle and clocked down.
+  {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(opt.quick ? 300 : 1000);
+    while (std::chrono::steady_clock::now() < until) {
+      for (int i = 0; i < 1000; ++i) asm volatile("" ::: "memory");
+    }
+  }
   SystemInfo sys = probe_system(cpu);
   TscInfo tsc = probe_tsc();
   Counters counters;

@@ -38,7 +38,9 @@ TEST(Registry, BaselineWorkloadsDeclareTheirProbePoints) {
     ASSERT_NE(wl, nullptr) << w.name;
     EXPECT_EQ(wl->probe.kind, w.kind) << w.name;
     EXPECT_FALSE(wl->probe.name.empty());
-    if (w.kind == ProbeKind::kUserFunction) EXPECT_NE(wl->probe.address, 0u) << w.name;
+    if (w.kind == ProbeKind::kUserFunction) {
+      EXPECT_NE(wl->probe.address, 0u) << w.name;
+    }
   }
   EXPECT_TRUE(find_workload("write_null")->takes_payload);
   EXPECT_FALSE(find_workload("getpid")->takes_payload);
