@@ -19,6 +19,7 @@
 #include "tracers/ftrace/tracefs_cxx.h"
 
 #include "marker_pattern.h"
+#include "tracebench/parse.h"
 
 namespace tracebench::ftrace {
 namespace {
@@ -35,24 +36,6 @@ std::string fmt_hex(std::uintptr_t v) {
 }
 
 // Syscall numbers for the names the workloads use with raw_syscalls filters.
-long syscall_number(const std::string& name) {
-  static const std::map<std::string, long> table = {
-      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
-      {"read", SYS_read},       {"write", SYS_write},     {"close", SYS_close},
-      {"openat", SYS_openat},   {"nanosleep", SYS_nanosleep},
-      {"sched_yield", SYS_sched_yield}, {"getuid", SYS_getuid},
-  };
-  auto it = table.find(name);
-  return it == table.end() ? -1 : it->second;
-}
-
-bool parse_size(const std::string& s, std::size_t* out) {
-  if (s.empty() || s.size() > 12) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  *out = static_cast<std::size_t>(std::stoull(s));
-  return true;
-}
 
 bool parse_bool(const std::string& s, bool* out) {
   if (s == "1" || s == "on" || s == "true" || s == "yes") { *out = true; return true; }

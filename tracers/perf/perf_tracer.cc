@@ -22,6 +22,8 @@
 #include <future>
 #include <sstream>
 
+#include "tracebench/parse.h"
+
 extern "C" const char* tracefs_tracing_dir(void);  // libtracefs; mounts tracefs if needed
 
 namespace tracebench::perf {
@@ -31,24 +33,6 @@ long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-long syscall_number(const std::string& name) {
-  static const std::map<std::string, long> table = {
-      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
-      {"read", SYS_read},       {"write", SYS_write},     {"close", SYS_close},
-      {"openat", SYS_openat},   {"nanosleep", SYS_nanosleep},
-      {"sched_yield", SYS_sched_yield}, {"getuid", SYS_getuid},
-  };
-  auto it = table.find(name);
-  return it == table.end() ? -1 : it->second;
-}
-
-bool parse_size(const std::string& s, std::size_t* out) {
-  if (s.empty() || s.size() > 12) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  *out = static_cast<std::size_t>(std::stoull(s));
-  return true;
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
