@@ -165,18 +165,8 @@ struct Core {
     begin_firing();
   }
   void begin_firing() {
-    MState& ms = slot.ms;
-    ms.state = &st;
-    ms.slot = &slot;
-    ms.probe = &probe;
-    ms.fa = &fa;
-    ms.prog = nullptr;
-    ms.epid = 1;
-    ms.have_timestamp = false;
-    ms.locals_valid = 0;
-    ms.ntuple = 0;
-    ms.fault = kFaultNone;
-    slot.scratch_top = 0;
+    dvm_prepare_firing(&slot.ms, &st, &slot, &probe, &fa);
+    dvm_prepare_ecb(&slot.ms, &slot, 1);
   }
 };
 

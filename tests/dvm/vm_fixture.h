@@ -103,18 +103,8 @@ struct VmFixture {
   }
 
   void reset_ms() {
-    MState& ms = slot.ms;
-    ms.state = &st;
-    ms.slot = &slot;
-    ms.probe = &probe;
-    ms.fa = &fa;
-    ms.prog = nullptr;
-    ms.epid = 5;
-    ms.have_timestamp = false;
-    ms.locals_valid = 0;
-    ms.ntuple = 0;
-    ms.fault = kFaultNone;
-    slot.scratch_top = 0;
+    dvm_prepare_firing(&slot.ms, &st, &slot, &probe, &fa);
+    dvm_prepare_ecb(&slot.ms, &slot, 5);
   }
 
   const Program* make(std::vector<Insn> c, std::vector<uint64_t> in = {}, std::string s = {},

@@ -923,13 +923,7 @@ void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t
   Slot* s = &st->slots[slot_index];
   // VM prepare.
   MState* ms = &s->ms;
-  ms->state = st;
-  ms->slot = s;
-  ms->probe = probe;
-  ms->fa = fa;
-  ms->prog = nullptr;
-  ms->have_timestamp = false;
-  ms->locals_valid = 0;
+  dvm_prepare_firing(ms, st, s, probe, fa);
   bump(s->fired);
   PrincipalBuffer* b = &s->buf;
   Ecb* const* ecbs = probe->ecbs;
@@ -937,10 +931,7 @@ void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t
   for (uint32_t i = 0; i < n; i++) {
     const Ecb* e = ecbs[i];
     // Per-ECB prepare.
-    ms->epid = e->epid;
-    ms->fault = kFaultNone;
-    ms->ntuple = 0;
-    s->scratch_top = 0;
+    dvm_prepare_ecb(ms, s, e->epid);
     if (e->predicate) {
       uint64_t ok = dif_exec(e->predicate, ms);
       if (ms->fault) goto fault;

@@ -250,6 +250,24 @@ struct State {
 
 // ---- entry points -----------------------------------------------------------
 // Runs `p`; returns its result.  On a fault ms->fault is set and 0 returned.
+// The two prepare stages of a firing (the model's C_vm_prepare and
+// C_ecb_prepare), shared by the probe path, the cost benchmarks and tests.
+inline void dvm_prepare_firing(MState* ms, State* st, Slot* slot, const Probe* probe, const FireArgs* fa) {
+  ms->state = st;
+  ms->slot = slot;
+  ms->probe = probe;
+  ms->fa = fa;
+  ms->prog = nullptr;
+  ms->have_timestamp = false;
+  ms->locals_valid = 0;
+}
+inline void dvm_prepare_ecb(MState* ms, Slot* slot, uint32_t epid) {
+  ms->epid = epid;
+  ms->fault = kFaultNone;
+  ms->ntuple = 0;
+  slot->scratch_top = 0;
+}
+
 uint64_t dif_exec(const Program* p, MState* ms);
 
 // Readable range check used by loads, string reads and tracemem.
