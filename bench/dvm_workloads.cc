@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/workload.h"
+#include "tracebench/payload_pattern.h"
 #include "tracers/dvm/site.h"
 
 extern "C" {
@@ -46,7 +47,7 @@ using SiteFn = void (*)(std::uint64_t, const std::uint8_t*, std::uint64_t);
 class DvmLoop final : public WorkloadState {
  public:
   DvmLoop(SiteFn fn, std::size_t payload) : fn_(fn), payload_(payload ? payload : 8) {
-    for (std::size_t i = 0; i < payload_.size(); i++) payload_[i] = static_cast<std::uint8_t>(i * 7 + 1);
+    for (std::size_t i = 0; i < payload_.size(); i++) payload_[i] = static_cast<std::uint8_t>(tracebench::payload_byte(i));
     len_ = payload;
   }
   void fire(std::uint64_t n) override {

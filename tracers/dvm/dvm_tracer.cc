@@ -10,13 +10,14 @@
 //   printf           { printf("%d %d\n", arg0, arg2); } to /dev/null
 //   quantize         { @q = quantize(arg0); }
 //   script           option script=<D clauses>, "$probe" replaced by the site
-// Options: bufsize (default 4m), aggsize, dynvarsize, strsize, scratchsize,
-//          nslots, switchrate (default 100hz) (D-VM options), ecbs, script.
+// Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
+//          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script.
 #include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "tracebench/payload_pattern.h"
 #include "tracers/dvm/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracers/tracer.h"
@@ -45,10 +46,13 @@ class DvmTracer final : public Tracer {
       return Status::error("dvm: workload probe " + spec.probe.name +
                            " has no D-VM site; use a dvm_* workload (`tracebench list`)");
     tbdvm::Options o;
-    // Defaults sized so a hot loop's records are recorded, not dropped:
-    // DTrace's default 4 MB buffers, switched at 100 Hz (both overridable).
-    o.bufsize = 4u << 20;
-    o.switchrate_hz = 100;
+    // Defaults sized so a hot loop's records are recorded, not dropped (a
+    // dropped record costs less than a recorded one, so drops flatter the
+    // figure): 16 MB per-CPU buffers switched at 1000 Hz hold a 64-byte
+    // record loop at ~35 ns per event; DTrace's 4 MB at 100 Hz dropped half
+    // of them here.  Both overridable.
+    o.bufsize = 16u << 20;
+    o.switchrate_hz = 1000;
     int ecbs = 10;
     std::string script;
     for (const auto& [k, v] : spec.options) {
@@ -104,8 +108,8 @@ class DvmTracer final : public Tracer {
     }
     session_->pause();  // armed only between enable() and disable()
     if (action_ == "record" && spec.payload_bytes) {
-      // The dvm_* workloads fill their payload with byte i = i * 7 + 1:
-      // check every recorded byte against that.
+      // The workloads fill their payload with the suite's pattern
+      // (tracebench/payload_pattern.h): check every recorded byte against it.
       payload_bytes_ = spec.payload_bytes;
       session_->set_record_hook([this](const tbdvm::Ecb& e, const uint8_t* rec) {
         for (uint32_t k = 0; k < e.nactions; k++) {
@@ -113,7 +117,7 @@ class DvmTracer final : public Tracer {
           if (a.kind != tbdvm::kActTracemem) continue;
           bool ok = true;
           for (uint32_t i = 0; i < a.size; i++)
-            if (rec[a.offset + i] != static_cast<uint8_t>(i * 7 + 1)) ok = false;
+            if (rec[a.offset + i] != static_cast<uint8_t>(payload_byte(i))) ok = false;
           if (ok) verified_bytes_ += a.size;
           else payload_mismatches_++;
         }
@@ -220,8 +224,11 @@ class DvmTracer final : public Tracer {
   // The D probe description for a workload's probe point, or "" if the
   // workload has no D-VM site there.
   static std::string probe_desc(const ProbePoint& p) {
+    // A workload's probe named "dvm:<function>" has a D-VM site in
+    // <function> (its kind and target may name another tracer's probe at
+    // the same place, bench/same_site.cc).
     if (p.name.rfind("dvm:", 0) != 0) return {};
-    std::string func = p.target;
+    std::string func = p.name.substr(4);
     for (const auto& pi : tbdvm::list_probes()) {
       if (pi.function != func) continue;
       if (p.kind == ProbeKind::kSyscall && pi.provider != "syscall") continue;

@@ -1,20 +1,17 @@
-// What the tracebench provider's events carry.  The bytes a tracebench:payload event carries: the workload writes them, the
-// trace reader checks every byte of every event against them.  Printable and
-// never NUL, because the field is a CTF text sequence.
+// What the tracebench provider's events carry.  tracebench:payload events
+// carry the suite's payload pattern (tracebench/payload_pattern.h); the trace
+// reader checks every byte of every event against it.
 #pragma once
 
-#include <cstddef>
-
 #include <cstdint>
+
+#include "tracebench/payload_pattern.h"
 
 namespace tracebench::lttng {
 
 // The value of every tracebench:hot event's `tag` field.
 inline constexpr std::uint32_t kHotTag = 0x74620001u;
 
-inline char payload_byte(std::size_t i) {
-  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  return kAlphabet[i % (sizeof(kAlphabet) - 1)];
-}
+using tracebench::payload_byte;
 
 }  // namespace tracebench::lttng

@@ -1,0 +1,35 @@
+#!/bin/bash
+# One site, two tracers (bench/same_site.cc): the D-VM `record` action and an
+# LTTng-UST tracepoint on the same 64-byte payload.  Checks that each tracer
+# recorded exactly the events fired with every payload byte verified, that
+# the untraced baseline is the same loop for both (same workload), and that
+# the run refuses an action the tracers do not have without touching anything.
+set -euo pipefail
+tracebench=$1
+src=$2
+out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+"$tracebench" run --tracer dvm lttng --workload same_site --action record --payload 64 --quick \
+  --out "$out" > "$out/stdout.txt"
+run=$(echo "$out"/*/)
+/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$run/result.json"
+/usr/bin/python3 - "$run/result.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = {x["tracer"]: x for x in r["benchmarks"]}
+assert set(b) == {"dvm", "lttng"}, sorted(b)
+for t, x in b.items():
+    ev = x["events"]
+    assert x["workload"] == "same_site" and x["payload_bytes"] == 64, x["name"]
+    assert ev["verification"] == "passed", (t, ev)
+    assert ev["recorded"] == ev["fired"] > 0 and ev["lost"] == 0, (t, ev)
+    assert ev["payload_verified_bytes"] == 64 * ev["fired"], (t, ev)
+print("same site: " + ", ".join(f"{t} {x['overhead_ns_per_event']['median']:.1f} ns" for t, x in sorted(b.items())))
+PY
+if "$tracebench" run --tracer dvm --workload same_site --action no-such-action --quick --out "$out/bad" \
+     > "$out/bad.txt" 2>&1; then
+  echo "an unknown action must fail"; exit 1
+fi
+[ ! -e "$out/bad" ] || [ -z "$(ls -A "$out/bad")" ] || { echo "a refused run wrote results"; exit 1; }
+echo "same site: ok"
