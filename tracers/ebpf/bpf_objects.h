@@ -32,7 +32,7 @@ const char* family_of(AttachType t);
 
 struct LoadConfig {
   AttachType attach = AttachType::kTracepoint;
-  std::string action = "count";  // empty|count|hash|ringbuf|perfbuf
+  std::string action = "count";  // empty|count|hash|update|ringbuf|perfbuf
   std::uint32_t tgid = 0;
   std::int64_t sys_nr = -1;
   std::uint32_t record_bytes = 64;

@@ -547,7 +547,7 @@ EventCounts EbpfTracer::counts() {
     c.exact = false;
     return c;
   }
-  if (a == "count") {
+  if (a == "count" || a == "update") {
     c.recorded = sum_percpu(obj_->count, 0);
   } else if (a == "hash") {
     const int fd = bpf_map__fd(obj_->hash);

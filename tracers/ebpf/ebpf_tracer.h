@@ -47,7 +47,7 @@ class EbpfTracer final : public Tracer {
   }
   Availability available() override;
   std::vector<std::string> actions() const override {
-    return {"count", "empty", "hash", "ringbuf", "perfbuf"};  // first = default
+    return {"count", "empty", "hash", "update", "ringbuf", "perfbuf"};  // first = default
   }
   bool supports(const ProbePoint& probe) const override;
   std::map<std::string, std::string> versions() const override;

@@ -84,6 +84,22 @@ static __always_inline int tb_do_count(void) {
   return 0;
 }
 
+/* @ = count() as bpftrace (0.17) compiles it: look the counter up, add one
+ * and store it back through the bpf_map_update_elem() helper (the `count`
+ * action increments in place, without the helper call).  The programs of
+ * this action return what bpftrace's return: 1 for tracepoints (the kernel
+ * then also takes the perf event's sample path; tb_tp.bpf.c sets
+ * TB_UPDATE_RET), 0 elsewhere (kprobe/uprobe; BTF-typed programs must). */
+#ifndef TB_UPDATE_RET
+#define TB_UPDATE_RET 0
+#endif
+static __always_inline void tb_do_update(void) {
+  __u32 k = 0;
+  __u64 v = 1, *p = bpf_map_lookup_elem(&tb_count, &k);
+  if (p) v = *p + 1;
+  bpf_map_update_elem(&tb_count, &k, &v, BPF_ANY);
+}
+
 /* @[tid] = count() */
 static __always_inline int tb_do_hash(void) {
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -153,6 +169,10 @@ static __always_inline int tb_do_perfbuf(void *ctx) {
   SEC(sec) int prefix##_empty(ctx_decl) { return 0; }                            \
   SEC(sec) int prefix##_count(ctx_decl) { return (keep) ? tb_do_count() : 0; }   \
   SEC(sec) int prefix##_hash(ctx_decl) { return (keep) ? tb_do_hash() : 0; }     \
+  SEC(sec) int prefix##_update(ctx_decl) {                                        \
+    if (keep) tb_do_update();                                                     \
+    return TB_UPDATE_RET;                                                         \
+  }                                                                               \
   SEC(sec) int prefix##_ringbuf(ctx_decl) { return (keep) ? tb_do_ringbuf() : 0; } \
   SEC(sec) int prefix##_perfbuf(ctx_decl) { return (keep) ? tb_do_perfbuf(ctx) : 0; }
 
@@ -162,5 +182,9 @@ static __always_inline int tb_do_perfbuf(void *ctx) {
   SEC(sec) int BPF_PROG(prefix##_empty, ##__VA_ARGS__) { return 0; }                  \
   SEC(sec) int BPF_PROG(prefix##_count, ##__VA_ARGS__) { return (keep) ? tb_do_count() : 0; } \
   SEC(sec) int BPF_PROG(prefix##_hash, ##__VA_ARGS__) { return (keep) ? tb_do_hash() : 0; }   \
+  SEC(sec) int BPF_PROG(prefix##_update, ##__VA_ARGS__) {                                     \
+    if (keep) tb_do_update();                                                                 \
+    return 0; /* BTF-typed programs must return 0 */                                          \
+  }                                                                                           \
   SEC(sec) int BPF_PROG(prefix##_ringbuf, ##__VA_ARGS__) { return (keep) ? tb_do_ringbuf() : 0; } \
   SEC(sec) int BPF_PROG(prefix##_perfbuf, ##__VA_ARGS__) { return (keep) ? tb_do_perfbuf(ctx) : 0; }
