@@ -192,6 +192,11 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
 
 namespace {
 
+// Above this many CPUs of other processes' load, a run is flagged: measured
+// here, getpid's baseline moves from ~113 to ~137 ns while a compile runs on
+// the other vCPU, and back when it stops.
+constexpr double kBusyNeighbourCpus = 0.25;
+
 struct Machine {
   double tsc_hz = 0;
   double floor = 0;
@@ -715,8 +720,17 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     benchmark::ClearRegisteredBenchmarks();
     return Status::error("unrecognized Google Benchmark arguments");
   }
+  const CpuTimeSnapshot before = cpu_time_snapshot();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::ClearRegisteredBenchmarks();
+  if (const CpuTimeSnapshot after = cpu_time_snapshot(); before.ok && after.ok) {
+    ctx.foreign_cpu_load = foreign_cpu_load(before, after);
+    if (ctx.foreign_cpu_load > kBusyNeighbourCpus)
+      ctx.noise_warnings.push_back(fmt::format(
+          "other processes kept {:.2f} of {} CPUs busy while this run measured (tracer daemons included): "
+          "they slow the measured CPU too; compare runs made on a quiet machine",
+          ctx.foreign_cpu_load, ctx.cpus));
+  }
 
   for (auto& br : runs) {
     br->teardown();  // filtered out by --benchmark_filter, or interrupted

@@ -3,6 +3,7 @@
 #include <cpuid.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/vfs.h>
@@ -197,6 +198,35 @@ Status ensure_tracefs(std::string* path) {
   }
   *path = tracing;
   return Status::ok();
+}
+
+CpuTimeSnapshot cpu_time_snapshot() {
+  CpuTimeSnapshot snap;
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  snap.wall_s = ts.tv_sec + ts.tv_nsec * 1e-9;
+  std::ifstream in("/proc/stat");
+  std::string tag;
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice
+  unsigned long long v[8] = {};
+  if (!(in >> tag) || tag != "cpu") return snap;
+  for (auto& x : v)
+    if (!(in >> x)) return snap;
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (hz <= 0) return snap;
+  snap.machine_busy_s = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return snap;
+  snap.self_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  snap.ok = true;
+  return snap;
+}
+
+double foreign_cpu_load(const CpuTimeSnapshot& a, const CpuTimeSnapshot& b) {
+  const double wall = b.wall_s - a.wall_s;
+  if (!a.ok || !b.ok || wall <= 0) return 0;
+  const double other = (b.machine_busy_s - a.machine_busy_s) - (b.self_s - a.self_s);
+  return other > 0 ? other / wall : 0;
 }
 
 }  // namespace tracebench

@@ -47,6 +47,9 @@ struct RunContext {
   double counter_read_cycles = 0;
   std::vector<CounterContext> counters;
   std::vector<std::string> noise_warnings;
+  // CPUs kept busy on average by other processes while the run measured
+  // (tracer daemons such as lttng-consumerd included); < 0 = not measured.
+  double foreign_cpu_load = -1;
   std::string tracebench_version, git_sha, build_type, compiler;
   std::map<std::string, std::string> library_versions;
   std::vector<std::string> command_line;

@@ -30,6 +30,22 @@ struct SystemInfo {
 
 SystemInfo probe_system(int measured_cpu);
 
+// CPU time of the whole machine (all CPUs, from /proc/stat) and of this
+// process (all threads), in seconds, at one instant.  Two snapshots give the
+// CPU time other processes used in between: on a small or virtual machine a
+// busy neighbour (a compile, another run) slows the measured CPU even when it
+// runs elsewhere (shared caches, SMT siblings, the host), so a run records it.
+struct CpuTimeSnapshot {
+  double wall_s = 0;
+  double machine_busy_s = 0;  // user+nice+system+irq+softirq+steal over all CPUs
+  double self_s = 0;          // this process, every thread
+  bool ok = false;
+};
+CpuTimeSnapshot cpu_time_snapshot();
+// Average number of CPUs kept busy by everything but this process between
+// two snapshots (0 when either failed or no time passed).
+double foreign_cpu_load(const CpuTimeSnapshot& a, const CpuTimeSnapshot& b);
+
 // Mounts tracefs at /sys/kernel/tracing (and debugfs at /sys/kernel/debug)
 // when they are not mounted yet.  Returns the tracefs path.
 Status ensure_tracefs(std::string* path);
