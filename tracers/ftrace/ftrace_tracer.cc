@@ -464,7 +464,7 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
 
   config_ = config;
   spec_ = spec;
-  recorded_ = lost_ = other_events_ = payload_verified_ = payload_bad_events_ = payload_short_events_ = reads_ = 0;
+  recorded_ = lost_ = other_events_ = payload_verified_ = payload_bad_events_ = payload_short_events_ = reads_ = lost_before_reset_ = 0;
   applied_.clear();
 
   int seq = g_instance_seq.fetch_add(1);
@@ -595,10 +595,19 @@ Status FtraceTracer::disable() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (!instance_) return Status::error("ftrace: disable() before attach()");
   if (function_) {
+    // Changing current_tracer resets the instance's buffer (and its stats),
+    // so stop recording, read what the function tracer recorded, keep the
+    // lost count, and only then switch back to nop.
+    if (tracefs_trace_off(instance_) < 0) return errno_status("tracing_on=0 in " + instance_name_, errno);
+    enabled_ = false;
+    TB_TRY(read_back());
+    lost_before_reset_ = lost_;
     if (tracefs_tracer_clear(instance_) < 0) return errno_status("current_tracer=nop in " + instance_name_, errno);
-  } else if (pwrite(toggle_fd_, "0", 1, 0) != 1) {
-    return errno_status("disable " + system_ + ":" + event_ + " in " + instance_name_, errno);
+    if (tracefs_trace_on(instance_) < 0) return errno_status("tracing_on=1 in " + instance_name_, errno);
+    return Status::ok();
   }
+  if (pwrite(toggle_fd_, "0", 1, 0) != 1)
+    return errno_status("disable " + system_ + ":" + event_ + " in " + instance_name_, errno);
   enabled_ = false;
   if (config_.consume_on_disable) return read_back();
   return Status::ok();
@@ -685,7 +694,7 @@ Status FtraceTracer::read_lost(std::uint64_t* lost) const {
     }
   }
   closedir(d);
-  *lost = total;
+  *lost = lost_before_reset_ + total;
   return Status::ok();
 }
 
@@ -763,6 +772,7 @@ void FtraceTracer::teardown() noexcept {
   }
   enabled_ = false;
   marker_ = function_ = false;
+  lost_before_reset_ = 0;
   event_id_ = -1;
   instance_name_.clear();
 }

@@ -107,6 +107,7 @@ class FtraceTracer final : public Tracer {
   std::uint64_t payload_short_events_ = 0;  // kernel kept fewer bytes than written
   std::uint64_t reads_ = 0;
   std::uint64_t lost_ = 0;
+  std::uint64_t lost_before_reset_ = 0;  // function tracer: lost before a current_tracer reset
   std::map<std::string, std::string> applied_;  // what was written into tracefs
   nlohmann::json features_ = nlohmann::json::object();  // from available(), by trying
 };
