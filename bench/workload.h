@@ -43,6 +43,10 @@ struct Workload {
   // module loaded, ...); empty means always.  Checked when planning, so an
   // unavailable workload is skipped with its reason instead of failing.
   std::function<Availability()> available;
+  // Fewest events per timed sample.  A workload whose fire() pays a fixed
+  // entry cost (an ioctl that starts an in-kernel loop) sets it so that the
+  // entry is amortized over many events; the automatic batch never goes below.
+  std::uint64_t min_batch = 1;
 };
 
 const std::vector<Workload>& workload_registry();

@@ -429,6 +429,7 @@ class BenchRun {
   // and records the first (cold) event of each variant apart.
   Status pilot() {
     constexpr int kPilot = 64;
+    const std::uint64_t unit = std::max<std::uint64_t>(1, workload_->min_batch);
     double cost[2] = {0, 0};
     for (int traced = 0; traced < 2; ++traced) {
       if (traced) TB_TRY(enable());
@@ -436,12 +437,12 @@ class BenchRun {
       unsigned aux;
       for (int i = 0; i < kPilot; ++i) {
         std::uint64_t t0 = tsc_begin();
-        state_->fire(1);
+        state_->fire(unit);
         std::uint64_t t1 = tsc_end(&aux);
-        v.push_back(std::max(0.0, static_cast<double>(t1 - t0) - m_.floor));
+        v.push_back(std::max(0.0, static_cast<double>(t1 - t0) - m_.floor) / static_cast<double>(unit));
       }
       if (traced) {
-        fired_ += kPilot;
+        fired_ += kPilot * unit;
         TB_TRY(disable());
         r_.traced.cold_first_event_cycles = v.front();
       } else {
@@ -456,6 +457,7 @@ class BenchRun {
       double per_event = std::max(cost[0], 0.5);
       batch = per_event >= target ? 1 : static_cast<std::uint64_t>(std::ceil(target / per_event));
       batch = std::min<std::uint64_t>(batch, 100000);
+      batch = std::max(batch, unit);
     }
     r_.batch = batch;
     // Bound one block to about 50 ms of traced time.
