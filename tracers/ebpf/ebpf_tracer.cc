@@ -150,7 +150,8 @@ bool EbpfTracer::supports(const ProbePoint& probe) const {
     case ProbeKind::kSyscall:
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt:
-    case ProbeKind::kKernelFunction: return true;
+    case ProbeKind::kKernelFunction:
+    case ProbeKind::kKmodTracepoint: return true;
     default: return false;
   }
 }
@@ -196,10 +197,12 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     case ProbeKind::kUserFunction: def_attach = "uprobe"; break;
     case ProbeKind::kUsdt: def_attach = "usdt"; break;
     case ProbeKind::kKernelFunction: def_attach = "fentry"; break;
+    case ProbeKind::kKmodTracepoint: def_attach = "tracepoint"; break;
     default:
       return Status::error("ebpf: cannot attach to probe '" + spec.probe.name + "' of kind " +
                            std::string(to_string(spec.probe.kind)) +
-                           "; supported kinds: syscall, user function, usdt, kernel function");
+                           "; supported kinds: syscall, user function, usdt, kernel function, "
+                           "kmod tracepoint");
   }
   std::string attach = opt("attach", def_attach);
   if (!parse_attach_type(attach, &cfg_.attach))
@@ -220,13 +223,14 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     case ProbeKind::kKernelFunction:
       compatible = t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
       break;
+    case ProbeKind::kKmodTracepoint: compatible = t == AttachType::kTracepoint; break;
     default: break;
   }
   if (!compatible)
     return Status::error("ebpf: attach=" + attach + " cannot attach to " +
                          std::string(to_string(spec.probe.kind)) + " probe '" + spec.probe.name +
                          "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
-                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe)");
+                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint)");
 
   // Ring buffer wakeup policy.
   wakeup_ = opt("wakeup", "default");
@@ -316,6 +320,8 @@ Status EbpfTracer::resolve_target() {
           return Status::error("ebpf: no tracepoint syscalls:sys_enter_" + p.target + " (" + ev +
                                " missing; needs CONFIG_FTRACE_SYSCALLS)");
         target_desc_ = "syscalls:sys_enter_" + p.target;
+        tp_category_ = "syscalls";
+        tp_name_ = "sys_enter_" + p.target;
       } else if (t == AttachType::kRawTp || t == AttachType::kTpBtf) {
         if (cfg_.sys_nr < 0)
           return Status::error("ebpf: syscall '" + p.target +
@@ -353,6 +359,21 @@ Status EbpfTracer::resolve_target() {
       kernel_func_ = p.target;
       target_desc_ = kernel_func_;
       break;
+    case ProbeKind::kKmodTracepoint: {  // "system:event" of a module's TRACE_EVENT
+      const auto colon = p.target.find(':');
+      if (colon == std::string::npos || !valid_ident(p.target.substr(0, colon)) ||
+          !valid_ident(p.target.substr(colon + 1)))
+        return Status::error("ebpf: tracepoint target must be system:event, not '" + p.target + "'");
+      bool mounted = false;
+      TB_TRY(ensure_tracefs(&mounted));
+      tp_category_ = p.target.substr(0, colon);
+      tp_name_ = p.target.substr(colon + 1);
+      std::error_code ec;
+      if (!fs::exists(std::string(tracefs_dir()) + "/events/" + tp_category_ + "/" + tp_name_, ec))
+        return Status::error("ebpf: no tracepoint " + p.target + " in tracefs (is the module loaded?)");
+      target_desc_ = p.target;
+      break;
+    }
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt: {
       const std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
@@ -389,6 +410,8 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
   usdt_provider_.clear();
   usdt_name_.clear();
   kernel_func_.clear();
+  tp_category_.clear();
+  tp_name_.clear();
   binary_.clear();
   target_desc_.clear();
   enables_ = 0;
@@ -442,8 +465,7 @@ Status EbpfTracer::attach_link() {
                            " to " + target_desc_;
   switch (cfg_.attach) {
     case AttachType::kTracepoint:
-      link = bpf_program__attach_tracepoint(prog, "syscalls",
-                                            ("sys_enter_" + spec_.probe.target).c_str());
+      link = bpf_program__attach_tracepoint(prog, tp_category_.c_str(), tp_name_.c_str());
       break;
     case AttachType::kRawTp:
       link = bpf_program__attach_raw_tracepoint(prog, "sys_enter");

@@ -95,6 +95,7 @@ class EbpfTracer final : public Tracer {
   std::string binary_;          // uprobe/usdt: /proc/<pid>/exe
   std::string target_desc_;     // "syscalls:sys_enter_getpid", ...
   std::string usdt_provider_, usdt_name_, kernel_func_;
+  std::string tp_category_, tp_name_;  // attach=tracepoint: the tracefs event
 
   std::unique_ptr<LoadedObject> obj_;
   bpf_link* link_ = nullptr;
