@@ -73,50 +73,7 @@ run_suite() {  # $1 = round
 }
 
 # ---------------------------------------------------------------- the reference
-cat > "$WORK/getpid_loop.c" <<'EOF'
-// N getpid syscalls timed in chunks of CHUNK calls; prints JSON with the mean
-// and the median chunk (interrupts and preemption land in a few chunks only,
-// as the suite's per-sample median excludes them).
-#define _GNU_SOURCE
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-int main(int argc, char **argv) {
-  long n = argc > 1 ? atol(argv[1]) : 4000, chunk = argc > 2 ? atol(argv[2]) : 50, warm = 1000;
-  long chunks = n / chunk;
-  double *per = malloc(sizeof(double) * (chunks ? chunks : 1));
-  if (!per) return 1;
-  for (long i = 0; i < warm; ++i) syscall(SYS_getpid);
-  double t0 = now_ns();
-  for (long c = 0; c < chunks; ++c) {
-    double a = now_ns();
-    for (long i = 0; i < chunk; ++i) syscall(SYS_getpid);
-    per[c] = (now_ns() - a) / chunk;
-  }
-  double total = now_ns() - t0;
-  double median = 0;
-  if (chunks) {
-    qsort(per, chunks, sizeof(double), cmp);
-    median = chunks % 2 ? per[chunks / 2] : (per[chunks / 2 - 1] + per[chunks / 2]) / 2;
-  }
-  printf("{\"calls\": %ld, \"warmup_calls\": %ld, \"chunk\": %ld, \"ns_per_call_mean\": %.4f, "
-         "\"ns_per_call_median_chunk\": %.4f}\n", chunks * chunk, warm, chunk,
-         chunks ? total / (chunks * chunk) : 0.0, median);
-  return 0;
-}
-EOF
-cc -O2 -o "$WORK/getpid_loop" "$WORK/getpid_loop.c"
+cc -O2 -o "$WORK/getpid_loop" "$ROOT/scripts/crosscheck_getpid_loop.c"
 
 [[ -e $INST ]] && die "$INST already exists"
 mkdir "$INST"
@@ -173,26 +130,16 @@ for ((round = 0; round < ROUNDS; ++round)); do
 done
 
 # ---------------------------------------------------------------- compare
-python3 - "$WORK/suite_paths" "$WORK/ref.jsonl" "$OUT/ftrace.json" "$TOLERANCE" "$N" "$CPU" "$BUFFER_KB" "$INST_NAME" "$STARTUP_EVENTS" <<'EOF'
-import json, statistics, sys, datetime, platform
-suite_list, ref_path, out_path, tol, n, cpu, buffer_kb, inst, startup = sys.argv[1:10]
+python3 - "$ROOT/scripts" "$WORK/suite_paths" "$WORK/ref.jsonl" "$OUT/ftrace.json" "$TOLERANCE" "$CPU" "$BUFFER_KB" "$INST_NAME" "$STARTUP_EVENTS" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import crosscheck_common as cc
+suite_list, ref_path, out_path, tol, cpu, buffer_kb, inst, startup = sys.argv[2:10]
 tol, startup = float(tol), int(startup)
-suites = []
-for path in open(suite_list).read().split():
-    doc = json.load(open(path))
-    bench = [b for b in doc["benchmarks"] if b["tracer"] == "ftrace" and b["workload"] == "getpid"]
-    if not bench:
-        sys.exit("crosscheck_ftrace: no ftrace/getpid benchmark in " + path)
-    suites.append((path, bench[0]))
-runs = [json.loads(l) for l in open(ref_path)]
-by = {"untraced": {}, "traced": {}}
-for r in runs:
-    by[r["variant"]][(r["round"], r["run"])] = r
-pairs = sorted(set(by["untraced"]) & set(by["traced"]))
-key = "ns_per_call_median_chunk"
-diffs = [by["traced"][i]["loop"][key] - by["untraced"][i]["loop"][key] for i in pairs]
-n = runs[0]["loop"]["calls"]
-expected = n + runs[0]["loop"]["warmup_calls"] + startup
+suites = cc.load_suites(suite_list, "ftrace", "getpid")
+by, pairs, diffs = cc.pair_reference(ref_path)
+first = by["traced"][pairs[0]]["loop"]
+expected = first["calls"] + first["warmup_calls"] + startup
 traced_events = [by["traced"][i]["events"] for i in pairs]
 untraced_events = [by["untraced"][i]["events"] for i in pairs]
 ref = {
@@ -200,62 +147,19 @@ ref = {
               "run); event enabled with echo into private instance " + inst + " (set_event_pid=script "
               "pid + event-fork, trace_clock local, overwrite, buffer_size_kb " + buffer_kb + "); "
               "buffer emptied before every run",
-    "calls_per_run": n,
-    "chunk_calls": runs[0]["loop"]["chunk"],
+    "calls_per_run": first["calls"],
+    "chunk_calls": first["chunk"],
     "startup_events_per_process": startup,
-    "run_pairs": len(pairs),
     "cpu": int(cpu),
-    "untraced_ns_per_call_median": statistics.median(by["untraced"][i]["loop"][key] for i in pairs),
-    "traced_ns_per_call_median": statistics.median(by["traced"][i]["loop"][key] for i in pairs),
-    "overhead_ns_per_call": statistics.median(diffs),
-    "estimator": "median over all run pairs of (traced - untraced) median-chunk ns per call",
-    "overhead_ns_per_pair": diffs,
+    **cc.reference_summary(by, pairs, diffs),
     "events_expected_per_traced_run": expected,
     "events_seen_per_traced_run": traced_events,
     "events_seen_per_untraced_run": untraced_events,
-    "events_verified": all(e == expected for e in traced_events) and all(e == 0 for e in untraced_events),
 }
-suite_ok = [b for _, b in suites if b["status"] == "ok" and b.get("overhead_ns_per_event") is not None]
-status_ok = bool(suites) and len(suite_ok) == len(suites)
-suite_verified = status_ok and all(b["events"]["verification"] == "passed" for b in suite_ok)
-round_medians = [b["overhead_ns_per_event"]["median"] for b in suite_ok]
-suite_ns = statistics.median(round_medians) if status_ok else None
-result = {
-    "schema": "tracebench.crosscheck",
-    "schema_version": 1,
-    "tracer": "ftrace",
-    "event": "syscalls:sys_enter_getpid",
-    "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    "kernel": platform.release(),
-    "suite": {
-        "overhead_ns_per_event": suite_ns,
-        "estimator": "median over rounds of each run's overhead_ns_per_event.median",
-        "round_overheads_ns": round_medians,
-        "events_verified": suite_verified,
-        "rounds": [{
-            "result_json": path,
-            "status": b["status"],
-            "error": b.get("error", ""),
-            "options": b.get("options", {}),
-            "overhead_ns_per_event": b.get("overhead_ns_per_event"),
-            "baseline_ns_per_event_p50": b["baseline"]["ns_per_event"]["p50"],
-            "traced_ns_per_event_p50": b["traced"]["ns_per_event"]["p50"],
-            "events": b["events"],
-        } for path, b in suites],
-    },
-    "reference": ref,
-    "tolerance": tol,
-}
-if status_ok and ref["overhead_ns_per_call"] > 0:
-    rel = (suite_ns - ref["overhead_ns_per_call"]) / ref["overhead_ns_per_call"]
-    result["relative_difference"] = rel
-    result["agree"] = abs(rel) <= tol and ref["events_verified"] and suite_verified
-else:
-    result["relative_difference"] = None
-    result["agree"] = False
-json.dump(result, open(out_path, "w"), indent=2)
-print(json.dumps({"suite_overhead_ns": suite_ns, "reference_overhead_ns": ref["overhead_ns_per_call"],
-                  "relative_difference": result["relative_difference"], "agree": result["agree"],
-                  "reference_events_verified": ref["events_verified"], "out": out_path}))
-sys.exit(0 if result["agree"] else 1)
+ref["events_verified"] = all(e == expected for e in traced_events) and all(e == 0 for e in untraced_events)
+suite, suite_ns, verified = cc.suite_summary(suites, lambda b: {
+    "baseline_ns_per_event_p50": b["baseline"]["ns_per_event"]["p50"],
+    "traced_ns_per_event_p50": b["traced"]["ns_per_event"]["p50"]})
+sys.exit(cc.verdict("ftrace", "syscalls:sys_enter_getpid", suite, suite_ns, verified, ref,
+                    ref["events_verified"], tol, out_path))
 EOF

@@ -16,12 +16,16 @@
 #include <gtest/gtest.h>
 
 #include "tracers/perf/perf_tracer.h"
+#include "tests/common/tracer_fixture.h"
 
 using tracebench::AttachSpec;
 using tracebench::EventCounts;
 using tracebench::ProbeKind;
 using tracebench::ProbePoint;
 using tracebench::perf::PerfTracer;
+using tracebench::test::fire_getpid;
+using tracebench::test::getpid_probe;
+using tracebench::test::spec_for;
 
 extern "C" __attribute__((noinline, used)) void tb_perf_test_hot(void) { asm volatile("" ::: "memory"); }
 
@@ -51,23 +55,7 @@ int perf_fds() {
 }
 
 bool our_uprobe_events_left() {
-  std::ifstream in("/sys/kernel/tracing/dynamic_events");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str().find("tracebench/tb" + std::to_string(getpid()) + "_p") != std::string::npos;
-}
-
-ProbePoint getpid_probe() { return ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "getpid(2)"}; }
-
-void fire_getpid(std::uint64_t n) {
-  for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
-}
-
-AttachSpec spec_for(ProbePoint p, std::map<std::string, std::string> options = {}) {
-  AttachSpec s;
-  s.probe = std::move(p);
-  s.options = std::move(options);
-  return s;
+  return tracebench::test::read_file("/sys/kernel/tracing/dynamic_events").find("tracebench/tb" + std::to_string(getpid()) + "_p") != std::string::npos;
 }
 
 class PerfTest : public ::testing::Test {
@@ -88,6 +76,28 @@ class PerfTest : public ::testing::Test {
   PerfTracer tracer;
   int fds_before = 0;
 };
+
+// sample=record asks for perf record's layout (IP|TID|TIME|CPU|PERIOD|RAW):
+// samples are still attributed to our thread and the event type, so the
+// count stays exact, and each sample is bigger than a minimal one.
+TEST_F(PerfTest, RecordSampleLayoutCountsExactlyWithBiggerSamples) {
+  std::uint64_t bytes[2] = {0, 0};
+  for (int record = 0; record < 2; ++record) {
+    ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"sample", record ? "record" : "minimal"}})).is_ok());
+    ASSERT_TRUE(tracer.enable().is_ok());
+    fire_getpid(10000);
+    ASSERT_TRUE(tracer.disable().is_ok());
+    ASSERT_TRUE(tracer.drain().is_ok());
+    EventCounts c = tracer.counts();
+    EXPECT_EQ(c.recorded + c.lost, 10000u);
+    EXPECT_EQ(tracer.details()["foreign_samples"], 0);
+    ASSERT_GT(c.recorded, 0u);
+    bytes[record] = tracer.details()["bytes_consumed"].get<std::uint64_t>() / c.recorded;
+    tracer.teardown();
+  }
+  EXPECT_GE(bytes[1], bytes[0] + 24) << "IP, CPU and PERIOD add 24 bytes per sample";
+  EXPECT_FALSE(tracer.attach(spec_for(getpid_probe(), {{"sample", "everything"}})).is_ok());
+}
 
 TEST_F(PerfTest, GetpidCountIsExact) {
   ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());

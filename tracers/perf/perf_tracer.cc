@@ -152,13 +152,17 @@ Status parse_options(const std::map<std::string, std::string>& options, PerfConf
       if (value != "tracefs" && value != "pmu")
         return Status::error("option uprobe=" + value + ": expected tracefs or pmu");
       c.uprobe_pmu = value == "pmu";
+    } else if (key == "sample") {
+      if (value != "minimal" && value != "record")
+        return Status::error("option sample=" + value + ": expected minimal (RAW|TID|TIME) or record (as perf record)");
+      c.record_layout = value == "record";
     } else if (key == "clock") {
       if (clock_id(value) < 0)
         return Status::error("option clock=" + value + ": expected monotonic, monotonic_raw, boottime, tai or realtime");
       c.clock = value;
     } else {
       return Status::error("unknown perf option '" + key +
-                           "'; known: event, id_filter, mmap_pages, wakeup_events, consumer_cpu, clock, uprobe");
+                           "'; known: event, id_filter, mmap_pages, wakeup_events, consumer_cpu, clock, uprobe, sample");
     }
   }
   *out = std::move(c);
@@ -406,6 +410,15 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   }
   a.sample_period = 1;
   a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  // Sample body in sample_type order: [ip] pid tid time [cpu res] [period] raw.
+  tid_offset_ = 4;
+  raw_size_offset_ = 16;
+  if (config_.record_layout) {
+    a.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+    a.sample_id_all = 1;
+    tid_offset_ = 8 + 4;
+    raw_size_offset_ = 8 + 8 + 8 + 8 + 8;
+  }
   a.read_format = PERF_FORMAT_LOST;  // read(): {hits, lost samples}
   a.disabled = 1;
   a.inherit = 1;  // threads created after attach() get their own child events
@@ -518,12 +531,14 @@ void PerfTracer::read_ring(Ring& r) {
     }
     auto* hdr = reinterpret_cast<const perf_event_header*>(rec);
     if (hdr->type == PERF_RECORD_SAMPLE) {
-      // u32 pid, tid; u64 time; u32 raw size; raw data (common_type first).
+      // u32 pid, tid; u64 time; u32 raw size; raw data (common_type first),
+      // with ip, cpu and period in between under sample=record.
       std::uint32_t tid = 0, raw_size = 0;
-      memcpy(&tid, rec + sizeof(perf_event_header) + 4, 4);
-      memcpy(&raw_size, rec + sizeof(perf_event_header) + 16, 4);
+      const char* body = rec + sizeof(perf_event_header);
+      memcpy(&tid, body + tid_offset_, 4);
+      memcpy(&raw_size, body + raw_size_offset_, 4);
       std::uint16_t common_type = 0;
-      if (raw_size >= 2) memcpy(&common_type, rec + sizeof(perf_event_header) + 20, 2);
+      if (raw_size >= 2) memcpy(&common_type, body + raw_size_offset_ + 4, 2);
       if (static_cast<pid_t>(tid) == consumer_tid_) {
         flush_samples_.fetch_add(1, std::memory_order_relaxed);
       } else if (check_type_ && common_type != config_id_) {
@@ -657,6 +672,7 @@ nlohmann::json PerfTracer::details() const {
   j["rings"] = rings_.size();
   j["event_fds"] = event_fds();
   j["mmap_pages"] = config_.mmap_pages;
+  j["sample"] = config_.record_layout ? "IP|TID|TIME|CPU|PERIOD|RAW (record)" : "RAW|TID|TIME (minimal)";
   j["consumer_cpu"] = consumer_cpu_;
   j["lost_records"] = lost_records_.load();
   j["foreign_samples"] = foreign_.load();

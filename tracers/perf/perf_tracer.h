@@ -29,6 +29,9 @@ struct PerfConfig {
   int consumer_cpu = -2;        // -2 = CPU 0 when there are >1 CPUs; -1 = unpinned
   std::string clock;            // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
   bool uprobe_pmu = false;      // uprobe=pmu: the uprobe PMU instead of a tracefs uprobe event
+  // sample=minimal: RAW|TID|TIME; sample=record: what `perf record -e <tp>`
+  // asks for (IP|TID|TIME|CPU|PERIOD|RAW, sample_id_all), for comparing with it.
+  bool record_layout = false;
 };
 
 Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out);
@@ -83,6 +86,8 @@ class PerfTracer final : public Tracer {
   std::uint32_t type_ = 0;
   std::uint64_t config_id_ = 0;
   bool check_type_ = true;      // tracepoints: RAW common_type must match
+  std::size_t tid_offset_ = 4;  // in a sample's body: where tid and the RAW size are
+  std::size_t raw_size_offset_ = 16;
   bool exact_ = true;
   bool attached_ = false;
   std::string event_label_;
