@@ -58,7 +58,7 @@ start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
   : > "$chan"; : > "$con"
   qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic rdinit=/init tsc=reliable tracebench.accel=$a $append" \
+    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 rdinit=/init tsc=reliable tracebench.accel=$a $append" \
     -display none -monitor none -no-reboot -nodefaults \
     -chardev file,id=con,path="$con" -serial chardev:con \
     -chardev file,id=chan,path="$chan" -serial chardev:chan \
