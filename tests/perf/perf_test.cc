@@ -25,6 +25,7 @@ using tracebench::ProbePoint;
 using tracebench::perf::PerfTracer;
 using tracebench::test::fire_getpid;
 using tracebench::test::getpid_probe;
+using tracebench::test::read_file;
 using tracebench::test::spec_for;
 
 extern "C" __attribute__((noinline, used)) void tb_perf_test_hot(void) { asm volatile("" ::: "memory"); }
@@ -101,11 +102,12 @@ TEST_F(PerfTest, RecordSampleLayoutCountsExactlyWithBiggerSamples) {
 
 TEST_F(PerfTest, GetpidCountIsExact) {
   ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
-  EXPECT_GT(tracer.event_fds(), 0u);
+  EXPECT_EQ(tracer.event_fds(), 0u);  // traced events exist only while enabled
   std::uint64_t fired = 0;
   for (int rep = 0; rep < 3; ++rep) {
     fire_getpid(1000);  // disabled
     ASSERT_TRUE(tracer.enable().is_ok());
+    EXPECT_GT(tracer.event_fds(), 0u);
     fire_getpid(20000);
     fired += 20000;
     ASSERT_TRUE(tracer.disable().is_ok());
@@ -219,6 +221,39 @@ TEST_F(PerfTest, UprobeOnUserFunction) {
   EventCounts c = tracer.counts();
   EXPECT_EQ(c.recorded + c.lost, 3000u);
   EXPECT_EQ(c.lost, 0u);
+}
+
+// The kernel's own hit count of the uprobe (uprobe_profile) sees only the
+// calls made while enabled: a disabled-but-open perf event would keep the
+// breakpoint in the code, and the untraced baseline would pay the trap.
+std::uint64_t uprobe_nhit(const std::string& event) {
+  std::istringstream in(read_file("/sys/kernel/tracing/uprobe_profile"));
+  std::string file, name;
+  std::uint64_t nhit = 0;
+  while (in >> file >> name >> nhit)
+    if (name == event) return nhit;
+  return ~0ull;
+}
+
+TEST_F(PerfTest, DisabledUprobeIsNotHit) {
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ASSERT_TRUE(tracer.attach(spec_for(p)).is_ok());
+  std::string label = tracer.details()["event"].get<std::string>();  // "tracebench:<name> (file:0x..)"
+  std::string event = label.substr(label.find(':') + 1, label.find(' ') - label.find(':') - 1);
+  ASSERT_NE(uprobe_nhit(event), ~0ull) << event << " not in uprobe_profile";
+  std::uint64_t before = uprobe_nhit(event);
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int i = 0; i < 500; ++i) fn();  // disabled
+    ASSERT_TRUE(tracer.enable().is_ok());
+    for (int i = 0; i < 1000; ++i) fn();
+    ASSERT_TRUE(tracer.disable().is_ok());
+  }
+  for (int i = 0; i < 500; ++i) fn();
+  EXPECT_EQ(uprobe_nhit(event) - before, 3000u);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded + tracer.counts().lost, 3000u);
 }
 
 TEST_F(PerfTest, UprobeWithThreadsCreatedAfterAttach) {

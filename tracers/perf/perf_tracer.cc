@@ -285,6 +285,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   page_size_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   samples_ = lost_ = lost_records_ = foreign_ = flush_samples_ = bytes_ = wakeups_ = throttles_ = 0;
   kernel_hits_ = kernel_lost_ = 0;
+  closed_hits_ = closed_lost_ = 0;
   exact_ = true;
   check_type_ = true;
 
@@ -433,48 +434,19 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     a.clockid = clock_id(config_.clock);
   }
 
-  std::vector<pid_t> tids;
-  for (pid_t t : threads_of(pid))
-    if (t != consumer_tid_) tids.push_back(t);
-  if (tids.empty()) return Status::error("pid " + std::to_string(pid) + " has no threads in /proc");
-
+  attr_ = a;
+  filter_ = filter;
+  pid_ = pid;
+  // Per CPU: the ring, on the consumer's flush event (a page fault of the
+  // consumer on this CPU, fired after the workload stopped so that a pending
+  // PERF_RECORD_LOST is written out).  A software event, not a syscall
+  // tracepoint: a BPF program that another tool attaches to a syscall
+  // tracepoint and that returns 0 suppresses perf delivery on that tracepoint.
   for (int cpu : online_cpus()) {
     Ring ring;
     ring.cpu = cpu;
     rings_.push_back(ring);
     Ring& r = rings_.back();
-    for (pid_t tid : tids) {
-      long fd = sys_perf_event_open(&a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-      if (fd < 0) {
-        if (errno == ESRCH) continue;  // thread exited meanwhile
-        int err = errno;
-        return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
-                             std::to_string(cpu) + "): " + strerror(err) +
-                             (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
-      }
-      r.fds.push_back(static_cast<int>(fd));
-      if (r.leader_fd < 0) {
-        r.leader_fd = static_cast<int>(fd);
-        r.map_bytes = (1 + config_.mmap_pages) * page_size_;
-        void* m = mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.leader_fd, 0);
-        if (m == MAP_FAILED) {
-          r.base = nullptr;
-          return errno_status("mmap perf ring (" + std::to_string(config_.mmap_pages) +
-                              " pages; see /proc/sys/kernel/perf_event_mlock_kb)", errno);
-        }
-        r.base = m;
-      } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.leader_fd) < 0) {
-        return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
-      }
-      if (!filter.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) < 0)
-        return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter + "'", errno);
-    }
-    if (r.leader_fd < 0) return Status::error("no thread of pid " + std::to_string(pid) + " could be traced");
-    // Flush event: a page fault of the consumer on this CPU, same ring, so
-    // that a pending PERF_RECORD_LOST is written out after the workload
-    // stopped.  A software event, not a syscall tracepoint: a BPF program
-    // that another tool attaches to a syscall tracepoint and that returns 0
-    // suppresses perf delivery on that tracepoint.
     perf_event_attr f = a;
     f.type = PERF_TYPE_SOFTWARE;
     f.config = PERF_COUNT_SW_PAGE_FAULTS;
@@ -484,15 +456,80 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     long ffd = sys_perf_event_open(&f, consumer_tid_, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (ffd < 0) return errno_status("perf_event_open(flush event, cpu " + std::to_string(cpu) + ")", errno);
     r.flush_fd = static_cast<int>(ffd);
-    if (ioctl(r.flush_fd, PERF_EVENT_IOC_SET_OUTPUT, r.leader_fd) < 0)
-      return errno_status("PERF_EVENT_IOC_SET_OUTPUT (flush event)", errno);
+    r.map_bytes = (1 + config_.mmap_pages) * page_size_;
+    void* m = mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.flush_fd, 0);
+    if (m == MAP_FAILED) {
+      r.base = nullptr;
+      return errno_status("mmap perf ring (" + std::to_string(config_.mmap_pages) +
+                          " pages; see /proc/sys/kernel/perf_event_mlock_kb)", errno);
+    }
+    r.base = m;
+  }
+  // Opened once here so that attach() reports what cannot be traced, then
+  // closed: an open but disabled event is not an untraced workload (a
+  // perf uprobe keeps its breakpoint in the code, a tracepoint its probe
+  // registered), and the baseline blocks must run untraced.
+  TB_TRY(open_traced());
+  close_traced();
+  closed_hits_ = closed_lost_ = 0;
+  return Status::ok();
+}
+
+Status PerfTracer::open_traced() {
+  std::vector<pid_t> tids;
+  for (pid_t t : threads_of(pid_))
+    if (t != consumer_tid_) tids.push_back(t);
+  if (tids.empty()) return Status::error("pid " + std::to_string(pid_) + " has no threads in /proc");
+  for (auto& r : rings_) {
+    for (pid_t tid : tids) {
+      long fd = sys_perf_event_open(&attr_, tid, r.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ESRCH) continue;  // thread exited meanwhile
+        int err = errno;
+        return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
+                             std::to_string(r.cpu) + "): " + strerror(err) +
+                             (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
+      }
+      r.fds.push_back(static_cast<int>(fd));
+      if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.flush_fd) < 0)
+        return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
+      if (!filter_.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter_.c_str()) < 0)
+        return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter_ + "'", errno);
+    }
+    if (r.fds.empty()) return Status::error("no thread of pid " + std::to_string(pid_) + " could be traced");
   }
   return Status::ok();
+}
+
+// Disables and closes the traced events, keeping their {hits, lost} counts;
+// their records stay in the rings for the consumer.
+void PerfTracer::close_traced() noexcept {
+  for (auto& r : rings_) {
+    for (int fd : r.fds) {
+      ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+      std::uint64_t v[2] = {0, 0};
+      if (read(fd, v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
+        closed_hits_ += v[0];
+        closed_lost_ += v[1];
+      }
+      close(fd);
+    }
+    r.fds.clear();
+  }
 }
 
 Status PerfTracer::enable() {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   if (!attached_) return Status::error("perf: enable() before attach()");
+  bool closed = true;
+  for (auto& r : rings_) closed = closed && r.fds.empty();
+  if (closed) {
+    Status st = open_traced();
+    if (!st) {
+      close_traced();
+      return st;
+    }
+  }
   for (auto& r : rings_)
     for (int fd : r.fds)
       if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) return errno_status("PERF_EVENT_IOC_ENABLE", errno);
@@ -502,9 +539,7 @@ Status PerfTracer::enable() {
 Status PerfTracer::disable() {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   if (!attached_) return Status::error("perf: disable() before attach()");
-  for (auto& r : rings_)
-    for (int fd : r.fds)
-      if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0) return errno_status("PERF_EVENT_IOC_DISABLE", errno);
+  close_traced();
   return Status::ok();
 }
 
@@ -602,7 +637,7 @@ void PerfTracer::consumer_main() {
     if (stop_) return;
   }
   std::vector<pollfd> pfds;
-  for (auto& r : rings_) pfds.push_back({r.leader_fd, POLLIN, 0});
+  for (auto& r : rings_) pfds.push_back({r.flush_fd, POLLIN, 0});
   pfds.push_back({wake_fd_, POLLIN, 0});
   for (;;) {
     int n = poll(pfds.data(), pfds.size(), 200);
@@ -640,7 +675,7 @@ Status PerfTracer::drain() {
   if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return drain_completed_ >= want; }))
     return Status::error("perf consumer did not finish draining within 20 s");
   lock.unlock();
-  std::uint64_t hits = 0, lost = 0;
+  std::uint64_t hits = closed_hits_, lost = closed_lost_;
   for (auto& r : rings_) {
     for (int fd : r.fds) {
       std::uint64_t v[2] = {0, 0};

@@ -5,6 +5,7 @@
 // the measured CPU, drains while the workload runs.
 #pragma once
 
+#include <linux/perf_event.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -63,14 +64,18 @@ class PerfTracer final : public Tracer {
  private:
   struct Ring {
     int cpu = -1;
-    int leader_fd = -1;
-    int flush_fd = -1;          // consumer-thread page-fault event on this CPU, see drain()
+    // The ring belongs to the consumer thread's page-fault event on this
+    // CPU (see drain()), open from attach() to teardown(); the traced events
+    // write into it (SET_OUTPUT) and exist only while enabled.
+    int flush_fd = -1;
     void* base = nullptr;
     std::size_t map_bytes = 0;
-    std::vector<int> fds;       // leader first
+    std::vector<int> fds;       // traced events (per thread), open while enabled
   };
 
   Status open_events(const AttachSpec& spec);
+  Status open_traced();
+  void close_traced() noexcept;
   Status create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset);
   void remove_uprobe_event() noexcept;
   void consumer_main();
@@ -99,6 +104,12 @@ class PerfTracer final : public Tracer {
   static constexpr const char* kUprobeGroup = "tracebench";
   std::size_t page_size_ = 4096;
   int consumer_cpu_ = -1;
+  // What open_traced() opens at every enable().
+  perf_event_attr attr_{};
+  std::string filter_;
+  pid_t pid_ = 0;
+  std::uint64_t closed_hits_ = 0;  // {hits, lost} read from traced events before closing them
+  std::uint64_t closed_lost_ = 0;
 
   std::thread consumer_;
   int wake_fd_ = -1;
