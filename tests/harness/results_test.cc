@@ -1,4 +1,5 @@
 #include "tracebench/results.h"
+#include "tracebench/runner.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -115,6 +116,28 @@ TEST(Results, CsvHasOneRowPerBenchmarkAndQuotesErrors) {
   std::string csv = to_csv(r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   EXPECT_NE(csv.find("\"bad, \"\"quoted\"\"\""), std::string::npos);
+}
+
+// The summary says when a tracer lost more than 5% of the events: its
+// overhead then mixes recording and dropping.
+TEST(SummaryTable, FlagsBenchmarksThatLostMoreThanFivePercent) {
+  RunResult r;
+  BenchmarkResult b;
+  b.name = "lttng/ust_payload/record/payload:1024/threads:1";
+  b.overhead_ns = MedianCI{};
+  b.events.fired = 1000;
+  b.events.recorded = 940;
+  b.events.lost = 60;
+  b.events.verification = "passed";
+  r.benchmarks.push_back(b);
+  b.name = "lttng/ust_payload/record/payload:64/threads:1";
+  b.events.recorded = 950;
+  b.events.lost = 50;
+  r.benchmarks.push_back(b);
+  std::string t = summary_table(r);
+  EXPECT_NE(t.find("payload:1024/threads:1"), std::string::npos);
+  EXPECT_NE(t.find("6% of the events were lost"), std::string::npos) << t;
+  EXPECT_EQ(t.find("5% of the events were lost"), std::string::npos) << t;  // exactly 5%: not flagged
 }
 
 }  // namespace
