@@ -53,12 +53,17 @@ trap 'exit 143' TERM
 # Starts qemu in the background; sets qpid.
 start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
   local a=$1 chan=$2 con=$3
-  local accel_args=(-accel tcg,thread=multi -cpu max)
-  [ "$a" = kvm ] && accel_args=(-accel kvm -cpu host)
+  # idle=halt under TCG: QEMU emulates MWAIT as a halt, while a guest CPU
+  # idling in MWAIT advertises that it polls and gets no wake-up IPI, so an
+  # IPI to it (text_poke_bp's sync of every CPU, when kprobes or ftrace
+  # patch code) could be lost and the sender spun forever (soft lockup seen
+  # in CI with CPU 0 idle and CPU 1 in smp_call_function_many_cond).
+  local accel_args=(-accel tcg,thread=multi -cpu max) idle=idle=halt
+  [ "$a" = kvm ] && { accel_args=(-accel kvm -cpu host); idle=""; }
   : > "$chan"; : > "$con"
   qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 rdinit=/init tsc=reliable tracebench.accel=$a $append" \
+    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 $idle rdinit=/init tsc=reliable tracebench.accel=$a $append" \
     -display none -monitor none -no-reboot -nodefaults \
     -chardev file,id=con,path="$con" -serial chardev:con \
     -chardev file,id=chan,path="$chan" -serial chardev:chan \
