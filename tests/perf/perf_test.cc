@@ -120,7 +120,9 @@ TEST_F(PerfTest, GetpidCountIsExact) {
   auto d = tracer.details();
   EXPECT_EQ(d["foreign_samples"], 0);
   EXPECT_EQ(d["flush_samples"], d["rings"]);
-  EXPECT_EQ(d["kernel_hits"], fired);  // the kernel's own count agrees
+  EXPECT_EQ(d["kernel_hits"], fired) << d.dump();  // the kernel's own count agrees
+  EXPECT_EQ(d["enables"], 3);                       // opened at each enable()
+  EXPECT_GT(d["event_fds"].get<std::size_t>(), 0u);
 }
 
 TEST_F(PerfTest, ConsumerIsPinnedAwayFromMeasuredCpu) {

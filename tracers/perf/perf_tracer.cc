@@ -286,6 +286,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   samples_ = lost_ = lost_records_ = foreign_ = flush_samples_ = bytes_ = wakeups_ = throttles_ = 0;
   kernel_hits_ = kernel_lost_ = 0;
   closed_hits_ = closed_lost_ = 0;
+  opened_fds_ = enables_ = 0;
   exact_ = true;
   check_type_ = true;
 
@@ -498,6 +499,7 @@ Status PerfTracer::open_traced() {
     }
     if (r.fds.empty()) return Status::error("no thread of pid " + std::to_string(pid_) + " could be traced");
   }
+  opened_fds_ = event_fds();
   return Status::ok();
 }
 
@@ -524,6 +526,7 @@ Status PerfTracer::enable() {
   bool closed = true;
   for (auto& r : rings_) closed = closed && r.fds.empty();
   if (closed) {
+    ++enables_;
     Status st = open_traced();
     if (!st) {
       close_traced();
@@ -705,7 +708,8 @@ nlohmann::json PerfTracer::details() const {
   if (event_label_.empty()) return j;  // not attached
   j["event"] = event_label_;
   j["rings"] = rings_.size();
-  j["event_fds"] = event_fds();
+  j["event_fds"] = opened_fds_;  // per enable(): threads x CPUs
+  j["enables"] = enables_;
   j["mmap_pages"] = config_.mmap_pages;
   j["sample"] = config_.record_layout ? "IP|TID|TIME|CPU|PERIOD|RAW (record)" : "RAW|TID|TIME (minimal)";
   j["consumer_cpu"] = consumer_cpu_;

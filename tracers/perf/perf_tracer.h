@@ -110,6 +110,8 @@ class PerfTracer final : public Tracer {
   pid_t pid_ = 0;
   std::uint64_t closed_hits_ = 0;  // {hits, lost} read from traced events before closing them
   std::uint64_t closed_lost_ = 0;
+  std::size_t opened_fds_ = 0;     // traced events opened by the last open_traced()
+  std::uint64_t enables_ = 0;      // enable() calls that opened them
 
   std::thread consumer_;
   int wake_fd_ = -1;
