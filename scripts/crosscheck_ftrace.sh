@@ -16,7 +16,9 @@
 # reference run, default 4000: about what the suite fires per traced block, so
 # the ring buffer's working set is alike), RUNS (reference run pairs per round,
 # default 21), REPS (suite repetitions per round, default 10), ROUNDS (suite +
-# reference rounds, default 3), BUFFER_KB (per-CPU buffer, default 8192).
+# reference rounds, default 9: the host here alternates between a fast and a
+# slow mode for seconds at a time, and three rounds could land the two sides
+# in different modes), BUFFER_KB (per-CPU buffer, default 8192).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,7 +28,7 @@ OUT=${OUT:-$ROOT/results/crosscheck}
 N=${N:-4000}
 RUNS=${RUNS:-21}
 REPS=${REPS:-10}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-9}
 BUFFER_KB=${BUFFER_KB:-8192}
 TOLERANCE=0.15
 CPU=$(( $(nproc) - 1 ))

@@ -13,7 +13,7 @@
 #    agreement within the tolerance is reported, not assumed.
 # Output: results/crosscheck/perf.json.  Exit: 0 agree, 1 disagree, 2 could not measure.
 # Environment: BUILD, N (calls per run, default 4000), RUNS (pairs per round,
-# default 15), REPS (suite repetitions, default 10), ROUNDS (default 3),
+# default 15), REPS (suite repetitions, default 10), ROUNDS (default 7),
 # MMAP_PAGES (both sides, default 64).
 set -euo pipefail
 
@@ -24,7 +24,7 @@ OUT=${OUT:-$ROOT/results/crosscheck}
 N=${N:-4000}
 RUNS=${RUNS:-15}
 REPS=${REPS:-10}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-7}
 MMAP_PAGES=${MMAP_PAGES:-64}
 TOLERANCE=0.15
 CPU=$(( $(nproc) - 1 ))
