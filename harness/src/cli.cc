@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -132,17 +134,45 @@ struct CompareArgs {
   bool json = false, fail_on_regression = false;
 };
 
+// The result files one side of a comparison names: a result.json, a run
+// directory, or a directory of run directories (several runs of one side).
+Status side_result_files(const std::string& arg, std::vector<std::string>* files) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json") {
+    files->push_back(arg);
+    return Status::ok();
+  }
+  if (!fs::is_directory(arg, ec)) return Status::error(fmt::format("{}: not a result.json or a directory", arg));
+  if (fs::exists(fs::path(arg) / "result.json", ec)) {
+    files->push_back((fs::path(arg) / "result.json").string());
+    return Status::ok();
+  }
+  for (const auto& e : fs::directory_iterator(arg, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "result.json")) files->push_back((e.path() / "result.json").string());
+  }
+  std::sort(files->begin(), files->end());
+  if (files->empty()) return Status::error(fmt::format("{}: no result.json in it or in its subdirectories", arg));
+  return Status::ok();
+}
+
 int cmd_compare(const CompareArgs& c) {
-  auto path = [](const std::string& p) {
-    return p.size() > 5 && p.substr(p.size() - 5) == ".json" ? p : p + "/result.json";
-  };
-  RunResult a, b;
-  for (auto [arg, run] : {std::pair{&c.a, &a}, std::pair{&c.b, &b}}) {
-    if (Status s = read_run(path(*arg), run); !s) {
+  std::vector<RunResult> runs[2];
+  for (int side = 0; side < 2; ++side) {
+    std::vector<std::string> files;
+    Status s = side_result_files(side == 0 ? c.a : c.b, &files);
+    for (std::size_t i = 0; s && i < files.size(); ++i) {
+      runs[side].emplace_back();
+      s = read_run(files[i], &runs[side].back());
+    }
+    if (!s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
       return 2;
     }
   }
+  std::vector<const RunResult*> a, b;
+  for (const auto& r : runs[0]) a.push_back(&r);
+  for (const auto& r : runs[1]) b.push_back(&r);
   CompareResult res;
   if (Status s = compare_runs(a, b, c.threshold, c.alpha, &res); !s) {
     std::cerr << "tracebench compare: " << s.message() << "\n";
@@ -150,19 +180,28 @@ int cmd_compare(const CompareArgs& c) {
   }
   bool regression = false;
   for (const auto& r : res.rows) regression |= r.verdict == "regression";
+  auto ids = [](const std::vector<RunResult>& v) {
+    json j = json::array();
+    for (const auto& r : v) j.push_back(r.context.run_id);
+    return j;
+  };
   if (c.json) {
     json j = json::array();
     for (const auto& r : res.rows) {
       j.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
                    {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
-                   {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"verdict", r.verdict}});
+                   {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
+                   {"b_runs", r.b_runs}, {"verdict", r.verdict}});
     }
-    std::cout << json{{"a", a.context.run_id}, {"b", b.context.run_id}, {"rows", j}, {"warnings", res.warnings}}.dump(2)
+    std::cout << json{{"a", ids(runs[0])}, {"b", ids(runs[1])}, {"rows", j}, {"warnings", res.warnings}}.dump(2)
               << "\n";
   } else {
-    std::cout << fmt::format("A: {} (kernel {})\nB: {} (kernel {})\n\n", a.context.run_id, a.context.kernel_release,
-                             b.context.run_id, b.context.kernel_release)
-              << compare_table(res);
+    auto head = [](const char* side, const std::vector<RunResult>& v) {
+      if (v.size() == 1) return fmt::format("{}: {} (kernel {})\n", side, v[0].context.run_id, v[0].context.kernel_release);
+      return fmt::format("{}: {} runs, {} .. {} (kernel {})\n", side, v.size(), v.front().context.run_id,
+                         v.back().context.run_id, v[0].context.kernel_release);
+    };
+    std::cout << head("A", runs[0]) << head("B", runs[1]) << "\n" << compare_table(res);
   }
   return c.fail_on_regression && regression ? 1 : 0;
 }
@@ -279,8 +318,9 @@ int cli_main(int argc, char** argv) {
 
   CompareArgs ca;
   auto* compare = app.add_subcommand("compare", "Compare two runs benchmark by benchmark (Mann-Whitney U)");
-  compare->add_option("A", ca.a, "Run directory or result.json (the reference)")->required();
-  compare->add_option("B", ca.b, "Run directory or result.json (the candidate)")->required();
+  compare->add_option("A", ca.a, "The reference: a run directory, a result.json, or a directory of run directories (pooled)")
+      ->required();
+  compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
   compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'")
       ->capture_default_str()->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));

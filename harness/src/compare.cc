@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -70,46 +71,94 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-Status compare_runs(const RunResult& a, const RunResult& b, double threshold, double alpha, CompareResult* out) {
+Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
+                    double threshold, double alpha, CompareResult* out) {
   out->rows.clear();
   out->warnings.clear();
-  if (a.context.emulated != b.context.emulated) {
-    return Status::error(fmt::format(
-        "refusing to compare an emulated run ({}) with a non-emulated one ({}): TCG timings say nothing about hardware",
-        a.context.emulated ? a.context.run_id : b.context.run_id,
-        a.context.emulated ? b.context.run_id : a.context.run_id));
+  if (a.empty() || b.empty()) return Status::error("compare needs at least one run on each side");
+  const RunResult* first = a.front();
+  std::vector<const RunResult*> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  for (const RunResult* r : all) {
+    if (r->context.emulated != first->context.emulated) {
+      const RunResult* emu = r->context.emulated ? r : first;
+      const RunResult* host = r->context.emulated ? first : r;
+      return Status::error(fmt::format(
+          "refusing to compare an emulated run ({}) with a non-emulated one ({}): TCG timings say nothing about hardware",
+          emu->context.run_id, host->context.run_id));
+    }
   }
-  if (a.context.cpu_model != b.context.cpu_model) {
-    out->warnings.push_back(fmt::format("different CPUs: '{}' vs '{}'", a.context.cpu_model, b.context.cpu_model));
+  for (const RunResult* r : all) {
+    if (r->context.cpu_model != first->context.cpu_model) {
+      out->warnings.push_back(fmt::format("different CPUs: '{}' vs '{}'", first->context.cpu_model, r->context.cpu_model));
+      break;
+    }
   }
-  if (a.context.execution != b.context.execution) {
-    out->warnings.push_back(fmt::format("different execution: {} vs {}", a.context.execution, b.context.execution));
+  for (const RunResult* r : all) {
+    if (r->context.execution != first->context.execution) {
+      out->warnings.push_back(fmt::format("different execution: {} vs {}", first->context.execution, r->context.execution));
+      break;
+    }
   }
-  std::map<std::string, const BenchmarkResult*> in_b;
-  for (const auto& x : b.benchmarks) in_b[x.name] = &x;
-  std::map<std::string, bool> seen;
+  for (const auto* side : {&a, &b}) {
+    for (const RunResult* r : *side) {
+      if (r->context.kernel_release != side->front()->context.kernel_release) {
+        out->warnings.push_back(fmt::format("side {} mixes kernels: {} and {}", side == &a ? "A" : "B",
+                                            side->front()->context.kernel_release, r->context.kernel_release));
+        break;
+      }
+    }
+  }
+
+  // Per benchmark and side: the per-repetition values (in ns, each run at its
+  // own TSC rate) of every run in which the benchmark succeeded.
+  struct Pool {
+    std::vector<double> ns;
+    std::size_t runs = 0;
+    bool present = false;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<Pool, Pool>> pools;
+  std::map<std::string, std::string> whats;
+  for (int s = 0; s < 2; ++s) {
+    for (const RunResult* r : s == 0 ? a : b) {
+      for (const auto& x : r->benchmarks) {
+        if (!pools.count(x.name)) order.push_back(x.name);
+        Pool& p = s == 0 ? pools[x.name].first : pools[x.name].second;
+        p.present = true;
+        if (x.status != "ok") continue;
+        std::string what;
+        for (double v : series(x, &what)) p.ns.push_back(v * 1e9 / r->context.tsc_hz);
+        whats[x.name] = what;
+        ++p.runs;
+      }
+    }
+  }
   bool few = false;
-  for (const auto& x : a.benchmarks) {
+  for (const auto& name : order) {
+    const auto& [pa, pb] = pools[name];
     CompareRow row;
-    row.benchmark = x.name;
-    seen[x.name] = true;
-    auto it = in_b.find(x.name);
-    if (it == in_b.end() || x.status != "ok" || it->second->status != "ok") {
+    row.benchmark = name;
+    row.a_runs = pa.runs;
+    row.b_runs = pb.runs;
+    if (pa.ns.empty() || pb.ns.empty()) {
       row.verdict = "missing";
       out->rows.push_back(row);
       continue;
     }
-    std::string what;
-    std::vector<double> va = series(x, &what), vb = series(*it->second, &what);
-    row.what = what;
-    row.a_n = va.size();
-    row.b_n = vb.size();
-    // Cycles are what the benchmarks measure; ns depend on each run's TSC rate.
-    row.a_median = median_of(va) * 1e9 / a.context.tsc_hz;
-    row.b_median = median_of(vb) * 1e9 / b.context.tsc_hz;
+    for (auto [side, pool, n] : {std::tuple{"A", &pa, a.size()}, std::tuple{"B", &pb, b.size()}}) {
+      if (pool->runs < n) {
+        out->warnings.push_back(fmt::format("{}: ok in {} of the {} runs of {}", name, pool->runs, n, side));
+      }
+    }
+    row.what = whats[name];
+    row.a_n = pa.ns.size();
+    row.b_n = pb.ns.size();
+    row.a_median = median_of(pa.ns);
+    row.b_median = median_of(pb.ns);
     if (row.a_median > 0) row.ratio = row.b_median / row.a_median;
-    row.p_value = mann_whitney_u(va, vb).p_value;
-    few |= va.size() < 9 || vb.size() < 9;
+    row.p_value = mann_whitney_u(pa.ns, pb.ns).p_value;
+    few |= pa.ns.size() < 9 || pb.ns.size() < 9;
     bool significant = row.p_value < alpha;
     double change = row.ratio ? *row.ratio - 1 : (row.b_median - row.a_median);
     if (!significant || std::fabs(change) < threshold) {
@@ -119,18 +168,19 @@ Status compare_runs(const RunResult& a, const RunResult& b, double threshold, do
     }
     out->rows.push_back(row);
   }
-  for (const auto& x : b.benchmarks) {
-    if (!seen.count(x.name)) {
-      CompareRow row;
-      row.benchmark = x.name;
-      row.verdict = "missing";
-      out->rows.push_back(row);
-    }
-  }
   if (few) {
     out->warnings.push_back("fewer than 9 repetitions: the U test has little power; use --repetitions 9 or more");
   }
+  if (a.size() == 1 || b.size() == 1) {
+    out->warnings.push_back(
+        "one run on a side: its repetitions share that run's minutes of machine state, so p understates the run-to-run "
+        "noise; give each side a directory of several runs, interleaved in time");
+  }
   return Status::ok();
+}
+
+Status compare_runs(const RunResult& a, const RunResult& b, double threshold, double alpha, CompareResult* out) {
+  return compare_runs(std::vector<const RunResult*>{&a}, std::vector<const RunResult*>{&b}, threshold, alpha, out);
 }
 
 std::string compare_table(const CompareResult& c) {
@@ -139,7 +189,7 @@ std::string compare_table(const CompareResult& c) {
   for (const auto& r : c.rows) {
     if (r.verdict == "missing") {
       out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}\n", r.benchmark, "-", "-", "-", "-", "-",
-                         "missing in one run, or failed");
+                         "missing on one side, or failed in all its runs");
       continue;
     }
     out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f}  {}\n", r.benchmark, r.what, r.a_median,

@@ -62,7 +62,8 @@ TEST(Compare, FindsARegressionInOverheadNotInBaseline) {
   EXPECT_NEAR(*c.rows[0].ratio, 2.0, 0.05);
   EXPECT_EQ(c.rows[1].what, "baseline");
   EXPECT_EQ(c.rows[1].verdict, "same");
-  EXPECT_TRUE(c.warnings.empty());
+  ASSERT_EQ(c.warnings.size(), 1u);  // only: one run a side, p understates run-to-run noise
+  EXPECT_NE(c.warnings[0].find("one run on a side"), std::string::npos) << c.warnings[0];
 }
 
 TEST(Compare, SmallChangesBelowThresholdAreSame) {
@@ -94,6 +95,81 @@ TEST(Compare, MissingAndFailedBenchmarksAreReported) {
   ASSERT_TRUE(compare_runs(a, b, 0.05, 0.05, &c).is_ok());
   ASSERT_EQ(c.rows.size(), 3u);
   for (const auto& r : c.rows) EXPECT_EQ(r.verdict, "missing") << r.benchmark;
+}
+
+// Overhead series of one run: `reps` repetitions around `ns` (tsc 1 GHz).
+BenchmarkResult overhead_bench(double ns, int reps = 6) {
+  std::vector<double> base(reps, 100.0), traced;
+  for (int i = 0; i < reps; ++i) traced.push_back(100.0 + ns + i * 0.5);
+  return bench("ftrace", base, traced);
+}
+
+TEST(ComparePooled, PoolsTheRepetitionsOfEveryRunOnASide) {
+  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(101)}), a3 = run_with({overhead_bench(99)});
+  RunResult b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(152)});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&b1, &b2}, 0.05, 0.05, &c).is_ok());
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].a_runs, 3u);
+  EXPECT_EQ(c.rows[0].b_runs, 2u);
+  EXPECT_EQ(c.rows[0].a_n, 18u);
+  EXPECT_EQ(c.rows[0].b_n, 12u);
+  EXPECT_EQ(c.rows[0].verdict, "regression");
+  EXPECT_NEAR(*c.rows[0].ratio, 1.5, 0.03);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+}
+
+TEST(ComparePooled, ARunInTheHostsSlowModeIsNotARegressionOnceRunsArePooled) {
+  // The host alternates between a fast and a slow mode for minutes: one run
+  // of A and one of B in different modes look like a 30% regression; three
+  // runs a side, interleaved in time, sample the modes alike.
+  RunResult a_fast = run_with({overhead_bench(100)}), a_fast2 = run_with({overhead_bench(100)});
+  RunResult a_slow = run_with({overhead_bench(130)});
+  RunResult b_slow = run_with({overhead_bench(130)}), b_fast = run_with({overhead_bench(100)});
+  RunResult b_fast2 = run_with({overhead_bench(100)});
+  CompareResult one;
+  ASSERT_TRUE(compare_runs(a_fast, b_slow, 0.05, 0.05, &one).is_ok());
+  EXPECT_EQ(one.rows[0].verdict, "regression");
+  bool warned = false;
+  for (const auto& w : one.warnings) warned |= w.find("one run on a side") != std::string::npos;
+  EXPECT_TRUE(warned);
+  CompareResult pooled;
+  ASSERT_TRUE(compare_runs({&a_fast, &a_slow, &a_fast2}, {&b_slow, &b_fast, &b_fast2}, 0.05, 0.05, &pooled).is_ok());
+  EXPECT_EQ(pooled.rows[0].verdict, "same");
+  EXPECT_NEAR(*pooled.rows[0].ratio, 1.0, 0.01);
+}
+
+TEST(ComparePooled, EachRunIsConvertedAtItsOwnTscRate) {
+  RunResult a1 = run_with({overhead_bench(100)});
+  RunResult a2 = run_with({overhead_bench(200)});
+  a2.context.tsc_hz = 2e9;  // 200 cycles = 100 ns
+  RunResult b = run_with({overhead_bench(100)});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs({&a1, &a2}, {&b}, 0.05, 0.05, &c).is_ok());
+  EXPECT_NEAR(c.rows[0].a_median, c.rows[0].b_median, 2.0);
+  EXPECT_EQ(c.rows[0].verdict, "same");
+}
+
+TEST(ComparePooled, RefusesAnEmulatedRunAnywhereAmongHostRuns) {
+  RunResult h1 = run_with({}), h2 = run_with({}), e = run_with({}, true);
+  e.context.run_id = "tcg-run";
+  CompareResult c;
+  Status s = compare_runs({&h1, &e}, {&h2}, 0.05, 0.05, &c);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("tcg-run"), std::string::npos) << s.message();
+}
+
+TEST(ComparePooled, ABenchmarkThatFailedInSomeRunsIsComparedOnTheOthersAndSaysSo) {
+  BenchmarkResult failed = overhead_bench(100);
+  failed.status = "error";
+  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({failed});
+  RunResult b1 = run_with({overhead_bench(100)}), b2 = run_with({overhead_bench(100)});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs({&a1, &a2}, {&b1, &b2}, 0.05, 0.05, &c).is_ok());
+  EXPECT_EQ(c.rows[0].a_runs, 1u);
+  EXPECT_EQ(c.rows[0].verdict, "same");
+  ASSERT_FALSE(c.warnings.empty());
+  EXPECT_NE(c.warnings[0].find("ok in 1 of the 2 runs of A"), std::string::npos) << c.warnings[0];
 }
 
 }  // namespace

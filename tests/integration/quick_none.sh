@@ -37,4 +37,32 @@ PY
   -- --benchmark_filter=getpid > /dev/null
 n=$(/usr/bin/python3 -c "import json,glob;print(len(json.load(open(glob.glob('$out/filtered/*/result.json')[0]))['benchmarks']))")
 [ "$n" = 1 ] || { echo "--benchmark_filter not honoured: $n benchmarks"; exit 1; }
+# compare: a run directory, or a directory of runs pooled per side; bad
+# paths are an error (exit 2) that names the path.
+"$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/pool" > /dev/null
+cmp=$("$tracebench" compare "$run" "$out/pool" --json)
+/usr/bin/python3 - "$cmp" <<'PY'
+import json, sys
+c = json.loads(sys.argv[1])
+assert len(c["a"]) == 1 and len(c["b"]) == 1, c
+row = {r["benchmark"]: r for r in c["rows"]}["none/getpid/none/payload:0/threads:1"]
+assert row["a_runs"] == 1 and row["b_runs"] == 1 and row["a_n"] == 6, row
+assert any("one run on a side" in w for w in c["warnings"]), c["warnings"]
+PY
+mkdir -p "$out/both"
+cp -r "$run" "$out/both/"
+cp -r "$out"/pool/*/ "$out/both/"
+cmp=$("$tracebench" compare "$out/both" "$out/pool" --json)
+/usr/bin/python3 - "$cmp" <<'PY'
+import json, sys
+c = json.loads(sys.argv[1])
+assert len(c["a"]) == 2, c["a"]
+row = {r["benchmark"]: r for r in c["rows"]}["none/getpid/none/payload:0/threads:1"]
+assert row["a_runs"] == 2 and row["a_n"] == 12 and row["b_n"] == 6, row
+PY
+set +e
+msg=$("$tracebench" compare "$run" "$out/nothing-here" 2>&1); rc=$?
+set -e
+[ $rc -eq 2 ] || { echo "compare with a bad path exited $rc"; exit 1; }
+echo "$msg" | grep -q "nothing-here" || { echo "unclear error: $msg"; exit 1; }
 echo "quick none suite: ok"

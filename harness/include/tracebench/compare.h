@@ -25,7 +25,8 @@ struct CompareRow {
   double a_median = 0, b_median = 0;
   std::optional<double> ratio;  // b / a
   double p_value = 1;
-  std::size_t a_n = 0, b_n = 0;
+  std::size_t a_n = 0, b_n = 0;        // repetitions pooled
+  std::size_t a_runs = 0, b_runs = 0;  // runs in which the benchmark succeeded
   // "regression", "improvement", "same" (not significant or within the
   // threshold), or "missing" (in one run only / failed in one run)
   std::string verdict;
@@ -39,6 +40,14 @@ struct CompareResult {
 // `threshold` is the relative change below which a significant difference is
 // still reported "same"; `alpha` the significance level.
 Status compare_runs(const RunResult& a, const RunResult& b, double threshold, double alpha, CompareResult* out);
+
+// Several runs per side (say kernel A and kernel B, run in turn): per
+// benchmark the per-repetition values of every run in which it succeeded are
+// pooled.  Where the machine's speed drifts for seconds to minutes at a time,
+// the repetitions of one run share one state and a single pair of runs can
+// differ by more than the change sought; runs spread over time do not.
+Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
+                    double threshold, double alpha, CompareResult* out);
 
 std::string compare_table(const CompareResult& c);
 
