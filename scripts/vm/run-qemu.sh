@@ -30,6 +30,7 @@ done
 [ -f "$initrd" ] || die "initramfs '$initrd' not found"
 [ -n "$outdir" ] || die "--outdir is required"
 case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg";; esac
+case "${TRACEBENCH_VM_TCG_THREAD:-single}" in single|multi) ;; *) die "TRACEBENCH_VM_TCG_THREAD must be single or multi";; esac
 [[ "$timeout_s" =~ ^[0-9]+$ ]] && [ "$timeout_s" -gt 0 ] || die "--timeout must be a positive number of seconds"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
 mkdir -p "$outdir"
@@ -53,12 +54,21 @@ trap 'exit 143' TERM
 # Starts qemu in the background; sets qpid.
 start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
   local a=$1 chan=$2 con=$3
-  # idle=halt under TCG: QEMU emulates MWAIT as a halt, while a guest CPU
-  # idling in MWAIT advertises that it polls and gets no wake-up IPI, so an
-  # IPI to it (text_poke_bp's sync of every CPU, when kprobes or ftrace
-  # patch code) could be lost and the sender spun forever (soft lockup seen
-  # in CI with CPU 0 idle and CPU 1 in smp_call_function_many_cond).
-  local accel_args=(-accel tcg,thread=multi -cpu max) idle=idle=halt
+  # One TCG thread for all vCPUs.  With multi-threaded TCG a guest CPU can
+  # keep executing a stale translation of code another CPU has just patched
+  # (text_poke_bp, when kprobes, ftrace or static keys change): it then traps
+  # on an int3 that is no longer in memory, the kernel's int3 handler sees the
+  # byte gone and returns to re-execute it, forever, with interrupts off in
+  # __schedule or the idle loop, while the patching CPU waits for it in
+  # smp_call_function_many_cond (soft lockups in two CI runs and once here).
+  # One thread translates and runs every vCPU in turn, so a code write is
+  # seen by the next instruction fetch of any vCPU; on 2 host cores it runs
+  # the VM-lab tests as fast (kprobes tests 46-49 s vs 49-51 s multi-threaded).
+  # TRACEBENCH_VM_TCG_THREAD=multi restores QEMU's default.
+  # idle=halt: QEMU emulates MWAIT as a halt; a CPU idling in MWAIT gets no
+  # wake-up IPI because it advertises that it polls.
+  local tcg_thread=${TRACEBENCH_VM_TCG_THREAD:-single}
+  local accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max) idle=idle=halt
   [ "$a" = kvm ] && { accel_args=(-accel kvm -cpu host); idle=""; }
   : > "$chan"; : > "$con"
   qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
@@ -152,6 +162,7 @@ cat > "$outdir/vm.json" <<JSON
   "kernel_release": "${kver}",
   "qemu": "${qver}",
   "smp": $smp,
+  "tcg_thread": $([ "$chosen" = tcg ] && echo "\"${TRACEBENCH_VM_TCG_THREAD:-single}\"" || echo null),
   "mem_mb": $mem,
   "timed_out": $([ $timed_out -eq 1 ] && echo true || echo false),
   "guest_status": ${guest_status:-null},

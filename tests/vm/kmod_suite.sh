@@ -16,12 +16,11 @@ tracebench=$1 src=$2 out=$3
 mkdir -p "$(dirname "$out")"
 args=(vm --out-dir "$out" --timeout 420)
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
-# A guest soft lockup (seen in CI under TCG: CPU 1 enabling a kprobe or the
-# function tracer spun in text_poke_bp's smp_call_function_many_cond while
-# CPU 0 sat in its idle loop taking no interrupts; run-qemu.sh now boots TCG
-# guests with idle=halt) panics the guest (softlockup_panic=1) and the
-# panic's backtraces are printed here; such a boot is retried once, and a
-# second lockup fails.
+# A guest soft lockup (seen in CI under multi-threaded TCG: a vCPU looping on
+# a stale int3 of patched kernel text with interrupts off, the patching CPU
+# spinning in smp_call_function_many_cond; run-qemu.sh now runs TCG with one
+# thread) panics the guest (softlockup_panic=1) and the panic's backtraces
+# are printed here; such a boot is retried once, and a second lockup fails.
 for attempt in 1 2; do
   rm -rf "$out"
   start=$SECONDS

@@ -53,6 +53,9 @@ check "vm: missing kernel creates no output dir" '[ ! -e "$t/o5" ]'
 check "vm: no guest command is an error" '[ $rc -eq 3 ] && grep -q "no guest command" "$t/err"'
 "$vm/run-qemu.sh" --kernel /etc/hostname --initrd /etc/hostname --outdir "$t/o6" --accel bogus 2>"$t/err"; rc=$?
 check "qemu: bad --accel rejected" '[ $rc -eq 3 ] && grep -q "auto, kvm or tcg" "$t/err"'
+TRACEBENCH_VM_TCG_THREAD=many "$vm/run-qemu.sh" --kernel /etc/hostname --initrd /etc/hostname --outdir "$t/o7" \
+  --accel tcg 2>"$t/err"; rc=$?
+check "qemu: bad TRACEBENCH_VM_TCG_THREAD rejected" '[ $rc -eq 3 ] && grep -q "single or multi" "$t/err"'
 "$vm/build-kmod.sh" --headers /nonexistent --out "$t/o7" 2>"$t/err"; rc=$?
 check "kmod: bad headers dir is a clear error" '[ $rc -ne 0 ] && grep -q "not a kernel build directory" "$t/err" && [ ! -e "$t/o7" ]'
 exit $fail
