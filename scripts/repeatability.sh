@@ -3,30 +3,35 @@
 # repeated runs stray from each other: for every benchmark, the spread
 # (max - min) / median over the runs of the baseline median (tracer none) or
 # of the median overhead (other tracers).  Writes
-# results/crosscheck/repeatability-<tracers>.json.
-#   scripts/repeatability.sh [build-dir] [rounds] [tracer ...]
+# results/crosscheck/repeatability-<tracers>.json.  Arguments after -- go to
+# every `tracebench run` (e.g. -- -r 12 -n 500 to try other block sizes).
+#   scripts/repeatability.sh [build-dir] [rounds] [tracer ...] [-- run-args ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${2:-5}
 shift 2 || true
-tracers=("${@:-none}")
+tracers=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do tracers+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+[ ${#tracers[@]} -gt 0 ] || tracers=(none)
 args=()
 for t in "${tracers[@]}"; do args+=(--tracer "$t"); done
+extra=("$@")
 work=$(mktemp -d /tmp/tracebench-repeat-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 start=$(date +%s.%N)
 for i in $(seq "$rounds"); do
-  "$build/bench/tracebench" run "${args[@]}" --quick --no-samples --out "$work" > /dev/null 2>&1 || true
+  "$build/bench/tracebench" run "${args[@]}" --quick --no-samples --out "$work" "${extra[@]}" > /dev/null 2>&1 || true
 done
 end=$(date +%s.%N)
 
 name=$(IFS=-; echo "${tracers[*]}")
 mkdir -p results/crosscheck
-/usr/bin/python3 - "$work" "$start" "$end" <<'PY' > "results/crosscheck/repeatability-$name.json.tmp"
+/usr/bin/python3 - "$work" "$start" "$end" "${extra[*]}" <<'PY' > "results/crosscheck/repeatability-$name.json.tmp"
 import glob, json, statistics, sys
-work, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+work, start, end, extra = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 runs = [json.load(open(p)) for p in sorted(glob.glob(f"{work}/*/result.json"))]
 series = {}
 for r in runs:
@@ -49,6 +54,7 @@ for name, s in sorted(series.items()):
 ctx = runs[0]["context"] if runs else {}
 out = {
     "what": "spread (max-min)/median of per-run medians over repeated quick runs",
+    "run_args": ("--quick " + extra).strip(),
     "runs": len(runs), "seconds_per_run": (end - start) / max(len(runs), 1),
     "kernel": ctx.get("kernel", {}).get("release"), "git_sha": ctx.get("git_sha"), "date_utc": ctx.get("date_utc"),
     "benchmarks": rows,
