@@ -3,21 +3,26 @@
 # and kernel B in the VM lab and compares the two runs.
 #
 #   scripts/vm/compare-kernels.sh [--tracebench BIN] [--outdir DIR] [--install]
-#       [--accel auto|kvm|tcg] [--timeout S]
+#       [--accel auto|kvm|tcg] [--timeout S] [--rounds N] [--fail-on-regression]
 #       A B -- <tracebench run arguments>
 #
 # A and B are kernel images (/boot/vmlinuz-6.1.0-55-amd64) or Debian kernel
 # releases (6.1.0-55-amd64, 6.12.107+deb12-amd64); with --install, missing
 # releases are installed with apt-get (linux-image-<rel> linux-headers-<rel>).
-# Writes DIR/A/ and DIR/B/ (each as `tracebench vm` leaves it) and prints
-# `tracebench compare A B`; exits 0 when both runs succeeded and the
-# comparison ran, 1 when a run failed, the comparison's status otherwise.
+# --rounds N boots A, B, A, B, ... N times each (default 1): timings drift
+# with the host for minutes at a time, so one run per kernel can differ by
+# more than the change sought; rounds interleave the kernels in time and the
+# comparison pools them.  Writes DIR/A/round<i>/ and DIR/B/round<i>/ (each as
+# `tracebench vm` leaves it), links every run directory into DIR/A/runs/ and
+# DIR/B/runs/, and prints `tracebench compare DIR/A/runs DIR/B/runs` (also in
+# DIR/compare.txt); exits 0 when every run succeeded and the comparison ran,
+# 1 when a run failed, the comparison's status otherwise.
 # Example (see README):
 #   scripts/vm/compare-kernels.sh --install 6.1.0-55-amd64 6.12.107+deb12-amd64 \
 #     -- run --quick -t kprobes -t none -w kmod_target -w kmod_fixed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-tb="" outdir="" install=0 accel=auto timeout_s=1800 compare_args=()
+tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 compare_args=()
 die() { echo "compare-kernels: $*" >&2; exit 2; }
 pos=()
 while [ $# -gt 0 ]; do
@@ -27,6 +32,7 @@ while [ $# -gt 0 ]; do
     --install) install=1; shift;;
     --accel) accel=$2; shift 2;;
     --timeout) timeout_s=$2; shift 2;;
+    --rounds) rounds=$2; shift 2;;
     --fail-on-regression) compare_args+=(--fail-on-regression); shift;;
     --) shift; break;;
     -*) die "unknown option '$1'";;
@@ -34,6 +40,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#pos[@]} -eq 2 ] || die "need two kernels (A B) before --"
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99 (got '$rounds')"
 [ $# -gt 0 ] || die "need tracebench arguments after -- (e.g. run --quick -w kmod_target -t kprobes)"
 [ "$1" = run ] || die "the guest command must be 'run ...' (got '$1')"
 if [ -z "$tb" ]; then
@@ -65,23 +72,31 @@ kb=$(resolve "${pos[1]}") || exit 2
 mkdir -p "$outdir"
 
 status=0
-for side in A B; do
-  k=$ka; [ $side = B ] && k=$kb
-  echo "compare-kernels: [$side] $k" >&2
-  rm -rf "${outdir:?}/$side"
-  "$tb" vm --kernel "$k" --accel "$accel" --timeout "$timeout_s" --out-dir "$outdir/$side" \
-    -- run --out runs "${@:2}"
-  rc=$?
-  if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $outdir/$side" >&2; status=1; fi
+for side in A B; do rm -rf "${outdir:?}/$side"; mkdir -p "$outdir/$side/runs"; done
+for ((round = 1; round <= rounds; ++round)); do
+  for side in A B; do
+    k=$ka; [ $side = B ] && k=$kb
+    echo "compare-kernels: round $round/$rounds [$side] $k" >&2
+    vmdir=$outdir/$side/round$round
+    "$tb" vm --kernel "$k" --accel "$accel" --timeout "$timeout_s" --out-dir "$vmdir" \
+      -- run --out runs "${@:2}"
+    rc=$?
+    if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
+    for run in "$vmdir"/runs/*/; do
+      [ -f "$run/result.json" ] || continue
+      name=$(basename "$run")
+      ln -sfn "../round$round/runs/$name" "$outdir/$side/runs/round$round-$name"
+    done
+  done
 done
-ra=$(ls -1d "$outdir"/A/runs/*/ 2>/dev/null | tail -1)
-rb=$(ls -1d "$outdir"/B/runs/*/ 2>/dev/null | tail -1)
-if [ -z "$ra" ] || [ -z "$rb" ]; then
-  echo "compare-kernels: a run produced no result directory; nothing to compare" >&2
+ra=$outdir/A/runs rb=$outdir/B/runs
+na=$(ls -1 "$ra" | wc -l) nb=$(ls -1 "$rb" | wc -l)
+if [ "$na" -eq 0 ] || [ "$nb" -eq 0 ]; then
+  echo "compare-kernels: a side produced no result directory; nothing to compare" >&2
   exit 1
 fi
-echo "compare-kernels: A = $ka ($ra)" >&2
-echo "compare-kernels: B = $kb ($rb)" >&2
+echo "compare-kernels: A = $ka ($na runs in $ra)" >&2
+echo "compare-kernels: B = $kb ($nb runs in $rb)" >&2
 "$tb" compare "${compare_args[@]}" "$ra" "$rb" | tee "$outdir/compare.txt"
 crc=${PIPESTATUS[0]}
 [ $status -ne 0 ] && exit 1
