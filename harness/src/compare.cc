@@ -115,7 +115,6 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   struct Pool {
     std::vector<double> ns;
     std::size_t runs = 0;
-    bool present = false;
   };
   std::vector<std::string> order;
   std::map<std::string, std::pair<Pool, Pool>> pools;
@@ -125,7 +124,6 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       for (const auto& x : r->benchmarks) {
         if (!pools.count(x.name)) order.push_back(x.name);
         Pool& p = s == 0 ? pools[x.name].first : pools[x.name].second;
-        p.present = true;
         if (x.status != "ok") continue;
         std::string what;
         for (double v : series(x, &what)) p.ns.push_back(v * 1e9 / r->context.tsc_hz);

@@ -28,7 +28,7 @@ struct CompareRow {
   std::size_t a_n = 0, b_n = 0;        // repetitions pooled
   std::size_t a_runs = 0, b_runs = 0;  // runs in which the benchmark succeeded
   // "regression", "improvement", "same" (not significant or within the
-  // threshold), or "missing" (in one run only / failed in one run)
+  // threshold), or "missing" (on one side only, or failed in every run of a side)
   std::string verdict;
 };
 
