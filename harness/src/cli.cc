@@ -76,8 +76,8 @@ int cmd_env(bool as_json) {
     Availability a = t->available();
     json tj{{"name", e.name}, {"available", a.ok}};
     if (!a.ok) tj["reason"] = a.reason;
-    json d = t->details();
-    if (!d.empty()) tj["details"] = d;
+    json d = t->details();  // before attach: what the adapter probed (features, attach types)
+    if (a.ok && !d.empty()) tj["details"] = d;
     tj["versions"] = t->versions();
     j["tracers"].push_back(tj);
   }

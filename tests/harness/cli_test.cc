@@ -36,6 +36,24 @@ TEST(Cli, ListJsonNamesTracersAndWorkloads) {
   EXPECT_TRUE(has_getpid);
 }
 
+TEST(Cli, EnvGivesEveryTracerAVerdictAndUnavailableOnesOnlyTheirReason) {
+  std::string out;
+  ASSERT_EQ(run_cli({"env", "--json"}, &out), 0);
+  auto j = nlohmann::json::parse(out);
+  ASSERT_FALSE(j["tracers"].empty());
+  for (const auto& t : j["tracers"]) {
+    SCOPED_TRACE(t.dump());
+    if (t["available"].get<bool>()) {
+      EXPECT_FALSE(t.contains("reason"));
+    } else {
+      EXPECT_FALSE(t["reason"].get<std::string>().empty());
+      EXPECT_FALSE(t.contains("details"));  // a tracer that cannot run has no configuration to show
+    }
+  }
+  EXPECT_EQ(j["tracers"][0]["name"], "none");
+  EXPECT_TRUE(j["tracers"][0]["available"].get<bool>());
+}
+
 TEST(Cli, UnknownTracerIsAClearError) {
   std::string err;
   EXPECT_EQ(run_cli({"run", "--tracer", "nosuch", "--plan"}, nullptr, &err), 2);

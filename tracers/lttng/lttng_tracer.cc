@@ -399,12 +399,13 @@ EventCounts LttngTracer::counts() {
 nlohmann::json LttngTracer::details() const {
   std::lock_guard<std::mutex> lock(mu_);
   nlohmann::json j;
-  j["session"] = session_;
-  j["event"] = event_;
   j["buffers"] = config_.per_pid_buffers ? "pid" : "uid";
   j["overwrite"] = config_.overwrite;
   j["subbuf_size"] = config_.subbuf_size;
   j["num_subbuf"] = config_.num_subbuf;
+  if (session_.empty()) return j;  // never attached: the default channel only
+  j["session"] = session_;
+  j["event"] = event_;
   j["switch_timer_us"] = config_.switch_timer_us;
   j["read_timer_us"] = config_.read_timer_us;
   if (config_.blocking_set) j["blocking_timeout_us"] = config_.blocking_timeout_us;
