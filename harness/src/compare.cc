@@ -79,26 +79,24 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   const RunResult* first = a.front();
   std::vector<const RunResult*> all(a);
   all.insert(all.end(), b.begin(), b.end());
-  for (const RunResult* r : all) {
-    if (r->context.emulated != first->context.emulated) {
-      const RunResult* emu = r->context.emulated ? r : first;
-      const RunResult* host = r->context.emulated ? first : r;
-      return Status::error(fmt::format(
-          "refusing to compare an emulated run ({}) with a non-emulated one ({}): TCG timings say nothing about hardware",
-          emu->context.run_id, host->context.run_id));
-    }
+  // The first run whose `field` differs from the first run's, or null.
+  auto differing = [&](auto field) -> const RunResult* {
+    for (const RunResult* r : all)
+      if (field(*r) != field(*first)) return r;
+    return nullptr;
+  };
+  if (const RunResult* r = differing([](const RunResult& x) { return x.context.emulated; })) {
+    const RunResult* emu = r->context.emulated ? r : first;
+    const RunResult* host = r->context.emulated ? first : r;
+    return Status::error(fmt::format(
+        "refusing to compare an emulated run ({}) with a non-emulated one ({}): TCG timings say nothing about hardware",
+        emu->context.run_id, host->context.run_id));
   }
-  for (const RunResult* r : all) {
-    if (r->context.cpu_model != first->context.cpu_model) {
-      out->warnings.push_back(fmt::format("different CPUs: '{}' vs '{}'", first->context.cpu_model, r->context.cpu_model));
-      break;
-    }
+  if (const RunResult* r = differing([](const RunResult& x) { return x.context.cpu_model; })) {
+    out->warnings.push_back(fmt::format("different CPUs: '{}' vs '{}'", first->context.cpu_model, r->context.cpu_model));
   }
-  for (const RunResult* r : all) {
-    if (r->context.execution != first->context.execution) {
-      out->warnings.push_back(fmt::format("different execution: {} vs {}", first->context.execution, r->context.execution));
-      break;
-    }
+  if (const RunResult* r = differing([](const RunResult& x) { return x.context.execution; })) {
+    out->warnings.push_back(fmt::format("different execution: {} vs {}", first->context.execution, r->context.execution));
   }
   for (const auto* side : {&a, &b}) {
     for (const RunResult* r : *side) {

@@ -30,7 +30,8 @@ done
 [ -f "$initrd" ] || die "initramfs '$initrd' not found"
 [ -n "$outdir" ] || die "--outdir is required"
 case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg";; esac
-case "${TRACEBENCH_VM_TCG_THREAD:-single}" in single|multi) ;; *) die "TRACEBENCH_VM_TCG_THREAD must be single or multi";; esac
+tcg_thread=${TRACEBENCH_VM_TCG_THREAD:-single}
+case "$tcg_thread" in single|multi) ;; *) die "TRACEBENCH_VM_TCG_THREAD must be single or multi";; esac
 [[ "$timeout_s" =~ ^[0-9]+$ ]] && [ "$timeout_s" -gt 0 ] || die "--timeout must be a positive number of seconds"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
 mkdir -p "$outdir"
@@ -67,7 +68,6 @@ start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
   # TRACEBENCH_VM_TCG_THREAD=multi restores QEMU's default.
   # idle=halt: QEMU emulates MWAIT as a halt; a CPU idling in MWAIT gets no
   # wake-up IPI because it advertises that it polls.
-  local tcg_thread=${TRACEBENCH_VM_TCG_THREAD:-single}
   local accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max) idle=idle=halt
   [ "$a" = kvm ] && { accel_args=(-accel kvm -cpu host); idle=""; }
   : > "$chan"; : > "$con"
@@ -162,7 +162,7 @@ cat > "$outdir/vm.json" <<JSON
   "kernel_release": "${kver}",
   "qemu": "${qver}",
   "smp": $smp,
-  "tcg_thread": $([ "$chosen" = tcg ] && echo "\"${TRACEBENCH_VM_TCG_THREAD:-single}\"" || echo null),
+  "tcg_thread": $([ "$chosen" = tcg ] && echo "\"$tcg_thread\"" || echo null),
   "mem_mb": $mem,
   "timed_out": $([ $timed_out -eq 1 ] && echo true || echo false),
   "guest_status": ${guest_status:-null},
