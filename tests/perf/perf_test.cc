@@ -151,11 +151,29 @@ TEST_F(PerfTest, DisabledEventRecordsNothing) {
 }
 
 TEST_F(PerfTest, SmallRingCountsLost) {
-  // One 4 KiB page per CPU and a wakeup only every 10000 samples: the ring
-  // overflows and the kernel reports PERF_RECORD_LOST.
-  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"mmap_pages", "1"}, {"wakeup_events", "10000"}})).is_ok());
+  // One 4 KiB page per CPU. The kernel still wakes the consumer every half
+  // ring, so on an idle machine a consumer on the other CPU can keep up with
+  // a getpid loop and nothing is lost. To make the overflow certain, the
+  // firing thread runs SCHED_FIFO on the consumer's own CPU: the consumer
+  // cannot run until the burst is over, and the ring holds ~100 samples of
+  // the 100000 fired.
+  cpu_set_t old, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof old, &old), 0);
+  int cpu = sched_getcpu();
+  ASSERT_GE(cpu, 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"mmap_pages", "1"}, {"consumer_cpu", std::to_string(cpu)}})).is_ok());
+  ASSERT_EQ(tracer.consumer_cpu(), cpu);
   ASSERT_TRUE(tracer.enable().is_ok());
+  sched_param fifo{};
+  fifo.sched_priority = 1;
+  ASSERT_EQ(sched_setscheduler(0, SCHED_FIFO, &fifo), 0) << "needs root (CAP_SYS_NICE)";
   fire_getpid(100000);
+  sched_param other{};
+  sched_setscheduler(0, SCHED_OTHER, &other);
+  sched_setaffinity(0, sizeof old, &old);
   ASSERT_TRUE(tracer.disable().is_ok());
   ASSERT_TRUE(tracer.drain().is_ok());
   EventCounts c = tracer.counts();
