@@ -44,6 +44,7 @@ struct VmArgs {
   int smp = 2;
   int mem_mb = 2048;
   bool no_kmod = false;
+  bool lttng_modules = false;
   bool verbose = false;
   std::vector<std::string> files;  // extra SRC[:DEST] copied into the guest
   std::vector<std::string> guest_args;
@@ -175,6 +176,7 @@ int run_vm(const VmArgs& a) {
     argv.insert(argv.end(), {"--file", f});
   }
   if (a.no_kmod) argv.push_back("--no-kmod");
+  if (a.lttng_modules) argv.push_back("--lttng-modules");
   if (a.verbose) argv.push_back("--verbose");
   argv.push_back("--");
   // In the guest: `tracebench <sub> [--execution qemu-<accel>] <rest>`; the
@@ -212,6 +214,9 @@ void install(CLI::App& app, int* exit_status) {
                   "Extra host file or directory for the guest, SRC[:DEST] (DEST defaults to SRC; e.g. "
                   "libraries the suite dlopen()s)");
   sub->add_flag("--no-kmod", args->no_kmod, "Do not build/load the companion module");
+  sub->add_flag("--lttng-modules", args->lttng_modules,
+                "Build LTTng's kernel tracer (lttng-modules) for the kernel and pack it with lttng-sessiond, for "
+                "the lttng_kernel tracer (built once per kernel, then cached)");
   sub->add_flag("--verbose", args->verbose, "Show the guest console while it runs");
   sub->add_option("args", args->guest_args, "tracebench arguments for the guest, after --");
   sub->callback([args, exit_status] { *exit_status = run_vm(*args); });

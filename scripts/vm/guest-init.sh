@@ -19,6 +19,11 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /tmp /results /dev/pts /run
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
+# LTTng's session daemon keeps its sockets in /var/run/lttng and lttng-ust
+# its wait futex in /dev/shm.
+mkdir -p /var /dev/shm
+[ -e /var/run ] || ln -s /run /var/run
+mount -t tmpfs tmpfs /dev/shm
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null

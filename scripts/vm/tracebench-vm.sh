@@ -4,18 +4,21 @@
 #
 #   tracebench-vm.sh --kernel IMAGE [--headers DIR] [--outdir DIR]
 #       [--accel auto|kvm|tcg] [--timeout S] [--smp N] [--mem MB]
-#       [--bin EXE[:DEST]]... [--file SRC:DEST]... [--no-kmod] [--verbose]
-#       -- COMMAND [ARGS...]
+#       [--bin EXE[:DEST]]... [--file SRC:DEST]... [--no-kmod] [--lttng-modules]
+#       [--verbose] -- COMMAND [ARGS...]
 #
 # Steps: build kmod/ against the kernel's headers, build an initramfs with
 # busybox + the binaries (+ their shared libraries) + the module, boot qemu
 # (KVM if it boots, else TCG), run COMMAND in /results of the guest with the
 # module loaded, decode the result channel into OUTDIR, exit with COMMAND's
-# status (3 = the VM itself failed).  OUTDIR/vm.json records the kernel and
+# status (3 = the VM itself failed).  --lttng-modules also builds LTTng's
+# kernel tracer for the kernel (build-lttng-modules.sh, cached) and packs it
+# with lttng-sessiond, lttng-consumerd, the lttng CLI and babeltrace2's
+# plugins, for the lttng_kernel adapter.  OUTDIR/vm.json records the kernel and
 # the acceleration (TCG results are marked "emulated").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-kernel="" headers="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 verbose=()
+kernel="" headers="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
 bins=() files=()
 die() { echo "tracebench-vm: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --bin) bins+=(--bin "$2"); shift 2;;
     --file) files+=(--file "$2"); shift 2;;
     --no-kmod) kmod=0; shift;;
+    --lttng-modules) lttng_modules=1; shift;;
     --verbose) verbose=(--verbose); shift;;
     --) shift; break;;
     *) die "unknown argument '$1' (the guest command goes after --)";;
@@ -48,7 +52,7 @@ case "$(basename "$kernel")" in vmlinuz-*) krel=${kernel##*/vmlinuz-};; esac
 if [ -z "$krel" ] && command -v file >/dev/null; then
   krel=$(file -bL "$kernel" | sed -n 's/.*version \([^ ,]*\).*/\1/p')
 fi
-if [ $kmod -eq 1 ] && [ -z "$headers" ]; then
+if { [ $kmod -eq 1 ] || [ $lttng_modules -eq 1 ]; } && [ -z "$headers" ]; then
   for d in "/usr/src/linux-headers-$krel" "/lib/modules/$krel/build"; do
     [ -n "$krel" ] && [ -f "$d/Makefile" ] && { headers=$d; break; }
   done
@@ -64,6 +68,23 @@ if [ $kmod -eq 1 ]; then
   ko=$("$here/build-kmod.sh" --headers "$headers" --out "$work/kmod" --kernel "$kernel") || die "module build failed"
   kargs=(--kmod "$ko")
   [ -f "$work/kmod/tracebench-btf.ko" ] && kargs+=(--file "$work/kmod/tracebench-btf.ko:/tb/tracebench-btf.ko")
+fi
+if [ $lttng_modules -eq 1 ]; then
+  modroot=$("$here/build-lttng-modules.sh" --headers "$headers" ${krel:+--release "$krel"}) ||
+    die "building lttng-modules failed"
+  kargs+=(--file "$modroot/lib/modules:/lib/modules")
+  for b in lttng-sessiond lttng; do
+    p=$(command -v $b) || die "$b not found: apt-get install lttng-tools"
+    kargs+=(--bin "$p:$p")
+  done
+  # The session daemon runs the consumer daemon from its compiled-in path.
+  consumerd=$(ls /usr/lib/*/lttng/libexec/lttng-consumerd 2>/dev/null | head -1)
+  [ -n "$consumerd" ] || die "lttng-consumerd not found: apt-get install lttng-tools"
+  kargs+=(--bin "$consumerd:$consumerd")
+  [ -d /usr/share/xml/lttng ] && kargs+=(--file /usr/share/xml/lttng:/usr/share/xml/lttng)
+  plugins=$(ls -d /usr/lib/*/babeltrace2/plugins 2>/dev/null | head -1)
+  [ -n "$plugins" ] || die "babeltrace2's plugins not found: apt-get install libbabeltrace2-0"
+  kargs+=(--file "$plugins:$plugins")
 fi
 # The guest command, quoted for busybox sh.
 q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "tracebench/kallsyms.h"
 #include "tracers/ftrace/tracefs_cxx.h"
 
 namespace tracebench::kprobes {
@@ -77,22 +78,6 @@ std::uint64_t function_size(const std::string& sym) {
   for (std::uint64_t a : addrs)
     if (a > start && a < next) next = a;
   return next == ~0ull ? 0 : next - start;
-}
-
-bool kallsyms_has(const std::string& sym) {
-  std::ifstream in("/proc/kallsyms");
-  std::string line;
-  while (std::getline(in, line)) {
-    // "ffffffff81234560 T __x64_sys_getpid" or "... t name\t[module]"
-    std::size_t a = line.find(' ');
-    if (a == std::string::npos) continue;
-    std::size_t b = line.find(' ', a + 1);
-    if (b == std::string::npos) continue;
-    std::size_t e = line.find_first_of(" \t", b + 1);
-    if (line.compare(b + 1, e == std::string::npos ? std::string::npos : e - b - 1, sym) == 0)
-      return true;
-  }
-  return false;
 }
 
 int read_int_file(const std::string& path, int fallback) {
@@ -206,28 +191,8 @@ Status parse_options(const std::map<std::string, std::string>& options, KprobesC
 }
 
 Status resolve_symbol(const ProbePoint& probe, std::string* symbol) {
-  if (probe.kind == ProbeKind::kSyscall) {
-    for (const char* prefix : {"__x64_sys_", "__arm64_sys_", "__riscv_sys_", "sys_"}) {
-      std::string s = prefix + probe.target;
-      if (kallsyms_has(s)) {
-        *symbol = s;
-        return Status::ok();
-      }
-    }
-    return Status::error("kprobes: no kernel entry function for syscall '" + probe.target +
-                         "' in /proc/kallsyms");
-  }
-  if (probe.kind == ProbeKind::kKernelFunction) {
-    if (!kallsyms_has(probe.target))
-      return Status::error("kprobes: kernel function '" + probe.target +
-                           "' is not in /proc/kallsyms" +
-                           (probe.target.rfind("tracebench_", 0) == 0
-                                ? " (load the companion module kmod/tracebench.ko, or use `tracebench vm`)"
-                                : ""));
-    *symbol = probe.target;
-    return Status::ok();
-  }
-  return Status::error("kprobes: probe '" + probe.name + "' is not a kernel function or syscall");
+  Status s = kernel_function_for(probe, symbol);
+  return s ? s : Status::error("kprobes: " + s.message());
 }
 
 std::string probe_mode(const std::string& symbol, std::uint64_t offset, bool retprobe) {

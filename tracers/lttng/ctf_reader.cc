@@ -42,6 +42,29 @@ void mismatch(SinkState* s, const std::string& what) {
   }
 }
 
+// The IntFieldChecks of events named `name`; false after a mismatch.
+bool check_int_fields(SinkState* s, const bt_event* ev, const std::string& name) {
+  const bt_field* payload = bt_event_borrow_payload_field_const(ev);
+  for (const IntFieldCheck& c : s->expect->int_fields) {
+    if (c.event_name != name) continue;
+    const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, c.field.c_str()) : nullptr;
+    std::int64_t v = 0;
+    if (f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_SIGNED_INTEGER) {
+      v = bt_field_integer_signed_get_value(f);
+    } else if (f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER) {
+      v = static_cast<std::int64_t>(bt_field_integer_unsigned_get_value(f));
+    } else {
+      mismatch(s, name + " has no integer field `" + c.field + "`");
+      return false;
+    }
+    if (v != c.value) {
+      mismatch(s, name + " `" + c.field + "` is " + std::to_string(v) + ", expected " + std::to_string(c.value));
+      return false;
+    }
+  }
+  return true;
+}
+
 void check_event(SinkState* s, const bt_event* ev) {
   const bt_field* payload = bt_event_borrow_payload_field_const(ev);
   if (s->expect->payload_bytes) {
@@ -76,6 +99,7 @@ void check_event(SinkState* s, const bt_event* ev) {
       return;
     }
   }
+  if (!check_int_fields(s, ev, s->expect->event_name)) return;
   s->out->fields_verified++;
 }
 
@@ -87,6 +111,9 @@ void on_message(SinkState* s, const bt_message* msg) {
       if (name && s->expect->event_name == name) {
         check_event(s, ev);
         s->out->events++;
+      } else if (name && !s->expect->paired_event_name.empty() && s->expect->paired_event_name == name) {
+        if (check_int_fields(s, ev, name)) s->out->fields_verified++;
+        s->out->paired_events++;
       } else {
         s->out->other_events++;
       }
@@ -237,6 +264,16 @@ Status read_traces(const std::string& root, const TraceExpectation& expect, Trac
   *out = TraceSummary{};
   for (const auto& dir : find_ctf_traces(root)) TB_TRY(read_one(dir, expect, out));
   return Status::ok();
+}
+
+bool ctf_plugin_present() {
+  const bt_plugin* ctf = nullptr;
+  if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) != BT_PLUGIN_FIND_STATUS_OK) {
+    bt_current_thread_clear_error();
+    return false;
+  }
+  bt_plugin_put_ref(ctf);
+  return true;
 }
 
 std::string babeltrace2_version() {

@@ -13,15 +13,28 @@
 
 namespace tracebench::lttng {
 
+// An integer field (signed or unsigned) that every event of a name must carry
+// with one value, e.g. the `ret` of syscall_exit_getpid.
+struct IntFieldCheck {
+  std::string event_name;
+  std::string field;
+  std::int64_t value = 0;
+};
+
 struct TraceExpectation {
   std::string event_name;                    // "tracebench:payload"
+  // An event expected once per `event_name` event (a syscall's exit, a
+  // kretprobe's return); counted apart, "" when there is none.
+  std::string paired_event_name;
   std::optional<std::size_t> payload_bytes;  // check field `data` (text sequence) when set
   std::optional<std::uint64_t> hot_tag;      // check integer field `tag` when set
+  std::vector<IntFieldCheck> int_fields;
 };
 
 struct TraceSummary {
   std::size_t traces = 0;               // CTF trace directories found
   std::uint64_t events = 0;             // events named event_name
+  std::uint64_t paired_events = 0;      // events named paired_event_name
   std::uint64_t other_events = 0;       // any other event (must stay 0)
   std::uint64_t payload_bytes_verified = 0;
   std::uint64_t fields_verified = 0;    // events whose payload matched
@@ -41,5 +54,8 @@ std::vector<std::string> find_ctf_traces(const std::string& root);
 Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out);
 
 std::string babeltrace2_version();
+
+// babeltrace2's `ctf` plugin loads (the reader needs it).
+bool ctf_plugin_present();
 
 }  // namespace tracebench::lttng

@@ -5,8 +5,6 @@
 #include <lttng/lttng.h>
 #include <lttng/ust-version.h>
 
-#include <babeltrace2/babeltrace.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -34,30 +32,6 @@ Status lttng_status(const std::string& what, int ret) {
   return Status::error(what + ": " + lttng_strerror(ret));
 }
 
-bool parse_u64(const std::string& s, std::uint64_t* out, bool allow_suffix) {
-  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (errno || end == s.c_str()) return false;
-  std::uint64_t mult = 1;
-  std::string rest(end);
-  if (allow_suffix && (rest == "k" || rest == "K")) mult = 1024, rest.clear();
-  if (allow_suffix && (rest == "m" || rest == "M")) mult = 1024 * 1024, rest.clear();
-  if (!rest.empty()) return false;
-  if (v > UINT64_MAX / mult) return false;
-  *out = v * mult;
-  return true;
-}
-
-bool parse_bool(const std::string& s, bool* out) {
-  if (s == "on" || s == "true" || s == "1" || s == "yes") return *out = true, true;
-  if (s == "off" || s == "false" || s == "0" || s == "no") return *out = false, true;
-  return false;
-}
-
-bool power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
-
 bool pid_alive(pid_t pid) { return !process_gone(pid); }
 
 // The owner pid of a name "<prefix><pid>[-...]", or 0 when the name is not
@@ -69,63 +43,7 @@ pid_t owner_pid(const std::string& name, std::size_t prefix_len) {
   return static_cast<pid_t>(std::atoi(name.c_str() + prefix_len));
 }
 
-constexpr const char* kKeys =
-    "subbuf_size, num_subbuf, overwrite, blocking_timeout_us, buffers, switch_timer_us, read_timer_us, "
-    "register_timeout_ms";
-
 }  // namespace
-
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out) {
-  LttngConfig c;
-  for (const auto& [key, value] : options) {
-    auto bad = [&, &key = key, &value = value](const std::string& want) {
-      return Status::error("lttng option " + key + "='" + value + "': " + want);
-    };
-    std::uint64_t v = 0;
-    if (key == "subbuf_size") {
-      if (!parse_u64(value, &v, true) || !power_of_two(v) || v < 4096) {
-        return bad("expected a power of two >= 4096 bytes (suffix k or M allowed)");
-      }
-      c.subbuf_size = v;
-    } else if (key == "num_subbuf") {
-      if (!parse_u64(value, &v, false) || !power_of_two(v) || v < 2) return bad("expected a power of two >= 2");
-      c.num_subbuf = v;
-    } else if (key == "overwrite") {
-      if (!parse_bool(value, &c.overwrite)) return bad("expected on or off (off = discard mode)");
-    } else if (key == "blocking_timeout_us") {
-      c.blocking_set = true;
-      if (value == "inf") {
-        c.blocking_timeout_us = -1;
-      } else if (!parse_u64(value, &v, false) || v > INT32_MAX) {
-        return bad("expected microseconds (0..2147483647) or inf");
-      } else {
-        c.blocking_timeout_us = static_cast<std::int64_t>(v);
-      }
-    } else if (key == "buffers") {
-      if (value == "uid") {
-        c.per_pid_buffers = false;
-      } else if (value == "pid") {
-        c.per_pid_buffers = true;
-      } else {
-        return bad("expected uid (per-user buffers, LTTng's default) or pid (per-process buffers)");
-      }
-    } else if (key == "switch_timer_us" || key == "read_timer_us") {
-      if (!parse_u64(value, &v, false) || v > UINT32_MAX) return bad("expected microseconds");
-      (key == "switch_timer_us" ? c.switch_timer_us : c.read_timer_us) = static_cast<unsigned>(v);
-    } else if (key == "register_timeout_ms") {
-      if (!parse_u64(value, &v, false) || v == 0 || v > 600000) return bad("expected 1..600000 ms");
-      c.register_timeout_ms = static_cast<unsigned>(v);
-    } else {
-      return Status::error("unknown lttng option '" + key + "' (known: " + kKeys + ")");
-    }
-  }
-  if (c.overwrite && c.blocking_set && c.blocking_timeout_us != 0) {
-    return Status::error("lttng options overwrite=on and blocking_timeout_us exclude each other "
-                         "(LTTng blocks only in discard mode)");
-  }
-  *out = c;
-  return Status::ok();
-}
 
 LttngTracer::~LttngTracer() { teardown(); }
 
@@ -139,12 +57,7 @@ Availability LttngTracer::available() {
     return Availability::no("the LTTng-UST provider library " + provider_path() +
                             " is missing (build the tracebench_lttng_provider target)");
   }
-  const bt_plugin* ctf = nullptr;
-  if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) != BT_PLUGIN_FIND_STATUS_OK) {
-    bt_current_thread_clear_error();
-    return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
-  }
-  bt_plugin_put_ref(ctf);
+  if (!ctf_plugin_present()) return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
   if (sessiond_alive()) return Availability::yes();
   if (find_sessiond_binary().empty()) {
     return Availability::no("no lttng-sessiond is running and none is installed (apt-get install lttng-tools)");
@@ -180,7 +93,8 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   }
   config_ = config;
   event_ = target;
-  expect_ = TraceExpectation{target, std::nullopt, std::nullopt};
+  expect_ = TraceExpectation{};
+  expect_.event_name = target;
   if (target == "tracebench:payload") expect_.payload_bytes = spec.payload_bytes;
   if (target == "tracebench:hot") expect_.hot_tag = kHotTag;
   pid_ = spec.pid > 0 ? spec.pid : ::getpid();

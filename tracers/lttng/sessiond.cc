@@ -90,7 +90,7 @@ std::string find_sessiond_binary() {
   return {};
 }
 
-Status start_sessiond(pid_t* pid) {
+Status start_sessiond(pid_t* pid, bool kernel) {
   *pid = 0;
   std::string bin = find_sessiond_binary();
   if (bin.empty()) return Status::error("lttng-sessiond is not installed (apt-get install lttng-tools)");
@@ -111,7 +111,8 @@ Status start_sessiond(pid_t* pid) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> args = {bin, "--daemonize", "--no-kernel"};
+  std::vector<std::string> args = {bin, "--daemonize"};
+  if (!kernel) args.push_back("--no-kernel");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -139,7 +140,8 @@ Status start_sessiond(pid_t* pid) {
     if (errno != EINTR) return errno_status("waitpid lttng-sessiond", errno);
   }
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    return Status::error("lttng-sessiond --daemonize --no-kernel failed (exit status " +
+    return Status::error(std::string("lttng-sessiond --daemonize") + (kernel ? "" : " --no-kernel") +
+                         " failed (exit status " +
                          std::to_string(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) +
                          "); run it by hand to see why");
   }

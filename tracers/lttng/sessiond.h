@@ -3,9 +3,9 @@
 //
 // Debian's lttng-tools 2.13 needs nothing beyond root: `lttng-sessiond
 // --daemonize` creates /var/run/lttng (group `tracing`, which the package
-// creates) and returns once the daemon accepts commands.  The adapter adds
-// --no-kernel because it only drives the user-space domain (and this kernel
-// has no lttng-modules).  A daemon the adapter started is written down in
+// creates) and returns once the daemon accepts commands.  The user-space
+// adapter adds --no-kernel; the kernel-domain adapter (../lttng_kernel) does
+// not.  A daemon the adapter started is written down in
 // kMarkerFile ("<sessiond pid> <owner pid>") so `tracebench cleanup` can stop
 // it after the owner was killed.
 #pragma once
@@ -26,9 +26,11 @@ bool sessiond_alive();
 // Path of lttng-sessiond in PATH (empty when not installed).
 std::string find_sessiond_binary();
 
-// Starts `lttng-sessiond --daemonize --no-kernel` and waits until it is ready;
-// *pid is the daemon's pid.  Writes kMarkerFile.
-Status start_sessiond(pid_t* pid);
+// Starts `lttng-sessiond --daemonize` and waits until it is ready; *pid is
+// the daemon's pid.  Writes kMarkerFile.  Without `kernel` it runs with
+// --no-kernel; with it, the daemon loads lttng-modules (and unloads them when
+// it exits).
+Status start_sessiond(pid_t* pid, bool kernel = false);
 
 // SIGTERM to a daemon started by start_sessiond() (checked to still be
 // lttng-sessiond), waits for it and its consumer daemons to exit (SIGKILL

@@ -1,0 +1,31 @@
+// The channel options of both LTTng adapters (user space and kernel):
+// `--option lttng.<key>=<value>` parsed into an LttngConfig.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "tracebench/status.h"
+
+namespace tracebench::lttng {
+
+struct LttngConfig {
+  // 16 MiB per CPU by default (LTTng's UST default is 4 x 512 KiB): a 50 ms
+  // traced block of 64-byte events overruns 2 MiB, and discarded events take
+  // a cheaper path, so the default would measure a mix of recording and
+  // discarding.  `subbuf_size=512k,num_subbuf=4` gives LTTng's default back.
+  std::uint64_t subbuf_size = 2 << 20;  // bytes, power of two
+  std::uint64_t num_subbuf = 8;         // power of two >= 2
+  bool overwrite = false;             // false = discard mode
+  bool blocking_set = false;
+  std::int64_t blocking_timeout_us = 0;  // -1 = wait forever
+  bool per_pid_buffers = false;       // buffers=pid; default per-UID (LTTng's UST default)
+  unsigned switch_timer_us = 0;       // 0 = LTTng's default
+  unsigned read_timer_us = 0;         // 0 = LTTng's default
+  unsigned register_timeout_ms = 10000;
+};
+
+Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out);
+
+}  // namespace tracebench::lttng

@@ -1,0 +1,477 @@
+#include "lttng_kernel_tracer.h"
+
+#include <fcntl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <lttng/lttng.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "tracebench/kallsyms.h"
+#include "tracebench/system.h"
+#include "tracers/lttng/sessiond.h"
+
+namespace tracebench::lttng_kernel {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Status lttng_status(const std::string& what, int ret) {
+  if (ret >= 0) return Status::ok();
+  return Status::error(what + ": " + lttng_strerror(ret));
+}
+
+lttng_domain kernel_domain() {
+  lttng_domain dom;
+  std::memset(&dom, 0, sizeof dom);
+  dom.type = LTTNG_DOMAIN_KERNEL;
+  dom.buf_type = LTTNG_BUFFER_GLOBAL;
+  return dom;
+}
+
+// The syscalls the kernel tracer instruments (its syscall table), or an
+// error when the daemon has no kernel tracer.
+Status kernel_syscalls(std::vector<std::string>* names) {
+  lttng_event* events = nullptr;
+  int n = lttng_list_syscalls(&events);
+  if (n < 0) return Status::error(std::string("the session daemon has no kernel tracer: ") + lttng_strerror(n));
+  for (int i = 0; i < n; ++i) names->push_back(events[i].name);
+  std::free(events);
+  return Status::ok();
+}
+
+constexpr const char* kChannel = "tracebench";
+
+// lttng_stop_tracing() (which waits until the consumer daemon has written
+// every sub-buffer out), run in a child process.  liblttng-ctl sends each
+// command with the caller's credentials, i.e. it calls getpid(): in the traced
+// process, while the session is active, that is one recorded getpid event
+// per session the workload did not fire.  The child has a pid of its own,
+// which the session does not track.
+Status stop_from_child(const std::string& session) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return errno_status("pipe", errno);
+  pid_t child = ::fork();
+  if (child < 0) {
+    int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return errno_status("fork", e);
+  }
+  if (child == 0) {
+    int ret = lttng_stop_tracing(session.c_str());
+    (void)!::write(fds[1], &ret, sizeof ret);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  int ret = 0;
+  ssize_t n;
+  do {
+    n = ::read(fds[0], &ret, sizeof ret);
+  } while (n < 0 && errno == EINTR);
+  ::close(fds[0]);
+  int ws = 0;
+  while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
+  }
+  if (n != static_cast<ssize_t>(sizeof ret)) return Status::error("lttng_kernel: stop " + session + ": the child died");
+  return lttng_status("lttng_kernel: stop " + session, ret);
+}
+
+}  // namespace
+
+Status plan_events(const ProbePoint& probe, const std::string& action, KernelEventPlan* out) {
+  KernelEventPlan p;
+  if (action != "record" && action != "function" && action != "default") {
+    return Status::error("lttng_kernel: unknown action '" + action + "' (known: record, function)");
+  }
+  bool function = action == "function";
+  if (probe.kind == ProbeKind::kSyscall && !function) {
+    p.kind = KernelEventPlan::Kind::kSyscall;
+    p.name = probe.target;
+  } else if (probe.kind == ProbeKind::kSyscall || probe.kind == ProbeKind::kKernelFunction) {
+    Status s = kernel_function_for(probe, &p.symbol);
+    if (!s) return Status::error("lttng_kernel: " + s.message());
+    p.kind = function ? KernelEventPlan::Kind::kKretprobe : KernelEventPlan::Kind::kKprobe;
+    p.name = p.symbol;
+    // A kprobe is not scoped by LTTng's process trackers: on a syscall's
+    // entry function other processes' calls are recorded too.
+    p.exact = probe.kind == ProbeKind::kKernelFunction;
+  } else {
+    return Status::error("lttng_kernel: probe " + probe.name + " is not a syscall or kernel function");
+  }
+  if (p.name.size() >= LTTNG_SYMBOL_NAME_LEN) return Status::error("lttng_kernel: name too long: " + p.name);
+  *out = p;
+  return Status::ok();
+}
+
+Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out) {
+  for (const char* user_only : {"buffers", "blocking_timeout_us", "register_timeout_ms"}) {
+    if (options.count(user_only)) {
+      return Status::error(std::string("lttng_kernel option ") + user_only +
+                           ": applies to the user-space domain only (kernel channels have global buffers, "
+                           "never block, and nothing registers)");
+    }
+  }
+  Status s = lttng::parse_options(options, out);
+  if (!s) return Status::error("lttng_kernel: " + s.message());
+  return s;
+}
+
+std::string kernel_tracer_missing() {
+  std::error_code ec;
+  if (fs::exists("/sys/module/lttng_tracer", ec)) return "";
+  utsname u{};
+  ::uname(&u);
+  std::string release = u.release;
+  if (!fs::exists("/proc/modules", ec)) {
+    return "kernel " + release + " cannot load modules (no /proc/modules) and LTTng's kernel tracer is "
+           "lttng-modules; run it in the VM lab: tracebench vm --lttng-modules";
+  }
+  fs::path dir = "/lib/modules/" + release;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("lttng-tracer.ko", 0) == 0) return "";
+  }
+  return "lttng-modules are not installed for kernel " + release + " (no lttng-tracer.ko under " + dir.string() +
+         "); Debian's lttng-modules-dkms, or the VM lab: tracebench vm --lttng-modules";
+}
+
+LttngKernelTracer::~LttngKernelTracer() { teardown(); }
+
+std::string_view LttngKernelTracer::description() const {
+  return "LTTng kernel domain (lttng-modules) through liblttng-ctl: a syscall's entry+exit events, a kprobe or a "
+         "kretprobe, a recording session per traced block scoped to the process, the CTF trace read back with "
+         "babeltrace2";
+}
+
+Availability LttngKernelTracer::available() {
+  if (!lttng::ctf_plugin_present()) {
+    return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
+  }
+  if (std::string why = kernel_tracer_missing(); !why.empty()) return Availability::no(why);
+  if (lttng::sessiond_alive()) {
+    std::vector<std::string> names;
+    Status s = kernel_syscalls(&names);
+    if (!s) return Availability::no(s.message() + " (a daemon started with --no-kernel, or by a non-root user)");
+    return Availability::yes();
+  }
+  if (lttng::find_sessiond_binary().empty()) {
+    return Availability::no("no lttng-sessiond is running and none is installed (apt-get install lttng-tools)");
+  }
+  if (::geteuid() != 0) return Availability::no("the kernel tracer needs a root lttng-sessiond; run as root");
+  return Availability::yes();
+}
+
+bool LttngKernelTracer::supports(const ProbePoint& probe) const {
+  return probe.kind == ProbeKind::kSyscall || probe.kind == ProbeKind::kKernelFunction;
+}
+
+std::map<std::string, std::string> LttngKernelTracer::versions() const {
+  std::map<std::string, std::string> v = {{"liblttng-ctl", TRACEBENCH_LTTNG_CTL_VERSION},
+                                          {"babeltrace2", lttng::babeltrace2_version()}};
+  std::string ver = read_file_trimmed("/sys/module/lttng_tracer/version");
+  if (!ver.empty()) v["lttng-modules"] = ver;
+  return v;
+}
+
+Status LttngKernelTracer::attach(const AttachSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (attached_ || started_sessiond_) return Status::error("lttng_kernel: already attached (teardown() first)");
+  lttng::LttngConfig config;
+  TB_TRY(parse_kernel_options(spec.options, &config));
+  KernelEventPlan plan;
+  TB_TRY(plan_events(spec.probe, spec.action, &plan));
+  config_ = config;
+  plan_ = plan;
+  pid_ = spec.pid > 0 ? spec.pid : ::getpid();
+  expect_ = lttng::TraceExpectation{};
+  switch (plan_.kind) {
+    case KernelEventPlan::Kind::kSyscall:
+      expect_.event_name = "syscall_entry_" + plan_.name;
+      expect_.paired_event_name = "syscall_exit_" + plan_.name;
+      // The exit event carries the return value: getpid's is the pid.
+      if (plan_.name == "getpid") expect_.int_fields.push_back({expect_.paired_event_name, "ret", pid_});
+      if (plan_.name == "getppid" && pid_ == ::getpid()) {
+        expect_.int_fields.push_back({expect_.paired_event_name, "ret", ::getppid()});
+      }
+      break;
+    case KernelEventPlan::Kind::kKprobe:
+      expect_.event_name = plan_.name;
+      break;
+    case KernelEventPlan::Kind::kKretprobe:
+      expect_.event_name = plan_.name + "_entry";
+      expect_.paired_event_name = plan_.name + "_exit";
+      break;
+  }
+  // A kprobe's events carry the probed address (`ip`): the function's.
+  std::uint64_t address = 0;
+  if (plan_.kind != KernelEventPlan::Kind::kSyscall && kallsyms_lookup(plan_.symbol, &address) && address) {
+    expect_.int_fields.push_back({expect_.event_name, "ip", static_cast<std::int64_t>(address)});
+    if (!expect_.paired_event_name.empty()) {
+      expect_.int_fields.push_back({expect_.paired_event_name, "ip", static_cast<std::int64_t>(address)});
+    }
+  }
+  trace_ = lttng::TraceSummary{};
+  discarded_events_ = lost_packets_ = trace_bytes_ = 0;
+  sessions_ = 0;
+  open_ms_max_ = close_ms_max_ = read_ms_ = 0;
+  drained_ = false;
+
+  if (std::string why = kernel_tracer_missing(); !why.empty()) return Status::error("lttng_kernel: " + why);
+  if (!lttng::sessiond_alive()) {
+    Status s = lttng::start_sessiond(&started_sessiond_, /*kernel=*/true);
+    if (!s && !lttng::sessiond_alive()) return s;
+  }
+  std::vector<std::string> syscalls;
+  Status s = kernel_syscalls(&syscalls);
+  if (!s) return Status::error("lttng_kernel: " + s.message());
+  if (plan_.kind == KernelEventPlan::Kind::kSyscall &&
+      std::find(syscalls.begin(), syscalls.end(), plan_.name) == syscalls.end()) {
+    return Status::error("lttng_kernel: the kernel tracer has no syscall event '" + plan_.name +
+                         "' (see `lttng list --kernel --syscall`)");
+  }
+  std::string tmpl = std::string(lttng::kTempDirPrefix) + std::to_string(::getpid()) + "-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return errno_status("mkdtemp " + tmpl, errno);
+  trace_dir_ = tmpl;
+  attached_ = true;
+  // One session now, torn down at once: what can fail (the channel, the
+  // probe's symbol, the tracker) fails here rather than in enable().
+  TB_TRY(open_session());
+  TB_TRY(close_session());
+  std::error_code ec;
+  fs::remove_all(fs::path(trace_dir_) / "0", ec);
+  return Status::ok();
+}
+
+Status LttngKernelTracer::open_session() {
+  auto t0 = Clock::now();
+  std::string name = std::string(lttng::kSessionPrefix) + std::to_string(::getpid()) + "-k" + std::to_string(sessions_);
+  std::string out = trace_dir_ + "/" + std::to_string(sessions_);
+  ++sessions_;
+  (void)lttng_destroy_session(name.c_str());  // a leftover of this very process
+  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(name.c_str(), out.c_str());
+  if (!desc) return Status::error("lttng_kernel: cannot build a session descriptor");
+  lttng_error_code code = lttng_create_session_ext(desc);
+  lttng_session_descriptor_destroy(desc);
+  if (code != LTTNG_OK) return Status::error("lttng_kernel: create session " + name + ": " + lttng_strerror(-code));
+  session_ = name;
+
+  lttng_domain dom = kernel_domain();
+  std::unique_ptr<lttng_handle, void (*)(lttng_handle*)> handle(lttng_create_handle(session_.c_str(), &dom),
+                                                                lttng_destroy_handle);
+  if (!handle) return Status::error("lttng_kernel: cannot create a handle for " + session_);
+
+  lttng_process_attr_tracker_handle* tracker = nullptr;
+  code = lttng_session_get_tracker_handle(session_.c_str(), LTTNG_DOMAIN_KERNEL, LTTNG_PROCESS_ATTR_PROCESS_ID,
+                                          &tracker);
+  if (code != LTTNG_OK) return Status::error(std::string("lttng_kernel: pid tracker: ") + lttng_strerror(-code));
+  bool tracked = lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
+                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
+                 lttng_process_attr_process_id_tracker_handle_add_pid(tracker, pid_) ==
+                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
+  lttng_process_attr_tracker_handle_destroy(tracker);
+  if (!tracked) return Status::error("lttng_kernel: cannot restrict the session to pid " + std::to_string(pid_));
+
+  lttng_channel* chan = lttng_channel_create(&dom);
+  if (!chan) return Status::error("lttng_kernel: cannot create a channel description");
+  std::snprintf(chan->name, sizeof chan->name, "%s", kChannel);
+  chan->attr.overwrite = config_.overwrite ? 1 : 0;
+  chan->attr.subbuf_size = config_.subbuf_size;
+  chan->attr.num_subbuf = config_.num_subbuf;
+  if (config_.switch_timer_us) chan->attr.switch_timer_interval = config_.switch_timer_us;
+  if (config_.read_timer_us) chan->attr.read_timer_interval = config_.read_timer_us;
+  int ret = lttng_enable_channel(handle.get(), chan);
+  lttng_channel_destroy(chan);
+  TB_TRY(lttng_status("lttng_kernel: enable channel " + std::string(kChannel), ret));
+
+  lttng_event* ev = lttng_event_create();
+  if (!ev) return Status::error("lttng_kernel: out of memory");
+  std::snprintf(ev->name, sizeof ev->name, "%s", plan_.name.c_str());
+  switch (plan_.kind) {
+    case KernelEventPlan::Kind::kSyscall:
+      ev->type = LTTNG_EVENT_SYSCALL;
+      break;
+    case KernelEventPlan::Kind::kKprobe:
+    case KernelEventPlan::Kind::kKretprobe:
+      // `--probe` is a kprobe, `--function` a kretprobe; both take the
+      // location from attr.probe (attr.ftrace is the function tracer's).
+      ev->type = plan_.kind == KernelEventPlan::Kind::kKprobe ? LTTNG_EVENT_PROBE : LTTNG_EVENT_FUNCTION;
+      std::snprintf(ev->attr.probe.symbol_name, sizeof ev->attr.probe.symbol_name, "%s", plan_.symbol.c_str());
+      break;
+  }
+  ret = lttng_enable_event_with_exclusions(handle.get(), ev, kChannel, nullptr, 0, nullptr);
+  lttng_event_destroy(ev);
+  TB_TRY(lttng_status("lttng_kernel: enable event " + plan_.name, ret));
+  TB_TRY(lttng_status("lttng_kernel: start " + session_, lttng_start_tracing(session_.c_str())));
+  open_ms_max_ = std::max(open_ms_max_, ms_since(t0));
+  return Status::ok();
+}
+
+Status LttngKernelTracer::close_session() {
+  if (session_.empty()) return Status::ok();
+  auto t0 = Clock::now();
+  Status st = stop_from_child(session_);
+  if (st) {
+    lttng_domain dom = kernel_domain();
+    lttng_handle* handle = lttng_create_handle(session_.c_str(), &dom);
+    lttng_channel* chans = nullptr;
+    int n = handle ? lttng_list_channels(handle, &chans) : -1;
+    bool found = false;
+    for (int i = 0; i < n; ++i) {
+      if (std::strcmp(chans[i].name, kChannel) != 0) continue;
+      std::uint64_t discarded = 0, lost = 0;
+      if (lttng_channel_get_discarded_event_count(&chans[i], &discarded) >= 0 &&
+          lttng_channel_get_lost_packet_count(&chans[i], &lost) >= 0) {
+        found = true;
+        discarded_events_ += discarded;
+        lost_packets_ += lost;
+        config_.subbuf_size = chans[i].attr.subbuf_size;  // what LTTng used
+        config_.num_subbuf = chans[i].attr.num_subbuf;
+      }
+    }
+    std::free(chans);
+    if (handle) lttng_destroy_handle(handle);
+    if (!found) st = Status::error("lttng_kernel: no discarded/lost counters for channel " + std::string(kChannel));
+  }
+  destroy_session();
+  close_ms_max_ = std::max(close_ms_max_, ms_since(t0));
+  return st;
+}
+
+void LttngKernelTracer::destroy_session() noexcept {
+  if (session_.empty()) return;
+  (void)lttng_destroy_session(session_.c_str());  // unregisters the probes; the trace stays on disk
+  session_.clear();
+}
+
+Status LttngKernelTracer::enable() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!attached_) return Status::error("lttng_kernel: enable() before attach()");
+  if (!session_.empty()) return Status::ok();
+  drained_ = false;
+  Status s = open_session();
+  if (!s) destroy_session();
+  return s;
+}
+
+Status LttngKernelTracer::disable() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!attached_) return Status::error("lttng_kernel: disable() before attach()");
+  return close_session();
+}
+
+Status LttngKernelTracer::drain() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!attached_) return Status::error("lttng_kernel: drain() before attach()");
+  TB_TRY(close_session());
+  auto t0 = Clock::now();
+  TB_TRY(lttng::read_traces(trace_dir_, expect_, &trace_));
+  read_ms_ = ms_since(t0);
+  trace_bytes_ = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(trace_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) trace_bytes_ += it->file_size(ec);
+  }
+  drained_ = true;
+  if (trace_.mismatches) {
+    return Status::error("lttng_kernel: " + std::to_string(trace_.mismatches) + " recorded events do not carry "
+                         "what the workload did (" + trace_.first_mismatch + ")");
+  }
+  if (trace_.other_events) {
+    return Status::error("lttng_kernel: the trace holds " + std::to_string(trace_.other_events) +
+                         " events other than " + expect_.event_name +
+                         (expect_.paired_event_name.empty() ? "" : " and " + expect_.paired_event_name));
+  }
+  if (!expect_.paired_event_name.empty()) {
+    // Every fire writes two events; with nothing discarded they pair up.
+    std::uint64_t in_channel = trace_.events + trace_.paired_events + discarded_events_;
+    bool pairs = discarded_events_ == 0 ? trace_.events == trace_.paired_events : in_channel % 2 == 0;
+    if (plan_.exact && !config_.overwrite && !pairs) {
+      return Status::error("lttng_kernel: " + std::to_string(trace_.events) + " " + expect_.event_name + " and " +
+                           std::to_string(trace_.paired_events) + " " + expect_.paired_event_name + " events with " +
+                           std::to_string(discarded_events_) + " discarded do not pair up");
+    }
+  }
+  return Status::ok();
+}
+
+EventCounts LttngKernelTracer::counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  EventCounts c;
+  c.recorded = trace_.events;
+  c.lost = discarded_events_;
+  if (!expect_.paired_event_name.empty() && discarded_events_) {
+    // Fires = (entries + exits + discarded) / 2, so the fires whose first
+    // event was lost are (exits + discarded - entries) / 2.
+    std::uint64_t both = trace_.paired_events + discarded_events_;
+    c.lost = both > trace_.events ? (both - trace_.events) / 2 : 0;
+  }
+  // Overwrite mode loses whole sub-buffers (counted as packets), and kprobes
+  // on a syscall function see other processes too.
+  c.exact = plan_.exact && !config_.overwrite;
+  return c;
+}
+
+nlohmann::json LttngKernelTracer::details() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json j;
+  j["overwrite"] = config_.overwrite;
+  j["subbuf_size"] = config_.subbuf_size;
+  j["num_subbuf"] = config_.num_subbuf;
+  if (!attached_ && sessions_ == 0) return j;  // never attached: the default channel only
+  static const char* kinds[] = {"syscall", "kprobe", "kretprobe"};
+  j["instrumentation"] = kinds[static_cast<int>(plan_.kind)];
+  j["event"] = expect_.event_name;
+  if (!expect_.paired_event_name.empty()) j["paired_event"] = expect_.paired_event_name;
+  if (!plan_.symbol.empty()) j["symbol"] = plan_.symbol;
+  j["sessions"] = sessions_;
+  j["session_open_ms_max"] = open_ms_max_;
+  j["session_close_ms_max"] = close_ms_max_;
+  j["sessiond_started_by_adapter"] = started_sessiond_ != 0;
+  j["discarded_events"] = discarded_events_;
+  j["lost_packets"] = lost_packets_;
+  j["trace"] = {{"traces", trace_.traces},
+                {"packets", trace_.packets},
+                {"bytes", trace_bytes_},
+                {"events", trace_.events},
+                {"paired_events", trace_.paired_events},
+                {"events_checked", trace_.fields_verified},
+                {"other_events", trace_.other_events},
+                {"discarded_events_in_ctf", trace_.discarded_events},
+                {"read_ms", read_ms_}};
+  return j;
+}
+
+void LttngKernelTracer::teardown() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  destroy_session();
+  if (!trace_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(trace_dir_, ec);
+    trace_dir_.clear();
+  }
+  if (started_sessiond_) {
+    (void)lttng::stop_sessiond(started_sessiond_);  // the daemon unloads the modules it loaded
+    started_sessiond_ = 0;
+  }
+  attached_ = false;
+}
+
+// Leftovers (sessions tracebench-<pid>-k<n>, trace directories, a daemon this
+// adapter started) have the user-space adapter's names: its cleanup removes them.
+TRACEBENCH_REGISTER_TRACER(lttng_kernel, [] { return std::make_unique<LttngKernelTracer>(); });
+
+}  // namespace tracebench::lttng_kernel
