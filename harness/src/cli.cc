@@ -47,7 +47,7 @@ int cmd_list(bool as_json) {
   }
   std::cout << "Tracers:\n";
   for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("  {:<10} {} (actions: {})\n", t["name"].get<std::string>(),
+    std::cout << fmt::format("  {:<12} {} (actions: {})\n", t["name"].get<std::string>(),
                              t["description"].get<std::string>(),
                              fmt::join(t["actions"].get<std::vector<std::string>>(), ", "));
   }
@@ -91,7 +91,7 @@ int cmd_env(bool as_json) {
   for (const auto& w : sys.noise_warnings) std::cout << "warning: " << w << "\n";
   std::cout << "\n";
   for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("{:<10} {}\n", t["name"].get<std::string>(),
+    std::cout << fmt::format("{:<12} {}\n", t["name"].get<std::string>(),
                              t["available"].get<bool>() ? "available" : "unavailable: " + t["reason"].get<std::string>());
     if (t.contains("details")) {
       for (const auto& [k, v] : t["details"].items()) {

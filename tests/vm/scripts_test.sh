@@ -58,4 +58,16 @@ TRACEBENCH_VM_TCG_THREAD=many "$vm/run-qemu.sh" --kernel /etc/hostname --initrd 
 check "qemu: bad TRACEBENCH_VM_TCG_THREAD rejected" '[ $rc -eq 3 ] && grep -q "single or multi" "$t/err"'
 "$vm/build-kmod.sh" --headers /nonexistent --out "$t/o7" 2>"$t/err"; rc=$?
 check "kmod: bad headers dir is a clear error" '[ $rc -ne 0 ] && grep -q "not a kernel build directory" "$t/err" && [ ! -e "$t/o7" ]'
+# build-lttng-modules.sh: bad arguments fail before anything is built or cached.
+"$vm/build-lttng-modules.sh" --cache "$t/cache" >/dev/null 2>"$t/err"; rc=$?
+check "lttng-modules: no --headers is a clear error" '[ $rc -eq 1 ] && grep -q "kernel build directory" "$t/err"'
+"$vm/build-lttng-modules.sh" --headers "$t" --cache "$t/cache" >/dev/null 2>"$t/err"; rc=$?
+check "lttng-modules: a directory without a Makefile is refused" '[ $rc -eq 1 ] && grep -q "kernel build directory" "$t/err"'
+mkdir -p "$t/hdr" && touch "$t/hdr/Makefile"
+"$vm/build-lttng-modules.sh" --headers "$t/hdr" --release 0.0-tb-none --cache "$t/cache" >/dev/null 2>"$t/err"; rc=$?
+check "lttng-modules: a release without its modules.builtin is refused" '[ $rc -eq 1 ] && grep -q "linux-image-0.0-tb-none" "$t/err"'
+check "lttng-modules: nothing cached after refusals" '[ ! -e "$t/cache" ]'
+"$vm/build-lttng-modules.sh" --headers "$t/hdr" --bogus 1 >/dev/null 2>"$t/err"; rc=$?
+check "lttng-modules: unknown argument" '[ $rc -eq 1 ] && grep -q "unknown argument" "$t/err"'
+
 exit $fail
