@@ -94,6 +94,13 @@ class Tracer {
   // Actions this tracer can run per event ("count", "record", ...).
   virtual std::vector<std::string> actions() const = 0;
   virtual bool supports(const ProbePoint& probe) const = 0;
+  // Whether `action` applies at a supported probe (an action that only some
+  // probe kinds have, e.g. a kretprobe); the plan leaves the others out.
+  virtual bool supports_action(const ProbePoint& probe, const std::string& action) const {
+    (void)probe;
+    (void)action;
+    return true;
+  }
   // Versions of the libraries/tools this adapter uses, for the run context.
   virtual std::map<std::string, std::string> versions() const { return {}; }
 

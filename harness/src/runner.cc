@@ -171,6 +171,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       if (!tracer->supports(w.probe)) continue;
       std::vector<std::size_t> payloads = w.takes_payload ? sweep : std::vector<std::size_t>{0};
       for (const auto& action : actions) {
+        if (!tracer->supports_action(w.probe, action)) continue;
         for (std::size_t p : payloads) {
           for (int t : opt.threads) {
             plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t});

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Builds LTTng's kernel tracer (lttng-modules) for a VM-lab kernel and stages
-# it as a module tree the guest mounts at /lib/modules:
+# Builds LTTng's kernel tracer (lttng-modules), plus an LTTng probe for the
+# tracebench module's tracepoints (kmod/lttng/), for a VM-lab kernel and
+# stages it as a module tree the guest mounts at /lib/modules:
 #   build-lttng-modules.sh --headers DIR [--release REL] [--source DIR] [--cache DIR]
 # Prints the staged root (ROOT/lib/modules/REL/{extra/*.ko,modules.*}).
 #
@@ -17,6 +18,8 @@
 # The result is cached per lttng-modules version and kernel (the headers'
 # Module.symvers) under --cache (default ${XDG_CACHE_HOME:-~/.cache}/tracebench).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+kmod=$(cd "$here/../../kmod" && pwd)
 headers="" release="" source="" cache=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracebench
 die() { echo "build-lttng-modules: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
@@ -58,11 +61,18 @@ fi
 version=$(basename "$source"); version=${version#lttng-modules-}
 symvers=none
 [ -f "$headers/Module.symvers" ] && symvers=$(sha256sum "$headers/Module.symvers" | cut -c1-16)
-root=$cache/lttng-modules/$version/$release-$symvers
+probe=$(cat "$kmod/lttng/tracebench.h" "$kmod/lttng/lttng-probe-tracebench.c" "$kmod/tracebench_trace.h" |
+        sha256sum | cut -c1-12)
+root=$cache/lttng-modules/$version/$release-$symvers-tb$probe
 if [ -f "$root/.complete" ]; then echo "$root"; exit 0; fi
 
 cp -r "$source" "$work/src"
 kbuild=$work/src/src/probes/Kbuild
+# The tracebench probe: the LTTng event definitions and the module's own
+# tracepoint header (the probe includes it to check the prototypes).
+cp "$kmod/lttng/tracebench.h" "$work/src/include/instrumentation/events/tracebench.h"
+cp "$kmod/lttng/lttng-probe-tracebench.c" "$kmod/tracebench_trace.h" "$work/src/src/probes/"
+printf '\n# tracebench companion module (added by build-lttng-modules.sh)\nobj-$(CONFIG_LTTNG) += lttng-probe-tracebench.o\nCFLAGS_lttng-probe-tracebench.o += -I$(src)\n' >> "$kbuild"
 dropped=()
 jobs=$(nproc 2>/dev/null || echo 2)
 for attempt in 1 2 3 4 5; do
@@ -77,6 +87,10 @@ for attempt in 1 2 3 4 5; do
     die "lttng-modules $version does not build against $headers (log above)"
   fi
   for p in "${bad[@]}"; do
+    if [ "$p" = lttng-probe-tracebench ]; then
+      grep -B2 -A8 'lttng-probe-tracebench' "$work/build.log" | head -40 >&2
+      die "the tracebench probe (kmod/lttng) does not build against $headers"
+    fi
     echo "build-lttng-modules: probe $p does not build against $release; leaving it out" >&2
     before=$(cksum < "$kbuild")
     sed -i -E 's|^([[:space:]]*obj-\$\(CONFIG_LTTNG\)[[:space:]]*\+=[[:space:]]*'"$p"'\.o)|# dropped by tracebench: \1|' "$kbuild"
@@ -92,6 +106,7 @@ while IFS= read -r ko; do
   strip --strip-debug -o "$extra/$(basename "$ko")" "$ko"
 done < <(find "$work/src" -name '*.ko')
 [ -f "$extra/lttng-tracer.ko" ] || die "the build produced no lttng-tracer.ko"
+[ -f "$extra/lttng-probe-tracebench.ko" ] || die "the build produced no lttng-probe-tracebench.ko"
 if [ ${#dropped[@]} -gt 0 ]; then printf "%s\n" "${dropped[@]}"; fi > "$extra/DROPPED"
 for f in modules.builtin modules.builtin.modinfo modules.order; do cp "$modsrc/$f" "$stage/lib/modules/$release/"; done
 depmod -b "$stage" "$release" || die "depmod failed"

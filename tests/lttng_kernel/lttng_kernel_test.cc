@@ -87,6 +87,20 @@ TEST(LttngKernelHostTest, PlanMapsProbesToLttngInstrumentation) {
   ASSERT_FALSE(s);
   EXPECT_TRUE(contains(s.message(), "not in /proc/kallsyms")) << s.message();
 
+  ProbePoint tp{"kmod:tracebench_fixed", ProbeKind::kKmodTracepoint, "tracebench:tracebench_fixed", 0, ""};
+  ASSERT_TRUE(plan_events(tp, "record", &p));
+  EXPECT_EQ(p.kind, KernelEventPlan::Kind::kTracepoint);
+  EXPECT_EQ(p.name, "tracebench_fixed");
+  EXPECT_TRUE(p.exact);
+  s = plan_events(tp, "function", &p);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(contains(s.message(), "syscalls and kernel functions")) << s.message();
+  // ... so a run's plan leaves that pair out rather than failing it.
+  LttngKernelTracer t;
+  EXPECT_FALSE(t.supports_action(tp, "function"));
+  EXPECT_TRUE(t.supports_action(tp, "record"));
+  EXPECT_TRUE(t.supports_action(getpid_probe(), "function"));
+
   ProbePoint ust{"ust:tracebench:hot", ProbeKind::kUstTracepoint, "tracebench:hot", 0, ""};
   EXPECT_FALSE(plan_events(ust, "record", &p));
   s = plan_events(getpid_probe(), "count", &p);
@@ -156,12 +170,12 @@ class LttngKernelTest : public ::testing::Test {
     return *w;
   }
 
-  std::unique_ptr<WorkloadState> kmod_workload() {
+  std::unique_ptr<WorkloadState> kmod_workload(const Workload& w = kmod_target(), std::size_t payload = 16) {
     if (access(TB_KMOD_DEVICE_PATH, F_OK) != 0) return nullptr;
     std::unique_ptr<WorkloadState> st;
     WorkloadParams p;
-    p.payload_bytes = 16;
-    Status s = kmod_target().setup(p, &st);
+    p.payload_bytes = payload;
+    Status s = w.setup(p, &st);
     EXPECT_TRUE(s) << s.message();
     return st;
   }
@@ -238,6 +252,46 @@ TEST_F(LttngKernelTest, KprobeAndKretprobeOnTheModuleTargetCountExactly) {
     EXPECT_EQ(d["trace"]["paired_events"], ret ? fired : 0);
     // Each event's `ip` is the target's address from /proc/kallsyms.
     EXPECT_EQ(d["trace"]["events_checked"], ret ? 2 * fired : fired) << d.dump();
+  }
+}
+
+TEST_F(LttngKernelTest, ModuleTracepointsAreVerifiedByteForByte) {
+  // LTTng's probe for the module's tracepoints (kmod/lttng): every recorded
+  // fixed event carries value == seq ^ magic, every payload event the
+  // pattern of its seq, byte for byte.
+  if (access(TB_KMOD_DEVICE_PATH, F_OK) != 0) GTEST_SKIP() << TB_KMOD_DEVICE_PATH << " missing";
+  struct Case {
+    const char* workload;
+    std::size_t payload;
+  };
+  for (Case k : {Case{"kmod_fixed", 0}, Case{"kmod_payload", 0}, Case{"kmod_payload", 64}, Case{"kmod_payload", 4096}}) {
+    SCOPED_TRACE(std::string(k.workload) + " " + std::to_string(k.payload));
+    const Workload* wl = find_workload(k.workload);
+    ASSERT_NE(wl, nullptr);
+    auto w = kmod_workload(*wl, k.payload);
+    ASSERT_TRUE(w);
+    LttngKernelTracer t;
+    AttachSpec sp = spec(wl->probe, "record");
+    sp.payload_bytes = k.payload;
+    Status s = t.attach(sp);
+    ASSERT_TRUE(s) << s.message();
+    std::uint64_t fired = 0;
+    for (int rep = 0; rep < 2; ++rep) {
+      w->fire(1000);  // untraced
+      ASSERT_TRUE(t.enable());
+      w->fire(2000);  // 4096-byte events: 8 MiB, within the 16 MiB ring
+      fired += 2000;
+      ASSERT_TRUE(t.disable());
+    }
+    s = t.drain();
+    ASSERT_TRUE(s) << s.message();
+    EventCounts c = t.counts();
+    EXPECT_EQ(c.recorded, fired) << t.details().dump();
+    EXPECT_EQ(c.lost, 0u);
+    EXPECT_EQ(c.payload_verified, fired * k.payload);
+    nlohmann::json d = t.details();
+    EXPECT_EQ(d["instrumentation"], "tracepoint");
+    EXPECT_EQ(d["trace"]["events_checked"], fired) << d.dump();
   }
 }
 

@@ -110,14 +110,15 @@ PY
 
 # LTTng's kernel domain, as a user runs it: `tracebench vm --lttng-modules`
 # builds lttng-modules for the kernel (cached; vm.lttng_kernel usually built
-# it already) and the lttng_kernel tracer runs on the module target (kprobe,
-# kretprobe) and on getpid (syscall entry+exit events).
+# it already) and the lttng_kernel tracer runs on the module's tracepoints
+# (through LTTng's probe for them, payloads checked byte for byte), the module
+# target (kprobe, kretprobe) and getpid (syscall entry+exit events).
 lttng_out=$out-lttng-kernel
 rm -rf "$lttng_out"
 args=(vm --lttng-modules --out-dir "$lttng_out" --timeout 600)
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
 "$tracebench" "${args[@]}" -- run --quick --out suite -t lttng_kernel -a record -a function \
-  -w kmod_target -w getpid -p 0
+  -w kmod_fixed -w kmod_payload -w kmod_target -w getpid
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL: lttng_kernel in the VM: status $rc"; tail -n 40 "$lttng_out/guest-output.txt" 2>/dev/null
@@ -128,19 +129,23 @@ results=("$lttng_out"/suite/*/result.json)
 /usr/bin/python3 - "${results[0]}" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-seen = {(b["workload"], b["action"]) for b in r["benchmarks"] if b["tracer"] == "lttng_kernel"}
-want = {(w, a) for w in ("kmod_target", "getpid") for a in ("record", "function")}
-assert seen == want, f"lttng_kernel benchmarks: {sorted(seen)}"
+seen = {(b["workload"], b["action"], b["payload_bytes"]) for b in r["benchmarks"] if b["tracer"] == "lttng_kernel"}
+want = {(w, a, 0) for w in ("kmod_target", "getpid") for a in ("record", "function")}
+want |= {("kmod_fixed", "record", 0)} | {("kmod_payload", "record", p) for p in (0, 64, 1024)}
+want |= {("kmod_target", a, p) for a in ("record", "function") for p in (64, 1024)}  # the target takes a payload too
+assert seen == want, f"lttng_kernel benchmarks: {sorted(seen)}, expected {sorted(want)}"
 for b in r["benchmarks"]:
     e, d = b["events"], b["tracer_details"]
-    name = f"lttng_kernel/{b['workload']}/{b['action']}"
+    name = f"lttng_kernel/{b['workload']}/{b['action']}/payload:{b['payload_bytes']}"
+    if b["workload"] == "kmod_payload":
+        assert e["payload_verified_bytes"] == e["recorded"] * b["payload_bytes"], f"{name}: payload not verified: {e}"
     assert e["verification"] == "passed", f"{name}: {e}"
     if e["exact"]:
         assert e["recorded"] + e["lost"] == e["fired"], f"{name}: {e}"
     else:  # a kretprobe on the syscall function sees every process
-        assert name == "lttng_kernel/getpid/function" and e["recorded"] >= e["fired"], f"{name}: {e}"
+        assert (b["workload"], b["action"]) == ("getpid", "function") and e["recorded"] >= e["fired"], f"{name}: {e}"
     paired = d["trace"]["paired_events"]
     assert d["trace"]["events_checked"] == d["trace"]["events"] + paired, f"{name}: not every event checked: {d}"
-    print(f"  lttng_kernel {b['workload']:12} {b['action']:9} {d['instrumentation']:9} "
+    print(f"  lttng_kernel {b['workload']:12} {b['action']:9} {b['payload_bytes']:5} B {d['instrumentation']:10} "
           f"{b['overhead_ns_per_event']['median']:8.1f} ns/event, {e['recorded']} recorded of {e['fired']}")
 PY

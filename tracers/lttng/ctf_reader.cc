@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "kmod/include/tracebench_kmod_abi.h"
 #include "payload_pattern.h"
 
 namespace tracebench::lttng {
@@ -65,9 +66,55 @@ bool check_int_fields(SinkState* s, const bt_event* ev, const std::string& name)
   return true;
 }
 
+const bt_field* member(const bt_field* payload, const char* name) {
+  return payload ? bt_field_structure_borrow_member_field_by_name_const(payload, name) : nullptr;
+}
+
+bool is_unsigned(const bt_field* f) { return f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER; }
+
+// The companion module's events: false after a mismatch.
+bool check_kmod_event(SinkState* s, const bt_field* payload) {
+  const bt_field* seq_f = member(payload, "seq");
+  if (!is_unsigned(seq_f)) {
+    mismatch(s, "no unsigned integer field `seq`");
+    return false;
+  }
+  std::uint64_t seq = bt_field_integer_unsigned_get_value(seq_f);
+  if (const bt_field* value = member(payload, "value")) {
+    if (!is_unsigned(value) || bt_field_integer_unsigned_get_value(value) != (seq ^ TB_KMOD_FIXED_MAGIC)) {
+      mismatch(s, "`value` is not seq ^ TB_KMOD_FIXED_MAGIC (seq " + std::to_string(seq) + ")");
+      return false;
+    }
+  }
+  if (const bt_field* data = member(payload, "data")) {
+    bt_field_class_type t = bt_field_get_class_type(data);
+    if (!bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY)) {
+      mismatch(s, "`data` is not a byte sequence");
+      return false;
+    }
+    std::uint64_t len = bt_field_array_get_length(data);
+    if (s->expect->payload_bytes && len != *s->expect->payload_bytes) {
+      mismatch(s, "`data` has " + std::to_string(len) + " bytes, expected " + std::to_string(*s->expect->payload_bytes));
+      return false;
+    }
+    for (std::uint64_t i = 0; i < len; ++i) {
+      const bt_field* b = bt_field_array_borrow_element_field_by_index_const(data, i);
+      if (!is_unsigned(b) ||
+          bt_field_integer_unsigned_get_value(b) != tb_kmod_expected_byte(seq, static_cast<__u32>(i))) {
+        mismatch(s, "`data` byte " + std::to_string(i) + " of seq " + std::to_string(seq) + " differs from the pattern");
+        return false;
+      }
+    }
+    s->out->payload_bytes_verified += len;
+  }
+  return true;
+}
+
 void check_event(SinkState* s, const bt_event* ev) {
   const bt_field* payload = bt_event_borrow_payload_field_const(ev);
-  if (s->expect->payload_bytes) {
+  if (s->expect->kmod_pattern) {
+    if (!check_kmod_event(s, payload)) return;
+  } else if (s->expect->payload_bytes) {
     const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, "data") : nullptr;
     if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) {
       mismatch(s, "no text field `data`");

@@ -29,6 +29,11 @@ struct TraceExpectation {
   std::optional<std::size_t> payload_bytes;  // check field `data` (text sequence) when set
   std::optional<std::uint64_t> hot_tag;      // check integer field `tag` when set
   std::vector<IntFieldCheck> int_fields;
+  // The companion module's events (kmod/include/tracebench_kmod_abi.h):
+  // tracebench_fixed's `value` is `seq` ^ TB_KMOD_FIXED_MAGIC, and
+  // tracebench_payload's `data` (a byte sequence) holds payload_bytes bytes
+  // of tb_kmod_expected_byte(seq, i).
+  bool kmod_pattern = false;
 };
 
 struct TraceSummary {

@@ -112,7 +112,9 @@ Status start_sessiond(pid_t* pid, bool kernel) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> args = {bin, "--daemonize"};
-  if (!kernel) args.push_back("--no-kernel");
+  // The kernel tracer also loads LTTng's probe for the companion module's
+  // tracepoints when it is installed (kmod/lttng; optional to the daemon).
+  args.push_back(kernel ? "--extra-kmod-probes=tracebench" : "--no-kernel");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -140,8 +142,7 @@ Status start_sessiond(pid_t* pid, bool kernel) {
     if (errno != EINTR) return errno_status("waitpid lttng-sessiond", errno);
   }
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    return Status::error(std::string("lttng-sessiond --daemonize") + (kernel ? "" : " --no-kernel") +
-                         " failed (exit status " +
+    return Status::error("lttng-sessiond " + args[1] + " " + args[2] + " failed (exit status " +
                          std::to_string(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) +
                          "); run it by hand to see why");
   }

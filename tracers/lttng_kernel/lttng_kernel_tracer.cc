@@ -54,6 +54,20 @@ Status kernel_syscalls(std::vector<std::string>* names) {
   return Status::ok();
 }
 
+// The kernel tracepoints LTTng has probes for (its loaded probe modules).
+Status kernel_tracepoints(std::vector<std::string>* names) {
+  lttng_domain dom = kernel_domain();
+  lttng_handle* handle = lttng_create_handle(nullptr, &dom);
+  if (!handle) return Status::error("lttng_kernel: cannot create a kernel-domain handle");
+  lttng_event* events = nullptr;
+  int n = lttng_list_tracepoints(handle, &events);
+  lttng_destroy_handle(handle);
+  if (n < 0) return Status::error(std::string("lttng_kernel: list kernel tracepoints: ") + lttng_strerror(n));
+  for (int i = 0; i < n; ++i) names->push_back(events[i].name);
+  std::free(events);
+  return Status::ok();
+}
+
 constexpr const char* kChannel = "tracebench";
 
 // lttng_stop_tracing() (which waits until the consumer daemon has written
@@ -99,7 +113,17 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
     return Status::error("lttng_kernel: unknown action '" + action + "' (known: record, function)");
   }
   bool function = action == "function";
-  if (probe.kind == ProbeKind::kSyscall && !function) {
+  if (probe.kind == ProbeKind::kKmodTracepoint) {
+    // "tracebench:tracebench_fixed": LTTng names kernel events without the system.
+    auto colon = probe.target.find(':');
+    if (function || colon == std::string::npos) {
+      return Status::error("lttng_kernel: " + probe.name +
+                           (function ? ": action function applies to syscalls and kernel functions"
+                                     : ": tracepoint target is not system:event"));
+    }
+    p.kind = KernelEventPlan::Kind::kTracepoint;
+    p.name = probe.target.substr(colon + 1);
+  } else if (probe.kind == ProbeKind::kSyscall && !function) {
     p.kind = KernelEventPlan::Kind::kSyscall;
     p.name = probe.target;
   } else if (probe.kind == ProbeKind::kSyscall || probe.kind == ProbeKind::kKernelFunction) {
@@ -111,7 +135,7 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
     // entry function other processes' calls are recorded too.
     p.exact = probe.kind == ProbeKind::kKernelFunction;
   } else {
-    return Status::error("lttng_kernel: probe " + probe.name + " is not a syscall or kernel function");
+    return Status::error("lttng_kernel: probe " + probe.name + " is not a syscall, kernel function or module tracepoint");
   }
   if (p.name.size() >= LTTNG_SYMBOL_NAME_LEN) return Status::error("lttng_kernel: name too long: " + p.name);
   *out = p;
@@ -176,7 +200,8 @@ Availability LttngKernelTracer::available() {
 }
 
 bool LttngKernelTracer::supports(const ProbePoint& probe) const {
-  return probe.kind == ProbeKind::kSyscall || probe.kind == ProbeKind::kKernelFunction;
+  return probe.kind == ProbeKind::kSyscall || probe.kind == ProbeKind::kKernelFunction ||
+         probe.kind == ProbeKind::kKmodTracepoint;
 }
 
 std::map<std::string, std::string> LttngKernelTracer::versions() const {
@@ -215,10 +240,15 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
       expect_.event_name = plan_.name + "_entry";
       expect_.paired_event_name = plan_.name + "_exit";
       break;
+    case KernelEventPlan::Kind::kTracepoint:
+      expect_.event_name = plan_.name;
+      expect_.kmod_pattern = true;
+      if (plan_.name == "tracebench_payload") expect_.payload_bytes = spec.payload_bytes;
+      break;
   }
   // A kprobe's events carry the probed address (`ip`): the function's.
   std::uint64_t address = 0;
-  if (plan_.kind != KernelEventPlan::Kind::kSyscall && kallsyms_lookup(plan_.symbol, &address) && address) {
+  if (!plan_.symbol.empty() && kallsyms_lookup(plan_.symbol, &address) && address) {
     expect_.int_fields.push_back({expect_.event_name, "ip", static_cast<std::int64_t>(address)});
     if (!expect_.paired_event_name.empty()) {
       expect_.int_fields.push_back({expect_.paired_event_name, "ip", static_cast<std::int64_t>(address)});
@@ -242,6 +272,15 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
       std::find(syscalls.begin(), syscalls.end(), plan_.name) == syscalls.end()) {
     return Status::error("lttng_kernel: the kernel tracer has no syscall event '" + plan_.name +
                          "' (see `lttng list --kernel --syscall`)");
+  }
+  if (plan_.kind == KernelEventPlan::Kind::kTracepoint) {
+    std::vector<std::string> tracepoints;
+    TB_TRY(kernel_tracepoints(&tracepoints));
+    if (std::find(tracepoints.begin(), tracepoints.end(), plan_.name) == tracepoints.end()) {
+      return Status::error("lttng_kernel: LTTng has no probe for tracepoint '" + plan_.name +
+                           "' (lttng-probe-tracebench is built by scripts/vm/build-lttng-modules.sh and loaded by "
+                           "lttng-sessiond --extra-kmod-probes=tracebench; is the companion module loaded?)");
+    }
   }
   std::string tmpl = std::string(lttng::kTempDirPrefix) + std::to_string(::getpid()) + "-XXXXXX";
   if (!::mkdtemp(tmpl.data())) return errno_status("mkdtemp " + tmpl, errno);
@@ -303,6 +342,9 @@ Status LttngKernelTracer::open_session() {
   switch (plan_.kind) {
     case KernelEventPlan::Kind::kSyscall:
       ev->type = LTTNG_EVENT_SYSCALL;
+      break;
+    case KernelEventPlan::Kind::kTracepoint:
+      ev->type = LTTNG_EVENT_TRACEPOINT;
       break;
     case KernelEventPlan::Kind::kKprobe:
     case KernelEventPlan::Kind::kKretprobe:
@@ -422,6 +464,7 @@ EventCounts LttngKernelTracer::counts() {
   // Overwrite mode loses whole sub-buffers (counted as packets), and kprobes
   // on a syscall function see other processes too.
   c.exact = plan_.exact && !config_.overwrite;
+  c.payload_verified = trace_.payload_bytes_verified;
   return c;
 }
 
@@ -432,7 +475,7 @@ nlohmann::json LttngKernelTracer::details() const {
   j["subbuf_size"] = config_.subbuf_size;
   j["num_subbuf"] = config_.num_subbuf;
   if (!attached_ && sessions_ == 0) return j;  // never attached: the default channel only
-  static const char* kinds[] = {"syscall", "kprobe", "kretprobe"};
+  static const char* kinds[] = {"syscall", "kprobe", "kretprobe", "tracepoint"};
   j["instrumentation"] = kinds[static_cast<int>(plan_.kind)];
   j["event"] = expect_.event_name;
   if (!expect_.paired_event_name.empty()) j["paired_event"] = expect_.paired_event_name;

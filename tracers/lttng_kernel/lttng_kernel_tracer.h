@@ -1,6 +1,7 @@
 // LTTng adapter, kernel domain (lttng-modules) driven through liblttng-ctl:
 // a syscall's entry and exit events (`lttng enable-event -k --syscall`), a
-// kprobe (`--probe`) or a kretprobe (`--function`) on a kernel function, in a
+// kprobe (`--probe`) or a kretprobe (`--function`) on a kernel function, the
+// companion module's tracepoints (`lttng enable-event -k tracebench_fixed`), in a
 // recording session scoped to the workload's pid, the trace read back with
 // babeltrace2.  See README.md.
 //
@@ -26,15 +27,16 @@ namespace tracebench::lttng_kernel {
 
 // What a benchmark asks LTTng to instrument.
 struct KernelEventPlan {
-  enum class Kind { kSyscall, kKprobe, kKretprobe } kind = Kind::kSyscall;
-  std::string name;    // syscall name, or the event name given to LTTng (the symbol)
+  enum class Kind { kSyscall, kKprobe, kKretprobe, kTracepoint } kind = Kind::kSyscall;
+  std::string name;    // syscall or tracepoint name, or the event name given to LTTng (the symbol)
   std::string symbol;  // kernel function for kprobe/kretprobe
   bool exact = true;   // false when other processes can hit the probe too
 };
 
 // The plan for a probe point and action ("record": a syscall's LTTng syscall
-// events, a kernel function's kprobe; "function": a kretprobe on the kernel
-// function, or on the syscall's entry function).
+// events, a kernel function's kprobe, the companion module's tracepoint
+// through LTTng's probe for it (kmod/lttng); "function": a kretprobe on the
+// kernel function, or on the syscall's entry function).
 Status plan_events(const ProbePoint& probe, const std::string& action, KernelEventPlan* out);
 
 // Options: those of the user-space adapter that apply to a kernel channel.
@@ -55,6 +57,10 @@ class LttngKernelTracer final : public Tracer {
   Availability available() override;
   std::vector<std::string> actions() const override { return {"record", "function"}; }
   bool supports(const ProbePoint& probe) const override;
+  // "function" (a kretprobe) needs a function: syscalls and kernel functions.
+  bool supports_action(const ProbePoint& probe, const std::string& action) const override {
+    return action != "function" || probe.kind != ProbeKind::kKmodTracepoint;
+  }
   std::map<std::string, std::string> versions() const override;
 
   Status attach(const AttachSpec& spec) override;
