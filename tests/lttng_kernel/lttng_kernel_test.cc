@@ -4,7 +4,9 @@
 // ("vm.lttng_kernel"); the host tests (LttngKernelHostTest.*) check the
 // planning, the options and the "use the VM lab" path here.
 #include <dirent.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -348,6 +350,54 @@ TEST_F(LttngKernelTest, TeardownStopsTheDaemonItStartedAndItsModulesGo) {
   EXPECT_FALSE(lttng::sessiond_alive());
   EXPECT_FALSE(lttng_modules_loaded()) << slurp("/proc/modules");
   EXPECT_EQ(our_temp_dirs(), 0);
+}
+
+TEST_F(LttngKernelTest, CleanupRemovesWhatAKilledRunLeft) {
+  if (lttng::sessiond_alive()) GTEST_SKIP() << "a session daemon was already running";
+  // A run SIGKILLed mid-block: its session is open, its daemon (and the
+  // modules that daemon loaded) outlive it.
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    LttngKernelTracer t;
+    AttachSpec s;
+    s.probe = getpid_probe();
+    s.action = "record";
+    char ok = t.attach(s) && t.enable() ? '1' : '0';
+    (void)!write(ready[1], &ok, 1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_EQ(ok, '1') << "the child could not attach";
+  std::string prefix = std::string(lttng::kSessionPrefix) + std::to_string(child) + "-k";
+  auto sessions_of_child = [&] {
+    if (!lttng::sessiond_alive()) return 0;
+    lttng_session* list = nullptr;
+    int n = lttng_list_sessions(&list), mine = 0;
+    for (int i = 0; i < n; ++i) mine += std::strncmp(list[i].name, prefix.c_str(), prefix.size()) == 0;
+    std::free(list);
+    return mine;
+  };
+  EXPECT_EQ(sessions_of_child(), 1);
+  EXPECT_TRUE(lttng_modules_loaded());
+
+  std::vector<std::string> removed = lttng::cleanup_leftovers();
+  std::string all;
+  for (const auto& r : removed) all += r + "\n";
+  EXPECT_TRUE(contains(all, "lttng session " + prefix)) << all;
+  EXPECT_TRUE(contains(all, "trace directory /tmp/tracebench-lttng-" + std::to_string(child))) << all;
+  EXPECT_TRUE(contains(all, "lttng-sessiond")) << all;
+  EXPECT_FALSE(lttng::sessiond_alive());
+  EXPECT_FALSE(lttng_modules_loaded()) << slurp("/proc/modules");
+  EXPECT_TRUE(lttng::cleanup_leftovers().empty()) << "a second cleanup finds nothing";
 }
 
 }  // namespace

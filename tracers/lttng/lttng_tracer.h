@@ -74,9 +74,10 @@ class LttngTracer final : public Tracer {
   double read_ms_ = 0;
 };
 
-// `tracebench cleanup`: sessions named tracebench-<pid> whose pid is gone,
-// their /tmp/tracebench-lttng-<pid>-* directories, a session daemon a killed
-// run started.
+// `tracebench cleanup`: sessions named tracebench-<pid> (user space) or
+// tracebench-<pid>-k<n> (kernel) whose pid is gone, their
+// /tmp/tracebench-lttng-<pid>-* directories, a session daemon a killed run
+// started (leftovers.cc, shared with ../lttng_kernel).
 std::vector<std::string> cleanup_leftovers();
 
 }  // namespace tracebench::lttng

@@ -177,8 +177,8 @@ LttngKernelTracer::~LttngKernelTracer() { teardown(); }
 
 std::string_view LttngKernelTracer::description() const {
   return "LTTng kernel domain (lttng-modules) through liblttng-ctl: a syscall's entry+exit events, a kprobe or a "
-         "kretprobe, a recording session per traced block scoped to the process, the CTF trace read back with "
-         "babeltrace2";
+         "kretprobe, the companion module's tracepoints, a recording session per traced block scoped to the "
+         "process, the CTF trace read back with babeltrace2";
 }
 
 Availability LttngKernelTracer::available() {
