@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tracebench::lttng {
@@ -86,6 +87,36 @@ Status parse_options(const std::map<std::string, std::string>& options, LttngCon
                          "(LTTng blocks only in discard mode)");
   }
   *out = c;
+  return Status::ok();
+}
+
+lttng_channel* channel_for(const lttng_domain& dom, const LttngConfig& config, const char* name) {
+  lttng_channel* chan = lttng_channel_create(const_cast<lttng_domain*>(&dom));
+  if (!chan) return nullptr;
+  std::snprintf(chan->name, sizeof chan->name, "%s", name);
+  chan->attr.overwrite = config.overwrite ? 1 : 0;
+  chan->attr.subbuf_size = config.subbuf_size;
+  chan->attr.num_subbuf = config.num_subbuf;
+  if (config.switch_timer_us) chan->attr.switch_timer_interval = config.switch_timer_us;
+  if (config.read_timer_us) chan->attr.read_timer_interval = config.read_timer_us;
+  return chan;
+}
+
+Status track_only(const std::string& session, lttng_domain_type domain, pid_t pid) {
+  const bool user = domain == LTTNG_DOMAIN_UST;
+  const char* what = user ? "vpid" : "pid";
+  lttng_process_attr_tracker_handle* tracker = nullptr;
+  lttng_error_code code = lttng_session_get_tracker_handle(
+      session.c_str(), domain, user ? LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID : LTTNG_PROCESS_ATTR_PROCESS_ID, &tracker);
+  if (code != LTTNG_OK) return Status::error(std::string(what) + " tracker: " + lttng_strerror(-code));
+  bool tracked =
+      lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
+          LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
+      (user ? lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tracker, pid)
+            : lttng_process_attr_process_id_tracker_handle_add_pid(tracker, pid)) ==
+          LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
+  lttng_process_attr_tracker_handle_destroy(tracker);
+  if (!tracked) return Status::error("cannot restrict session " + session + " to " + what + " " + std::to_string(pid));
   return Status::ok();
 }
 

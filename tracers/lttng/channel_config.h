@@ -2,9 +2,13 @@
 // `--option lttng.<key>=<value>` parsed into an LttngConfig.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
+
+#include <lttng/lttng.h>
 
 #include "tracebench/status.h"
 
@@ -27,5 +31,14 @@ struct LttngConfig {
 };
 
 Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out);
+
+// A channel description named `name` with config's geometry, mode and
+// timers (not the UST-only blocking timeout); the caller destroys it with
+// lttng_channel_destroy().  nullptr when out of memory.
+lttng_channel* channel_for(const lttng_domain& dom, const LttngConfig& config, const char* name);
+
+// Restricts what `session` records in `domain` to one process: the vpid
+// tracker (user space) or the pid tracker (kernel), include set {pid}.
+Status track_only(const std::string& session, lttng_domain_type domain, pid_t pid);
 
 }  // namespace tracebench::lttng

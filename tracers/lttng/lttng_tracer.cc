@@ -122,25 +122,10 @@ Status LttngTracer::attach(const AttachSpec& spec) {
 
   // Only the workload's process is traced, whatever else runs with the same
   // tracepoints.
-  lttng_process_attr_tracker_handle* tracker = nullptr;
-  code = lttng_session_get_tracker_handle(session_.c_str(), LTTNG_DOMAIN_UST,
-                                          LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &tracker);
-  if (code != LTTNG_OK) return Status::error(std::string("lttng: vpid tracker: ") + lttng_strerror(-code));
-  bool tracked = lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
-                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
-                 lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tracker, pid_) ==
-                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
-  lttng_process_attr_tracker_handle_destroy(tracker);
-  if (!tracked) return Status::error("lttng: cannot restrict the session to vpid " + std::to_string(pid_));
+  if (Status t = track_only(session_, LTTNG_DOMAIN_UST, pid_); !t) return Status::error("lttng: " + t.message());
 
-  lttng_channel* chan = lttng_channel_create(&dom);
+  lttng_channel* chan = channel_for(dom, config_, kChannelName);
   if (!chan) return Status::error("lttng: cannot create a channel description");
-  std::snprintf(chan->name, sizeof chan->name, "%s", kChannelName);
-  chan->attr.overwrite = config_.overwrite ? 1 : 0;
-  chan->attr.subbuf_size = config_.subbuf_size;
-  chan->attr.num_subbuf = config_.num_subbuf;
-  if (config_.switch_timer_us) chan->attr.switch_timer_interval = config_.switch_timer_us;
-  if (config_.read_timer_us) chan->attr.read_timer_interval = config_.read_timer_us;
   int ret = 0;
   if (config_.blocking_set) ret = lttng_channel_set_blocking_timeout(chan, config_.blocking_timeout_us);
   if (ret >= 0) ret = lttng_enable_channel(handle_, chan);

@@ -313,25 +313,12 @@ Status LttngKernelTracer::open_session() {
                                                                 lttng_destroy_handle);
   if (!handle) return Status::error("lttng_kernel: cannot create a handle for " + session_);
 
-  lttng_process_attr_tracker_handle* tracker = nullptr;
-  code = lttng_session_get_tracker_handle(session_.c_str(), LTTNG_DOMAIN_KERNEL, LTTNG_PROCESS_ATTR_PROCESS_ID,
-                                          &tracker);
-  if (code != LTTNG_OK) return Status::error(std::string("lttng_kernel: pid tracker: ") + lttng_strerror(-code));
-  bool tracked = lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
-                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
-                 lttng_process_attr_process_id_tracker_handle_add_pid(tracker, pid_) ==
-                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
-  lttng_process_attr_tracker_handle_destroy(tracker);
-  if (!tracked) return Status::error("lttng_kernel: cannot restrict the session to pid " + std::to_string(pid_));
+  if (Status t = lttng::track_only(session_, LTTNG_DOMAIN_KERNEL, pid_); !t) {
+    return Status::error("lttng_kernel: " + t.message());
+  }
 
-  lttng_channel* chan = lttng_channel_create(&dom);
+  lttng_channel* chan = lttng::channel_for(dom, config_, kChannel);
   if (!chan) return Status::error("lttng_kernel: cannot create a channel description");
-  std::snprintf(chan->name, sizeof chan->name, "%s", kChannel);
-  chan->attr.overwrite = config_.overwrite ? 1 : 0;
-  chan->attr.subbuf_size = config_.subbuf_size;
-  chan->attr.num_subbuf = config_.num_subbuf;
-  if (config_.switch_timer_us) chan->attr.switch_timer_interval = config_.switch_timer_us;
-  if (config_.read_timer_us) chan->attr.read_timer_interval = config_.read_timer_us;
   int ret = lttng_enable_channel(handle.get(), chan);
   lttng_channel_destroy(chan);
   TB_TRY(lttng_status("lttng_kernel: enable channel " + std::string(kChannel), ret));
