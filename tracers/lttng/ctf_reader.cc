@@ -3,6 +3,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -309,8 +310,27 @@ std::vector<std::string> find_ctf_traces(const std::string& root) {
 
 Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out) {
   *out = TraceSummary{};
+  auto t0 = std::chrono::steady_clock::now();
   for (const auto& dir : find_ctf_traces(root)) TB_TRY(read_one(dir, expect, out));
+  out->read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) out->bytes += it->file_size(ec);
+  }
   return Status::ok();
+}
+
+nlohmann::json to_json(const TraceSummary& t) {
+  return {{"traces", t.traces},
+          {"packets", t.packets},
+          {"bytes", t.bytes},
+          {"events", t.events},
+          {"paired_events", t.paired_events},
+          {"events_checked", t.fields_verified},
+          {"other_events", t.other_events},
+          {"discarded_events_in_ctf", t.discarded_events},
+          {"discarded_packets_in_ctf", t.discarded_packets},
+          {"read_ms", t.read_ms}};
 }
 
 bool ctf_plugin_present() {

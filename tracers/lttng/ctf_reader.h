@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tracebench/status.h"
 
 namespace tracebench::lttng {
@@ -49,7 +51,12 @@ struct TraceSummary {
   std::uint64_t discarded_events_msgs = 0;
   std::uint64_t discarded_packets = 0;  // from discarded-packets messages
   std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;              // size of every file under the trace root
+  double read_ms = 0;                   // how long reading took
 };
+
+// The summary as the adapters report it in details()["trace"].
+nlohmann::json to_json(const TraceSummary& t);
 
 // Every directory under `root` holding a CTF `metadata` file.
 std::vector<std::string> find_ctf_traces(const std::string& root);

@@ -87,7 +87,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   if (target == "tracebench:hot") expect_.hot_tag = kHotTag;
   pid_ = spec.pid > 0 ? spec.pid : ::getpid();
   trace_ = TraceSummary{};
-  discarded_events_ = lost_packets_ = trace_bytes_ = 0;
+  discarded_events_ = lost_packets_ = 0;
   drained_ = started_ = event_enabled_ = false;
 
   // The daemon first, so that loading the provider below registers this
@@ -250,14 +250,7 @@ Status LttngTracer::drain() {
     started_ = false;
   }
   TB_TRY(query_channel());
-  auto t0 = Clock::now();
   TB_TRY(read_traces(trace_dir_, expect_, &trace_));
-  read_ms_ = ms_since(t0);
-  trace_bytes_ = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(trace_dir_, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) trace_bytes_ += it->file_size(ec);
-  }
   drained_ = true;
   if (trace_.mismatches) {
     return Status::error("lttng: " + std::to_string(trace_.mismatches) + " of " + std::to_string(trace_.events) +
@@ -300,14 +293,7 @@ nlohmann::json LttngTracer::details() const {
   j["registration_ms"] = registration_ms_;
   j["discarded_events"] = discarded_events_;
   j["lost_packets"] = lost_packets_;
-  j["trace"] = {{"traces", trace_.traces},
-                {"packets", trace_.packets},
-                {"bytes", trace_bytes_},
-                {"events_checked", trace_.fields_verified},
-                {"other_events", trace_.other_events},
-                {"discarded_events_in_ctf", trace_.discarded_events},
-                {"discarded_packets_in_ctf", trace_.discarded_packets},
-                {"read_ms", read_ms_}};
+  j["trace"] = to_json(trace_);
   return j;
 }
 

@@ -70,8 +70,6 @@ class LttngTracer final : public Tracer {
   std::uint64_t discarded_events_ = 0;
   std::uint64_t lost_packets_ = 0;
   TraceSummary trace_;
-  std::uint64_t trace_bytes_ = 0;
-  double read_ms_ = 0;
 };
 
 // `tracebench cleanup`: sessions named tracebench-<pid> (user space) or

@@ -255,9 +255,9 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
     }
   }
   trace_ = lttng::TraceSummary{};
-  discarded_events_ = lost_packets_ = trace_bytes_ = 0;
+  discarded_events_ = lost_packets_ = 0;
   sessions_ = 0;
-  open_ms_max_ = close_ms_max_ = read_ms_ = 0;
+  open_ms_max_ = close_ms_max_ = 0;
   drained_ = false;
 
   if (std::string why = kernel_tracer_missing(); !why.empty()) return Status::error("lttng_kernel: " + why);
@@ -406,14 +406,7 @@ Status LttngKernelTracer::drain() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!attached_) return Status::error("lttng_kernel: drain() before attach()");
   TB_TRY(close_session());
-  auto t0 = Clock::now();
   TB_TRY(lttng::read_traces(trace_dir_, expect_, &trace_));
-  read_ms_ = ms_since(t0);
-  trace_bytes_ = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(trace_dir_, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) trace_bytes_ += it->file_size(ec);
-  }
   drained_ = true;
   if (trace_.mismatches) {
     return Status::error("lttng_kernel: " + std::to_string(trace_.mismatches) + " recorded events do not carry "
@@ -473,15 +466,7 @@ nlohmann::json LttngKernelTracer::details() const {
   j["sessiond_started_by_adapter"] = started_sessiond_ != 0;
   j["discarded_events"] = discarded_events_;
   j["lost_packets"] = lost_packets_;
-  j["trace"] = {{"traces", trace_.traces},
-                {"packets", trace_.packets},
-                {"bytes", trace_bytes_},
-                {"events", trace_.events},
-                {"paired_events", trace_.paired_events},
-                {"events_checked", trace_.fields_verified},
-                {"other_events", trace_.other_events},
-                {"discarded_events_in_ctf", trace_.discarded_events},
-                {"read_ms", read_ms_}};
+  j["trace"] = lttng::to_json(trace_);
   return j;
 }
 

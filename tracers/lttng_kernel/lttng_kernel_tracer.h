@@ -95,8 +95,6 @@ class LttngKernelTracer final : public Tracer {
   std::uint64_t lost_packets_ = 0;
   double open_ms_max_ = 0, close_ms_max_ = 0;
   lttng::TraceSummary trace_;
-  std::uint64_t trace_bytes_ = 0;
-  double read_ms_ = 0;
   bool drained_ = false;
 };
 
