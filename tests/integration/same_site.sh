@@ -14,27 +14,22 @@ trap 'rm -rf "$out"' EXIT
   --out "$out" > "$out/stdout.txt"
 run=$(echo "$out"/*/)
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$run/result.json"
-/usr/bin/python3 - "$run/result.json" "$out/stdout.txt" <<'PY'
+/usr/bin/python3 - "$run/result.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-stdout = open(sys.argv[2]).read()
 b = {x["tracer"]: x for x in r["benchmarks"]}
 assert set(b) == {"dvm", "lttng"}, sorted(b)
 for t, x in b.items():
     ev = x["events"]
     assert x["workload"] == "same_site" and x["payload_bytes"] == 64, x["name"]
     assert ev["verification"] == "passed", (t, ev)
-    # Drops are allowed when the tracer accounts for them; unaccounted ones
-    # fail verification above.  The D-VM consumer chews a 64-byte record in
-    # ~200 cycles and the probe path writes one in ~90, so a hot record loop
-    # can outpace it (7-30% dropped on some hosts).  A run that drops more
-    # than 5% measures dropping as well as recording, and its summary must say
-    # so next to the benchmark.
+    # Drops are allowed when the tracer accounts for them (a consumer thread
+    # delayed by steal time on a 2-vCPU guest drops a few ms of records);
+    # unaccounted ones fail verification above.  A run that drops more than
+    # 5% measures dropping, not recording (the D-VM adapter's payload check
+    # once cost ~200 cycles per record in the consumer and dropped 7-35%).
     assert ev["fired"] > 0 and ev["recorded"] + ev["lost"] == ev["fired"], (t, ev)
-    if ev["lost"] > 0.05 * ev["fired"]:
-        pct = round(100 * ev["lost"] / ev["fired"])
-        assert f"{pct}% of the events were lost" in stdout, (t, ev, "not flagged in the summary")
-        print(f"same site: {t} lost {pct}% of its events (accounted, flagged)")
+    assert ev["lost"] <= 0.05 * ev["fired"], (t, ev)
     assert ev["payload_verified_bytes"] == 64 * ev["recorded"], (t, ev)
 print("same site: " + ", ".join(f"{t} {x['overhead_ns_per_event']['median']:.1f} ns" for t, x in sorted(b.items())))
 PY
