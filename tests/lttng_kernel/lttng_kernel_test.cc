@@ -11,8 +11,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -23,24 +21,16 @@
 #include "tracebench/kallsyms.h"
 #include "tracers/lttng/sessiond.h"
 #include "tracers/lttng_kernel/lttng_kernel_tracer.h"
+#include "tests/common/tracer_fixture.h"
 
 namespace tracebench::lttng_kernel {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::fire_getpid;
+using test::getpid_probe;
+using test::read_file;
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-
-ProbePoint getpid_probe() { return ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "getpid"}; }
-
-void fire_getpid(std::uint64_t n) {
-  for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
-}
 
 // Our trace directories (/tmp/tracebench-lttng-<pid>-*).
 int our_temp_dirs() {
@@ -65,7 +55,7 @@ int our_sessions() {
   return mine;
 }
 
-bool lttng_modules_loaded() { return contains(slurp("/proc/modules"), "lttng_tracer "); }
+bool lttng_modules_loaded() { return contains(read_file("/proc/modules"), "lttng_tracer "); }
 
 // ---------------------------------------------------------------------------
 // On any kernel.
@@ -159,11 +149,27 @@ class LttngKernelTest : public ::testing::Test {
 
   static AttachSpec spec(const ProbePoint& probe, const std::string& action,
                          std::map<std::string, std::string> options = {}) {
-    AttachSpec s;
-    s.probe = probe;
+    AttachSpec s = test::spec_for(probe, std::move(options));
     s.action = action;
-    s.options = std::move(options);
     return s;
+  }
+
+  // Like the harness: `reps` times an untraced block, then a traced one
+  // between enable() and disable(); returns the fires while enabled.
+  template <class Fire>
+  static std::uint64_t blocks(LttngKernelTracer& t, int reps, std::uint64_t untraced, std::uint64_t traced,
+                              Fire fire) {
+    std::uint64_t fired = 0;
+    for (int rep = 0; rep < reps; ++rep) {
+      fire(untraced);
+      Status s = t.enable();
+      EXPECT_TRUE(s) << s.message();
+      fire(traced);
+      fired += traced;
+      s = t.disable();
+      EXPECT_TRUE(s) << s.message();
+    }
+    return fired;
   }
 
   static const Workload& kmod_target() {
@@ -213,14 +219,14 @@ TEST_F(LttngKernelTest, DisabledBlocksRunWithNoLttngProbeInTheKernel) {
   LttngKernelTracer t;
   ASSERT_TRUE(t.attach(spec(kmod_target().probe, "record")));
   const std::string kprobes = "/sys/kernel/debug/kprobes/list";
-  EXPECT_FALSE(contains(slurp(kprobes), TB_KMOD_TARGET_SYMBOL)) << "attached but disabled: no kprobe";
+  EXPECT_FALSE(contains(read_file(kprobes), TB_KMOD_TARGET_SYMBOL)) << "attached but disabled: no kprobe";
   EXPECT_EQ(our_sessions(), 0);
   ASSERT_TRUE(t.enable());
-  EXPECT_TRUE(contains(slurp(kprobes), TB_KMOD_TARGET_SYMBOL)) << slurp(kprobes);
+  EXPECT_TRUE(contains(read_file(kprobes), TB_KMOD_TARGET_SYMBOL)) << read_file(kprobes);
   EXPECT_EQ(our_sessions(), 1);
   w->fire(1000);
   ASSERT_TRUE(t.disable());
-  EXPECT_FALSE(contains(slurp(kprobes), TB_KMOD_TARGET_SYMBOL)) << "disabled: the kprobe must be gone";
+  EXPECT_FALSE(contains(read_file(kprobes), TB_KMOD_TARGET_SYMBOL)) << "disabled: the kprobe must be gone";
   EXPECT_EQ(our_sessions(), 0);
   ASSERT_TRUE(t.drain());
   EXPECT_EQ(t.counts().recorded, 1000u);
@@ -234,14 +240,7 @@ TEST_F(LttngKernelTest, KprobeAndKretprobeOnTheModuleTargetCountExactly) {
     LttngKernelTracer t;
     Status s = t.attach(spec(kmod_target().probe, action));
     ASSERT_TRUE(s) << s.message();
-    std::uint64_t fired = 0;
-    for (int rep = 0; rep < 3; ++rep) {
-      w->fire(5000);  // untraced
-      ASSERT_TRUE(t.enable());
-      w->fire(20000);
-      fired += 20000;
-      ASSERT_TRUE(t.disable());
-    }
+    std::uint64_t fired = blocks(t, 3, 5000, 20000, [&](std::uint64_t n) { w->fire(n); });
     s = t.drain();
     ASSERT_TRUE(s) << s.message();
     EventCounts c = t.counts();
@@ -277,14 +276,8 @@ TEST_F(LttngKernelTest, ModuleTracepointsAreVerifiedByteForByte) {
     sp.payload_bytes = k.payload;
     Status s = t.attach(sp);
     ASSERT_TRUE(s) << s.message();
-    std::uint64_t fired = 0;
-    for (int rep = 0; rep < 2; ++rep) {
-      w->fire(1000);  // untraced
-      ASSERT_TRUE(t.enable());
-      w->fire(2000);  // 4096-byte events: 8 MiB, within the 16 MiB ring
-      fired += 2000;
-      ASSERT_TRUE(t.disable());
-    }
+    // 2000 4096-byte events: 8 MiB, within the 16 MiB ring.
+    std::uint64_t fired = blocks(t, 2, 1000, 2000, [&](std::uint64_t n) { w->fire(n); });
     s = t.drain();
     ASSERT_TRUE(s) << s.message();
     EventCounts c = t.counts();
@@ -348,7 +341,7 @@ TEST_F(LttngKernelTest, TeardownStopsTheDaemonItStartedAndItsModulesGo) {
   t.teardown();
   EXPECT_TRUE(lttng::process_gone(daemon));
   EXPECT_FALSE(lttng::sessiond_alive());
-  EXPECT_FALSE(lttng_modules_loaded()) << slurp("/proc/modules");
+  EXPECT_FALSE(lttng_modules_loaded()) << read_file("/proc/modules");
   EXPECT_EQ(our_temp_dirs(), 0);
 }
 
@@ -396,7 +389,7 @@ TEST_F(LttngKernelTest, CleanupRemovesWhatAKilledRunLeft) {
   EXPECT_TRUE(contains(all, "trace directory /tmp/tracebench-lttng-" + std::to_string(child))) << all;
   EXPECT_TRUE(contains(all, "lttng-sessiond")) << all;
   EXPECT_FALSE(lttng::sessiond_alive());
-  EXPECT_FALSE(lttng_modules_loaded()) << slurp("/proc/modules");
+  EXPECT_FALSE(lttng_modules_loaded()) << read_file("/proc/modules");
   EXPECT_TRUE(lttng::cleanup_leftovers().empty()) << "a second cleanup finds nothing";
 }
 

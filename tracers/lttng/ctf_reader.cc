@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "ctl_status.h"
 #include "kmod/include/tracebench_kmod_abi.h"
 #include "payload_pattern.h"
 
@@ -312,7 +313,7 @@ Status read_traces(const std::string& root, const TraceExpectation& expect, Trac
   *out = TraceSummary{};
   auto t0 = std::chrono::steady_clock::now();
   for (const auto& dir : find_ctf_traces(root)) TB_TRY(read_one(dir, expect, out));
-  out->read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  out->read_ms = ms_since(t0);
   std::error_code ec;
   for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file(ec)) out->bytes += it->file_size(ec);

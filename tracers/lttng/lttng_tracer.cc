@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "ctl_status.h"
 #include "sessiond.h"
 #include "payload_pattern.h"
 #include "ust_provider.h"
@@ -21,15 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Status lttng_status(const std::string& what, int ret) {
-  if (ret >= 0) return Status::ok();
-  return Status::error(what + ": " + lttng_strerror(ret));
-}
 
 }  // namespace
 
@@ -130,7 +122,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   if (config_.blocking_set) ret = lttng_channel_set_blocking_timeout(chan, config_.blocking_timeout_us);
   if (ret >= 0) ret = lttng_enable_channel(handle_, chan);
   lttng_channel_destroy(chan);
-  TB_TRY(lttng_status("lttng: enable channel " + std::string(kChannelName), ret));
+  TB_TRY(ctl_status("lttng: enable channel " + std::string(kChannelName), ret));
 
   TB_TRY(wait_for_registration());
   // The event rule exists from here on, disabled; enable()/disable() flip it.
@@ -138,7 +130,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   event_enabled_ = true;
   TB_TRY(set_event(false));
   event_enabled_ = false;
-  TB_TRY(lttng_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
+  TB_TRY(ctl_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
   started_ = true;
   return Status::ok();
 }
@@ -182,7 +174,7 @@ Status LttngTracer::set_event(bool on) {
   } else {
     ret = lttng_disable_event(handle_, event_.c_str(), kChannelName);
   }
-  return lttng_status(std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " (code " +
+  return ctl_status(std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " (code " +
                           std::to_string(ret) + ")",
                       ret);
 }
@@ -197,7 +189,7 @@ Status LttngTracer::enable() {
   if (!handle_) return Status::error("lttng: enable() before attach()");
   if (event_enabled_) return Status::ok();
   if (!started_) {  // drain() stopped the session
-    TB_TRY(lttng_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
+    TB_TRY(ctl_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
     started_ = true;
   }
   TB_TRY(set_event(true));
@@ -217,7 +209,7 @@ Status LttngTracer::disable() {
 Status LttngTracer::query_channel() {
   lttng_channel* chans = nullptr;
   int n = lttng_list_channels(handle_, &chans);
-  if (n < 0) return lttng_status("lttng: list channels of " + session_, n);
+  if (n < 0) return ctl_status("lttng: list channels of " + session_, n);
   bool found = false;
   for (int i = 0; i < n; ++i) {
     if (std::strcmp(chans[i].name, kChannelName) != 0) continue;
@@ -246,7 +238,7 @@ Status LttngTracer::drain() {
   if (!handle_) return Status::error("lttng: drain() before attach()");
   if (started_) {
     // Waits until the consumer daemon has written every sub-buffer out.
-    TB_TRY(lttng_status("lttng: stop " + session_, lttng_stop_tracing(session_.c_str())));
+    TB_TRY(ctl_status("lttng: stop " + session_, lttng_stop_tracing(session_.c_str())));
     started_ = false;
   }
   TB_TRY(query_channel());

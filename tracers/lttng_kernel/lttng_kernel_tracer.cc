@@ -18,6 +18,7 @@
 
 #include "tracebench/kallsyms.h"
 #include "tracebench/system.h"
+#include "tracers/lttng/ctl_status.h"
 #include "tracers/lttng/sessiond.h"
 
 namespace tracebench::lttng_kernel {
@@ -25,15 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Status lttng_status(const std::string& what, int ret) {
-  if (ret >= 0) return Status::ok();
-  return Status::error(what + ": " + lttng_strerror(ret));
-}
 
 lttng_domain kernel_domain() {
   lttng_domain dom;
@@ -102,7 +94,7 @@ Status stop_from_child(const std::string& session) {
   while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
   }
   if (n != static_cast<ssize_t>(sizeof ret)) return Status::error("lttng_kernel: stop " + session + ": the child died");
-  return lttng_status("lttng_kernel: stop " + session, ret);
+  return lttng::ctl_status("lttng_kernel: stop " + session, ret);
 }
 
 }  // namespace
@@ -321,7 +313,7 @@ Status LttngKernelTracer::open_session() {
   if (!chan) return Status::error("lttng_kernel: cannot create a channel description");
   int ret = lttng_enable_channel(handle.get(), chan);
   lttng_channel_destroy(chan);
-  TB_TRY(lttng_status("lttng_kernel: enable channel " + std::string(kChannel), ret));
+  TB_TRY(lttng::ctl_status("lttng_kernel: enable channel " + std::string(kChannel), ret));
 
   lttng_event* ev = lttng_event_create();
   if (!ev) return Status::error("lttng_kernel: out of memory");
@@ -343,9 +335,9 @@ Status LttngKernelTracer::open_session() {
   }
   ret = lttng_enable_event_with_exclusions(handle.get(), ev, kChannel, nullptr, 0, nullptr);
   lttng_event_destroy(ev);
-  TB_TRY(lttng_status("lttng_kernel: enable event " + plan_.name, ret));
-  TB_TRY(lttng_status("lttng_kernel: start " + session_, lttng_start_tracing(session_.c_str())));
-  open_ms_max_ = std::max(open_ms_max_, ms_since(t0));
+  TB_TRY(lttng::ctl_status("lttng_kernel: enable event " + plan_.name, ret));
+  TB_TRY(lttng::ctl_status("lttng_kernel: start " + session_, lttng_start_tracing(session_.c_str())));
+  open_ms_max_ = std::max(open_ms_max_, lttng::ms_since(t0));
   return Status::ok();
 }
 
@@ -376,7 +368,7 @@ Status LttngKernelTracer::close_session() {
     if (!found) st = Status::error("lttng_kernel: no discarded/lost counters for channel " + std::string(kChannel));
   }
   destroy_session();
-  close_ms_max_ = std::max(close_ms_max_, ms_since(t0));
+  close_ms_max_ = std::max(close_ms_max_, lttng::ms_since(t0));
   return st;
 }
 
