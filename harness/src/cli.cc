@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/workload.h"
+#include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/gbench.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracers/tracer.h"
@@ -70,6 +72,10 @@ int cmd_env(bool as_json) {
   j["kernel_release"] = sys.kernel_release;
   j["tracefs"] = mounted ? json(tracefs) : json(mounted.message());
   j["noise_warnings"] = sys.noise_warnings;
+  // The clock self-check every run makes first (pins this thread to each CPU in turn).
+  ClockFacts facts = observe_clock(default_measured_cpu());
+  ClockPlan clock = decide_clock(facts);
+  j["clock"] = clock_json(facts, clock);
   j["tracers"] = json::array();
   for (const auto& e : tracer_registry()) {
     auto t = e.make();
@@ -89,6 +95,13 @@ int cmd_env(bool as_json) {
                            sys.kernel_release);
   std::cout << fmt::format("tracefs: {}\n", j["tracefs"].get<std::string>());
   for (const auto& w : sys.noise_warnings) std::cout << "warning: " << w << "\n";
+  std::cout << fmt::format("\nclock (measured CPU {}): regions end with {}, migrations detected by {}, floor {:.0f} "
+                           "cycles, a sample spans >= {:.0f} cycles\n",
+                           facts.measured_cpu, to_string(clock.end_read), to_string(clock.migration),
+                           clock.floor_cycles, clock.min_sample_cycles);
+  for (const auto& c : clock.checks) {
+    std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
+  }
   std::cout << "\n";
   for (const auto& t : j["tracers"]) {
     std::cout << fmt::format("{:<12} {}\n", t["name"].get<std::string>(),
@@ -237,6 +250,10 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   }
   if (opt.measured_cpu >= online_cpus()) {
     std::cerr << fmt::format("tracebench run: --cpu {} is not an online CPU\n", opt.measured_cpu);
+    return 2;
+  }
+  if (Status s = check_gbench_args(opt.gbench_args); !s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
     return 2;
   }
   if (Status s = parse_options(a.raw_options, &opt); !s) {

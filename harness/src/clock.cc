@@ -61,6 +61,8 @@ double calibrate_tsc_hz() {
   return est[1];
 }
 
+}  // namespace
+
 bool cpu_has_flag(const std::string& flag) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -72,12 +74,28 @@ bool cpu_has_flag(const std::string& flag) {
   return false;
 }
 
-}  // namespace
+std::string_view to_string(EndRead e) {
+  switch (e) {
+    case EndRead::kRdtscp: return "rdtscp";
+    case EndRead::kLfenceRdtsc: return "lfence_rdtsc";
+  }
+  return "?";
+}
+
+std::string_view to_string(MigrationMethod m) {
+  switch (m) {
+    case MigrationMethod::kTscAux: return "tsc_aux";
+    case MigrationMethod::kTscAuxLearned: return "tsc_aux_learned";
+    case MigrationMethod::kGetcpu: return "getcpu";
+  }
+  return "?";
+}
 
 TscInfo probe_tsc() {
   TscInfo info;
   info.calibrated_hz = calibrate_tsc_hz();
   double perf_hz = tsc_hz_from_perf();
+  info.kernel_hz = perf_hz;
   if (perf_hz > 0) {
     info.hz = perf_hz;
     info.source = "perf_event_mmap_page";

@@ -151,10 +151,9 @@ void Counters::calibrate() {
   std::vector<std::vector<double>> deltas(live_.size());
   for (int i = 0; i < 201; ++i) {
     read(&a);
-    unsigned aux;
     std::uint64_t t0 = tsc_begin();
     read(&b);
-    std::uint64_t t1 = tsc_end(&aux);
+    std::uint64_t t1 = tsc_end_lfence();  // works whether or not CPUID reports RDTSCP
     cost.push_back(static_cast<double>(t1 - t0));
     for (std::size_t k = 0; k < live_.size(); ++k) deltas[k].push_back(static_cast<double>(b[k] - a[k]));
   }

@@ -31,8 +31,9 @@ void get_opt(const json& j, const char* key, std::optional<T>& v) {
 
 json variant_json(const VariantResult& v) {
   json j;
-  j["cycles_per_event"] = v.cycles;
-  j["ns_per_event"] = v.ns;
+  // A variant without valid samples has no distribution: null, never zeros.
+  j["cycles_per_event"] = v.cycles.n ? json(v.cycles) : json(nullptr);
+  j["ns_per_event"] = v.ns.n ? json(v.ns) : json(nullptr);
   j["samples"] = v.samples;
   j["disturbed_samples"] = v.disturbed;
   j["migrated_samples"] = v.migrated;
@@ -44,8 +45,8 @@ json variant_json(const VariantResult& v) {
 
 VariantResult variant_from(const json& j) {
   VariantResult v;
-  j.at("cycles_per_event").get_to(v.cycles);
-  j.at("ns_per_event").get_to(v.ns);
+  if (!j.at("cycles_per_event").is_null()) j.at("cycles_per_event").get_to(v.cycles);
+  if (!j.at("ns_per_event").is_null()) j.at("ns_per_event").get_to(v.ns);
   j.at("samples").get_to(v.samples);
   j.at("disturbed_samples").get_to(v.disturbed);
   j.at("migrated_samples").get_to(v.migrated);
@@ -80,6 +81,7 @@ void to_json(json& j, const RunResult& r) {
                 {"source", c.tsc_source},
                 {"invariant", c.tsc_invariant}};
   ctx["floor"] = {{"cycles", c.floor_cycles}, {"mad_cycles", c.floor_mad_cycles}};
+  if (!c.clock.empty()) ctx["clock"] = c.clock;
   json counters = json::array();
   for (const auto& k : c.counters) {
     json e{{"name", k.name}, {"source", k.source}, {"live", k.live}};
@@ -114,6 +116,7 @@ void to_json(json& j, const RunResult& r) {
     e["batch"] = b.batch;
     e["status"] = b.status;
     e["error"] = b.error;
+    e["warnings"] = b.warnings;
     e["baseline"] = variant_json(b.baseline);
     e["traced"] = variant_json(b.traced);
     put_opt(e, "overhead_cycles_per_event", b.overhead_cycles);
@@ -158,6 +161,7 @@ void from_json(const json& j, RunResult& r) {
   ctx.at("tsc").at("invariant").get_to(c.tsc_invariant);
   ctx.at("floor").at("cycles").get_to(c.floor_cycles);
   ctx.at("floor").at("mad_cycles").get_to(c.floor_mad_cycles);
+  c.clock = ctx.contains("clock") ? ctx.at("clock") : json::object();
   c.counters.clear();
   for (const auto& k : ctx.at("counters")) {
     CounterContext cc;
@@ -194,6 +198,7 @@ void from_json(const json& j, RunResult& r) {
     e.at("batch").get_to(b.batch);
     e.at("status").get_to(b.status);
     e.at("error").get_to(b.error);
+    if (e.contains("warnings")) e.at("warnings").get_to(b.warnings);
     b.baseline = variant_from(e.at("baseline"));
     b.traced = variant_from(e.at("traced"));
     get_opt(e, "overhead_cycles_per_event", b.overhead_cycles);
@@ -227,6 +232,8 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 std::string num(double v) { return fmt::format("{:.3f}", v); }
+// A statistic of a variant with no valid sample is an empty field, never 0.
+std::string stat(const Summary& s, double v) { return s.n ? num(v) : ""; }
 }  // namespace
 
 std::string to_csv(const RunResult& run) {
@@ -242,8 +249,10 @@ std::string to_csv(const RunResult& run) {
     std::string on = b.overhead_ns ? num(b.overhead_ns->median) : "";
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(b.name),
                        csv_field(b.tracer), csv_field(b.workload), csv_field(b.probe), csv_field(b.action),
-                       b.payload_bytes, b.threads, b.status, num(b.baseline.cycles.p50), num(b.traced.cycles.p50), oc,
-                       lo, hi, on, num(b.baseline.ns.p50), num(b.traced.ns.p50), num(b.traced.cycles.p99),
+                       b.payload_bytes, b.threads, b.status, stat(b.baseline.cycles, b.baseline.cycles.p50),
+                       stat(b.traced.cycles, b.traced.cycles.p50), oc, lo, hi, on,
+                       stat(b.baseline.ns, b.baseline.ns.p50), stat(b.traced.ns, b.traced.ns.p50),
+                       stat(b.traced.cycles, b.traced.cycles.p99),
                        b.events.fired, b.events.recorded, b.events.lost, b.events.verification,
                        csv_field(b.error));
   }

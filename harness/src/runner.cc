@@ -20,7 +20,10 @@
 
 #include "bench/workload.h"
 #include "tracebench/clock.h"
+#include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
+#include "tracebench/gbench.h"
+#include "tracebench/sample_book.h"
 #include "tracebench/stats.h"
 #include "tracebench/system.h"
 #include "tracebench/util.h"
@@ -86,24 +89,6 @@ void install_signal_watcher() {
     std::fprintf(stderr, "tracebench: tore down %zu tracer(s), exiting\n", active_tracers().size());
     _exit(130);
   }).detach();
-}
-
-// ---------------------------------------------------------------------------
-// Floor.
-
-void calibrate_floor(double* median, double* mad) {
-  constexpr int kSamples = 20000;
-  std::vector<double> v;
-  v.reserve(kSamples);
-  unsigned aux;
-  for (int i = 0; i < kSamples; ++i) {
-    std::uint64_t t0 = tsc_begin();
-    std::uint64_t t1 = tsc_end(&aux);
-    v.push_back(static_cast<double>(t1 - t0));
-  }
-  Summary s = summarize(std::move(v));
-  *median = s.p50;
-  *mad = s.mad;
 }
 
 // ---------------------------------------------------------------------------
@@ -199,12 +184,40 @@ namespace {
 constexpr double kBusyNeighbourCpus = 0.25;
 
 struct Machine {
-  double tsc_hz = 0;
-  double floor = 0;
+  ClockPlan clock;                  // how regions are read, migrations detected, the floor
   double interrupt_gap_cycles = 0;  // a sample this much above the median was hit
   int measured_cpu = 0;
   Counters* counters = nullptr;
 };
+
+// Times `n` samples of `batch` events each, the way the clock plan says:
+// raw cycles per sample (floor not subtracted) and whether it migrated.
+template <EndRead E, bool kGetcpu>
+void time_samples(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const ClockPlan& clk, int cpu,
+                  double* cycles, std::uint8_t* migrated) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    int before = kGetcpu ? sched_getcpu() : cpu;
+    unsigned aux;
+    std::uint64_t t0 = tsc_begin();
+    st->fire(batch);
+    std::uint64_t t1 = tsc_end_as<E>(&aux);
+    int after = kGetcpu ? sched_getcpu() : cpu;
+    cycles[i] = static_cast<double>(t1 - t0);
+    migrated[i] = sample_migrated(clk.migration, clk.expected_aux, cpu, aux, before, after);
+  }
+}
+
+void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const Machine& m, double* cycles,
+                std::uint8_t* migrated) {
+  const ClockPlan& c = m.clock;
+  bool getcpu = c.migration == MigrationMethod::kGetcpu;
+  if (c.end_read == EndRead::kLfenceRdtsc)
+    time_samples<EndRead::kLfenceRdtsc, true>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+  else if (getcpu)
+    time_samples<EndRead::kRdtscp, true>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+  else
+    time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+}
 
 // Helper threads that fire the same workload on other CPUs while a block
 // runs, for thread scaling.  They only fire between start() and stop().
@@ -291,13 +304,6 @@ class Contenders {
   std::vector<std::unique_ptr<Slot>> slots_;
 };
 
-struct Block {
-  std::vector<double> per_event;  // floor-subtracted cycles / batch
-  std::vector<bool> migrated;
-  std::vector<std::int64_t> counter_delta;
-  std::uint64_t events = 0;
-};
-
 class BenchRun {
  public:
   BenchRun(const BenchSpec& spec, const RunOptions& opt, const Machine& m) : spec_(spec), opt_(opt), m_(m) {
@@ -341,20 +347,16 @@ class BenchRun {
     for (int k = 0; k < 2; ++k) {
       bool traced = (k == 0) == traced_first;
       if (g_stop_requested) return Status::error("interrupted");
-      Block b;
+      TimedBlock b;
       TB_TRY(run_block(traced, &b));
-      absorb(traced, rep, b);
+      book_->add_block(traced, rep, b);
       ++g_progress;
     }
-    double base = rep_median(false);
-    double tr = rep_median(true);
-    r_.baseline.repetition_medians.push_back(base);
-    r_.traced.repetition_medians.push_back(tr);
-    overhead_.push_back(tr - base);
+    book_->end_repetition();
     return Status::ok();
   }
 
-  void finish(std::vector<std::string>* samples_csv) {
+  void finish() {
     if (failed_) return;
     if (Status s = tracer_->drain(); !s) {
       fail(fmt::format("drain: {}", s.message()));
@@ -367,8 +369,7 @@ class BenchRun {
     r_.events.exact = c.exact;
     r_.events.payload_verified = c.payload_verified;
     r_.tracer_details = tracer_->details();
-    summarize_variant(false);
-    summarize_variant(true);
+    std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
     if (spec_.tracer != "none") {
       std::uint64_t seen = c.recorded + c.lost;
       std::string err;
@@ -383,17 +384,7 @@ class BenchRun {
         return;
       }
     }
-    MedianCI oc = median_ci(overhead_);
-    r_.overhead_cycles = oc;
-    MedianCI on = oc;
-    double k = 1e9 / m_.tsc_hz;
-    on.median *= k;
-    on.low *= k;
-    on.high *= k;
-    r_.overhead_ns = on;
-    if (samples_csv) {
-      for (auto& line : csv_) samples_csv->push_back(std::move(line));
-    }
+    if (!no_figure.empty()) fail(no_figure);
   }
 
   void fail(const std::string& msg) {
@@ -420,54 +411,71 @@ class BenchRun {
   }
 
   bool failed() const { return failed_; }
+  bool started() const { return book_ != nullptr; }
   BenchmarkResult& result() { return r_; }
-  double last_overhead() const { return overhead_.empty() ? 0 : overhead_.back(); }
-  double last_traced() const { return r_.traced.repetition_medians.empty() ? 0 : r_.traced.repetition_medians.back(); }
-  double last_baseline() const { return r_.baseline.repetition_medians.empty() ? 0 : r_.baseline.repetition_medians.back(); }
+  const SampleBook* book() const { return book_.get(); }
 
  private:
-  // Times single events with and without the tracer to pick the batch size,
-  // and records the first (cold) event of each variant apart.
+  // Times events with and without the tracer to pick the batch size, and
+  // records the first (cold) event of each variant apart.  The per-event
+  // estimate itself is taken over samples long enough for the clock (a
+  // single cheap event on a TSC that ticks in steps of 21 cycles reads as 0
+  // or 21): the pilot's batch grows until a sample spans the clock plan's
+  // minimum.
   Status pilot() {
-    constexpr int kPilot = 64;
     const std::uint64_t unit = std::max<std::uint64_t>(1, workload_->min_batch);
+    const double floor = m_.clock.floor_cycles;
     double cost[2] = {0, 0};
     for (int traced = 0; traced < 2; ++traced) {
       if (traced) TB_TRY(enable());
-      std::vector<double> v;
-      unsigned aux;
-      for (int i = 0; i < kPilot; ++i) {
-        std::uint64_t t0 = tsc_begin();
-        state_->fire(unit);
-        std::uint64_t t1 = tsc_end(&aux);
-        v.push_back(std::max(0.0, static_cast<double>(t1 - t0) - m_.floor) / static_cast<double>(unit));
-      }
+      double raw0 = 0;
+      std::uint8_t mig0 = 0;
+      time_block(state_.get(), unit, 1, m_, &raw0, &mig0);
+      std::uint64_t fired = unit;
+      (traced ? r_.traced : r_.baseline).cold_first_event_cycles = std::max(0.0, raw0 - floor) / static_cast<double>(unit);
+      Status s = estimate_cost(unit, &cost[traced], &fired);
       if (traced) {
-        fired_ += kPilot * unit;
+        fired_ += fired;
         TB_TRY(disable());
-        r_.traced.cold_first_event_cycles = v.front();
-      } else {
-        r_.baseline.cold_first_event_cycles = v.front();
       }
-      cost[traced] = summarize(v).p50;
+      TB_TRY(s);
     }
-    // Batch so that one sample is well above the floor's own jitter.
-    std::uint64_t batch = opt_.batch;
-    if (batch == 0) {
-      double target = std::max(20.0 * m_.floor, 400.0);
-      double per_event = std::max(cost[0], 0.5);
-      batch = per_event >= target ? 1 : static_cast<std::uint64_t>(std::ceil(target / per_event));
-      batch = std::min<std::uint64_t>(batch, 100000);
-      batch = std::max(batch, unit);
-    }
-    r_.batch = batch;
+    r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
     // Bound one block to about 50 ms of traced time.
-    double block_cycles = 0.05 * m_.tsc_hz;
-    double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(batch));
+    double block_cycles = 0.05 * m_.clock.tsc_hz;
+    double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(r_.batch));
     std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / per_sample);
     samples_ = std::max<std::uint64_t>(50, std::min<std::uint64_t>(opt_.samples, cap));
     r_.samples_per_block = samples_;
+    book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
+                                         opt_.write_samples);
     return Status::ok();
+  }
+
+  // Median cost per event (floor subtracted) over 16 samples of a batch that
+  // spans the clock plan's minimum; adds the events it fired to `fired`.
+  Status estimate_cost(std::uint64_t unit, double* cost, std::uint64_t* fired) {
+    constexpr int kPilot = 16;
+    constexpr std::uint64_t kMaxBatch = 100000;
+    double raw[kPilot];
+    std::uint8_t migrated[kPilot];
+    std::uint64_t b = unit;
+    for (;;) {
+      time_block(state_.get(), b, kPilot, m_, raw, migrated);
+      *fired += kPilot * b;
+      std::vector<double> v;
+      for (int i = 0; i < kPilot; ++i) {
+        if (!migrated[i]) v.push_back(raw[i]);
+      }
+      if (v.empty())
+        return Status::error(fmt::format("every pilot sample migrated CPU (detected by {})", to_string(m_.clock.migration)));
+      double med = summarize(std::move(v)).p50;
+      *cost = std::max(0.0, med - m_.clock.floor_cycles) / static_cast<double>(b);
+      if (med >= m_.clock.min_sample_cycles || b >= kMaxBatch) return Status::ok();
+      double grow = std::ceil(m_.clock.min_sample_cycles / std::max(med, 1.0));
+      std::uint64_t next = std::min<std::uint64_t>(kMaxBatch, b * static_cast<std::uint64_t>(std::max(2.0, grow)));
+      b = std::max(unit, next - next % unit);
+    }
   }
 
   Status enable() {
@@ -481,7 +489,7 @@ class BenchRun {
     return Status::ok();
   }
 
-  Status run_block(bool traced, Block* b) {
+  Status run_block(bool traced, TimedBlock* b) {
     b->per_event.resize(samples_);
     b->migrated.resize(samples_);
     std::vector<std::int64_t> c0, c1;
@@ -491,16 +499,7 @@ class BenchRun {
     if (traced) TB_TRY(enable());
     contenders_.run(true);
     const std::uint64_t batch = r_.batch;
-    const unsigned cpu = static_cast<unsigned>(m_.measured_cpu);
-    WorkloadState* st = state_.get();
-    for (std::uint64_t i = 0; i < samples_; ++i) {
-      unsigned aux;
-      std::uint64_t t0 = tsc_begin();
-      st->fire(batch);
-      std::uint64_t t1 = tsc_end(&aux);
-      b->per_event[i] = static_cast<double>(t1 - t0);
-      b->migrated[i] = (aux & 0xfff) != cpu;  // Linux keeps the CPU number in TSC_AUX[11:0]
-    }
+    time_block(state_.get(), batch, samples_, m_, b->per_event.data(), b->migrated.data());
     contenders_.run(false);
     std::uint64_t helper_events = contenders_.take_fired();
     if (traced) {
@@ -509,71 +508,15 @@ class BenchRun {
     }
     m_.counters->read(&c1);
     b->events = samples_ * batch;
-    for (double& x : b->per_event) x = (x - m_.floor) / static_cast<double>(batch);
+    for (double& x : b->per_event) x = (x - m_.clock.floor_cycles) / static_cast<double>(batch);
     b->counter_delta.resize(c0.size());
     for (std::size_t k = 0; k < c0.size(); ++k) b->counter_delta[k] = c1[k] - c0[k];
     return Status::ok();
   }
 
-  void absorb(bool traced, int rep, const Block& b) {
-    Acc& a = acc_[traced];
-    double gap = m_.interrupt_gap_cycles / static_cast<double>(r_.batch);
-    std::vector<bool> outlier = flag_disturbed(b.per_event, gap);
-    a.rep_values.clear();
-    for (std::size_t i = 0; i < b.per_event.size(); ++i) {
-      bool bad = outlier[i] || b.migrated[i];
-      a.samples++;
-      if (bad) {
-        a.disturbed++;
-        if (b.migrated[i]) a.migrated++;
-      } else {
-        a.values.push_back(b.per_event[i]);
-        a.rep_values.push_back(b.per_event[i]);
-      }
-      if (opt_.write_samples) {
-        csv_.push_back(fmt::format("{},{},{},{},{:.3f},{},{},{}", r_.name, traced ? "traced" : "baseline", rep, i,
-                                   b.per_event[i], r_.batch, bad ? 1 : 0, b.migrated[i] ? 1 : 0));
-      }
-    }
-    const auto& empty = m_.counters->empty_block_delta();
-    a.counter_sum.resize(b.counter_delta.size(), 0);
-    for (std::size_t k = 0; k < b.counter_delta.size(); ++k) {
-      a.counter_sum[k] += static_cast<double>(b.counter_delta[k]) - (k < empty.size() ? empty[k] : 0);
-    }
-    a.events += b.events;
-  }
-
-  double rep_median(bool traced) {
-    auto v = acc_[traced].rep_values;
-    return summarize(std::move(v)).p50;
-  }
-
-  void summarize_variant(bool traced) {
-    Acc& a = acc_[traced];
-    VariantResult& v = traced ? r_.traced : r_.baseline;
-    v.samples = a.samples;
-    v.disturbed = a.disturbed;
-    v.migrated = a.migrated;
-    v.cycles = summarize(a.values);
-    std::vector<double> ns(a.values);
-    double k = 1e9 / m_.tsc_hz;
-    for (double& x : ns) x *= k;
-    v.ns = summarize(std::move(ns));
-    auto names = m_.counters->live_names();
-    for (std::size_t i = 0; i < names.size() && i < a.counter_sum.size(); ++i) {
-      v.counters_per_event[names[i]] = a.events ? a.counter_sum[i] / static_cast<double>(a.events) : 0;
-    }
-  }
-
-  struct Acc {
-    std::vector<double> values, rep_values;
-    std::uint64_t samples = 0, disturbed = 0, migrated = 0, events = 0;
-    std::vector<double> counter_sum;
-  };
-
   BenchSpec spec_;
   const RunOptions& opt_;
-  Machine m_;
+  const Machine& m_;
   BenchmarkResult r_;
   const Workload* workload_ = nullptr;
   std::unique_ptr<Tracer> tracer_;
@@ -582,9 +525,7 @@ class BenchRun {
   Contenders contenders_;
   bool attached_ = false, enabled_ = false, failed_ = false;
   std::uint64_t samples_ = 0, fired_ = 0;
-  Acc acc_[2];
-  std::vector<double> overhead_;
-  std::vector<std::string> csv_;
+  std::unique_ptr<SampleBook> book_;
 };
 
 }  // namespace
@@ -609,16 +550,18 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     }
   }
   SystemInfo sys = probe_system(cpu);
-  TscInfo tsc = probe_tsc();
+  // The clock self-check: how regions end, how migrations are detected, the
+  // TSC's rate and step, the floor.  A failed check stops the run here,
+  // before anything is attached or written.
+  ClockFacts facts = observe_clock(cpu);
+  Machine m;
+  m.clock = decide_clock(facts);
+  if (!m.clock.ok()) return Status::error("clock self-check failed (see `tracebench env`):\n" + m.clock.failures());
   Counters counters;
   counters.open();
-  Machine m;
-  m.tsc_hz = tsc.hz;
   m.measured_cpu = cpu;
   m.counters = &counters;
-  double floor_mad = 0;
-  calibrate_floor(&m.floor, &floor_mad);
-  m.interrupt_gap_cycles = 1e-6 * tsc.hz;  // an interrupt costs at least ~1 us
+  m.interrupt_gap_cycles = 1e-6 * m.clock.tsc_hz;  // an interrupt costs at least ~1 us
 
   ctx.date_utc = utc_now_iso8601();
   ctx.host = sys.hostname;
@@ -634,18 +577,18 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   ctx.hypervisor = sys.hypervisor;
   ctx.execution = opt.execution;
   ctx.emulated = opt.execution.find("tcg") != std::string::npos;
-  ctx.tsc_hz = tsc.hz;
-  ctx.tsc_calibrated_hz = tsc.calibrated_hz;
-  ctx.tsc_source = tsc.source;
-  ctx.tsc_invariant = tsc.invariant;
-  ctx.floor_cycles = m.floor;
-  ctx.floor_mad_cycles = floor_mad;
+  ctx.tsc_hz = m.clock.tsc_hz;
+  ctx.tsc_calibrated_hz = facts.calibrated_hz;
+  ctx.tsc_source = m.clock.tsc_source;
+  ctx.tsc_invariant = (facts.flag_constant_tsc && facts.flag_nonstop_tsc) || facts.cpuid_invariant_tsc;
+  ctx.floor_cycles = m.clock.floor_cycles;
+  ctx.floor_mad_cycles = m.clock.floor_mad_cycles;
+  ctx.clock = clock_json(facts, m.clock);
   ctx.counter_read_cycles = counters.read_cost_cycles();
   for (const auto& c : counters.info()) ctx.counters.push_back({c.name, c.source, c.live, c.unavailable_reason});
   ctx.noise_warnings = sys.noise_warnings;
-  if (std::fabs(tsc.calibrated_hz - tsc.hz) > 0.01 * tsc.hz) {
-    ctx.noise_warnings.push_back(fmt::format("TSC frequency from {} ({:.0f} Hz) and calibration ({:.0f} Hz) differ by >1%",
-                                             tsc.source, tsc.hz, tsc.calibrated_hz));
+  for (const auto& c : m.clock.checks) {
+    if (c.verdict == "warn") ctx.noise_warnings.push_back(fmt::format("clock {}: {} ({})", c.name, c.reason, c.value));
   }
   ctx.tracebench_version = kVersion;
   ctx.git_sha = kGitSha;
@@ -663,8 +606,13 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   ctx.command_line = opt.command_line;
   ctx.run_id = make_run_id(ctx);
 
-  std::vector<std::string> samples_csv;
+  // Google Benchmark calls each benchmark once per repetition, all
+  // repetitions of one benchmark before the next (no flag that changes that
+  // is accepted: gbench.h).  The calls are still checked: a call for another
+  // benchmark while one is open, or more calls than repetitions, fails the
+  // benchmark instead of mixing its blocks.
   std::vector<std::unique_ptr<BenchRun>> runs;
+  auto open = std::make_shared<BenchRun*>(nullptr);
   std::size_t index = 0;
   for (const auto& spec : plan.specs) {
     auto br = std::make_unique<BenchRun>(spec, opt, m);
@@ -674,15 +622,24 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     std::size_t total = plan.specs.size();
     auto calls = std::make_shared<int>(0);
     int reps = opt.repetitions;
-    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, reps, my_index, total, tsc_hz = m.tsc_hz, &samples_csv](benchmark::State& state) {
+    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, open, reps, my_index, total,
+                                                        tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
       int rep = (*calls)++;
+      if (*open != nullptr && *open != raw) {
+        (*open)->fail("Google Benchmark called another benchmark before this one's repetitions were done");
+        *open = nullptr;
+      }
+      if (rep >= reps && !raw->failed()) raw->fail("Google Benchmark called this benchmark more often than its repetitions");
       if (rep == 0 && !g_stop_requested) {
         std::fprintf(stderr, "[%zu/%zu] %s\n", my_index, total, raw->result().name.c_str());
+        *open = raw;
         if (Status s = raw->setup(); !s) raw->fail(s.message());
       }
       if (g_stop_requested && !raw->failed()) raw->fail("interrupted");
       // Every repetition runs its one iteration, even a failed one: Google
       // Benchmark requires equal iteration counts across repetitions.
+      double base = 0, traced = 0;
+      bool counted = false;
       for (auto _ : state) {
         if (raw->failed()) {
           state.SkipWithError(raw->result().error.c_str());
@@ -693,18 +650,22 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
           state.SkipWithError(raw->result().error.c_str());
           break;
         }
-        // Google Benchmark's time column: traced cost per event.
-        state.SetIterationTime(std::max(raw->last_traced(), 0.0) / tsc_hz);
+        // Google Benchmark's time column: traced cost per event (0 for a
+        // repetition whose blocks lost too many samples; the result file
+        // and summary never show such a figure).
+        counted = raw->book()->last(&base, &traced);
+        state.SetIterationTime(counted ? std::max(traced, 0.0) / tsc_hz : 0.0);
       }
-      if (!raw->failed()) {
-        state.counters["base_cyc"] = raw->last_baseline();
-        state.counters["traced_cyc"] = raw->last_traced();
-        state.counters["overhead_cyc"] = raw->last_overhead();
+      if (!raw->failed() && counted) {
+        state.counters["base_cyc"] = base;
+        state.counters["traced_cyc"] = traced;
+        state.counters["overhead_cyc"] = traced - base;
         state.counters["batch"] = static_cast<double>(raw->result().batch);
       }
       if (rep == reps - 1) {
-        raw->finish(&samples_csv);
+        raw->finish();
         raw->teardown();
+        if (*open == raw) *open = nullptr;
       }
     })
         ->Iterations(1)
@@ -724,7 +685,8 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     return Status::error("unrecognized Google Benchmark arguments");
   }
   const CpuTimeSnapshot before = cpu_time_snapshot();
-  benchmark::RunSpecifiedBenchmarks();
+  auto display = make_display_reporter(opt.gbench_args);
+  benchmark::RunSpecifiedBenchmarks(display.get());
   benchmark::ClearRegisteredBenchmarks();
   if (const CpuTimeSnapshot after = cpu_time_snapshot(); before.ok && after.ok) {
     ctx.foreign_cpu_load = foreign_cpu_load(before, after);
@@ -735,11 +697,22 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
           ctx.foreign_cpu_load, ctx.cpus));
   }
 
+  std::string samples_csv;
+  if (opt.write_samples) samples_csv = "benchmark,variant,repetition,sample,cycles_per_event,batch,disturbed,migrated\n";
   for (auto& br : runs) {
     br->teardown();  // filtered out by --benchmark_filter, or interrupted
     BenchmarkResult& r = br->result();
-    if (r.baseline.samples == 0 && r.status == "ok") continue;  // filtered out by --benchmark_filter
+    if (!br->started() && r.status == "ok") continue;  // filtered out by --benchmark_filter
+    if (br->started() && r.status == "ok" && !r.overhead_cycles)  // interrupted between calls
+      br->fail("interrupted before its repetitions were done");
     run->benchmarks.push_back(r);
+    if (opt.write_samples && br->book()) {
+      for (const auto& s : br->book()->rows()) {
+        samples_csv += fmt::format("{},{},{},{},{:.3f},{},{},{}\n", r.name, s.traced ? "traced" : "baseline",
+                                   s.repetition, s.index, s.cycles_per_event, r.batch, s.excluded ? 1 : 0,
+                                   s.migrated ? 1 : 0);
+      }
+    }
   }
   counters.close();
 
@@ -753,11 +726,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   }
   *dir = base + "/" + ctx.run_id;
   TB_TRY(write_run(*dir, *run));
-  if (opt.write_samples) {
-    std::string csv = "benchmark,variant,repetition,sample,cycles_per_event,batch,disturbed,migrated\n";
-    for (const auto& line : samples_csv) csv += line + "\n";
-    TB_TRY(write_file_atomic(*dir + "/samples.csv", csv));
-  }
+  if (opt.write_samples) TB_TRY(write_file_atomic(*dir + "/samples.csv", samples_csv));
   if (g_stop_requested) return Status::error("interrupted");
   return Status::ok();
 }
@@ -766,14 +735,19 @@ std::string summary_table(const RunResult& run) {
   std::string out = fmt::format("{:<52} {:>12} {:>12} {:>12} {:>20} {:>10} {:>8}\n", "benchmark", "base ns", "traced ns",
                                 "overhead ns", "95% CI (ns)", "events", "verify");
   for (const auto& b : run.benchmarks) {
-    if (b.status != "ok") {
-      out += fmt::format("{:<52} {}: {}\n", b.name, b.status, b.error);
+    // Only a benchmark that kept valid samples in both variants has figures;
+    // anything else prints its reason, never a number.
+    bool measured = b.status == "ok" && b.overhead_ns && b.baseline.ns.n > 0 && b.traced.ns.n > 0;
+    if (!measured) {
+      out += fmt::format("{:<52} {}: {}\n", b.name, b.status == "ok" ? "error" : b.status,
+                         b.error.empty() ? "no valid sample" : b.error);
       continue;
     }
-    std::string ci = b.overhead_ns ? fmt::format("[{:.1f}, {:.1f}]", b.overhead_ns->low, b.overhead_ns->high) : "-";
+    std::string ci = fmt::format("[{:.1f}, {:.1f}]", b.overhead_ns->low, b.overhead_ns->high);
     out += fmt::format("{:<52} {:>12.1f} {:>12.1f} {:>12.1f} {:>20} {:>10} {:>8}\n", b.name, b.baseline.ns.p50,
-                       b.traced.ns.p50, b.overhead_ns ? b.overhead_ns->median : 0.0, ci, b.events.fired,
+                       b.traced.ns.p50, b.overhead_ns->median, ci, b.events.fired,
                        b.events.verification == "not_applicable" ? "-" : b.events.verification);
+    for (const auto& w : b.warnings) out += fmt::format("  ^ {}\n", w);
     // A tracer that drops or discards takes a cheaper path for those events,
     // so the figure is no longer the cost of recording one.
     if (b.events.fired && b.events.lost * 20 > b.events.fired)

@@ -44,6 +44,10 @@ struct RunContext {
   std::string tsc_source;
   bool tsc_invariant = false;
   double floor_cycles = 0, floor_mad_cycles = 0;
+  // The clock self-check (clock_check.h: clock_json): how regions end, the
+  // migration method, the TSC's step, each check's verdict and reason.
+  // Empty in results written before it existed.
+  nlohmann::json clock = nlohmann::json::object();
   double counter_read_cycles = 0;
   std::vector<CounterContext> counters;
   std::vector<std::string> noise_warnings;
@@ -58,7 +62,7 @@ struct RunContext {
 // One variant (baseline or traced) of a benchmark.
 struct VariantResult {
   Summary cycles;             // per event, floor subtracted, undisturbed samples
-  Summary ns;
+  Summary ns;                 // n == 0: no valid sample (written as null, never as 0)
   std::uint64_t samples = 0;  // all samples taken
   std::uint64_t disturbed = 0;  // flagged and excluded from the statistics
   std::uint64_t migrated = 0;   // of those, samples whose CPU changed
@@ -89,6 +93,9 @@ struct BenchmarkResult {
   std::uint64_t batch = 1;  // events per timed sample
   std::string status = "ok";  // ok | error | skipped
   std::string error;
+  // What makes the figures weaker without voiding them (a large share of
+  // excluded samples, dropped repetitions); printed under the figure.
+  std::vector<std::string> warnings;
   VariantResult baseline, traced;
   // traced - baseline per repetition; median and its CI across repetitions.
   std::optional<MedianCI> overhead_cycles;

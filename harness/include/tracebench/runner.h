@@ -84,7 +84,4 @@ class ActiveTracer {
   class Tracer* tracer_;
 };
 
-// Calibrates the cost of an empty measured region (median, MAD).
-void calibrate_floor(double* median, double* mad);
-
 }  // namespace tracebench

@@ -1,0 +1,94 @@
+// The samples of one benchmark, from timed blocks to the figures in its
+// result.  Pure bookkeeping (no clock, no tracer), so the rules that decide
+// whether a figure may be printed are tested on their own:
+//
+//   - a sample is excluded when it migrated CPU or looks hit by an
+//     interrupt/preemption (above median + max(10 MAD, the interrupt gap));
+//   - a repetition counts only when both of its blocks kept at least half of
+//     their samples; its overhead is traced - baseline median;
+//   - a variant with no valid sample, or fewer than two repetitions that
+//     count, gives no figure: finish() returns the reason, and the benchmark
+//     is an error;
+//   - more than kMaxExcludedShare of a variant's samples excluded is a
+//     warning in the result (the figure stands, flagged).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracebench/results.h"
+
+namespace tracebench {
+
+inline constexpr double kMaxExcludedShare = 0.20;
+inline constexpr double kMinKeptShareForRepetition = 0.5;
+
+// One block as timed: per-event cycles of each sample (floor subtracted,
+// divided by the batch), whether it migrated, counter deltas over the block.
+struct TimedBlock {
+  std::vector<double> per_event;
+  std::vector<std::uint8_t> migrated;
+  std::vector<std::int64_t> counter_delta;
+  std::uint64_t events = 0;
+};
+
+// One sample as written to samples.csv.
+struct SampleRow {
+  bool traced = false;
+  int repetition = 0;
+  std::uint32_t index = 0;
+  double cycles_per_event = 0;
+  bool excluded = false, migrated = false;
+};
+
+class SampleBook {
+ public:
+  // `interrupt_gap_cycles`: a sample this far above the block's median (per
+  // batch) was hit by something else.  `empty_counter_delta`: what reading
+  // the counters around an empty block costs, subtracted per block.
+  SampleBook(double interrupt_gap_cycles, std::uint64_t batch, std::vector<double> empty_counter_delta = {},
+             bool keep_rows = true);
+
+  void add_block(bool traced, int repetition, const TimedBlock& b);
+  // After both blocks of a repetition.
+  void end_repetition();
+
+  // Fills both variants, repetition medians, the overhead and its CI, and
+  // `warnings`.  Returns the reason no figure can be given, or "" when the
+  // figures stand.  `counter_names` label the counter deltas.
+  std::string finish(double tsc_hz, const std::vector<std::string>& counter_names, BenchmarkResult* r) const;
+
+  // Overhead of the repetitions that counted so far (cycles per event).
+  const std::vector<double>& overheads() const { return overhead_; }
+  std::size_t repetitions_counted() const { return overhead_.size(); }
+  std::size_t repetitions_dropped() const { return dropped_reps_; }
+  const std::vector<SampleRow>& rows() const { return rows_; }
+  // Last repetition's medians (for progress output); false when it did not count.
+  bool last(double* baseline, double* traced) const;
+
+ private:
+  struct Acc {
+    std::vector<double> values, rep_values;
+    std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0, rep_samples = 0;
+    std::vector<double> counter_sum;
+    std::vector<double> rep_medians;
+  };
+  double gap_;
+  std::uint64_t batch_;
+  std::vector<double> empty_counter_delta_;
+  bool keep_rows_;
+  Acc acc_[2];
+  std::vector<double> overhead_;
+  std::size_t dropped_reps_ = 0;
+  bool last_counted_ = false;
+  std::vector<SampleRow> rows_;
+};
+
+// Events per timed sample: enough that one sample spans `min_sample_cycles`
+// (the clock plan's: 20x floor, 1000x the TSC step, 400 cycles), never below
+// the workload's `unit`, at most 100000.  `user_batch` (> 0) wins.
+std::uint64_t choose_batch(double per_event_cycles, double min_sample_cycles, std::uint64_t unit,
+                           std::uint64_t user_batch);
+
+}  // namespace tracebench

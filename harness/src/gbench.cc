@@ -1,0 +1,93 @@
+#include "tracebench/gbench.h"
+
+#include <unistd.h>
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace tracebench {
+
+const std::vector<std::string>& allowed_gbench_flags() {
+  static const std::vector<std::string> flags = {
+      "--benchmark_filter",          "--benchmark_format",          "--benchmark_out",
+      "--benchmark_out_format",      "--benchmark_color",           "--benchmark_counters_tabular",
+      "--benchmark_list_tests",      "--benchmark_context",         "--benchmark_display_aggregates_only",
+      "--benchmark_report_aggregates_only", "--v"};
+  return flags;
+}
+
+Status check_gbench_args(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    std::string name = a.substr(0, a.find('='));
+    bool ok = false;
+    for (const auto& f : allowed_gbench_flags()) ok |= name == f;
+    if (!ok)
+      return Status::error(fmt::format(
+          "Google Benchmark flag '{}' is not accepted: tracebench owns the repetitions and calls each benchmark "
+          "once per repetition, so flags that change how often or in which order benchmarks run (warm-up, "
+          "interleaving, repetitions, minimum time) would corrupt the run; use -r/--repetitions and -n/--samples. "
+          "Accepted after --: {}",
+          a, fmt::join(allowed_gbench_flags(), ", ")));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+class Console : public benchmark::ConsoleReporter {
+ public:
+  using benchmark::ConsoleReporter::ConsoleReporter;
+  bool ReportContext(const Context& context) override {
+    name_field_width_ = context.name_field_width;
+    printed_header_ = false;
+    prev_counters_.clear();
+    std::ostringstream basic;
+    PrintBasicContext(&basic, context);
+    std::istringstream lines(basic.str());
+    std::string line;
+    bool debug_library = false;
+    while (std::getline(lines, line)) {
+      if (line.find("Library was built as DEBUG") != std::string::npos) {
+        debug_library = true;
+        continue;
+      }
+      GetErrorStream() << line << "\n";
+    }
+    if (debug_library)
+      GetErrorStream() << "note: this Google Benchmark library is a DEBUG build; it only registers and repeats the "
+                          "benchmarks: every figure comes from tracebench's own rdtsc timing in its optimized build\n";
+    return true;
+  }
+};
+
+bool flag_value(const std::vector<std::string>& args, const std::string& name, std::string* value) {
+  bool found = false;
+  for (const auto& a : args) {
+    if (a == name) {
+      *value = "true";
+      found = true;
+    } else if (a.rfind(name + "=", 0) == 0) {
+      *value = a.substr(name.size() + 1);
+      found = true;
+    }
+  }
+  return found;
+}
+
+bool truthy(const std::string& v) { return v == "true" || v == "1" || v == "yes" || v == "on" || v == "t"; }
+
+}  // namespace
+
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::vector<std::string>& args) {
+  std::string v;
+  if (flag_value(args, "--benchmark_format", &v) && v != "console") return nullptr;
+  int opts = 0;
+  bool color = isatty(STDOUT_FILENO);
+  if (flag_value(args, "--benchmark_color", &v)) color = v == "auto" ? color : truthy(v);
+  if (color) opts |= benchmark::ConsoleReporter::OO_Color;
+  if (flag_value(args, "--benchmark_counters_tabular", &v) && truthy(v)) opts |= benchmark::ConsoleReporter::OO_Tabular;
+  return std::make_unique<Console>(static_cast<benchmark::ConsoleReporter::OutputOptions>(opts));
+}
+
+}  // namespace tracebench
