@@ -104,6 +104,14 @@ class Tracer {
   // Versions of the libraries/tools this adapter uses, for the run context.
   virtual std::map<std::string, std::string> versions() const { return {}; }
 
+  // Checks a spec without touching the kernel or the file system: options,
+  // action, payload size.  The run calls it for every planned benchmark
+  // before anything is attached, so bad input is refused up front; attach()
+  // must accept every spec validate() passes (and refuses the same ones).
+  virtual Status validate(const AttachSpec& spec) const {
+    (void)spec;
+    return Status::ok();
+  }
   virtual Status attach(const AttachSpec& spec) = 0;
   virtual Status enable() = 0;
   virtual Status disable() = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -222,41 +223,109 @@ int cmd_compare(const CompareArgs& c) {
 struct RunArgs {
   RunOptions opt;
   std::vector<std::string> raw_options;
-  int repetitions = 0;
-  std::uint64_t samples = 0;
+  // Numbers as the user typed them (signed, so "-5" is refused, never
+  // wrapped into a huge unsigned value), checked by check_run_args().
+  std::vector<long long> payloads, threads;
+  long long repetitions = 0, samples = 0, batch = 0, cpu = 0;
+  CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr;
   bool plan_only = false;
 };
+
+// Largest payload any workload hands over; each tracer and workload may
+// refuse less (Tracer::validate).
+constexpr long long kMaxPayloadBytes = 1 << 20;
+
+template <typename T>
+Status no_duplicates(const char* flag, const std::vector<T>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    for (std::size_t k = i + 1; k < v.size(); ++k) {
+      if (v[i] == v[k]) return Status::error(fmt::format("{} {} is given twice", flag, v[i]));
+    }
+  }
+  return Status::ok();
+}
+
+// Whether `out` can hold result directories, without creating anything.
+Status check_out_dir(const std::string& out) {
+  namespace fs = std::filesystem;
+  if (out.empty()) return Status::error("--out is empty: give a directory for the results");
+  std::error_code ec;
+  fs::path p = fs::absolute(out, ec);
+  if (ec) return Status::error(fmt::format("--out {}: {}", out, ec.message()));
+  fs::path probe = p;
+  while (!fs::exists(probe, ec)) {
+    if (!probe.has_parent_path() || probe.parent_path() == probe)
+      return Status::error(fmt::format("--out {}: no existing parent directory", out));
+    probe = probe.parent_path();
+  }
+  if (!fs::is_directory(probe, ec))
+    return Status::error(fmt::format("--out {}: {} is not a directory", out, probe.string()));
+  // Write-test where the results will go, and leave nothing behind.
+  std::string tmpl = (probe / ".tracebench-write-test-XXXXXX").string();
+  char* made = mkdtemp(tmpl.data());
+  if (!made) return Status::error(fmt::format("--out {}: cannot create anything in {}: {}", out, probe.string(),
+                                              std::strerror(errno)));
+  rmdir(made);
+  return Status::ok();
+}
+
+// Every number and flag of `run`, checked before anything is probed,
+// attached or written.  Nothing out of range is replaced by a default.
+Status check_run_args(RunArgs& a) {
+  RunOptions& opt = a.opt;
+  if (opt.quick) {
+    opt.repetitions = 6;
+    opt.samples = 1000;
+  }
+  auto range = [](const char* flag, long long v, long long lo, long long hi, const char* why) {
+    return v < lo || v > hi ? Status::error(fmt::format("{} {} is outside {}..{} ({})", flag, v, lo, hi, why))
+                            : Status::ok();
+  };
+  if (a.o_repetitions && a.o_repetitions->count()) {
+    TB_TRY(range("--repetitions", a.repetitions, 2, 100000, "baseline and traced alternate, so at least 2"));
+    opt.repetitions = static_cast<int>(a.repetitions);
+  }
+  if (a.o_samples && a.o_samples->count()) {
+    TB_TRY(range("--samples", a.samples, 10, 10000000, "samples per block"));
+    opt.samples = static_cast<std::uint64_t>(a.samples);
+  }
+  if (a.o_batch && a.o_batch->count()) {
+    TB_TRY(range("--batch", a.batch, 1, 10000000, "events per timed sample; leave it out for automatic"));
+    opt.batch = static_cast<std::uint64_t>(a.batch);
+  }
+  if (a.o_cpu && a.o_cpu->count()) {
+    TB_TRY(range("--cpu", a.cpu, 0, online_cpus() - 1, "online CPUs"));
+    opt.measured_cpu = static_cast<int>(a.cpu);
+  }
+  TB_TRY(check_out_dir(opt.out_base));
+  opt.payloads.clear();
+  for (long long p : a.payloads) {
+    TB_TRY(range("--payload", p, 0, kMaxPayloadBytes, "bytes"));
+    opt.payloads.push_back(static_cast<std::size_t>(p));
+  }
+  if (!a.threads.empty()) opt.threads.clear();
+  for (long long t : a.threads) {
+    TB_TRY(range("--threads", t, 1, online_cpus(), "online CPUs"));
+    opt.threads.push_back(static_cast<int>(t));
+  }
+  TB_TRY(no_duplicates("--tracer", opt.tracers));
+  TB_TRY(no_duplicates("--workload", opt.workloads));
+  TB_TRY(no_duplicates("--action", opt.actions));
+  TB_TRY(no_duplicates("--payload", opt.payloads));
+  TB_TRY(no_duplicates("--threads", opt.threads));
+  TB_TRY(check_gbench_args(opt.gbench_args));
+  TB_TRY(parse_options(a.raw_options, &opt));
+  std::string execution;
+  TB_TRY(check_execution(opt.execution, hypervisor_vendor() == "unknown" ? "" : hypervisor_vendor(), &execution));
+  return Status::ok();
+}
 
 int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   // First thing: planning already probes tracers in the kernel, and a signal
   // must not kill the process halfway through such a probe.
   install_signal_watcher();
   RunOptions& opt = a.opt;
-  if (opt.quick) {
-    opt.repetitions = 6;
-    opt.samples = 1000;
-  }
-  if (a.repetitions > 0) opt.repetitions = a.repetitions;
-  if (a.samples > 0) opt.samples = a.samples;
-  if (opt.repetitions < 2) {
-    std::cerr << "tracebench run: --repetitions must be at least 2 (baseline and traced alternate)\n";
-    return 2;
-  }
-  for (int t : opt.threads) {
-    if (t < 1 || t > online_cpus()) {
-      std::cerr << fmt::format("tracebench run: --threads {} is outside 1..{} (online CPUs)\n", t, online_cpus());
-      return 2;
-    }
-  }
-  if (opt.measured_cpu >= online_cpus()) {
-    std::cerr << fmt::format("tracebench run: --cpu {} is not an online CPU\n", opt.measured_cpu);
-    return 2;
-  }
-  if (Status s = check_gbench_args(opt.gbench_args); !s) {
-    std::cerr << "tracebench run: " << s.message() << "\n";
-    return 2;
-  }
-  if (Status s = parse_options(a.raw_options, &opt); !s) {
+  if (Status s = check_run_args(a); !s) {
     std::cerr << "tracebench run: " << s.message() << "\n";
     return 2;
   }
@@ -285,7 +354,10 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   }
   std::ostream& table = gb_console ? std::cout : std::cerr;
   table << "\n" << summary_table(run);
-  if (!dir.empty()) table << fmt::format("\nresults: {}/result.json\n", dir);
+  if (!dir.empty())
+    table << fmt::format("\nresults{}: {}/result.json\n",
+                         run.context.complete ? "" : " (partial: the run did not finish; the benchmarks that finished)",
+                         dir);
   for (const auto& w : run.context.noise_warnings) std::cerr << "warning: " << w << "\n";
   if (!s) {
     std::cerr << "tracebench run: " << s.message() << "\n";
@@ -319,15 +391,17 @@ int cli_main(int argc, char** argv) {
   run->add_option("-t,--tracer", ra.opt.tracers, "Tracers to run (default: every available one)");
   run->add_option("-w,--workload", ra.opt.workloads, "Workloads to run (default: all the tracer supports)");
   run->add_option("-a,--action", ra.opt.actions, "Tracer actions (default: each tracer's first)");
-  run->add_option("-p,--payload", ra.opt.payloads, "Payload sizes in bytes (default sweep 0..4096)");
-  run->add_option("-j,--threads", ra.opt.threads, "Firing threads (1..nproc); several values sweep");
-  run->add_option("-r,--repetitions", ra.repetitions, "Interleaved baseline/traced repetitions (default 10, quick 6)");
-  run->add_option("-n,--samples", ra.samples, "Samples per block (default 2000, quick 1000)");
-  run->add_option("-b,--batch", ra.opt.batch, "Events per timed sample (default: automatic)");
+  run->add_option("-p,--payload", ra.payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
+  run->add_option("-j,--threads", ra.threads, "Firing threads (1..nproc); several values sweep");
+  ra.o_repetitions = run->add_option("-r,--repetitions", ra.repetitions,
+                                     "Interleaved baseline/traced repetitions, 2..100000 (default 10, quick 6)");
+  ra.o_samples = run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
+  ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
   run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
-  run->add_option("--cpu", ra.opt.measured_cpu, "CPU of the measured thread (default: the last)");
-  run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
-  run->add_option("--execution", ra.opt.execution, "Where this runs (host, qemu-tcg, qemu-kvm); set by the VM lab");
+  ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
+  ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
+  run->add_option("--execution", ra.opt.execution,
+                  "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");

@@ -98,6 +98,7 @@ void to_json(json& j, const RunResult& r) {
   ctx["compiler"] = c.compiler;
   ctx["library_versions"] = c.library_versions;
   ctx["command_line"] = c.command_line;
+  ctx["complete"] = c.complete;
 
   json benches = json::array();
   for (const auto& b : r.benchmarks) {
@@ -180,6 +181,7 @@ void from_json(const json& j, RunResult& r) {
   ctx.at("compiler").get_to(c.compiler);
   ctx.at("library_versions").get_to(c.library_versions);
   ctx.at("command_line").get_to(c.command_line);
+  c.complete = ctx.contains("complete") ? ctx.at("complete").get<bool>() : true;
 
   r.benchmarks.clear();
   for (const auto& e : j.at("benchmarks")) {

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -84,11 +86,38 @@ void install_signal_watcher() {
         i = 0;
       }
     }
-    std::lock_guard<std::mutex> lock(g_active_mu);
-    for (Tracer* t : active_tracers()) t->teardown();
-    std::fprintf(stderr, "tracebench: tore down %zu tracer(s), exiting\n", active_tracers().size());
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s), exiting\n", teardown_active_tracers());
     _exit(130);
   }).detach();
+  // An exception nobody catches (a library's, a bug of ours) must not leave
+  // instances, probes or links behind either.
+  std::set_terminate([] {
+    std::string what = "unknown";
+    if (auto e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        what = x.what();
+      } catch (...) {
+      }
+    }
+    std::fprintf(stderr, "tracebench: uncaught exception (%s); tearing down\n", what.c_str());
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s); the results of finished benchmarks are kept\n",
+                 teardown_active_tracers());
+    _exit(70);  // EX_SOFTWARE
+  });
+}
+
+std::size_t teardown_active_tracers() {
+  std::unique_lock<std::mutex> lock(g_active_mu, std::try_to_lock);
+  for (int i = 0; i < 50 && !lock.owns_lock(); ++i) {
+    timespec ts{0, 10 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+    lock.try_lock();
+  }
+  std::size_t n = active_tracers().size();
+  for (Tracer* t : active_tracers()) t->teardown();
+  return n;
 }
 
 // ---------------------------------------------------------------------------
@@ -119,6 +148,14 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   if (sweep.empty()) {
     sweep = opt.quick ? std::vector<std::size_t>{0, 64, 1024} : std::vector<std::size_t>{0, 8, 64, 256, 1024, 4096};
   }
+  if (!opt.payloads.empty() && !opt.workloads.empty()) {
+    bool any = false;
+    for (const auto& name : opt.workloads) any |= find_workload(name)->takes_payload;
+    if (!any)
+      return Status::error(fmt::format("--payload: none of the selected workloads ({}) takes a payload (see "
+                                       "`tracebench list`: [payload])",
+                                       fmt::join(opt.workloads, ", ")));
+  }
   std::set<std::string> unavailable_workloads;
   for (const auto& w : workload_registry()) {
     if (!selected(opt.workloads, w.name) || !w.available) continue;
@@ -127,6 +164,9 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       plan->skipped.emplace_back("workload " + w.name, a.reason);
     }
   }
+  std::set<std::string> actions_used;
+  std::vector<std::string> refused;  // specs a tracer's validate() rejects
+  std::map<std::string, std::vector<std::string>> supported_actions;
   for (const auto& entry : tracer_registry()) {
     if (!selected(opt.tracers, entry.name)) continue;
     auto tracer = entry.make();
@@ -137,6 +177,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
     }
     std::vector<std::string> actions = opt.actions;
     std::vector<std::string> supported = tracer->actions();
+    supported_actions[entry.name] = supported;
     if (actions.empty()) {
       actions = {supported.front()};
     } else {
@@ -151,6 +192,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       }
       actions = keep;
     }
+    std::size_t before = plan->specs.size();
     for (const auto& w : workload_registry()) {
       if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
       if (!tracer->supports(w.probe)) continue;
@@ -158,12 +200,51 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       for (const auto& action : actions) {
         if (!tracer->supports_action(w.probe, action)) continue;
         for (std::size_t p : payloads) {
-          for (int t : opt.threads) {
-            plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t});
+          AttachSpec as;
+          as.probe = w.probe;
+          as.action = action;
+          as.payload_bytes = p;
+          if (auto it = opt.options.find(entry.name); it != opt.options.end()) as.options = it->second;
+          BenchSpec spec{entry.name, w.name, action, p, 1};
+          if (Status s = tracer->validate(as); !s) {
+            refused.push_back(fmt::format("{}: {}", spec.name(), s.message()));
+            continue;
           }
+          actions_used.insert(action);
+          for (int t : opt.threads) plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t});
         }
       }
     }
+    // Named together, a tracer and workloads it cannot trace are a mistake.
+    if (plan->specs.size() == before && !opt.tracers.empty() && !opt.workloads.empty() && refused.empty()) {
+      std::vector<std::string> can;
+      for (const auto& w : workload_registry()) {
+        if (tracer->supports(w.probe)) can.push_back(w.name);
+      }
+      return Status::error(fmt::format("tracer {} supports none of the selected workloads ({}); it traces: {}",
+                                       entry.name, fmt::join(opt.workloads, ", "), fmt::join(can, ", ")));
+    }
+  }
+  if (!refused.empty()) {
+    std::sort(refused.begin(), refused.end());
+    return Status::error(fmt::format("{} planned benchmark(s) refused before anything ran:\n  {}", refused.size(),
+                                     fmt::join(refused, "\n  ")));
+  }
+  // An action no selected tracer has is an error, even beside known ones.
+  for (const auto& a : opt.actions) {
+    if (actions_used.count(a)) continue;
+    std::string has;
+    for (const auto& [t, acts] : supported_actions) has += fmt::format("\n  {}: {}", t, fmt::join(acts, ", "));
+    return Status::error(fmt::format("--action {}: no selected tracer runs it on the selected workloads; actions:{}",
+                                     a, has));
+  }
+  // Options for a tracer that is not in the run would be silently unused.
+  std::set<std::string> planned;
+  for (const auto& s : plan->specs) planned.insert(s.tracer);
+  for (const auto& [t, kv] : opt.options) {
+    if (!planned.count(t))
+      return Status::error(fmt::format("--option {}.{}: tracer {} is not in this run (running: {})", t,
+                                       kv.begin()->first, t, fmt::join(planned, ", ")));
   }
   if (plan->specs.empty()) {
     std::string why = "nothing to run: no available tracer supports the selected workloads";
@@ -445,7 +526,7 @@ class BenchRun {
     double block_cycles = 0.05 * m_.clock.tsc_hz;
     double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(r_.batch));
     std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / per_sample);
-    samples_ = std::max<std::uint64_t>(50, std::min<std::uint64_t>(opt_.samples, cap));
+    samples_ = std::min<std::uint64_t>(opt_.samples, std::max<std::uint64_t>(50, cap));  // never above --samples
     r_.samples_per_block = samples_;
     book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
                                          opt_.write_samples);
@@ -528,6 +609,50 @@ class BenchRun {
   std::unique_ptr<SampleBook> book_;
 };
 
+// The run's files as benchmarks finish: result.json rewritten atomically
+// with every benchmark so far (context.complete false until close()), and
+// samples.csv appended per benchmark.
+class Journal {
+ public:
+  Journal(std::string dir, bool samples, RunResult* run) : dir_(std::move(dir)), run_(run) {
+    if (samples) {
+      samples_ = std::fopen((dir_ + "/samples.csv").c_str(), "w");
+      if (samples_) std::fputs("benchmark,variant,repetition,sample,cycles_per_event,batch,disturbed,migrated\n", samples_);
+    }
+  }
+  ~Journal() {
+    if (samples_) std::fclose(samples_);
+  }
+  bool has(const std::string& name) const { return names_.count(name) > 0; }
+  // Adds a finished benchmark and commits it to disk.
+  void add(const BenchmarkResult& r, const SampleBook* book) {
+    names_.insert(r.name);
+    run_->benchmarks.push_back(r);
+    if (samples_ && book) {
+      for (const auto& s : book->rows()) {
+        std::fprintf(samples_, "%s,%s,%d,%u,%.3f,%llu,%d,%d\n", r.name.c_str(), s.traced ? "traced" : "baseline",
+                     s.repetition, s.index, s.cycles_per_event, static_cast<unsigned long long>(r.batch),
+                     s.excluded ? 1 : 0, s.migrated ? 1 : 0);
+      }
+      std::fflush(samples_);
+    }
+    if (Status s = write_run(dir_, *run_); !s) error_ = s;
+  }
+  Status close() {
+    if (samples_ && std::fclose(samples_) != 0) error_ = Status::error("write " + dir_ + "/samples.csv");
+    samples_ = nullptr;
+    if (!error_) return error_;
+    return write_run(dir_, *run_);  // the final one, with context.complete
+  }
+
+ private:
+  std::string dir_;
+  RunResult* run_;
+  std::FILE* samples_ = nullptr;
+  std::set<std::string> names_;
+  Status error_ = Status::ok();
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -575,8 +700,8 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   ctx.clocksource = sys.clocksource;
   ctx.virtualized = sys.virtualized;
   ctx.hypervisor = sys.hypervisor;
-  ctx.execution = opt.execution;
-  ctx.emulated = opt.execution.find("tcg") != std::string::npos;
+  TB_TRY(check_execution(opt.execution, sys.hypervisor == "unknown" ? "" : sys.hypervisor, &ctx.execution));
+  ctx.emulated = ctx.execution == "qemu-tcg";
   ctx.tsc_hz = m.clock.tsc_hz;
   ctx.tsc_calibrated_hz = facts.calibrated_hz;
   ctx.tsc_source = m.clock.tsc_source;
@@ -606,6 +731,22 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   ctx.command_line = opt.command_line;
   ctx.run_id = make_run_id(ctx);
 
+  // The run's directory exists from the start and result.json is rewritten
+  // (atomically) as each benchmark finishes, marked incomplete until the
+  // end: a killed or failed run keeps what it measured and says so.
+  std::string base = opt.out_base.empty() ? "results" : opt.out_base;
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  // Two runs that start in the same second get distinct directories.
+  const std::string first_id = ctx.run_id;
+  for (int k = 1; std::filesystem::exists(base + "/" + ctx.run_id); ++k) {
+    ctx.run_id = fmt::format("{}-{}", first_id, k);
+  }
+  *dir = base + "/" + ctx.run_id;
+  ctx.complete = false;
+  TB_TRY(write_run(*dir, *run));
+  Journal journal(*dir, opt.write_samples, run);
+
   // Google Benchmark calls each benchmark once per repetition, all
   // repetitions of one benchmark before the next (no flag that changes that
   // is accepted: gbench.h).  The calls are still checked: a call for another
@@ -622,7 +763,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     std::size_t total = plan.specs.size();
     auto calls = std::make_shared<int>(0);
     int reps = opt.repetitions;
-    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, open, reps, my_index, total,
+    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, open, reps, my_index, total, journal = &journal,
                                                         tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
       int rep = (*calls)++;
       if (*open != nullptr && *open != raw) {
@@ -666,6 +807,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
         raw->finish();
         raw->teardown();
         if (*open == raw) *open = nullptr;
+        journal->add(raw->result(), raw->book());
       }
     })
         ->Iterations(1)
@@ -697,36 +839,17 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
           ctx.foreign_cpu_load, ctx.cpus));
   }
 
-  std::string samples_csv;
-  if (opt.write_samples) samples_csv = "benchmark,variant,repetition,sample,cycles_per_event,batch,disturbed,migrated\n";
   for (auto& br : runs) {
     br->teardown();  // filtered out by --benchmark_filter, or interrupted
     BenchmarkResult& r = br->result();
     if (!br->started() && r.status == "ok") continue;  // filtered out by --benchmark_filter
     if (br->started() && r.status == "ok" && !r.overhead_cycles)  // interrupted between calls
       br->fail("interrupted before its repetitions were done");
-    run->benchmarks.push_back(r);
-    if (opt.write_samples && br->book()) {
-      for (const auto& s : br->book()->rows()) {
-        samples_csv += fmt::format("{},{},{},{},{:.3f},{},{},{}\n", r.name, s.traced ? "traced" : "baseline",
-                                   s.repetition, s.index, s.cycles_per_event, r.batch, s.excluded ? 1 : 0,
-                                   s.migrated ? 1 : 0);
-      }
-    }
+    if (!journal.has(r.name)) journal.add(r, br->book());
   }
   counters.close();
-
-  std::string base = opt.out_base.empty() ? "results" : opt.out_base;
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  // Two runs that start in the same second get distinct directories.
-  const std::string first_id = ctx.run_id;
-  for (int k = 1; std::filesystem::exists(base + "/" + ctx.run_id); ++k) {
-    ctx.run_id = fmt::format("{}-{}", first_id, k);
-  }
-  *dir = base + "/" + ctx.run_id;
-  TB_TRY(write_run(*dir, *run));
-  if (opt.write_samples) TB_TRY(write_file_atomic(*dir + "/samples.csv", samples_csv));
+  ctx.complete = !g_stop_requested;
+  TB_TRY(journal.close());
   if (g_stop_requested) return Status::error("interrupted");
   return Status::ok();
 }

@@ -89,18 +89,6 @@ std::string cpuinfo_field(const std::string& key) {
   return {};
 }
 
-std::string hypervisor_vendor() {
-  unsigned a, b, c, d;
-  __cpuid(1, a, b, c, d);
-  if (!(c & (1u << 31))) return {};
-  __cpuid(0x40000000, a, b, c, d);
-  char v[13];
-  std::memcpy(v, &b, 4);
-  std::memcpy(v + 4, &c, 4);
-  std::memcpy(v + 8, &d, 4);
-  v[12] = 0;
-  return v[0] ? std::string(v) : std::string("unknown");
-}
 
 void kernel_config(SystemInfo& s) {
   namespace fs = std::filesystem;
@@ -227,6 +215,43 @@ double foreign_cpu_load(const CpuTimeSnapshot& a, const CpuTimeSnapshot& b) {
   if (!a.ok || !b.ok || wall <= 0) return 0;
   const double other = (b.machine_busy_s - a.machine_busy_s) - (b.self_s - a.self_s);
   return other > 0 ? other / wall : 0;
+}
+
+
+std::string hypervisor_vendor() {
+  unsigned a, b, c, d;
+  __cpuid(1, a, b, c, d);
+  if (!(c & (1u << 31))) return {};
+  __cpuid(0x40000000, a, b, c, d);
+  char v[13];
+  std::memcpy(v, &b, 4);
+  std::memcpy(v + 4, &c, 4);
+  std::memcpy(v + 8, &d, 4);
+  v[12] = 0;
+  return v[0] ? std::string(v) : std::string("unknown");
+}
+
+Status check_execution(const std::string& claimed, const std::string& hypervisor, std::string* execution) {
+  // QEMU's TCG announces itself in CPUID leaf 0x40000000; KVM as KVMKVMKVM
+  // (from QEMU or any other KVM host: only the VM lab's word says which).
+  const bool tcg = hypervisor == "TCGTCGTCGTCG";
+  const bool kvm = hypervisor.rfind("KVMKVMKVM", 0) == 0;
+  std::string detected = tcg ? "qemu-tcg" : "host";
+  if (claimed.empty()) {
+    *execution = detected;
+    return Status::ok();
+  }
+  std::string seen = hypervisor.empty() ? "no hypervisor" : "hypervisor '" + hypervisor + "'";
+  if (claimed == "host" || claimed == "qemu-tcg") {
+    if (claimed != detected)
+      return Status::error(fmt::format("--execution {} does not match this machine ({}: {})", claimed, seen, detected));
+  } else if (claimed == "qemu-kvm") {
+    if (!kvm) return Status::error(fmt::format("--execution qemu-kvm does not match this machine ({})", seen));
+  } else {
+    return Status::error(fmt::format("--execution '{}': expected host, qemu-tcg or qemu-kvm", claimed));
+  }
+  *execution = claimed;
+  return Status::ok();
 }
 
 }  // namespace tracebench

@@ -57,6 +57,10 @@ struct RunContext {
   std::string tracebench_version, git_sha, build_type, compiler;
   std::map<std::string, std::string> library_versions;
   std::vector<std::string> command_line;
+  // false while the run is still going, and in the result.json of a run that
+  // was killed, interrupted or failed before it finished: the benchmarks in
+  // it are those that finished.  true in results written before it existed.
+  bool complete = true;
 };
 
 // One variant (baseline or traced) of a benchmark.

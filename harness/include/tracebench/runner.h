@@ -36,7 +36,8 @@ struct RunOptions {
   bool write_samples = true;
   std::vector<std::string> gbench_args;  // forwarded to benchmark::Initialize
   std::vector<std::string> command_line;
-  std::string execution = "host";        // set by the VM lab inside a guest
+  // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
+  std::string execution;
 };
 
 // One planned benchmark.
@@ -70,7 +71,12 @@ extern std::atomic<bool> g_stop_requested;
 // Blocks SIGINT/SIGTERM/SIGHUP in every thread and starts a watcher thread:
 // the first signal asks the run to stop; a second one (or 5 s without
 // progress) tears the active tracers down from the watcher and exits 130.
+// Also installs a terminate handler: an uncaught exception tears the active
+// tracers down and exits 70.
 void install_signal_watcher();
+
+// Tears down every tracer attached right now; returns how many.
+std::size_t teardown_active_tracers();
 
 // Tracers that are attached right now, for the emergency teardown path.
 class ActiveTracer {

@@ -30,6 +30,15 @@ struct SystemInfo {
 
 SystemInfo probe_system(int measured_cpu);
 
+// CPUID leaf 0x40000000's vendor ("KVMKVMKVM", "TCGTCGTCGTCG", "bhyve bhyve ");
+// "" when CPUID says no hypervisor.
+std::string hypervisor_vendor();
+
+// Where a run executes, detected and never just trusted: "qemu-tcg" when
+// CPUID shows QEMU's TCG, else "host"; a `claimed` value (from the VM lab's
+// --execution) must agree ("qemu-kvm" needs a KVM hypervisor).
+Status check_execution(const std::string& claimed, const std::string& hypervisor, std::string* execution);
+
 // CPU time of the whole machine (all CPUs, from /proc/stat) and of this
 // process (all threads), in seconds, at one instant.  Two snapshots give the
 // CPU time other processes used in between: on a small or virtual machine a
