@@ -405,7 +405,8 @@ int cli_main(int argc, char** argv) {
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
-  run->add_option("gbench", ra.opt.gbench_args, "Google Benchmark flags after --, e.g. -- --benchmark_filter=getpid");
+  // Documented here; cli_main() splits them off before parsing.
+  run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 
   CompareArgs ca;
   auto* compare = app.add_subcommand("compare", "Compare two runs benchmark by benchmark (Mann-Whitney U)");
@@ -423,8 +424,22 @@ int cli_main(int argc, char** argv) {
     command_registry()[i].install(app, &command_status[i]);
   }
 
+  // `run ... -- <Google Benchmark flags>`: everything after the first "--"
+  // is the library's, split off here (CLI11 would take a "--" right after a
+  // repeated option such as `-w getpid` as that option's end and then parse
+  // the flags as its own).
+  int parse_argc = argc;
+  if (argc > 1 && std::string(argv[1]) == "run") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--") {
+        parse_argc = i;
+        ra.opt.gbench_args.assign(argv + i + 1, argv + argc);
+        break;
+      }
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(parse_argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

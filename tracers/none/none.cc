@@ -17,12 +17,13 @@ class NoneTracer final : public Tracer {
   std::vector<std::string> actions() const override { return {"none"}; }
   // A marker write needs a tracer's instance to write to.
   bool supports(const ProbePoint& p) const override { return p.kind != ProbeKind::kMarker; }
-  Status attach(const AttachSpec& spec) override {
+  Status validate(const AttachSpec& spec) const override {
     if (!spec.options.empty()) {
       return Status::error("the none tracer takes no options (got '" + spec.options.begin()->first + "')");
     }
     return Status::ok();
   }
+  Status attach(const AttachSpec& spec) override { return validate(spec); }
   Status enable() override { return Status::ok(); }
   Status disable() override { return Status::ok(); }
   EventCounts counts() override { return {}; }

@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""Hostile input, table-driven: every case must give a clear message and the
+expected exit code, write no result file it should not, and leave nothing of
+ours in tracefs, BPF, LTTng or /tmp (scripts/leftovers.sh).
+
+usage: hostile.py TRACEBENCH SOURCE_DIR
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+tb, src = sys.argv[1], sys.argv[2]
+leftovers = os.path.join(src, "scripts", "leftovers.sh")
+work = tempfile.mkdtemp(prefix="tracebench-hostile-")
+out = os.path.join(work, "out")  # must stay absent for every refused run
+failures = []
+
+
+def left():
+    r = subprocess.run([leftovers], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode else ""
+
+
+def check(name, cond, detail=""):
+    if cond:
+        print(f"ok: {name}")
+    else:
+        print(f"FAIL: {name}: {detail}")
+        failures.append(name)
+
+
+# (args, expected exit code, regex the message must match)
+REFUSED = [
+    # out-of-range numbers: never wrapped, never replaced by a default
+    (["run", "-t", "none", "-w", "write_null", "-p", "-5"], 2, r"--payload -5 is outside 0\.\.1048576"),
+    (["run", "-t", "none", "-w", "write_null", "-p", "99999999999"], 2, r"--payload 99999999999 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-r", "0"], 2, r"--repetitions 0 is outside 2\.\."),
+    (["run", "-t", "none", "-w", "getpid", "-r", "-1"], 2, r"--repetitions -1 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-n", "0"], 2, r"--samples 0 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-b", "-1"], 2, r"--batch -1 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-b", "0"], 2, r"--batch 0 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "--cpu", "-5"], 2, r"--cpu -5 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "--cpu", "4096"], 2, r"--cpu 4096 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-j", "0"], 2, r"--threads 0 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-j", "9999"], 2, r"--threads 9999 is outside"),
+    (["run", "-t", "none", "-w", "getpid", "-r", "abc"], None, r"(?i)abc"),
+    # duplicates
+    (["run", "-t", "none", "-w", "getpid", "-j", "1", "-j", "1"], 2, r"--threads 1 is given twice"),
+    (["run", "-t", "none", "-t", "none", "-w", "getpid"], 2, r"--tracer none is given twice"),
+    # output paths
+    (["run", "-t", "none", "-w", "getpid", "--out", ""], 2, r"--out is empty"),
+    (["run", "-t", "none", "-w", "getpid", "--out", "/etc/passwd"], 2, r"is not a directory"),
+    (["run", "-t", "none", "-w", "getpid", "--out", "/etc/passwd/x"], 2, r"is not a directory"),
+    (["run", "-t", "none", "-w", "getpid", "--out", "/proc/tracebench-nope/x"], 2, r"cannot create anything in /proc"),
+    # names, options and combinations
+    (["run", "-t", "nosuch"], 2, r"unknown tracer 'nosuch'"),
+    (["run", "-w", "nosuch"], 2, r"unknown workload 'nosuch'"),
+    (["run", "-t", "none", "-w", "getpid", "-p", "64"], 2, r"none of the selected workloads \(getpid\) takes a payload"),
+    (["run", "-t", "none", "-w", "getpid", "-a", "none", "-a", "bogus"], 2, r"--action bogus: no selected tracer runs it"),
+    (["run", "-t", "none", "-w", "marker"], 2, r"tracer none supports none of the selected workloads \(marker\)"),
+    (["run", "-t", "none", "-w", "getpid", "-o", "ftrace.mode=discard"], 2, r"tracer ftrace is not in this run"),
+    (["run", "-t", "none", "-w", "getpid", "-o", "nosuch.key=1"], 2, r"unknown tracer 'nosuch'"),
+    (["run", "-t", "none", "-w", "getpid", "-o", "ftrace"], 2, r"expected <tracer>\.<key>=<value>"),
+    (["run", "-t", "none", "-w", "getpid", "-o", "none.=1"], 2, r"expected <tracer>\.<key>=<value>"),
+    (["run", "-t", "none", "-w", "getpid", "-o", "none.key=1"], 2, r"none tracer takes no options"),
+    # where it runs is detected, not trusted
+    (["run", "-t", "none", "-w", "getpid", "--execution", "bogus"], 2, r"--execution 'bogus'"),
+    # Google Benchmark flags that would change the call order
+    (["run", "-t", "none", "-w", "getpid", "--", "--benchmark_min_warmup_time=1"], 2, r"--benchmark_min_warmup_time=1' is not accepted"),
+    (["run", "-t", "none", "-w", "getpid", "--", "--benchmark_enable_random_interleaving=true"], 2, r"is not accepted"),
+    (["run", "-t", "none", "-w", "getpid", "--", "--benchmark_repetitions=3"], 2, r"is not accepted"),
+]
+
+
+def hypervisor_is_tcg():
+    try:
+        return "TCGTCGTCGTCG" in subprocess.run([tb, "env", "--json"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
+
+
+if not hypervisor_is_tcg():
+    REFUSED.append((["run", "-t", "none", "-w", "getpid", "--execution", "qemu-tcg"], 2, r"does not match this machine"))
+
+before = left()
+if before:
+    print("state of ours is present before the test:\n" + before)
+    sys.exit(1)
+
+for args, code, pattern in REFUSED:
+    name = " ".join(a if a else "''" for a in args)
+    full = [tb] + args
+    if args[0] == "run" and "--out" not in args:
+        full[2:2] = ["--out", out]  # before any "--"
+    try:
+        r = subprocess.run(full, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        check(name, False, "hung (60 s)")
+        continue
+    msg = r.stdout + r.stderr
+    ok_code = r.returncode != 0 if code is None else r.returncode == code
+    check(name + " -> exit", ok_code, f"exit {r.returncode}, expected {code}: {msg.strip()[:300]}")
+    check(name + " -> message", re.search(pattern, msg) is not None, f"no /{pattern}/ in: {msg.strip()[:300]}")
+    check(name + " -> wrote nothing", not os.path.exists(out), f"{out} exists: {os.listdir(out) if os.path.isdir(out) else ''}")
+    shutil.rmtree(out, ignore_errors=True)
+    l = left()
+    check(name + " -> left nothing", not l, l)
+
+# Corrupt result files: compare names the file and exits 2.
+good = os.path.join(work, "good")
+r = subprocess.run([tb, "run", "-t", "none", "-w", "getpid", "-r", "2", "-n", "50", "--no-samples", "--out", good],
+                   capture_output=True, text=True, timeout=120)
+check("baseline run for compare cases", r.returncode == 0, r.stderr[-500:])
+good_json = glob.glob(os.path.join(good, "*", "result.json"))[0]
+doc = json.load(open(good_json))
+
+
+def corrupt(name, mutate=None, text=None):
+    d = os.path.join(work, "corrupt-" + name)
+    os.makedirs(d)
+    p = os.path.join(d, "result.json")
+    if text is not None:
+        open(p, "w").write(text)
+    else:
+        j = json.loads(json.dumps(doc))
+        mutate(j)
+        json.dump(j, open(p, "w"))
+    return p
+
+
+def set_path(j, path, value):
+    for k in path[:-1]:
+        j = j[k]
+    j[path[-1]] = value
+
+
+COMPARE_BAD = [
+    ("truncated", None, json.dumps(doc)[:200], r"truncated|parse|unexpected"),
+    ("not json", None, "hello", r"parse|invalid|syntax"),
+    ("other schema", lambda j: set_path(j, ["schema"], "x"), None, r"not a tracebench result"),
+    ("schema_version 99", lambda j: set_path(j, ["schema_version"], 99), None, r"schema_version 99"),
+    ("no context", lambda j: j.pop("context"), None, r"context"),
+]
+for name, mutate, text, pattern in COMPARE_BAD:
+    p = corrupt(name.replace(" ", "_"), mutate, text)
+    r = subprocess.run([tb, "compare", good_json, p], capture_output=True, text=True, timeout=60)
+    msg = r.stdout + r.stderr
+    check(f"compare {name} -> exit 2", r.returncode == 2, f"exit {r.returncode}: {msg[:300]}")
+    check(f"compare {name} -> names the file and the problem", p in msg and re.search(pattern, msg) is not None,
+          msg[:300])
+
+# SIGKILL in the middle of a run: the benchmarks that finished are on disk,
+# marked partial, schema-valid; cleanup leaves nothing.
+killed = os.path.join(work, "killed")
+p = subprocess.Popen([tb, "run", "-t", "none", "--out", killed], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.time() + 60
+files = []
+while time.time() < deadline:
+    files = glob.glob(os.path.join(killed, "*", "result.json"))
+    if files and json.load(open(files[0]))["benchmarks"]:
+        break
+    time.sleep(0.2)
+p.send_signal(signal.SIGKILL)
+p.wait()
+check("SIGKILL: result.json exists", bool(files))
+if files:
+    j = json.load(open(files[0]))
+    check("SIGKILL: marked partial", j["context"]["complete"] is False, j["context"].get("complete"))
+    check("SIGKILL: finished benchmarks kept", len(j["benchmarks"]) >= 1, len(j["benchmarks"]))
+    v = subprocess.run(["/usr/bin/python3", os.path.join(src, "scripts", "validate_result.py"), files[0]],
+                       capture_output=True, text=True)
+    check("SIGKILL: partial result is schema-valid", v.returncode == 0, v.stdout + v.stderr)
+subprocess.run([tb, "cleanup"], capture_output=True)
+l = left()
+check("SIGKILL: nothing left after cleanup", not l, l)
+
+# SIGINT: exit 130, partial result, nothing left.
+inter = os.path.join(work, "interrupted")
+p = subprocess.Popen([tb, "run", "-t", "none", "--out", inter], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     text=True)
+time.sleep(3)
+p.send_signal(signal.SIGINT)
+_, err = p.communicate(timeout=60)
+check("SIGINT: exit 130", p.returncode == 130, f"exit {p.returncode}: {err[-300:]}")
+files = glob.glob(os.path.join(inter, "*", "result.json"))
+check("SIGINT: partial result kept", bool(files) and json.load(open(files[0]))["context"]["complete"] is False)
+l = left()
+check("SIGINT: nothing left", not l, l)
+
+shutil.rmtree(work, ignore_errors=True)
+print(f"{len(failures)} failed" if failures else "hostile input: all cases handled")
+sys.exit(1 if failures else 0)
