@@ -140,8 +140,10 @@ std::unique_ptr<Tracer> make_tracer(std::string_view name);
 bool register_tracer(std::string name, TracerFactory make);
 
 // Removes anything tagged as ours that a killed run left behind.  Each
-// adapter registers one function; `tracebench cleanup` runs them all.
-using CleanupFn = std::function<std::vector<std::string>()>;  // returns what it removed
+// adapter registers one function; `tracebench cleanup` runs them all with
+// remove = true; every other command runs them with remove = false and
+// warns about what they found.  Returns what it removed (or would remove).
+using CleanupFn = std::function<std::vector<std::string>(bool remove)>;
 bool register_cleanup(std::string name, CleanupFn fn);
 std::vector<std::pair<std::string, CleanupFn>>& cleanup_registry();
 

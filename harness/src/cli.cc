@@ -119,7 +119,7 @@ int cmd_env(bool as_json) {
 int cmd_cleanup() {
   std::size_t n = 0;
   for (const auto& [name, fn] : cleanup_registry()) {
-    for (const auto& what : fn()) {
+    for (const auto& what : fn(true)) {
       std::cout << fmt::format("{}: removed {}\n", name, what);
       ++n;
     }
@@ -140,6 +140,20 @@ Status parse_options(const std::vector<std::string>& raw, RunOptions* opt) {
     opt->options[tracer][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
   }
   return Status::ok();
+}
+
+// Every command but `cleanup` first says what dead tracebench processes left
+// in the kernel or on disk (and removes nothing).
+void warn_leftovers() {
+  std::vector<std::string> found;
+  for (const auto& [name, fn] : cleanup_registry()) {
+    for (const auto& what : fn(false)) found.push_back(fmt::format("{}: {}", name, what));
+  }
+  if (found.empty()) return;
+  std::cerr << fmt::format("tracebench: warning: {} object(s) left by tracebench processes that are gone "
+                           "(`tracebench cleanup` removes them):\n",
+                           found.size());
+  for (const auto& f : found) std::cerr << "  " << f << "\n";
 }
 
 struct CompareArgs {
@@ -443,6 +457,7 @@ int cli_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (!cleanup->parsed()) warn_leftovers();
   if (list->parsed()) return cmd_list(list_json);
   if (env->parsed()) return cmd_env(env_json);
   if (cleanup->parsed()) return cmd_cleanup();

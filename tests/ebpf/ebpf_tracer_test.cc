@@ -522,7 +522,7 @@ TEST(EbpfCleanup, NoPinsUnderSysFsBpf) {
   for (auto& [name, fn] : cleanup_registry()) {
     if (name == "ebpf") {
       found = true;
-      EXPECT_TRUE(fn().empty());
+      EXPECT_TRUE(fn(true).empty());
     }
   }
   EXPECT_TRUE(found);

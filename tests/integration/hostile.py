@@ -194,6 +194,22 @@ check("SIGINT: partial result kept", bool(files) and json.load(open(files[0]))["
 l = left()
 check("SIGINT: nothing left", not l, l)
 
+# What a dead run left is noticed by the next command of any kind, and
+# removed by cleanup only.
+dead = subprocess.Popen(["true"])
+dead.wait()
+inst = f"/sys/kernel/tracing/instances/tracebench-{dead.pid}"
+if os.path.isdir("/sys/kernel/tracing/instances"):
+    os.mkdir(inst)
+    r = subprocess.run([tb, "list"], capture_output=True, text=True, timeout=60)
+    check("leftover noticed by `list`", f"tracebench-{dead.pid}" in r.stderr and "tracebench cleanup" in r.stderr,
+          r.stderr[:300])
+    check("leftover kept by `list`", os.path.isdir(inst))
+    r = subprocess.run([tb, "cleanup"], capture_output=True, text=True, timeout=60)
+    check("leftover removed by cleanup", not os.path.isdir(inst), r.stdout + r.stderr)
+    if os.path.isdir(inst):
+        os.rmdir(inst)
+
 shutil.rmtree(work, ignore_errors=True)
 print(f"{len(failures)} failed" if failures else "hostile input: all cases handled")
 sys.exit(1 if failures else 0)

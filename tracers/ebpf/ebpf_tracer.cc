@@ -763,7 +763,7 @@ Availability EbpfTracer::available() {
 namespace {
 
 // We never pin; remove anything pinned under /sys/fs/bpf/tracebench* anyway.
-std::vector<std::string> cleanup_ebpf() {
+std::vector<std::string> cleanup_ebpf(bool remove) {
   std::vector<std::string> removed;
   std::error_code ec;
   const std::filesystem::path root = "/sys/fs/bpf";
@@ -772,7 +772,7 @@ std::vector<std::string> cleanup_ebpf() {
     const std::string name = e.path().filename().string();
     if (name.rfind("tracebench", 0) != 0) continue;
     std::error_code rec;
-    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) removed.push_back(e.path().string());
+    if (!remove || (std::filesystem::remove_all(e.path(), rec) > 0 && !rec)) removed.push_back(e.path().string());
   }
   return removed;
 }

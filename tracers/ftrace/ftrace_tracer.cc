@@ -262,7 +262,7 @@ nlohmann::json probe_features() {
   return f;
 }
 
-std::vector<std::string> cleanup_stale() {
+std::vector<std::string> cleanup_stale(bool remove) {
   std::vector<std::string> removed;
   if (!tracing_dir()) return removed;
   tracefs_set_loglevel(TEP_LOG_NONE);
@@ -271,6 +271,10 @@ std::vector<std::string> cleanup_stale() {
       std::string name = *n;
       long pid = owner_pid(name, kInstancePrefix, '-');
       if (pid < 0 || pid_alive(pid)) continue;
+      if (!remove) {
+        removed.push_back("tracefs instance " + name + " (pid " + std::to_string(pid) + " is gone)");
+        continue;
+      }
       tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
       if (!inst) continue;
       tracefs_trace_off(inst);
@@ -294,7 +298,7 @@ std::vector<std::string> cleanup_stale() {
       long pid = owner_pid(event, "tb", '_');
       if (pid < 0 || pid_alive(pid)) continue;
       // force: disable it in whichever instance a dead run left it enabled.
-      if (tracefs_dynevent_destroy(*e, true) == 0)
+      if (!remove || tracefs_dynevent_destroy(*e, true) == 0)
         removed.push_back("dynamic event " + system + ":" + event + " (pid " + std::to_string(pid) + " is gone)");
     }
     tracefs_dynevent_list_free(evs);
@@ -780,4 +784,4 @@ void FtraceTracer::teardown() noexcept {
 }  // namespace tracebench::ftrace
 
 TRACEBENCH_REGISTER_TRACER(ftrace, [] { return std::make_unique<tracebench::ftrace::FtraceTracer>(); });
-TRACEBENCH_REGISTER_CLEANUP(ftrace, [] { return tracebench::ftrace::cleanup_stale(); });
+TRACEBENCH_REGISTER_CLEANUP(ftrace, [](bool remove) { return tracebench::ftrace::cleanup_stale(remove); });

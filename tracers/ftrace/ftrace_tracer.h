@@ -44,7 +44,7 @@ nlohmann::json probe_features();
 
 // Removes tracefs instances "tracebench-<pid>[-...]" and dynamic events
 // "tracebench:tb<pid>_*" whose owning pid is dead.  Returns what it removed.
-std::vector<std::string> cleanup_stale();
+std::vector<std::string> cleanup_stale(bool remove = true);
 
 class FtraceTracer final : public Tracer {
  public:

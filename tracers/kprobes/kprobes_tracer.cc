@@ -227,13 +227,17 @@ std::string probe_mode(const std::string& symbol, std::uint64_t offset, bool ret
   return near.empty() ? "absent" : near;
 }
 
-std::vector<std::string> cleanup_stale() {
+std::vector<std::string> cleanup_stale(bool remove) {
   std::vector<std::string> removed;
   // Instances "tracebench-<pid>-kp<n>" of dead processes.
   char** names = tracefs_instances(nullptr);
   for (char** n = names; n && *n; ++n) {
     int pid = 0, seq = 0;
     if (sscanf(*n, "tracebench-%d-kp%d", &pid, &seq) == 2 && !pid_alive(pid)) {
+      if (!remove) {
+        removed.push_back(std::string("instance ") + *n);
+        continue;
+      }
       tracefs_instance* inst = tracefs_instance_alloc(nullptr, *n);
       if (inst) {
         tracefs_event_disable(inst, nullptr, nullptr);
@@ -251,7 +255,7 @@ std::vector<std::string> cleanup_stale() {
     tracefs_dynevent_info(*e, &sys, &ev, &prefix, &addr, &fmt);
     int pid = 0, seq = 0;
     if (ev && sscanf(ev, "tb%d_kp%d", &pid, &seq) == 2 && !pid_alive(pid)) {
-      if (tracefs_dynevent_destroy(*e, true) == 0)
+      if (!remove || tracefs_dynevent_destroy(*e, true) == 0)
         removed.push_back(std::string("kprobe event ") + kGroup + ":" + ev);
     }
     free(sys);
@@ -644,6 +648,6 @@ void KprobesTracer::teardown() noexcept {
 }
 
 TRACEBENCH_REGISTER_TRACER(kprobes, [] { return std::make_unique<KprobesTracer>(); });
-TRACEBENCH_REGISTER_CLEANUP(kprobes, [] { return cleanup_stale(); });
+TRACEBENCH_REGISTER_CLEANUP(kprobes, [](bool remove) { return cleanup_stale(remove); });
 
 }  // namespace tracebench::kprobes

@@ -43,7 +43,7 @@ Status resolve_symbol(const ProbePoint& probe, std::string* symbol);
 std::string probe_mode(const std::string& symbol, std::uint64_t offset, bool retprobe);
 
 // Removes instances and kprobe events of dead tracebench processes.
-std::vector<std::string> cleanup_stale();
+std::vector<std::string> cleanup_stale(bool remove = true);
 
 class KprobesTracer final : public Tracer {
  public:

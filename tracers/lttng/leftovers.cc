@@ -28,7 +28,7 @@ pid_t owner_pid(const std::string& name, std::size_t prefix_len) {
 
 }  // namespace
 
-std::vector<std::string> cleanup_leftovers() {
+std::vector<std::string> cleanup_leftovers(bool remove) {
   std::vector<std::string> removed;
   if (sessiond_alive()) {
     lttng_session* sessions = nullptr;
@@ -38,7 +38,7 @@ std::vector<std::string> cleanup_leftovers() {
       if (name.rfind(kSessionPrefix, 0) != 0) continue;
       pid_t owner = owner_pid(name, std::strlen(kSessionPrefix));
       if (owner <= 0 || owner == ::getpid() || pid_alive(owner)) continue;
-      if (lttng_destroy_session(name.c_str()) >= 0) removed.push_back("lttng session " + name);
+      if (!remove || lttng_destroy_session(name.c_str()) >= 0) removed.push_back("lttng session " + name);
     }
     std::free(sessions);
   }
@@ -51,10 +51,10 @@ std::vector<std::string> cleanup_leftovers() {
     pid_t owner = owner_pid(base, want.size());
     if (owner <= 0 || owner == ::getpid() || pid_alive(owner)) continue;
     std::error_code rm_ec;
-    fs::remove_all(entry.path(), rm_ec);
+    if (remove) fs::remove_all(entry.path(), rm_ec);
     if (!rm_ec) removed.push_back("trace directory " + entry.path().string());
   }
-  if (std::string s = stop_orphaned_sessiond(); !s.empty()) removed.push_back(s);
+  if (std::string s = stop_orphaned_sessiond(remove); !s.empty()) removed.push_back(s);
   return removed;
 }
 

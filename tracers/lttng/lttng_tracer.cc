@@ -312,6 +312,6 @@ void LttngTracer::teardown() noexcept {
 }
 
 TRACEBENCH_REGISTER_TRACER(lttng, [] { return std::make_unique<LttngTracer>(); });
-TRACEBENCH_REGISTER_CLEANUP(lttng, [] { return cleanup_leftovers(); });
+TRACEBENCH_REGISTER_CLEANUP(lttng, [](bool remove) { return cleanup_leftovers(remove); });
 
 }  // namespace tracebench::lttng

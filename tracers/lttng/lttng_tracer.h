@@ -76,6 +76,6 @@ class LttngTracer final : public Tracer {
 // tracebench-<pid>-k<n> (kernel) whose pid is gone, their
 // /tmp/tracebench-lttng-<pid>-* directories, a session daemon a killed run
 // started (leftovers.cc, shared with ../lttng_kernel).
-std::vector<std::string> cleanup_leftovers();
+std::vector<std::string> cleanup_leftovers(bool remove = true);
 
 }  // namespace tracebench::lttng

@@ -195,12 +195,17 @@ Status stop_sessiond(pid_t pid) {
   return Status::ok();
 }
 
-std::string stop_orphaned_sessiond() {
+std::string stop_orphaned_sessiond(bool stop) {
   std::istringstream in(read_file(kMarkerFile));
   pid_t daemon = 0, owner = 0;
   if (!(in >> daemon >> owner)) return {};
   if (owner > 0 && !gone(owner)) return {};  // its owner still runs and will stop it
   std::string what;
+  if (!stop) {
+    return process_is(daemon, "lttng-sessiond") ? "lttng-sessiond pid " + std::to_string(daemon) +
+                                                      " (started by tracebench pid " + std::to_string(owner) + ")"
+                                                : "";
+  }
   if (process_is(daemon, "lttng-sessiond")) {
     Status s = stop_sessiond(daemon);
     what = s ? "lttng-sessiond pid " + std::to_string(daemon) + " (started by tracebench pid " +

@@ -39,7 +39,7 @@ Status stop_sessiond(pid_t pid);
 
 // For cleanup: a daemon recorded in kMarkerFile whose owner is gone.
 // Returns what it did ("" when nothing).
-std::string stop_orphaned_sessiond();
+std::string stop_orphaned_sessiond(bool stop = true);  // stop = false: only say what it would stop
 
 // True when `pid` has exited (no such process, or a zombie).
 bool process_gone(pid_t pid);

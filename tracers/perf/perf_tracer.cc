@@ -765,7 +765,7 @@ namespace tracebench::perf {
 namespace {
 // Uprobe events "tracebench:tb<pid>_p<n>_*" whose owning pid is gone (a run
 // killed with SIGKILL); perf events themselves die with their process.
-std::vector<std::string> cleanup_stale() {
+std::vector<std::string> cleanup_stale(bool remove) {
   std::vector<std::string> removed;
   const char* dir = tracefs_tracing_dir();
   if (!dir) return removed;
@@ -780,7 +780,7 @@ std::vector<std::string> cleanup_stale() {
     if (j == i || j + 1 >= name.size() || name.compare(j, 2, "_p") != 0) continue;
     long pid = std::stol(name.substr(i, j - i));
     if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    if (write_uprobe_events("-:tracebench/" + name + "\n"))
+    if (!remove || write_uprobe_events("-:tracebench/" + name + "\n"))
       removed.push_back("uprobe event tracebench:" + name + " (pid " + std::to_string(pid) + " is gone)");
   }
   return removed;
@@ -789,4 +789,4 @@ std::vector<std::string> cleanup_stale() {
 }  // namespace tracebench::perf
 
 TRACEBENCH_REGISTER_TRACER(perf, [] { return std::make_unique<tracebench::perf::PerfTracer>(); });
-TRACEBENCH_REGISTER_CLEANUP(perf, [] { return tracebench::perf::cleanup_stale(); });
+TRACEBENCH_REGISTER_CLEANUP(perf, [](bool remove) { return tracebench::perf::cleanup_stale(remove); });
