@@ -86,6 +86,24 @@ def hypervisor_is_tcg():
         return False
 
 
+# Tracer options and actions, refused by each adapter's validate() at
+# planning time (only for the tracers this machine has).
+env = json.loads(subprocess.run([tb, "env", "--json"], capture_output=True, text=True).stdout)
+available = {t["name"] for t in env["tracers"] if t["available"]}
+ADAPTER_CASES = {
+    "ftrace": (["-w", "getpid", "-o", "ftrace.mode=bogus"], r"mode=bogus: expected overwrite or discard"),
+    "perf": (["-w", "getpid", "-o", "perf.nosuch=1"], r"nosuch"),
+    "ebpf": (["-w", "getpid", "-a", "count", "-o", "ebpf.wakeup=sometimes"], r"wakeup"),
+    "lttng": (["-w", "ust_hot", "-o", "lttng.nosuch=1"], r"nosuch"),
+    "dvm": (["-w", "dvm_getpid", "-a", "script", "-o", "dvm.script=$probe { @ = count( }"], r"D program"),
+}
+for t, (args, pattern) in ADAPTER_CASES.items():
+    if t in available:
+        REFUSED.append((["run", "-t", t] + args, 2, pattern))
+if "dvm" in available:
+    REFUSED.append((["run", "-t", "dvm", "-w", "dvm_getpid", "-a", "predicate-false", "-o", "dvm.ecbs=0"], 2,
+                    r"ecbs=0 must be 1\.\.1000"))
+
 if not hypervisor_is_tcg():
     REFUSED.append((["run", "-t", "none", "-w", "getpid", "--execution", "qemu-tcg"], 2, r"does not match this machine"))
 

@@ -41,8 +41,10 @@ class DvmTracer final : public Tracer {
 
   bool supports(const ProbePoint& p) const override { return !probe_desc(p).empty(); }
 
-  Status attach(const AttachSpec& spec) override {
-    teardown();
+  // Everything before the session: options, the D program for the action,
+  // its compilation.  Touches nothing outside this process.
+  Status prepare(const AttachSpec& spec, tbdvm::Options* opts, std::string* source, std::string* action,
+                 tbdvm::CompileResult* out) const {
     std::string desc = probe_desc(spec.probe);
     if (desc.empty())
       return Status::error("dvm: workload probe " + spec.probe.name +
@@ -72,21 +74,21 @@ class DvmTracer final : public Tracer {
         if (!e.ok()) return Status::error("dvm: " + e.message);
       }
     }
-    action_ = spec.action == "default" ? "count" : spec.action;
+    *action = spec.action == "default" ? "count" : spec.action;
     std::string src;
-    if (action_ == "count") {
+    if (*action == "count") {
       src = desc + " { @c = count(); }";
-    } else if (action_ == "record") {
+    } else if (*action == "record") {
       src = spec.payload_bytes ? desc + " { tracemem(arg1, " + std::to_string(spec.payload_bytes) + "); }"
                                : desc + " { trace(arg0); }";
-    } else if (action_ == "predicate-false") {
+    } else if (*action == "predicate-false") {
       for (int i = 0; i < ecbs - 1; i++) src += desc + " /arg0 == -1/ { @f = count(); }\n";
       src += desc + " { @c = count(); }";
-    } else if (action_ == "printf") {
+    } else if (*action == "printf") {
       src = desc + " { printf(\"%d %d\\n\", arg0, arg2); }";
-    } else if (action_ == "quantize") {
+    } else if (*action == "quantize") {
       src = desc + " { @q = quantize(arg0); }";
-    } else if (action_ == "script") {
+    } else if (*action == "script") {
       if (script.empty()) return Status::error("dvm: action script needs --option script='<D clauses>'");
       for (size_t p; (p = script.find("$probe")) != std::string::npos;) script.replace(p, 6, desc);
       src = script;
@@ -94,13 +96,31 @@ class DvmTracer final : public Tracer {
       return Status::error("dvm: unknown action '" + spec.action +
                            "' (count, record, predicate-false, printf, quantize, script)");
     }
-    tbdvm::CompileResult r = tbdvm::compile_d(src);
-    if (!r.program) return Status::error("dvm: D program: " + r.error + "\n" + src);
-    for (const auto& [k, v] : r.options) {
+    *out = tbdvm::compile_d(src);
+    if (!out->program) return Status::error("dvm: D program: " + out->error + "\n" + src);
+    for (const auto& [k, v] : out->options) {
       if (k == "quiet") continue;
       tbdvm::Error e = tbdvm::set_option(&o, k, v);
       if (!e.ok()) return Status::error("dvm: " + e.message);
     }
+    *opts = o;
+    *source = src;
+    return Status::ok();
+  }
+
+  Status validate(const AttachSpec& spec) const override {
+    tbdvm::Options o;
+    std::string src, action;
+    tbdvm::CompileResult r;
+    return prepare(spec, &o, &src, &action, &r);
+  }
+
+  Status attach(const AttachSpec& spec) override {
+    teardown();
+    tbdvm::Options o;
+    std::string src;
+    tbdvm::CompileResult r;
+    TB_TRY(prepare(spec, &o, &src, &action_, &r));
     source_ = src;
     session_ = std::make_unique<tbdvm::Session>(o);
     tbdvm::Error e = session_->enable(r.program);

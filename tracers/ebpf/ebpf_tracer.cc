@@ -166,6 +166,13 @@ std::map<std::string, std::string> EbpfTracer::versions() const {
   return v;
 }
 
+Status EbpfTracer::validate(const AttachSpec& spec) const {
+  // parse_options() fills the adapter's configuration; a scratch adapter
+  // (nothing loaded, nothing attached) takes it here.
+  EbpfTracer scratch;
+  return scratch.parse_options(spec);
+}
+
 Status EbpfTracer::parse_options(const AttachSpec& spec) {
   static const std::set<std::string> known = {
       "attach", "wakeup", "consumer", "consumer_cpu", "poll_ms", "buffer_kb",

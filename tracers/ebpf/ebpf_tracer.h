@@ -52,6 +52,7 @@ class EbpfTracer final : public Tracer {
   bool supports(const ProbePoint& probe) const override;
   std::map<std::string, std::string> versions() const override;
 
+  Status validate(const AttachSpec& spec) const override;
   Status attach(const AttachSpec& spec) override;
   Status enable() override;
   Status disable() override;

@@ -300,6 +300,18 @@ std::map<std::string, std::string> KprobesTracer::versions() const {
   return v;
 }
 
+Status KprobesTracer::validate(const AttachSpec& spec) const {
+  const std::string& a = spec.action;
+  if (a != "tracefs_kprobe" && a != "tracefs_kretprobe" && a != "bpf_kprobe" && a != "bpf_kretprobe" &&
+      a != "default")
+    return Status::error("kprobes: unknown action '" + a +
+                         "' (tracefs_kprobe, tracefs_kretprobe, bpf_kprobe, bpf_kretprobe)");
+  if (!supports(spec.probe))
+    return Status::error("kprobes: cannot attach to '" + spec.probe.name + "': only kernel functions and syscalls");
+  KprobesConfig config;
+  return parse_options(spec.options, &config);
+}
+
 Status KprobesTracer::attach(const AttachSpec& spec) {
   if (attached_) return Status::error("kprobes: attach() called twice without teardown()");
   const std::string& a = spec.action;

@@ -57,6 +57,17 @@ std::map<std::string, std::string> LttngTracer::versions() const {
           {"babeltrace2", babeltrace2_version()}};
 }
 
+Status LttngTracer::validate(const AttachSpec& spec) const {
+  LttngConfig config;
+  TB_TRY(parse_options(spec.options, &config));
+  if (spec.probe.kind != ProbeKind::kUstTracepoint)
+    return Status::error("lttng: probe " + spec.probe.name + " is not an LTTng-UST tracepoint");
+  const std::string& target = spec.probe.target;
+  if (target.find(':') == std::string::npos || target.size() >= LTTNG_SYMBOL_NAME_LEN)
+    return Status::error("lttng: tracepoint '" + target + "' is not of the form provider:event");
+  return Status::ok();
+}
+
 Status LttngTracer::attach(const AttachSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (session_created_ || handle_ || started_sessiond_) {

@@ -204,6 +204,13 @@ std::map<std::string, std::string> LttngKernelTracer::versions() const {
   return v;
 }
 
+Status LttngKernelTracer::validate(const AttachSpec& spec) const {
+  lttng::LttngConfig config;
+  TB_TRY(parse_kernel_options(spec.options, &config));
+  KernelEventPlan plan;
+  return plan_events(spec.probe, spec.action, &plan);
+}
+
 Status LttngKernelTracer::attach(const AttachSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (attached_ || started_sessiond_) return Status::error("lttng_kernel: already attached (teardown() first)");

@@ -63,6 +63,7 @@ class LttngKernelTracer final : public Tracer {
   }
   std::map<std::string, std::string> versions() const override;
 
+  Status validate(const AttachSpec& spec) const override;
   Status attach(const AttachSpec& spec) override;
   Status enable() override;
   Status disable() override;

@@ -269,6 +269,19 @@ std::size_t PerfTracer::event_fds() const {
   return n;
 }
 
+Status PerfTracer::validate(const AttachSpec& spec) const {
+  if (!supports(spec.probe))
+    return Status::error("perf does not support probe " + spec.probe.name + " (" +
+                         std::string(to_string(spec.probe.kind)) + ")");
+  PerfConfig config;
+  TB_TRY(parse_options(spec.options, &config));
+  if (spec.action != "default" && spec.action != "count")
+    return Status::error("perf action '" + spec.action + "' unknown; actions: count");
+  if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
+    return Status::error("perf option event= applies to syscall probes only");
+  return Status::ok();
+}
+
 Status PerfTracer::attach(const AttachSpec& spec) {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   if (attached_) return Status::error("perf: attach() called twice; teardown() first");
