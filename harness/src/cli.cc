@@ -192,6 +192,7 @@ int cmd_compare(const CompareArgs& c) {
     for (std::size_t i = 0; s && i < files.size(); ++i) {
       runs[side].emplace_back();
       s = read_run(files[i], &runs[side].back());
+      if (s) s = check_comparable(runs[side].back(), files[i]);
     }
     if (!s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
@@ -206,8 +207,8 @@ int cmd_compare(const CompareArgs& c) {
     std::cerr << "tracebench compare: " << s.message() << "\n";
     return 2;
   }
-  bool regression = false;
-  for (const auto& r : res.rows) regression |= r.verdict == "regression";
+  std::string why;
+  bool failing = fails_check(res, &why);
   auto ids = [](const std::vector<RunResult>& v) {
     json j = json::array();
     for (const auto& r : v) j.push_back(r.context.run_id);
@@ -219,7 +220,7 @@ int cmd_compare(const CompareArgs& c) {
       j.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
                    {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
                    {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
-                   {"b_runs", r.b_runs}, {"verdict", r.verdict}});
+                   {"b_runs", r.b_runs}, {"verdict", r.verdict}, {"detail", r.detail}});
     }
     std::cout << json{{"a", ids(runs[0])}, {"b", ids(runs[1])}, {"rows", j}, {"warnings", res.warnings}}.dump(2)
               << "\n";
@@ -231,7 +232,11 @@ int cmd_compare(const CompareArgs& c) {
     };
     std::cout << head("A", runs[0]) << head("B", runs[1]) << "\n" << compare_table(res);
   }
-  return c.fail_on_regression && regression ? 1 : 0;
+  if (c.fail_on_regression && failing) {
+    std::cerr << "tracebench compare: failing (--fail-on-regression):\n" << why << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 struct RunArgs {
@@ -431,7 +436,7 @@ int cli_main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");
-  compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when any benchmark regressed");
+  compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none");
 
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {

@@ -75,6 +75,8 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
                     double threshold, double alpha, CompareResult* out) {
   out->rows.clear();
   out->warnings.clear();
+  out->b_benchmarks = 0;
+  for (const RunResult* r : b) out->b_benchmarks += r->benchmarks.size();
   if (a.empty() || b.empty()) return Status::error("compare needs at least one run on each side");
   const RunResult* first = a.front();
   std::vector<const RunResult*> all(a);
@@ -112,7 +114,9 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   // own TSC rate) of every run in which the benchmark succeeded.
   struct Pool {
     std::vector<double> ns;
-    std::size_t runs = 0;
+    std::size_t runs = 0;     // runs in which it succeeded
+    std::size_t present = 0;  // runs that have it at all
+    std::string error;        // the first failure's reason
   };
   std::vector<std::string> order;
   std::map<std::string, std::pair<Pool, Pool>> pools;
@@ -122,7 +126,13 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       for (const auto& x : r->benchmarks) {
         if (!pools.count(x.name)) order.push_back(x.name);
         Pool& p = s == 0 ? pools[x.name].first : pools[x.name].second;
-        if (x.status != "ok") continue;
+        ++p.present;
+        // A benchmark without figures (error, skipped, or no overhead) is
+        // failed in that run, never a number.
+        if (x.status != "ok" || !x.overhead_cycles) {
+          if (p.error.empty()) p.error = x.error.empty() ? "status " + x.status + ", no figure" : x.error;
+          continue;
+        }
         std::string what;
         for (double v : series(x, &what)) p.ns.push_back(v * 1e9 / r->context.tsc_hz);
         whats[x.name] = what;
@@ -138,7 +148,13 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
     row.a_runs = pa.runs;
     row.b_runs = pb.runs;
     if (pa.ns.empty() || pb.ns.empty()) {
-      row.verdict = "missing";
+      // Absent from a side, or failed in every run of it.
+      const Pool& bad = pa.ns.empty() ? pa : pb;
+      const char* side = pa.ns.empty() ? "A" : "B";
+      row.verdict = bad.present ? "failed" : "missing";
+      row.side = side;
+      row.detail = bad.present ? fmt::format("failed in every run of {}: {}", side, bad.error)
+                               : fmt::format("not in {}", side);
       out->rows.push_back(row);
       continue;
     }
@@ -167,6 +183,14 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   if (few) {
     out->warnings.push_back("fewer than 9 repetitions: the U test has little power; use --repetitions 9 or more");
   }
+  for (const auto* side : {&a, &b}) {
+    for (const RunResult* r : *side) {
+      if (!r->context.complete)
+        out->warnings.push_back(fmt::format("{}: run {} is partial (it did not finish): its {} benchmarks are those that "
+                                            "finished",
+                                            side == &a ? "A" : "B", r->context.run_id, r->benchmarks.size()));
+    }
+  }
   if (a.size() == 1 || b.size() == 1) {
     out->warnings.push_back(
         "one run on a side: its repetitions share that run's minutes of machine state, so p understates the run-to-run "
@@ -183,9 +207,9 @@ std::string compare_table(const CompareResult& c) {
   std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}\n", "benchmark", "what", "A ns", "B ns",
                                 "B/A", "p", "verdict");
   for (const auto& r : c.rows) {
-    if (r.verdict == "missing") {
-      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}\n", r.benchmark, "-", "-", "-", "-", "-",
-                         "missing on one side, or failed in all its runs");
+    if (r.verdict == "missing" || r.verdict == "failed") {
+      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}: {}\n", r.benchmark, "-", "-", "-", "-", "-",
+                         r.verdict, r.detail);
       continue;
     }
     out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f}  {}\n", r.benchmark, r.what, r.a_median,
@@ -193,6 +217,39 @@ std::string compare_table(const CompareResult& c) {
   }
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
+}
+
+Status check_comparable(const RunResult& r, const std::string& file) {
+  auto bad = [&](const std::string& what) { return Status::error(fmt::format("{}: {}", file, what)); };
+  double hz = r.context.tsc_hz;
+  if (!std::isfinite(hz) || hz <= 0) return bad(fmt::format("context.tsc.hz is {}: not a positive finite rate", hz));
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < r.benchmarks.size(); ++i) {
+    const BenchmarkResult& b = r.benchmarks[i];
+    if (++seen[b.name] > 1) return bad(fmt::format("benchmark {} appears twice", b.name));
+    if (b.status != "ok") continue;
+    for (const auto* v : {&b.baseline, &b.traced}) {
+      for (double x : v->repetition_medians) {
+        double ns = x * 1e9 / hz;
+        if (!std::isfinite(x) || !std::isfinite(ns) || std::fabs(ns) > 1e12)
+          return bad(fmt::format("benchmarks[{}] ({}): {}.repetition_medians_cycles holds {}: not a finite figure", i,
+                                 b.name, v == &b.baseline ? "baseline" : "traced", x));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+bool fails_check(const CompareResult& c, std::string* why) {
+  std::vector<std::string> reasons;
+  for (const auto& r : c.rows) {
+    if (r.verdict == "regression") reasons.push_back(r.benchmark + ": regression");
+    if ((r.verdict == "missing" || r.verdict == "failed") && r.side == "B")
+      reasons.push_back(r.benchmark + ": " + r.detail);
+  }
+  if (c.b_benchmarks == 0) reasons.push_back("B has no benchmarks");
+  *why = fmt::format("{}", fmt::join(reasons, "\n"));
+  return !reasons.empty();
 }
 
 }  // namespace tracebench

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace tracebench {
 namespace {
 
@@ -34,6 +37,7 @@ BenchmarkResult bench(const std::string& tracer, std::vector<double> base, std::
   b.tracer = tracer;
   b.baseline.repetition_medians = std::move(base);
   b.traced.repetition_medians = std::move(traced);
+  b.overhead_cycles = MedianCI{};  // an ok benchmark has a figure
   return b;
 }
 
@@ -94,7 +98,97 @@ TEST(Compare, MissingAndFailedBenchmarksAreReported) {
   CompareResult c;
   ASSERT_TRUE(compare_runs(a, b, 0.05, 0.05, &c).is_ok());
   ASSERT_EQ(c.rows.size(), 3u);
-  for (const auto& r : c.rows) EXPECT_EQ(r.verdict, "missing") << r.benchmark;
+  EXPECT_EQ(c.rows[0].verdict, "missing");  // ftrace: not in B
+  EXPECT_EQ(c.rows[0].side, "B");
+  EXPECT_EQ(c.rows[1].verdict, "failed");  // perf: failed in every run of A
+  EXPECT_EQ(c.rows[1].side, "A");
+  EXPECT_EQ(c.rows[2].verdict, "missing");  // ebpf: not in A
+  EXPECT_EQ(c.rows[2].side, "A");
+  // Only what A had and B lost fails the check: ftrace.
+  std::string why;
+  EXPECT_TRUE(fails_check(c, &why));
+  EXPECT_NE(why.find("ftrace/getpid"), std::string::npos) << why;
+  EXPECT_EQ(why.find("perf"), std::string::npos) << why;
+}
+
+TEST(Compare, FailOnRegressionFailsWhenABenchmarkFailedInB) {
+  std::vector<double> base(9, 1.0);
+  BenchmarkResult failed = bench("ftrace", base, base);
+  failed.status = "error";
+  failed.error = "tracer recorded zero events";
+  RunResult a = run_with({bench("ftrace", base, base)});
+  RunResult b = run_with({failed});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs(a, b, 0.05, 0.05, &c).is_ok());
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].verdict, "failed");
+  EXPECT_NE(c.rows[0].detail.find("recorded zero events"), std::string::npos);
+  std::string why;
+  EXPECT_TRUE(fails_check(c, &why));
+  EXPECT_NE(why.find("failed in every run of B"), std::string::npos) << why;
+}
+
+TEST(Compare, FailOnRegressionFailsWhenBHasNoBenchmarks) {
+  std::vector<double> base(9, 1.0);
+  RunResult a = run_with({bench("ftrace", base, base)});
+  RunResult b = run_with({});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs(a, b, 0.05, 0.05, &c).is_ok());
+  std::string why;
+  EXPECT_TRUE(fails_check(c, &why));
+  EXPECT_NE(why.find("B has no benchmarks"), std::string::npos) << why;
+}
+
+TEST(Compare, AnOkBenchmarkWithoutAFigureIsFailedNotANumber) {
+  std::vector<double> base(9, 1.0);
+  BenchmarkResult nofig = bench("ftrace", base, base);
+  nofig.overhead_cycles.reset();
+  RunResult a = run_with({bench("ftrace", base, base)});
+  RunResult b = run_with({nofig});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs(a, b, 0.05, 0.05, &c).is_ok());
+  EXPECT_EQ(c.rows[0].verdict, "failed");
+}
+
+TEST(Compare, SameRunsDoNotFailTheCheck) {
+  std::vector<double> base(9, 1.0);
+  RunResult a = run_with({bench("ftrace", base, base)});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs(a, a, 0.05, 0.05, &c).is_ok());
+  std::string why;
+  EXPECT_FALSE(fails_check(c, &why)) << why;
+}
+
+TEST(Compare, ChecksWhatItReadsAndNamesTheFileAndField) {
+  std::vector<double> base(9, 1.0);
+  RunResult ok = run_with({bench("ftrace", base, base)});
+  EXPECT_TRUE(check_comparable(ok, "a.json").is_ok());
+  for (double hz : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    RunResult r = ok;
+    r.context.tsc_hz = hz;
+    Status s = check_comparable(r, "a.json");
+    ASSERT_FALSE(s.is_ok()) << hz;
+    EXPECT_NE(s.message().find("a.json: context.tsc.hz"), std::string::npos) << s.message();
+  }
+  RunResult huge = run_with({bench("ftrace", base, std::vector<double>(9, 1e308))});
+  Status s = check_comparable(huge, "b.json");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("traced.repetition_medians_cycles"), std::string::npos) << s.message();
+  RunResult twice = run_with({bench("ftrace", base, base), bench("ftrace", base, base)});
+  EXPECT_NE(check_comparable(twice, "c.json").message().find("appears twice"), std::string::npos);
+}
+
+TEST(Compare, PartialRunsAreSaidToBePartial) {
+  std::vector<double> base(9, 1.0);
+  RunResult a = run_with({bench("ftrace", base, base)});
+  RunResult b = a;
+  b.context.complete = false;
+  b.context.run_id = "partial-run";
+  CompareResult c;
+  ASSERT_TRUE(compare_runs(a, b, 0.05, 0.05, &c).is_ok());
+  bool said = false;
+  for (const auto& w : c.warnings) said |= w.find("B: run partial-run is partial") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // Overhead series of one run: `reps` repetitions around `ns` (tsc 1 GHz).

@@ -165,6 +165,11 @@ COMPARE_BAD = [
     ("other schema", lambda j: set_path(j, ["schema"], "x"), None, r"not a tracebench result"),
     ("schema_version 99", lambda j: set_path(j, ["schema_version"], 99), None, r"schema_version 99"),
     ("no context", lambda j: j.pop("context"), None, r"context"),
+    ("null field", lambda j: set_path(j, ["benchmarks", 0, "batch"], None), None, r"/benchmarks/0/batch"),
+    ("tsc rate 0", lambda j: set_path(j, ["context", "tsc", "hz"], 0), None, r"context\.tsc\.hz is 0"),
+    ("tsc rate negative", lambda j: set_path(j, ["context", "tsc", "hz"], -5), None, r"context\.tsc\.hz is -5"),
+    ("values 1e308", lambda j: set_path(j, ["benchmarks", 0, "baseline", "repetition_medians_cycles"], [1e308] * 2),
+     None, r"baseline\.repetition_medians_cycles holds"),
 ]
 for name, mutate, text, pattern in COMPARE_BAD:
     p = corrupt(name.replace(" ", "_"), mutate, text)
@@ -173,6 +178,19 @@ for name, mutate, text, pattern in COMPARE_BAD:
     check(f"compare {name} -> exit 2", r.returncode == 2, f"exit {r.returncode}: {msg[:300]}")
     check(f"compare {name} -> names the file and the problem", p in msg and re.search(pattern, msg) is not None,
           msg[:300])
+
+# --fail-on-regression: B without benchmarks, or with A's benchmark failed.
+for name, mutate in [("B empty", lambda j: set_path(j, ["benchmarks"], [])),
+                     ("B failed", lambda j: j["benchmarks"][0].update(status="error", error="broken",
+                                                                    overhead_cycles_per_event=None,
+                                                                    overhead_ns_per_event=None))]:
+    p = corrupt(name.replace(" ", "_"), mutate)
+    r = subprocess.run([tb, "compare", good_json, p, "--fail-on-regression"], capture_output=True, text=True,
+                       timeout=60)
+    check(f"compare --fail-on-regression, {name} -> exit 1", r.returncode == 1, f"exit {r.returncode}: {r.stderr[:300]}")
+r = subprocess.run([tb, "compare", good_json, good_json, "--fail-on-regression"], capture_output=True, text=True,
+                   timeout=60)
+check("compare --fail-on-regression, A = B -> exit 0", r.returncode == 0, r.stdout[-300:] + r.stderr[-300:])
 
 # SIGKILL in the middle of a run: the benchmarks that finished are on disk,
 # marked partial, schema-valid; cleanup leaves nothing.

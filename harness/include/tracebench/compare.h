@@ -28,14 +28,26 @@ struct CompareRow {
   std::size_t a_n = 0, b_n = 0;        // repetitions pooled
   std::size_t a_runs = 0, b_runs = 0;  // runs in which the benchmark succeeded
   // "regression", "improvement", "same" (not significant or within the
-  // threshold), or "missing" (on one side only, or failed in every run of a side)
+  // threshold), "missing" (absent from a side) or "failed" (failed, or has no
+  // figure, in every run of a side)
   std::string verdict;
+  std::string side;    // "A" or "B" for missing/failed
+  std::string detail;  // for missing/failed: which side and why
 };
 
 struct CompareResult {
   std::vector<CompareRow> rows;
   std::vector<std::string> warnings;
+  std::size_t b_benchmarks = 0;  // benchmarks in the runs of B
 };
+
+// What compare needs of a result it read: a positive finite TSC rate,
+// finite figures, each benchmark once.  The error names the file and field.
+Status check_comparable(const RunResult& r, const std::string& file);
+
+// For --fail-on-regression: a regression, a benchmark of A missing or failed
+// in B, or a B without benchmarks.  `why` lists them.
+bool fails_check(const CompareResult& c, std::string* why);
 
 // `threshold` is the relative change below which a significant difference is
 // still reported "same"; `alpha` the significance level.
