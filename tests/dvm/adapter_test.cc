@@ -15,10 +15,14 @@ struct Fired {
 
 Fired run(const std::string& workload, const std::string& action, std::size_t payload, std::uint64_t n,
           std::map<std::string, std::string> options = {}) {
+  // A missing tracer, workload or state is a failure of this test, never a
+  // crash of the binary (which would hide every other test's result).
   auto t = make_tracer("dvm");
-  EXPECT_TRUE(t);
   const Workload* w = find_workload(workload);
-  EXPECT_TRUE(w);
+  if (!t || !w) {
+    ADD_FAILURE() << "no dvm tracer or no workload " << workload;
+    return {};
+  }
   EXPECT_TRUE(t->available().ok);
   EXPECT_TRUE(t->supports(w->probe));
   AttachSpec spec;
@@ -27,11 +31,19 @@ Fired run(const std::string& workload, const std::string& action, std::size_t pa
   spec.payload_bytes = payload;
   spec.options = options;
   Status st = t->attach(spec);
-  EXPECT_TRUE(st) << st.message();
+  if (!st) {
+    ADD_FAILURE() << "attach: " << st.message();
+    t->teardown();
+    return {};
+  }
   WorkloadParams wp;
   wp.payload_bytes = payload;
   std::unique_ptr<WorkloadState> state;
-  EXPECT_TRUE(w->setup(wp, &state));
+  if (Status s = w->setup(wp, &state); !s || !state) {
+    ADD_FAILURE() << "workload setup: " << s.message();
+    t->teardown();
+    return {};
+  }
   // Interleaved like the harness: baseline (disabled) blocks fire nothing.
   for (int rep = 0; rep < 3; rep++) {
     state->fire(1000);  // baseline, tracer disabled
@@ -92,6 +104,7 @@ TEST(DvmAdapter, RejectsWhatItCannotDo) {
     EXPECT_FALSE(t->supports(getpid->probe));  // no D-VM site in that workload
   }
   const Workload* w = find_workload("dvm_hot");
+  ASSERT_NE(w, nullptr);
   AttachSpec spec;
   spec.probe = w->probe;
   spec.action = "nosuch";

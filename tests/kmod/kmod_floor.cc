@@ -65,8 +65,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "tracebench_kmod_floor: FIRE %s: %s\n", r.name, std::strerror(errno));
       return 1;
     }
+    // What it measured must be what it asked for: every event fired, one
+    // sample per batch, and no batch timed as free.
+    if (f.fired != count || f.samples_written != count / batch) {
+      std::fprintf(stderr, "tracebench_kmod_floor: %s fired %llu of %llu events, %u of %llu samples\n", r.name,
+                   static_cast<unsigned long long>(f.fired), static_cast<unsigned long long>(count),
+                   f.samples_written, static_cast<unsigned long long>(count / batch));
+      return 1;
+    }
     samples.resize(f.samples_written);
     std::sort(samples.begin(), samples.end());
+    if (samples.front() == 0) {
+      std::fprintf(stderr, "tracebench_kmod_floor: %s: a batch of %u events took 0 %s\n", r.name, batch,
+                   (info.caps & TB_KMOD_CAP_TSC) ? "cycles" : "ns");
+      return 1;
+    }
     auto per_event = [&](double q) {
       return static_cast<double>(samples[static_cast<std::size_t>(q * (samples.size() - 1))]) / batch;
     };
