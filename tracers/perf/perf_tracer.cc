@@ -517,11 +517,16 @@ Status PerfTracer::open_traced() {
 }
 
 // Disables and closes the traced events, keeping their {hits, lost} counts;
-// their records stay in the rings for the consumer.
+// their records stay in the rings for the consumer.  Every event is disabled
+// before any count is read: reading one event's count is a read(2), which
+// an event of the read syscall on another ring (CPU) still enabled would
+// record (two extra reads per window with two rings).
 void PerfTracer::close_traced() noexcept {
   for (auto& r : rings_) {
+    for (int fd : r.fds) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  }
+  for (auto& r : rings_) {
     for (int fd : r.fds) {
-      ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
       std::uint64_t v[2] = {0, 0};
       if (read(fd, v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
         closed_hits_ += v[0];
