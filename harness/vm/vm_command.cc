@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -123,7 +124,65 @@ Status spawn_wait(const std::vector<std::string>& argv, int* status) {
   return Status::ok();
 }
 
-int run_vm(const VmArgs& a) {
+// The guest's working directory is /results, and only /results comes back.
+// `run --out DIR` with a relative DIR (or one under /results) lands there;
+// an absolute DIR elsewhere would write where nothing comes back, so it is
+// taken as the host directory the files come back to (as --out-dir) and the
+// guest's run keeps its default.  Returns false with a message when that
+// clashes with --out-dir, or --out has no value.
+bool carry_out_to_host(VmArgs* a) {
+  if (a->guest_args.empty() || a->guest_args[0] != "run") return true;
+  auto& g = a->guest_args;
+  for (std::size_t i = 1; i < g.size(); ++i) {
+    if (g[i] == "--") break;  // Google Benchmark's flags from here
+    std::string value;
+    std::size_t n = 0;
+    if (g[i] == "--out") {
+      if (i + 1 >= g.size()) {
+        std::cerr << "tracebench vm: run --out needs a directory\n";
+        return false;
+      }
+      value = g[i + 1];
+      n = 2;
+    } else if (g[i].rfind("--out=", 0) == 0) {
+      value = g[i].substr(6);
+      n = 1;
+    } else {
+      continue;
+    }
+    if (value.empty()) {
+      std::cerr << "tracebench vm: run --out is empty\n";
+      return false;
+    }
+    fs::path p = fs::path(value).lexically_normal();
+    bool comes_back = p.is_relative() ? *p.begin() != ".." : p.string().rfind("/results", 0) == 0;
+    if (comes_back) continue;
+    if (!a->out_dir.empty()) {
+      std::cerr << "tracebench vm: run --out " << value << " is outside the guest's /results, so nothing would come "
+                << "back from it; with --out-dir " << a->out_dir << ", give run a relative --out (or none)\n";
+      return false;
+    }
+    a->out_dir = value;
+    std::cerr << "tracebench vm: the guest's results come back to " << value
+              << " on the host (an absolute run --out is taken as the host directory, like --out-dir)\n";
+    g.erase(g.begin() + static_cast<std::ptrdiff_t>(i), g.begin() + static_cast<std::ptrdiff_t>(i + n));
+    --i;
+  }
+  return true;
+}
+
+// Whether a result.json came back under `dir`.
+bool results_came_back(const std::string& dir) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename() == "result.json") return true;
+  }
+  return false;
+}
+
+int run_vm(VmArgs a) {
+  if (!carry_out_to_host(&a)) return 2;
   if (a.guest_args.empty()) {
     std::cerr << "tracebench vm: nothing to run: give tracebench arguments after --, e.g.\n"
                  "  tracebench vm --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -w kmod_target -t kprobes\n";
@@ -166,7 +225,16 @@ int run_vm(const VmArgs& a) {
                                    "--smp", std::to_string(a.smp), "--mem", std::to_string(a.mem_mb),
                                    "--bin", self.string() + ":/tb/bin/tracebench"};
   if (!a.headers.empty()) argv.insert(argv.end(), {"--headers", a.headers});
-  if (!a.out_dir.empty()) argv.insert(argv.end(), {"--outdir", a.out_dir});
+  if (a.out_dir.empty()) {
+    // Named here (the script's default) so the files can be checked after.
+    std::string release = fs::path(kernel).filename().string();
+    if (release.rfind("vmlinuz-", 0) == 0) release = release.substr(8);
+    char stamp[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
+    a.out_dir = "vm-results/" + release + "-" + stamp;
+  }
+  argv.insert(argv.end(), {"--outdir", a.out_dir});
   for (const auto& f : a.files) {
     std::string src = f.substr(0, f.find(':'));
     if (access(src.c_str(), R_OK) != 0) {
@@ -191,6 +259,13 @@ int run_vm(const VmArgs& a) {
   int status = 0;
   if (Status s = spawn_wait(argv, &status); !s) {
     std::cerr << "tracebench vm: " << s.message() << "\n";
+    return 3;
+  }
+  // A guest run that says it succeeded but whose result files did not come
+  // back has lost its results: that is a failure, not a success.
+  const bool plan_only = std::find(a.guest_args.begin(), a.guest_args.end(), "--plan") != a.guest_args.end();
+  if (is_run && !plan_only && status == 0 && !results_came_back(a.out_dir)) {
+    std::cerr << "tracebench vm: the guest's run finished but no result.json came back to " << a.out_dir << "\n";
     return 3;
   }
   return status;
@@ -220,6 +295,7 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_flag("--verbose", args->verbose, "Show the guest console while it runs");
   sub->add_option("args", args->guest_args, "tracebench arguments for the guest, after --");
   sub->callback([args, exit_status] { *exit_status = run_vm(*args); });
+  sub->footer("`run --out DIR` after -- names the host directory the results come back to (like --out-dir).");
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 set -uo pipefail
 tracebench=$1 src=$2 out=$3
 mkdir -p "$(dirname "$out")"
-args=(vm --out-dir "$out" --timeout 420)
+# `run --out <absolute dir>` names the host directory the results come back
+# to (the guest writes its default results/ under /results).
+args=(vm --timeout 420)
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
 # A guest soft lockup (seen in CI under multi-threaded TCG: a vCPU looping on
 # a stale int3 of patched kernel text with interrupts off, the patching CPU
@@ -24,7 +26,7 @@ args=(vm --out-dir "$out" --timeout 420)
 for attempt in 1 2; do
   rm -rf "$out"
   start=$SECONDS
-  "$tracebench" "${args[@]}" -- run --quick --out suite \
+  "$tracebench" "${args[@]}" -- run --quick --out "$out" \
     -t none -t ftrace -t ebpf -t perf -t kprobes -w kmod_fixed -w kmod_payload -w kmod_target
   rc=$?
   wall=$((SECONDS - start))
@@ -40,7 +42,7 @@ if [ $rc -ne 0 ]; then
   echo "--- guest output (tail) ---"; tail -n 60 "$out/guest-output.txt" 2>/dev/null
   exit 1
 fi
-results=("$out"/suite/*/result.json)
+results=("$out"/results/*/result.json)
 [ -f "${results[0]}" ] || { echo "FAIL: no result.json came back from the guest"; exit 1; }
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "${results[0]}" || exit 1
 /usr/bin/python3 - "${results[0]}" "$out/vm.json" "$wall" <<'PY'
