@@ -24,6 +24,7 @@
 #include "tracebench/stats.h"
 #include "tracebench/system.h"
 #include "tracebench/util.h"
+#include "tracebench/verification.h"
 #include "tracebench/version.h"
 #include "tracers/tracer.h"
 
@@ -369,19 +370,10 @@ class BenchRun {
     r_.tracer_details = tracer_->details();
     summarize_variant(false);
     summarize_variant(true);
-    if (spec_.tracer != "none") {
-      std::uint64_t seen = c.recorded + c.lost;
-      std::string err;
-      if (c.recorded == 0) {
-        err = fmt::format("tracer recorded zero events (fired {})", fired_);
-      } else if (c.exact ? seen != fired_ : seen < fired_) {
-        err = fmt::format("tracer recorded {} + lost {} events, but {} were fired", c.recorded, c.lost, fired_);
-      }
-      r_.events.verification = err.empty() ? "passed" : "failed";
-      if (!err.empty()) {
-        fail(err);
-        return;
-      }
+    if (Verification v = verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events);
+        v.failed()) {
+      fail(v.reason);
+      return;
     }
     MedianCI oc = median_ci(overhead_);
     r_.overhead_cycles = oc;
