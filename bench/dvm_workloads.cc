@@ -74,13 +74,15 @@ Status make_loop(const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
 TRACEBENCH_REGISTER_WORKLOAD(dvm_hot, Workload{
     "dvm_hot", "dvm", "hot loop calling tb_dvm_hot(), a D-VM static site (tb:tracebench:tb_dvm_hot:fire)",
     ProbePoint{"dvm:tb_dvm_hot", ProbeKind::kUserFunction, "tb_dvm_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_dvm_hot), "D-VM static site in a noinline function"},
+               reinterpret_cast<std::uintptr_t>(&tb_dvm_hot), "D-VM static site in a noinline function",
+               /*payload_addr_arg=*/1, /*payload_len_arg=*/2},
     true, make_loop<tb_dvm_hot>, nullptr});
 
 TRACEBENCH_REGISTER_WORKLOAD(dvm_func, Workload{
     "dvm_func", "dvm", "hot loop calling tb_dvm_func(), D-VM function-entry provider (fbt:::entry)",
     ProbePoint{"dvm:tb_dvm_func", ProbeKind::kUserFunction, "tb_dvm_func",
-               reinterpret_cast<std::uintptr_t>(&tb_dvm_func), "D-VM function-entry site"},
+               reinterpret_cast<std::uintptr_t>(&tb_dvm_func), "D-VM function-entry site",
+               /*payload_addr_arg=*/1, /*payload_len_arg=*/2},
     true, make_loop<tb_dvm_func>, nullptr});
 
 TRACEBENCH_REGISTER_WORKLOAD(dvm_getpid, Workload{

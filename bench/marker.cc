@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/workload.h"
-#include "tracers/ftrace/marker_pattern.h"
+#include "tracebench/payload_pattern.h"
 
 namespace tracebench {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 class MarkerState final : public WorkloadState {
  public:
   MarkerState(int fd, std::size_t payload) : fd_(fd), buf_(payload ? payload : 1) {
-    marker::fill_pattern(buf_.data(), payload);
+    fill_payload(buf_.data(), payload);
     len_ = payload;
   }
   ~MarkerState() override {

@@ -1,6 +1,6 @@
 // Syscall workloads: getpid (the cheapest syscall with its own tracepoint),
 // a 1-byte read from a regular file (the workload of Tao & Yang's
-// validation), and a write of N bytes to /dev/null.
+// validation), and a write of N bytes (the payload pattern) to /dev/null.
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "bench/workload.h"
+#include "tracebench/payload_pattern.h"
 
 namespace tracebench {
 namespace {
@@ -68,7 +69,11 @@ class ReadLoop final : public WorkloadState {
 
 class WriteNullLoop final : public WorkloadState {
  public:
-  explicit WriteNullLoop(std::size_t bytes) : buf_(bytes ? bytes : 1, 'w'), bytes_(bytes) {}
+  // The suite's payload pattern, so a tracer that copies the buffer at the
+  // write syscall can check it.
+  explicit WriteNullLoop(std::size_t bytes) : buf_(bytes ? bytes : 1, 'w'), bytes_(bytes) {
+    fill_payload(buf_.data(), bytes);
+  }
   ~WriteNullLoop() override {
     if (fd_ >= 0) close(fd_);
   }
@@ -119,7 +124,9 @@ TRACEBENCH_REGISTER_WORKLOAD(read, Workload{
 
 TRACEBENCH_REGISTER_WORKLOAD(write_null, Workload{
     "write_null", "syscalls", "write(2) of N payload bytes to /dev/null",
-    ProbePoint{"syscall:write", ProbeKind::kSyscall, "write", 0, "entry of the write syscall"}, true,
+    ProbePoint{"syscall:write", ProbeKind::kSyscall, "write", 0, "entry of the write syscall",
+               /*payload_addr_arg=*/1, /*payload_len_arg=*/2},
+    true,
     [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
       auto w = std::make_unique<WriteNullLoop>(p.payload_bytes);
       TB_TRY(w->open_null());

@@ -51,6 +51,12 @@ struct ProbePoint {
   std::string target;            // syscall name, symbol, "provider:name", ...
   std::uintptr_t address = 0;    // resolved address for kUserFunction, else 0
   std::string description;
+  // Where a payload workload's buffer is at this probe, for tracers that copy
+  // it from there: the (0-based) argument of the syscall or function holding
+  // the buffer's user-space address and the one holding its length; -1 when
+  // the probe hands over no buffer (getpid, a USDT site without one).
+  int payload_addr_arg = -1;
+  int payload_len_arg = -1;
 };
 
 // What the harness asks a tracer to do at a probe point.
@@ -65,14 +71,68 @@ struct AttachSpec {
   int pid = 0;                     // process that fires (0 = this process)
 };
 
-// Events the tracer saw since attach().  `exact` is false when the probe can
-// also be hit by activity outside the workload (e.g. raw_syscalls), in which
-// case recorded + lost >= fired is all that can be checked.
+// ---------------------------------------------------------------------------
+// The verification contract.
+//
+// After every benchmark the harness asks the adapter what it recorded
+// (Tracer::counts()) and one judge (tracebench/verification.h) decides
+// whether the run passed.  An adapter reports facts only, never a verdict:
+// it fills these fields honestly and leaves pass/fail to the judge, so every
+// tracer is held to the same rules.
+
+// Where the payload bytes a tracer recorded per event come from.
+enum class PayloadSource {
+  kNone,      // the tracer records no payload (counts, fixed fields, pointers)
+  kWorkload,  // copied from the bytes the workload handed over at the probe
+              // (trace_marker text, a tracemem() of the buffer argument, a
+              // bpf_probe_read_user() of it, a CTF sequence field); checked
+              // against the suite's payload pattern (tracebench/payload_pattern.h)
+  kTracer,    // written by the tracer itself (a BPF program filling a record
+              // where the probe hands it no buffer): its per-byte cost is real,
+              // but it says nothing about the workload's bytes and is never
+              // counted as verified payload
+};
+
+std::string_view to_string(PayloadSource source);  // "none", "workload", "tracer"
+
+// What an adapter reports for the events fired since attach().
 struct EventCounts {
+  // Whether this tracer records events at all.  Only the baseline tracer
+  // ("none") says false; the judge then answers not_applicable.
+  bool records_events = true;
+  // Events of the probe the tracer recorded (and, where it has a buffer,
+  // read back), whatever their content.
   std::uint64_t recorded = 0;
+  // Events the tracer knows it did not record: dropped, overwritten,
+  // discarded, skipped by the kernel (recursion, full buffers or maps).
   std::uint64_t lost = 0;
+  // True when only the workload's events can reach the tracer, so
+  // recorded + lost must equal the events fired; false when the probe also
+  // sees other activity (raw_syscalls without a filter, a probe without a
+  // pid filter), so recorded + lost >= fired is all that can be checked.
   bool exact = true;
-  // Bytes of payload verified byte-for-byte after the run (0 = not checked).
+  // Faults and errors on the tracer's side: a D-VM clause that faulted, a
+  // record of another event in the buffer, a tracer-written record that came
+  // back corrupted, entry/exit events that do not pair up.  Any is a failure.
+  std::uint64_t tracer_errors = 0;
+  std::string tracer_error_detail;  // the first of them, in words
+
+  // Payload.  payload_source says where recorded payload comes from; the
+  // counts below are about recorded events that carry one.
+  PayloadSource payload_source = PayloadSource::kNone;
+  // Recorded events whose payload was compared with what the workload
+  // handed over (kWorkload), or with what the tracer wrote (kTracer).
+  std::uint64_t payload_checked_events = 0;
+  // Of those: the bytes differ from the expected ones.
+  std::uint64_t payload_mismatched_events = 0;
+  // Of those: the tracer kept a length other than the requested payload
+  // bytes (AttachSpec::payload_bytes), e.g. the kernel's trace_marker limit.
+  std::uint64_t payload_truncated_events = 0;
+  // Length the tracer kept in the first truncated event.
+  std::uint64_t payload_kept_bytes = 0;
+  std::string payload_mismatch_detail;  // the first mismatch, in words
+  // Bytes of workload payload that matched byte for byte (events that were
+  // checked, complete and equal).  0 unless payload_source == kWorkload.
   std::uint64_t payload_verified = 0;
 };
 
@@ -100,6 +160,15 @@ class Tracer {
     (void)probe;
     (void)action;
     return true;
+  }
+  // The largest payload (bytes per event) this tracer carries whole at
+  // `probe` with `action` on this kernel.  The plan leaves larger sizes of
+  // the default sweep out (saying so) and refuses them when asked for;
+  // verification fails a payload cut short anyway.
+  virtual std::size_t max_payload_bytes(const ProbePoint& probe, const std::string& action) const {
+    (void)probe;
+    (void)action;
+    return static_cast<std::size_t>(-1);
   }
   // Versions of the libraries/tools this adapter uses, for the run context.
   virtual std::map<std::string, std::string> versions() const { return {}; }

@@ -23,6 +23,15 @@ std::string_view to_string(ProbeKind kind) {
   return "unknown";
 }
 
+std::string_view to_string(PayloadSource source) {
+  switch (source) {
+    case PayloadSource::kNone: return "none";
+    case PayloadSource::kWorkload: return "workload";
+    case PayloadSource::kTracer: return "tracer";
+  }
+  return "unknown";
+}
+
 static std::vector<TracerEntry>& tracers() {
   static std::vector<TracerEntry> v;
   return v;

@@ -127,7 +127,14 @@ void to_json(json& j, const RunResult& r) {
                    {"lost", b.events.lost},
                    {"exact", b.events.exact},
                    {"payload_verified_bytes", b.events.payload_verified},
-                   {"verification", b.events.verification}};
+                   {"payload_source", b.events.payload_source},
+                   {"payload_checked_events", b.events.payload_checked_events},
+                   {"payload_mismatched_events", b.events.payload_mismatched_events},
+                   {"payload_truncated_events", b.events.payload_truncated_events},
+                   {"payload_kept_bytes", b.events.payload_kept_bytes},
+                   {"tracer_errors", b.events.tracer_errors},
+                   {"verification", b.events.verification},
+                   {"verification_reason", b.events.verification_reason}};
     e["tracer_details"] = b.tracer_details;
     benches.push_back(e);
   }
@@ -212,6 +219,17 @@ void from_json(const json& j, RunResult& r) {
     ev.at("exact").get_to(b.events.exact);
     ev.at("payload_verified_bytes").get_to(b.events.payload_verified);
     ev.at("verification").get_to(b.events.verification);
+    // Added after the first results were written: optional when reading.
+    auto opt_field = [&ev](const char* key, auto& v) {
+      if (ev.contains(key)) ev.at(key).get_to(v);
+    };
+    opt_field("payload_source", b.events.payload_source);
+    opt_field("payload_checked_events", b.events.payload_checked_events);
+    opt_field("payload_mismatched_events", b.events.payload_mismatched_events);
+    opt_field("payload_truncated_events", b.events.payload_truncated_events);
+    opt_field("payload_kept_bytes", b.events.payload_kept_bytes);
+    opt_field("tracer_errors", b.events.tracer_errors);
+    opt_field("verification_reason", b.events.verification_reason);
     b.tracer_details = e.at("tracer_details");
     r.benchmarks.push_back(std::move(b));
   }

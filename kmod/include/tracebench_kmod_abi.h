@@ -12,7 +12,8 @@
  * verified byte for byte): byte i of the payload of the event with sequence
  * number `seq` is
  *     i < 8 : byte i of `seq` in little-endian order
- *     i >= 8: tb_kmod_pattern_byte(i)
+ *     i >= 8: tb_kmod_pattern_byte(i), the suite's payload pattern
+ *             (tracebench_payload_pattern.h)
  * tb_kmod_expected_byte() computes exactly that.
  */
 #ifndef TRACEBENCH_KMOD_ABI_H
@@ -27,7 +28,10 @@
 #include <stdint.h>
 #endif
 
-#define TB_KMOD_ABI_VERSION 1u
+#include "tracebench_payload_pattern.h"
+
+/* 2: the payload pattern is the suite's one pattern (tracebench_payload_pattern.h). */
+#define TB_KMOD_ABI_VERSION 2u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -122,7 +126,7 @@ struct tb_kmod_fire {
 
 static inline __u8 tb_kmod_pattern_byte(__u32 i)
 {
-	return (__u8)(((i * 37u) ^ (i >> 8)) + 0x5Au);
+	return (__u8)tb_payload_byte(i);
 }
 
 static inline __u8 tb_kmod_expected_byte(__u64 seq, __u32 i)

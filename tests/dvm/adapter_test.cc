@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/workload.h"
+#include "tracebench/verification.h"
 #include "tracers/tracer.h"
 
 namespace tracebench {
@@ -74,8 +75,12 @@ TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
   EXPECT_GT(f.counts.recorded, 0u);
   EXPECT_EQ(f.details["errors"], 0u);
   // Every recorded payload byte was checked against the workload's pattern.
+  EXPECT_EQ(f.counts.payload_source, PayloadSource::kWorkload);
+  EXPECT_EQ(f.counts.payload_checked_events, f.counts.recorded);
   EXPECT_EQ(f.counts.payload_verified, f.counts.recorded * 64);
-  EXPECT_EQ(f.details["payload_mismatched_records"], 0u);
+  EXPECT_EQ(f.counts.payload_mismatched_events, 0u);
+  Verification v = judge_events(f.counts, 60000, 64, true);
+  EXPECT_TRUE(v.passed()) << v.reason;
   Fired g = run("dvm_hot", "record", 0, 1000);
   EXPECT_EQ(g.counts.recorded, 3000u);
 }
@@ -95,6 +100,28 @@ TEST(DvmAdapter, PrintfQuantizeAndScript) {
   Fired s = run("dvm_hot", "script", 0, 1000, {{"script", "$probe /arg0 % 2/ { @odd = count(); }"}});
   EXPECT_EQ(s.counts.recorded, 3000u);  // probe firings
   EXPECT_EQ(s.details["ecb_firings"], 1500u);
+}
+
+TEST(DvmAdapter, ScriptThatFaultsOnEveryFiringFails) {
+  // Reads through a null pointer on every firing: the probe fires, no ECB
+  // completes, and every firing is a fault.
+  Fired f = run("dvm_hot", "script", 0, 1000, {{"script", "$probe { trace(*(arg0 - arg0)); }"}});
+  EXPECT_EQ(f.details["errors"], 3000u) << f.details.dump();
+  EXPECT_EQ(f.counts.tracer_errors, 3000u);
+  EXPECT_NE(f.counts.tracer_error_detail.find("3000 x"), std::string::npos) << f.counts.tracer_error_detail;
+  Verification v = judge_events(f.counts, 3000, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_NE(v.reason.find("3000 error(s)"), std::string::npos) << v.reason;
+}
+
+TEST(DvmAdapter, ScriptPayloadIsNotClaimed) {
+  // A user script copies what it likes (here half the payload); only the
+  // record action's tracemem() is checked, and only it claims the payload.
+  Fired f = run("dvm_hot", "script", 64, 1000, {{"script", "$probe { tracemem(arg1, 32); }"}});
+  EXPECT_EQ(f.counts.payload_source, PayloadSource::kNone);
+  EXPECT_EQ(f.counts.payload_verified, 0u);
+  Verification v = judge_events(f.counts, 3000, 64, true);
+  EXPECT_TRUE(v.passed()) << v.reason;
 }
 
 TEST(DvmAdapter, RejectsWhatItCannotDo) {

@@ -18,7 +18,8 @@
 #include <gtest/gtest.h>
 
 #include "tracers/ftrace/ftrace_tracer.h"
-#include "tracers/ftrace/marker_pattern.h"
+#include "tracebench/payload_pattern.h"
+#include "tracebench/verification.h"
 
 #include "tracers/ftrace/tracefs_cxx.h"
 #include "tests/common/tracer_fixture.h"
@@ -255,45 +256,94 @@ TEST_F(FtraceTest, WriteSyscallNotPollutedByOwnToggles) {
 
 class FtraceMarkerTest : public FtraceTest, public ::testing::WithParamInterface<std::size_t> {};
 
-TEST_P(FtraceMarkerTest, PayloadIsVerified) {
-  REQUIRE_TRACEFS();
-  const std::size_t payload = GetParam();
+// Writes n marker events of `payload` bytes (the suite's pattern, with
+// `corrupt` bytes flipped at the middle) and returns the judge's verdict.
+tracebench::Verification run_marker(FtraceTracer& tracer, std::size_t payload, std::uint64_t n, bool corrupt,
+                                    EventCounts* out) {
   AttachSpec s = spec_for(ProbePoint{"marker:trace_marker", ProbeKind::kMarker, "trace_marker", 0, ""});
   s.payload_bytes = payload;
   s.options["buffer_kb"] = "4096";  // 500 events of up to a page each fit
-  ASSERT_TRUE(tracer.attach(s).is_ok());
+  tracebench::Status st = tracer.attach(s);
+  EXPECT_TRUE(st.is_ok()) << st.message();
   std::string file = tracer.marker_file();
-  ASSERT_FALSE(file.empty());
   EXPECT_NE(file.find("/instances/" + tracer.instance_name() + "/trace_marker"), std::string::npos);
   int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
+  EXPECT_GE(fd, 0);
   std::vector<char> buf(payload + 1);
-  tracebench::marker::fill_pattern(buf.data(), payload);
+  tracebench::fill_payload(buf.data(), payload);
+  if (corrupt && payload) buf[payload / 2] = buf[payload / 2] == 'x' ? 'y' : 'x';
   // Disabled: the kernel refuses marker writes, nothing is recorded.
   EXPECT_LT(write(fd, buf.data(), payload), 0);
-  const std::uint64_t n = 500;
-  ASSERT_TRUE(tracer.enable().is_ok());
-  ssize_t accepted = 0;
-  for (std::uint64_t i = 0; i < n; ++i) accepted = write(fd, buf.data(), payload);
-  ASSERT_TRUE(tracer.disable().is_ok());
+  EXPECT_TRUE(tracer.enable().is_ok());
+  for (std::uint64_t i = 0; i < n; ++i) (void)!write(fd, buf.data(), payload);
+  EXPECT_TRUE(tracer.disable().is_ok());
   close(fd);
-  ASSERT_TRUE(tracer.drain().is_ok());
-  EventCounts c = tracer.counts();
+  EXPECT_TRUE(tracer.drain().is_ok());
+  *out = tracer.counts();
+  return tracebench::judge_events(*out, n, payload, /*workload_has_payload=*/true);
+}
+
+TEST_P(FtraceMarkerTest, PayloadIsVerified) {
+  REQUIRE_TRACEFS();
+  const std::size_t payload = GetParam();
+  const std::size_t limit = tracebench::ftrace::max_payload_bytes();
+  ASSERT_GT(limit, 0u);
+  const std::uint64_t n = 500;
+  EventCounts c;
+  tracebench::Verification v = run_marker(tracer, payload, n, false, &c);
   EXPECT_EQ(c.recorded + c.lost, n);
   EXPECT_EQ(c.lost, 0u);
-  auto d = tracer.details();
-  EXPECT_EQ(d["payload_mismatched_events"], 0);
-  if (static_cast<std::size_t>(accepted) == payload) {
+  EXPECT_EQ(c.payload_mismatched_events, 0u);
+  if (payload == 0) {
+    EXPECT_EQ(c.payload_source, tracebench::PayloadSource::kNone);
+    EXPECT_TRUE(v.passed()) << v.reason;
+  } else if (payload <= limit) {
+    EXPECT_EQ(c.payload_source, tracebench::PayloadSource::kWorkload);
+    EXPECT_EQ(c.payload_checked_events, n);
     EXPECT_EQ(c.payload_verified, n * payload);
-    EXPECT_EQ(d["payload_truncated_events"], 0);
+    EXPECT_EQ(c.payload_truncated_events, 0u);
+    EXPECT_TRUE(v.passed()) << v.reason;
   } else {
-    // The kernel caps one marker write (4054 bytes on 6.18 x86-64).
-    EXPECT_EQ(c.payload_verified, n * static_cast<std::uint64_t>(accepted));
-    EXPECT_EQ(d["payload_truncated_events"], c.recorded);
+    // The kernel caps one marker write (4054 bytes on 6.18 x86-64): every
+    // event is truncated, nothing is verified, and the run fails.
+    EXPECT_EQ(c.payload_truncated_events, c.recorded);
+    EXPECT_EQ(c.payload_kept_bytes, limit);
+    EXPECT_EQ(c.payload_verified, 0u);
+    EXPECT_TRUE(v.failed());
+    EXPECT_NE(v.reason.find("truncated"), std::string::npos) << v.reason;
+    EXPECT_NE(v.reason.find("kept " + std::to_string(limit) + " of the " + std::to_string(payload)),
+              std::string::npos)
+        << v.reason;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sweep, FtraceMarkerTest, ::testing::Values(0, 8, 64, 256, 1024, 4096));
+
+TEST_F(FtraceTest, MaxPayloadBytesIsWhatOneMarkerWriteKeeps) {
+  REQUIRE_TRACEFS();
+  const std::size_t limit = tracebench::ftrace::max_payload_bytes();
+  ASSERT_GT(limit, 0u);
+  EXPECT_LT(limit, 4096u) << "the 4 KiB sweep point is above the marker's limit on this kernel";
+  EventCounts c;
+  // Exactly the limit passes; one byte more is truncated on every event.
+  EXPECT_TRUE(run_marker(tracer, limit, 50, false, &c).passed());
+  tracer.teardown();
+  tracebench::Verification v = run_marker(tracer, limit + 1, 50, false, &c);
+  EXPECT_TRUE(v.failed());
+  EXPECT_EQ(c.payload_truncated_events, 50u);
+  EXPECT_EQ(c.payload_kept_bytes, limit);
+}
+
+TEST_F(FtraceTest, CorruptedMarkerPayloadFails) {
+  REQUIRE_TRACEFS();
+  EventCounts c;
+  tracebench::Verification v = run_marker(tracer, 256, 100, /*corrupt=*/true, &c);
+  EXPECT_EQ(c.recorded, 100u);
+  EXPECT_EQ(c.payload_mismatched_events, 100u);
+  EXPECT_EQ(c.payload_verified, 0u);
+  EXPECT_TRUE(v.failed());
+  EXPECT_NE(v.reason.find("100 of 100 recorded payloads differ"), std::string::npos) << v.reason;
+}
 
 TEST_F(FtraceTest, UprobeOnUserFunction) {
   REQUIRE_TRACEFS();

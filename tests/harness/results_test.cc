@@ -44,7 +44,14 @@ RunResult sample_run() {
   b.traced.counters_per_event["task-clock"] = 4.5;
   b.overhead_cycles = median_ci({8.5, 9, 9.5});
   b.overhead_ns = median_ci({3.4, 3.6});
-  b.events = {100, 90, 10, true, 0, "passed"};
+  b.events.fired = 100;
+  b.events.recorded = 90;
+  b.events.lost = 10;
+  b.events.payload_source = "workload";
+  b.events.payload_checked_events = 90;
+  b.events.payload_verified = 90 * 64;
+  b.events.verification = "passed";
+  b.events.verification_reason = "recorded 90 + lost 10 = fired 100";
   b.tracer_details = {{"instance", "tracebench-1"}};
   r.benchmarks.push_back(b);
   BenchmarkResult e = b;
@@ -67,6 +74,37 @@ TEST(Results, JsonRoundTripIsLossless) {
   EXPECT_TRUE(j["benchmarks"][1]["overhead_cycles_per_event"].is_null());
   EXPECT_EQ(j["context"]["counters"][1]["unavailable_reason"], "no PMU");
   EXPECT_FALSE(j["context"]["counters"][0].contains("unavailable_reason"));
+}
+
+TEST(Results, EventsCarryTheVerificationFields) {
+  RunResult r = sample_run();
+  r.benchmarks[1].events.payload_truncated_events = 7;
+  r.benchmarks[1].events.payload_kept_bytes = 4054;
+  r.benchmarks[1].events.tracer_errors = 3;
+  nlohmann::json j = r;
+  const nlohmann::json& ev = j["benchmarks"][1]["events"];
+  EXPECT_EQ(ev["payload_source"], "workload");
+  EXPECT_EQ(ev["payload_checked_events"], 90);
+  EXPECT_EQ(ev["payload_truncated_events"], 7);
+  EXPECT_EQ(ev["payload_kept_bytes"], 4054);
+  EXPECT_EQ(ev["tracer_errors"], 3);
+  EXPECT_EQ(ev["verification_reason"], "recorded 90 + lost 10 = fired 100");
+  RunResult back = j.get<RunResult>();
+  EXPECT_EQ(back.benchmarks[1].events.payload_kept_bytes, 4054u);
+  EXPECT_EQ(back.benchmarks[1].events.tracer_errors, 3u);
+}
+
+TEST(Results, ReadsResultsWrittenBeforeTheVerificationFields) {
+  nlohmann::json j = sample_run();
+  for (auto& b : j["benchmarks"]) {
+    for (const char* k : {"payload_source", "payload_checked_events", "payload_mismatched_events",
+                          "payload_truncated_events", "payload_kept_bytes", "tracer_errors", "verification_reason"})
+      b["events"].erase(k);
+  }
+  RunResult back = j.get<RunResult>();
+  EXPECT_EQ(back.benchmarks[0].events.payload_source, "none");
+  EXPECT_EQ(back.benchmarks[0].events.tracer_errors, 0u);
+  EXPECT_EQ(back.benchmarks[0].events.verification, "passed");
 }
 
 TEST(Results, ReaderRejectsOtherSchemaVersions) {

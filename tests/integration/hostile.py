@@ -100,6 +100,9 @@ ADAPTER_CASES = {
 for t, (args, pattern) in ADAPTER_CASES.items():
     if t in available:
         REFUSED.append((["run", "-t", t] + args, 2, pattern))
+if "ftrace" in available:
+    # More than one trace_marker write carries (4054 bytes on 6.18): refused up front.
+    REFUSED.append((["run", "-t", "ftrace", "-w", "marker", "-p", "4096"], 2, r"carries at most \d+ bytes per event"))
 if "dvm" in available:
     REFUSED.append((["run", "-t", "dvm", "-w", "dvm_getpid", "-a", "predicate-false", "-o", "dvm.ecbs=0"], 2,
                     r"ecbs=0 must be 1\.\.1000"))

@@ -24,6 +24,7 @@
 #include "bench/workload.h"
 #include "tracers/lttng/lttng_tracer.h"
 #include "tracers/lttng/payload_pattern.h"
+#include "tracebench/verification.h"
 #include "tracers/lttng/sessiond.h"
 // Declarations only (the tracepoints are defined in bench/lttng_ust.cc): lets
 // a test fire events whose payload differs from what the workload writes.
@@ -315,9 +316,20 @@ TEST_F(LttngTest, WrongPayloadIsAnError) {
   lttng_ust_tracepoint(tracebench, payload, "abc", 3);
   ASSERT_TRUE(tracer.disable());
   s = tracer.drain();
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.message().find("2 of 12 recorded tracebench:payload events do not carry"), std::string::npos)
-      << s.message();
+  ASSERT_TRUE(s) << s.message();  // the trace was read; the judge decides
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, 12u);
+  EXPECT_EQ(c.payload_source, tracebench::PayloadSource::kWorkload);
+  EXPECT_EQ(c.payload_checked_events, 12u);
+  EXPECT_EQ(c.payload_mismatched_events, 1u);  // the Zs
+  EXPECT_EQ(c.payload_truncated_events, 1u);   // "abc": 3 of 16 bytes
+  EXPECT_EQ(c.payload_kept_bytes, 3u);
+  EXPECT_EQ(c.payload_verified, 10u * 16u);
+  tracebench::Verification v = tracebench::judge_events(c, 12, 16, true);
+  EXPECT_TRUE(v.failed());
+  EXPECT_NE(v.reason.find("1 of 12 recorded payloads were truncated: the tracer kept 3 of the 16 bytes"),
+            std::string::npos)
+      << v.reason;
 }
 
 TEST_F(LttngTest, WrongHotTagIsAnError) {
@@ -329,8 +341,13 @@ TEST_F(LttngTest, WrongHotTagIsAnError) {
   lttng_ust_tracepoint(tracebench, hot, 7u);
   ASSERT_TRUE(tracer.disable());
   s = tracer.drain();
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.message().find("`tag` is 7"), std::string::npos) << s.message();
+  ASSERT_TRUE(s) << s.message();
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.tracer_errors, 1u);
+  EXPECT_NE(c.tracer_error_detail.find("`tag` is 7"), std::string::npos) << c.tracer_error_detail;
+  tracebench::Verification v = tracebench::judge_events(c, 1, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_NE(v.reason.find("`tag` is 7"), std::string::npos) << v.reason;
 }
 
 TEST_F(LttngTest, BadOptionsChangeNothing) {

@@ -313,6 +313,7 @@ TEST_F(LttngKernelTest, SmallBufferDiscardsAreAccountedPerCall) {
   EXPECT_GT(c.lost, 0u) << t.details().dump();
   EXPECT_GT(c.recorded, 0u);
   EXPECT_EQ(c.recorded + c.lost, 50000u) << t.details().dump();
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;  // entries and exits pair up
 }
 
 TEST_F(LttngKernelTest, BadInputFailsAtAttachAndLeavesNothing) {

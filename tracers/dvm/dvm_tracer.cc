@@ -142,7 +142,10 @@ class DvmTracer final : public Tracer {
         for (uint32_t k = 0; k < e.nactions; k++) {
           const tbdvm::Action& a = e.actions[k];
           if (a.kind != tbdvm::kActTracemem) continue;
-          if (a.size <= expected_.size() && std::memcmp(rec + a.offset, expected_.data(), a.size) == 0) {
+          payload_checked_.fetch_add(1, std::memory_order_relaxed);
+          if (a.size != expected_.size()) {
+            if (payload_truncated_.fetch_add(1, std::memory_order_relaxed) == 0) payload_kept_ = a.size;
+          } else if (std::memcmp(rec + a.offset, expected_.data(), a.size) == 0) {
             verified_bytes_.fetch_add(a.size, std::memory_order_relaxed);
           } else {
             payload_mismatches_.fetch_add(1, std::memory_order_relaxed);
@@ -176,11 +179,30 @@ class DvmTracer final : public Tracer {
     EventCounts c;
     if (!session_) return c;
     tbdvm::Counters k = session_->counters();
-    c.lost = k.drops + k.agg_drops + k.busy_drops + k.errors;
+    c.lost = k.drops + k.agg_drops + k.busy_drops;
+    // A clause that faulted (bad address, division by zero, ...) did not do
+    // what it says, whatever the counts: an error, never a loss.
+    c.tracer_errors = k.errors;
+    if (k.errors) {
+      std::string what;
+      for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
+        if (k.faults[f]) what += (what.empty() ? "" : ", ") + std::to_string(k.faults[f]) + " x " + tbdvm::fault_name(f);
+      c.tracer_error_detail = "D-VM faults: " + (what.empty() ? std::to_string(k.errors) + " errors" : what) + " in " +
+                              std::to_string(k.ecb_fired) + " ECB firings";
+    }
     if (action_ == "record" || action_ == "printf") {
       c.recorded = session_->records_total();
-      // Only claim verification when every recorded payload matched.
-      if (payload_bytes_ && payload_mismatches_ == 0) c.payload_verified = verified_bytes_;
+      if (payload_bytes_) {
+        // tracemem(arg1, N) copies the workload's buffer; every record's
+        // copy is checked, and all of it is reported, good or bad.
+        c.payload_source = PayloadSource::kWorkload;
+        c.payload_checked_events = payload_checked_;
+        c.payload_mismatched_events = payload_mismatches_;
+        c.payload_truncated_events = payload_truncated_;
+        c.payload_kept_bytes = payload_kept_;
+        if (payload_mismatches_) c.payload_mismatch_detail = "tracemem() bytes differ from the payload pattern";
+        c.payload_verified = verified_bytes_;
+      }
     } else if (action_ == "script") {
       // Probe firings the VM handled; ECB-level numbers are in details().
       c.recorded = k.fired;
@@ -201,10 +223,6 @@ class DvmTracer final : public Tracer {
     tbdvm::Counters k = session_->counters();
     const tbdvm::ConsumerStats& cs = session_->consumer_stats();
     j["script"] = source_;
-    if (payload_bytes_) {
-      j["payload_bytes_verified"] = verified_bytes_.load();
-      j["payload_mismatched_records"] = payload_mismatches_.load();
-    }
     j["ecbs"] = session_->necbs();
     j["probe_firings"] = k.fired;
     j["ecb_firings"] = k.ecb_fired;
@@ -239,6 +257,9 @@ class DvmTracer final : public Tracer {
     payload_bytes_ = 0;
     verified_bytes_ = 0;
     payload_mismatches_ = 0;
+    payload_checked_ = 0;
+    payload_truncated_ = 0;
+    payload_kept_ = 0;
     if (devnull_) {
       std::fclose(devnull_);
       devnull_ = nullptr;
@@ -270,6 +291,9 @@ class DvmTracer final : public Tracer {
   std::vector<uint8_t> expected_;  // the payload pattern, payload_bytes_ long
   std::atomic<std::uint64_t> verified_bytes_{0};
   std::atomic<std::uint64_t> payload_mismatches_{0};
+  std::atomic<std::uint64_t> payload_checked_{0};    // records whose tracemem() was checked
+  std::atomic<std::uint64_t> payload_truncated_{0};  // tracemem() of another size than asked
+  std::atomic<std::uint64_t> payload_kept_{0};       // its size, in the first such record
   std::string source_;
   std::FILE* devnull_ = nullptr;
 };

@@ -91,6 +91,8 @@ Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*),
   s->rodata->tb_record_bytes = cfg.record_bytes;
   s->rodata->tb_wakeup_flags = cfg.wakeup_flags;
   s->rodata->tb_hash_shared = cfg.hash_shared ? 1 : 0;
+  s->rodata->tb_payload_arg = cfg.payload_arg;
+  s->rodata->tb_payload_len_arg = cfg.payload_len_arg;
 
   // Maps the action does not use are shrunk to the minimum.
   const bool hash = cfg.action == "hash";
@@ -102,6 +104,7 @@ Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*),
   lo->obj = s->obj;
   lo->count = s->maps.tb_count;
   lo->drops = s->maps.tb_drops;
+  lo->faults = s->maps.tb_faults;
   lo->hash = cfg.hash_shared ? s->maps.tb_hash_sh : s->maps.tb_hash_pc;
   lo->rb = s->maps.tb_rb;
   lo->pb = s->maps.tb_pb;

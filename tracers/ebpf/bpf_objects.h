@@ -36,6 +36,11 @@ struct LoadConfig {
   std::uint32_t tgid = 0;
   std::int64_t sys_nr = -1;
   std::uint32_t record_bytes = 64;
+  // ringbuf/perfbuf: the probe arguments holding the workload's buffer and
+  // its length (records copy it with bpf_probe_read_user()); -1 = none, the
+  // program generates its records.
+  std::int32_t payload_arg = -1;
+  std::int32_t payload_len_arg = -1;
   std::uint64_t wakeup_flags = 0;
   bool hash_shared = false;
   std::uint32_t hash_entries = 10240;
@@ -48,6 +53,7 @@ struct LoadedObject {
   bpf_program* prog = nullptr;
   bpf_map* count = nullptr;
   bpf_map* drops = nullptr;
+  bpf_map* faults = nullptr;  // failed copies of the workload's buffer
   bpf_map* hash = nullptr;  // the one the action uses
   bpf_map* rb = nullptr;
   bpf_map* pb = nullptr;

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,11 @@ struct ConsumerConfig {
   int map_fd = -1;
   std::size_t perf_pages = 64;  // per CPU, perfbuf only (power of two)
   std::uint32_t record_bytes = 64;
+  // Records copy the workload's buffer (bpf_probe_read_user()) and are
+  // checked against the suite's payload pattern, `payload_bytes` long; else
+  // the program generates them and the consumer checks its pattern.
+  bool workload_payload = false;
+  std::size_t payload_bytes = 0;
   int cpu = 0;                  // consumer thread's CPU (-1 = not pinned)
   int poll_ms = 50;             // epoll timeout; bounds how long stop() waits
 };
@@ -44,9 +51,18 @@ class Consumer {
   // Stops the thread and frees the buffer manager; safe to call repeatedly.
   void stop() noexcept;
 
+  // Records consumed; every one is checked.
   std::uint64_t records() const { return records_.load(); }
+  // Records whose bytes differ from what was expected (or too short to hold
+  // their header).
   std::uint64_t bad_records() const { return bad_records_.load(); }
+  // Copied records holding another length than payload_bytes, and the
+  // length the first of them held.
+  std::uint64_t truncated_records() const { return truncated_records_.load(); }
+  std::uint64_t kept_bytes() const { return kept_bytes_.load(); }
+  // Bytes of records that matched completely (workload bytes when copied).
   std::uint64_t payload_verified() const { return payload_verified_.load(); }
+  std::string first_problem() const;
   std::uint64_t perf_lost() const { return perf_lost_.load(); }
   nlohmann::json details() const;
 
@@ -66,6 +82,11 @@ class Consumer {
   std::atomic<bool> ready_{false};
   std::string pin_error_;
   std::atomic<std::uint64_t> records_{0}, bad_records_{0}, payload_verified_{0}, perf_lost_{0};
+  std::atomic<std::uint64_t> truncated_records_{0}, kept_bytes_{0};
+  std::vector<char> pattern_;  // the payload pattern, payload_bytes long
+  mutable std::mutex problem_mu_;
+  std::string first_problem_;
+  void problem(const std::string& what);
   std::atomic<std::uint64_t> polls_{0}, polls_with_data_{0};
 };
 

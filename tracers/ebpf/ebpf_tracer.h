@@ -91,6 +91,8 @@ class EbpfTracer final : public Tracer {
   ConsumerConfig consumer_cfg_;
   bool stats_ = true;
   std::size_t buffer_kb_ = 0;
+  // ringbuf/perfbuf records copy the workload's buffer (else generated).
+  bool copy_payload_ = false;
   // Resolved target.
   int pid_ = 0;
   std::string binary_;          // uprobe/usdt: /proc/<pid>/exe

@@ -24,12 +24,22 @@ int level_rank(libbpf_print_level level) {
 }
 
 int print_cb(enum libbpf_print_level level, const char* fmt, va_list args) {
-  char buf[1024];
+  // A verifier log arrives as one message of many KiB; keep it whole (its
+  // end says why the program was refused).
+  std::string text(1024, '\0');
   va_list copy;
   va_copy(copy, args);
-  int n = vsnprintf(buf, sizeof buf, fmt, copy);
+  int n = vsnprintf(text.data(), text.size(), fmt, copy);
   va_end(copy);
   if (n < 0) return 0;
+  if (static_cast<std::size_t>(n) >= text.size()) {
+    text.assign(static_cast<std::size_t>(n) + 1, '\0');
+    va_copy(copy, args);
+    vsnprintf(text.data(), text.size(), fmt, copy);
+    va_end(copy);
+  }
+  text.resize(static_cast<std::size_t>(n));
+  const char* buf = text.c_str();
   int rank = level_rank(level);
   if (rank <= g_verbosity.load(std::memory_order_relaxed)) std::fputs(buf, stderr);
   if (level == LIBBPF_WARN) {

@@ -18,7 +18,7 @@
 
 #include "tracers/ftrace/tracefs_cxx.h"
 
-#include "marker_pattern.h"
+#include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
 
 namespace tracebench::ftrace {
@@ -148,6 +148,37 @@ Status try_function_tracer(tracefs_instance* inst, const std::string& function) 
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- marker limit
+
+std::size_t max_payload_bytes() {
+  // Found by trying once per process: one write far above any limit into the
+  // trace_marker of a throw-away instance; the kernel returns what it kept.
+  static const std::size_t limit = [] () -> std::size_t {
+    if (!tracing_dir()) return 0;
+    std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-markerlimit";
+    tracefs_instance* inst = tracefs_instance_create(name.c_str());
+    if (!inst) return 0;
+    std::size_t kept = 0;
+    if (tracefs_trace_on(inst) == 0) {
+      char* path = tracefs_instance_get_file(inst, "trace_marker");
+      int fd = path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+      tracefs_put_tracing_file(path);
+      if (fd >= 0) {
+        std::vector<char> buf(64 * 1024);
+        fill_payload(buf.data(), buf.size());
+        ssize_t n = write(fd, buf.data(), buf.size());
+        if (n > 0) kept = static_cast<std::size_t>(n);
+        close(fd);
+      }
+    }
+    tracefs_trace_off(inst);
+    tracefs_instance_destroy(inst);
+    tracefs_instance_free(inst);
+    return kept;
+  }();
+  return limit;
+}
 
 // ---------------------------------------------------------------- options
 
@@ -335,6 +366,12 @@ Availability FtraceTracer::available() {
   return Availability::yes();
 }
 
+std::size_t FtraceTracer::max_payload_bytes(const ProbePoint& probe, const std::string& action) const {
+  if (probe.kind != ProbeKind::kMarker) return Tracer::max_payload_bytes(probe, action);
+  std::size_t limit = ftrace::max_payload_bytes();  // one write into a throw-away instance, once per process
+  return limit ? limit : Tracer::max_payload_bytes(probe, action);
+}
+
 bool FtraceTracer::supports(const ProbePoint& probe) const {
   switch (probe.kind) {
     case ProbeKind::kSyscall:
@@ -487,6 +524,9 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   config_ = config;
   spec_ = spec;
   recorded_ = lost_ = other_events_ = payload_verified_ = payload_bad_events_ = payload_short_events_ = reads_ = lost_before_reset_ = 0;
+  payload_checked_events_ = payload_kept_bytes_ = 0;
+  payload_problem_.clear();
+  first_other_.clear();
   applied_.clear();
 
   int seq = g_instance_seq.fetch_add(1);
@@ -641,31 +681,41 @@ struct ReadContext {
   bool marker;
   std::size_t payload;
   tep_format_field* buf_field;
-  std::uint64_t recorded = 0, other = 0, verified = 0, bad = 0, short_events = 0;
+  std::uint64_t recorded = 0, other = 0, checked = 0, verified = 0, bad = 0, short_events = 0;
+  std::size_t kept = 0;       // length kept in the first truncated record
+  std::string first_problem;  // the first mismatch or truncation, in words
+  std::string first_other;    // the first record of another event
 };
 
 int on_record(tep_event* event, tep_record* record, int /*cpu*/, void* arg) {
   auto* ctx = static_cast<ReadContext*>(arg);
   if (event->id != ctx->event_id) {
-    ++ctx->other;
+    if (ctx->other++ == 0) ctx->first_other = std::string(event->system) + ":" + event->name;
     return 0;
   }
   ++ctx->recorded;
-  if (ctx->marker) {
+  if (ctx->marker && ctx->payload) {
     const char* data = static_cast<const char*>(record->data) + ctx->buf_field->offset;
     int avail_i = record->size - ctx->buf_field->offset;
     std::size_t avail = avail_i > 0 ? static_cast<std::size_t>(avail_i) : 0;
     // Kernel stores payload + "\n\0" (maybe padded); strlen bounds the text.
     std::size_t len = strnlen(data, avail);
     if (len > 0 && data[len - 1] == '\n') --len;
-    std::size_t good = marker::matching_prefix(data, std::min(len, ctx->payload));
-    if (good == len && len == ctx->payload) {
-      ctx->verified += good;
-    } else if (good == len && len < ctx->payload) {
-      ctx->verified += good;  // correct bytes, but the kernel kept fewer
-      ++ctx->short_events;
-    } else {
+    ++ctx->checked;
+    std::size_t good = payload_matching_prefix(data, std::min(len, ctx->payload));
+    if (len != ctx->payload) {
+      // The kernel kept another length than the workload wrote (the
+      // marker's limit); never counted as verified.
+      if (ctx->short_events++ == 0) ctx->kept = len;
+      if (ctx->first_problem.empty())
+        ctx->first_problem = "ftrace:print kept " + std::to_string(len) + " of " + std::to_string(ctx->payload) +
+                             " bytes; the trace_marker limit here is " + std::to_string(ftrace::max_payload_bytes());
+    } else if (good != len) {
       ++ctx->bad;
+      if (ctx->first_problem.empty())
+        ctx->first_problem = "ftrace:print byte " + std::to_string(good) + " differs from the payload pattern";
+    } else {
+      ctx->verified += len;
     }
   }
   return 0;
@@ -685,10 +735,14 @@ Status FtraceTracer::read_back() {
     return errno_status("read back the raw buffers of " + instance_name_, errno ? errno : EIO);
   ++reads_;
   recorded_ += ctx.recorded;
+  if (other_events_ == 0 && ctx.other) first_other_ = ctx.first_other;
   other_events_ += ctx.other;
+  payload_checked_events_ += ctx.checked;
   payload_verified_ += ctx.verified;
   payload_bad_events_ += ctx.bad;
+  if (payload_short_events_ == 0 && ctx.short_events) payload_kept_bytes_ = ctx.kept;
   payload_short_events_ += ctx.short_events;
+  if (payload_problem_.empty()) payload_problem_ = ctx.first_problem;
   return read_lost(&lost_);
 }
 
@@ -733,7 +787,21 @@ EventCounts FtraceTracer::counts() {
   c.recorded = recorded_;
   c.lost = lost_;
   c.exact = exact_;
-  c.payload_verified = payload_verified_;
+  // Records of another event in our instance should not exist.
+  c.tracer_errors = other_events_;
+  if (other_events_)
+    c.tracer_error_detail = std::to_string(other_events_) + " records of another event than " + system_ + ":" +
+                            event_ + " in " + instance_name_ + " (first: " + first_other_ + ")";
+  if (marker_ && spec_.payload_bytes) {
+    // The print event holds the bytes the workload wrote to trace_marker.
+    c.payload_source = PayloadSource::kWorkload;
+    c.payload_checked_events = payload_checked_events_;
+    c.payload_mismatched_events = payload_bad_events_;
+    c.payload_truncated_events = payload_short_events_;
+    c.payload_kept_bytes = payload_kept_bytes_;
+    c.payload_mismatch_detail = payload_problem_;
+    c.payload_verified = payload_verified_;
+  }
   return c;
 }
 
@@ -747,9 +815,7 @@ nlohmann::json FtraceTracer::details() const {
   j["other_records"] = other_events_;
   if (marker_) {
     j["payload_bytes_per_event"] = spec_.payload_bytes;
-    j["payload_verified_bytes"] = payload_verified_;
-    j["payload_mismatched_events"] = payload_bad_events_;
-    j["payload_truncated_events"] = payload_short_events_;
+    j["marker_max_payload_bytes"] = ftrace::max_payload_bytes();
   }
   return j;
 }

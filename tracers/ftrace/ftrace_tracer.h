@@ -36,6 +36,13 @@ struct FtraceConfig {
 // Parses and validates options; unknown keys are an error.
 Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out);
 
+// The most payload bytes one trace_marker write keeps on the running kernel
+// (4054 on 6.18 with 4 KiB sub-buffers: the ring buffer's largest event minus
+// the print entry's header), found by trying once per process in a
+// throw-away instance; 0 when it cannot be found.  A marker payload above it
+// is truncated on every event, and verification fails.
+std::size_t max_payload_bytes();
+
 // Kernel function tracer in a throw-away private instance, found by trying.
 Availability probe_function_tracer();
 // Each facility the adapter uses (static events, trace_marker, uprobe events,
@@ -59,6 +66,7 @@ class FtraceTracer final : public Tracer {
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;
+  std::size_t max_payload_bytes(const ProbePoint& probe, const std::string& action) const override;
   Status attach(const AttachSpec& spec) override;
   Status enable() override;
   Status disable() override;
@@ -106,6 +114,10 @@ class FtraceTracer final : public Tracer {
   std::uint64_t payload_verified_ = 0;
   std::uint64_t payload_bad_events_ = 0;  // marker records not matching the pattern
   std::uint64_t payload_short_events_ = 0;  // kernel kept fewer bytes than written
+  std::uint64_t payload_checked_events_ = 0;
+  std::uint64_t payload_kept_bytes_ = 0;    // length kept in the first short record
+  std::string payload_problem_;             // first mismatch or truncation, in words
+  std::string first_other_;                 // first record of another event
   std::uint64_t reads_ = 0;
   std::uint64_t lost_ = 0;
   std::uint64_t lost_before_reset_ = 0;  // function tracer: lost before a current_tracer reset

@@ -45,6 +45,21 @@ void mismatch(SinkState* s, const std::string& what) {
   }
 }
 
+// Payload checks (the `data` field) are counted apart from other fields:
+// they feed the payload part of the verification contract.
+void payload_mismatch(SinkState* s, const std::string& what) {
+  s->out->payload_mismatched_events++;
+  if (s->out->first_payload_problem.empty())
+    s->out->first_payload_problem = "event " + std::to_string(s->out->events) + ": " + what;
+}
+
+void payload_truncated(SinkState* s, std::uint64_t len) {
+  if (s->out->payload_truncated_events++ == 0) s->out->payload_kept_bytes = len;
+  if (s->out->first_payload_problem.empty())
+    s->out->first_payload_problem = "event " + std::to_string(s->out->events) + ": `data` has " + std::to_string(len) +
+                                    " bytes, expected " + std::to_string(*s->expect->payload_bytes);
+}
+
 // The IntFieldChecks of events named `name`; false after a mismatch.
 bool check_int_fields(SinkState* s, const bt_event* ev, const std::string& name) {
   const bt_field* payload = bt_event_borrow_payload_field_const(ev);
@@ -89,21 +104,23 @@ bool check_kmod_event(SinkState* s, const bt_field* payload) {
     }
   }
   if (const bt_field* data = member(payload, "data")) {
+    s->out->payload_checked_events++;
     bt_field_class_type t = bt_field_get_class_type(data);
     if (!bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY)) {
-      mismatch(s, "`data` is not a byte sequence");
+      payload_mismatch(s, "`data` is not a byte sequence");
       return false;
     }
     std::uint64_t len = bt_field_array_get_length(data);
     if (s->expect->payload_bytes && len != *s->expect->payload_bytes) {
-      mismatch(s, "`data` has " + std::to_string(len) + " bytes, expected " + std::to_string(*s->expect->payload_bytes));
+      payload_truncated(s, len);
       return false;
     }
     for (std::uint64_t i = 0; i < len; ++i) {
       const bt_field* b = bt_field_array_borrow_element_field_by_index_const(data, i);
       if (!is_unsigned(b) ||
           bt_field_integer_unsigned_get_value(b) != tb_kmod_expected_byte(seq, static_cast<__u32>(i))) {
-        mismatch(s, "`data` byte " + std::to_string(i) + " of seq " + std::to_string(seq) + " differs from the pattern");
+        payload_mismatch(s, "`data` byte " + std::to_string(i) + " of seq " + std::to_string(seq) +
+                                " differs from the pattern");
         return false;
       }
     }
@@ -118,20 +135,20 @@ void check_event(SinkState* s, const bt_event* ev) {
     if (!check_kmod_event(s, payload)) return;
   } else if (s->expect->payload_bytes) {
     const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, "data") : nullptr;
+    s->out->payload_checked_events++;
     if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) {
-      mismatch(s, "no text field `data`");
+      payload_mismatch(s, "no text field `data`");
       return;
     }
     std::uint64_t len = bt_field_string_get_length(f);
     const char* data = bt_field_string_get_value(f);
     if (len != *s->expect->payload_bytes) {
-      mismatch(s, "`data` has " + std::to_string(len) + " bytes, expected " +
-                      std::to_string(*s->expect->payload_bytes));
+      payload_truncated(s, len);
       return;
     }
     for (std::uint64_t i = 0; i < len; ++i) {
       if (data[i] != payload_byte(i)) {
-        mismatch(s, "`data` byte " + std::to_string(i) + " differs from the pattern");
+        payload_mismatch(s, "`data` byte " + std::to_string(i) + " differs from the pattern");
         return;
       }
     }
@@ -321,6 +338,30 @@ Status read_traces(const std::string& root, const TraceExpectation& expect, Trac
   return Status::ok();
 }
 
+void report_trace(const TraceSummary& t, const TraceExpectation& expect, std::size_t payload_bytes,
+                  EventCounts* c) {
+  if (payload_bytes && (expect.payload_bytes || expect.kmod_pattern)) {
+    c->payload_source = PayloadSource::kWorkload;
+    c->payload_checked_events = t.payload_checked_events;
+    c->payload_mismatched_events = t.payload_mismatched_events;
+    c->payload_truncated_events = t.payload_truncated_events;
+    c->payload_kept_bytes = t.payload_kept_bytes;
+    c->payload_mismatch_detail = t.first_payload_problem;
+    c->payload_verified = t.payload_bytes_verified;
+  }
+  std::string detail;
+  if (t.mismatches)
+    detail = std::to_string(t.mismatches) + " of " + std::to_string(t.events + t.paired_events) +
+             " recorded events do not carry what the workload did (" + t.first_mismatch + ")";
+  if (t.other_events)
+    detail += (detail.empty() ? "" : "; ") + std::string("the trace holds ") + std::to_string(t.other_events) +
+              " events other than " + expect.event_name +
+              (expect.paired_event_name.empty() ? "" : " and " + expect.paired_event_name);
+  c->tracer_errors += t.mismatches + t.other_events;
+  if (!detail.empty())
+    c->tracer_error_detail += (c->tracer_error_detail.empty() ? "" : "; ") + detail;
+}
+
 nlohmann::json to_json(const TraceSummary& t) {
   return {{"traces", t.traces},
           {"packets", t.packets},
@@ -328,6 +369,7 @@ nlohmann::json to_json(const TraceSummary& t) {
           {"events", t.events},
           {"paired_events", t.paired_events},
           {"events_checked", t.fields_verified},
+          {"payload_checked_events", t.payload_checked_events},
           {"other_events", t.other_events},
           {"discarded_events_in_ctf", t.discarded_events},
           {"discarded_packets_in_ctf", t.discarded_packets},

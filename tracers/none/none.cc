@@ -26,7 +26,12 @@ class NoneTracer final : public Tracer {
   Status attach(const AttachSpec& spec) override { return validate(spec); }
   Status enable() override { return Status::ok(); }
   Status disable() override { return Status::ok(); }
-  EventCounts counts() override { return {}; }
+  // Records nothing by design: the judge answers not_applicable.
+  EventCounts counts() override {
+    EventCounts c;
+    c.records_events = false;
+    return c;
+  }
   void teardown() noexcept override {}
 };
 

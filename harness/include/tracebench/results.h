@@ -75,15 +75,29 @@ struct VariantResult {
   std::map<std::string, double> counters_per_event;  // live counters only
 };
 
+// What the tracer recorded and the verdict of the one judge
+// (tracebench/verification.h); the fields mirror EventCounts (tracers/tracer.h).
 struct EventsResult {
   std::uint64_t fired = 0;     // while the tracer was enabled
   std::uint64_t recorded = 0;
   std::uint64_t lost = 0;
   bool exact = true;
+  // Workload payload bytes verified byte for byte (0 unless payload_source
+  // is "workload").
   std::uint64_t payload_verified = 0;
-  // "passed": recorded + lost matched fired (and payload checked where the
-  // tracer carries one); "failed"; "not_applicable" for the none tracer.
+  // "none", "workload" (copied from the workload's bytes) or "tracer"
+  // (written by the tracer itself, never counted as verified).
+  std::string payload_source = "none";
+  std::uint64_t payload_checked_events = 0;
+  std::uint64_t payload_mismatched_events = 0;
+  std::uint64_t payload_truncated_events = 0;
+  std::uint64_t payload_kept_bytes = 0;  // length kept in a truncated event
+  std::uint64_t tracer_errors = 0;
+  // "passed": every rule of the judge held (see README, Verification);
+  // "failed"; "not_applicable" for the none tracer (and runs that never got
+  // that far).
   std::string verification = "not_applicable";
+  std::string verification_reason;
 };
 
 struct BenchmarkResult {

@@ -1,0 +1,57 @@
+// The one judge of a benchmark's events: turns what a tracer reported
+// (EventCounts, tracers/tracer.h) and what the workload did into a verdict
+// with its reason in words.  Every tracer goes through it; no adapter decides
+// pass or fail on its own.
+//
+// Rules, in order (the first that fails decides):
+//   1. A tracer that records nothing by design (the baseline "none")
+//      is not_applicable.
+//   2. recorded == 0 fails.
+//   3. exact counts: recorded + lost must equal the events fired while the
+//      tracer was enabled; inexact counts: recorded + lost >= fired.
+//   4. Any tracer-side error or fault fails.
+//   5. When the workload hands over a payload (it carries one and
+//      payload_bytes > 0) and the tracer records it from the workload,
+//      every recorded payload must have been checked, none may be truncated
+//      (a kept length other than payload_bytes) and none may differ; the
+//      verified bytes must be exactly checked events x payload_bytes.
+//      A tracer that claims the workload's payload where the workload hands
+//      none fails too.
+//   6. A payload the tracer generated itself is reported as such: it may be
+//      checked (a corrupted one is a tracer error), but its bytes are never
+//      counted as verified workload bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tracebench/results.h"
+#include "tracers/tracer.h"
+
+namespace tracebench {
+
+enum class Verdict { kPassed, kFailed, kNotApplicable };
+
+std::string_view to_string(Verdict v);  // "passed", "failed", "not_applicable"
+
+struct Verification {
+  Verdict verdict = Verdict::kNotApplicable;
+  std::string reason;  // why, in words (also when passed)
+  bool passed() const { return verdict == Verdict::kPassed; }
+  bool failed() const { return verdict == Verdict::kFailed; }
+};
+
+// fired: events fired while the tracer was enabled; payload_bytes: bytes the
+// workload handed over per event (AttachSpec::payload_bytes);
+// workload_has_payload: the workload carries a payload at all
+// (Workload::takes_payload).
+Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
+                          bool workload_has_payload);
+
+// Judges and writes the whole `events` object of a result (counts, payload
+// fields, verdict and reason).  The runner's one call.
+Verification verify_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
+                           bool workload_has_payload, EventsResult* out);
+
+}  // namespace tracebench

@@ -1,0 +1,185 @@
+// The judge's rules one by one (tracebench/verification.h).  Each test sets
+// up counts that one rule alone decides, so dropping or weakening that rule
+// turns the test red.
+#include <gtest/gtest.h>
+
+#include "tracebench/verification.h"
+
+namespace tracebench {
+namespace {
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+EventCounts counted(std::uint64_t recorded, std::uint64_t lost = 0, bool exact = true) {
+  EventCounts c;
+  c.recorded = recorded;
+  c.lost = lost;
+  c.exact = exact;
+  return c;
+}
+
+// A tracer that recorded `n` payloads of `bytes` from the workload, all good.
+EventCounts with_payload(std::uint64_t n, std::size_t bytes) {
+  EventCounts c = counted(n);
+  c.payload_source = PayloadSource::kWorkload;
+  c.payload_checked_events = n;
+  c.payload_verified = n * bytes;
+  return c;
+}
+
+TEST(Verification, BaselineTracerIsNotApplicable) {
+  EventCounts c;
+  c.records_events = false;
+  Verification v = judge_events(c, 1000, 0, false);
+  EXPECT_EQ(v.verdict, Verdict::kNotApplicable) << v.reason;
+  EXPECT_EQ(to_string(v.verdict), "not_applicable");
+}
+
+TEST(Verification, ExactCountsThatMatchPass) {
+  Verification v = judge_events(counted(990, 10), 1000, 0, false);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_TRUE(has(v.reason, "recorded 990 + lost 10 = fired 1000")) << v.reason;
+}
+
+TEST(Verification, ZeroRecordedFails) {
+  // Even when lost covers every fired event.
+  Verification v = judge_events(counted(0, 1000), 1000, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "zero events")) << v.reason;
+}
+
+TEST(Verification, ExactUnderRecordingFails) {
+  Verification v = judge_events(counted(999), 1000, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "999")) << v.reason;
+  EXPECT_TRUE(has(v.reason, "1000 were fired")) << v.reason;
+}
+
+TEST(Verification, ExactOverRecordingFails) {
+  // Records of events the workload did not fire.
+  Verification v = judge_events(counted(1001), 1000, 0, false);
+  EXPECT_TRUE(v.failed()) << v.reason;
+}
+
+TEST(Verification, InexactAllowsMoreButNotFewer) {
+  EXPECT_TRUE(judge_events(counted(1500, 0, false), 1000, 0, false).passed());
+  Verification v = judge_events(counted(900, 50, false), 1000, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "fewer than the 1000 fired")) << v.reason;
+}
+
+TEST(Verification, TracerErrorsFail) {
+  // 240,064 faults, the count of probe firings otherwise fine: a D-VM
+  // script that faults on every firing.
+  EventCounts c = counted(240064);
+  c.tracer_errors = 240064;
+  c.tracer_error_detail = "240064 x invalid address (0x0)";
+  Verification v = judge_events(c, 240064, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "240064 error(s)")) << v.reason;
+  EXPECT_TRUE(has(v.reason, "invalid address")) << v.reason;
+}
+
+TEST(Verification, WorkloadPayloadAllCheckedPasses) {
+  Verification v = judge_events(with_payload(1000, 64), 1000, 64, true);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_TRUE(has(v.reason, "64000 bytes verified")) << v.reason;
+}
+
+TEST(Verification, WorkloadPayloadNotAllCheckedFails) {
+  EventCounts c = with_payload(1000, 64);
+  c.payload_checked_events = 999;
+  c.payload_verified = 999 * 64;
+  Verification v = judge_events(c, 1000, 64, true);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "only 999 of 1000")) << v.reason;
+}
+
+TEST(Verification, WorkloadPayloadMismatchFailsWithTheCount) {
+  EventCounts c = with_payload(1000, 64);
+  c.payload_mismatched_events = 3;
+  c.payload_verified = 997 * 64;
+  c.payload_mismatch_detail = "event 17: byte 5 differs";
+  Verification v = judge_events(c, 1000, 64, true);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "3 of 1000 recorded payloads differ")) << v.reason;
+  EXPECT_TRUE(has(v.reason, "event 17")) << v.reason;
+}
+
+TEST(Verification, TruncatedPayloadFailsWithTheKeptLength) {
+  // ftrace's trace_marker keeps ~4 KiB of a larger write.
+  EventCounts c = with_payload(1000, 4096);
+  c.payload_truncated_events = 1000;
+  c.payload_kept_bytes = 4054;
+  c.payload_verified = 0;
+  Verification v = judge_events(c, 1000, 4096, true);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "1000 of 1000 recorded payloads were truncated")) << v.reason;
+  EXPECT_TRUE(has(v.reason, "kept 4054 of the 4096 bytes")) << v.reason;
+}
+
+TEST(Verification, VerifiedBytesMustCoverEveryCheckedPayload) {
+  // An adapter that counts matching prefixes as verified bytes.
+  EventCounts c = with_payload(1000, 64);
+  c.payload_verified = 1000 * 64 - 1;
+  EXPECT_TRUE(judge_events(c, 1000, 64, true).failed());
+}
+
+TEST(Verification, WorkloadPayloadClaimWithoutOneFails) {
+  EventCounts c = with_payload(1000, 0);
+  EXPECT_TRUE(judge_events(c, 1000, 0, true).failed());
+  EXPECT_TRUE(judge_events(with_payload(1000, 64), 1000, 64, false).failed());
+}
+
+TEST(Verification, TracerGeneratedPayloadIsReportedAndNeverVerified) {
+  EventCounts c = counted(1000);
+  c.payload_source = PayloadSource::kTracer;
+  c.payload_checked_events = 1000;
+  c.payload_verified = 64000;  // an adapter must not, but the judge never counts it
+  EventsResult r;
+  Verification v = verify_events(c, 1000, 64, true, &r);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_TRUE(has(v.reason, "generated by the tracer")) << v.reason;
+  EXPECT_EQ(r.payload_source, "tracer");
+  EXPECT_EQ(r.payload_verified, 0u);
+}
+
+TEST(Verification, CorruptedTracerRecordsFail) {
+  EventCounts c = counted(1000);
+  c.payload_source = PayloadSource::kTracer;
+  c.payload_checked_events = 1000;
+  c.payload_mismatched_events = 2;
+  EXPECT_TRUE(judge_events(c, 1000, 64, true).failed());
+}
+
+TEST(Verification, CheckedBytesWithoutASourceFail) {
+  EventCounts c = counted(1000);
+  c.payload_verified = 64000;
+  EXPECT_TRUE(judge_events(c, 1000, 64, true).failed());
+}
+
+TEST(Verification, VerifyEventsFillsTheResult) {
+  EventCounts c = with_payload(1000, 64);
+  c.lost = 0;
+  EventsResult r;
+  Verification v = verify_events(c, 1000, 64, true, &r);
+  EXPECT_TRUE(v.passed());
+  EXPECT_EQ(r.fired, 1000u);
+  EXPECT_EQ(r.recorded, 1000u);
+  EXPECT_EQ(r.payload_source, "workload");
+  EXPECT_EQ(r.payload_checked_events, 1000u);
+  EXPECT_EQ(r.payload_verified, 64000u);
+  EXPECT_EQ(r.verification, "passed");
+  EXPECT_EQ(r.verification_reason, v.reason);
+
+  c.payload_truncated_events = 5;
+  c.payload_kept_bytes = 60;
+  v = verify_events(c, 1000, 64, true, &r);
+  EXPECT_EQ(r.verification, "failed");
+  EXPECT_EQ(r.payload_truncated_events, 5u);
+  EXPECT_EQ(r.payload_kept_bytes, 60u);
+  EXPECT_TRUE(has(r.verification_reason, "kept 60")) << r.verification_reason;
+}
+
+}  // namespace
+}  // namespace tracebench
