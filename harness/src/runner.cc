@@ -41,7 +41,10 @@ std::atomic<bool> g_stop_requested{false};
 // Emergency teardown: the tracers attached right now.
 
 namespace {
-std::mutex g_active_mu;
+// Held while anyone tears a tracer down: the run's own teardown and the
+// watcher's emergency teardown never run at once on one tracer (they did:
+// a slow eBPF teardown crashed in bpf_link__destroy when the watcher joined in).
+std::recursive_mutex g_active_mu;
 std::set<Tracer*>& active_tracers() {
   static std::set<Tracer*> s;
   return s;
@@ -50,12 +53,12 @@ std::atomic<std::uint64_t> g_progress{0};
 }  // namespace
 
 ActiveTracer::ActiveTracer(Tracer* t) : tracer_(t) {
-  std::lock_guard<std::mutex> lock(g_active_mu);
+  std::lock_guard<std::recursive_mutex> lock(g_active_mu);
   active_tracers().insert(t);
 }
 
 ActiveTracer::~ActiveTracer() {
-  std::lock_guard<std::mutex> lock(g_active_mu);
+  std::lock_guard<std::recursive_mutex> lock(g_active_mu);
   active_tracers().erase(tracer_);
 }
 
@@ -110,12 +113,15 @@ void install_signal_watcher() {
 }
 
 std::size_t teardown_active_tracers() {
-  std::unique_lock<std::mutex> lock(g_active_mu, std::try_to_lock);
-  for (int i = 0; i < 50 && !lock.owns_lock(); ++i) {
+  // The run may be tearing a tracer down right now: wait for it (up to 20 s;
+  // a teardown stuck in the kernel longer than that is left to `cleanup`).
+  std::unique_lock<std::recursive_mutex> lock(g_active_mu, std::try_to_lock);
+  for (int i = 0; i < 2000 && !lock.owns_lock(); ++i) {
     timespec ts{0, 10 * 1000 * 1000};
     nanosleep(&ts, nullptr);
     lock.try_lock();
   }
+  if (!lock.owns_lock()) return 0;
   std::size_t n = active_tracers().size();
   for (Tracer* t : active_tracers()) t->teardown();
   return n;
@@ -432,6 +438,7 @@ class BenchRun {
     wp.marker_file = tracer_->marker_file();
     if (Status s = workload_->setup(wp, &state_); !s) return Status::error(fmt::format("workload setup: {}", s.message()));
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
+    ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
     return pilot();
   }
 
@@ -463,6 +470,11 @@ class BenchRun {
     r_.events.exact = c.exact;
     r_.events.payload_verified = c.payload_verified;
     r_.tracer_details = tracer_->details();
+    // What a tracer says weakens its figure (e.g. a consumer on the measured CPU).
+    if (r_.tracer_details.contains("warnings") && r_.tracer_details["warnings"].is_array()) {
+      for (const auto& w : r_.tracer_details["warnings"])
+        if (w.is_string()) r_.warnings.push_back(w.get<std::string>());
+    }
     std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
     if (Verification v = verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events);
         v.failed()) {
@@ -484,6 +496,8 @@ class BenchRun {
   }
 
   void teardown() {
+    std::lock_guard<std::recursive_mutex> exclusive(g_active_mu);  // never beside the watcher's teardown
+    ++g_progress;
     contenders_.run(false);
     contenders_.stop_threads();
     state_.reset();
@@ -528,6 +542,24 @@ class BenchRun {
     r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
     // Bound one block to about 50 ms of traced time.
     double block_cycles = 0.05 * m_.clock.tsc_hz;
+    // The batch is one for both variants and picked for the cheaper baseline;
+    // where tracing costs thousands of times more (a uprobe on a 3-cycle
+    // call), it is capped so that 50 traced samples still fit in a block.
+    // The baseline's samples are then shorter than the clock plan's span:
+    // its figure is resolved to a TSC step / batch per event, said in the
+    // result, and negligible beside such an overhead.
+    if (opt_.batch == 0 && cost[1] > 0) {
+      std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / (50.0 * std::max(cost[0], cost[1])));
+      cap = std::max(unit, cap - cap % unit);
+      if (r_.batch > cap) {
+        r_.batch = cap;
+        r_.warnings.push_back(fmt::format(
+            "batch capped at {} events so a traced block stays near 50 ms: a baseline sample spans ~{:.0f} cycles, "
+            "less than the clock's {:.0f}, so the baseline is resolved to ~{:.2f} cycles per event",
+            cap, cost[0] * static_cast<double>(cap), m_.clock.min_sample_cycles,
+            static_cast<double>(m_.clock.step_cycles) / static_cast<double>(cap)));
+      }
+    }
     double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(r_.batch));
     std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / per_sample);
     samples_ = std::min<std::uint64_t>(opt_.samples, std::max<std::uint64_t>(50, cap));  // never above --samples

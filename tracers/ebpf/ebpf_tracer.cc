@@ -256,9 +256,27 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
 
   std::uint64_t v = 0;
   const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-  if (!parse_uint(opt("consumer_cpu", "0"), 0, ncpu > 0 ? ncpu - 1 : 0, &v))
+  // Default: away from the measured CPU (the harness pins the attaching
+  // thread to it): the first CPU outside this thread's affinity, else 0.
+  int away = 0;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+    for (int c = 0; c < ncpu; ++c) {
+      if (!CPU_ISSET(c, &mine)) {
+        away = c;
+        break;
+      }
+    }
+  }
+  if (!parse_uint(opt("consumer_cpu", std::to_string(away)), 0, ncpu > 0 ? ncpu - 1 : 0, &v))
     return Status::error("ebpf: consumer_cpu must be a CPU number 0.." + std::to_string(ncpu - 1));
   consumer_cfg_.cpu = static_cast<int>(v);
+  // Said in the result: a consumer on the measured CPU reads the buffer
+  // between the workload's events (its cost lands in the traced figure and
+  // no cross-CPU wakeup happens), one elsewhere is woken across CPUs.
+  consumer_shares_cpu_ = ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1 &&
+                         CPU_ISSET(consumer_cfg_.cpu, &mine);
   if (!parse_uint(opt("poll_ms", "10"), 1, 10000, &v))
     return Status::error("ebpf: poll_ms must be 1..10000");
   consumer_cfg_.poll_ms = static_cast<int>(v);
@@ -532,6 +550,9 @@ Status EbpfTracer::attach_link() {
 }
 
 Status EbpfTracer::enable() {
+  // The link is made and destroyed under the teardown lock: the signal
+  // watcher's teardown destroyed a link disable() was destroying too.
+  std::lock_guard<std::mutex> lock(teardown_mu_);
   if (!attached_) return Status::error("ebpf: enable() before a successful attach()");
   if (link_) return Status::ok();
   if (consumer_) consumer_->resume();
@@ -544,6 +565,7 @@ Status EbpfTracer::enable() {
 }
 
 Status EbpfTracer::disable() {
+  std::lock_guard<std::mutex> lock(teardown_mu_);
   if (link_) {
     int err = bpf_link__destroy(link_);
     link_ = nullptr;
@@ -668,6 +690,12 @@ nlohmann::json EbpfTracer::details() const {
     opts["buffer_kb"] = buffer_kb_;
     opts["consumer"] = consumer_cfg_.mode == ConsumerMode::kEpoll ? "epoll" : "spin";
     opts["consumer_cpu"] = consumer_cfg_.cpu;
+    if (consumer_shares_cpu_)
+      j["warnings"] = {"the consumer thread runs on the measured CPU (consumer_cpu=" +
+                       std::to_string(consumer_cfg_.cpu) +
+                       "): it drains the buffer between the workload's events, so its work is in the traced figure "
+                       "and no cross-CPU wakeup is paid; give ebpf.consumer_cpu another CPU to measure the "
+                       "producer's cost alone"};
     if (cfg_.action == "ringbuf") opts["wakeup"] = wakeup_;
   }
   if (cfg_.action == "hash") {

@@ -74,6 +74,7 @@ class EbpfTracer final : public Tracer {
 
  private:
   Status parse_options(const AttachSpec& spec);
+  bool consumer_shares_cpu_ = false;  // the consumer is pinned to the measured CPU
   Status resolve_target();
   Status attach_link();
   std::uint64_t sum_percpu(bpf_map* map, std::uint32_t key) const;

@@ -504,20 +504,9 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
 Status FtraceTracer::attach(const AttachSpec& spec) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (instance_) return Status::error("ftrace: attach() called twice; teardown() first");
-  TB_TRY(validate(spec));
-  if (!supports(spec.probe))
-    return Status::error("ftrace does not support probe " + spec.probe.name + " (" +
-                         std::string(to_string(spec.probe.kind)) + ")");
+  TB_TRY(validate(spec));  // probe, options, action
   FtraceConfig config;
   TB_TRY(parse_options(spec.options, &config));
-  std::string action = spec.action;
-  if (action == "default") action = spec.probe.kind == ProbeKind::kMarker ? "payload" : "count";
-  if (action != "count" && action != "payload")
-    return Status::error("ftrace action '" + spec.action + "' unknown; actions: count, payload");
-  if (action == "payload" && spec.probe.kind != ProbeKind::kMarker)
-    return Status::error("ftrace action 'payload' needs a marker probe; use count");
-  if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
-    return Status::error("ftrace option event= applies to syscall probes only");
   if (!tracing_dir())
     return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
 

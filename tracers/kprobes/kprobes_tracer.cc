@@ -314,14 +314,8 @@ Status KprobesTracer::validate(const AttachSpec& spec) const {
 
 Status KprobesTracer::attach(const AttachSpec& spec) {
   if (attached_) return Status::error("kprobes: attach() called twice without teardown()");
+  TB_TRY(validate(spec));  // action, probe, options
   const std::string& a = spec.action;
-  if (a != "tracefs_kprobe" && a != "tracefs_kretprobe" && a != "bpf_kprobe" &&
-      a != "bpf_kretprobe" && a != "default")
-    return Status::error("kprobes: unknown action '" + a +
-                         "' (tracefs_kprobe, tracefs_kretprobe, bpf_kprobe, bpf_kretprobe)");
-  if (!supports(spec.probe))
-    return Status::error("kprobes: cannot attach to '" + spec.probe.name +
-                         "': only kernel functions and syscalls");
   TB_TRY(parse_options(spec.options, &config_));
   Availability av = available();
   if (!av.ok) return Status::error(av.reason);

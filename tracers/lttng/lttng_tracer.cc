@@ -73,15 +73,10 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   if (session_created_ || handle_ || started_sessiond_) {
     return Status::error("lttng: already attached (teardown() first)");
   }
+  TB_TRY(validate(spec));  // options, probe kind, tracepoint name
   LttngConfig config;
   TB_TRY(parse_options(spec.options, &config));
-  if (spec.probe.kind != ProbeKind::kUstTracepoint) {
-    return Status::error("lttng: probe " + spec.probe.name + " is not an LTTng-UST tracepoint");
-  }
   const std::string& target = spec.probe.target;
-  if (target.find(':') == std::string::npos || target.size() >= LTTNG_SYMBOL_NAME_LEN) {
-    return Status::error("lttng: tracepoint '" + target + "' is not of the form provider:event");
-  }
   config_ = config;
   event_ = target;
   expect_ = TraceExpectation{};

@@ -285,15 +285,9 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
 Status PerfTracer::attach(const AttachSpec& spec) {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   if (attached_) return Status::error("perf: attach() called twice; teardown() first");
-  if (!supports(spec.probe))
-    return Status::error("perf does not support probe " + spec.probe.name + " (" +
-                         std::string(to_string(spec.probe.kind)) + ")");
+  TB_TRY(validate(spec));  // probe, options, action
   PerfConfig config;
   TB_TRY(parse_options(spec.options, &config));
-  if (spec.action != "default" && spec.action != "count")
-    return Status::error("perf action '" + spec.action + "' unknown; actions: count");
-  if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
-    return Status::error("perf option event= applies to syscall probes only");
   config_ = config;
   page_size_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   samples_ = lost_ = lost_records_ = foreign_ = flush_samples_ = bytes_ = wakeups_ = throttles_ = 0;
