@@ -52,6 +52,9 @@ for t in "${tracers[@]}"; do
   sleep 0.$((RANDOM % 9 + 1))
   kill -KILL "$pid"; wait "$pid" 2>/dev/null
   "$tb" cleanup > "$out/cleanup.log"
+  # The kernel frees a dead process's BPF programs and links after its file
+  # descriptors are released (asynchronously): give it up to 3 s.
+  for _ in $(seq 30); do "$src/scripts/leftovers.sh" >/dev/null && break; sleep 0.1; done
   if ! left=$("$src/scripts/leftovers.sh"); then
     echo "FAIL: $t SIGKILL: cleanup left: $left"; fail=1
   else
