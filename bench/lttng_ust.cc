@@ -54,6 +54,23 @@ class UstPayloadLoop final : public WorkloadState {
   std::string buf_;
 };
 
+// tracebench:array64: the pattern's first 64 bytes as a fixed-size array.
+class UstArrayLoop final : public WorkloadState {
+ public:
+  UstArrayLoop() {
+    for (std::size_t i = 0; i < sizeof buf_; ++i) buf_[i] = static_cast<std::uint8_t>(lttng::payload_byte(i));
+  }
+  void fire(std::uint64_t n) override {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      lttng_ust_tracepoint(tracebench, array64, buf_);
+      asm volatile("" ::: "memory");
+    }
+  }
+
+ private:
+  std::uint8_t buf_[64];
+};
+
 Availability provider_available() {
   if (lttng::provider_present()) return Availability::yes();
   return Availability::no("the LTTng-UST provider library " + lttng::provider_path() +
@@ -95,6 +112,21 @@ Workload ust_workload(const char* name, const char* event, const char* what, boo
 TRACEBENCH_REGISTER_WORKLOAD(ust_hot, ust_workload("ust_hot", "hot",
                                                    "LTTng-UST tracepoint tracebench:hot with a 4-byte payload",
                                                    false, setup_hot));
+
+TRACEBENCH_REGISTER_WORKLOAD(ust_array64, [] {
+  Workload w = ust_workload("ust_array64", "array64",
+                            "LTTng-UST tracepoint tracebench:array64 carrying 64 bytes as a fixed-size array "
+                            "(lttng_ust_field_array)",
+                            true, [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
+                              if (p.payload_bytes != 64)
+                                return Status::error("ust_array64 carries exactly 64 bytes, not " +
+                                                     std::to_string(p.payload_bytes));
+                              *out = std::make_unique<UstArrayLoop>();
+                              return Status::ok();
+                            });
+  w.fixed_payloads = {64};
+  return w;
+}());
 
 TRACEBENCH_REGISTER_WORKLOAD(ust_payload, ust_workload("ust_payload", "payload",
                                                        "LTTng-UST tracepoint tracebench:payload carrying "

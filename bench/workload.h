@@ -47,6 +47,9 @@ struct Workload {
   // entry cost (an ioctl that starts an in-kernel loop) sets it so that the
   // entry is amortized over many events; the automatic batch never goes below.
   std::uint64_t min_batch = 1;
+  // A payload whose size the event fixes (an LTTng-UST fixed-size array):
+  // the plan uses these sizes instead of the sweep and refuses others.
+  std::vector<std::size_t> fixed_payloads;
 };
 
 const std::vector<Workload>& workload_registry();

@@ -203,7 +203,10 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
     for (const auto& w : workload_registry()) {
       if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
       if (!tracer->supports(w.probe)) continue;
-      std::vector<std::size_t> payloads = w.takes_payload ? sweep : std::vector<std::size_t>{0};
+      std::vector<std::size_t> payloads = !w.takes_payload            ? std::vector<std::size_t>{0}
+                                          : w.fixed_payloads.empty() ? sweep
+                                          : opt.payloads.empty()     ? w.fixed_payloads
+                                                                     : opt.payloads;
       for (const auto& action : actions) {
         if (!tracer->supports_action(w.probe, action)) continue;
         for (std::size_t p : payloads) {
@@ -217,6 +220,12 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
               plan->skipped.emplace_back(name, why);
             else
               refused.push_back(fmt::format("{}: {}", name, why));
+            continue;
+          }
+          if (!w.fixed_payloads.empty() &&
+              std::find(w.fixed_payloads.begin(), w.fixed_payloads.end(), p) == w.fixed_payloads.end()) {
+            refused.push_back(fmt::format("{}/{}/{}/payload:{}: {} carries exactly {} bytes", entry.name, w.name,
+                                          action, p, w.name, fmt::join(w.fixed_payloads, " or ")));
             continue;
           }
           AttachSpec as;

@@ -64,6 +64,7 @@ REFUSED = [
     (["run", "-w", "nosuch"], 2, r"unknown workload 'nosuch'"),
     (["run", "-t", "none", "-w", "getpid", "-p", "64"], 2, r"none of the selected workloads \(getpid\) takes a payload"),
     (["run", "-t", "none", "-w", "getpid", "-a", "none", "-a", "bogus"], 2, r"--action bogus: no selected tracer runs it"),
+    (["run", "-t", "none", "-w", "ust_array64", "-p", "128"], 2, r"ust_array64 carries exactly 64 bytes"),
     (["run", "-t", "none", "-w", "marker"], 2, r"tracer none supports none of the selected workloads \(marker\)"),
     (["run", "-t", "none", "-w", "getpid", "-o", "ftrace.mode=discard"], 2, r"tracer ftrace is not in this run"),
     (["run", "-t", "none", "-w", "getpid", "-o", "nosuch.key=1"], 2, r"unknown tracer 'nosuch'"),

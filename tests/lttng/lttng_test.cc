@@ -235,6 +235,33 @@ TEST_F(LttngTest, PayloadBytesVerified) {
   EXPECT_EQ(d["num_subbuf"], 4u);
 }
 
+// The same 64 bytes as a fixed-size array (lttng_ust_field_array): every
+// element read back and compared with the pattern.
+TEST_F(LttngTest, FixedArrayPayloadIsVerified) {
+  EventCounts c = run("ust_array64", 64, 5000, 100, {{"subbuf_size", "1M"}, {"num_subbuf", "4"}});
+  EXPECT_EQ(c.recorded, 5000u);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.payload_source, tracebench::PayloadSource::kWorkload);
+  EXPECT_EQ(c.payload_checked_events, 5000u);
+  EXPECT_EQ(c.payload_mismatched_events, 0u);
+  EXPECT_EQ(c.payload_verified, 5000u * 64u);
+}
+
+TEST_F(LttngTest, FixedArrayWithOtherBytesFails) {
+  auto st = workload_state("ust_array64", 64);
+  ASSERT_TRUE(st);
+  ASSERT_TRUE(tracer.attach(spec_for("ust_array64", 64)));
+  ASSERT_TRUE(tracer.enable());
+  st->fire(10);
+  std::uint8_t wrong[64] = {};
+  lttng_ust_tracepoint(tracebench, array64, wrong);
+  ASSERT_TRUE(tracer.disable());
+  ASSERT_TRUE(tracer.drain());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.payload_checked_events, 11u);
+  EXPECT_EQ(c.payload_mismatched_events, 1u);
+}
+
 TEST_F(LttngTest, EmptyPayload) {
   EventCounts c = run("ust_payload", 0, 1000);
   EXPECT_EQ(c.recorded, 1000u);

@@ -136,23 +136,40 @@ void check_event(SinkState* s, const bt_event* ev) {
   } else if (s->expect->payload_bytes) {
     const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, "data") : nullptr;
     s->out->payload_checked_events++;
-    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) {
-      payload_mismatch(s, "no text field `data`");
-      return;
-    }
-    std::uint64_t len = bt_field_string_get_length(f);
-    const char* data = bt_field_string_get_value(f);
-    if (len != *s->expect->payload_bytes) {
-      payload_truncated(s, len);
-      return;
-    }
-    for (std::uint64_t i = 0; i < len; ++i) {
-      if (data[i] != payload_byte(i)) {
-        payload_mismatch(s, "`data` byte " + std::to_string(i) + " differs from the pattern");
+    if (f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_STATIC_ARRAY) {
+      // tracebench:array64: a fixed-size array of byte integers.
+      std::uint64_t len = bt_field_array_get_length(f);
+      if (len != *s->expect->payload_bytes) {
+        payload_truncated(s, len);
         return;
       }
+      for (std::uint64_t i = 0; i < len; ++i) {
+        const bt_field* b = bt_field_array_borrow_element_field_by_index_const(f, i);
+        if (!is_unsigned(b) || bt_field_integer_unsigned_get_value(b) != static_cast<std::uint8_t>(payload_byte(i))) {
+          payload_mismatch(s, "`data` element " + std::to_string(i) + " differs from the pattern");
+          return;
+        }
+      }
+      s->out->payload_bytes_verified += len;
+    } else {
+      if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) {
+        payload_mismatch(s, "no text field `data`");
+        return;
+      }
+      std::uint64_t len = bt_field_string_get_length(f);
+      const char* data = bt_field_string_get_value(f);
+      if (len != *s->expect->payload_bytes) {
+        payload_truncated(s, len);
+        return;
+      }
+      for (std::uint64_t i = 0; i < len; ++i) {
+        if (data[i] != payload_byte(i)) {
+          payload_mismatch(s, "`data` byte " + std::to_string(i) + " differs from the pattern");
+          return;
+        }
+      }
+      s->out->payload_bytes_verified += len;
     }
-    s->out->payload_bytes_verified += len;
   }
   if (s->expect->hot_tag) {
     const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, "tag") : nullptr;

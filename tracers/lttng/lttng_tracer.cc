@@ -81,7 +81,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   event_ = target;
   expect_ = TraceExpectation{};
   expect_.event_name = target;
-  if (target == "tracebench:payload") expect_.payload_bytes = spec.payload_bytes;
+  if (target == "tracebench:payload" || target == "tracebench:array64") expect_.payload_bytes = spec.payload_bytes;
   if (target == "tracebench:hot") expect_.hot_tag = kHotTag;
   pid_ = spec.pid > 0 ? spec.pid : ::getpid();
   trace_ = TraceSummary{};
