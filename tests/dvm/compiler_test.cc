@@ -103,6 +103,42 @@ TEST(DvmCompilerErrors, NameLineAndColumn) {
   }
 }
 
+// Hostile programs get an error with a position, never a crash: 5,000
+// nested parentheses and 20,000 unary minus signs (each crashed the parser
+// through unbounded recursion), a left-deep chain of 10,000 operators.
+TEST(DvmCompilerErrors, DeepOrHugeExpressionsAreRefusedNotCrashed) {
+  std::string parens = "tb:::x { trace(" + std::string(5000, '(') + "1" + std::string(5000, ')') + "); }";
+  CompileResult r = compile_d(parens);
+  EXPECT_FALSE(r.program);
+  EXPECT_NE(r.error.find("expression nested too deeply"), std::string::npos) << r.error.substr(0, 200);
+  EXPECT_EQ(r.line, 1);
+  EXPECT_GT(r.column, 100);  // where the limit was reached
+
+  std::string minus = "tb:::x { trace(" + std::string(20000, '-') + "1); }";  // "- - -": unary minus each
+  for (std::size_t i = 1; i < minus.size(); i += 2)
+    if (minus[i] == '-' && minus[i - 1] == '-') minus[i] = ' ';
+  r = compile_d(minus);
+  EXPECT_FALSE(r.program);
+  EXPECT_NE(r.error.find("expression nested too deeply"), std::string::npos) << r.error.substr(0, 200);
+
+  std::string chain = "tb:::x { trace(1";
+  for (int i = 0; i < 10000; ++i) chain += "+1";
+  chain += "); }";
+  r = compile_d(chain);
+  EXPECT_FALSE(r.program);
+  EXPECT_NE(r.error.find("expression too large"), std::string::npos) << r.error.substr(0, 200);
+
+  // Just under the limits still compiles.
+  std::string ok = "tb:::x { trace(" + std::string(200, '(') + "1" + std::string(200, ')') + "); }";
+  r = compile_d(ok);
+  EXPECT_TRUE(r.program) << r.error;
+  std::string ok_chain = "tb:::x { trace(1";
+  for (int i = 0; i < 1000; ++i) ok_chain += "+1";
+  ok_chain += "); }";
+  r = compile_d(ok_chain);
+  EXPECT_TRUE(r.program) << r.error;
+}
+
 TEST(DvmCompiler, PragmasAndProbeLists) {
   CompileResult r = compile_d(
       "#pragma D option quiet\n#pragma D option bufsize=64k\n"

@@ -135,6 +135,18 @@ for args, code, pattern in REFUSED:
     l = left()
     check(name + " -> left nothing", not l, l)
 
+# Adversarial D programs: an error with a position, never a crash.
+for name, text in [("5000 nested parentheses", "tb:::x { trace(" + "(" * 5000 + "1" + ")" * 5000 + "); }"),
+                   ("10000 unary minus signs", "tb:::x { trace(" + "- " * 10000 + "1); }"),
+                   ("10000-term sum", "tb:::x { trace(1" + "+1" * 10000 + "); }")]:
+    path = os.path.join(work, "hostile.d")
+    open(path, "w").write(text)
+    r = subprocess.run([tb, "dvm", "-e", "-s", path], capture_output=True, text=True, timeout=60)
+    msg = r.stdout + r.stderr
+    check(f"dvm -s <{name}> -> no crash, non-zero exit", 0 < r.returncode < 128, f"exit {r.returncode}: {msg[:200]}")
+    check(f"dvm -s <{name}> -> error with position",
+          re.search(r"line 1, column \d+: expression (nested too deeply|too large)", msg) is not None, msg[:200])
+
 # Corrupt result files: compare names the file and exits 2.
 good = os.path.join(work, "good")
 r = subprocess.run([tb, "run", "-t", "none", "-w", "getpid", "-r", "2", "-n", "50", "--no-samples", "--out", good],

@@ -262,7 +262,26 @@ class Parser {
   int predicate_depth = 0;  // > 0 while inside /.../ at paren depth 0
   int paren_depth = 0;
 
+  // Hostile input must not exhaust the stack: the recursive descent is
+  // limited in depth (parentheses, unary chains, nested ternaries and
+  // assignments), and one expression in size (a left-deep chain a+a+...+a is
+  // built by a loop, but generating and freeing it recurse).
+  static constexpr int kMaxNesting = 512;  // a parenthesis counts 2 (assignment + operand level)
+  static constexpr int kMaxNodes = 4096;
+  int nesting_ = 0, nodes_ = 0;
+  struct Nest {
+    Parser* p;
+    Nest(Parser* parser, const Token& at) : p(parser) {
+      if (++p->nesting_ > kMaxNesting)
+        p->fail(at, "expression nested too deeply (more than " + std::to_string(kMaxNesting) +
+                        " levels of parentheses, unary operators and assignments)");
+    }
+    ~Nest() { --p->nesting_; }
+  };
+
   NodeP mk(NK k, const Token& at) {
+    if (++nodes_ > kMaxNodes)
+      fail(at, "expression too large: more than " + std::to_string(kMaxNodes) + " operators and operands");
     auto n = std::make_unique<Node>();
     n->kind = k;
     n->line = at.line;
@@ -274,6 +293,8 @@ class Parser {
 
   NodeP assign() {
     Token at = tok_;
+    if (nesting_ == 0) nodes_ = 0;  // a new top-level expression
+    Nest nest(this, at);
     NodeP lhs = ternary();
     static const char* const kOps[] = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
     for (const char* o : kOps) {
@@ -339,6 +360,7 @@ class Parser {
 
   NodeP unary() {
     Token at = tok_;
+    Nest nest(this, at);
     if (is("!") || is("~") || is("-") || is("+")) {
       std::string op = tok_.text;
       advance();
