@@ -90,6 +90,11 @@ TEST(DvmCompilerErrors, NameLineAndColumn) {
       {"tb:::x { @a = avg(\"s\"); }", 1, 19, "integer argument"},
       {"#pragma D nonsense\ntb:::x {}", 1, 1, "#pragma D option"},
       {"", 1, 1, "no clauses"},
+      {"tb:::x { trace(arg0 / 0); }", 1, 23, "division by zero"},
+      {"tb:::x { trace(arg0 % (2 - 2)); }", 1, 26, "division by zero"},
+      {"tb:::x { x = 1; x /= 4 * 0; }", 1, 24, "division by zero"},
+      {"tb:::x { x = 1; x %= -(3 & 4); }", 1, 22, "division by zero"},
+      {"tb:::x { @[arg0 / ((1 << 63) * 2)] = count(); }", 1, 30, "division by zero"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.src);
@@ -100,6 +105,18 @@ TEST(DvmCompilerErrors, NameLineAndColumn) {
     EXPECT_NE(r.error.find(c.contains), std::string::npos) << r.error;
     EXPECT_EQ(r.error.rfind("line " + std::to_string(c.line) + ", column " + std::to_string(c.col) + ":", 0), 0u)
         << r.error;
+  }
+}
+
+// A divisor that is constant but not zero, or not constant, compiles: the
+// VM's own fault catches a zero that appears at run time.
+TEST(DvmCompilerErrors, NonZeroOrRuntimeDivisorsCompile) {
+  for (const char* src : {"tb:::x { trace(arg0 / 2); }", "tb:::x { trace(arg0 % (7 / 3)); }",
+                          "tb:::x { trace(arg0 / arg1); }", "tb:::x { trace(arg0 / (arg1 - arg1)); }",
+                          "tb:::x { x = 8; x /= -1; }",
+                          "tb:::x { trace(arg0 / (1 << 64)); }"}) {  // the VM masks the count: 1 << 64 == 1
+    CompileResult r = compile_d(src);
+    EXPECT_TRUE(r.program) << src << ": " << r.error;
   }
 }
 

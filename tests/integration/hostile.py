@@ -147,6 +147,37 @@ for name, text in [("5000 nested parentheses", "tb:::x { trace(" + "(" * 5000 + 
     check(f"dvm -s <{name}> -> error with position",
           re.search(r"line 1, column \d+: expression (nested too deeply|too large)", msg) is not None, msg[:200])
 
+# D programs refused at compile time, and a listing that matches nothing.
+for args, code, pattern in [
+        (["dvm", "-e", "-n", "tb:::fire { trace(arg0 / (3 - 3)); }"], 2,
+         r"line 1, column 29: division by zero"),
+        (["dvm", "-e", "-n", "tb:::fire { x = 1; x %= 0; }"], 2, r"line 1, column 25: division by zero"),
+        (["dvm", "-l", "-n", "nosuch:::"], 1, r"no probe matches 'nosuch:::'"),
+        (["dvm", "-n", "nosuch::: { trace(1); }"], 1, r"does not match any probes")]:
+    r = subprocess.run([tb] + args, capture_output=True, text=True, timeout=60)
+    msg = r.stdout + r.stderr
+    check(" ".join(args) + " -> exit", r.returncode == code, f"exit {r.returncode}, expected {code}: {msg[:300]}")
+    check(" ".join(args) + " -> message", re.search(pattern, msg) is not None, msg[:300])
+
+# Ctrl-C (or SIGTERM) on `tracebench dvm`: like dtrace, the firing stops and
+# the aggregations are printed, exit 0.
+for sig in (signal.SIGINT, signal.SIGTERM):
+    p = subprocess.Popen([tb, "dvm", "-q", "-w", "dvm_getpid", "--events", "1000000000000",
+                          "-n", 'syscall::getpid:entry { @["calls"] = count(); }'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    p.send_signal(sig)
+    try:
+        o, e = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        o, e = p.communicate()
+        check(f"dvm {sig.name} -> stops", False, "still firing 20 s after the signal")
+        continue
+    m = re.search(r"calls\s+(\d+)", o)
+    check(f"dvm {sig.name} -> exit 0", p.returncode == 0, f"exit {p.returncode}: {e[-300:]}")
+    check(f"dvm {sig.name} -> aggregation printed", m is not None and int(m.group(1)) > 0, o[-300:] + e[-300:])
+
 # Corrupt result files: compare names the file and exits 2.
 good = os.path.join(work, "good")
 r = subprocess.run([tb, "run", "-t", "none", "-w", "getpid", "-r", "2", "-n", "50", "--no-samples", "--out", good],

@@ -526,6 +526,52 @@ class Codegen {
 
   [[noreturn]] static void fail(const Node* n, const std::string& m) { throw CompileError{n->line, n->col, m}; }
 
+  // The value of an integer constant expression (literals and operators on
+  // them), as the VM computes it: 64-bit two's complement.  False if `n` is
+  // not constant.
+  static bool constant_value(const Node* n, uint64_t* v) {
+    uint64_t a = 0, b = 0;
+    switch (n->kind) {
+      case NK::kInt:
+        *v = n->ival;
+        return true;
+      case NK::kUnary:
+        if (!constant_value(n->kids[0].get(), &a)) return false;
+        if (n->op == "-") *v = 0 - a;
+        else if (n->op == "~") *v = ~a;
+        else if (n->op == "!") *v = a == 0;
+        else if (n->op == "+") *v = a;
+        else return false;
+        return true;
+      case NK::kBinary: {
+        if (!constant_value(n->kids[0].get(), &a) || !constant_value(n->kids[1].get(), &b)) return false;
+        const std::string& o = n->op;
+        if (o == "+") *v = a + b;
+        else if (o == "-") *v = a - b;
+        else if (o == "*") *v = a * b;
+        else if (o == "&") *v = a & b;
+        else if (o == "|") *v = a | b;
+        else if (o == "^") *v = a ^ b;
+        else if (o == "<<") *v = a << (b & 63);  // the VM masks shift counts the same way
+        else if (o == ">>") *v = static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63));
+        else if (o == "/" || o == "%") {
+          int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+          if (y == 0 || (y == -1 && x == INT64_MIN)) return false;  // refused or trapped on its own
+          *v = static_cast<uint64_t>(o == "/" ? x / y : x % y);
+        } else return false;  // comparisons
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // dtrace refuses a constant zero divisor when it compiles the program; so do we.
+  static void refuse_zero_divisor(const Node* divisor) {
+    uint64_t v = 1;
+    if (constant_value(divisor, &v) && v == 0) fail(divisor, "division by zero (the divisor is the constant 0)");
+  }
+
   std::unique_ptr<DifObject> expr_object(const Node* n, Ty* type) {
     begin();
     Ty t;
@@ -812,6 +858,7 @@ class Codegen {
           return a;
         }
         if (ta != Ty::kInt || tb != Ty::kInt) fail(n, "operator " + n->op + " needs integer operands");
+        if (n->op == "/" || n->op == "%") refuse_zero_divisor(n->kids[1].get());
         static const std::map<std::string, uint8_t> kAlu = {
             {"+", kOpAdd}, {"-", kOpSub}, {"*", kOpMul}, {"/", kOpSdiv}, {"%", kOpSrem},
             {"&", kOpAnd}, {"|", kOpOr},  {"^", kOpXor}, {"<<", kOpSll}, {">>", kOpSra}};
@@ -873,6 +920,7 @@ class Codegen {
           Ty tr;
           uint8_t r = gen(n->kids[1].get(), &tr);
           if (tl != Ty::kInt || tr != Ty::kInt) fail(n, "operator " + n->op + " needs integer operands");
+          if (n->op == "/=" || n->op == "%=") refuse_zero_divisor(n->kids[1].get());
           static const std::map<std::string, uint8_t> kAlu = {
               {"+=", kOpAdd}, {"-=", kOpSub}, {"*=", kOpMul}, {"/=", kOpSdiv}, {"%=", kOpSrem},
               {"&=", kOpAnd}, {"|=", kOpOr},  {"^=", kOpXor}, {"<<=", kOpSll}, {">>=", kOpSra}};

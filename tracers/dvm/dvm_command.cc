@@ -6,6 +6,7 @@
 //   tracebench dvm -l [-n pattern]      list probes
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -34,14 +35,23 @@ struct DvmArgs {
   std::vector<std::string> xopts;
 };
 
+volatile std::sig_atomic_t g_interrupted = 0;
+constexpr std::uint64_t kChunk = 10000;
+
 int run_dvm(const DvmArgs& a) {
   if (a.list) {
+    std::vector<tbdvm::ProbeInfo> matched;
+    for (const auto& p : tbdvm::list_probes())
+      if (a.script.empty() || tbdvm::probe_matches(a.script, p)) matched.push_back(p);
+    if (matched.empty()) {  // like dtrace -l: a description that matches nothing is an error
+      std::fprintf(stderr, "tracebench dvm: no probe matches '%s'; `tracebench dvm -l` lists them all\n",
+                   a.script.c_str());
+      return 1;
+    }
     std::printf("%5s %10s %12s %24s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
-    for (const auto& p : tbdvm::list_probes()) {
-      if (!a.script.empty() && !tbdvm::probe_matches(a.script, p)) continue;
+    for (const auto& p : matched)
       std::printf("%5u %10s %12s %24s %s\n", p.id, p.provider.c_str(), p.module.c_str(), p.function.c_str(),
                   p.name.c_str());
-    }
     return 0;
   }
   std::string src = a.script;
@@ -109,13 +119,24 @@ int run_dvm(const DvmArgs& a) {
     std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session.matched_probes().size(),
                  session.matched_probes().size() == 1 ? "" : "s", session.necbs(), session.necbs() == 1 ? "" : "s");
   session.start_consumer(stdout);
-  // Fire in chunks so an exit() action stops the run early.
+  // Fire in chunks so an exit() action or Ctrl-C stops the run early.  Like
+  // dtrace, the first SIGINT/SIGTERM ends the firing and the aggregations are
+  // still printed; a second one kills (SA_RESETHAND).
+  struct sigaction sa {}, old_int{}, old_term{};
+  sa.sa_handler = [](int) { g_interrupted = 1; };
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  g_interrupted = 0;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
   std::uint64_t left = a.events;
-  while (left > 0 && !session.exited()) {
-    std::uint64_t n = left < 10000 ? left : 10000;
+  while (left > 0 && !session.exited() && !g_interrupted) {
+    std::uint64_t n = left < kChunk ? left : kChunk;
     state->fire(n);
     left -= n;
   }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   session.disable();
   std::fflush(stdout);
   session.print_aggregations(stdout);
