@@ -24,6 +24,8 @@ packages=(
   kmod
   # tests
   python3 python3-jsonschema
+  # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang
+  libclang-rt-14-dev
 )
 extra=scripts/setup-packages.txt  # one package per line, added by areas that need more
 if [ -f "$extra" ]; then
