@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracebench/options.h"
 #include "tracebench/register.h"
 #include "tracebench/status.h"
 
@@ -169,6 +170,13 @@ class Tracer {
     (void)probe;
     (void)action;
     return static_cast<std::size_t>(-1);
+  }
+  // The `--option <tracer>.<key>=<value>` keys this tracer takes: checked by
+  // the plan before anything runs (parse_options), printed by `tracebench
+  // list --options`, and the source of the tracer README's option table.
+  virtual const OptionSchema& option_schema() const {
+    static const OptionSchema none;
+    return none;
   }
   // Versions of the libraries/tools this adapter uses, for the run context.
   virtual std::map<std::string, std::string> versions() const { return {}; }

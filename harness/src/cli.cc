@@ -1,6 +1,7 @@
 // The `tracebench` command line: list, env, run, cleanup, plus every
 // subcommand registered with TRACEBENCH_REGISTER_COMMAND.
 #include "tracebench/cli.h"
+#include "tracebench/options.h"
 
 #include <unistd.h>
 
@@ -28,12 +29,51 @@ namespace {
 
 using nlohmann::json;
 
+json schema_json(const OptionSchema& schema) {
+  static const char* const kType[] = {"uint", "bool", "choice", "text"};
+  json a = json::array();
+  for (const auto& o : schema) {
+    json e = {{"name", o.name}, {"type", kType[static_cast<int>(o.type)]}, {"values", describe_values(o)},
+              {"help", o.help}};
+    e["default"] = o.default_value ? json(*o.default_value) : json(nullptr);
+    if (!o.default_help.empty()) e["default_help"] = o.default_help;
+    a.push_back(e);
+  }
+  return a;
+}
+
+// `tracebench list --options [tracer...] [--markdown]`: the tracers' option
+// schemas, as text or as the Markdown table of their READMEs.
+int cmd_list_options(const std::vector<std::string>& names, bool markdown) {
+  for (const auto& n : names) {
+    bool known = false;
+    for (const auto& e : tracer_registry()) known |= e.name == n;
+    if (!known) {
+      std::cerr << "tracebench list: unknown tracer '" << n << "' (see `tracebench list`)\n";
+      return 2;
+    }
+  }
+  if (markdown && names.size() != 1) {
+    std::cerr << "tracebench list --options --markdown: name one tracer\n";
+    return 2;
+  }
+  for (const auto& e : tracer_registry()) {
+    if (!names.empty() && std::find(names.begin(), names.end(), e.name) == names.end()) continue;
+    auto t = e.make();
+    std::cout << (markdown ? options_markdown(t->option_schema()) : options_text(e.name, t->option_schema()));
+  }
+  return 0;
+}
+
 int cmd_list(bool as_json) {
   json j;
   j["tracers"] = json::array();
   for (const auto& e : tracer_registry()) {
     auto t = e.make();
-    j["tracers"].push_back({{"name", e.name}, {"description", t->description()}, {"actions", t->actions()}});
+    j["tracers"].push_back({{"name", e.name},
+                            {"description", t->description()},
+                            {"actions", t->actions()},
+                            {"options", schema_json(t->option_schema())}});
   }
   j["workloads"] = json::array();
   for (const auto& w : workload_registry()) {
@@ -398,6 +438,11 @@ int cli_main(int argc, char** argv) {
   bool list_json = false;
   auto* list = app.add_subcommand("list", "List tracers and workloads (with the probe point each fires)");
   list->add_flag("--json", list_json, "Print JSON");
+  bool list_options = false, list_markdown = false;
+  std::vector<std::string> list_tracers;
+  list->add_flag("--options", list_options, "Print the tracers' --option keys (type, range, default, meaning)");
+  list->add_flag("--markdown", list_markdown, "With --options and one tracer: the Markdown table of its README");
+  list->add_option("tracer", list_tracers, "With --options: only these tracers");
 
   bool env_json = false;
   auto* env = app.add_subcommand("env", "Per tracer: available on this kernel, or the exact reason not");
@@ -463,7 +508,16 @@ int cli_main(int argc, char** argv) {
     return app.exit(e);
   }
   if (!cleanup->parsed()) warn_leftovers();
-  if (list->parsed()) return cmd_list(list_json);
+  if (list->parsed()) {
+    if (list_options || list_markdown || !list_tracers.empty()) {
+      if (!list_options || list_json) {
+        std::cerr << "tracebench list: a tracer name and --markdown go with --options (and --json does not)\n";
+        return 2;
+      }
+      return cmd_list_options(list_tracers, list_markdown);
+    }
+    return cmd_list(list_json);
+  }
   if (env->parsed()) return cmd_env(env_json);
   if (cleanup->parsed()) return cmd_cleanup();
   if (run->parsed()) return cmd_run(ra, args);

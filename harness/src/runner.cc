@@ -177,6 +177,11 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   for (const auto& entry : tracer_registry()) {
     if (!selected(opt.tracers, entry.name)) continue;
     auto tracer = entry.make();
+    // The tracer's options, against its schema, before anything else.
+    if (auto it = opt.options.find(entry.name); it != opt.options.end()) {
+      OptionValues parsed;
+      TB_TRY(parse_options(entry.name, tracer->option_schema(), it->second, &parsed));
+    }
     Availability av = tracer->available();
     if (!av.ok) {
       plan->skipped.emplace_back(entry.name, av.reason);

@@ -106,7 +106,7 @@ if "ftrace" in available:
     REFUSED.append((["run", "-t", "ftrace", "-w", "marker", "-p", "4096"], 2, r"carries at most \d+ bytes per event"))
 if "dvm" in available:
     REFUSED.append((["run", "-t", "dvm", "-w", "dvm_getpid", "-a", "predicate-false", "-o", "dvm.ecbs=0"], 2,
-                    r"ecbs=0 must be 1\.\.1000"))
+                    r"ecbs=0: expected 1\.\.1000"))
 
 if not hypervisor_is_tcg():
     REFUSED.append((["run", "-t", "none", "-w", "getpid", "--execution", "qemu-tcg"], 2, r"does not match this machine"))

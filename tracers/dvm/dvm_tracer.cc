@@ -11,7 +11,8 @@
 //   quantize         { @q = quantize(arg0); }
 //   script           option script=<D clauses>, "$probe" replaced by the site
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
-//          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script.
+//          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script:
+//          dvm_option_schema() below.
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,48 @@
 namespace tracebench {
 namespace {
 
+// A D-VM option's value is checked by the D-VM's own parser (the one behind
+// `#pragma D option` and `tracebench dvm -x`).
+std::string dvm_check(const char* key, const std::string& value) {
+  tbdvm::Options scratch;
+  tbdvm::Error e = tbdvm::set_option(&scratch, key, value);
+  if (e.ok()) return "";
+  const std::string prefix = std::string("option ") + key + "=" + value + ": ";
+  return e.message.rfind(prefix, 0) == 0 ? e.message.substr(prefix.size()) : e.message;
+}
+
+const OptionSchema& dvm_option_schema() {
+  using T = OptionSpec::Type;
+  auto dvm_size = [](const char* name, const char* help, std::optional<std::string> def, const char* format) {
+    return OptionSpec{.name = name, .type = T::kText, .help = help, .default_value = std::move(def),
+                      .format = format, .check = [name](const std::string& v) { return dvm_check(name, v); }};
+  };
+  // Defaults sized so a hot loop's records are recorded, not dropped (a
+  // dropped record costs less than a recorded one, so drops flatter the
+  // figure): 16 MB per-CPU buffers switched at 1000 Hz hold a 64-byte
+  // record loop at ~35 ns per event; DTrace's 4 MB at 100 Hz dropped half
+  // of them here.
+  static const OptionSchema schema = {
+      dvm_size("bufsize", "principal buffer per slot (each half)", "16m", "a size like 64k or 4m, 1..1g"),
+      dvm_size("aggsize", "aggregation buffer per slot", "1m", "a size like 64k or 4m, 1..1g"),
+      dvm_size("dynvarsize", "dynamic variable space", "1m", "a size like 64k or 4m, 1..1g"),
+      dvm_size("scratchsize", "scratch space per slot", "8k", "a size like 64k or 4m, 1..1g"),
+      dvm_size("strsize", "string size", "256", "16..4096"),
+      [&] {
+        OptionSpec o = dvm_size("nslots", "per-CPU buffer slots", std::nullopt, "1..256");
+        o.default_help = "one per online CPU";
+        return o;
+      }(),
+      dvm_size("switchrate", "consumer wakeups per second", "1000hz", "a rate like 10hz, up to 10000hz"),
+      {.name = "ecbs", .type = T::kUint,
+       .help = "ECBs of the predicate-false action: ecbs - 1 false predicates + one count (the paper's sys10)",
+       .default_value = "10", .min = 1, .max = 1000},
+      {.name = "script", .type = T::kText, .help = "the script action's D clauses; `$probe` is replaced by the site",
+       .format = "D clauses"},
+  };
+  return schema;
+}
+
 class DvmTracer final : public Tracer {
  public:
   std::string_view name() const override { return "dvm"; }
@@ -38,6 +81,7 @@ class DvmTracer final : public Tracer {
     return {"default", "count", "record", "predicate-false", "printf", "quantize", "script"};
   }
   std::map<std::string, std::string> versions() const override { return {{"dvm", "1"}}; }
+  const OptionSchema& option_schema() const override { return dvm_option_schema(); }
 
   bool supports(const ProbePoint& p) const override { return !probe_desc(p).empty(); }
 
@@ -49,31 +93,16 @@ class DvmTracer final : public Tracer {
     if (desc.empty())
       return Status::error("dvm: workload probe " + spec.probe.name +
                            " has no D-VM site; use a dvm_* workload (`tracebench list`)");
+    OptionValues v;
+    TB_TRY(parse_options("dvm", dvm_option_schema(), spec.options, &v));
     tbdvm::Options o;
-    // Defaults sized so a hot loop's records are recorded, not dropped (a
-    // dropped record costs less than a recorded one, so drops flatter the
-    // figure): 16 MB per-CPU buffers switched at 1000 Hz hold a 64-byte
-    // record loop at ~35 ns per event; DTrace's 4 MB at 100 Hz dropped half
-    // of them here.  Both overridable.
-    o.bufsize = 16u << 20;
-    o.switchrate_hz = 1000;
-    int ecbs = 10;
-    std::string script;
-    for (const auto& [k, v] : spec.options) {
-      if (k == "ecbs") {
-        try {
-          ecbs = std::stoi(v);
-        } catch (...) {
-          ecbs = 0;
-        }
-        if (ecbs < 1 || ecbs > 1000) return Status::error("dvm: option ecbs=" + v + " must be 1..1000");
-      } else if (k == "script") {
-        script = v;
-      } else {
-        tbdvm::Error e = tbdvm::set_option(&o, k, v);
-        if (!e.ok()) return Status::error("dvm: " + e.message);
-      }
+    for (const char* k : {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate"}) {
+      if (!v.has(k)) continue;
+      tbdvm::Error e = tbdvm::set_option(&o, k, v.text(k));
+      if (!e.ok()) return Status::error("dvm: " + e.message);  // the schema ran the same check
     }
+    const int ecbs = static_cast<int>(v.number("ecbs"));
+    std::string script = v.has("script") ? v.text("script") : "";
     *action = spec.action == "default" ? "count" : spec.action;
     std::string src;
     if (*action == "count") {

@@ -84,19 +84,6 @@ const char* tracefs_dir() {
   return nullptr;
 }
 
-bool parse_uint(const std::string& s, std::uint64_t lo, std::uint64_t hi, std::uint64_t* out) {
-  if (s.empty() || s.size() > 12) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
 
 std::atomic<bool> g_mounted_tracefs{false};
 
@@ -173,21 +160,48 @@ Status EbpfTracer::validate(const AttachSpec& spec) const {
   return scratch.parse_options(spec);
 }
 
-Status EbpfTracer::parse_options(const AttachSpec& spec) {
-  static const std::set<std::string> known = {
-      "attach", "wakeup", "consumer", "consumer_cpu", "poll_ms", "buffer_kb",
-      "record_bytes", "hash_map", "hash_entries", "stats"};
-  for (const auto& [k, v] : spec.options) {
-    if (!known.count(k)) {
-      std::string list;
-      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      return Status::error("ebpf: unknown option '" + k + "'; known options: " + list);
-    }
-  }
-  auto opt = [&](const char* k, const std::string& def) {
-    auto it = spec.options.find(k);
-    return it == spec.options.end() ? def : it->second;
+const OptionSchema& option_schema() {
+  using T = OptionSpec::Type;
+  static const OptionSchema schema = {
+      {.name = "attach", .type = T::kChoice, .help = "the BPF program type and hook (table above)",
+       .default_help = "from the probe kind (table above)",
+       .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "fentry", "fexit", "kprobe"}},
+      {.name = "wakeup", .type = T::kChoice,
+       .help = "`bpf_ringbuf_submit()` flags 0, `BPF_RB_NO_WAKEUP`, `BPF_RB_FORCE_WAKEUP` (ringbuf only)",
+       .default_value = "default", .words = {"default", "no_wakeup", "force"}},
+      {.name = "consumer", .type = T::kChoice,
+       .help = "`epoll` (`ring_buffer__poll`/`perf_buffer__poll`) or `spin` (`__consume` in a loop)",
+       .default_value = "epoll", .words = {"epoll", "spin"}},
+      {.name = "consumer_cpu", .type = T::kUint,
+       .help = "CPU the consumer thread pins itself to. On the measured CPU (e.g. `--cpu 0 -o "
+               "ebpf.consumer_cpu=0`) it drains the buffer between the workload's events: its work is then in "
+               "the traced figure and no cross-CPU wakeup is paid, and the result says so in `warnings`",
+       .default_help = "the first CPU the measured thread is not pinned to", .max = 4095},
+      {.name = "poll_ms", .type = T::kUint,
+       .help = "epoll timeout; with `no_wakeup` the consumer only runs on timeouts", .default_value = "10", .min = 1,
+       .max = 10000},
+      {.name = "buffer_kb", .type = T::kUint,
+       .help = "ring buffer size, or perf buffer size per CPU; at least one page",
+       .default_help = "4096 (ringbuf), 256 (perfbuf)", .min = 4, .max = 1u << 20, .power_of_two = true},
+      {.name = "record_bytes", .type = T::kUint,
+       .help = "record size, a multiple of 8 (16.. when copying the workload's buffer)",
+       .default_help = "the payload size rounded up to 8 (+ 8 for the header when copied), or 64", .min = 8,
+       .max = TB_MAX_RECORD_BYTES},
+      {.name = "hash_map", .type = T::kChoice, .help = "per-CPU or shared hash map for the hash action",
+       .default_value = "percpu", .words = {"percpu", "shared"}},
+      {.name = "hash_entries", .type = T::kUint, .help = "hash map capacity", .default_value = "10240", .min = 1,
+       .max = 1u << 24},
+      {.name = "stats", .type = T::kBool,
+       .help = "kernel run statistics (`bpf_enable_stats(BPF_STATS_RUN_TIME)`, held from attach to teardown)",
+       .default_help = "off; on for `empty`"},
   };
+  return schema;
+}
+
+Status EbpfTracer::parse_options(const AttachSpec& spec) {
+  OptionValues opts;
+  TB_TRY(tracebench::parse_options("ebpf", option_schema(), spec.options, &opts));
+  auto opt = [&](const char* k, const std::string& def) { return opts.has(k) ? opts.text(k) : def; };
 
   // Action.
   std::string action = spec.action.empty() || spec.action == "default" ? "count" : spec.action;
@@ -243,16 +257,13 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   wakeup_ = opt("wakeup", "default");
   if (wakeup_ == "default") cfg_.wakeup_flags = 0;
   else if (wakeup_ == "no_wakeup") cfg_.wakeup_flags = BPF_RB_NO_WAKEUP;
-  else if (wakeup_ == "force") cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
-  else return Status::error("ebpf: wakeup must be default|no_wakeup|force, not '" + wakeup_ + "'");
+  else cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
   if (wakeup_ != "default" && action != "ringbuf")
     return Status::error("ebpf: wakeup=" + wakeup_ +
                          " applies to the ringbuf action only (perf buffers wake per record)");
 
   const std::string consumer = opt("consumer", "epoll");
-  if (consumer == "epoll") consumer_cfg_.mode = ConsumerMode::kEpoll;
-  else if (consumer == "spin") consumer_cfg_.mode = ConsumerMode::kSpin;
-  else return Status::error("ebpf: consumer must be epoll|spin, not '" + consumer + "'");
+  consumer_cfg_.mode = consumer == "spin" ? ConsumerMode::kSpin : ConsumerMode::kEpoll;
 
   std::uint64_t v = 0;
   const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -269,17 +280,17 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
       }
     }
   }
-  if (!parse_uint(opt("consumer_cpu", std::to_string(away)), 0, ncpu > 0 ? ncpu - 1 : 0, &v))
-    return Status::error("ebpf: consumer_cpu must be a CPU number 0.." + std::to_string(ncpu - 1));
+  v = opts.has("consumer_cpu") ? opts.number("consumer_cpu") : static_cast<std::uint64_t>(away);
+  if (v > static_cast<std::uint64_t>(ncpu > 0 ? ncpu - 1 : 0))
+    return Status::error("ebpf: option consumer_cpu=" + std::to_string(v) + ": expected a CPU number 0.." +
+                         std::to_string(ncpu - 1));
   consumer_cfg_.cpu = static_cast<int>(v);
   // Said in the result: a consumer on the measured CPU reads the buffer
   // between the workload's events (its cost lands in the traced figure and
   // no cross-CPU wakeup happens), one elsewhere is woken across CPUs.
   consumer_shares_cpu_ = ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1 &&
                          CPU_ISSET(consumer_cfg_.cpu, &mine);
-  if (!parse_uint(opt("poll_ms", "10"), 1, 10000, &v))
-    return Status::error("ebpf: poll_ms must be 1..10000");
-  consumer_cfg_.poll_ms = static_cast<int>(v);
+  consumer_cfg_.poll_ms = static_cast<int>(opts.number("poll_ms"));
 
   // Where the records' payload comes from: the workload's buffer, copied
   // with bpf_probe_read_user() at probes that hand one over (the syscall's
@@ -305,15 +316,14 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     return Status::error("ebpf: payload of " + std::to_string(spec.payload_bytes) +
                          " bytes exceeds the largest record (" +
                          std::to_string(TB_MAX_RECORD_BYTES) + " bytes)");
-  if (!parse_uint(opt("record_bytes", std::to_string(def_record)), copy_payload_ ? 16 : 8, TB_MAX_RECORD_BYTES, &v) ||
-      v % 8)
+  v = opts.has("record_bytes") ? opts.number("record_bytes") : def_record;
+  if (v < (copy_payload_ ? 16u : 8u) || v % 8)
     return Status::error("ebpf: record_bytes must be a multiple of 8 in 8.." +
                          std::to_string(TB_MAX_RECORD_BYTES));
   cfg_.record_bytes = static_cast<std::uint32_t>(v);
 
   const bool perf = action == "perfbuf";
-  if (!parse_uint(opt("buffer_kb", perf ? "256" : "4096"), 4, 1u << 20, &v) || !is_pow2(v))
-    return Status::error("ebpf: buffer_kb must be a power of two between 4 and 1048576");
+  v = opts.has("buffer_kb") ? opts.number("buffer_kb") : perf ? 256 : 4096;
   buffer_kb_ = v;
   const long page = sysconf(_SC_PAGESIZE);
   if (v * 1024 < static_cast<std::uint64_t>(page))
@@ -321,21 +331,13 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   cfg_.ringbuf_bytes = static_cast<std::uint32_t>(v * 1024);
   consumer_cfg_.perf_pages = v * 1024 / static_cast<std::uint64_t>(page);
 
-  const std::string hm = opt("hash_map", "percpu");
-  if (hm == "percpu") cfg_.hash_shared = false;
-  else if (hm == "shared") cfg_.hash_shared = true;
-  else return Status::error("ebpf: hash_map must be percpu|shared, not '" + hm + "'");
-  if (!parse_uint(opt("hash_entries", "10240"), 1, 1u << 24, &v))
-    return Status::error("ebpf: hash_entries must be 1..16777216");
-  cfg_.hash_entries = static_cast<std::uint32_t>(v);
+  cfg_.hash_shared = opts.text("hash_map") == "shared";
+  cfg_.hash_entries = static_cast<std::uint32_t>(opts.number("hash_entries"));
 
   // Kernel run stats cost two sched_clock() reads per run (about 90 ns per
   // event on the development VM), so they are off unless asked for; the
   // empty action has no other way to count and turns them on.
-  const std::string stats = opt("stats", action == "empty" ? "on" : "off");
-  if (stats == "on") stats_ = true;
-  else if (stats == "off") stats_ = false;
-  else return Status::error("ebpf: stats must be on|off, not '" + stats + "'");
+  stats_ = opts.has("stats") ? opts.on("stats") : action == "empty";
   if (!stats_ && action == "empty")
     return Status::error(
         "ebpf: action 'empty' records nothing, so its events are counted from the kernel's "

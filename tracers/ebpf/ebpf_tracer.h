@@ -35,6 +35,9 @@ struct bpf_link;
 
 namespace tracebench::ebpf {
 
+// The adapter's `--option ebpf.<key>=<value>` keys.
+const OptionSchema& option_schema();
+
 class EbpfTracer final : public Tracer {
  public:
   EbpfTracer() = default;
@@ -50,6 +53,7 @@ class EbpfTracer final : public Tracer {
     return {"count", "empty", "hash", "update", "ringbuf", "perfbuf"};  // first = default
   }
   bool supports(const ProbePoint& probe) const override;
+  const OptionSchema& option_schema() const override { return ebpf::option_schema(); }
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

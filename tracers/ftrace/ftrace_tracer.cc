@@ -182,39 +182,50 @@ std::size_t max_payload_bytes() {
 
 // ---------------------------------------------------------------- options
 
+const OptionSchema& option_schema() {
+  using T = OptionSpec::Type;
+  static const OptionSchema schema = {
+      {.name = "buffer_kb", .type = T::kUint,
+       .help = "per-CPU ring buffer size in KiB (`buffer_size_kb`; the kernel rounds up to whole sub-buffers)",
+       .default_help = "the kernel's default for a new instance (1410 KiB on 6.18)", .min = 1, .max = 1u << 22},
+      {.name = "clock", .type = T::kText, .help = "trace clock; the instance's `trace_clock` lists the kernel's",
+       .default_value = "local", .format = "a trace clock name (local, global, x86-tsc, mono, ...)",
+       .check = [](const std::string& v) -> std::string {
+         return v.find_first_of(" \n[]") == std::string::npos ? "" : "expected a trace clock name (local, global, ...)";
+       }},
+      {.name = "mode", .type = T::kChoice,
+       .help = "`options/overwrite`: overwrite the oldest events, or drop new ones when full",
+       .default_value = "overwrite", .words = {"overwrite", "discard"}},
+      {.name = "event", .type = T::kText,
+       .help = "the tracepoint a syscall probe uses (e.g. `raw_syscalls:sys_enter`)",
+       .default_help = "`syscalls:sys_enter_<target>`", .format = "system:event", .check = check_system_event},
+      {.name = "pid_filter", .type = T::kBool,
+       .help = "`set_event_pid` = all threads of the target process + `options/event-fork` (threads created "
+               "later are added by the kernel); off makes counts inexact",
+       .default_value = "on"},
+      {.name = "id_filter", .type = T::kBool,
+       .help = "for `raw_syscalls:*`: event filter `id == __NR_<target>`; off records every syscall of the "
+               "process (counts inexact)",
+       .default_value = "on"},
+      {.name = "read", .type = T::kChoice,
+       .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
+               "(then a small `buffer_kb` loses events, which are counted)",
+       .default_value = "disable", .words = {"disable", "end"}},
+  };
+  return schema;
+}
+
 Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out) {
+  OptionValues v;
+  TB_TRY(tracebench::parse_options("ftrace", option_schema(), options, &v));
   FtraceConfig c;
-  for (const auto& [key, value] : options) {
-    if (key == "buffer_kb") {
-      if (!parse_size(value, &c.buffer_kb) || c.buffer_kb == 0)
-        return Status::error("option buffer_kb=" + value + ": expected a positive number of KiB per CPU");
-    } else if (key == "clock") {
-      if (value.empty() || value.find_first_of(" \n[]") != std::string::npos)
-        return Status::error("option clock=" + value + ": expected a trace clock name (local, global, x86-tsc, ...)");
-      c.clock = value;
-    } else if (key == "mode") {
-      if (value != "overwrite" && value != "discard")
-        return Status::error("option mode=" + value + ": expected overwrite or discard");
-      c.overwrite = value == "overwrite";
-    } else if (key == "event") {
-      auto colon = value.find(':');
-      if (colon == std::string::npos || colon == 0 || colon + 1 == value.size() ||
-          value.find_first_of(" /.\n") != std::string::npos)
-        return Status::error("option event=" + value + ": expected system:event, e.g. raw_syscalls:sys_enter");
-      c.event = value;
-    } else if (key == "pid_filter") {
-      if (!parse_bool(value, &c.pid_filter)) return Status::error("option pid_filter=" + value + ": expected on or off");
-    } else if (key == "id_filter") {
-      if (!parse_bool(value, &c.id_filter)) return Status::error("option id_filter=" + value + ": expected on or off");
-    } else if (key == "read") {
-      if (value != "disable" && value != "end")
-        return Status::error("option read=" + value + ": expected disable (read back after every traced block) or end");
-      c.consume_on_disable = value == "disable";
-    } else {
-      return Status::error("unknown ftrace option '" + key +
-                           "'; known: buffer_kb, clock, mode, event, pid_filter, id_filter, read");
-    }
-  }
+  if (v.has("buffer_kb")) c.buffer_kb = v.number("buffer_kb");
+  c.clock = v.text("clock");
+  c.overwrite = v.text("mode") == "overwrite";
+  if (v.has("event")) c.event = v.text("event");
+  c.pid_filter = v.on("pid_filter");
+  c.id_filter = v.on("id_filter");
+  c.consume_on_disable = v.text("read") == "disable";
   *out = std::move(c);
   return Status::ok();
 }

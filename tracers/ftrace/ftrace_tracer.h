@@ -33,7 +33,9 @@ struct FtraceConfig {
   bool consume_on_disable = true; // read=disable|end
 };
 
-// Parses and validates options; unknown keys are an error.
+// The adapter's `--option ftrace.<key>=<value>` keys.
+const OptionSchema& option_schema();
+// Parses and validates options against it; unknown keys are an error.
 Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out);
 
 // The most payload bytes one trace_marker write keeps on the running kernel
@@ -63,6 +65,7 @@ class FtraceTracer final : public Tracer {
   Availability available() override;
   std::vector<std::string> actions() const override { return {"count", "payload"}; }
   bool supports(const ProbePoint& probe) const override;
+  const OptionSchema& option_schema() const override { return ftrace::option_schema(); }
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

@@ -152,40 +152,33 @@ int load_count_program(int map_fd, std::string* log) {
 
 }  // namespace
 
+const OptionSchema& option_schema() {
+  using T = OptionSpec::Type;
+  static const OptionSchema schema = {
+      {.name = "offset", .type = T::kUint,
+       .help = "byte offset into the function; `body` is the first instruction boundary after the ftrace call "
+               "site (probes at a function's entry are ftrace-based on x86, `placement: ftrace`)",
+       .default_value = "0", .max = 4096, .words = {"body"}},
+      {.name = "optimize", .type = T::kBool,
+       .help = "sets `debug.kprobes-optimization` for the run (restored at teardown): with `offset=body`, off "
+               "gives an int3 probe and on a jump-optimized one where the code allows it",
+       .default_help = "the sysctl is left as it is"},
+      {.name = "buffer_kb", .type = T::kUint, .help = "per-CPU buffer of the instance in KiB",
+       .default_value = "4096", .min = 4, .max = 1u << 20},
+      {.name = "maxactive", .type = T::kUint, .help = "kretprobe instances (0 = the kernel's default)",
+       .default_value = "0", .max = 4096},
+  };
+  return schema;
+}
+
 Status parse_options(const std::map<std::string, std::string>& options, KprobesConfig* out) {
+  OptionValues v;
+  TB_TRY(tracebench::parse_options("kprobes", option_schema(), options, &v));
   KprobesConfig c;
-  for (const auto& [key, value] : options) {
-    if (key == "offset") {
-      if (value != "body") {
-        char* end = nullptr;
-        errno = 0;
-        unsigned long long v = std::strtoull(value.c_str(), &end, 0);
-        if (value.empty() || errno || *end || v > 4096)
-          return Status::error("kprobes: option offset='" + value +
-                               "' must be a byte offset 0..4096 or 'body'");
-      }
-      c.offset = value;
-    } else if (key == "optimize") {
-      if (value != "0" && value != "1")
-        return Status::error("kprobes: option optimize='" + value + "' must be 0 or 1");
-      c.optimize = value == "1";
-    } else if (key == "buffer_kb") {
-      char* end = nullptr;
-      unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-      if (value.empty() || *end || v < 4 || v > (1u << 20))
-        return Status::error("kprobes: option buffer_kb='" + value + "' must be 4..1048576");
-      c.buffer_kb = v;
-    } else if (key == "maxactive") {
-      char* end = nullptr;
-      unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-      if (value.empty() || *end || v > 4096)
-        return Status::error("kprobes: option maxactive='" + value + "' must be 0..4096");
-      c.maxactive = static_cast<int>(v);
-    } else {
-      return Status::error("kprobes: unknown option '" + key +
-                           "' (known: offset, optimize, buffer_kb, maxactive)");
-    }
-  }
+  c.offset = v.text("offset");
+  if (v.has("optimize")) c.optimize = v.on("optimize") ? 1 : 0;
+  c.buffer_kb = v.number("buffer_kb");
+  c.maxactive = static_cast<int>(v.number("maxactive"));
   *out = c;
   return Status::ok();
 }

@@ -32,6 +32,8 @@ struct KprobesConfig {
   int maxactive = 0;          // kretprobe instances (0 = kernel default)
 };
 
+// The adapter's `--option kprobes.<key>=<value>` keys, and their parse.
+const OptionSchema& option_schema();
 Status parse_options(const std::map<std::string, std::string>& options, KprobesConfig* out);
 
 // The kernel function a probe point maps to ("__x64_sys_getpid" for
@@ -57,6 +59,7 @@ class KprobesTracer final : public Tracer {
     return {"tracefs_kprobe", "tracefs_kretprobe", "bpf_kprobe", "bpf_kretprobe"};
   }
   bool supports(const ProbePoint& probe) const override;
+  const OptionSchema& option_schema() const override { return kprobes::option_schema(); }
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

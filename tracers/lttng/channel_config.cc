@@ -1,87 +1,64 @@
 #include "channel_config.h"
 
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 
 namespace tracebench::lttng {
-namespace {
-
-bool parse_u64(const std::string& s, std::uint64_t* out, bool allow_suffix) {
-  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (errno || end == s.c_str()) return false;
-  std::uint64_t mult = 1;
-  std::string rest(end);
-  if (allow_suffix && (rest == "k" || rest == "K")) mult = 1024, rest.clear();
-  if (allow_suffix && (rest == "m" || rest == "M")) mult = 1024 * 1024, rest.clear();
-  if (!rest.empty()) return false;
-  if (v > UINT64_MAX / mult) return false;
-  *out = v * mult;
-  return true;
+const OptionSchema& option_schema(bool user_space) {
+  using T = OptionSpec::Type;
+  static const OptionSchema user = {
+      {.name = "subbuf_size", .type = T::kUint, .help = "sub-buffer size in bytes", .default_value = "2M",
+       .min = 4096, .size_suffix = true, .power_of_two = true},
+      {.name = "num_subbuf", .type = T::kUint, .help = "sub-buffers per ring", .default_value = "8", .min = 2,
+       .max = 1u << 20, .power_of_two = true},
+      {.name = "overwrite", .type = T::kBool,
+       .help = "flight-recorder mode (off = discard mode); then `exact` = false, see below", .default_value = "off"},
+      {.name = "blocking_timeout_us", .type = T::kUint,
+       .help = "the application waits for room instead of discarding (the provider loader sets "
+               "`LTTNG_UST_ALLOW_BLOCKING=1`, which lttng-ust requires); inf = wait forever",
+       .default_help = "non-blocking", .max = INT32_MAX, .words = {"inf"}},
+      {.name = "buffers", .type = T::kChoice, .help = "per-user or per-process ring buffers",
+       .default_value = "uid", .default_help = "LTTng's UST default", .words = {"uid", "pid"}},
+      {.name = "switch_timer_us", .type = T::kUint, .help = "channel switch timer (0 = LTTng's default)",
+       .default_value = "0", .max = UINT32_MAX},
+      {.name = "read_timer_us", .type = T::kUint, .help = "channel read timer (0 = LTTng's default)",
+       .default_value = "0", .max = UINT32_MAX},
+      {.name = "register_timeout_ms", .type = T::kUint,
+       .help = "how long `attach()` waits for the process to show its tracepoint to the daemon",
+       .default_value = "10000", .min = 1, .max = 600000},
+  };
+  // Kernel channels have global buffers, never block, and nothing registers.
+  static const OptionSchema kernel = [] {
+    OptionSchema k;
+    for (const auto& o : user)
+      if (!is_user_space_only(o.name)) k.push_back(o);
+    return k;
+  }();
+  return user_space ? user : kernel;
 }
 
-bool parse_bool(const std::string& s, bool* out) {
-  if (s == "on" || s == "true" || s == "1" || s == "yes") return *out = true, true;
-  if (s == "off" || s == "false" || s == "0" || s == "no") return *out = false, true;
-  return false;
+bool is_user_space_only(const std::string& key) {
+  return key == "buffers" || key == "blocking_timeout_us" || key == "register_timeout_ms";
 }
 
-bool power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
-
-constexpr const char* kKeys =
-    "subbuf_size, num_subbuf, overwrite, blocking_timeout_us, buffers, switch_timer_us, read_timer_us, "
-    "register_timeout_ms";
-
-}  // namespace
-
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out) {
+Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space) {
+  OptionValues v;
+  TB_TRY(tracebench::parse_options(user_space ? "lttng" : "lttng_kernel", option_schema(user_space), options, &v));
   LttngConfig c;
-  for (const auto& [key, value] : options) {
-    auto bad = [&, &key = key, &value = value](const std::string& want) {
-      return Status::error("lttng option " + key + "='" + value + "': " + want);
-    };
-    std::uint64_t v = 0;
-    if (key == "subbuf_size") {
-      if (!parse_u64(value, &v, true) || !power_of_two(v) || v < 4096) {
-        return bad("expected a power of two >= 4096 bytes (suffix k or M allowed)");
-      }
-      c.subbuf_size = v;
-    } else if (key == "num_subbuf") {
-      if (!parse_u64(value, &v, false) || !power_of_two(v) || v < 2) return bad("expected a power of two >= 2");
-      c.num_subbuf = v;
-    } else if (key == "overwrite") {
-      if (!parse_bool(value, &c.overwrite)) return bad("expected on or off (off = discard mode)");
-    } else if (key == "blocking_timeout_us") {
+  c.subbuf_size = v.number("subbuf_size");
+  c.num_subbuf = v.number("num_subbuf");
+  c.overwrite = v.on("overwrite");
+  if (user_space) {
+    if (v.given("blocking_timeout_us")) {
       c.blocking_set = true;
-      if (value == "inf") {
-        c.blocking_timeout_us = -1;
-      } else if (!parse_u64(value, &v, false) || v > INT32_MAX) {
-        return bad("expected microseconds (0..2147483647) or inf");
-      } else {
-        c.blocking_timeout_us = static_cast<std::int64_t>(v);
-      }
-    } else if (key == "buffers") {
-      if (value == "uid") {
-        c.per_pid_buffers = false;
-      } else if (value == "pid") {
-        c.per_pid_buffers = true;
-      } else {
-        return bad("expected uid (per-user buffers, LTTng's default) or pid (per-process buffers)");
-      }
-    } else if (key == "switch_timer_us" || key == "read_timer_us") {
-      if (!parse_u64(value, &v, false) || v > UINT32_MAX) return bad("expected microseconds");
-      (key == "switch_timer_us" ? c.switch_timer_us : c.read_timer_us) = static_cast<unsigned>(v);
-    } else if (key == "register_timeout_ms") {
-      if (!parse_u64(value, &v, false) || v == 0 || v > 600000) return bad("expected 1..600000 ms");
-      c.register_timeout_ms = static_cast<unsigned>(v);
-    } else {
-      return Status::error("unknown lttng option '" + key + "' (known: " + kKeys + ")");
+      c.blocking_timeout_us =
+          v.is_number("blocking_timeout_us") ? static_cast<std::int64_t>(v.number("blocking_timeout_us")) : -1;
     }
+    c.per_pid_buffers = v.text("buffers") == "pid";
+    c.register_timeout_ms = static_cast<unsigned>(v.number("register_timeout_ms"));
   }
+  c.switch_timer_us = static_cast<unsigned>(v.number("switch_timer_us"));
+  c.read_timer_us = static_cast<unsigned>(v.number("read_timer_us"));
   if (c.overwrite && c.blocking_set && c.blocking_timeout_us != 0) {
     return Status::error("lttng options overwrite=on and blocking_timeout_us exclude each other "
                          "(LTTng blocks only in discard mode)");

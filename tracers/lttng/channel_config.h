@@ -10,6 +10,7 @@
 
 #include <lttng/lttng.h>
 
+#include "tracebench/options.h"
 #include "tracebench/status.h"
 
 namespace tracebench::lttng {
@@ -30,7 +31,13 @@ struct LttngConfig {
   unsigned register_timeout_ms = 10000;
 };
 
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out);
+// The channel options: `--option lttng.<key>=<value>` (user_space) or
+// `lttng_kernel.<key>=<value>` (without buffers, blocking_timeout_us and
+// register_timeout_ms: kernel channels have global buffers, never block, and
+// nothing registers).
+const OptionSchema& option_schema(bool user_space);
+bool is_user_space_only(const std::string& key);
+Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space = true);
 
 // A channel description named `name` with config's geometry, mode and
 // timers (not the UST-only blocking timeout); the caller destroys it with

@@ -33,6 +33,7 @@ class LttngTracer final : public Tracer {
   Availability available() override;
   std::vector<std::string> actions() const override { return {"record"}; }
   bool supports(const ProbePoint& probe) const override;
+  const OptionSchema& option_schema() const override { return lttng::option_schema(true); }
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

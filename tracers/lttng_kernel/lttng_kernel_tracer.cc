@@ -135,16 +135,14 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
 }
 
 Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out) {
-  for (const char* user_only : {"buffers", "blocking_timeout_us", "register_timeout_ms"}) {
-    if (options.count(user_only)) {
-      return Status::error(std::string("lttng_kernel option ") + user_only +
+  for (const auto& [key, value] : options) {
+    if (lttng::is_user_space_only(key)) {
+      return Status::error("lttng_kernel option " + key +
                            ": applies to the user-space domain only (kernel channels have global buffers, "
                            "never block, and nothing registers)");
     }
   }
-  Status s = lttng::parse_options(options, out);
-  if (!s) return Status::error("lttng_kernel: " + s.message());
-  return s;
+  return lttng::parse_options(options, out, /*user_space=*/false);
 }
 
 std::string kernel_tracer_missing() {

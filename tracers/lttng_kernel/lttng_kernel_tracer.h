@@ -61,6 +61,7 @@ class LttngKernelTracer final : public Tracer {
   bool supports_action(const ProbePoint& probe, const std::string& action) const override {
     return action != "function" || probe.kind != ProbeKind::kKmodTracepoint;
   }
+  const OptionSchema& option_schema() const override { return lttng::option_schema(false); }
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

@@ -119,52 +119,47 @@ int clock_id(const std::string& name) {
 
 }  // namespace
 
+const OptionSchema& option_schema() {
+  using T = OptionSpec::Type;
+  static const OptionSchema schema = {
+      {.name = "event", .type = T::kText,
+       .help = "tracepoint for syscall probes (e.g. `raw_syscalls:sys_enter`)",
+       .default_help = "`syscalls:sys_enter_<target>`", .format = "system:event", .check = check_system_event},
+      {.name = "id_filter", .type = T::kBool,
+       .help = "`raw_syscalls`: `PERF_EVENT_IOC_SET_FILTER \"id == __NR_<target>\"`; off makes counts inexact",
+       .default_value = "on"},
+      {.name = "mmap_pages", .type = T::kUint, .help = "data pages per CPU ring", .default_value = "64", .min = 1,
+       .max = 1u << 16, .power_of_two = true},
+      {.name = "wakeup_events", .type = T::kUint,
+       .help = "wake the consumer every N samples; 0 = watermark at half a ring", .default_value = "0",
+       .max = 1u << 30},
+      {.name = "consumer_cpu", .type = T::kUint, .help = "consumer thread affinity; none = unpinned",
+       .default_help = "the first online CPU outside the attaching thread's affinity; unpinned on 1 CPU",
+       .max = 4095, .words = {"none"}},
+      {.name = "clock", .type = T::kChoice, .help = "`use_clockid` for `PERF_SAMPLE_TIME`",
+       .default_help = "perf's local clock", .words = {"monotonic", "monotonic_raw", "boottime", "tai", "realtime"}},
+      {.name = "uprobe", .type = T::kChoice, .help = "how a user-function probe is created (see above)",
+       .default_value = "tracefs", .words = {"tracefs", "pmu"}},
+      {.name = "sample", .type = T::kChoice,
+       .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
+               "cross-check uses it)",
+       .default_value = "minimal", .words = {"minimal", "record"}},
+  };
+  return schema;
+}
+
 Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out) {
+  OptionValues v;
+  TB_TRY(tracebench::parse_options("perf", option_schema(), options, &v));
   PerfConfig c;
-  for (const auto& [key, value] : options) {
-    if (key == "event") {
-      auto colon = value.find(':');
-      if (colon == std::string::npos || colon == 0 || colon + 1 == value.size() ||
-          value.find_first_of(" /.\n") != std::string::npos)
-        return Status::error("option event=" + value + ": expected system:event, e.g. raw_syscalls:sys_enter");
-      c.event = value;
-    } else if (key == "id_filter") {
-      if (value == "on" || value == "1") c.id_filter = true;
-      else if (value == "off" || value == "0") c.id_filter = false;
-      else return Status::error("option id_filter=" + value + ": expected on or off");
-    } else if (key == "mmap_pages") {
-      if (!parse_size(value, &c.mmap_pages) || c.mmap_pages == 0 || (c.mmap_pages & (c.mmap_pages - 1)) != 0 ||
-          c.mmap_pages > (1u << 16))
-        return Status::error("option mmap_pages=" + value + ": expected a power of two, 1..65536");
-    } else if (key == "wakeup_events") {
-      if (!parse_size(value, &c.wakeup_events) || c.wakeup_events > (1u << 30))
-        return Status::error("option wakeup_events=" + value + ": expected a number (0 = half-ring watermark)");
-    } else if (key == "consumer_cpu") {
-      if (value == "none") {
-        c.consumer_cpu = -1;
-      } else {
-        std::size_t cpu = 0;
-        if (!parse_size(value, &cpu) || cpu > 4095)
-          return Status::error("option consumer_cpu=" + value + ": expected a CPU number or none");
-        c.consumer_cpu = static_cast<int>(cpu);
-      }
-    } else if (key == "uprobe") {
-      if (value != "tracefs" && value != "pmu")
-        return Status::error("option uprobe=" + value + ": expected tracefs or pmu");
-      c.uprobe_pmu = value == "pmu";
-    } else if (key == "sample") {
-      if (value != "minimal" && value != "record")
-        return Status::error("option sample=" + value + ": expected minimal (RAW|TID|TIME) or record (as perf record)");
-      c.record_layout = value == "record";
-    } else if (key == "clock") {
-      if (clock_id(value) < 0)
-        return Status::error("option clock=" + value + ": expected monotonic, monotonic_raw, boottime, tai or realtime");
-      c.clock = value;
-    } else {
-      return Status::error("unknown perf option '" + key +
-                           "'; known: event, id_filter, mmap_pages, wakeup_events, consumer_cpu, clock, uprobe, sample");
-    }
-  }
+  if (v.has("event")) c.event = v.text("event");
+  c.id_filter = v.on("id_filter");
+  c.mmap_pages = v.number("mmap_pages");
+  c.wakeup_events = v.number("wakeup_events");
+  if (v.has("consumer_cpu")) c.consumer_cpu = v.is_number("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu")) : -1;
+  if (v.has("clock")) c.clock = v.text("clock");
+  c.uprobe_pmu = v.text("uprobe") == "pmu";
+  c.record_layout = v.text("sample") == "record";
   *out = std::move(c);
   return Status::ok();
 }

@@ -35,6 +35,8 @@ struct PerfConfig {
   bool record_layout = false;
 };
 
+// The adapter's `--option perf.<key>=<value>` keys, and their parse into a PerfConfig.
+const OptionSchema& option_schema();
 Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out);
 
 class PerfTracer final : public Tracer {
@@ -47,6 +49,7 @@ class PerfTracer final : public Tracer {
   Availability available() override;
   std::vector<std::string> actions() const override { return {"count"}; }
   bool supports(const ProbePoint& probe) const override;
+  const OptionSchema& option_schema() const override { return perf::option_schema(); }
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;
