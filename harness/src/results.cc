@@ -136,6 +136,7 @@ void to_json(json& j, const RunResult& r) {
                    {"verification", b.events.verification},
                    {"verification_reason", b.events.verification_reason}};
     e["tracer_details"] = b.tracer_details;
+    e["interrupts_per_event"] = b.interrupts_per_event;
     benches.push_back(e);
   }
   j = json{{"schema", kSchemaName}, {"schema_version", kSchemaVersion}, {"context", ctx}, {"benchmarks", benches}};
@@ -231,6 +232,7 @@ void from_json(const json& j, RunResult& r) {
     opt_field("tracer_errors", b.events.tracer_errors);
     opt_field("verification_reason", b.events.verification_reason);
     b.tracer_details = e.at("tracer_details");
+    if (e.contains("interrupts_per_event")) b.interrupts_per_event = e.at("interrupts_per_event");
     r.benchmarks.push_back(std::move(b));
   }
 }

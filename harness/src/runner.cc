@@ -24,6 +24,7 @@
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
+#include "tracebench/interrupts.h"
 #include "tracebench/gbench.h"
 #include "tracebench/sample_book.h"
 #include "tracebench/stats.h"
@@ -489,6 +490,7 @@ class BenchRun {
       for (const auto& w : r_.tracer_details["warnings"])
         if (w.is_string()) r_.warnings.push_back(w.get<std::string>());
     }
+    record_interrupts();
     std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
     if (Verification v = verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events);
         v.failed()) {
@@ -620,6 +622,28 @@ class BenchRun {
     return Status::ok();
   }
 
+  // What the traced blocks cost beside the measured CPU's instructions: the
+  // interrupts they added per event (on a VM each is an exit to the
+  // hypervisor).  Said as a warning from 0.05 per event on.
+  void record_interrupts() {
+    std::vector<std::string> notable;
+    for (const auto& [kind, per_cpu] : interrupts_.extra_per_event()) {
+      auto d = interrupts_.descriptions().find(kind);
+      const std::string desc = d == interrupts_.descriptions().end() ? "" : d->second;
+      nlohmann::json cpus = nlohmann::json::object();
+      for (const auto& [cpu, x] : per_cpu) {
+        cpus[std::to_string(cpu)] = std::round(x * 1e4) / 1e4;
+        if (x >= 0.05) notable.push_back(fmt::format("{} ({}) {:+.2f} on CPU {}", kind, desc, x, cpu));
+      }
+      r_.interrupts_per_event[kind] = {{"description", desc}, {"extra_per_event", cpus}};
+    }
+    if (!notable.empty())
+      r_.warnings.push_back(fmt::format(
+          "traced blocks took more interrupts per event than untraced ones: {}; the figure includes them (on a "
+          "VM each is an exit to the hypervisor), e.g. a tracer waking its consumer on another CPU",
+          fmt::join(notable, ", ")));
+  }
+
   Status run_block(bool traced, TimedBlock* b) {
     b->per_event.resize(samples_);
     b->migrated.resize(samples_);
@@ -627,6 +651,7 @@ class BenchRun {
     // Counters are read outside the enabled window: a read(2) of them is an
     // event for tracers of the read syscall.
     m_.counters->read(&c0);
+    InterruptSnapshot i0 = read_interrupts();
     if (traced) TB_TRY(enable());
     contenders_.run(true);
     const std::uint64_t batch = r_.batch;
@@ -637,7 +662,9 @@ class BenchRun {
       TB_TRY(disable());
       fired_ += samples_ * batch + helper_events;
     }
+    InterruptSnapshot i1 = read_interrupts();
     m_.counters->read(&c1);
+    interrupts_.add(i0, i1, traced, samples_ * batch + helper_events);
     b->events = samples_ * batch;
     for (double& x : b->per_event) x = (x - m_.clock.floor_cycles) / static_cast<double>(batch);
     b->counter_delta.resize(c0.size());
@@ -657,6 +684,7 @@ class BenchRun {
   bool attached_ = false, enabled_ = false, failed_ = false;
   std::uint64_t samples_ = 0, fired_ = 0;
   std::unique_ptr<SampleBook> book_;
+  InterruptTally interrupts_;
 };
 
 // The run's files as benchmarks finish: result.json rewritten atomically

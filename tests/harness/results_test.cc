@@ -53,6 +53,7 @@ RunResult sample_run() {
   b.events.verification = "passed";
   b.events.verification_reason = "recorded 90 + lost 10 = fired 100";
   b.tracer_details = {{"instance", "tracebench-1"}};
+  b.interrupts_per_event = {{"IWI", {{"description", "IRQ work interrupts"}, {"extra_per_event", {{"1", 0.41}}}}}};
   r.benchmarks.push_back(b);
   BenchmarkResult e = b;
   e.status = "error";
@@ -70,6 +71,7 @@ TEST(Results, JsonRoundTripIsLossless) {
   nlohmann::json j2 = back;
   EXPECT_EQ(j, j2);
   EXPECT_EQ(back.benchmarks[0].traced.cold_first_event_cycles, 1234.5);
+  EXPECT_EQ(back.benchmarks[0].interrupts_per_event["IWI"]["extra_per_event"]["1"], 0.41);
   EXPECT_FALSE(back.benchmarks[1].overhead_cycles.has_value());
   EXPECT_TRUE(j["benchmarks"][1]["overhead_cycles_per_event"].is_null());
   EXPECT_EQ(j["context"]["counters"][1]["unavailable_reason"], "no PMU");

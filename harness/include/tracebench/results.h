@@ -120,6 +120,10 @@ struct BenchmarkResult {
   std::optional<MedianCI> overhead_ns;
   EventsResult events;
   nlohmann::json tracer_details = nlohmann::json::object();
+  // Interrupts per event of the traced blocks minus the baseline blocks, by
+  // /proc/interrupts row and CPU (rows where some CPU differs by >= 0.001):
+  // {"IWI": {"description": "IRQ work interrupts", "extra_per_event": {"1": 0.36}}}.
+  nlohmann::json interrupts_per_event = nlohmann::json::object();
 };
 
 struct RunResult {
