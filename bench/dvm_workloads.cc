@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/payload_pattern.h"
 #include "tracers/dvm/site.h"
 

@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "kmod/include/tracebench_kmod_abi.h"
 
 namespace tracebench {

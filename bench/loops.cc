@@ -2,7 +2,7 @@
 // itself costs per event) and a noinline function call.
 #include <cstdint>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 
 extern "C" __attribute__((noinline, used)) void tb_noinline_call() {
   asm volatile("" ::: "memory");  // the call must stay a call

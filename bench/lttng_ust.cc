@@ -18,7 +18,7 @@
 #define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
 #include "tracers/lttng/tracebench_tp.h"
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracers/lttng/payload_pattern.h"
 #include "tracers/lttng/ust_provider.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/payload_pattern.h"
 
 namespace tracebench {

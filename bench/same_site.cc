@@ -18,7 +18,7 @@
 
 #include "tracers/lttng/tracebench_tp.h"  // tracepoints defined in bench/lttng_ust.cc
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/payload_pattern.h"
 #include "tracers/dvm/site.h"
 #include "tracers/lttng/ust_provider.h"

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/payload_pattern.h"
 
 namespace tracebench {

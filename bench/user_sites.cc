@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 
 // Written in assembly so the first instruction is exactly what the name says.
 asm(R"(

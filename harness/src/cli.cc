@@ -15,14 +15,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/gbench.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

@@ -3,9 +3,9 @@
 // initialization order problem.
 #include <algorithm>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/command.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 

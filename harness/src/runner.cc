@@ -20,7 +20,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
@@ -32,7 +32,7 @@
 #include "tracebench/util.h"
 #include "tracebench/verification.h"
 #include "tracebench/version.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench::test {
 

@@ -2,9 +2,9 @@
 // D-VM workloads of bench/dvm_workloads.cc.
 #include <gtest/gtest.h>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/verification.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

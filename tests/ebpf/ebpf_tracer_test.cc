@@ -18,7 +18,7 @@
 #include <tuple>
 #include <vector>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "ebpf_sites.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/verification.h"

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/runner.h"

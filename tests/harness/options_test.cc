@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "bench/workload.h"
-#include "tracers/tracer.h"
+#include "tracebench/workload.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

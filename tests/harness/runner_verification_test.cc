@@ -7,9 +7,9 @@
 #include <atomic>
 #include <filesystem>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/runner.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

@@ -14,10 +14,10 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "kmod/include/tracebench_kmod_abi.h"
 #include "tracers/kprobes/kprobes_tracer.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench::kprobes {
 namespace {

@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 #include <lttng/lttng.h>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracers/lttng/lttng_tracer.h"
 #include "tracers/lttng/payload_pattern.h"
 #include "tracebench/verification.h"

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 #include <lttng/lttng.h>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "kmod/include/tracebench_kmod_abi.h"
 #include "tracebench/kallsyms.h"
 #include "tracers/lttng/sessiond.h"

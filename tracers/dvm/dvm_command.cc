@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/workload.h"
+#include "tracebench/workload.h"
 #include "tracebench/command.h"
 #include "tracers/dvm/dcompile.h"
 #include "tracers/dvm/runtime.h"

@@ -23,7 +23,7 @@
 #include "tracebench/payload_pattern.h"
 #include "tracers/dvm/dcompile.h"
 #include "tracers/dvm/runtime.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

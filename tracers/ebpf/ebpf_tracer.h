@@ -29,7 +29,7 @@
 
 #include "bpf_objects.h"
 #include "consumer.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 struct bpf_link;
 

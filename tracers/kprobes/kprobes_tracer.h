@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 struct tracefs_instance;
 struct tracefs_dynevent;

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tracebench/status.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench::lttng {
 

@@ -13,7 +13,7 @@
 
 #include "channel_config.h"
 #include "ctf_reader.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 struct lttng_handle;
 

@@ -21,7 +21,7 @@
 
 #include "tracers/lttng/ctf_reader.h"
 #include "tracers/lttng/lttng_tracer.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench::lttng_kernel {
 

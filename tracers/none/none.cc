@@ -2,7 +2,7 @@
 // baseline blocks are the same workload (an A/A comparison whose "overhead"
 // shows the run's noise), and the baseline block gives the workload's own
 // cost per event.
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {

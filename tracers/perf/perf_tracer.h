@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench::perf {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tracebench/status.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 

@@ -76,7 +76,7 @@ struct VariantResult {
 };
 
 // What the tracer recorded and the verdict of the one judge
-// (tracebench/verification.h); the fields mirror EventCounts (tracers/tracer.h).
+// (tracebench/verification.h); the fields mirror EventCounts (tracebench/tracer.h).
 struct EventsResult {
   std::uint64_t fired = 0;     // while the tracer was enabled
   std::uint64_t recorded = 0;

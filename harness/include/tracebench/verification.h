@@ -1,5 +1,5 @@
 // The one judge of a benchmark's events: turns what a tracer reported
-// (EventCounts, tracers/tracer.h) and what the workload did into a verdict
+// (EventCounts, tracebench/tracer.h) and what the workload did into a verdict
 // with its reason in words.  Every tracer goes through it; no adapter decides
 // pass or fail on its own.
 //
@@ -27,7 +27,7 @@
 #include <string>
 
 #include "tracebench/results.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tracebench/status.h"
-#include "tracers/tracer.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 
