@@ -20,9 +20,15 @@
 
 #include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
+#include "tracers/common/proc.h"
 
 namespace tracebench::ftrace {
 namespace {
+
+using common::address_to_file_offset;
+using common::pid_alive;
+using common::read_text;
+using common::threads_of;
 
 constexpr const char* kGroup = "tracebench";  // dynamic event group
 constexpr const char* kInstancePrefix = "tracebench-";
@@ -35,29 +41,8 @@ std::string fmt_hex(std::uintptr_t v) {
   return buf;
 }
 
-// Syscall numbers for the names the workloads use with raw_syscalls filters.
-
-bool parse_bool(const std::string& s, bool* out) {
-  if (s == "1" || s == "on" || s == "true" || s == "yes") { *out = true; return true; }
-  if (s == "0" || s == "off" || s == "false" || s == "no") { *out = false; return true; }
-  return false;
-}
-
 // "/sys/kernel/tracing" (mounting tracefs if needed, as libtracefs does).
 const char* tracing_dir() { return tracefs_tracing_dir(); }
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool pid_alive(long pid) {
-  if (pid <= 0) return false;
-  if (kill(static_cast<pid_t>(pid), 0) == 0) return true;
-  return errno != ESRCH;
-}
 
 // Owning pid encoded in "tracebench-<pid>[-n]" (instances) or
 // "tb<pid>_<sym>" (dynamic events); -1 if the name is not in our scheme.
@@ -68,45 +53,6 @@ long owner_pid(const std::string& name, const std::string& prefix, char terminat
   if (j == i || j - i > 9) return -1;
   if (j != name.size() && name[j] != terminator) return -1;
   return std::stol(name.substr(i, j - i));
-}
-
-std::vector<pid_t> threads_of(pid_t pid) {
-  std::vector<pid_t> tids;
-  std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(atoi(e->d_name)));
-    }
-    closedir(d);
-  }
-  return tids;
-}
-
-// Maps a runtime address in `pid` to (file, file offset) via /proc/pid/maps.
-Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file,
-                              std::uint64_t* offset) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) return errno_status("open /proc/" + std::to_string(pid) + "/maps", errno);
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long start = 0, end = 0, off = 0;
-    char perms[8] = {};
-    int path_pos = 0;
-    if (sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &path_pos) < 4)
-      continue;
-    if (addr < start || addr >= end) continue;
-    std::string path = path_pos > 0 ? line.substr(static_cast<std::size_t>(path_pos)) : "";
-    if (path.empty() || path[0] != '/')
-      return Status::error("address 0x" + fmt_hex(addr) + " is not in a file-backed mapping ('" + line +
-                           "'); uprobes need a symbol in an ELF file");
-    if (path.find(" (deleted)") != std::string::npos)
-      return Status::error("the binary " + path + " was replaced on disk; rebuild and rerun");
-    if (perms[2] != 'x') return Status::error("address is not in an executable mapping: " + line);
-    *file = path;
-    *offset = addr - start + off;
-    return Status::ok();
-  }
-  return Status::error("address not mapped in pid " + std::to_string(pid));
 }
 
 std::string last_tracefs_error(tracefs_instance* inst) {

@@ -23,10 +23,14 @@
 #include <bpf/libbpf.h>
 
 #include "tracebench/kallsyms.h"
+#include "tracers/common/proc.h"
 #include "tracers/ftrace/tracefs_cxx.h"
 
 namespace tracebench::kprobes {
 namespace {
+
+using common::pid_alive;
+using common::read_file;
 
 constexpr const char* kGroup = "tracebench";
 constexpr const char* kKprobesList = "/sys/kernel/debug/kprobes/list";
@@ -34,15 +38,6 @@ constexpr const char* kOptimizationSysctl = "/proc/sys/debug/kprobes-optimizatio
 constexpr const char* kKprobePmu = "/sys/bus/event_source/devices/kprobe";
 
 std::atomic<int> g_seq{0};
-
-bool read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 Status write_file(const std::string& path, const std::string& value) {
   int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -104,8 +99,6 @@ int perf_retprobe_bit() {
     return -1;
   }
 }
-
-bool pid_alive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
 // Counting program for BPF_PROG_TYPE_KPROBE: one u64 per CPU in a
 // BPF_MAP_TYPE_PERCPU_ARRAY, incremented on every hit.

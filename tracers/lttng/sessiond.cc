@@ -1,5 +1,7 @@
 #include "sessiond.h"
 
+#include "tracers/common/proc.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,14 +25,9 @@ extern char** environ;
 namespace tracebench::lttng {
 namespace {
 
-constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
+std::string read_file(const std::string& path) { return common::read_text(path); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 
 // Process state letter from /proc/<pid>/stat ('\0' when gone).
 char proc_state(pid_t pid) {

@@ -23,23 +23,22 @@
 #include <sstream>
 
 #include "tracebench/parse.h"
+#include "tracers/common/proc.h"
 
 extern "C" const char* tracefs_tracing_dir(void);  // libtracefs; mounts tracefs if needed
 
 namespace tracebench::perf {
 namespace {
 
+using common::address_to_file_offset;
+using common::online_cpus;
+using common::read_text;
+using common::threads_of;
+
 long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string hex(std::uint64_t v) {
   char b[32];
@@ -54,53 +53,6 @@ int tracepoint_id(const std::string& system, const std::string& event) {
   std::string text = read_text(std::string(dir) + "/events/" + system + "/" + event + "/id");
   if (text.empty()) return -1;
   return std::atoi(text.c_str());
-}
-
-std::vector<int> online_cpus() {
-  std::vector<int> cpus;
-  std::string s = read_text("/sys/devices/system/cpu/online");
-  std::stringstream in(s);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    int a = 0, b = 0;
-    if (sscanf(part.c_str(), "%d-%d", &a, &b) == 2) {
-      for (int c = a; c <= b; ++c) cpus.push_back(c);
-    } else if (sscanf(part.c_str(), "%d", &a) == 1) {
-      cpus.push_back(a);
-    }
-  }
-  return cpus;
-}
-
-std::vector<pid_t> threads_of(pid_t pid) {
-  std::vector<pid_t> tids;
-  std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(atoi(e->d_name)));
-    closedir(d);
-  }
-  return tids;
-}
-
-Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) return errno_status("open /proc/" + std::to_string(pid) + "/maps", errno);
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long start = 0, end = 0, off = 0;
-    char perms[8] = {};
-    int path_pos = 0;
-    if (sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &path_pos) < 4) continue;
-    if (addr < start || addr >= end) continue;
-    std::string path = path_pos > 0 ? line.substr(static_cast<std::size_t>(path_pos)) : "";
-    if (path.empty() || path[0] != '/' || path.find(" (deleted)") != std::string::npos || perms[2] != 'x')
-      return Status::error("address 0x" + hex(addr) + " is not in an executable file mapping: " + line);
-    *file = path;
-    *offset = addr - start + off;
-    return Status::ok();
-  }
-  return Status::error("address 0x" + hex(addr) + " is not mapped in pid " + std::to_string(pid));
 }
 
 std::uint32_t uprobe_pmu_type() {

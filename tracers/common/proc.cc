@@ -1,0 +1,82 @@
+#include "tracers/common/proc.h"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace tracebench::common {
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+std::string read_text(const std::string& path) {
+  std::string s;
+  return read_file(path, &s) ? s : std::string();
+}
+
+bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> tids;
+  std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    closedir(d);
+  }
+  return tids;
+}
+
+std::vector<int> online_cpus() {
+  std::vector<int> cpus;
+  std::stringstream in(read_text("/sys/devices/system/cpu/online"));
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    int a = 0, b = 0;
+    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2) {
+      for (int c = a; c <= b; ++c) cpus.push_back(c);
+    } else if (std::sscanf(part.c_str(), "%d", &a) == 1) {
+      cpus.push_back(a);
+    }
+  }
+  return cpus;
+}
+
+Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addr));
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return errno_status("open /proc/" + std::to_string(pid) + "/maps", errno);
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long start = 0, end = 0, off = 0;
+    char perms[8] = {};
+    int path_pos = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &path_pos) < 4) continue;
+    if (addr < start || addr >= end) continue;
+    std::string path = path_pos > 0 ? line.substr(static_cast<std::size_t>(path_pos)) : "";
+    if (path.empty() || path[0] != '/')
+      return Status::error(std::string("address ") + hex + " is not in a file-backed mapping ('" + line +
+                           "'); uprobes need a symbol in an ELF file");
+    if (path.find(" (deleted)") != std::string::npos)
+      return Status::error("the binary " + path + " was replaced on disk; rebuild and rerun");
+    if (perms[2] != 'x') return Status::error(std::string("address ") + hex + " is not in an executable mapping: " + line);
+    *file = path;
+    *offset = addr - start + off;
+    return Status::ok();
+  }
+  return Status::error(std::string("address ") + hex + " is not mapped in pid " + std::to_string(pid));
+}
+
+}  // namespace tracebench::common
