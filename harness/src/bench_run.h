@@ -1,0 +1,339 @@
+// Internal to the runner: one benchmark's life, from attach through the
+// pilot (batch and block size), the interleaved baseline/traced blocks, to
+// verification and teardown.  run_benchmarks() (runner.cc) drives it.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "contenders.h"
+#include "run_state.h"
+#include "tracebench/clock.h"
+#include "tracebench/clock_check.h"
+#include "tracebench/counters.h"
+#include "tracebench/interrupts.h"
+#include "tracebench/results.h"
+#include "tracebench/runner.h"
+#include "tracebench/sample_book.h"
+#include "tracebench/stats.h"
+#include "tracebench/tracer.h"
+#include "tracebench/verification.h"
+#include "tracebench/workload.h"
+
+namespace tracebench {
+
+struct Machine {
+  ClockPlan clock;                  // how regions are read, migrations detected, the floor
+  double interrupt_gap_cycles = 0;  // a sample this much above the median was hit
+  int measured_cpu = 0;
+  Counters* counters = nullptr;
+};
+
+// Times `n` samples of `batch` events each, the way the clock plan says:
+// raw cycles per sample (floor not subtracted) and whether it migrated.
+template <EndRead E, bool kGetcpu>
+void time_samples(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const ClockPlan& clk, int cpu,
+                  double* cycles, std::uint8_t* migrated) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    int before = kGetcpu ? sched_getcpu() : cpu;
+    unsigned aux;
+    std::uint64_t t0 = tsc_begin();
+    st->fire(batch);
+    std::uint64_t t1 = tsc_end_as<E>(&aux);
+    int after = kGetcpu ? sched_getcpu() : cpu;
+    cycles[i] = static_cast<double>(t1 - t0);
+    migrated[i] = sample_migrated(clk.migration, clk.expected_aux, cpu, aux, before, after);
+  }
+}
+
+inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const Machine& m, double* cycles,
+                std::uint8_t* migrated) {
+  const ClockPlan& c = m.clock;
+  bool getcpu = c.migration == MigrationMethod::kGetcpu;
+  if (c.end_read == EndRead::kLfenceRdtsc)
+    time_samples<EndRead::kLfenceRdtsc, true>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+  else if (getcpu)
+    time_samples<EndRead::kRdtscp, true>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+  else
+    time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+}
+
+class BenchRun {
+ public:
+  BenchRun(const BenchSpec& spec, const RunOptions& opt, const Machine& m) : spec_(spec), opt_(opt), m_(m) {
+    r_.name = spec.name();
+    r_.tracer = spec.tracer;
+    r_.workload = spec.workload;
+    r_.action = spec.action;
+    r_.payload_bytes = spec.payload_bytes;
+    r_.threads = spec.threads;
+    if (auto it = opt.options.find(spec.tracer); it != opt.options.end()) r_.options = it->second;
+    r_.repetitions = opt.repetitions;
+  }
+  ~BenchRun() { teardown(); }
+
+  Status setup() {
+    workload_ = find_workload(spec_.workload);
+    tracer_ = make_tracer(spec_.tracer);
+    if (!workload_ || !tracer_) return Status::error("unknown tracer or workload");
+    r_.probe = workload_->probe.name;
+    r_.probe_kind = std::string(to_string(workload_->probe.kind));
+    active_ = std::make_unique<ActiveTracer>(tracer_.get());
+    AttachSpec as;
+    as.probe = workload_->probe;
+    as.action = spec_.action;
+    as.payload_bytes = spec_.payload_bytes;
+    as.options = r_.options;
+    as.pid = getpid();
+    attached_ = true;  // teardown() is safe after a failed attach
+    if (Status s = tracer_->attach(as); !s) return Status::error(fmt::format("attach: {}", s.message()));
+    WorkloadParams wp;
+    wp.payload_bytes = spec_.payload_bytes;
+    wp.marker_file = tracer_->marker_file();
+    if (Status s = workload_->setup(wp, &state_); !s) return Status::error(fmt::format("workload setup: {}", s.message()));
+    if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
+    ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
+    return pilot();
+  }
+
+  // One repetition: a baseline block and a traced block, order alternating.
+  Status repetition(int rep) {
+    bool traced_first = rep % 2 == 1;
+    for (int k = 0; k < 2; ++k) {
+      bool traced = (k == 0) == traced_first;
+      if (g_stop_requested) return Status::error("interrupted");
+      TimedBlock b;
+      TB_TRY(run_block(traced, &b));
+      book_->add_block(traced, rep, b);
+      ++g_progress;
+    }
+    book_->end_repetition();
+    return Status::ok();
+  }
+
+  void finish() {
+    if (failed_) return;
+    if (Status s = tracer_->drain(); !s) {
+      fail(fmt::format("drain: {}", s.message()));
+      return;
+    }
+    EventCounts c = tracer_->counts();
+    r_.events.fired = fired_;
+    r_.events.recorded = c.recorded;
+    r_.events.lost = c.lost;
+    r_.events.exact = c.exact;
+    r_.events.payload_verified = c.payload_verified;
+    r_.tracer_details = tracer_->details();
+    // What a tracer says weakens its figure (e.g. a consumer on the measured CPU).
+    if (r_.tracer_details.contains("warnings") && r_.tracer_details["warnings"].is_array()) {
+      for (const auto& w : r_.tracer_details["warnings"])
+        if (w.is_string()) r_.warnings.push_back(w.get<std::string>());
+    }
+    record_interrupts();
+    std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
+    if (Verification v = verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events);
+        v.failed()) {
+      fail(v.reason);
+      return;
+    }
+    if (!no_figure.empty()) fail(no_figure);
+  }
+
+  void fail(const std::string& msg) {
+    if (!failed_) {
+      failed_ = true;
+      r_.status = workload_ ? "error" : "skipped";  // never set up: it did not run
+      r_.error = msg;
+      r_.overhead_cycles.reset();
+      r_.overhead_ns.reset();
+    }
+    teardown();
+  }
+
+  void teardown() {
+    std::lock_guard<std::recursive_mutex> exclusive(g_active_mu);  // never beside the watcher's teardown
+    ++g_progress;
+    contenders_.run(false);
+    contenders_.stop_threads();
+    state_.reset();
+    if (tracer_ && attached_) {
+      if (enabled_) (void)tracer_->disable();
+      tracer_->teardown();
+      attached_ = false;
+    }
+    active_.reset();
+  }
+
+  bool failed() const { return failed_; }
+  bool started() const { return book_ != nullptr; }
+  BenchmarkResult& result() { return r_; }
+  const SampleBook* book() const { return book_.get(); }
+
+ private:
+  // Times events with and without the tracer to pick the batch size, and
+  // records the first (cold) event of each variant apart.  The per-event
+  // estimate itself is taken over samples long enough for the clock (a
+  // single cheap event on a TSC that ticks in steps of 21 cycles reads as 0
+  // or 21): the pilot's batch grows until a sample spans the clock plan's
+  // minimum.
+  Status pilot() {
+    const std::uint64_t unit = std::max<std::uint64_t>(1, workload_->min_batch);
+    const double floor = m_.clock.floor_cycles;
+    double cost[2] = {0, 0};
+    for (int traced = 0; traced < 2; ++traced) {
+      if (traced) TB_TRY(enable());
+      double raw0 = 0;
+      std::uint8_t mig0 = 0;
+      time_block(state_.get(), unit, 1, m_, &raw0, &mig0);
+      std::uint64_t fired = unit;
+      (traced ? r_.traced : r_.baseline).cold_first_event_cycles = std::max(0.0, raw0 - floor) / static_cast<double>(unit);
+      Status s = estimate_cost(unit, &cost[traced], &fired);
+      if (traced) {
+        fired_ += fired;
+        TB_TRY(disable());
+      }
+      TB_TRY(s);
+    }
+    r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
+    // Bound one block to about 50 ms of traced time.
+    double block_cycles = 0.05 * m_.clock.tsc_hz;
+    // The batch is one for both variants and picked for the cheaper baseline;
+    // where tracing costs thousands of times more (a uprobe on a 3-cycle
+    // call), it is capped so that 50 traced samples still fit in a block.
+    // The baseline's samples are then shorter than the clock plan's span:
+    // its figure is resolved to a TSC step / batch per event, said in the
+    // result, and negligible beside such an overhead.
+    if (opt_.batch == 0 && cost[1] > 0) {
+      std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / (50.0 * std::max(cost[0], cost[1])));
+      cap = std::max(unit, cap - cap % unit);
+      if (r_.batch > cap) {
+        r_.batch = cap;
+        r_.warnings.push_back(fmt::format(
+            "batch capped at {} events so a traced block stays near 50 ms: a baseline sample spans ~{:.0f} cycles, "
+            "less than the clock's {:.0f}, so the baseline is resolved to ~{:.2f} cycles per event",
+            cap, cost[0] * static_cast<double>(cap), m_.clock.min_sample_cycles,
+            static_cast<double>(m_.clock.step_cycles) / static_cast<double>(cap)));
+      }
+    }
+    double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(r_.batch));
+    std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / per_sample);
+    samples_ = std::min<std::uint64_t>(opt_.samples, std::max<std::uint64_t>(50, cap));  // never above --samples
+    r_.samples_per_block = samples_;
+    book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
+                                         opt_.write_samples);
+    return Status::ok();
+  }
+
+  // Median cost per event (floor subtracted) over 16 samples of a batch that
+  // spans the clock plan's minimum; adds the events it fired to `fired`.
+  Status estimate_cost(std::uint64_t unit, double* cost, std::uint64_t* fired) {
+    constexpr int kPilot = 16;
+    constexpr std::uint64_t kMaxBatch = 100000;
+    double raw[kPilot];
+    std::uint8_t migrated[kPilot];
+    std::uint64_t b = unit;
+    for (;;) {
+      time_block(state_.get(), b, kPilot, m_, raw, migrated);
+      *fired += kPilot * b;
+      std::vector<double> v;
+      for (int i = 0; i < kPilot; ++i) {
+        if (!migrated[i]) v.push_back(raw[i]);
+      }
+      if (v.empty())
+        return Status::error(fmt::format("every pilot sample migrated CPU (detected by {})", to_string(m_.clock.migration)));
+      double med = summarize(std::move(v)).p50;
+      *cost = std::max(0.0, med - m_.clock.floor_cycles) / static_cast<double>(b);
+      if (med >= m_.clock.min_sample_cycles || b >= kMaxBatch) return Status::ok();
+      double grow = std::ceil(m_.clock.min_sample_cycles / std::max(med, 1.0));
+      std::uint64_t next = std::min<std::uint64_t>(kMaxBatch, b * static_cast<std::uint64_t>(std::max(2.0, grow)));
+      b = std::max(unit, next - next % unit);
+    }
+  }
+
+  Status enable() {
+    if (Status s = tracer_->enable(); !s) return Status::error(fmt::format("enable: {}", s.message()));
+    enabled_ = true;
+    return Status::ok();
+  }
+  Status disable() {
+    enabled_ = false;
+    if (Status s = tracer_->disable(); !s) return Status::error(fmt::format("disable: {}", s.message()));
+    return Status::ok();
+  }
+
+  // What the traced blocks cost beside the measured CPU's instructions: the
+  // interrupts they added per event (on a VM each is an exit to the
+  // hypervisor).  Said as a warning from 0.05 per event on.
+  void record_interrupts() {
+    std::vector<std::string> notable;
+    for (const auto& [kind, per_cpu] : interrupts_.extra_per_event()) {
+      auto d = interrupts_.descriptions().find(kind);
+      const std::string desc = d == interrupts_.descriptions().end() ? "" : d->second;
+      nlohmann::json cpus = nlohmann::json::object();
+      for (const auto& [cpu, x] : per_cpu) {
+        cpus[std::to_string(cpu)] = std::round(x * 1e4) / 1e4;
+        if (x >= 0.05) notable.push_back(fmt::format("{} ({}) {:+.2f} on CPU {}", kind, desc, x, cpu));
+      }
+      r_.interrupts_per_event[kind] = {{"description", desc}, {"extra_per_event", cpus}};
+    }
+    if (!notable.empty())
+      r_.warnings.push_back(fmt::format(
+          "traced blocks took more interrupts per event than untraced ones: {}; the figure includes them (on a "
+          "VM each is an exit to the hypervisor), e.g. a tracer waking its consumer on another CPU",
+          fmt::join(notable, ", ")));
+  }
+
+  Status run_block(bool traced, TimedBlock* b) {
+    b->per_event.resize(samples_);
+    b->migrated.resize(samples_);
+    std::vector<std::int64_t> c0, c1;
+    // Counters are read outside the enabled window: a read(2) of them is an
+    // event for tracers of the read syscall.
+    m_.counters->read(&c0);
+    InterruptSnapshot i0 = read_interrupts();
+    if (traced) TB_TRY(enable());
+    contenders_.run(true);
+    const std::uint64_t batch = r_.batch;
+    time_block(state_.get(), batch, samples_, m_, b->per_event.data(), b->migrated.data());
+    contenders_.run(false);
+    std::uint64_t helper_events = contenders_.take_fired();
+    if (traced) {
+      TB_TRY(disable());
+      fired_ += samples_ * batch + helper_events;
+    }
+    InterruptSnapshot i1 = read_interrupts();
+    m_.counters->read(&c1);
+    interrupts_.add(i0, i1, traced, samples_ * batch + helper_events);
+    b->events = samples_ * batch;
+    for (double& x : b->per_event) x = (x - m_.clock.floor_cycles) / static_cast<double>(batch);
+    b->counter_delta.resize(c0.size());
+    for (std::size_t k = 0; k < c0.size(); ++k) b->counter_delta[k] = c1[k] - c0[k];
+    return Status::ok();
+  }
+
+  BenchSpec spec_;
+  const RunOptions& opt_;
+  const Machine& m_;
+  BenchmarkResult r_;
+  const Workload* workload_ = nullptr;
+  std::unique_ptr<Tracer> tracer_;
+  std::unique_ptr<ActiveTracer> active_;
+  std::unique_ptr<WorkloadState> state_;
+  Contenders contenders_;
+  bool attached_ = false, enabled_ = false, failed_ = false;
+  std::uint64_t samples_ = 0, fired_ = 0;
+  std::unique_ptr<SampleBook> book_;
+  InterruptTally interrupts_;
+};
+
+}  // namespace tracebench

@@ -1,0 +1,103 @@
+// Internal to the runner: helper threads for thread scaling.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tracebench/status.h"
+#include "tracebench/system.h"
+#include "tracebench/workload.h"
+
+namespace tracebench {
+
+// Helper threads that fire the same workload on other CPUs while a block
+// runs, for thread scaling.  They only fire between start() and stop().
+class Contenders {
+ public:
+  Status start_threads(const Workload& w, const WorkloadParams& base, int count, int measured_cpu) {
+    int ncpu = online_cpus();
+    for (int i = 0; i < count; ++i) {
+      auto slot = std::make_unique<Slot>();
+      Slot* s = slot.get();
+      slots_.push_back(std::move(slot));
+      int cpu = ncpu > 1 ? (measured_cpu + 1 + i) % ncpu : 0;
+      if (cpu == measured_cpu && ncpu > 1) cpu = (cpu + 1) % ncpu;
+      WorkloadParams p = base;
+      p.thread_index = i + 1;
+      s->thread = std::thread([this, s, &w, p, cpu] { body(s, w, p, cpu); });
+      std::unique_lock<std::mutex> lock(s->mu);
+      s->cv.wait(lock, [s] { return s->ready; });
+      if (!s->setup_status) return s->setup_status;
+    }
+    return Status::ok();
+  }
+  void run(bool on) {
+    for (auto& s : slots_) {
+      s->go.store(on);
+      s->go.notify_one();
+    }
+    if (!on) {
+      for (auto& s : slots_) {
+        while (s->running.load()) std::this_thread::yield();
+      }
+    }
+  }
+  std::uint64_t take_fired() {
+    std::uint64_t n = 0;
+    for (auto& s : slots_) n += s->fired.exchange(0);
+    return n;
+  }
+  void stop_threads() {
+    for (auto& s : slots_) {
+      s->quit.store(true);
+      s->go.store(true);
+      s->go.notify_one();
+    }
+    for (auto& s : slots_) {
+      if (s->thread.joinable()) s->thread.join();
+    }
+    slots_.clear();
+  }
+  ~Contenders() { stop_threads(); }
+
+ private:
+  struct Slot {
+    std::thread thread;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool ready = false;
+    Status setup_status = Status::ok();
+    std::atomic<bool> go{false}, quit{false}, running{false};
+    std::atomic<std::uint64_t> fired{0};
+  };
+  static void body(Slot* s, const Workload& w, WorkloadParams p, int cpu) {
+    std::unique_ptr<WorkloadState> st;
+    Status status = pin_current_thread(cpu);
+    if (status) status = w.setup(p, &st);
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->setup_status = status;
+      s->ready = true;
+    }
+    s->cv.notify_one();
+    if (!status) return;
+    for (;;) {
+      s->go.wait(false);
+      if (s->quit.load()) break;
+      s->running.store(true);
+      while (s->go.load(std::memory_order_relaxed)) {
+        st->fire(16);
+        s->fired.fetch_add(16, std::memory_order_relaxed);
+      }
+      s->running.store(false);
+    }
+  }
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+}  // namespace tracebench

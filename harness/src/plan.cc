@@ -1,0 +1,180 @@
+// Planning a run: which tracer x workload x action x payload x threads
+// benchmarks run, and every refusal of bad input before anything is attached.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tracebench/options.h"
+#include "tracebench/runner.h"
+#include "tracebench/system.h"
+#include "tracebench/tracer.h"
+#include "tracebench/workload.h"
+
+namespace tracebench {
+
+// ---------------------------------------------------------------------------
+// Planning.
+
+std::string BenchSpec::name() const {
+  return fmt::format("{}/{}/{}/payload:{}/threads:{}", tracer, workload, action, payload_bytes, threads);
+}
+
+namespace {
+
+bool selected(const std::vector<std::string>& filter, const std::string& name) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
+}  // namespace
+
+Status make_plan(const RunOptions& opt, Plan* plan) {
+  plan->specs.clear();
+  plan->skipped.clear();
+  for (const auto& name : opt.tracers) {
+    if (!make_tracer(name)) return Status::error(fmt::format("unknown tracer '{}' (see `tracebench list`)", name));
+  }
+  for (const auto& name : opt.workloads) {
+    if (!find_workload(name)) return Status::error(fmt::format("unknown workload '{}' (see `tracebench list`)", name));
+  }
+  std::vector<std::size_t> sweep = opt.payloads;
+  if (sweep.empty()) {
+    sweep = opt.quick ? std::vector<std::size_t>{0, 64, 1024} : std::vector<std::size_t>{0, 8, 64, 256, 1024, 4096};
+  }
+  if (!opt.payloads.empty() && !opt.workloads.empty()) {
+    bool any = false;
+    for (const auto& name : opt.workloads) any |= find_workload(name)->takes_payload;
+    if (!any)
+      return Status::error(fmt::format("--payload: none of the selected workloads ({}) takes a payload (see "
+                                       "`tracebench list`: [payload])",
+                                       fmt::join(opt.workloads, ", ")));
+  }
+  std::set<std::string> unavailable_workloads;
+  for (const auto& w : workload_registry()) {
+    if (!selected(opt.workloads, w.name) || !w.available) continue;
+    if (Availability a = w.available(); !a.ok) {
+      unavailable_workloads.insert(w.name);
+      plan->skipped.emplace_back("workload " + w.name, a.reason);
+    }
+  }
+  std::set<std::string> actions_used;
+  std::vector<std::string> refused;  // specs a tracer's validate() rejects
+  std::map<std::string, std::vector<std::string>> supported_actions;
+  for (const auto& entry : tracer_registry()) {
+    if (!selected(opt.tracers, entry.name)) continue;
+    auto tracer = entry.make();
+    // The tracer's options, against its schema, before anything else.
+    if (auto it = opt.options.find(entry.name); it != opt.options.end()) {
+      OptionValues parsed;
+      TB_TRY(parse_options(entry.name, tracer->option_schema(), it->second, &parsed));
+    }
+    Availability av = tracer->available();
+    if (!av.ok) {
+      plan->skipped.emplace_back(entry.name, av.reason);
+      continue;
+    }
+    std::vector<std::string> actions = opt.actions;
+    std::vector<std::string> supported = tracer->actions();
+    supported_actions[entry.name] = supported;
+    if (actions.empty()) {
+      actions = {supported.front()};
+    } else {
+      std::vector<std::string> keep;
+      for (const auto& a : actions) {
+        if (std::find(supported.begin(), supported.end(), a) != supported.end()) keep.push_back(a);
+      }
+      if (keep.empty()) {
+        plan->skipped.emplace_back(entry.name, fmt::format("none of the requested actions is supported (has: {})",
+                                                           fmt::join(supported, ", ")));
+        continue;
+      }
+      actions = keep;
+    }
+    std::size_t before = plan->specs.size();
+    for (const auto& w : workload_registry()) {
+      if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
+      if (!tracer->supports(w.probe)) continue;
+      std::vector<std::size_t> payloads = !w.takes_payload            ? std::vector<std::size_t>{0}
+                                          : w.fixed_payloads.empty() ? sweep
+                                          : opt.payloads.empty()     ? w.fixed_payloads
+                                                                     : opt.payloads;
+      for (const auto& action : actions) {
+        if (!tracer->supports_action(w.probe, action)) continue;
+        for (std::size_t p : payloads) {
+          // A payload the tracer cannot carry whole: left out of the default
+          // sweep (and said), refused when the user asked for it.
+          if (std::size_t max = tracer->max_payload_bytes(w.probe, action); p > max) {
+            std::string why = fmt::format("{} carries at most {} bytes per event at {} on this kernel", entry.name,
+                                          max, w.probe.name);
+            std::string name = fmt::format("{}/{}/{}/payload:{}", entry.name, w.name, action, p);
+            if (opt.payloads.empty())
+              plan->skipped.emplace_back(name, why);
+            else
+              refused.push_back(fmt::format("{}: {}", name, why));
+            continue;
+          }
+          if (!w.fixed_payloads.empty() &&
+              std::find(w.fixed_payloads.begin(), w.fixed_payloads.end(), p) == w.fixed_payloads.end()) {
+            refused.push_back(fmt::format("{}/{}/{}/payload:{}: {} carries exactly {} bytes", entry.name, w.name,
+                                          action, p, w.name, fmt::join(w.fixed_payloads, " or ")));
+            continue;
+          }
+          AttachSpec as;
+          as.probe = w.probe;
+          as.action = action;
+          as.payload_bytes = p;
+          if (auto it = opt.options.find(entry.name); it != opt.options.end()) as.options = it->second;
+          BenchSpec spec{entry.name, w.name, action, p, 1};
+          if (Status s = tracer->validate(as); !s) {
+            refused.push_back(fmt::format("{}: {}", spec.name(), s.message()));
+            continue;
+          }
+          actions_used.insert(action);
+          for (int t : opt.threads) plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t});
+        }
+      }
+    }
+    // Named together, a tracer and workloads it cannot trace are a mistake.
+    if (plan->specs.size() == before && !opt.tracers.empty() && !opt.workloads.empty() && refused.empty()) {
+      std::vector<std::string> can;
+      for (const auto& w : workload_registry()) {
+        if (tracer->supports(w.probe)) can.push_back(w.name);
+      }
+      return Status::error(fmt::format("tracer {} supports none of the selected workloads ({}); it traces: {}",
+                                       entry.name, fmt::join(opt.workloads, ", "), fmt::join(can, ", ")));
+    }
+  }
+  if (!refused.empty()) {
+    std::sort(refused.begin(), refused.end());
+    return Status::error(fmt::format("{} planned benchmark(s) refused before anything ran:\n  {}", refused.size(),
+                                     fmt::join(refused, "\n  ")));
+  }
+  // An action no selected tracer has is an error, even beside known ones.
+  for (const auto& a : opt.actions) {
+    if (actions_used.count(a)) continue;
+    std::string has;
+    for (const auto& [t, acts] : supported_actions) has += fmt::format("\n  {}: {}", t, fmt::join(acts, ", "));
+    return Status::error(fmt::format("--action {}: no selected tracer runs it on the selected workloads; actions:{}",
+                                     a, has));
+  }
+  // Options for a tracer that is not in the run would be silently unused.
+  std::set<std::string> planned;
+  for (const auto& s : plan->specs) planned.insert(s.tracer);
+  for (const auto& [t, kv] : opt.options) {
+    if (!planned.count(t))
+      return Status::error(fmt::format("--option {}.{}: tracer {} is not in this run (running: {})", t,
+                                       kv.begin()->first, t, fmt::join(planned, ", ")));
+  }
+  if (plan->specs.empty()) {
+    std::string why = "nothing to run: no available tracer supports the selected workloads";
+    for (const auto& [t, reason] : plan->skipped) why += fmt::format("\n  {}: {}", t, reason);
+    return Status::error(why);
+  }
+  return Status::ok();
+}
+
+}  // namespace tracebench

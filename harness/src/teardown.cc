@@ -1,0 +1,110 @@
+// Signals and emergency teardown: the tracers attached right now are torn
+// down on SIGINT/SIGTERM/SIGHUP (after the current block, or by the watcher
+// if the run does not progress) and on an uncaught exception.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "run_state.h"
+#include "tracebench/runner.h"
+#include "tracebench/tracer.h"
+
+namespace tracebench {
+
+std::atomic<bool> g_stop_requested{false};
+
+// ---------------------------------------------------------------------------
+// Emergency teardown: the tracers attached right now.
+
+std::recursive_mutex g_active_mu;
+std::atomic<std::uint64_t> g_progress{0};
+
+namespace {
+std::set<Tracer*>& active_tracers() {
+  static std::set<Tracer*> s;
+  return s;
+}
+}  // namespace
+
+ActiveTracer::ActiveTracer(Tracer* t) : tracer_(t) {
+  std::lock_guard<std::recursive_mutex> lock(g_active_mu);
+  active_tracers().insert(t);
+}
+
+ActiveTracer::~ActiveTracer() {
+  std::lock_guard<std::recursive_mutex> lock(g_active_mu);
+  active_tracers().erase(tracer_);
+}
+
+void install_signal_watcher() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    g_stop_requested = true;
+    std::fprintf(stderr, "\ntracebench: %s received, stopping after the current block\n", strsignal(sig));
+    // Wait for the run to unwind; if it does not progress, tear down here.
+    std::uint64_t seen = g_progress.load();
+    for (int i = 0; i < 50; ++i) {
+      timespec ts{0, 100 * 1000 * 1000};
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM)) break;  // second signal
+      nanosleep(&ts, nullptr);
+      if (i == 49 && g_progress.load() != seen) {
+        seen = g_progress.load();
+        i = 0;
+      }
+    }
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s), exiting\n", teardown_active_tracers());
+    _exit(130);
+  }).detach();
+  // An exception nobody catches (a library's, a bug of ours) must not leave
+  // instances, probes or links behind either.
+  std::set_terminate([] {
+    std::string what = "unknown";
+    if (auto e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        what = x.what();
+      } catch (...) {
+      }
+    }
+    std::fprintf(stderr, "tracebench: uncaught exception (%s); tearing down\n", what.c_str());
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s); the results of finished benchmarks are kept\n",
+                 teardown_active_tracers());
+    _exit(70);  // EX_SOFTWARE
+  });
+}
+
+std::size_t teardown_active_tracers() {
+  // The run may be tearing a tracer down right now: wait for it (up to 20 s;
+  // a teardown stuck in the kernel longer than that is left to `cleanup`).
+  std::unique_lock<std::recursive_mutex> lock(g_active_mu, std::try_to_lock);
+  for (int i = 0; i < 2000 && !lock.owns_lock(); ++i) {
+    timespec ts{0, 10 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+    lock.try_lock();
+  }
+  if (!lock.owns_lock()) return 0;
+  std::size_t n = active_tracers().size();
+  for (Tracer* t : active_tracers()) t->teardown();
+  return n;
+}
+
+}  // namespace tracebench
