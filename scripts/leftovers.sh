@@ -2,7 +2,9 @@
 # Lists kernel tracing state tagged as tracebench's: tracefs instances,
 # dynamic (uprobe/kprobe) events, BPF programs named tb_*, enabled events in
 # the top-level buffer that we might have touched.  Prints nothing and exits
-# 0 when there is none; prints what it found and exits 1 otherwise.
+# 0 when there is none; prints what it found and exits 1 otherwise.  The
+# names are the scheme of tracers/common/names.h (tracebench-<pid>[-...],
+# tb<pid>_..., /tmp/tracebench-lttng-<pid>...).
 T=/sys/kernel/tracing
 found=0
 if [ -d "$T/instances" ]; then

@@ -1,7 +1,6 @@
 #include "tracers/common/proc.h"
 
 #include <dirent.h>
-#include <signal.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -25,7 +24,16 @@ std::string read_text(const std::string& path) {
   return read_file(path, &s) ? s : std::string();
 }
 
-bool pid_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+bool pid_alive(pid_t pid) {
+  if (pid <= 0) return false;
+  // The state letter after the command's closing parenthesis; a zombie has
+  // exited (only its parent has not reaped it yet), so its objects are leftovers.
+  std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  auto rp = stat.rfind(')');
+  if (rp == std::string::npos || rp + 2 >= stat.size()) return false;
+  char state = stat[rp + 2];
+  return state != 'Z' && state != 'X';
+}
 
 std::vector<pid_t> threads_of(pid_t pid) {
   std::vector<pid_t> tids;

@@ -17,7 +17,7 @@ namespace tracebench::common {
 std::string read_text(const std::string& path);
 bool read_file(const std::string& path, std::string* out);
 
-// The process exists (running or zombie), whoever owns it.
+// The process exists and has not exited (a zombie has), whoever owns it.
 bool pid_alive(pid_t pid);
 
 // Thread ids of `pid` from /proc/<pid>/task.

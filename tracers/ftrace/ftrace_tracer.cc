@@ -20,18 +20,17 @@
 
 #include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
+#include "tracers/common/names.h"
 #include "tracers/common/proc.h"
 
 namespace tracebench::ftrace {
 namespace {
 
 using common::address_to_file_offset;
-using common::pid_alive;
 using common::read_text;
 using common::threads_of;
 
 constexpr const char* kGroup = "tracebench";  // dynamic event group
-constexpr const char* kInstancePrefix = "tracebench-";
 
 std::atomic<int> g_instance_seq{0};
 
@@ -43,17 +42,6 @@ std::string fmt_hex(std::uintptr_t v) {
 
 // "/sys/kernel/tracing" (mounting tracefs if needed, as libtracefs does).
 const char* tracing_dir() { return tracefs_tracing_dir(); }
-
-// Owning pid encoded in "tracebench-<pid>[-n]" (instances) or
-// "tb<pid>_<sym>" (dynamic events); -1 if the name is not in our scheme.
-long owner_pid(const std::string& name, const std::string& prefix, char terminator) {
-  if (name.rfind(prefix, 0) != 0) return -1;
-  std::size_t i = prefix.size(), j = i;
-  while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
-  if (j == i || j - i > 9) return -1;
-  if (j != name.size() && name[j] != terminator) return -1;
-  return std::stol(name.substr(i, j - i));
-}
 
 std::string last_tracefs_error(tracefs_instance* inst) {
   char* e = tracefs_error_last(inst);
@@ -102,7 +90,7 @@ std::size_t max_payload_bytes() {
   // trace_marker of a throw-away instance; the kernel returns what it kept.
   static const std::size_t limit = [] () -> std::size_t {
     if (!tracing_dir()) return 0;
-    std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-markerlimit";
+    std::string name = common::owned_name("markerlimit");
     tracefs_instance* inst = tracefs_instance_create(name.c_str());
     if (!inst) return 0;
     std::size_t kept = 0;
@@ -180,7 +168,7 @@ Status parse_options(const std::map<std::string, std::string>& options, FtraceCo
 
 Availability probe_function_tracer() {
   if (!tracing_dir()) return Availability::no("tracefs is not mounted and could not be mounted");
-  std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-fprobe";
+  std::string name = common::owned_name("fprobe");
   tracefs_instance* inst = tracefs_instance_create(name.c_str());
   if (!inst) return Availability::no("cannot create a tracefs instance: " + std::string(std::strerror(errno)));
   Status st = try_function_tracer(inst, "");
@@ -204,7 +192,7 @@ nlohmann::json feature(const Status& st) {
 nlohmann::json probe_features() {
   nlohmann::json f = nlohmann::json::object();
   if (!tracing_dir()) return f;
-  std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-features";
+  std::string name = common::owned_name("features");
   tracefs_instance* inst = tracefs_instance_create(name.c_str());
   if (!inst) return f;
   // Static event: enable and disable syscalls:sys_enter_getpid.
@@ -232,7 +220,7 @@ nlohmann::json probe_features() {
     Status st = address_to_file_offset(getpid(), reinterpret_cast<std::uintptr_t>(&tb_ftrace_feature_probe_site),
                                        &file, &offset);
     if (st) {
-      std::string ev = "tb" + std::to_string(getpid()) + "_features";
+      std::string ev = common::owned_event_name("features");
       tracefs_dynevent* d = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
       errno = 0;
       if (!d || tracefs_dynevent_create(d) < 0) st = errno_status("create uprobe event " + ev, errno ? errno : EIO);
@@ -257,8 +245,8 @@ std::vector<std::string> cleanup_stale(bool remove) {
   if (char** names = tracefs_instances("^tracebench-")) {
     for (char** n = names; *n; ++n) {
       std::string name = *n;
-      long pid = owner_pid(name, kInstancePrefix, '-');
-      if (pid < 0 || pid_alive(pid)) continue;
+      long pid = common::name_owner(name);
+      if (!common::owner_is_gone(pid)) continue;
       if (!remove) {
         removed.push_back("tracefs instance " + name + " (pid " + std::to_string(pid) + " is gone)");
         continue;
@@ -283,8 +271,8 @@ std::vector<std::string> cleanup_stale(bool remove) {
       free(sys);
       free(ev);
       if (system != kGroup) continue;
-      long pid = owner_pid(event, "tb", '_');
-      if (pid < 0 || pid_alive(pid)) continue;
+      long pid = common::event_owner(event);
+      if (!common::owner_is_gone(pid)) continue;
       // force: disable it in whichever instance a dead run left it enabled.
       if (!remove || tracefs_dynevent_destroy(*e, true) == 0)
         removed.push_back("dynamic event " + system + ":" + event + " (pid " + std::to_string(pid) + " is gone)");
@@ -309,7 +297,7 @@ Availability FtraceTracer::available() {
   const char* dir = tracing_dir();
   if (!dir) return Availability::no("tracefs is not mounted at /sys/kernel/tracing and mounting it failed: "
                                     "mount -t tracefs nodev /sys/kernel/tracing");
-  std::string name = std::string(kInstancePrefix) + std::to_string(getpid()) + "-probe";
+  std::string name = common::owned_name("probe");
   tracefs_instance* inst = tracefs_instance_create(name.c_str());
   if (!inst) return Availability::no("cannot create a tracefs instance (" + std::string(std::strerror(errno)) +
                                      "); the kernel needs CONFIG_TRACING with instances");
@@ -378,7 +366,7 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
   // tb<pid>_<symbol>, a C identifier of at most 63 characters.
   std::string sym;
   for (char c : spec.probe.target) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  std::string base = "tb" + std::to_string(getpid()) + "_";
+  std::string base = common::owned_event_name("");
   int seq = g_instance_seq.fetch_add(1);
   std::string ev = base + std::to_string(seq) + "_" + sym;
   if (ev.size() > 63) ev.resize(63);
@@ -476,7 +464,7 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   applied_.clear();
 
   int seq = g_instance_seq.fetch_add(1);
-  instance_name_ = std::string(kInstancePrefix) + std::to_string(getpid()) + (seq ? "-" + std::to_string(seq) : "");
+  instance_name_ = common::owned_name(seq ? std::to_string(seq) : "");
   if (tracefs_instance_exists(instance_name_.c_str())) {
     std::string n = instance_name_;
     instance_name_.clear();

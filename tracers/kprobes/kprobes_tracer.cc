@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "tracebench/kallsyms.h"
+#include "tracers/common/names.h"
 #include "tracers/common/proc.h"
 #include "tracers/ftrace/tracefs_cxx.h"
 
@@ -219,7 +220,7 @@ std::vector<std::string> cleanup_stale(bool remove) {
   char** names = tracefs_instances(nullptr);
   for (char** n = names; n && *n; ++n) {
     int pid = 0, seq = 0;
-    if (sscanf(*n, "tracebench-%d-kp%d", &pid, &seq) == 2 && !pid_alive(pid)) {
+    if (sscanf(*n, "tracebench-%d-kp%d", &pid, &seq) == 2 && common::owner_is_gone(common::name_owner(*n))) {
       if (!remove) {
         removed.push_back(std::string("instance ") + *n);
         continue;
@@ -240,7 +241,7 @@ std::vector<std::string> cleanup_stale(bool remove) {
     char *sys = nullptr, *ev = nullptr, *prefix = nullptr, *addr = nullptr, *fmt = nullptr;
     tracefs_dynevent_info(*e, &sys, &ev, &prefix, &addr, &fmt);
     int pid = 0, seq = 0;
-    if (ev && sscanf(ev, "tb%d_kp%d", &pid, &seq) == 2 && !pid_alive(pid)) {
+    if (ev && sscanf(ev, "tb%d_kp%d", &pid, &seq) == 2 && common::owner_is_gone(common::event_owner(ev))) {
       if (!remove || tracefs_dynevent_destroy(*e, true) == 0)
         removed.push_back(std::string("kprobe event ") + kGroup + ":" + ev);
     }
@@ -402,8 +403,8 @@ Status KprobesTracer::create_tracefs_probe(std::uint64_t offset) {
 
 Status KprobesTracer::attach_tracefs() {
   int n = g_seq.fetch_add(1);
-  event_ = "tb" + std::to_string(getpid()) + "_kp" + std::to_string(n);
-  instance_name_ = "tracebench-" + std::to_string(getpid()) + "-kp" + std::to_string(n);
+  event_ = common::owned_event_name("kp" + std::to_string(n));
+  instance_name_ = common::owned_name("kp" + std::to_string(n));
   TB_TRY(place_probe(config_.offset, symbol_, retprobe_,
                      [this](std::uint64_t off) { return create_tracefs_probe(off); }, &offset_));
   instance_ = tracefs_instance_create(instance_name_.c_str());

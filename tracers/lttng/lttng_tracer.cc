@@ -1,5 +1,7 @@
 #include "lttng_tracer.h"
 
+#include "tracers/common/names.h"
+
 #include <unistd.h>
 
 #include <lttng/lttng.h>
@@ -101,7 +103,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   if (!::mkdtemp(tmpl.data())) return errno_status("mkdtemp " + tmpl, errno);
   trace_dir_ = tmpl;
 
-  session_ = std::string(kSessionPrefix) + std::to_string(::getpid());
+  session_ = common::owned_name();
   // A session of this name can only be a leftover of this process.
   (void)lttng_destroy_session(session_.c_str());
   lttng_session_descriptor* desc = lttng_session_descriptor_local_create(session_.c_str(), trace_dir_.c_str());

@@ -29,18 +29,7 @@ std::string read_file(const std::string& path) { return common::read_text(path);
 
 constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 
-// Process state letter from /proc/<pid>/stat ('\0' when gone).
-char proc_state(pid_t pid) {
-  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  auto rp = stat.rfind(')');
-  if (rp == std::string::npos || rp + 2 >= stat.size()) return '\0';
-  return stat[rp + 2];
-}
-
-bool gone(pid_t pid) {
-  char s = proc_state(pid);
-  return s == '\0' || s == 'Z' || s == 'X';
-}
+bool gone(pid_t pid) { return !common::pid_alive(pid); }
 
 // Children of `pid` (the consumer daemons and run-as helper of a sessiond).
 std::vector<pid_t> children_of(pid_t pid) {

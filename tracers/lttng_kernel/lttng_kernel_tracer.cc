@@ -1,5 +1,7 @@
 #include "lttng_kernel_tracer.h"
 
+#include "tracers/common/names.h"
+
 #include <fcntl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -294,7 +296,7 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
 
 Status LttngKernelTracer::open_session() {
   auto t0 = Clock::now();
-  std::string name = std::string(lttng::kSessionPrefix) + std::to_string(::getpid()) + "-k" + std::to_string(sessions_);
+  std::string name = common::owned_name("k" + std::to_string(sessions_));
   std::string out = trace_dir_ + "/" + std::to_string(sessions_);
   ++sessions_;
   (void)lttng_destroy_session(name.c_str());  // a leftover of this very process

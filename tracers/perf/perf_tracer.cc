@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "tracebench/parse.h"
+#include "tracers/common/names.h"
 #include "tracers/common/proc.h"
 
 extern "C" const char* tracefs_tracing_dir(void);  // libtracefs; mounts tracefs if needed
@@ -148,7 +149,7 @@ Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::str
     return Status::error("uprobe target path contains whitespace: " + file);
   std::string sym;
   for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  std::string ev = "tb" + std::to_string(getpid()) + "_p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym;
+  std::string ev = common::owned_event_name("p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym);
   if (ev.size() > 63) ev.resize(63);
   TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + file + ":0x" + hex(offset) + "\n"));
   uprobe_event_ = ev;
