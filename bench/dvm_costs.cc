@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "tracers/dvm/core/vm.h"
-#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracers/dvm/site.h"
 #ifdef TBDVM_WITH_HARNESS

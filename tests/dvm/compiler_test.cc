@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "tracers/dvm/core/vm.h"
-#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/compiler/dcompile.h"
 
 namespace tbdvm {
 namespace {

@@ -12,7 +12,7 @@
 #include <map>
 #include <thread>
 
-#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracers/dvm/site.h"
 

@@ -16,7 +16,7 @@
 
 #include "tracebench/workload.h"
 #include "tracebench/command.h"
-#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 
 namespace tracebench {

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "tracebench/payload_pattern.h"
-#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracebench/tracer.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tracers/dvm/core/vm.h"
-#include "tracers/dvm/dcompile.h"
+#include "tracers/dvm/compiler/dcompile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string src(reinterpret_cast<const char*>(data), size);

@@ -1,0 +1,264 @@
+// D subset compiler driver: clauses (probe descriptions, predicate,
+// statements) and actions, on top of the lexer (lexer.h), the parser
+// (parser.h) and the code generator (codegen.h); one pass per clause.
+#include "tracers/dvm/compiler/dcompile.h"
+
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tracers/dvm/compiler/codegen.h"
+
+namespace tbdvm {
+
+namespace {
+
+using namespace compiler_detail;
+
+// ---------------------------------------------------------------------------
+class Compiler {
+ public:
+  explicit Compiler(const std::string& src) : lx_(src) {}
+
+  CompileResult run() {
+    CompileResult res;
+    auto prog = std::make_shared<CompiledProgram>();
+    prog_ = prog.get();
+    cg_ = std::make_unique<Codegen>(prog_);
+    try {
+      while (true) {
+        std::string k, v;
+        while (lx_.pragma(&k, &v)) res.options[k] = v;
+        if (lx_.at_end()) break;
+        clause();
+      }
+      if (prog_->clauses.empty()) throw CompileError{lx_.line(), lx_.col(), "program has no clauses"};
+    } catch (const CompileError& e) {
+      res.line = e.line;
+      res.column = e.col;
+      res.error = "line " + std::to_string(e.line) + ", column " + std::to_string(e.col) + ": " + e.msg;
+      return res;
+    }
+    res.program = std::move(prog);
+    return res;
+  }
+
+ private:
+  Lexer lx_;
+  CompiledProgram* prog_ = nullptr;
+  std::unique_ptr<Codegen> cg_;
+
+  void clause() {
+    ClauseDesc c;
+    Token first = lx_.probe_desc();
+    c.line = first.line;
+    c.probes.push_back(first.text);
+    lx_.skip_space();
+    while (lx_.peekc() == ',') {
+      lx_.adv(1);
+      c.probes.push_back(lx_.probe_desc().text);
+      lx_.skip_space();
+    }
+    Parser ps(lx_);
+    if (ps.is("/")) {
+      ps.advance();
+      ps.predicate_depth = 1;
+      NodeP pred = ps.expr();
+      ps.predicate_depth = 0;
+      ps.expect("/");
+      Ty t;
+      c.predicate = cg_->expr_object(pred.get(), &t);
+      if (t != Ty::kInt) Codegen::fail(pred.get(), "predicate must be an integer expression");
+    }
+    if (!ps.is("{")) ps.fail(ps.cur(), "expected '{' to start the clause body but found " + Parser::describe(ps.cur()));
+    // The lexer is now positioned after '{' (the parser consumed it as the current token).
+    ps.advance();
+    while (!ps.is("}")) {
+      if (ps.cur().kind == Tok::kEnd) ps.fail(ps.cur(), "expected '}' to close the clause that starts at line " +
+                                                           std::to_string(c.line));
+      if (ps.is(";")) {
+        ps.advance();
+        continue;
+      }
+      NodeP st = ps.statement();
+      statement(st.get(), &c);
+      if (!ps.is("}")) ps.expect(";");
+    }
+    // Do not advance past '}' with the expression lexer: the next clause
+    // starts with a probe description.
+    prog_->clauses.push_back(std::move(c));
+  }
+
+  static int64_t const_int(const Node* n, const char* what) {
+    if (n->kind == NK::kInt) return static_cast<int64_t>(n->ival);
+    if (n->kind == NK::kUnary && n->op == "-" && n->kids[0]->kind == NK::kInt)
+      return static_cast<int64_t>(0 - n->kids[0]->ival);
+    Codegen::fail(n, std::string(what) + " must be an integer constant");
+  }
+
+  void statement(const Node* st, ClauseDesc* c) {
+    if (st->kind == NK::kAgg) return aggregation(st, c);
+    if (st->kind == NK::kCall) {
+      const std::string& f = st->name;
+      if (f == "printf") return printf_stmt(st, c);
+      if (f == "trace" || f == "exit") {
+        if (st->kids.size() != 1) Codegen::fail(st, f + "() takes 1 argument");
+        ActionDesc a;
+        a.kind = f == "trace" ? kActTrace : kActExit;
+        Ty t;
+        a.value = cg_->expr_object(st->kids[0].get(), &t);
+        if (f == "exit" && t != Ty::kInt) Codegen::fail(st->kids[0].get(), "exit() needs an integer");
+        c->actions.push_back(std::move(a));
+        return;
+      }
+      if (f == "tracemem") {
+        if (st->kids.size() != 2) Codegen::fail(st, "tracemem() takes 2 arguments (address, size)");
+        int64_t n = const_int(st->kids[1].get(), "tracemem() size");
+        if (n <= 0 || n > 65536) Codegen::fail(st->kids[1].get(), "tracemem() size must be in 1..65536");
+        ActionDesc a;
+        a.kind = kActTracemem;
+        a.size = static_cast<uint32_t>(n);
+        Ty t;
+        a.value = cg_->expr_object(st->kids[0].get(), &t);
+        c->actions.push_back(std::move(a));
+        return;
+      }
+      if (f == "stack" || f == "ustack") {
+        int64_t frames = 20;
+        if (st->kids.size() > 1) Codegen::fail(st, f + "() takes at most 1 argument");
+        if (st->kids.size() == 1) frames = const_int(st->kids[0].get(), "stack() depth");
+        if (frames <= 0 || frames > 128) Codegen::fail(st, "stack() depth must be in 1..128");
+        ActionDesc a;
+        a.kind = kActStack;
+        a.size = static_cast<uint32_t>(frames * 8);
+        c->actions.push_back(std::move(a));
+        return;
+      }
+    }
+    ActionDesc a;
+    a.kind = kActDifExpr;
+    a.value = cg_->stmt_object(st);
+    c->actions.push_back(std::move(a));
+  }
+
+  void printf_stmt(const Node* st, ClauseDesc* c) {
+    if (st->kids.empty() || st->kids[0]->kind != NK::kString)
+      Codegen::fail(st, "printf() needs a string constant format as its first argument");
+    PrintfDesc pf;
+    pf.format = st->kids[0]->name;
+    // Count conversions and check them against the arguments.
+    std::vector<char> convs;
+    const std::string& f = pf.format;
+    for (size_t i = 0; i < f.size(); i++) {
+      if (f[i] != '%') continue;
+      if (i + 1 < f.size() && f[i + 1] == '%') { i++; continue; }
+      size_t j = i + 1;
+      while (j < f.size() && std::strchr("-+ #0123456789.hlLqjzt", f[j])) j++;
+      if (j >= f.size() || !std::strchr("diouxXcsp", f[j]))
+        Codegen::fail(st->kids[0].get(), "printf() format has an invalid conversion at offset " + std::to_string(i));
+      convs.push_back(f[j]);
+      i = j;
+    }
+    if (convs.size() != st->kids.size() - 1)
+      Codegen::fail(st, "printf() format has " + std::to_string(convs.size()) + " conversion" +
+                            (convs.size() == 1 ? "" : "s") + " but " + std::to_string(st->kids.size() - 1) +
+                            " argument" + (st->kids.size() == 2 ? "" : "s") + " follow");
+    uint32_t fid = static_cast<uint32_t>(prog_->formats.size());
+    std::vector<ActionDesc> acts;
+    for (size_t i = 1; i < st->kids.size(); i++) {
+      ActionDesc a;
+      a.kind = kActPrintf;
+      a.format_id = fid;
+      a.arg_index = static_cast<uint32_t>(i - 1);
+      Ty t;
+      a.value = cg_->expr_object(st->kids[i].get(), &t);
+      if (t == Ty::kString && convs[i - 1] != 's')
+        Codegen::fail(st->kids[i].get(), std::string("printf() conversion %") + convs[i - 1] +
+                                             " needs an integer but argument " + std::to_string(i) + " is a string");
+      pf.arg_types.push_back(t == Ty::kString ? ValueType::kString : ValueType::kInt);
+      acts.push_back(std::move(a));
+    }
+    if (acts.empty()) {
+      ActionDesc a;
+      a.kind = kActPrintf;
+      a.format_id = fid;
+      acts.push_back(std::move(a));
+    }
+    prog_->formats.push_back(std::move(pf));
+    for (auto& a : acts) c->actions.push_back(std::move(a));
+  }
+
+  void aggregation(const Node* st, ClauseDesc* c) {
+    const Node* keys = st->kids[0].get();
+    const Node* call = st->kids[1].get();
+    static const std::map<std::string, AggKind> kFns = {
+        {"count", kAggCount}, {"sum", kAggSum}, {"min", kAggMin}, {"max", kAggMax},
+        {"avg", kAggAvg}, {"quantize", kAggQuantize}, {"lquantize", kAggLquantize}};
+    auto it = kFns.find(call->name);
+    if (it == kFns.end()) Codegen::fail(call, "'" + call->name + "' is not an aggregating function");
+    AggKind kind = it->second;
+    size_t want = kind == kAggCount ? 0 : kind == kAggLquantize ? 3 : 1;
+    size_t got = call->kids.size();
+    if (!(got == want || (kind == kAggLquantize && got == 4)))
+      Codegen::fail(call, call->name + "() takes " + std::to_string(want) + (kind == kAggLquantize ? " or 4" : "") +
+                              " argument" + (want == 1 ? "" : "s") + ", " + std::to_string(got) + " given");
+    ActionDesc a;
+    a.kind = kActAggregate;
+    a.agg_kind = kind;
+    if (kind == kAggLquantize) {
+      a.lq_base = const_int(call->kids[1].get(), "lquantize() lower bound");
+      a.lq_limit = const_int(call->kids[2].get(), "lquantize() upper bound");
+      a.lq_step = got == 4 ? const_int(call->kids[3].get(), "lquantize() step") : 1;
+      if (a.lq_step <= 0) Codegen::fail(call, "lquantize() step must be positive");
+      if (a.lq_limit <= a.lq_base) Codegen::fail(call, "lquantize() upper bound must be greater than the lower bound");
+      if ((a.lq_limit - a.lq_base) / a.lq_step > 4096) Codegen::fail(call, "lquantize() has more than 4096 buckets");
+    }
+    if (want > 0) {
+      Ty t;
+      a.value = cg_->expr_object(call->kids[0].get(), &t);
+      if (t != Ty::kInt) Codegen::fail(call->kids[0].get(), call->name + "() needs an integer argument");
+    }
+    std::vector<ValueType> ktypes;
+    for (auto& k : keys->kids) {
+      Ty t;
+      a.keys.push_back(cg_->expr_object(k.get(), &t));
+      ktypes.push_back(t == Ty::kString ? ValueType::kString : ValueType::kInt);
+    }
+    if (ktypes.size() > kMaxTuple) Codegen::fail(st, "aggregation has more than 8 keys");
+    // One description per name; every use must agree.
+    uint32_t id = 0;
+    for (; id < prog_->aggs.size(); id++)
+      if (prog_->aggs[id].name == st->name) break;
+    if (id == prog_->aggs.size()) {
+      AggDesc d;
+      d.name = st->name;
+      d.kind = kind;
+      d.key_types = ktypes;
+      d.lq_base = a.lq_base;
+      d.lq_limit = a.lq_limit;
+      d.lq_step = a.lq_step;
+      prog_->aggs.push_back(d);
+    } else {
+      AggDesc& d = prog_->aggs[id];
+      if (d.kind != kind || d.lq_base != a.lq_base || d.lq_limit != a.lq_limit || d.lq_step != a.lq_step)
+        Codegen::fail(call, "@" + st->name + " is already used with a different aggregating function");
+      if (d.key_types != ktypes) Codegen::fail(st, "@" + st->name + " is already used with different keys");
+    }
+    a.agg_id = id;
+    c->actions.push_back(std::move(a));
+  }
+};
+
+}  // namespace
+
+CompileResult compile_d(const std::string& source) {
+  Compiler c(source);
+  return c.run();
+}
+
+}  // namespace tbdvm

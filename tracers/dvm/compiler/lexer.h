@@ -1,0 +1,220 @@
+// D compiler, part 1: tokens and the lexer (internal to the compiler).
+#pragma once
+
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tbdvm::compiler_detail {
+
+// A compile error with its position; the driver turns it into CompileResult.
+struct CompileError {
+  int line, col;
+  std::string msg;
+};
+
+enum class Tok {
+  kEnd, kIdent, kInt, kString, kPunct, kProbeDesc
+};
+
+struct Token {
+  Tok kind = Tok::kEnd;
+  std::string text;  // identifier, punctuator, decoded string, probe description
+  uint64_t ival = 0;
+  int line = 1, col = 1;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(const std::string& s) : s_(s) {}
+
+  [[noreturn]] void fail(int line, int col, const std::string& m) { throw CompileError{line, col, m}; }
+
+  void skip_space() {
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (c == '\n') { line_++; col_ = 1; pos_++; }
+      else if (std::isspace(static_cast<unsigned char>(c))) { col_++; pos_++; }
+      else if (c == '/' && peekc(1) == '*') {
+        int l = line_, co = col_;
+        adv(2);
+        while (pos_ < s_.size() && !(s_[pos_] == '*' && peekc(1) == '/')) adv(1);
+        if (pos_ >= s_.size()) fail(l, co, "unterminated comment");
+        adv(2);
+      } else if (c == '/' && peekc(1) == '/') {
+        while (pos_ < s_.size() && s_[pos_] != '\n') adv(1);
+      } else {
+        break;
+      }
+    }
+  }
+
+  char peekc(size_t k = 0) const { return pos_ + k < s_.size() ? s_[pos_ + k] : '\0'; }
+  void adv(size_t n) {
+    for (size_t i = 0; i < n && pos_ < s_.size(); i++) {
+      if (s_[pos_] == '\n') { line_++; col_ = 1; } else { col_++; }
+      pos_++;
+    }
+  }
+  bool at_end() { skip_space(); return pos_ >= s_.size(); }
+  int line() const { return line_; }
+  int col() const { return col_; }
+
+  // `#pragma D option x=y` at the start of a line; returns false if none.
+  bool pragma(std::string* key, std::string* value) {
+    skip_space();
+    if (peekc() != '#') return false;
+    int l = line_, c = col_;
+    size_t e = s_.find('\n', pos_);
+    std::string ln = s_.substr(pos_, e == std::string::npos ? std::string::npos : e - pos_);
+    adv(ln.size());
+    const std::string prefix = "#pragma D option ";
+    if (ln.rfind(prefix, 0) != 0) fail(l, c, "only '#pragma D option name[=value]' is supported");
+    std::string opt = ln.substr(prefix.size());
+    while (!opt.empty() && std::isspace(static_cast<unsigned char>(opt.back()))) opt.pop_back();
+    auto eq = opt.find('=');
+    *key = opt.substr(0, eq);
+    *value = eq == std::string::npos ? "" : opt.substr(eq + 1);
+    return true;
+  }
+
+  // Probe descriptions are lexed raw: provider:module:function:name with globs.
+  Token probe_desc() {
+    skip_space();
+    Token t;
+    t.kind = Tok::kProbeDesc;
+    t.line = line_;
+    t.col = col_;
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (std::isalnum(static_cast<unsigned char>(c)) || std::strchr(":_-*?.[]!$", c)) {
+        t.text += c;
+        adv(1);
+      } else {
+        break;
+      }
+    }
+    if (t.text.empty()) fail(t.line, t.col, "expected a probe description (provider:module:function:name)");
+    size_t colons = 0;
+    for (char c : t.text) colons += c == ':';
+    if (colons > 3) fail(t.line, t.col, "probe description '" + t.text + "' has more than four fields");
+    return t;
+  }
+
+  Token next() {
+    skip_space();
+    Token t;
+    t.line = line_;
+    t.col = col_;
+    if (pos_ >= s_.size()) return t;
+    char c = s_[pos_];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      t.kind = Tok::kIdent;
+      while (std::isalnum(static_cast<unsigned char>(peekc())) || peekc() == '_') {
+        t.text += peekc();
+        adv(1);
+      }
+      return t;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      t.kind = Tok::kInt;
+      size_t start = pos_;
+      int base = 10;
+      if (c == '0' && (peekc(1) == 'x' || peekc(1) == 'X')) { base = 16; adv(2); }
+      else if (c == '0' && std::isdigit(static_cast<unsigned char>(peekc(1)))) { base = 8; adv(1); }
+      uint64_t v = 0;
+      bool any = base != 16;
+      while (true) {
+        char d = peekc();
+        int dv;
+        if (std::isdigit(static_cast<unsigned char>(d))) dv = d - '0';
+        else if (base == 16 && std::isxdigit(static_cast<unsigned char>(d))) dv = std::tolower(d) - 'a' + 10;
+        else break;
+        if (dv >= base) fail(line_, col_, "invalid digit in integer constant");
+        uint64_t nv = v * base + dv;
+        if ((nv - dv) / base != v) fail(t.line, t.col, "integer constant too large");
+        v = nv;
+        any = true;
+        adv(1);
+      }
+      if (!any) fail(t.line, t.col, "invalid hexadecimal constant");
+      while (peekc() == 'u' || peekc() == 'U' || peekc() == 'l' || peekc() == 'L') adv(1);
+      if (std::isalpha(static_cast<unsigned char>(peekc())) || peekc() == '_')
+        fail(line_, col_, "invalid suffix on integer constant");
+      t.ival = v;
+      t.text = s_.substr(start, pos_ - start);
+      return t;
+    }
+    if (c == '"' || c == '\'') {
+      char q = c;
+      adv(1);
+      std::string v;
+      while (true) {
+        if (pos_ >= s_.size() || peekc() == '\n')
+          fail(t.line, t.col, q == '"' ? "unterminated string constant" : "unterminated character constant");
+        char d = peekc();
+        if (d == q) { adv(1); break; }
+        if (d == '\\') {
+          char e = peekc(1);
+          int el = line_, ec = col_;
+          if (e == '\n' || e == '\0') fail(t.line, t.col, "unterminated string constant");
+          adv(2);
+          switch (e) {
+            case 'n': v += '\n'; break;
+            case 't': v += '\t'; break;
+            case 'r': v += '\r'; break;
+            case '0': v += '\0'; break;
+            case '\\': v += '\\'; break;
+            case '"': v += '"'; break;
+            case '\'': v += '\''; break;
+            case 'a': v += '\a'; break;
+            default: fail(el, ec, std::string("unknown escape sequence '\\") + e + "'");
+          }
+          continue;
+        }
+        v += d;
+        adv(1);
+      }
+      if (q == '\'') {
+        if (v.size() != 1) fail(t.line, t.col, "character constant must hold one character");
+        t.kind = Tok::kInt;
+        t.ival = static_cast<uint8_t>(v[0]);
+        t.text = "'" + v + "'";
+      } else {
+        t.kind = Tok::kString;
+        t.text = v;
+      }
+      return t;
+    }
+    static const char* const kPuncts[] = {
+        "<<=", ">>=", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=",
+        "-=",  "*=",  "/=", "%=", "&=", "|=", "^=", "{",  "}",  "(",  ")",  "[",  "]",  ",",
+        ";",   ":",   "/",  "?",  "+",  "-",  "*",  "%",  "&",  "|",  "^",  "~",  "!",  "<",
+        ">",   "=",   "@",  "."};
+    for (const char* p : kPuncts) {
+      size_t n = std::strlen(p);
+      if (s_.compare(pos_, n, p) == 0) {
+        t.kind = Tok::kPunct;
+        t.text = p;
+        adv(n);
+        return t;
+      }
+    }
+    fail(line_, col_, std::string("unexpected character '") + c + "'");
+  }
+
+  size_t pos() const { return pos_; }
+  void reset(size_t p, int l, int c) { pos_ = p; line_ = l; col_ = c; }
+
+ private:
+  const std::string& s_;
+  size_t pos_ = 0;
+  int line_ = 1, col_ = 1;
+};
+
+}  // namespace tbdvm::compiler_detail
