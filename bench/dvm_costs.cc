@@ -36,10 +36,10 @@
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracers/dvm/site.h"
-#ifdef TBDVM_WITH_HARNESS
+#include "tracebench/clock.h"
 #include "tracebench/results.h"
 #include "tracebench/stats.h"
-#endif
+#include "tracebench/util.h"
 
 using namespace tbdvm;
 using nlohmann::json;
@@ -47,25 +47,18 @@ using nlohmann::json;
 namespace {
 
 // ---------------------------------------------------------------------------
-// Timing.
-inline uint64_t tsc_begin() {
-  _mm_lfence();
-  uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-}
+// Timing: the harness's serialized reads.  A region ends with rdtscp where
+// CPUID has it, else with lfence; rdtsc; lfence (a hypervisor may let rdtscp
+// execute without reporting it), decided once like the harness's clock plan.
+const bool g_rdtscp = tracebench::cpu_has_flag("rdtscp");
+inline uint64_t tsc_begin() { return tracebench::tsc_begin(); }
 inline uint64_t tsc_end() {
   unsigned aux;
-  uint64_t t = __rdtscp(&aux);
-  _mm_lfence();
-  return t;
+  return g_rdtscp ? tracebench::tsc_end(&aux) : tracebench::tsc_end_lfence();
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+// The harness's median (interpolated), so a cell means what a suite figure means.
+double median(std::vector<double> v) { return v.empty() ? 0 : tracebench::summarize(std::move(v)).p50; }
 
 // Results collected by the benchmarks, read back when the tables are built.
 struct Cell {
@@ -651,18 +644,10 @@ extern "C" __attribute__((noinline)) long tb_cost_getpid(uint64_t i) {
   return syscall(SYS_getpid);
 }
 
-double g_tsc_hz = 0;
+double g_tsc_hz = 0;  // the harness's TSC rate: the kernel's where exposed, else calibrated (CLOCK_MONOTONIC_RAW)
+double g_tsc_calibrated_hz = 0;
+std::string g_tsc_source;
 double g_validation_seconds = 1.0;
-
-double calibrate_tsc() {
-  timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  uint64_t t0 = __rdtsc();
-  do clock_gettime(CLOCK_MONOTONIC, &b);
-  while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 5e7);
-  uint64_t t1 = __rdtsc();
-  return (t1 - t0) / (((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e9);
-}
 
 // Busy-waits between events so the rate is `hz`; appends the cycles of each
 // event region (site + syscall) to `out`.
@@ -938,7 +923,6 @@ void write_tables(const std::string& dir) {
                   {"ecb_prepare", ecb},
                   {"alu_add", val("table1/add")}};
   std::ofstream(dir + "/dvm_costs.json") << j.dump(2) << "\n";
-#ifdef TBDVM_WITH_HARNESS
   // The same cells in the suite's results schema: one benchmark per cell,
   // tracer "dvm", workload "dvm_costs", traced = the cell's per-op cycles
   // (baseline already subtracted per batch), the table in tracer_details.
@@ -957,8 +941,8 @@ void write_tables(const std::string& dir) {
   run.context.kernel_release = u.release;
   run.context.kernel_version = u.version;
   run.context.tsc_hz = g_tsc_hz;
-  run.context.tsc_calibrated_hz = g_tsc_hz;
-  run.context.tsc_source = "calibrated against CLOCK_MONOTONIC";
+  run.context.tsc_calibrated_hz = g_tsc_calibrated_hz;
+  run.context.tsc_source = g_tsc_source;
   run.context.tracebench_version = "dvm_costs";
   run.context.git_sha = TBDVM_GIT_SHA;
   run.context.build_type = TBDVM_BUILD_TYPE;
@@ -971,7 +955,7 @@ void write_tables(const std::string& dir) {
     b.tracer = "dvm";
     b.workload = "dvm_costs";
     b.probe = "tb:tracebench:bench:fire";
-    b.probe_kind = "dvm";
+    b.probe_kind = "user_function";  // D-VM sites are static probes in user code, as the dvm_* workloads say
     b.action = k;
     b.repetitions = static_cast<int>(c.samples.size());
     b.traced.cycles = tracebench::summarize(c.samples);
@@ -984,7 +968,6 @@ void write_tables(const std::string& dir) {
   tracebench::Status ws = tracebench::write_run(dir + "/" + run.context.run_id, run);
   if (!ws) std::fprintf(stderr, "dvm_costs: results schema: %s\n", ws.message().c_str());
   else std::printf("wrote %s/%s/result.json (results schema)\n", dir.c_str(), run.context.run_id.c_str());
-#endif
   std::ofstream(dir + "/dvm_costs.md") << md;
   std::printf("\nwrote %s/dvm_costs.json and %s/dvm_costs.md\n", dir.c_str(), dir.c_str());
 }
@@ -1001,7 +984,10 @@ int main(int argc, char** argv) {
     else rest.push_back(argv[i]);
   }
   int rc = static_cast<int>(rest.size());
-  g_tsc_hz = calibrate_tsc();
+  const tracebench::TscInfo tsc = tracebench::probe_tsc();
+  g_tsc_hz = tsc.hz;
+  g_tsc_source = tsc.source;
+  g_tsc_calibrated_hz = tsc.calibrated_hz;
   register_table1();
   register_table2();
   register_table4();
