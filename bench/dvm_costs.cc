@@ -47,15 +47,11 @@ using nlohmann::json;
 namespace {
 
 // ---------------------------------------------------------------------------
-// Timing: the harness's serialized reads.  A region ends with rdtscp where
-// CPUID has it, else with lfence; rdtsc; lfence (a hypervisor may let rdtscp
-// execute without reporting it), decided once like the harness's clock plan.
-const bool g_rdtscp = tracebench::cpu_has_flag("rdtscp");
+// Timing: the harness's serialized reads.  A region ends with lfence; rdtsc;
+// lfence, which every x86 host has (rdtscp is not in CPUID on every
+// hypervisor), so no choice is made inside the timed region.
 inline uint64_t tsc_begin() { return tracebench::tsc_begin(); }
-inline uint64_t tsc_end() {
-  unsigned aux;
-  return g_rdtscp ? tracebench::tsc_end(&aux) : tracebench::tsc_end_lfence();
-}
+inline uint64_t tsc_end() { return tracebench::tsc_end_lfence(); }
 
 // The harness's median (interpolated), so a cell means what a suite figure means.
 double median(std::vector<double> v) { return v.empty() ? 0 : tracebench::summarize(std::move(v)).p50; }
@@ -927,12 +923,7 @@ void write_tables(const std::string& dir) {
   // tracer "dvm", workload "dvm_costs", traced = the cell's per-op cycles
   // (baseline already subtracted per batch), the table in tracer_details.
   tracebench::RunResult run;
-  run.context.date_utc = [] {
-    char b[32];
-    std::time_t t = std::time(nullptr);
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return std::string(b);
-  }();
+  run.context.date_utc = tracebench::utc_now_iso8601();
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   run.context.host = host;

@@ -71,6 +71,7 @@ std::string parse_value(const OptionSpec& spec, const std::string& value, std::s
                         std::optional<std::uint64_t>* number) {
   *text = value;
   number->reset();
+  if (!spec.refused.empty()) return spec.refused;
   switch (spec.type) {
     case OptionSpec::Type::kUint: {
       for (const auto& w : spec.words)
@@ -112,6 +113,7 @@ std::string check_system_event(const std::string& v) {
 }
 
 std::string describe_values(const OptionSpec& spec) {
+  if (!spec.refused.empty()) return "refused";
   switch (spec.type) {
     case OptionSpec::Type::kUint: {
       std::string s = spec.max == UINT64_MAX ? ">= " + human(spec.min, spec.size_suffix)

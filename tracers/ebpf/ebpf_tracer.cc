@@ -201,7 +201,6 @@ const OptionSchema& option_schema() {
 Status EbpfTracer::parse_options(const AttachSpec& spec) {
   OptionValues opts;
   TB_TRY(tracebench::parse_options("ebpf", option_schema(), spec.options, &opts));
-  auto opt = [&](const char* k, const std::string& def) { return opts.has(k) ? opts.text(k) : def; };
 
   // Action.
   std::string action = spec.action.empty() || spec.action == "default" ? "count" : spec.action;
@@ -225,7 +224,7 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
                            "; supported kinds: syscall, user function, usdt, kernel function, "
                            "kmod tracepoint");
   }
-  std::string attach = opt("attach", def_attach);
+  std::string attach = opts.has("attach") ? opts.text("attach") : def_attach;
   if (!parse_attach_type(attach, &cfg_.attach))
     return Status::error("ebpf: unknown attach type '" + attach +
                          "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe");
@@ -254,7 +253,7 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
                          "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint)");
 
   // Ring buffer wakeup policy.
-  wakeup_ = opt("wakeup", "default");
+  wakeup_ = opts.text("wakeup");
   if (wakeup_ == "default") cfg_.wakeup_flags = 0;
   else if (wakeup_ == "no_wakeup") cfg_.wakeup_flags = BPF_RB_NO_WAKEUP;
   else cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
@@ -262,7 +261,7 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     return Status::error("ebpf: wakeup=" + wakeup_ +
                          " applies to the ringbuf action only (perf buffers wake per record)");
 
-  const std::string consumer = opt("consumer", "epoll");
+  const std::string consumer = opts.text("consumer");
   consumer_cfg_.mode = consumer == "spin" ? ConsumerMode::kSpin : ConsumerMode::kEpoll;
 
   std::uint64_t v = 0;

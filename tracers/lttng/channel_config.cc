@@ -27,11 +27,18 @@ const OptionSchema& option_schema(bool user_space) {
        .help = "how long `attach()` waits for the process to show its tracepoint to the daemon",
        .default_value = "10000", .min = 1, .max = 600000},
   };
-  // Kernel channels have global buffers, never block, and nothing registers.
+  // Kernel channels have global buffers, never block, and nothing registers:
+  // the user-space keys are refused, saying so.
   static const OptionSchema kernel = [] {
-    OptionSchema k;
-    for (const auto& o : user)
-      if (!is_user_space_only(o.name)) k.push_back(o);
+    OptionSchema k = user;
+    for (auto& o : k) {
+      if (!is_user_space_only(o.name)) continue;
+      o.default_value.reset();
+      o.default_help.clear();
+      o.help = "user space only (kernel channels have global buffers, never block, and nothing registers)";
+      o.refused = "applies to the user-space domain only (kernel channels have global buffers, never block, and "
+                  "nothing registers)";
+    }
     return k;
   }();
   return user_space ? user : kernel;

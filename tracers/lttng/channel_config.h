@@ -32,9 +32,9 @@ struct LttngConfig {
 };
 
 // The channel options: `--option lttng.<key>=<value>` (user_space) or
-// `lttng_kernel.<key>=<value>` (without buffers, blocking_timeout_us and
-// register_timeout_ms: kernel channels have global buffers, never block, and
-// nothing registers).
+// `lttng_kernel.<key>=<value>` (buffers, blocking_timeout_us and
+// register_timeout_ms refused: kernel channels have global buffers, never
+// block, and nothing registers).
 const OptionSchema& option_schema(bool user_space);
 bool is_user_space_only(const std::string& key);
 Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space = true);

@@ -2,9 +2,7 @@
 // lttng_tracer.h; registered as `tracebench cleanup`'s "lttng").
 #include <lttng/lttng.h>
 
-#include <cctype>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 
 #include "lttng_tracer.h"

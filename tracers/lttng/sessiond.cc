@@ -25,8 +25,6 @@ extern char** environ;
 namespace tracebench::lttng {
 namespace {
 
-std::string read_file(const std::string& path) { return common::read_text(path); }
-
 constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 
 bool gone(pid_t pid) { return !common::pid_alive(pid); }
@@ -34,7 +32,7 @@ bool gone(pid_t pid) { return !common::pid_alive(pid); }
 // Children of `pid` (the consumer daemons and run-as helper of a sessiond).
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> out;
-  std::string kids = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::string kids = common::read_text("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
   std::istringstream in(kids);
   pid_t k;
   while (in >> k) out.push_back(k);
@@ -58,7 +56,7 @@ bool sessiond_alive() { return lttng_session_daemon_alive() == 1; }
 
 bool process_is(pid_t pid, const std::string& comm) {
   if (pid <= 0 || gone(pid)) return false;
-  std::string c = read_file("/proc/" + std::to_string(pid) + "/comm");
+  std::string c = common::read_text("/proc/" + std::to_string(pid) + "/comm");
   while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
   return c == comm;
 }
@@ -134,7 +132,7 @@ Status start_sessiond(pid_t* pid, bool kernel) {
   }
   pid_t daemon = 0;
   for (int i = 0; i < 200 && daemon <= 0; ++i) {
-    std::istringstream(read_file(kSessiondPidFile)) >> daemon;
+    std::istringstream(common::read_text(kSessiondPidFile)) >> daemon;
     if (daemon <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (daemon <= 0 || !process_is(daemon, "lttng-sessiond")) {
@@ -182,7 +180,7 @@ Status stop_sessiond(pid_t pid) {
 }
 
 std::string stop_orphaned_sessiond(bool stop) {
-  std::istringstream in(read_file(kMarkerFile));
+  std::istringstream in(common::read_text(kMarkerFile));
   pid_t daemon = 0, owner = 0;
   if (!(in >> daemon >> owner)) return {};
   if (owner > 0 && !gone(owner)) return {};  // its owner still runs and will stop it

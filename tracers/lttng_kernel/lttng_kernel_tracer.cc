@@ -137,13 +137,6 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
 }
 
 Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out) {
-  for (const auto& [key, value] : options) {
-    if (lttng::is_user_space_only(key)) {
-      return Status::error("lttng_kernel option " + key +
-                           ": applies to the user-space domain only (kernel channels have global buffers, "
-                           "never block, and nothing registers)");
-    }
-  }
   return lttng::parse_options(options, out, /*user_space=*/false);
 }
 

@@ -37,6 +37,9 @@ struct OptionSpec {
   std::string format;                  // kText: what a value looks like (shown, and in errors)
   // kText (or extra checks on any type): returns an error text, empty if the value is good.
   std::function<std::string(const std::string&)> check;
+  // Non-empty: a key a sibling tracer takes that this one refuses, whatever
+  // the value, for this reason (listed, so the user learns why).
+  std::string refused;
 };
 
 using OptionSchema = std::vector<OptionSpec>;
