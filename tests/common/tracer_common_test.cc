@@ -1,11 +1,20 @@
-// tracers/common: the naming scheme of owned objects and process liveness.
+// tracers/common: the naming scheme of owned objects, process liveness and
+// the cleanup of what dead runs left in tracefs.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
 #include "tracers/common/names.h"
+#include "tracers/common/tracefs_leftovers.h"
 #include "tracers/common/proc.h"
 
 namespace tracebench::common {
@@ -63,6 +72,52 @@ TEST(Proc, AddressOfOurOwnCodeMapsToOurBinary) {
   EXPECT_NE(s.message().find("not in a file-backed mapping"), std::string::npos) << s.message();
   EXPECT_FALSE(online_cpus().empty());
   EXPECT_FALSE(threads_of(::getpid()).empty());
+}
+
+// What a SIGKILLed kprobes run (an instance) and perf run (a uprobe event)
+// leave, created as they name them for a pid that is gone: listed once each,
+// removed once, and a live owner's objects (this process's) are never touched.
+TEST(TracefsLeftovers, DeadOwnersObjectsOfEveryAdapterAreRemovedOnce) {
+  const std::string tracing = "/sys/kernel/tracing";
+  if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) GTEST_SKIP() << "no writable tracefs (not root?)";
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  const std::string d = std::to_string(dead), me = std::to_string(getpid());
+  const std::string dead_inst = "tracebench-" + d + "-kp0", live_inst = "tracebench-" + me + "-kp0";
+  const std::string dead_ev = "tb" + d + "_p0_main", live_ev = "tb" + me + "_p0_main";
+  std::filesystem::create_directory(tracing + "/instances/" + dead_inst);
+  std::filesystem::create_directory(tracing + "/instances/" + live_inst);
+  auto write_line = [&](const std::string& line) {
+    int fd = open((tracing + "/uprobe_events").c_str(), O_WRONLY | O_APPEND);
+    ssize_t n = fd >= 0 ? write(fd, line.data(), line.size()) : -1;
+    int err = errno;
+    if (fd >= 0) close(fd);
+    return n == static_cast<ssize_t>(line.size()) ? std::string() : line + ": " + strerror(err);
+  };
+  for (const auto& ev : {dead_ev, live_ev}) ASSERT_EQ(write_line("p:tracebench/" + ev + " /bin/true:0x100\n"), "");
+
+  auto listed = cleanup_tracefs_leftovers(false);
+  auto count = [&](const std::vector<std::string>& v, const std::string& what) {
+    return std::count_if(v.begin(), v.end(), [&](const std::string& s) { return s.find(what) != std::string::npos; });
+  };
+  EXPECT_EQ(count(listed, dead_inst), 1);
+  EXPECT_EQ(count(listed, dead_ev), 1);
+  EXPECT_EQ(count(listed, me), 0);
+  auto removed = cleanup_tracefs_leftovers(true);
+  EXPECT_EQ(count(removed, dead_inst), 1);
+  EXPECT_EQ(count(removed, dead_ev), 1);
+  EXPECT_FALSE(std::filesystem::exists(tracing + "/instances/" + dead_inst));
+  EXPECT_TRUE(std::filesystem::exists(tracing + "/instances/" + live_inst));
+  std::ifstream in(tracing + "/uprobe_events");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all.find(dead_ev), std::string::npos);
+  EXPECT_NE(all.find(live_ev), std::string::npos);
+  EXPECT_TRUE(cleanup_tracefs_leftovers(false).empty() || count(cleanup_tracefs_leftovers(false), d) == 0);
+
+  std::filesystem::remove(tracing + "/instances/" + live_inst);
+  EXPECT_EQ(write_line("-:tracebench/" + live_ev + "\n"), "");
 }
 
 }  // namespace

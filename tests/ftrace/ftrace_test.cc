@@ -17,11 +17,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tracers/common/tracefs_leftovers.h"
 #include "tracers/ftrace/ftrace_tracer.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/verification.h"
 
-#include "tracers/ftrace/tracefs_cxx.h"
+#include "tracers/common/tracefs_cxx.h"
 #include "tests/common/tracer_fixture.h"
 
 using tracebench::AttachSpec;
@@ -421,7 +422,7 @@ TEST(FtraceCleanup, RemovesOnlyDeadOwners) {
   ASSERT_TRUE(mine.attach(spec_for(getpid_probe())).is_ok());
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  auto removed = tracebench::ftrace::cleanup_stale();
+  auto removed = tracebench::common::cleanup_tracefs_leftovers();
   EXPECT_TRUE(child_instances().empty());
   EXPECT_EQ(read_file(kTracing + "/dynamic_events").find("tracebench/tb" + std::to_string(child) + "_"),
             std::string::npos);

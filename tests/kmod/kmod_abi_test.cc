@@ -22,7 +22,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tracers/ftrace/tracefs_cxx.h"
+#include "tracers/common/tracefs_cxx.h"
 
 #include "kmod/include/tracebench_kmod_abi.h"
 

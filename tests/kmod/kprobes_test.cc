@@ -16,6 +16,7 @@
 
 #include "tracebench/workload.h"
 #include "kmod/include/tracebench_kmod_abi.h"
+#include "tracers/common/tracefs_leftovers.h"
 #include "tracers/kprobes/kprobes_tracer.h"
 #include "tracebench/tracer.h"
 
@@ -238,12 +239,26 @@ TEST_F(KprobesTest, CleanupRemovesWhatAKilledRunLeft) {
   ASSERT_EQ(ok, 1);
   const std::string tag = "tb" + std::to_string(pid) + "_kp";
   ASSERT_TRUE(contains(slurp("/sys/kernel/tracing/kprobe_events"), tag));
-  std::vector<std::string> removed = cleanup_stale();
+  std::vector<std::string> removed = tracebench::common::cleanup_tracefs_leftovers();
   EXPECT_EQ(removed.size(), 2u);  // its instance and its kprobe event
   EXPECT_FALSE(contains(slurp("/sys/kernel/tracing/kprobe_events"), tag));
   EXPECT_FALSE(contains(slurp("/sys/kernel/debug/kprobes/list"), TB_KMOD_TARGET_SYMBOL));
   // Our own live objects are never touched.
-  EXPECT_TRUE(cleanup_stale().empty());
+  EXPECT_TRUE(tracebench::common::cleanup_tracefs_leftovers().empty());
+}
+
+// The offset is read once, by the option schema: "010" is ten bytes (never
+// octal), 0x hex is hex, and the word body stays a word.
+TEST(KprobesHostTest, OffsetMeansWhatTheSchemaParsed) {
+  for (const auto& [given, want] : std::vector<std::pair<std::string, std::string>>{
+           {"010", "10"}, {"0x10", "16"}, {"16", "16"}, {"0", "0"}, {"body", "body"}}) {
+    KprobesConfig c;
+    Status s = parse_options({{"offset", given}}, &c);
+    ASSERT_TRUE(s.is_ok()) << given << ": " << s.message();
+    EXPECT_EQ(c.offset, want) << given;
+  }
+  KprobesConfig c;
+  EXPECT_FALSE(parse_options({{"offset", "4097"}}, &c).is_ok());
 }
 
 TEST(KprobesHostTest, UnavailableKernelSaysUseTheVm) {

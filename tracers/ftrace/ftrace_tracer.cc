@@ -1,3 +1,9 @@
+// The Ftrace adapter: one class over one tracefs instance.  Longer than the
+// suite's ~500-line guide, on purpose: attach (static event, uprobe event or
+// trace_marker, the pid and id filters), enable/disable, the read-back through
+// libtraceevent and teardown all work on the same instance state and are
+// read together; the options schema and the feature probes sit above it
+// because `tracebench list` and `env` use them without an instance.
 #include "ftrace_tracer.h"
 
 #include <dirent.h>
@@ -16,11 +22,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "tracers/ftrace/tracefs_cxx.h"
+#include "tracers/common/tracefs_cxx.h"
 
 #include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
 #include "tracers/common/names.h"
+#include "tracers/common/tracefs_leftovers.h"
 #include "tracers/common/proc.h"
 
 namespace tracebench::ftrace {
@@ -30,7 +37,7 @@ using common::address_to_file_offset;
 using common::read_text;
 using common::threads_of;
 
-constexpr const char* kGroup = "tracebench";  // dynamic event group
+constexpr const char* kGroup = common::kDynamicEventGroup;  // leftovers found by tracefs_leftovers.cc
 
 std::atomic<int> g_instance_seq{0};
 
@@ -236,50 +243,6 @@ nlohmann::json probe_features() {
   tracefs_instance_destroy(inst);
   tracefs_instance_free(inst);
   return f;
-}
-
-std::vector<std::string> cleanup_stale(bool remove) {
-  std::vector<std::string> removed;
-  if (!tracing_dir()) return removed;
-  tracefs_set_loglevel(TEP_LOG_NONE);
-  if (char** names = tracefs_instances("^tracebench-")) {
-    for (char** n = names; *n; ++n) {
-      std::string name = *n;
-      long pid = common::name_owner(name);
-      if (!common::owner_is_gone(pid)) continue;
-      if (!remove) {
-        removed.push_back("tracefs instance " + name + " (pid " + std::to_string(pid) + " is gone)");
-        continue;
-      }
-      tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
-      if (!inst) continue;
-      tracefs_trace_off(inst);
-      tracefs_event_disable(inst, nullptr, nullptr);
-      tracefs_tracer_clear(inst);
-      tracefs_instance_file_clear(inst, "set_event_pid");
-      if (tracefs_instance_destroy(inst) == 0)
-        removed.push_back("tracefs instance " + name + " (pid " + std::to_string(pid) + " is gone)");
-      tracefs_instance_free(inst);
-    }
-    tracefs_list_free(names);
-  }
-  if (tracefs_dynevent** evs = tracefs_dynevent_get_all(TRACEFS_DYNEVENT_ALL, kGroup)) {
-    for (tracefs_dynevent** e = evs; *e; ++e) {
-      char *sys = nullptr, *ev = nullptr;
-      tracefs_dynevent_info(*e, &sys, &ev, nullptr, nullptr, nullptr);
-      std::string system = sys ? sys : "", event = ev ? ev : "";
-      free(sys);
-      free(ev);
-      if (system != kGroup) continue;
-      long pid = common::event_owner(event);
-      if (!common::owner_is_gone(pid)) continue;
-      // force: disable it in whichever instance a dead run left it enabled.
-      if (!remove || tracefs_dynevent_destroy(*e, true) == 0)
-        removed.push_back("dynamic event " + system + ":" + event + " (pid " + std::to_string(pid) + " is gone)");
-    }
-    tracefs_dynevent_list_free(evs);
-  }
-  return removed;
 }
 
 // ---------------------------------------------------------------- tracer
@@ -802,4 +765,6 @@ void FtraceTracer::teardown() noexcept {
 }  // namespace tracebench::ftrace
 
 TRACEBENCH_REGISTER_TRACER(ftrace, [] { return std::make_unique<tracebench::ftrace::FtraceTracer>(); });
-TRACEBENCH_REGISTER_CLEANUP(ftrace, [](bool remove) { return tracebench::ftrace::cleanup_stale(remove); });
+// Instances and dynamic events of dead runs of every tracefs-based adapter
+// (ftrace, kprobes, perf's uprobes): one naming scheme, one cleanup.
+TRACEBENCH_REGISTER_CLEANUP(tracefs, [](bool remove) { return tracebench::common::cleanup_tracefs_leftovers(remove); });

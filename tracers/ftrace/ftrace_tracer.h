@@ -51,10 +51,6 @@ Availability probe_function_tracer();
 // function tracer), tried in a throw-away instance: {"name": {"ok", "reason"}}.
 nlohmann::json probe_features();
 
-// Removes tracefs instances "tracebench-<pid>[-...]" and dynamic events
-// "tracebench:tb<pid>_*" whose owning pid is dead.  Returns what it removed.
-std::vector<std::string> cleanup_stale(bool remove = true);
-
 class FtraceTracer final : public Tracer {
  public:
   FtraceTracer();

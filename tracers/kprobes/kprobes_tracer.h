@@ -44,9 +44,6 @@ Status resolve_symbol(const ProbePoint& probe, std::string* symbol);
 // "ftrace", "optimized", "int3", "disabled", "gone", or "unknown" (no debugfs).
 std::string probe_mode(const std::string& symbol, std::uint64_t offset, bool retprobe);
 
-// Removes instances and kprobe events of dead tracebench processes.
-std::vector<std::string> cleanup_stale(bool remove = true);
-
 class KprobesTracer final : public Tracer {
  public:
   KprobesTracer();

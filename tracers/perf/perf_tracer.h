@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tracebench/tracer.h"
+#include "tracers/common/tracefs_leftovers.h"
 
 namespace tracebench::perf {
 
@@ -105,7 +106,7 @@ class PerfTracer final : public Tracer {
   // so the string must live as long as the events.
   std::string uprobe_path_;
   std::string uprobe_event_;   // tracefs uprobe event we created (group tracebench)
-  static constexpr const char* kUprobeGroup = "tracebench";
+  static constexpr const char* kUprobeGroup = common::kDynamicEventGroup;  // tracefs_leftovers.h
   std::size_t page_size_ = 4096;
   int consumer_cpu_ = -1;
   // What open_traced() opens at every enable().
