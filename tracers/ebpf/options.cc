@@ -1,0 +1,200 @@
+// The eBPF adapter's options: the schema `tracebench list --options ebpf`
+// prints, and how an AttachSpec becomes the adapter's configuration (the
+// program type and hook, the action, the ring's wakeup and consumer).
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#include <string>
+
+#include "ebpf_tracer.h"
+#include "bpf/tb_shared.h"
+#include "bpf_objects.h"
+#include "tracebench/options.h"
+
+namespace tracebench::ebpf {
+
+const OptionSchema& option_schema() {
+  using T = OptionSpec::Type;
+  static const OptionSchema schema = {
+      {.name = "attach", .type = T::kChoice, .help = "the BPF program type and hook (table above)",
+       .default_help = "from the probe kind (table above)",
+       .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "fentry", "fexit", "kprobe"}},
+      {.name = "wakeup", .type = T::kChoice,
+       .help = "`bpf_ringbuf_submit()` flags 0, `BPF_RB_NO_WAKEUP`, `BPF_RB_FORCE_WAKEUP` (ringbuf only)",
+       .default_value = "default", .words = {"default", "no_wakeup", "force"}},
+      {.name = "consumer", .type = T::kChoice,
+       .help = "`epoll` (`ring_buffer__poll`/`perf_buffer__poll`) or `spin` (`__consume` in a loop)",
+       .default_value = "epoll", .words = {"epoll", "spin"}},
+      {.name = "consumer_cpu", .type = T::kUint,
+       .help = "CPU the consumer thread pins itself to. On the measured CPU (e.g. `--cpu 0 -o "
+               "ebpf.consumer_cpu=0`) it drains the buffer between the workload's events: its work is then in "
+               "the traced figure and no cross-CPU wakeup is paid, and the result says so in `warnings`",
+       .default_help = "the first CPU the measured thread is not pinned to", .max = 4095},
+      {.name = "poll_ms", .type = T::kUint,
+       .help = "epoll timeout; with `no_wakeup` the consumer only runs on timeouts", .default_value = "10", .min = 1,
+       .max = 10000},
+      {.name = "buffer_kb", .type = T::kUint,
+       .help = "ring buffer size, or perf buffer size per CPU; at least one page",
+       .default_help = "4096 (ringbuf), 256 (perfbuf)", .min = 4, .max = 1u << 20, .power_of_two = true},
+      {.name = "record_bytes", .type = T::kUint,
+       .help = "record size, a multiple of 8 (16.. when copying the workload's buffer)",
+       .default_help = "the payload size rounded up to 8 (+ 8 for the header when copied), or 64", .min = 8,
+       .max = TB_MAX_RECORD_BYTES},
+      {.name = "hash_map", .type = T::kChoice, .help = "per-CPU or shared hash map for the hash action",
+       .default_value = "percpu", .words = {"percpu", "shared"}},
+      {.name = "hash_entries", .type = T::kUint, .help = "hash map capacity", .default_value = "10240", .min = 1,
+       .max = 1u << 24},
+      {.name = "stats", .type = T::kBool,
+       .help = "kernel run statistics (`bpf_enable_stats(BPF_STATS_RUN_TIME)`, held from attach to teardown)",
+       .default_help = "off; on for `empty`"},
+  };
+  return schema;
+}
+
+Status EbpfTracer::parse_options(const AttachSpec& spec) {
+  OptionValues opts;
+  TB_TRY(tracebench::parse_options("ebpf", option_schema(), spec.options, &opts));
+
+  // Action.
+  std::string action = spec.action.empty() || spec.action == "default" ? "count" : spec.action;
+  auto acts = actions();
+  if (std::find(acts.begin(), acts.end(), action) == acts.end())
+    return Status::error("ebpf: unknown action '" + action +
+                         "'; actions: empty, count (default), hash, ringbuf, perfbuf");
+  cfg_.action = action;
+
+  // Attach type, defaulting from the probe kind.
+  std::string def_attach;
+  switch (spec.probe.kind) {
+    case ProbeKind::kSyscall: def_attach = "tracepoint"; break;
+    case ProbeKind::kUserFunction: def_attach = "uprobe"; break;
+    case ProbeKind::kUsdt: def_attach = "usdt"; break;
+    case ProbeKind::kKernelFunction: def_attach = "fentry"; break;
+    case ProbeKind::kKmodTracepoint: def_attach = "tracepoint"; break;
+    default:
+      return Status::error("ebpf: cannot attach to probe '" + spec.probe.name + "' of kind " +
+                           std::string(to_string(spec.probe.kind)) +
+                           "; supported kinds: syscall, user function, usdt, kernel function, "
+                           "kmod tracepoint");
+  }
+  std::string attach = opts.has("attach") ? opts.text("attach") : def_attach;
+  if (!parse_attach_type(attach, &cfg_.attach))
+    return Status::error("ebpf: unknown attach type '" + attach +
+                         "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe");
+  const AttachType t = cfg_.attach;
+  bool compatible = false;
+  switch (spec.probe.kind) {
+    case ProbeKind::kSyscall:
+      compatible = t == AttachType::kTracepoint || t == AttachType::kRawTp ||
+                   t == AttachType::kTpBtf || t == AttachType::kFentry ||
+                   t == AttachType::kFexit || t == AttachType::kKprobe;
+      break;
+    case ProbeKind::kUserFunction:
+      compatible = t == AttachType::kUprobe || t == AttachType::kUretprobe;
+      break;
+    case ProbeKind::kUsdt: compatible = t == AttachType::kUsdt; break;
+    case ProbeKind::kKernelFunction:
+      compatible = t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
+      break;
+    case ProbeKind::kKmodTracepoint: compatible = t == AttachType::kTracepoint; break;
+    default: break;
+  }
+  if (!compatible)
+    return Status::error("ebpf: attach=" + attach + " cannot attach to " +
+                         std::string(to_string(spec.probe.kind)) + " probe '" + spec.probe.name +
+                         "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
+                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint)");
+
+  // Ring buffer wakeup policy.
+  wakeup_ = opts.text("wakeup");
+  if (wakeup_ == "default") cfg_.wakeup_flags = 0;
+  else if (wakeup_ == "no_wakeup") cfg_.wakeup_flags = BPF_RB_NO_WAKEUP;
+  else cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
+  if (wakeup_ != "default" && action != "ringbuf")
+    return Status::error("ebpf: wakeup=" + wakeup_ +
+                         " applies to the ringbuf action only (perf buffers wake per record)");
+
+  const std::string consumer = opts.text("consumer");
+  consumer_cfg_.mode = consumer == "spin" ? ConsumerMode::kSpin : ConsumerMode::kEpoll;
+
+  std::uint64_t v = 0;
+  const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+  // Default: away from the measured CPU (the harness pins the attaching
+  // thread to it): the first CPU outside this thread's affinity, else 0.
+  int away = 0;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+    for (int c = 0; c < ncpu; ++c) {
+      if (!CPU_ISSET(c, &mine)) {
+        away = c;
+        break;
+      }
+    }
+  }
+  v = opts.has("consumer_cpu") ? opts.number("consumer_cpu") : static_cast<std::uint64_t>(away);
+  if (v > static_cast<std::uint64_t>(ncpu > 0 ? ncpu - 1 : 0))
+    return Status::error("ebpf: option consumer_cpu=" + std::to_string(v) + ": expected a CPU number 0.." +
+                         std::to_string(ncpu - 1));
+  consumer_cfg_.cpu = static_cast<int>(v);
+  // Said in the result: a consumer on the measured CPU reads the buffer
+  // between the workload's events (its cost lands in the traced figure and
+  // no cross-CPU wakeup happens), one elsewhere is woken across CPUs.
+  consumer_shares_cpu_ = ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1 &&
+                         CPU_ISSET(consumer_cfg_.cpu, &mine);
+  consumer_cfg_.poll_ms = static_cast<int>(opts.number("poll_ms"));
+
+  // Where the records' payload comes from: the workload's buffer, copied
+  // with bpf_probe_read_user() at probes that hand one over (the syscall's
+  // or function's arguments named by the probe point), else generated.
+  const ProbePoint& pp = spec.probe;
+  const bool buffer_at_probe =
+      pp.payload_addr_arg >= 0 && pp.payload_len_arg >= 0 &&
+      ((pp.kind == ProbeKind::kSyscall &&
+        (t == AttachType::kTracepoint || t == AttachType::kRawTp || t == AttachType::kTpBtf) &&
+        pp.payload_addr_arg < 5 && pp.payload_len_arg < 5) ||
+       (pp.kind == ProbeKind::kUserFunction && t == AttachType::kUprobe && pp.payload_addr_arg < 5 &&
+        pp.payload_len_arg < 5));
+  copy_payload_ = (action == "ringbuf" || action == "perfbuf") && spec.payload_bytes > 0 && buffer_at_probe;
+  cfg_.payload_arg = copy_payload_ ? pp.payload_addr_arg : -1;
+  cfg_.payload_len_arg = copy_payload_ ? pp.payload_len_arg : -1;
+
+  // Record size: an 8-byte header + the payload when copied; the payload
+  // rounded up to 8 when generated; else 64 bytes.
+  std::uint64_t def_record = spec.payload_bytes ? (spec.payload_bytes + 7) / 8 * 8 : 64;
+  if (copy_payload_) def_record += 8;
+  if (def_record < 8) def_record = 8;
+  if (def_record > TB_MAX_RECORD_BYTES)
+    return Status::error("ebpf: payload of " + std::to_string(spec.payload_bytes) +
+                         " bytes exceeds the largest record (" +
+                         std::to_string(TB_MAX_RECORD_BYTES) + " bytes)");
+  v = opts.has("record_bytes") ? opts.number("record_bytes") : def_record;
+  if (v < (copy_payload_ ? 16u : 8u) || v % 8)
+    return Status::error("ebpf: record_bytes must be a multiple of 8 in 8.." +
+                         std::to_string(TB_MAX_RECORD_BYTES));
+  cfg_.record_bytes = static_cast<std::uint32_t>(v);
+
+  const bool perf = action == "perfbuf";
+  v = opts.has("buffer_kb") ? opts.number("buffer_kb") : perf ? 256 : 4096;
+  buffer_kb_ = v;
+  const long page = sysconf(_SC_PAGESIZE);
+  if (v * 1024 < static_cast<std::uint64_t>(page))
+    return Status::error("ebpf: buffer_kb must be at least one page");
+  cfg_.ringbuf_bytes = static_cast<std::uint32_t>(v * 1024);
+  consumer_cfg_.perf_pages = v * 1024 / static_cast<std::uint64_t>(page);
+
+  cfg_.hash_shared = opts.text("hash_map") == "shared";
+  cfg_.hash_entries = static_cast<std::uint32_t>(opts.number("hash_entries"));
+
+  // Kernel run stats cost two sched_clock() reads per run (about 90 ns per
+  // event on the development VM), so they are off unless asked for; the
+  // empty action has no other way to count and turns them on.
+  stats_ = opts.has("stats") ? opts.on("stats") : action == "empty";
+  if (!stats_ && action == "empty")
+    return Status::error(
+        "ebpf: action 'empty' records nothing, so its events are counted from the kernel's "
+        "run count; it needs stats=on");
+  return Status::ok();
+}
+
+}  // namespace tracebench::ebpf
