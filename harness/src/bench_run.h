@@ -178,6 +178,13 @@ class BenchRun {
   bool started() const { return book_ != nullptr; }
   BenchmarkResult& result() { return r_; }
   const SampleBook* book() const { return book_.get(); }
+  // The result with its samples, moved out of the book: what the journal
+  // keeps once the benchmark is done (called once).
+  BenchmarkResult take_result() {
+    BenchmarkResult r = r_;
+    if (book_) r.samples = book_->take_rows();
+    return r;
+  }
 
  private:
   // Times events with and without the tracer to pick the batch size, and

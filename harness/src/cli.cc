@@ -20,6 +20,7 @@
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/gbench.h"
+#include "tracebench/report.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
@@ -249,29 +250,8 @@ int cmd_compare(const CompareArgs& c) {
   }
   std::string why;
   bool failing = fails_check(res, &why);
-  auto ids = [](const std::vector<RunResult>& v) {
-    json j = json::array();
-    for (const auto& r : v) j.push_back(r.context.run_id);
-    return j;
-  };
-  if (c.json) {
-    json j = json::array();
-    for (const auto& r : res.rows) {
-      j.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
-                   {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
-                   {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
-                   {"b_runs", r.b_runs}, {"verdict", r.verdict}, {"detail", r.detail}});
-    }
-    std::cout << json{{"a", ids(runs[0])}, {"b", ids(runs[1])}, {"rows", j}, {"warnings", res.warnings}}.dump(2)
-              << "\n";
-  } else {
-    auto head = [](const char* side, const std::vector<RunResult>& v) {
-      if (v.size() == 1) return fmt::format("{}: {} (kernel {})\n", side, v[0].context.run_id, v[0].context.kernel_release);
-      return fmt::format("{}: {} runs, {} .. {} (kernel {})\n", side, v.size(), v.front().context.run_id,
-                         v.back().context.run_id, v[0].context.kernel_release);
-    };
-    std::cout << head("A", runs[0]) << head("B", runs[1]) << "\n" << compare_table(res);
-  }
+  if (c.json) std::cout << compare_json(res, a, b).dump(2) << "\n";
+  else std::cout << compare_text(res, a, b);
   if (c.fail_on_regression && failing) {
     std::cerr << "tracebench compare: failing (--fail-on-regression):\n" << why << "\n";
     return 1;

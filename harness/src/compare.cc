@@ -203,22 +203,6 @@ Status compare_runs(const RunResult& a, const RunResult& b, double threshold, do
   return compare_runs(std::vector<const RunResult*>{&a}, std::vector<const RunResult*>{&b}, threshold, alpha, out);
 }
 
-std::string compare_table(const CompareResult& c) {
-  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}\n", "benchmark", "what", "A ns", "B ns",
-                                "B/A", "p", "verdict");
-  for (const auto& r : c.rows) {
-    if (r.verdict == "missing" || r.verdict == "failed") {
-      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}: {}\n", r.benchmark, "-", "-", "-", "-", "-",
-                         r.verdict, r.detail);
-      continue;
-    }
-    out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f}  {}\n", r.benchmark, r.what, r.a_median,
-                       r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value, r.verdict);
-  }
-  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
-  return out;
-}
-
 Status check_comparable(const RunResult& r, const std::string& file) {
   auto bad = [&](const std::string& what) { return Status::error(fmt::format("{}: {}", file, what)); };
   double hz = r.context.tsc_hz;

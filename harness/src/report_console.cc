@@ -3,8 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "tracebench/results.h"
-#include "tracebench/runner.h"
+#include "tracebench/report.h"
 
 namespace tracebench {
 

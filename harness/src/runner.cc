@@ -192,7 +192,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
         raw->finish();
         raw->teardown();
         if (*open == raw) *open = nullptr;
-        journal->add(raw->result(), raw->book());
+        journal->add(raw->take_result());
       }
     })
         ->Iterations(1)
@@ -230,7 +230,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     if (!br->started() && r.status == "ok") continue;  // filtered out by --benchmark_filter
     if (br->started() && r.status == "ok" && !r.overhead_cycles)  // interrupted between calls
       br->fail("interrupted before its repetitions were done");
-    if (!journal.has(r.name)) journal.add(r, br->book());
+    if (!journal.has(r.name)) journal.add(br->take_result());
   }
   counters.close();
   ctx.complete = !g_stop_requested;

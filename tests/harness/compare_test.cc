@@ -1,3 +1,4 @@
+#include "tracebench/report.h"
 #include "tracebench/compare.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+#include "tracebench/report.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 
@@ -142,7 +143,7 @@ struct CommaDecimal : std::numpunct<char> {
 TEST(Results, NumbersAreLocaleIndependent) {
   std::locale old = std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));
   RunResult r = sample_run();
-  std::string csv = to_csv(r);
+  std::string csv = summary_csv(r);
   std::string json = nlohmann::json(r).dump();
   std::locale::global(old);
   EXPECT_NE(csv.find(",2.500,"), std::string::npos) << csv;  // baseline p50
@@ -153,7 +154,7 @@ TEST(Results, NumbersAreLocaleIndependent) {
 TEST(Results, CsvHasOneRowPerBenchmarkAndQuotesErrors) {
   RunResult r = sample_run();
   r.benchmarks[1].error = "bad, \"quoted\"";
-  std::string csv = to_csv(r);
+  std::string csv = summary_csv(r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   EXPECT_NE(csv.find("\"bad, \"\"quoted\"\"\""), std::string::npos);
 }
@@ -179,6 +180,81 @@ TEST(SummaryTable, FlagsBenchmarksThatLostMoreThanFivePercent) {
   EXPECT_NE(t.find("payload:1024/threads:1"), std::string::npos);
   EXPECT_NE(t.find("6% of the events were lost"), std::string::npos) << t;
   EXPECT_EQ(t.find("5% of the events were lost"), std::string::npos) << t;  // exactly 5%: not flagged
+}
+
+}  // namespace
+}  // namespace tracebench
+
+namespace tracebench {
+namespace {
+
+// The samples are part of the in-memory result; samples.csv is their file
+// and read_run(..., with_samples) gives them back as they were.
+TEST(Results, SamplesRoundTripThroughSamplesCsv) {
+  auto dir = std::filesystem::temp_directory_path() / ("tb-samples-test-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  RunResult r = sample_run();
+  r.benchmarks[0].batch = 4;
+  r.benchmarks[0].samples = {{false, 0, 0, 12.5, false, false}, {true, 0, 0, 40.25, true, true},
+                             {true, 1, 7, 38.0, false, false}};
+  r.benchmarks[1].name = "none/odd,name/x";  // quoted in CSV
+  r.benchmarks[1].samples = {{false, 3, 1, 2.0, false, true}};
+  ASSERT_TRUE(write_run(dir.string(), r).is_ok());
+  {
+    std::ofstream out(dir / "samples.csv");
+    out << kSamplesCsvHeader;
+    for (const auto& b : r.benchmarks) out << samples_csv_rows(b);
+  }
+  RunResult back;
+  ASSERT_TRUE(read_run((dir / "result.json").string(), &back).is_ok());
+  EXPECT_TRUE(back.benchmarks[0].samples.empty()) << "samples are read only when asked for";
+  Status s = read_run((dir / "result.json").string(), &back, /*with_samples=*/true);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto& a = r.benchmarks[k].samples;
+    const auto& b = back.benchmarks[k].samples;
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].traced, b[i].traced);
+      EXPECT_EQ(a[i].repetition, b[i].repetition);
+      EXPECT_EQ(a[i].index, b[i].index);
+      EXPECT_DOUBLE_EQ(a[i].cycles_per_event, b[i].cycles_per_event);
+      EXPECT_EQ(a[i].excluded, b[i].excluded);
+      EXPECT_EQ(a[i].migrated, b[i].migrated);
+    }
+  }
+  // Without samples.csv (a --no-samples run) the benchmarks have none.
+  std::filesystem::remove(dir / "samples.csv");
+  ASSERT_TRUE(read_run((dir / "result.json").string(), &back, true).is_ok());
+  EXPECT_TRUE(back.benchmarks[0].samples.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Results, ABadSamplesCsvIsAnErrorNamingFileAndLine) {
+  auto dir = std::filesystem::temp_directory_path() / ("tb-samples-bad-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  RunResult r = sample_run();
+  ASSERT_TRUE(write_run(dir.string(), r).is_ok());
+  const std::string name = r.benchmarks[0].name;
+  const std::string batch = std::to_string(r.benchmarks[0].batch);
+  const std::pair<std::string, std::string> cases[] = {
+      {"benchmark,variant\n", ":1: not a samples.csv header"},
+      {std::string(kSamplesCsvHeader) + name + ",traced,0,0,1.0," + batch + ",0\n", ":2: expected 8 fields"},
+      {std::string(kSamplesCsvHeader) + "nope,traced,0,0,1.0," + batch + ",0,0\n", ":2: benchmark nope"},
+      {std::string(kSamplesCsvHeader) + name + ",sideways,0,0,1.0," + batch + ",0,0\n", ":2: variant"},
+      {std::string(kSamplesCsvHeader) + name + ",traced,0,0,abc," + batch + ",0,0\n", ":2: not a sample"},
+      {std::string(kSamplesCsvHeader) + name + ",traced,-1,0,1.0," + batch + ",0,0\n", ":2: not a sample"},
+      {std::string(kSamplesCsvHeader) + name + ",traced,0,0,1.0,99999,0,0\n", ":2: batch 99999"},
+      {"", ": empty"},
+  };
+  for (const auto& [text, want] : cases) {
+    std::ofstream(dir / "samples.csv") << text;
+    RunResult back;
+    Status s = read_run((dir / "result.json").string(), &back, true);
+    ASSERT_FALSE(s.is_ok()) << text;
+    EXPECT_NE(s.message().find("samples.csv" + want), std::string::npos) << s.message();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

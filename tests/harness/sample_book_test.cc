@@ -1,4 +1,5 @@
 // No code path turns an empty or excluded sample set into a printed number.
+#include "tracebench/report.h"
 #include "tracebench/sample_book.h"
 
 #include <gtest/gtest.h>
@@ -81,7 +82,7 @@ TEST(SampleBook, AllExcludedBlockIsAnErrorWithItsReasonNeverAZero) {
   nlohmann::json j = run;
   EXPECT_TRUE(j["benchmarks"][0]["baseline"]["cycles_per_event"].is_null());
   EXPECT_TRUE(j["benchmarks"][0]["overhead_ns_per_event"].is_null());
-  std::string csv = to_csv(run);
+  std::string csv = summary_csv(run);
   std::string row = csv.substr(csv.find('\n') + 1);
   EXPECT_EQ(row.find("0.000"), std::string::npos) << row;
   RunResult back = j.get<RunResult>();

@@ -30,6 +30,14 @@ for x in r["benchmarks"]:
     assert x["events"]["verification"] == "not_applicable"
     assert x["baseline"]["samples"] > 0 and x["traced"]["samples"] > 0
     assert x["overhead_cycles_per_event"] is not None
+# samples.csv holds every sample the result counts, per benchmark and variant.
+import csv, collections, os
+n = collections.Counter()
+for row in csv.DictReader(open(os.path.join(os.path.dirname(sys.argv[1]), "samples.csv"))):
+    n[(row["benchmark"], row["variant"])] += 1
+for x in r["benchmarks"]:
+    for v in ("baseline", "traced"):
+        assert n[(x["name"], v)] == x[v]["samples"], (x["name"], v, n[(x["name"], v)], x[v]["samples"])
 print(f"ok: getpid {getpid:.1f} ns, call {call:.2f} ns, floor {r['context']['floor']['cycles']} cycles")
 PY
 # Google Benchmark flags pass through: only the filtered benchmark runs.

@@ -61,6 +61,4 @@ Status compare_runs(const RunResult& a, const RunResult& b, double threshold, do
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
                     double threshold, double alpha, CompareResult* out);
 
-std::string compare_table(const CompareResult& c);
-
 }  // namespace tracebench

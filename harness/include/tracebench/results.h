@@ -1,6 +1,7 @@
-// The one results schema (results/README.md, results/schema.json).  Every
-// reporter (console summary, JSON, CSV) reads these structs; nothing is ever
-// scraped back from printed text.
+// The one results schema (results/README.md, results/schema.json): the
+// in-memory result of a run, raw samples included.  Every reporter
+// (tracebench/report.h: console, JSON, CSV, compare) reads these structs;
+// nothing is ever scraped back from printed text.
 #pragma once
 
 #include <cstdint>
@@ -100,6 +101,15 @@ struct EventsResult {
   std::string verification_reason;
 };
 
+// One timed sample, as samples.csv holds it (per-event cycles, floor subtracted).
+struct SampleRow {
+  bool traced = false;
+  int repetition = 0;
+  std::uint32_t index = 0;
+  double cycles_per_event = 0;
+  bool excluded = false, migrated = false;
+};
+
 struct BenchmarkResult {
   std::string name;  // "ftrace/getpid/count/payload:0/threads:1"
   std::string tracer, workload, probe, probe_kind, action;
@@ -124,6 +134,10 @@ struct BenchmarkResult {
   // /proc/interrupts row and CPU (rows where some CPU differs by >= 0.001):
   // {"IWI": {"description": "IRQ work interrupts", "extra_per_event": {"1": 0.36}}}.
   nlohmann::json interrupts_per_event = nlohmann::json::object();
+  // Every sample of both variants in the order taken (24 bytes each; empty
+  // with --no-samples).  Not in result.json: samples.csv is their file, and
+  // read_run(..., with_samples) reads them back.
+  std::vector<SampleRow> samples;
 };
 
 struct RunResult {
@@ -131,14 +145,18 @@ struct RunResult {
   std::vector<BenchmarkResult> benchmarks;
 };
 
+// The JSON reporter's conversions (report_json.cc), found by nlohmann::json.
 void to_json(nlohmann::json& j, const RunResult& r);
 void from_json(const nlohmann::json& j, RunResult& r);
 
-// result.json, summary.csv and samples.csv (written by the runner) live in
-// one directory per run: <base>/<UTC time>-<host>-<sha>/.
+// result.json, summary.csv and samples.csv live in one directory per run:
+// <base>/<UTC time>-<host>-<sha>/.
 std::string make_run_id(const RunContext& ctx);
+// result.json and summary.csv, each replaced atomically (samples.csv is
+// appended per benchmark as the run goes: the runner's journal).
 Status write_run(const std::string& dir, const RunResult& run);
-Status read_run(const std::string& result_json_path, RunResult* run);
-std::string to_csv(const RunResult& run);
+// A result.json; with `with_samples`, also the samples.csv beside it (a run
+// written with --no-samples has none: the benchmarks keep no samples).
+Status read_run(const std::string& result_json_path, RunResult* run, bool with_samples = false);
 
 }  // namespace tracebench

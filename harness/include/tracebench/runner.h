@@ -61,9 +61,6 @@ Status make_plan(const RunOptions& opt, Plan* plan);
 // benchmark is recorded in its result with status "error".
 Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, std::string* dir);
 
-// Console summary table of a run.
-std::string summary_table(const RunResult& run);
-
 // Set by the signal watcher on SIGINT/SIGTERM; the runner stops between
 // blocks, tears down and returns.
 extern std::atomic<bool> g_stop_requested;

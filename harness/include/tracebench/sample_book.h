@@ -33,15 +33,6 @@ struct TimedBlock {
   std::uint64_t events = 0;
 };
 
-// One sample as written to samples.csv.
-struct SampleRow {
-  bool traced = false;
-  int repetition = 0;
-  std::uint32_t index = 0;
-  double cycles_per_event = 0;
-  bool excluded = false, migrated = false;
-};
-
 class SampleBook {
  public:
   // `interrupt_gap_cycles`: a sample this far above the block's median (per
@@ -64,6 +55,8 @@ class SampleBook {
   std::size_t repetitions_counted() const { return overhead_.size(); }
   std::size_t repetitions_dropped() const { return dropped_reps_; }
   const std::vector<SampleRow>& rows() const { return rows_; }
+  // The rows, moved out (for the result, once the benchmark is done).
+  std::vector<SampleRow> take_rows() { return std::move(rows_); }
   // Last repetition's medians (for progress output); false when it did not count.
   bool last(double* baseline, double* traced) const;
 

@@ -1,0 +1,49 @@
+// The reporters.  Each turns the one in-memory result (results.h, and
+// compare.h for a comparison) into one format, in a file of its own; none
+// reads another's output, and none computes a figure the result lacks.
+//
+//   console   report_console.cc   the summary table at the end of a run
+//   JSON      report_json.cc      result.json (to_json/from_json, results.h)
+//   CSV       report_csv.cc       summary.csv, samples.csv (written, and read back)
+//   compare   report_compare.cc   `tracebench compare`: text table or JSON
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tracebench/compare.h"
+#include "tracebench/results.h"
+#include "tracebench/status.h"
+
+namespace tracebench {
+
+// ---- console
+std::string summary_table(const RunResult& run);
+
+// ---- JSON
+std::string result_json_text(const RunResult& run);  // result.json's content
+Status read_result_json(const std::string& path, RunResult* run);
+
+// ---- CSV
+// One line per benchmark: the figures a spreadsheet wants (empty fields
+// where the result has no figure, never 0).
+std::string summary_csv(const RunResult& run);
+inline constexpr const char* kSamplesCsvHeader =
+    "benchmark,variant,repetition,sample,cycles_per_event,batch,disturbed,migrated\n";
+// The samples.csv lines of one benchmark (its samples, in the order taken).
+std::string samples_csv_rows(const BenchmarkResult& b);
+// Reads samples.csv back into the benchmarks of `run`, matched by name; an
+// unreadable line is an error naming the file and line.
+Status read_samples_csv(const std::string& path, RunResult* run);
+
+// ---- compare
+// Two sides of one or more runs each, as `compare_runs` compared them.
+std::string compare_text(const CompareResult& c, const std::vector<const RunResult*>& a,
+                         const std::vector<const RunResult*>& b);
+std::string compare_table(const CompareResult& c);  // the rows and warnings
+nlohmann::json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a,
+                            const std::vector<const RunResult*>& b);
+
+}  // namespace tracebench

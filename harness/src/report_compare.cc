@@ -1,0 +1,59 @@
+// The compare reporter: what `tracebench compare` prints, a table with the
+// runs of each side named, or JSON.
+#include <fmt/format.h>
+
+#include "tracebench/report.h"
+
+namespace tracebench {
+
+using nlohmann::json;
+
+std::string compare_table(const CompareResult& c) {
+  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}\n", "benchmark", "what", "A ns", "B ns",
+                                "B/A", "p", "verdict");
+  for (const auto& r : c.rows) {
+    if (r.verdict == "missing" || r.verdict == "failed") {
+      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}: {}\n", r.benchmark, "-", "-", "-", "-", "-",
+                         r.verdict, r.detail);
+      continue;
+    }
+    out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f}  {}\n", r.benchmark, r.what, r.a_median,
+                       r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value, r.verdict);
+  }
+  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+namespace {
+std::string side_head(const char* side, const std::vector<const RunResult*>& v) {
+  if (v.empty()) return fmt::format("{}: no run\n", side);
+  if (v.size() == 1) return fmt::format("{}: {} (kernel {})\n", side, v[0]->context.run_id, v[0]->context.kernel_release);
+  return fmt::format("{}: {} runs, {} .. {} (kernel {})\n", side, v.size(), v.front()->context.run_id,
+                     v.back()->context.run_id, v[0]->context.kernel_release);
+}
+
+json run_ids(const std::vector<const RunResult*>& v) {
+  json j = json::array();
+  for (const auto* r : v) j.push_back(r->context.run_id);
+  return j;
+}
+}  // namespace
+
+std::string compare_text(const CompareResult& c, const std::vector<const RunResult*>& a,
+                         const std::vector<const RunResult*>& b) {
+  return side_head("A", a) + side_head("B", b) + "\n" + compare_table(c);
+}
+
+json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a,
+                  const std::vector<const RunResult*>& b) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
+                    {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
+                    {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
+                    {"b_runs", r.b_runs}, {"verdict", r.verdict}, {"detail", r.detail}});
+  }
+  return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
+}
+
+}  // namespace tracebench
