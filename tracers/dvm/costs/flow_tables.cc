@@ -1,0 +1,303 @@
+// Tables 6, 3 and 7: the flow through a real site and session, the
+// consumer, and the sys/sys10 validation at a paced 50 kHz.
+#include "tracers/dvm/costs/costs.h"
+
+#include <signal.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "tracers/dvm/site.h"
+
+namespace tbdvm::costs {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Table 6: flow through a real site and session.
+extern "C" __attribute__((noinline)) void tb_cost_site(uint64_t a, uint64_t b) {
+  DVM_PROBE(tbcost, "tb_cost_site", "fire", a, b);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void tb_cost_nosite(uint64_t a, uint64_t b) {
+  benchmark::DoNotOptimize(a);
+  benchmark::DoNotOptimize(b);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void tb_cost_syscall_site(uint64_t a, uint64_t b) {
+  DVM_SYSCALL_ENTRY(tbcost_getpid, a, b);
+  asm volatile("" ::: "memory");
+}
+extern "C" __attribute__((noinline)) void tb_cost_fbt(uint64_t a, uint64_t b) {
+  DVM_FUNCTION_ENTRY(a, b);
+  asm volatile("" ::: "memory");
+}
+// Same marshalling as a site's fire call, without the VM: stage 1+5.
+extern "C" __attribute__((noinline)) void tb_cost_stub(Site*, Region, const uint64_t* v, uint32_t n) {
+  benchmark::DoNotOptimize(v);
+  benchmark::DoNotOptimize(n);
+}
+
+std::unique_ptr<Session> session_for(const std::string& src) {
+  CompileResult r = compile_d(src);
+  if (!r.program) {
+    std::fprintf(stderr, "dvm_costs: %s\n", r.error.c_str());
+    std::abort();
+  }
+  Options o;
+  auto s = std::make_unique<Session>(o);
+  Error e = s->enable(r.program);
+  if (!e.ok()) {
+    std::fprintf(stderr, "dvm_costs: %s\n", e.message.c_str());
+    std::abort();
+  }
+  return s;
+}
+
+void register_table6() {
+  benchmark::RegisterBenchmark("table6/site_disabled", [](benchmark::State& s) {
+    timed(s, "table6/site_disabled", 1000, [](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) tb_cost_site(i, 2);
+    }, [](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
+    });
+  })->Iterations(301);
+  benchmark::RegisterBenchmark("table6/stage15_marshal", [](benchmark::State& s) {
+    static Site dummy{};
+    timed(s, "table6/stage15_marshal", 1000, [](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) {
+        const uint64_t v[3] = {i, 2, 0};
+        tb_cost_stub(&dummy, Region{}, v, 2);
+      }
+    }, [](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
+    });
+  })->Iterations(301);
+  // The core alone: VM prepare with no ECBs, and per-ECB prepare.
+  benchmark::RegisterBenchmark("table6/core_vm_prepare", [](benchmark::State& s) {
+    timed(s, "table6/core_vm_prepare", 1000, [](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) fire_core(nullptr, 0);
+    });
+  })->Iterations(301);
+  // End to end per provider: site enabled with an empty clause (flow only),
+  // with 10 empty clauses, and with count().
+  struct P { const char* name; const char* desc; void (*fn)(uint64_t, uint64_t); } provs[] = {
+      {"static", "tbcost:::fire", tb_cost_site},
+      {"syscall", "syscall::tbcost_getpid:entry", tb_cost_syscall_site},
+      {"fbt", "fbt::tb_cost_fbt:entry", tb_cost_fbt},
+  };
+  for (auto& p : provs) {
+    for (const char* kind : {"flow_1ecb", "flow_10ecb", "count"}) {
+      std::string name = std::string("table6/") + p.name + "/" + kind;
+      std::string src;
+      if (std::string(kind) == "flow_10ecb") {
+        for (int i = 0; i < 10; i++) src += std::string(p.desc) + " { }\n";
+      } else if (std::string(kind) == "count") {
+        src = std::string(p.desc) + " { @c = count(); }";
+      } else {
+        src = std::string(p.desc) + " { }";
+      }
+      auto fn = p.fn;
+      benchmark::RegisterBenchmark(name.c_str(), [name, src, fn](benchmark::State& s) {
+        auto sess = session_for(src);
+        timed(s, name, 1000, [fn](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) fn(i, 2);
+        }, [](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
+        });
+        sess->disable();
+      })->Iterations(301);
+    }
+  }
+  // Profile provider: a self-directed SIGPROF (tgkill) with the probe armed,
+  // against the same signal with an empty handler (stage 1+5 = "x").
+  benchmark::RegisterBenchmark("table6/profile/signal_roundtrip", [](benchmark::State& s) {
+    struct sigaction sa {}, old{};
+    sa.sa_sigaction = [](int, siginfo_t*, void*) {};
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGPROF, &sa, &old);
+    pid_t pid = getpid(), tid = static_cast<pid_t>(syscall(SYS_gettid));
+    timed(s, "table6/profile/signal_roundtrip", 50, [&](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) syscall(SYS_tgkill, pid, tid, SIGPROF);
+    });
+    sigaction(SIGPROF, &old, nullptr);
+  })->Iterations(101);
+  benchmark::RegisterBenchmark("table6/profile/flow_1ecb", [](benchmark::State& s) {
+    auto sess = session_for("profile:::profile-1 { }");  // 1 Hz timer: rarely fires by itself
+    pid_t pid = getpid(), tid = static_cast<pid_t>(syscall(SYS_gettid));
+    timed(s, "table6/profile/flow_1ecb", 50, [&](uint32_t n) {
+      for (uint32_t i = 0; i < n; i++) syscall(SYS_tgkill, pid, tid, SIGPROF);
+    });
+    sess->disable();
+    const Cell& rt = g_cells["table6/profile/signal_roundtrip"];
+    subtract_part(&g_cells["table6/profile/flow_1ecb"], rt.cycles, rt.min);
+  })->Iterations(101);
+}
+
+
+// ---------------------------------------------------------------------------
+// Table 3: consumer costs on a session with 1000 aggregation keys and a
+// stream of 64-byte records.
+void register_table3() {
+  benchmark::RegisterBenchmark("table3/consumer_pass", [](benchmark::State& s) {
+    auto sess = session_for("tbcost:::fire { @k[arg0 % 1000] = count(); tracemem(arg1, 64); }");
+    // Chew and print (Cost_A): records are formatted and written to /dev/null.
+    std::FILE* devnull = std::fopen("/dev/null", "w");
+    sess->set_output(devnull);
+    alignas(8) static uint8_t payload[64];
+    std::vector<double> status, sw, snap, rebuild, chew, bytes, recs, aggbytes;
+    // Records need a readable payload: fire through a region site.
+    for (auto _ : s) {
+      ConsumerStats before = sess->consumer_stats();
+      for (uint64_t i = 0; i < 2000; i++) {
+        DVM_PROBE_REGION(tbcost, "tb_cost_site", "fire", payload, 64, i, reinterpret_cast<uint64_t>(payload));
+      }
+      sess->consume_once();
+      ConsumerStats a = sess->consumer_stats();
+      status.push_back(static_cast<double>(a.status_cycles - before.status_cycles));
+      sw.push_back(static_cast<double>(a.buf_switch_cycles - before.buf_switch_cycles));
+      snap.push_back(static_cast<double>(a.agg_snapshot_cycles - before.agg_snapshot_cycles));
+      rebuild.push_back(static_cast<double>(a.agg_rebuild_cycles - before.agg_rebuild_cycles));
+      chew.push_back(static_cast<double>(a.chew_cycles - before.chew_cycles));
+      bytes.push_back(static_cast<double>(a.bytes_copied - before.bytes_copied));
+      aggbytes.push_back(static_cast<double>(a.agg_bytes_copied - before.agg_bytes_copied));
+      recs.push_back(static_cast<double>(a.records - before.records));
+    }
+    sess->disable();
+    std::fclose(devnull);
+    auto cell_of = [](const std::vector<double>& v) {
+      return Cell{median(v), *std::min_element(v.begin(), v.end()), "", v};
+    };
+    std::vector<double> chew_per(chew.size());
+    for (size_t i = 0; i < chew.size(); i++) chew_per[i] = chew[i] / std::max(1.0, recs[i]);
+    g_cells["table3/status_snapshot"] = cell_of(status);
+    g_cells["table3/buffer_switch"] = cell_of(sw);
+    g_cells["table3/aggregation_snapshot"] = cell_of(snap);
+    g_cells["table3/aggregation_rebuild"] = cell_of(rebuild);
+    g_cells["table3/chew_per_record"] = cell_of(chew_per);
+    g_cells["table3/bytes_per_pass"] = Cell{median(bytes), 0, "", {}};
+    g_cells["table3/aggregation_snapshot_bytes"] = Cell{median(aggbytes), 0, "", {}};
+    s.counters["agg_snapshot_cycles"] = median(snap);
+  })->Iterations(51);
+}
+
+
+// ---------------------------------------------------------------------------
+// Validation (Table 7): a getpid loop paced at 50 kHz; per-event cycles in
+// the event region untraced vs traced; predicted from the tables.
+extern "C" __attribute__((noinline)) long tb_cost_getpid(uint64_t i) {
+  DVM_SYSCALL_ENTRY(getpid, i, 0);
+  return syscall(SYS_getpid);
+}
+
+
+// Busy-waits between events so the rate is `hz`; appends the cycles of each
+// event region (site + syscall) to `out`.
+void paced_events(double hz, uint64_t n, std::vector<double>* out) {
+  uint64_t period = static_cast<uint64_t>(g_tsc_hz / hz);
+  uint64_t next = __rdtsc();
+  for (uint64_t i = 0; i < n; i++) {
+    while (__rdtsc() < next) _mm_pause();
+    next += period;
+    uint64_t t0 = tsc_begin();
+    tb_cost_getpid(i);
+    uint64_t t1 = tsc_end();
+    out->push_back(static_cast<double>(t1 - t0));
+  }
+}
+
+// Untraced and traced blocks of 500 events alternate (the session is paused
+// and resumed between them) so drift and noise hit both alike.
+void paced_interleaved(Session* sess, double hz, double seconds, double* untraced, double* traced) {
+  std::vector<double> off, on;
+  uint64_t blocks = std::max<uint64_t>(2, static_cast<uint64_t>(hz * seconds / 1000));
+  for (uint64_t b = 0; b < blocks; b++) {
+    sess->pause();
+    paced_events(hz, 500, &off);
+    sess->resume();
+    paced_events(hz, 500, &on);
+  }
+  *untraced = median(off);
+  *traced = median(on);
+}
+
+
+void register_validation() {
+  // The cost of one DIF program invocation (call, register file, ret).
+  benchmark::RegisterBenchmark("table6/dif_call_ret", [](benchmark::State& s) {
+    static Dif d = [] {
+      Dif x;
+      x.insns = {I(kOpRet, 0)};
+      return x;
+    }();
+    const Program* p = d.prog();
+    timed(s, "table6/dif_call_ret", 500, [p](uint32_t n) {
+      Core& c = core();
+      for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(dif_exec(p, &c.slot.ms));
+    });
+  })->Iterations(301);
+  benchmark::RegisterBenchmark("table7/validation", [](benchmark::State& s) {
+    for (auto _ : s) {
+      const double hz = 50000;
+      std::string sys1 = "syscall::getpid:entry { @c = count(); }";
+      std::string sys10;
+      for (int i = 0; i < 9; i++) sys10 += "syscall::getpid:entry /arg0 == -1/ { @f = count(); }\n";
+      sys10 += "syscall::getpid:entry { @c = count(); }";
+      struct Run { const char* name; std::string src; int false_preds; } runs[] = {{"sys", sys1, 0}, {"sys10", sys10, 9}};
+      for (auto& r : runs) {
+        auto sess = session_for(r.src);
+        double untraced = 0, traced = 0;
+        paced_interleaved(sess.get(), hz, 2 * g_validation_seconds, &untraced, &traced);
+        sess->disable();
+        double measured = traced - untraced;
+        // Predicted from the tables (equation 4): flow + M*ecb_prepare +
+        // sum of predicate DIF costs + the count action.
+        auto cell = [](const std::string& k) { return g_cells.count(k) ? g_cells[k].cycles : NAN; };
+        double ecb_prep = (cell("table6/syscall/flow_10ecb") - cell("table6/syscall/flow_1ecb")) / 9;
+        double flow = cell("table6/syscall/flow_1ecb") - ecb_prep;
+        int m = 1 + r.false_preds;
+        double pred = 0;
+        if (r.false_preds) {
+          // /arg0 == -1/: compile it and add up its instructions' costs.
+          CompileResult cr = compile_d("tb:::x /arg0 == -1/ { }");
+          const DifObject& d = *cr.program->clauses[0].predicate;
+          double one = 0;
+          // Walk the path a false predicate executes (conditional branches
+          // not taken) and add each instruction's Table 1/2 cost.
+          for (uint32_t pc = 0; pc < d.insns.size();) {
+            const Insn& in = d.insns[pc];
+            std::string op = op_name(in.op);
+            if (op == "ret") break;
+            if (op == "ldgs") one += cell("table2/arg0");
+            else if (op == "ba") one += cell("table1/ba");
+            else if (in.op > kOpBa && in.op <= kOpBleu) one += cell("table1/be");
+            else one += cell("table1/" + op);
+            pc = op == "ba" ? in.imm : pc + 1;
+          }
+          one += cell("table6/dif_call_ret");
+          pred = r.false_preds * one;
+        }
+        double action = cell("table4/action/count");
+        double predicted = flow + m * ecb_prep + pred + action;
+        json v = {{"name", r.name},
+                  {"event_rate_hz", hz},
+                  {"seconds_per_phase", g_validation_seconds},
+                  {"ecbs", m},
+                  {"false_predicates", r.false_preds},
+                  {"untraced_event_cycles", untraced},
+                  {"traced_event_cycles", traced},
+                  {"measured_probe_cycles", measured},
+                  {"predicted_probe_cycles", predicted},
+                  {"error_cycles", measured - predicted},
+                  {"predicted_cpu_percent", 100.0 * hz * predicted / g_tsc_hz},
+                  {"measured_cpu_percent", 100.0 * hz * measured / g_tsc_hz}};
+        g_validation.push_back(v);
+        s.counters[std::string(r.name) + "_measured"] = measured;
+        s.counters[std::string(r.name) + "_predicted"] = predicted;
+      }
+    }
+  })->Iterations(1);
+}
+
+}  // namespace tbdvm::costs
