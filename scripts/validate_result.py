@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Validates tracebench result.json files against results/schema.json.
+"""Validates tracebench result.json files against results/schema.json, and
+model.json files (`tracebench model fit`) against results/model.schema.json
+(chosen by the file's "schema" field).
 
 Usage: validate_result.py RESULT.json [...] [--require-ok]
   --require-ok   also fail when a benchmark's status is not "ok"
@@ -11,7 +13,8 @@ import sys
 
 import jsonschema
 
-SCHEMA = pathlib.Path(__file__).resolve().parent.parent / "results" / "schema.json"
+RESULTS = pathlib.Path(__file__).resolve().parent.parent / "results"
+SCHEMAS = {"tracebench.result": RESULTS / "schema.json", "tracebench.model": RESULTS / "model.schema.json"}
 
 
 def main(argv):
@@ -20,12 +23,15 @@ def main(argv):
     if not paths:
         print(__doc__, file=sys.stderr)
         return 2
-    schema = json.loads(SCHEMA.read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    validators = {}
+    for name, path in SCHEMAS.items():
+        schema = json.loads(path.read_text())
+        jsonschema.Draft202012Validator.check_schema(schema)
+        validators[name] = jsonschema.Draft202012Validator(schema)
     bad = 0
     for p in paths:
         doc = json.loads(pathlib.Path(p).read_text())
+        validator = validators.get(doc.get("schema") if isinstance(doc, dict) else None, validators["tracebench.result"])
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
         for e in errors:
             print(f"{p}: {'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
@@ -35,7 +41,9 @@ def main(argv):
                 if b.get("status") != "ok":
                     print(f"{p}: {b.get('name')}: {b.get('status')}: {b.get('error')}", file=sys.stderr)
                     bad += 1
-        if not errors:
+        if not errors and doc.get("schema") == "tracebench.model":
+            print(f"{p}: valid model ({len(doc.get('entries', []))} entries)")
+        elif not errors:
             print(f"{p}: valid ({len(doc.get('benchmarks', []))} benchmarks)")
     return 1 if bad else 0
 

@@ -203,33 +203,11 @@ struct CompareArgs {
   bool json = false, fail_on_regression = false;
 };
 
-// The result files one side of a comparison names: a result.json, a run
-// directory, or a directory of run directories (several runs of one side).
-Status side_result_files(const std::string& arg, std::vector<std::string>* files) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json") {
-    files->push_back(arg);
-    return Status::ok();
-  }
-  if (!fs::is_directory(arg, ec)) return Status::error(fmt::format("{}: not a result.json or a directory", arg));
-  if (fs::exists(fs::path(arg) / "result.json", ec)) {
-    files->push_back((fs::path(arg) / "result.json").string());
-    return Status::ok();
-  }
-  for (const auto& e : fs::directory_iterator(arg, ec)) {
-    if (e.is_directory() && fs::exists(e.path() / "result.json")) files->push_back((e.path() / "result.json").string());
-  }
-  std::sort(files->begin(), files->end());
-  if (files->empty()) return Status::error(fmt::format("{}: no result.json in it or in its subdirectories", arg));
-  return Status::ok();
-}
-
 int cmd_compare(const CompareArgs& c) {
   std::vector<RunResult> runs[2];
   for (int side = 0; side < 2; ++side) {
     std::vector<std::string> files;
-    Status s = side_result_files(side == 0 ? c.a : c.b, &files);
+    Status s = result_files(side == 0 ? c.a : c.b, &files);
     for (std::size_t i = 0; s && i < files.size(); ++i) {
       runs[side].emplace_back();
       s = read_run(files[i], &runs[side].back());

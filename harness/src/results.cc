@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
@@ -34,6 +35,28 @@ Status read_run(const std::string& path, RunResult* run, bool with_samples) {
   std::error_code ec;
   if (!std::filesystem::exists(samples, ec)) return Status::ok();  // written with --no-samples
   return read_samples_csv(samples, run);
+}
+
+Status result_files(const std::string& arg, std::vector<std::string>* files) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json") {
+    files->push_back(arg);
+    return Status::ok();
+  }
+  if (!fs::is_directory(arg, ec)) return Status::error(fmt::format("{}: not a result.json or a directory", arg));
+  if (fs::exists(fs::path(arg) / "result.json", ec)) {
+    files->push_back((fs::path(arg) / "result.json").string());
+    return Status::ok();
+  }
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(arg, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "result.json")) found.push_back((e.path() / "result.json").string());
+  }
+  std::sort(found.begin(), found.end());
+  if (found.empty()) return Status::error(fmt::format("{}: no result.json in it or in its subdirectories", arg));
+  files->insert(files->end(), found.begin(), found.end());
+  return Status::ok();
 }
 
 }  // namespace tracebench

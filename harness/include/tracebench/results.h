@@ -158,5 +158,8 @@ Status write_run(const std::string& dir, const RunResult& run);
 // A result.json; with `with_samples`, also the samples.csv beside it (a run
 // written with --no-samples has none: the benchmarks keep no samples).
 Status read_run(const std::string& result_json_path, RunResult* run, bool with_samples = false);
+// The result.json files an argument names: a result.json, a run directory,
+// or a directory of run directories (appended in name order).
+Status result_files(const std::string& arg, std::vector<std::string>* files);
 
 }  // namespace tracebench

@@ -1,0 +1,124 @@
+// The cost model (../shared/COSTMODEL.md, Tao & Yang's equations in the form
+// the suite fits for Linux tracers): parameters fitted from result files,
+// and predictions of what tracing a workload costs.
+//
+// For a probe point traced by tracer T with probe kind K and action a, with
+// N handlers (ECBs, programs, events) of which the extra ones hold their
+// predicate with probability p, recording b payload bytes, fired by t threads:
+//
+//   Cost(P) = fixed + b * per_byte + (N - 1) * (false_predicate + p * (per_ecb - false_predicate))
+//             + contention(t)                                                     (eq. 4)
+//   Cost_A  = records/s * consumer_user_per_record                                (eqs. 5-6,
+//   Cost_C  = records/s * consumer_sys_per_record + wakeups/s * consumer_per_wakeup  user / kernel)
+//   Cost_B  = sum over probes of rate * Cost(P)
+//   CPU %   = 100 * (Cost_A + Cost_B + Cost_C) / f_TSC                             (eqs. 7-8)
+//
+// `fixed` is the measured overhead of one handler, no predicate, payload 0,
+// one thread: flow (stages 1, 2, 4, 5) + one handler + the action together.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tracebench/results.h"
+#include "tracebench/status.h"
+
+namespace tracebench::model {
+
+inline constexpr const char* kModelSchema = "tracebench.model";
+inline constexpr int kModelSchemaVersion = 1;
+
+// One parameter: a value with its 95% interval, or why it has none.
+struct Param {
+  std::optional<double> cycles;  // absent: `missing` says why
+  double ci_low = 0, ci_high = 0;
+  std::size_t n = 0;  // observations (repetitions) it rests on
+  std::string missing;  // the reason, and what would produce it
+  bool ok() const { return cycles.has_value(); }
+  static Param absent(std::string why) {
+    Param p;
+    p.missing = std::move(why);
+    return p;
+  }
+};
+
+// The payload fit's points and quality.
+struct FitPoint {
+  std::uint64_t payload_bytes = 0;
+  double median_cycles = 0, predicted_cycles = 0;
+  std::size_t n = 0;
+};
+
+struct Entry {
+  std::string tracer, probe_kind, action;
+  std::vector<std::string> workloads;  // the benchmarks' workloads it was fitted from
+  Param fixed, per_byte, per_ecb, false_predicate;
+  Param consumer_user_per_record, consumer_sys_per_record, consumer_per_wakeup;
+  std::map<int, Param> contention;  // threads -> extra cycles per event over one thread
+  std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
+  std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
+  std::vector<FitPoint> points;
+};
+
+struct Model {
+  std::string host, cpu_model, kernel_release, execution = "host";
+  bool emulated = false;
+  double tsc_hz = 0;
+  std::vector<std::string> runs;  // run ids fitted from
+  std::vector<Entry> entries;
+  const Entry* find(const std::string& tracer, const std::string& probe_kind, const std::string& action) const;
+};
+
+// Fits a model from runs of one machine and kernel (refuses a mix: emulated
+// with host, other hosts, kernels or TSC rates).  `bootstrap` resamples the
+// repetitions this many times (fixed seed: the same input gives the same model).
+Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap = 1000);
+
+// The model's files: model.json (results/model.schema.json), model.md, model.csv.
+nlohmann::json to_json(const Model& m);
+Status from_json(const nlohmann::json& j, Model* m);
+std::string to_markdown(const Model& m);
+std::string to_csv(const Model& m);
+
+// A scenario to predict (SCENARIO.json): probes and consumers.
+struct ProbeLoad {
+  std::string tracer, probe_kind, action;
+  std::uint64_t payload_bytes = 0;
+  int handlers = 1;
+  double predicate_true = 1;  // of each extra handler
+  double rate_hz = 0;
+  int threads = 1;
+};
+struct ConsumerLoad {
+  std::string tracer, probe_kind, action;  // the entry whose consumer parameters apply
+  double records_hz = 0, wakeups_hz = 0;
+};
+struct Scenario {
+  std::vector<ProbeLoad> probes;
+  std::vector<ConsumerLoad> consumers;
+};
+Status scenario_from_json(const nlohmann::json& j, Scenario* s);
+
+struct ProbeCost {
+  double cycles = 0;         // eq. 4, per firing
+  double cycles_per_s = 0;   // rate * cycles
+  double cpu_percent = 0;
+};
+struct Prediction {
+  std::vector<ProbeCost> probes;
+  double cost_a = 0, cost_b = 0, cost_c = 0;  // cycles per second (eqs. 7-8)
+  double cpu_percent_a = 0, cpu_percent_b = 0, cpu_percent_c = 0, cpu_percent = 0;
+};
+
+// Eqs. 4-8.  An error names the parameter a probe or consumer needs and the
+// model lacks.
+Status predict(const Model& m, const Scenario& s, Prediction* out);
+nlohmann::json to_json(const Scenario& s, const Prediction& p);
+std::string to_text(const Scenario& s, const Prediction& p);
+
+}  // namespace tracebench::model

@@ -1,0 +1,115 @@
+// `tracebench model fit|predict`: the cost model's parameters from result
+// files, and what a scenario of probes and consumers would cost.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "tracebench/command.h"
+#include "tracebench/model.h"
+#include "tracebench/results.h"
+#include "tracebench/util.h"
+
+namespace tracebench::model {
+namespace {
+
+struct FitArgs {
+  std::vector<std::string> inputs;
+  std::string out = "model.json";
+  int bootstrap = 1000;
+};
+
+struct PredictArgs {
+  std::string model, scenario, out;
+  bool json = false;
+};
+
+// "model.json" -> "model" + ext, beside it.
+std::string sibling(const std::string& json_path, const char* ext) {
+  std::filesystem::path p(json_path);
+  return (p.parent_path() / (p.stem().string() + ext)).string();
+}
+
+Status read_json(const std::string& path, nlohmann::json* j) {
+  std::ifstream in(path);
+  if (!in) return Status::error(path + ": cannot open");
+  try {
+    *j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return Status::error(path + ": " + e.what());
+  }
+  return Status::ok();
+}
+
+int fail(const char* what, const Status& s) {
+  std::cerr << "tracebench model " << what << ": " << s.message() << "\n";
+  return 2;
+}
+
+int run_fit(const FitArgs& a) {
+  if (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json")
+    return fail("fit", Status::error("--out names the model.json to write (a path ending in .json)"));
+  std::vector<std::string> files;
+  for (const auto& in : a.inputs)
+    if (Status s = result_files(in, &files); !s) return fail("fit", s);
+  std::vector<RunResult> runs(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);
+  Model m;
+  if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);
+  // Everything computed before anything is written; each file replaced atomically.
+  const std::string md = to_markdown(m);
+  for (const auto& [path, text] : {std::pair{a.out, to_json(m).dump(2) + "\n"}, std::pair{sibling(a.out, ".md"), md},
+                                   std::pair{sibling(a.out, ".csv"), to_csv(m)}}) {
+    if (Status s = write_file_atomic(path, text); !s) return fail("fit", s);
+  }
+  std::cout << md << fmt::format("\nwrote {}, {}, {}\n", a.out, sibling(a.out, ".md"), sibling(a.out, ".csv"));
+  return 0;
+}
+
+int run_predict(const PredictArgs& a) {
+  nlohmann::json mj, sj;
+  Model m;
+  Scenario s;
+  Prediction p;
+  if (Status st = read_json(a.model, &mj); !st) return fail("predict", st);
+  if (Status st = from_json(mj, &m); !st) return fail("predict", Status::error(a.model + ": " + st.message()));
+  if (Status st = read_json(a.scenario, &sj); !st) return fail("predict", st);
+  if (Status st = scenario_from_json(sj, &s); !st) return fail("predict", Status::error(a.scenario + ": " + st.message()));
+  if (Status st = predict(m, s, &p); !st) return fail("predict", st);
+  nlohmann::json out = to_json(s, p);
+  out["model"] = a.model;
+  out["scenario"] = a.scenario;
+  if (!a.out.empty())
+    if (Status st = write_file_atomic(a.out, out.dump(2) + "\n"); !st) return fail("predict", st);
+  std::cout << (a.json ? out.dump(2) + "\n" : to_text(s, p));
+  return 0;
+}
+
+void install(CLI::App& app, int* exit_status) {
+  auto* model = app.add_subcommand("model", "The cost model: fit its parameters from runs, predict a scenario's cost");
+  model->require_subcommand(1);
+  auto fa = std::make_shared<FitArgs>();
+  auto* f = model->add_subcommand("fit", "Fit the parameters (fixed, per byte, contention, ...) from result files");
+  f->add_option("RESULT", fa->inputs, "Run directories, result.json files, or directories of runs")->required();
+  f->add_option("--out", fa->out, "model.json to write (model.md and model.csv beside it)")->capture_default_str();
+  f->add_option("--bootstrap", fa->bootstrap, "Bootstrap resamples for the 95% intervals")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 100000));
+  f->callback([fa, exit_status] { *exit_status = run_fit(*fa); });
+  auto pa = std::make_shared<PredictArgs>();
+  auto* p = model->add_subcommand("predict", "Per-probe cycles (eq. 4) and CPU share (eqs. 5-8) of a scenario");
+  p->add_option("--model", pa->model, "model.json from `tracebench model fit`")->required();
+  p->add_option("SCENARIO", pa->scenario, "SCENARIO.json: probes (and consumers) with their rates")->required();
+  p->add_option("--out", pa->out, "Also write the prediction as JSON to this file");
+  p->add_flag("--json", pa->json, "Print JSON");
+  p->callback([pa, exit_status] { *exit_status = run_predict(*pa); });
+}
+
+}  // namespace
+}  // namespace tracebench::model
+
+TRACEBENCH_REGISTER_COMMAND(model, tracebench::Command{"model", tracebench::model::install});

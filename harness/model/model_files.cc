@@ -1,0 +1,265 @@
+// The model's files: model.json (results/model.schema.json) and reading it
+// back, model.md (the paper's table shapes, cycles and ns), model.csv, and
+// SCENARIO.json for `model predict`.
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tracebench/model.h"
+
+namespace tracebench::model {
+
+using nlohmann::json;
+
+namespace {
+
+json param_json(const Param& p) {
+  if (!p.ok()) return {{"cycles", nullptr}, {"missing", p.missing}};
+  return {{"cycles", *p.cycles}, {"ci_low", p.ci_low}, {"ci_high", p.ci_high}, {"n", p.n}};
+}
+
+Param param_from(const json& j) {
+  Param p;
+  if (j.at("cycles").is_null()) {
+    p.missing = j.at("missing").get<std::string>();
+    return p;
+  }
+  p.cycles = j.at("cycles").get<double>();
+  p.ci_low = j.at("ci_low").get<double>();
+  p.ci_high = j.at("ci_high").get<double>();
+  p.n = j.at("n").get<std::size_t>();
+  return p;
+}
+
+const std::pair<const char*, Param Entry::*> kParams[] = {
+    {"fixed", &Entry::fixed},
+    {"per_byte", &Entry::per_byte},
+    {"per_ecb", &Entry::per_ecb},
+    {"false_predicate", &Entry::false_predicate},
+    {"consumer_user_per_record", &Entry::consumer_user_per_record},
+    {"consumer_sys_per_record", &Entry::consumer_sys_per_record},
+    {"consumer_per_wakeup", &Entry::consumer_per_wakeup},
+};
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+}  // namespace
+
+json to_json(const Model& m) {
+  json entries = json::array();
+  for (const auto& e : m.entries) {
+    json params = json::object();
+    for (const auto& [name, member] : kParams) params[name] = param_json(e.*member);
+    json cont = json::object();
+    for (const auto& [t, p] : e.contention) cont[std::to_string(t)] = param_json(p);
+    json points = json::array();
+    for (const auto& p : e.points)
+      points.push_back({{"payload_bytes", p.payload_bytes}, {"median_cycles", p.median_cycles},
+                        {"predicted_cycles", p.predicted_cycles}, {"n", p.n}});
+    entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
+                       {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
+                       {"fit", {{"r2", opt(e.r2)}, {"worst_residual_cycles", opt(e.worst_residual_cycles)},
+                                {"points", points}}}});
+  }
+  return {{"schema", kModelSchema},
+          {"schema_version", kModelSchemaVersion},
+          {"context",
+           {{"host", m.host}, {"cpu_model", m.cpu_model}, {"kernel_release", m.kernel_release},
+            {"execution", m.execution}, {"emulated", m.emulated}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
+          {"equation",
+           "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t)"},
+          {"entries", entries}};
+}
+
+Status from_json(const json& j, Model* out) {
+  try {
+    if (j.at("schema").get<std::string>() != kModelSchema)
+      return Status::error("not a tracebench model (schema is '" + j.at("schema").get<std::string>() + "')");
+    if (j.at("schema_version").get<int>() != kModelSchemaVersion)
+      return Status::error(fmt::format("model schema_version {} (this tracebench reads {})",
+                                       j.at("schema_version").get<int>(), kModelSchemaVersion));
+    Model m;
+    const json& c = j.at("context");
+    m.host = c.at("host");
+    m.cpu_model = c.at("cpu_model");
+    m.kernel_release = c.at("kernel_release");
+    m.execution = c.at("execution");
+    m.emulated = c.at("emulated");
+    m.tsc_hz = c.at("tsc_hz");
+    m.runs = c.at("runs").get<std::vector<std::string>>();
+    if (!(m.tsc_hz > 0) || !std::isfinite(m.tsc_hz)) return Status::error("model: context.tsc_hz is not a positive rate");
+    for (const auto& ej : j.at("entries")) {
+      Entry e;
+      e.tracer = ej.at("tracer");
+      e.probe_kind = ej.at("probe_kind");
+      e.action = ej.at("action");
+      e.workloads = ej.at("workloads").get<std::vector<std::string>>();
+      for (const auto& [name, member] : kParams) e.*member = param_from(ej.at("parameters").at(name));
+      for (const auto& [t, p] : ej.at("contention").items()) e.contention[std::stoi(t)] = param_from(p);
+      const json& f = ej.at("fit");
+      if (!f.at("r2").is_null()) e.r2 = f.at("r2").get<double>();
+      if (!f.at("worst_residual_cycles").is_null()) e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
+      for (const auto& p : f.at("points"))
+        e.points.push_back({p.at("payload_bytes"), p.at("median_cycles"), p.at("predicted_cycles"), p.at("n")});
+      m.entries.push_back(std::move(e));
+    }
+    *out = std::move(m);
+  } catch (const std::exception& e) {
+    return Status::error(std::string("model: ") + e.what());
+  }
+  return Status::ok();
+}
+
+std::string to_markdown(const Model& m) {
+  const double ns = 1e9 / m.tsc_hz;
+  auto cell = [&](const Param& p) -> std::string {
+    if (!p.ok()) return "—";
+    return fmt::format("{:.1f} [{:.1f}, {:.1f}] ({:.1f} ns)", *p.cycles, p.ci_low, p.ci_high, *p.cycles * ns);
+  };
+  std::string md = fmt::format(
+      "# Cost model parameters\n\n{} ({}), kernel {}, {}, TSC {:.3f} GHz; fitted from {} run(s). Cycles per event "
+      "with the 95% bootstrap interval over repetitions, and ns.\n\n"
+      "`Cost(P) = fixed + b·per_byte + (N−1)·(false_predicate + p·(per_ecb − false_predicate)) + contention(t)`\n",
+      m.host, m.cpu_model, m.kernel_release, m.emulated ? m.execution + " (emulated)" : std::string("host"),
+      m.tsc_hz / 1e9, m.runs.size());
+  std::set<std::string> tracers;
+  for (const auto& e : m.entries) tracers.insert(e.tracer);
+  for (const auto& t : tracers) {
+    md += fmt::format("\n## {}\n\n| probe kind | action | fixed (Table 6 analog) | per byte | R² | worst residual "
+                      "| workloads |\n|---|---|---|---|---:|---:|---|\n",
+                      t);
+    for (const auto& e : m.entries) {
+      if (e.tracer != t) continue;
+      std::string wl;
+      for (const auto& w : e.workloads) wl += (wl.empty() ? "" : ", ") + w;
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", e.probe_kind, e.action, cell(e.fixed),
+                        e.per_byte.ok() ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.per_byte.cycles, e.per_byte.ci_low,
+                                                      e.per_byte.ci_high)
+                                        : "—",
+                        e.r2 ? fmt::format("{:.3f}", *e.r2) : "", e.worst_residual_cycles
+                                                                      ? fmt::format("{:.1f}", *e.worst_residual_cycles)
+                                                                      : "",
+                        wl);
+    }
+    bool any = false;
+    for (const auto& e : m.entries) {
+      if (e.tracer != t) continue;
+      for (const auto& [threads, p] : e.contention) {
+        if (!p.ok()) continue;
+        if (!any) md += "\n| probe kind | action | threads | contention (extra cycles per event) |\n|---|---|---:|---|\n";
+        any = true;
+        md += fmt::format("| {} | {} | {} | {} |\n", e.probe_kind, e.action, threads, cell(p));
+      }
+    }
+  }
+  md += "\n## What the runs did not measure\n\n";
+  std::set<std::string> said;
+  for (const auto& e : m.entries) {
+    std::vector<std::pair<std::string, const Param*>> all;
+    for (const auto& [name, member] : kParams) all.push_back({name, &(e.*member)});
+    for (const auto& [t, p] : e.contention) all.push_back({fmt::format("contention({})", t), &p});
+    for (const auto& [name, p] : all) {
+      if (p->ok()) continue;
+      std::string line = fmt::format("- {} {} {}: {}: {}\n", e.tracer, e.probe_kind, e.action, name, p->missing);
+      if (said.insert(line).second) md += line;
+    }
+  }
+  return md;
+}
+
+std::string to_csv(const Model& m) {
+  std::string out = "tracer,probe_kind,action,parameter,cycles,ci_low,ci_high,n,ns,missing\n";
+  const double ns = 1e9 / m.tsc_hz;
+  auto row = [&](const Entry& e, const std::string& name, const Param& p) {
+    std::string why = p.missing;
+    for (char& ch : why)
+      if (ch == ',' || ch == '"' || ch == '\n') ch = ' ';
+    if (p.ok())
+      out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{},{:.3f},\n", e.tracer, e.probe_kind, e.action, name,
+                         *p.cycles, p.ci_low, p.ci_high, p.n, *p.cycles * ns);
+    else
+      out += fmt::format("{},{},{},{},,,,,,{}\n", e.tracer, e.probe_kind, e.action, name, why);
+  };
+  for (const auto& e : m.entries) {
+    for (const auto& [name, member] : kParams) row(e, name, e.*member);
+    for (const auto& [t, p] : e.contention) row(e, fmt::format("contention_{}", t), p);
+  }
+  return out;
+}
+
+Status scenario_from_json(const json& j, Scenario* out) {
+  auto bad = [](const std::string& what) { return Status::error("scenario: " + what); };
+  if (!j.is_object()) return bad("expected an object with \"probes\" and optionally \"consumers\"");
+  for (const auto& [k, v] : j.items())
+    if (k != "probes" && k != "consumers" && k != "comment") return bad("unknown key '" + k + "'");
+  if (!j.contains("probes") || !j.at("probes").is_array() || j.at("probes").empty())
+    return bad("\"probes\" must be a non-empty array");
+  Scenario s;
+  auto text = [&](const json& o, const char* k, std::string* v, const std::string& where) -> Status {
+    if (!o.contains(k) || !o.at(k).is_string() || o.at(k).get<std::string>().empty())
+      return bad(where + ": \"" + k + "\" must be a non-empty string");
+    *v = o.at(k).get<std::string>();
+    return Status::ok();
+  };
+  auto number = [&](const json& o, const char* k, double lo, double hi, double* v,
+                    const std::string& where) -> Status {
+    if (!o.contains(k)) return Status::ok();  // the default stands
+    if (!o.at(k).is_number()) return bad(where + ": \"" + k + "\" must be a number");
+    double x = o.at(k).get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi) return bad(fmt::format("{}: \"{}\" = {} is outside {}..{}", where, k, x, lo, hi));
+    *v = x;
+    return Status::ok();
+  };
+  const std::set<std::string> probe_keys = {"tracer", "probe_kind", "action", "payload_bytes", "handlers",
+                                            "predicate_true", "rate_hz", "threads"};
+  for (std::size_t i = 0; i < j.at("probes").size(); ++i) {
+    const json& o = j.at("probes")[i];
+    std::string where = fmt::format("probes[{}]", i);
+    if (!o.is_object()) return bad(where + ": expected an object");
+    for (const auto& [k, v] : o.items())
+      if (!probe_keys.count(k)) return bad(where + ": unknown key '" + k + "'");
+    ProbeLoad p;
+    TB_TRY(text(o, "tracer", &p.tracer, where));
+    TB_TRY(text(o, "probe_kind", &p.probe_kind, where));
+    TB_TRY(text(o, "action", &p.action, where));
+    double bytes = 0, handlers = 1, threads = 1;
+    TB_TRY(number(o, "payload_bytes", 0, 1 << 20, &bytes, where));
+    TB_TRY(number(o, "handlers", 1, 1024, &handlers, where));
+    TB_TRY(number(o, "threads", 1, 4096, &threads, where));
+    TB_TRY(number(o, "predicate_true", 0, 1, &p.predicate_true, where));
+    if (!o.contains("rate_hz")) return bad(where + ": \"rate_hz\" is required");
+    TB_TRY(number(o, "rate_hz", 0, 1e9, &p.rate_hz, where));
+    if (bytes != std::floor(bytes) || handlers != std::floor(handlers) || threads != std::floor(threads))
+      return bad(where + ": payload_bytes, handlers and threads are whole numbers");
+    p.payload_bytes = static_cast<std::uint64_t>(bytes);
+    p.handlers = static_cast<int>(handlers);
+    p.threads = static_cast<int>(threads);
+    s.probes.push_back(p);
+  }
+  if (j.contains("consumers")) {
+    if (!j.at("consumers").is_array()) return bad("\"consumers\" must be an array");
+    const std::set<std::string> keys = {"tracer", "probe_kind", "action", "records_hz", "wakeups_hz"};
+    for (std::size_t i = 0; i < j.at("consumers").size(); ++i) {
+      const json& o = j.at("consumers")[i];
+      std::string where = fmt::format("consumers[{}]", i);
+      if (!o.is_object()) return bad(where + ": expected an object");
+      for (const auto& [k, v] : o.items())
+        if (!keys.count(k)) return bad(where + ": unknown key '" + k + "'");
+      ConsumerLoad c;
+      TB_TRY(text(o, "tracer", &c.tracer, where));
+      TB_TRY(text(o, "probe_kind", &c.probe_kind, where));
+      TB_TRY(text(o, "action", &c.action, where));
+      TB_TRY(number(o, "records_hz", 0, 1e9, &c.records_hz, where));
+      TB_TRY(number(o, "wakeups_hz", 0, 1e9, &c.wakeups_hz, where));
+      s.consumers.push_back(c);
+    }
+  }
+  *out = std::move(s);
+  return Status::ok();
+}
+
+}  // namespace tracebench::model

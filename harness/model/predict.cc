@@ -1,0 +1,121 @@
+// `tracebench model predict`: eqs. 4-8 of the cost model (tracebench/model.h)
+// for a scenario of probes and consumers.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tracebench/model.h"
+
+namespace tracebench::model {
+namespace {
+
+Status need(const Param& p, const char* name, const Entry& e) {
+  if (p.ok()) return Status::ok();
+  return Status::error(fmt::format("model predict: {} {} {}: the model has no {}: {}", e.tracer, e.probe_kind,
+                                   e.action, name, p.missing));
+}
+
+Status entry_for(const Model& m, const std::string& tracer, const std::string& kind, const std::string& action,
+                 const Entry** e) {
+  *e = m.find(tracer, kind, action);
+  if (*e) return Status::ok();
+  std::string known;
+  for (const auto& x : m.entries) known += fmt::format("{}{} {} {}", known.empty() ? "" : ", ", x.tracer, x.probe_kind, x.action);
+  return Status::error(fmt::format("model predict: the model has no entry for {} {} {} (it has: {})", tracer, kind,
+                                   action, known));
+}
+
+}  // namespace
+
+Status predict(const Model& m, const Scenario& s, Prediction* out) {
+  if (!(m.tsc_hz > 0)) return Status::error("model predict: the model has no TSC rate");
+  Prediction p;
+  for (const auto& load : s.probes) {
+    const Entry* e = nullptr;
+    TB_TRY(entry_for(m, load.tracer, load.probe_kind, load.action, &e));
+    TB_TRY(need(e->fixed, "fixed cost", *e));
+    double c = *e->fixed.cycles;
+    if (load.payload_bytes > 0) {
+      TB_TRY(need(e->per_byte, "per-byte cost", *e));
+      c += static_cast<double>(load.payload_bytes) * *e->per_byte.cycles;
+    }
+    if (load.handlers > 1) {
+      TB_TRY(need(e->false_predicate, "false-predicate cost", *e));
+      double extra = *e->false_predicate.cycles;
+      if (load.predicate_true > 0) {
+        TB_TRY(need(e->per_ecb, "per-handler cost", *e));
+        extra += load.predicate_true * (*e->per_ecb.cycles - *e->false_predicate.cycles);
+      }
+      c += (load.handlers - 1) * extra;
+    }
+    if (load.threads > 1) {
+      auto it = e->contention.find(load.threads);
+      if (it == e->contention.end())
+        return Status::error(fmt::format("model predict: {} {} {}: the model has no contention term for {} threads",
+                                         e->tracer, e->probe_kind, e->action, load.threads));
+      TB_TRY(need(it->second, "contention term", *e));
+      c += *it->second.cycles;
+    }
+    ProbeCost pc;
+    pc.cycles = c;
+    pc.cycles_per_s = load.rate_hz * c;
+    pc.cpu_percent = 100 * pc.cycles_per_s / m.tsc_hz;
+    p.cost_b += pc.cycles_per_s;
+    p.probes.push_back(pc);
+  }
+  for (const auto& load : s.consumers) {
+    const Entry* e = nullptr;
+    TB_TRY(entry_for(m, load.tracer, load.probe_kind, load.action, &e));
+    if (load.records_hz > 0) {
+      TB_TRY(need(e->consumer_user_per_record, "consumer user time per record", *e));
+      TB_TRY(need(e->consumer_sys_per_record, "consumer kernel time per record", *e));
+      p.cost_a += load.records_hz * *e->consumer_user_per_record.cycles;
+      p.cost_c += load.records_hz * *e->consumer_sys_per_record.cycles;
+    }
+    if (load.wakeups_hz > 0) {
+      TB_TRY(need(e->consumer_per_wakeup, "consumer cost per wakeup", *e));
+      p.cost_c += load.wakeups_hz * *e->consumer_per_wakeup.cycles;
+    }
+  }
+  p.cpu_percent_a = 100 * p.cost_a / m.tsc_hz;
+  p.cpu_percent_b = 100 * p.cost_b / m.tsc_hz;
+  p.cpu_percent_c = 100 * p.cost_c / m.tsc_hz;
+  p.cpu_percent = p.cpu_percent_a + p.cpu_percent_b + p.cpu_percent_c;
+  *out = std::move(p);
+  return Status::ok();
+}
+
+nlohmann::json to_json(const Scenario& s, const Prediction& p) {
+  nlohmann::json probes = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.probes.size(); ++i) {
+    const auto& l = s.probes[i];
+    probes.push_back({{"tracer", l.tracer}, {"probe_kind", l.probe_kind}, {"action", l.action},
+                      {"payload_bytes", l.payload_bytes}, {"handlers", l.handlers},
+                      {"predicate_true", l.predicate_true}, {"rate_hz", l.rate_hz}, {"threads", l.threads},
+                      {"cycles", p.probes[i].cycles}, {"cycles_per_s", p.probes[i].cycles_per_s},
+                      {"cpu_percent", p.probes[i].cpu_percent}});
+  }
+  return {{"probes", probes},
+          {"cost_a_cycles_per_s", p.cost_a}, {"cost_b_cycles_per_s", p.cost_b}, {"cost_c_cycles_per_s", p.cost_c},
+          {"cpu_percent", {{"a_consumer_user", p.cpu_percent_a}, {"b_probes", p.cpu_percent_b},
+                           {"c_consumer_kernel", p.cpu_percent_c}, {"total", p.cpu_percent}}}};
+}
+
+std::string to_text(const Scenario& s, const Prediction& p) {
+  std::string out = fmt::format("{:<34} {:>8} {:>8} {:>12} {:>12} {:>8}\n", "probe", "bytes", "handlers", "rate Hz",
+                                "cycles", "CPU %");
+  for (std::size_t i = 0; i < s.probes.size(); ++i) {
+    const auto& l = s.probes[i];
+    out += fmt::format("{:<34} {:>8} {:>8} {:>12.0f} {:>12.1f} {:>8.3f}\n",
+                       fmt::format("{} {} {}", l.tracer, l.probe_kind, l.action), l.payload_bytes, l.handlers,
+                       l.rate_hz, p.probes[i].cycles, p.probes[i].cpu_percent);
+  }
+  out += fmt::format("Cost_A (consumer, user)   {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_a, p.cpu_percent_a);
+  out += fmt::format("Cost_B (probe firings)    {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_b, p.cpu_percent_b);
+  out += fmt::format("Cost_C (consumer, kernel) {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_c, p.cpu_percent_c);
+  out += fmt::format("total                     {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_a + p.cost_b + p.cost_c,
+                     p.cpu_percent);
+  return out;
+}
+
+}  // namespace tracebench::model

@@ -1,0 +1,296 @@
+// The cost model: fit recovers known parameters from synthetic runs (known
+// costs plus noise), refuses mixed or empty input; predict computes eqs. 4-8
+// on a hand-worked scenario exactly and names what a model lacks.
+#include "tracebench/model.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <fmt/format.h>
+
+namespace tracebench::model {
+namespace {
+
+// Costs the synthetic runs are made of (cycles per event).
+constexpr double kFixed = 500, kPerByte = 0.25, kContention2 = 150, kNoise = 12;
+
+BenchmarkResult bench(const std::string& action, std::uint64_t bytes, int threads, double overhead,
+                      std::mt19937_64& rng, int reps = 20) {
+  std::normal_distribution<double> noise(0, kNoise);
+  BenchmarkResult b;
+  b.tracer = "ebpf";
+  b.workload = bytes ? "write_null" : "getpid";
+  b.probe_kind = "syscall";
+  b.action = action;
+  b.payload_bytes = bytes;
+  b.threads = threads;
+  b.name = fmt::format("ebpf/{}/{}/payload:{}/threads:{}", b.workload, action, bytes, threads);
+  b.events.payload_source = action == "count" ? "none" : "workload";
+  for (int i = 0; i < reps; ++i) {
+    double base = 2000 + noise(rng);
+    b.baseline.repetition_medians.push_back(base);
+    b.traced.repetition_medians.push_back(base + overhead + noise(rng));
+  }
+  b.overhead_cycles = MedianCI{overhead, overhead - 1, overhead + 1, 0.95, static_cast<std::size_t>(reps)};
+  return b;
+}
+
+RunResult run_of(const std::string& id) {
+  RunResult r;
+  r.context.run_id = id;
+  r.context.host = "vm";
+  r.context.cpu_model = "AMD EPYC";
+  r.context.kernel_release = "6.18.0";
+  r.context.tsc_hz = 2.1e9;
+  return r;
+}
+
+std::vector<RunResult> synthetic() {
+  std::mt19937_64 rng(7);
+  RunResult a = run_of("a"), b = run_of("b");
+  for (std::uint64_t bytes : {0, 256, 1024, 4096}) {
+    a.benchmarks.push_back(bench("ringbuf", bytes, 1, kFixed + kPerByte * bytes, rng));
+    b.benchmarks.push_back(bench("ringbuf", bytes, 1, kFixed + kPerByte * bytes, rng));
+  }
+  a.benchmarks.push_back(bench("ringbuf", 0, 2, kFixed + kContention2, rng));
+  b.benchmarks.push_back(bench("count", 0, 1, 300, rng));
+  BenchmarkResult none = bench("none", 0, 1, 0, rng);
+  none.tracer = "none";
+  a.benchmarks.push_back(none);
+  BenchmarkResult failed = bench("ringbuf", 64, 1, 99999, rng);
+  failed.status = "error";
+  failed.overhead_cycles.reset();
+  a.benchmarks.push_back(failed);
+  return {a, b};
+}
+
+bool within(const Param& p, double truth) { return p.ok() && p.ci_low <= truth && truth <= p.ci_high; }
+
+TEST(ModelFit, RecoversKnownParametersWithinTheirIntervals) {
+  Model m;
+  Status s = fit(synthetic(), &m);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  ASSERT_EQ(m.entries.size(), 2u) << "ringbuf and count; none and failed benchmarks are not fitted";
+  const Entry* e = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(within(e->fixed, kFixed)) << *e->fixed.cycles << " [" << e->fixed.ci_low << ", " << e->fixed.ci_high << "]";
+  EXPECT_TRUE(within(e->per_byte, kPerByte)) << *e->per_byte.cycles;
+  EXPECT_NEAR(*e->fixed.cycles, kFixed, 10);
+  EXPECT_NEAR(*e->per_byte.cycles, kPerByte, 0.01);
+  EXPECT_LT(e->fixed.ci_high - e->fixed.ci_low, 40) << "an interval, not a shrug";
+  EXPECT_EQ(e->fixed.n, 4u * 2 * 20) << "every repetition of both runs";
+  ASSERT_TRUE(e->r2.has_value());
+  EXPECT_GT(*e->r2, 0.999);
+  EXPECT_LT(*e->worst_residual_cycles, 15);
+  EXPECT_EQ(e->points.size(), 4u);
+  ASSERT_TRUE(e->contention.count(2));
+  EXPECT_TRUE(within(e->contention.at(2), kContention2)) << *e->contention.at(2).cycles;
+  EXPECT_EQ(e->workloads, (std::vector<std::string>{"getpid", "write_null"}));
+  // What no run measured says so, and how to measure it where the suite can.
+  EXPECT_FALSE(e->per_ecb.ok());
+  EXPECT_NE(e->per_ecb.missing.find("handler-count"), std::string::npos);
+  EXPECT_FALSE(e->consumer_per_wakeup.ok());
+
+  const Entry* c = m.find("ebpf", "syscall", "count");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NEAR(*c->fixed.cycles, 300, 10);
+  EXPECT_TRUE(within(c->fixed, 300));
+  EXPECT_EQ(c->per_byte.missing, "the action records no payload");
+  EXPECT_NE(c->contention.at(2).missing.find("-j 1 -j 2"), std::string::npos) << c->contention.at(2).missing;
+}
+
+TEST(ModelFit, TheSameRunsGiveTheSameModel) {
+  Model a, b;
+  ASSERT_TRUE(fit(synthetic(), &a).is_ok());
+  ASSERT_TRUE(fit(synthetic(), &b).is_ok());
+  EXPECT_EQ(to_json(a).dump(), to_json(b).dump());
+}
+
+TEST(ModelFit, OnePayloadSizeGivesNoPerByteCostAndSaysHowToGetOne) {
+  std::mt19937_64 rng(1);
+  RunResult r = run_of("a");
+  r.benchmarks.push_back(bench("ringbuf", 0, 1, 700, rng));
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry& e = m.entries.at(0);
+  EXPECT_TRUE(within(e.fixed, 700));
+  EXPECT_FALSE(e.per_byte.ok());
+  EXPECT_NE(e.per_byte.missing.find("tracebench run -t ebpf -a ringbuf -p 0 -p 256 -p 4096"), std::string::npos)
+      << e.per_byte.missing;
+  EXPECT_FALSE(e.r2.has_value());
+}
+
+TEST(ModelFit, RefusesMixedOrEmptyInput) {
+  Model m;
+  EXPECT_FALSE(fit({}, &m).is_ok());
+  auto runs = synthetic();
+  {
+    auto r = runs;
+    r[1].context.emulated = true;
+    r[1].context.execution = "qemu-tcg";
+    Status s = fit(r, &m);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("emulated and host"), std::string::npos) << s.message();
+  }
+  {
+    auto r = runs;
+    r[1].context.kernel_release = "6.1.0";
+    Status s = fit(r, &m);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("kernel"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("6.1.0"), std::string::npos);
+  }
+  {
+    auto r = runs;
+    r[1].context.host = "other";
+    EXPECT_FALSE(fit(r, &m).is_ok());
+  }
+  {
+    auto r = runs;
+    r[1].context.tsc_hz = 2.6e9;
+    Status s = fit(r, &m);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("TSC"), std::string::npos);
+  }
+  {
+    RunResult only_none = run_of("n");
+    std::mt19937_64 rng(2);
+    only_none.benchmarks.push_back(bench("none", 0, 1, 0, rng));
+    only_none.benchmarks.back().tracer = "none";
+    Status s = fit({only_none}, &m);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("no benchmark with an overhead figure"), std::string::npos) << s.message();
+  }
+  EXPECT_FALSE(fit(runs, &m, 10).is_ok()) << "too few bootstrap resamples";
+}
+
+TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {
+  Model m;
+  ASSERT_TRUE(fit(synthetic(), &m).is_ok());
+  nlohmann::json j = to_json(m);
+  Model back;
+  Status s = from_json(j, &back);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(to_json(back).dump(), j.dump());
+  std::string md = to_markdown(m);
+  EXPECT_NE(md.find("## ebpf"), std::string::npos);
+  EXPECT_NE(md.find("What the runs did not measure"), std::string::npos);
+  std::string csv = to_csv(m);
+  EXPECT_NE(csv.find("ebpf,syscall,ringbuf,per_byte,0.2"), std::string::npos) << csv;
+  j["schema_version"] = 2;
+  EXPECT_FALSE(from_json(j, &back).is_ok());
+  j["schema_version"] = 1;
+  j["context"]["tsc_hz"] = 0;
+  EXPECT_FALSE(from_json(j, &back).is_ok());
+}
+
+Param value(double v) {
+  Param p;
+  p.cycles = v;
+  p.ci_low = p.ci_high = v;
+  p.n = 10;
+  return p;
+}
+
+Model hand_model() {
+  Model m;
+  m.tsc_hz = 2e9;
+  m.runs = {"hand"};
+  Entry e;
+  e.tracer = "ebpf";
+  e.probe_kind = "syscall";
+  e.action = "ringbuf";
+  e.fixed = value(1000);
+  e.per_byte = value(0.5);
+  e.per_ecb = value(300);
+  e.false_predicate = value(100);
+  e.contention[4] = value(200);
+  e.consumer_user_per_record = value(50);
+  e.consumer_sys_per_record = value(80);
+  e.consumer_per_wakeup = value(5000);
+  m.entries.push_back(e);
+  return m;
+}
+
+// Worked by hand:
+//   probe 1: 1000 + 64*0.5 + 9*(100 + 0.2*(300-100)) + 200 = 2492 cycles; *50 kHz = 124.6e6 cycles/s
+//   probe 2: 1000 cycles; *1 kHz = 1e6 cycles/s            Cost_B = 125.6e6 = 6.28 % of 2 GHz
+//   consumer: A = 50e3*50 = 2.5e6 (0.125 %); C = 50e3*80 + 100*5000 = 4.5e6 (0.225 %); total 6.63 %
+TEST(ModelPredict, HandWorkedScenarioExactly) {
+  Scenario s;
+  ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(R"({
+    "probes": [
+      {"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "payload_bytes": 64, "handlers": 10,
+       "predicate_true": 0.2, "rate_hz": 50000, "threads": 4},
+      {"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "rate_hz": 1000}],
+    "consumers": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "records_hz": 50000,
+                   "wakeups_hz": 100}]})"),
+                                 &s)
+                  .is_ok());
+  Prediction p;
+  Status st = predict(hand_model(), s, &p);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_EQ(p.probes.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles, 2492);
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles_per_s, 124.6e6);
+  EXPECT_DOUBLE_EQ(p.probes[1].cycles, 1000);
+  EXPECT_DOUBLE_EQ(p.cost_b, 125.6e6);
+  EXPECT_DOUBLE_EQ(p.cost_a, 2.5e6);
+  EXPECT_DOUBLE_EQ(p.cost_c, 4.5e6);
+  EXPECT_NEAR(p.cpu_percent_b, 6.28, 1e-12);
+  EXPECT_NEAR(p.cpu_percent_a, 0.125, 1e-12);
+  EXPECT_NEAR(p.cpu_percent_c, 0.225, 1e-12);
+  EXPECT_NEAR(p.cpu_percent, 6.63, 1e-12);
+  EXPECT_NE(to_text(s, p).find("6.630"), std::string::npos) << to_text(s, p);
+}
+
+TEST(ModelPredict, NamesWhatTheModelLacks) {
+  Model m = hand_model();
+  m.entries[0].per_ecb = Param::absent("not measured");
+  Scenario s;
+  s.probes.push_back({"ebpf", "syscall", "ringbuf", 0, 10, 0.5, 1000, 1});
+  Prediction p;
+  Status st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("per-handler cost"), std::string::npos) << st.message();
+  s.probes[0].predicate_true = 0;  // every extra handler's predicate false: per_ecb not needed
+  EXPECT_TRUE(predict(m, s, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles, 1000 + 9 * 100);
+  s.probes[0] = {"perf", "syscall", "count", 0, 1, 1, 1000, 1};
+  st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("it has: ebpf syscall ringbuf"), std::string::npos) << st.message();
+  s.probes[0] = {"ebpf", "syscall", "ringbuf", 0, 1, 1, 1000, 3};
+  st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("3 threads"), std::string::npos) << st.message();
+}
+
+TEST(ModelPredict, BadScenariosAreRefusedWithTheField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"([])", "expected an object"},
+      {R"({"probes": []})", "non-empty array"},
+      {R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "x"}]})", "rate_hz\" is required"},
+      {R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "x", "rate_hz": -1}]})", "outside"},
+      {R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "x", "rate_hz": 1, "handlers": 0}]})",
+       "probes[0]: \"handlers\" = 0"},
+      {R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "x", "rate_hz": 1, "predicate_true": 2}]})",
+       "predicate_true"},
+      {R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "x", "rate_hz": 1, "payload": 3}]})",
+       "unknown key 'payload'"},
+      {R"({"probes": [{"tracer": "", "probe_kind": "syscall", "action": "x", "rate_hz": 1}]})", "\"tracer\""},
+      {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 1, "threads": 1.5}]})", "whole"},
+      {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 1}], "consumer": []})",
+       "unknown key 'consumer'"},
+  };
+  for (const auto& [text, want] : cases) {
+    Scenario s;
+    Status st = scenario_from_json(nlohmann::json::parse(text), &s);
+    ASSERT_FALSE(st.is_ok()) << text;
+    EXPECT_NE(st.message().find(want), std::string::npos) << text << " -> " << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace tracebench::model
