@@ -5,6 +5,7 @@
 // line through the per-size medians), threads (contention over one thread).
 // Intervals: percentile bootstrap over the repetitions, fixed seed.
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <random>
@@ -22,8 +23,11 @@ namespace {
 using Key = std::tuple<std::string, std::string, std::string>;  // tracer, probe kind, action
 
 struct Observations {
-  std::map<std::uint64_t, std::vector<double>> by_payload;  // one thread
-  std::map<int, std::vector<double>> by_threads;            // payload 0, > 1 thread
+  std::map<std::uint64_t, std::vector<double>> by_payload;  // one thread, one handler
+  std::map<int, std::vector<double>> by_threads;            // payload 0, > 1 thread, one handler
+  // Payload 0, one thread, N > 1 handlers: the extra ones doing the action
+  // too, or carrying a predicate that never holds.
+  std::map<int, std::vector<double>> by_handlers[2];        // [0] predicate false, [1] true
   std::set<std::string> workloads;
   bool carries_payload = false;
 };
@@ -89,7 +93,60 @@ Status same_machine(const std::vector<RunResult>& runs) {
   return Status::ok();
 }
 
-const char* kNotMeasuredYet = "not measured by this version of the suite (it needs a handler-count sweep)";
+// The handlers a benchmark enabled on its probe point: what the tracer
+// reports (details.ecbs), else the option, else one.
+int handlers_of(const BenchmarkResult& b) {
+  if (b.tracer_details.contains("ecbs") && b.tracer_details["ecbs"].is_number_integer())
+    return std::max(1, b.tracer_details["ecbs"].get<int>());
+  auto it = b.options.find("ecbs");
+  return it == b.options.end() ? 1 : std::max(1, std::atoi(it->second.c_str()));
+}
+
+std::string handler_sweep_missing(const std::string& tracer, const std::string& action, bool predicate) {
+  if (tracer != "dvm")
+    return fmt::format("not measured for {} by this version of the suite (only the dvm tracer has a handler-count "
+                       "option)",
+                       tracer);
+  return fmt::format("no handler-count sweep in the runs: `tracebench run -t dvm -a {} -p 0 -o dvm.ecbs=N{}` for N = "
+                     "1, 2, 4, 10",
+                     action, predicate ? "" : " -o dvm.extra_predicate=false");
+}
+
+// Extra cycles per extra handler: least squares through (0, one handler) and
+// (N - 1, N handlers), with its bootstrap interval.
+Param per_handler(const std::vector<double>& one, const std::map<int, std::vector<double>>& by_n, int bootstrap,
+                  std::mt19937_64& rng, Entry::LineQuality* quality) {
+  std::vector<double> x{0}, y{median_of(one)};
+  std::size_t n = one.size();
+  for (const auto& [h, v] : by_n) {
+    x.push_back(h - 1);
+    y.push_back(median_of(v));
+    n += v.size();
+  }
+  Param p;
+  const Line line = least_squares(x, y);
+  p.cycles = line.slope;
+  p.n = n;
+  double my = 0, ss_tot = 0, ss_res = 0;
+  for (double v : y) my += v / static_cast<double>(y.size());
+  quality->points = y.size();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double r = y[i] - (line.intercept + line.slope * x[i]);
+    ss_tot += (y[i] - my) * (y[i] - my);
+    ss_res += r * r;
+    quality->worst_residual_cycles = std::max(quality->worst_residual_cycles, std::fabs(r));
+  }
+  quality->r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  std::vector<double> draws;
+  for (int b = 0; b < bootstrap; ++b) {
+    std::vector<double> yb{median_of(resample(one, rng))};
+    for (const auto& [h, v] : by_n) yb.push_back(median_of(resample(v, rng)));
+    draws.push_back(least_squares(x, yb).slope);
+  }
+  interval(draws, &p);
+  return p;
+}
+
 const char* kConsumerNotMeasuredYet =
     "not measured by this version of the suite (it needs the consumer's CPU time per record and per wakeup)";
 
@@ -97,8 +154,6 @@ Entry fit_entry(const Key& k, const Observations& o, int bootstrap, std::mt19937
   Entry e;
   std::tie(e.tracer, e.probe_kind, e.action) = k;
   e.workloads.assign(o.workloads.begin(), o.workloads.end());
-  e.per_ecb = Param::absent(kNotMeasuredYet);
-  e.false_predicate = Param::absent(kNotMeasuredYet);
   e.consumer_user_per_record = Param::absent(kConsumerNotMeasuredYet);
   e.consumer_sys_per_record = Param::absent(kConsumerNotMeasuredYet);
   e.consumer_per_wakeup = Param::absent(kConsumerNotMeasuredYet);
@@ -107,7 +162,7 @@ Entry fit_entry(const Key& k, const Observations& o, int bootstrap, std::mt19937
   std::size_t total = 0;
   for (const auto& [p, v] : o.by_payload) total += v.size();
   if (o.by_payload.empty()) {
-    e.fixed = Param::absent(fmt::format("no one-thread runs: `{} -j 1`", run_cmd));
+    e.fixed = Param::absent(fmt::format("no run with one thread and one handler: `{} -j 1`", run_cmd));
   } else if (o.by_payload.size() == 1) {
     const auto& [bytes, v] = *o.by_payload.begin();
     e.fixed.cycles = median_of(v);
@@ -159,6 +214,18 @@ Entry fit_entry(const Key& k, const Observations& o, int bootstrap, std::mt19937
 
   // Contention: extra cycles per event at t threads over one thread (payload 0).
   auto one = o.by_payload.find(0);
+  for (int truth : {1, 0}) {
+    Param& dst = truth ? e.per_ecb : e.false_predicate;
+    if (o.by_handlers[truth].empty())
+      dst = Param::absent(handler_sweep_missing(e.tracer, e.action, truth));
+    else if (one == o.by_payload.end())
+      dst = Param::absent(fmt::format("no one-handler run at payload 0 to compare with: `{} -p 0`", run_cmd));
+    else {
+      Entry::LineQuality q;
+      dst = per_handler(one->second, o.by_handlers[truth], bootstrap, rng, &q);
+      e.handler_fit[truth] = q;
+    }
+  }
   if (o.by_threads.empty()) {
     e.contention[2] = Param::absent(fmt::format("no runs with more than one firing thread: `{} -p 0 -j 1 -j 2`", run_cmd));
   } else if (one == o.by_payload.end()) {
@@ -198,7 +265,17 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       Observations& o = obs[{b.tracer, b.probe_kind, b.action}];
       o.workloads.insert(b.workload);
       if (b.events.payload_source != "none") o.carries_payload = true;
-      if (b.threads == 1) {
+      const int handlers = handlers_of(b);
+      if (handlers > 1) {
+        if (b.threads != 1 || b.payload_bytes != 0) continue;  // one knob at a time
+        // What the extra handlers' predicates do: as the tracer reports it, else the option.
+        auto it = b.options.find("extra_predicate");
+        bool truth = it == b.options.end() || it->second != "false";
+        if (b.tracer_details.contains("extra_predicate") && b.tracer_details["extra_predicate"].is_string())
+          truth = b.tracer_details["extra_predicate"].get<std::string>() != "false";
+        auto& dst = o.by_handlers[truth][handlers];
+        dst.insert(dst.end(), v.begin(), v.end());
+      } else if (b.threads == 1) {
         auto& dst = o.by_payload[b.payload_bytes];
         dst.insert(dst.end(), v.begin(), v.end());
       } else if (b.payload_bytes == 0) {

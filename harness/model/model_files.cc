@@ -56,6 +56,13 @@ json to_json(const Model& m) {
     for (const auto& [name, member] : kParams) params[name] = param_json(e.*member);
     json cont = json::object();
     for (const auto& [t, p] : e.contention) cont[std::to_string(t)] = param_json(p);
+    json handlers = json::object();
+    for (int truth : {1, 0}) {
+      const auto& q = e.handler_fit[truth];
+      handlers[truth ? "acting" : "false_predicate"] =
+          q ? json{{"r2", q->r2}, {"worst_residual_cycles", q->worst_residual_cycles}, {"points", q->points}}
+            : json(nullptr);
+    }
     json points = json::array();
     for (const auto& p : e.points)
       points.push_back({{"payload_bytes", p.payload_bytes}, {"median_cycles", p.median_cycles},
@@ -63,7 +70,7 @@ json to_json(const Model& m) {
     entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
                        {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
                        {"fit", {{"r2", opt(e.r2)}, {"worst_residual_cycles", opt(e.worst_residual_cycles)},
-                                {"points", points}}}});
+                                {"points", points}, {"handlers", handlers}}}});
   }
   return {{"schema", kModelSchema},
           {"schema_version", kModelSchemaVersion},
@@ -105,6 +112,11 @@ Status from_json(const json& j, Model* out) {
       if (!f.at("worst_residual_cycles").is_null()) e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
       for (const auto& p : f.at("points"))
         e.points.push_back({p.at("payload_bytes"), p.at("median_cycles"), p.at("predicted_cycles"), p.at("n")});
+      for (int truth : {1, 0}) {
+        const json& q = f.at("handlers").at(truth ? "acting" : "false_predicate");
+        if (!q.is_null())
+          e.handler_fit[truth] = Entry::LineQuality{q.at("r2"), q.at("worst_residual_cycles"), q.at("points")};
+      }
       m.entries.push_back(std::move(e));
     }
     *out = std::move(m);
@@ -144,6 +156,20 @@ std::string to_markdown(const Model& m) {
                                                                       ? fmt::format("{:.1f}", *e.worst_residual_cycles)
                                                                       : "",
                         wl);
+    }
+    bool handlers = false;
+    for (const auto& e : m.entries) {
+      if (e.tracer != t || (!e.per_ecb.ok() && !e.false_predicate.ok())) continue;
+      if (!handlers)
+        md += "\n| probe kind | action | per extra handler, acting (`per_ecb`) | R², worst residual | per extra "
+              "handler, predicate false (`false_predicate`) | R², worst residual |\n|---|---|---|---|---|---|\n";
+      handlers = true;
+      auto quality = [](const std::optional<Entry::LineQuality>& q) {
+        return q ? fmt::format("{:.3f}, {:.1f} ({} points)", q->r2, q->worst_residual_cycles, q->points) : std::string();
+      };
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.probe_kind, e.action,
+                        e.per_ecb.ok() ? cell(e.per_ecb) : "—", quality(e.handler_fit[1]),
+                        e.false_predicate.ok() ? cell(e.false_predicate) : "—", quality(e.handler_fit[0]));
     }
     bool any = false;
     for (const auto& e : m.entries) {

@@ -94,6 +94,34 @@ TEST(DvmAdapter, PredicateFalseHasTenEcbsAndCountsOnce) {
   EXPECT_EQ(g.details["ecbs"], 3u);
 }
 
+// The handler-count sweep for the cost model: count with ecbs=N enables N
+// clauses; acting ones each count every firing (checked equal), false ones
+// never run their action; details say which.
+TEST(DvmAdapter, CountWithEcbsIsAHandlerSweep) {
+  Fired f = run("dvm_hot", "count", 0, 1000, {{"ecbs", "4"}});
+  EXPECT_EQ(f.details["ecbs"], 4u);
+  EXPECT_EQ(f.details["extra_predicate"], "true");
+  EXPECT_EQ(f.counts.recorded, 3000u);
+  EXPECT_EQ(f.counts.tracer_errors, 0u) << f.counts.tracer_error_detail;
+  EXPECT_EQ(f.details["ecb_firings"], 4u * 3000);
+  Fired g = run("dvm_hot", "count", 0, 1000, {{"ecbs", "4"}, {"extra_predicate", "false"}});
+  EXPECT_EQ(g.details["extra_predicate"], "false");
+  EXPECT_EQ(g.counts.recorded, 3000u);
+  EXPECT_EQ(g.details["ecb_firings"], 3000u) << "false predicates run no action";
+  Fired one = run("dvm_hot", "count", 0, 100);
+  EXPECT_EQ(one.details["ecbs"], 1u);
+  EXPECT_FALSE(one.details.contains("extra_predicate"));
+  // extra_predicate is the count action's.
+  auto t = make_tracer("dvm");
+  AttachSpec spec;
+  spec.probe = find_workload("dvm_hot")->probe;
+  spec.action = "record";
+  spec.options = {{"extra_predicate", "false"}};
+  Status st = t->validate(spec);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("applies to the count action"), std::string::npos) << st.message();
+}
+
 TEST(DvmAdapter, PrintfQuantizeAndScript) {
   EXPECT_EQ(run("dvm_hot", "printf", 0, 1000).counts.recorded, 3000u);
   EXPECT_EQ(run("dvm_hot", "quantize", 0, 1000).counts.recorded, 3000u);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include <fmt/format.h>
@@ -163,6 +164,56 @@ TEST(ModelFit, RefusesMixedOrEmptyInput) {
     EXPECT_NE(s.message().find("no benchmark with an overhead figure"), std::string::npos) << s.message();
   }
   EXPECT_FALSE(fit(runs, &m, 10).is_ok()) << "too few bootstrap resamples";
+}
+
+// A handler-count sweep (the dvm tracer's ecbs option): per_ecb from extra
+// handlers that act, false_predicate from extra handlers whose predicate
+// never holds; the handler count as the tracer reports it.
+TEST(ModelFit, HandlerSweepGivesPerEcbAndFalsePredicateCosts) {
+  constexpr double kBase = 90, kPerEcb = 40, kFalse = 8;
+  std::mt19937_64 rng(3);
+  RunResult r = run_of("h");
+  auto dvm = [&](int ecbs, bool extra_true, double overhead) {
+    BenchmarkResult b = bench("count", 0, 1, overhead, rng);
+    b.tracer = "dvm";
+    b.probe_kind = "user_function";
+    b.workload = "dvm_site";
+    b.tracer_details = {{"ecbs", ecbs}};
+    if (ecbs > 1) b.tracer_details["extra_predicate"] = extra_true ? "true" : "false";
+    return b;
+  };
+  r.benchmarks.push_back(dvm(1, true, kBase));
+  for (int n : {2, 4, 10}) {
+    r.benchmarks.push_back(dvm(n, true, kBase + (n - 1) * kPerEcb));
+    r.benchmarks.push_back(dvm(n, false, kBase + (n - 1) * kFalse));
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("dvm", "user_function", "count");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(within(e->fixed, kBase)) << *e->fixed.cycles;
+  EXPECT_TRUE(within(e->per_ecb, kPerEcb)) << *e->per_ecb.cycles << " [" << e->per_ecb.ci_low << ", "
+                                            << e->per_ecb.ci_high << "]";
+  EXPECT_TRUE(within(e->false_predicate, kFalse)) << *e->false_predicate.cycles << " [" << e->false_predicate.ci_low
+                                                  << ", " << e->false_predicate.ci_high << "]";
+  EXPECT_EQ(e->fixed.n, 20u) << "only one-handler runs make the fixed cost";
+  ASSERT_TRUE(e->handler_fit[0].has_value() && e->handler_fit[1].has_value());
+  EXPECT_EQ(e->handler_fit[1]->points, 4u);
+  EXPECT_GT(e->handler_fit[1]->r2, 0.99);
+  Model back;
+  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  // Without the false-predicate half of the sweep it says how to run it.
+  r.benchmarks.erase(std::remove_if(r.benchmarks.begin(), r.benchmarks.end(),
+                                    [](const BenchmarkResult& b) {
+                                      return b.tracer_details.value("extra_predicate", "") == "false";
+                                    }),
+                     r.benchmarks.end());
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  e = m.find("dvm", "user_function", "count");
+  EXPECT_TRUE(e->per_ecb.ok());
+  EXPECT_NE(e->false_predicate.missing.find("-o dvm.extra_predicate=false"), std::string::npos)
+      << e->false_predicate.missing;
 }
 
 TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {

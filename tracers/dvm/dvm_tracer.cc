@@ -3,7 +3,9 @@
 // requested action, so every run is real D through the real VM.
 //
 // Actions:
-//   count            { @c = count(); }
+//   count            { @c = count(); }  (option ecbs=N: N clauses, the extra
+//                    ones counting into @c1.. or, extra_predicate=false,
+//                    behind a predicate that never holds)
 //   record           { tracemem(arg1, payload_bytes); }  (trace(arg0) when 0)
 //   predicate-false  N-1 clauses /arg0 == -1/ + one count clause (the paper's
 //                    sys10 shape; N = option ecbs, default 10)
@@ -16,6 +18,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 #include <string>
@@ -62,8 +65,14 @@ const OptionSchema& dvm_option_schema() {
       }(),
       dvm_size("switchrate", "consumer wakeups per second", "1000hz", "a rate like 10hz, up to 10000hz"),
       {.name = "ecbs", .type = T::kUint,
-       .help = "ECBs of the predicate-false action: ecbs - 1 false predicates + one count (the paper's sys10)",
-       .default_value = "10", .min = 1, .max = 1000},
+       .help = "ECBs on the site. predicate-false: ecbs - 1 false predicates + one count (the paper's sys10); count: "
+               "ecbs clauses, the extra ones as `extra_predicate` says (a handler-count sweep for `tracebench model "
+               "fit`)",
+       .default_help = "10 for predicate-false, 1 for count", .min = 1, .max = 1000},
+      {.name = "extra_predicate", .type = T::kChoice,
+       .help = "count with ecbs > 1: the extra clauses count too (`true`: each its own aggregation, all checked), or "
+               "carry a predicate that never holds (`false`)",
+       .default_value = "true", .words = {"true", "false"}},
       {.name = "script", .type = T::kText, .help = "the script action's D clauses; `$probe` is replaced by the site",
        .format = "D clauses"},
   };
@@ -101,12 +110,20 @@ class DvmTracer final : public Tracer {
       tbdvm::Error e = tbdvm::set_option(&o, k, v.text(k));
       if (!e.ok()) return Status::error("dvm: " + e.message);  // the schema ran the same check
     }
-    const int ecbs = static_cast<int>(v.number("ecbs"));
-    std::string script = v.has("script") ? v.text("script") : "";
     *action = spec.action == "default" ? "count" : spec.action;
+    const int ecbs = v.has("ecbs") ? static_cast<int>(v.number("ecbs")) : *action == "predicate-false" ? 10 : 1;
+    const bool extra_true = v.text("extra_predicate") == "true";
+    if (v.given("extra_predicate") && *action != "count")
+      return Status::error("dvm: extra_predicate applies to the count action (with ecbs > 1)");
+    std::string script = v.has("script") ? v.text("script") : "";
     std::string src;
     if (*action == "count") {
+      // Clause 0 counts into @c; the extra ones into @c1.. (checked equal to
+      // @c in counts()) or, with a false predicate, into @f (never).
       src = desc + " { @c = count(); }";
+      for (int i = 1; i < ecbs; i++)
+        src += extra_true ? "\n" + desc + " { @c" + std::to_string(i) + " = count(); }"
+                          : "\n" + desc + " /arg0 == -1/ { @f = count(); }";
     } else if (*action == "record") {
       src = spec.payload_bytes ? desc + " { tracemem(arg1, " + std::to_string(spec.payload_bytes) + "); }"
                                : desc + " { trace(arg0); }";
@@ -150,6 +167,8 @@ class DvmTracer final : public Tracer {
     std::string src;
     tbdvm::CompileResult r;
     TB_TRY(prepare(spec, &o, &src, &action_, &r));
+    auto ep = spec.options.find("extra_predicate");
+    extra_predicate_false_ = action_ == "predicate-false" || (ep != spec.options.end() && ep->second == "false");
     source_ = src;
     session_ = std::make_unique<tbdvm::Session>(o);
     tbdvm::Error e = session_->enable(r.program);
@@ -237,10 +256,22 @@ class DvmTracer final : public Tracer {
       c.recorded = k.fired;
       c.lost = k.busy_drops;
     } else {
+      // @c (or @q) is what was recorded; every extra counting clause (@c1..)
+      // of a handler-count sweep must have counted exactly as many.
+      std::map<std::string, std::uint64_t> sums;
       for (const auto& a : session_->aggregations()) {
-        if (a.desc->name != "c" && a.desc->name != "q") continue;
+        const std::string& n = a.desc->name;
+        if (n != "q" && (n.empty() || n[0] != 'c' || n.find_first_not_of("0123456789", 1) != std::string::npos))
+          continue;
         for (const auto& row : a.rows)
-          for (int64_t v : row.values) c.recorded += static_cast<std::uint64_t>(v);
+          for (int64_t v : row.values) sums[n] += static_cast<std::uint64_t>(v);
+      }
+      c.recorded = sums.count("q") ? sums["q"] : sums["c"];
+      for (const auto& [n, sum] : sums) {
+        if (n == "c" || n == "q" || sum == c.recorded) continue;
+        ++c.tracer_errors;
+        c.tracer_error_detail += (c.tracer_error_detail.empty() ? "" : "; ") + ("clause @" + n + " counted " +
+                                 std::to_string(sum) + ", @c " + std::to_string(c.recorded));
       }
     }
     return c;
@@ -253,6 +284,8 @@ class DvmTracer final : public Tracer {
     const tbdvm::ConsumerStats& cs = session_->consumer_stats();
     j["script"] = source_;
     j["ecbs"] = session_->necbs();
+    // For `tracebench model fit`: what the ECBs beyond the first do.
+    if (session_->necbs() > 1) j["extra_predicate"] = extra_predicate_false_ ? "false" : "true";
     j["probe_firings"] = k.fired;
     j["ecb_firings"] = k.ecb_fired;
     j["principal_drops"] = k.drops;
@@ -316,6 +349,7 @@ class DvmTracer final : public Tracer {
 
   std::unique_ptr<tbdvm::Session> session_;
   std::string action_;
+  bool extra_predicate_false_ = false;  // the extra ECBs' predicates never hold
   std::size_t payload_bytes_ = 0;
   std::vector<uint8_t> expected_;  // the payload pattern, payload_bytes_ long
   std::atomic<std::uint64_t> verified_bytes_{0};

@@ -63,6 +63,13 @@ struct Entry {
   std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
   std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
   std::vector<FitPoint> points;
+  // The handler-count lines' quality ([0] predicate false, [1] acting): a
+  // knee in the sweep shows as a low R² and a large residual, not hidden.
+  struct LineQuality {
+    double r2 = 0, worst_residual_cycles = 0;
+    std::size_t points = 0;
+  };
+  std::optional<LineQuality> handler_fit[2];
 };
 
 struct Model {
