@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "consumer_meter.h"
 #include "contenders.h"
 #include "run_state.h"
 #include "tracebench/clock.h"
@@ -97,6 +98,7 @@ class BenchRun {
     as.pid = getpid();
     attached_ = true;  // teardown() is safe after a failed attach
     if (Status s = tracer_->attach(as); !s) return Status::error(fmt::format("attach: {}", s.message()));
+    consumer_.start(*tracer_);
     WorkloadParams wp;
     wp.payload_bytes = spec_.payload_bytes;
     wp.marker_file = tracer_->marker_file();
@@ -123,11 +125,17 @@ class BenchRun {
 
   void finish() {
     if (failed_) return;
-    if (Status s = tracer_->drain(); !s) {
-      fail(fmt::format("drain: {}", s.message()));
+    for (auto& note : consumer_.before_drain(*tracer_)) r_.warnings.push_back(std::move(note));
+    consumer_.caller_begin(*tracer_);
+    Status drained = tracer_->drain();
+    consumer_.caller_end();
+    if (!drained) {
+      fail(fmt::format("drain: {}", drained.message()));
       return;
     }
+    consumer_.after_drain();
     EventCounts c = tracer_->counts();
+    if (c.records_events) r_.consumer = consumer_.result(c.recorded, c.consumer_wakeups);
     r_.events.fired = fired_;
     r_.events.recorded = c.recorded;
     r_.events.lost = c.lost;
@@ -274,7 +282,10 @@ class BenchRun {
   }
   Status disable() {
     enabled_ = false;
-    if (Status s = tracer_->disable(); !s) return Status::error(fmt::format("disable: {}", s.message()));
+    consumer_.caller_begin(*tracer_);
+    Status s = tracer_->disable();
+    consumer_.caller_end();
+    if (!s) return Status::error(fmt::format("disable: {}", s.message()));
     return Status::ok();
   }
 
@@ -341,6 +352,7 @@ class BenchRun {
   std::uint64_t samples_ = 0, fired_ = 0;
   std::unique_ptr<SampleBook> book_;
   InterruptTally interrupts_;
+  ConsumerMeter consumer_;
 };
 
 }  // namespace tracebench

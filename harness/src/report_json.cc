@@ -27,6 +27,42 @@ void get_opt(const json& j, const char* key, std::optional<T>& v) {
   }
 }
 
+double ctx_tsc_hz(const RunResult& r) { return r.context.tsc_hz; }
+
+json consumer_json(const ConsumerResult& c, double tsc_hz) {
+  json tasks = json::array();
+  for (const auto& t : c.tasks) tasks.push_back({{"role", t.role}, {"pid", t.pid}, {"tid", t.tid}, {"cpu_ns", t.cpu_ns}});
+  json j = {{"cpu_ns", c.cpu_ns}, {"caller_cpu_ns", c.caller_cpu_ns}, {"ticks", c.ticks}, {"precise", c.precise},
+            {"records", c.records}, {"window_s", c.window_s}, {"tasks", tasks}};
+  put_opt(j, "user_fraction", c.user_fraction);
+  put_opt(j, "wakeups", c.wakeups);
+  // Derived, for readers of the file: cycles of consumer CPU per record.
+  j["cycles_per_record"] =
+      c.records > 0 && tsc_hz > 0 ? json(c.cpu_ns * tsc_hz / 1e9 / static_cast<double>(c.records)) : json(nullptr);
+  return j;
+}
+
+ConsumerResult consumer_from(const json& j) {
+  ConsumerResult c;
+  j.at("cpu_ns").get_to(c.cpu_ns);
+  j.at("caller_cpu_ns").get_to(c.caller_cpu_ns);
+  j.at("ticks").get_to(c.ticks);
+  j.at("precise").get_to(c.precise);
+  j.at("records").get_to(c.records);
+  j.at("window_s").get_to(c.window_s);
+  get_opt(j, "user_fraction", c.user_fraction);
+  get_opt(j, "wakeups", c.wakeups);
+  for (const auto& t : j.at("tasks")) {
+    ConsumerTaskResult x;
+    t.at("role").get_to(x.role);
+    t.at("pid").get_to(x.pid);
+    t.at("tid").get_to(x.tid);
+    t.at("cpu_ns").get_to(x.cpu_ns);
+    c.tasks.push_back(x);
+  }
+  return c;
+}
+
 json variant_json(const VariantResult& v) {
   json j;
   // A variant without valid samples has no distribution: null, never zeros.
@@ -133,6 +169,7 @@ void to_json(json& j, const RunResult& r) {
                    {"tracer_errors", b.events.tracer_errors},
                    {"verification", b.events.verification},
                    {"verification_reason", b.events.verification_reason}};
+    if (b.consumer) e["consumer"] = consumer_json(*b.consumer, ctx_tsc_hz(r));
     e["tracer_details"] = b.tracer_details;
     e["interrupts_per_event"] = b.interrupts_per_event;
     benches.push_back(e);
@@ -230,6 +267,7 @@ void from_json(const json& j, RunResult& r) {
     opt_field("tracer_errors", b.events.tracer_errors);
     opt_field("verification_reason", b.events.verification_reason);
     b.tracer_details = e.at("tracer_details");
+    if (e.contains("consumer") && !e.at("consumer").is_null()) b.consumer = consumer_from(e.at("consumer"));
     if (e.contains("interrupts_per_event")) b.interrupts_per_event = e.at("interrupts_per_event");
     r.benchmarks.push_back(std::move(b));
   }

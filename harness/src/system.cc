@@ -1,6 +1,7 @@
 #include "tracebench/system.h"
 
 #include <cpuid.h>
+#include <time.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -251,6 +253,58 @@ Status check_execution(const std::string& claimed, const std::string& hypervisor
     return Status::error(fmt::format("--execution '{}': expected host, qemu-tcg or qemu-kvm", claimed));
   }
   *execution = claimed;
+  return Status::ok();
+}
+
+bool parse_stat_ticks(const std::string& stat, std::uint64_t* utime, std::uint64_t* stime) {
+  // "pid (comm) state ppid ...": fields after the last ')' start at 3.
+  std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream in(stat.substr(close + 1));
+  std::string field;
+  for (int k = 3; k <= 15; ++k) {
+    if (!(in >> field)) return false;
+    if (k == 14 || k == 15) {
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long v = std::strtoull(field.c_str(), &end, 10);
+      if (errno != 0 || end == field.c_str() || *end != '\0') return false;
+      (k == 14 ? *utime : *stime) = v;
+    }
+  }
+  return true;
+}
+
+bool parse_schedstat_ns(const std::string& schedstat, double* ns) {
+  std::istringstream in(schedstat);
+  unsigned long long v = 0;
+  if (!(in >> v)) return false;
+  *ns = static_cast<double>(v);
+  return true;
+}
+
+Status read_task_cpu(int pid, int tid, TaskCpu* out) {
+  const std::string dir = tid == 0 ? fmt::format("/proc/{}", pid) : fmt::format("/proc/{}/task/{}", pid, tid);
+  std::string stat = read_file_trimmed(dir + "/stat");
+  TaskCpu c;
+  if (stat.empty() || !parse_stat_ticks(stat, &c.user_ticks, &c.sys_ticks))
+    return Status::error(fmt::format("{}/stat: not readable or malformed (the task is gone?)", dir));
+  bool have_ns = false;
+  if (tid == 0) {
+    clockid_t clk;
+    timespec ts{};
+    if (clock_getcpuclockid(pid, &clk) == 0 && clock_gettime(clk, &ts) == 0) {
+      c.ns = static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+      have_ns = true;
+    }
+  } else {
+    have_ns = parse_schedstat_ns(read_file_trimmed(dir + "/schedstat"), &c.ns);
+  }
+  if (!have_ns) {
+    c.precise = false;
+    c.ns = static_cast<double>(c.user_ticks + c.sys_ticks) * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  *out = c;
   return Status::ok();
 }
 

@@ -87,6 +87,7 @@ struct RunResult {
   EventCounts counts;
   nlohmann::json details;
   std::vector<std::uint32_t> prog_ids, link_ids;
+  std::vector<ConsumerTask> consumer_tasks;  // as named after attach()
 };
 
 // The harness's sequence, with `blocks` enable/disable windows of n events.
@@ -94,6 +95,7 @@ RunResult run(const AttachSpec& spec, std::uint64_t n, int blocks = 2) {
   RunResult r;
   EbpfTracer t;
   r.status = t.attach(spec);
+  if (r.status) r.consumer_tasks = t.consumer_tasks();
   for (int b = 0; r.status && b < blocks; b++) {
     fire(spec.probe, n);  // disabled: must not be seen
     r.status = t.enable();
@@ -256,6 +258,20 @@ TEST_P(RingbufModeTest, RecordedPlusLostEqualsFiredAndPayloadVerified) {
   EXPECT_EQ(r.details["consumer"]["cpu"], 0);
   EXPECT_EQ(r.details["consumer"]["bad_records"], 0);
   EXPECT_FALSE(r.details["consumer"].contains("pin_error")) << r.details.dump();
+  // The reader thread is named for the harness's CPU accounting, with the
+  // times it woke to records (epoll) or -1 (spinning never sleeps).
+  ASSERT_EQ(r.consumer_tasks.size(), 1u);
+  EXPECT_EQ(r.consumer_tasks[0].role, "ring buffer reader");
+  EXPECT_EQ(r.consumer_tasks[0].pid, getpid());
+  EXPECT_NE(r.consumer_tasks[0].tid, static_cast<int>(gettid()));
+  if (consumer == "spin") {
+    EXPECT_EQ(r.counts.consumer_wakeups, -1);
+  } else {
+    EXPECT_GE(r.counts.consumer_wakeups, 0);
+    EXPECT_LE(r.counts.consumer_wakeups, static_cast<std::int64_t>(r.counts.recorded));
+    EXPECT_EQ(r.counts.consumer_wakeups, r.details["consumer"]["polls_with_data"].get<std::int64_t>());
+    if (wakeup == "force") EXPECT_GT(r.counts.consumer_wakeups, 0);
+  }
   // The wakeup policy takes effect: force = an irq_work per record, none
   // with no_wakeup (the count is system-wide, so allow background noise).
   const auto iwi = r.details["irq_work_interrupts_while_enabled"].get<std::int64_t>();

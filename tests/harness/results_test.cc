@@ -54,6 +54,16 @@ RunResult sample_run() {
   b.events.verification = "passed";
   b.events.verification_reason = "recorded 90 + lost 10 = fired 100";
   b.tracer_details = {{"instance", "tracebench-1"}};
+  ConsumerResult cons;
+  cons.cpu_ns = 2.5e6;
+  cons.caller_cpu_ns = 0.5e6;
+  cons.ticks = 40;
+  cons.user_fraction = 0.25;
+  cons.records = 90;
+  cons.wakeups = 12;
+  cons.window_s = 1.5;
+  cons.tasks.push_back({"reader", 10, 11, 2e6});
+  b.consumer = cons;
   b.interrupts_per_event = {{"IWI", {{"description", "IRQ work interrupts"}, {"extra_per_event", {{"1", 0.41}}}}}};
   r.benchmarks.push_back(b);
   BenchmarkResult e = b;
@@ -77,6 +87,12 @@ TEST(Results, JsonRoundTripIsLossless) {
   EXPECT_TRUE(j["benchmarks"][1]["overhead_cycles_per_event"].is_null());
   EXPECT_EQ(j["context"]["counters"][1]["unavailable_reason"], "no PMU");
   EXPECT_FALSE(j["context"]["counters"][0].contains("unavailable_reason"));
+  ASSERT_TRUE(back.benchmarks[0].consumer.has_value());
+  EXPECT_EQ(back.benchmarks[0].consumer->tasks[0].tid, 11);
+  EXPECT_EQ(*back.benchmarks[0].consumer->wakeups, 12u);
+  // Cycles per record, derived for readers: 2.5 ms at 2.5 GHz over 90 records.
+  EXPECT_DOUBLE_EQ(j["benchmarks"][0]["consumer"]["cycles_per_record"].get<double>(), 2.5e6 * 2.5 / 90);
+  EXPECT_FALSE(j["benchmarks"][0]["consumer"]["user_fraction"].is_null());
 }
 
 TEST(Results, EventsCarryTheVerificationFields) {

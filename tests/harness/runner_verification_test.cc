@@ -4,8 +4,14 @@
 // workload whose every event this test can count.
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "tracebench/workload.h"
 #include "tracebench/runner.h"
@@ -62,6 +68,81 @@ class FakeTracer final : public Tracer {
   std::uint64_t at_enable_ = 0, recorded_ = 0;
 };
 
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+void burn_cpu_ns(double ns) {
+  double until = thread_cpu_ns() + ns;
+  while (thread_cpu_ns() < until) asm volatile("" ::: "memory");
+}
+
+// An honest tracer with a consumer: a reader thread burning 1 ms of CPU
+// every 2 ms from attach to drain, and 1 ms of the caller's CPU in each
+// disable() and drain() (it "reads on the caller").  Knows what the harness
+// must find.
+class ConsumerTracer final : public Tracer {
+ public:
+  std::string_view name() const override { return "test_consumer"; }
+  std::string_view description() const override { return "test tracer with a consumer"; }
+  Availability available() override { return Availability::yes(); }
+  std::vector<std::string> actions() const override { return {"count"}; }
+  bool supports(const ProbePoint& p) const override { return p.name == "test:counting"; }
+  Status attach(const AttachSpec&) override {
+    reader_ = std::thread([this] {
+      tid_.store(static_cast<int>(syscall(SYS_gettid)));
+      while (!stop_.load()) {
+        burn_cpu_ns(1e6);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      reader_cpu_ns_ = thread_cpu_ns();
+    });
+    while (tid_.load() == 0) std::this_thread::yield();
+    return Status::ok();
+  }
+  Status enable() override {
+    at_enable_ = g_fired.load();
+    return Status::ok();
+  }
+  Status disable() override {
+    recorded_ += g_fired.load() - at_enable_;
+    burn_cpu_ns(1e6);
+    ++caller_calls_;
+    return Status::ok();
+  }
+  Status drain() override {
+    stop_.store(true);
+    if (reader_.joinable()) reader_.join();
+    burn_cpu_ns(1e6);
+    ++caller_calls_;
+    return Status::ok();
+  }
+  EventCounts counts() override {
+    EventCounts c;
+    c.recorded = recorded_;
+    c.consumer_wakeups = 42;
+    return c;
+  }
+  std::vector<ConsumerTask> consumer_tasks() const override { return {{"reader", getpid(), tid_.load()}}; }
+  bool reads_on_caller() const override { return true; }
+  nlohmann::json details() const override {
+    return {{"reader_cpu_ns", reader_cpu_ns_}, {"caller_calls", caller_calls_}};
+  }
+  void teardown() noexcept override {
+    stop_.store(true);
+    if (reader_.joinable()) reader_.join();
+  }
+
+ private:
+  std::thread reader_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> tid_{0};
+  double reader_cpu_ns_ = 0;
+  int caller_calls_ = 0;
+  std::uint64_t at_enable_ = 0, recorded_ = 0;
+};
+
 TRACEBENCH_REGISTER_WORKLOAD(test_counting, Workload{
     "test_counting", "test", "a loop that counts its events",
     ProbePoint{"test:counting", ProbeKind::kNone, "", 0, "counted in the test"}, false,
@@ -72,6 +153,7 @@ TRACEBENCH_REGISTER_WORKLOAD(test_counting, Workload{
 TRACEBENCH_REGISTER_TRACER(test_honest, [] { return std::make_unique<FakeTracer>("test_honest", 0, 0); });
 TRACEBENCH_REGISTER_TRACER(test_under, [] { return std::make_unique<FakeTracer>("test_under", 1, 0); });
 TRACEBENCH_REGISTER_TRACER(test_faulty, [] { return std::make_unique<FakeTracer>("test_faulty", 0, 7); });
+TRACEBENCH_REGISTER_TRACER(test_consumer, [] { return std::make_unique<ConsumerTracer>(); });
 
 TEST(RunnerVerification, EveryTracerGoesThroughTheJudge) {
   const std::string out = std::filesystem::temp_directory_path() / ("tb-verify-" + std::to_string(getpid()));
@@ -119,6 +201,58 @@ TEST(RunnerVerification, EveryTracerGoesThroughTheJudge) {
       EXPECT_NE(b.error.find("7 error(s)"), std::string::npos) << b.error;
       EXPECT_NE(b.error.find("fake faults"), std::string::npos) << b.error;
     }
+  }
+}
+
+// The consumer's CPU is measured from the tracer's own tasks and calls: the
+// reader thread's time (read before drain() joins it) and 1 ms per
+// disable()/drain() on the caller.
+TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
+  const std::string out = std::filesystem::temp_directory_path() / ("tb-consumer-" + std::to_string(getpid()));
+  RunOptions opt;
+  opt.tracers = {"test_consumer", "test_honest"};
+  opt.workloads = {"test_counting"};
+  opt.quick = true;
+  opt.repetitions = 2;
+  opt.samples = 100;
+  opt.out_base = out;
+  opt.write_samples = false;
+  Plan plan;
+  ASSERT_TRUE(make_plan(opt, &plan));
+  RunResult run;
+  std::string dir;
+  Status s = run_benchmarks(opt, plan, &run, &dir);
+  std::filesystem::remove_all(out);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(run.benchmarks.size(), 2u);
+  for (const auto& b : run.benchmarks) {
+    SCOPED_TRACE(b.name);
+    ASSERT_EQ(b.status, "ok") << b.error;
+    if (b.tracer == "test_honest") {
+      // No consumer task, no reads on the caller: nothing to say.
+      EXPECT_FALSE(b.consumer.has_value());
+      continue;
+    }
+    ASSERT_TRUE(b.consumer.has_value());
+    const ConsumerResult& c = *b.consumer;
+    double reader = b.tracer_details.at("reader_cpu_ns").get<double>();
+    int calls = b.tracer_details.at("caller_calls").get<int>();
+    ASSERT_EQ(c.tasks.size(), 1u);
+    EXPECT_EQ(c.tasks[0].role, "reader");
+    EXPECT_EQ(c.tasks[0].pid, getpid());
+    // Read before the join: at most the thread's whole time, and short of it
+    // by at most the last few ms it ran.
+    EXPECT_LE(c.tasks[0].cpu_ns, reader);
+    EXPECT_GE(c.tasks[0].cpu_ns, reader - 5e6);
+    EXPECT_GT(c.tasks[0].cpu_ns, 2e6);  // at least two of its 1 ms bursts
+    EXPECT_GE(c.caller_cpu_ns, calls * 1e6);
+    EXPECT_LT(c.caller_cpu_ns, calls * 1e6 + 50e6);
+    EXPECT_DOUBLE_EQ(c.cpu_ns, c.tasks[0].cpu_ns + c.caller_cpu_ns);
+    EXPECT_EQ(c.records, b.events.recorded);
+    ASSERT_TRUE(c.wakeups.has_value());
+    EXPECT_EQ(*c.wakeups, 42u);
+    EXPECT_TRUE(c.precise);
+    EXPECT_GT(c.window_s, 0.0);
   }
 }
 

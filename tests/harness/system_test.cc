@@ -1,6 +1,8 @@
 // Machine probes of harness/src/system.cc that can be checked exactly.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -44,6 +46,64 @@ TEST(ForeignCpuLoad, OwnThreadsAreNotForeign) {
   // CPU time must include every thread, or it would count as foreign.
   EXPECT_GE(b.self_s - a.self_s, 0.2);
   EXPECT_GE(b.machine_busy_s - a.machine_busy_s, 0.2);
+}
+
+TEST(TaskCpu, StatTicksAfterTheLastParenthesis) {
+  std::uint64_t u = 0, k = 0;
+  // A command name with spaces and parentheses, as /proc prints it.
+  const std::string stat =
+      "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 1000 0 0 0 317 58 0 0 20 0 3 0 12345 1000000 100";
+  ASSERT_TRUE(parse_stat_ticks(stat, &u, &k));
+  EXPECT_EQ(u, 317u);
+  EXPECT_EQ(k, 58u);
+  EXPECT_FALSE(parse_stat_ticks("4242 no-parenthesis S 1 2 3", &u, &k));
+  EXPECT_FALSE(parse_stat_ticks("4242 (short) S 1 2 3", &u, &k));
+  EXPECT_FALSE(parse_stat_ticks("4242 (bad) S 1 4242 4242 0 -1 4194560 1000 0 0 0 x7 58 0", &u, &k));
+}
+
+TEST(TaskCpu, SchedstatFirstFieldIsNanoseconds) {
+  double ns = 0;
+  ASSERT_TRUE(parse_schedstat_ns("123456789 2000 17\n", &ns));
+  EXPECT_EQ(ns, 123456789.0);
+  EXPECT_FALSE(parse_schedstat_ns("", &ns));
+  EXPECT_FALSE(parse_schedstat_ns("garbage", &ns));
+}
+
+// A thread of ours burning ~100 ms of CPU: its schedstat time agrees with
+// its own CPU clock, the process's time covers it, and a thread that is
+// gone cannot be read.
+TEST(TaskCpu, ReadsALiveThreadAndTheWholeProcess) {
+  std::atomic<int> tid{0};
+  std::atomic<bool> done{false}, release{false};
+  std::atomic<double> own{0};
+  std::thread t([&] {
+    tid.store(static_cast<int>(gettid()));
+    timespec ts{};
+    auto now = [&] {
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+    };
+    double until = now() + 100e6;
+    while (now() < until) {
+    }
+    own.store(now());
+    done.store(true);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  TaskCpu thread, process;
+  ASSERT_TRUE(read_task_cpu(getpid(), tid.load(), &thread));
+  ASSERT_TRUE(read_task_cpu(getpid(), 0, &process));
+  EXPECT_TRUE(thread.precise);
+  EXPECT_NEAR(thread.ns, own.load(), 5e6);  // schedstat and the thread clock count the same time
+  EXPECT_GE(process.ns, thread.ns);
+  EXPECT_GE(thread.user_ticks + thread.sys_ticks, 5u);  // ~10 ticks at USER_HZ 100
+  int gone = tid.load();
+  release.store(true);
+  t.join();
+  TaskCpu after;
+  EXPECT_FALSE(read_task_cpu(getpid(), gone, &after));
+  EXPECT_FALSE(read_task_cpu(999999999, 0, &after));
 }
 
 }  // namespace

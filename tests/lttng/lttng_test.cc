@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -224,6 +225,28 @@ TEST_F(LttngTest, HotEventsCountedExactly) {
   EXPECT_EQ(d["trace"]["events_checked"], 10000u);  // every tag checked
   EXPECT_EQ(d["trace"]["other_events"], 0u);
   EXPECT_EQ(d["event"], "tracebench:hot");
+}
+
+// The daemons doing the consumer's work are named for the harness's CPU
+// accounting: the session daemon and the consumer daemon it spawned for the
+// session (from a thread other than its main one), each a whole process.
+TEST_F(LttngTest, ConsumerDaemonsAreNamed) {
+  auto st = workload_state("ust_hot", 0);
+  ASSERT_TRUE(st);
+  ASSERT_TRUE(tracer.attach(spec_for("ust_hot", 0)));
+  ASSERT_TRUE(tracer.enable());
+  st->fire(1000);
+  ASSERT_TRUE(tracer.disable());
+  std::vector<tracebench::ConsumerTask> tasks = tracer.consumer_tasks();
+  ASSERT_TRUE(tracer.drain());
+  std::set<std::string> roles;
+  for (const auto& t : tasks) {
+    roles.insert(t.role);
+    EXPECT_EQ(t.tid, 0);
+    EXPECT_TRUE(lt::process_is(t.pid, t.role)) << t.role << " " << t.pid;
+  }
+  EXPECT_TRUE(roles.count("lttng-sessiond"));
+  EXPECT_TRUE(roles.count("lttng-consumerd")) << "consumer daemon not found among the daemon's children";
 }
 
 TEST_F(LttngTest, PayloadBytesVerified) {

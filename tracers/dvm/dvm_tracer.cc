@@ -15,6 +15,8 @@
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
 //          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script:
 //          dvm_option_schema() below.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -223,9 +225,17 @@ class DvmTracer final : public Tracer {
     return Status::ok();
   }
 
+  bool reads_on_caller() const override { return true; }  // drain() is one consumer pass
+  std::vector<ConsumerTask> consumer_tasks() const override {
+    if (!session_ || session_->consumer_tid() == 0) return {};
+    return {{"consumer (switchrate)", static_cast<int>(getpid()), session_->consumer_tid()}};
+  }
+
   EventCounts counts() override {
     EventCounts c;
     if (!session_) return c;
+    // Every pass of the consumer is a wakeup (a timer at switchrate, records or not).
+    c.consumer_wakeups = static_cast<std::int64_t>(session_->consumer_stats().passes);
     tbdvm::Counters k = session_->counters();
     c.lost = k.drops + k.agg_drops + k.busy_drops;
     // A clause that faulted (bad address, division by zero, ...) did not do

@@ -3,6 +3,7 @@
 // this is the part that allocates, at enable time only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <condition_variable>
 #include <cstdio>
@@ -108,6 +109,8 @@ class Session {
 
   Counters counters() const;
   const ConsumerStats& consumer_stats() const { return cstats_; }
+  // The consumer thread's tid (0 when it is not running).
+  int consumer_tid() const { return consumer_tid_.load(); }
   uint64_t records_for_epid(uint32_t epid) const;
   uint64_t records_total() const { return cstats_.records; }
   std::vector<AggResult> aggregations();
@@ -150,6 +153,7 @@ class Session {
   std::FILE* out_ = nullptr;
   RecordHook record_hook_;
   std::thread consumer_;
+  std::atomic<int> consumer_tid_{0};
   std::mutex consume_mu_;
   bool stop_ = false;
   std::mutex stop_mu_;

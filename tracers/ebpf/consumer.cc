@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -68,6 +69,7 @@ void Consumer::run() {
     int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
     if (rc != 0) pin_error_ = "pinning the consumer to CPU " + std::to_string(cfg_.cpu) + ": " + std::strerror(rc);
   }
+  tid_ = static_cast<int>(gettid());
   ready_ = true;
   const bool block = cfg_.mode == ConsumerMode::kEpoll;
   while (!stop_.load(std::memory_order_relaxed)) {

@@ -64,6 +64,12 @@ class Consumer {
   std::uint64_t payload_verified() const { return payload_verified_.load(); }
   std::string first_problem() const;
   std::uint64_t perf_lost() const { return perf_lost_.load(); }
+  // The consumer thread's tid (0 before it runs) and the times it woke with
+  // records to read (epoll mode; -1 when spinning: it never sleeps).
+  int tid() const { return tid_.load(); }
+  std::int64_t wakeups() const {
+    return cfg_.mode == ConsumerMode::kEpoll ? static_cast<std::int64_t>(polls_with_data_.load()) : -1;
+  }
   nlohmann::json details() const;
 
   // Callbacks (public for the C trampolines).
@@ -80,6 +86,7 @@ class Consumer {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> ready_{false};
+  std::atomic<int> tid_{0};
   std::string pin_error_;
   std::atomic<std::uint64_t> records_{0}, bad_records_{0}, payload_verified_{0}, perf_lost_{0};
   std::atomic<std::uint64_t> truncated_records_{0}, kept_bytes_{0};

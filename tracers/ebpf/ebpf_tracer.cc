@@ -429,6 +429,12 @@ EbpfTracer::KernelStats EbpfTracer::read_kernel_stats() const {
   return s;
 }
 
+std::vector<ConsumerTask> EbpfTracer::consumer_tasks() const {
+  if (!consumer_ || consumer_->tid() == 0) return {};
+  return {{cfg_.action == "ringbuf" ? "ring buffer reader" : "perf buffer reader", static_cast<int>(getpid()),
+           consumer_->tid()}};
+}
+
 EventCounts EbpfTracer::counts() {
   EventCounts c;
   if (!obj_) return c;
@@ -466,6 +472,7 @@ EventCounts EbpfTracer::counts() {
     c.payload_mismatch_detail = consumer_->first_problem();
     // Bytes the program generated itself are not the workload's.
     c.payload_verified = copy_payload_ ? consumer_->payload_verified() : 0;
+    c.consumer_wakeups = consumer_->wakeups();
   }
   c.lost = sum_percpu(obj_->drops, 0);
   // A copy of the workload's buffer that faulted was not recorded (lost),

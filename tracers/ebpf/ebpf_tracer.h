@@ -62,6 +62,9 @@ class EbpfTracer final : public Tracer {
   Status disable() override;
   Status drain() override;
   EventCounts counts() override;
+  std::vector<ConsumerTask> consumer_tasks() const override;
+  // The last pass over the ring or perf buffer runs in drain().
+  bool reads_on_caller() const override { return true; }
   nlohmann::json details() const override;
   void teardown() noexcept override;
 

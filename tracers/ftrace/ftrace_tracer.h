@@ -71,6 +71,10 @@ class FtraceTracer final : public Tracer {
   Status disable() override;
   Status drain() override;
   EventCounts counts() override;
+  // The instance's buffer is read (libtracefs, libtraceevent) in disable()
+  // (consume_on_disable) and drain(): what trace-cmd's reader does, with the
+  // payload check.
+  bool reads_on_caller() const override { return true; }
   nlohmann::json details() const override;
   std::string marker_file() const override;
   void teardown() noexcept override;

@@ -257,6 +257,12 @@ Status LttngTracer::drain() {
   return Status::ok();
 }
 
+std::vector<ConsumerTask> LttngTracer::consumer_tasks() const {
+  std::vector<ConsumerTask> out;
+  for (const auto& d : lttng::sessiond_family()) out.push_back({d.comm, static_cast<int>(d.pid), 0});
+  return out;
+}
+
 EventCounts LttngTracer::counts() {
   std::lock_guard<std::mutex> lock(mu_);
   EventCounts c;

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -29,13 +30,20 @@ constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 
 bool gone(pid_t pid) { return !common::pid_alive(pid); }
 
-// Children of `pid` (the consumer daemons and run-as helper of a sessiond).
+// Children of `pid` (the consumer daemons and run-as helper of a sessiond):
+// every thread's children file, as a daemon forks from whichever of its
+// threads handles the request (the consumer daemons come from a client
+// thread, not the main one).
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> out;
-  std::string kids = common::read_text("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  std::istringstream in(kids);
-  pid_t k;
-  while (in >> k) out.push_back(k);
+  std::error_code ec;  // a daemon that exits meanwhile has no children
+  std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const auto& e = *it;
+    std::istringstream in(common::read_text(e.path().string() + "/children"));
+    pid_t k;
+    while (in >> k) out.push_back(k);
+  }
   return out;
 }
 
@@ -59,6 +67,19 @@ bool process_is(pid_t pid, const std::string& comm) {
   std::string c = common::read_text("/proc/" + std::to_string(pid) + "/comm");
   while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
   return c == comm;
+}
+
+std::vector<DaemonTask> sessiond_family() {
+  pid_t daemon = 0;
+  std::istringstream(common::read_text(kSessiondPidFile)) >> daemon;
+  if (daemon <= 0 || !process_is(daemon, "lttng-sessiond")) return {};
+  std::vector<DaemonTask> out{{daemon, "lttng-sessiond"}};
+  for (pid_t k : children_of(daemon)) {
+    std::string c = common::read_text("/proc/" + std::to_string(k) + "/comm");
+    while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+    if (!c.empty()) out.push_back({k, c});
+  }
+  return out;
 }
 
 std::string find_sessiond_binary() {

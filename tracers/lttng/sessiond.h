@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "tracebench/status.h"
 
@@ -40,6 +41,15 @@ Status stop_sessiond(pid_t pid);
 // For cleanup: a daemon recorded in kMarkerFile whose owner is gone.
 // Returns what it did ("" when nothing).
 std::string stop_orphaned_sessiond(bool stop = true);  // stop = false: only say what it would stop
+
+// The running root session daemon (from its pid file) and its children
+// (consumer daemons, run-as helper), each with its comm: the tasks whose CPU
+// time is the consumer's cost.  Empty when no daemon runs.
+struct DaemonTask {
+  pid_t pid = 0;
+  std::string comm;
+};
+std::vector<DaemonTask> sessiond_family();
 
 // True when `pid` has exited (no such process, or a zombie).
 bool process_gone(pid_t pid);

@@ -405,6 +405,12 @@ Status LttngKernelTracer::drain() {
   return Status::ok();
 }
 
+std::vector<ConsumerTask> LttngKernelTracer::consumer_tasks() const {
+  std::vector<ConsumerTask> out;
+  for (const auto& d : lttng::sessiond_family()) out.push_back({d.comm, static_cast<int>(d.pid), 0});
+  return out;
+}
+
 EventCounts LttngKernelTracer::counts() {
   std::lock_guard<std::mutex> lock(mu_);
   EventCounts c;

@@ -70,6 +70,8 @@ class LttngKernelTracer final : public Tracer {
   Status disable() override;
   Status drain() override;
   EventCounts counts() override;
+  // The session daemon and its consumer daemons (which write the trace).
+  std::vector<ConsumerTask> consumer_tasks() const override;
   nlohmann::json details() const override;
   void teardown() noexcept override;
 

@@ -664,7 +664,14 @@ EventCounts PerfTracer::counts() {
   c.recorded = samples_.load();
   c.lost = lost_.load();
   c.exact = exact_;
+  c.consumer_wakeups = static_cast<std::int64_t>(wakeups_.load());
   return c;
+}
+
+std::vector<ConsumerTask> PerfTracer::consumer_tasks() const {
+  std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
+  if (consumer_tid_ == 0) return {};
+  return {{"ring buffer reader", static_cast<int>(getpid()), static_cast<int>(consumer_tid_)}};
 }
 
 nlohmann::json PerfTracer::details() const {

@@ -59,6 +59,7 @@ class PerfTracer final : public Tracer {
   Status disable() override;
   Status drain() override;
   EventCounts counts() override;
+  std::vector<ConsumerTask> consumer_tasks() const override;
   nlohmann::json details() const override;
   void teardown() noexcept override;
 

@@ -101,6 +101,30 @@ struct EventsResult {
   std::string verification_reason;
 };
 
+// CPU time the tracer's consumer spent over the benchmark (from attach to the
+// end of drain, baseline blocks included, when it has nothing to read): its
+// reader threads and daemons (Tracer::consumer_tasks) and what drain() did on
+// the measuring thread.  Absent when the tracer names no consumer task and
+// its drain took no measurable time, or the tracer records nothing.
+struct ConsumerTaskResult {
+  std::string role;
+  int pid = 0, tid = 0;
+  double cpu_ns = 0;
+};
+struct ConsumerResult {
+  double cpu_ns = 0;        // every task and the drain
+  double caller_cpu_ns = 0;  // of it: disable()/drain() on the measuring thread (Tracer::reads_on_caller)
+  // Share of the tasks' time spent in user space, from their /proc tick
+  // counts; absent below 20 ticks (too few to split).
+  std::optional<double> user_fraction;
+  std::uint64_t ticks = 0;
+  bool precise = true;  // false: some task's time came from ticks only
+  std::uint64_t records = 0;  // = events.recorded
+  std::optional<std::uint64_t> wakeups;
+  double window_s = 0;
+  std::vector<ConsumerTaskResult> tasks;
+};
+
 // One timed sample, as samples.csv holds it (per-event cycles, floor subtracted).
 struct SampleRow {
   bool traced = false;
@@ -129,6 +153,7 @@ struct BenchmarkResult {
   std::optional<MedianCI> overhead_cycles;
   std::optional<MedianCI> overhead_ns;
   EventsResult events;
+  std::optional<ConsumerResult> consumer;
   nlohmann::json tracer_details = nlohmann::json::object();
   // Interrupts per event of the traced blocks minus the baseline blocks, by
   // /proc/interrupts row and CPU (rows where some CPU differs by >= 0.001):

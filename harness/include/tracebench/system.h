@@ -2,6 +2,7 @@
 // reported as warnings in the run context, never fixed silently.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,24 @@ CpuTimeSnapshot cpu_time_snapshot();
 // Average number of CPUs kept busy by everything but this process between
 // two snapshots (0 when either failed or no time passed).
 double foreign_cpu_load(const CpuTimeSnapshot& a, const CpuTimeSnapshot& b);
+
+// CPU time of one task: a thread (tid != 0) from
+// /proc/<pid>/task/<tid>/schedstat (nanoseconds run), or a whole process
+// (tid == 0) from its CPU clock (clock_getcpuclockid: every thread, exited
+// ones too); with the user and kernel ticks of the matching /proc stat file,
+// which only the split between them is taken from (ticks are 1/USER_HZ s).
+// `precise` is false where the nanoseconds had to come from the ticks.
+struct TaskCpu {
+  double ns = 0;
+  std::uint64_t user_ticks = 0, sys_ticks = 0;
+  bool precise = true;
+};
+Status read_task_cpu(int pid, int tid, TaskCpu* out);
+// Fields 14 and 15 (utime, stime) of a /proc stat line; the command name in
+// parentheses may hold spaces and parentheses.  false when malformed.
+bool parse_stat_ticks(const std::string& stat, std::uint64_t* utime, std::uint64_t* stime);
+// The first field of a schedstat line (nanoseconds on the CPU).
+bool parse_schedstat_ns(const std::string& schedstat, double* ns);
 
 // Mounts tracefs at /sys/kernel/tracing (and debugfs at /sys/kernel/debug)
 // when they are not mounted yet.  Returns the tracefs path.

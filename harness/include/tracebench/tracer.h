@@ -135,6 +135,20 @@ struct EventCounts {
   // Bytes of workload payload that matched byte for byte (events that were
   // checked, complete and equal).  0 unless payload_source == kWorkload.
   std::uint64_t payload_verified = 0;
+
+  // Times the consumer woke up to read (an epoll or poll return with data,
+  // a timer tick that found records); -1 when the tracer cannot tell.
+  std::int64_t consumer_wakeups = -1;
+};
+
+// A task that consumes what a tracer records, beside the firing thread: a
+// reader thread of this process (tid) or a daemon (tid 0: the whole
+// process, every thread).  The harness reads their CPU time from attach to
+// drain: the consumer's cost per record (the model's Cost_A and Cost_C).
+struct ConsumerTask {
+  std::string role;  // "ring buffer reader", "lttng-consumerd", ...
+  int pid = 0;
+  int tid = 0;
 };
 
 struct Availability {
@@ -195,6 +209,18 @@ class Tracer {
   // Consume what is buffered (called after disable(), before counts()).
   virtual Status drain() { return Status::ok(); }
   virtual EventCounts counts() = 0;
+  // The tasks consuming what it records (asked after attach() and again
+  // before drain(); work done on the calling thread: reads_on_caller()).  None for a tracer that keeps everything in the kernel
+  // until drain().
+  virtual std::vector<ConsumerTask> consumer_tasks() const { return {}; }
+  // True when disable() or drain() read the tracer's records on the calling
+  // thread the way its consumer would (ftrace's buffer read after each block,
+  // the last pass of a reader thread): the harness then counts the CPU time
+  // of every disable() and drain() call as consumer time (stopping the
+  // tracer, a syscall or two per block, with it).  False when they only stop
+  // a session and read the trace back to verify it (LTTng: its consumer
+  // daemon did the work).
+  virtual bool reads_on_caller() const { return false; }
   // Extra measurements a tracer has of itself (kernel run stats, ...).
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
   // For kMarker probes: the trace_marker file the workload must write to

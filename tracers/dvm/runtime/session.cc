@@ -340,6 +340,7 @@ void Session::consumer_loop() {
   sigemptyset(&set);
   sigaddset(&set, SIGPROF);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  consumer_tid_ = static_cast<int>(gettid());
   auto period = std::chrono::duration<double>(1.0 / opt_.switchrate_hz);
   std::unique_lock<std::mutex> lk(stop_mu_);
   while (!stop_) {
@@ -368,6 +369,7 @@ void Session::disable() {
   }
   stop_cv_.notify_all();
   if (consumer_.joinable()) consumer_.join();
+  consumer_tid_ = 0;
   consume_once();
   enabled_ = false;
 }

@@ -1,0 +1,120 @@
+// Internal to the runner: the CPU time a tracer's consumer spends over one
+// benchmark (ConsumerResult in the results schema).  Snapshots of the
+// tracer's consumer tasks after attach() and before drain(), plus the
+// measuring thread's own CPU time inside disable() and drain() for a tracer
+// that reads there (Tracer::reads_on_caller).
+#pragma once
+
+#include <time.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tracebench/results.h"
+#include "tracebench/system.h"
+#include "tracebench/tracer.h"
+
+namespace tracebench {
+
+class ConsumerMeter {
+ public:
+  // After attach(): the tasks the tracer names now and their CPU so far.
+  void start(const Tracer& t) {
+    wall0_ = std::chrono::steady_clock::now();
+    for (const ConsumerTask& task : t.consumer_tasks()) {
+      TaskCpu c;
+      if (read_task_cpu(task.pid, task.tid, &c)) begin_[{task.pid, task.tid}] = c;
+    }
+    started_ = true;
+  }
+
+  // Before drain(): the tasks named now (one that was not there at start
+  // was created since: all its time counts), read now and again after
+  // drain(), which may stop a reader thread (its time up to here counts)
+  // or make a daemon flush (counted too).  Returns notes on tasks that
+  // could not be read.
+  std::vector<std::string> before_drain(const Tracer& t) {
+    std::vector<std::string> notes;
+    if (!started_) return notes;
+    for (const ConsumerTask& task : t.consumer_tasks()) {
+      TaskCpu c;
+      if (!read_task_cpu(task.pid, task.tid, &c)) {
+        notes.push_back(fmt::format("consumer task {} (pid {} tid {}) ended before drain: its CPU time is not counted",
+                                    task.role, task.pid, task.tid));
+        continue;
+      }
+      end_.push_back({task, c});
+    }
+    return notes;
+  }
+
+  // Around each disable() and drain(): the calling thread's CPU time counts
+  // when the tracer reads its records there.
+  void caller_begin(const Tracer& t) {
+    caller_reads_ = t.reads_on_caller();
+    if (caller_reads_) caller0_ = thread_cpu_ns();
+  }
+  void caller_end() {
+    if (caller_reads_ && started_) caller_ns_ += std::max(0.0, thread_cpu_ns() - caller0_);
+    caller_reads_ = false;
+  }
+
+  void after_drain() {
+    if (!started_) return;
+    for (auto& [task, c] : end_) {
+      TaskCpu later;
+      if (read_task_cpu(task.pid, task.tid, &later)) c = later;
+    }
+  }
+
+  // The result, or nothing when there was no consumer to speak of.
+  std::optional<ConsumerResult> result(std::uint64_t records, std::int64_t wakeups) {
+    if (!started_ || (end_.empty() && caller_ns_ <= 0)) return std::nullopt;
+    ConsumerResult r;
+    std::uint64_t user_ticks = 0, sys_ticks = 0;
+    for (const auto& [task, c] : end_) {
+      TaskCpu b;
+      if (auto it = begin_.find({task.pid, task.tid}); it != begin_.end()) b = it->second;
+      ConsumerTaskResult x;
+      x.role = task.role;
+      x.pid = task.pid;
+      x.tid = task.tid;
+      x.cpu_ns = std::max(0.0, c.ns - b.ns);
+      r.cpu_ns += x.cpu_ns;
+      user_ticks += c.user_ticks - std::min(c.user_ticks, b.user_ticks);
+      sys_ticks += c.sys_ticks - std::min(c.sys_ticks, b.sys_ticks);
+      r.precise = r.precise && c.precise;
+      r.tasks.push_back(x);
+    }
+    r.caller_cpu_ns = caller_ns_;
+    r.cpu_ns += caller_ns_;
+    r.ticks = user_ticks + sys_ticks;
+    if (r.ticks >= 20) r.user_fraction = static_cast<double>(user_ticks) / static_cast<double>(r.ticks);
+    r.records = records;
+    if (wakeups >= 0) r.wakeups = static_cast<std::uint64_t>(wakeups);
+    r.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+    return r;
+  }
+
+ private:
+  static double thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+  }
+
+  bool started_ = false;
+  std::chrono::steady_clock::time_point wall0_;
+  std::map<std::pair<int, int>, TaskCpu> begin_;
+  std::vector<std::pair<ConsumerTask, TaskCpu>> end_;
+  bool caller_reads_ = false;
+  double caller0_ = 0, caller_ns_ = 0;
+};
+
+}  // namespace tracebench
