@@ -2,8 +2,11 @@
 // observation is one repetition's overhead (traced - baseline median, cycles
 // per event) of a benchmark that has a figure; the parameters come from the
 // runs that vary one knob: payload bytes (fixed + per_byte, a least-squares
-// line through the per-size medians), threads (contention over one thread).
-// Intervals: percentile bootstrap over the repetitions, fixed seed.
+// line through the per-size medians), threads (contention over one thread),
+// handlers (per_ecb, false_predicate).  The consumer terms come from the
+// benchmarks' consumer CPU: cycles per record regressed on payload bytes and
+// wakeups per record.  Intervals: percentile bootstrap over the repetitions
+// (over the benchmarks for the consumer terms), fixed seed.
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
@@ -20,7 +23,16 @@
 namespace tracebench::model {
 namespace {
 
-using Key = std::tuple<std::string, std::string, std::string>;  // tracer, probe kind, action
+// tracer, probe kind, action, configuration (options as "k=v,k=v")
+using Key = std::tuple<std::string, std::string, std::string, std::string>;
+
+// One benchmark's consumer figure (one thread, one handler).
+struct ConsumerPoint {
+  double cycles_per_record = 0;
+  double payload_bytes = 0;
+  double wakeups_per_record = -1;  // -1: not counted
+  double user_ticks = 0, split_ticks = 0;  // pooled over benchmarks for the user/kernel split
+};
 
 struct Observations {
   std::map<std::uint64_t, std::vector<double>> by_payload;  // one thread, one handler
@@ -30,7 +42,32 @@ struct Observations {
   std::map<int, std::vector<double>> by_handlers[2];        // [0] predicate false, [1] true
   std::set<std::string> workloads;
   bool carries_payload = false;
+  std::map<std::string, std::string> options;
+  Key consumer_pool;  // where its consumer figures go
 };
+
+// The option that sets how often a tracer's consumer is woken: runs that
+// differ only in it are pooled for the consumer fit, their wakeups per
+// record being what tells the per-wakeup cost from the per-record one.
+const char* wakeup_knob(const std::string& tracer) {
+  if (tracer == "ebpf") return "wakeup";
+  if (tracer == "perf") return "wakeup_events";
+  if (tracer == "dvm") return "switchrate";
+  return "";
+}
+
+// The configuration: the options less the handler sweep's keys (and less
+// `skip`).
+std::pair<std::map<std::string, std::string>, std::string> config_of(const BenchmarkResult& b, const char* skip = "") {
+  std::map<std::string, std::string> o;
+  std::string text;
+  for (const auto& [k, v] : b.options) {
+    if (k == "ecbs" || k == "extra_predicate" || k == skip) continue;
+    o[k] = v;
+    text += (text.empty() ? "" : ",") + k + "=" + v;
+  }
+  return {o, text};
+}
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).p50; }
 
@@ -147,17 +184,172 @@ Param per_handler(const std::vector<double>& one, const std::map<int, std::vecto
   return p;
 }
 
-const char* kConsumerNotMeasuredYet =
-    "not measured by this version of the suite (it needs the consumer's CPU time per record and per wakeup)";
+// Least squares y = X b (k <= 3 columns) by the normal equations; false
+// when the columns are (nearly) dependent.
+bool solve_least_squares(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                         std::vector<double>* b) {
+  const std::size_t k = x.empty() ? 0 : x[0].size();
+  if (k == 0 || x.size() < k) return false;
+  std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0));
+  for (std::size_t r = 0; r < x.size(); ++r)
+    for (std::size_t i = 0; i < k; ++i) {
+      for (std::size_t j = 0; j < k; ++j) a[i][j] += x[r][i] * x[r][j];
+      a[i][k] += x[r][i] * y[r];
+    }
+  std::vector<double> diag(k);
+  for (std::size_t i = 0; i < k; ++i) diag[i] = a[i][i];
+  for (std::size_t c = 0; c < k; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < k; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+    std::swap(a[c], a[piv]);
+    // Relative to the column's own scale: a column that is a combination of
+    // the others leaves (almost) nothing here.
+    if (!(std::fabs(a[c][c]) > 1e-9 * std::max(diag[c], 1e-300))) return false;
+    for (std::size_t r = 0; r < k; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (std::size_t j = c; j <= k; ++j) a[r][j] -= f * a[c][j];
+    }
+  }
+  b->assign(k, 0);
+  for (std::size_t i = 0; i < k; ++i) (*b)[i] = a[i][k] / a[i][i];
+  return true;
+}
 
-Entry fit_entry(const Key& k, const Observations& o, int bootstrap, std::mt19937_64& rng) {
+std::string wakeup_hint(const std::string& tracer) {
+  if (tracer == "ebpf") return "runs with other wakeup policies: `-o ebpf.wakeup=no_wakeup`, `-o ebpf.wakeup=force`";
+  if (tracer == "perf") return "runs with other wakeup counts: `-o perf.wakeup_events=1`, `-o perf.wakeup_events=1000`";
+  if (tracer == "dvm") return "runs with other consumer rates: `-o dvm.switchrate=100hz`, `-o dvm.switchrate=5000hz`";
+  return "runs with another wakeup policy (this tracer has no option for one)";
+}
+
+// The consumer terms of one entry.
+void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, const std::string& run_cmd,
+                  int bootstrap, std::mt19937_64& rng, Entry* e) {
+  if (pts.empty()) {
+    const std::string why = fmt::format(
+        "no consumer figure in the runs (the action keeps nothing for a consumer, or the results predate the "
+        "consumer's measurement): `{}`",
+        run_cmd);
+    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = Param::absent(why);
+    return;
+  }
+  std::set<double> payloads;
+  double w_lo = 1e300, w_hi = -1;
+  bool wakeups_known = true;
+  for (const auto& p : pts) {
+    payloads.insert(p.payload_bytes);
+    if (p.wakeups_per_record < 0) wakeups_known = false;
+    w_lo = std::min(w_lo, p.wakeups_per_record);
+    w_hi = std::max(w_hi, p.wakeups_per_record);
+  }
+  // Which terms the runs can tell apart from the per-record one.
+  const bool by_byte = o.carries_payload && payloads.size() >= 2;
+  // Wakeups per record must vary: by half again, or from none to some.
+  const bool by_wakeup = wakeups_known && (w_lo > 0 ? w_hi >= 1.5 * w_lo : w_hi >= 0.05);
+  auto row = [&](const ConsumerPoint& p) {
+    std::vector<double> r{1.0};
+    if (by_byte) r.push_back(p.payload_bytes);
+    if (by_wakeup) r.push_back(p.wakeups_per_record);
+    return r;
+  };
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const auto& p : pts) {
+    x.push_back(row(p));
+    y.push_back(p.cycles_per_record);
+  }
+  const std::size_t k = x[0].size();
+  std::vector<double> b;
+  Entry::ConsumerFit q;
+  q.points = pts.size();
+  if (pts.size() < k + 1 || !solve_least_squares(x, y, &b)) {
+    const std::string why =
+        fmt::format("{} consumer figure(s) for {} term(s): not enough to fit (more payload sizes or runs: `{}`)",
+                    pts.size(), k, run_cmd);
+    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = Param::absent(why);
+    return;
+  }
+  double my = 0, ss_tot = 0, ss_res = 0;
+  for (double v : y) my += v / static_cast<double>(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    double pred = 0;
+    for (std::size_t j = 0; j < k; ++j) pred += b[j] * x[i][j];
+    ss_tot += (y[i] - my) * (y[i] - my);
+    ss_res += (y[i] - pred) * (y[i] - pred);
+    q.worst_residual_cycles = std::max(q.worst_residual_cycles, std::fabs(y[i] - pred));
+  }
+  q.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  // Bootstrap over the benchmarks; a resample whose terms cannot be told
+  // apart (one payload size drawn, say) is skipped.
+  std::vector<std::vector<double>> draws(k);
+  std::uniform_int_distribution<std::size_t> pick(0, pts.size() - 1);
+  for (int it = 0; it < bootstrap; ++it) {
+    std::vector<std::vector<double>> xb;
+    std::vector<double> yb, bb;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      std::size_t r = pick(rng);
+      xb.push_back(x[r]);
+      yb.push_back(y[r]);
+    }
+    if (!solve_least_squares(xb, yb, &bb)) continue;
+    for (std::size_t j = 0; j < k; ++j) draws[j].push_back(bb[j]);
+  }
+  auto param = [&](std::size_t j) {
+    if (draws[j].size() < 100)
+      return Param::absent(fmt::format("{} consumer figures are too few to bound the fit (more runs: `{}`)",
+                                       pts.size(), run_cmd));
+    Param p;
+    p.cycles = b[j];
+    p.n = pts.size();
+    interval(draws[j], &p);
+    return p;
+  };
+  std::size_t col = 0;
+  e->consumer_per_record = param(col++);
+  if (by_byte)
+    e->consumer_per_record_byte = param(col++);
+  else
+    e->consumer_per_record_byte = Param::absent(
+        o.carries_payload ? fmt::format("one payload size in the consumer figures: `{} -p 0 -p 256 -p 4096`", run_cmd)
+                          : std::string("the action records no payload"));
+  if (by_wakeup)
+    e->consumer_per_wakeup = param(col++);
+  else if (!wakeups_known)
+    e->consumer_per_wakeup = Param::absent(
+        "the consumer does not count its wakeups (it spins, or the tracer cannot tell): what they cost is in "
+        "consumer_per_record");
+  else
+    e->consumer_per_wakeup = Param::absent(fmt::format(
+        "wakeups per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told from the "
+        "per-record one (it is in consumer_per_record): {}",
+        w_lo, w_hi, wakeup_hint(e->tracer)));
+  double user = 0, ticks = 0;
+  for (const auto& p : pts) {
+    user += p.user_ticks;
+    ticks += p.split_ticks;
+  }
+  q.ticks = static_cast<std::uint64_t>(ticks);
+  if (ticks >= 20)
+    q.user_fraction = user / ticks;
+  else
+    q.user_fraction_missing = fmt::format(
+        "the consumer ran {:.0f} tick(s) in the runs (20 needed for a user/kernel split): longer runs (`{} "
+        "--repetitions 20`)",
+        ticks, run_cmd);
+  e->consumer_fit = q;
+}
+
+Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer, int bootstrap,
+                std::mt19937_64& rng) {
   Entry e;
-  std::tie(e.tracer, e.probe_kind, e.action) = k;
+  std::tie(e.tracer, e.probe_kind, e.action, std::ignore) = k;
+  e.options = o.options;
   e.workloads.assign(o.workloads.begin(), o.workloads.end());
-  e.consumer_user_per_record = Param::absent(kConsumerNotMeasuredYet);
-  e.consumer_sys_per_record = Param::absent(kConsumerNotMeasuredYet);
-  e.consumer_per_wakeup = Param::absent(kConsumerNotMeasuredYet);
-  const std::string run_cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
+  std::string run_cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
+  for (const auto& [key, v] : e.options) run_cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
+  fit_consumer(o, consumer, run_cmd, bootstrap, rng, &e);
 
   std::size_t total = 0;
   for (const auto& [p, v] : o.by_payload) total += v.size();
@@ -253,7 +445,9 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   if (bootstrap < 100) return Status::error("model fit: the bootstrap needs at least 100 resamples");
   TB_TRY(same_machine(runs));
   std::map<Key, Observations> obs;
+  std::map<Key, std::vector<ConsumerPoint>> pools;
   for (const auto& r : runs) {
+    const double tsc = r.context.tsc_hz;
     for (const auto& b : r.benchmarks) {
       if (b.status != "ok" || !b.overhead_cycles || b.tracer == "none") continue;
       const auto& base = b.baseline.repetition_medians;
@@ -262,10 +456,23 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       for (std::size_t i = 0; i < std::min(base.size(), tr.size()); ++i)
         if (std::isfinite(tr[i] - base[i])) v.push_back(tr[i] - base[i]);
       if (v.empty()) continue;
-      Observations& o = obs[{b.tracer, b.probe_kind, b.action}];
+      auto [options, config] = config_of(b);
+      Observations& o = obs[{b.tracer, b.probe_kind, b.action, config}];
+      o.options = options;
+      o.consumer_pool = {b.tracer, b.probe_kind, b.action, config_of(b, wakeup_knob(b.tracer)).second};
       o.workloads.insert(b.workload);
       if (b.events.payload_source != "none") o.carries_payload = true;
       const int handlers = handlers_of(b);
+      if (b.consumer && handlers == 1 && b.threads == 1 && b.consumer->records > 0 && tsc > 0) {
+        const ConsumerResult& c = *b.consumer;
+        ConsumerPoint p;
+        p.cycles_per_record = c.cpu_ns * tsc / 1e9 / static_cast<double>(c.records);
+        p.payload_bytes = static_cast<double>(b.payload_bytes);
+        if (c.wakeups) p.wakeups_per_record = static_cast<double>(*c.wakeups) / static_cast<double>(c.records);
+        p.user_ticks = c.user_ticks;
+        p.split_ticks = static_cast<double>(c.ticks);
+        pools[o.consumer_pool].push_back(p);
+      }
       if (handlers > 1) {
         if (b.threads != 1 || b.payload_bytes != 0) continue;  // one knob at a time
         // What the extra handlers' predicates do: as the tracer reports it, else the option.
@@ -297,14 +504,15 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   m.tsc_hz = c.tsc_hz;
   for (const auto& r : runs) m.runs.push_back(r.context.run_id);
   std::mt19937_64 rng(20081);  // fixed: the same runs give the same model
-  for (const auto& [k, o] : obs) m.entries.push_back(fit_entry(k, o, bootstrap, rng));
+  for (const auto& [k, o] : obs) m.entries.push_back(fit_entry(k, o, pools[o.consumer_pool], bootstrap, rng));
   *out = std::move(m);
   return Status::ok();
 }
 
-const Entry* Model::find(const std::string& tracer, const std::string& probe_kind, const std::string& action) const {
+const Entry* Model::find(const std::string& tracer, const std::string& probe_kind, const std::string& action,
+                         const std::map<std::string, std::string>& options) const {
   for (const auto& e : entries)
-    if (e.tracer == tracer && e.probe_kind == probe_kind && e.action == action) return &e;
+    if (e.tracer == tracer && e.probe_kind == probe_kind && e.action == action && e.options == options) return &e;
   return nullptr;
 }
 

@@ -62,6 +62,10 @@ int run_fit(const FitArgs& a) {
   if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);
   // Everything computed before anything is written; each file replaced atomically.
   const std::string md = to_markdown(m);
+  const std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir) && !std::filesystem::create_directories(dir, ec))
+    return fail("fit", Status::error(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())));
   for (const auto& [path, text] : {std::pair{a.out, to_json(m).dump(2) + "\n"}, std::pair{sibling(a.out, ".md"), md},
                                    std::pair{sibling(a.out, ".csv"), to_csv(m)}}) {
     if (Status s = write_file_atomic(path, text); !s) return fail("fit", s);

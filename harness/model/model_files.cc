@@ -37,8 +37,8 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"per_byte", &Entry::per_byte},
     {"per_ecb", &Entry::per_ecb},
     {"false_predicate", &Entry::false_predicate},
-    {"consumer_user_per_record", &Entry::consumer_user_per_record},
-    {"consumer_sys_per_record", &Entry::consumer_sys_per_record},
+    {"consumer_per_record", &Entry::consumer_per_record},
+    {"consumer_per_record_byte", &Entry::consumer_per_record_byte},
     {"consumer_per_wakeup", &Entry::consumer_per_wakeup},
 };
 
@@ -67,10 +67,16 @@ json to_json(const Model& m) {
     for (const auto& p : e.points)
       points.push_back({{"payload_bytes", p.payload_bytes}, {"median_cycles", p.median_cycles},
                         {"predicted_cycles", p.predicted_cycles}, {"n", p.n}});
+    json consumer = nullptr;
+    if (const auto& q = e.consumer_fit) {
+      consumer = {{"points", q->points}, {"r2", q->r2}, {"worst_residual_cycles", q->worst_residual_cycles},
+                  {"user_fraction", opt(q->user_fraction)}, {"ticks", q->ticks}};
+      if (!q->user_fraction) consumer["user_fraction_missing"] = q->user_fraction_missing;
+    }
     entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
-                       {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
+                       {"options", e.options}, {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
                        {"fit", {{"r2", opt(e.r2)}, {"worst_residual_cycles", opt(e.worst_residual_cycles)},
-                                {"points", points}, {"handlers", handlers}}}});
+                                {"points", points}, {"handlers", handlers}, {"consumer", consumer}}}});
   }
   return {{"schema", kModelSchema},
           {"schema_version", kModelSchemaVersion},
@@ -78,7 +84,9 @@ json to_json(const Model& m) {
            {{"host", m.host}, {"cpu_model", m.cpu_model}, {"kernel_release", m.kernel_release},
             {"execution", m.execution}, {"emulated", m.emulated}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
           {"equation",
-           "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t)"},
+           "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t); "
+           "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + wakeups/s*consumer_per_wakeup, "
+           "Cost_A = u*Cost_D, Cost_C = (1-u)*Cost_D"},
           {"entries", entries}};
 }
 
@@ -104,6 +112,7 @@ Status from_json(const json& j, Model* out) {
       e.tracer = ej.at("tracer");
       e.probe_kind = ej.at("probe_kind");
       e.action = ej.at("action");
+      e.options = ej.at("options").get<std::map<std::string, std::string>>();
       e.workloads = ej.at("workloads").get<std::vector<std::string>>();
       for (const auto& [name, member] : kParams) e.*member = param_from(ej.at("parameters").at(name));
       for (const auto& [t, p] : ej.at("contention").items()) e.contention[std::stoi(t)] = param_from(p);
@@ -117,6 +126,16 @@ Status from_json(const json& j, Model* out) {
         if (!q.is_null())
           e.handler_fit[truth] = Entry::LineQuality{q.at("r2"), q.at("worst_residual_cycles"), q.at("points")};
       }
+      if (const json& q = f.at("consumer"); !q.is_null()) {
+        Entry::ConsumerFit c;
+        c.points = q.at("points");
+        c.r2 = q.at("r2");
+        c.worst_residual_cycles = q.at("worst_residual_cycles");
+        c.ticks = q.at("ticks");
+        if (!q.at("user_fraction").is_null()) c.user_fraction = q.at("user_fraction").get<double>();
+        if (q.contains("user_fraction_missing")) c.user_fraction_missing = q.at("user_fraction_missing");
+        e.consumer_fit = c;
+      }
       m.entries.push_back(std::move(e));
     }
     *out = std::move(m);
@@ -124,6 +143,13 @@ Status from_json(const json& j, Model* out) {
     return Status::error(std::string("model: ") + e.what());
   }
   return Status::ok();
+}
+
+// The action with its configuration, as the tables show it.
+std::string action_label(const Entry& e) {
+  std::string o;
+  for (const auto& [k, v] : e.options) o += fmt::format("{}{}={}", o.empty() ? "" : ", ", k, v);
+  return o.empty() ? e.action : fmt::format("{} ({})", e.action, o);
 }
 
 std::string to_markdown(const Model& m) {
@@ -148,7 +174,7 @@ std::string to_markdown(const Model& m) {
       if (e.tracer != t) continue;
       std::string wl;
       for (const auto& w : e.workloads) wl += (wl.empty() ? "" : ", ") + w;
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", e.probe_kind, e.action, cell(e.fixed),
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", e.probe_kind, action_label(e), cell(e.fixed),
                         e.per_byte.ok() ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.per_byte.cycles, e.per_byte.ci_low,
                                                       e.per_byte.ci_high)
                                         : "—",
@@ -167,7 +193,7 @@ std::string to_markdown(const Model& m) {
       auto quality = [](const std::optional<Entry::LineQuality>& q) {
         return q ? fmt::format("{:.3f}, {:.1f} ({} points)", q->r2, q->worst_residual_cycles, q->points) : std::string();
       };
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.probe_kind, e.action,
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.probe_kind, action_label(e),
                         e.per_ecb.ok() ? cell(e.per_ecb) : "—", quality(e.handler_fit[1]),
                         e.false_predicate.ok() ? cell(e.false_predicate) : "—", quality(e.handler_fit[0]));
     }
@@ -178,9 +204,29 @@ std::string to_markdown(const Model& m) {
         if (!p.ok()) continue;
         if (!any) md += "\n| probe kind | action | threads | contention (extra cycles per event) |\n|---|---|---:|---|\n";
         any = true;
-        md += fmt::format("| {} | {} | {} | {} |\n", e.probe_kind, e.action, threads, cell(p));
+        md += fmt::format("| {} | {} | {} | {} |\n", e.probe_kind, action_label(e), threads, cell(p));
       }
     }
+  }
+  bool consumers = false;
+  for (const auto& e : m.entries) {
+    if (!e.consumer_fit || !e.consumer_per_record.ok()) continue;
+    if (!consumers)
+      md += "\n## Consumers (Table 3 analog)\n\nThe consumer's CPU time (reader threads, daemons, reads on the "
+            "measuring thread) per record, per recorded byte and per wakeup, fitted over benchmarks; its idle time "
+            "is spread over them.\n\n| tracer | probe kind | action | per record | per byte | per wakeup | user "
+            "share | R², worst residual (points) |\n|---|---|---|---|---|---|---:|---|\n";
+    consumers = true;
+    const auto& q = *e.consumer_fit;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer, e.probe_kind, action_label(e),
+                      cell(e.consumer_per_record),
+                      e.consumer_per_record_byte.ok()
+                          ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.consumer_per_record_byte.cycles,
+                                        e.consumer_per_record_byte.ci_low, e.consumer_per_record_byte.ci_high)
+                          : "—",
+                      cell(e.consumer_per_wakeup),
+                      q.user_fraction ? fmt::format("{:.2f} ({} ticks)", *q.user_fraction, q.ticks) : "—", q.r2,
+                      q.worst_residual_cycles, q.points);
   }
   md += "\n## What the runs did not measure\n\n";
   std::set<std::string> said;
@@ -190,25 +236,32 @@ std::string to_markdown(const Model& m) {
     for (const auto& [t, p] : e.contention) all.push_back({fmt::format("contention({})", t), &p});
     for (const auto& [name, p] : all) {
       if (p->ok()) continue;
-      std::string line = fmt::format("- {} {} {}: {}: {}\n", e.tracer, e.probe_kind, e.action, name, p->missing);
+      std::string line = fmt::format("- {} {} {}: {}: {}\n", e.tracer, e.probe_kind, action_label(e), name, p->missing);
       if (said.insert(line).second) md += line;
     }
+    if (e.consumer_fit && !e.consumer_fit->user_fraction)
+      md += fmt::format("- {} {} {}: consumer user share: {}\n", e.tracer, e.probe_kind, action_label(e),
+                        e.consumer_fit->user_fraction_missing);
   }
   return md;
 }
 
 std::string to_csv(const Model& m) {
-  std::string out = "tracer,probe_kind,action,parameter,cycles,ci_low,ci_high,n,ns,missing\n";
+  std::string out = "tracer,probe_kind,action,options,parameter,cycles,ci_low,ci_high,n,ns,missing\n";
   const double ns = 1e9 / m.tsc_hz;
   auto row = [&](const Entry& e, const std::string& name, const Param& p) {
+    std::string opts;
+    for (const auto& [k, v] : e.options) opts += fmt::format("{}{}={}", opts.empty() ? "" : ";", k, v);
+    for (char& ch : opts)
+      if (ch == ',' || ch == '"' || ch == '\n') ch = ' ';
     std::string why = p.missing;
     for (char& ch : why)
       if (ch == ',' || ch == '"' || ch == '\n') ch = ' ';
     if (p.ok())
-      out += fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{},{:.3f},\n", e.tracer, e.probe_kind, e.action, name,
+      out += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{:.3f},\n", e.tracer, e.probe_kind, e.action, opts, name,
                          *p.cycles, p.ci_low, p.ci_high, p.n, *p.cycles * ns);
     else
-      out += fmt::format("{},{},{},{},,,,,,{}\n", e.tracer, e.probe_kind, e.action, name, why);
+      out += fmt::format("{},{},{},{},{},,,,,,{}\n", e.tracer, e.probe_kind, e.action, opts, name, why);
   };
   for (const auto& e : m.entries) {
     for (const auto& [name, member] : kParams) row(e, name, e.*member);
@@ -240,8 +293,20 @@ Status scenario_from_json(const json& j, Scenario* out) {
     *v = x;
     return Status::ok();
   };
-  const std::set<std::string> probe_keys = {"tracer", "probe_kind", "action", "payload_bytes", "handlers",
-                                            "predicate_true", "rate_hz", "threads"};
+  const std::set<std::string> probe_keys = {"tracer", "probe_kind", "action", "options", "payload_bytes",
+                                            "handlers", "predicate_true", "rate_hz", "threads"};
+  auto options = [&](const json& o, std::optional<std::map<std::string, std::string>>* v,
+                     const std::string& where) -> Status {
+    if (!o.contains("options")) return Status::ok();
+    if (!o.at("options").is_object()) return bad(where + ": \"options\" must be an object of strings");
+    std::map<std::string, std::string> m;
+    for (const auto& [k, x] : o.at("options").items()) {
+      if (!x.is_string()) return bad(where + ": options." + k + " must be a string");
+      m[k] = x.get<std::string>();
+    }
+    *v = m;
+    return Status::ok();
+  };
   for (std::size_t i = 0; i < j.at("probes").size(); ++i) {
     const json& o = j.at("probes")[i];
     std::string where = fmt::format("probes[{}]", i);
@@ -252,6 +317,7 @@ Status scenario_from_json(const json& j, Scenario* out) {
     TB_TRY(text(o, "tracer", &p.tracer, where));
     TB_TRY(text(o, "probe_kind", &p.probe_kind, where));
     TB_TRY(text(o, "action", &p.action, where));
+    TB_TRY(options(o, &p.options, where));
     double bytes = 0, handlers = 1, threads = 1;
     TB_TRY(number(o, "payload_bytes", 0, 1 << 20, &bytes, where));
     TB_TRY(number(o, "handlers", 1, 1024, &handlers, where));
@@ -268,7 +334,8 @@ Status scenario_from_json(const json& j, Scenario* out) {
   }
   if (j.contains("consumers")) {
     if (!j.at("consumers").is_array()) return bad("\"consumers\" must be an array");
-    const std::set<std::string> keys = {"tracer", "probe_kind", "action", "records_hz", "wakeups_hz"};
+    const std::set<std::string> keys = {"tracer",     "probe_kind", "action",       "options",
+                                        "records_hz", "wakeups_hz", "payload_bytes"};
     for (std::size_t i = 0; i < j.at("consumers").size(); ++i) {
       const json& o = j.at("consumers")[i];
       std::string where = fmt::format("consumers[{}]", i);
@@ -279,8 +346,13 @@ Status scenario_from_json(const json& j, Scenario* out) {
       TB_TRY(text(o, "tracer", &c.tracer, where));
       TB_TRY(text(o, "probe_kind", &c.probe_kind, where));
       TB_TRY(text(o, "action", &c.action, where));
+      TB_TRY(options(o, &c.options, where));
       TB_TRY(number(o, "records_hz", 0, 1e9, &c.records_hz, where));
       TB_TRY(number(o, "wakeups_hz", 0, 1e9, &c.wakeups_hz, where));
+      double bytes = 0;
+      TB_TRY(number(o, "payload_bytes", 0, 1 << 20, &bytes, where));
+      if (bytes != std::floor(bytes)) return bad(where + ": payload_bytes is a whole number");
+      c.payload_bytes = static_cast<std::uint64_t>(bytes);
       s.consumers.push_back(c);
     }
   }

@@ -15,10 +15,34 @@ Status need(const Param& p, const char* name, const Entry& e) {
                                    e.action, name, p.missing));
 }
 
+std::string options_text(const std::map<std::string, std::string>& o) {
+  std::string t;
+  for (const auto& [k, v] : o) t += fmt::format("{}{}={}", t.empty() ? "" : ",", k, v);
+  return t.empty() ? "no options" : t;
+}
+
+// The entry a probe or consumer names: the one with its options, or the
+// only configuration the model has of that tracer, probe kind and action.
 Status entry_for(const Model& m, const std::string& tracer, const std::string& kind, const std::string& action,
-                 const Entry** e) {
-  *e = m.find(tracer, kind, action);
-  if (*e) return Status::ok();
+                 const std::optional<std::map<std::string, std::string>>& options, const Entry** e) {
+  std::vector<const Entry*> same;
+  for (const auto& x : m.entries)
+    if (x.tracer == tracer && x.probe_kind == kind && x.action == action) same.push_back(&x);
+  if (options) {
+    *e = m.find(tracer, kind, action, *options);
+    if (*e) return Status::ok();
+  } else if (same.size() == 1) {
+    *e = same[0];
+    return Status::ok();
+  }
+  if (!same.empty()) {
+    std::string configs;
+    for (const Entry* x : same) configs += fmt::format("{}{{{}}}", configs.empty() ? "" : ", ", options_text(x->options));
+    return Status::error(fmt::format("model predict: the model has {} configuration(s) of {} {} {} ({}){}: say which "
+                                     "with \"options\"",
+                                     same.size(), tracer, kind, action, configs,
+                                     options ? fmt::format(", none with {}", options_text(*options)) : ""));
+  }
   std::string known;
   for (const auto& x : m.entries) known += fmt::format("{}{} {} {}", known.empty() ? "" : ", ", x.tracer, x.probe_kind, x.action);
   return Status::error(fmt::format("model predict: the model has no entry for {} {} {} (it has: {})", tracer, kind,
@@ -32,7 +56,7 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
   Prediction p;
   for (const auto& load : s.probes) {
     const Entry* e = nullptr;
-    TB_TRY(entry_for(m, load.tracer, load.probe_kind, load.action, &e));
+    TB_TRY(entry_for(m, load.tracer, load.probe_kind, load.action, load.options, &e));
     TB_TRY(need(e->fixed, "fixed cost", *e));
     double c = *e->fixed.cycles;
     if (load.payload_bytes > 0) {
@@ -65,17 +89,31 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
   }
   for (const auto& load : s.consumers) {
     const Entry* e = nullptr;
-    TB_TRY(entry_for(m, load.tracer, load.probe_kind, load.action, &e));
+    TB_TRY(entry_for(m, load.tracer, load.probe_kind, load.action, load.options, &e));
+    double d = 0;  // the consumer's cycles per second, user and kernel
     if (load.records_hz > 0) {
-      TB_TRY(need(e->consumer_user_per_record, "consumer user time per record", *e));
-      TB_TRY(need(e->consumer_sys_per_record, "consumer kernel time per record", *e));
-      p.cost_a += load.records_hz * *e->consumer_user_per_record.cycles;
-      p.cost_c += load.records_hz * *e->consumer_sys_per_record.cycles;
+      TB_TRY(need(e->consumer_per_record, "consumer cost per record", *e));
+      double per = *e->consumer_per_record.cycles;
+      if (load.payload_bytes > 0) {
+        TB_TRY(need(e->consumer_per_record_byte, "consumer cost per recorded byte", *e));
+        per += static_cast<double>(load.payload_bytes) * *e->consumer_per_record_byte.cycles;
+      }
+      d += load.records_hz * per;
     }
     if (load.wakeups_hz > 0) {
       TB_TRY(need(e->consumer_per_wakeup, "consumer cost per wakeup", *e));
-      p.cost_c += load.wakeups_hz * *e->consumer_per_wakeup.cycles;
+      d += load.wakeups_hz * *e->consumer_per_wakeup.cycles;
     }
+    if (d == 0) continue;
+    if (!e->consumer_fit || !e->consumer_fit->user_fraction)
+      return Status::error(fmt::format("model predict: {} {} {}: the model has no user/kernel split of the consumer's "
+                                       "time (Cost_A vs Cost_C): {}",
+                                       e->tracer, e->probe_kind, e->action,
+                                       e->consumer_fit ? e->consumer_fit->user_fraction_missing
+                                                       : std::string("no consumer fit")));
+    const double u = *e->consumer_fit->user_fraction;
+    p.cost_a += u * d;
+    p.cost_c += (1 - u) * d;
   }
   p.cpu_percent_a = 100 * p.cost_a / m.tsc_hz;
   p.cpu_percent_b = 100 * p.cost_b / m.tsc_hz;

@@ -5,9 +5,12 @@
 // that reads there (Tracer::reads_on_caller).
 #pragma once
 
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,12 +59,22 @@ class ConsumerMeter {
 
   // Around each disable() and drain(): the calling thread's CPU time counts
   // when the tracer reads its records there.
+  // Its user/kernel split comes from getrusage(RUSAGE_THREAD), whose split
+  // rests on ticks too: counted in tick equivalents.
   void caller_begin(const Tracer& t) {
     caller_reads_ = t.reads_on_caller();
-    if (caller_reads_) caller0_ = thread_cpu_ns();
+    if (!caller_reads_) return;
+    caller0_ = thread_cpu_ns();
+    getrusage(RUSAGE_THREAD, &ru0_);
   }
   void caller_end() {
-    if (caller_reads_ && started_) caller_ns_ += std::max(0.0, thread_cpu_ns() - caller0_);
+    if (caller_reads_ && started_) {
+      caller_ns_ += std::max(0.0, thread_cpu_ns() - caller0_);
+      rusage ru{};
+      getrusage(RUSAGE_THREAD, &ru);
+      caller_user_us_ += std::max(0.0, us(ru.ru_utime) - us(ru0_.ru_utime));
+      caller_sys_us_ += std::max(0.0, us(ru.ru_stime) - us(ru0_.ru_stime));
+    }
     caller_reads_ = false;
   }
 
@@ -94,8 +107,12 @@ class ConsumerMeter {
     }
     r.caller_cpu_ns = caller_ns_;
     r.cpu_ns += caller_ns_;
-    r.ticks = user_ticks + sys_ticks;
-    if (r.ticks >= 20) r.user_fraction = static_cast<double>(user_ticks) / static_cast<double>(r.ticks);
+    const double tick_us = 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+    const double user = static_cast<double>(user_ticks) + caller_user_us_ / tick_us;
+    const double all = user + static_cast<double>(sys_ticks) + caller_sys_us_ / tick_us;
+    r.ticks = static_cast<std::uint64_t>(std::llround(all));
+    r.user_ticks = user;
+    if (r.ticks >= 20) r.user_fraction = user / all;
     r.records = records;
     if (wakeups >= 0) r.wakeups = static_cast<std::uint64_t>(wakeups);
     r.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
@@ -103,6 +120,7 @@ class ConsumerMeter {
   }
 
  private:
+  static double us(const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); }
   static double thread_cpu_ns() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -115,6 +133,8 @@ class ConsumerMeter {
   std::vector<std::pair<ConsumerTask, TaskCpu>> end_;
   bool caller_reads_ = false;
   double caller0_ = 0, caller_ns_ = 0;
+  rusage ru0_{};
+  double caller_user_us_ = 0, caller_sys_us_ = 0;
 };
 
 }  // namespace tracebench

@@ -32,7 +32,7 @@ double ctx_tsc_hz(const RunResult& r) { return r.context.tsc_hz; }
 json consumer_json(const ConsumerResult& c, double tsc_hz) {
   json tasks = json::array();
   for (const auto& t : c.tasks) tasks.push_back({{"role", t.role}, {"pid", t.pid}, {"tid", t.tid}, {"cpu_ns", t.cpu_ns}});
-  json j = {{"cpu_ns", c.cpu_ns}, {"caller_cpu_ns", c.caller_cpu_ns}, {"ticks", c.ticks}, {"precise", c.precise},
+  json j = {{"cpu_ns", c.cpu_ns}, {"caller_cpu_ns", c.caller_cpu_ns}, {"ticks", c.ticks}, {"user_ticks", c.user_ticks}, {"precise", c.precise},
             {"records", c.records}, {"window_s", c.window_s}, {"tasks", tasks}};
   put_opt(j, "user_fraction", c.user_fraction);
   put_opt(j, "wakeups", c.wakeups);
@@ -47,6 +47,7 @@ ConsumerResult consumer_from(const json& j) {
   j.at("cpu_ns").get_to(c.cpu_ns);
   j.at("caller_cpu_ns").get_to(c.caller_cpu_ns);
   j.at("ticks").get_to(c.ticks);
+  j.at("user_ticks").get_to(c.user_ticks);
   j.at("precise").get_to(c.precise);
   j.at("records").get_to(c.records);
   j.at("window_s").get_to(c.window_s);

@@ -216,6 +216,186 @@ TEST(ModelFit, HandlerSweepGivesPerEcbAndFalsePredicateCosts) {
       << e->false_predicate.missing;
 }
 
+// Consumer figures made of known costs: cycles per record = kRec + bytes *
+// kByte + (wakeups per record) * kWake, with noise, over payload sizes and
+// two wakeup policies; a quarter of the ticks in user space.
+constexpr double kRec = 800, kByte = 0.5, kWake = 3000;
+
+BenchmarkResult with_consumer(std::uint64_t bytes, double wakeups_per_record, std::mt19937_64& rng) {
+  std::normal_distribution<double> noise(0, 20);
+  BenchmarkResult b = bench("ringbuf", bytes, 1, kFixed + kPerByte * bytes, rng);
+  ConsumerResult c;
+  c.records = 100000;
+  c.wakeups = static_cast<std::uint64_t>(wakeups_per_record * 100000);
+  const double per = kRec + kByte * bytes + kWake * wakeups_per_record + noise(rng);
+  c.cpu_ns = per * 100000 / 2.1;  // at the runs' 2.1 GHz
+  c.ticks = 40;
+  c.user_ticks = 10;
+  c.user_fraction = 0.25;
+  b.consumer = c;
+  return b;
+}
+
+TEST(ModelFit, ConsumerTermsFromTheConsumerFigures) {
+  std::mt19937_64 rng(5);
+  std::vector<RunResult> runs;
+  for (const char* id : {"c1", "c2", "c3"}) {
+    RunResult r = run_of(id);
+    for (std::uint64_t bytes : {0, 256, 1024, 4096})
+      for (double w : {0.02, 0.9}) r.benchmarks.push_back(with_consumer(bytes, w, rng));
+    runs.push_back(r);
+  }
+  Model m;
+  ASSERT_TRUE(fit(runs, &m).is_ok());
+  const Entry* e = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(e, nullptr);
+  auto show = [](const Param& p) {
+    return p.ok() ? fmt::format("{} [{}, {}]", *p.cycles, p.ci_low, p.ci_high) : p.missing;
+  };
+  EXPECT_TRUE(within(e->consumer_per_record, kRec)) << show(e->consumer_per_record);
+  EXPECT_TRUE(within(e->consumer_per_record_byte, kByte)) << show(e->consumer_per_record_byte);
+  EXPECT_TRUE(within(e->consumer_per_wakeup, kWake)) << show(e->consumer_per_wakeup);
+  EXPECT_LT(e->consumer_per_wakeup.ci_high - e->consumer_per_wakeup.ci_low, 200) << "an interval, not a shrug";
+  EXPECT_EQ(e->consumer_per_record.n, 24u) << "one figure per benchmark";
+  ASSERT_TRUE(e->consumer_fit.has_value());
+  EXPECT_EQ(e->consumer_fit->points, 24u);
+  EXPECT_GT(e->consumer_fit->r2, 0.999);
+  ASSERT_TRUE(e->consumer_fit->user_fraction.has_value());
+  EXPECT_DOUBLE_EQ(*e->consumer_fit->user_fraction, 0.25);
+  EXPECT_EQ(e->consumer_fit->ticks, 24u * 40);
+  Model back;
+  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  EXPECT_NE(to_markdown(m).find("Consumers (Table 3 analog)"), std::string::npos);
+
+  // The model predicts what the figures were made of: 10 kHz of 256-byte
+  // records with a wakeup every 50 records.
+  Scenario s;
+  s.probes.push_back({"ebpf", "syscall", "ringbuf", 256, 1, 1, 10000, 1});
+  s.consumers.push_back({"ebpf", "syscall", "ringbuf", 10000, 200, 256});
+  Prediction p;
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  const double truth = 10000 * (kRec + 256 * kByte) + 200 * kWake;
+  EXPECT_NEAR(p.cost_a + p.cost_c, truth, 0.02 * truth);
+  EXPECT_NEAR(p.cost_a / (p.cost_a + p.cost_c), 0.25, 1e-9);
+}
+
+TEST(ModelFit, ConsumerTermsTheRunsCannotSeparateSaySo) {
+  std::mt19937_64 rng(6);
+  RunResult r = run_of("w");
+  // One wakeup policy: wakeups per record hardly move.
+  for (std::uint64_t bytes : {0, 256, 1024, 4096})
+    for (int i = 0; i < 2; ++i) r.benchmarks.push_back(with_consumer(bytes, 0.9, rng));
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->consumer_per_record.ok());
+  EXPECT_NEAR(*e->consumer_per_record_byte.cycles, kByte, 0.05);
+  EXPECT_FALSE(e->consumer_per_wakeup.ok());
+  EXPECT_NE(e->consumer_per_wakeup.missing.find("ebpf.wakeup=no_wakeup"), std::string::npos)
+      << e->consumer_per_wakeup.missing;
+  // The wakeup's cost is then inside the per-record one.
+  EXPECT_NEAR(*e->consumer_per_record.cycles, kRec + 0.9 * kWake, 30);
+  Scenario s;
+  s.probes.push_back({"ebpf", "syscall", "ringbuf", 0, 1, 1, 1000, 1});
+  s.consumers.push_back({"ebpf", "syscall", "ringbuf", 1000, 10, 0});
+  Prediction p;
+  Status st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("consumer cost per wakeup"), std::string::npos) << st.message();
+
+  // A spinning consumer counts no wakeups; too few ticks give no split.
+  for (auto& b : r.benchmarks) {
+    b.consumer->wakeups.reset();
+    b.consumer->user_fraction.reset();
+    b.consumer->ticks = 2;
+    b.consumer->user_ticks = 1;
+  }
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  e = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_NE(e->consumer_per_wakeup.missing.find("does not count its wakeups"), std::string::npos);
+  ASSERT_TRUE(e->consumer_fit.has_value());
+  EXPECT_FALSE(e->consumer_fit->user_fraction.has_value());
+  EXPECT_NE(e->consumer_fit->user_fraction_missing.find("20 needed"), std::string::npos);
+  s.consumers[0].wakeups_hz = 0;
+  st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("user/kernel split"), std::string::npos) << st.message();
+
+  // No consumer figure at all: each term says how to get one.
+  for (auto& b : r.benchmarks) b.consumer.reset();
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  e = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_NE(e->consumer_per_record.missing.find("no consumer figure"), std::string::npos);
+  EXPECT_FALSE(e->consumer_fit.has_value());
+}
+
+// Another wakeup policy is another configuration: its probe cost (an
+// irq_work per record under force) is its own entry, never pooled with the
+// default's, while the consumer fit pools the policies (their wakeups per
+// record are what separate the per-wakeup cost).  A scenario names the
+// configuration when the model has several.
+TEST(ModelFit, ConfigurationsAreEntriesAndTheWakeupPolicyPoolsTheConsumer) {
+  std::mt19937_64 rng(8);
+  RunResult r = run_of("cfg");
+  for (std::uint64_t bytes : {0, 256, 1024, 4096}) {
+    for (int i = 0; i < 2; ++i) {
+      BenchmarkResult d = with_consumer(bytes, 0.02, rng);
+      BenchmarkResult f = with_consumer(bytes, 1.0, rng);
+      f.options["wakeup"] = "force";
+      f.traced.repetition_medians.clear();
+      for (double base : f.baseline.repetition_medians)
+        f.traced.repetition_medians.push_back(base + kFixed + 900 + kPerByte * bytes);
+      r.benchmarks.push_back(d);
+      r.benchmarks.push_back(f);
+    }
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  ASSERT_EQ(m.entries.size(), 2u);
+  const Entry* d = m.find("ebpf", "syscall", "ringbuf");
+  const Entry* f = m.find("ebpf", "syscall", "ringbuf", {{"wakeup", "force"}});
+  ASSERT_NE(d, nullptr);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(within(d->fixed, kFixed)) << *d->fixed.cycles;
+  EXPECT_NEAR(*f->fixed.cycles, kFixed + 900, 10);
+  for (const Entry* e : {d, f}) {
+    EXPECT_TRUE(within(e->consumer_per_wakeup, kWake)) << e->consumer_per_wakeup.missing;
+    EXPECT_EQ(e->consumer_fit->points, 16u) << "both policies' figures";
+  }
+  EXPECT_NE(to_markdown(m).find("ringbuf (wakeup=force)"), std::string::npos);
+  EXPECT_NE(to_csv(m).find("ebpf,syscall,ringbuf,wakeup=force,fixed,"), std::string::npos);
+  Model back;
+  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+
+  Scenario s;
+  const char* ambiguous = R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "rate_hz": 1000}]})";
+  ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(ambiguous), &s).is_ok());
+  Prediction p;
+  Status st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("2 configuration(s)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("{wakeup=force}"), std::string::npos) << st.message();
+  ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall",
+      "action": "ringbuf", "rate_hz": 1000, "options": {"wakeup": "force"}}]})"),
+                                 &s)
+                  .is_ok());
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles, *f->fixed.cycles);
+  ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall",
+      "action": "ringbuf", "rate_hz": 1000, "options": {}}]})"),
+                                 &s)
+                  .is_ok());
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles, *d->fixed.cycles);
+  EXPECT_FALSE(scenario_from_json(nlohmann::json::parse(R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall",
+      "action": "ringbuf", "rate_hz": 1000, "options": {"wakeup": 1}}]})"),
+                                  &s)
+                   .is_ok());
+}
+
 TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {
   Model m;
   ASSERT_TRUE(fit(synthetic(), &m).is_ok());
@@ -228,10 +408,10 @@ TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {
   EXPECT_NE(md.find("## ebpf"), std::string::npos);
   EXPECT_NE(md.find("What the runs did not measure"), std::string::npos);
   std::string csv = to_csv(m);
-  EXPECT_NE(csv.find("ebpf,syscall,ringbuf,per_byte,0.2"), std::string::npos) << csv;
-  j["schema_version"] = 2;
+  EXPECT_NE(csv.find("ebpf,syscall,ringbuf,,per_byte,0.2"), std::string::npos) << csv;
+  j["schema_version"] = 1;  // before the consumer terms
   EXPECT_FALSE(from_json(j, &back).is_ok());
-  j["schema_version"] = 1;
+  j["schema_version"] = kModelSchemaVersion;
   j["context"]["tsc_hz"] = 0;
   EXPECT_FALSE(from_json(j, &back).is_ok());
 }
@@ -257,9 +437,14 @@ Model hand_model() {
   e.per_ecb = value(300);
   e.false_predicate = value(100);
   e.contention[4] = value(200);
-  e.consumer_user_per_record = value(50);
-  e.consumer_sys_per_record = value(80);
+  e.consumer_per_record = value(130);
+  e.consumer_per_record_byte = value(0.5);
   e.consumer_per_wakeup = value(5000);
+  Entry::ConsumerFit q;
+  q.user_fraction = 0.25;
+  q.ticks = 100;
+  q.points = 8;
+  e.consumer_fit = q;
   m.entries.push_back(e);
   return m;
 }
@@ -267,7 +452,8 @@ Model hand_model() {
 // Worked by hand:
 //   probe 1: 1000 + 64*0.5 + 9*(100 + 0.2*(300-100)) + 200 = 2492 cycles; *50 kHz = 124.6e6 cycles/s
 //   probe 2: 1000 cycles; *1 kHz = 1e6 cycles/s            Cost_B = 125.6e6 = 6.28 % of 2 GHz
-//   consumer: A = 50e3*50 = 2.5e6 (0.125 %); C = 50e3*80 + 100*5000 = 4.5e6 (0.225 %); total 6.63 %
+//   consumer: 50e3*130 + 100*5000 = 7e6 cycles/s, a quarter of it user time:
+//             A = 1.75e6 (0.0875 %); C = 5.25e6 (0.2625 %); total 6.63 %
 TEST(ModelPredict, HandWorkedScenarioExactly) {
   Scenario s;
   ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(R"({
@@ -287,11 +473,11 @@ TEST(ModelPredict, HandWorkedScenarioExactly) {
   EXPECT_DOUBLE_EQ(p.probes[0].cycles_per_s, 124.6e6);
   EXPECT_DOUBLE_EQ(p.probes[1].cycles, 1000);
   EXPECT_DOUBLE_EQ(p.cost_b, 125.6e6);
-  EXPECT_DOUBLE_EQ(p.cost_a, 2.5e6);
-  EXPECT_DOUBLE_EQ(p.cost_c, 4.5e6);
+  EXPECT_DOUBLE_EQ(p.cost_a, 1.75e6);
+  EXPECT_DOUBLE_EQ(p.cost_c, 5.25e6);
   EXPECT_NEAR(p.cpu_percent_b, 6.28, 1e-12);
-  EXPECT_NEAR(p.cpu_percent_a, 0.125, 1e-12);
-  EXPECT_NEAR(p.cpu_percent_c, 0.225, 1e-12);
+  EXPECT_NEAR(p.cpu_percent_a, 0.0875, 1e-12);
+  EXPECT_NEAR(p.cpu_percent_c, 0.2625, 1e-12);
   EXPECT_NEAR(p.cpu_percent, 6.63, 1e-12);
   EXPECT_NE(to_text(s, p).find("6.630"), std::string::npos) << to_text(s, p);
 }

@@ -58,6 +58,7 @@ RunResult sample_run() {
   cons.cpu_ns = 2.5e6;
   cons.caller_cpu_ns = 0.5e6;
   cons.ticks = 40;
+  cons.user_ticks = 10;
   cons.user_fraction = 0.25;
   cons.records = 90;
   cons.wakeups = 12;

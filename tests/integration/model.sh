@@ -1,8 +1,10 @@
 #!/bin/bash
 # `tracebench model fit` and `model predict` end to end on a real tracer: a
 # quick payload sweep of ftrace's trace_marker, the model fitted from it
-# (schema-valid, fixed and per-byte costs with intervals), a prediction that
-# is eq. 4 of that model, and bad input refused with nothing written.
+# (schema-valid, fixed and per-byte costs with intervals, the consumer's cost
+# per record and per byte from the measured reads of ftrace's buffer), a
+# prediction that is eqs. 4-8 of that model, and bad input refused with
+# nothing written.
 set -euo pipefail
 tb=$1
 src=$2
@@ -38,6 +40,42 @@ cpu = 100 * 10000 * want / m["context"]["tsc_hz"]
 assert abs(p["cpu_percent"]["total"] - cpu) < 1e-9 * max(cpu, 1), (p["cpu_percent"], cpu)
 print(f"ok: ftrace marker fixed {fixed['cycles']:.0f} cycles, {per_byte['cycles']:.3f} cycles/byte, "
       f"R2 {e['fit']['r2']:.3f}; 2048 B at 10 kHz: {p['cpu_percent']['total']:.2f} % CPU")
+# The consumer: every benchmark's reads measured, fitted per record and per byte.
+c_rec, c_byte = e["parameters"]["consumer_per_record"], e["parameters"]["consumer_per_record_byte"]
+assert e["fit"]["consumer"]["points"] == 3, e["fit"]["consumer"]
+for name, q in (("consumer_per_record", c_rec), ("consumer_per_record_byte", c_byte)):
+    assert q["cycles"] is not None and q["ci_low"] <= q["cycles"] <= q["ci_high"], (name, q)
+assert c_byte["cycles"] > 0, c_byte
+assert e["parameters"]["consumer_per_wakeup"]["cycles"] is None  # ftrace's reads are not woken
+print(f"ok: ftrace marker consumer {c_rec['cycles']:.0f} cycles/record + {c_byte['cycles']:.3f} cycles/byte")
+PY
+
+# A consumer in the scenario: eqs. 5-8 with the fitted split, or a refusal
+# naming the split when the runs were too short to have one.
+cat > "$out/scenario2.json" <<'JSON'
+{"probes": [{"tracer": "ftrace", "probe_kind": "marker", "action": "payload", "payload_bytes": 2048, "rate_hz": 10000}],
+ "consumers": [{"tracer": "ftrace", "probe_kind": "marker", "action": "payload", "payload_bytes": 2048,
+                "records_hz": 10000}]}
+JSON
+set +e
+"$tb" model predict --model "$out/model.json" "$out/scenario2.json" --json --out "$out/prediction2.json" > "$out/p2.txt" 2>&1
+rc=$?
+set -e
+/usr/bin/python3 - "$out/model.json" "$out/prediction2.json" "$rc" "$out/p2.txt" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+e = {(x["tracer"], x["probe_kind"], x["action"]): x for x in m["entries"]}[("ftrace", "marker", "payload")]
+u = e["fit"]["consumer"]["user_fraction"]
+if u is None:
+    msg = open(sys.argv[4]).read()
+    assert sys.argv[3] == "2" and "user/kernel split" in msg, (sys.argv[3], msg)
+    print("ok: no split in short runs, and predict says so")
+    sys.exit(0)
+p = json.load(open(sys.argv[2]))
+q = e["parameters"]
+d = 10000 * (q["consumer_per_record"]["cycles"] + 2048 * q["consumer_per_record_byte"]["cycles"])
+assert abs(p["cost_a_cycles_per_s"] - u * d) < 1e-6 * d and abs(p["cost_c_cycles_per_s"] - (1 - u) * d) < 1e-6 * d, (p, d, u)
+print(f"ok: consumer {d:.0f} cycles/s, user share {u:.2f}")
 PY
 
 # Bad input: a clear error, exit 2, nothing written.

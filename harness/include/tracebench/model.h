@@ -8,13 +8,19 @@
 //
 //   Cost(P) = fixed + b * per_byte + (N - 1) * (false_predicate + p * (per_ecb - false_predicate))
 //             + contention(t)                                                     (eq. 4)
-//   Cost_A  = records/s * consumer_user_per_record                                (eqs. 5-6,
-//   Cost_C  = records/s * consumer_sys_per_record + wakeups/s * consumer_per_wakeup  user / kernel)
+//   Cost_D  = records/s * (consumer_per_record + b * consumer_per_record_byte)
+//             + wakeups/s * consumer_per_wakeup                                   (eqs. 5-6)
+//   Cost_A  = u * Cost_D, Cost_C = (1 - u) * Cost_D   (u: the consumer's user share)
 //   Cost_B  = sum over probes of rate * Cost(P)
 //   CPU %   = 100 * (Cost_A + Cost_B + Cost_C) / f_TSC                             (eqs. 7-8)
 //
 // `fixed` is the measured overhead of one handler, no predicate, payload 0,
 // one thread: flow (stages 1, 2, 4, 5) + one handler + the action together.
+// The consumer terms are the consumer's measured CPU time (result.json's
+// `consumer`: reader threads, daemons, reads on the measuring thread) per
+// record, per recorded byte and per wakeup, a least-squares fit over
+// benchmarks; its idle time over the benchmark (timers, baseline blocks) is
+// spread over the records and wakeups, there being no separate daemon term.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +37,7 @@
 namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
-inline constexpr int kModelSchemaVersion = 1;
+inline constexpr int kModelSchemaVersion = 2;  // 2: consumer terms fitted
 
 // One parameter: a value with its 95% interval, or why it has none.
 struct Param {
@@ -56,9 +62,12 @@ struct FitPoint {
 
 struct Entry {
   std::string tracer, probe_kind, action;
+  // The benchmarks' tracer options (a configuration: another wakeup policy
+  // or buffer size is another entry), less the handler sweep's keys.
+  std::map<std::string, std::string> options;
   std::vector<std::string> workloads;  // the benchmarks' workloads it was fitted from
   Param fixed, per_byte, per_ecb, false_predicate;
-  Param consumer_user_per_record, consumer_sys_per_record, consumer_per_wakeup;
+  Param consumer_per_record, consumer_per_record_byte, consumer_per_wakeup;
   std::map<int, Param> contention;  // threads -> extra cycles per event over one thread
   std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
   std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
@@ -70,6 +79,16 @@ struct Entry {
     std::size_t points = 0;
   };
   std::optional<LineQuality> handler_fit[2];
+  // The consumer fit: cycles per record regressed on payload bytes and
+  // wakeups per record over the benchmarks that have a consumer figure.
+  struct ConsumerFit {
+    std::size_t points = 0;
+    double r2 = 0, worst_residual_cycles = 0;  // per record
+    std::optional<double> user_fraction;        // of the consumer's time, from /proc ticks
+    std::uint64_t ticks = 0;                    // what the split rests on
+    std::string user_fraction_missing;          // why there is no split
+  };
+  std::optional<ConsumerFit> consumer_fit;
 };
 
 struct Model {
@@ -78,7 +97,8 @@ struct Model {
   double tsc_hz = 0;
   std::vector<std::string> runs;  // run ids fitted from
   std::vector<Entry> entries;
-  const Entry* find(const std::string& tracer, const std::string& probe_kind, const std::string& action) const;
+  const Entry* find(const std::string& tracer, const std::string& probe_kind, const std::string& action,
+                    const std::map<std::string, std::string>& options = {}) const;
 };
 
 // Fits a model from runs of one machine and kernel (refuses a mix: emulated
@@ -100,10 +120,14 @@ struct ProbeLoad {
   double predicate_true = 1;  // of each extra handler
   double rate_hz = 0;
   int threads = 1;
+  // Which configuration's entry; needed only when the model has several.
+  std::optional<std::map<std::string, std::string>> options;
 };
 struct ConsumerLoad {
   std::string tracer, probe_kind, action;  // the entry whose consumer parameters apply
   double records_hz = 0, wakeups_hz = 0;
+  std::uint64_t payload_bytes = 0;  // per record
+  std::optional<std::map<std::string, std::string>> options;
 };
 struct Scenario {
   std::vector<ProbeLoad> probes;

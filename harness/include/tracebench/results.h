@@ -114,10 +114,12 @@ struct ConsumerTaskResult {
 struct ConsumerResult {
   double cpu_ns = 0;        // every task and the drain
   double caller_cpu_ns = 0;  // of it: disable()/drain() on the measuring thread (Tracer::reads_on_caller)
-  // Share of the tasks' time spent in user space, from their /proc tick
-  // counts; absent below 20 ticks (too few to split).
+  // Share of the consumer's time spent in user space, from the tasks' /proc
+  // tick counts and the caller's getrusage(RUSAGE_THREAD) (in ticks);
+  // absent below 20 ticks (too few to split).
   std::optional<double> user_fraction;
   std::uint64_t ticks = 0;
+  double user_ticks = 0;  // of them in user space (the caller's in tick equivalents)
   bool precise = true;  // false: some task's time came from ticks only
   std::uint64_t records = 0;  // = events.recorded
   std::optional<std::uint64_t> wakeups;
