@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Validates tracebench result.json files against results/schema.json, and
+"""Validates tracebench result.json files against results/schema.json,
 model.json files (`tracebench model fit`) against results/model.schema.json
-(chosen by the file's "schema" field).
+and validations (`tracebench model validate --out`) against
+results/validation.schema.json (chosen by the file's "schema" field).
 
 Usage: validate_result.py RESULT.json [...] [--require-ok]
   --require-ok   also fail when a benchmark's status is not "ok"
@@ -14,7 +15,8 @@ import sys
 import jsonschema
 
 RESULTS = pathlib.Path(__file__).resolve().parent.parent / "results"
-SCHEMAS = {"tracebench.result": RESULTS / "schema.json", "tracebench.model": RESULTS / "model.schema.json"}
+SCHEMAS = {"tracebench.result": RESULTS / "schema.json", "tracebench.model": RESULTS / "model.schema.json",
+           "tracebench.validation": RESULTS / "validation.schema.json"}
 
 
 def main(argv):
@@ -43,6 +45,8 @@ def main(argv):
                     bad += 1
         if not errors and doc.get("schema") == "tracebench.model":
             print(f"{p}: valid model ({len(doc.get('entries', []))} entries)")
+        elif not errors and doc.get("schema") == "tracebench.validation":
+            print(f"{p}: valid validation")
         elif not errors:
             print(f"{p}: valid ({len(doc.get('benchmarks', []))} benchmarks)")
     return 1 if bad else 0

@@ -1,5 +1,6 @@
-// `tracebench model fit|predict`: the cost model's parameters from result
-// files, and what a scenario of probes and consumers would cost.
+// `tracebench model fit|predict|validate`: the cost model's parameters from
+// result files, what a scenario of probes and consumers would cost, and a
+// paced run that measures it (validate_command.cc).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "tracebench/model.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
+#include "validate_command.h"
 
 namespace tracebench::model {
 namespace {
@@ -111,6 +113,7 @@ void install(CLI::App& app, int* exit_status) {
   p->add_option("--out", pa->out, "Also write the prediction as JSON to this file");
   p->add_flag("--json", pa->json, "Print JSON");
   p->callback([pa, exit_status] { *exit_status = run_predict(*pa); });
+  install_validate(model, exit_status);
 }
 
 }  // namespace

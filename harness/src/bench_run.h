@@ -16,7 +16,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "consumer_meter.h"
+#include "tracebench/consumer_meter.h"
 #include "contenders.h"
 #include "run_state.h"
 #include "tracebench/clock.h"

@@ -463,7 +463,9 @@ int cli_main(int argc, char** argv) {
   try {
     app.parse(parse_argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help prints and is 0; every refused argument is 2, as every other
+    // refusal of bad input (CLI11's own codes are its internals).
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (!cleanup->parsed()) warn_leftovers();
   if (list->parsed()) {

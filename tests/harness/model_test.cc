@@ -529,5 +529,70 @@ TEST(ModelPredict, BadScenariosAreRefusedWithTheField) {
   }
 }
 
+// model validate's arithmetic on segments made by hand: 20 kHz for 1 s per
+// segment, untraced 1000 ns of the firing thread per event, traced 1200 ns
+// (200 ns = 420 cycles at 2.1 GHz per probe, 0.4 % of one CPU), the consumer
+// 5 ms per traced second (0.5 %).
+ValidationSegment segment(bool traced, double ns_per_event, double consumer_ns = 0) {
+  ValidationSegment g;
+  g.traced = traced;
+  g.wall_ns = 1e9;
+  g.events = 20000;
+  g.thread_cpu_ns = ns_per_event * 20000;
+  g.machine_busy_ns = traced ? 1e9 * 0.01 : 0;
+  g.consumer_cpu_ns = consumer_ns;
+  g.ticks = 1000;
+  return g;
+}
+
+TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
+  Model m = hand_model();  // ebpf syscall ringbuf: fixed 1000, consumer 130/record + 5000/wakeup, user 0.25
+  m.tsc_hz = 2.1e9;
+  ValidationScenario s{"ebpf", "getpid", "syscall", "ringbuf", {}, 0, 20000, 4};
+  ValidationMeasured x;
+  x.segments = {segment(false, 1000), segment(true, 1200, 4e6), segment(true, 1200, 6e6), segment(false, 1000)};
+  x.records = 40000;
+  x.wakeups = 200;
+  Validation v;
+  Status st = evaluate(m, s, x, &v);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_DOUBLE_EQ(v.rate_hz, 20000);
+  EXPECT_NEAR(v.probe_cycles, 420, 1e-9);
+  EXPECT_NEAR(v.probe_cpu_percent, 0.4, 1e-12);
+  EXPECT_NEAR(v.consumer_cpu_percent, 0.5, 1e-12);
+  EXPECT_NEAR(v.cpu_percent, 0.9, 1e-12);
+  EXPECT_NEAR(v.system_busy_delta_percent, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 1000);
+  EXPECT_NEAR(v.predicted_probe_cpu_percent, 100 * 20000 * 1000 / 2.1e9, 1e-12);
+  // Consumer at the rates it ran at: 20000 records/s * 130 + 100 wakeups/s * 5000.
+  ASSERT_TRUE(v.predicted_consumer_cpu_percent.has_value());
+  EXPECT_NEAR(*v.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 100 * 5000) / 2.1e9, 1e-12);
+  ASSERT_TRUE(v.predicted_cpu_percent.has_value());
+  EXPECT_TRUE(v.warnings.empty()) << v.warnings[0];
+  nlohmann::json j = to_json(m, s, x, v);
+  EXPECT_NEAR(j["error"]["probe_cycles"].get<double>(), 420 - 1000, 1e-9);
+  EXPECT_NE(to_text(s, v).find("cycles per probe"), std::string::npos);
+
+  // Untraced segments that disagree by more than the probe costs: noise, said.
+  x.segments[3] = segment(false, 1500);
+  ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
+  EXPECT_DOUBLE_EQ(v.untraced_spread_ns_per_event, 500);
+  ASSERT_FALSE(v.warnings.empty());
+  EXPECT_NE(v.warnings[0].find("noise"), std::string::npos) << v.warnings[0];
+
+  // No user/kernel split: the consumer is not predicted, and the total not.
+  m.entries[0].consumer_fit->user_fraction.reset();
+  m.entries[0].consumer_fit->user_fraction_missing = "too few ticks";
+  ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
+  EXPECT_FALSE(v.predicted_consumer_cpu_percent.has_value());
+  EXPECT_FALSE(v.predicted_cpu_percent.has_value());
+  EXPECT_NE(v.consumer_missing.find("too few ticks"), std::string::npos);
+  EXPECT_TRUE(to_json(m, s, x, v)["error"]["cpu_percent"].is_null());
+
+  // Nothing traced: no figure.
+  x.segments = {segment(false, 1000), segment(false, 1000)};
+  EXPECT_FALSE(evaluate(m, s, x, &v).is_ok());
+}
+
 }  // namespace
 }  // namespace tracebench::model

@@ -50,7 +50,7 @@ REFUSED = [
     (["run", "-t", "none", "-w", "getpid", "--cpu", "4096"], 2, r"--cpu 4096 is outside"),
     (["run", "-t", "none", "-w", "getpid", "-j", "0"], 2, r"--threads 0 is outside"),
     (["run", "-t", "none", "-w", "getpid", "-j", "9999"], 2, r"--threads 9999 is outside"),
-    (["run", "-t", "none", "-w", "getpid", "-r", "abc"], None, r"(?i)abc"),
+    (["run", "-t", "none", "-w", "getpid", "-r", "abc"], 2, r"(?i)abc"),
     # duplicates
     (["run", "-t", "none", "-w", "getpid", "-j", "1", "-j", "1"], 2, r"--threads 1 is given twice"),
     (["run", "-t", "none", "-t", "none", "-w", "getpid"], 2, r"--tracer none is given twice"),

@@ -78,6 +78,32 @@ assert abs(p["cost_a_cycles_per_s"] - u * d) < 1e-6 * d and abs(p["cost_c_cycles
 print(f"ok: consumer {d:.0f} cycles/s, user share {u:.2f}")
 PY
 
+# model validate on the same tracer: a paced run, untraced and traced
+# segments, every fired event recorded and checked, a schema-valid Table 7
+# row (the figures themselves are the host's, not asserted).
+"$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload -p 64 --rate 5000 --quick \
+  --out "$out/validation.json" > "$out/validate.txt"
+/usr/bin/python3 "$src/scripts/validate_result.py" "$out/validation.json"
+/usr/bin/python3 - "$out/validation.json" "$out/model.json" <<'PY'
+import json, math, sys
+v = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[2]))
+ev = v["events"]
+assert ev["verification"] == "passed" and ev["fired"] == ev["recorded"] + ev["lost"] and ev["fired"] > 0, ev
+segs = v["measured"]["segments"]
+assert [s["traced"] for s in segs] == [False, True, True, False] * 2, segs
+assert sum(s["events"] for s in segs if s["traced"]) == ev["fired"], (segs, ev)
+assert abs(v["measured"]["rate_hz"] - 5000) < 250, v["measured"]["rate_hz"]
+e = {(x["tracer"], x["probe_kind"], x["action"]): x for x in m["entries"]}[("ftrace", "marker", "payload")]["parameters"]
+want = e["fixed"]["cycles"] + 64 * e["per_byte"]["cycles"]
+assert abs(v["predicted"]["probe_cycles"] - want) < 1e-6 * want, (v["predicted"], want)
+for k in ("probe_cycles", "probe_cpu_percent", "consumer_cpu_percent", "cpu_percent"):
+    assert math.isfinite(v["measured"][k]), (k, v["measured"])
+print(f"ok: validate ftrace marker 64 B at 5 kHz: probe {v['measured']['probe_cycles']:.0f} cycles measured, "
+      f"{v['predicted']['probe_cycles']:.0f} predicted")
+PY
+grep -q "cycles per probe" "$out/validate.txt" || { echo "no Table 7 row"; cat "$out/validate.txt"; exit 1; }
+
 # Bad input: a clear error, exit 2, nothing written.
 expect_refusal() {
   local want=$1; shift
@@ -94,5 +120,10 @@ expect_refusal "rate_hz" "$tb" model predict --model "$out/model.json" "$out/bad
 echo '{"probes": [{"tracer": "lttng", "probe_kind": "syscall", "action": "x", "rate_hz": 1}]}' > "$out/other.json"
 expect_refusal "no entry for lttng" "$tb" model predict --model "$out/model.json" "$out/other.json"
 expect_refusal "not a tracebench model" "$tb" model predict --model "$out/runs/"*/result.json "$out/scenario.json"
-[ ! -e "$out/m2.json" ] && [ ! -e "$out/m2.md" ] && [ ! -e "$out/m2.txt" ] || { echo "a refused fit wrote files"; exit 1; }
+expect_refusal "no entry for perf" "$tb" model validate --model "$out/model.json" -t perf -w getpid -a count --quick --out "$out/v2.json"
+expect_refusal "takes no payload" "$tb" model validate --model "$out/model.json" -t ftrace -w getpid -a count -p 8 --out "$out/v2.json"
+expect_refusal "mode=sometimes" "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload -o ftrace.mode=sometimes --out "$out/v2.json"
+expect_refusal "rate" "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload --rate 10 --out "$out/v2.json"
+[ ! -e "$out/m2.json" ] && [ ! -e "$out/m2.md" ] && [ ! -e "$out/m2.txt" ] && [ ! -e "$out/v2.json" ] || { echo "a refused command wrote files"; exit 1; }
+"$src/scripts/leftovers.sh" > "$out/left.txt" 2>&1 || { echo "validate left objects behind:"; cat "$out/left.txt"; exit 1; }
 echo "model fit/predict: ok"

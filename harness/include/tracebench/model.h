@@ -152,4 +152,49 @@ Status predict(const Model& m, const Scenario& s, Prediction* out);
 nlohmann::json to_json(const Scenario& s, const Prediction& p);
 std::string to_text(const Scenario& s, const Prediction& p);
 
+// --- `tracebench model validate`: the Table 7 analog ---------------------
+// A workload fired at a paced rate for some seconds on the measured CPU, in
+// segments alternating untraced (tracer attached, disabled) and traced; the
+// firing thread's CPU time per event, the consumer's CPU time, and the whole
+// machine's busy time (/proc/stat, the independent check) measured per
+// segment; against what the model predicts for the rates achieved.  CPU
+// shares are percent of one CPU.
+struct ValidationScenario {
+  std::string tracer, workload, probe_kind, action;
+  std::map<std::string, std::string> options;
+  std::uint64_t payload_bytes = 0;
+  double rate_hz = 0;  // requested
+  double seconds = 0;
+};
+struct ValidationSegment {
+  bool traced = false;
+  double wall_ns = 0, thread_cpu_ns = 0, machine_busy_ns = 0;
+  std::uint64_t events = 0;
+  double consumer_cpu_ns = 0;  // traced: consumer tasks + reads on the firing thread (disable)
+  std::uint64_t ticks = 0, late_ticks = 0;  // pacing periods, and those begun > 1 period late
+};
+struct ValidationMeasured {
+  std::vector<ValidationSegment> segments;
+  double drain_consumer_cpu_ns = 0;  // the final drain's reads and the tasks meanwhile
+  std::uint64_t records = 0;
+  std::optional<std::uint64_t> wakeups;
+};
+struct Validation {
+  double rate_hz = 0;  // achieved while traced
+  double untraced_ns_per_event = 0, traced_ns_per_event = 0;
+  double probe_cycles = 0, probe_cpu_percent = 0, consumer_cpu_percent = 0, cpu_percent = 0;
+  double system_busy_delta_percent = 0;  // machine busy, traced minus untraced
+  double late_share = 0;                 // of the pacing periods
+  double untraced_spread_ns_per_event = 0;  // max - min over the untraced segments: the noise
+  double predicted_probe_cycles = 0, predicted_probe_cpu_percent = 0;
+  std::optional<double> predicted_consumer_cpu_percent, predicted_cpu_percent;
+  std::string consumer_missing;  // why no consumer prediction
+  std::vector<std::string> warnings;
+};
+// The measured figures and the prediction for them; an error when the model
+// cannot predict the probe or a segment kind is missing.
+Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out);
+nlohmann::json to_json(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const Validation& v);
+std::string to_text(const ValidationScenario& s, const Validation& v);
+
 }  // namespace tracebench::model

@@ -1,4 +1,4 @@
-// Internal to the runner: the CPU time a tracer's consumer spends over one
+// The CPU time a tracer's consumer spends over one
 // benchmark (ConsumerResult in the results schema).  Snapshots of the
 // tracer's consumer tasks after attach() and before drain(), plus the
 // measuring thread's own CPU time inside disable() and drain() for a tracer

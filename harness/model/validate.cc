@@ -1,0 +1,171 @@
+// `tracebench model validate`, the arithmetic: from the paced segments'
+// measurements to measured and predicted cost per probe and CPU share (the
+// Table 7 analog), and its files.  The pacing itself is validate_command.cc.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tracebench/model.h"
+
+namespace tracebench::model {
+
+Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out) {
+  double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = x.drain_consumer_cpu_ns;
+  std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0;
+  for (const auto& g : x.segments) {
+    const int t = g.traced ? 1 : 0;
+    wall[t] += g.wall_ns;
+    cpu[t] += g.thread_cpu_ns;
+    busy[t] += g.machine_busy_ns;
+    events[t] += g.events;
+    if (g.traced) consumer += g.consumer_cpu_ns;
+    ticks += g.ticks;
+    late += g.late_ticks;
+  }
+  if (events[0] == 0 || events[1] == 0 || !(wall[0] > 0) || !(wall[1] > 0))
+    return Status::error("model validate: no events in the untraced or the traced segments");
+  Validation v;
+  v.rate_hz = static_cast<double>(events[1]) / (wall[1] / 1e9);
+  v.untraced_ns_per_event = cpu[0] / static_cast<double>(events[0]);
+  v.traced_ns_per_event = cpu[1] / static_cast<double>(events[1]);
+  const double probe_ns = v.traced_ns_per_event - v.untraced_ns_per_event;
+  v.probe_cycles = probe_ns * m.tsc_hz / 1e9;
+  v.probe_cpu_percent = 100 * v.rate_hz * probe_ns / 1e9;
+  v.consumer_cpu_percent = 100 * consumer / wall[1];
+  v.cpu_percent = v.probe_cpu_percent + v.consumer_cpu_percent;
+  v.system_busy_delta_percent = 100 * (busy[1] / wall[1] - busy[0] / wall[0]);
+  v.late_share = ticks ? static_cast<double>(late) / static_cast<double>(ticks) : 0;
+  // The noise: how far the untraced segments' cost per event spread.
+  double lo = 1e300, hi = 0;
+  for (const auto& g : x.segments) {
+    if (g.traced || g.events == 0) continue;
+    lo = std::min(lo, g.thread_cpu_ns / static_cast<double>(g.events));
+    hi = std::max(hi, g.thread_cpu_ns / static_cast<double>(g.events));
+  }
+  v.untraced_spread_ns_per_event = hi >= lo ? hi - lo : 0;
+  if (std::fabs(probe_ns) < v.untraced_spread_ns_per_event)
+    v.warnings.push_back(fmt::format(
+        "the probe's measured cost ({:.0f} ns per event) is inside the spread of the untraced segments ({:.0f} ns): "
+        "noise, not a measurement; a costlier configuration, a higher rate or longer segments",
+        probe_ns, v.untraced_spread_ns_per_event));
+  if (v.late_share > 0.05)
+    v.warnings.push_back(fmt::format("{:.0f}% of the pacing periods began late: the rate was not held", 100 * v.late_share));
+  const double untraced_rate = static_cast<double>(events[0]) / (wall[0] / 1e9);
+  if (std::fabs(untraced_rate - v.rate_hz) > 0.02 * v.rate_hz)
+    v.warnings.push_back(fmt::format("untraced segments ran at {:.0f} Hz, traced at {:.0f} Hz", untraced_rate, v.rate_hz));
+
+  Scenario probe_only;
+  ProbeLoad load;
+  load.tracer = s.tracer;
+  load.probe_kind = s.probe_kind;
+  load.action = s.action;
+  load.payload_bytes = s.payload_bytes;
+  load.rate_hz = v.rate_hz;
+  load.options = s.options;
+  probe_only.probes.push_back(load);
+  Prediction p;
+  TB_TRY(predict(m, probe_only, &p));
+  v.predicted_probe_cycles = p.probes[0].cycles;
+  v.predicted_probe_cpu_percent = p.cpu_percent_b;
+  // The consumer at the rates it ran at.
+  if (x.records == 0) {
+    v.predicted_consumer_cpu_percent = 0;
+    v.consumer_missing = "";
+  } else {
+    Scenario with = probe_only;
+    ConsumerLoad c;
+    c.tracer = s.tracer;
+    c.probe_kind = s.probe_kind;
+    c.action = s.action;
+    c.options = s.options;
+    c.payload_bytes = s.payload_bytes;
+    c.records_hz = static_cast<double>(x.records) / (wall[1] / 1e9);
+    if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wall[1] / 1e9);
+    with.consumers.push_back(c);
+    Prediction q;
+    if (Status st = predict(m, with, &q); st) {
+      v.predicted_consumer_cpu_percent = q.cpu_percent_a + q.cpu_percent_c;
+    } else if (c.wakeups_hz > 0) {
+      // A model without a per-wakeup term has the wakeups in its per-record one.
+      with.consumers[0].wakeups_hz = 0;
+      if (Status st2 = predict(m, with, &q); st2)
+        v.predicted_consumer_cpu_percent = q.cpu_percent_a + q.cpu_percent_c;
+      else
+        v.consumer_missing = st2.message();
+    } else {
+      v.consumer_missing = st.message();
+    }
+  }
+  if (v.predicted_consumer_cpu_percent) v.predicted_cpu_percent = v.predicted_probe_cpu_percent + *v.predicted_consumer_cpu_percent;
+  *out = std::move(v);
+  return Status::ok();
+}
+
+namespace {
+template <typename T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+nlohmann::json to_json(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const Validation& v) {
+  nlohmann::json segs = nlohmann::json::array();
+  for (const auto& g : x.segments)
+    segs.push_back({{"traced", g.traced}, {"wall_ns", g.wall_ns}, {"thread_cpu_ns", g.thread_cpu_ns},
+                    {"machine_busy_ns", g.machine_busy_ns}, {"events", g.events},
+                    {"consumer_cpu_ns", g.consumer_cpu_ns}, {"ticks", g.ticks}, {"late_ticks", g.late_ticks}});
+  nlohmann::json j = {
+      {"schema", "tracebench.validation"},
+      {"schema_version", 1},
+      {"model", {{"host", m.host}, {"kernel_release", m.kernel_release}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
+      {"scenario",
+       {{"tracer", s.tracer}, {"workload", s.workload}, {"probe_kind", s.probe_kind}, {"action", s.action},
+        {"options", s.options}, {"payload_bytes", s.payload_bytes}, {"rate_hz", s.rate_hz}, {"seconds", s.seconds}}},
+      {"measured",
+       {{"rate_hz", v.rate_hz}, {"untraced_ns_per_event", v.untraced_ns_per_event},
+        {"traced_ns_per_event", v.traced_ns_per_event}, {"probe_cycles", v.probe_cycles},
+        {"probe_cpu_percent", v.probe_cpu_percent}, {"consumer_cpu_percent", v.consumer_cpu_percent},
+        {"cpu_percent", v.cpu_percent}, {"system_busy_delta_percent", v.system_busy_delta_percent},
+        {"late_share", v.late_share}, {"untraced_spread_ns_per_event", v.untraced_spread_ns_per_event},
+        {"records", x.records}, {"wakeups", opt(x.wakeups)},
+        {"drain_consumer_cpu_ns", x.drain_consumer_cpu_ns}, {"segments", segs}}},
+      {"predicted",
+       {{"probe_cycles", v.predicted_probe_cycles}, {"probe_cpu_percent", v.predicted_probe_cpu_percent},
+        {"consumer_cpu_percent", opt(v.predicted_consumer_cpu_percent)}, {"cpu_percent", opt(v.predicted_cpu_percent)}}},
+      {"error",
+       {{"probe_cycles", v.probe_cycles - v.predicted_probe_cycles},
+        {"cpu_percent", v.predicted_cpu_percent ? nlohmann::json(v.cpu_percent - *v.predicted_cpu_percent)
+                                                : nlohmann::json(nullptr)}}},
+      {"warnings", v.warnings}};
+  if (!v.consumer_missing.empty()) j["predicted"]["consumer_missing"] = v.consumer_missing;
+  return j;
+}
+
+std::string to_text(const ValidationScenario& s, const Validation& v) {
+  auto pct = [](const std::optional<double>& x) { return x ? fmt::format("{:.3f}", *x) : std::string("—"); };
+  std::string out = fmt::format("{} {} {} payload {} at {:.0f} Hz (asked {:.0f}), CPU % of one CPU\n", s.tracer,
+                                s.workload, s.action, s.payload_bytes, v.rate_hz, s.rate_hz);
+  out += fmt::format("{:<22} {:>12} {:>12} {:>12}\n", "", "predicted", "measured", "error");
+  out += fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>12.1f}\n", "cycles per probe", v.predicted_probe_cycles,
+                     v.probe_cycles, v.probe_cycles - v.predicted_probe_cycles);
+  out += fmt::format("{:<22} {:>12.3f} {:>12.3f} {:>12.3f}\n", "probes, CPU %", v.predicted_probe_cpu_percent,
+                     v.probe_cpu_percent, v.probe_cpu_percent - v.predicted_probe_cpu_percent);
+  out += fmt::format("{:<22} {:>12} {:>12.3f} {:>12}\n", "consumer, CPU %", pct(v.predicted_consumer_cpu_percent),
+                     v.consumer_cpu_percent,
+                     v.predicted_consumer_cpu_percent
+                         ? fmt::format("{:.3f}", v.consumer_cpu_percent - *v.predicted_consumer_cpu_percent)
+                         : std::string("—"));
+  out += fmt::format("{:<22} {:>12} {:>12.3f} {:>12}\n", "total, CPU %", pct(v.predicted_cpu_percent), v.cpu_percent,
+                     v.predicted_cpu_percent ? fmt::format("{:.3f}", v.cpu_percent - *v.predicted_cpu_percent)
+                                             : std::string("—"));
+  out += fmt::format("machine busy, traced minus untraced (/proc/stat, independent, tick-sampled): {:.3f} % of one "
+                     "CPU\n",
+                     v.system_busy_delta_percent);
+  out += fmt::format("untraced segments' cost per event spread over {:.0f} ns (the noise)\n",
+                     v.untraced_spread_ns_per_event);
+  if (!v.consumer_missing.empty()) out += "no consumer prediction: " + v.consumer_missing + "\n";
+  for (const auto& w : v.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+}  // namespace tracebench::model

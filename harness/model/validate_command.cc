@@ -1,0 +1,274 @@
+// `tracebench model validate`: the paced run behind the Table 7 analog.  The
+// workload fires at a steady rate (1 ms periods, clock_nanosleep to absolute
+// deadlines) on the measured CPU, in eight segments (untraced, traced, traced,
+// untraced, twice: drift cancels; the tracer attached throughout, enabled in
+// the traced ones); per
+// segment the firing thread's CPU time, the consumer's (its tasks, and its
+// reads on this thread inside disable()), and the machine's busy time from
+// /proc/stat.  The tracer's counts are judged like a benchmark's before any
+// figure is printed; the arithmetic is validate.cc.
+#include "validate_command.h"
+
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tracebench/model.h"
+#include "tracebench/options.h"
+#include "tracebench/runner.h"
+#include "tracebench/system.h"
+#include "tracebench/tracer.h"
+#include "tracebench/util.h"
+#include "tracebench/verification.h"
+#include "tracebench/workload.h"
+
+namespace tracebench::model {
+namespace {
+
+struct ValidateArgs {
+  std::string model, tracer, workload, action = "default", out;
+  std::vector<std::string> options;
+  std::uint64_t payload = 0;
+  double rate = 50000, seconds = 8;
+  bool quick = false;
+};
+
+double clock_ns(clockid_t c) {
+  timespec ts{};
+  clock_gettime(c, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// The consumer tasks' CPU time by task at one instant.
+using TaskTimes = std::map<std::pair<int, int>, double>;
+TaskTimes task_times(const Tracer& t) {
+  TaskTimes out;
+  for (const auto& task : t.consumer_tasks()) {
+    TaskCpu c;
+    if (read_task_cpu(task.pid, task.tid, &c)) out[{task.pid, task.tid}] = c.ns;
+  }
+  return out;
+}
+// CPU time the tasks used between two snapshots (a task first seen in `b`
+// counts whole; one gone from `b` is lost, as its end cannot be read).
+double used(const TaskTimes& a, const TaskTimes& b) {
+  double sum = 0;
+  for (const auto& [k, v] : b) {
+    auto it = a.find(k);
+    sum += std::max(0.0, v - (it == a.end() ? 0.0 : it->second));
+  }
+  return sum;
+}
+
+Status paced(WorkloadState* st, double rate, double seconds, ValidationSegment* g) {
+  constexpr long kPeriodNs = 1000000;
+  const auto periods = static_cast<std::uint64_t>(std::llround(seconds * 1e3));
+  const CpuTimeSnapshot busy0 = cpu_time_snapshot();
+  const double wall0 = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  timespec deadline{};
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  double carry = 0;
+  for (std::uint64_t k = 0; k < periods; ++k) {
+    if (g_stop_requested) return Status::error("interrupted");
+    carry += rate * 1e-3;
+    const auto n = static_cast<std::uint64_t>(carry);
+    carry -= static_cast<double>(n);
+    st->fire(n);
+    g->events += n;
+    deadline.tv_nsec += kPeriodNs;
+    if (deadline.tv_nsec >= 1000000000) {
+      deadline.tv_nsec -= 1000000000;
+      ++deadline.tv_sec;
+    }
+    const double late = clock_ns(CLOCK_MONOTONIC) -
+                        (static_cast<double>(deadline.tv_sec) * 1e9 + static_cast<double>(deadline.tv_nsec));
+    if (late > kPeriodNs) ++g->late_ticks;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+    }
+  }
+  g->ticks = periods;
+  g->thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  g->wall_ns = clock_ns(CLOCK_MONOTONIC) - wall0;
+  const CpuTimeSnapshot busy1 = cpu_time_snapshot();
+  if (busy0.ok && busy1.ok) g->machine_busy_ns = (busy1.machine_busy_s - busy0.machine_busy_s) * 1e9;
+  return Status::ok();
+}
+
+int refuse(const std::string& why) {
+  std::cerr << "tracebench model validate: " << why << "\n";
+  return 2;
+}
+
+int run_validate(const ValidateArgs& a) {
+  // Everything is checked before anything is attached or written.
+  if (!a.out.empty() && (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json"))
+    return refuse("--out names the JSON file to write (a path ending in .json)");
+  Model m;
+  {
+    std::ifstream in(a.model);
+    if (!in) return refuse(a.model + ": cannot open");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      return refuse(a.model + ": " + e.what());
+    }
+    if (Status s = from_json(j, &m); !s) return refuse(a.model + ": " + s.message());
+  }
+  utsname u{};
+  uname(&u);
+  if (m.kernel_release != u.release)
+    return refuse(fmt::format("the model is of kernel {}, this machine runs {}: fit one here first", m.kernel_release,
+                              u.release));
+  if (m.emulated) return refuse("the model was fitted in an emulator; validate it there (tracebench vm)");
+  const Workload* w = find_workload(a.workload);
+  if (!w) return refuse(fmt::format("unknown workload '{}' (see `tracebench list`)", a.workload));
+  std::unique_ptr<Tracer> t = make_tracer(a.tracer);
+  if (!t) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", a.tracer));
+  if (Availability av = t->available(); !av.ok) return refuse(fmt::format("{} is not available: {}", a.tracer, av.reason));
+  if (!t->supports(w->probe) || !t->supports_action(w->probe, a.action))
+    return refuse(fmt::format("{} does not trace {} ({}) with action '{}'", a.tracer, a.workload, w->probe.name, a.action));
+  if (a.payload > 0 && !w->takes_payload) return refuse(fmt::format("workload {} takes no payload", a.workload));
+  if (a.payload > t->max_payload_bytes(w->probe, a.action))
+    return refuse(fmt::format("{} keeps at most {} payload bytes with action {}", a.tracer,
+                              t->max_payload_bytes(w->probe, a.action), a.action));
+  std::map<std::string, std::string> opts;
+  for (std::string o : a.options) {
+    if (o.rfind(a.tracer + ".", 0) == 0) o = o.substr(a.tracer.size() + 1);
+    auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) return refuse(fmt::format("-o {}: expected key=value", o));
+    if (!opts.emplace(o.substr(0, eq), o.substr(eq + 1)).second) return refuse(fmt::format("-o {}: given twice", o));
+  }
+  OptionValues values;
+  if (Status s = parse_options(t->name(), t->option_schema(), opts, &values); !s) return refuse(s.message());
+  AttachSpec spec;
+  spec.probe = w->probe;
+  spec.action = a.action;
+  spec.payload_bytes = a.payload;
+  spec.options = opts;
+  spec.pid = getpid();
+  if (Status s = t->validate(spec); !s) return refuse(s.message());
+  ValidationScenario sc;
+  sc.tracer = a.tracer;
+  sc.workload = a.workload;
+  sc.probe_kind = std::string(to_string(w->probe.kind));
+  sc.action = a.action;
+  sc.options = opts;
+  sc.payload_bytes = a.payload;
+  sc.rate_hz = a.rate;
+  sc.seconds = a.quick ? 2.0 : a.seconds;
+  {
+    Scenario nominal;
+    nominal.probes.push_back({sc.tracer, sc.probe_kind, sc.action, sc.payload_bytes, 1, 1, sc.rate_hz, 1, opts});
+    Prediction p;
+    if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
+  }
+
+  install_signal_watcher();
+  if (Status s = pin_current_thread(default_measured_cpu()); !s) return refuse(s.message());
+  ValidationMeasured x;
+  EventsResult events;
+  {
+    ActiveTracer guard(t.get());
+    auto fail = [&](const std::string& why) {
+      t->teardown();
+      std::cerr << "tracebench model validate: " << why << "\n";
+      return g_stop_requested ? 130 : 1;
+    };
+    if (Status s = t->attach(spec); !s) return fail("attach: " + s.message());
+    WorkloadParams wp;
+    wp.payload_bytes = a.payload;
+    wp.marker_file = t->marker_file();
+    std::unique_ptr<WorkloadState> st;
+    if (Status s = w->setup(wp, &st); !s) return fail("workload setup: " + s.message());
+    st->fire(1000);  // warm: caches, first faults, lazy binding
+    std::uint64_t fired_traced = 0;
+    for (bool traced : {false, true, true, false, false, true, true, false}) {
+      ValidationSegment g;
+      g.traced = traced;
+      TaskTimes before = task_times(*t);
+      if (traced)
+        if (Status s = t->enable(); !s) return fail("enable: " + s.message());
+      if (Status s = paced(st.get(), sc.rate_hz, sc.seconds / 8, &g); !s) return fail(s.message());
+      if (traced) {
+        const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (Status s = t->disable(); !s) return fail("disable: " + s.message());
+        const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+        g.consumer_cpu_ns = used(before, task_times(*t)) + (t->reads_on_caller() ? caller : 0);
+        fired_traced += g.events;
+      }
+      x.segments.push_back(g);
+    }
+    TaskTimes before = task_times(*t);
+    const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (Status s = t->drain(); !s) return fail("drain: " + s.message());
+    const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    x.drain_consumer_cpu_ns = used(before, task_times(*t)) + (t->reads_on_caller() ? caller : 0);
+    EventCounts c = t->counts();
+    x.records = c.recorded;
+    if (c.consumer_wakeups >= 0) x.wakeups = static_cast<std::uint64_t>(c.consumer_wakeups);
+    Verification verdict = verify_events(c, fired_traced, a.payload, w->takes_payload, &events);
+    st.reset();
+    t->teardown();
+    if (verdict.failed()) {
+      std::cerr << "tracebench model validate: the tracer did not record what fired, so no figure is given: "
+                << verdict.reason << "\n";
+      return 1;
+    }
+  }
+  Validation v;
+  if (Status s = evaluate(m, sc, x, &v); !s) return refuse(s.message());
+  if (events.fired > 0 && events.lost * 100 > events.fired)
+    v.warnings.push_back(fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
+                                     "costs less per event than one that records; enlarge its buffer",
+                                     100.0 * static_cast<double>(events.lost) / static_cast<double>(events.fired)));
+  nlohmann::json j = to_json(m, sc, x, v);
+  j["date_utc"] = utc_now_iso8601();
+  j["events"] = {{"fired", events.fired},           {"recorded", events.recorded},
+                 {"lost", events.lost},             {"verification", events.verification},
+                 {"reason", events.verification_reason}};
+  if (!a.out.empty()) {
+    std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (Status s = write_file_atomic(a.out, j.dump(2) + "\n"); !s) {
+      std::cerr << "tracebench model validate: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  std::cout << to_text(sc, v) << fmt::format("events: {}\n", events.verification_reason);
+  if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void install_validate(CLI::App* model, int* exit_status) {
+  auto va = std::make_shared<ValidateArgs>();
+  auto* v = model->add_subcommand(
+      "validate", "Table 7: fire a workload at a paced rate untraced and traced, measure the CPU, compare with the model");
+  v->add_option("--model", va->model, "model.json from `tracebench model fit` on this machine")->required();
+  v->add_option("-t,--tracer", va->tracer, "Tracer")->required();
+  v->add_option("-w,--workload", va->workload, "Workload (see `tracebench list`)")->required();
+  v->add_option("-a,--action", va->action, "The tracer's action")->capture_default_str();
+  v->add_option("-p,--payload", va->payload, "Payload bytes per event")->check(CLI::Range(0, 1 << 20));
+  v->add_option("-o,--option", va->options, "Tracer option key=value (or tracer.key=value), as in `tracebench run`");
+  v->add_option("--rate", va->rate, "Events per second to hold")->capture_default_str()->check(CLI::Range(1000.0, 2e6));
+  v->add_option("--seconds", va->seconds, "Length of the whole run (eight segments)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.4, 600.0));
+  v->add_flag("--quick", va->quick, "2 seconds in all");
+  v->add_option("--out", va->out, "Also write the validation as JSON (results/validation.schema.json)");
+  v->callback([va, exit_status] { *exit_status = run_validate(*va); });
+}
+
+}  // namespace tracebench::model

@@ -1,0 +1,8 @@
+// `tracebench model validate`'s subcommand, installed under `tracebench model`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tracebench::model {
+void install_validate(CLI::App* model, int* exit_status);
+}  // namespace tracebench::model
