@@ -332,7 +332,7 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
   }
   q.ticks = static_cast<std::uint64_t>(ticks);
   if (ticks >= 20)
-    q.user_fraction = user / ticks;
+    q.user_fraction = std::clamp(user / ticks, 0.0, 1.0);
   else
     q.user_fraction_missing = fmt::format(
         "the consumer ran {:.0f} tick(s) in the runs (20 needed for a user/kernel split): longer runs (`{} "

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -111,8 +112,8 @@ class ConsumerMeter {
     const double user = static_cast<double>(user_ticks) + caller_user_us_ / tick_us;
     const double all = user + static_cast<double>(sys_ticks) + caller_sys_us_ / tick_us;
     r.ticks = static_cast<std::uint64_t>(std::llround(all));
-    r.user_ticks = user;
-    if (r.ticks >= 20) r.user_fraction = user / all;
+    r.user_ticks = std::min(user, static_cast<double>(r.ticks));  // ticks are rounded
+    if (r.ticks >= 20) r.user_fraction = std::clamp(user / all, 0.0, 1.0);
     r.records = records;
     if (wakeups >= 0) r.wakeups = static_cast<std::uint64_t>(wakeups);
     r.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
