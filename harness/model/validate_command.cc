@@ -179,7 +179,9 @@ int run_validate(const ValidateArgs& a) {
   EventsResult events;
   {
     ActiveTracer guard(t.get());
+    std::unique_ptr<WorkloadState> st;
     auto fail = [&](const std::string& why) {
+      st.reset();  // the workload's files first: an open trace_marker keeps an instance busy
       t->teardown();
       std::cerr << "tracebench model validate: " << why << "\n";
       return g_stop_requested ? 130 : 1;
@@ -188,7 +190,6 @@ int run_validate(const ValidateArgs& a) {
     WorkloadParams wp;
     wp.payload_bytes = a.payload;
     wp.marker_file = t->marker_file();
-    std::unique_ptr<WorkloadState> st;
     if (Status s = w->setup(wp, &st); !s) return fail("workload setup: " + s.message());
     st->fire(1000);  // warm: caches, first faults, lazy binding
     std::uint64_t fired_traced = 0;

@@ -125,5 +125,18 @@ expect_refusal "takes no payload" "$tb" model validate --model "$out/model.json"
 expect_refusal "mode=sometimes" "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload -o ftrace.mode=sometimes --out "$out/v2.json"
 expect_refusal "rate" "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload --rate 10 --out "$out/v2.json"
 [ ! -e "$out/m2.json" ] && [ ! -e "$out/m2.md" ] && [ ! -e "$out/m2.txt" ] && [ ! -e "$out/v2.json" ] || { echo "a refused command wrote files"; exit 1; }
+# Ctrl-C during the paced run: exit 130, no validation written, the tracer
+# torn down (the leftovers check below).
+"$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload -p 64 --rate 5000 --seconds 30 \
+  --out "$out/v3.json" > "$out/v3.txt" 2>&1 &
+pid=$!
+sleep 2
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+[ $rc -eq 130 ] || { echo "SIGINT during validate: exit $rc, not 130"; cat "$out/v3.txt"; exit 1; }
+[ ! -e "$out/v3.json" ] || { echo "SIGINT during validate: a validation was written"; exit 1; }
 "$src/scripts/leftovers.sh" > "$out/left.txt" 2>&1 || { echo "validate left objects behind:"; cat "$out/left.txt"; exit 1; }
 echo "model fit/predict: ok"
