@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 
 #include "tracebench/model.h"
+#include "tracebench/options.h"
+#include "tracebench/tracer.h"
 #include "tracebench/stats.h"
 
 namespace tracebench::model {
@@ -140,13 +142,16 @@ int handlers_of(const BenchmarkResult& b) {
 }
 
 std::string handler_sweep_missing(const std::string& tracer, const std::string& action, bool predicate) {
-  if (tracer != "dvm")
-    return fmt::format("not measured for {} by this version of the suite (only the dvm tracer has a handler-count "
-                       "option)",
-                       tracer);
-  return fmt::format("no handler-count sweep in the runs: `tracebench run -t dvm -a {} -p 0 -o dvm.ecbs=N{}` for N = "
+  // A tracer this binary knows says whether it has the handler-count option.
+  if (std::unique_ptr<Tracer> t = make_tracer(tracer)) {
+    const OptionSchema& schema = t->option_schema();
+    if (std::none_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; }))
+      return fmt::format("not measured for {} by this version of the suite ({} has no handler-count option)", tracer,
+                         tracer);
+  }
+  return fmt::format("no handler-count sweep in the runs: `tracebench run -t {} -a {} -p 0 -o {}.ecbs=N{}` for N = "
                      "1, 2, 4, 10",
-                     action, predicate ? "" : " -o dvm.extra_predicate=false");
+                     tracer, action, tracer, predicate ? "" : fmt::format(" -o {}.extra_predicate=false", tracer));
 }
 
 // Extra cycles per extra handler: least squares through (0, one handler) and

@@ -270,7 +270,9 @@ TEST_P(RingbufModeTest, RecordedPlusLostEqualsFiredAndPayloadVerified) {
     EXPECT_GE(r.counts.consumer_wakeups, 0);
     EXPECT_LE(r.counts.consumer_wakeups, static_cast<std::int64_t>(r.counts.recorded));
     EXPECT_EQ(r.counts.consumer_wakeups, r.details["consumer"]["polls_with_data"].get<std::int64_t>());
-    if (wakeup == "force") EXPECT_GT(r.counts.consumer_wakeups, 0);
+    if (wakeup == "force") {
+      EXPECT_GT(r.counts.consumer_wakeups, 0);
+    }
   }
   // The wakeup policy takes effect: force = an irq_work per record, none
   // with no_wakeup (the count is system-wide, so allow background noise).
@@ -430,6 +432,9 @@ TEST(EbpfOptions, BadInputIsAClearErrorAndLoadsNothing) {
       {getpid_probe(), "ringbuf", {{"record_bytes", "8192"}}, "record_bytes=8192: expected 8..4104"},
       {getpid_probe(), "empty", {{"stats", "off"}}, "needs stats=on"},
       {getpid_probe(), "hash", {{"hash_map", "lru"}}, "hash_map=lru: expected percpu or shared"},
+      {getpid_probe(), "count", {{"ecbs", "0"}}, "ecbs=0"},
+      {getpid_probe(), "count", {{"ecbs", "2"}, {"extra_predicate", "maybe"}}, "extra_predicate=maybe"},
+      {getpid_probe(), "hash", {{"ecbs", "2"}}, "applies to the count action"},
       {{"marker", ProbeKind::kMarker, "", 0, ""}, "count", {}, "cannot attach to probe"},
       {{"syscall:nope", ProbeKind::kSyscall, "no_such_syscall", 0, ""}, "count", {},
        "no tracepoint syscalls:sys_enter_no_such_syscall"},
@@ -453,6 +458,49 @@ TEST(EbpfOptions, BadInputIsAClearErrorAndLoadsNothing) {
     EXPECT_TRUE(all_gone(ids, {}));
   }
 }
+
+// The handler-count sweep (`tracebench model fit`'s per_ecb and
+// false_predicate): ecbs=N puts N separate count programs on the one hook,
+// each with its own counter and link; with extra_predicate=false the extra
+// ones compare a tgid no task has and count nothing.
+class HandlerCountTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HandlerCountTest, ExtraProgramsEachCountEveryEventOrNone) {
+  TB_SKIP_UNLESS_BPF();
+  const std::string attach = GetParam();
+  const auto& av = EbpfTracer::attach_type_availability();
+  if (auto it = av.find(attach); it == av.end() || !it->second.ok)
+    GTEST_SKIP() << attach << " unavailable here: " << (it == av.end() ? "?" : it->second.reason);
+  for (const char* truth : {"true", "false"}) {
+    AttachSpec spec;
+    spec.probe = probe_for(attach);
+    spec.action = "count";
+    spec.options = {{"attach", attach}, {"ecbs", "3"}, {"extra_predicate", truth}};
+    RunResult r = run(spec, kN);
+    ASSERT_TRUE(r.status) << attach << ": " << r.status.message();
+    EXPECT_EQ(r.counts.recorded, 2 * kN) << attach << " " << truth;
+    EXPECT_EQ(r.counts.tracer_errors, 0u) << r.counts.tracer_error_detail;
+    EXPECT_EQ(r.details["ecbs"], 3);
+    EXPECT_EQ(r.details["extra_predicate"], truth);
+    const std::uint64_t extra = std::string(truth) == "true" ? 2 * kN : 0;
+    EXPECT_EQ(r.details["handler_counts"], nlohmann::json({2 * kN, extra, extra})) << attach << " " << truth;
+    EXPECT_EQ(r.prog_ids.size(), 3u);  // three programs loaded
+    if (attach != "usdt") {
+      EXPECT_EQ(r.link_ids.size(), 2u * 3u);  // three links per enable, two enables
+    }
+    EXPECT_TRUE(all_gone(r.prog_ids, r.link_ids)) << attach;
+  }
+  // One program is the default, and says so.
+  AttachSpec one;
+  one.probe = probe_for(attach);
+  one.options = {{"attach", attach}};
+  RunResult r = run(one, 10, 1);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_EQ(r.details["ecbs"], 1);
+  EXPECT_FALSE(r.details.contains("extra_predicate"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ebpf, HandlerCountTest, ::testing::Values("tracepoint", "raw_tp", "tp_btf", "uprobe", "usdt"));
 
 TEST(EbpfStats, OffByDefaultAndExplained) {
   TB_SKIP_UNLESS_BPF();

@@ -28,6 +28,8 @@
 #include <mutex>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "bpf/tb_shared.h"
 #include "libbpf_log.h"
 #include "self_probe.h"
@@ -302,11 +304,21 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
     }
   }
   if (st) st = load_program(cfg_, &obj_);
+  for (int i = 1; st && i < ecbs_; ++i) {
+    LoadConfig extra = cfg_;
+    if (extra_false_) extra.tgid = 0xffffffffu;  // no task has it: the filter is compared and fails
+    Extra e;
+    st = load_program(extra, &e.obj);
+    if (st) extras_.push_back(std::move(e));
+  }
   if (st) {
-    bpf_prog_info info{};
-    __u32 len = sizeof info;
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(obj_->prog), &info, &len) == 0)
-      prog_ids_.push_back(info.id);
+    auto record_id = [this](const LoadedObject& o) {
+      bpf_prog_info info{};
+      __u32 len = sizeof info;
+      if (bpf_obj_get_info_by_fd(bpf_program__fd(o.prog), &info, &len) == 0) prog_ids_.push_back(info.id);
+    };
+    record_id(*obj_);
+    for (const Extra& e : extras_) record_id(*e.obj);
   }
   if (st && (cfg_.action == "ringbuf" || cfg_.action == "perfbuf")) {
     consumer_cfg_.kind = cfg_.action == "ringbuf" ? BufferKind::kRingbuf : BufferKind::kPerfbuf;
@@ -325,12 +337,10 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
   return Status::ok();
 }
 
-Status EbpfTracer::attach_link() {
+Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_link** out) {
   clear_libbpf_messages();
-  bpf_program* prog = obj_->prog;
   bpf_link* link = nullptr;
-  const std::string what = std::string(to_string(cfg_.attach)) + " " + obj_->program_name +
-                           " to " + target_desc_;
+  const std::string what = std::string(to_string(cfg_.attach)) + " " + name + " to " + target_desc_;
   switch (cfg_.attach) {
     case AttachType::kTracepoint:
       link = bpf_program__attach_tracepoint(prog, tp_category_.c_str(), tp_name_.c_str());
@@ -363,7 +373,7 @@ Status EbpfTracer::attach_link() {
     const int err = errno;
     return Status::error(with_libbpf("ebpf: attaching " + what + ": " + errstr(err)));
   }
-  link_ = link;
+  *out = link;
   const int lfd = bpf_link__fd(link);
   if (lfd >= 0) {
     bpf_link_info info{};
@@ -382,14 +392,39 @@ Status EbpfTracer::enable() {
   if (consumer_) consumer_->resume();
   irq_work_at_enable_ = irq_work_interrupts();
   auto t0 = std::chrono::steady_clock::now();
-  TB_TRY(attach_link());
+  Status st = attach_link(obj_->prog, obj_->program_name, &link_);
+  for (std::size_t i = 0; st && i < extras_.size(); ++i)
+    st = attach_link(extras_[i].obj->prog, extras_[i].obj->program_name + " #" + std::to_string(i + 2),
+                     &extras_[i].link);
+  if (!st) {
+    destroy_links();  // all or none
+    return st;
+  }
   attach_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   enables_++;
   return Status::ok();
 }
 
+void EbpfTracer::destroy_links() {
+  for (Extra& e : extras_) {
+    if (e.link) bpf_link__destroy(e.link);
+    e.link = nullptr;
+  }
+  if (link_) bpf_link__destroy(link_);
+  link_ = nullptr;
+}
+
 Status EbpfTracer::disable() {
   std::lock_guard<std::mutex> lock(teardown_mu_);
+  int extra_err = 0;
+  for (Extra& e : extras_) {
+    if (e.link && bpf_link__destroy(e.link) && !extra_err) extra_err = errno ? errno : EIO;
+    e.link = nullptr;
+  }
+  if (extra_err) {
+    destroy_links();
+    return Status::error("ebpf: detaching an extra program: " + errstr(extra_err));
+  }
   if (link_) {
     int err = bpf_link__destroy(link_);
     link_ = nullptr;
@@ -474,6 +509,15 @@ EventCounts EbpfTracer::counts() {
     c.payload_verified = copy_payload_ ? consumer_->payload_verified() : 0;
     c.consumer_wakeups = consumer_->wakeups();
   }
+  // ecbs > 1: each extra program counted every event (its filter holds) or
+  // none (it never does); anything else is a handler that did not run.
+  for (std::size_t i = 0; i < extras_.size(); ++i) {
+    const std::uint64_t n = sum_percpu(extras_[i].obj->count, 0);
+    const std::uint64_t want = extra_false_ ? 0 : c.recorded;
+    if (n != want && !c.tracer_errors++)
+      c.tracer_error_detail = fmt::format("program #{} on the hook counted {} events, the first {} ({})", i + 2, n,
+                                          c.recorded, extra_false_ ? "its filter never holds: want 0" : "want equal");
+  }
   c.lost = sum_percpu(obj_->drops, 0);
   // A copy of the workload's buffer that faulted was not recorded (lost),
   // and the fault is an error of the tracer.
@@ -509,6 +553,15 @@ nlohmann::json EbpfTracer::details() const {
   j["family"] = std::string(family_of(cfg_.attach)) + ".bpf.c";
   j["target"] = target_desc_;
   j["tgid_filter"] = cfg_.tgid;
+  // The handler-count sweep (`tracebench model fit` reads ecbs and extra_predicate).
+  j["ecbs"] = 1 + extras_.size();
+  if (!extras_.empty()) {
+    j["extra_predicate"] = extra_false_ ? "false" : "true";
+    nlohmann::json per = nlohmann::json::array();
+    per.push_back(sum_percpu(obj_->count, 0));
+    for (const Extra& e : extras_) per.push_back(sum_percpu(e.obj->count, 0));
+    j["handler_counts"] = per;
+  }
   if (!prog_ids_.empty()) j["prog_id"] = prog_ids_.back();
   j["enables"] = enables_;
   if (enables_) j["attach_seconds_mean"] = attach_seconds_ / static_cast<double>(enables_);
@@ -577,15 +630,13 @@ void EbpfTracer::teardown() noexcept {
   // The harness's signal watcher may tear down from another thread while the
   // run unwinds; never free the same object twice.
   std::lock_guard<std::mutex> lock(teardown_mu_);
-  if (link_) {
-    bpf_link__destroy(link_);
-    link_ = nullptr;
-  }
+  destroy_links();
   if (consumer_) {
     consumer_->stop();
     consumer_.reset();
   }
-  obj_.reset();  // destroys the skeleton: programs and maps
+  extras_.clear();
+  obj_.reset();  // destroys the skeletons: programs and maps
   if (stats_fd_ >= 0) {
     close(stats_fd_);
     stats_fd_ = -1;

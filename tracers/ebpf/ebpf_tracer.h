@@ -16,6 +16,8 @@
 //   hash_map     percpu|shared   map type of the hash action (default percpu,
 //                what bpftrace's @[tid] = count() uses)
 //   hash_entries max entries of the hash map (default 10240)
+//   ecbs         programs on the probe point, count action (default 1)
+//   extra_predicate true|false  whether the extra programs' tgid filter holds
 //   stats        on|off   kernel run-time stats (BPF_ENABLE_STATS) while
 //                attached (default off: they add two clock reads per run;
 //                on for the action "empty", which is counted from them)
@@ -83,7 +85,9 @@ class EbpfTracer final : public Tracer {
   Status parse_options(const AttachSpec& spec);
   bool consumer_shares_cpu_ = false;  // the consumer is pinned to the measured CPU
   Status resolve_target();
-  Status attach_link();
+  // Links `prog` to the resolved target.
+  Status attach_link(bpf_program* prog, const std::string& name, bpf_link** out);
+  void destroy_links();  // every link this adapter holds
   std::uint64_t sum_percpu(bpf_map* map, std::uint32_t key) const;
   struct KernelStats {
     bool ok = false;
@@ -110,6 +114,16 @@ class EbpfTracer final : public Tracer {
 
   std::unique_ptr<LoadedObject> obj_;
   bpf_link* link_ = nullptr;
+  // ecbs > 1: the extra programs on the same hook, each its own object
+  // (maps, .rodata) and link; their tgid filter never holds with
+  // extra_predicate=false.
+  int ecbs_ = 1;
+  bool extra_false_ = false;
+  struct Extra {
+    std::unique_ptr<LoadedObject> obj;
+    bpf_link* link = nullptr;
+  };
+  std::vector<Extra> extras_;
   std::unique_ptr<Consumer> consumer_;
   int stats_fd_ = -1;
   std::string stats_error_;

@@ -44,6 +44,15 @@ const OptionSchema& option_schema() {
        .default_value = "percpu", .words = {"percpu", "shared"}},
       {.name = "hash_entries", .type = T::kUint, .help = "hash map capacity", .default_value = "10240", .min = 1,
        .max = 1u << 24},
+      {.name = "ecbs", .type = T::kUint,
+       .help = "programs on the probe point (count action): the extra ones are separate programs with their own "
+               "counters and links on the same hook, filtering as `extra_predicate` says (a handler-count sweep for "
+               "`tracebench model fit`)",
+       .default_value = "1", .min = 1, .max = 64},
+      {.name = "extra_predicate", .type = T::kChoice,
+       .help = "with ecbs > 1: the extra programs' process filter holds (`true`: each counts every event, checked) "
+               "or never holds (`false`: a tgid no task has, compared on every event)",
+       .default_value = "true", .words = {"true", "false"}},
       {.name = "stats", .type = T::kBool,
        .help = "kernel run statistics (`bpf_enable_stats(BPF_STATS_RUN_TIME)`, held from attach to teardown)",
        .default_help = "off; on for `empty`"},
@@ -185,6 +194,13 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
 
   cfg_.hash_shared = opts.text("hash_map") == "shared";
   cfg_.hash_entries = static_cast<std::uint32_t>(opts.number("hash_entries"));
+
+  // Handlers on the probe point: the count program N times.
+  ecbs_ = static_cast<int>(opts.number("ecbs"));
+  extra_false_ = opts.text("extra_predicate") == "false";
+  if (ecbs_ > 1 && action != "count")
+    return Status::error("ebpf: ecbs=" + std::to_string(ecbs_) +
+                         " applies to the count action (each extra program counts, or filters everything out)");
 
   // Kernel run stats cost two sched_clock() reads per run (about 90 ns per
   // event on the development VM), so they are off unless asked for; the
