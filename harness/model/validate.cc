@@ -60,6 +60,8 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   load.probe_kind = s.probe_kind;
   load.action = s.action;
   load.payload_bytes = s.payload_bytes;
+  load.handlers = s.handlers;
+  load.predicate_true = s.predicate_true;
   load.rate_hz = v.rate_hz;
   load.options = s.options;
   probe_only.probes.push_back(load);
@@ -116,11 +118,12 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
                     {"consumer_cpu_ns", g.consumer_cpu_ns}, {"ticks", g.ticks}, {"late_ticks", g.late_ticks}});
   nlohmann::json j = {
       {"schema", "tracebench.validation"},
-      {"schema_version", 1},
+      {"schema_version", 2},
       {"model", {{"host", m.host}, {"kernel_release", m.kernel_release}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
       {"scenario",
        {{"tracer", s.tracer}, {"workload", s.workload}, {"probe_kind", s.probe_kind}, {"action", s.action},
-        {"options", s.options}, {"payload_bytes", s.payload_bytes}, {"rate_hz", s.rate_hz}, {"seconds", s.seconds}}},
+        {"options", s.options}, {"handlers", s.handlers}, {"predicate_true", s.predicate_true},
+        {"payload_bytes", s.payload_bytes}, {"rate_hz", s.rate_hz}, {"seconds", s.seconds}}},
       {"measured",
        {{"rate_hz", v.rate_hz}, {"untraced_ns_per_event", v.untraced_ns_per_event},
         {"traced_ns_per_event", v.traced_ns_per_event}, {"probe_cycles", v.probe_cycles},
@@ -143,8 +146,12 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
 
 std::string to_text(const ValidationScenario& s, const Validation& v) {
   auto pct = [](const std::optional<double>& x) { return x ? fmt::format("{:.3f}", *x) : std::string("—"); };
-  std::string out = fmt::format("{} {} {} payload {} at {:.0f} Hz (asked {:.0f}), CPU % of one CPU\n", s.tracer,
-                                s.workload, s.action, s.payload_bytes, v.rate_hz, s.rate_hz);
+  std::string out = fmt::format("{} {} {} payload {}{} at {:.0f} Hz (asked {:.0f}), CPU % of one CPU\n", s.tracer,
+                                s.workload, s.action, s.payload_bytes,
+                                s.handlers > 1 ? fmt::format(", {} handlers (the extra ones' predicates {})", s.handlers,
+                                                             s.predicate_true > 0 ? "hold" : "fail")
+                                               : std::string(),
+                                v.rate_hz, s.rate_hz);
   out += fmt::format("{:<22} {:>12} {:>12} {:>12}\n", "", "predicted", "measured", "error");
   out += fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>12.1f}\n", "cycles per probe", v.predicted_probe_cycles,
                      v.probe_cycles, v.probe_cycles - v.predicted_probe_cycles);

@@ -162,13 +162,24 @@ int run_validate(const ValidateArgs& a) {
   sc.workload = a.workload;
   sc.probe_kind = std::string(to_string(w->probe.kind));
   sc.action = a.action;
+  // The handler count and the extra handlers' predicate are terms of the
+  // model, not a configuration of its entry.
   sc.options = opts;
+  if (auto it = sc.options.find("ecbs"); it != sc.options.end()) {
+    sc.handlers = std::max(1, std::atoi(it->second.c_str()));  // the schema checked it
+    sc.options.erase(it);
+  }
+  if (auto it = sc.options.find("extra_predicate"); it != sc.options.end()) {
+    sc.predicate_true = it->second == "false" ? 0 : 1;
+    sc.options.erase(it);
+  }
   sc.payload_bytes = a.payload;
   sc.rate_hz = a.rate;
   sc.seconds = a.quick ? 2.0 : a.seconds;
   {
     Scenario nominal;
-    nominal.probes.push_back({sc.tracer, sc.probe_kind, sc.action, sc.payload_bytes, 1, 1, sc.rate_hz, 1, opts});
+    nominal.probes.push_back(
+        {sc.tracer, sc.probe_kind, sc.action, sc.payload_bytes, sc.handlers, sc.predicate_true, sc.rate_hz, 1, sc.options});
     Prediction p;
     if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
   }

@@ -548,7 +548,13 @@ ValidationSegment segment(bool traced, double ns_per_event, double consumer_ns =
 TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   Model m = hand_model();  // ebpf syscall ringbuf: fixed 1000, consumer 130/record + 5000/wakeup, user 0.25
   m.tsc_hz = 2.1e9;
-  ValidationScenario s{"ebpf", "getpid", "syscall", "ringbuf", {}, 0, 20000, 4};
+  ValidationScenario s;
+  s.tracer = "ebpf";
+  s.workload = "getpid";
+  s.probe_kind = "syscall";
+  s.action = "ringbuf";
+  s.rate_hz = 20000;
+  s.seconds = 4;
   ValidationMeasured x;
   x.segments = {segment(false, 1000), segment(true, 1200, 4e6), segment(true, 1200, 6e6), segment(false, 1000)};
   x.records = 40000;
@@ -588,6 +594,19 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   EXPECT_FALSE(v.predicted_cpu_percent.has_value());
   EXPECT_NE(v.consumer_missing.find("too few ticks"), std::string::npos);
   EXPECT_TRUE(to_json(m, s, x, v)["error"]["cpu_percent"].is_null());
+
+  // sys10: ten handlers whose nine extra predicates fail cost fixed + 9 x
+  // false_predicate (1000 + 900); with predicates that hold, 9 x per_ecb.
+  s.handlers = 10;
+  s.predicate_true = 0;
+  ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 1900);
+  EXPECT_EQ(to_json(m, s, x, v)["scenario"]["handlers"], 10);
+  EXPECT_NE(to_text(s, v).find("10 handlers (the extra ones' predicates fail)"), std::string::npos) << to_text(s, v);
+  s.predicate_true = 1;
+  ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 3700);
+  s.handlers = 1;
 
   // Nothing traced: no figure.
   x.segments = {segment(false, 1000), segment(false, 1000)};

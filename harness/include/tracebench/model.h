@@ -161,7 +161,9 @@ std::string to_text(const Scenario& s, const Prediction& p);
 // shares are percent of one CPU.
 struct ValidationScenario {
   std::string tracer, workload, probe_kind, action;
-  std::map<std::string, std::string> options;
+  std::map<std::string, std::string> options;  // the configuration (the model entry's), without the two below
+  int handlers = 1;           // option ecbs: handlers on the probe point
+  double predicate_true = 1;  // option extra_predicate: whether the extra handlers' predicates hold
   std::uint64_t payload_bytes = 0;
   double rate_hz = 0;  // requested
   double seconds = 0;
