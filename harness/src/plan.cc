@@ -45,7 +45,9 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   if (sweep.empty()) {
     sweep = opt.quick ? std::vector<std::size_t>{0, 64, 1024} : std::vector<std::size_t>{0, 8, 64, 256, 1024, 4096};
   }
-  if (!opt.payloads.empty() && !opt.workloads.empty()) {
+  // `-p 0` alone is what a workload without a payload runs at anyway.
+  const bool only_zero = std::all_of(opt.payloads.begin(), opt.payloads.end(), [](std::size_t p) { return p == 0; });
+  if (!opt.payloads.empty() && !only_zero && !opt.workloads.empty()) {
     bool any = false;
     for (const auto& name : opt.workloads) any |= find_workload(name)->takes_payload;
     if (!any)

@@ -92,6 +92,15 @@ TEST(Cli, PlanExpandsPayloadSweepOnlyForPayloadWorkloads) {
   EXPECT_EQ(out.find("none/getpid/none/payload:256"), std::string::npos) << out;
 }
 
+// `-p 0` is what a workload without a payload runs at: accepted (the model's
+// handler-count commands say `-p 0` for every workload); `-p 64` is refused.
+TEST(Cli, PayloadZeroAloneIsAcceptedForAWorkloadWithoutOne) {
+  std::string out;
+  ASSERT_EQ(run_cli({"run", "-t", "none", "-w", "getpid", "-p", "0", "--plan"}, &out), 0) << out;
+  EXPECT_NE(out.find("none/getpid/none/payload:0/threads:1"), std::string::npos) << out;
+  EXPECT_NE(run_cli({"run", "-t", "none", "-w", "getpid", "-p", "0", "-p", "64", "--plan"}, &out), 0);
+}
+
 TEST(Cli, QuickSweepIsSmallerThanTheFullOne) {
   std::string quick, full;
   ASSERT_EQ(run_cli({"run", "--tracer", "none", "--workload", "write_null", "--quick", "--plan"}, &quick), 0);
