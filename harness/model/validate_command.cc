@@ -226,7 +226,10 @@ int run_validate(const ValidateArgs& a) {
     const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     x.drain_consumer_cpu_ns = used(before, task_times(*t)) + (t->reads_on_caller() ? caller : 0);
     EventCounts c = t->counts();
-    x.records = c.recorded;
+    // Records a consumer read: none where nothing consumes (counters in a
+    // map, read once to verify).
+    const bool consumes = !t->consumer_tasks().empty() || t->reads_on_caller();
+    x.records = consumes ? c.recorded : 0;
     if (c.consumer_wakeups >= 0) x.wakeups = static_cast<std::uint64_t>(c.consumer_wakeups);
     Verification verdict = verify_events(c, fired_traced, a.payload, w->takes_payload, &events);
     st.reset();

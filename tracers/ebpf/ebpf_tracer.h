@@ -65,8 +65,9 @@ class EbpfTracer final : public Tracer {
   Status drain() override;
   EventCounts counts() override;
   std::vector<ConsumerTask> consumer_tasks() const override;
-  // The last pass over the ring or perf buffer runs in drain().
-  bool reads_on_caller() const override { return true; }
+  // The last pass over the ring or perf buffer runs in drain(); the map
+  // actions have no consumer (their counters are read once, to verify).
+  bool reads_on_caller() const override { return cfg_.action == "ringbuf" || cfg_.action == "perfbuf"; }
   nlohmann::json details() const override;
   void teardown() noexcept override;
 
