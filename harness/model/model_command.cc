@@ -13,6 +13,7 @@
 #include "tracebench/model.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
+#include "suite_command.h"
 #include "validate_command.h"
 
 namespace tracebench::model {
@@ -114,6 +115,7 @@ void install(CLI::App& app, int* exit_status) {
   p->add_flag("--json", pa->json, "Print JSON");
   p->callback([pa, exit_status] { *exit_status = run_predict(*pa); });
   install_validate(model, exit_status);
+  install_suite(model, exit_status);
 }
 
 }  // namespace

@@ -199,4 +199,30 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
 nlohmann::json to_json(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const Validation& v);
 std::string to_text(const ValidationScenario& s, const Validation& v);
 
+// `tracebench model suite`: per tracer, the held-out macro scenarios of
+// Table 7 and the runs that measure the parameters they need.
+struct SuiteScenario {
+  std::string name;  // sys, sys10, pid, payload
+  std::string what;  // in words, for the table
+  std::string workload, action;
+  std::uint64_t payload_bytes = 0;
+  double rate_hz = 0;
+  int handlers = 1;  // > 1: the extra handlers' predicates are false (sys10)
+  // `-o T.ecbs=N -o T.extra_predicate=false` for a scenario with handlers.
+  std::vector<std::string> option_args(const std::string& tracer) const;
+};
+std::vector<SuiteScenario> suite_scenarios(const std::string& tracer);  // empty: no scenarios for it
+// The `tracebench run ...` argument lists, in order, each once (twice where
+// the consumer's per-record term needs two figures).
+std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
+                                                 bool quick);
+struct SuiteRow {
+  std::string tracer, scenario, workload;
+  std::optional<nlohmann::json> validation;  // results/validation.schema.json
+  std::string problem;                       // why there is none
+};
+// The larger of the probe's and the consumer's error, in CPU points.
+std::string term_off(const nlohmann::json& validation);
+std::string table7_markdown(const std::vector<SuiteRow>& rows);
+
 }  // namespace tracebench::model

@@ -1,0 +1,154 @@
+// The model suite's plan and its Table 7: which runs measure the parameters a
+// tracer's held-out scenarios need, which scenarios validate them, and the
+// table that puts prediction and measurement side by side.  Pure: the
+// command (suite_command.cc) runs the steps.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tracebench/model.h"
+
+namespace tracebench::model {
+namespace {
+
+SuiteScenario scenario(std::string name, std::string what, std::string workload, std::string action,
+                       std::uint64_t payload, double rate, int handlers = 1) {
+  SuiteScenario s;
+  s.name = std::move(name);
+  s.what = std::move(what);
+  s.workload = std::move(workload);
+  s.action = std::move(action);
+  s.payload_bytes = payload;
+  s.rate_hz = rate;
+  s.handlers = handlers;
+  return s;
+}
+
+}  // namespace
+
+// The paper's macro scenarios, per tracer, on this suite's workloads: sys (a
+// syscall probe that counts), sys10 (ten handlers on it, nine predicates
+// false), pid (a user-function probe), and a payload-recording scenario with
+// its consumer.  A tracer without the probe kind has no such row.
+std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
+  const std::string sys = "syscall probe, count";
+  const std::string sys10 = "ten handlers on the syscall probe, nine predicates false";
+  const std::string pid = "user-function probe (uprobe), count";
+  if (tracer == "ebpf")
+    return {scenario("sys", sys, "getpid", "count", 0, 50000), scenario("sys10", sys10, "getpid", "count", 0, 50000, 10),
+            scenario("pid", pid, "call", "count", 0, 50000),
+            scenario("payload", "256 B copied from write(2) into the ring buffer, its reader", "write_null", "ringbuf",
+                     256, 20000)};
+  if (tracer == "ftrace")
+    return {scenario("sys", sys + " (the event recorded in the buffer)", "getpid", "count", 0, 50000),
+            scenario("sys10", sys10 + " (ten instances)", "getpid", "count", 0, 50000, 10),
+            scenario("pid", "uprobe event on a user function", "call", "count", 0, 50000),
+            scenario("payload", "1 KiB trace_marker writes, the buffer read back", "marker", "payload", 1024, 20000)};
+  if (tracer == "perf")
+    return {scenario("sys", sys + " (a sample per event)", "getpid", "count", 0, 50000),
+            scenario("sys10", sys10 + " (ten events)", "getpid", "count", 0, 50000, 10),
+            scenario("pid", "uprobe event on a user function", "call", "count", 0, 50000)};
+  if (tracer == "lttng")
+    return {scenario("sys", "UST tracepoint, 4 B recorded", "ust_hot", "record", 0, 50000),
+            scenario("sys10", "ten handlers on the UST tracepoint, nine predicates false", "ust_hot", "record", 0, 50000,
+                     10),
+            scenario("payload", "256 B UST payload, the consumer daemon", "ust_payload", "record", 256, 20000)};
+  if (tracer == "dvm")
+    return {scenario("sys", "syscall::getpid:entry { @c = count(); }", "dvm_getpid", "count", 0, 50000),
+            scenario("sys10", sys10 + " (/arg0 == -1/)", "dvm_getpid", "count", 0, 50000, 10),
+            scenario("pid", "fbt-style function entry, count", "dvm_func", "count", 0, 50000),
+            scenario("payload", "tracemem of 256 B, the consumer thread", "dvm_hot", "record", 256, 20000)};
+  return {};
+}
+
+std::vector<std::string> SuiteScenario::option_args(const std::string& tracer) const {
+  std::vector<std::string> a;
+  if (handlers > 1) {
+    a = {"-o", fmt::format("{}.ecbs={}", tracer, handlers), "-o", fmt::format("{}.extra_predicate=false", tracer)};
+  }
+  return a;
+}
+
+std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
+                                                 bool quick) {
+  std::vector<std::vector<std::string>> runs;
+  std::set<std::vector<std::string>> seen;
+  auto add = [&](std::vector<std::string> r, int copies = 1) {
+    if (quick) r.push_back("--quick");
+    if (!seen.insert(r).second) return;
+    for (int i = 0; i < copies; ++i) runs.push_back(r);
+  };
+  for (const auto& s : scenarios) {
+    const std::vector<std::string> base = {"run", "-t", tracer, "-w", s.workload, "-a", s.action};
+    if (s.payload_bytes > 0) {
+      // The per-byte terms: a sweep through the scenario's size.
+      std::set<std::uint64_t> sizes = {0, 64, 1024, s.payload_bytes};
+      std::vector<std::string> r = base;
+      for (auto p : sizes) r.insert(r.end(), {"-p", std::to_string(p)});
+      add(r, 2);
+    } else {
+      // Twice: two consumer figures for the per-record term.
+      std::vector<std::string> r = base;
+      r.insert(r.end(), {"-p", "0"});
+      add(r, 2);
+    }
+    if (s.handlers > 1) {
+      // The handler-count sweep: per_ecb and false_predicate.
+      for (int n : {2, 4, s.handlers})
+        for (const char* truth : {"true", "false"}) {
+          std::vector<std::string> r = base;
+          r.insert(r.end(), {"-p", "0", "-o", fmt::format("{}.ecbs={}", tracer, n), "-o",
+                             fmt::format("{}.extra_predicate={}", tracer, truth)});
+          add(r);
+        }
+    }
+  }
+  return runs;
+}
+
+namespace {
+std::string num(const nlohmann::json& v, const char* f) {
+  return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : std::string("—");
+}
+}  // namespace
+
+// Which term is off: the probe's or the consumer's error, whichever is the
+// larger share of the total's.
+std::string term_off(const nlohmann::json& v) {
+  const nlohmann::json& m = v.at("measured");
+  const nlohmann::json& p = v.at("predicted");
+  const double probe = m.at("probe_cpu_percent").get<double>() - p.at("probe_cpu_percent").get<double>();
+  if (!p.at("consumer_cpu_percent").is_number()) return "consumer: not predicted";
+  const double consumer = m.at("consumer_cpu_percent").get<double>() - p.at("consumer_cpu_percent").get<double>();
+  return std::fabs(probe) >= std::fabs(consumer) ? fmt::format("probe ({:+.2f})", probe)
+                                                  : fmt::format("consumer ({:+.2f})", consumer);
+}
+
+std::string table7_markdown(const std::vector<SuiteRow>& rows) {
+  std::string out =
+      "| tracer | scenario | workload | rate (Hz) | cycles/probe predicted | measured | CPU % predicted | measured | "
+      "error (points) | noise (ns/event) | within ±2 | largest term error |\n"
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& r : rows) {
+    if (!r.validation) {
+      out += fmt::format("| {} | {} | {} | | | | | | | | — | {} |\n", r.tracer, r.scenario, r.workload, r.problem);
+      continue;
+    }
+    const nlohmann::json& v = *r.validation;
+    const nlohmann::json& m = v.at("measured");
+    const nlohmann::json& p = v.at("predicted");
+    const nlohmann::json& err = v.at("error").at("cpu_percent");
+    std::string within = "—";
+    if (err.is_number()) within = std::fabs(err.get<double>()) <= 1 ? "yes (±1)" : std::fabs(err.get<double>()) <= 2 ? "yes" : "**no**";
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.tracer, r.scenario,
+                       r.workload, num(m.at("rate_hz"), "{:.0f}"), num(p.at("probe_cycles"), "{:.0f}"),
+                       num(m.at("probe_cycles"), "{:.0f}"), num(p.at("cpu_percent"), "{:.2f}"),
+                       num(m.at("cpu_percent"), "{:.2f}"), num(err, "{:+.2f}"),
+                       num(m.at("untraced_spread_ns_per_event"), "{:.0f}"), within, term_off(v));
+  }
+  return out;
+}
+
+}  // namespace tracebench::model

@@ -1,0 +1,277 @@
+// `tracebench model suite`: the one command behind the cost model's tables.
+// For every tracer asked for (default: every tracer this machine has) it runs
+// the measurements its held-out scenarios need (`tracebench run`), fits the
+// model on them (`tracebench model fit`), validates each scenario at a paced
+// rate (`tracebench model validate`) and writes Table 7.  Each step is this
+// binary run as a child with the arguments a user would type (printed, and
+// kept in suite.json), so any figure can be reproduced alone; a tracer's
+// failing step is reported in its rows and the others go on.
+#include "suite_command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tracebench/model.h"
+#include "tracebench/options.h"
+#include "tracebench/system.h"
+#include "tracebench/tracer.h"
+#include "tracebench/util.h"
+#include "tracebench/workload.h"
+
+extern char** environ;
+
+namespace tracebench::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SuiteArgs {
+  std::vector<std::string> tracers;
+  std::string out;
+  bool quick = false;
+  double seconds = 8;
+};
+
+int refuse(const std::string& why) {
+  std::cerr << "tracebench model suite: " << why << "\n";
+  return 2;
+}
+
+struct Step {
+  std::vector<std::string> args;
+  std::string log;
+  int exit_code = -1;
+  double seconds = 0;
+};
+
+// Runs this binary with `args`, stdout and stderr into `log`.  SIGINT and
+// SIGTERM stay blocked here and are unblocked in the child, which tears its
+// tracer down on them; the caller stops after it.
+int spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(self.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int err = posix_spawn(&pid, self.c_str(), &fa, &at, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (err) return -err;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string host_name() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+bool interrupted() {
+  sigset_t pending;
+  sigpending(&pending);
+  return sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP);
+}
+
+std::string shell_words(const std::vector<std::string>& args) {
+  std::string s = "tracebench";
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+int run_suite(const SuiteArgs& a) {
+  // Everything is checked before anything runs or is written.
+  std::vector<std::string> names = a.tracers;
+  if (names.empty())
+    for (const auto& e : tracer_registry())
+      if (e.name != "none") names.push_back(e.name);
+  for (const auto& n : a.tracers)
+    if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
+  std::string out = a.out;
+  if (out.empty()) out = fmt::format("results/model-{}", utc_now_compact());
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_empty(out, ec))
+    return refuse(fmt::format("--out {} exists and is not empty: name a new directory", out));
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return refuse("cannot find this binary (/proc/self/exe)");
+  self[n] = 0;
+
+  // What each tracer can do here, before any step.
+  std::vector<SuiteRow> rows;
+  struct Plan {
+    std::string tracer;
+    std::vector<SuiteScenario> scenarios;
+  };
+  std::vector<Plan> plans;
+  for (const auto& name : names) {
+    std::unique_ptr<Tracer> t = make_tracer(name);
+    std::vector<SuiteScenario> all = suite_scenarios(name);
+    if (all.empty()) {
+      rows.push_back({name, "—", "—", std::nullopt,
+                      "no held-out scenarios for this tracer here (the VM lab's tracers: `tracebench vm`)"});
+      continue;
+    }
+    if (Availability av = t->available(); !av.ok) {
+      rows.push_back({name, "—", "—", std::nullopt, "not available: " + av.reason});
+      continue;
+    }
+    const OptionSchema& schema = t->option_schema();
+    const bool has_ecbs =
+        std::any_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; });
+    Plan p{name, {}};
+    for (const auto& s : all) {
+      const Workload* w = find_workload(s.workload);
+      if (!w || !t->supports(w->probe) || !t->supports_action(w->probe, s.action)) {
+        rows.push_back({name, s.name, s.workload, std::nullopt,
+                        fmt::format("{} does not trace {} with {}", name, s.workload, s.action)});
+      } else if (s.handlers > 1 && !has_ecbs) {
+        rows.push_back({name, s.name, s.workload, std::nullopt, "no handler-count option (ecbs) in this tracer"});
+      } else if (w->available && !w->available().ok) {
+        rows.push_back({name, s.name, s.workload, std::nullopt, "workload unavailable: " + w->available().reason});
+      } else {
+        p.scenarios.push_back(s);
+      }
+    }
+    if (!p.scenarios.empty()) plans.push_back(p);
+  }
+
+  fs::create_directories(fs::path(out) / "logs", ec);
+  if (ec) return refuse(fmt::format("--out {}: {}", out, ec.message()));
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
+
+  std::vector<Step> steps;
+  auto step = [&](std::vector<std::string> args) -> int {
+    Step s;
+    s.args = std::move(args);
+    s.log = (fs::path(out) / "logs" / fmt::format("{:02}-{}.txt", steps.size() + 1, s.args[0] == "model" ? s.args[1] : s.args[0])).string();
+    const auto t0 = std::chrono::steady_clock::now();
+    s.exit_code = spawn_self(self, s.args, s.log);
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << fmt::format("[{}] {} ({:.1f} s, {})\n", steps.size() + 1, shell_words(s.args), s.seconds,
+                             s.exit_code == 0 ? "ok" : fmt::format("exit {}, log {}", s.exit_code, s.log))
+              << std::flush;
+    steps.push_back(s);
+    return s.exit_code;
+  };
+  bool stopped = false;
+  const std::string runs = (fs::path(out) / "runs").string();
+  const std::string model = (fs::path(out) / "model.json").string();
+  std::map<std::string, std::string> failed;  // tracer -> why
+  for (const auto& p : plans) {
+    for (auto r : suite_runs(p.tracer, p.scenarios, a.quick)) {
+      if ((stopped = interrupted())) break;
+      r.insert(r.end(), {"--out", runs});
+      if (step(r) != 0 && !failed.count(p.tracer))
+        failed[p.tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
+    }
+    if (stopped) break;
+  }
+  bool fitted = false;
+  if (!stopped && fs::exists(runs, ec)) fitted = step({"model", "fit", runs, "--out", model}) == 0;
+  for (const auto& p : plans) {
+    for (const auto& s : p.scenarios) {
+      SuiteRow row{p.tracer, s.name, s.workload, std::nullopt, ""};
+      const std::string vout = (fs::path(out) / "validation" / fmt::format("{}-{}.json", p.tracer, s.name)).string();
+      if (!stopped && fitted) {
+        if ((stopped = interrupted())) break;
+        std::vector<std::string> v = {"model", "validate", "--model", model, "-t", p.tracer, "-w", s.workload,
+                                      "-a",    s.action};
+        if (s.payload_bytes) v.insert(v.end(), {"-p", std::to_string(s.payload_bytes)});
+        for (const auto& o : s.option_args(p.tracer)) v.push_back(o);
+        v.insert(v.end(), {"--rate", fmt::format("{:.0f}", s.rate_hz)});
+        if (a.quick) v.push_back("--quick");
+        else v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
+        v.insert(v.end(), {"--out", vout});
+        if (step(v) == 0) {
+          std::ifstream in(vout);
+          try {
+            row.validation = nlohmann::json::parse(in);
+          } catch (const std::exception& e) {
+            row.problem = fmt::format("{}: {}", vout, e.what());
+          }
+        } else {
+          row.problem = fmt::format("validate failed: {}", steps.back().log);
+        }
+      } else {
+        row.problem = stopped ? "interrupted" : "the model could not be fitted";
+      }
+      if (!row.validation && failed.count(p.tracer)) row.problem += "; " + failed[p.tracer];
+      rows.push_back(row);
+    }
+    if (stopped) break;
+  }
+
+  const std::string table = table7_markdown(rows);
+  nlohmann::json steps_j = nlohmann::json::array();
+  for (const auto& s : steps)
+    steps_j.push_back({{"command", shell_words(s.args)}, {"exit_code", s.exit_code}, {"seconds", s.seconds}, {"log", s.log}});
+  nlohmann::json j = {{"date_utc", utc_now_iso8601()}, {"quick", a.quick}, {"steps", steps_j}, {"interrupted", stopped}};
+  std::string md = fmt::format("# Table 7 on {} ({})\n\nMade by `tracebench model suite{}{}`; the model is `model.json` "
+                               "beside this file, fitted on the runs in `runs/`; each row is `validation/<tracer>-"
+                               "<scenario>.json`. CPU % is of one CPU; the error is measured minus predicted, in CPU "
+                               "points; the noise is the spread of the untraced segments' cost per event.\n\n",
+                               host_name(), utc_now_iso8601(), a.quick ? " --quick" : "",
+                               a.tracers.empty() ? "" : fmt::format(" -t {}", fmt::join(a.tracers, " -t ")));
+  for (const auto& [file, text] : {std::pair<std::string, std::string>{"table7.md", md + table},
+                                   {"suite.json", j.dump(2) + "\n"}})
+    if (Status st = write_file_atomic((fs::path(out) / file).string(), text); !st) {
+      std::cerr << "tracebench model suite: " << st.message() << "\n";
+      return 1;
+    }
+  std::cout << "\n" << table << "\nwrote " << out << "/table7.md, suite.json\n";
+  if (stopped) {
+    std::cerr << "tracebench model suite: interrupted; what ran is in " << out << "\n";
+    return 130;
+  }
+  for (const auto& s : steps)
+    if (s.exit_code != 0) return 1;
+  return 0;
+}
+
+}  // namespace
+
+void install_suite(CLI::App* model, int* exit_status) {
+  auto sa = std::make_shared<SuiteArgs>();
+  auto* s = model->add_subcommand(
+      "suite", "Every tracer here: measure what its Table 7 scenarios need, fit the model, validate each scenario");
+  s->add_option("-t,--tracer", sa->tracers, "Tracer (repeatable; default: every tracer)");
+  s->add_option("--out", sa->out, "Directory to create (default: results/model-<UTC time>)");
+  s->add_flag("--quick", sa->quick, "Quick runs, 2-second validations");
+  s->add_option("--seconds", sa->seconds, "Length of each validation (eight segments)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.4, 600.0));
+  s->callback([sa, exit_status] { *exit_status = run_suite(*sa); });
+}
+
+}  // namespace tracebench::model
