@@ -140,13 +140,13 @@ int handlers_of(const BenchmarkResult& b) {
 }
 
 std::string handler_sweep_missing(const std::string& tracer, const std::string& action, bool predicate) {
-  if (tracer != "dvm")
-    return fmt::format("not measured for {} by this version of the suite (only the dvm tracer has a handler-count "
-                       "option)",
+  if (tracer != "dvm" && tracer != "ftrace" && tracer != "perf")
+    return fmt::format("not measured for {} by this version of the suite (only the dvm, ftrace and perf tracers have "
+                       "a handler-count option)",
                        tracer);
-  return fmt::format("no handler-count sweep in the runs: `tracebench run -t dvm -a {} -p 0 -o dvm.ecbs=N{}` for N = "
-                     "1, 2, 4, 10",
-                     action, predicate ? "" : " -o dvm.extra_predicate=false");
+  return fmt::format("no handler-count sweep in the runs: `tracebench run -t {0} -a {1} -p 0 -o {0}.ecbs=N{2}` for "
+                     "N = 1, 2, 4, 10",
+                     tracer, action, predicate ? "" : " -o " + tracer + ".extra_predicate=false");
 }
 
 // Extra cycles per extra handler: least squares through (0, one handler) and
