@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tracers/common/names.h"
 #include "tracers/common/tracefs_leftovers.h"
 #include "tracers/ftrace/ftrace_tracer.h"
 #include "tracebench/payload_pattern.h"
@@ -385,6 +387,188 @@ TEST_F(FtraceTest, FunctionTracerWorksOrFailsCleanly) {
   ASSERT_TRUE(tracer.disable().is_ok());
   ASSERT_TRUE(tracer.drain().is_ok());
   EXPECT_EQ(tracer.counts().recorded + tracer.counts().lost, 2000u);
+}
+
+// ---- option ecbs: N handlers = the event enabled in N instances
+
+std::string event_file(const std::string& instance, const std::string& sys, const std::string& ev,
+                       const std::string& file) {
+  return read_file(kTracing + "/instances/" + instance + "/events/" + sys + "/" + ev + "/" + file);
+}
+
+struct Sweep {
+  unsigned ecbs;
+  bool truth;
+};
+
+// Attaches with ecbs/extra_predicate, checks the instances kernel-side while
+// disabled, enabled and after teardown, fires `n` through `fire`, and checks
+// what each handler recorded.
+void expect_handler_sweep(FtraceTracer& tracer, const ProbePoint& p, Sweep sw, const std::function<void()>& fire,
+                          std::uint64_t n) {
+  SCOPED_TRACE("ecbs=" + std::to_string(sw.ecbs) + " extra_predicate=" + (sw.truth ? "true" : "false"));
+  tracebench::Status st = tracer.attach(
+      spec_for(p, {{"ecbs", std::to_string(sw.ecbs)}, {"extra_predicate", sw.truth ? "true" : "false"}}));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  std::vector<std::string> all{tracer.instance_name()};
+  for (const auto& x : tracer.extra_instance_names()) all.push_back(x);
+  ASSERT_EQ(all.size(), sw.ecbs);
+  const std::string sys = tracer.event_system(), ev = tracer.event_name();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    // Named as this process's, so a dead run's are found by `tracebench cleanup`.
+    EXPECT_EQ(tracebench::common::name_owner(all[i]), getpid()) << all[i];
+    ASSERT_TRUE(instance_exists(all[i])) << all[i];
+    EXPECT_EQ(event_file(all[i], sys, ev, "enable").substr(0, 1), "0") << all[i] << " enabled before enable()";
+    std::string filter = event_file(all[i], sys, ev, "filter");
+    if (i > 0 && !sw.truth)
+      EXPECT_NE(filter.find(tracebench::ftrace::kFalseFilter), std::string::npos) << all[i] << ": " << filter;
+    else
+      EXPECT_NE(filter.find("none"), std::string::npos) << all[i] << ": " << filter;
+  }
+  fire();  // disabled: nowhere recorded
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (const auto& name : all) EXPECT_EQ(event_file(name, sys, ev, "enable").substr(0, 1), "1") << name;
+  for (std::uint64_t i = 0; i < 3; ++i) fire();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  for (const auto& name : all) EXPECT_EQ(event_file(name, sys, ev, "enable").substr(0, 1), "0") << name;
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  const std::uint64_t fired = 4 * n;
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, fired);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  tracebench::Verification v = tracebench::judge_events(c, fired, 0, false);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  auto d = tracer.details();
+  EXPECT_EQ(d["ecbs"], static_cast<int>(sw.ecbs));
+  if (sw.ecbs == 1) {
+    EXPECT_FALSE(d.contains("extra_predicate"));
+  } else {
+    EXPECT_EQ(d["extra_predicate"], sw.truth ? "true" : "false");
+    ASSERT_EQ(d["handler_records"].size(), sw.ecbs);
+    for (unsigned h = 0; h < sw.ecbs; ++h)
+      EXPECT_EQ(d["handler_records"][h], h == 0 || sw.truth ? fired : 0u) << "handler " << h + 1;
+  }
+  tracer.teardown();
+  for (const auto& name : all) EXPECT_FALSE(instance_exists(name)) << name << " left after teardown";
+}
+
+TEST_F(FtraceTest, EcbsSweepOnSyscall) {
+  REQUIRE_TRACEFS();
+  for (unsigned ecbs : {1u, 2u, 4u})
+    for (bool truth : {true, false}) {
+      expect_handler_sweep(tracer, getpid_probe(), {ecbs, truth}, [] { fire_getpid(2000); }, 2000);
+      EXPECT_TRUE(our_leftovers().empty());
+    }
+}
+
+TEST_F(FtraceTest, EcbsSweepOnUserFunction) {
+  REQUIRE_TRACEFS();
+  void (*volatile fn)(void) = tb_ftrace_test_hot;
+  ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+  auto fire = [fn] {
+    for (int i = 0; i < 1500; ++i) fn();
+  };
+  for (bool truth : {true, false}) {
+    expect_handler_sweep(tracer, p, {3, truth}, fire, 1500);
+    EXPECT_TRUE(our_leftovers().empty());
+  }
+}
+
+TEST_F(FtraceTest, EcbsOnRawSyscallsKeepsTheIdFilter) {
+  REQUIRE_TRACEFS();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"event", "raw_syscalls:sys_enter"}, {"ecbs", "2"}})).is_ok());
+  std::string extra = tracer.extra_instance_names().at(0);
+  EXPECT_NE(event_file(extra, "raw_syscalls", "sys_enter", "filter").find("id == "), std::string::npos);
+  ASSERT_TRUE(tracer.enable().is_ok());
+  fire_getpid(3000);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, 3000u);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  EXPECT_EQ(tracer.details()["handler_records"][1], 3000u);
+}
+
+// The check can fail: an extra handler that records other than it should is
+// a tracer error, and the judge fails the run.
+TEST_F(FtraceTest, EcbsHandlerThatDisagreesIsATracerError) {
+  REQUIRE_TRACEFS();
+  for (bool truth : {true, false}) {
+    SCOPED_TRACE(truth ? "true" : "false");
+    ASSERT_TRUE(
+        tracer.attach(spec_for(getpid_probe(), {{"ecbs", "3"}, {"extra_predicate", truth ? "true" : "false"}}))
+            .is_ok());
+    // Behind the adapter's back: the last extra instance filters everything
+    // out (true), or its always-false filter is removed (false).
+    std::string path = kTracing + "/instances/" + tracer.extra_instance_names().at(1) +
+                       "/events/syscalls/sys_enter_getpid/filter";
+    {
+      std::ofstream f(path);
+      f << (truth ? "common_pid == -1" : "0");
+    }
+    ASSERT_TRUE(tracer.enable().is_ok());
+    fire_getpid(1000);
+    ASSERT_TRUE(tracer.disable().is_ok());
+    ASSERT_TRUE(tracer.drain().is_ok());
+    EventCounts c = tracer.counts();
+    EXPECT_EQ(c.recorded, 1000u);
+    EXPECT_EQ(c.tracer_errors, 1000u);
+    EXPECT_NE(c.tracer_error_detail.find("handler 3 of 3"), std::string::npos) << c.tracer_error_detail;
+    EXPECT_TRUE(tracebench::judge_events(c, 1000, 0, false).failed());
+    tracer.teardown();
+  }
+}
+
+TEST_F(FtraceTest, EcbsRefusedWhereItMeansNothing) {
+  REQUIRE_TRACEFS();
+  const ProbePoint marker{"marker:trace_marker", ProbeKind::kMarker, "trace_marker", 0, ""};
+  const ProbePoint function{"kernel:__x64_sys_getpid", ProbeKind::kKernelFunction, "__x64_sys_getpid", 0, ""};
+  struct Bad {
+    ProbePoint probe;
+    std::map<std::string, std::string> options;
+    const char* says;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {getpid_probe(), {{"ecbs", "0"}}, "ecbs"},
+           {getpid_probe(), {{"ecbs", "33"}}, "ecbs"},
+           {getpid_probe(), {{"extra_predicate", "maybe"}}, "extra_predicate"},
+           {marker, {{"ecbs", "2"}}, "one instance"},
+           {marker, {{"extra_predicate", "false"}}, "extra_predicate"},
+           {function, {{"ecbs", "4"}}, "current_tracer"},
+       }) {
+    AttachSpec s = spec_for(b.probe, b.options);
+    tracebench::Status v = tracer.validate(s);
+    ASSERT_FALSE(v.is_ok()) << b.probe.name << " " << b.options.begin()->first;
+    EXPECT_NE(v.message().find(b.says), std::string::npos) << v.message();
+    EXPECT_FALSE(tracer.attach(s).is_ok());
+    EXPECT_TRUE(our_leftovers().empty());
+    tracer.teardown();
+  }
+}
+
+// A failure half way through attach() (here: the extra instance's name is
+// taken) removes what was already created.
+TEST_F(FtraceTest, EcbsAttachFailingHalfWayLeavesNothing) {
+  REQUIRE_TRACEFS();
+  // The next attach of this process uses sequence number n; find it from a throw-away attach.
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe())).is_ok());
+  std::string first = tracer.instance_name();
+  tracer.teardown();
+  std::string me = "tracebench-" + std::to_string(getpid());
+  int seq = first == me ? 1 : std::stoi(first.substr(me.size() + 1)) + 1;
+  std::string taken = me + "-" + std::to_string(seq) + "-h3";
+  ASSERT_EQ(mkdir((kTracing + "/instances/" + taken).c_str(), 0755), 0);
+  tracebench::Status st = tracer.attach(spec_for(getpid_probe(), {{"ecbs", "4"}}));
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find(taken), std::string::npos) << st.message();
+  EXPECT_FALSE(instance_exists(me + "-" + std::to_string(seq)));
+  EXPECT_FALSE(instance_exists(me + "-" + std::to_string(seq) + "-h2"));
+  rmdir((kTracing + "/instances/" + taken).c_str());
 }
 
 TEST(FtraceCleanup, RemovesOnlyDeadOwners) {

@@ -41,11 +41,27 @@ for sig in INT TERM; do
   done
 done
 
-# SIGKILL cannot be caught: the instance and uprobe stay until `cleanup`.
-"$TB" run --tracer ftrace --workload call --repetitions 40 --no-samples --out "$OUT" > /dev/null 2>&1 &
+# The handler-count sweep's extra instances / events go with the rest.
+for tracer in ftrace perf; do
+  "$TB" run --tracer "$tracer" --workload getpid --quick --no-samples -o "$tracer.ecbs=4" --out "$OUT" > /dev/null 2>&1 &
+  pid=$!
+  sleep 1
+  kill -s INT "$pid" 2>/dev/null
+  wait "$pid"
+  rc=$?
+  if ! leftovers "$pid" > /dev/null; then
+    echo "FAIL: SIGINT after 1s ($tracer/getpid ecbs=4, rc $rc) left:"; leftovers "$pid"; fail=1
+  else
+    echo "ok: SIGINT after 1s ($tracer/getpid ecbs=4, rc $rc)"
+  fi
+done
+
+# SIGKILL cannot be caught: the instances (with ecbs=3 the extra ones too)
+# and the uprobe stay until `cleanup`.
+"$TB" run --tracer ftrace --workload call --repetitions 40 --no-samples -o ftrace.ecbs=3 --out "$OUT" > /dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 200); do
-  grep -qE "^p:tracebench/tb${pid}_[0-9]+_" "$T/dynamic_events" && break
+  ls "$T/instances" | grep -qE "^tracebench-${pid}-([0-9]+-)?h3$" && break
   sleep 0.05
 done
 kill -KILL "$pid"; wait "$pid" 2>/dev/null

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tracebench/verification.h"
 #include "tracers/perf/perf_tracer.h"
 #include "tests/common/tracer_fixture.h"
 
@@ -347,6 +349,142 @@ TEST_F(PerfTest, BadOptionsChangeNothing) {
     tracebench::Status st = tracer.attach(spec_for(getpid_probe(), opts));
     EXPECT_FALSE(st.is_ok()) << opts.begin()->first;
     EXPECT_FALSE(st.message().empty());
+    EXPECT_EQ(perf_fds(), 0);
+    tracer.teardown();
+  }
+}
+
+// ---- option ecbs: N perf events per (thread, CPU) on the same tracepoint
+
+int tasks_of_this_process() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+void expect_handler_sweep(PerfTracer& tracer, const ProbePoint& p, unsigned ecbs, bool truth,
+                          const std::function<void()>& fire, std::uint64_t n) {
+  SCOPED_TRACE("ecbs=" + std::to_string(ecbs) + " extra_predicate=" + (truth ? "true" : "false"));
+  tracebench::Status st =
+      tracer.attach(spec_for(p, {{"ecbs", std::to_string(ecbs)}, {"extra_predicate", truth ? "true" : "false"}}));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  const std::size_t rings = tracer.details()["rings"].get<std::size_t>();
+  const std::size_t traced_threads = static_cast<std::size_t>(tasks_of_this_process() - 1);  // less the consumer
+  fire();  // disabled
+  std::uint64_t fired = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    ASSERT_TRUE(tracer.enable().is_ok());
+    // N events for each (thread, CPU), all open while enabled.
+    EXPECT_EQ(tracer.event_fds(), ecbs * rings * traced_threads);
+    EXPECT_EQ(perf_fds(), static_cast<int>(ecbs * rings * traced_threads + rings));  // + the flush events
+    fire();
+    fired += n;
+    ASSERT_TRUE(tracer.disable().is_ok());
+    EXPECT_EQ(tracer.event_fds(), 0u);
+  }
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, fired);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  tracebench::Verification v = tracebench::judge_events(c, fired, 0, false);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  auto d = tracer.details();
+  EXPECT_EQ(d["ecbs"], static_cast<int>(ecbs));
+  EXPECT_EQ(d["foreign_samples"], 0);
+  EXPECT_EQ(d["kernel_hits"], fired);
+  if (ecbs == 1) {
+    EXPECT_FALSE(d.contains("extra_predicate"));
+    EXPECT_EQ(d["sample"].get<std::string>().find("IDENTIFIER"), std::string::npos);
+    return;
+  }
+  EXPECT_EQ(d["extra_predicate"], truth ? "true" : "false");
+  // Sample ids only where the extras record; else the one-handler layout.
+  EXPECT_EQ(d["sample"].get<std::string>().find("IDENTIFIER") != std::string::npos, truth) << d["sample"];
+  for (const char* k : {"handler_event_fds", "handler_samples", "handler_kernel_hits", "handler_lost"})
+    ASSERT_EQ(d[k].size(), ecbs) << k;
+  for (unsigned h = 0; h < ecbs; ++h) {
+    SCOPED_TRACE("handler " + std::to_string(h + 1));
+    EXPECT_EQ(d["handler_event_fds"][h], rings * traced_threads);
+    const std::uint64_t want = h == 0 || truth ? fired : 0;
+    EXPECT_EQ(d["handler_samples"][h], want);
+    EXPECT_EQ(d["handler_kernel_hits"][h], want);
+    EXPECT_EQ(d["handler_lost"][h], 0u);
+  }
+}
+
+TEST_F(PerfTest, EcbsSweepOnSyscall) {
+  for (unsigned ecbs : {1u, 2u, 4u})
+    for (bool truth : {true, false}) {
+      expect_handler_sweep(tracer, getpid_probe(), ecbs, truth, [] { fire_getpid(5000); }, 5000);
+      tracer.teardown();
+      EXPECT_EQ(perf_fds(), 0);
+    }
+}
+
+TEST_F(PerfTest, EcbsSweepOnUserFunction) {
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  auto fire = [fn] {
+    for (int i = 0; i < 2000; ++i) fn();
+  };
+  for (bool truth : {true, false}) {
+    expect_handler_sweep(tracer, p, 3, truth, fire, 2000);
+    tracer.teardown();
+    EXPECT_EQ(perf_fds(), 0);
+    EXPECT_FALSE(our_uprobe_events_left());
+  }
+}
+
+// Extra handlers on a small ring (the overflow made certain as in
+// SmallRingCountsLost): each handler's samples + its events' lost count add
+// up to the firings, and the rings' lost records sum every handler's losses.
+TEST_F(PerfTest, EcbsSmallRingLosesPerHandler) {
+  cpu_set_t old, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof old, &old), 0);
+  int cpu = sched_getcpu();
+  ASSERT_GE(cpu, 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"ecbs", "3"}, {"mmap_pages", "1"},
+                                                      {"consumer_cpu", std::to_string(cpu)}}))
+                  .is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  sched_param fifo{};
+  fifo.sched_priority = 1;
+  ASSERT_EQ(sched_setscheduler(0, SCHED_FIFO, &fifo), 0) << "needs root (CAP_SYS_NICE)";
+  fire_getpid(30000);
+  sched_param other{};
+  sched_setscheduler(0, SCHED_OTHER, &other);
+  sched_setaffinity(0, sizeof old, &old);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  auto d = tracer.details();
+  EXPECT_GT(c.lost, 0u) << d.dump();
+  EXPECT_EQ(c.recorded + c.lost, 30000u) << d.dump();
+  std::uint64_t lost = 0;
+  for (unsigned h = 0; h < 3; ++h) {
+    EXPECT_EQ(d["handler_samples"][h].get<std::uint64_t>() + d["handler_lost"][h].get<std::uint64_t>(), 30000u)
+        << "handler " << h + 1 << ": " << d.dump();
+    lost += d["handler_lost"][h].get<std::uint64_t>();
+  }
+  EXPECT_EQ(d["ring_lost_samples"], lost);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+}
+
+TEST_F(PerfTest, EcbsBadValuesAreRefused) {
+  for (auto opts : std::vector<std::map<std::string, std::string>>{
+           {{"ecbs", "0"}}, {{"ecbs", "33"}}, {{"ecbs", "two"}}, {{"extra_predicate", "maybe"}}}) {
+    tracebench::Status v = tracer.validate(spec_for(getpid_probe(), opts));
+    ASSERT_FALSE(v.is_ok()) << opts.begin()->first << "=" << opts.begin()->second;
+    EXPECT_NE(v.message().find(opts.begin()->first), std::string::npos) << v.message();
+    EXPECT_FALSE(tracer.attach(spec_for(getpid_probe(), opts)).is_ok());
     EXPECT_EQ(perf_fds(), 0);
     tracer.teardown();
   }

@@ -1,4 +1,5 @@
-// The Ftrace adapter: one class over one tracefs instance.  Longer than the
+// The Ftrace adapter: one class over one tracefs instance (and, for option
+// ecbs, the extra instances that enable the same event).  Longer than the
 // suite's ~500-line guide, on purpose: attach (static event, uprobe event or
 // trace_marker, the pid and id filters), enable/disable, the read-back through
 // libtraceevent and teardown all work on the same instance state and are
@@ -152,6 +153,16 @@ const OptionSchema& option_schema() {
        .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
                "(then a small `buffer_kb` loses events, which are counted)",
        .default_value = "disable", .words = {"disable", "end"}},
+      {.name = "ecbs", .type = T::kUint,
+       .help = "handlers on the probe point: the event enabled in `ecbs` instances, this one and `ecbs - 1` extra "
+               "instances `tracebench-<pid>-[<n>-]h<i>` with the same filters (a handler-count sweep for "
+               "`tracebench model fit`); event probes only, not `kMarker` or the function tracer",
+       .default_value = "1", .min = 1, .max = kMaxEcbs},
+      {.name = "extra_predicate", .type = T::kChoice,
+       .help = "with ecbs > 1: the extra instances record every event too (`true`, each checked to hold what the "
+               "first holds), or carry the event filter `common_pid == -1`, evaluated on every event and never "
+               "true (`false`, each checked empty)",
+       .default_value = "true", .words = {"true", "false"}},
   };
   return schema;
 }
@@ -167,6 +178,9 @@ Status parse_options(const std::map<std::string, std::string>& options, FtraceCo
   c.pid_filter = v.on("pid_filter");
   c.id_filter = v.on("id_filter");
   c.consume_on_disable = v.text("read") == "disable";
+  c.ecbs = static_cast<unsigned>(v.number("ecbs"));
+  c.extra_predicate = v.text("extra_predicate") == "true";
+  c.extra_predicate_given = v.given("extra_predicate");
   *out = std::move(c);
   return Status::ok();
 }
@@ -406,6 +420,20 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
     return Status::error("ftrace action 'payload' needs a marker probe; use count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("ftrace option event= applies to syscall probes only");
+  if (config.ecbs > 1 || config.extra_predicate_given) {
+    // N handlers = one event enabled in N instances; what is not an event
+    // cannot be swept that way.
+    const char* why = spec.probe.kind == ProbeKind::kMarker
+                          ? "a trace_marker write is recorded by the one instance it is written to"
+                      : spec.probe.kind == ProbeKind::kKernelFunction
+                          ? "the function tracer is an instance's current_tracer, not an event"
+                          : nullptr;
+    if (why)
+      return Status::error("ftrace option " +
+                           (config.ecbs > 1 ? "ecbs=" + std::to_string(config.ecbs) : std::string("extra_predicate")) +
+                           " applies to event probes (syscall, user function, kmod tracepoint), not " +
+                           spec.probe.name + ": " + why);
+  }
   return Status::ok();
 }
 
@@ -518,6 +546,14 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   event_id_ = e->id;
   if (marker_ && !tep_find_field(e, "buf")) return fail(Status::error("ftrace:print has no buf field"));
 
+  // Option ecbs: the same event in ecbs - 1 more instances, named so the
+  // leftovers cleanup knows them as this process's.
+  for (unsigned i = 2; i <= config_.ecbs; ++i) {
+    std::string name = common::owned_name((seq ? std::to_string(seq) + "-" : std::string()) + "h" + std::to_string(i));
+    std::string filter = config_.extra_predicate ? (applied_.count("filter") ? applied_["filter"] : "") : kFalseFilter;
+    if (Status s = add_extra(name, filter); !s) return fail(s);
+  }
+
   // Marker writes are gated by tracing_on; events by their enable file, so
   // the buffer itself stays on for them.
   if (!marker_ && tracefs_trace_on(instance_) < 0)
@@ -535,7 +571,48 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   applied_["clock"] = config_.clock;
   applied_["mode"] = config_.overwrite ? "overwrite" : "discard";
   applied_["buffer_kb"] = std::to_string(tracefs_instance_get_buffer_size(instance_, 0));
+  if (!extras_.empty() && !config_.extra_predicate) applied_["extra_filter"] = kFalseFilter;
   return Status::ok();
+}
+
+Status FtraceTracer::add_extra(const std::string& name, const std::string& filter) {
+  if (tracefs_instance_exists(name.c_str()))
+    return Status::error("tracefs instance " + name + " already exists; run `tracebench cleanup`");
+  tracefs_instance* inst = tracefs_instance_create(name.c_str());
+  if (!inst) return errno_status("create tracefs instance " + name, errno);
+  extras_.push_back(Extra{inst, name});  // teardown() removes it from here on
+  if (tracefs_trace_off(inst) < 0) return errno_status("tracing_on=0 in " + name, errno);
+  if (!tracefs_event_file_exists(inst, system_.c_str(), event_.c_str(), "enable"))
+    return Status::error("tracefs event " + system_ + ":" + event_ + " is missing in instance " + name);
+  // Configured as the first instance is, so the handlers differ only in their filter.
+  if (config_.buffer_kb) TB_TRY(write_instance_file(inst, "buffer_size_kb", std::to_string(config_.buffer_kb)));
+  TB_TRY(write_instance_file(inst, "trace_clock", config_.clock));
+  if ((config_.overwrite ? tracefs_option_enable(inst, TRACEFS_OPTION_OVERWRITE)
+                         : tracefs_option_disable(inst, TRACEFS_OPTION_OVERWRITE)) < 0)
+    return errno_status("set option overwrite in " + name, errno);
+  if (auto it = applied_.find("set_event_pid"); it != applied_.end()) {
+    TB_TRY(write_instance_file(inst, "set_event_pid", it->second));
+    if (tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) < 0)
+      return errno_status("enable option event-fork in " + name, errno);
+  }
+  if (!filter.empty() &&
+      tracefs_event_file_write(inst, system_.c_str(), event_.c_str(), "filter", filter.c_str()) < 0)
+    return errno_status("set filter '" + filter + "' on " + system_ + ":" + event_ + " in " + name, errno);
+  if (tracefs_trace_on(inst) < 0) return errno_status("tracing_on=1 in " + name, errno);
+  char* path = tracefs_event_get_file(inst, system_.c_str(), event_.c_str(), "enable");
+  int fd = path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+  int err = errno;
+  tracefs_put_tracing_file(path);
+  if (fd < 0) return errno_status("open the enable file of " + system_ + ":" + event_ + " in " + name, err);
+  extras_.back().toggle_fd = fd;
+  return Status::ok();
+}
+
+std::vector<std::string> FtraceTracer::extra_instance_names() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& x : extras_) names.push_back(x.name);
+  return names;
 }
 
 Status FtraceTracer::enable() {
@@ -547,6 +624,9 @@ Status FtraceTracer::enable() {
     return errno_status("enable " + system_ + ":" + event_ + " in " + instance_name_, errno);
   }
   enabled_ = true;
+  for (const auto& x : extras_)
+    if (pwrite(x.toggle_fd, "1", 1, 0) != 1)
+      return errno_status("enable " + system_ + ":" + event_ + " in " + x.name, errno);
   return Status::ok();
 }
 
@@ -567,6 +647,9 @@ Status FtraceTracer::disable() {
   }
   if (pwrite(toggle_fd_, "0", 1, 0) != 1)
     return errno_status("disable " + system_ + ":" + event_ + " in " + instance_name_, errno);
+  for (const auto& x : extras_)
+    if (pwrite(x.toggle_fd, "0", 1, 0) != 1)
+      return errno_status("disable " + system_ + ":" + event_ + " in " + x.name, errno);
   enabled_ = false;
   if (config_.consume_on_disable) return read_back();
   return Status::ok();
@@ -640,15 +723,28 @@ Status FtraceTracer::read_back() {
   if (payload_short_events_ == 0 && ctx.short_events) payload_kept_bytes_ = ctx.kept;
   payload_short_events_ += ctx.short_events;
   if (payload_problem_.empty()) payload_problem_ = ctx.first_problem;
-  return read_lost(&lost_);
+  std::uint64_t lost = 0;
+  TB_TRY(read_lost(instance_, instance_name_, &lost));
+  lost_ = lost_before_reset_ + lost;
+  // The extra handlers' instances: only events (never a marker), counted apart.
+  for (auto& x : extras_) {
+    ReadContext xc{event_id_, false, 0, nullptr};
+    errno = 0;
+    if (tracefs_iterate_raw_events(tep_, x.instance, nullptr, 0, on_record, &xc) < 0)
+      return errno_status("read back the raw buffers of " + x.name, errno ? errno : EIO);
+    x.recorded += xc.recorded;
+    x.other += xc.other;
+    TB_TRY(read_lost(x.instance, x.name, &x.lost));
+  }
+  return Status::ok();
 }
 
 // Events the kernel dropped since the instance was created: overwritten
 // (overrun), never written because the buffer was full (dropped events) or
 // lost to nested commits (commit overrun).
-Status FtraceTracer::read_lost(std::uint64_t* lost) const {
-  char* dir = tracefs_instance_get_dir(instance_);
-  if (!dir) return errno_status("locate the directory of " + instance_name_, errno);
+Status FtraceTracer::read_lost(tracefs_instance* inst, const std::string& name, std::uint64_t* lost) const {
+  char* dir = tracefs_instance_get_dir(inst);
+  if (!dir) return errno_status("locate the directory of " + name, errno);
   std::string base = std::string(dir) + "/per_cpu";
   tracefs_put_tracing_file(dir);
   DIR* d = opendir(base.c_str());
@@ -667,7 +763,7 @@ Status FtraceTracer::read_lost(std::uint64_t* lost) const {
     }
   }
   closedir(d);
-  *lost = lost_before_reset_ + total;
+  *lost = total;
   return Status::ok();
 }
 
@@ -689,6 +785,26 @@ EventCounts FtraceTracer::counts() {
   if (other_events_)
     c.tracer_error_detail = std::to_string(other_events_) + " records of another event than " + system_ + ":" +
                             event_ + " in " + instance_name_ + " (first: " + first_other_ + ")";
+  // Option ecbs: every extra handler saw what the first saw (recorded or
+  // lost), or with a false predicate nothing.  Where other activity reaches
+  // the event (inexact), the instances' enable files flip one after the
+  // other, so only the false ones can be held to a number.
+  const std::uint64_t first = recorded_ + lost_;
+  for (std::size_t i = 0; i < extras_.size(); ++i) {
+    const Extra& x = extras_[i];
+    const std::uint64_t seen = x.recorded + x.lost;
+    const std::uint64_t want = config_.extra_predicate ? first : 0;
+    std::uint64_t bad = x.other;
+    if ((config_.extra_predicate ? exact_ : true) && seen != want) bad += seen > want ? seen - want : want - seen;
+    if (!bad) continue;
+    if (c.tracer_errors == 0)
+      c.tracer_error_detail =
+          "handler " + std::to_string(i + 2) + " of " + std::to_string(config_.ecbs) + " (instance " + x.name +
+          ", extra_predicate=" + (config_.extra_predicate ? "true" : "false") + ") recorded " +
+          std::to_string(x.recorded) + " + lost " + std::to_string(x.lost) + " (+ " + std::to_string(x.other) +
+          " of another event), expected " + std::to_string(want) + (config_.extra_predicate ? " as handler 1" : "");
+    c.tracer_errors += bad;
+  }
   if (marker_ && spec_.payload_bytes) {
     // The print event holds the bytes the workload wrote to trace_marker.
     c.payload_source = PayloadSource::kWorkload;
@@ -710,6 +826,21 @@ nlohmann::json FtraceTracer::details() const {
   for (const auto& [k, v] : applied_) j["config"][k] = v;
   j["read_passes"] = reads_;
   j["other_records"] = other_events_;
+  j["ecbs"] = static_cast<int>(config_.ecbs);
+  if (config_.ecbs > 1) {
+    j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
+    // Per handler, the first (this instance) then the extra instances.
+    nlohmann::json rec = nlohmann::json::array({recorded_}), lost = nlohmann::json::array({lost_});
+    nlohmann::json names = nlohmann::json::array({instance_name_});
+    for (const auto& x : extras_) {
+      rec.push_back(x.recorded);
+      lost.push_back(x.lost);
+      names.push_back(x.name);
+    }
+    j["handler_records"] = rec;
+    j["handler_lost"] = lost;
+    j["handler_instances"] = names;
+  }
   if (marker_) {
     j["payload_bytes_per_event"] = spec_.payload_bytes;
     j["marker_max_payload_bytes"] = ftrace::max_payload_bytes();
@@ -726,24 +857,34 @@ std::string FtraceTracer::marker_file() const {
   return s;
 }
 
+void FtraceTracer::destroy_instance(tracefs_instance* inst, bool disable_event) noexcept {
+  tracefs_trace_off(inst);
+  if (disable_event) tracefs_event_disable(inst, system_.c_str(), event_.c_str());
+  if (function_) tracefs_tracer_clear(inst);
+  // rmdir fails with EBUSY while a trace_marker / pipe is still open; the
+  // workload closes its fd before teardown, retry briefly anyway.
+  for (int i = 0; i < 50; ++i) {
+    if (tracefs_instance_destroy(inst) == 0 || errno != EBUSY) break;
+    usleep(20000);
+  }
+  tracefs_instance_free(inst);
+}
+
 void FtraceTracer::teardown() noexcept {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (toggle_fd_ >= 0) {
     close(toggle_fd_);
     toggle_fd_ = -1;
   }
+  const bool event = !system_.empty() && !marker_ && !function_;
+  // The extra handlers' instances first: the uprobe they enable goes below.
+  for (auto& x : extras_) {
+    if (x.toggle_fd >= 0) close(x.toggle_fd);
+    destroy_instance(x.instance, event);
+  }
+  extras_.clear();
   if (instance_) {
-    tracefs_trace_off(instance_);
-    if (!system_.empty() && !marker_ && !function_)
-      tracefs_event_disable(instance_, system_.c_str(), event_.c_str());
-    if (function_) tracefs_tracer_clear(instance_);
-    // rmdir fails with EBUSY while a trace_marker / pipe is still open; the
-    // workload closes its fd before teardown, retry briefly anyway.
-    for (int i = 0; i < 50; ++i) {
-      if (tracefs_instance_destroy(instance_) == 0 || errno != EBUSY) break;
-      usleep(20000);
-    }
-    tracefs_instance_free(instance_);
+    destroy_instance(instance_, event);
     instance_ = nullptr;
   }
   if (uprobe_) {

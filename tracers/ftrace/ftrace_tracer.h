@@ -1,7 +1,9 @@
 // Ftrace adapter: static tracefs events, trace_marker, uprobe events and the
 // function tracer, always inside a private tracefs instance
 // "tracebench-<pid>[-<n>]" driven through libtracefs; the events are read
-// back from the raw per-CPU buffers and parsed with libtraceevent.
+// back from the raw per-CPU buffers and parsed with libtraceevent.  With
+// option ecbs=N the event is enabled in N - 1 extra instances
+// "tracebench-<pid>-[<n>-]h<i>" too: N handlers on one probe point.
 #pragma once
 
 #include <sys/types.h>
@@ -31,7 +33,16 @@ struct FtraceConfig {
   bool pid_filter = true;         // set_event_pid (+ event-fork)
   bool id_filter = true;          // raw_syscalls: filter "id == __NR_x"
   bool consume_on_disable = true; // read=disable|end
+  unsigned ecbs = 1;              // handlers: instances with the event enabled
+  bool extra_predicate = true;    // the extra instances record (true) or filter all out (false)
+  bool extra_predicate_given = false;
 };
+
+// The filter of an extra instance with extra_predicate=false: evaluated by
+// the kernel on every event of the traced threads, never true (no task has
+// pid -1).
+inline constexpr const char* kFalseFilter = "common_pid == -1";
+inline constexpr unsigned kMaxEcbs = 32;
 
 // The adapter's `--option ftrace.<key>=<value>` keys.
 const OptionSchema& option_schema();
@@ -83,13 +94,28 @@ class FtraceTracer final : public Tracer {
   const std::string& instance_name() const { return instance_name_; }
   const std::string& event_system() const { return system_; }
   const std::string& event_name() const { return event_; }
+  // The extra instances of option ecbs (handlers 2..N), in order.
+  std::vector<std::string> extra_instance_names() const;
 
  private:
+  // One of the ecbs - 1 extra handlers: the same event enabled in another
+  // instance, with the same pid (and id) filters, or the always-false filter.
+  struct Extra {
+    tracefs_instance* instance = nullptr;
+    std::string name;
+    int toggle_fd = -1;
+    std::uint64_t recorded = 0;
+    std::uint64_t other = 0;
+    std::uint64_t lost = 0;
+  };
+
   Status read_back();          // consume the raw buffers, update counts
-  Status read_lost(std::uint64_t* lost) const;
+  Status read_lost(tracefs_instance* inst, const std::string& name, std::uint64_t* lost) const;
   Status setup_event(const AttachSpec& spec);
   Status setup_uprobe(const AttachSpec& spec);
   Status setup_pid_filter(pid_t pid);
+  Status add_extra(const std::string& name, const std::string& filter);
+  void destroy_instance(tracefs_instance* inst, bool disable_event) noexcept;
 
   // The harness may call teardown() from its signal watcher thread while the
   // main thread is inside another call; every entry point takes this lock.
@@ -98,6 +124,7 @@ class FtraceTracer final : public Tracer {
   AttachSpec spec_;
   tracefs_instance* instance_ = nullptr;
   std::string instance_name_;
+  std::vector<Extra> extras_;  // option ecbs: handlers 2..N
   tracefs_dynevent* uprobe_ = nullptr;
   tep_handle* tep_ = nullptr;
   std::string system_;         // "syscalls", "ftrace", "tracebench", ...

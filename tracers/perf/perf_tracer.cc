@@ -102,6 +102,16 @@ const OptionSchema& option_schema() {
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
                "cross-check uses it)",
        .default_value = "minimal", .words = {"minimal", "record"}},
+      {.name = "ecbs", .type = T::kUint,
+       .help = "handlers on the probe point: `ecbs` perf events per (thread, CPU) on the tracepoint, the extra ones "
+               "writing into the same rings (a handler-count sweep for `tracebench model fit`)",
+       .default_value = "1", .min = 1, .max = kMaxEcbs},
+      {.name = "extra_predicate", .type = T::kChoice,
+       .help = "with ecbs > 1: the extra events record every hit too (`true`; samples then carry "
+               "`PERF_SAMPLE_IDENTIFIER` and are counted per event, each checked equal to the first), or carry the "
+               "filter `common_pid == -1`, evaluated on every hit and never true (`false`, each checked to have no "
+               "hit)",
+       .default_value = "true", .words = {"true", "false"}},
   };
   return schema;
 }
@@ -118,6 +128,8 @@ Status parse_options(const std::map<std::string, std::string>& options, PerfConf
   if (v.has("clock")) c.clock = v.text("clock");
   c.uprobe_pmu = v.text("uprobe") == "pmu";
   c.record_layout = v.text("sample") == "record";
+  c.ecbs = static_cast<unsigned>(v.number("ecbs"));
+  c.extra_predicate = v.text("extra_predicate") == "true";
   *out = std::move(c);
   return Status::ok();
 }
@@ -244,8 +256,13 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   config_ = config;
   page_size_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   samples_ = lost_ = lost_records_ = foreign_ = flush_samples_ = bytes_ = wakeups_ = throttles_ = 0;
-  kernel_hits_ = kernel_lost_ = 0;
-  closed_hits_ = closed_lost_ = 0;
+  kernel_hits_ = kernel_lost_ = closed_hits_ = closed_lost_ = {};
+  for (auto& n : handler_samples_) n = 0;
+  handler_fds_ = {};
+  {
+    std::lock_guard<std::mutex> lock(ids_mu_);
+    ids_.clear();
+  }
   opened_fds_ = enables_ = 0;
   exact_ = true;
   check_type_ = true;
@@ -381,6 +398,15 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     tid_offset_ = 8 + 4;
     raw_size_offset_ = 8 + 8 + 8 + 8 + 8;
   }
+  // Extra handlers that record are told apart by the sample id, first in the
+  // sample body.  Without them (ecbs=1, or extras that never record) the
+  // layout stays the one-handler layout.
+  by_id_ = config_.ecbs > 1 && config_.extra_predicate;
+  if (by_id_) {
+    a.sample_type |= PERF_SAMPLE_IDENTIFIER;
+    tid_offset_ += 8;
+    raw_size_offset_ += 8;
+  }
   a.read_format = PERF_FORMAT_LOST;  // read(): {hits, lost samples}
   a.disabled = 1;
   a.inherit = 1;  // threads created after attach() get their own child events
@@ -432,7 +458,7 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   // registered), and the baseline blocks must run untraced.
   TB_TRY(open_traced());
   close_traced();
-  closed_hits_ = closed_lost_ = 0;
+  closed_hits_ = closed_lost_ = {};
   return Status::ok();
 }
 
@@ -441,21 +467,36 @@ Status PerfTracer::open_traced() {
   for (pid_t t : threads_of(pid_))
     if (t != consumer_tid_) tids.push_back(t);
   if (tids.empty()) return Status::error("pid " + std::to_string(pid_) + " has no threads in /proc");
+  handler_fds_ = {};
   for (auto& r : rings_) {
     for (pid_t tid : tids) {
-      long fd = sys_perf_event_open(&attr_, tid, r.cpu, -1, PERF_FLAG_FD_CLOEXEC);
-      if (fd < 0) {
-        if (errno == ESRCH) continue;  // thread exited meanwhile
-        int err = errno;
-        return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
-                             std::to_string(r.cpu) + "): " + strerror(err) +
-                             (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
+      // Handler 0, then the extra handlers of option ecbs on the same
+      // tracepoint, thread and CPU, into the same ring.
+      for (unsigned h = 0; h < config_.ecbs; ++h) {
+        long fd = sys_perf_event_open(&attr_, tid, r.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+          if (errno == ESRCH) break;  // thread exited meanwhile
+          int err = errno;
+          return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
+                               std::to_string(r.cpu) + (h ? ", handler " + std::to_string(h + 1) : "") +
+                               "): " + strerror(err) +
+                               (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
+        }
+        r.fds.push_back(static_cast<int>(fd));
+        r.handler.push_back(h);
+        ++handler_fds_[h];
+        if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.flush_fd) < 0)
+          return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
+        const std::string& filter = h > 0 && !config_.extra_predicate ? std::string(kFalseFilter) : filter_;
+        if (!filter.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) < 0)
+          return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter + "' on " + event_label_, errno);
+        if (config_.ecbs > 1) {
+          std::uint64_t id = 0;
+          if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) return errno_status("PERF_EVENT_IOC_ID", errno);
+          std::lock_guard<std::mutex> lock(ids_mu_);
+          ids_[id] = h;
+        }
       }
-      r.fds.push_back(static_cast<int>(fd));
-      if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.flush_fd) < 0)
-        return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
-      if (!filter_.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter_.c_str()) < 0)
-        return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter_ + "'", errno);
     }
     if (r.fds.empty()) return Status::error("no thread of pid " + std::to_string(pid_) + " could be traced");
   }
@@ -473,15 +514,16 @@ void PerfTracer::close_traced() noexcept {
     for (int fd : r.fds) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   }
   for (auto& r : rings_) {
-    for (int fd : r.fds) {
+    for (std::size_t i = 0; i < r.fds.size(); ++i) {
       std::uint64_t v[2] = {0, 0};
-      if (read(fd, v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
-        closed_hits_ += v[0];
-        closed_lost_ += v[1];
+      if (read(r.fds[i], v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
+        closed_hits_[r.handler[i]] += v[0];
+        closed_lost_[r.handler[i]] += v[1];
       }
-      close(fd);
+      close(r.fds[i]);
     }
     r.fds.clear();
+    r.handler.clear();
   }
 }
 
@@ -518,6 +560,13 @@ void PerfTracer::read_ring(Ring& r) {
   const std::uint64_t size = config_.mmap_pages * page_size_;
   std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
   std::uint64_t tail = meta->data_tail;
+  // Option ecbs: samples go to their handler by event id.
+  std::unique_lock<std::mutex> ids_lock(ids_mu_, std::defer_lock);
+  if (config_.ecbs > 1 && head != tail) ids_lock.lock();
+  auto handler_of = [this](std::uint64_t id) -> int {
+    auto it = ids_.find(id);
+    return it == ids_.end() ? -1 : static_cast<int>(it->second);
+  };
   if (head != tail) bytes_.fetch_add(head - tail, std::memory_order_relaxed);
   while (tail < head) {
     std::uint64_t off = tail % size;
@@ -542,12 +591,20 @@ void PerfTracer::read_ring(Ring& r) {
       memcpy(&raw_size, body + raw_size_offset_, 4);
       std::uint16_t common_type = 0;
       if (raw_size >= 2) memcpy(&common_type, body + raw_size_offset_ + 4, 2);
+      int h = 0;
+      if (by_id_) {
+        std::uint64_t id = 0;
+        memcpy(&id, body, 8);
+        h = handler_of(id);
+      }
       if (static_cast<pid_t>(tid) == consumer_tid_) {
         flush_samples_.fetch_add(1, std::memory_order_relaxed);
-      } else if (check_type_ && common_type != config_id_) {
+      } else if ((check_type_ && common_type != config_id_) || h < 0) {
         foreign_.fetch_add(1, std::memory_order_relaxed);
-      } else {
+      } else if (h == 0) {
         samples_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        handler_samples_[h].fetch_add(1, std::memory_order_relaxed);
       }
     } else if (hdr->type == PERF_RECORD_THROTTLE) {
       throttles_.fetch_add(1, std::memory_order_relaxed);
@@ -643,13 +700,13 @@ Status PerfTracer::drain() {
   if (!cv_.wait_for(lock, std::chrono::seconds(20), [&] { return drain_completed_ >= want; }))
     return Status::error("perf consumer did not finish draining within 20 s");
   lock.unlock();
-  std::uint64_t hits = closed_hits_, lost = closed_lost_;
+  auto hits = closed_hits_, lost = closed_lost_;
   for (auto& r : rings_) {
-    for (int fd : r.fds) {
+    for (std::size_t i = 0; i < r.fds.size(); ++i) {
       std::uint64_t v[2] = {0, 0};
-      if (read(fd, v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
-        hits += v[0];
-        lost += v[1];
+      if (read(r.fds[i], v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
+        hits[r.handler[i]] += v[0];
+        lost[r.handler[i]] += v[1];
       }
     }
   }
@@ -662,9 +719,33 @@ EventCounts PerfTracer::counts() {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   EventCounts c;
   c.recorded = samples_.load();
-  c.lost = lost_.load();
+  // With extra handlers the rings' lost records count every handler's
+  // losses; the first handler's are the kernel's count of its events.
+  c.lost = config_.ecbs > 1 ? kernel_lost_[0] : lost_.load();
   c.exact = exact_;
   c.consumer_wakeups = static_cast<std::int64_t>(wakeups_.load());
+  // Option ecbs: every extra handler saw what the first saw (samples in the
+  // rings + the kernel's lost count of its events), or with a false
+  // predicate was never hit (the kernel's count of its events).  Where other activity reaches the event (inexact),
+  // the events are enabled one after the other, so only the false ones can
+  // be held to a number.
+  const std::uint64_t first = c.recorded + c.lost;
+  for (unsigned h = 1; h < config_.ecbs; ++h) {
+    const std::uint64_t seen = handler_samples_[h].load() + kernel_lost_[h];
+    const std::uint64_t want = config_.extra_predicate ? first : 0;
+    std::uint64_t bad = 0;
+    if ((config_.extra_predicate ? exact_ : true) && seen != want) bad += seen > want ? seen - want : want - seen;
+    if (!config_.extra_predicate) bad += kernel_hits_[h];
+    if (!bad) continue;
+    if (c.tracer_errors == 0)
+      c.tracer_error_detail = "handler " + std::to_string(h + 1) + " of " + std::to_string(config_.ecbs) +
+                              " (extra_predicate=" + (config_.extra_predicate ? "true" : "false") + ") sampled " +
+                              std::to_string(handler_samples_[h].load()) + " + lost " +
+                              std::to_string(kernel_lost_[h]) + " with " + std::to_string(kernel_hits_[h]) +
+                              " kernel hits, expected " + std::to_string(want) +
+                              (config_.extra_predicate ? " as handler 1" : "");
+    c.tracer_errors += bad;
+  }
   return c;
 }
 
@@ -683,7 +764,8 @@ nlohmann::json PerfTracer::details() const {
   j["event_fds"] = opened_fds_;  // per enable(): threads x CPUs
   j["enables"] = enables_;
   j["mmap_pages"] = config_.mmap_pages;
-  j["sample"] = config_.record_layout ? "IP|TID|TIME|CPU|PERIOD|RAW (record)" : "RAW|TID|TIME (minimal)";
+  j["sample"] = std::string(by_id_ ? "IDENTIFIER|" : "") +
+                (config_.record_layout ? "IP|TID|TIME|CPU|PERIOD|RAW (record)" : "RAW|TID|TIME (minimal)");
   j["consumer_cpu"] = consumer_cpu_;
   j["lost_records"] = lost_records_.load();
   j["foreign_samples"] = foreign_.load();
@@ -691,8 +773,28 @@ nlohmann::json PerfTracer::details() const {
   j["bytes_consumed"] = bytes_.load();
   j["consumer_wakeups"] = wakeups_.load();
   j["throttle_records"] = throttles_.load();
-  j["kernel_hits"] = kernel_hits_;
-  j["kernel_lost_samples"] = kernel_lost_;
+  j["kernel_hits"] = kernel_hits_[0];  // the first handler's
+  j["kernel_lost_samples"] = kernel_lost_[0];
+  j["ecbs"] = static_cast<int>(config_.ecbs);
+  if (config_.ecbs > 1) {
+    j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
+    // Per handler, the first then the extras: events per enable(), samples
+    // and lost samples in the rings (by id), the kernel's hit counts.
+    nlohmann::json fds = nlohmann::json::array(), samples = nlohmann::json::array(), lost = nlohmann::json::array(),
+                   hits = nlohmann::json::array();
+    for (unsigned h = 0; h < config_.ecbs; ++h) {
+      fds.push_back(handler_fds_[h]);
+      samples.push_back(h ? handler_samples_[h].load() : samples_.load());
+      lost.push_back(kernel_lost_[h]);
+      hits.push_back(kernel_hits_[h]);
+    }
+    j["handler_event_fds"] = fds;
+    j["handler_samples"] = samples;
+    j["handler_lost"] = lost;  // the kernel's lost samples of each handler's events
+    j["ring_lost_samples"] = lost_.load();  // every handler's, from PERF_RECORD_LOST
+    j["handler_kernel_hits"] = hits;
+    if (!config_.extra_predicate) j["extra_filter"] = kFalseFilter;
+  }
   return j;
 }
 
@@ -720,6 +822,8 @@ void PerfTracer::teardown() noexcept {
     }
     if (r.base) munmap(r.base, r.map_bytes);
     for (int fd : r.fds) close(fd);
+    r.fds.clear();
+    r.handler.clear();
     if (r.flush_fd >= 0) close(r.flush_fd);
   }
   rings_.clear();

@@ -2,12 +2,15 @@
 // uprobe PMU) with PERF_SAMPLE_RAW|TID|TIME and period 1, scoped to the
 // target process (one event per thread and CPU, inherit for later threads),
 // written into one mmap ring per CPU that a consumer thread, pinned away from
-// the measured CPU, drains while the workload runs.
+// the measured CPU, drains while the workload runs.  With option ecbs=N,
+// N events per (thread, CPU) on the same tracepoint: N handlers on one probe
+// point, all writing into the same rings.
 #pragma once
 
 #include <linux/perf_event.h>
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -16,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "tracebench/tracer.h"
@@ -34,7 +38,14 @@ struct PerfConfig {
   // sample=minimal: RAW|TID|TIME; sample=record: what `perf record -e <tp>`
   // asks for (IP|TID|TIME|CPU|PERIOD|RAW, sample_id_all), for comparing with it.
   bool record_layout = false;
+  unsigned ecbs = 1;              // handlers: perf events per (thread, CPU) on the tracepoint
+  bool extra_predicate = true;    // the extra events record (true) or filter everything out (false)
 };
+
+// The tracepoint filter of an extra event with extra_predicate=false:
+// evaluated by the kernel on every hit, never true (no task has pid -1).
+inline constexpr const char* kFalseFilter = "common_pid == -1";
+inline constexpr unsigned kMaxEcbs = 32;
 
 // The adapter's `--option perf.<key>=<value>` keys, and their parse into a PerfConfig.
 const OptionSchema& option_schema();
@@ -76,7 +87,8 @@ class PerfTracer final : public Tracer {
     int flush_fd = -1;
     void* base = nullptr;
     std::size_t map_bytes = 0;
-    std::vector<int> fds;       // traced events (per thread), open while enabled
+    std::vector<int> fds;       // traced events (per thread and handler), open while enabled
+    std::vector<unsigned> handler;  // fds[i] is handler handler[i] (0 = the first)
   };
 
   Status open_events(const AttachSpec& spec);
@@ -114,9 +126,11 @@ class PerfTracer final : public Tracer {
   perf_event_attr attr_{};
   std::string filter_;
   pid_t pid_ = 0;
-  std::uint64_t closed_hits_ = 0;  // {hits, lost} read from traced events before closing them
-  std::uint64_t closed_lost_ = 0;
+  // Per handler: {hits, lost} read from traced events before closing them.
+  std::array<std::uint64_t, kMaxEcbs> closed_hits_{};
+  std::array<std::uint64_t, kMaxEcbs> closed_lost_{};
   std::size_t opened_fds_ = 0;     // traced events opened by the last open_traced()
+  std::array<std::size_t, kMaxEcbs> handler_fds_{};  // of those, per handler
   std::uint64_t enables_ = 0;      // enable() calls that opened them
 
   std::thread consumer_;
@@ -129,8 +143,18 @@ class PerfTracer final : public Tracer {
   bool stop_ = false;
   bool started_ = false;
 
-  std::atomic<std::uint64_t> samples_{0};
+  std::atomic<std::uint64_t> samples_{0};  // the first handler's (every sample when ecbs=1)
   std::atomic<std::uint64_t> lost_{0};
+  // Option ecbs: the sample id (PERF_EVENT_IOC_ID; an inherited event
+  // reports its parent's) of every traced event opened, to its handler.
+  // Samples carry it (PERF_SAMPLE_IDENTIFIER) when the extras record.
+  bool by_id_ = false;
+  std::mutex ids_mu_;
+  std::unordered_map<std::uint64_t, unsigned> ids_;
+  // Lost samples are not told apart in the rings (a ring's PERF_RECORD_LOST
+  // sums every event's losses): per handler they are the kernel's count of
+  // each event (PERF_FORMAT_LOST, kernel_lost_).
+  std::array<std::atomic<std::uint64_t>, kMaxEcbs> handler_samples_{};  // [0] unused: samples_
   std::atomic<std::uint64_t> lost_records_{0};
   std::atomic<std::uint64_t> foreign_{0};   // samples of another type (must stay 0)
   std::atomic<std::uint64_t> flush_samples_{0};
@@ -139,8 +163,8 @@ class PerfTracer final : public Tracer {
   std::atomic<std::uint64_t> throttles_{0};  // PERF_RECORD_THROTTLE seen
   // From read(2) on every event fd (PERF_FORMAT_LOST), taken in drain(): the
   // kernel's own hit count and lost-sample count, a cross-check of the rings.
-  std::uint64_t kernel_hits_ = 0;
-  std::uint64_t kernel_lost_ = 0;
+  std::array<std::uint64_t, kMaxEcbs> kernel_hits_{};  // per handler
+  std::array<std::uint64_t, kMaxEcbs> kernel_lost_{};
   std::vector<char> scratch_;              // consumer-only: records that wrap
 };
 
