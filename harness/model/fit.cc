@@ -140,13 +140,14 @@ int handlers_of(const BenchmarkResult& b) {
 }
 
 std::string handler_sweep_missing(const std::string& tracer, const std::string& action, bool predicate) {
-  if (tracer != "dvm")
-    return fmt::format("not measured for {} by this version of the suite (only the dvm tracer has a handler-count "
-                       "option)",
+  if (tracer != "dvm" && tracer != "lttng")
+    return fmt::format("not measured for {} by this version of the suite (only the dvm and lttng tracers have a "
+                       "handler-count option)",
                        tracer);
-  return fmt::format("no handler-count sweep in the runs: `tracebench run -t dvm -a {} -p 0 -o dvm.ecbs=N{}` for N = "
-                     "1, 2, 4, 10",
-                     action, predicate ? "" : " -o dvm.extra_predicate=false");
+  return fmt::format("no handler-count sweep in the runs: `tracebench run -t {} -a {} -p 0 -o {}.ecbs=N{}` for N = "
+                     "1, 2, 4{}",
+                     tracer, action, tracer, predicate ? "" : " -o " + tracer + ".extra_predicate=false",
+                     tracer == "dvm" ? ", 10" : "");
 }
 
 // Extra cycles per extra handler: least squares through (0, one handler) and
