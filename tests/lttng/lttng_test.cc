@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <set>
 #include <string>
@@ -205,6 +206,39 @@ TEST(LttngOptions, RejectsBadOnes) {
   tracebench::Status s = lt::parse_options({{"bogus", "1"}}, &c);
   EXPECT_NE(s.message().find("unknown option 'bogus'; options: subbuf_size, num_subbuf"), std::string::npos)
       << s.message();
+}
+
+TEST(LttngOptions, HandlerCount) {
+  lt::LttngConfig c;
+  ASSERT_TRUE(lt::parse_options({}, &c));
+  EXPECT_EQ(c.ecbs, 1u);
+  EXPECT_TRUE(c.extra_predicate);
+  ASSERT_TRUE(lt::parse_options({{"ecbs", "16"}, {"extra_predicate", "false"}}, &c));
+  EXPECT_EQ(c.ecbs, 16u);
+  EXPECT_FALSE(c.extra_predicate);
+  for (const auto& opts : std::vector<std::map<std::string, std::string>>{
+           {{"ecbs", "0"}}, {{"ecbs", "17"}}, {{"ecbs", "-1"}}, {{"ecbs", "two"}}, {{"extra_predicate", "maybe"}},
+           {{"extra_predicate", "off"}}}) {
+    tracebench::Status s = lt::parse_options(opts, &c);
+    EXPECT_FALSE(s) << opts.begin()->first << "=" << opts.begin()->second;
+    EXPECT_NE(s.message().find(opts.begin()->first), std::string::npos) << s.message();
+  }
+  // The adapter refuses them in validate(), before anything exists.
+  lt::LttngTracer t;
+  tracebench::Status s = t.validate(spec_for("ust_hot", 0, {{"ecbs", "0"}}));
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("ecbs"), std::string::npos) << s.message();
+  EXPECT_TRUE(t.validate(spec_for("ust_hot", 0, {{"ecbs", "4"}, {"extra_predicate", "false"}})));
+  // The kernel-domain adapter has no handler-count sweep.
+  EXPECT_FALSE(lt::parse_options({{"ecbs", "2"}}, &c, /*user_space=*/false));
+  EXPECT_FALSE(lt::parse_options({{"extra_predicate", "true"}}, &c, /*user_space=*/false));
+}
+
+TEST(LttngReader, ChannelOfStream) {
+  EXPECT_EQ(lt::channel_of_stream("/tmp/x/ust/uid/0/64-bit/tracebench_0"), "tracebench");
+  EXPECT_EQ(lt::channel_of_stream("/tmp/x/ust/uid/0/64-bit/tracebench_h12_1"), "tracebench_h12");
+  EXPECT_EQ(lt::channel_of_stream("tracebench_h2_13"), "tracebench_h2");
+  EXPECT_EQ(lt::channel_of_stream("odd"), "odd");
 }
 
 TEST(LttngSupports, OnlyUstTracepoints) {
@@ -403,7 +437,8 @@ TEST_F(LttngTest, WrongHotTagIsAnError) {
 
 TEST_F(LttngTest, BadOptionsChangeNothing) {
   for (const auto& opts : std::vector<std::map<std::string, std::string>>{
-           {{"bogus", "1"}}, {{"subbuf_size", "100"}}, {{"buffers", "x"}}}) {
+           {{"bogus", "1"}}, {{"subbuf_size", "100"}}, {{"buffers", "x"}}, {{"ecbs", "0"}},
+           {{"ecbs", "2"}, {"extra_predicate", "no"}}}) {
     lt::LttngTracer t;
     tracebench::Status s = t.attach(spec_for("ust_hot", 0, opts));
     EXPECT_FALSE(s);
@@ -413,6 +448,163 @@ TEST_F(LttngTest, BadOptionsChangeNothing) {
     EXPECT_EQ(lt::sessiond_alive(), sessiond_was_alive) << "a rejected attach started a session daemon";
     t.teardown();
   }
+}
+
+// What liblttng-ctl says the session holds: per channel, its event rules'
+// (enabled, filter expression or "").
+struct RuleState {
+  bool enabled = false;
+  std::string filter;
+};
+std::map<std::string, std::vector<RuleState>> session_rules(const std::string& session) {
+  std::map<std::string, std::vector<RuleState>> out;
+  lttng_domain dom;
+  std::memset(&dom, 0, sizeof dom);
+  dom.type = LTTNG_DOMAIN_UST;
+  lttng_handle* h = lttng_create_handle(session.c_str(), &dom);
+  if (!h) return out;
+  lttng_channel* chans = nullptr;
+  int n = lttng_list_channels(h, &chans);
+  for (int i = 0; i < n; ++i) {
+    auto& rules = out[chans[i].name];
+    lttng_event* events = nullptr;
+    int m = lttng_list_events(h, chans[i].name, &events);
+    for (int j = 0; j < m; ++j) {
+      RuleState r;
+      r.enabled = events[j].enabled;
+      const char* f = nullptr;
+      if (lttng_event_get_filter_expression(&events[j], &f) == 0 && f) r.filter = f;
+      rules.push_back(r);
+    }
+    std::free(events);
+  }
+  std::free(chans);
+  lttng_destroy_handle(h);
+  return out;
+}
+
+// The handler-count sweep: ecbs=N is N channels, each with an event rule
+// for the tracepoint, all enabled and disabled together; with
+// extra_predicate=true every channel records every event (each checked),
+// with false the extras' rules carry a filter that never holds and record
+// nothing.  The judge passes either way; the session goes in teardown.
+class LttngHandlers : public LttngTest, public ::testing::WithParamInterface<std::tuple<unsigned, bool>> {};
+
+TEST_P(LttngHandlers, EachHandlerAsConfigured) {
+  const auto [n, truth] = GetParam();
+  std::map<std::string, std::string> opts{{"ecbs", std::to_string(n)}};
+  if (!truth) opts["extra_predicate"] = "false";
+  auto st = workload_state("ust_hot");
+  ASSERT_TRUE(st);
+  auto s = tracer.attach(spec_for("ust_hot", 0, opts));
+  ASSERT_TRUE(s) << s.message();
+  st->fire(100);  // before enable(): nobody records
+  auto expect_rules = [&](bool enabled) {
+    auto rules = session_rules(tracer.session_name());
+    ASSERT_EQ(rules.size(), n);
+    for (unsigned i = 1; i <= n; ++i) {
+      std::string chan = i == 1 ? "tracebench" : "tracebench_h" + std::to_string(i);
+      ASSERT_EQ(rules.count(chan), 1u) << chan;
+      ASSERT_EQ(rules[chan].size(), 1u) << chan;
+      EXPECT_EQ(rules[chan][0].enabled, enabled) << chan;
+      EXPECT_EQ(rules[chan][0].filter, i == 1 || truth ? "" : lt::kFalseFilter) << chan;
+    }
+  };
+  expect_rules(false);
+  ASSERT_TRUE(tracer.enable());
+  expect_rules(true);
+  st->fire(3000);
+  ASSERT_TRUE(tracer.disable());
+  expect_rules(false);
+  st->fire(500);
+  s = tracer.drain();
+  ASSERT_TRUE(s) << s.message();
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, 3000u);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  EXPECT_TRUE(tracebench::judge_events(c, 3000, 0, false).passed());
+  auto d = tracer.details();
+  EXPECT_EQ(d["ecbs"], n);
+  if (n > 1)
+    EXPECT_EQ(d["extra_predicate"], truth ? "true" : "false");
+  else
+    EXPECT_FALSE(d.contains("extra_predicate"));
+  ASSERT_EQ(d["handlers"].size(), n);
+  for (unsigned i = 0; i < n; ++i) {
+    const auto& h = d["handlers"][i];
+    const std::uint64_t want = i == 0 || truth ? 3000 : 0;
+    EXPECT_EQ(h["events"], want) << h.dump();
+    EXPECT_EQ(h["events_checked"], want) << h.dump();
+    EXPECT_EQ(h["discarded_events"], 0u) << h.dump();
+  }
+  EXPECT_EQ(d["trace"]["events"], 3000u);  // handler 1's
+  EXPECT_EQ(d["trace"]["other_events"], 0u);
+  const std::string session = tracer.session_name();
+  tracer.teardown();
+  for (const auto& name : our_sessions()) EXPECT_NE(name, session);
+  EXPECT_TRUE(session_rules(session).empty());
+  EXPECT_TRUE(our_trace_dirs().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, LttngHandlers,
+                         ::testing::Combine(::testing::Values(1u, 2u, 4u), ::testing::Bool()),
+                         [](const auto& info) {
+                           return "ecbs" + std::to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_true" : "_false");
+                         });
+
+// Each acting handler's copy is checked like the first's: payload bytes.
+TEST_F(LttngTest, HandlersEachVerifyThePayload) {
+  EventCounts c = run("ust_payload", 64, 2000, 10, {{"ecbs", "3"}, {"subbuf_size", "1M"}, {"num_subbuf", "4"}});
+  EXPECT_EQ(c.recorded, 2000u);
+  EXPECT_EQ(c.payload_verified, 2000u * 64u);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  auto d = tracer.details();
+  for (const auto& h : d["handlers"]) EXPECT_EQ(h["events_checked"], 2000u) << h.dump();
+}
+
+// An acting handler that missed events is a tracer error: here one of the
+// rules is disabled behind the adapter's back.
+TEST_F(LttngTest, HandlerThatMissedEventsIsAnError) {
+  auto st = workload_state("ust_hot");
+  ASSERT_TRUE(st);
+  ASSERT_TRUE(tracer.attach(spec_for("ust_hot", 0, {{"ecbs", "3"}})));
+  ASSERT_TRUE(tracer.enable());
+  st->fire(1000);
+  lttng_domain dom;
+  std::memset(&dom, 0, sizeof dom);
+  dom.type = LTTNG_DOMAIN_UST;
+  lttng_handle* h = lttng_create_handle(tracer.session_name().c_str(), &dom);
+  ASSERT_TRUE(h);
+  ASSERT_EQ(lttng_disable_event(h, "tracebench:hot", "tracebench_h3"), 0);
+  lttng_destroy_handle(h);
+  st->fire(500);
+  ASSERT_TRUE(tracer.disable());
+  ASSERT_TRUE(tracer.drain());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, 1500u);
+  EXPECT_EQ(c.tracer_errors, 500u);
+  EXPECT_NE(c.tracer_error_detail.find("handler 3 (channel tracebench_h3) recorded 1000 + discarded 0 = 1000 events, "
+                                       "handler 1 1500 + 0 = 1500"),
+            std::string::npos)
+      << c.tracer_error_detail;
+  tracebench::Verification v = tracebench::judge_events(c, 1500, 0, false);
+  EXPECT_TRUE(v.failed());
+  EXPECT_NE(v.reason.find("tracebench_h3"), std::string::npos) << v.reason;
+}
+
+// The extras' filter is really evaluated by lttng-ust: the same expression
+// made to hold records every event, which the adapter reports as an error
+// (a handler whose predicate never holds recorded something).
+TEST_F(LttngTest, ExtraFilterIsEvaluated) {
+  tracer.set_false_filter_for_test("$ctx.vpid != 0");
+  EventCounts c = run("ust_hot", 0, 1000, 0, {{"ecbs", "2"}, {"extra_predicate", "false"}});
+  EXPECT_EQ(c.recorded, 1000u);
+  EXPECT_EQ(tracer.details()["handlers"][1]["events"], 1000u);
+  EXPECT_GT(c.tracer_errors, 0u);
+  EXPECT_NE(c.tracer_error_detail.find("although its filter `$ctx.vpid != 0` never holds"), std::string::npos)
+      << c.tracer_error_detail;
 }
 
 TEST_F(LttngTest, NonUstProbeRejected) {

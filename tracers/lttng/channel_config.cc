@@ -26,11 +26,23 @@ const OptionSchema& option_schema(bool user_space) {
       {.name = "register_timeout_ms", .type = T::kUint,
        .help = "how long `attach()` waits for the process to show its tracepoint to the daemon",
        .default_value = "10000", .min = 1, .max = 600000},
+      {.name = "ecbs", .type = T::kUint,
+       .help = "handlers on the tracepoint: one channel each, each with its own event rule for it (a handler-count "
+               "sweep for `tracebench model fit`); the extra ones as `extra_predicate` says",
+       .default_value = "1", .min = 1, .max = kMaxHandlers},
+      {.name = "extra_predicate", .type = T::kChoice,
+       .help = "with ecbs > 1: the extra handlers record every event too (`true`, each channel's copy checked), or "
+               "their event rule has a filter lttng-ust evaluates on every event and that never holds (`false`: "
+               "`" + std::string(kFalseFilter) + "`)",
+       .default_value = "true", .words = {"true", "false"}},
   };
   // Kernel channels have global buffers, never block, and nothing registers:
   // the user-space keys are refused, saying so.
   static const OptionSchema kernel = [] {
-    OptionSchema k = user;
+    OptionSchema k;
+    // The handler-count sweep is the user-space adapter's only.
+    for (const auto& o : user)
+      if (o.name != "ecbs" && o.name != "extra_predicate") k.push_back(o);
     for (auto& o : k) {
       if (!is_user_space_only(o.name)) continue;
       o.default_value.reset();
@@ -63,6 +75,8 @@ Status parse_options(const std::map<std::string, std::string>& options, LttngCon
     }
     c.per_pid_buffers = v.text("buffers") == "pid";
     c.register_timeout_ms = static_cast<unsigned>(v.number("register_timeout_ms"));
+    c.ecbs = static_cast<unsigned>(v.number("ecbs"));
+    c.extra_predicate = v.text("extra_predicate") == "true";
   }
   c.switch_timer_us = static_cast<unsigned>(v.number("switch_timer_us"));
   c.read_timer_us = static_cast<unsigned>(v.number("read_timer_us"));

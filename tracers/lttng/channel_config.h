@@ -29,7 +29,18 @@ struct LttngConfig {
   unsigned switch_timer_us = 0;       // 0 = LTTng's default
   unsigned read_timer_us = 0;         // 0 = LTTng's default
   unsigned register_timeout_ms = 10000;
+  // The handler-count sweep (user space only): `ecbs` handlers on the
+  // tracepoint, one channel and event rule each; the extra ones record too
+  // (extra_predicate) or carry kFalseFilter.
+  unsigned ecbs = 1;
+  bool extra_predicate = true;
 };
+
+inline constexpr unsigned kMaxHandlers = 16;
+// The extra handlers' filter with extra_predicate=false: lttng-ust's filter
+// interpreter evaluates it on every event (the context field needs no
+// channel context) and it never holds, as no process has vpid 0.
+inline constexpr const char* kFalseFilter = "$ctx.vpid == 0";
 
 // The channel options: `--option lttng.<key>=<value>` (user_space) or
 // `lttng_kernel.<key>=<value>` (buffers, blocking_timeout_us and

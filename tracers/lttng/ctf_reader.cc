@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include "ctl_status.h"
@@ -36,6 +37,10 @@ struct SinkState {
   const TraceExpectation* expect;
   TraceSummary* out;
   bt_message_iterator* it = nullptr;
+  // When set, every message is tallied a second time in the summary of the
+  // channel its stream belongs to.
+  std::map<std::string, TraceSummary>* by_channel = nullptr;
+  std::map<const bt_stream*, TraceSummary*> channel_of;
 };
 
 void mismatch(SinkState* s, const std::string& what) {
@@ -186,7 +191,7 @@ void check_event(SinkState* s, const bt_event* ev) {
   s->out->fields_verified++;
 }
 
-void on_message(SinkState* s, const bt_message* msg) {
+void tally(SinkState* s, const bt_message* msg) {
   switch (bt_message_get_type(msg)) {
     case BT_MESSAGE_TYPE_EVENT: {
       const bt_event* ev = bt_message_event_borrow_event_const(msg);
@@ -223,6 +228,37 @@ void on_message(SinkState* s, const bt_message* msg) {
     default:
       break;
   }
+}
+
+const bt_stream* stream_of(const bt_message* msg) {
+  switch (bt_message_get_type(msg)) {
+    case BT_MESSAGE_TYPE_EVENT:
+      return bt_event_borrow_stream_const(bt_message_event_borrow_event_const(msg));
+    case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+      return bt_message_discarded_events_borrow_stream_const(msg);
+    case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
+      return bt_message_discarded_packets_borrow_stream_const(msg);
+    case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+      return bt_packet_borrow_stream_const(bt_message_packet_beginning_borrow_packet_const(msg));
+    default:
+      return nullptr;
+  }
+}
+
+void on_message(SinkState* s, const bt_message* msg) {
+  tally(s, msg);
+  if (!s->by_channel) return;
+  const bt_stream* stream = stream_of(msg);
+  if (!stream) return;
+  auto it = s->channel_of.find(stream);
+  if (it == s->channel_of.end()) {
+    const char* name = bt_stream_get_name(stream);
+    it = s->channel_of.emplace(stream, &(*s->by_channel)[channel_of_stream(name ? name : "")]).first;
+  }
+  TraceSummary* total = s->out;
+  s->out = it->second;
+  tally(s, msg);
+  s->out = total;
 }
 
 bt_graph_simple_sink_component_initialize_func_status sink_init(bt_message_iterator* it, void* data) {
@@ -267,7 +303,8 @@ struct Refs {
   }
 };
 
-Status read_one(const std::string& dir, const TraceExpectation& expect, TraceSummary* out) {
+Status read_one(const std::string& dir, const TraceExpectation& expect, TraceSummary* out,
+                std::map<std::string, TraceSummary>* by_channel) {
   Refs r;
   auto fail = [&](const std::string& what) {
     return Status::error("babeltrace2: " + what + " for " + dir + ": " + take_bt_error());
@@ -300,6 +337,7 @@ Status read_one(const std::string& dir, const TraceExpectation& expect, TraceSum
     return fail("adding filter.utils.muxer");
   }
   SinkState state{&expect, out};
+  state.by_channel = by_channel;
   if (bt_graph_add_simple_sink_component(r.graph, "count", sink_init, sink_consume, nullptr, &state, &sink) !=
       BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
     return fail("adding the counting sink");
@@ -343,10 +381,21 @@ std::vector<std::string> find_ctf_traces(const std::string& root) {
   return dirs;
 }
 
-Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out) {
+std::string channel_of_stream(const std::string& stream_name) {
+  std::string base = fs::path(stream_name).filename().string();
+  const auto us = base.rfind('_');
+  if (us == std::string::npos || us + 1 == base.size() ||
+      base.find_first_not_of("0123456789", us + 1) != std::string::npos)
+    return base;
+  return base.substr(0, us);
+}
+
+Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out,
+                   std::map<std::string, TraceSummary>* by_channel) {
   *out = TraceSummary{};
+  if (by_channel) by_channel->clear();
   auto t0 = std::chrono::steady_clock::now();
-  for (const auto& dir : find_ctf_traces(root)) TB_TRY(read_one(dir, expect, out));
+  for (const auto& dir : find_ctf_traces(root)) TB_TRY(read_one(dir, expect, out, by_channel));
   out->read_ms = ms_since(t0);
   std::error_code ec;
   for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {

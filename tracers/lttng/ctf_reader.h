@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,8 +79,17 @@ nlohmann::json to_json(const TraceSummary& t);
 std::vector<std::string> find_ctf_traces(const std::string& root);
 
 // Reads every trace under `root`; an error only when babeltrace2 cannot read
-// them (a payload mismatch is reported in `out`, not as an error).
-Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out);
+// them (a payload mismatch is reported in `out`, not as an error).  With
+// `by_channel`, each channel's events (checked the same way), discarded
+// events and packets are also tallied apart, keyed by channel name (the
+// stream file's name less its `_<cpu>`); `traces`, `bytes` and `read_ms`
+// are in `out` only.
+Status read_traces(const std::string& root, const TraceExpectation& expect, TraceSummary* out,
+                   std::map<std::string, TraceSummary>* by_channel = nullptr);
+
+// "tracebench_h2" for a stream named ".../tracebench_h2_1" (LTTng names a
+// channel's stream files <channel>_<cpu>).
+std::string channel_of_stream(const std::string& stream_name);
 
 std::string babeltrace2_version();
 

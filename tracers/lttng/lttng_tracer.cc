@@ -7,11 +7,13 @@
 #include <lttng/lttng.h>
 #include <lttng/ust-version.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "ctl_status.h"
@@ -88,6 +90,17 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   pid_ = spec.pid > 0 ? spec.pid : ::getpid();
   trace_ = TraceSummary{};
   discarded_events_ = lost_packets_ = 0;
+  foreign_channel_events_ = 0;
+  foreign_channel_.clear();
+  // Handler 1 records every event; the extra ones too, or carry a filter
+  // that never holds.
+  handlers_.clear();
+  for (unsigned i = 1; i <= config_.ecbs; ++i) {
+    Handler h;
+    h.channel = i == 1 ? std::string(kChannelName) : kExtraChannelPrefix + std::to_string(i);
+    if (i > 1 && !config_.extra_predicate) h.filter = false_filter_;
+    handlers_.push_back(std::move(h));
+  }
   drained_ = started_ = event_enabled_ = false;
 
   // The daemon first, so that loading the provider below registers this
@@ -124,19 +137,15 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   // tracepoints.
   if (Status t = track_only(session_, LTTNG_DOMAIN_UST, pid_); !t) return Status::error("lttng: " + t.message());
 
-  lttng_channel* chan = channel_for(dom, config_, kChannelName);
-  if (!chan) return Status::error("lttng: cannot create a channel description");
-  int ret = 0;
-  if (config_.blocking_set) ret = lttng_channel_set_blocking_timeout(chan, config_.blocking_timeout_us);
-  if (ret >= 0) ret = lttng_enable_channel(handle_, chan);
-  lttng_channel_destroy(chan);
-  TB_TRY(ctl_status("lttng: enable channel " + std::string(kChannelName), ret));
+  // One channel per handler, all of one geometry.
+  for (const Handler& h : handlers_) TB_TRY(add_channel(dom, h.channel));
 
   TB_TRY(wait_for_registration());
-  // The event rule exists from here on, disabled; enable()/disable() flip it.
-  TB_TRY(set_event(true));
+  // The event rules exist from here on, disabled; enable()/disable() flip
+  // them all.
+  TB_TRY(set_events(true));
   event_enabled_ = true;
-  TB_TRY(set_event(false));
+  TB_TRY(set_events(false));
   event_enabled_ = false;
   TB_TRY(ctl_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
   started_ = true;
@@ -168,7 +177,20 @@ Status LttngTracer::wait_for_registration() {
   }
 }
 
-Status LttngTracer::set_event(bool on) {
+Status LttngTracer::add_channel(const lttng_domain& dom, const std::string& name) {
+  lttng_channel* chan = channel_for(dom, config_, name.c_str());
+  if (!chan) return Status::error("lttng: cannot create a channel description");
+  int ret = 0;
+  if (config_.blocking_set) ret = lttng_channel_set_blocking_timeout(chan, config_.blocking_timeout_us);
+  if (ret >= 0) ret = lttng_enable_channel(handle_, chan);
+  lttng_channel_destroy(chan);
+  return ctl_status("lttng: enable channel " + name, ret);
+}
+
+// The handler's event rule: the tracepoint in its channel, with its filter
+// (lttng-tools compiles it to bytecode, lttng-ust links it to the event and
+// interprets it on every hit before anything is reserved in the ring).
+Status LttngTracer::set_event(const Handler& h, bool on) {
   int ret = 0;
   if (on) {
     lttng_event* ev = lttng_event_create();
@@ -177,14 +199,28 @@ Status LttngTracer::set_event(bool on) {
     std::snprintf(ev->name, sizeof ev->name, "%s", event_.c_str());
     ev->loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
     ev->loglevel = -1;
-    ret = lttng_enable_event_with_exclusions(handle_, ev, kChannelName, nullptr, 0, nullptr);
+    ret = lttng_enable_event_with_exclusions(handle_, ev, h.channel.c_str(), h.filter.empty() ? nullptr : h.filter.c_str(),
+                                             0, nullptr);
     lttng_event_destroy(ev);
   } else {
-    ret = lttng_disable_event(handle_, event_.c_str(), kChannelName);
+    ret = lttng_disable_event(handle_, event_.c_str(), h.channel.c_str());
   }
-  return ctl_status(std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " (code " +
-                          std::to_string(ret) + ")",
-                      ret);
+  return ctl_status(std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " in channel " +
+                        h.channel + (h.filter.empty() ? "" : " (filter " + h.filter + ")") + " (code " +
+                        std::to_string(ret) + ")",
+                    ret);
+}
+
+// Every handler's rule; disabling goes on past a failure so that none stays
+// enabled that can be disabled.
+Status LttngTracer::set_events(bool on) {
+  Status first = Status::ok();
+  for (const Handler& h : handlers_) {
+    Status s = set_event(h, on);
+    if (!s && first) first = s;
+    if (!s && on) break;
+  }
+  return first;
 }
 
 // Enabling the event rule makes lttng-sessiond tell the application, which
@@ -200,8 +236,10 @@ Status LttngTracer::enable() {
     TB_TRY(ctl_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
     started_ = true;
   }
-  TB_TRY(set_event(true));
+  // Marked enabled first: after a failure part-way, disable() still turns
+  // off the rules that were enabled.
   event_enabled_ = true;
+  TB_TRY(set_events(true));
   return Status::ok();
 }
 
@@ -209,35 +247,42 @@ Status LttngTracer::disable() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!handle_) return Status::error("lttng: disable() before attach()");
   if (!event_enabled_) return Status::ok();
-  TB_TRY(set_event(false));
+  Status s = set_events(false);
   event_enabled_ = false;
-  return Status::ok();
+  return s;
 }
 
-Status LttngTracer::query_channel() {
+Status LttngTracer::query_channels() {
   lttng_channel* chans = nullptr;
   int n = lttng_list_channels(handle_, &chans);
   if (n < 0) return ctl_status("lttng: list channels of " + session_, n);
-  bool found = false;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(chans[i].name, kChannelName) != 0) continue;
-    found = true;
-    std::uint64_t discarded = 0, lost = 0;
-    int r1 = lttng_channel_get_discarded_event_count(&chans[i], &discarded);
-    int r2 = lttng_channel_get_lost_packet_count(&chans[i], &lost);
-    if (r1 < 0 || r2 < 0) {
-      std::free(chans);
-      return Status::error("lttng: channel " + std::string(kChannelName) + " has no discarded/lost counters");
+  Status st = Status::ok();
+  for (Handler& h : handlers_) {
+    bool found = false;
+    for (int i = 0; i < n && st; ++i) {
+      if (h.channel != chans[i].name) continue;
+      found = true;
+      std::uint64_t discarded = 0, lost = 0;
+      int r1 = lttng_channel_get_discarded_event_count(&chans[i], &discarded);
+      int r2 = lttng_channel_get_lost_packet_count(&chans[i], &lost);
+      if (r1 < 0 || r2 < 0) {
+        st = Status::error("lttng: channel " + h.channel + " has no discarded/lost counters");
+        break;
+      }
+      h.discarded_events = discarded;
+      h.lost_packets = lost;
+      if (&h != &handlers_.front()) continue;
+      config_.subbuf_size = chans[i].attr.subbuf_size;  // what LTTng used
+      config_.num_subbuf = chans[i].attr.num_subbuf;
+      config_.switch_timer_us = chans[i].attr.switch_timer_interval;
+      config_.read_timer_us = chans[i].attr.read_timer_interval;
     }
-    discarded_events_ = discarded;
-    lost_packets_ = lost;
-    config_.subbuf_size = chans[i].attr.subbuf_size;  // what LTTng used
-    config_.num_subbuf = chans[i].attr.num_subbuf;
-    config_.switch_timer_us = chans[i].attr.switch_timer_interval;
-    config_.read_timer_us = chans[i].attr.read_timer_interval;
+    if (st && !found) st = Status::error("lttng: channel " + h.channel + " is gone from " + session_);
   }
   std::free(chans);
-  if (!found) return Status::error("lttng: channel " + std::string(kChannelName) + " is gone from " + session_);
+  TB_TRY(st);
+  discarded_events_ = handlers_.front().discarded_events;
+  lost_packets_ = handlers_.front().lost_packets;
   return Status::ok();
 }
 
@@ -249,8 +294,28 @@ Status LttngTracer::drain() {
     TB_TRY(ctl_status("lttng: stop " + session_, lttng_stop_tracing(session_.c_str())));
     started_ = false;
   }
-  TB_TRY(query_channel());
-  TB_TRY(read_traces(trace_dir_, expect_, &trace_));
+  TB_TRY(query_channels());
+  TraceSummary whole;
+  std::map<std::string, TraceSummary> by_channel;
+  TB_TRY(read_traces(trace_dir_, expect_, &whole, &by_channel));
+  for (Handler& h : handlers_) {
+    auto it = by_channel.find(h.channel);
+    h.trace = it == by_channel.end() ? TraceSummary{} : it->second;
+    if (it != by_channel.end()) by_channel.erase(it);
+  }
+  foreign_channel_events_ = 0;
+  foreign_channel_.clear();
+  for (const auto& [name, t] : by_channel) {
+    if (t.events + t.other_events + t.paired_events == 0) continue;
+    foreign_channel_events_ += t.events + t.other_events + t.paired_events;
+    if (foreign_channel_.empty()) foreign_channel_ = name;
+  }
+  // Handler 1's events are what counts() reports; the size and read time
+  // are the whole trace's.
+  trace_ = handlers_.front().trace;
+  trace_.traces = whole.traces;
+  trace_.bytes = whole.bytes;
+  trace_.read_ms = whole.read_ms;
   drained_ = true;
   // What the trace holds (payloads that differ, foreign events) is reported
   // in counts(); the harness's judge decides.
@@ -272,7 +337,54 @@ EventCounts LttngTracer::counts() {
   // not events: recorded + lost is then only a lower bound.
   c.exact = !config_.overwrite;
   report_trace(trace_, expect_, expect_.payload_bytes.value_or(0), &c);
+  check_handlers(&c);
   return c;
+}
+
+// The extra handlers against the first: an acting one must have seen every
+// event the first saw (recorded or discarded) and hold nothing wrong; one
+// whose filter never holds must have recorded and discarded nothing.  Any
+// difference, or events in a channel that is no handler's, is a tracer error.
+void LttngTracer::check_handlers(EventCounts* c) const {
+  if (!drained_ || handlers_.empty()) return;
+  auto error = [c](std::uint64_t n, const std::string& what) {
+    c->tracer_errors += n;
+    c->tracer_error_detail += (c->tracer_error_detail.empty() ? "" : "; ") + what;
+  };
+  const Handler& first = handlers_.front();
+  const std::uint64_t seen = first.trace.events + first.discarded_events;
+  for (std::size_t i = 1; i < handlers_.size(); ++i) {
+    const Handler& h = handlers_[i];
+    const std::string who = "handler " + std::to_string(i + 1) + " (channel " + h.channel + ")";
+    const TraceSummary& t = h.trace;
+    if (!h.filter.empty()) {
+      if (t.events + h.discarded_events + t.other_events != 0)
+        error(std::max<std::uint64_t>(1, t.events + h.discarded_events + t.other_events),
+              who + " recorded " + std::to_string(t.events) + " and discarded " +
+                  std::to_string(h.discarded_events) + " events although its filter `" + h.filter +
+                  "` never holds");
+      continue;
+    }
+    const std::uint64_t got = t.events + h.discarded_events;
+    if (got != seen)
+      error(got > seen ? got - seen : seen - got,
+            who + " recorded " + std::to_string(t.events) + " + discarded " + std::to_string(h.discarded_events) +
+                " = " + std::to_string(got) + " events, handler 1 " + std::to_string(first.trace.events) + " + " +
+                std::to_string(first.discarded_events) + " = " + std::to_string(seen));
+    // The same checks as handler 1's events (tag, payload bytes, other events).
+    EventCounts e;
+    report_trace(t, expect_, expect_.payload_bytes.value_or(0), &e);
+    const std::uint64_t bad_payload = e.payload_mismatched_events + e.payload_truncated_events;
+    if (e.tracer_errors) error(e.tracer_errors, who + ": " + e.tracer_error_detail);
+    if (bad_payload)
+      error(bad_payload, who + ": " + std::to_string(bad_payload) + " payloads differ from the workload's (" +
+                             e.payload_mismatch_detail + ")");
+    if (e.payload_source == PayloadSource::kWorkload && e.payload_checked_events != t.events)
+      error(1, who + ": " + std::to_string(t.events - e.payload_checked_events) + " payloads unchecked");
+  }
+  if (foreign_channel_events_)
+    error(foreign_channel_events_, "the trace holds " + std::to_string(foreign_channel_events_) +
+                                       " events of channel " + foreign_channel_ + ", which is no handler's");
 }
 
 nlohmann::json LttngTracer::details() const {
@@ -282,7 +394,10 @@ nlohmann::json LttngTracer::details() const {
   j["overwrite"] = config_.overwrite;
   j["subbuf_size"] = config_.subbuf_size;
   j["num_subbuf"] = config_.num_subbuf;
-  if (session_.empty()) return j;  // never attached: the default channel only
+  if (session_.empty()) {  // never attached: the configuration only
+    j["ecbs"] = static_cast<int>(config_.ecbs);
+    return j;
+  }
   j["session"] = session_;
   j["event"] = event_;
   j["switch_timer_us"] = config_.switch_timer_us;
@@ -293,6 +408,21 @@ nlohmann::json LttngTracer::details() const {
   j["discarded_events"] = discarded_events_;
   j["lost_packets"] = lost_packets_;
   j["trace"] = to_json(trace_);
+  // The handler-count sweep (`tracebench model fit` reads ecbs and
+  // extra_predicate from here).
+  j["ecbs"] = static_cast<int>(handlers_.size());
+  if (handlers_.size() > 1) j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
+  nlohmann::json hs = nlohmann::json::array();
+  for (const Handler& h : handlers_) {
+    nlohmann::json x = {{"channel", h.channel},
+                        {"filter", h.filter.empty() ? nlohmann::json(nullptr) : nlohmann::json(h.filter)},
+                        {"events", h.trace.events},
+                        {"events_checked", h.trace.fields_verified},
+                        {"discarded_events", h.discarded_events},
+                        {"lost_packets", h.lost_packets}};
+    hs.push_back(std::move(x));
+  }
+  j["handlers"] = std::move(hs);
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "channel_config.h"
 #include "ctf_reader.h"
@@ -21,6 +22,8 @@ namespace tracebench::lttng {
 
 inline constexpr const char* kSessionPrefix = "tracebench-";
 inline constexpr const char* kChannelName = "tracebench";
+// The extra handlers' channels (option ecbs): tracebench_h2 .. tracebench_h<N>.
+inline constexpr const char* kExtraChannelPrefix = "tracebench_h";
 inline constexpr const char* kTempDirPrefix = "/tmp/tracebench-lttng-";
 
 class LttngTracer final : public Tracer {
@@ -51,11 +54,26 @@ class LttngTracer final : public Tracer {
   const std::string& session_name() const { return session_; }
   const std::string& trace_dir() const { return trace_dir_; }
   pid_t started_sessiond() const { return started_sessiond_; }
+  // The extra handlers' filter with extra_predicate=false (kFalseFilter);
+  // a test sets one that holds to see that the filter is evaluated.
+  void set_false_filter_for_test(std::string filter) { false_filter_ = std::move(filter); }
 
  private:
+  // One handler on the tracepoint: a channel with its own event rule.
+  struct Handler {
+    std::string channel;
+    std::string filter;  // "" = none (the rule records every event)
+    std::uint64_t discarded_events = 0;
+    std::uint64_t lost_packets = 0;
+    TraceSummary trace;  // its channel's part of the trace
+  };
+
   Status wait_for_registration();
-  Status set_event(bool on);
-  Status query_channel();
+  Status add_channel(const lttng_domain& dom, const std::string& name);
+  Status set_event(const Handler& h, bool on);
+  Status set_events(bool on);
+  Status query_channels();
+  void check_handlers(EventCounts* c) const;
 
   mutable std::mutex mu_;
   LttngConfig config_;
@@ -71,9 +89,13 @@ class LttngTracer final : public Tracer {
   bool event_enabled_ = false;
   bool drained_ = false;
   double registration_ms_ = 0;
-  std::uint64_t discarded_events_ = 0;
+  std::vector<Handler> handlers_;  // [0] is kChannelName's
+  std::string false_filter_ = kFalseFilter;
+  std::uint64_t discarded_events_ = 0;  // handlers_[0]'s
   std::uint64_t lost_packets_ = 0;
-  TraceSummary trace_;
+  TraceSummary trace_;                  // handlers_[0]'s events, the whole trace's size and read time
+  std::uint64_t foreign_channel_events_ = 0;  // events of a channel that is no handler's
+  std::string foreign_channel_;
 };
 
 // `tracebench cleanup`: sessions named tracebench-<pid> (user space) or
