@@ -105,12 +105,15 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       d += load.wakeups_hz * *e->consumer_per_wakeup.cycles;
     }
     if (d == 0) continue;
-    if (!e->consumer_fit || !e->consumer_fit->user_fraction)
-      return Status::error(fmt::format("model predict: {} {} {}: the model has no user/kernel split of the consumer's "
-                                       "time (Cost_A vs Cost_C): {}",
-                                       e->tracer, e->probe_kind, e->action,
-                                       e->consumer_fit ? e->consumer_fit->user_fraction_missing
-                                                       : std::string("no consumer fit")));
+    if (!e->consumer_fit || !e->consumer_fit->user_fraction) {
+      // The total holds; only its split is unknown.
+      p.cost_ac_unsplit += d;
+      p.split_missing = fmt::format("{} {} {}: no user/kernel split of the consumer's time (Cost_A vs Cost_C): {}",
+                                    e->tracer, e->probe_kind, e->action,
+                                    e->consumer_fit ? e->consumer_fit->user_fraction_missing
+                                                    : std::string("no consumer fit"));
+      continue;
+    }
     const double u = *e->consumer_fit->user_fraction;
     p.cost_a += u * d;
     p.cost_c += (1 - u) * d;
@@ -118,7 +121,8 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
   p.cpu_percent_a = 100 * p.cost_a / m.tsc_hz;
   p.cpu_percent_b = 100 * p.cost_b / m.tsc_hz;
   p.cpu_percent_c = 100 * p.cost_c / m.tsc_hz;
-  p.cpu_percent = p.cpu_percent_a + p.cpu_percent_b + p.cpu_percent_c;
+  p.cpu_percent_ac_unsplit = 100 * p.cost_ac_unsplit / m.tsc_hz;
+  p.cpu_percent = p.cpu_percent_a + p.cpu_percent_b + p.cpu_percent_c + p.cpu_percent_ac_unsplit;
   *out = std::move(p);
   return Status::ok();
 }
@@ -133,10 +137,17 @@ nlohmann::json to_json(const Scenario& s, const Prediction& p) {
                       {"cycles", p.probes[i].cycles}, {"cycles_per_s", p.probes[i].cycles_per_s},
                       {"cpu_percent", p.probes[i].cpu_percent}});
   }
-  return {{"probes", probes},
-          {"cost_a_cycles_per_s", p.cost_a}, {"cost_b_cycles_per_s", p.cost_b}, {"cost_c_cycles_per_s", p.cost_c},
-          {"cpu_percent", {{"a_consumer_user", p.cpu_percent_a}, {"b_probes", p.cpu_percent_b},
-                           {"c_consumer_kernel", p.cpu_percent_c}, {"total", p.cpu_percent}}}};
+  nlohmann::json j = {
+      {"probes", probes},
+      {"cost_a_cycles_per_s", p.cost_a},
+      {"cost_b_cycles_per_s", p.cost_b},
+      {"cost_c_cycles_per_s", p.cost_c},
+      {"cost_ac_unsplit_cycles_per_s", p.cost_ac_unsplit},
+      {"cpu_percent",
+       {{"a_consumer_user", p.cpu_percent_a}, {"b_probes", p.cpu_percent_b}, {"c_consumer_kernel", p.cpu_percent_c},
+        {"ac_consumer_unsplit", p.cpu_percent_ac_unsplit}, {"total", p.cpu_percent}}}};
+  if (!p.split_missing.empty()) j["split_missing"] = p.split_missing;
+  return j;
 }
 
 std::string to_text(const Scenario& s, const Prediction& p) {
@@ -151,8 +162,11 @@ std::string to_text(const Scenario& s, const Prediction& p) {
   out += fmt::format("Cost_A (consumer, user)   {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_a, p.cpu_percent_a);
   out += fmt::format("Cost_B (probe firings)    {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_b, p.cpu_percent_b);
   out += fmt::format("Cost_C (consumer, kernel) {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_c, p.cpu_percent_c);
-  out += fmt::format("total                     {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_a + p.cost_b + p.cost_c,
-                     p.cpu_percent);
+  if (p.cost_ac_unsplit > 0)
+    out += fmt::format("Cost_A + C, not split     {:>14.0f} cycles/s  {:>7.3f} % CPU  ({})\n", p.cost_ac_unsplit,
+                       p.cpu_percent_ac_unsplit, p.split_missing);
+  out += fmt::format("total                     {:>14.0f} cycles/s  {:>7.3f} % CPU\n",
+                     p.cost_a + p.cost_b + p.cost_c + p.cost_ac_unsplit, p.cpu_percent);
   return out;
 }
 

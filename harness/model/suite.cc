@@ -38,18 +38,18 @@ std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
   const std::string pid = "user-function probe (uprobe), count";
   if (tracer == "ebpf")
     return {scenario("sys", sys, "getpid", "count", 0, 50000), scenario("sys10", sys10, "getpid", "count", 0, 50000, 10),
-            scenario("pid", pid, "call", "count", 0, 50000),
+            scenario("pid", pid, "call", "count", 0, 2000),
             scenario("payload", "256 B copied from write(2) into the ring buffer, its reader", "write_null", "ringbuf",
                      256, 20000)};
   if (tracer == "ftrace")
     return {scenario("sys", sys + " (the event recorded in the buffer)", "getpid", "count", 0, 50000),
             scenario("sys10", sys10 + " (ten instances)", "getpid", "count", 0, 50000, 10),
-            scenario("pid", "uprobe event on a user function", "call", "count", 0, 50000),
+            scenario("pid", "uprobe event on a user function", "call", "count", 0, 2000),
             scenario("payload", "1 KiB trace_marker writes, the buffer read back", "marker", "payload", 1024, 20000)};
   if (tracer == "perf")
     return {scenario("sys", sys + " (a sample per event)", "getpid", "count", 0, 50000),
             scenario("sys10", sys10 + " (ten events)", "getpid", "count", 0, 50000, 10),
-            scenario("pid", "uprobe event on a user function", "call", "count", 0, 50000)};
+            scenario("pid", "uprobe event on a user function", "call", "count", 0, 2000)};
   if (tracer == "lttng")
     return {scenario("sys", "UST tracepoint, 4 B recorded", "ust_hot", "record", 0, 50000),
             scenario("sys10", "ten handlers on the UST tracepoint, nine predicates false", "ust_hot", "record", 0, 50000,

@@ -86,12 +86,12 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     with.consumers.push_back(c);
     Prediction q;
     if (Status st = predict(m, with, &q); st) {
-      v.predicted_consumer_cpu_percent = q.cpu_percent_a + q.cpu_percent_c;
+      v.predicted_consumer_cpu_percent = q.consumer_cpu_percent();
     } else if (c.wakeups_hz > 0) {
       // A model without a per-wakeup term has the wakeups in its per-record one.
       with.consumers[0].wakeups_hz = 0;
       if (Status st2 = predict(m, with, &q); st2)
-        v.predicted_consumer_cpu_percent = q.cpu_percent_a + q.cpu_percent_c;
+        v.predicted_consumer_cpu_percent = q.consumer_cpu_percent();
       else
         v.consumer_missing = st2.message();
     } else {

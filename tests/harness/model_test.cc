@@ -318,10 +318,16 @@ TEST(ModelFit, ConsumerTermsTheRunsCannotSeparateSaySo) {
   ASSERT_TRUE(e->consumer_fit.has_value());
   EXPECT_FALSE(e->consumer_fit->user_fraction.has_value());
   EXPECT_NE(e->consumer_fit->user_fraction_missing.find("20 needed"), std::string::npos);
+  // The consumer's total is still predicted; only its split is not.
   s.consumers[0].wakeups_hz = 0;
   st = predict(m, s, &p);
-  ASSERT_FALSE(st.is_ok());
-  EXPECT_NE(st.message().find("user/kernel split"), std::string::npos) << st.message();
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(p.cost_a, 0);
+  EXPECT_EQ(p.cost_c, 0);
+  EXPECT_DOUBLE_EQ(p.cost_ac_unsplit, 1000 * *e->consumer_per_record.cycles);
+  EXPECT_NE(p.split_missing.find("user/kernel split"), std::string::npos) << p.split_missing;
+  EXPECT_DOUBLE_EQ(p.cpu_percent, p.cpu_percent_b + p.cpu_percent_ac_unsplit);
+  EXPECT_NE(to_text(s, p).find("not split"), std::string::npos);
 
   // No consumer figure at all: each term says how to get one.
   for (auto& b : r.benchmarks) b.consumer.reset();
@@ -586,14 +592,15 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   ASSERT_FALSE(v.warnings.empty());
   EXPECT_NE(v.warnings[0].find("noise"), std::string::npos) << v.warnings[0];
 
-  // No user/kernel split: the consumer is not predicted, and the total not.
+  // No user/kernel split: the consumer's total is predicted all the same
+  // (the split does not change the CPU it takes).
   m.entries[0].consumer_fit->user_fraction.reset();
   m.entries[0].consumer_fit->user_fraction_missing = "too few ticks";
   ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
-  EXPECT_FALSE(v.predicted_consumer_cpu_percent.has_value());
-  EXPECT_FALSE(v.predicted_cpu_percent.has_value());
-  EXPECT_NE(v.consumer_missing.find("too few ticks"), std::string::npos);
-  EXPECT_TRUE(to_json(m, s, x, v)["error"]["cpu_percent"].is_null());
+  ASSERT_TRUE(v.predicted_consumer_cpu_percent.has_value());
+  EXPECT_NEAR(*v.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 100 * 5000) / 2.1e9, 1e-12);
+  ASSERT_TRUE(v.predicted_cpu_percent.has_value());
+  EXPECT_TRUE(to_json(m, s, x, v)["error"]["cpu_percent"].is_number());
 
   // sys10: ten handlers whose nine extra predicates fail cost fixed + 9 x
   // false_predicate (1000 + 900); with predicates that hold, 9 x per_ecb.

@@ -50,8 +50,8 @@ assert e["parameters"]["consumer_per_wakeup"]["cycles"] is None  # ftrace's read
 print(f"ok: ftrace marker consumer {c_rec['cycles']:.0f} cycles/record + {c_byte['cycles']:.3f} cycles/byte")
 PY
 
-# A consumer in the scenario: eqs. 5-8 with the fitted split, or a refusal
-# naming the split when the runs were too short to have one.
+# A consumer in the scenario: eqs. 5-8 with the fitted split, or, when the
+# runs were too short to have one, the consumer's total unsplit, said.
 cat > "$out/scenario2.json" <<'JSON'
 {"probes": [{"tracer": "ftrace", "probe_kind": "marker", "action": "payload", "payload_bytes": 2048, "rate_hz": 10000}],
  "consumers": [{"tracer": "ftrace", "probe_kind": "marker", "action": "payload", "payload_bytes": 2048,
@@ -66,14 +66,15 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 e = {(x["tracer"], x["probe_kind"], x["action"]): x for x in m["entries"]}[("ftrace", "marker", "payload")]
 u = e["fit"]["consumer"]["user_fraction"]
-if u is None:
-    msg = open(sys.argv[4]).read()
-    assert sys.argv[3] == "2" and "user/kernel split" in msg, (sys.argv[3], msg)
-    print("ok: no split in short runs, and predict says so")
-    sys.exit(0)
+assert sys.argv[3] == "0", open(sys.argv[4]).read()
 p = json.load(open(sys.argv[2]))
 q = e["parameters"]
 d = 10000 * (q["consumer_per_record"]["cycles"] + 2048 * q["consumer_per_record_byte"]["cycles"])
+if u is None:
+    assert "user/kernel split" in p["split_missing"], p
+    assert abs(p["cost_ac_unsplit_cycles_per_s"] - d) < 1e-6 * d and p["cost_a_cycles_per_s"] == 0, (p, d)
+    print(f"ok: consumer {d:.0f} cycles/s, no split in short runs, and predict says so")
+    sys.exit(0)
 assert abs(p["cost_a_cycles_per_s"] - u * d) < 1e-6 * d and abs(p["cost_c_cycles_per_s"] - (1 - u) * d) < 1e-6 * d, (p, d, u)
 print(f"ok: consumer {d:.0f} cycles/s, user share {u:.2f}")
 PY

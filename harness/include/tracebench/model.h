@@ -143,7 +143,12 @@ struct ProbeCost {
 struct Prediction {
   std::vector<ProbeCost> probes;
   double cost_a = 0, cost_b = 0, cost_c = 0;  // cycles per second (eqs. 7-8)
-  double cpu_percent_a = 0, cpu_percent_b = 0, cpu_percent_c = 0, cpu_percent = 0;
+  // A consumer whose user/kernel split the model lacks (too few ticks): its
+  // cycles are known, whether they are Cost_A or Cost_C is not.
+  double cost_ac_unsplit = 0;
+  std::string split_missing;  // why, when cost_ac_unsplit > 0
+  double cpu_percent_a = 0, cpu_percent_b = 0, cpu_percent_c = 0, cpu_percent_ac_unsplit = 0, cpu_percent = 0;
+  double consumer_cpu_percent() const { return cpu_percent_a + cpu_percent_c + cpu_percent_ac_unsplit; }
 };
 
 // Eqs. 4-8.  An error names the parameter a probe or consumer needs and the
