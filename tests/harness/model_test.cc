@@ -622,3 +622,62 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
 
 }  // namespace
 }  // namespace tracebench::model
+
+namespace tracebench::model {
+namespace {
+
+// `model suite`'s plan: each measurement once (twice where the consumer's
+// per-record term needs two figures), a payload sweep through the
+// scenario's size, the handler sweep for sys10, --quick passed on.
+TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
+  auto sc = suite_scenarios("ebpf");
+  ASSERT_EQ(sc.size(), 4u);
+  auto runs = suite_runs("ebpf", sc, true);
+  auto count = [&](const std::vector<std::string>& r) { return std::count(runs.begin(), runs.end(), r); };
+  const std::vector<std::string> sys = {"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "--quick"};
+  EXPECT_EQ(count(sys), 2);  // sys and sys10 share it; two consumer figures
+  for (int n : {2, 4, 10})
+    for (const char* truth : {"true", "false"}) {
+      std::vector<std::string> r = {"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0",
+                                    "-o", fmt::format("ebpf.ecbs={}", n), "-o",
+                                    fmt::format("ebpf.extra_predicate={}", truth), "--quick"};
+      EXPECT_EQ(count(r), 1) << fmt::format("{}", fmt::join(r, " "));
+    }
+  const std::vector<std::string> payload = {"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "0",
+                                            "-p", "64", "-p", "256", "-p", "1024", "--quick"};
+  EXPECT_EQ(count(payload), 2);
+  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u);  // sys, the sweep, pid, payload
+  for (const auto& r : suite_runs("ebpf", sc, false)) EXPECT_EQ(std::count(r.begin(), r.end(), "--quick"), 0);
+  EXPECT_EQ(sc[1].option_args("ebpf"),
+            (std::vector<std::string>{"-o", "ebpf.ecbs=10", "-o", "ebpf.extra_predicate=false"}));
+  EXPECT_TRUE(sc[0].option_args("ebpf").empty());
+  EXPECT_TRUE(suite_scenarios("none").empty());
+  for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng"}) EXPECT_FALSE(suite_scenarios(t).empty()) << t;
+}
+
+TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {
+  nlohmann::json v = {
+      {"measured",
+       {{"rate_hz", 50000}, {"probe_cycles", 900}, {"cpu_percent", 3.5}, {"probe_cpu_percent", 2.0},
+        {"consumer_cpu_percent", 1.5}, {"untraced_spread_ns_per_event", 40}}},
+      {"predicted", {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 1.9},
+                     {"consumer_cpu_percent", 1.1}}},
+      {"error", {{"cpu_percent", 0.5}}}};
+  EXPECT_EQ(term_off(v), "consumer (+0.40)");
+  std::vector<SuiteRow> rows = {{"ebpf", "sys", "getpid", v, ""},
+                                {"kprobes", "—", "—", std::nullopt, "not available: no kprobes"}};
+  std::string t = table7_markdown(rows);
+  EXPECT_NE(t.find("| ebpf | sys | getpid | 50000 | 800 | 900 | 3.00 | 3.50 | +0.50 | 40 | yes (±1) | consumer (+0.40) |"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("| kprobes | — | — |"), std::string::npos) << t;
+  EXPECT_NE(t.find("not available: no kprobes"), std::string::npos) << t;
+  v["error"]["cpu_percent"] = -2.5;
+  EXPECT_NE(table7_markdown({{"ebpf", "sys", "getpid", v, ""}}).find("**no**"), std::string::npos);
+  v["predicted"]["consumer_cpu_percent"] = nullptr;
+  v["error"]["cpu_percent"] = nullptr;
+  EXPECT_EQ(term_off(v), "consumer: not predicted");
+}
+
+}  // namespace
+}  // namespace tracebench::model
