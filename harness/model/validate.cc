@@ -98,6 +98,11 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
       v.consumer_missing = st.message();
     }
   }
+  if (v.predicted_consumer_cpu_percent && *v.predicted_consumer_cpu_percent < 0)
+    v.warnings.push_back(fmt::format(
+        "the model's consumer terms predict a negative cost ({:.2f} % CPU) at these rates: its consumer fit does not "
+        "hold for this tracer (see the fit's R² and residuals in model.md)",
+        *v.predicted_consumer_cpu_percent));
   if (v.predicted_consumer_cpu_percent) v.predicted_cpu_percent = v.predicted_probe_cpu_percent + *v.predicted_consumer_cpu_percent;
   *out = std::move(v);
   return Status::ok();

@@ -602,6 +602,18 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   ASSERT_TRUE(v.predicted_cpu_percent.has_value());
   EXPECT_TRUE(to_json(m, s, x, v)["error"]["cpu_percent"].is_number());
 
+  // A consumer fit that predicts a negative cost is said not to hold.
+  {
+    Model neg = m;
+    neg.entries[0].consumer_per_record = value(-500);
+    Validation w;
+    ASSERT_TRUE(evaluate(neg, s, x, &w).is_ok());
+    ASSERT_TRUE(w.predicted_consumer_cpu_percent.has_value());
+    EXPECT_LT(*w.predicted_consumer_cpu_percent, 0);
+    EXPECT_TRUE(std::any_of(w.warnings.begin(), w.warnings.end(),
+                            [](const std::string& t) { return t.find("negative cost") != std::string::npos; }));
+  }
+
   // sys10: ten handlers whose nine extra predicates fail cost fixed + 9 x
   // false_predicate (1000 + 900); with predicates that hold, 9 x per_ecb.
   s.handlers = 10;
