@@ -24,6 +24,8 @@ packages=(
   kmod
   # tests
   python3 python3-jsonschema
+  # report (plots), results history, the report's browser test
+  python3-matplotlib libsqlite3-dev sqlite3 chromium
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang
   libclang-rt-14-dev
 )
