@@ -316,6 +316,36 @@ TEST(EbpfRingbuf, FullBufferDropsAreCounted) {
   EXPECT_EQ(r.details["drops"].get<std::uint64_t>(), r.counts.lost);
 }
 
+// Records submitted with BPF_RB_NO_WAKEUP wake nobody: the reader must read
+// them when its poll times out, or a ring smaller than a run fills and drops
+// (it once read only at the final drain).  Bursts of 16 records into a ring
+// of 32, 20 ms apart, with a 1 ms timeout: nothing may be lost.
+TEST(EbpfRingbuf, NoWakeupReaderReadsOnItsTimer) {
+  TB_SKIP_UNLESS_BPF();
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "ringbuf";
+  spec.options = {{"wakeup", "no_wakeup"}, {"buffer_kb", "16"}, {"record_bytes", "480"}, {"poll_ms", "1"}};
+  EbpfTracer t;
+  ASSERT_TRUE(t.attach(spec));
+  ASSERT_TRUE(t.enable());
+  constexpr int kBursts = 20, kBurst = 16;
+  for (int b = 0; b < kBursts; b++) {
+    fire(spec.probe, kBurst);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(t.disable());
+  ASSERT_TRUE(t.drain());
+  EventCounts c = t.counts();
+  nlohmann::json d = t.details();
+  t.teardown();
+  EXPECT_EQ(c.lost, 0u) << d.dump();
+  EXPECT_EQ(c.recorded, static_cast<std::uint64_t>(kBursts * kBurst)) << d.dump();
+  EXPECT_GE(d["consumer"]["timeout_reads"].get<std::int64_t>(), kBursts / 2) << d.dump();
+  // The producer woke nobody: reads on the timer are not wakeups.
+  EXPECT_EQ(c.consumer_wakeups, 0) << d.dump();
+}
+
 TEST(EbpfPerfbuf, SmallBufferLossesAreCountedOnce) {
   TB_SKIP_UNLESS_BPF();
   AttachSpec spec;

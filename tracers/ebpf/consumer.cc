@@ -29,7 +29,7 @@ void perf_lost_cb(void* ctx, int /*cpu*/, __u64 n) { static_cast<Consumer*>(ctx)
 Status Consumer::start(const ConsumerConfig& cfg) {
   stop();
   cfg_ = cfg;
-  records_ = bad_records_ = payload_verified_ = perf_lost_ = polls_ = polls_with_data_ = 0;
+  records_ = bad_records_ = payload_verified_ = perf_lost_ = polls_ = polls_with_data_ = timeout_reads_ = 0;
   truncated_records_ = kept_bytes_ = 0;
   pattern_ = cfg.workload_payload ? payload_pattern(cfg.payload_bytes) : std::vector<char>{};
   {
@@ -77,6 +77,12 @@ void Consumer::run() {
     if (block) {
       polls_.fetch_add(1, std::memory_order_relaxed);
       if (n > 0) polls_with_data_.fetch_add(1, std::memory_order_relaxed);
+      // A timeout: poll consumes only what woke it, and records submitted
+      // without a wakeup (BPF_RB_NO_WAKEUP, perf's wakeup_events) wake
+      // nothing, so read what is there.  Counted apart: the timer woke the
+      // reader, not the producer.
+      if (n == 0 && !stop_.load(std::memory_order_relaxed) && consume_once(false) > 0)
+        timeout_reads_.fetch_add(1, std::memory_order_relaxed);
     }
   }
 }
@@ -194,6 +200,7 @@ nlohmann::json Consumer::details() const {
     j["poll_timeout_ms"] = cfg_.poll_ms;
     j["polls"] = polls_.load();
     j["polls_with_data"] = polls_with_data_.load();
+    j["timeout_reads"] = timeout_reads_.load();
   }
   return j;
 }

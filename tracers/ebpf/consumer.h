@@ -64,8 +64,10 @@ class Consumer {
   std::uint64_t payload_verified() const { return payload_verified_.load(); }
   std::string first_problem() const;
   std::uint64_t perf_lost() const { return perf_lost_.load(); }
-  // The consumer thread's tid (0 before it runs) and the times it woke with
-  // records to read (epoll mode; -1 when spinning: it never sleeps).
+  // The consumer thread's tid (0 before it runs) and the times the producer
+  // woke it with records to read (epoll mode; -1 when spinning: it never
+  // sleeps).  Reads after a poll timed out are not wakeups the producer paid
+  // for; details() counts them as timeout_reads.
   int tid() const { return tid_.load(); }
   std::int64_t wakeups() const {
     return cfg_.mode == ConsumerMode::kEpoll ? static_cast<std::int64_t>(polls_with_data_.load()) : -1;
@@ -94,7 +96,7 @@ class Consumer {
   mutable std::mutex problem_mu_;
   std::string first_problem_;
   void problem(const std::string& what);
-  std::atomic<std::uint64_t> polls_{0}, polls_with_data_{0};
+  std::atomic<std::uint64_t> polls_{0}, polls_with_data_{0}, timeout_reads_{0};
 };
 
 }  // namespace tracebench::ebpf
