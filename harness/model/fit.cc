@@ -34,6 +34,7 @@ struct ConsumerPoint {
   double payload_bytes = 0;
   double wakeups_per_record = -1;  // -1: not counted
   double user_ticks = 0, split_ticks = 0;  // pooled over benchmarks for the user/kernel split
+  double overhead_cycles = 0;  // the benchmark's overhead per event (median over repetitions)
 };
 
 struct Observations {
@@ -46,25 +47,29 @@ struct Observations {
   bool carries_payload = false;
   std::map<std::string, std::string> options;
   Key consumer_pool;  // where its consumer figures go
+  std::vector<double> own_wakeups;  // wakeups per record of its one-handler, one-thread benchmarks
 };
 
-// The option that sets how often a tracer's consumer is woken: runs that
-// differ only in it are pooled for the consumer fit, their wakeups per
-// record being what tells the per-wakeup cost from the per-record one.
-const char* wakeup_knob(const std::string& tracer) {
-  if (tracer == "ebpf") return "wakeup";
-  if (tracer == "perf") return "wakeup_events";
-  if (tracer == "dvm") return "switchrate";
-  return "";
+// The options that set how often a tracer's consumer is woken (and, for a
+// reader the producer does not wake, how often its timer does): runs that
+// differ only in them are pooled for the consumer fit and the probe's
+// per-wakeup term, their wakeups per record being what tells the per-wakeup
+// cost from the per-record one.
+std::set<std::string> wakeup_knobs(const std::string& tracer) {
+  if (tracer == "ebpf") return {"wakeup", "poll_ms"};
+  if (tracer == "perf") return {"wakeup_events"};
+  if (tracer == "dvm") return {"switchrate"};
+  return {};
 }
 
 // The configuration: the options less the handler sweep's keys (and less
 // `skip`).
-std::pair<std::map<std::string, std::string>, std::string> config_of(const BenchmarkResult& b, const char* skip = "") {
+std::pair<std::map<std::string, std::string>, std::string> config_of(const BenchmarkResult& b,
+                                                                     const std::set<std::string>& skip = {}) {
   std::map<std::string, std::string> o;
   std::string text;
   for (const auto& [k, v] : b.options) {
-    if (k == "ecbs" || k == "extra_predicate" || k == skip) continue;
+    if (k == "ecbs" || k == "extra_predicate" || skip.count(k)) continue;
     o[k] = v;
     text += (text.empty() ? "" : ",") + k + "=" + v;
   }
@@ -229,6 +234,74 @@ std::string wakeup_hint(const std::string& tracer) {
   return "runs with another wakeup policy (this tracer has no option for one)";
 }
 
+// Least squares over rows with a bootstrap over the rows (a resample whose
+// columns cannot be told apart, one payload size drawn say, is skipped).
+struct RowFit {
+  std::vector<double> b;
+  std::vector<std::vector<double>> draws;  // per column
+  double r2 = 0, worst_residual = 0;
+};
+bool fit_rows(const std::vector<std::vector<double>>& x, const std::vector<double>& y, int bootstrap,
+              std::mt19937_64& rng, RowFit* f) {
+  const std::size_t k = x.empty() ? 0 : x[0].size();
+  if (x.size() < k + 1 || !solve_least_squares(x, y, &f->b)) return false;
+  double my = 0, ss_tot = 0, ss_res = 0;
+  for (double v : y) my += v / static_cast<double>(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    double pred = 0;
+    for (std::size_t j = 0; j < k; ++j) pred += f->b[j] * x[i][j];
+    ss_tot += (y[i] - my) * (y[i] - my);
+    ss_res += (y[i] - pred) * (y[i] - pred);
+    f->worst_residual = std::max(f->worst_residual, std::fabs(y[i] - pred));
+  }
+  f->r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  f->draws.assign(k, {});
+  std::uniform_int_distribution<std::size_t> pick(0, x.size() - 1);
+  for (int it = 0; it < bootstrap; ++it) {
+    std::vector<std::vector<double>> xb;
+    std::vector<double> yb, bb;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      std::size_t r = pick(rng);
+      xb.push_back(x[r]);
+      yb.push_back(y[r]);
+    }
+    if (!solve_least_squares(xb, yb, &bb)) continue;
+    for (std::size_t j = 0; j < k; ++j) f->draws[j].push_back(bb[j]);
+  }
+  return true;
+}
+
+// Which columns the benchmarks of a pool can tell apart from the intercept.
+struct Columns {
+  bool by_byte = false, by_wakeup = false, wakeups_known = true;
+  double w_lo = 1e300, w_hi = -1;
+};
+Columns columns_of(const Observations& o, const std::vector<ConsumerPoint>& pts) {
+  Columns c;
+  std::set<double> payloads;
+  for (const auto& p : pts) {
+    payloads.insert(p.payload_bytes);
+    if (p.wakeups_per_record < 0) c.wakeups_known = false;
+    c.w_lo = std::min(c.w_lo, p.wakeups_per_record);
+    c.w_hi = std::max(c.w_hi, p.wakeups_per_record);
+  }
+  c.by_byte = o.carries_payload && payloads.size() >= 2;
+  // Wakeups per record must vary: by half again, or from none to some.
+  c.by_wakeup = c.wakeups_known && (c.w_lo > 0 ? c.w_hi >= 1.5 * c.w_lo : c.w_hi >= 0.05);
+  return c;
+}
+std::vector<double> row_of(const Columns& c, const ConsumerPoint& p) {
+  std::vector<double> r{1.0};
+  if (c.by_byte) r.push_back(p.payload_bytes);
+  if (c.by_wakeup) r.push_back(p.wakeups_per_record);
+  return r;
+}
+std::string wakeups_flat(const Columns& c, const std::string& tracer, const char* where) {
+  return fmt::format("wakeups per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
+                     "apart (it is in {}): {}",
+                     c.w_lo, c.w_hi, where, wakeup_hint(tracer));
+}
+
 // The consumer terms of one entry.
 void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, const std::string& run_cmd,
                   int bootstrap, std::mt19937_64& rng, Entry* e) {
@@ -240,96 +313,52 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = Param::absent(why);
     return;
   }
-  std::set<double> payloads;
-  double w_lo = 1e300, w_hi = -1;
-  bool wakeups_known = true;
-  for (const auto& p : pts) {
-    payloads.insert(p.payload_bytes);
-    if (p.wakeups_per_record < 0) wakeups_known = false;
-    w_lo = std::min(w_lo, p.wakeups_per_record);
-    w_hi = std::max(w_hi, p.wakeups_per_record);
-  }
-  // Which terms the runs can tell apart from the per-record one.
-  const bool by_byte = o.carries_payload && payloads.size() >= 2;
-  // Wakeups per record must vary: by half again, or from none to some.
-  const bool by_wakeup = wakeups_known && (w_lo > 0 ? w_hi >= 1.5 * w_lo : w_hi >= 0.05);
-  auto row = [&](const ConsumerPoint& p) {
-    std::vector<double> r{1.0};
-    if (by_byte) r.push_back(p.payload_bytes);
-    if (by_wakeup) r.push_back(p.wakeups_per_record);
-    return r;
-  };
+  const Columns cols = columns_of(o, pts);
   std::vector<std::vector<double>> x;
   std::vector<double> y;
   for (const auto& p : pts) {
-    x.push_back(row(p));
+    x.push_back(row_of(cols, p));
     y.push_back(p.cycles_per_record);
   }
   const std::size_t k = x[0].size();
-  std::vector<double> b;
+  RowFit f;
   Entry::ConsumerFit q;
   q.points = pts.size();
-  if (pts.size() < k + 1 || !solve_least_squares(x, y, &b)) {
+  if (!fit_rows(x, y, bootstrap, rng, &f)) {
     const std::string why =
         fmt::format("{} consumer figure(s) for {} term(s): not enough to fit (more payload sizes or runs: `{}`)",
                     pts.size(), k, run_cmd);
     e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = Param::absent(why);
     return;
   }
-  double my = 0, ss_tot = 0, ss_res = 0;
-  for (double v : y) my += v / static_cast<double>(y.size());
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    double pred = 0;
-    for (std::size_t j = 0; j < k; ++j) pred += b[j] * x[i][j];
-    ss_tot += (y[i] - my) * (y[i] - my);
-    ss_res += (y[i] - pred) * (y[i] - pred);
-    q.worst_residual_cycles = std::max(q.worst_residual_cycles, std::fabs(y[i] - pred));
-  }
-  q.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
-  // Bootstrap over the benchmarks; a resample whose terms cannot be told
-  // apart (one payload size drawn, say) is skipped.
-  std::vector<std::vector<double>> draws(k);
-  std::uniform_int_distribution<std::size_t> pick(0, pts.size() - 1);
-  for (int it = 0; it < bootstrap; ++it) {
-    std::vector<std::vector<double>> xb;
-    std::vector<double> yb, bb;
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-      std::size_t r = pick(rng);
-      xb.push_back(x[r]);
-      yb.push_back(y[r]);
-    }
-    if (!solve_least_squares(xb, yb, &bb)) continue;
-    for (std::size_t j = 0; j < k; ++j) draws[j].push_back(bb[j]);
-  }
+  q.r2 = f.r2;
+  q.worst_residual_cycles = f.worst_residual;
   auto param = [&](std::size_t j) {
-    if (draws[j].size() < 100)
+    if (f.draws[j].size() < 100)
       return Param::absent(fmt::format("{} consumer figures are too few to bound the fit (more runs: `{}`)",
                                        pts.size(), run_cmd));
     Param p;
-    p.cycles = b[j];
+    p.cycles = f.b[j];
     p.n = pts.size();
-    interval(draws[j], &p);
+    interval(f.draws[j], &p);
     return p;
   };
   std::size_t col = 0;
   e->consumer_per_record = param(col++);
-  if (by_byte)
+  if (cols.by_byte)
     e->consumer_per_record_byte = param(col++);
   else
     e->consumer_per_record_byte = Param::absent(
         o.carries_payload ? fmt::format("one payload size in the consumer figures: `{} -p 0 -p 256 -p 4096`", run_cmd)
                           : std::string("the action records no payload"));
-  if (by_wakeup)
+  if (cols.by_wakeup)
     e->consumer_per_wakeup = param(col++);
-  else if (!wakeups_known)
+  else if (!cols.wakeups_known)
     e->consumer_per_wakeup = Param::absent(
         "the consumer does not count its wakeups (it spins, or the tracer cannot tell): what they cost is in "
         "consumer_per_record");
   else
-    e->consumer_per_wakeup = Param::absent(fmt::format(
-        "wakeups per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told from the "
-        "per-record one (it is in consumer_per_record): {}",
-        w_lo, w_hi, wakeup_hint(e->tracer)));
+    e->consumer_per_wakeup = Param::absent(wakeups_flat(cols, e->tracer, "consumer_per_record"));
   double user = 0, ticks = 0;
   for (const auto& p : pts) {
     user += p.user_ticks;
@@ -346,6 +375,51 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
   e->consumer_fit = q;
 }
 
+// The probe's own cost per consumer wakeup: the benchmarks' overhead per
+// event regressed on payload bytes and wakeups per record, pooled like the
+// consumer's figures (runs that differ only in the wakeup knob).
+void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& pts, int bootstrap,
+                      std::mt19937_64& rng, Entry* e) {
+  if (!o.own_wakeups.empty()) {
+    double sum = 0;
+    for (double w : o.own_wakeups) sum += w;
+    e->wakeups_per_record = sum / static_cast<double>(o.own_wakeups.size());
+  }
+  if (pts.empty()) {
+    e->probe_per_wakeup = Param::absent("no consumer figure in the runs: no wakeups to cost");
+    return;
+  }
+  const Columns cols = columns_of(o, pts);
+  if (!cols.wakeups_known) {
+    e->probe_per_wakeup = Param::absent(
+        "the consumer does not count its wakeups (it spins, or the tracer cannot tell): what the probe pays for "
+        "them is in fixed");
+    return;
+  }
+  if (!cols.by_wakeup) {
+    e->probe_per_wakeup = Param::absent(wakeups_flat(cols, e->tracer, "fixed"));
+    return;
+  }
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const auto& p : pts) {
+    x.push_back(row_of(cols, p));
+    y.push_back(p.overhead_cycles);
+  }
+  RowFit f;
+  if (!fit_rows(x, y, bootstrap, rng, &f) || f.draws.back().size() < 100) {
+    e->probe_per_wakeup = Param::absent(fmt::format(
+        "{} benchmarks with a consumer are too few to fit the probe's per-wakeup cost: {}", pts.size(),
+        wakeup_hint(e->tracer)));
+    return;
+  }
+  Param p;
+  p.cycles = f.b.back();
+  p.n = pts.size();
+  interval(f.draws.back(), &p);
+  e->probe_per_wakeup = p;
+}
+
 Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer, int bootstrap,
                 std::mt19937_64& rng) {
   Entry e;
@@ -355,6 +429,7 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
   std::string run_cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
   for (const auto& [key, v] : e.options) run_cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
   fit_consumer(o, consumer, run_cmd, bootstrap, rng, &e);
+  fit_probe_wakeup(o, consumer, bootstrap, rng, &e);
 
   std::size_t total = 0;
   for (const auto& [p, v] : o.by_payload) total += v.size();
@@ -464,7 +539,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       auto [options, config] = config_of(b);
       Observations& o = obs[{b.tracer, b.probe_kind, b.action, config}];
       o.options = options;
-      o.consumer_pool = {b.tracer, b.probe_kind, b.action, config_of(b, wakeup_knob(b.tracer)).second};
+      o.consumer_pool = {b.tracer, b.probe_kind, b.action, config_of(b, wakeup_knobs(b.tracer)).second};
       o.workloads.insert(b.workload);
       if (b.events.payload_source != "none") o.carries_payload = true;
       const int handlers = handlers_of(b);
@@ -476,7 +551,9 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         if (c.wakeups) p.wakeups_per_record = static_cast<double>(*c.wakeups) / static_cast<double>(c.records);
         p.user_ticks = c.user_ticks;
         p.split_ticks = static_cast<double>(c.ticks);
+        p.overhead_cycles = median_of(v);
         pools[o.consumer_pool].push_back(p);
+        if (p.wakeups_per_record >= 0) o.own_wakeups.push_back(p.wakeups_per_record);
       }
       if (handlers > 1) {
         if (b.threads != 1 || b.payload_bytes != 0) continue;  // one knob at a time

@@ -40,6 +40,7 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"consumer_per_record", &Entry::consumer_per_record},
     {"consumer_per_record_byte", &Entry::consumer_per_record_byte},
     {"consumer_per_wakeup", &Entry::consumer_per_wakeup},
+    {"probe_per_wakeup", &Entry::probe_per_wakeup},
 };
 
 template <typename T>
@@ -75,6 +76,7 @@ json to_json(const Model& m) {
     }
     entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
                        {"options", e.options}, {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
+                       {"wakeups_per_record", opt(e.wakeups_per_record)},
                        {"fit", {{"r2", opt(e.r2)}, {"worst_residual_cycles", opt(e.worst_residual_cycles)},
                                 {"points", points}, {"handlers", handlers}, {"consumer", consumer}}}});
   }
@@ -84,7 +86,8 @@ json to_json(const Model& m) {
            {{"host", m.host}, {"cpu_model", m.cpu_model}, {"kernel_release", m.kernel_release},
             {"execution", m.execution}, {"emulated", m.emulated}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
           {"equation",
-           "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t); "
+           "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t) "
+           "+ (w - wakeups_per_record)*probe_per_wakeup; "
            "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + wakeups/s*consumer_per_wakeup, "
            "Cost_A = u*Cost_D, Cost_C = (1-u)*Cost_D"},
           {"entries", entries}};
@@ -116,6 +119,7 @@ Status from_json(const json& j, Model* out) {
       e.workloads = ej.at("workloads").get<std::vector<std::string>>();
       for (const auto& [name, member] : kParams) e.*member = param_from(ej.at("parameters").at(name));
       for (const auto& [t, p] : ej.at("contention").items()) e.contention[std::stoi(t)] = param_from(p);
+      if (!ej.at("wakeups_per_record").is_null()) e.wakeups_per_record = ej.at("wakeups_per_record").get<double>();
       const json& f = ej.at("fit");
       if (!f.at("r2").is_null()) e.r2 = f.at("r2").get<double>();
       if (!f.at("worst_residual_cycles").is_null()) e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
@@ -161,7 +165,8 @@ std::string to_markdown(const Model& m) {
   std::string md = fmt::format(
       "# Cost model parameters\n\n{} ({}), kernel {}, {}, TSC {:.3f} GHz; fitted from {} run(s). Cycles per event "
       "with the 95% bootstrap interval over repetitions, and ns.\n\n"
-      "`Cost(P) = fixed + b·per_byte + (N−1)·(false_predicate + p·(per_ecb − false_predicate)) + contention(t)`\n",
+      "`Cost(P) = fixed + b·per_byte + (N−1)·(false_predicate + p·(per_ecb − false_predicate)) + contention(t) + (w − "
+      "w_fit)·probe_per_wakeup`\n",
       m.host, m.cpu_model, m.kernel_release, m.emulated ? m.execution + " (emulated)" : std::string("host"),
       m.tsc_hz / 1e9, m.runs.size());
   std::set<std::string> tracers;
@@ -227,6 +232,19 @@ std::string to_markdown(const Model& m) {
                       cell(e.consumer_per_wakeup),
                       q.user_fraction ? fmt::format("{:.2f} ({} ticks)", *q.user_fraction, q.ticks) : "—", q.r2,
                       q.worst_residual_cycles, q.points);
+  }
+  bool wakeups = false;
+  for (const auto& e : m.entries) {
+    if (!e.probe_per_wakeup.ok()) continue;
+    if (!wakeups)
+      md += "\n## What a probe pays per consumer wakeup\n\nThe benchmarks' overhead per event regressed on wakeups "
+            "per record (runs that differ only in the wakeup policy, pooled): the probe's own share of a wakeup "
+            "(an irq_work, a wakeup of the reader). `fixed` holds it at the entry's own wakeups per record "
+            "(w_fit).\n\n| tracer | probe kind | action | per wakeup (`probe_per_wakeup`) | w_fit |\n"
+            "|---|---|---|---|---:|\n";
+    wakeups = true;
+    md += fmt::format("| {} | {} | {} | {} | {} |\n", e.tracer, e.probe_kind, action_label(e), cell(e.probe_per_wakeup),
+                      e.wakeups_per_record ? fmt::format("{:.3f}", *e.wakeups_per_record) : std::string("—"));
   }
   md += "\n## What the runs did not measure\n\n";
   std::set<std::string> said;
@@ -294,7 +312,7 @@ Status scenario_from_json(const json& j, Scenario* out) {
     return Status::ok();
   };
   const std::set<std::string> probe_keys = {"tracer", "probe_kind", "action", "options", "payload_bytes",
-                                            "handlers", "predicate_true", "rate_hz", "threads"};
+                                            "handlers", "predicate_true", "rate_hz", "threads", "wakeups_hz"};
   auto options = [&](const json& o, std::optional<std::map<std::string, std::string>>* v,
                      const std::string& where) -> Status {
     if (!o.contains("options")) return Status::ok();
@@ -325,6 +343,11 @@ Status scenario_from_json(const json& j, Scenario* out) {
     TB_TRY(number(o, "predicate_true", 0, 1, &p.predicate_true, where));
     if (!o.contains("rate_hz")) return bad(where + ": \"rate_hz\" is required");
     TB_TRY(number(o, "rate_hz", 0, 1e9, &p.rate_hz, where));
+    if (o.contains("wakeups_hz")) {
+      double w = 0;
+      TB_TRY(number(o, "wakeups_hz", 0, 1e9, &w, where));
+      p.wakeups_hz = w;
+    }
     if (bytes != std::floor(bytes) || handlers != std::floor(handlers) || threads != std::floor(threads))
       return bad(where + ": payload_bytes, handlers and threads are whole numbers");
     p.payload_bytes = static_cast<std::uint64_t>(bytes);

@@ -81,6 +81,21 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       c += *it->second.cycles;
     }
     ProbeCost pc;
+    if (load.wakeups_hz && load.rate_hz > 0) {
+      // The firing cost at the scenario's wakeups per firing rather than the
+      // entry's own.
+      const double w = *load.wakeups_hz / load.rate_hz;
+      if (!e->probe_per_wakeup.ok())
+        pc.wakeup_note = fmt::format("{:.3g} wakeups per firing, not costed (fixed holds {} of its runs): {}", w,
+                                     e->wakeups_per_record ? fmt::format("the {:.3g}", *e->wakeups_per_record)
+                                                           : std::string("those"),
+                                     e->probe_per_wakeup.missing);
+      else if (!e->wakeups_per_record)
+        pc.wakeup_note = "the entry's runs did not count their wakeups per record";
+      else
+        pc.wakeup_cycles = (w - *e->wakeups_per_record) * *e->probe_per_wakeup.cycles;
+      c += pc.wakeup_cycles;
+    }
     pc.cycles = c;
     pc.cycles_per_s = load.rate_hz * c;
     pc.cpu_percent = 100 * pc.cycles_per_s / m.tsc_hz;
@@ -136,6 +151,11 @@ nlohmann::json to_json(const Scenario& s, const Prediction& p) {
                       {"predicate_true", l.predicate_true}, {"rate_hz", l.rate_hz}, {"threads", l.threads},
                       {"cycles", p.probes[i].cycles}, {"cycles_per_s", p.probes[i].cycles_per_s},
                       {"cpu_percent", p.probes[i].cpu_percent}});
+    if (l.wakeups_hz) {
+      probes.back()["wakeups_hz"] = *l.wakeups_hz;
+      probes.back()["wakeup_cycles"] = p.probes[i].wakeup_cycles;
+      if (!p.probes[i].wakeup_note.empty()) probes.back()["wakeup_note"] = p.probes[i].wakeup_note;
+    }
   }
   nlohmann::json j = {
       {"probes", probes},
@@ -158,6 +178,10 @@ std::string to_text(const Scenario& s, const Prediction& p) {
     out += fmt::format("{:<34} {:>8} {:>8} {:>12.0f} {:>12.1f} {:>8.3f}\n",
                        fmt::format("{} {} {}", l.tracer, l.probe_kind, l.action), l.payload_bytes, l.handlers,
                        l.rate_hz, p.probes[i].cycles, p.probes[i].cpu_percent);
+    if (l.wakeups_hz && p.probes[i].wakeup_note.empty())
+      out += fmt::format("  of which {:.1f} cycles for {:.0f} wakeups/s (probe_per_wakeup)\n", p.probes[i].wakeup_cycles,
+                         *l.wakeups_hz);
+    if (!p.probes[i].wakeup_note.empty()) out += "  note: " + p.probes[i].wakeup_note + "\n";
   }
   out += fmt::format("Cost_A (consumer, user)   {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_a, p.cpu_percent_a);
   out += fmt::format("Cost_B (probe firings)    {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_b, p.cpu_percent_b);

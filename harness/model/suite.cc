@@ -88,6 +88,15 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       std::vector<std::string> r = base;
       for (auto p : sizes) r.insert(r.end(), {"-p", std::to_string(p)});
       add(r, 2);
+      // The same sweep with the reader woken on few records: what the probe
+      // pays per wakeup (probe_per_wakeup) and the consumer's per-wakeup
+      // term.  A hot loop wakes it on most records, a paced workload on few.
+      // The reader then reads on its timer, every 2 ms: often enough that
+      // a hot loop of 1 KiB records does not fill the ring.
+      if (tracer == "ebpf" && s.action == "ringbuf") {
+        r.insert(r.end(), {"-o", "ebpf.wakeup=no_wakeup", "-o", "ebpf.poll_ms=2"});
+        add(r);
+      }
     } else {
       // Twice: two consumer figures for the per-record term.
       std::vector<std::string> r = base;

@@ -64,10 +64,15 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   load.predicate_true = s.predicate_true;
   load.rate_hz = v.rate_hz;
   load.options = s.options;
+  // What the probe pays for waking the consumer, at the wakeups this
+  // scenario caused.
+  if (x.wakeups && x.records > 0) load.wakeups_hz = static_cast<double>(*x.wakeups) / (wall[1] / 1e9);
   probe_only.probes.push_back(load);
   Prediction p;
   TB_TRY(predict(m, probe_only, &p));
   v.predicted_probe_cycles = p.probes[0].cycles;
+  v.predicted_wakeup_cycles = p.probes[0].wakeup_cycles;
+  v.wakeup_note = p.probes[0].wakeup_note;
   v.predicted_probe_cpu_percent = p.cpu_percent_b;
   // The consumer at the rates it ran at.
   if (x.records == 0) {
@@ -146,6 +151,8 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
                                                 : nlohmann::json(nullptr)}}},
       {"warnings", v.warnings}};
   if (!v.consumer_missing.empty()) j["predicted"]["consumer_missing"] = v.consumer_missing;
+  if (x.wakeups && x.records > 0) j["predicted"]["probe_wakeup_cycles"] = v.predicted_wakeup_cycles;
+  if (!v.wakeup_note.empty()) j["predicted"]["probe_wakeup_note"] = v.wakeup_note;
   return j;
 }
 
@@ -175,6 +182,10 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
                      v.system_busy_delta_percent);
   out += fmt::format("untraced segments' cost per event spread over {:.0f} ns (the noise)\n",
                      v.untraced_spread_ns_per_event);
+  if (v.predicted_wakeup_cycles != 0)
+    out += fmt::format("of the predicted cycles per probe, {:.1f} for the wakeups it caused (probe_per_wakeup)\n",
+                       v.predicted_wakeup_cycles);
+  if (!v.wakeup_note.empty()) out += "probe wakeups: " + v.wakeup_note + "\n";
   if (!v.consumer_missing.empty()) out += "no consumer prediction: " + v.consumer_missing + "\n";
   for (const auto& w : v.warnings) out += "warning: " + w + "\n";
   return out;

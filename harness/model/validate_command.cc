@@ -178,8 +178,16 @@ int run_validate(const ValidateArgs& a) {
   sc.seconds = a.quick ? 2.0 : a.seconds;
   {
     Scenario nominal;
-    nominal.probes.push_back(
-        {sc.tracer, sc.probe_kind, sc.action, sc.payload_bytes, sc.handlers, sc.predicate_true, sc.rate_hz, 1, sc.options});
+    ProbeLoad load;
+    load.tracer = sc.tracer;
+    load.probe_kind = sc.probe_kind;
+    load.action = sc.action;
+    load.payload_bytes = sc.payload_bytes;
+    load.handlers = sc.handlers;
+    load.predicate_true = sc.predicate_true;
+    load.rate_hz = sc.rate_hz;
+    load.options = sc.options;
+    nominal.probes.push_back(load);
     Prediction p;
     if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
   }

@@ -402,6 +402,79 @@ TEST(ModelFit, ConfigurationsAreEntriesAndTheWakeupPolicyPoolsTheConsumer) {
                    .is_ok());
 }
 
+// What the probe itself pays per consumer wakeup it causes (an irq_work):
+// runs that differ only in the wakeup policy wake the reader on few or most
+// records, and their overheads tell the per-wakeup cost from the fixed one.
+// A scenario's prediction moves from the entry's own wakeups per record to
+// the scenario's.
+TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
+  constexpr double kProbeWake = 6000;
+  std::mt19937_64 rng(9);
+  RunResult r = run_of("pw");
+  const std::pair<const char*, double> policies[] = {{"", 0.7}, {"no_wakeup", 0.002}, {"force", 1.0}};
+  for (const auto& [policy, w] : policies)
+    for (std::uint64_t bytes : {0, 256, 1024})
+      for (int i = 0; i < 3; ++i) {
+        BenchmarkResult b = with_consumer(bytes, w, rng);
+        if (*policy) b.options["wakeup"] = policy;
+        if (std::string(policy) == "no_wakeup") b.options["poll_ms"] = "2";  // a consumer knob: pooled too
+        std::normal_distribution<double> noise(0, kNoise);
+        b.traced.repetition_medians.clear();
+        for (double base : b.baseline.repetition_medians)
+          b.traced.repetition_medians.push_back(base + kFixed + kPerByte * bytes + kProbeWake * w + noise(rng));
+        r.benchmarks.push_back(b);
+      }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  ASSERT_EQ(m.entries.size(), 3u);
+  const Entry* d = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(within(d->probe_per_wakeup, kProbeWake))
+      << (d->probe_per_wakeup.ok() ? fmt::format("{} [{}, {}]", *d->probe_per_wakeup.cycles, d->probe_per_wakeup.ci_low,
+                                                 d->probe_per_wakeup.ci_high)
+                                   : d->probe_per_wakeup.missing);
+  EXPECT_LT(d->probe_per_wakeup.ci_high - d->probe_per_wakeup.ci_low, 100) << "an interval, not a shrug";
+  ASSERT_TRUE(d->wakeups_per_record.has_value());
+  EXPECT_NEAR(*d->wakeups_per_record, 0.7, 1e-4);
+  EXPECT_NEAR(*d->fixed.cycles, kFixed + kProbeWake * 0.7, 10) << "fixed holds its runs' wakeups";
+  const Entry* n = m.find("ebpf", "syscall", "ringbuf", {{"poll_ms", "2"}, {"wakeup", "no_wakeup"}});
+  ASSERT_NE(n, nullptr);
+  EXPECT_TRUE(within(n->probe_per_wakeup, kProbeWake)) << "the pool is shared";
+  EXPECT_NE(to_markdown(m).find("What a probe pays per consumer wakeup"), std::string::npos);
+  Model back;
+  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+
+  // Paced: 20 kHz of 256-byte records waking the reader 400 times a second.
+  Scenario s;
+  ProbeLoad load{"ebpf", "syscall", "ringbuf", 256, 1, 1, 20000, 1};
+  load.options = std::map<std::string, std::string>{};
+  load.wakeups_hz = 400;
+  s.probes.push_back(load);
+  Prediction p;
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  const double truth = kFixed + kPerByte * 256 + kProbeWake * 0.02;
+  EXPECT_NEAR(p.probes[0].cycles, truth, 30) << "vs " << *d->fixed.cycles + kPerByte * 256 << " without the term";
+  EXPECT_NEAR(p.probes[0].wakeup_cycles, kProbeWake * (0.02 - 0.7), 60);
+  EXPECT_NE(to_text(s, p).find("probe_per_wakeup"), std::string::npos) << to_text(s, p);
+
+  // One policy only: the term is missing, said, and the prediction keeps
+  // the entry's fixed cost with a note.
+  RunResult one = run_of("one");
+  for (const auto& b : r.benchmarks)
+    if (b.options.empty()) one.benchmarks.push_back(b);
+  ASSERT_TRUE(fit({one}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(d->probe_per_wakeup.ok());
+  EXPECT_NE(d->probe_per_wakeup.missing.find("ebpf.wakeup=no_wakeup"), std::string::npos) << d->probe_per_wakeup.missing;
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  EXPECT_EQ(p.probes[0].wakeup_cycles, 0);
+  EXPECT_NE(p.probes[0].wakeup_note.find("not costed"), std::string::npos) << p.probes[0].wakeup_note;
+  // An action without a consumer has no such term.
+  ASSERT_TRUE(fit(synthetic(), &m).is_ok());
+  EXPECT_NE(m.find("ebpf", "syscall", "count")->probe_per_wakeup.missing.find("no consumer figure"), std::string::npos);
+}
+
 TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {
   Model m;
   ASSERT_TRUE(fit(synthetic(), &m).is_ok());
@@ -446,6 +519,8 @@ Model hand_model() {
   e.consumer_per_record = value(130);
   e.consumer_per_record_byte = value(0.5);
   e.consumer_per_wakeup = value(5000);
+  e.probe_per_wakeup = value(4000);
+  e.wakeups_per_record = 0.1;
   Entry::ConsumerFit q;
   q.user_fraction = 0.25;
   q.ticks = 100;
@@ -458,6 +533,7 @@ Model hand_model() {
 // Worked by hand:
 //   probe 1: 1000 + 64*0.5 + 9*(100 + 0.2*(300-100)) + 200 = 2492 cycles; *50 kHz = 124.6e6 cycles/s
 //   probe 2: 1000 cycles; *1 kHz = 1e6 cycles/s            Cost_B = 125.6e6 = 6.28 % of 2 GHz
+//   (probe 2 at 20 wakeups/s, 0.02 per firing, fitted at 0.1: 1000 + (0.02 - 0.1)*4000 = 680)
 //   consumer: 50e3*130 + 100*5000 = 7e6 cycles/s, a quarter of it user time:
 //             A = 1.75e6 (0.0875 %); C = 5.25e6 (0.2625 %); total 6.63 %
 TEST(ModelPredict, HandWorkedScenarioExactly) {
@@ -486,6 +562,11 @@ TEST(ModelPredict, HandWorkedScenarioExactly) {
   EXPECT_NEAR(p.cpu_percent_c, 0.2625, 1e-12);
   EXPECT_NEAR(p.cpu_percent, 6.63, 1e-12);
   EXPECT_NE(to_text(s, p).find("6.630"), std::string::npos) << to_text(s, p);
+  s.probes[1].wakeups_hz = 20;
+  ASSERT_TRUE(predict(hand_model(), s, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.probes[1].cycles, 680);
+  EXPECT_DOUBLE_EQ(p.probes[1].wakeup_cycles, -320);
+  EXPECT_DOUBLE_EQ(p.cost_b, 124.6e6 + 0.68e6);
 }
 
 TEST(ModelPredict, NamesWhatTheModelLacks) {
@@ -574,16 +655,31 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   EXPECT_NEAR(v.consumer_cpu_percent, 0.5, 1e-12);
   EXPECT_NEAR(v.cpu_percent, 0.9, 1e-12);
   EXPECT_NEAR(v.system_busy_delta_percent, 1.0, 1e-12);
-  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 1000);
-  EXPECT_NEAR(v.predicted_probe_cpu_percent, 100 * 20000 * 1000 / 2.1e9, 1e-12);
+  // The probe at the wakeups it caused: 100/s at 20 kHz is 0.005 per firing,
+  // against the entry's 0.1: 1000 + (0.005 - 0.1) * 4000 = 620.
+  EXPECT_DOUBLE_EQ(v.predicted_wakeup_cycles, -380);
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 620);
+  EXPECT_NEAR(v.predicted_probe_cpu_percent, 100 * 20000 * 620 / 2.1e9, 1e-12);
   // Consumer at the rates it ran at: 20000 records/s * 130 + 100 wakeups/s * 5000.
   ASSERT_TRUE(v.predicted_consumer_cpu_percent.has_value());
   EXPECT_NEAR(*v.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 100 * 5000) / 2.1e9, 1e-12);
   ASSERT_TRUE(v.predicted_cpu_percent.has_value());
   EXPECT_TRUE(v.warnings.empty()) << v.warnings[0];
   nlohmann::json j = to_json(m, s, x, v);
-  EXPECT_NEAR(j["error"]["probe_cycles"].get<double>(), 420 - 1000, 1e-9);
+  EXPECT_NEAR(j["error"]["probe_cycles"].get<double>(), 420 - 620, 1e-9);
+  EXPECT_DOUBLE_EQ(j["predicted"]["probe_wakeup_cycles"].get<double>(), -380);
   EXPECT_NE(to_text(s, v).find("cycles per probe"), std::string::npos);
+  EXPECT_NE(to_text(s, v).find("for the wakeups it caused"), std::string::npos) << to_text(s, v);
+  {
+    // Without the term: the fixed cost as measured, and a note why.
+    Model flat = m;
+    flat.entries[0].probe_per_wakeup = Param::absent("one wakeup policy in the runs");
+    Validation w;
+    ASSERT_TRUE(evaluate(flat, s, x, &w).is_ok());
+    EXPECT_DOUBLE_EQ(w.predicted_probe_cycles, 1000);
+    EXPECT_NE(to_json(flat, s, x, w)["predicted"]["probe_wakeup_note"].get<std::string>().find("one wakeup policy"),
+              std::string::npos);
+  }
 
   // Untraced segments that disagree by more than the probe costs: noise, said.
   x.segments[3] = segment(false, 1500);
@@ -615,16 +711,17 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   }
 
   // sys10: ten handlers whose nine extra predicates fail cost fixed + 9 x
-  // false_predicate (1000 + 900); with predicates that hold, 9 x per_ecb.
+  // false_predicate (1000 + 900, less the wakeup term's 380); with
+  // predicates that hold, 9 x per_ecb.
   s.handlers = 10;
   s.predicate_true = 0;
   ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
-  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 1900);
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 1900 - 380);
   EXPECT_EQ(to_json(m, s, x, v)["scenario"]["handlers"], 10);
   EXPECT_NE(to_text(s, v).find("10 handlers (the extra ones' predicates fail)"), std::string::npos) << to_text(s, v);
   s.predicate_true = 1;
   ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
-  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 3700);
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 3700 - 380);
   s.handlers = 1;
 
   // Nothing traced: no figure.
@@ -658,7 +755,12 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   const std::vector<std::string> payload = {"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "0",
                                             "-p", "64", "-p", "256", "-p", "1024", "--quick"};
   EXPECT_EQ(count(payload), 2);
-  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u);  // sys, the sweep, pid, payload
+  // The payload sweep again with the reader woken on few records (the
+  // probe's and the consumer's per-wakeup terms).
+  std::vector<std::string> few = payload;
+  few.insert(few.end() - 1, {"-o", "ebpf.wakeup=no_wakeup", "-o", "ebpf.poll_ms=2"});
+  EXPECT_EQ(count(few), 1);
+  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u);  // sys, the sweep, pid, payload, payload with few wakeups
   for (const auto& r : suite_runs("ebpf", sc, false)) EXPECT_EQ(std::count(r.begin(), r.end(), "--quick"), 0);
   EXPECT_EQ(sc[1].option_args("ebpf"),
             (std::vector<std::string>{"-o", "ebpf.ecbs=10", "-o", "ebpf.extra_predicate=false"}));

@@ -7,7 +7,7 @@
 // predicate with probability p, recording b payload bytes, fired by t threads:
 //
 //   Cost(P) = fixed + b * per_byte + (N - 1) * (false_predicate + p * (per_ecb - false_predicate))
-//             + contention(t)                                                     (eq. 4)
+//             + contention(t) + (w - w_fit) * probe_per_wakeup                    (eq. 4)
 //   Cost_D  = records/s * (consumer_per_record + b * consumer_per_record_byte)
 //             + wakeups/s * consumer_per_wakeup                                   (eqs. 5-6)
 //   Cost_A  = u * Cost_D, Cost_C = (1 - u) * Cost_D   (u: the consumer's user share)
@@ -21,6 +21,11 @@
 // record, per recorded byte and per wakeup, a least-squares fit over
 // benchmarks; its idle time over the benchmark (timers, baseline blocks) is
 // spread over the records and wakeups, there being no separate daemon term.
+// `probe_per_wakeup` is what the probe itself pays for each consumer wakeup
+// it causes (an eBPF ring buffer's irq_work, a perf wakeup): `fixed` was
+// measured at the entry's own w_fit wakeups per record (a hot loop wakes the
+// reader on most records), a paced workload wakes it on few; w is the
+// scenario's wakeups per firing.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +42,7 @@
 namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
-inline constexpr int kModelSchemaVersion = 2;  // 2: consumer terms fitted
+inline constexpr int kModelSchemaVersion = 3;  // 2: consumer terms fitted; 3: probe_per_wakeup
 
 // One parameter: a value with its 95% interval, or why it has none.
 struct Param {
@@ -68,6 +73,10 @@ struct Entry {
   std::vector<std::string> workloads;  // the benchmarks' workloads it was fitted from
   Param fixed, per_byte, per_ecb, false_predicate;
   Param consumer_per_record, consumer_per_record_byte, consumer_per_wakeup;
+  // The probe's own cost per consumer wakeup it causes, and the wakeups per
+  // record of this entry's runs (what `fixed` includes).
+  Param probe_per_wakeup;
+  std::optional<double> wakeups_per_record;
   std::map<int, Param> contention;  // threads -> extra cycles per event over one thread
   std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
   std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
@@ -120,6 +129,10 @@ struct ProbeLoad {
   double predicate_true = 1;  // of each extra handler
   double rate_hz = 0;
   int threads = 1;
+  // The consumer wakeups its records cause per second, when known: with the
+  // entry's probe_per_wakeup, the firing cost moves from the entry's own
+  // wakeups per record to these.
+  std::optional<double> wakeups_hz;
   // Which configuration's entry; needed only when the model has several.
   std::optional<std::map<std::string, std::string>> options;
 };
@@ -137,6 +150,8 @@ Status scenario_from_json(const nlohmann::json& j, Scenario* s);
 
 struct ProbeCost {
   double cycles = 0;         // eq. 4, per firing
+  double wakeup_cycles = 0;  // of which the wakeup term ((w - w_fit) * probe_per_wakeup)
+  std::string wakeup_note;   // wakeups given but the term not applied: why
   double cycles_per_s = 0;   // rate * cycles
   double cpu_percent = 0;
 };
@@ -194,6 +209,8 @@ struct Validation {
   double late_share = 0;                 // of the pacing periods
   double untraced_spread_ns_per_event = 0;  // max - min over the untraced segments: the noise
   double predicted_probe_cycles = 0, predicted_probe_cpu_percent = 0;
+  double predicted_wakeup_cycles = 0;  // of predicted_probe_cycles
+  std::string wakeup_note;             // wakeups measured, the term not applied: why
   std::optional<double> predicted_consumer_cpu_percent, predicted_cpu_percent;
   std::string consumer_missing;  // why no consumer prediction
   std::vector<std::string> warnings;
