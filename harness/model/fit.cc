@@ -35,6 +35,7 @@ struct ConsumerPoint {
   double wakeups_per_record = -1;  // -1: not counted
   double user_ticks = 0, split_ticks = 0;  // pooled over benchmarks for the user/kernel split
   double overhead_cycles = 0;  // the benchmark's overhead per event (median over repetitions)
+  std::string config;          // its configuration, wakeup knobs included
 };
 
 struct Observations {
@@ -400,6 +401,18 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
     e->probe_per_wakeup = Param::absent(wakeups_flat(cols, e->tracer, "fixed"));
     return;
   }
+  // Wakeups per record that vary by themselves (a hot loop's reader keeping
+  // up at one payload size, not at another) move with what else the probe
+  // does there: only another wakeup policy varies them alone.
+  std::set<std::string> configs;
+  for (const auto& p : pts) configs.insert(p.config);
+  if (configs.size() < 2) {
+    e->probe_per_wakeup = Param::absent(fmt::format(
+        "one wakeup policy in the runs: its wakeups per record ({:.3g} to {:.3g}) vary with the payload, not alone, "
+        "so what they cost the probe is in fixed: {}",
+        cols.w_lo, cols.w_hi, wakeup_hint(e->tracer)));
+    return;
+  }
   std::vector<std::vector<double>> x;
   std::vector<double> y;
   for (const auto& p : pts) {
@@ -552,6 +565,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         p.user_ticks = c.user_ticks;
         p.split_ticks = static_cast<double>(c.ticks);
         p.overhead_cycles = median_of(v);
+        p.config = config;
         pools[o.consumer_pool].push_back(p);
         if (p.wakeups_per_record >= 0) o.own_wakeups.push_back(p.wakeups_per_record);
       }

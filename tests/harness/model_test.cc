@@ -470,6 +470,14 @@ TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
   ASSERT_TRUE(predict(m, s, &p).is_ok());
   EXPECT_EQ(p.probes[0].wakeup_cycles, 0);
   EXPECT_NE(p.probes[0].wakeup_note.find("not costed"), std::string::npos) << p.probes[0].wakeup_note;
+  // One policy whose wakeups per record vary by themselves (with the
+  // payload): not a measurement of their cost.
+  for (std::size_t i = 0; i < one.benchmarks.size(); ++i)
+    one.benchmarks[i].consumer->wakeups = one.benchmarks[i].payload_bytes ? 90000 : 20000;
+  ASSERT_TRUE(fit({one}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(d->probe_per_wakeup.ok());
+  EXPECT_NE(d->probe_per_wakeup.missing.find("one wakeup policy"), std::string::npos) << d->probe_per_wakeup.missing;
   // An action without a consumer has no such term.
   ASSERT_TRUE(fit(synthetic(), &m).is_ok());
   EXPECT_NE(m.find("ebpf", "syscall", "count")->probe_per_wakeup.missing.find("no consumer figure"), std::string::npos);
