@@ -9,6 +9,19 @@
 
 namespace tracebench::model {
 
+ProbeLoad ValidationScenario::probe_load(double rate) const {
+  ProbeLoad load;
+  load.tracer = tracer;
+  load.probe_kind = probe_kind;
+  load.action = action;
+  load.payload_bytes = payload_bytes;
+  load.handlers = handlers;
+  load.predicate_true = predicate_true;
+  load.rate_hz = rate;
+  load.options = options;
+  return load;
+}
+
 Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out) {
   double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = x.drain_consumer_cpu_ns;
   std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0;
@@ -55,15 +68,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     v.warnings.push_back(fmt::format("untraced segments ran at {:.0f} Hz, traced at {:.0f} Hz", untraced_rate, v.rate_hz));
 
   Scenario probe_only;
-  ProbeLoad load;
-  load.tracer = s.tracer;
-  load.probe_kind = s.probe_kind;
-  load.action = s.action;
-  load.payload_bytes = s.payload_bytes;
-  load.handlers = s.handlers;
-  load.predicate_true = s.predicate_true;
-  load.rate_hz = v.rate_hz;
-  load.options = s.options;
+  ProbeLoad load = s.probe_load(v.rate_hz);
   // What the probe pays for waking the consumer, at the wakeups this
   // scenario caused.
   if (x.wakeups && x.records > 0) load.wakeups_hz = static_cast<double>(*x.wakeups) / (wall[1] / 1e9);

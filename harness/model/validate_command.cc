@@ -178,16 +178,7 @@ int run_validate(const ValidateArgs& a) {
   sc.seconds = a.quick ? 2.0 : a.seconds;
   {
     Scenario nominal;
-    ProbeLoad load;
-    load.tracer = sc.tracer;
-    load.probe_kind = sc.probe_kind;
-    load.action = sc.action;
-    load.payload_bytes = sc.payload_bytes;
-    load.handlers = sc.handlers;
-    load.predicate_true = sc.predicate_true;
-    load.rate_hz = sc.rate_hz;
-    load.options = sc.options;
-    nominal.probes.push_back(load);
+    nominal.probes.push_back(sc.probe_load(sc.rate_hz));
     Prediction p;
     if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
   }

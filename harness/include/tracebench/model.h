@@ -187,6 +187,8 @@ struct ValidationScenario {
   std::uint64_t payload_bytes = 0;
   double rate_hz = 0;  // requested
   double seconds = 0;
+  // The scenario's probe as `predict` takes it, firing at `rate`.
+  ProbeLoad probe_load(double rate) const;
 };
 struct ValidationSegment {
   bool traced = false;
