@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -25,6 +26,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/gbench.h"
+#include "tracebench/progress.h"
 #include "tracebench/system.h"
 #include "tracebench/util.h"
 #include "tracebench/version.h"
@@ -139,6 +141,13 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   // benchmark instead of mixing its blocks.
   std::vector<std::unique_ptr<BenchRun>> runs;
   auto open = std::make_shared<BenchRun*>(nullptr);
+  // Progress: the time since the first benchmark began, and how many finished.
+  struct Progress {
+    std::chrono::steady_clock::time_point start;
+    bool started = false;
+    std::size_t finished = 0;
+  };
+  auto progress = std::make_shared<Progress>();
   std::size_t index = 0;
   for (const auto& spec : plan.specs) {
     auto br = std::make_unique<BenchRun>(spec, opt, m);
@@ -149,7 +158,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     auto calls = std::make_shared<int>(0);
     int reps = opt.repetitions;
     benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, open, reps, my_index, total, journal = &journal,
-                                                        tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
+                                                        progress, tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
       int rep = (*calls)++;
       if (*open != nullptr && *open != raw) {
         (*open)->fail("Google Benchmark called another benchmark before this one's repetitions were done");
@@ -157,7 +166,14 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
       }
       if (rep >= reps && !raw->failed()) raw->fail("Google Benchmark called this benchmark more often than its repetitions");
       if (rep == 0 && !g_stop_requested) {
-        std::fprintf(stderr, "[%zu/%zu] %s\n", my_index, total, raw->result().name.c_str());
+        const auto now = std::chrono::steady_clock::now();
+        if (!progress->started) progress->start = now, progress->started = true;
+        const double elapsed = std::chrono::duration<double>(now - progress->start).count();
+        // Benchmarks a --benchmark_filter left out are never begun: the
+        // estimate counts from this one's index on.
+        const std::size_t to_go = total - my_index + 1;  // this one and those after it
+        const auto left = time_left_s(elapsed, progress->finished, progress->finished + to_go);
+        std::fprintf(stderr, "%s\n", progress_line(my_index, total, elapsed, left, raw->result().name).c_str());
         *open = raw;
         if (Status s = raw->setup(); !s) raw->fail(s.message());
       }
@@ -193,6 +209,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
         raw->teardown();
         if (*open == raw) *open = nullptr;
         journal->add(raw->take_result());
+        progress->finished++;
       }
     })
         ->Iterations(1)

@@ -8,7 +8,13 @@ src=$2
 out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-"$tracebench" run --tracer none --quick --out "$out" > "$out/stdout.txt"
+"$tracebench" run --tracer none --quick --out "$out" > "$out/stdout.txt" 2> "$out/stderr.txt" ||
+  { cat "$out/stderr.txt"; exit 1; }
+# Progress: every benchmark's line with the time elapsed, an estimate of the
+# time left from the second benchmark on.
+grep -Eq '^\[1/[0-9]+ [0-9]+:[0-9]{2} elapsed\] none/' "$out/stderr.txt" || { cat "$out/stderr.txt"; echo "no first progress line"; exit 1; }
+grep -Eq '^\[2/[0-9]+ [0-9]+:[0-9]{2} elapsed, ~[0-9]+:[0-9]{2} left\] none/' "$out/stderr.txt" ||
+  { cat "$out/stderr.txt"; echo "no estimate of the time left"; exit 1; }
 dirs=("$out"/*/)
 [ ${#dirs[@]} -eq 1 ] || { echo "expected one run directory, got ${#dirs[@]}"; exit 1; }
 run=${dirs[0]}
