@@ -19,6 +19,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/util.h"
 #include "tracebench/gbench.h"
 #include "tracebench/report.h"
 #include "tracebench/runner.h"
@@ -201,6 +202,7 @@ struct CompareArgs {
   std::string a, b;
   double threshold = 0.05, alpha = 0.05;
   bool json = false, fail_on_regression = false;
+  std::string junit;  // a file for the JUnit XML
 };
 
 int cmd_compare(const CompareArgs& c) {
@@ -228,6 +230,12 @@ int cmd_compare(const CompareArgs& c) {
   }
   std::string why;
   bool failing = fails_check(res, &why);
+  if (!c.junit.empty()) {
+    if (Status s = write_file_atomic(c.junit, compare_junit(res, a, b, c.threshold, c.alpha)); !s) {
+      std::cerr << "tracebench compare: --junit: " << s.message() << "\n";
+      return 2;
+    }
+  }
   if (c.json) std::cout << compare_json(res, a, b).dump(2) << "\n";
   else std::cout << compare_text(res, a, b);
   if (c.fail_on_regression && failing) {
@@ -439,6 +447,7 @@ int cli_main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");
+  compare->add_option("--junit", ca.junit, "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A missing or failed in B, is a failure)");
   compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none");
 
   std::vector<int> command_status(command_registry().size(), 0);

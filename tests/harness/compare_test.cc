@@ -50,6 +50,43 @@ RunResult run_with(std::vector<BenchmarkResult> bs, bool emulated = false) {
   return r;
 }
 
+// JUnit: what --fail-on-regression fails on is a <failure>, a benchmark only
+// B has is <skipped>, the rest pass; names and details are escaped.
+TEST(CompareJunit, FailuresSkipsAndEscaping) {
+  CompareResult c;
+  CompareRow reg;
+  reg.benchmark = "ebpf/getpid/count<&\"'>";
+  reg.what = "overhead";
+  reg.a_median = 100;
+  reg.b_median = 120;
+  reg.ratio = 1.2;
+  reg.p_value = 0.001;
+  reg.verdict = "regression";
+  CompareRow same = reg;
+  same.benchmark = "ftrace/getpid/count";
+  same.verdict = "same";
+  CompareRow gone;
+  gone.benchmark = "perf/getpid/count";
+  gone.verdict = "missing";
+  gone.side = "B";
+  gone.detail = "in A, not in B";
+  CompareRow only_b = gone;
+  only_b.benchmark = "lttng/ust_hot/record";
+  only_b.side = "A";
+  only_b.detail = "in B, not in A";
+  c.rows = {reg, same, gone, only_b};
+  c.b_benchmarks = 3;
+  const std::string x = compare_junit(c, {}, {}, 0.05, 0.05);
+  EXPECT_NE(x.find("tests=\"4\" failures=\"2\" errors=\"0\" skipped=\"1\""), std::string::npos) << x;
+  EXPECT_NE(x.find("name=\"ebpf/getpid/count&lt;&amp;&quot;&apos;&gt;\""), std::string::npos) << x;
+  EXPECT_EQ(x.find("count<&"), std::string::npos) << "unescaped";
+  EXPECT_NE(x.find("<failure type=\"missing\" message=\"in A, not in B\"/>"), std::string::npos) << x;
+  EXPECT_NE(x.find("<skipped message=\"in B, not in A\"/>"), std::string::npos) << x;
+  EXPECT_NE(x.find("<property name=\"ratio\" value=\"1.2\"/>"), std::string::npos) << x;
+  std::string why;
+  EXPECT_TRUE(fails_check(c, &why));  // the exit status agrees with the failures
+}
+
 TEST(Compare, FindsARegressionInOverheadNotInBaseline) {
   std::vector<double> base(10, 100.0);
   std::vector<double> t1, t2;

@@ -6,6 +6,8 @@
 //   JSON      report_json.cc      result.json (to_json/from_json, results.h)
 //   CSV       report_csv.cc       summary.csv, samples.csv (written, and read back)
 //   compare   report_compare.cc   `tracebench compare`: text table or JSON
+//   JUnit     report_junit.cc     `tracebench compare --junit FILE`: for CI systems
+//   Bencher   report_bencher.cc   `tracebench export bencher RUN`: Bencher Metric Format
 #pragma once
 
 #include <string>
@@ -45,5 +47,16 @@ std::string compare_text(const CompareResult& c, const std::vector<const RunResu
 std::string compare_table(const CompareResult& c);  // the rows and warnings
 nlohmann::json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a,
                             const std::vector<const RunResult*>& b);
+
+// ---- JUnit XML
+// One testcase per benchmark; a <failure> where --fail-on-regression fails.
+std::string compare_junit(const CompareResult& c, const std::vector<const RunResult*>& a,
+                          const std::vector<const RunResult*>& b, double threshold, double alpha);
+
+// ---- Bencher Metric Format
+// {benchmark: {measure: {value, lower_value, upper_value}}}: overhead-ns and
+// overhead-cycles (median, 95% interval), traced-ns and baseline-ns (median,
+// p10..p90); only figures the run has.
+nlohmann::json bencher_json(const RunResult& run);
 
 }  // namespace tracebench

@@ -1,0 +1,31 @@
+// The Bencher reporter: a run as Bencher Metric Format JSON (`tracebench
+// export bencher`), for history-tracking services that read it.  Per
+// benchmark the measures it has figures for, each with its 95% interval
+// where the run has one; a benchmark that failed, or has no figure, is left
+// out (never written as 0).
+#include "tracebench/report.h"
+
+namespace tracebench {
+
+nlohmann::json bencher_json(const RunResult& run) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& b : run.benchmarks) {
+    if (b.status != "ok") continue;
+    nlohmann::json m = nlohmann::json::object();
+    auto with_ci = [](const MedianCI& c) {
+      return nlohmann::json{{"value", c.median}, {"lower_value", c.low}, {"upper_value", c.high}};
+    };
+    if (b.overhead_ns) m["overhead-ns"] = with_ci(*b.overhead_ns);
+    if (b.overhead_cycles) m["overhead-cycles"] = with_ci(*b.overhead_cycles);
+    // The per-event cost of each variant: the median with its p10..p90.
+    auto spread = [](const Summary& s) {
+      return nlohmann::json{{"value", s.p50}, {"lower_value", s.p10}, {"upper_value", s.p90}};
+    };
+    if (b.traced.ns.n > 0) m["traced-ns"] = spread(b.traced.ns);
+    if (b.baseline.ns.n > 0) m["baseline-ns"] = spread(b.baseline.ns);
+    if (!m.empty()) out[b.name] = m;
+  }
+  return out;
+}
+
+}  // namespace tracebench
