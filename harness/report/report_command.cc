@@ -1,0 +1,176 @@
+// `tracebench report RUN_OR_DIR... [--vs RUN_OR_DIR...] [--out DIR]`: an
+// HTML page with plots (and report.md) from the results schema only.  This
+// side reads the runs (read_run with their samples, compare_runs for --vs)
+// and writes report-input.json: exactly what is to be drawn, nothing
+// recomputed by the drawing; scripts/report/report.py draws it with
+// matplotlib (inline SVG) and writes index.html and report.md.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "tracebench/command.h"
+#include "tracebench/compare.h"
+#include "tracebench/report.h"
+#include "tracebench/results.h"
+#include "tracebench/util.h"
+
+namespace tracebench {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ReportArgs {
+  std::vector<std::string> runs, vs;
+  std::string out = "report";
+};
+
+json opt_ci(const std::optional<MedianCI>& c) {
+  if (!c) return nullptr;
+  return json{{"median", c->median}, {"low", c->low}, {"high", c->high}, {"n", c->n}};
+}
+
+json variant(const VariantResult& v) {
+  if (v.ns.n == 0) return nullptr;
+  return json{{"ns_p50", v.ns.p50}, {"ns_p10", v.ns.p10}, {"ns_p90", v.ns.p90}, {"cycles_p50", v.cycles.p50},
+              {"samples", v.samples}, {"disturbed", v.disturbed}};
+}
+
+// The undisturbed samples of one variant in ns per event (at most 2000,
+// evenly thinned: a CDF needs no more).
+json samples_ns(const BenchmarkResult& b, bool traced, double tsc_hz) {
+  std::vector<double> v;
+  for (const auto& s : b.samples)
+    if (s.traced == traced && !s.excluded) v.push_back(s.cycles_per_event * 1e9 / tsc_hz);
+  json out = json::array();
+  const std::size_t step = v.size() > 2000 ? v.size() / 2000 + 1 : 1;
+  for (std::size_t i = 0; i < v.size(); i += step) out.push_back(v[i]);
+  return out;
+}
+
+json run_json(const RunResult& r, const std::string& file) {
+  const RunContext& c = r.context;
+  json benches = json::array();
+  for (const auto& b : r.benchmarks) {
+    benches.push_back(
+        {{"name", b.name}, {"tracer", b.tracer}, {"workload", b.workload}, {"action", b.action},
+         {"probe_kind", b.probe_kind}, {"payload_bytes", b.payload_bytes}, {"threads", b.threads},
+         {"options", b.options}, {"status", b.status}, {"error", b.error}, {"warnings", b.warnings},
+         {"overhead_ns", opt_ci(b.overhead_ns)}, {"overhead_cycles", opt_ci(b.overhead_cycles)},
+         {"baseline", variant(b.baseline)}, {"traced", variant(b.traced)},
+         {"events",
+          {{"fired", b.events.fired}, {"recorded", b.events.recorded}, {"lost", b.events.lost},
+           {"payload_source", b.events.payload_source}, {"payload_verified", b.events.payload_verified},
+           {"verification", b.events.verification}}},
+         {"samples_ns",
+          {{"baseline", samples_ns(b, false, c.tsc_hz)}, {"traced", samples_ns(b, true, c.tsc_hz)}}}});
+  }
+  return {{"file", file},
+          {"run_id", c.run_id},
+          {"date_utc", c.date_utc},
+          {"complete", c.complete},
+          {"context",
+           {{"host", c.host}, {"cpu_model", c.cpu_model}, {"cpus", c.cpus}, {"kernel_release", c.kernel_release},
+            {"hypervisor", c.virtualized ? c.hypervisor : std::string("none")}, {"clocksource", c.clocksource},
+            {"execution", c.execution}, {"emulated", c.emulated}, {"tsc_ghz", c.tsc_hz / 1e9},
+            {"floor_cycles", c.floor_cycles}, {"git_sha", c.git_sha}, {"noise_warnings", c.noise_warnings}}},
+          {"benchmarks", benches}};
+}
+
+Status read_side(const std::vector<std::string>& args, std::vector<RunResult>* runs, std::vector<std::string>* files) {
+  for (const auto& a : args) TB_TRY(result_files(a, files));
+  if (files->empty()) return Status::error("no runs in " + fmt::format("{}", fmt::join(args, " ")));
+  for (const auto& f : *files) {
+    runs->emplace_back();
+    TB_TRY(read_run(f, &runs->back(), /*with_samples=*/true));
+  }
+  return Status::ok();
+}
+
+Status find_script(std::string* path) {
+  std::vector<std::string> candidates;
+  if (const char* env = getenv("TRACEBENCH_SCRIPTS_DIR")) candidates.push_back(std::string(env) + "/report/report.py");
+#ifdef TRACEBENCH_SOURCE_DIR
+  candidates.push_back(std::string(TRACEBENCH_SOURCE_DIR) + "/scripts/report/report.py");
+#endif
+  for (const auto& c : candidates)
+    if (access(c.c_str(), R_OK) == 0) {
+      *path = c;
+      return Status::ok();
+    }
+  return Status::error("cannot find scripts/report/report.py (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts)");
+}
+
+int run_report(const ReportArgs& a) {
+  auto fail = [](const std::string& why) {
+    std::cerr << "tracebench report: " << why << "\n";
+    return 2;
+  };
+  std::error_code ec;
+  if (fs::exists(a.out, ec) && !(fs::is_directory(a.out, ec) && fs::is_empty(a.out, ec)))
+    return fail("--out " + a.out + " exists and is not an empty directory: nothing is overwritten");
+  std::string script;
+  if (Status s = find_script(&script); !s) return fail(s.message());
+  std::vector<RunResult> b, base;
+  std::vector<std::string> b_files, base_files;
+  if (Status s = read_side(a.runs, &b, &b_files); !s) return fail(s.message());
+  if (!a.vs.empty())
+    if (Status s = read_side(a.vs, &base, &base_files); !s) return fail("--vs: " + s.message());
+  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 1}, {"made_utc", utc_now_iso8601()}};
+  input["runs"] = json::array();
+  for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
+  input["compare"] = nullptr;
+  if (!base.empty()) {
+    std::vector<const RunResult*> pa, pb;
+    for (std::size_t i = 0; i < base.size(); ++i) {
+      if (Status s = check_comparable(base[i], base_files[i]); !s) return fail(s.message());
+      pa.push_back(&base[i]);
+    }
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      if (Status s = check_comparable(b[i], b_files[i]); !s) return fail(s.message());
+      pb.push_back(&b[i]);
+    }
+    CompareResult c;
+    if (Status s = compare_runs(pa, pb, 0.05, 0.05, &c); !s) return fail(s.message());
+    input["compare"] = compare_json(c, pa, pb);
+  }
+  fs::create_directories(a.out, ec);
+  if (ec) return fail("cannot create " + a.out + ": " + ec.message());
+  const std::string in_path = a.out + "/report-input.json";
+  if (Status s = write_file_atomic(in_path, input.dump(1) + "\n"); !s) return fail(s.message());
+  // The drawing: Debian's python3 with matplotlib.
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/usr/bin/python3", "python3", script.c_str(), in_path.c_str(), a.out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return fail("cannot run /usr/bin/python3");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::cerr << "tracebench report: drawing failed (" << script << " exited "
+              << (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) << ")\n";
+    return 1;
+  }
+  std::cout << "report: " << a.out << "/index.html, " << a.out << "/report.md\n";
+  return 0;
+}
+
+void install(CLI::App& app, int* exit_status) {
+  auto a = std::make_shared<ReportArgs>();
+  auto* r = app.add_subcommand("report", "An HTML page with plots (and report.md) from runs");
+  r->add_option("RUN", a->runs, "Run directories, result.json files, or directories of runs")->required();
+  r->add_option("--vs", a->vs, "The reference runs: B/A per benchmark with p-values and verdicts (pooled)");
+  r->add_option("--out", a->out, "Directory to write (must not exist, or be empty)")->capture_default_str();
+  r->callback([a, exit_status] { *exit_status = run_report(*a); });
+}
+
+}  // namespace
+}  // namespace tracebench
+
+TRACEBENCH_REGISTER_COMMAND(report, tracebench::Command{"report", tracebench::install});

@@ -1,0 +1,59 @@
+#!/bin/bash
+# tracebench report end to end: real quick runs of the none tracer (two
+# workloads, a thread sweep) and, where the kernel has it, an eBPF payload
+# sweep; the page is built with --vs against another run, then Debian's
+# headless Chromium loads it: every figure's SVG is in the DOM after load,
+# no script error, and a screenshot is kept in the build tree.  Bad input is
+# refused with exit 2 and writes nothing.
+set -euo pipefail
+tracebench=$1
+keep=$2   # where the page and its screenshot stay for a person to look at
+work=$(mktemp -d /tmp/tracebench-it-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+rm -rf "$keep"
+
+"$tracebench" run -t none -w getpid -w call --quick --out "$work/a" > /dev/null 2>&1
+"$tracebench" run -t none -w getpid -w call --quick --out "$work/b" > /dev/null 2>&1
+"$tracebench" run -t none -w getpid -j 1 -j 2 --quick --out "$work/b" > /dev/null 2>&1
+if "$tracebench" env 2>/dev/null | grep -q '^ebpf *available'; then
+  "$tracebench" run -t ebpf -w write_null -a ringbuf -p 0 -p 256 -p 1024 --quick --out "$work/b" > /dev/null 2>&1
+fi
+"$tracebench" report "$work/b" --vs "$work/a" --out "$keep"
+for f in index.html report.md report-input.json; do
+  [ -s "$keep/$f" ] || { echo "report wrote no $f"; exit 1; }
+done
+expected=$(grep -o 'data-expected-figures="[0-9]*"' "$keep/index.html" | grep -o '[0-9]*')
+# overhead per workload (2-3), thread scaling, distributions, B/A; payload sweep with eBPF
+[ "$expected" -ge 5 ] || { echo "only $expected figures"; exit 1; }
+grep -q 'Thread scaling' "$keep/index.html" || { echo "no thread-scaling section"; exit 1; }
+grep -q 'Comparison (B/A)' "$keep/index.html" || { echo "no comparison section"; exit 1; }
+[ "$(ls "$keep"/figures/*.svg | wc -l)" -eq "$expected" ] || { echo "figures/ does not hold the page's figures"; exit 1; }
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || { echo "chromium is not installed (scripts/setup.sh installs it)"; exit 1; }
+flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile")
+timeout 120 "$browser" "${flags[@]}" --virtual-time-budget=3000 --dump-dom "file://$keep/index.html" \
+  > "$work/dom.html" 2> "$work/chromium.log"
+body=$(grep -o '<body[^>]*>' "$work/dom.html" || true)
+echo "$body"
+echo "$body" | grep -q "data-figures=\"$expected\"" || { echo "the browser rendered other than $expected figures"; cat "$work/chromium.log"; exit 1; }
+echo "$body" | grep -q 'data-errors="0"' || { echo "script errors in the page"; exit 1; }
+if grep -E 'CONSOLE|Uncaught' "$work/chromium.log"; then echo "console messages"; exit 1; fi
+timeout 120 "$browser" "${flags[@]}" --window-size=1200,3000 --screenshot="$keep/screenshot.png" \
+  "file://$keep/index.html" > /dev/null 2>&1
+[ -s "$keep/screenshot.png" ] || { echo "no screenshot"; exit 1; }
+echo "screenshot: $keep/screenshot.png"
+
+# Refusals: exit 2, nothing written.
+expect_refused() {
+  local what=$1; shift
+  set +e; "$@" > "$work/refused.txt" 2>&1; rc=$?; set -e
+  [ $rc -eq 2 ] || { cat "$work/refused.txt"; echo "$what: exit $rc, expected 2"; exit 1; }
+}
+expect_refused "out not empty" "$tracebench" report "$work/b" --out "$keep"
+expect_refused "no such run" "$tracebench" report "$work/nowhere" --out "$work/r1"
+[ ! -e "$work/r1" ] || { echo "a refused report wrote $work/r1"; exit 1; }
+mkdir "$work/trunc" && cp -r "$work/a"/* "$work/trunc/" && t=$(echo "$work"/trunc/*/result.json) && head -c 200 "$t" > "$t.x" && mv "$t.x" "$t"
+expect_refused "truncated result.json" "$tracebench" report "$work/trunc" --out "$work/r2"
+[ ! -e "$work/r2" ] || { echo "a refused report wrote $work/r2"; exit 1; }
+echo "report: ok"
