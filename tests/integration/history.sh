@@ -1,0 +1,65 @@
+#!/bin/bash
+# tracebench history end to end: three real quick runs of the none tracer
+# added (and added again: nothing changes), shown; a truncated run refused
+# with the database unchanged byte for byte; then a series of 16 runs made
+# from a real one with a known +20% step at the 9th (the figure edited in
+# copies of result.json) in which `changes` finds the step where it is, and
+# --fail-on-change fails on it; and a flat series where it finds none.
+set -euo pipefail
+tracebench=$1
+work=$(mktemp -d /tmp/tracebench-it-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+db=$work/h.sqlite
+name=none/getpid/none/payload:0/threads:1
+
+for i in 1 2 3; do "$tracebench" run -t none -w getpid --quick --out "$work/runs" > /dev/null 2>&1; done
+"$tracebench" history add "$work/runs" --db "$db" | tee "$work/add1.txt"
+grep -q '3 run(s) added, 0 already there' "$work/add1.txt"
+sha=$(sha256sum "$db" | cut -d' ' -f1)
+"$tracebench" history add "$work/runs" --db "$db" | grep -q '0 run(s) added, 3 already there'
+[ "$(sha256sum "$db" | cut -d' ' -f1)" = "$sha" ] || { echo "adding the same runs again changed the database"; exit 1; }
+"$tracebench" history show "$name" --db "$db" | tee "$work/show.txt"
+[ "$(grep -c '6\.18\|[0-9]T[0-9]' "$work/show.txt")" -ge 3 ] || { echo "show lacks the three runs"; exit 1; }
+"$tracebench" history show "$name" --db "$db" --json | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert len(s) == 1 and len(s[0]["points"]) == 3, s
+assert all(p["low_ns"] <= p["value_ns"] <= p["high_ns"] for p in s[0]["points"]), s'
+
+# A truncated run among good ones: refused, exit 2, the database unchanged.
+mkdir -p "$work/bad"
+good=$(ls -d "$work"/runs/*/ | head -1)
+cp -r "$good" "$work/bad/x" && head -c 300 "$good/result.json" > "$work/bad/x/result.json"
+set +e; "$tracebench" history add "$work/bad" --db "$db" > "$work/bad.txt" 2>&1; rc=$?; set -e
+[ $rc -eq 2 ] || { cat "$work/bad.txt"; echo "a truncated run: exit $rc, expected 2"; exit 1; }
+grep -q 'nothing was added' "$work/bad.txt"
+[ "$(sha256sum "$db" | cut -d' ' -f1)" = "$sha" ] || { echo "a refused add changed the database"; exit 1; }
+set +e; "$tracebench" history show "$name" --db "$work/none.sqlite" > /dev/null 2>&1; rc=$?; set -e
+[ $rc -eq 2 ] && [ ! -e "$work/none.sqlite" ] || { echo "show on a missing database: exit $rc, or it created one"; exit 1; }
+
+# A series with a known step: 16 copies of a real run, +20% from the 9th on.
+/usr/bin/python3 - "$good/result.json" "$work/series" "$work/flat" <<'PY'
+import json, os, random, sys
+src, out, flat = sys.argv[1:4]
+base = json.load(open(src))
+rng = random.Random(7)
+for d, step in ((out, 1.2), (flat, 1.0)):
+    for i in range(16):
+        r = json.loads(json.dumps(base))
+        r["context"]["run_id"] = f"{os.path.basename(d)}-{i:02d}"
+        r["context"]["date_utc"] = f"2026-11-{10 + i:02d}T00:00:00Z"
+        b = next(x for x in r["benchmarks"] if x["workload"] == "getpid")
+        level = 1000.0 * (step if i >= 8 else 1.0) * (1 + rng.gauss(0, 0.01))
+        b["baseline"]["ns_per_event"].update({"p10": level * 0.98, "p50": level, "p90": level * 1.02})
+        os.makedirs(f"{d}/{i:02d}")
+        json.dump(r, open(f"{d}/{i:02d}/result.json", "w"))
+PY
+"$tracebench" history add "$work/series" --db "$work/s.sqlite" > /dev/null
+"$tracebench" history changes --db "$work/s.sqlite" --min-change 0.05 | tee "$work/changes.txt"
+grep -q "slower at 2026-11-18T00:00:00Z (run series-08" "$work/changes.txt" || { echo "the step was not found at run 8"; exit 1; }
+grep -q '1 change(s) in 1 benchmark(s), 1 slower' "$work/changes.txt"
+set +e; "$tracebench" history changes --db "$work/s.sqlite" --min-change 0.05 --fail-on-change > /dev/null 2>&1; rc=$?; set -e
+[ $rc -eq 1 ] || { echo "--fail-on-change: exit $rc, expected 1"; exit 1; }
+"$tracebench" history add "$work/flat" --db "$work/f.sqlite" > /dev/null
+"$tracebench" history changes --db "$work/f.sqlite" --min-change 0.05 --fail-on-change | grep -q '0 change(s)'
+echo "history: ok"
