@@ -3,6 +3,7 @@
 // verification and teardown.  run_benchmarks() (runner.cc) drives it.
 #pragma once
 
+#include <x86intrin.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,24 @@ inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, 
     time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, cycles, migrated);
 }
 
+// The workload made slower by a known number of TSC cycles per event
+// (Tracer::injected_cycles_per_event): after each batch, a spin on the TSC
+// until batch * cycles have passed.
+class InjectedCost final : public WorkloadState {
+ public:
+  InjectedCost(std::unique_ptr<WorkloadState> inner, std::uint64_t cycles) : inner_(std::move(inner)), cycles_(cycles) {}
+  void fire(std::uint64_t n) override {
+    inner_->fire(n);
+    const std::uint64_t until = __rdtsc() + n * cycles_;
+    while (__rdtsc() < until) {
+    }
+  }
+
+ private:
+  std::unique_ptr<WorkloadState> inner_;
+  std::uint64_t cycles_;
+};
+
 class BenchRun {
  public:
   BenchRun(const BenchSpec& spec, const RunOptions& opt, const Machine& m) : spec_(spec), opt_(opt), m_(m) {
@@ -103,6 +122,8 @@ class BenchRun {
     wp.payload_bytes = spec_.payload_bytes;
     wp.marker_file = tracer_->marker_file();
     if (Status s = workload_->setup(wp, &state_); !s) return Status::error(fmt::format("workload setup: {}", s.message()));
+    if (const std::uint64_t c = tracer_->injected_cycles_per_event(); c > 0)
+      state_ = std::make_unique<InjectedCost>(std::move(state_), c);
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
     ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
     return pilot();

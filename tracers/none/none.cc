@@ -1,7 +1,12 @@
 // The baseline: attaches to nothing and records nothing, so traced and
 // baseline blocks are the same workload (an A/A comparison whose "overhead"
 // shows the run's noise), and the baseline block gives the workload's own
-// cost per event.
+// cost per event.  `inject_cycles=N` makes the workload N TSC cycles per
+// event slower (both blocks): a calibrated regression for measuring how
+// often compare and the change-point detector catch one.
+#include <fmt/format.h>
+
+#include "tracebench/options.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench {
@@ -17,13 +22,32 @@ class NoneTracer final : public Tracer {
   std::vector<std::string> actions() const override { return {"none"}; }
   // A marker write needs a tracer's instance to write to.
   bool supports(const ProbePoint& p) const override { return p.kind != ProbeKind::kMarker; }
+  const OptionSchema& option_schema() const override {
+    static const OptionSchema schema = {
+        {.name = "inject_cycles",
+         .type = OptionSpec::Type::kUint,
+         .help = "TSC cycles added to every event the workload fires, in both blocks (a spin after each batch, "
+                 "inside the timed region): a known regression for measuring the suite's detectors",
+         .default_value = "0",
+         .min = 0,
+         .max = 1000000}};
+    return schema;
+  }
   Status validate(const AttachSpec& spec) const override {
-    if (!spec.options.empty()) {
-      return Status::error("the none tracer takes no options (got '" + spec.options.begin()->first + "')");
-    }
+    OptionValues v;
+    return parse_options("none", option_schema(), spec.options, &v);
+  }
+  Status attach(const AttachSpec& spec) override {
+    OptionValues v;
+    TB_TRY(parse_options("none", option_schema(), spec.options, &v));
+    inject_cycles_ = v.number("inject_cycles");
     return Status::ok();
   }
-  Status attach(const AttachSpec& spec) override { return validate(spec); }
+  std::uint64_t injected_cycles_per_event() const override { return inject_cycles_; }
+  nlohmann::json details() const override {
+    if (inject_cycles_ == 0) return nlohmann::json::object();
+    return {{"inject_cycles", inject_cycles_}};
+  }
   Status enable() override { return Status::ok(); }
   Status disable() override { return Status::ok(); }
   // Records nothing by design: the judge answers not_applicable.
@@ -33,6 +57,9 @@ class NoneTracer final : public Tracer {
     return c;
   }
   void teardown() noexcept override {}
+
+ private:
+  std::uint64_t inject_cycles_ = 0;
 };
 
 }  // namespace

@@ -223,6 +223,11 @@ class Tracer {
   virtual bool reads_on_caller() const { return false; }
   // Extra measurements a tracer has of itself (kernel run stats, ...).
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
+  // A calibrated regression for measuring the suite's own detectors (the
+  // none tracer's inject_cycles): the harness spins this many TSC cycles per
+  // event after each batch the workload fires, inside the timed region, in
+  // both variants, as if the workload itself had become that much slower.
+  virtual std::uint64_t injected_cycles_per_event() const { return 0; }
   // For kMarker probes: the trace_marker file the workload must write to
   // (the tracer's private instance).  Called after attach().
   virtual std::string marker_file() const { return {}; }
