@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -16,6 +18,7 @@
 
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/model.h"
 #include "tracebench/report.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
@@ -27,8 +30,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct ReportArgs {
-  std::vector<std::string> runs, vs;
-  std::string out = "report";
+  std::vector<std::string> runs, vs, validations;
+  std::string out = "report", model;
 };
 
 json opt_ci(const std::optional<MedianCI>& c) {
@@ -93,6 +96,53 @@ Status read_side(const std::vector<std::string>& args, std::vector<RunResult>* r
   return Status::ok();
 }
 
+Status read_json_file(const std::string& path, json* j) {
+  std::ifstream in(path);
+  if (!in) return Status::error(path + ": cannot open");
+  try {
+    *j = json::parse(in);
+  } catch (const std::exception& e) {
+    return Status::error(path + ": " + e.what());
+  }
+  return Status::ok();
+}
+
+// model.json, checked by the model's own reader, passed on as written.
+Status read_model(const std::string& path, json* out) {
+  TB_TRY(read_json_file(path, out));
+  model::Model m;
+  if (Status s = model::from_json(*out, &m); !s) return Status::error(path + ": " + s.message());
+  return Status::ok();
+}
+
+// Validation files (`model validate --out`, a suite's validation/): each a
+// tracebench.validation document.
+Status read_validations(const std::vector<std::string>& args, json* out) {
+  *out = json::array();
+  for (const auto& a : args) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    if (fs::is_directory(a, ec)) {
+      for (const auto& e : fs::directory_iterator(a, ec))
+        if (e.path().extension() == ".json") files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) return Status::error(a + ": no validation files (*.json) in it");
+    } else {
+      files.push_back(a);
+    }
+    for (const auto& f : files) {
+      json j;
+      TB_TRY(read_json_file(f, &j));
+      if (!j.is_object() || j.value("schema", "") != "tracebench.validation" || !j.contains("measured") ||
+          !j.contains("predicted") || !j.contains("scenario"))
+        return Status::error(f + ": not a validation file (schema tracebench.validation)");
+      j["file"] = f;
+      out->push_back(j);
+    }
+  }
+  return Status::ok();
+}
+
 Status find_script(std::string* path) {
   std::vector<std::string> candidates;
   if (const char* env = getenv("TRACEBENCH_SCRIPTS_DIR")) candidates.push_back(std::string(env) + "/report/report.py");
@@ -122,7 +172,13 @@ int run_report(const ReportArgs& a) {
   if (Status s = read_side(a.runs, &b, &b_files); !s) return fail(s.message());
   if (!a.vs.empty())
     if (Status s = read_side(a.vs, &base, &base_files); !s) return fail("--vs: " + s.message());
-  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 1}, {"made_utc", utc_now_iso8601()}};
+  json model_j = nullptr, validations = json::array();
+  if (!a.model.empty())
+    if (Status s = read_model(a.model, &model_j); !s) return fail("--model: " + s.message());
+  if (!a.validations.empty())
+    if (Status s = read_validations(a.validations, &validations); !s) return fail("--validation: " + s.message());
+  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 1}, {"made_utc", utc_now_iso8601()},
+                {"model", model_j}, {"validations", validations}};
   input["runs"] = json::array();
   for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
   input["compare"] = nullptr;
@@ -167,6 +223,10 @@ void install(CLI::App& app, int* exit_status) {
   r->add_option("RUN", a->runs, "Run directories, result.json files, or directories of runs")->required();
   r->add_option("--vs", a->vs, "The reference runs: B/A per benchmark with p-values and verdicts (pooled)");
   r->add_option("--out", a->out, "Directory to write (must not exist, or be empty)")->capture_default_str();
+  r->add_option("--model", a->model, "model.json (`tracebench model fit`): its fits and residuals");
+  r->add_option("--validation", a->validations,
+                "Validation files or directories of them (`model validate --out`, a suite's validation/): predicted vs "
+                "measured CPU");
   r->callback([a, exit_status] { *exit_status = run_report(*a); });
 }
 

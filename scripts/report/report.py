@@ -191,6 +191,79 @@ def compare_section(page, cmp):
         page.p("warning: " + w, "warn")
 
 
+def model_section(page, model):
+    entries = [e for e in model["entries"] if len(e["fit"]["points"]) >= 2]
+    page.h(2, "Cost model: the payload fits")
+    ctx = model["context"]
+    page.p(f"model.json fitted from {len(ctx['runs'])} run(s) on {ctx['host']} ({ctx['cpu_model']}, kernel "
+           f"{ctx['kernel_release']}): per entry, the per-payload medians and the fitted line fixed + b * per_byte; "
+           "the residual is the median minus the line.")
+    if not entries:
+        page.p("No entry has a payload sweep (two sizes or more) to show a fit of.", "absent")
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 3.8))
+        for e in entries:
+            pts = e["fit"]["points"]
+            name = f"{e['tracer']} {e['probe_kind']} {e['action']}" + (
+                " (" + ",".join(f"{k}={v}" for k, v in sorted(e["options"].items())) + ")" if e["options"] else "")
+            ax.plot([p["payload_bytes"] for p in pts], [p["median_cycles"] - p["predicted_cycles"] for p in pts],
+                    marker="o", label=name)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xscale("symlog", linthresh=16)
+        ax.set_xlabel("payload bytes (symlog)")
+        ax.set_ylabel("residual, cycles per event")
+        ax.legend(fontsize=7)
+        page.figure(fig, "model-residuals", "Payload-fit residuals per model entry")
+    rows = []
+    for e in model["entries"]:
+        f = e["parameters"]["fixed"]
+        b = e["parameters"]["per_byte"]
+        rows.append([f"{e['tracer']} {e['probe_kind']} {e['action']}",
+                     ",".join(f"{k}={v}" for k, v in sorted(e["options"].items())) or "—",
+                     f"{f['cycles']:.1f} [{f['ci_low']:.1f}, {f['ci_high']:.1f}]" if f["cycles"] is not None else "—",
+                     f"{b['cycles']:.3f}" if b["cycles"] is not None else "—",
+                     f"{e['fit']['r2']:.3f}" if e["fit"]["r2"] is not None else "—"])
+    page.table(["entry", "options", "fixed (cycles)", "per byte", "R²"], rows, "figures")
+
+
+def validation_section(page, vals):
+    page.h(2, "Cost model: predicted vs measured CPU (Table 7)")
+    pts = [v for v in vals if v["predicted"]["cpu_percent"] is not None]
+    # A prediction far off the measured range (a consumer fit that does not
+    # hold) would squash every other point: it is named under the chart.
+    top = max([v["measured"]["cpu_percent"] for v in vals] + [1.0]) * 2 + 2
+    off = [v for v in pts if not (-top <= v["predicted"]["cpu_percent"] <= top)]
+    pts = [v for v in pts if v not in off]
+    if pts:
+        fig, ax = plt.subplots(figsize=(6.5, 5))
+        xs = [v["predicted"]["cpu_percent"] for v in pts]
+        ys = [v["measured"]["cpu_percent"] for v in pts]
+        hi = max(max(xs), max(ys), 1) * 1.1
+        lo = min(min(xs), min(ys), 0)
+        ax.fill_between([lo, hi], [lo - 2, hi - 2], [lo + 2, hi + 2], color="#d5f5e3", label="within ±2 points")
+        ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
+        for v, x, y in zip(pts, xs, ys):
+            ax.scatter([x], [y], color="#2e86c1")
+            ax.annotate(f"{v['scenario']['tracer']} {os.path.basename(v['file']).split('-', 1)[-1][:-5]}", (x, y),
+                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("predicted CPU % (of one CPU)")
+        ax.set_ylabel("measured CPU %")
+        ax.legend(fontsize=8, loc="upper left")
+        page.figure(fig, "validation", "Predicted vs measured CPU per validated scenario")
+    for v in off:
+        page.p(f"Off the chart: {v['scenario']['tracer']} {os.path.basename(v['file'])} predicted "
+               f"{v['predicted']['cpu_percent']:.2f} % against {v['measured']['cpu_percent']:.2f} % measured.", "warn")
+    page.table(["file", "tracer", "workload", "rate Hz", "predicted %", "measured %", "error (points)", "warnings"],
+               [[os.path.basename(v["file"]), v["scenario"]["tracer"], v["scenario"]["workload"],
+                 f"{v['measured']['rate_hz']:.0f}",
+                 f"{v['predicted']['cpu_percent']:.2f}" if v["predicted"]["cpu_percent"] is not None else "—",
+                 f"{v['measured']['cpu_percent']:.2f}",
+                 f"{v['error']['cpu_percent']:+.2f}" if v["error"]["cpu_percent"] is not None else "—",
+                 "; ".join(v["warnings"]) or "—"] for v in vals], "figures")
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     data = json.load(open(src))
@@ -217,6 +290,10 @@ def main():
     distribution_section(page, benches)
     if data.get("compare"):
         compare_section(page, data["compare"])
+    if data.get("model"):
+        model_section(page, data["model"])
+    if data.get("validations"):
+        validation_section(page, data["validations"])
     if failed:
         page.h(2, "Benchmarks without figures")
         page.table(["benchmark", "status", "why"], [[b["name"], b["status"], b["error"]] for b in failed])

@@ -18,15 +18,31 @@ rm -rf "$keep"
 if "$tracebench" env 2>/dev/null | grep -q '^ebpf *available'; then
   "$tracebench" run -t ebpf -w write_null -a ringbuf -p 0 -p 256 -p 1024 --quick --out "$work/b" > /dev/null 2>&1
 fi
-"$tracebench" report "$work/b" --vs "$work/a" --out "$keep"
+model_args=()
+if "$tracebench" env 2>/dev/null | grep -q '^ebpf *available'; then
+  # The cost model's part: a fit of the eBPF sweep, and one paced validation.
+  "$tracebench" model fit "$work/b" --out "$work/model/model.json" > /dev/null
+  "$tracebench" model validate --model "$work/model/model.json" -t ebpf -w write_null -a ringbuf -p 256 \
+    --rate 5000 --quick --out "$work/val/ebpf-payload.json" > /dev/null 2>&1
+  model_args=(--model "$work/model/model.json" --validation "$work/val")
+fi
+"$tracebench" report "$work/b" --vs "$work/a" "${model_args[@]}" --out "$keep"
 for f in index.html report.md report-input.json; do
   [ -s "$keep/$f" ] || { echo "report wrote no $f"; exit 1; }
 done
 expected=$(grep -o 'data-expected-figures="[0-9]*"' "$keep/index.html" | grep -o '[0-9]*')
-# overhead per workload (2-3), thread scaling, distributions, B/A; payload sweep with eBPF
-[ "$expected" -ge 5 ] || { echo "only $expected figures"; exit 1; }
+# overhead per workload (2-3), thread scaling, distributions, B/A; with eBPF its
+# payload sweep, the model's residuals and predicted vs measured CPU
 grep -q 'Thread scaling' "$keep/index.html" || { echo "no thread-scaling section"; exit 1; }
 grep -q 'Comparison (B/A)' "$keep/index.html" || { echo "no comparison section"; exit 1; }
+if [ ${#model_args[@]} -gt 0 ]; then
+  grep -q 'payload fits' "$keep/index.html" || { echo "no model section"; exit 1; }
+  grep -q 'predicted vs measured CPU' "$keep/index.html" || { echo "no validation section"; exit 1; }
+  expect_min=7
+else
+  expect_min=5
+fi
+[ "$expected" -ge "$expect_min" ] || { echo "only $expected figures"; exit 1; }
 [ "$(ls "$keep"/figures/*.svg | wc -l)" -eq "$expected" ] || { echo "figures/ does not hold the page's figures"; exit 1; }
 
 browser=$(command -v chromium || command -v chromium-browser || true)
@@ -52,6 +68,9 @@ expect_refused() {
 }
 expect_refused "out not empty" "$tracebench" report "$work/b" --out "$keep"
 expect_refused "no such run" "$tracebench" report "$work/nowhere" --out "$work/r1"
+expect_refused "not a model" "$tracebench" report "$work/b" --model "$keep/report-input.json" --out "$work/r3"
+expect_refused "not a validation" "$tracebench" report "$work/b" --validation "$keep/report-input.json" --out "$work/r4"
+[ ! -e "$work/r3" ] && [ ! -e "$work/r4" ] || { echo "a refused report wrote its directory"; exit 1; }
 [ ! -e "$work/r1" ] || { echo "a refused report wrote $work/r1"; exit 1; }
 mkdir "$work/trunc" && cp -r "$work/a"/* "$work/trunc/" && t=$(echo "$work"/trunc/*/result.json) && head -c 200 "$t" > "$t.x" && mv "$t.x" "$t"
 expect_refused "truncated result.json" "$tracebench" report "$work/trunc" --out "$work/r2"
