@@ -36,17 +36,6 @@ std::string sibling(const std::string& json_path, const char* ext) {
   return (p.parent_path() / (p.stem().string() + ext)).string();
 }
 
-Status read_json(const std::string& path, nlohmann::json* j) {
-  std::ifstream in(path);
-  if (!in) return Status::error(path + ": cannot open");
-  try {
-    *j = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    return Status::error(path + ": " + e.what());
-  }
-  return Status::ok();
-}
-
 int fail(const char* what, const Status& s) {
   std::cerr << "tracebench model " << what << ": " << s.message() << "\n";
   return 2;
@@ -82,9 +71,9 @@ int run_predict(const PredictArgs& a) {
   Model m;
   Scenario s;
   Prediction p;
-  if (Status st = read_json(a.model, &mj); !st) return fail("predict", st);
+  if (Status st = read_json_file(a.model, &mj); !st) return fail("predict", st);
   if (Status st = from_json(mj, &m); !st) return fail("predict", Status::error(a.model + ": " + st.message()));
-  if (Status st = read_json(a.scenario, &sj); !st) return fail("predict", st);
+  if (Status st = read_json_file(a.scenario, &sj); !st) return fail("predict", st);
   if (Status st = scenario_from_json(sj, &s); !st) return fail("predict", Status::error(a.scenario + ": " + st.message()));
   if (Status st = predict(m, s, &p); !st) return fail("predict", st);
   nlohmann::json out = to_json(s, p);

@@ -96,17 +96,6 @@ Status read_side(const std::vector<std::string>& args, std::vector<RunResult>* r
   return Status::ok();
 }
 
-Status read_json_file(const std::string& path, json* j) {
-  std::ifstream in(path);
-  if (!in) return Status::error(path + ": cannot open");
-  try {
-    *j = json::parse(in);
-  } catch (const std::exception& e) {
-    return Status::error(path + ": " + e.what());
-  }
-  return Status::ok();
-}
-
 // model.json, checked by the model's own reader, passed on as written.
 Status read_model(const std::string& path, json* out) {
   TB_TRY(read_json_file(path, out));

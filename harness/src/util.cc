@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -84,5 +85,16 @@ static std::string utc_format(const char* f) {
 
 std::string utc_now_iso8601() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
 std::string utc_now_compact() { return utc_format("%Y%m%dT%H%M%SZ"); }
+
+Status read_json_file(const std::string& path, nlohmann::json* j) {
+  std::ifstream in(path);
+  if (!in) return Status::error(path + ": cannot open");
+  try {
+    *j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return Status::error(path + ": " + e.what());
+  }
+  return Status::ok();
+}
 
 }  // namespace tracebench
