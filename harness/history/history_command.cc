@@ -163,8 +163,16 @@ int cmd_add(const Args& a) {
       // tracer's own cost, else the overhead).
       const bool base = b.tracer == "none";
       Value value = nullptr, low = nullptr, high = nullptr;
-      if (b.status == "ok" && base && b.baseline.ns.n > 0) value = b.baseline.ns.p50, low = b.baseline.ns.p10, high = b.baseline.ns.p90;
-      if (b.status == "ok" && !base && b.overhead_ns) value = b.overhead_ns->median, low = b.overhead_ns->low, high = b.overhead_ns->high;
+      if (b.status == "ok" && base && b.baseline.ns.n > 0) {
+        value = b.baseline.ns.p50;
+        low = b.baseline.ns.p10;
+        high = b.baseline.ns.p90;
+      }
+      if (b.status == "ok" && !base && b.overhead_ns) {
+        value = b.overhead_ns->median;
+        low = b.overhead_ns->low;
+        high = b.overhead_ns->high;
+      }
       st = db.run("INSERT INTO benchmarks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                   {c.run_id, b.name, b.tracer, b.workload, b.action, static_cast<std::int64_t>(b.payload_bytes),
                    static_cast<std::int64_t>(b.threads), opts, b.status, b.events.verification,

@@ -167,7 +167,10 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
       if (rep >= reps && !raw->failed()) raw->fail("Google Benchmark called this benchmark more often than its repetitions");
       if (rep == 0 && !g_stop_requested) {
         const auto now = std::chrono::steady_clock::now();
-        if (!progress->started) progress->start = now, progress->started = true;
+        if (!progress->started) {
+          progress->start = now;
+          progress->started = true;
+        }
         const double elapsed = std::chrono::duration<double>(now - progress->start).count();
         // Benchmarks a --benchmark_filter left out are never begun: the
         // estimate counts from this one's index on.
