@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
 namespace tracebench {
@@ -42,6 +43,33 @@ MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<doubl
   double z = (std::fabs(r.u - mean) - 0.5) / std::sqrt(var);  // continuity correction
   if (z < 0) z = 0;
   r.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return r;
+}
+
+WelchT welch_t(const std::vector<double>& a, const std::vector<double>& b) {
+  WelchT r;
+  if (a.size() < 2 || b.size() < 2) return r;
+  auto mean_var = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x;
+    m /= static_cast<double>(v.size());
+    double ss = 0;
+    for (double x : v) ss += (x - m) * (x - m);
+    return std::pair{m, ss / static_cast<double>(v.size() - 1)};
+  };
+  const auto [ma, va] = mean_var(a);
+  const auto [mb, vb] = mean_var(b);
+  const double sa = va / static_cast<double>(a.size()), sb = vb / static_cast<double>(b.size());
+  if (sa + sb <= 0) {
+    r.p_value = ma == mb ? 1 : 0;
+    r.t = ma == mb ? 0 : (mb > ma ? INFINITY : -INFINITY);
+    return r;
+  }
+  r.t = (mb - ma) / std::sqrt(sa + sb);
+  r.df = (sa + sb) * (sa + sb) /
+         (sa * sa / static_cast<double>(a.size() - 1) + sb * sb / static_cast<double>(b.size() - 1));
+  boost::math::students_t dist(r.df);
+  r.p_value = std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
   return r;
 }
 
@@ -114,6 +142,7 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   // own TSC rate) of every run in which the benchmark succeeded.
   struct Pool {
     std::vector<double> ns;
+    std::vector<double> run_medians;  // one per run in which it succeeded
     std::size_t runs = 0;     // runs in which it succeeded
     std::size_t present = 0;  // runs that have it at all
     std::string error;        // the first failure's reason
@@ -134,7 +163,10 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
           continue;
         }
         std::string what;
-        for (double v : series(x, &what)) p.ns.push_back(v * 1e9 / r->context.tsc_hz);
+        std::vector<double> run_ns;
+        for (double v : series(x, &what)) run_ns.push_back(v * 1e9 / r->context.tsc_hz);
+        p.ns.insert(p.ns.end(), run_ns.begin(), run_ns.end());
+        p.run_medians.push_back(median_of(run_ns));
         whats[x.name] = what;
         ++p.runs;
       }
@@ -166,11 +198,19 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
     row.what = whats[name];
     row.a_n = pa.ns.size();
     row.b_n = pb.ns.size();
-    row.a_median = median_of(pa.ns);
-    row.b_median = median_of(pb.ns);
+    if (pa.run_medians.size() >= 2 && pb.run_medians.size() >= 2) {
+      row.method = "runs";
+      row.a_median = median_of(pa.run_medians);
+      row.b_median = median_of(pb.run_medians);
+      row.p_value = welch_t(pa.run_medians, pb.run_medians).p_value;
+    } else {
+      row.method = "repetitions";
+      row.a_median = median_of(pa.ns);
+      row.b_median = median_of(pb.ns);
+      row.p_value = mann_whitney_u(pa.ns, pb.ns).p_value;
+      few |= pa.ns.size() < 9 || pb.ns.size() < 9;
+    }
     if (row.a_median > 0) row.ratio = row.b_median / row.a_median;
-    row.p_value = mann_whitney_u(pa.ns, pb.ns).p_value;
-    few |= pa.ns.size() < 9 || pb.ns.size() < 9;
     bool significant = row.p_value < alpha;
     double change = row.ratio ? *row.ratio - 1 : (row.b_median - row.a_median);
     if (!significant || std::fabs(change) < threshold) {
@@ -194,7 +234,11 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   if (a.size() == 1 || b.size() == 1) {
     out->warnings.push_back(
         "one run on a side: its repetitions share that run's minutes of machine state, so p understates the run-to-run "
-        "noise; give each side a directory of several runs, interleaved in time");
+        "noise; give each side a directory of several runs (3 or more), interleaved in time");
+  } else if (a.size() == 2 || b.size() == 2) {
+    out->warnings.push_back(
+        "two runs on a side: the test on run medians has one degree of freedom or so and finds only large changes; "
+        "3 to 5 runs a side, interleaved in time, are what it needs");
   }
   return Status::ok();
 }

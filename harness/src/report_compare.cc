@@ -9,17 +9,19 @@ namespace tracebench {
 using nlohmann::json;
 
 std::string compare_table(const CompareResult& c) {
-  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}\n", "benchmark", "what", "A ns", "B ns",
-                                "B/A", "p", "verdict");
+  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5}  {}\n", "benchmark", "what", "A ns",
+                                "B ns", "B/A", "p", "test", "verdict");
   for (const auto& r : c.rows) {
     if (r.verdict == "missing" || r.verdict == "failed") {
-      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8}  {}: {}\n", r.benchmark, "-", "-", "-", "-", "-",
-                         r.verdict, r.detail);
+      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5}  {}: {}\n", r.benchmark, "-", "-", "-", "-", "-",
+                         "-", r.verdict, r.detail);
       continue;
     }
-    out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f}  {}\n", r.benchmark, r.what, r.a_median,
-                       r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value, r.verdict);
+    out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5}  {}\n", r.benchmark, r.what, r.a_median,
+                       r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value,
+                       r.method == "runs" ? "runs" : "reps", r.verdict);
   }
+  out += "test: runs = Welch's t on each run's median (2+ runs a side), reps = Mann-Whitney U on the pooled repetitions\n";
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -51,7 +53,7 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
     rows.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
                     {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
                     {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
-                    {"b_runs", r.b_runs}, {"verdict", r.verdict}, {"detail", r.detail}});
+                    {"b_runs", r.b_runs}, {"method", r.method}, {"verdict", r.verdict}, {"detail", r.detail}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
 }

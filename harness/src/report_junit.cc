@@ -62,10 +62,10 @@ std::string compare_junit(const CompareResult& c, const std::vector<const RunRes
       props = fmt::format(
           "      <properties>\n        <property name=\"a_median_ns\" value=\"{}\"/>\n        <property "
           "name=\"b_median_ns\" value=\"{}\"/>\n{}        <property name=\"p_value\" value=\"{}\"/>\n        <property "
-          "name=\"verdict\" value=\"{}\"/>\n      </properties>\n",
+          "name=\"test\" value=\"{}\"/>\n        <property name=\"verdict\" value=\"{}\"/>\n      </properties>\n",
           r.a_median, r.b_median,
           r.ratio ? fmt::format("        <property name=\"ratio\" value=\"{}\"/>\n", *r.ratio) : std::string(), r.p_value,
-          r.verdict);
+          xml_escape(r.method), r.verdict);
     }
     cases += fmt::format("    <testcase classname=\"tracebench.compare\" name=\"{}\" time=\"0\">\n{}{}    </testcase>\n",
                          xml_escape(r.benchmark), props, body);

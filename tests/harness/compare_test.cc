@@ -32,6 +32,24 @@ TEST(MannWhitney, KnownNormalApproximation) {
   EXPECT_NEAR(r.p_value, 0.05183, 1e-4);
 }
 
+TEST(WelchT, PublishedExample) {
+  // Welch's t test, the textbook example (two samples of 15): t = 2.46,
+  // df = 24.99, two-sided p = 0.0214 (checked by integrating the t density).
+  std::vector<double> a{27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4};
+  std::vector<double> b{27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4};
+  WelchT r = welch_t(a, b);
+  EXPECT_NEAR(r.t, 2.4554, 1e-3);
+  EXPECT_NEAR(r.df, 24.9885, 1e-3);
+  EXPECT_NEAR(r.p_value, 0.021378, 1e-5);
+  EXPECT_NEAR(welch_t(b, a).t, -r.t, 1e-12);  // B - A
+}
+
+TEST(WelchT, DegenerateSamples) {
+  EXPECT_DOUBLE_EQ(welch_t({1}, {2, 3}).p_value, 1.0);  // too few to test
+  EXPECT_DOUBLE_EQ(welch_t({5, 5, 5}, {5, 5}).p_value, 1.0);
+  EXPECT_DOUBLE_EQ(welch_t({5, 5, 5}, {6, 6}).p_value, 0.0);
+}
+
 BenchmarkResult bench(const std::string& tracer, std::vector<double> base, std::vector<double> traced) {
   BenchmarkResult b;
   b.name = tracer + "/getpid/count/payload:0/threads:1";
@@ -238,17 +256,22 @@ BenchmarkResult overhead_bench(double ns, int reps = 6) {
 
 TEST(ComparePooled, PoolsTheRepetitionsOfEveryRunOnASide) {
   RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(101)}), a3 = run_with({overhead_bench(99)});
-  RunResult b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(152)});
+  RunResult b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(152)}), b3 = run_with({overhead_bench(149)});
   CompareResult c;
-  ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&b1, &b2}, 0.05, 0.05, &c).is_ok());
+  ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&b1, &b2, &b3}, 0.05, 0.05, &c).is_ok());
   ASSERT_EQ(c.rows.size(), 1u);
   EXPECT_EQ(c.rows[0].a_runs, 3u);
-  EXPECT_EQ(c.rows[0].b_runs, 2u);
+  EXPECT_EQ(c.rows[0].b_runs, 3u);
   EXPECT_EQ(c.rows[0].a_n, 18u);
-  EXPECT_EQ(c.rows[0].b_n, 12u);
+  EXPECT_EQ(c.rows[0].b_n, 18u);
   EXPECT_EQ(c.rows[0].verdict, "regression");
   EXPECT_NEAR(*c.rows[0].ratio, 1.5, 0.03);
   EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+  // Two runs on a side: said, the test has about one degree of freedom.
+  CompareResult two;
+  ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&b1, &b2}, 0.05, 0.05, &two).is_ok());
+  ASSERT_EQ(two.warnings.size(), 1u);
+  EXPECT_NE(two.warnings[0].find("two runs on a side"), std::string::npos) << two.warnings[0];
 }
 
 TEST(ComparePooled, ARunInTheHostsSlowModeIsNotARegressionOnceRunsArePooled) {
@@ -269,6 +292,47 @@ TEST(ComparePooled, ARunInTheHostsSlowModeIsNotARegressionOnceRunsArePooled) {
   ASSERT_TRUE(compare_runs({&a_fast, &a_slow, &a_fast2}, {&b_slow, &b_fast, &b_fast2}, 0.05, 0.05, &pooled).is_ok());
   EXPECT_EQ(pooled.rows[0].verdict, "same");
   EXPECT_NEAR(*pooled.rows[0].ratio, 1.0, 0.01);
+}
+
+TEST(ComparePooled, WithSeveralRunsASideTheRunIsTheUnitOfTheTest) {
+  // A/A: three runs a side whose levels differ by a few percent from run to
+  // run (the machine's state), each run's repetitions tight.  Pooled, the
+  // repetitions of B sit mostly above A's and a U test calls it a regression;
+  // the runs' medians say it is run-to-run noise.
+  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(96)}), a3 = run_with({overhead_bench(99)});
+  RunResult b1 = run_with({overhead_bench(105)}), b2 = run_with({overhead_bench(98)}), b3 = run_with({overhead_bench(106)});
+  std::vector<double> pa, pb;
+  for (const RunResult* r : {&a1, &a2, &a3})
+    for (std::size_t i = 0; i < 6; ++i) pa.push_back(r->benchmarks[0].traced.repetition_medians[i] - 100);
+  for (const RunResult* r : {&b1, &b2, &b3})
+    for (std::size_t i = 0; i < 6; ++i) pb.push_back(r->benchmarks[0].traced.repetition_medians[i] - 100);
+  ASSERT_LT(mann_whitney_u(pa, pb).p_value, 0.05);  // what pooling would have said
+  CompareResult c;
+  ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&b1, &b2, &b3}, 0.05, 0.05, &c).is_ok());
+  EXPECT_EQ(c.rows[0].method, "runs");
+  EXPECT_GT(c.rows[0].p_value, 0.05);
+  EXPECT_EQ(c.rows[0].verdict, "same");
+  // The medians are the median run's: A 99 (+1.25 the repetitions' spread), B 105.
+  EXPECT_NEAR(c.rows[0].a_median, 100.25, 1e-9);
+  EXPECT_NEAR(c.rows[0].b_median, 106.25, 1e-9);
+
+  // A real +10% over the same run-to-run noise is found.
+  RunResult c1 = run_with({overhead_bench(110)}), c2 = run_with({overhead_bench(107)}), c3 = run_with({overhead_bench(109)});
+  CompareResult d;
+  ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&c1, &c2, &c3}, 0.05, 0.05, &d).is_ok());
+  EXPECT_EQ(d.rows[0].method, "runs");
+  EXPECT_LT(d.rows[0].p_value, 0.05);
+  EXPECT_EQ(d.rows[0].verdict, "regression");
+  EXPECT_EQ(d.rows[0].a_n, 18u);  // repetitions still counted
+}
+
+TEST(ComparePooled, OneRunOnASideTestsTheRepetitions) {
+  RunResult a1 = run_with({overhead_bench(100)}), b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(150)});
+  CompareResult c;
+  ASSERT_TRUE(compare_runs({&a1}, {&b1, &b2}, 0.05, 0.05, &c).is_ok());
+  EXPECT_EQ(c.rows[0].method, "repetitions");
+  EXPECT_EQ(c.rows[0].verdict, "regression");
+  EXPECT_NE(compare_table(c).find(" reps  regression"), std::string::npos) << compare_table(c);
 }
 
 TEST(ComparePooled, EachRunIsConvertedAtItsOwnTscRate) {

@@ -19,6 +19,16 @@ struct MannWhitney {
 };
 MannWhitney mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
 
+// Welch's two-sample t test (unequal variances), two-sided; p from Student's
+// t distribution (Boost.Math) at the Welch-Satterthwaite degrees of freedom.
+// Needs two values a side; two constant samples give p 0 when their values
+// differ, 1 when they do not.
+struct WelchT {
+  double t = 0, df = 0;
+  double p_value = 1;
+};
+WelchT welch_t(const std::vector<double>& a, const std::vector<double>& b);
+
 struct CompareRow {
   std::string benchmark;
   std::string what;  // "overhead" or "baseline" (tracer none)
@@ -27,6 +37,10 @@ struct CompareRow {
   double p_value = 1;
   std::size_t a_n = 0, b_n = 0;        // repetitions pooled
   std::size_t a_runs = 0, b_runs = 0;  // runs in which the benchmark succeeded
+  // How p was found: "runs" (two or more runs a side: Welch's t on each run's
+  // median, medians are the median run's) or "repetitions" (a side with one
+  // run: Mann-Whitney U on the pooled repetitions)
+  std::string method;
   // "regression", "improvement", "same" (not significant or within the
   // threshold), "missing" (absent from a side) or "failed" (failed, or has no
   // figure, in every run of a side)
@@ -53,11 +67,16 @@ bool fails_check(const CompareResult& c, std::string* why);
 // still reported "same"; `alpha` the significance level.
 Status compare_runs(const RunResult& a, const RunResult& b, double threshold, double alpha, CompareResult* out);
 
-// Several runs per side (say kernel A and kernel B, run in turn): per
-// benchmark the per-repetition values of every run in which it succeeded are
-// pooled.  Where the machine's speed drifts for seconds to minutes at a time,
-// the repetitions of one run share one state and a single pair of runs can
-// differ by more than the change sought; runs spread over time do not.
+// Several runs per side (say kernel A and kernel B, run in turn).  Where the
+// machine's speed drifts for seconds to minutes at a time, the repetitions of
+// one run share one state and a single pair of runs can differ by more than
+// the change sought; runs spread over time do not.  So with two or more runs
+// on each side in which a benchmark succeeded, the unit of the test is the
+// run: each run's median of its per-repetition values, Welch's t test on
+// those (method "runs"); treating repetitions of different runs as
+// independent (a pooled U test) raises false alarms on A/A runs as often as
+// the runs differ.  With one run on a side, the repetitions are all there is
+// (method "repetitions", with a warning).
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
                     double threshold, double alpha, CompareResult* out);
 
