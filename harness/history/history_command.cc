@@ -3,23 +3,18 @@
 // each benchmark's figure as a series per machine (host fingerprint) across
 // kernels and commits, and the change points in it (tracebench/changepoint.h).
 //
-// The database: PRAGMA user_version 1; tables runs (one row per run id) and
-// benchmarks (one row per run and benchmark).  `add` reads and checks every
+// The database is history_db.h's.  `add` reads and checks every
 // named run before it opens the database, then writes them in one
 // transaction: a bad run changes nothing, a run already there is skipped.
-#include <sqlite3.h>
-
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <set>
-#include <variant>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "tracebench/changepoint.h"
+#include "history_db.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/results.h"
@@ -28,87 +23,10 @@ namespace tracebench {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr int kSchemaVersion = 1;
-
-// A machine's stable facts, not its name: the same host renamed is the same
-// machine, another CPU or hypervisor under the same name is not.
-std::string fingerprint(const RunContext& c) {
-  const std::string facts = fmt::format("{}|{}|{}|{}|{:.0f}", c.cpu_model, c.cpus, c.virtualized ? c.hypervisor : "-",
-                                        c.execution, c.tsc_hz / 1e6);
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char ch : facts) h = (h ^ ch) * 1099511628211ull;
-  return fmt::format("{:016x}", h);
-}
-
-class Db {
- public:
-  ~Db() {
-    if (db_) sqlite3_close(db_);
-  }
-  Status open(const std::string& path, bool create) {
-    if (!create && !fs::exists(path)) return Status::error(path + ": no history database (tracebench history add RUN...)");
-    if (sqlite3_open_v2(path.c_str(), &db_, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
-                        nullptr) != SQLITE_OK)
-      return Status::error(path + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"));
-    int version = 0;
-    TB_TRY(query("PRAGMA user_version", {}, [&](sqlite3_stmt* s) { version = sqlite3_column_int(s, 0); }));
-    if (version > kSchemaVersion)
-      return Status::error(fmt::format("{}: history schema version {} is newer than this tracebench reads ({})", path,
-                                       version, kSchemaVersion));
-    if (version == 0 && create) {
-      TB_TRY(exec(
-          "CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, date_utc TEXT NOT NULL, git_sha TEXT, "
-          "host TEXT, host_fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, execution TEXT, file TEXT);"
-          "CREATE TABLE IF NOT EXISTS benchmarks(run_id TEXT NOT NULL REFERENCES runs(run_id), name TEXT NOT NULL, "
-          "tracer TEXT, workload TEXT, action TEXT, payload_bytes INTEGER, threads INTEGER, options TEXT, status TEXT, "
-          "verification TEXT, what TEXT, value_ns REAL, low_ns REAL, high_ns REAL, overhead_cycles REAL, "
-          "baseline_ns REAL, traced_ns REAL, PRIMARY KEY(run_id, name));"
-          "PRAGMA user_version = 1;"));
-    } else if (version == 0) {
-      return Status::error(path + ": not a tracebench history database");
-    }
-    return Status::ok();
-  }
-  Status exec(const std::string& sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string m = err ? err : "error";
-      sqlite3_free(err);
-      return Status::error("sqlite: " + m);
-    }
-    return Status::ok();
-  }
-  // Binds text/number parameters in order; calls `row` per result row.
-  template <typename F>
-  Status query(const std::string& sql, const std::vector<std::variant<std::string, double, std::int64_t, std::nullptr_t>>& args,
-               F row) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-      return Status::error(std::string("sqlite: ") + sqlite3_errmsg(db_));
-    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> guard(s, sqlite3_finalize);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const int k = static_cast<int>(i + 1);
-      if (auto* t = std::get_if<std::string>(&args[i])) sqlite3_bind_text(s, k, t->c_str(), -1, SQLITE_TRANSIENT);
-      else if (auto* d = std::get_if<double>(&args[i])) sqlite3_bind_double(s, k, *d);
-      else if (auto* n = std::get_if<std::int64_t>(&args[i])) sqlite3_bind_int64(s, k, *n);
-      else sqlite3_bind_null(s, k);
-    }
-    for (;;) {
-      const int rc = sqlite3_step(s);
-      if (rc == SQLITE_DONE) return Status::ok();
-      if (rc != SQLITE_ROW) return Status::error(std::string("sqlite: ") + sqlite3_errmsg(db_));
-      row(s);
-    }
-  }
-  Status run(const std::string& sql, const std::vector<std::variant<std::string, double, std::int64_t, std::nullptr_t>>& args) {
-    return query(sql, args, [](sqlite3_stmt*) {});
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
-using Value = std::variant<std::string, double, std::int64_t, std::nullptr_t>;
+using history::Db;
+using history::Point;
+using history::Series;
+using history::Value;
 
 struct Args {
   std::string db = "results/history.sqlite";
@@ -153,7 +71,7 @@ int cmd_add(const Args& a) {
       continue;
     }
     st = db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)",
-                {c.run_id, c.date_utc, c.git_sha, c.host, fingerprint(c), c.kernel_release, c.execution,
+                {c.run_id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
                  fs::absolute(files[i]).string()});
     for (const auto& b : runs[i].benchmarks) {
       if (!st) break;
@@ -184,34 +102,12 @@ int cmd_add(const Args& a) {
     ++added;
   }
   if (!st) {
-    db.exec("ROLLBACK");
+    (void)db.exec("ROLLBACK");  // the add's own error is the one reported
     return fail("add", st.message() + " (nothing was added)");
   }
   if (Status s = db.exec("COMMIT"); !s) return fail("add", s.message());
   std::cout << fmt::format("history: {} run(s) added, {} already there ({})\n", added, known, a.db);
   return 0;
-}
-
-struct Point {
-  std::string run_id, date, git, kernel, host, fp;
-  double value = 0, low = 0, high = 0;
-  std::string what;
-};
-
-Status series_of(Db& db, const std::string& name, const std::string& host, std::map<std::string, std::vector<Point>>* out) {
-  return db.query(
-      "SELECT r.run_id, r.date_utc, r.git_sha, r.kernel, r.host, r.host_fingerprint, b.value_ns, b.low_ns, b.high_ns, "
-      "b.what FROM benchmarks b JOIN runs r ON r.run_id = b.run_id WHERE b.name = ? AND b.value_ns IS NOT NULL "
-      "AND (? = '' OR r.host = ? OR r.host_fingerprint = ?) ORDER BY r.date_utc, r.run_id",
-      {name, host, host, host}, [&](sqlite3_stmt* s) {
-        auto text = [&](int i) {
-          const unsigned char* t = sqlite3_column_text(s, i);
-          return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-        };
-        Point p{text(0), text(1), text(2), text(3), text(4), text(5), sqlite3_column_double(s, 6),
-                sqlite3_column_double(s, 7), sqlite3_column_double(s, 8), text(9)};
-        (*out)[p.fp].push_back(p);
-      });
 }
 
 ChangePointOptions cp_options(const Args& a) {
@@ -224,37 +120,27 @@ ChangePointOptions cp_options(const Args& a) {
 int cmd_show(const Args& a) {
   Db db;
   if (Status s = db.open(a.db, false); !s) return fail("show", s.message());
-  std::map<std::string, std::vector<Point>> series;
-  if (Status s = series_of(db, a.benchmarks.at(0), a.host, &series); !s) return fail("show", s.message());
+  std::vector<Series> series;
+  if (Status s = history::series_of(db, a.benchmarks.at(0), a.host, cp_options(a), &series); !s)
+    return fail("show", s.message());
   if (series.empty()) return fail("show", "no figures of " + a.benchmarks[0] + " in " + a.db);
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& [fp, pts] : series) {
-    std::vector<double> v;
-    for (const auto& p : pts) v.push_back(p.value);
-    const auto changes = change_points(v, cp_options(a));
+  for (const Series& ser : series) {
+    const auto& pts = ser.points;
+    j.push_back(history::to_json(ser));
+    if (a.json) continue;
     std::set<std::size_t> at;
-    for (const auto& c : changes) at.insert(c.index);
-    if (!a.json) {
-      std::cout << fmt::format("{} on {} (machine {}), {} ns per event ({} runs)\n", a.benchmarks[0], pts[0].host, fp,
-                               pts[0].what, pts.size());
-      std::cout << fmt::format("  {:<21} {:<26} {:<12} {:>10} {:>22}\n", "date", "kernel", "git", "median", "interval");
-      for (std::size_t i = 0; i < pts.size(); ++i)
-        std::cout << fmt::format("{} {:<21} {:<26} {:<12} {:>10.2f} {:>22}\n", at.count(i) ? '>' : ' ', pts[i].date,
-                                 pts[i].kernel, pts[i].git.substr(0, 12), pts[i].value,
-                                 fmt::format("[{:.2f}, {:.2f}]", pts[i].low, pts[i].high));
-      for (const auto& c : changes)
-        std::cout << fmt::format("  change at {} ({}): {:.2f} -> {:.2f} ns ({:+.1f}%), p {:.3f}\n", pts[c.index].date,
-                                 pts[c.index].run_id, c.before_median, c.after_median, 100 * c.relative_change, c.p_value);
-    }
-    nlohmann::json pj = nlohmann::json::array(), cj = nlohmann::json::array();
-    for (const auto& p : pts)
-      pj.push_back({{"run_id", p.run_id}, {"date_utc", p.date}, {"git_sha", p.git}, {"kernel", p.kernel},
-                    {"value_ns", p.value}, {"low_ns", p.low}, {"high_ns", p.high}});
-    for (const auto& c : changes)
-      cj.push_back({{"index", c.index}, {"run_id", pts[c.index].run_id}, {"before_ns", c.before_median},
-                    {"after_ns", c.after_median}, {"relative_change", c.relative_change}, {"p_value", c.p_value}});
-    j.push_back({{"benchmark", a.benchmarks[0]}, {"host", pts[0].host}, {"host_fingerprint", fp}, {"what", pts[0].what},
-                 {"points", pj}, {"changes", cj}});
+    for (const auto& c : ser.changes) at.insert(c.index);
+    std::cout << fmt::format("{} on {} (machine {}), {} ns per event ({} runs)\n", a.benchmarks[0], pts[0].host,
+                             pts[0].fp, pts[0].what, pts.size());
+    std::cout << fmt::format("  {:<21} {:<26} {:<12} {:>10} {:>22}\n", "date", "kernel", "git", "median", "interval");
+    for (std::size_t i = 0; i < pts.size(); ++i)
+      std::cout << fmt::format("{} {:<21} {:<26} {:<12} {:>10.2f} {:>22}\n", at.count(i) ? '>' : ' ', pts[i].date,
+                               pts[i].kernel, pts[i].git.substr(0, 12), pts[i].value,
+                               fmt::format("[{:.2f}, {:.2f}]", pts[i].low, pts[i].high));
+    for (const auto& c : ser.changes)
+      std::cout << fmt::format("  change at {} ({}): {:.2f} -> {:.2f} ns ({:+.1f}%), p {:.3f}\n", pts[c.index].date,
+                               pts[c.index].run_id, c.before_median, c.after_median, 100 * c.relative_change, c.p_value);
   }
   if (a.json) std::cout << j.dump(2) << "\n";
   return 0;
@@ -264,20 +150,15 @@ int cmd_changes(const Args& a) {
   Db db;
   if (Status s = db.open(a.db, false); !s) return fail("changes", s.message());
   std::vector<std::string> names = a.benchmarks;
-  if (names.empty()) {
-    Status s = db.query("SELECT DISTINCT name FROM benchmarks ORDER BY name", {}, [&](sqlite3_stmt* st) {
-      names.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    });
-    if (!s) return fail("changes", s.message());
-  }
+  if (names.empty())
+    if (Status s = history::benchmark_names(db, &names); !s) return fail("changes", s.message());
   int slower = 0, found = 0;
   for (const auto& name : names) {
-    std::map<std::string, std::vector<Point>> series;
-    if (Status s = series_of(db, name, a.host, &series); !s) return fail("changes", s.message());
-    for (const auto& [fp, pts] : series) {
-      std::vector<double> v;
-      for (const auto& p : pts) v.push_back(p.value);
-      for (const auto& c : change_points(v, cp_options(a))) {
+    std::vector<Series> series;
+    if (Status s = history::series_of(db, name, a.host, cp_options(a), &series); !s) return fail("changes", s.message());
+    for (const Series& ser : series) {
+      const auto& pts = ser.points;
+      for (const auto& c : ser.changes) {
         ++found;
         if (c.relative_change > 0) ++slower;
         std::cout << fmt::format("{} on {}: {} at {} (run {}, kernel {}): {:.2f} -> {:.2f} ns ({:+.1f}%), p {:.3f}\n",

@@ -1,5 +1,6 @@
-// `tracebench report RUN_OR_DIR... [--vs RUN_OR_DIR...] [--out DIR]`: an
-// HTML page with plots (and report.md) from the results schema only.  This
+// `tracebench report RUN_OR_DIR... [--vs RUN_OR_DIR...] [--history DB]
+// [--out DIR]`: an HTML page with plots (and report.md) from the results
+// schema (and the results history) only.  This
 // side reads the runs (read_run with their samples, compare_runs for --vs)
 // and writes report-input.json: exactly what is to be drawn, nothing
 // recomputed by the drawing; scripts/report/report.py draws it with
@@ -16,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "history_db.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/model.h"
@@ -30,9 +32,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct ReportArgs {
-  std::vector<std::string> runs, vs, validations;
-  std::string out = "report", model;
+  std::vector<std::string> runs, vs, validations, history_benchmarks;
+  std::string out = "report", model, history, history_host;
 };
+
+// At most this many series are drawn from a history without named runs or
+// benchmarks (the rest are counted, not drawn).
+constexpr std::size_t kMaxHistorySeries = 24;
 
 json opt_ci(const std::optional<MedianCI>& c) {
   if (!c) return nullptr;
@@ -132,6 +138,39 @@ Status read_validations(const std::vector<std::string>& args, json* out) {
   return Status::ok();
 }
 
+// The history's series of the named benchmarks (else those of the runs being
+// reported, else every benchmark in it), each with its change points.
+Status read_history(const ReportArgs& a, const std::vector<RunResult>& runs, json* out) {
+  history::Db db;
+  TB_TRY(db.open(a.history, false));
+  std::vector<std::string> names = a.history_benchmarks;
+  const bool all = names.empty() && runs.empty();
+  if (names.empty()) {
+    for (const auto& r : runs)
+      for (const auto& b : r.benchmarks)
+        if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
+  }
+  if (all) TB_TRY(history::benchmark_names(db, &names));
+  json series = json::array();
+  std::size_t left_out = 0;
+  for (const auto& name : names) {
+    std::vector<history::Series> ss;
+    TB_TRY(history::series_of(db, name, a.history_host, ChangePointOptions{}, &ss));
+    if (ss.empty() && !a.history_benchmarks.empty())
+      return Status::error(fmt::format("{}: no figures of {}{}", a.history, name,
+                                       a.history_host.empty() ? "" : " on " + a.history_host));
+    for (const auto& s : ss) {
+      if (all && series.size() >= kMaxHistorySeries) {
+        ++left_out;
+        continue;
+      }
+      series.push_back(history::to_json(s));
+    }
+  }
+  *out = {{"db", a.history}, {"series", series}, {"left_out", left_out}};
+  return Status::ok();
+}
+
 Status find_script(std::string* path) {
   std::vector<std::string> candidates;
   if (const char* env = getenv("TRACEBENCH_SCRIPTS_DIR")) candidates.push_back(std::string(env) + "/report/report.py");
@@ -156,9 +195,14 @@ int run_report(const ReportArgs& a) {
     return fail("--out " + a.out + " exists and is not an empty directory: nothing is overwritten");
   std::string script;
   if (Status s = find_script(&script); !s) return fail(s.message());
+  if (a.runs.empty() && a.history.empty()) return fail("nothing to report: give runs, or --history DB");
+  if (a.runs.empty() && !a.vs.empty()) return fail("--vs needs runs to compare with");
+  if (a.history.empty() && (!a.history_benchmarks.empty() || !a.history_host.empty()))
+    return fail("--history-benchmark and --history-host go with --history DB");
   std::vector<RunResult> b, base;
   std::vector<std::string> b_files, base_files;
-  if (Status s = read_side(a.runs, &b, &b_files); !s) return fail(s.message());
+  if (!a.runs.empty())
+    if (Status s = read_side(a.runs, &b, &b_files); !s) return fail(s.message());
   if (!a.vs.empty())
     if (Status s = read_side(a.vs, &base, &base_files); !s) return fail("--vs: " + s.message());
   json model_j = nullptr, validations = json::array();
@@ -166,8 +210,11 @@ int run_report(const ReportArgs& a) {
     if (Status s = read_model(a.model, &model_j); !s) return fail("--model: " + s.message());
   if (!a.validations.empty())
     if (Status s = read_validations(a.validations, &validations); !s) return fail("--validation: " + s.message());
+  json history_j = nullptr;
+  if (!a.history.empty())
+    if (Status s = read_history(a, b, &history_j); !s) return fail("--history: " + s.message());
   json input = {{"schema", "tracebench.report-input"}, {"schema_version", 1}, {"made_utc", utc_now_iso8601()},
-                {"model", model_j}, {"validations", validations}};
+                {"model", model_j}, {"validations", validations}, {"history", history_j}};
   input["runs"] = json::array();
   for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
   input["compare"] = nullptr;
@@ -209,13 +256,18 @@ int run_report(const ReportArgs& a) {
 void install(CLI::App& app, int* exit_status) {
   auto a = std::make_shared<ReportArgs>();
   auto* r = app.add_subcommand("report", "An HTML page with plots (and report.md) from runs");
-  r->add_option("RUN", a->runs, "Run directories, result.json files, or directories of runs")->required();
+  r->add_option("RUN", a->runs, "Run directories, result.json files, or directories of runs (optional with --history)");
   r->add_option("--vs", a->vs, "The reference runs: B/A per benchmark with p-values and verdicts (pooled)");
   r->add_option("--out", a->out, "Directory to write (must not exist, or be empty)")->capture_default_str();
   r->add_option("--model", a->model, "model.json (`tracebench model fit`): its fits and residuals");
   r->add_option("--validation", a->validations,
                 "Validation files or directories of them (`model validate --out`, a suite's validation/): predicted vs "
                 "measured CPU");
+  r->add_option("--history", a->history,
+                "A results history (`tracebench history add`): the series of the runs' benchmarks over time, kernel "
+                "and commit, with their change points");
+  r->add_option("--history-benchmark", a->history_benchmarks, "Only these benchmarks' series (with --history)");
+  r->add_option("--history-host", a->history_host, "Only this machine's series (name or fingerprint; with --history)");
   r->callback([a, exit_status] { *exit_status = run_report(*a); });
 }
 

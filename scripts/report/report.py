@@ -172,7 +172,8 @@ def distribution_section(page, benches):
 def compare_section(page, cmp):
     rows = [r for r in cmp["rows"] if r["ratio"] is not None]
     page.h(2, "Comparison (B/A)")
-    page.p(f"A: {', '.join(cmp['a'])}; B: {', '.join(cmp['b'])}. Mann-Whitney U over the pooled repetitions.")
+    page.p(f"A: {', '.join(cmp['a'])}; B: {', '.join(cmp['b'])}. p as compare finds it (test column): Welch's t on "
+           "each run's median where both sides have two runs or more, else Mann-Whitney U over the pooled repetitions.")
     if rows:
         rows.sort(key=lambda r: r["ratio"])
         fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.0))
@@ -183,9 +184,9 @@ def compare_section(page, cmp):
         ax.set_yticklabels([r["benchmark"] for r in rows], fontsize=7)
         ax.set_xlabel("B / A (red: regression, green: improvement, grey: same)")
         page.figure(fig, "compare", "B/A per benchmark")
-    page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "verdict"],
+    page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "test", "verdict"],
                [[r["benchmark"], r["what"], f"{r['a_median_ns']:.2f}", f"{r['b_median_ns']:.2f}",
-                 f"{r['ratio']:.3f}" if r["ratio"] is not None else "—", f"{r['p_value']:.4f}",
+                 f"{r['ratio']:.3f}" if r["ratio"] is not None else "—", f"{r['p_value']:.4f}", r["method"] or "—",
                  r["verdict"] + (": " + r["detail"] if r["detail"] else "")] for r in cmp["rows"]], "figures")
     for w in cmp["warnings"]:
         page.p("warning: " + w, "warn")
@@ -264,36 +265,80 @@ def validation_section(page, vals):
                  "; ".join(v["warnings"]) or "—"] for v in vals], "figures")
 
 
+def history_section(page, hist):
+    series = hist["series"]
+    page.h(2, "History")
+    page.p(f"From {hist['db']}: each benchmark's figure run by run on one machine (the overhead per event, or the "
+           "none tracer's own cost), median with its interval, in date order; kernel and commit under each point. "
+           "A dashed line marks a change point (E-Divisive with means, permutation test), with its size and p.")
+    if not series:
+        page.p("The history has no figures of these benchmarks.", "absent")
+        return
+    for i, s in enumerate(series):
+        pts = s["points"]
+        fig, ax = plt.subplots(figsize=(8.5, 3.6))
+        xs = list(range(len(pts)))
+        ys = [p["value_ns"] for p in pts]
+        err = [[p["value_ns"] - p["low_ns"] for p in pts], [p["high_ns"] - p["value_ns"] for p in pts]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color="#2e86c1")
+        for c in s["changes"]:
+            x = c["index"] - 0.5
+            color = "#c0392b" if c["relative_change"] > 0 else "#27ae60"
+            ax.axvline(x, color=color, linestyle="--", linewidth=1)
+            ax.annotate(f"{100 * c['relative_change']:+.1f}% (p {c['p_value']:.3f})", (x, 1.0),
+                        xycoords=("data", "axes fraction"), fontsize=7, color=color, xytext=(3, -10),
+                        textcoords="offset points")
+        step = -(-len(pts) // 8)  # at most 8 labels: date, kernel, commit
+        ax.set_xticks(xs[::step])
+        ax.set_xticklabels([f"{p['date_utc'][:10]}\n{p['kernel'][:20]}\n{p['git_sha'][:7]}" for p in pts][::step],
+                           fontsize=6, rotation=20, ha="right")
+        ax.set_xlabel("run (date, kernel, commit)", fontsize=8)
+        ax.set_ylabel(f"{s['what']}, ns per event")
+        ax.set_title(f"{s['benchmark']} on {s['host']}", fontsize=8)
+        page.figure(fig, f"history-{i}", f"History of {s['benchmark']} on {s['host']} ({len(pts)} runs)")
+        if s["changes"]:
+            page.table(["change at run", "date", "kernel", "before ns", "after ns", "change", "p"],
+                       [[c["run_id"], pts[c["index"]]["date_utc"], pts[c["index"]]["kernel"], f"{c['before_ns']:.2f}",
+                         f"{c['after_ns']:.2f}", f"{100 * c['relative_change']:+.1f}%", f"{c['p_value']:.3f}"]
+                        for c in s["changes"]], "figures")
+    if hist["left_out"]:
+        page.p(f"{hist['left_out']} more series not drawn: name them with --history-benchmark.", "warn")
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     data = json.load(open(src))
     page = Page(out)
     page.h(1, "tracebench report")
-    page.p(f"Made {data['made_utc']} from {len(data['runs'])} run(s).")
-    page.h(2, "Machine and runs")
-    page.table(["run", "date", "host", "CPU", "kernel", "hypervisor", "TSC GHz", "floor cycles", "git", "complete"],
-               [[r["run_id"], r["date_utc"], r["context"]["host"], f"{r['context']['cpu_model']} x{r['context']['cpus']}",
-                 r["context"]["kernel_release"], r["context"]["hypervisor"], f"{r['context']['tsc_ghz']:.3f}",
-                 f"{r['context']['floor_cycles']:.0f}", r["context"]["git_sha"][:12], r["complete"]]
-                for r in data["runs"]])
-    warnings = sorted({w for r in data["runs"] for w in r["context"]["noise_warnings"]})
-    if warnings:
-        page.parts.append("<details><summary>Noise warnings (" + str(len(warnings)) + ")</summary><ul>" +
-                          "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul></details>")
-        page.md.append("Noise warnings:\n\n" + "".join(f"- {w}\n" for w in warnings))
+    page.p(f"Made {data['made_utc']} from {len(data['runs'])} run(s)"
+           + (f" and the history {data['history']['db']}." if data.get("history") else "."))
     benches = [b for r in data["runs"] for b in r["benchmarks"]]
     failed = [b for b in benches if b["status"] != "ok"]
-    overhead_section(page, benches)
-    sweep_section(page, benches, "payload_bytes", "Payload sweeps", "payload bytes (symlog)", True)
-    sweep_section(page, benches, "threads", "Thread scaling", "firing threads", False)
-    sweep_section(page, benches, "ecbs", "Handler-count sweeps", "handlers on the probe point", False)
-    distribution_section(page, benches)
+    if data["runs"]:
+        page.h(2, "Machine and runs")
+        page.table(["run", "date", "host", "CPU", "kernel", "hypervisor", "TSC GHz", "floor cycles", "git", "complete"],
+                   [[r["run_id"], r["date_utc"], r["context"]["host"], f"{r['context']['cpu_model']} x{r['context']['cpus']}",
+                     r["context"]["kernel_release"], r["context"]["hypervisor"], f"{r['context']['tsc_ghz']:.3f}",
+                     f"{r['context']['floor_cycles']:.0f}", r["context"]["git_sha"][:12], r["complete"]]
+                    for r in data["runs"]])
+        warnings = sorted({w for r in data["runs"] for w in r["context"]["noise_warnings"]})
+        if warnings:
+            page.parts.append("<details><summary>Noise warnings (" + str(len(warnings)) + ")</summary><ul>" +
+                              "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul></details>")
+            page.md.append("Noise warnings:\n\n" + "".join(f"- {w}\n" for w in warnings))
+        overhead_section(page, benches)
+        sweep_section(page, benches, "payload_bytes", "Payload sweeps", "payload bytes (symlog)", True)
+        sweep_section(page, benches, "threads", "Thread scaling", "firing threads", False)
+        sweep_section(page, benches, "ecbs", "Handler-count sweeps", "handlers on the probe point", False)
+        distribution_section(page, benches)
     if data.get("compare"):
         compare_section(page, data["compare"])
     if data.get("model"):
         model_section(page, data["model"])
     if data.get("validations"):
         validation_section(page, data["validations"])
+    if data.get("history"):
+        history_section(page, data["history"])
     if failed:
         page.h(2, "Benchmarks without figures")
         page.table(["benchmark", "status", "why"], [[b["name"], b["status"], b["error"]] for b in failed])

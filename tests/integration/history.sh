@@ -4,7 +4,8 @@
 # with the database unchanged byte for byte; then a series of 16 runs made
 # from a real one with a known +20% step at the 9th (the figure edited in
 # copies of result.json) in which `changes` finds the step where it is, and
-# --fail-on-change fails on it; and a flat series where it finds none.
+# --fail-on-change fails on it; and a flat series where it finds none; the
+# report draws the stepped series with its change point.
 set -euo pipefail
 tracebench=$1
 work=$(mktemp -d /tmp/tracebench-it-XXXXXX)
@@ -62,4 +63,24 @@ set +e; "$tracebench" history changes --db "$work/s.sqlite" --min-change 0.05 --
 [ $rc -eq 1 ] || { echo "--fail-on-change: exit $rc, expected 1"; exit 1; }
 "$tracebench" history add "$work/flat" --db "$work/f.sqlite" > /dev/null
 "$tracebench" history changes --db "$work/f.sqlite" --min-change 0.05 --fail-on-change | grep -q '0 change(s)'
+
+# The report draws the series with its change point (no runs needed).
+"$tracebench" report --history "$work/s.sqlite" --out "$work/report" > /dev/null
+grep -q '<h2>History</h2>' "$work/report/index.html" || { echo "report: no History section"; exit 1; }
+grep -q "id='history-0'><svg" "$work/report/index.html" || { echo "report: no history figure"; exit 1; }
+/usr/bin/python3 - "$work/report/report-input.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["history"]
+assert len(h["series"]) == 1 and len(h["series"][0]["points"]) == 16, h
+c = h["series"][0]["changes"]
+assert len(c) == 1 and c[0]["run_id"] == "series-08" and 0.15 < c[0]["relative_change"] < 0.25, c
+PY
+grep -q '| series-08 | 2026-11-18T00:00:00Z' "$work/report/report.md" || { echo "report: the change is not in the table"; exit 1; }
+# Refused, nothing written: a history that is not there, a benchmark it lacks,
+# history options without --history.
+for args in "--history $work/none.sqlite" "--history $work/s.sqlite --history-benchmark no/such" \
+            "$good --history-benchmark $name"; do
+  set +e; "$tracebench" report $args --out "$work/r-refused" > "$work/refused.txt" 2>&1; rc=$?; set -e
+  [ $rc -eq 2 ] && [ ! -e "$work/r-refused" ] || { cat "$work/refused.txt"; echo "report $args: exit $rc, expected 2 and nothing written"; exit 1; }
+done
 echo "history: ok"

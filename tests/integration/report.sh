@@ -1,9 +1,9 @@
 #!/bin/bash
 # tracebench report end to end: real quick runs of the none tracer (two
 # workloads, a thread sweep) and, where the kernel has it, an eBPF payload
-# sweep; the page is built with --vs against another run, then Debian's
-# headless Chromium loads it: every figure's SVG is in the DOM after load,
-# no script error, and a screenshot is kept in the build tree.  Bad input is
+# sweep; the page is built with --vs against another run and --history of
+# both, then Debian's headless Chromium loads it: every figure's SVG is in the
+# DOM after load, no script error, and a screenshot is kept in the build tree.  Bad input is
 # refused with exit 2 and writes nothing.
 set -euo pipefail
 tracebench=$1
@@ -26,7 +26,9 @@ if "$tracebench" env 2>/dev/null | grep -q '^ebpf *available'; then
     --rate 5000 --quick --out "$work/val/ebpf-payload.json" > /dev/null 2>&1
   model_args=(--model "$work/model/model.json" --validation "$work/val")
 fi
-"$tracebench" report "$work/b" --vs "$work/a" "${model_args[@]}" --out "$keep"
+# The history of these runs: a series per benchmark drawn under History.
+"$tracebench" history add "$work/a" "$work/b" --db "$work/history.sqlite" > /dev/null
+"$tracebench" report "$work/b" --vs "$work/a" "${model_args[@]}" --history "$work/history.sqlite" --out "$keep"
 for f in index.html report.md report-input.json; do
   [ -s "$keep/$f" ] || { echo "report wrote no $f"; exit 1; }
 done
@@ -35,6 +37,8 @@ expected=$(grep -o 'data-expected-figures="[0-9]*"' "$keep/index.html" | grep -o
 # payload sweep, the model's residuals and predicted vs measured CPU
 grep -q 'Thread scaling' "$keep/index.html" || { echo "no thread-scaling section"; exit 1; }
 grep -q 'Comparison (B/A)' "$keep/index.html" || { echo "no comparison section"; exit 1; }
+grep -q "<h2>History</h2>" "$keep/index.html" && grep -q "id='history-0'><svg" "$keep/index.html" ||
+  { echo "no history section with a figure"; exit 1; }
 if [ ${#model_args[@]} -gt 0 ]; then
   grep -q 'payload fits' "$keep/index.html" || { echo "no model section"; exit 1; }
   grep -q 'predicted vs measured CPU' "$keep/index.html" || { echo "no validation section"; exit 1; }
