@@ -965,16 +965,20 @@ void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t
   }
 }
 
-void dvm_buffer_switch(State* st, uint32_t slot_index, const uint8_t** data, uint32_t* len) {
-  Slot* s = &st->slots[slot_index];
-  s->lock->lock();
-  PrincipalBuffer* b = &s->buf;
+void dvm_buffer_switch_locked(State* st, uint32_t slot_index, const uint8_t** data, uint32_t* len) {
+  PrincipalBuffer* b = &st->slots[slot_index].buf;
   uint32_t old = b->active;
   b->active = old ^ 1u;
   b->offset[b->active] = 0;
-  s->lock->unlock();
   *data = b->data[old];
   *len = b->offset[old];
+}
+
+void dvm_buffer_switch(State* st, uint32_t slot_index, const uint8_t** data, uint32_t* len) {
+  Slot* s = &st->slots[slot_index];
+  s->lock->lock();
+  dvm_buffer_switch_locked(st, slot_index, data, len);
+  s->lock->unlock();
 }
 
 }  // namespace tbdvm

@@ -287,7 +287,13 @@ void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t
 // Consumer side (not on the probe path).
 // Switches slot's principal buffer; returns the bytes of the now-inactive half
 // through *data / *len (valid until the next switch).
+// It spins on the slot's lock: where the consumer can share a CPU with a
+// firing thread (user space), take the lock with a wait that yields and call
+// dvm_buffer_switch_locked, or a consumer that preempted the lock's holder
+// spins out its whole time slice.
 void dvm_buffer_switch(State* st, uint32_t slot_index, const uint8_t** data, uint32_t* len);
+// Same, with the slot's lock already held by the caller.
+void dvm_buffer_switch_locked(State* st, uint32_t slot_index, const uint8_t** data, uint32_t* len);
 
 // Verification result.
 struct VerifyError {

@@ -414,7 +414,11 @@ void Session::consume_once() {
     const uint8_t* data;
     uint32_t len;
     uint64_t a = __rdtsc();
-    dvm_buffer_switch(&state_, i, &data, &len);
+    // The yielding wait: this thread is not pinned and may have preempted
+    // the lock's holder on its CPU (a spin would last the whole time slice).
+    lock_slot(state_.slots[i].lock);
+    dvm_buffer_switch_locked(&state_, i, &data, &len);
+    state_.slots[i].lock->unlock();
     uint64_t b = __rdtsc();
     cstats_.buf_switch_cycles += b - a;
     cstats_.bytes_copied += len;
