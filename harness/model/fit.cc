@@ -430,6 +430,17 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
   p.cycles = f.b.back();
   p.n = pts.size();
   interval(f.draws.back(), &p);
+  // A term the runs cannot tell from zero is not a measurement: scaled by a
+  // paced workload's wakeups (hundreds of times a hot loop's per record) its
+  // noise would be the prediction.
+  if (p.ci_low <= 0 && p.ci_high >= 0) {
+    e->probe_per_wakeup = Param::absent(fmt::format(
+        "fitted {:.0f} cycles per wakeup with a 95% interval [{:.0f}, {:.0f}] that holds zero: the runs cannot tell "
+        "what a wakeup costs the probe from noise, so it stays in fixed (more repetitions of both policies: "
+        "--repetitions 20)",
+        *p.cycles, p.ci_low, p.ci_high));
+    return;
+  }
   e->probe_per_wakeup = p;
 }
 

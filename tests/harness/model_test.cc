@@ -478,6 +478,26 @@ TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
   d = m.find("ebpf", "syscall", "ringbuf");
   EXPECT_FALSE(d->probe_per_wakeup.ok());
   EXPECT_NE(d->probe_per_wakeup.missing.find("one wakeup policy"), std::string::npos) << d->probe_per_wakeup.missing;
+  // Two policies whose wakeups cost the probe nothing measurable: a term
+  // whose interval holds zero is not used (a paced workload would multiply
+  // its noise by hundreds).
+  RunResult flat = run_of("flat");
+  std::mt19937_64 rng2(3);
+  for (const auto& [policy, w] : {std::pair<const char*, double>{"", 0.0002}, {"force", 0.0004}})
+    for (std::uint64_t bytes : {0, 256, 1024})
+      for (int i = 0; i < 3; ++i) {
+        BenchmarkResult b = with_consumer(bytes, w, rng2);
+        if (*policy) b.options["wakeup"] = policy;
+        std::normal_distribution<double> noise(0, kNoise);
+        b.traced.repetition_medians.clear();
+        for (double base : b.baseline.repetition_medians)
+          b.traced.repetition_medians.push_back(base + kFixed + kPerByte * bytes + noise(rng2));
+        flat.benchmarks.push_back(b);
+      }
+  ASSERT_TRUE(fit({flat}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(d->probe_per_wakeup.ok()) << *d->probe_per_wakeup.cycles;
+  EXPECT_NE(d->probe_per_wakeup.missing.find("holds zero"), std::string::npos) << d->probe_per_wakeup.missing;
   // An action without a consumer has no such term.
   ASSERT_TRUE(fit(synthetic(), &m).is_ok());
   EXPECT_NE(m.find("ebpf", "syscall", "count")->probe_per_wakeup.missing.find("no consumer figure"), std::string::npos);
@@ -775,6 +795,13 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   EXPECT_TRUE(sc[0].option_args("ebpf").empty());
   EXPECT_TRUE(suite_scenarios("none").empty());
   for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng"}) EXPECT_FALSE(suite_scenarios(t).empty()) << t;
+  // The D-VM's payload sweep also runs at another consumer rate (its
+  // per-wakeup term); no other tracer gets that option.
+  int dvm_rate = 0;
+  for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true))
+    dvm_rate += std::count(r.begin(), r.end(), "dvm.switchrate=5000hz");
+  EXPECT_EQ(dvm_rate, 1);
+  for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
 
 TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {
