@@ -36,6 +36,7 @@ struct ConsumerPoint {
   double user_ticks = 0, split_ticks = 0;  // pooled over benchmarks for the user/kernel split
   double overhead_cycles = 0;  // the benchmark's overhead per event (median over repetitions)
   std::string config;          // its configuration, wakeup knobs included
+  bool wakes_on_timer = false;  // the probe causes none of the consumer's wakeups
 };
 
 struct Observations {
@@ -390,6 +391,15 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
     e->probe_per_wakeup = Param::absent("no consumer figure in the runs: no wakeups to cost");
     return;
   }
+  if (std::all_of(pts.begin(), pts.end(), [](const ConsumerPoint& p) { return p.wakes_on_timer; })) {
+    // What its passes cost a firing thread is contention for the buffers
+    // while a pass runs: in a hot loop every pass meets a firing, paced few
+    // do; not a cost per wakeup to scale by a workload's wakeups.
+    e->probe_per_wakeup = Param::absent(
+        "the consumer wakes on its own timer, never because of a record: the probe causes none of its wakeups (what "
+        "a pass costs a firing that meets it is in fixed)");
+    return;
+  }
   const Columns cols = columns_of(o, pts);
   if (!cols.wakeups_known) {
     e->probe_per_wakeup = Param::absent(
@@ -577,6 +587,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         p.split_ticks = static_cast<double>(c.ticks);
         p.overhead_cycles = median_of(v);
         p.config = config;
+        p.wakes_on_timer = c.wakes_on_timer;
         pools[o.consumer_pool].push_back(p);
         if (p.wakeups_per_record >= 0) o.own_wakeups.push_back(p.wakeups_per_record);
       }

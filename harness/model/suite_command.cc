@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -42,6 +43,7 @@ struct SuiteArgs {
   std::string out;
   bool quick = false;
   double seconds = 8;
+  int rounds = 1;
 };
 
 int refuse(const std::string& why) {
@@ -188,23 +190,33 @@ int run_suite(const SuiteArgs& a) {
   const std::string runs = (fs::path(out) / "runs").string();
   const std::string model = (fs::path(out) / "model.json").string();
   std::map<std::string, std::string> failed;  // tracer -> why
-  for (const auto& p : plans) {
-    for (auto r : suite_runs(p.tracer, p.scenarios, a.quick)) {
-      if ((stopped = interrupted())) break;
-      r.insert(r.end(), {"--out", runs});
-      if (step(r) != 0 && !failed.count(p.tracer))
-        failed[p.tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
+  // Rounds: every measurement again (all pooled into one fit), then every
+  // validation again, each round through all tracers, so the rounds are
+  // spread over the machine's slow and fast minutes alike.
+  for (int round = 1; round <= a.rounds && !stopped; ++round) {
+    for (const auto& p : plans) {
+      for (auto r : suite_runs(p.tracer, p.scenarios, a.quick)) {
+        if ((stopped = interrupted())) break;
+        r.insert(r.end(), {"--out", runs});
+        if (step(r) != 0 && !failed.count(p.tracer))
+          failed[p.tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
+      }
+      if (stopped) break;
     }
-    if (stopped) break;
   }
   bool fitted = false;
   if (!stopped && fs::exists(runs, ec)) fitted = step({"model", "fit", runs, "--out", model}) == 0;
-  for (const auto& p : plans) {
-    for (const auto& s : p.scenarios) {
-      SuiteRow row{p.tracer, s.name, s.workload, std::nullopt, ""};
-      const std::string vout = (fs::path(out) / "validation" / fmt::format("{}-{}.json", p.tracer, s.name)).string();
-      if (!stopped && fitted) {
+  // (tracer, scenario) -> every round's validation, or why a round has none.
+  std::map<std::pair<std::string, std::string>, std::vector<nlohmann::json>> done;
+  std::map<std::pair<std::string, std::string>, std::string> problems;
+  for (int round = 1; round <= a.rounds && !stopped && fitted; ++round) {
+    for (const auto& p : plans) {
+      for (const auto& s : p.scenarios) {
         if ((stopped = interrupted())) break;
+        const std::string vout =
+            (fs::path(out) / "validation" /
+             (a.rounds > 1 ? fmt::format("{}-{}-r{}.json", p.tracer, s.name, round) : fmt::format("{}-{}.json", p.tracer, s.name)))
+                .string();
         std::vector<std::string> v = {"model", "validate", "--model", model, "-t", p.tracer, "-w", s.workload,
                                       "-a",    s.action};
         if (s.payload_bytes) v.insert(v.end(), {"-p", std::to_string(s.payload_bytes)});
@@ -213,36 +225,56 @@ int run_suite(const SuiteArgs& a) {
         if (a.quick) v.push_back("--quick");
         else v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
         v.insert(v.end(), {"--out", vout});
+        const auto key = std::pair{p.tracer, s.name};
         if (step(v) == 0) {
           std::ifstream in(vout);
           try {
-            row.validation = nlohmann::json::parse(in);
+            done[key].push_back(nlohmann::json::parse(in));
           } catch (const std::exception& e) {
-            row.problem = fmt::format("{}: {}", vout, e.what());
+            problems[key] = fmt::format("{}: {}", vout, e.what());
           }
         } else {
-          row.problem = fmt::format("validate failed: {}", steps.back().log);
+          problems[key] = fmt::format("validate failed: {}", steps.back().log);
         }
-      } else {
-        row.problem = stopped ? "interrupted" : "the model could not be fitted";
       }
+      if (stopped) break;
+    }
+  }
+  for (const auto& p : plans) {
+    for (const auto& s : p.scenarios) {
+      SuiteRow row{p.tracer, s.name, s.workload, std::nullopt, "", {}};
+      const auto key = std::pair{p.tracer, s.name};
+      if (done.count(key)) {
+        row.validation = median_round(done[key], &row.round_errors);
+        if (problems.count(key))
+          row.round_errors.clear();  // a round failed: the rounds are not all there
+      }
+      if (!row.validation)
+        row.problem = problems.count(key) ? problems[key]
+                      : stopped           ? "interrupted"
+                                          : "the model could not be fitted";
       if (!row.validation && failed.count(p.tracer)) row.problem += "; " + failed[p.tracer];
       rows.push_back(row);
     }
-    if (stopped) break;
   }
 
   const std::string table = table7_markdown(rows);
   nlohmann::json steps_j = nlohmann::json::array();
   for (const auto& s : steps)
     steps_j.push_back({{"command", shell_words(s.args)}, {"exit_code", s.exit_code}, {"seconds", s.seconds}, {"log", s.log}});
-  nlohmann::json j = {{"date_utc", utc_now_iso8601()}, {"quick", a.quick}, {"steps", steps_j}, {"interrupted", stopped}};
-  std::string md = fmt::format("# Table 7 on {} ({})\n\nMade by `tracebench model suite{}{}`; the model is `model.json` "
-                               "beside this file, fitted on the runs in `runs/`; each row is `validation/<tracer>-"
-                               "<scenario>.json`. CPU % is of one CPU; the error is measured minus predicted, in CPU "
-                               "points; the noise is the spread of the untraced segments' cost per event.\n\n",
-                               host_name(), utc_now_iso8601(), a.quick ? " --quick" : "",
-                               a.tracers.empty() ? "" : fmt::format(" -t {}", fmt::join(a.tracers, " -t ")));
+  nlohmann::json j = {{"date_utc", utc_now_iso8601()}, {"quick", a.quick}, {"rounds", a.rounds}, {"steps", steps_j},
+                      {"interrupted", stopped}};
+  std::string md = fmt::format(
+      "# Table 7 on {} ({})\n\nMade by `tracebench model suite{}{}{}`; the model is `model.json` beside this file, "
+      "fitted on the runs in `runs/`; each row is `validation/<tracer>-<scenario>{}.json`. CPU % is of one CPU; the "
+      "error is measured minus predicted, in CPU points; the noise is the spread of the untraced segments' cost per "
+      "event.{}\n\n",
+      host_name(), utc_now_iso8601(), a.quick ? " --quick" : "", a.rounds > 1 ? fmt::format(" --rounds {}", a.rounds) : "",
+      a.tracers.empty() ? "" : fmt::format(" -t {}", fmt::join(a.tracers, " -t ")), a.rounds > 1 ? "-r<round>" : "",
+      a.rounds > 1 ? fmt::format(" Every measurement and validation ran {} times, round after round; a row shows the "
+                                 "round whose error is the median, and every round's error in the last column.",
+                                 a.rounds)
+                   : "");
   for (const auto& [file, text] : {std::pair<std::string, std::string>{"table7.md", md + table},
                                    {"suite.json", j.dump(2) + "\n"}})
     if (Status st = write_file_atomic((fs::path(out) / file).string(), text); !st) {
@@ -271,6 +303,10 @@ void install_suite(CLI::App* model, int* exit_status) {
   s->add_option("--seconds", sa->seconds, "Length of each validation (eight segments)")
       ->capture_default_str()
       ->check(CLI::Range(0.4, 600.0));
+  s->add_option("--rounds", sa->rounds,
+                "Measure and validate this many times, round after round (a row: the round with the median error)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   s->callback([sa, exit_status] { *exit_status = run_suite(*sa); });
 }
 

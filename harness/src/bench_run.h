@@ -157,6 +157,7 @@ class BenchRun {
     consumer_.after_drain();
     EventCounts c = tracer_->counts();
     if (c.records_events) r_.consumer = consumer_.result(c.recorded, c.consumer_wakeups);
+    if (r_.consumer) r_.consumer->wakes_on_timer = c.consumer_wakes_on_timer;
     r_.events.fired = fired_;
     r_.events.recorded = c.recorded;
     r_.events.lost = c.lost;

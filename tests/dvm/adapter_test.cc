@@ -83,6 +83,9 @@ TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
   EXPECT_TRUE(v.passed()) << v.reason;
   Fired g = run("dvm_hot", "record", 0, 1000);
   EXPECT_EQ(g.counts.recorded, 3000u);
+  // Its consumer wakes on the switchrate timer, not on records.
+  EXPECT_TRUE(f.counts.consumer_wakes_on_timer);
+  EXPECT_GT(f.counts.consumer_wakeups, 0);
 }
 
 TEST(DvmAdapter, PredicateFalseHasTenEcbsAndCountsOnce) {

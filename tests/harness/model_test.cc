@@ -498,6 +498,15 @@ TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
   d = m.find("ebpf", "syscall", "ringbuf");
   EXPECT_FALSE(d->probe_per_wakeup.ok()) << *d->probe_per_wakeup.cycles;
   EXPECT_NE(d->probe_per_wakeup.missing.find("holds zero"), std::string::npos) << d->probe_per_wakeup.missing;
+  // A consumer that wakes on its own timer (the D-VM's switchrate): the
+  // probe causes none of its wakeups, whatever the runs' overheads say.
+  RunResult timer = r;
+  for (auto& b : timer.benchmarks) b.consumer->wakes_on_timer = true;
+  ASSERT_TRUE(fit({timer}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(d->probe_per_wakeup.ok());
+  EXPECT_NE(d->probe_per_wakeup.missing.find("its own timer"), std::string::npos) << d->probe_per_wakeup.missing;
+  EXPECT_TRUE(d->consumer_per_wakeup.ok()) << "the consumer's own cost per pass is still fitted";
   // An action without a consumer has no such term.
   ASSERT_TRUE(fit(synthetic(), &m).is_ok());
   EXPECT_NE(m.find("ebpf", "syscall", "count")->probe_per_wakeup.missing.find("no consumer figure"), std::string::npos);
@@ -802,6 +811,39 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
     dvm_rate += std::count(r.begin(), r.end(), "dvm.switchrate=5000hz");
   EXPECT_EQ(dvm_rate, 1);
   for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
+}
+
+TEST(ModelSuite, RoundsShowTheMedianRoundAndEveryError) {
+  auto val = [](double err, double probe) {
+    return nlohmann::json{
+        {"measured",
+         {{"rate_hz", 50000}, {"probe_cycles", probe}, {"cpu_percent", 3.0 + err}, {"probe_cpu_percent", 2.0},
+          {"consumer_cpu_percent", 1.0 + err}, {"untraced_spread_ns_per_event", 40}}},
+        {"predicted", {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 2.0},
+                       {"consumer_cpu_percent", 1.0}}},
+        {"error", {{"cpu_percent", err}}}};
+  };
+  std::vector<double> errors;
+  // Errors +2.6, -0.4, +1.1: the median round is the third (its own probe
+  // figure comes with it), every error kept in round order.
+  auto m = median_round({val(2.6, 901), val(-0.4, 902), val(1.1, 903)}, &errors);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ((*m)["measured"]["probe_cycles"], 903);
+  EXPECT_EQ(errors, (std::vector<double>{2.6, -0.4, 1.1}));
+  // An even count: of the two middle ones, the one farther from zero.
+  m = median_round({val(2.6, 901), val(-0.4, 902)}, &errors);
+  EXPECT_EQ((*m)["measured"]["probe_cycles"], 901);
+  m = median_round({val(0.2, 901), val(-1.4, 902), val(5, 903), val(-9, 904)}, &errors);
+  EXPECT_EQ((*m)["measured"]["probe_cycles"], 902);
+  EXPECT_FALSE(median_round({}, &errors).has_value());
+  SuiteRow row{"ebpf", "sys", "getpid", median_round({val(2.6, 901), val(-0.4, 902), val(1.1, 903)}, &errors), "", errors};
+  const std::string t = table7_markdown({row, {"perf", "sys", "getpid", std::nullopt, "not available: x", {}}});
+  EXPECT_NE(t.find("| errors of the rounds |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| +1.10 | 40 | yes | consumer (+1.10) | +2.60 -0.40 +1.10 |"), std::string::npos) << t;
+  EXPECT_NE(t.find("| perf | sys | getpid | | | | | | | | — | not available: x | |"), std::string::npos) << t;
+  // One round: no such column.
+  EXPECT_EQ(table7_markdown({{"ebpf", "sys", "getpid", val(0.5, 900), "", {0.5}}}).find("errors of the rounds"),
+            std::string::npos);
 }
 
 TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {

@@ -119,7 +119,9 @@ TEST(Options, EveryTracerSchemaIsWellFormed) {
     for (const auto& o : t->option_schema()) {
       EXPECT_TRUE(names.insert(o.name).second) << o.name << " twice";
       EXPECT_FALSE(o.help.empty()) << o.name;
-      if (o.type == T::kChoice) EXPECT_GE(o.words.size(), 2u) << o.name;
+      if (o.type == T::kChoice) {
+        EXPECT_GE(o.words.size(), 2u) << o.name;
+      }
     }
     OptionValues v;
     EXPECT_NO_THROW({ EXPECT_TRUE(parse_options(e.name, t->option_schema(), {}, &v)); });

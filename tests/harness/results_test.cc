@@ -62,6 +62,7 @@ RunResult sample_run() {
   cons.user_fraction = 0.25;
   cons.records = 90;
   cons.wakeups = 12;
+  cons.wakes_on_timer = true;
   cons.window_s = 1.5;
   cons.tasks.push_back({"reader", 10, 11, 2e6});
   b.consumer = cons;
@@ -91,6 +92,7 @@ TEST(Results, JsonRoundTripIsLossless) {
   ASSERT_TRUE(back.benchmarks[0].consumer.has_value());
   EXPECT_EQ(back.benchmarks[0].consumer->tasks[0].tid, 11);
   EXPECT_EQ(*back.benchmarks[0].consumer->wakeups, 12u);
+  EXPECT_TRUE(back.benchmarks[0].consumer->wakes_on_timer);
   // Cycles per record, derived for readers: 2.5 ms at 2.5 GHz over 90 records.
   EXPECT_DOUBLE_EQ(j["benchmarks"][0]["consumer"]["cycles_per_record"].get<double>(), 2.5e6 * 2.5 / 90);
   EXPECT_FALSE(j["benchmarks"][0]["consumer"]["user_fraction"].is_null());

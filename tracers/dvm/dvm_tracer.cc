@@ -236,6 +236,7 @@ class DvmTracer final : public Tracer {
     if (!session_) return c;
     // Every pass of the consumer is a wakeup (a timer at switchrate, records or not).
     c.consumer_wakeups = static_cast<std::int64_t>(session_->consumer_stats().passes);
+    c.consumer_wakes_on_timer = true;
     tbdvm::Counters k = session_->counters();
     c.lost = k.drops + k.agg_drops + k.busy_drops;
     // A clause that faulted (bad address, division by zero, ...) did not do

@@ -244,7 +244,15 @@ struct SuiteRow {
   std::string tracer, scenario, workload;
   std::optional<nlohmann::json> validation;  // results/validation.schema.json
   std::string problem;                       // why there is none
+  // With several rounds (`model suite --rounds N`): every round's error in
+  // CPU points; `validation` is then the round whose error is the median
+  // (a measured round, not an average), and "within ±2" is decided on it.
+  std::vector<double> round_errors;
 };
+// Of several rounds' validations of one scenario, the one whose error is the
+// median (of an even count, the middle one farther from zero: a tie never
+// flatters the model); null when none has an error.  Fills `errors` with every round's error, in round order.
+std::optional<nlohmann::json> median_round(const std::vector<nlohmann::json>& rounds, std::vector<double>* errors);
 // The larger of the probe's and the consumer's error, in CPU points.
 std::string term_off(const nlohmann::json& validation);
 std::string table7_markdown(const std::vector<SuiteRow>& rows);

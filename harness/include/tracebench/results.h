@@ -123,6 +123,7 @@ struct ConsumerResult {
   bool precise = true;  // false: some task's time came from ticks only
   std::uint64_t records = 0;  // = events.recorded
   std::optional<std::uint64_t> wakeups;
+  bool wakes_on_timer = false;  // EventCounts::consumer_wakes_on_timer
   double window_s = 0;
   std::vector<ConsumerTaskResult> tasks;
 };

@@ -139,6 +139,9 @@ struct EventCounts {
   // Times the consumer woke up to read (an epoll or poll return with data,
   // a timer tick that found records); -1 when the tracer cannot tell.
   std::int64_t consumer_wakeups = -1;
+  // The consumer wakes on its own timer (a switch rate), never because a
+  // record was written: the probe causes none of its wakeups.
+  bool consumer_wakes_on_timer = false;
 };
 
 // A task that consumes what a tracer records, beside the firing thread: a
