@@ -18,10 +18,12 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/miscdevice.h>
+#include <linux/moduleparam.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -51,6 +53,50 @@ static atomic64_t tb_seq = ATOMIC64_INIT(0);
 static u8 tb_pattern[TB_KMOD_MAX_PAYLOAD];
 static u64 tb_sink;
 
+/*
+ * Calibration hook: a known regression on demand.  inject_delay_ns=N makes
+ * every call of tracebench_kmod_target() spin N ns (busy wait on
+ * local_clock()), so a kernel "regression" of known size and place can be
+ * planted (scripts/vm/bisect-kernels.sh --inject-from, its test).  0 (the
+ * default) costs one load and a not-taken branch per event.  At most
+ * TB_INJECT_DELAY_MAX_NS: FIRE runs up to TB_CHUNK_EVENTS events with
+ * preemption off, so 4096 x 100 us = 0.4 s without a reschedule at worst.
+ * Writable at run time through /sys/module/tracebench/parameters/.
+ */
+#define TB_INJECT_DELAY_MAX_NS 100000u
+static unsigned int tb_inject_delay_ns;
+
+static int tb_inject_delay_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v > TB_INJECT_DELAY_MAX_NS) {
+		pr_err("tracebench: inject_delay_ns=%u is above the maximum %u\n", v, TB_INJECT_DELAY_MAX_NS);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops tb_inject_delay_ops = {
+	.set = tb_inject_delay_set,
+	.get = param_get_uint,
+};
+module_param_cb(inject_delay_ns, &tb_inject_delay_ops, &tb_inject_delay_ns, 0644);
+MODULE_PARM_DESC(inject_delay_ns,
+		 "Calibration: ns every tracebench_kmod_target() call spins (0..100000, default 0)");
+
+static noinline void tb_spin_ns(unsigned int ns)
+{
+	u64 end = local_clock() + ns;
+
+	while (local_clock() < end)
+		cpu_relax();
+}
+
 u64 tracebench_kmod_target(u64 seq, const u8 *payload, u32 len);
 
 /*
@@ -60,9 +106,12 @@ u64 tracebench_kmod_target(u64 seq, const u8 *payload, u32 len);
 noinline u64 tracebench_kmod_target(u64 seq, const u8 *payload, u32 len)
 {
 	u64 r = seq + len;
+	unsigned int delay = READ_ONCE(tb_inject_delay_ns);
 
 	if (len)
 		r ^= READ_ONCE(payload[len - 1]);
+	if (unlikely(delay))
+		tb_spin_ns(delay);
 	barrier();
 	return r;
 }

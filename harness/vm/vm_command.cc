@@ -48,6 +48,7 @@ struct VmArgs {
   bool lttng_modules = false;
   bool verbose = false;
   std::vector<std::string> files;  // extra SRC[:DEST] copied into the guest
+  std::vector<std::string> kmod_params;  // NAME=VALUE for the guest's insmod
   std::vector<std::string> guest_args;
 };
 
@@ -171,6 +172,27 @@ bool carry_out_to_host(VmArgs* a) {
   return true;
 }
 
+// A module parameter for the guest's insmod: NAME=VALUE, NAME a C
+// identifier (at most 64 characters), VALUE 1..256 characters of
+// [A-Za-z0-9_.,:+-].  The guest's busybox sh splits insmod's arguments on
+// spaces and nothing is quoted there, so nothing else gets through.  Returns
+// the reason when `p` is not one, else an empty string.
+std::string kmod_param_problem(const std::string& p) {
+  auto eq = p.find('=');
+  if (eq == std::string::npos) return "expected NAME=VALUE (e.g. inject_delay_ns=100)";
+  std::string name = p.substr(0, eq), value = p.substr(eq + 1);
+  auto alnum_ = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  if (name.empty() || name.size() > 64 || (name[0] >= '0' && name[0] <= '9') ||
+      !std::all_of(name.begin(), name.end(), alnum_))
+    return "NAME must be 1..64 characters of [A-Za-z0-9_], not starting with a digit";
+  if (value.empty() || value.size() > 256 ||
+      !std::all_of(value.begin(), value.end(), [&](char c) { return alnum_(c) || std::strchr(".,:+-", c); }))
+    return "VALUE must be 1..256 characters of [A-Za-z0-9_.,:+-]";
+  return {};
+}
+
 // Whether a result.json came back under `dir`.
 bool results_came_back(const std::string& dir) {
   std::error_code ec;
@@ -190,6 +212,23 @@ int run_vm(VmArgs a) {
   }
   if (a.accel != "auto" && a.accel != "kvm" && a.accel != "tcg") {
     std::cerr << "tracebench vm: --accel must be auto, kvm or tcg\n";
+    return 2;
+  }
+  for (std::size_t i = 0; i < a.kmod_params.size(); ++i) {
+    const std::string& p = a.kmod_params[i];
+    if (std::string why = kmod_param_problem(p); !why.empty()) {
+      std::cerr << "tracebench vm: --kmod-param '" << p << "': " << why << "\n";
+      return 2;
+    }
+    for (std::size_t k = 0; k < i; ++k) {
+      if (a.kmod_params[k].substr(0, a.kmod_params[k].find('=')) == p.substr(0, p.find('='))) {
+        std::cerr << "tracebench vm: --kmod-param " << p.substr(0, p.find('=')) << " is given twice\n";
+        return 2;
+      }
+    }
+  }
+  if (!a.kmod_params.empty() && a.no_kmod) {
+    std::cerr << "tracebench vm: --kmod-param with --no-kmod: there is no module to give parameters to\n";
     return 2;
   }
   std::string kernel = a.kernel.empty() ? newest_boot_kernel() : a.kernel;
@@ -244,6 +283,7 @@ int run_vm(VmArgs a) {
     argv.insert(argv.end(), {"--file", f});
   }
   if (a.no_kmod) argv.push_back("--no-kmod");
+  for (const auto& p : a.kmod_params) argv.insert(argv.end(), {"--kmod-param", p});
   if (a.lttng_modules) argv.push_back("--lttng-modules");
   if (a.verbose) argv.push_back("--verbose");
   argv.push_back("--");
@@ -287,8 +327,13 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("--mem", args->mem_mb, "Guest memory in MiB")->capture_default_str()->check(CLI::Range(256, 65536));
   sub->add_option("--file", args->files,
                   "Extra host file or directory for the guest, SRC[:DEST] (DEST defaults to SRC; e.g. "
-                  "libraries the suite dlopen()s)");
+                  "libraries the suite dlopen()s)")
+      ->allow_extra_args(false);  // one value per --file: `--file X -- run ...` leaves `--` to the guest arguments
   sub->add_flag("--no-kmod", args->no_kmod, "Do not build/load the companion module");
+  sub->add_option("--kmod-param", args->kmod_params,
+                  "Module parameter NAME=VALUE for the guest's insmod of the companion module (repeatable; "
+                  "NAME [A-Za-z0-9_], VALUE [A-Za-z0-9_.,:+-]; e.g. inject_delay_ns=100, kmod/README.md)")
+      ->allow_extra_args(false);
   sub->add_flag("--lttng-modules", args->lttng_modules,
                 "Build LTTng's kernel tracer (lttng-modules) for the kernel and pack it with lttng-sessiond, for "
                 "the lttng_kernel tracer (built once per kernel, then cached)");

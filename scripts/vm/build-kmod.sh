@@ -38,6 +38,11 @@ if ! make -s -C "$headers" M="$build" modules > "$build/build.log" 2>&1; then
   exit 1
 fi
 cp "$build/tracebench.ko" "$out/tracebench.ko"
+# The module builds warning-free (also with W=1); a warning is shown, not buried.
+if grep -q 'warning:' "$build/build.log"; then
+  echo "build-kmod: the module built with warnings against $headers:" >&2
+  grep -A4 'warning:' "$build/build.log" >&2
+fi
 
 # (No `readelf | grep -q` under pipefail: grep's early exit fails the pipe.)
 has_btf() { local t; t=$(readelf -S "$1" 2>/dev/null || true); [[ "$t" == *" .BTF "* ]]; }

@@ -50,19 +50,48 @@ stty -F $CH raw -echo 2>/dev/null
 echo "TBBOOT $(uname -r) $(cut -d' ' -f1 /proc/uptime)" > $CH
 
 status=0
+# Module parameters (`tracebench vm --kmod-param NAME=VALUE`, one a line in
+# /tb/kmod-params, checked on the host: [A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.,:+-]+).
+# TB_KMOD_PARAMS has them for tests that reload the module.
+TB_KMOD_PARAMS=""
+[ -f /tb/kmod-params ] && TB_KMOD_PARAMS=$(tr '\n' ' ' < /tb/kmod-params | sed 's/ *$//')
+export TB_KMOD_PARAMS
 # The module with BTF (fentry/tp_btf need it) if the kernel accepts it, else
 # the plain build.  TB_KMOD_PATH is the one that loaded (tests reload it).
 if [ -f /tb/tracebench.ko ]; then
   export TB_KMOD_PATH=/tb/tracebench.ko
-  if [ -f /tb/tracebench-btf.ko ] && insmod /tb/tracebench-btf.ko 2>/tmp/insmod-btf.err; then
+  # shellcheck disable=SC2086 # the parameters are separate words
+  if [ -f /tb/tracebench-btf.ko ] && insmod /tb/tracebench-btf.ko $TB_KMOD_PARAMS 2>/tmp/insmod-btf.err; then
     export TB_KMOD_PATH=/tb/tracebench-btf.ko
-  elif ! insmod /tb/tracebench.ko; then
-    echo "tracebench-vm: insmod /tb/tracebench.ko failed" >&2
+  elif ! insmod /tb/tracebench.ko $TB_KMOD_PARAMS 2>/tmp/insmod.err; then
+    # Comes back as /results/insmod-error.txt: the host prints it.
+    {
+      echo "insmod /tb/tracebench.ko${TB_KMOD_PARAMS:+ $TB_KMOD_PARAMS} failed: $(cat /tmp/insmod.err)"
+      dmesg | grep -i 'tracebench' | tail -n 5
+    } > /results/insmod-error.txt
+    echo "tracebench-vm: $(cat /results/insmod-error.txt)" >&2
     status=125
   elif [ -f /tb/tracebench-btf.ko ]; then
     echo "tracebench-vm: module BTF rejected ($(cat /tmp/insmod-btf.err)); loaded without BTF" >&2
   fi
   [ -e /sys/kernel/btf/tracebench ] && export TB_KMOD_BTF=1
+  # The kernel loads a module with an unknown parameter (a warning in dmesg):
+  # a misspelt parameter must not make a run that measured something else.
+  if [ $status -eq 0 ]; then
+    for kp in $TB_KMOD_PARAMS; do
+      if [ ! -e "/sys/module/tracebench/parameters/${kp%%=*}" ]; then
+        echo "insmod $TB_KMOD_PATH $TB_KMOD_PARAMS: the module has no parameter '${kp%%=*}' (it has: $(ls /sys/module/tracebench/parameters 2>/dev/null | tr '\n' ' '))" \
+          > /results/insmod-error.txt
+        echo "tracebench-vm: $(cat /results/insmod-error.txt)" >&2
+        status=125
+      fi
+    done
+  fi
+  # The parameters in effect, as evidence of what the run measured.
+  for p in /sys/module/tracebench/parameters/*; do
+    [ -f "$p" ] && echo "${p##*/}=$(cat "$p")"
+  done > /results/kmod-params.txt 2>/dev/null
+  [ -s /results/kmod-params.txt ] || rm -f /results/kmod-params.txt
 fi
 
 if [ $status -eq 0 ]; then

@@ -2,13 +2,17 @@
 # Builds the VM-lab initramfs (uncompressed newc cpio).
 #   mkinitramfs.sh --out FILE --run SCRIPT [--kmod KO] [--bin EXE[:DEST]]...
 #                  [--file SRC:DEST]... [--env FILE] [--busybox PATH]
+#                  [--kmod-param NAME=VALUE]...
 # --bin copies an executable plus every shared library ldd reports (and the
 # dynamic loader) at their host paths, so the very same binary runs in the
-# guest.  DEST defaults to /tb/bin/<basename>.
+# guest.  DEST defaults to /tb/bin/<basename>.  --kmod-param (needs --kmod)
+# is given to the guest's insmod of the module (/tb/kmod-params, one a line):
+# NAME is [A-Za-z_][A-Za-z0-9_]*, VALUE [A-Za-z0-9_.,:+-]+ (no quoting in the
+# guest: nothing else gets through).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out="" run="" kmod="" envf="" busybox=/bin/busybox
-bins=() files=()
+bins=() files=() kparams=()
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,11 +23,17 @@ while [ $# -gt 0 ]; do
     --file) files+=("$2"); shift 2;;
     --env) envf=$2; shift 2;;
     --busybox) busybox=$2; shift 2;;
+    --kmod-param) kparams+=("$2"); shift 2;;
     *) die "unknown argument '$1'";;
   esac
 done
 [ -n "$out" ] || die "--out is required"
 [ -n "$run" ] && [ -f "$run" ] || die "--run SCRIPT is required and must exist"
+for kp in "${kparams[@]}"; do
+  [[ "$kp" =~ ^[A-Za-z_][A-Za-z0-9_]{0,63}=[A-Za-z0-9_.,:+-]{1,256}$ ]] ||
+    die "--kmod-param '$kp': expected NAME=VALUE, NAME of [A-Za-z0-9_] (not starting with a digit), VALUE of [A-Za-z0-9_.,:+-]"
+done
+[ ${#kparams[@]} -eq 0 ] || [ -n "$kmod" ] || die "--kmod-param needs --kmod"
 [ -x "$busybox" ] || die "$busybox not found: apt-get install busybox-static"
 if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked'; then
   # `file` may be missing; ldd is the fallback check.
@@ -40,6 +50,7 @@ chmod 755 "$root/init"
 cp "$run" "$root/tb/run.sh"
 [ -n "$envf" ] && cp "$envf" "$root/tb/env.sh"
 [ -n "$kmod" ] && { [ -f "$kmod" ] || die "no module $kmod"; cp "$kmod" "$root/tb/tracebench.ko"; }
+[ ${#kparams[@]} -eq 0 ] || printf '%s\n' "${kparams[@]}" > "$root/tb/kmod-params"
 echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
 echo "root:x:0:" > "$root/etc/group"
 

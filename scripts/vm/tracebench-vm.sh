@@ -5,7 +5,7 @@
 #   tracebench-vm.sh --kernel IMAGE [--headers DIR] [--outdir DIR]
 #       [--accel auto|kvm|tcg] [--timeout S] [--smp N] [--mem MB]
 #       [--bin EXE[:DEST]]... [--file SRC:DEST]... [--no-kmod] [--lttng-modules]
-#       [--verbose] -- COMMAND [ARGS...]
+#       [--kmod-param NAME=VALUE]... [--verbose] -- COMMAND [ARGS...]
 #
 # Steps: build kmod/ against the kernel's headers, build an initramfs with
 # busybox + the binaries (+ their shared libraries) + the module, boot qemu
@@ -14,12 +14,16 @@
 # status (3 = the VM itself failed).  --lttng-modules also builds LTTng's
 # kernel tracer for the kernel (build-lttng-modules.sh, cached) and packs it
 # with lttng-sessiond, lttng-consumerd, the lttng CLI and babeltrace2's
-# plugins, for the lttng_kernel adapter.  OUTDIR/vm.json records the kernel and
-# the acceleration (TCG results are marked "emulated").
+# plugins, for the lttng_kernel adapter.  --kmod-param NAME=VALUE (repeatable)
+# is passed to the guest's insmod of the module (e.g. inject_delay_ns=100,
+# kmod/README.md); the parameters in effect come back in kmod-params.txt, and
+# a module that refuses to load ends the boot with status 125 and its reason
+# in insmod-error.txt.  OUTDIR/vm.json records the kernel and the acceleration
+# (TCG results are marked "emulated").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 kernel="" headers="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
-bins=() files=()
+bins=() files=() kparams=()
 die() { echo "tracebench-vm: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
     --bin) bins+=(--bin "$2"); shift 2;;
     --file) files+=(--file "$2"); shift 2;;
     --no-kmod) kmod=0; shift;;
+    --kmod-param) kparams+=("$2"); shift 2;;
     --lttng-modules) lttng_modules=1; shift;;
     --verbose) verbose=(--verbose); shift;;
     --) shift; break;;
@@ -40,6 +45,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -gt 0 ] || die "no guest command after --"
+for kp in "${kparams[@]}"; do
+  [[ "$kp" =~ ^[A-Za-z_][A-Za-z0-9_]{0,63}=[A-Za-z0-9_.,:+-]{1,256}$ ]] ||
+    die "--kmod-param '$kp': expected NAME=VALUE, NAME of [A-Za-z0-9_] (not starting with a digit), VALUE of [A-Za-z0-9_.,:+-]"
+done
+[ ${#kparams[@]} -eq 0 ] || [ $kmod -eq 1 ] || die "--kmod-param and --no-kmod: there is no module to give parameters to"
 if [ -z "$kernel" ]; then
   kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1 || true)
   [ -n "$kernel" ] || die "no --kernel and no /boot/vmlinuz-*: apt-get install linux-image-amd64 linux-headers-amd64"
@@ -67,6 +77,7 @@ kargs=()
 if [ $kmod -eq 1 ]; then
   ko=$("$here/build-kmod.sh" --headers "$headers" --out "$work/kmod" --kernel "$kernel") || die "module build failed"
   kargs=(--kmod "$ko")
+  for kp in "${kparams[@]}"; do kargs+=(--kmod-param "$kp"); done
   [ -f "$work/kmod/tracebench-btf.ko" ] && kargs+=(--file "$work/kmod/tracebench-btf.ko:/tb/tracebench-btf.ko")
 fi
 if [ $lttng_modules -eq 1 ]; then
@@ -109,5 +120,8 @@ rc=$?
 while kill -0 $child 2>/dev/null; do wait $child; rc=$?; done
 trap - TERM INT HUP
 set -e
+if [ $rc -eq 125 ] && [ -f "$outdir/insmod-error.txt" ]; then
+  echo "tracebench-vm: the module could not be loaded as asked in the guest, nothing ran: $(cat "$outdir/insmod-error.txt")" >&2
+fi
 echo "tracebench-vm: results in $outdir (status $rc)" >&2
 exit $rc

@@ -70,4 +70,49 @@ check "lttng-modules: nothing cached after refusals" '[ ! -e "$t/cache" ]'
 "$vm/build-lttng-modules.sh" --headers "$t/hdr" --bogus 1 >/dev/null 2>"$t/err"; rc=$?
 check "lttng-modules: unknown argument" '[ $rc -eq 1 ] && grep -q "unknown argument" "$t/err"'
 
+# Module parameters for the guest's insmod: refused unless NAME=VALUE with a
+# charset the guest's unquoted insmod line cannot misread, before anything is built.
+echo 'exec true' > "$t/run.sh"
+"$vm/mkinitramfs.sh" --out "$t/i.cpio" --run "$t/run.sh" --kmod /nonexistent.ko --kmod-param 'a=1;reboot' 2>"$t/err"; rc=$?
+check "initramfs: a shell character in --kmod-param is refused" '[ $rc -eq 1 ] && grep -q "expected NAME=VALUE" "$t/err" && [ ! -e "$t/i.cpio" ]'
+"$vm/mkinitramfs.sh" --out "$t/i.cpio" --run "$t/run.sh" --kmod-param a=1 2>"$t/err"; rc=$?
+check "initramfs: --kmod-param without --kmod is refused" '[ $rc -eq 1 ] && grep -q "needs --kmod" "$t/err"'
+"$vm/tracebench-vm.sh" --kernel /nonexistent/vmlinuz --outdir "$t/o8" --kmod-param 'x=$(reboot)' -- true 2>"$t/err"; rc=$?
+check "vm: a bad --kmod-param is refused before anything" '[ $rc -eq 3 ] && grep -q "expected NAME=VALUE" "$t/err" && [ ! -e "$t/o8" ]'
+"$vm/tracebench-vm.sh" --kernel /nonexistent/vmlinuz --no-kmod --kmod-param x=1 -- true 2>"$t/err"; rc=$?
+check "vm: --kmod-param with --no-kmod is refused" '[ $rc -eq 3 ] && grep -q "no module to give parameters to" "$t/err"'
+
+# bisect-kernels.sh: bad input is exit 2 with the reason, before any kernel
+# is booted or anything written (fake names: these checks need no kernel).
+bk() {  # $1 = check name, $2 = expected message, then the arguments
+  local name=$1 want=$2; shift 2
+  "$vm/bisect-kernels.sh" --outdir "$t/bisect" "$@" >/dev/null 2>"$t/err"; rc=$?
+  check "bisect: $name" '[ $rc -eq 2 ] && grep -qF -- "$want" "$t/err" && [ ! -e "$t/bisect" ]'
+}
+B=none/kmod_target/none/payload:0/threads:1
+R=(-- run -t none -w kmod_target -p 0)
+bk "missing arguments" "need BENCH GOOD BAD" "$B" k1 "${R[@]}"
+bk "--rounds 0" "--rounds must be 1..99" --rounds 0 --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--rounds x" "--rounds must be 1..99" --rounds x --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "GOOD after BAD" "must come before BAD" --kernels k1,k2,k3 "$B" k3 k1 "${R[@]}"
+bk "GOOD = BAD" "must come before BAD" --kernels k1,k2 "$B" k2 k2 "${R[@]}"
+bk "GOOD not listed" "GOOD 'k9' is not in the candidate list" --kernels k1,k2 "$B" k9 k2 "${R[@]}"
+bk "a kernel listed twice" "is listed twice" --kernels k1,k2,k1 "$B" k1 k2 "${R[@]}"
+bk "an empty list entry" "has an empty entry" --kernels k1,,k2 "$B" k1 k2 "${R[@]}"
+bk "derived list, GOOD after BAD" "does not come before" "$B" 9.9.9-2-tbfake 9.9.9-1-tbfake "${R[@]}"
+bk "derived list, two flavours" "not releases of the same flavour" "$B" 9.9.9-1-tbfake 9.9.9-2-other "${R[@]}"
+bk "a malformed BENCH" "is not a benchmark name" --kernels k1,k2 none/kmod_target k1 k2 "${R[@]}"
+bk "BENCH's workload not run" "workload 'kmod_fixed' is not among" --kernels k1,k2 \
+  none/kmod_fixed/none/payload:0/threads:1 k1 k2 "${R[@]}"
+bk "--inject-from a shell word" "is not a module parameter NAME=VALUE" --kernels k1,k2 --inject-from k2 'a=`reboot`' \
+  "$B" k1 k2 "${R[@]}"
+bk "--inject-from an unlisted kernel" "--inject-from 'k7' is not in the candidate list" --kernels k1,k2 \
+  --inject-from k7 a=1 "$B" k1 k2 "${R[@]}"
+bk "a guest command other than run" "must be 'run ...'" --kernels k1,k2 "$B" k1 k2 -- list
+bk "run --out" "run --out is set by" --kernels k1,k2 "$B" k1 k2 -- run --out x
+bk "an unknown option" "unknown option '--bogus'" --bogus --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "a missing image" "kernel image '$t/nope' not found" --kernels "$t/nope,k2" "$B" nope k2 "${R[@]}"
+printf '# candidates\n\n' > "$t/empty.list"
+bk "an empty --kernels-file" "lists no kernel" --kernels-file "$t/empty.list" "$B" k1 k2 "${R[@]}"
+
 exit $fail
