@@ -24,6 +24,9 @@ ProbeLoad ValidationScenario::probe_load(double rate) const {
 
 Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out) {
   double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = x.drain_consumer_cpu_ns;
+  double tasks = 0, tasks_perf = 0;
+  std::uint64_t switches = 0;
+  bool perf_all = true, any_tasks = false;
   std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0;
   for (const auto& g : x.segments) {
     const int t = g.traced ? 1 : 0;
@@ -31,7 +34,14 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     cpu[t] += g.thread_cpu_ns;
     busy[t] += g.machine_busy_ns;
     events[t] += g.events;
-    if (g.traced) consumer += g.consumer_cpu_ns;
+    if (g.traced) {
+      consumer += g.consumer_cpu_ns;
+      tasks += g.consumer_tasks_ns;
+      any_tasks |= g.consumer_tasks_ns > 0 || g.consumer_tasks_perf_ns.has_value();
+      if (g.consumer_tasks_perf_ns) tasks_perf += *g.consumer_tasks_perf_ns;
+      else perf_all = false;
+      switches += g.consumer_tasks_switches;
+    }
     ticks += g.ticks;
     late += g.late_ticks;
   }
@@ -45,6 +55,24 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   v.probe_cycles = probe_ns * m.tsc_hz / 1e9;
   v.probe_cpu_percent = 100 * v.rate_hz * probe_ns / 1e9;
   v.consumer_cpu_percent = 100 * consumer / wall[1];
+  v.consumer_tasks_cpu_percent = 100 * tasks / wall[1];
+  if (perf_all && any_tasks) {
+    v.consumer_tasks_perf_cpu_percent = 100 * tasks_perf / wall[1];
+    v.consumer_tasks_switches = switches;
+    // schedstat counts the switches into and out of a task, task-clock does
+    // not: the gap per switch is what a switch costs, a few µs; more, or
+    // task-clock above schedstat, and the two accounts do not agree.
+    const double gap_ns = tasks - tasks_perf;
+    if (switches > 0) v.consumer_switch_gap_us = gap_ns / static_cast<double>(switches) / 1e3;
+    const bool perf_above = -gap_ns > 0.1 * tasks && -gap_ns / wall[1] * 100 > 0.05;
+    const bool gap_too_large =
+        gap_ns / wall[1] * 100 > 0.05 && (switches == 0 || gap_ns / static_cast<double>(switches) > 50e3);
+    if (perf_above || gap_too_large)
+      v.warnings.push_back(fmt::format(
+          "the consumer tasks' CPU from /proc schedstat ({:.3f} %) and from perf's task-clock ({:.3f} %) differ by "
+          "more than their {} context switches explain: the consumer figure is not confirmed",
+          v.consumer_tasks_cpu_percent, *v.consumer_tasks_perf_cpu_percent, switches));
+  }
   v.cpu_percent = v.probe_cpu_percent + v.consumer_cpu_percent;
   v.system_busy_delta_percent = 100 * (busy[1] / wall[1] - busy[0] / wall[0]);
   v.late_share = ticks ? static_cast<double>(late) / static_cast<double>(ticks) : 0;
@@ -71,7 +99,10 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   ProbeLoad load = s.probe_load(v.rate_hz);
   // What the probe pays for waking the consumer, at the wakeups this
   // scenario caused.
-  if (x.wakeups && x.records > 0) load.wakeups_hz = static_cast<double>(*x.wakeups) / (wall[1] / 1e9);
+  // The consumer's wakeups per second: over the traced segments, or for a
+  // consumer on its own timer (it runs in the untraced ones too) over all.
+  const double wake_wall = x.wakes_on_timer ? wall[0] + wall[1] : wall[1];
+  if (x.wakeups && x.records > 0) load.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
   probe_only.probes.push_back(load);
   Prediction p;
   TB_TRY(predict(m, probe_only, &p));
@@ -92,7 +123,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     c.options = s.options;
     c.payload_bytes = s.payload_bytes;
     c.records_hz = static_cast<double>(x.records) / (wall[1] / 1e9);
-    if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wall[1] / 1e9);
+    if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
     with.consumers.push_back(c);
     Prediction q;
     if (Status st = predict(m, with, &q); st) {
@@ -130,7 +161,10 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
   for (const auto& g : x.segments)
     segs.push_back({{"traced", g.traced}, {"wall_ns", g.wall_ns}, {"thread_cpu_ns", g.thread_cpu_ns},
                     {"machine_busy_ns", g.machine_busy_ns}, {"events", g.events},
-                    {"consumer_cpu_ns", g.consumer_cpu_ns}, {"ticks", g.ticks}, {"late_ticks", g.late_ticks}});
+                    {"consumer_cpu_ns", g.consumer_cpu_ns}, {"consumer_tasks_ns", g.consumer_tasks_ns},
+                    {"consumer_tasks_perf_ns", opt(g.consumer_tasks_perf_ns)},
+                    {"consumer_tasks_switches", g.consumer_tasks_switches}, {"ticks", g.ticks},
+                    {"late_ticks", g.late_ticks}});
   nlohmann::json j = {
       {"schema", "tracebench.validation"},
       {"schema_version", 2},
@@ -144,8 +178,12 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
         {"traced_ns_per_event", v.traced_ns_per_event}, {"probe_cycles", v.probe_cycles},
         {"probe_cpu_percent", v.probe_cpu_percent}, {"consumer_cpu_percent", v.consumer_cpu_percent},
         {"cpu_percent", v.cpu_percent}, {"system_busy_delta_percent", v.system_busy_delta_percent},
+        {"consumer_tasks_cpu_percent", v.consumer_tasks_cpu_percent},
+        {"consumer_tasks_perf_cpu_percent", opt(v.consumer_tasks_perf_cpu_percent)},
+        {"consumer_tasks_switches", v.consumer_tasks_switches},
+        {"consumer_switch_gap_us", opt(v.consumer_switch_gap_us)},
         {"late_share", v.late_share}, {"untraced_spread_ns_per_event", v.untraced_spread_ns_per_event},
-        {"records", x.records}, {"wakeups", opt(x.wakeups)},
+        {"records", x.records}, {"wakeups", opt(x.wakeups)}, {"wakes_on_timer", x.wakes_on_timer},
         {"drain_consumer_cpu_ns", x.drain_consumer_cpu_ns}, {"segments", segs}}},
       {"predicted",
        {{"probe_cycles", v.predicted_probe_cycles}, {"probe_cpu_percent", v.predicted_probe_cpu_percent},
@@ -185,6 +223,15 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
   out += fmt::format("machine busy, traced minus untraced (/proc/stat, independent, tick-sampled): {:.3f} % of one "
                      "CPU\n",
                      v.system_busy_delta_percent);
+  if (v.consumer_tasks_perf_cpu_percent)
+    out += fmt::format(
+        "consumer tasks: {:.3f} % by /proc schedstat, {:.3f} % by perf task-clock (independent){}\n",
+        v.consumer_tasks_cpu_percent, *v.consumer_tasks_perf_cpu_percent,
+        v.consumer_switch_gap_us
+            ? fmt::format("; schedstat's extra is {:.1f} µs per context switch ({} switches): the switches into and out "
+                          "of the consumer, which task-clock leaves out",
+                          *v.consumer_switch_gap_us, v.consumer_tasks_switches)
+            : std::string());
   out += fmt::format("untraced segments' cost per event spread over {:.0f} ns (the noise)\n",
                      v.untraced_spread_ns_per_event);
   if (v.predicted_wakeup_cycles != 0)

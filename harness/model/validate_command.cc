@@ -26,6 +26,7 @@
 #include "tracebench/options.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
+#include "tracebench/task_clock.h"
 #include "tracebench/tracer.h"
 #include "tracebench/util.h"
 #include "tracebench/verification.h"
@@ -207,6 +208,15 @@ int run_validate(const ValidateArgs& a) {
       ValidationSegment g;
       g.traced = traced;
       TaskTimes before = task_times(*t);
+      // The same tasks' perf task-clock: the cross-check of their CPU time.
+      TaskClocks perf_clock;
+      bool perf_ok = false;
+      if (traced) {
+        std::vector<int> tids;
+        for (const auto& task : t->consumer_tasks())
+          for (int tid : threads_of(task.pid, task.tid)) tids.push_back(tid);
+        perf_ok = !tids.empty() && perf_clock.open(tids).is_ok();
+      }
       if (traced)
         if (Status s = t->enable(); !s) return fail("enable: " + s.message());
       if (Status s = paced(st.get(), sc.rate_hz, sc.seconds / 8, &g); !s) return fail(s.message());
@@ -214,7 +224,12 @@ int run_validate(const ValidateArgs& a) {
         const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (Status s = t->disable(); !s) return fail("disable: " + s.message());
         const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-        g.consumer_cpu_ns = used(before, task_times(*t)) + (t->reads_on_caller() ? caller : 0);
+        g.consumer_tasks_ns = used(before, task_times(*t));
+        if (perf_ok) {
+          g.consumer_tasks_perf_ns = perf_clock.read_ns();
+          g.consumer_tasks_switches = perf_clock.read_switches();
+        }
+        g.consumer_cpu_ns = g.consumer_tasks_ns + (t->reads_on_caller() ? caller : 0);
         fired_traced += g.events;
       }
       x.segments.push_back(g);
@@ -230,6 +245,7 @@ int run_validate(const ValidateArgs& a) {
     const bool consumes = !t->consumer_tasks().empty() || t->reads_on_caller();
     x.records = consumes ? c.recorded : 0;
     if (c.consumer_wakeups >= 0) x.wakeups = static_cast<std::uint64_t>(c.consumer_wakeups);
+    x.wakes_on_timer = c.consumer_wakes_on_timer;
     Verification verdict = verify_events(c, fired_traced, a.payload, w->takes_payload, &events);
     st.reset();
     t->teardown();

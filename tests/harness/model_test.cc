@@ -718,6 +718,46 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
               std::string::npos);
   }
 
+  // A consumer on its own timer passes in the untraced segments too: its
+  // 200 wakeups are 50/s over the four seconds, not 100/s over the two
+  // traced ones.
+  {
+    ValidationMeasured t = x;
+    t.wakes_on_timer = true;
+    Validation w;
+    ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
+    EXPECT_NEAR(*w.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 50 * 5000) / 2.1e9, 1e-12);
+    EXPECT_TRUE(to_json(m, s, t, w)["measured"]["wakes_on_timer"].get<bool>());
+  }
+
+  // The consumer tasks counted twice: schedstat and perf's task-clock.  A
+  // gap of a few µs per context switch is the switches (said, no warning);
+  // task-clock well above schedstat is a disagreement (warned).
+  {
+    ValidationMeasured t = x;
+    for (auto& g : t.segments)
+      if (g.traced) {
+        g.consumer_tasks_ns = g.consumer_cpu_ns;
+        g.consumer_tasks_perf_ns = g.consumer_cpu_ns - 1000 * 5000.0;  // 5 µs less per switch
+        g.consumer_tasks_switches = 1000;
+      }
+    Validation w;
+    ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
+    ASSERT_TRUE(w.consumer_tasks_perf_cpu_percent.has_value());
+    EXPECT_NEAR(*w.consumer_tasks_perf_cpu_percent, 0.5 - 100 * 2 * 5e6 / 2e9, 1e-12);
+    EXPECT_NEAR(*w.consumer_switch_gap_us, 5.0, 1e-9);
+    EXPECT_TRUE(w.warnings.empty()) << w.warnings[0];
+    EXPECT_NE(to_text(s, w).find("5.0 µs per context switch (2000 switches)"), std::string::npos) << to_text(s, w);
+    for (auto& g : t.segments)
+      if (g.traced) g.consumer_tasks_perf_ns = 2 * g.consumer_cpu_ns;
+    ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
+    ASSERT_FALSE(w.warnings.empty());
+    EXPECT_NE(w.warnings[0].find("not confirmed"), std::string::npos) << w.warnings[0];
+    t.segments[1].consumer_tasks_perf_ns.reset();  // one segment perf could not count: no cross-check
+    ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
+    EXPECT_FALSE(w.consumer_tasks_perf_cpu_percent.has_value());
+  }
+
   // Untraced segments that disagree by more than the probe costs: noise, said.
   x.segments[3] = segment(false, 1500);
   ASSERT_TRUE(evaluate(m, s, x, &v).is_ok());
@@ -804,12 +844,12 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   EXPECT_TRUE(sc[0].option_args("ebpf").empty());
   EXPECT_TRUE(suite_scenarios("none").empty());
   for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng"}) EXPECT_FALSE(suite_scenarios(t).empty()) << t;
-  // The D-VM's payload sweep also runs at another consumer rate (its
-  // per-wakeup term); no other tracer gets that option.
+  // The D-VM's runs (sys, pid, the payload sweep) also run at another
+  // consumer rate (its per-wakeup term); no other tracer gets that option.
   int dvm_rate = 0;
   for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true))
     dvm_rate += std::count(r.begin(), r.end(), "dvm.switchrate=5000hz");
-  EXPECT_EQ(dvm_rate, 1);
+  EXPECT_EQ(dvm_rate, 3);
   for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
 

@@ -195,6 +195,12 @@ struct ValidationSegment {
   double wall_ns = 0, thread_cpu_ns = 0, machine_busy_ns = 0;
   std::uint64_t events = 0;
   double consumer_cpu_ns = 0;  // traced: consumer tasks + reads on the firing thread (disable)
+  // Traced: of it, the consumer tasks' own time (schedstat), and the same
+  // threads' perf task-clock, an independent count (absent where perf could
+  // not count them or the tracer names no consumer task).
+  double consumer_tasks_ns = 0;
+  std::optional<double> consumer_tasks_perf_ns;
+  std::uint64_t consumer_tasks_switches = 0;  // their context switches (perf), with the perf count
   std::uint64_t ticks = 0, late_ticks = 0;  // pacing periods, and those begun > 1 period late
 };
 struct ValidationMeasured {
@@ -202,6 +208,9 @@ struct ValidationMeasured {
   double drain_consumer_cpu_ns = 0;  // the final drain's reads and the tasks meanwhile
   std::uint64_t records = 0;
   std::optional<std::uint64_t> wakeups;
+  // The consumer wakes on its timer from attach to drain, untraced segments
+  // included: its rate is its wakeups over all segments, not the traced ones.
+  bool wakes_on_timer = false;
 };
 struct Validation {
   double rate_hz = 0;  // achieved while traced
@@ -210,6 +219,14 @@ struct Validation {
   double system_busy_delta_percent = 0;  // machine busy, traced minus untraced
   double late_share = 0;                 // of the pacing periods
   double untraced_spread_ns_per_event = 0;  // max - min over the untraced segments: the noise
+  // The consumer tasks' CPU share, schedstat and perf task-clock (the
+  // cross-check; absent where perf did not count every traced segment).
+  double consumer_tasks_cpu_percent = 0;
+  std::optional<double> consumer_tasks_perf_cpu_percent;
+  // schedstat minus task-clock per context switch of the tasks, in µs: the
+  // switches into and out of them, which task-clock leaves out.
+  std::optional<double> consumer_switch_gap_us;
+  std::uint64_t consumer_tasks_switches = 0;
   double predicted_probe_cycles = 0, predicted_probe_cpu_percent = 0;
   double predicted_wakeup_cycles = 0;  // of predicted_probe_cycles
   std::string wakeup_note;             // wakeups measured, the term not applied: why

@@ -1,0 +1,72 @@
+// perf's task-clock on another thread agrees with that thread's own CPU
+// clock and with its /proc schedstat time: the accounts model validate sets
+// against each other for a tracer's consumer.
+#include "tracebench/task_clock.h"
+
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tracebench/system.h"
+
+namespace tracebench {
+namespace {
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
+  std::atomic<int> tid{0}, phase{0};
+  std::atomic<double> self_ns{0};
+  std::thread worker([&] {
+    tid = static_cast<int>(syscall(SYS_gettid));
+    while (phase == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const double c0 = thread_cpu_ns();
+    // Like a consumer: short bursts of work, sleeps between them.
+    for (int i = 0; i < 200; ++i) {
+      const double t0 = thread_cpu_ns();
+      while (thread_cpu_ns() - t0 < 200e3) {
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    self_ns = thread_cpu_ns() - c0;
+    phase = 2;
+    while (phase != 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (tid == 0) std::this_thread::yield();
+  const int pid = static_cast<int>(getpid());
+  EXPECT_EQ(threads_of(pid, tid), std::vector<int>{tid.load()});
+  EXPECT_GE(threads_of(pid, 0).size(), 2u) << "tid 0: every thread of the process";
+  TaskClocks clocks;
+  ASSERT_TRUE(clocks.open({tid}).is_ok());
+  EXPECT_EQ(clocks.threads(), 1u);
+  TaskCpu before, after;
+  ASSERT_TRUE(read_task_cpu(pid, tid, &before).is_ok());
+  phase = 1;
+  while (phase != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const double perf_ns = clocks.read_ns();
+  const std::uint64_t switches = clocks.read_switches();
+  ASSERT_TRUE(read_task_cpu(pid, tid, &after).is_ok());
+  phase = 3;
+  worker.join();
+  const double sched_ns = after.ns - before.ns;
+  EXPECT_GT(self_ns.load(), 35e6);  // 200 bursts of 0.2 ms
+  EXPECT_GE(switches, 200u) << "a switch out at every sleep";
+  EXPECT_NEAR(perf_ns, self_ns.load(), 0.1 * self_ns.load()) << "schedstat " << sched_ns;
+  EXPECT_NEAR(sched_ns, self_ns.load(), 0.1 * self_ns.load()) << "perf " << perf_ns;
+  // schedstat also counts the switches into and out of the thread.
+  EXPECT_GE(sched_ns - perf_ns, -0.02 * self_ns.load());
+  EXPECT_LT((sched_ns - perf_ns) / static_cast<double>(switches), 50e3) << "more than a switch costs";
+  EXPECT_TRUE(TaskClocks().open({999999999}).is_ok()) << "a thread that is gone is skipped";
+}
+
+}  // namespace
+}  // namespace tracebench
