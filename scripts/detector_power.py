@@ -4,7 +4,8 @@ Pools of real runs are made once, interleaved in time: A (no injection) and
 one pool per injected level (the none tracer's inject_cycles at 5% and 10% of
 the workload's measured cost per event).  Each trial draws disjoint runs from
 the pools and asks a detector:
-  - compare: `tracebench compare A B` (pooled, U test); an alarm is a
+  - compare: `tracebench compare A B` (one run a side: U test on the
+    repetitions; two or more: Welch's t on the runs' medians); an alarm is a
     "regression" verdict for the workload's benchmark;
   - changes: the runs as one history series (A's then B's, dates rewritten
     in that order) and `tracebench history changes --fail-on-change`; an
