@@ -65,10 +65,26 @@ std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
 
 std::vector<std::string> SuiteScenario::option_args(const std::string& tracer) const {
   std::vector<std::string> a;
+  for (const auto& o : options) a.insert(a.end(), {"-o", o});
   if (handlers > 1) {
-    a = {"-o", fmt::format("{}.ecbs={}", tracer, handlers), "-o", fmt::format("{}.extra_predicate=false", tracer)};
+    a.insert(a.end(),
+             {"-o", fmt::format("{}.ecbs={}", tracer, handlers), "-o", fmt::format("{}.extra_predicate=false", tracer)});
   }
   return a;
+}
+
+void size_buffers(const std::string& tracer, double segment_seconds, std::vector<SuiteScenario>* scenarios) {
+  if (tracer != "ftrace") return;  // the others' readers run while the workload fires
+  for (auto& s : *scenarios) {
+    if (s.payload_bytes == 0) continue;
+    // A trace_marker record: the payload, its header and the ip field
+    // (~40 B); twice what a segment writes, for the rate's overshoot and
+    // the sub-buffers' unused tails.
+    const double kib = 2.0 * s.rate_hz * segment_seconds * static_cast<double>(s.payload_bytes + 64) / 1024.0;
+    std::uint64_t size = 1024;
+    while (static_cast<double>(size) < kib && size < (1u << 20)) size *= 2;
+    s.options.push_back(fmt::format("ftrace.buffer_kb={}", size));
+  }
 }
 
 std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
@@ -81,7 +97,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     for (int i = 0; i < copies; ++i) runs.push_back(r);
   };
   for (const auto& s : scenarios) {
-    const std::vector<std::string> base = {"run", "-t", tracer, "-w", s.workload, "-a", s.action};
+    std::vector<std::string> base = {"run", "-t", tracer, "-w", s.workload, "-a", s.action};
+    for (const auto& o : s.options) base.insert(base.end(), {"-o", o});
     if (s.payload_bytes > 0) {
       // The per-byte terms: a sweep through the scenario's size.
       std::set<std::uint64_t> sizes = {0, 64, 1024, s.payload_bytes};

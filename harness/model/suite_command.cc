@@ -134,6 +134,7 @@ int run_suite(const SuiteArgs& a) {
   for (const auto& name : names) {
     std::unique_ptr<Tracer> t = make_tracer(name);
     std::vector<SuiteScenario> all = suite_scenarios(name);
+    size_buffers(name, (a.quick ? 2.0 : a.seconds) / 8, &all);
     if (all.empty()) {
       rows.push_back({name, "—", "—", std::nullopt,
                       "no held-out scenarios for this tracer here (the VM lab's tracers: `tracebench vm`)"});

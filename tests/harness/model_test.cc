@@ -853,6 +853,54 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
 
+// ftrace reads its buffer only between validation segments: the payload
+// scenario gets a buffer that holds a segment's records, in its measurement
+// runs and its validation alike (one model entry); nothing else changes.
+TEST(ModelSuite, FtracePayloadBufferHoldsASegment) {
+  auto sized = [](double segment_seconds) {
+    auto sc = suite_scenarios("ftrace");
+    size_buffers("ftrace", segment_seconds, &sc);
+    return sc;
+  };
+  auto quick = sized(0.25);  // 2 s: 20 kHz x 0.25 s x 1088 B x 2 = 10.6 MiB
+  const SuiteScenario* payload = nullptr;
+  for (const auto& s : quick) {
+    if (s.name == "payload") {
+      payload = &s;
+    } else {
+      EXPECT_TRUE(s.options.empty()) << s.name;
+    }
+  }
+  ASSERT_NE(payload, nullptr);
+  EXPECT_EQ(payload->options, std::vector<std::string>{"ftrace.buffer_kb=16384"});
+  EXPECT_EQ(payload->option_args("ftrace"), (std::vector<std::string>{"-o", "ftrace.buffer_kb=16384"}));
+  for (const auto& s : sized(30.0 / 8)) {
+    if (s.name == "payload") {
+      EXPECT_EQ(s.options, std::vector<std::string>{"ftrace.buffer_kb=262144"});
+    }
+  }
+  for (const auto& s : sized(600.0 / 8)) {
+    if (s.name == "payload") {
+      EXPECT_EQ(s.options, std::vector<std::string>{"ftrace.buffer_kb=1048576"}) << "capped";
+    }
+  }
+  // Every measurement of the scenario carries it; the other scenarios' do not.
+  int with = 0;
+  for (const auto& r : suite_runs("ftrace", quick, true)) {
+    const bool marker = std::find(r.begin(), r.end(), "marker") != r.end();
+    const bool has = std::find(r.begin(), r.end(), "ftrace.buffer_kb=16384") != r.end();
+    EXPECT_EQ(marker, has) << fmt::format("{}", fmt::join(r, " "));
+    with += has;
+  }
+  EXPECT_EQ(with, 2);  // the payload sweep, twice
+  // The other tracers read while the workload fires: untouched.
+  for (const char* t : {"ebpf", "lttng", "dvm", "perf"}) {
+    auto sc = suite_scenarios(t);
+    size_buffers(t, 3.75, &sc);
+    for (const auto& s : sc) EXPECT_TRUE(s.options.empty()) << t << " " << s.name;
+  }
+}
+
 TEST(ModelSuite, RoundsShowTheMedianRoundAndEveryError) {
   auto val = [](double err, double probe) {
     return nlohmann::json{

@@ -249,10 +249,22 @@ struct SuiteScenario {
   std::uint64_t payload_bytes = 0;
   double rate_hz = 0;
   int handlers = 1;  // > 1: the extra handlers' predicates are false (sys10)
-  // `-o T.ecbs=N -o T.extra_predicate=false` for a scenario with handlers.
+  // NAME=VALUE tracer options of every run and validation of the scenario
+  // (its model entry is the one with these options), e.g. a buffer that
+  // holds a validation segment's records (size_buffers).
+  std::vector<std::string> options;
+  // `-o O` for each of `options`, then `-o T.ecbs=N -o
+  // T.extra_predicate=false` for a scenario with handlers.
   std::vector<std::string> option_args(const std::string& tracer) const;
 };
 std::vector<SuiteScenario> suite_scenarios(const std::string& tracer);  // empty: no scenarios for it
+// A tracer whose reader empties its buffer only between validation segments
+// (ftrace: read when the event is disabled) must hold a whole segment's
+// records, or the validation measures a tracer that drops: gives such
+// scenarios a buffer for `segment_seconds` at their rate with room to
+// spare, a power of two of KiB (at most 1 GiB per CPU; beyond, validate
+// reports the loss).
+void size_buffers(const std::string& tracer, double segment_seconds, std::vector<SuiteScenario>* scenarios);
 // The `tracebench run ...` argument lists, in order, each once (twice where
 // the consumer's per-record term needs two figures).
 std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
