@@ -10,7 +10,7 @@
 # planted delay, and every boot must have run with the parameters it was
 # meant to.  Then: GOOD vs BAD without a regression is exit 3, bad input is
 # refused with exit 2 before anything boots, and Ctrl-C (or TERM) stops a
-# bisection with no qemu left behind.  About 4 minutes under TCG on 2 cores.
+# bisection with no qemu left behind.  About 7 minutes under TCG on 2 cores.
 #   bisect_kernels.sh TRACEBENCH OUTDIR
 # Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
 set -uo pipefail
@@ -87,9 +87,12 @@ PY
 accel=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["accel"])' "$out/bisect/bisect.json")
 
 # GOOD vs BAD without a regression (no parameter on either): said so, exit 3,
-# nothing bisected.  One round a side: compare's U test on 6 vs 6 repetitions;
-# --threshold 0.25 keeps boot-to-boot drift under TCG from being a "regression".
-"$bisect" --tracebench "$tb" --outdir "$out/noregr" --accel "$accel" --rounds 1 --threshold 0.25 --timeout 300 \
+# nothing bisected.  Three boots a side, so that compare's unit is the boot
+# (Welch's t on the boots' medians): under TCG one boot of a kernel can
+# measure 1.7x another boot of the same kernel (seen: 16.9 vs 28.7 ns), which
+# one boot a side (the U test on its repetitions) called a regression;
+# --threshold 0.25 as well.
+"$bisect" --tracebench "$tb" --outdir "$out/noregr" --accel "$accel" --rounds 3 --threshold 0.25 --timeout 300 \
   --kernels "$out/k/cand1,$out/k/cand2" "$bench" cand1 cand2 "${run[@]}" > "$out/noregr.out" 2>&1
 rc=$?
 cat "$out/noregr.out"
