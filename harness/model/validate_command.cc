@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/clock.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
 #include "tracebench/runner.h"
@@ -42,12 +43,6 @@ struct ValidateArgs {
   double rate = 50000, seconds = 8;
   bool quick = false;
 };
-
-double clock_ns(clockid_t c) {
-  timespec ts{};
-  clock_gettime(c, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
 
 // The consumer tasks' CPU time by task at one instant.
 using TaskTimes = std::map<std::pair<int, int>, double>;

@@ -13,11 +13,7 @@
 namespace tracebench {
 namespace {
 
-double now_raw_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
+double now_raw_ns() { return clock_ns(CLOCK_MONOTONIC_RAW); }
 
 // ns = (cyc * time_mult) >> time_shift  =>  hz = 1e9 * 2^shift / mult
 double tsc_hz_from_perf() {

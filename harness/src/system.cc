@@ -308,4 +308,16 @@ Status read_task_cpu(int pid, int tid, TaskCpu* out) {
   return Status::ok();
 }
 
+std::vector<int> process_threads(int pid) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+    const std::string name = e.path().filename().string();
+    char* end = nullptr;
+    const long t = std::strtol(name.c_str(), &end, 10);
+    if (end && *end == 0 && t > 0) out.push_back(static_cast<int>(t));
+  }
+  return out;
+}
+
 }  // namespace tracebench

@@ -6,26 +6,15 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "tracebench/system.h"
+
 namespace tracebench {
 
-std::vector<int> threads_of(int pid, int tid) {
-  if (tid > 0) return {tid};
-  std::vector<int> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
-    const std::string name = e.path().filename().string();
-    char* end = nullptr;
-    const long t = std::strtol(name.c_str(), &end, 10);
-    if (end && *end == 0 && t > 0) out.push_back(static_cast<int>(t));
-  }
-  return out;
-}
+std::vector<int> threads_of(int pid, int tid) { return tid > 0 ? std::vector<int>{tid} : process_threads(pid); }
 
 namespace {
 // -errno on failure.

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "tracebench/clock.h"
 #include "tracebench/workload.h"
 #include "tracebench/runner.h"
 #include "tracebench/tracer.h"
@@ -68,11 +69,7 @@ class FakeTracer final : public Tracer {
   std::uint64_t at_enable_ = 0, recorded_ = 0;
 };
 
-double thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
+double thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 void burn_cpu_ns(double ns) {
   double until = thread_cpu_ns() + ns;
   while (thread_cpu_ns() < until) asm volatile("" ::: "memory");

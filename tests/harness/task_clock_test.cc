@@ -12,16 +12,13 @@
 #include <chrono>
 #include <thread>
 
+#include "tracebench/clock.h"
 #include "tracebench/system.h"
 
 namespace tracebench {
 namespace {
 
-double thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
+double thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
   std::atomic<int> tid{0}, phase{0};

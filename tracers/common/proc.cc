@@ -1,6 +1,5 @@
 #include "tracers/common/proc.h"
 
-#include <dirent.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -33,17 +32,6 @@ bool pid_alive(pid_t pid) {
   if (rp == std::string::npos || rp + 2 >= stat.size()) return false;
   char state = stat[rp + 2];
   return state != 'Z' && state != 'X';
-}
-
-std::vector<pid_t> threads_of(pid_t pid) {
-  std::vector<pid_t> tids;
-  std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
-    closedir(d);
-  }
-  return tids;
 }
 
 std::vector<int> online_cpus() {

@@ -20,9 +20,6 @@ bool read_file(const std::string& path, std::string* out);
 // The process exists and has not exited (a zombie has), whoever owns it.
 bool pid_alive(pid_t pid);
 
-// Thread ids of `pid` from /proc/<pid>/task.
-std::vector<pid_t> threads_of(pid_t pid);
-
 // CPUs in /sys/devices/system/cpu/online ("0-3,6").
 std::vector<int> online_cpus();
 

@@ -27,6 +27,7 @@
 
 #include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
+#include "tracebench/system.h"
 #include "tracers/common/names.h"
 #include "tracers/common/tracefs_leftovers.h"
 #include "tracers/common/proc.h"
@@ -36,7 +37,6 @@ namespace {
 
 using common::address_to_file_offset;
 using common::read_text;
-using common::threads_of;
 
 constexpr const char* kGroup = common::kDynamicEventGroup;  // leftovers found by tracefs_leftovers.cc
 
@@ -319,7 +319,7 @@ Status FtraceTracer::setup_pid_filter(pid_t pid) {
   // set_event_pid holds thread ids; list every current thread of the target
   // and let event-fork add threads created later.
   std::string tids;
-  for (pid_t t : threads_of(pid)) tids += std::to_string(t) + " ";
+  for (int t : process_threads(pid)) tids += std::to_string(t) + " ";
   if (tids.empty()) return Status::error("pid " + std::to_string(pid) + " has no threads in /proc");
   TB_TRY(write_instance_file(instance_, "set_event_pid", tids));
   if (tracefs_option_enable(instance_, TRACEFS_OPTION_EVENT_FORK) < 0)

@@ -28,6 +28,7 @@
 #include <sstream>
 
 #include "tracebench/parse.h"
+#include "tracebench/system.h"
 #include "tracers/common/names.h"
 #include "tracers/common/proc.h"
 
@@ -39,7 +40,6 @@ namespace {
 using common::address_to_file_offset;
 using common::online_cpus;
 using common::read_text;
-using common::threads_of;
 
 long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
@@ -464,7 +464,7 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
 
 Status PerfTracer::open_traced() {
   std::vector<pid_t> tids;
-  for (pid_t t : threads_of(pid_))
+  for (pid_t t : process_threads(pid_))
     if (t != consumer_tid_) tids.push_back(t);
   if (tids.empty()) return Status::error("pid " + std::to_string(pid_) + " has no threads in /proc");
   handler_fds_ = {};

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <sched.h>
+#include <time.h>
 #include <x86intrin.h>
 
 #include <cstdint>
@@ -20,6 +21,13 @@
 #include <string_view>
 
 namespace tracebench {
+
+// A POSIX clock in ns (CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC_RAW, ...).
+inline double clock_ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
 
 inline std::uint64_t tsc_begin() {
   _mm_lfence();

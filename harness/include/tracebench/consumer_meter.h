@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/clock.h"
 #include "tracebench/results.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
@@ -122,11 +123,7 @@ class ConsumerMeter {
 
  private:
   static double us(const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); }
-  static double thread_cpu_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-  }
+  static double thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
   bool started_ = false;
   std::chrono::steady_clock::time_point wall0_;

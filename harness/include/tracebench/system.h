@@ -68,6 +68,8 @@ struct TaskCpu {
   bool precise = true;
 };
 Status read_task_cpu(int pid, int tid, TaskCpu* out);
+// Thread ids of `pid` now, from /proc/<pid>/task (empty when it is gone).
+std::vector<int> process_threads(int pid);
 // Fields 14 and 15 (utime, stime) of a /proc stat line; the command name in
 // parentheses may hold spaces and parentheses.  false when malformed.
 bool parse_stat_ticks(const std::string& stat, std::uint64_t* utime, std::uint64_t* stime);
