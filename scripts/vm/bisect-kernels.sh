@@ -89,6 +89,7 @@
 #   130  interrupted (INT, TERM, HUP): the VM was stopped; bisect.json says so
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 py=/usr/bin/python3
 me=bisect-kernels
 die() { echo "$me: $*" >&2; exit 2; }
@@ -161,8 +162,7 @@ if [ ${#sel_w[@]} -gt 0 ] && [[ " ${sel_w[*]} " != *" $bworkload "* ]]; then
   die "BENCH's workload '$bworkload' is not among the run's workloads (-w ${sel_w[*]})"
 fi
 for p in "${inject_param[@]}"; do
-  [[ "$p" =~ ^[A-Za-z_][A-Za-z0-9_]{0,63}=[A-Za-z0-9_.,:+-]{1,256}$ ]] ||
-    die "--inject-from: '$p' is not a module parameter NAME=VALUE (NAME of [A-Za-z0-9_], VALUE of [A-Za-z0-9_.,:+-])"
+  kmod_param_ok "$p" || die "--inject-from: '$p' is not a module parameter NAME=VALUE ($kmod_param_rule)"
 done
 
 # Evidence that cannot reach p < 0.05 whatever the kernels do.
@@ -253,15 +253,11 @@ for ((i = gi; i <= bi; ++i)); do
   if is_path "$k"; then
     [ -f "$k" ] || die "kernel image '$k' not found"
     [ -r "$k" ] || die "kernel image '$k' is not readable (Debian installs them 0600: run as root)"
-    r=""
-    case "$(basename "$k")" in vmlinuz-*) r=${k##*/vmlinuz-};; esac
-    [ -n "$r" ] || r=$(file -bL "$k" 2>/dev/null | sed -n 's/.*Linux kernel.* version \([^ ,]*\).*/\1/p')
+    r=$(kernel_release "$k")
     h=$headers
     if [ -z "$h" ]; then
       [ -n "$r" ] || die "kernel image '$k': not a bzImage whose release can be read; pass --headers DIR"
-      for d in "/usr/src/linux-headers-$r" "/lib/modules/$r/build"; do
-        [ -f "$d/Makefile" ] && { h=$d; break; }
-      done
+      h=$(headers_for "$r")
       [ -n "$h" ] || die "kernel image '$k' (release $r): no headers in /usr/src/linux-headers-$r; apt-get install linux-headers-$r or pass --headers DIR"
     fi
     img[$i]=$k rel[$i]=$r hdr[$i]=$h needs_install[$i]=0
@@ -495,18 +491,14 @@ boot() {
 # $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
 verdict=""
 step() {
-  local k=$1 c=$2 kind=$3 sd r run name t0=$SECONDS
+  local k=$1 c=$2 kind=$3 sd r t0=$SECONDS
   sd=$outdir/step$k-$(printf '%s' "${labels[$c]}" | tr -c 'A-Za-z0-9._+-' '_')
   mkdir -p "$sd/G/runs" "$sd/C/runs"
   for ((r = 1; r <= rounds; ++r)); do
     for side in G C; do
       local i=$gi; [ $side = C ] && i=$c
       boot "$i" "$sd/$side/round$r"
-      for run in "$sd/$side/round$r"/runs/*/; do
-        [ -f "$run/result.json" ] || continue
-        name=$(basename "$run")
-        ln -sfn "../round$r/runs/$name" "$sd/$side/runs/round$r-$name"
-      done
+      link_runs "$sd/$side/round$r" "$sd/$side/runs"
     done
   done
   if ! "$tb" compare --json "${compare_opts[@]}" "$sd/G/runs" "$sd/C/runs" > "$sd/compare.json" 2> "$sd/compare.err"; then

@@ -22,6 +22,7 @@
 #     -- run --quick -t kprobes -t none -w kmod_target -w kmod_fixed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 compare_args=()
 die() { echo "compare-kernels: $*" >&2; exit 2; }
 pos=()
@@ -82,11 +83,7 @@ for ((round = 1; round <= rounds; ++round)); do
       -- run --out runs "${@:2}"
     rc=$?
     if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
-    for run in "$vmdir"/runs/*/; do
-      [ -f "$run/result.json" ] || continue
-      name=$(basename "$run")
-      ln -sfn "../round$round/runs/$name" "$outdir/$side/runs/round$round-$name"
-    done
+    link_runs "$vmdir" "$outdir/$side/runs"
   done
 done
 ra=$outdir/A/runs rb=$outdir/B/runs

@@ -11,6 +11,7 @@
 # guest: nothing else gets through).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 out="" run="" kmod="" envf="" busybox=/bin/busybox
 bins=() files=() kparams=()
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
@@ -30,8 +31,7 @@ done
 [ -n "$out" ] || die "--out is required"
 [ -n "$run" ] && [ -f "$run" ] || die "--run SCRIPT is required and must exist"
 for kp in "${kparams[@]}"; do
-  [[ "$kp" =~ ^[A-Za-z_][A-Za-z0-9_]{0,63}=[A-Za-z0-9_.,:+-]{1,256}$ ]] ||
-    die "--kmod-param '$kp': expected NAME=VALUE, NAME of [A-Za-z0-9_] (not starting with a digit), VALUE of [A-Za-z0-9_.,:+-]"
+  kmod_param_ok "$kp" || die "--kmod-param '$kp': expected NAME=VALUE, $kmod_param_rule"
 done
 [ ${#kparams[@]} -eq 0 ] || [ -n "$kmod" ] || die "--kmod-param needs --kmod"
 [ -x "$busybox" ] || die "$busybox not found: apt-get install busybox-static"

@@ -22,6 +22,7 @@
 # (TCG results are marked "emulated").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 kernel="" headers="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
 bins=() files=() kparams=()
 die() { echo "tracebench-vm: $*" >&2; exit 3; }
@@ -46,8 +47,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || die "no guest command after --"
 for kp in "${kparams[@]}"; do
-  [[ "$kp" =~ ^[A-Za-z_][A-Za-z0-9_]{0,63}=[A-Za-z0-9_.,:+-]{1,256}$ ]] ||
-    die "--kmod-param '$kp': expected NAME=VALUE, NAME of [A-Za-z0-9_] (not starting with a digit), VALUE of [A-Za-z0-9_.,:+-]"
+  kmod_param_ok "$kp" || die "--kmod-param '$kp': expected NAME=VALUE, $kmod_param_rule"
 done
 [ ${#kparams[@]} -eq 0 ] || [ $kmod -eq 1 ] || die "--kmod-param and --no-kmod: there is no module to give parameters to"
 if [ -z "$kernel" ]; then
@@ -57,15 +57,9 @@ fi
 [ -f "$kernel" ] || die "kernel image '$kernel' not found"
 [ -r "$kernel" ] || die "kernel image '$kernel' is not readable (Debian installs them 0600: run as root)"
 # Kernel release: from the file name (/boot/vmlinuz-<release>) or the bzImage header.
-krel=""
-case "$(basename "$kernel")" in vmlinuz-*) krel=${kernel##*/vmlinuz-};; esac
-if [ -z "$krel" ] && command -v file >/dev/null; then
-  krel=$(file -bL "$kernel" | sed -n 's/.*version \([^ ,]*\).*/\1/p')
-fi
+krel=$(kernel_release "$kernel")
 if { [ $kmod -eq 1 ] || [ $lttng_modules -eq 1 ]; } && [ -z "$headers" ]; then
-  for d in "/usr/src/linux-headers-$krel" "/lib/modules/$krel/build"; do
-    [ -n "$krel" ] && [ -f "$d/Makefile" ] && { headers=$d; break; }
-  done
+  headers=$(headers_for "$krel")
   [ -n "$headers" ] || die "no kernel headers for '${krel:-$kernel}': apt-get install linux-headers-${krel:-<release>}, or pass --headers DIR (or --no-kmod)"
 fi
 [ -n "$outdir" ] || outdir=vm-results/${krel:-kernel}-$(date -u +%Y%m%dT%H%M%SZ)
