@@ -65,6 +65,9 @@ class KprobesTracer final : public Tracer {
   Status disable() override;
   Status drain() override;
   EventCounts counts() override;
+  // The tracefs actions read their instance's buffer in disable(), on the
+  // caller's thread: the consumer's work is the caller's.
+  bool reads_on_caller() const override { return attached_ && !bpf_; }
   nlohmann::json details() const override;
   void teardown() noexcept override;
 
