@@ -125,7 +125,14 @@ int run_validate(const ValidateArgs& a) {
   if (m.kernel_release != u.release)
     return refuse(fmt::format("the model is of kernel {}, this machine runs {}: fit one here first", m.kernel_release,
                               u.release));
-  if (m.emulated) return refuse("the model was fitted in an emulator; validate it there (tracebench vm)");
+  // A model and its validation come from the same kind of machine: an
+  // emulator's cycles predict nothing on a host, nor the other way round.
+  std::string here;
+  if (Status s = check_execution("", hypervisor_vendor() == "unknown" ? "" : hypervisor_vendor(), &here); !s)
+    return refuse(s.message());
+  if (m.emulated != (here == "qemu-tcg"))
+    return refuse(m.emulated ? "the model was fitted in an emulator; validate it there (tracebench vm -- model validate ...)"
+                             : "the model was fitted on a host and this is an emulator: fit one here first");
   const Workload* w = find_workload(a.workload);
   if (!w) return refuse(fmt::format("unknown workload '{}' (see `tracebench list`)", a.workload));
   std::unique_ptr<Tracer> t = make_tracer(a.tracer);
