@@ -33,6 +33,7 @@ struct ConsumerPoint {
   double cycles_per_record = 0;
   double payload_bytes = 0;
   double wakeups_per_record = -1;  // -1: not counted
+  double enables_per_record = -1;  // -1: not counted (results written before it)
   double user_ticks = 0, split_ticks = 0;  // pooled over benchmarks for the user/kernel split
   double overhead_cycles = 0;  // the benchmark's overhead per event (median over repetitions)
   std::string config;          // its configuration, wakeup knobs included
@@ -277,6 +278,8 @@ bool fit_rows(const std::vector<std::vector<double>>& x, const std::vector<doubl
 struct Columns {
   bool by_byte = false, by_wakeup = false, wakeups_known = true;
   double w_lo = 1e300, w_hi = -1;
+  bool by_enable = false, enables_known = true;
+  double n_lo = 1e300, n_hi = -1;
 };
 Columns columns_of(const Observations& o, const std::vector<ConsumerPoint>& pts) {
   Columns c;
@@ -286,16 +289,23 @@ Columns columns_of(const Observations& o, const std::vector<ConsumerPoint>& pts)
     if (p.wakeups_per_record < 0) c.wakeups_known = false;
     c.w_lo = std::min(c.w_lo, p.wakeups_per_record);
     c.w_hi = std::max(c.w_hi, p.wakeups_per_record);
+    if (p.enables_per_record < 0) c.enables_known = false;
+    c.n_lo = std::min(c.n_lo, p.enables_per_record);
+    c.n_hi = std::max(c.n_hi, p.enables_per_record);
   }
   c.by_byte = o.carries_payload && payloads.size() >= 2;
   // Wakeups per record must vary: by half again, or from none to some.
   c.by_wakeup = c.wakeups_known && (c.w_lo > 0 ? c.w_hi >= 1.5 * c.w_lo : c.w_hi >= 0.05);
+  // Enable/disable cycles per record likewise (runs with fewer samples per
+  // block, `-n`, have more of them).
+  c.by_enable = c.enables_known && c.n_lo > 0 && c.n_hi >= 1.5 * c.n_lo;
   return c;
 }
 std::vector<double> row_of(const Columns& c, const ConsumerPoint& p) {
   std::vector<double> r{1.0};
   if (c.by_byte) r.push_back(p.payload_bytes);
   if (c.by_wakeup) r.push_back(p.wakeups_per_record);
+  if (c.by_enable) r.push_back(p.enables_per_record);
   return r;
 }
 std::string wakeups_flat(const Columns& c, const std::string& tracer, const char* where) {
@@ -312,7 +322,8 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         "no consumer figure in the runs (the action keeps nothing for a consumer, or the results predate the "
         "consumer's measurement): `{}`",
         run_cmd);
-    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = Param::absent(why);
+    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
+        Param::absent(why);
     return;
   }
   const Columns cols = columns_of(o, pts);
@@ -330,7 +341,8 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     const std::string why =
         fmt::format("{} consumer figure(s) for {} term(s): not enough to fit (more payload sizes or runs: `{}`)",
                     pts.size(), k, run_cmd);
-    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = Param::absent(why);
+    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
+        Param::absent(why);
     return;
   }
   q.r2 = f.r2;
@@ -361,6 +373,16 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         "consumer_per_record");
   else
     e->consumer_per_wakeup = Param::absent(wakeups_flat(cols, e->tracer, "consumer_per_record"));
+  if (cols.by_enable)
+    e->consumer_per_enable = param(col++);
+  else if (!cols.enables_known)
+    e->consumer_per_enable = Param::absent(
+        "the runs predate the count of enable/disable cycles: what a cycle costs is in consumer_per_record");
+  else
+    e->consumer_per_enable = Param::absent(fmt::format(
+        "enable/disable cycles per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
+        "apart (it is in consumer_per_record): a run with fewer samples per block, `{} -n 10`",
+        cols.n_lo, cols.n_hi, run_cmd));
   double user = 0, ticks = 0;
   for (const auto& p : pts) {
     user += p.user_ticks;
@@ -583,6 +605,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         p.cycles_per_record = c.cpu_ns * tsc / 1e9 / static_cast<double>(c.records);
         p.payload_bytes = static_cast<double>(b.payload_bytes);
         if (c.wakeups) p.wakeups_per_record = static_cast<double>(*c.wakeups) / static_cast<double>(c.records);
+        if (c.enables) p.enables_per_record = static_cast<double>(*c.enables) / static_cast<double>(c.records);
         p.user_ticks = c.user_ticks;
         p.split_ticks = static_cast<double>(c.ticks);
         p.overhead_cycles = median_of(v);

@@ -40,6 +40,7 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"consumer_per_record", &Entry::consumer_per_record},
     {"consumer_per_record_byte", &Entry::consumer_per_record_byte},
     {"consumer_per_wakeup", &Entry::consumer_per_wakeup},
+    {"consumer_per_enable", &Entry::consumer_per_enable},
     {"probe_per_wakeup", &Entry::probe_per_wakeup},
 };
 
@@ -88,7 +89,8 @@ json to_json(const Model& m) {
           {"equation",
            "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t) "
            "+ (w - wakeups_per_record)*probe_per_wakeup; "
-           "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + wakeups/s*consumer_per_wakeup, "
+           "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + wakeups/s*consumer_per_wakeup "
+           "+ enables/s*consumer_per_enable, "
            "Cost_A = u*Cost_D, Cost_C = (1-u)*Cost_D"},
           {"entries", entries}};
 }
@@ -218,18 +220,20 @@ std::string to_markdown(const Model& m) {
     if (!e.consumer_fit || !e.consumer_per_record.ok()) continue;
     if (!consumers)
       md += "\n## Consumers (Table 3 analog)\n\nThe consumer's CPU time (reader threads, daemons, reads on the "
-            "measuring thread) per record, per recorded byte and per wakeup, fitted over benchmarks; its idle time "
-            "is spread over them.\n\n| tracer | probe kind | action | per record | per byte | per wakeup | user "
-            "share | R², worst residual (points) |\n|---|---|---|---|---|---|---:|---|\n";
+            "measuring thread) per record, per recorded byte, per wakeup and per enable/disable cycle (a session's "
+            "start and stop, a read pass at disable), fitted over benchmarks; its idle time is spread over them.\n\n"
+            "| tracer | probe kind | action | per record | per byte | per wakeup | per enable | user "
+            "share | R², worst residual (points) |\n|---|---|---|---|---|---|---|---:|---|\n";
     consumers = true;
     const auto& q = *e.consumer_fit;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer, e.probe_kind, action_label(e),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer, e.probe_kind,
+                      action_label(e),
                       cell(e.consumer_per_record),
                       e.consumer_per_record_byte.ok()
                           ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.consumer_per_record_byte.cycles,
                                         e.consumer_per_record_byte.ci_low, e.consumer_per_record_byte.ci_high)
                           : "—",
-                      cell(e.consumer_per_wakeup),
+                      cell(e.consumer_per_wakeup), cell(e.consumer_per_enable),
                       q.user_fraction ? fmt::format("{:.2f} ({} ticks)", *q.user_fraction, q.ticks) : "—", q.r2,
                       q.worst_residual_cycles, q.points);
   }
@@ -358,7 +362,7 @@ Status scenario_from_json(const json& j, Scenario* out) {
   if (j.contains("consumers")) {
     if (!j.at("consumers").is_array()) return bad("\"consumers\" must be an array");
     const std::set<std::string> keys = {"tracer",     "probe_kind", "action",       "options",
-                                        "records_hz", "wakeups_hz", "payload_bytes"};
+                                        "records_hz", "wakeups_hz", "enables_hz", "payload_bytes"};
     for (std::size_t i = 0; i < j.at("consumers").size(); ++i) {
       const json& o = j.at("consumers")[i];
       std::string where = fmt::format("consumers[{}]", i);
@@ -372,6 +376,7 @@ Status scenario_from_json(const json& j, Scenario* out) {
       TB_TRY(options(o, &c.options, where));
       TB_TRY(number(o, "records_hz", 0, 1e9, &c.records_hz, where));
       TB_TRY(number(o, "wakeups_hz", 0, 1e9, &c.wakeups_hz, where));
+      TB_TRY(number(o, "enables_hz", 0, 1e6, &c.enables_hz, where));
       double bytes = 0;
       TB_TRY(number(o, "payload_bytes", 0, 1 << 20, &bytes, where));
       if (bytes != std::floor(bytes)) return bad(where + ": payload_bytes is a whole number");

@@ -119,6 +119,10 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       TB_TRY(need(e->consumer_per_wakeup, "consumer cost per wakeup", *e));
       d += load.wakeups_hz * *e->consumer_per_wakeup.cycles;
     }
+    // Enable/disable cycles: without the term their cost is in the per-record
+    // one (at the runs' cycles per record), so a scenario with none is
+    // predicted as the runs had them.
+    if (load.enables_hz > 0 && e->consumer_per_enable.ok()) d += load.enables_hz * *e->consumer_per_enable.cycles;
     if (d == 0) continue;
     if (!e->consumer_fit || !e->consumer_fit->user_fraction) {
       // The total holds; only its split is unknown.

@@ -27,9 +27,10 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   double tasks = 0, tasks_perf = 0;
   std::uint64_t switches = 0;
   bool perf_all = true, any_tasks = false;
-  std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0;
+  std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0, enables = 0;
   for (const auto& g : x.segments) {
     const int t = g.traced ? 1 : 0;
+    enables += t;  // each traced segment is one enable() and one disable()
     wall[t] += g.wall_ns;
     cpu[t] += g.thread_cpu_ns;
     busy[t] += g.machine_busy_ns;
@@ -124,6 +125,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     c.payload_bytes = s.payload_bytes;
     c.records_hz = static_cast<double>(x.records) / (wall[1] / 1e9);
     if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
+    c.enables_hz = static_cast<double>(enables) / (wall[1] / 1e9);
     with.consumers.push_back(c);
     Prediction q;
     if (Status st = predict(m, with, &q); st) {

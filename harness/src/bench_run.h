@@ -300,6 +300,7 @@ class BenchRun {
   Status enable() {
     if (Status s = tracer_->enable(); !s) return Status::error(fmt::format("enable: {}", s.message()));
     enabled_ = true;
+    consumer_.enabled();
     return Status::ok();
   }
   Status disable() {

@@ -36,6 +36,7 @@ json consumer_json(const ConsumerResult& c, double tsc_hz) {
             {"records", c.records}, {"window_s", c.window_s}, {"tasks", tasks}};
   put_opt(j, "user_fraction", c.user_fraction);
   put_opt(j, "wakeups", c.wakeups);
+  if (c.enables) j["enables"] = *c.enables;
   j["wakes_on_timer"] = c.wakes_on_timer;
   // Derived, for readers of the file: cycles of consumer CPU per record.
   j["cycles_per_record"] =
@@ -54,6 +55,7 @@ ConsumerResult consumer_from(const json& j) {
   j.at("window_s").get_to(c.window_s);
   get_opt(j, "user_fraction", c.user_fraction);
   get_opt(j, "wakeups", c.wakeups);
+  if (j.contains("enables")) c.enables = j.at("enables").get<std::uint64_t>();  // absent in results written before it
   c.wakes_on_timer = j.value("wakes_on_timer", false);  // absent in results written before it
   for (const auto& t : j.at("tasks")) {
     ConsumerTaskResult x;

@@ -337,6 +337,61 @@ TEST(ModelFit, ConsumerTermsTheRunsCannotSeparateSaySo) {
   EXPECT_FALSE(e->consumer_fit.has_value());
 }
 
+// A consumer that pays per enable/disable cycle (an LTTng session's start and
+// stop, a read pass at disable): figures made of kRec per record plus
+// kEnable per cycle, from runs with two block sizes (cycles per record 1e-5
+// and 1e-4), no wakeups counted.  The fit separates the two; a paced
+// scenario with one cycle a second pays kEnable once a second.
+TEST(ModelFit, ConsumerCostPerEnableCycle) {
+  constexpr double kEnable = 2e6;
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0, 10);
+  RunResult r = run_of("en");
+  for (double per_record : {1e-5, 1e-4})
+    for (int i = 0; i < 3; ++i) {
+      BenchmarkResult b = bench("ringbuf", 0, 1, kFixed, rng);
+      ConsumerResult c;
+      c.records = 1000000;
+      c.enables = static_cast<std::uint64_t>(per_record * 1e6);
+      c.cpu_ns = (kRec + kEnable * per_record + noise(rng)) * 1e6 / 2.1;
+      c.ticks = 40;
+      c.user_ticks = 10;
+      b.consumer = c;
+      r.benchmarks.push_back(b);
+    }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->consumer_per_enable.ok()) << e->consumer_per_enable.missing;
+  EXPECT_TRUE(within(e->consumer_per_enable, kEnable))
+      << *e->consumer_per_enable.cycles << " [" << e->consumer_per_enable.ci_low << ", "
+      << e->consumer_per_enable.ci_high << "]";
+  EXPECT_TRUE(within(e->consumer_per_record, kRec)) << *e->consumer_per_record.cycles;
+  EXPECT_NE(to_markdown(m).find("per enable"), std::string::npos);
+  Model back;
+  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  Scenario s;
+  s.consumers.push_back({"ebpf", "syscall", "ringbuf", 1000, 0, 0, 1});
+  Prediction p;
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c + p.cost_ac_unsplit,
+                   1000 * *e->consumer_per_record.cycles + *e->consumer_per_enable.cycles);
+
+  // One block size: the cycles per record do not vary, the term is absent
+  // and says which run gives it; results from before the count say so.
+  r.benchmarks.erase(r.benchmarks.begin(), r.benchmarks.begin() + 3);
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  e = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(e->consumer_per_enable.ok());
+  EXPECT_NE(e->consumer_per_enable.missing.find("-n 10"), std::string::npos) << e->consumer_per_enable.missing;
+  for (auto& b : r.benchmarks) b.consumer->enables.reset();
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  e = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_NE(e->consumer_per_enable.missing.find("predate"), std::string::npos) << e->consumer_per_enable.missing;
+}
+
 // Another wakeup policy is another configuration: its probe cost (an
 // irq_work per record under force) is its own entry, never pooled with the
 // default's, while the consumer fit pools the policies (their wakeups per
@@ -604,6 +659,23 @@ TEST(ModelPredict, HandWorkedScenarioExactly) {
   EXPECT_DOUBLE_EQ(p.probes[1].cycles, 680);
   EXPECT_DOUBLE_EQ(p.probes[1].wakeup_cycles, -320);
   EXPECT_DOUBLE_EQ(p.cost_b, 124.6e6 + 0.68e6);
+  // Enable/disable cycles: 4 a second at 1e6 cycles each add 4e6 cycles/s
+  // to the consumer (A 1e6, C 3e6); without the term they are in the
+  // per-record one and add nothing.
+  Model with_enable = hand_model();
+  with_enable.entries[0].consumer_per_enable = value(1e6);
+  nlohmann::json sj = nlohmann::json::parse(R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall",
+      "action": "ringbuf", "rate_hz": 1000}], "consumers": [{"tracer": "ebpf", "probe_kind": "syscall",
+      "action": "ringbuf", "records_hz": 50000, "wakeups_hz": 100, "enables_hz": 4}]})");
+  Scenario e;
+  ASSERT_TRUE(scenario_from_json(sj, &e).is_ok());
+  ASSERT_TRUE(predict(with_enable, e, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.cost_a, 1.75e6 + 1e6);
+  EXPECT_DOUBLE_EQ(p.cost_c, 5.25e6 + 3e6);
+  ASSERT_TRUE(predict(hand_model(), e, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c, 7e6);
+  sj["consumers"][0]["enables_hz"] = -1;
+  EXPECT_FALSE(scenario_from_json(sj, &e).is_ok());
 }
 
 TEST(ModelPredict, NamesWhatTheModelLacks) {
@@ -702,6 +774,15 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   EXPECT_NEAR(*v.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 100 * 5000) / 2.1e9, 1e-12);
   ASSERT_TRUE(v.predicted_cpu_percent.has_value());
   EXPECT_TRUE(v.warnings.empty()) << v.warnings[0];
+  {
+    // Each traced segment is one enable/disable cycle: two in 2 s of traced
+    // time, 1 a second, at the entry's cost per cycle.
+    Model cycles = m;
+    cycles.entries[0].consumer_per_enable = value(2.1e6);
+    Validation w;
+    ASSERT_TRUE(evaluate(cycles, s, x, &w).is_ok());
+    EXPECT_NEAR(*w.predicted_consumer_cpu_percent, *v.predicted_consumer_cpu_percent + 100 * 2.1e6 / 2.1e9, 1e-12);
+  }
   nlohmann::json j = to_json(m, s, x, v);
   EXPECT_NEAR(j["error"]["probe_cycles"].get<double>(), 420 - 620, 1e-9);
   EXPECT_DOUBLE_EQ(j["predicted"]["probe_wakeup_cycles"].get<double>(), -380);
@@ -837,13 +918,19 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   std::vector<std::string> few = payload;
   few.insert(few.end() - 1, {"-o", "ebpf.wakeup=no_wakeup", "-o", "ebpf.poll_ms=2"});
   EXPECT_EQ(count(few), 1);
-  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u);  // sys, the sweep, pid, payload, payload with few wakeups
+  // sys, the sweep, pid, payload, payload with few wakeups; and sys, pid and
+  // payload with 10 samples per block (the consumer's cost per enable/disable
+  // cycle), sys10 sharing sys's.
+  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u + 3u);
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "256", "-n", "10", "--quick"}), 1);
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "-n", "10", "--quick"}), 1);
   for (const auto& r : suite_runs("ebpf", sc, false)) EXPECT_EQ(std::count(r.begin(), r.end(), "--quick"), 0);
   EXPECT_EQ(sc[1].option_args("ebpf"),
             (std::vector<std::string>{"-o", "ebpf.ecbs=10", "-o", "ebpf.extra_predicate=false"}));
   EXPECT_TRUE(sc[0].option_args("ebpf").empty());
   EXPECT_TRUE(suite_scenarios("none").empty());
-  for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng"}) EXPECT_FALSE(suite_scenarios(t).empty()) << t;
+  for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng", "kprobes", "lttng_kernel"})
+    EXPECT_FALSE(suite_scenarios(t).empty()) << t;
   // The D-VM's runs (sys, pid, the payload sweep) also run at another
   // consumer rate (its per-wakeup term); no other tracer gets that option.
   int dvm_rate = 0;
@@ -892,7 +979,7 @@ TEST(ModelSuite, FtracePayloadBufferHoldsASegment) {
     EXPECT_EQ(marker, has) << fmt::format("{}", fmt::join(r, " "));
     with += has;
   }
-  EXPECT_EQ(with, 2);  // the payload sweep, twice
+  EXPECT_EQ(with, 3);  // the payload sweep, twice, and its size with 10 samples per block
   // The other tracers read while the workload fires: untouched.
   for (const char* t : {"ebpf", "lttng", "dvm", "perf"}) {
     auto sc = suite_scenarios(t);

@@ -80,6 +80,11 @@ class ConsumerMeter {
     caller_reads_ = false;
   }
 
+  // At each enable() of the tracer after start().
+  void enabled() {
+    if (started_) ++enables_;
+  }
+
   void after_drain() {
     if (!started_) return;
     for (auto& [task, c] : end_) {
@@ -117,6 +122,7 @@ class ConsumerMeter {
     if (r.ticks >= 20) r.user_fraction = std::clamp(user / all, 0.0, 1.0);
     r.records = records;
     if (wakeups >= 0) r.wakeups = static_cast<std::uint64_t>(wakeups);
+    r.enables = enables_;
     r.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
     return r;
   }
@@ -131,6 +137,7 @@ class ConsumerMeter {
   std::vector<std::pair<ConsumerTask, TaskCpu>> end_;
   bool caller_reads_ = false;
   double caller0_ = 0, caller_ns_ = 0;
+  std::uint64_t enables_ = 0;
   rusage ru0_{};
   double caller_user_us_ = 0, caller_sys_us_ = 0;
 };

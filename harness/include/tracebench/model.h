@@ -9,7 +9,7 @@
 //   Cost(P) = fixed + b * per_byte + (N - 1) * (false_predicate + p * (per_ecb - false_predicate))
 //             + contention(t) + (w - w_fit) * probe_per_wakeup                    (eq. 4)
 //   Cost_D  = records/s * (consumer_per_record + b * consumer_per_record_byte)
-//             + wakeups/s * consumer_per_wakeup                                   (eqs. 5-6)
+//             + wakeups/s * consumer_per_wakeup + enables/s * consumer_per_enable (eqs. 5-6)
 //   Cost_A  = u * Cost_D, Cost_C = (1 - u) * Cost_D   (u: the consumer's user share)
 //   Cost_B  = sum over probes of rate * Cost(P)
 //   CPU %   = 100 * (Cost_A + Cost_B + Cost_C) / f_TSC                             (eqs. 7-8)
@@ -42,7 +42,7 @@
 namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
-inline constexpr int kModelSchemaVersion = 3;  // 2: consumer terms fitted; 3: probe_per_wakeup
+inline constexpr int kModelSchemaVersion = 4;  // 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable
 
 // One parameter: a value with its 95% interval, or why it has none.
 struct Param {
@@ -73,6 +73,9 @@ struct Entry {
   std::vector<std::string> workloads;  // the benchmarks' workloads it was fitted from
   Param fixed, per_byte, per_ecb, false_predicate;
   Param consumer_per_record, consumer_per_record_byte, consumer_per_wakeup;
+  // What one enable/disable cycle costs the consumer apart from its records
+  // (an LTTng session's start and stop, a read pass at disable).
+  Param consumer_per_enable;
   // The probe's own cost per consumer wakeup it causes, and the wakeups per
   // record of this entry's runs (what `fixed` includes).
   Param probe_per_wakeup;
@@ -140,6 +143,7 @@ struct ConsumerLoad {
   std::string tracer, probe_kind, action;  // the entry whose consumer parameters apply
   double records_hz = 0, wakeups_hz = 0;
   std::uint64_t payload_bytes = 0;  // per record
+  double enables_hz = 0;  // enable/disable cycles per second (0: tracing runs throughout)
   std::optional<std::map<std::string, std::string>> options;
 };
 struct Scenario {

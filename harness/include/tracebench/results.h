@@ -124,6 +124,10 @@ struct ConsumerResult {
   std::uint64_t records = 0;  // = events.recorded
   std::optional<std::uint64_t> wakeups;
   bool wakes_on_timer = false;  // EventCounts::consumer_wakes_on_timer
+  // The tracer's enable() calls in the window: each starts what the
+  // consumer then reads (an LTTng session start and stop, a buffer read at
+  // disable): what a cycle costs the consumer apart from its records.
+  std::optional<std::uint64_t> enables;
   double window_s = 0;
   std::vector<ConsumerTaskResult> tasks;
 };
