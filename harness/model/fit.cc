@@ -326,17 +326,34 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         Param::absent(why);
     return;
   }
-  const Columns cols = columns_of(o, pts);
+  Columns cols = columns_of(o, pts);
   std::vector<std::vector<double>> x;
   std::vector<double> y;
-  for (const auto& p : pts) {
-    x.push_back(row_of(cols, p));
-    y.push_back(p.cycles_per_record);
-  }
-  const std::size_t k = x[0].size();
+  auto rows = [&] {
+    x.clear();
+    y.clear();
+    for (const auto& p : pts) {
+      x.push_back(row_of(cols, p));
+      y.push_back(p.cycles_per_record);
+    }
+  };
+  rows();
   RowFit f;
   Entry::ConsumerFit q;
   q.points = pts.size();
+  // The per-enable term is the last one asked for: with too few figures for
+  // it as well, the others are fitted without it (its cost stays in
+  // consumer_per_record) rather than none at all.
+  std::string enable_dropped;
+  if (cols.by_enable && pts.size() < x[0].size() + 1) {
+    enable_dropped = fmt::format(
+        "{} consumer figure(s) are too few for a per-enable term besides the others (it is in consumer_per_record): "
+        "more runs, `{} -n 10` among them",
+        pts.size(), run_cmd);
+    cols.by_enable = false;
+    rows();
+  }
+  const std::size_t k = x[0].size();
   if (!fit_rows(x, y, bootstrap, rng, &f)) {
     const std::string why =
         fmt::format("{} consumer figure(s) for {} term(s): not enough to fit (more payload sizes or runs: `{}`)",
@@ -375,6 +392,8 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     e->consumer_per_wakeup = Param::absent(wakeups_flat(cols, e->tracer, "consumer_per_record"));
   if (cols.by_enable)
     e->consumer_per_enable = param(col++);
+  else if (!enable_dropped.empty())
+    e->consumer_per_enable = Param::absent(enable_dropped);
   else if (!cols.enables_known)
     e->consumer_per_enable = Param::absent(
         "the runs predate the count of enable/disable cycles: what a cycle costs is in consumer_per_record");

@@ -379,6 +379,19 @@ TEST(ModelFit, ConsumerCostPerEnableCycle) {
   EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c + p.cost_ac_unsplit,
                    1000 * *e->consumer_per_record.cycles + *e->consumer_per_enable.cycles);
 
+  // Too few figures for the per-enable term besides the per-record one (two
+  // runs, three needed): the others are still fitted, it says why not.
+  RunResult two = run_of("en2");
+  two.benchmarks = {r.benchmarks[0], r.benchmarks[3]};
+  ASSERT_TRUE(fit({two}, &m).is_ok());
+  e = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_NE(e->consumer_per_enable.missing.find("too few for a per-enable term"), std::string::npos)
+      << e->consumer_per_enable.missing;
+  EXPECT_EQ(e->consumer_per_record.missing.find("not enough to fit"), std::string::npos)
+      << e->consumer_per_record.missing;
+  ASSERT_TRUE(e->consumer_fit.has_value());
+  EXPECT_EQ(e->consumer_fit->points, 2u);
+
   // One block size: the cycles per record do not vary, the term is absent
   // and says which run gives it; results from before the count say so.
   r.benchmarks.erase(r.benchmarks.begin(), r.benchmarks.begin() + 3);
