@@ -2,12 +2,14 @@
 /*
  * tracebench companion module.
  *
- * /dev/tracebench (root only) takes two ioctls (ABI in
+ * /dev/tracebench (root only) takes these ioctls (ABI in
  * include/tracebench_kmod_abi.h):
  *   INFO: ABI version, capabilities, the events FIRE can fire.
  *   FIRE: fires N events in a tight loop with preemption (optionally also
  *         interrupts) disabled per chunk, timing every batch of events with
  *         the TSC and copying the samples to user space.
+ *   DIF_VERIFY, DIF_EXEC: the D-VM's verifier on a DIF object, and one run of
+ *         it (dvm/dif_ioctl.c).
  * Each event calls the noinline tracebench_kmod_target() (the attach point
  * for kprobes, fentry/fexit and the function tracer) and then the selected
  * tracepoint.  The open file pins the module, so rmmod during a FIRE fails
@@ -41,6 +43,7 @@
 #endif
 
 #include "tracebench_kmod_abi.h"
+#include "dvm/dif_ioctl.h"
 
 #define CREATE_TRACE_POINTS
 #include "tracebench_trace.h"
@@ -194,7 +197,7 @@ static long tb_ioctl_info(void __user *uarg)
 	if (!info)
 		return -ENOMEM;
 	info->abi_version = TB_KMOD_ABI_VERSION;
-	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD;
+	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF;
 #ifdef CONFIG_X86
 	info->caps |= TB_KMOD_CAP_TSC;
 #endif
@@ -345,6 +348,10 @@ static long tb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return tb_ioctl_info(uarg);
 	case TB_KMOD_IOC_FIRE:
 		return tb_ioctl_fire(uarg);
+	case TB_KMOD_IOC_DIF_VERIFY:
+		return tb_ioctl_dif_verify(uarg);
+	case TB_KMOD_IOC_DIF_EXEC:
+		return tb_ioctl_dif_exec(uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -30,8 +30,9 @@
 
 #include "tracebench_payload_pattern.h"
 
-/* 2: the payload pattern is the suite's one pattern (tracebench_payload_pattern.h). */
-#define TB_KMOD_ABI_VERSION 2u
+/* 2: the payload pattern is the suite's one pattern (tracebench_payload_pattern.h).
+ * 3: DIF_VERIFY and DIF_EXEC (the D-VM's DIF core in the module), TB_KMOD_CAP_DIF. */
+#define TB_KMOD_ABI_VERSION 3u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -62,6 +63,7 @@ enum tb_kmod_event_id {
 #define TB_KMOD_CAP_TSC (1u << 0)      /* samples are TSC cycles (else ns) */
 #define TB_KMOD_CAP_IRQS_OFF (1u << 1) /* TB_KMOD_FIRE_IRQS_OFF supported */
 #define TB_KMOD_CAP_PAYLOAD (1u << 2)  /* payload tracepoint present */
+#define TB_KMOD_CAP_DIF (1u << 3)      /* the D-VM's DIF core: DIF_VERIFY, DIF_EXEC */
 
 /* FIRE flags */
 #define TB_KMOD_FIRE_IRQS_OFF (1u << 0) /* also disable local interrupts per chunk */
@@ -120,9 +122,71 @@ struct tb_kmod_fire {
 	__u64 reserved_out[4];
 };
 
+/*
+ * DIF_VERIFY: one D-VM DIF object (the user-space compiler's output: the
+ * instructions, the integer table, the string table) checked by the same
+ * verifier the user-space D-VM runs (tracers/dvm/core/verify.cc), compiled
+ * into the module.  Accepted: 0.  Rejected: EINVAL with err_pc and err_rule
+ * (the verifier's rule, or what in the request is wrong) copied back.
+ */
+#define TB_KMOD_DIF_MAX_INSNS 8192u      /* the verifier's limit; more: "program too long" */
+#define TB_KMOD_DIF_MAX_INTS 65536u      /* integer-table entries per object */
+#define TB_KMOD_DIF_MAX_STRTAB (1u << 20) /* string-table bytes per object */
+#define TB_KMOD_DIF_RULE_LEN 64u
+#define TB_KMOD_DIF_RETURNS_STRING (1u << 0) /* the object's result is a string (by reference) */
+#define TB_KMOD_DIF_FLAGS_ALL (TB_KMOD_DIF_RETURNS_STRING)
+
+/* The core's instruction, byte for byte (tbdvm::Insn). */
+struct tb_kmod_dif_insn {
+	__u8 op;
+	__u8 rd;
+	__u8 r1;
+	__u8 r2;
+	__u32 imm;
+};
+
+struct tb_kmod_dif_verify {
+	/* in */
+	__u64 insns_ptr;   /* user pointer to n_insns struct tb_kmod_dif_insn */
+	__u64 ints_ptr;    /* user pointer to n_ints __u64, or 0 when n_ints is 0 */
+	__u64 strtab_ptr;  /* user pointer to strtab_len bytes, or 0 when strtab_len is 0 */
+	__u32 n_insns;
+	__u32 n_ints;      /* 0..TB_KMOD_DIF_MAX_INTS */
+	__u32 strtab_len;  /* 0..TB_KMOD_DIF_MAX_STRTAB */
+	__u32 flags;       /* TB_KMOD_DIF_* */
+	__u64 reserved_in; /* must be 0 */
+	/* out (on EINVAL) */
+	__u32 err_pc;
+	__u32 reserved_out;
+	char err_rule[TB_KMOD_DIF_RULE_LEN]; /* NUL-terminated; empty when accepted */
+};
+
+/*
+ * DIF_EXEC: one DIF object verified as above, then run once in the module
+ * as a probe action's value would be, in a world of its own (empty
+ * variables; the probe tracebench:dif:exec:run; arg0..arg9 = args; pid, tid
+ * and execname the caller's), with preemption disabled.  Out: the result,
+ * the fault (tbdvm::Fault, 0 = none) and, for an object that returns a
+ * string, the string.  A rejected object: EINVAL as for DIF_VERIFY.
+ */
+#define TB_KMOD_DIF_MAX_ARGS 10u
+#define TB_KMOD_DIF_STR_LEN 256u
+
+struct tb_kmod_dif_exec {
+	struct tb_kmod_dif_verify object; /* in: the object; out (on EINVAL): why it was rejected */
+	__u64 args[TB_KMOD_DIF_MAX_ARGS]; /* in */
+	/* out */
+	__u64 result;       /* the value (for a string, its address in the module) */
+	__u32 fault;        /* 0, or the fault that ended the run */
+	__u32 result_len;   /* bytes of result_str, without its NUL */
+	char result_str[TB_KMOD_DIF_STR_LEN];
+};
+
 #define TB_KMOD_IOC_MAGIC 0xB6
 #define TB_KMOD_IOC_INFO _IOR(TB_KMOD_IOC_MAGIC, 0x01, struct tb_kmod_info)
 #define TB_KMOD_IOC_FIRE _IOWR(TB_KMOD_IOC_MAGIC, 0x02, struct tb_kmod_fire)
+#define TB_KMOD_IOC_DIF_VERIFY _IOWR(TB_KMOD_IOC_MAGIC, 0x03, struct tb_kmod_dif_verify)
+#define TB_KMOD_IOC_DIF_EXEC _IOWR(TB_KMOD_IOC_MAGIC, 0x04, struct tb_kmod_dif_exec)
 
 static inline __u8 tb_kmod_pattern_byte(__u32 i)
 {
