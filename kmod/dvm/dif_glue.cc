@@ -14,7 +14,9 @@ static_assert(TB_DIF_MAX_INSNS == tbdvm::kMaxInsns, "the glue's instruction limi
 
 extern "C" unsigned long tb_dif_verify_work_size(void) { return sizeof(tbdvm::VerifyWork); }
 
-extern "C" int tb_dif_verify(const struct tb_dif_object* o, void* work, unsigned int* pc, const char** rule) {
+namespace {
+
+tbdvm::Program program_of(const struct tb_dif_object* o) {
   tbdvm::Program p;
   p.insns = static_cast<const tbdvm::Insn*>(o->insns);
   p.ninsns = o->n_insns;
@@ -23,6 +25,13 @@ extern "C" int tb_dif_verify(const struct tb_dif_object* o, void* work, unsigned
   p.strtab = o->strtab;
   p.strtab_len = o->strtab_len;
   p.returns_string = o->returns_string != 0;
+  return p;
+}
+
+}  // namespace
+
+extern "C" int tb_dif_verify(const struct tb_dif_object* o, void* work, unsigned int* pc, const char** rule) {
+  const tbdvm::Program p = program_of(o);
   const tbdvm::VerifyError e = tbdvm::dif_verify(&p, static_cast<tbdvm::VerifyWork*>(work));
   *pc = e.pc;
   *rule = e.rule;
@@ -107,14 +116,7 @@ extern "C" void tb_dif_exec(const struct tb_dif_object* o, void* work, const uns
   for (uint32_t i = 0; i < kMaxArgs; i++) w->fa.args[i] = args[i];
   w->fa.tid = tid;
 
-  Program p;
-  p.insns = static_cast<const Insn*>(o->insns);
-  p.ninsns = o->n_insns;
-  p.inttab = static_cast<const uint64_t*>(o->ints);
-  p.nints = o->n_ints;
-  p.strtab = o->strtab;
-  p.strtab_len = o->strtab_len;
-  p.returns_string = o->returns_string != 0;
+  const Program p = program_of(o);
   MState* ms = &w->ms;
   dvm_prepare_firing(ms, &st, &slot, &probe, &w->fa);
   dvm_prepare_ecb(ms, &slot, 1);
