@@ -369,7 +369,11 @@ void expect_handler_sweep(PerfTracer& tracer, const ProbePoint& p, unsigned ecbs
                           const std::function<void()>& fire, std::uint64_t n) {
   SCOPED_TRACE("ecbs=" + std::to_string(ecbs) + " extra_predicate=" + (truth ? "true" : "false"));
   tracebench::Status st =
-      tracer.attach(spec_for(p, {{"ecbs", std::to_string(ecbs)}, {"extra_predicate", truth ? "true" : "false"}}));
+      // Rings that hold a whole repetition (up to 4 x 5000 records): the
+      // count must not depend on how fast this host's reader keeps up.
+      tracer.attach(spec_for(p, {{"ecbs", std::to_string(ecbs)},
+                                 {"extra_predicate", truth ? "true" : "false"},
+                                 {"mmap_pages", "512"}}));
   ASSERT_TRUE(st.is_ok()) << st.message();
   const std::size_t rings = tracer.details()["rings"].get<std::size_t>();
   const std::size_t traced_threads = static_cast<std::size_t>(tasks_of_this_process() - 1);  // less the consumer
