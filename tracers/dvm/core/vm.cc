@@ -495,6 +495,15 @@ inline bool store_mem(MState* ms, uint64_t addr, uint64_t val) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
+// The threaded interpreter's dispatch table.  Built into the kernel module,
+// objtool follows the indirect jumps through it only when it sits in the
+// section the kernel's __annotate_jump_table names (kmod/Kbuild passes it).
+#ifdef TBDVM_JUMP_TABLE_SECTION
+#define TBDVM_JUMP_TABLE __attribute__((section(TBDVM_JUMP_TABLE_SECTION)))
+#else
+#define TBDVM_JUMP_TABLE
+#endif
+
 uint64_t dif_exec(const Program* p, MState* ms) {
   // Registers start at zero so no stale stack data can reach a record.
   // (CMake sets -mmemset-strategy so this is not `rep stos`, ~30 cycles.)
@@ -513,7 +522,7 @@ uint64_t dif_exec(const Program* p, MState* ms) {
   ms->prog = p;
   uint64_t result = 0;
 
-  static void* const kDispatch[kOpCount] = {
+  static void* const kDispatch[kOpCount] TBDVM_JUMP_TABLE = {
       &&op_nop,  &&op_or,   &&op_xor,  &&op_and,  &&op_not,  &&op_sll,  &&op_srl,
       &&op_sra,  &&op_add,  &&op_sub,  &&op_mul,  &&op_sdiv, &&op_udiv, &&op_srem,
       &&op_urem, &&op_setx, &&op_sets, &&op_mov,  &&op_cmp,  &&op_tst,  &&op_scmp,
