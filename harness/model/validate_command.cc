@@ -128,7 +128,7 @@ int run_validate(const ValidateArgs& a) {
   // A model and its validation come from the same kind of machine: an
   // emulator's cycles predict nothing on a host, nor the other way round.
   std::string here;
-  if (Status s = check_execution("", hypervisor_vendor() == "unknown" ? "" : hypervisor_vendor(), &here); !s)
+  if (Status s = check_execution("", hypervisor_vendor(), &here); !s)
     return refuse(s.message());
   if (m.emulated != (here == "qemu-tcg"))
     return refuse(m.emulated ? "the model was fitted in an emulator; validate it there (tracebench vm -- model validate ...)"

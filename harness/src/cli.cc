@@ -341,7 +341,7 @@ Status check_run_args(RunArgs& a) {
   TB_TRY(check_gbench_args(opt.gbench_args));
   TB_TRY(parse_options(a.raw_options, &opt));
   std::string execution;
-  TB_TRY(check_execution(opt.execution, hypervisor_vendor() == "unknown" ? "" : hypervisor_vendor(), &execution));
+  TB_TRY(check_execution(opt.execution, hypervisor_vendor(), &execution));
   return Status::ok();
 }
 

@@ -87,7 +87,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   ctx.clocksource = sys.clocksource;
   ctx.virtualized = sys.virtualized;
   ctx.hypervisor = sys.hypervisor;
-  TB_TRY(check_execution(opt.execution, sys.hypervisor == "unknown" ? "" : sys.hypervisor, &ctx.execution));
+  TB_TRY(check_execution(opt.execution, sys.hypervisor, &ctx.execution));
   ctx.emulated = ctx.execution == "qemu-tcg";
   ctx.tsc_hz = m.clock.tsc_hz;
   ctx.tsc_calibrated_hz = facts.calibrated_hz;

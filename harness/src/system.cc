@@ -243,7 +243,9 @@ Status check_execution(const std::string& claimed, const std::string& hypervisor
     *execution = detected;
     return Status::ok();
   }
-  std::string seen = hypervisor.empty() ? "no hypervisor" : "hypervisor '" + hypervisor + "'";
+  std::string seen = hypervisor.empty()        ? "no hypervisor"
+                     : hypervisor == "unknown" ? "a hypervisor that does not name itself"
+                                               : "hypervisor '" + hypervisor + "'";
   if (claimed == "host" || claimed == "qemu-tcg") {
     if (claimed != detected)
       return Status::error(fmt::format("--execution {} does not match this machine ({}: {})", claimed, seen, detected));

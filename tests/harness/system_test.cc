@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "tracebench/system.h"
@@ -104,6 +105,48 @@ TEST(TaskCpu, ReadsALiveThreadAndTheWholeProcess) {
   TaskCpu after;
   EXPECT_FALSE(read_task_cpu(getpid(), gone, &after));
   EXPECT_FALSE(read_task_cpu(999999999, 0, &after));
+}
+
+// Where a run executes, for each hypervisor the CPUID vendor leaf can show
+// (none, KVM, QEMU's TCG, another, one that does not name itself) and each
+// --execution the VM lab can claim.
+TEST(Execution, DetectedFromTheHypervisorAndClaimsMustAgree) {
+  struct Case {
+    const char* claimed;
+    const char* hypervisor;
+    const char* want;  // nullptr: refused
+  } cases[] = {
+      {"", "", "host"},
+      {"", "KVMKVMKVM", "host"},
+      {"", "TCGTCGTCGTCG", "qemu-tcg"},
+      {"", "VMwareVMware", "host"},
+      {"", "unknown", "host"},
+      {"host", "", "host"},
+      {"host", "TCGTCGTCGTCG", nullptr},
+      {"qemu-tcg", "TCGTCGTCGTCG", "qemu-tcg"},
+      {"qemu-tcg", "KVMKVMKVM", nullptr},
+      {"qemu-kvm", "KVMKVMKVM", "qemu-kvm"},
+      {"qemu-kvm", "", nullptr},
+      {"qemu-kvm", "unknown", nullptr},
+      {"bhyve", "", nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string("claimed '") + c.claimed + "', hypervisor '" + c.hypervisor + "'");
+    std::string got = "untouched";
+    Status s = check_execution(c.claimed, c.hypervisor, &got);
+    if (c.want) {
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      EXPECT_EQ(got, c.want);
+    } else {
+      EXPECT_FALSE(s.is_ok());
+      EXPECT_EQ(got, "untouched");
+    }
+  }
+  // The refusal says what the machine showed.
+  std::string got;
+  EXPECT_NE(check_execution("qemu-kvm", "", &got).message().find("no hypervisor"), std::string::npos);
+  EXPECT_NE(check_execution("qemu-kvm", "unknown", &got).message().find("does not name itself"), std::string::npos);
+  EXPECT_NE(check_execution("qemu-tcg", "KVMKVMKVM", &got).message().find("'KVMKVMKVM'"), std::string::npos);
 }
 
 }  // namespace

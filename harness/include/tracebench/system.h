@@ -37,7 +37,8 @@ std::string hypervisor_vendor();
 
 // Where a run executes, detected and never just trusted: "qemu-tcg" when
 // CPUID shows QEMU's TCG, else "host"; a `claimed` value (from the VM lab's
-// --execution) must agree ("qemu-kvm" needs a KVM hypervisor).
+// --execution) must agree ("qemu-kvm" needs a KVM hypervisor).  `hypervisor`
+// is hypervisor_vendor()'s answer, "unknown" included.
 Status check_execution(const std::string& claimed, const std::string& hypervisor, std::string* execution);
 
 // CPU time of the whole machine (all CPUs, from /proc/stat) and of this
