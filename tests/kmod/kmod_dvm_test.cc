@@ -34,6 +34,7 @@
 
 #include "kmod/dvm/dif_glue.h"
 #include "kmod/include/tracebench_kmod_abi.h"
+#include "tests/dvm/fuzz/input.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/core/vm.h"
 
@@ -153,25 +154,14 @@ std::vector<Object> golden_objects(std::string* why) {
   return out;
 }
 
-// The libFuzzer target's decoding of an input (tests/dvm/fuzz/vm.cc).
+// A corpus input as the libFuzzer target reads it.
 bool from_fuzz_input(const std::string& bytes, Object* o) {
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  size_t size = bytes.size();
-  if (size < 4) return false;
-  const uint32_t nints = data[0] % 8, nstr = data[1];
-  const uint8_t kinds = data[2];
-  data += 4;
-  size -= 4;
-  if (size < nints * 8 + nstr) return false;
-  o->ints.resize(nints);
-  if (nints) std::memcpy(o->ints.data(), data, nints * 8);
-  o->strtab.assign(reinterpret_cast<const char*>(data + nints * 8), nstr);
-  data += nints * 8 + nstr;
-  size -= nints * 8 + nstr;
-  o->insns.resize(size / 8);
-  if (o->insns.empty()) return false;
-  std::memcpy(o->insns.data(), data, o->insns.size() * 8);
-  o->returns_string = kinds & 1;
+  fuzz::Input in;
+  if (!fuzz::decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &in)) return false;
+  o->insns = std::move(in.insns);
+  o->ints = std::move(in.ints);
+  o->strtab = std::move(in.strtab);
+  o->returns_string = in.returns_string();
   return true;
 }
 

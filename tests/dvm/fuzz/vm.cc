@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/dvm/fuzz/input.h"
 #include "tracers/dvm/core/vm.h"
 
 namespace {
@@ -79,28 +80,17 @@ struct World {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 4) return 0;
-  uint32_t nints = data[0] % 8, nstr = data[1];
-  uint8_t kinds = data[2];
-  data += 4;
-  size -= 4;
-  if (size < nints * 8 + nstr) return 0;
-  std::vector<uint64_t> ints(nints);
-  if (nints) std::memcpy(ints.data(), data, nints * 8);
-  std::string strs(reinterpret_cast<const char*>(data + nints * 8), nstr);
-  data += nints * 8 + nstr;
-  size -= nints * 8 + nstr;
-  std::vector<Insn> insns(size / 8);
-  if (insns.empty()) return 0;
-  std::memcpy(insns.data(), data, insns.size() * 8);
+  fuzz::Input in;
+  if (!fuzz::decode(data, size, &in)) return 0;
+  const uint8_t kinds = in.kinds;
   Program p;
-  p.insns = insns.data();
-  p.ninsns = static_cast<uint32_t>(insns.size());
-  p.inttab = ints.empty() ? nullptr : ints.data();
-  p.nints = nints;
-  p.strtab = strs.empty() ? nullptr : strs.data();
-  p.strtab_len = nstr;
-  p.returns_string = kinds & 1;
+  p.insns = in.insns.data();
+  p.ninsns = static_cast<uint32_t>(in.insns.size());
+  p.inttab = in.ints.empty() ? nullptr : in.ints.data();
+  p.nints = static_cast<uint32_t>(in.ints.size());
+  p.strtab = in.strtab.empty() ? nullptr : in.strtab.data();
+  p.strtab_len = static_cast<uint32_t>(in.strtab.size());
+  p.returns_string = in.returns_string();
   static VerifyWork w;
   if (dif_verify(&p, &w).rule) return 0;
   static World* world = new World();
