@@ -124,6 +124,9 @@ bool dvm_can_load(const MState* ms, uint64_t a, uint64_t len) {
     return true;
   if (in_range(a, len, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname)))
     return true;
+  if (ms->fa && ms->fa->execname &&
+      in_range(a, len, reinterpret_cast<uint64_t>(ms->fa->execname), kFireExecnameLen))
+    return true;
   return false;
 }
 
@@ -150,7 +153,9 @@ uint64_t dvm_readable_extent(const MState* ms, uint64_t a) {
   if (ms->probe && ms->probe->names &&
       (e = extent_in(a, reinterpret_cast<uint64_t>(ms->probe->names), ms->probe->names_len)))
     return e;
-  return extent_in(a, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname));
+  if ((e = extent_in(a, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname)))) return e;
+  if (ms->fa && ms->fa->execname) return extent_in(a, reinterpret_cast<uint64_t>(ms->fa->execname), kFireExecnameLen);
+  return 0;
 }
 
 uint64_t dvm_strlen(MState* ms, uint64_t addr) {
@@ -362,7 +367,7 @@ uint64_t load_builtin(MState* ms, uint32_t id) {
       return ms->timestamp;
     case kVarVtimestamp: return st->host.vtimestamp();
     case kVarWalltimestamp: return st->host.walltimestamp();
-    case kVarPid: return st->host.pid;
+    case kVarPid: return fa->execname ? fa->pid : st->host.pid;
     case kVarTid: return fa->tid;
     case kVarCpu: return st->host.cpu();
     case kVarId: return ms->probe->id;
@@ -371,7 +376,7 @@ uint64_t load_builtin(MState* ms, uint32_t id) {
     case kVarProbemod: return reinterpret_cast<uint64_t>(ms->probe->module);
     case kVarProbefunc: return reinterpret_cast<uint64_t>(ms->probe->function);
     case kVarProbename: return reinterpret_cast<uint64_t>(ms->probe->name);
-    case kVarExecname: return reinterpret_cast<uint64_t>(st->execname);
+    case kVarExecname: return reinterpret_cast<uint64_t>(fa->execname ? fa->execname : st->execname);
     case kVarCurthread: return fa->thread;
     default: set_fault(ms, kFaultIllegalOp); return 0;
   }

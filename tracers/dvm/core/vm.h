@@ -177,11 +177,18 @@ struct Region {
 };
 
 // Per-firing context.
+constexpr uint32_t kFireExecnameLen = 16;  // the kernel's TASK_COMM_LEN
 struct FireArgs {
   uint64_t args[kMaxArgs] = {};
   Region region;
   uint64_t tid = 0;
   uint64_t thread = 0;  // curthread: the runtime's per-thread block
+  // Who fired, where that varies per firing (a probe in the kernel fires in
+  // any process): with execname set (kFireExecnameLen readable bytes,
+  // NUL-terminated), `pid` and `execname` are these; else the State's (a
+  // user-space session traces its own process).
+  uint64_t pid = 0;
+  const char* execname = nullptr;
 };
 
 struct TupleEntry {
