@@ -10,6 +10,8 @@
  *         the TSC and copying the samples to user space.
  *   DIF_VERIFY, DIF_EXEC: the D-VM's verifier on a DIF object, and one run of
  *         it (dvm/dif_ioctl.c).
+ *   DVM_*: the D-VM as a tracer, its session owned by the open file
+ *         (dvm/dvm_session.c).
  * Each event calls the noinline tracebench_kmod_target() (the attach point
  * for kprobes, fentry/fexit and the function tracer) and then the selected
  * tracepoint.  The open file pins the module, so rmmod during a FIRE fails
@@ -197,7 +199,7 @@ static long tb_ioctl_info(void __user *uarg)
 	if (!info)
 		return -ENOMEM;
 	info->abi_version = TB_KMOD_ABI_VERSION;
-	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF;
+	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF | TB_KMOD_CAP_DVM;
 #ifdef CONFIG_X86
 	info->caps |= TB_KMOD_CAP_TSC;
 #endif
@@ -336,6 +338,14 @@ static int tb_open(struct inode *inode, struct file *file)
 {
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
+	/* misc_open left the miscdevice here; the file's D-VM session goes here. */
+	file->private_data = NULL;
+	return 0;
+}
+
+static int tb_release(struct inode *inode, struct file *file)
+{
+	tb_dvm_release(file);
 	return 0;
 }
 
@@ -352,6 +362,13 @@ static long tb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return tb_ioctl_dif_verify(uarg);
 	case TB_KMOD_IOC_DIF_EXEC:
 		return tb_ioctl_dif_exec(uarg);
+	case TB_KMOD_IOC_DVM_ENABLE:
+	case TB_KMOD_IOC_DVM_GO:
+	case TB_KMOD_IOC_DVM_STOP:
+	case TB_KMOD_IOC_DVM_BUFSNAP:
+	case TB_KMOD_IOC_DVM_AGGSNAP:
+	case TB_KMOD_IOC_DVM_STATUS:
+		return tb_ioctl_dvm(file, cmd, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -360,6 +377,7 @@ static long tb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 static const struct file_operations tb_fops = {
 	.owner = THIS_MODULE, /* an open fd pins the module: rmmod gets EBUSY */
 	.open = tb_open,
+	.release = tb_release,
 	.unlocked_ioctl = tb_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -62,6 +62,45 @@ unsigned long tb_dif_exec_work_size(void);
 void tb_dif_exec(const struct tb_dif_object *o, void *work, const unsigned long long *args, unsigned long long pid,
 		 unsigned long long tid, const char *execname, struct tb_dif_result *out);
 
+/*
+ * A tracing session (DVM_ENABLE): the probes, ECBs, actions and per-CPU
+ * slots, on objects the caller copied in and verified.  The request's arrays
+ * are checked against what the core trusts (indices, record layouts, value
+ * types, aggregation parameters) before anything is allocated; a refusal
+ * returns NULL with *err (a static string) and *err_index (the offending
+ * entry of the array *err names).
+ */
+struct tb_dvm_session;
+struct tb_kmod_dvm_enable;
+struct tb_kmod_dvm_action;
+struct tb_kmod_dvm_ecb;
+struct tb_kmod_dvm_probe;
+struct tb_kmod_dvm_status;
+struct tb_dvm_session *tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_object *objs,
+					    const unsigned int *key_objects, const struct tb_kmod_dvm_action *acts,
+					    const struct tb_kmod_dvm_ecb *ecbs, const struct tb_kmod_dvm_probe *probes,
+					    unsigned int ncpus, const char **err, unsigned int *err_index);
+void tb_dvm_session_free(struct tb_dvm_session *s);
+
+/* Who fired: the current task. */
+struct tb_dvm_who {
+	unsigned long long pid;     /* thread-group id */
+	unsigned long long tid;
+	unsigned long long thread;  /* curthread: the task_struct's address */
+	const char *comm;           /* 16 readable bytes, NUL-terminated */
+};
+/* Fires probe `probe` (its index in DVM_ENABLE) in slot `cpu`; the caller
+ * masks local interrupts (the slot has one writer). */
+void tb_dvm_fire(struct tb_dvm_session *s, unsigned int probe, const unsigned long long *args, unsigned int nargs,
+		 const struct tb_dvm_who *who, unsigned int cpu);
+/* Switches slot `cpu`'s principal buffer halves (on that CPU, interrupts
+ * masked); *data and *len: the now-inactive half, stable until the next switch. */
+void tb_dvm_buffer_switch(struct tb_dvm_session *s, unsigned int cpu, const void **data, unsigned int *len);
+/* Copies slot `cpu`'s aggregation buffer (on that CPU); returns its bytes. */
+unsigned int tb_dvm_agg_copy(struct tb_dvm_session *s, unsigned int cpu, void *dst, unsigned int cap);
+/* Adds slot `cpu`'s counters (every slot's with ~0u) to *out (zeroed by the caller). */
+void tb_dvm_status(const struct tb_dvm_session *s, unsigned int cpu, struct tb_kmod_dvm_status *out);
+
 /* The host services the core calls (defined by the module; by a test in user space). */
 unsigned long long tb_dif_host_timestamp(void);
 unsigned long long tb_dif_host_vtimestamp(void);
@@ -69,6 +108,11 @@ unsigned long long tb_dif_host_walltimestamp(void);
 unsigned long long tb_dif_host_cpu(void);
 /* Copies len bytes of the current process's memory at src; 0 on a bad address (never faults). */
 int tb_dif_host_copyin(void *dst, unsigned long long src, unsigned long long len);
+/* Fills up to max return addresses of the current stack; returns how many. */
+unsigned int tb_dif_host_stack(unsigned long *pcs, unsigned int max);
+/* Zeroed memory for a session (enable time only); NULL when there is none. */
+void *tb_dvm_host_zalloc(unsigned long long size);
+void tb_dvm_host_free(void *p);
 
 #ifdef __cplusplus
 }

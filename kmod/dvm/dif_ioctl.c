@@ -51,15 +51,7 @@ int tb_dif_host_copyin(void *dst, unsigned long long src, unsigned long long len
 	return copy_from_user_nofault(dst, u64_to_user_ptr(src), len) == 0;
 }
 
-/* An object copied in from user space. */
-struct tb_dif_loaded {
-	struct tb_dif_object o;
-	void *insns;
-	u64 *ints;
-	char *strtab;
-};
-
-static void tb_dif_unload(struct tb_dif_loaded *l)
+void tb_dif_unload(struct tb_dif_loaded *l)
 {
 	kvfree(l->strtab);
 	kvfree(l->ints);
@@ -93,12 +85,7 @@ static long tb_dif_reject(struct tb_kmod_dif_verify *req, u32 pc, const char *ru
 	return -EINVAL;
 }
 
-/*
- * Checks the request, copies the object in and verifies it.  0: *l holds it
- * (tb_dif_unload).  -EINVAL: rejected, req->err_pc/err_rule say why (the
- * caller copies req back).  Else an errno with nothing held.
- */
-static long tb_dif_load(struct tb_kmod_dif_verify *req, struct tb_dif_loaded *l)
+long tb_dif_load(struct tb_kmod_dif_verify *req, struct tb_dif_loaded *l)
 {
 	const char *rule = NULL;
 	unsigned int pc = 0;

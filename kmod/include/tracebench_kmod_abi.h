@@ -31,8 +31,10 @@
 #include "tracebench_payload_pattern.h"
 
 /* 2: the payload pattern is the suite's one pattern (tracebench_payload_pattern.h).
- * 3: DIF_VERIFY and DIF_EXEC (the D-VM's DIF core in the module), TB_KMOD_CAP_DIF. */
-#define TB_KMOD_ABI_VERSION 3u
+ * 3: DIF_VERIFY and DIF_EXEC (the D-VM's DIF core in the module), TB_KMOD_CAP_DIF.
+ * 4: the D-VM as a tracer (DVM_ENABLE, DVM_GO, DVM_STOP, DVM_BUFSNAP, DVM_AGGSNAP,
+ *    DVM_STATUS), TB_KMOD_CAP_DVM. */
+#define TB_KMOD_ABI_VERSION 4u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -64,6 +66,7 @@ enum tb_kmod_event_id {
 #define TB_KMOD_CAP_IRQS_OFF (1u << 1) /* TB_KMOD_FIRE_IRQS_OFF supported */
 #define TB_KMOD_CAP_PAYLOAD (1u << 2)  /* payload tracepoint present */
 #define TB_KMOD_CAP_DIF (1u << 3)      /* the D-VM's DIF core: DIF_VERIFY, DIF_EXEC */
+#define TB_KMOD_CAP_DVM (1u << 4)      /* the D-VM as a tracer: DVM_* */
 
 /* FIRE flags */
 #define TB_KMOD_FIRE_IRQS_OFF (1u << 0) /* also disable local interrupts per chunk */
@@ -182,11 +185,137 @@ struct tb_kmod_dif_exec {
 	char result_str[TB_KMOD_DIF_STR_LEN];
 };
 
+/*
+ * The D-VM as a tracer in the module, DTrace's way: the user-space D compiler
+ * hands over DIF objects, actions, ECBs (enabled probe descriptions) and
+ * buffer sizes (DVM_ENABLE); every object is verified again and every
+ * action checked against its ECB's record before anything is armed, and a
+ * refusal (EINVAL with err, err_object, err_pc) leaves nothing behind.
+ * DVM_GO arms the probes (dtrace:::BEGIN fires first, on the caller's CPU,
+ * at the first GO), DVM_STOP disarms them (with TB_KMOD_DVM_STOP_END,
+ * dtrace:::END fires after every other probe is quiet; the session then
+ * cannot be armed again).  A firing runs with local interrupts off on its
+ * CPU's slot: its scratch, principal buffer (two halves) and aggregation
+ * buffer.  DVM_BUFSNAP switches one CPU's halves (on that CPU) and copies
+ * the now-inactive one out; DVM_AGGSNAP copies a CPU's aggregation buffer
+ * out; DVM_STATUS reads the counters.  The session belongs to the open
+ * file: closing it disarms and frees everything.  One session at a time
+ * (EBUSY).  Record and aggregation layouts are the core's
+ * (tracers/dvm/core/vm.h: RecordHeader, AggEntry).
+ */
+#define TB_KMOD_DVM_VERSION 1u
+#define TB_KMOD_DVM_ERR_LEN 128u
+#define TB_KMOD_DVM_NAMES_LEN 192u /* "provider\0module\0function\0name\0" */
+#define TB_KMOD_DVM_MAX_OBJECTS 4096u
+#define TB_KMOD_DVM_MAX_ACTIONS 4096u
+#define TB_KMOD_DVM_MAX_ECBS 4096u
+#define TB_KMOD_DVM_MAX_PROBES 4096u
+#define TB_KMOD_DVM_MAX_BUFSIZE (64u << 20) /* principal half, aggregation, dynamic variables */
+#define TB_KMOD_DVM_MAX_SCRATCH (1u << 20)
+#define TB_KMOD_DVM_MIN_STRSIZE 16u
+#define TB_KMOD_DVM_MAX_STRSIZE 4096u
+#define TB_KMOD_DVM_FAULTS 16u
+
+enum tb_kmod_dvm_probe_kind {
+	TB_KMOD_DVM_PROBE_BEGIN = 1,          /* dtrace:::BEGIN */
+	TB_KMOD_DVM_PROBE_END = 2,            /* dtrace:::END */
+	TB_KMOD_DVM_PROBE_SYSCALL_ENTRY = 3,  /* syscall::<arg>:entry, arg = syscall number; arg0..5 = its arguments */
+	TB_KMOD_DVM_PROBE_SYSCALL_RETURN = 4, /* syscall::<arg>:return; arg0 = arg1 = the return value */
+};
+
+struct tb_kmod_dvm_probe {
+	__u32 kind;   /* enum tb_kmod_dvm_probe_kind */
+	__u32 arg;
+	__u32 id;     /* the probe's id as D reads it */
+	__u32 names_len;
+	char names[TB_KMOD_DVM_NAMES_LEN];
+};
+
+/* Object indices are 1-based; 0 = none. */
+struct tb_kmod_dvm_action {
+	__u16 kind;       /* tbdvm::ActionKind */
+	__u16 agg_kind;   /* tbdvm::AggKind (aggregations) */
+	__u32 value;      /* object index, or 0 */
+	__u32 keys_first; /* aggregation keys: key_objects[keys_first .. keys_first + nkeys) */
+	__u32 nkeys;
+	__u32 agg_id;
+	__u32 offset;     /* data offset in the ECB's record */
+	__u32 size;       /* data bytes in the record */
+	__u32 format_id;
+	__u32 arg_index;
+	__u32 reserved;   /* must be 0 */
+	__s64 lq_base, lq_limit, lq_step;
+};
+
+struct tb_kmod_dvm_ecb {
+	__u32 epid;          /* 1-based, == index + 1 */
+	__u32 probe;         /* index into probes */
+	__u32 predicate;     /* object index, or 0 */
+	__u32 actions_first; /* actions[actions_first .. actions_first + nactions) */
+	__u32 nactions;
+	__u32 record_size;   /* 0: records nothing; else a multiple of 8, <= bufsize */
+};
+
+struct tb_kmod_dvm_enable {
+	/* in */
+	__u32 version;       /* TB_KMOD_DVM_VERSION */
+	__u32 flags;         /* must be 0 */
+	__u32 bufsize;       /* principal buffer bytes per CPU, each half */
+	__u32 aggsize;       /* aggregation buffer bytes per CPU */
+	__u32 dynvarsize;    /* dynamic variable bytes */
+	__u32 strsize;       /* D's string size */
+	__u32 scratchsize;   /* per CPU */
+	__u32 n_objects;
+	__u64 objects_ptr;   /* struct tb_kmod_dif_verify[n_objects] (in fields) */
+	__u64 key_objects_ptr; /* __u32[n_key_objects], object indices */
+	__u32 n_key_objects;
+	__u32 n_actions;
+	__u64 actions_ptr;   /* struct tb_kmod_dvm_action[n_actions] */
+	__u64 ecbs_ptr;      /* struct tb_kmod_dvm_ecb[n_ecbs] */
+	__u32 n_ecbs;
+	__u32 n_probes;
+	__u64 probes_ptr;    /* struct tb_kmod_dvm_probe[n_probes] */
+	/* out */
+	__u32 ncpus;         /* slots: BUFSNAP/AGGSNAP/STATUS take 0 .. ncpus - 1 */
+	__u32 err_object;    /* on EINVAL: the object (1-based) the verifier rejected, else 0 */
+	__u32 err_pc;
+	__u32 reserved_out;
+	char err[TB_KMOD_DVM_ERR_LEN]; /* on EINVAL: why */
+};
+
+#define TB_KMOD_DVM_STOP_END (1u << 0) /* fire dtrace:::END: the session is over */
+struct tb_kmod_dvm_stop {
+	__u32 flags;
+	__u32 reserved;
+};
+
+struct tb_kmod_dvm_snap {
+	__u32 cpu;           /* in */
+	__u32 buf_size;      /* in: bytes at buf_ptr (BUFSNAP: >= bufsize; AGGSNAP: >= aggsize) */
+	__u64 buf_ptr;       /* in */
+	__u32 len;           /* out: bytes written */
+	__u32 reserved;
+	__u64 switch_ns;     /* out: the switch / copy on that CPU, ns */
+};
+
+struct tb_kmod_dvm_status {
+	__u32 cpu;           /* in: a CPU, or ~0u for the sum over all */
+	__u32 exit_requested; /* out: an exit() action ran */
+	__u64 fired, ecb_fired, drops, agg_drops, errors; /* out */
+	__u64 faults[TB_KMOD_DVM_FAULTS];                 /* out: by tbdvm::Fault */
+};
+
 #define TB_KMOD_IOC_MAGIC 0xB6
 #define TB_KMOD_IOC_INFO _IOR(TB_KMOD_IOC_MAGIC, 0x01, struct tb_kmod_info)
 #define TB_KMOD_IOC_FIRE _IOWR(TB_KMOD_IOC_MAGIC, 0x02, struct tb_kmod_fire)
 #define TB_KMOD_IOC_DIF_VERIFY _IOWR(TB_KMOD_IOC_MAGIC, 0x03, struct tb_kmod_dif_verify)
 #define TB_KMOD_IOC_DIF_EXEC _IOWR(TB_KMOD_IOC_MAGIC, 0x04, struct tb_kmod_dif_exec)
+#define TB_KMOD_IOC_DVM_ENABLE _IOWR(TB_KMOD_IOC_MAGIC, 0x05, struct tb_kmod_dvm_enable)
+#define TB_KMOD_IOC_DVM_GO _IO(TB_KMOD_IOC_MAGIC, 0x06)
+#define TB_KMOD_IOC_DVM_STOP _IOW(TB_KMOD_IOC_MAGIC, 0x07, struct tb_kmod_dvm_stop)
+#define TB_KMOD_IOC_DVM_BUFSNAP _IOWR(TB_KMOD_IOC_MAGIC, 0x08, struct tb_kmod_dvm_snap)
+#define TB_KMOD_IOC_DVM_AGGSNAP _IOWR(TB_KMOD_IOC_MAGIC, 0x09, struct tb_kmod_dvm_snap)
+#define TB_KMOD_IOC_DVM_STATUS _IOWR(TB_KMOD_IOC_MAGIC, 0x0a, struct tb_kmod_dvm_status)
 
 static inline __u8 tb_kmod_pattern_byte(__u32 i)
 {

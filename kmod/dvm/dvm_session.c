@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The D-VM as a tracer in the module: DVM_ENABLE/GO/STOP/BUFSNAP/AGGSNAP/
+ * STATUS (tracebench_kmod_abi.h).  The session belongs to the open file;
+ * one exists at a time.  Probes:
+ *   dtrace:::BEGIN / END   fired by GO (the first) and STOP with END
+ *   syscall::<name>:entry  the raw tracepoint sys_enter, by syscall number
+ *   syscall::<name>:return the raw tracepoint sys_exit
+ * A firing masks local interrupts (DTrace's way: the CPU's slot then has
+ * one writer, and a buffer switch done on that CPU by IPI needs no lock).
+ */
+#include <linux/cpumask.h>
+#include <linux/errno.h>
+#include <linux/fs.h>
+#include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+#include <asm/syscall.h>
+#include <asm/unistd.h>
+
+#include "tracebench_kmod_abi.h"
+#include "dvm/dif_glue.h"
+#include "dvm/dif_ioctl.h"
+
+static_assert(sizeof(struct tb_kmod_dvm_action) == 64);
+static_assert(sizeof(struct tb_kmod_dvm_ecb) == 24);
+
+unsigned int tb_dif_host_stack(unsigned long *pcs, unsigned int max)
+{
+	return stack_trace_save(pcs, max, 1);
+}
+
+void *tb_dvm_host_zalloc(unsigned long long size)
+{
+	if (size > (8ull << 30))
+		return NULL;
+	return kvzalloc(size, GFP_KERNEL);
+}
+
+void tb_dvm_host_free(void *p)
+{
+	kvfree(p);
+}
+
+struct tb_dvm {
+	struct tb_dvm_session *s;
+	struct tb_dif_loaded *objects;
+	u32 n_objects;
+	u32 ncpus;
+	u32 bufsize;
+	u32 aggsize;
+	int begin_probe; /* probe index + 1, 0 = none */
+	int end_probe;
+	int *entry;      /* NR_syscalls: probe index + 1 */
+	int *exit;
+	bool want_enter, want_exit;
+	bool enter_on, exit_on;
+	bool begun, ended;
+	void *agg_copy;  /* aggsize bytes: a CPU's aggregation buffer, copied on that CPU */
+	struct mutex lock; /* ioctls on this session */
+};
+
+/* The one session (tb_dvm_mutex): its owner file's private_data. */
+static DEFINE_MUTEX(tb_dvm_mutex);
+static struct tb_dvm *tb_dvm_active;
+static struct tracepoint *tb_tp_sys_enter, *tb_tp_sys_exit;
+
+static void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args, unsigned int nargs)
+{
+	struct tb_dvm_who who;
+	unsigned long flags;
+
+	who.pid = task_tgid_nr(current);
+	who.tid = task_pid_nr(current);
+	who.thread = (unsigned long long)(unsigned long)current;
+	who.comm = current->comm;
+	local_irq_save(flags);
+	tb_dvm_fire(d->s, probe1 - 1, args, nargs, &who, raw_smp_processor_id());
+	local_irq_restore(flags);
+}
+
+static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	struct tb_dvm *d = data;
+	unsigned long a[6];
+	unsigned long long args[6];
+	int i, p;
+
+	if (id < 0 || id >= NR_syscalls)
+		return;
+	p = READ_ONCE(d->entry[id]);
+	if (!p)
+		return;
+	syscall_get_arguments(current, regs, a);
+	for (i = 0; i < 6; i++)
+		args[i] = a[i];
+	tb_dvm_fire_here(d, p, args, 6);
+}
+
+static void tb_dvm_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	struct tb_dvm *d = data;
+	unsigned long long args[2];
+	long id = syscall_get_nr(current, regs);
+	int p;
+
+	if (id < 0 || id >= NR_syscalls)
+		return;
+	p = READ_ONCE(d->exit[id]);
+	if (!p)
+		return;
+	args[0] = args[1] = (unsigned long long)ret;
+	tb_dvm_fire_here(d, p, args, 2);
+}
+
+static void tb_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sys_enter"))
+		tb_tp_sys_enter = tp;
+	else if (!strcmp(tp->name, "sys_exit"))
+		tb_tp_sys_exit = tp;
+}
+
+static void tb_dvm_disarm(struct tb_dvm *d)
+{
+	bool any = d->enter_on || d->exit_on;
+
+	if (d->enter_on)
+		tracepoint_probe_unregister(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
+	if (d->exit_on)
+		tracepoint_probe_unregister(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d);
+	d->enter_on = d->exit_on = false;
+	/* Firings in flight end before anything is read or freed. */
+	if (any)
+		tracepoint_synchronize_unregister();
+}
+
+static long tb_dvm_arm(struct tb_dvm *d)
+{
+	long ret;
+
+	if (d->want_enter) {
+		ret = tracepoint_probe_register(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
+		if (ret)
+			return ret;
+		d->enter_on = true;
+	}
+	if (d->want_exit) {
+		ret = tracepoint_probe_register(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d);
+		if (ret) {
+			tb_dvm_disarm(d);
+			return ret;
+		}
+		d->exit_on = true;
+	}
+	return 0;
+}
+
+static void tb_dvm_destroy(struct tb_dvm *d)
+{
+	u32 i;
+
+	if (!d)
+		return;
+	tb_dvm_disarm(d);
+	tb_dvm_session_free(d->s);
+	for (i = 0; i < d->n_objects; i++)
+		tb_dif_unload(&d->objects[i]);
+	kvfree(d->objects);
+	kvfree(d->entry);
+	kvfree(d->exit);
+	kvfree(d->agg_copy);
+	kfree(d);
+}
+
+/* Copies an array of n elements of size sz from user space; *err on failure. */
+static void *tb_copy_array(u64 uptr, u32 n, size_t sz, long *err)
+{
+	void *p;
+
+	if (!n)
+		return NULL;
+	p = kvmalloc_array(n, sz, GFP_KERNEL);
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (copy_from_user(p, u64_to_user_ptr(uptr), (size_t)n * sz)) {
+		kvfree(p);
+		*err = -EFAULT;
+		return NULL;
+	}
+	return p;
+}
+
+static long tb_dvm_refuse(struct tb_kmod_dvm_enable *req, const char *why, u32 object, u32 pc)
+{
+	strscpy(req->err, why, sizeof(req->err));
+	req->err_object = object;
+	req->err_pc = pc;
+	return -EINVAL;
+}
+
+static long tb_dvm_check_sizes(struct tb_kmod_dvm_enable *req)
+{
+	if (req->version != TB_KMOD_DVM_VERSION)
+		return tb_dvm_refuse(req, "unknown DVM_ENABLE version", 0, 0);
+	if (req->flags || req->reserved_out)
+		return tb_dvm_refuse(req, "unknown flag or non-zero reserved field", 0, 0);
+	if (req->bufsize < 64 || req->bufsize > TB_KMOD_DVM_MAX_BUFSIZE || req->bufsize % 8)
+		return tb_dvm_refuse(req, "bufsize: a multiple of 8 from 64 bytes to 64 MiB", 0, 0);
+	if (req->aggsize < 64 || req->aggsize > TB_KMOD_DVM_MAX_BUFSIZE || req->aggsize % 8)
+		return tb_dvm_refuse(req, "aggsize: a multiple of 8 from 64 bytes to 64 MiB", 0, 0);
+	if (req->dynvarsize > TB_KMOD_DVM_MAX_BUFSIZE)
+		return tb_dvm_refuse(req, "dynvarsize: at most 64 MiB", 0, 0);
+	if (req->strsize < TB_KMOD_DVM_MIN_STRSIZE || req->strsize > TB_KMOD_DVM_MAX_STRSIZE)
+		return tb_dvm_refuse(req, "strsize: 16 to 4096 bytes", 0, 0);
+	if (req->scratchsize > TB_KMOD_DVM_MAX_SCRATCH || req->scratchsize % 8)
+		return tb_dvm_refuse(req, "scratchsize: a multiple of 8 up to 1 MiB", 0, 0);
+	if (req->n_objects > TB_KMOD_DVM_MAX_OBJECTS || req->n_key_objects > TB_KMOD_DVM_MAX_OBJECTS ||
+	    req->n_actions > TB_KMOD_DVM_MAX_ACTIONS || req->n_ecbs > TB_KMOD_DVM_MAX_ECBS ||
+	    req->n_probes > TB_KMOD_DVM_MAX_PROBES)
+		return tb_dvm_refuse(req, "too many objects, actions, ECBs or probes", 0, 0);
+	if (!req->n_ecbs || !req->n_probes)
+		return tb_dvm_refuse(req, "no ECB or no probe", 0, 0);
+	return 0;
+}
+
+/* Probe kinds: what each arms.  Sets *why on a bad probe. */
+static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		const struct tb_kmod_dvm_probe *p = &probes[i];
+
+		switch (p->kind) {
+		case TB_KMOD_DVM_PROBE_BEGIN:
+		case TB_KMOD_DVM_PROBE_END:
+			if (p->arg)
+				return "probe: BEGIN and END take no argument";
+			if (p->kind == TB_KMOD_DVM_PROBE_BEGIN ? d->begin_probe : d->end_probe)
+				return "probe: given twice";
+			if (p->kind == TB_KMOD_DVM_PROBE_BEGIN)
+				d->begin_probe = i + 1;
+			else
+				d->end_probe = i + 1;
+			break;
+		case TB_KMOD_DVM_PROBE_SYSCALL_ENTRY:
+		case TB_KMOD_DVM_PROBE_SYSCALL_RETURN: {
+			int *map = p->kind == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY ? d->entry : d->exit;
+
+			if (p->arg >= NR_syscalls)
+				return "probe: no such syscall number on this kernel";
+			if (map[p->arg])
+				return "probe: given twice";
+			map[p->arg] = i + 1;
+			if (p->kind == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY)
+				d->want_enter = true;
+			else
+				d->want_exit = true;
+			break;
+		}
+		default:
+			return "probe: unknown kind";
+		}
+	}
+	if ((d->want_enter && !tb_tp_sys_enter) || (d->want_exit && !tb_tp_sys_exit))
+		return "probe: this kernel has no raw syscall tracepoints (CONFIG_HAVE_SYSCALL_TRACEPOINTS)";
+	return NULL;
+}
+
+static long tb_dvm_enable(struct file *file, void __user *uarg)
+{
+	struct tb_kmod_dvm_enable *req;
+	struct tb_kmod_dif_verify *objs = NULL;
+	struct tb_dif_object *dobjs = NULL;
+	u32 *keys = NULL;
+	struct tb_kmod_dvm_action *acts = NULL;
+	struct tb_kmod_dvm_ecb *ecbs = NULL;
+	struct tb_kmod_dvm_probe *probes = NULL;
+	struct tb_dvm *d = NULL;
+	const char *why = NULL;
+	unsigned int idx = 0;
+	long ret = 0;
+	u32 i;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	if (copy_from_user(req, uarg, sizeof(*req))) {
+		kfree(req);
+		return -EFAULT;
+	}
+	req->err_object = 0;
+	req->err_pc = 0;
+	req->ncpus = 0;
+	memset(req->err, 0, sizeof(req->err));
+	mutex_lock(&tb_dvm_mutex);
+	if (tb_dvm_active) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ret = tb_dvm_check_sizes(req);
+	if (ret)
+		goto out_copy;
+	objs = tb_copy_array(req->objects_ptr, req->n_objects, sizeof(*objs), &ret);
+	if (!ret)
+		keys = tb_copy_array(req->key_objects_ptr, req->n_key_objects, sizeof(*keys), &ret);
+	if (!ret)
+		acts = tb_copy_array(req->actions_ptr, req->n_actions, sizeof(*acts), &ret);
+	if (!ret)
+		ecbs = tb_copy_array(req->ecbs_ptr, req->n_ecbs, sizeof(*ecbs), &ret);
+	if (!ret)
+		probes = tb_copy_array(req->probes_ptr, req->n_probes, sizeof(*probes), &ret);
+	if (ret)
+		goto out;
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	mutex_init(&d->lock);
+	d->ncpus = nr_cpu_ids;
+	d->bufsize = req->bufsize;
+	d->aggsize = req->aggsize;
+	d->entry = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
+	d->exit = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
+	d->agg_copy = kvmalloc(req->aggsize, GFP_KERNEL);
+	d->objects = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*d->objects), GFP_KERNEL);
+	dobjs = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*dobjs), GFP_KERNEL);
+	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!tb_tp_sys_enter || !tb_tp_sys_exit)
+		for_each_kernel_tracepoint(tb_find_tp, NULL);
+	why = tb_dvm_map_probes(d, probes, req->n_probes);
+	if (why) {
+		ret = tb_dvm_refuse(req, why, 0, 0);
+		goto out_copy;
+	}
+	/* Every object verified by the core's verifier, as DIF_VERIFY does. */
+	for (i = 0; i < req->n_objects; i++) {
+		ret = tb_dif_load(&objs[i], &d->objects[i]);
+		if (ret == -EINVAL) {
+			ret = tb_dvm_refuse(req, objs[i].err_rule, i + 1, objs[i].err_pc);
+			goto out_copy;
+		}
+		if (ret)
+			goto out;
+		d->n_objects = i + 1;
+		dobjs[i] = d->objects[i].o;
+	}
+	d->s = tb_dvm_session_build(req, dobjs, keys, acts, ecbs, probes, d->ncpus, &why, &idx);
+	if (!d->s) {
+		ret = tb_dvm_refuse(req, why, 0, idx);
+		goto out_copy;
+	}
+	req->ncpus = d->ncpus;
+	file->private_data = d;
+	tb_dvm_active = d;
+	d = NULL;
+out_copy:
+	if ((!ret || ret == -EINVAL) && copy_to_user(uarg, req, sizeof(*req)))
+		ret = ret ? ret : -EFAULT;
+	if (ret && tb_dvm_active && file->private_data == tb_dvm_active) {
+		/* Enabled, but the caller cannot learn it: undo. */
+		d = tb_dvm_active;
+		tb_dvm_active = NULL;
+		file->private_data = NULL;
+	}
+out:
+	mutex_unlock(&tb_dvm_mutex);
+	tb_dvm_destroy(d);
+	kvfree(dobjs);
+	kvfree(probes);
+	kvfree(ecbs);
+	kvfree(acts);
+	kvfree(keys);
+	kvfree(objs);
+	kfree(req);
+	return ret;
+}
+
+static long tb_dvm_go(struct tb_dvm *d)
+{
+	static const unsigned long long none[1];
+	long ret;
+
+	if (d->ended)
+		return -EINVAL;
+	if (d->enter_on || d->exit_on)
+		return 0;
+	if (!d->begun && d->begin_probe)
+		tb_dvm_fire_here(d, d->begin_probe, none, 0);
+	d->begun = true;
+	ret = tb_dvm_arm(d);
+	return ret;
+}
+
+static long tb_dvm_stop(struct tb_dvm *d, void __user *uarg)
+{
+	static const unsigned long long none[1];
+	struct tb_kmod_dvm_stop req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || (req.flags & ~TB_KMOD_DVM_STOP_END))
+		return -EINVAL;
+	tb_dvm_disarm(d);
+	if ((req.flags & TB_KMOD_DVM_STOP_END) && !d->ended) {
+		if (d->end_probe)
+			tb_dvm_fire_here(d, d->end_probe, none, 0);
+		d->ended = true;
+	}
+	return 0;
+}
+
+struct tb_dvm_ipi {
+	struct tb_dvm *d;
+	u32 cpu;
+	bool agg;
+	const void *data;
+	u32 len;
+};
+
+static void tb_dvm_snap_here(void *arg)
+{
+	struct tb_dvm_ipi *x = arg;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (x->agg)
+		x->len = tb_dvm_agg_copy(x->d->s, x->cpu, x->d->agg_copy, x->d->aggsize);
+	else
+		tb_dvm_buffer_switch(x->d->s, x->cpu, &x->data, &x->len);
+	local_irq_restore(flags);
+}
+
+static long tb_dvm_snap(struct tb_dvm *d, void __user *uarg, bool agg)
+{
+	struct tb_kmod_dvm_snap req;
+	struct tb_dvm_ipi x = { .d = d, .agg = agg };
+	u64 t0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || req.cpu >= d->ncpus || req.buf_size < (agg ? d->aggsize : d->bufsize))
+		return -EINVAL;
+	x.cpu = req.cpu;
+	t0 = ktime_get_ns();
+	/* On the slot's CPU (no firing there meanwhile); an offline CPU fires nothing. */
+	if (smp_call_function_single(req.cpu, tb_dvm_snap_here, &x, 1))
+		tb_dvm_snap_here(&x);
+	req.switch_ns = ktime_get_ns() - t0;
+	req.len = x.len;
+	if (x.len && copy_to_user(u64_to_user_ptr(req.buf_ptr), agg ? d->agg_copy : x.data, x.len))
+		return -EFAULT;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
+{
+	struct tb_kmod_dvm_status st;
+	u32 cpu;
+
+	if (copy_from_user(&cpu, uarg, sizeof(cpu)))
+		return -EFAULT;
+	if (cpu != ~0u && cpu >= d->ncpus)
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	st.cpu = cpu;
+	tb_dvm_status(d->s, cpu, &st);
+	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+long tb_ioctl_dvm(struct file *file, unsigned int cmd, void __user *uarg)
+{
+	struct tb_dvm *d;
+	long ret;
+
+	if (cmd == TB_KMOD_IOC_DVM_ENABLE)
+		return tb_dvm_enable(file, uarg);
+	d = file->private_data;
+	if (!d)
+		return -ENOENT; /* no session on this file: DVM_ENABLE first */
+	mutex_lock(&d->lock);
+	switch (cmd) {
+	case TB_KMOD_IOC_DVM_GO:
+		ret = tb_dvm_go(d);
+		break;
+	case TB_KMOD_IOC_DVM_STOP:
+		ret = tb_dvm_stop(d, uarg);
+		break;
+	case TB_KMOD_IOC_DVM_BUFSNAP:
+		ret = tb_dvm_snap(d, uarg, false);
+		break;
+	case TB_KMOD_IOC_DVM_AGGSNAP:
+		ret = tb_dvm_snap(d, uarg, true);
+		break;
+	case TB_KMOD_IOC_DVM_STATUS:
+		ret = tb_dvm_status_ioctl(d, uarg);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	mutex_unlock(&d->lock);
+	return ret;
+}
+
+void tb_dvm_release(struct file *file)
+{
+	struct tb_dvm *d = file->private_data;
+
+	if (!d)
+		return;
+	mutex_lock(&tb_dvm_mutex);
+	if (tb_dvm_active == d)
+		tb_dvm_active = NULL;
+	mutex_unlock(&tb_dvm_mutex);
+	file->private_data = NULL;
+	tb_dvm_destroy(d);
+}
