@@ -26,6 +26,9 @@
 #include <linux/uaccess.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
+#ifdef CONFIG_X86
+#include <asm/msr.h>
+#endif
 
 #include "tracebench_kmod_abi.h"
 #include "dvm/dif_glue.h"
@@ -51,8 +54,14 @@ void tb_dvm_host_free(void *p)
 	kvfree(p);
 }
 
+/* A CPU's stage sums (TB_KMOD_DVM_TIMED), written with interrupts masked. */
+struct tb_dvm_stages {
+	u64 n, entry, vm, floor;
+} ____cacheline_aligned;
+
 struct tb_dvm {
 	struct tb_dvm_session *s;
+	struct tb_dvm_stages *stages; /* ncpus, when timed */
 	struct tb_dif_loaded *objects;
 	u32 n_objects;
 	u32 ncpus;
@@ -74,23 +83,51 @@ static DEFINE_MUTEX(tb_dvm_mutex);
 static struct tb_dvm *tb_dvm_active;
 static struct tracepoint *tb_tp_sys_enter, *tb_tp_sys_exit;
 
-static void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args, unsigned int nargs)
+static __always_inline u64 tb_dvm_now(void)
+{
+#ifdef CONFIG_X86
+	return rdtsc_ordered();
+#else
+	return ktime_get_mono_fast_ns();
+#endif
+}
+
+/* t0: the callback's first read (0 when not timed). */
+static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args,
+					     unsigned int nargs, u64 t0)
 {
 	struct tb_dvm_who who;
 	unsigned long flags;
+	unsigned int cpu;
+	u64 t1, t2, t3;
 
 	who.pid = task_tgid_nr(current);
 	who.tid = task_pid_nr(current);
 	who.thread = (unsigned long long)(unsigned long)current;
 	who.comm = current->comm;
 	local_irq_save(flags);
-	tb_dvm_fire(d->s, probe1 - 1, args, nargs, &who, raw_smp_processor_id());
+	cpu = raw_smp_processor_id();
+	if (!t0) {
+		tb_dvm_fire(d->s, probe1 - 1, args, nargs, &who, cpu);
+	} else {
+		struct tb_dvm_stages *st = &d->stages[cpu];
+
+		t1 = tb_dvm_now();
+		tb_dvm_fire(d->s, probe1 - 1, args, nargs, &who, cpu);
+		t2 = tb_dvm_now();
+		t3 = tb_dvm_now();
+		st->n++;
+		st->entry += t1 - t0;
+		st->vm += t2 - t1;
+		st->floor += t3 - t2;
+	}
 	local_irq_restore(flags);
 }
 
 static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	struct tb_dvm *d = data;
+	u64 t0 = d->stages ? tb_dvm_now() : 0;
 	unsigned long a[6];
 	unsigned long long args[6];
 	int i, p;
@@ -103,12 +140,13 @@ static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
 	syscall_get_arguments(current, regs, a);
 	for (i = 0; i < 6; i++)
 		args[i] = a[i];
-	tb_dvm_fire_here(d, p, args, 6);
+	tb_dvm_fire_here(d, p, args, 6, t0);
 }
 
 static void tb_dvm_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	struct tb_dvm *d = data;
+	u64 t0 = d->stages ? tb_dvm_now() : 0;
 	unsigned long long args[2];
 	long id = syscall_get_nr(current, regs);
 	int p;
@@ -119,7 +157,7 @@ static void tb_dvm_sys_exit(void *data, struct pt_regs *regs, long ret)
 	if (!p)
 		return;
 	args[0] = args[1] = (unsigned long long)ret;
-	tb_dvm_fire_here(d, p, args, 2);
+	tb_dvm_fire_here(d, p, args, 2, t0);
 }
 
 static void tb_find_tp(struct tracepoint *tp, void *priv)
@@ -179,6 +217,7 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 	kvfree(d->entry);
 	kvfree(d->exit);
 	kvfree(d->agg_copy);
+	kvfree(d->stages);
 	kfree(d);
 }
 
@@ -214,7 +253,7 @@ static long tb_dvm_check_sizes(struct tb_kmod_dvm_enable *req)
 {
 	if (req->version != TB_KMOD_DVM_VERSION)
 		return tb_dvm_refuse(req, "unknown DVM_ENABLE version", 0, 0);
-	if (req->flags || req->reserved_out)
+	if ((req->flags & ~TB_KMOD_DVM_FLAGS_ALL) || req->reserved_out)
 		return tb_dvm_refuse(req, "unknown flag or non-zero reserved field", 0, 0);
 	if (req->bufsize < 64 || req->bufsize > TB_KMOD_DVM_MAX_BUFSIZE || req->bufsize % 8)
 		return tb_dvm_refuse(req, "bufsize: a multiple of 8 from 64 bytes to 64 MiB", 0, 0);
@@ -338,7 +377,10 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	d->agg_copy = kvmalloc(req->aggsize, GFP_KERNEL);
 	d->objects = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*d->objects), GFP_KERNEL);
 	dobjs = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*dobjs), GFP_KERNEL);
-	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs) {
+	if (req->flags & TB_KMOD_DVM_TIMED)
+		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
+	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs ||
+	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -402,7 +444,7 @@ static long tb_dvm_go(struct tb_dvm *d)
 	if (d->enter_on || d->exit_on)
 		return 0;
 	if (!d->begun && d->begin_probe)
-		tb_dvm_fire_here(d, d->begin_probe, none, 0);
+		tb_dvm_fire_here(d, d->begin_probe, none, 0, 0);
 	d->begun = true;
 	ret = tb_dvm_arm(d);
 	return ret;
@@ -420,7 +462,7 @@ static long tb_dvm_stop(struct tb_dvm *d, void __user *uarg)
 	tb_dvm_disarm(d);
 	if ((req.flags & TB_KMOD_DVM_STOP_END) && !d->ended) {
 		if (d->end_probe)
-			tb_dvm_fire_here(d, d->end_probe, none, 0);
+			tb_dvm_fire_here(d, d->end_probe, none, 0, 0);
 		d->ended = true;
 	}
 	return 0;
@@ -474,7 +516,7 @@ static long tb_dvm_snap(struct tb_dvm *d, void __user *uarg, bool agg)
 static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 {
 	struct tb_kmod_dvm_status st;
-	u32 cpu;
+	u32 cpu, i;
 
 	if (copy_from_user(&cpu, uarg, sizeof(cpu)))
 		return -EFAULT;
@@ -483,6 +525,15 @@ static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 	memset(&st, 0, sizeof(st));
 	st.cpu = cpu;
 	tb_dvm_status(d->s, cpu, &st);
+	for (i = 0; d->stages && i < d->ncpus; i++) {
+		if (cpu != ~0u && cpu != i)
+			continue;
+		/* Another CPU may be adding: a snapshot, each sum whole (64-bit stores). */
+		st.timed_firings += READ_ONCE(d->stages[i].n);
+		st.entry_cycles += READ_ONCE(d->stages[i].entry);
+		st.vm_cycles += READ_ONCE(d->stages[i].vm);
+		st.floor_cycles += READ_ONCE(d->stages[i].floor);
+	}
 	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
 }
 

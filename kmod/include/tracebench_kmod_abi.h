@@ -256,10 +256,14 @@ struct tb_kmod_dvm_ecb {
 	__u32 record_size;   /* 0: records nothing; else a multiple of 8, <= bufsize */
 };
 
+/* DVM_ENABLE flags */
+#define TB_KMOD_DVM_TIMED (1u << 0) /* time the stages of every firing (DVM_STATUS): adds four TSC reads */
+#define TB_KMOD_DVM_FLAGS_ALL (TB_KMOD_DVM_TIMED)
+
 struct tb_kmod_dvm_enable {
 	/* in */
 	__u32 version;       /* TB_KMOD_DVM_VERSION */
-	__u32 flags;         /* must be 0 */
+	__u32 flags;         /* TB_KMOD_DVM_* */
 	__u32 bufsize;       /* principal buffer bytes per CPU, each half */
 	__u32 aggsize;       /* aggregation buffer bytes per CPU */
 	__u32 dynvarsize;    /* dynamic variable bytes */
@@ -298,11 +302,26 @@ struct tb_kmod_dvm_snap {
 	__u64 switch_ns;     /* out: the switch / copy on that CPU, ns */
 };
 
+/*
+ * Stage timing (TB_KMOD_DVM_TIMED), in TSC cycles (ns where the module has
+ * no TSC: TB_KMOD_CAP_TSC), summed over timed firings of syscall probes:
+ *   entry: the provider, from the tracepoint callback's first instruction to
+ *          the VM (probe lookup by syscall number, arguments, who fired,
+ *          interrupts masked): the paper's stage 2;
+ *   vm:    the VM on the probe's ECBs (C_vm_prepare + every ECB's predicate
+ *          and actions): stage 3;
+ *   floor: two back-to-back reads, once per firing, so the reads' own cost
+ *          can be subtracted from entry and vm.
+ * What precedes the callback (syscall entry, the tracepoint's dispatch:
+ * stage 1) is the traced overhead minus these.
+ */
 struct tb_kmod_dvm_status {
 	__u32 cpu;           /* in: a CPU, or ~0u for the sum over all */
 	__u32 exit_requested; /* out: an exit() action ran */
 	__u64 fired, ecb_fired, drops, agg_drops, errors; /* out */
 	__u64 faults[TB_KMOD_DVM_FAULTS];                 /* out: by tbdvm::Fault */
+	__u64 timed_firings; /* out: firings timed (TB_KMOD_DVM_TIMED) */
+	__u64 entry_cycles, vm_cycles, floor_cycles;      /* out: sums over them */
 };
 
 #define TB_KMOD_IOC_MAGIC 0xB6
