@@ -12,6 +12,8 @@ packages=(
   # libraries the suite links
   libbenchmark-dev libgtest-dev libgmock-dev libpapi-dev papi-tools libfmt-dev libcli11-dev nlohmann-json3-dev
   libtraceevent-dev libtracefs-dev liblttng-ust-dev liblttng-ctl-dev libssl-dev zlib1g-dev
+  # syscall names for the D-VM's kernel home
+  libseccomp-dev
   # Student's t distribution for compare's test on run medians (Boost.Math, headers only)
   libboost-dev
   # eBPF: skeletons are generated at build time

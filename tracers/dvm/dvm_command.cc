@@ -4,6 +4,8 @@
 //   tracebench dvm -s script.d -w dvm_getpid
 //   tracebench dvm -S -e -n '...'       print the compiled DIF and exit
 //   tracebench dvm -l [-n pattern]      list probes
+//   tracebench dvm --kernel -n 'syscall::getpid:entry { @[execname] = count(); }' -w dvm_getpid
+//                                       the same, in the tracebench module (the kernel's probes)
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -29,6 +31,7 @@ struct DvmArgs {
   bool exit_after_compile = false;
   bool list = false;
   bool quiet = false;
+  bool kernel = false;
   std::string workload = "dvm_hot";
   std::uint64_t events = 100000;
   std::size_t payload = 0;
@@ -41,7 +44,7 @@ constexpr std::uint64_t kChunk = 10000;
 int run_dvm(const DvmArgs& a) {
   if (a.list) {
     std::vector<tbdvm::ProbeInfo> matched;
-    for (const auto& p : tbdvm::list_probes())
+    for (const auto& p : a.kernel ? tbdvm::list_kernel_probes() : tbdvm::list_probes())
       if (a.script.empty() || tbdvm::probe_matches(a.script, p)) matched.push_back(p);
     if (matched.empty()) {  // like dtrace -l: a description that matches nothing is an error
       std::fprintf(stderr, "tracebench dvm: no probe matches '%s'; `tracebench dvm -l` lists them all\n",
@@ -80,6 +83,7 @@ int run_dvm(const DvmArgs& a) {
   if (a.exit_after_compile) return 0;
 
   tbdvm::Options o;
+  o.kernel = a.kernel;
   bool quiet = a.quiet;
   auto apply = [&](const std::string& k, const std::string& v) -> bool {
     if (k == "quiet") {
@@ -146,6 +150,15 @@ int run_dvm(const DvmArgs& a) {
                  static_cast<unsigned long long>(c.fired), static_cast<unsigned long long>(c.ecb_fired),
                  static_cast<unsigned long long>(c.errors), static_cast<unsigned long long>(c.drops),
                  static_cast<unsigned long long>(c.agg_drops));
+    if (c.stages.firings) {
+      // Each interval holds one pair of reads: their floor comes off.
+      const double n = static_cast<double>(c.stages.firings), floor = c.stages.floor_cycles / n;
+      std::fprintf(stderr,
+                   "dvm: stages over %llu timed firings, cycles each (a read pair's %.0f taken off): provider entry "
+                   "%.0f, VM %.0f\n",
+                   static_cast<unsigned long long>(c.stages.firings), floor, c.stages.entry_cycles / n - floor,
+                   c.stages.vm_cycles / n - floor);
+    }
     for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
       if (c.faults[f])
         std::fprintf(stderr, "dvm: %llu error%s: %s\n", static_cast<unsigned long long>(c.faults[f]),
@@ -163,6 +176,9 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_flag("-e", args->exit_after_compile, "Exit after compiling");
   sub->add_flag("-l", args->list, "List probes");
   sub->add_flag("-q", args->quiet, "Quiet: only the program's own output");
+  sub->add_flag("--kernel", args->kernel,
+                "Run the program in the tracebench module on the kernel's probes (syscall entry/return, "
+                "BEGIN/END) instead of in this process (needs the module: `tracebench vm`)");
   sub->add_option("-w,--workload", args->workload, "Workload that fires the probes (default dvm_hot)");
   sub->add_option("--events", args->events, "Events the workload fires (default 100000)");
   sub->add_option("--payload", args->payload, "Payload bytes per event (default 0)");

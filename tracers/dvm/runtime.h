@@ -38,6 +38,12 @@ struct Options {
   double switchrate_hz = 1.0;          // consumer wakeups per second
   bool allow_zero_probes = false;      // dtrace -Z
   uint64_t profile_target_tid = 0;     // profile provider signals this thread (0 = enabler)
+  // Where the session lives: false = this process (its static sites), true =
+  // the tracebench module (/dev/tracebench: the kernel's probes, slots per CPU).
+  bool kernel = false;
+  // The kernel home times each firing's stages (Counters::stages): the
+  // provider's entry and the VM, with the reads' floor.
+  bool stage_timing = false;
 };
 // Parses "bufsize=4m", "switchrate=10hz", "nslots=2" ...
 Error set_option(Options* o, const std::string& key, const std::string& value);
@@ -45,10 +51,14 @@ Error set_option(Options* o, const std::string& key, const std::string& value);
 // Every probe this process can fire: static sites plus on-demand ones.
 struct ProbeInfo {
   uint32_t id;
-  Site* site;
+  Site* site;  // nullptr: a probe of the kernel home
   std::string provider, module, function, name;
+  uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe (tb_kmod_dvm_probe)
 };
 std::vector<ProbeInfo> list_probes();
+// The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END and
+// syscall::<name>:entry/return for every syscall of this architecture.
+std::vector<ProbeInfo> list_kernel_probes();
 // Matches "prov:mod:func:name" with shell globs, missing leading fields and
 // empty fields matching anything (DTrace rules).
 bool probe_matches(const std::string& pattern, const ProbeInfo& p);
@@ -66,6 +76,11 @@ struct ConsumerStats {
 struct Counters {
   uint64_t fired = 0, ecb_fired = 0, drops = 0, agg_drops = 0, busy_drops = 0, errors = 0;
   uint64_t faults[kFaultCount] = {};
+  // Options::stage_timing (kernel home): sums over the timed firings, in TSC
+  // cycles; floor = the cost of one pair of reads, included once in each.
+  struct Stages {
+    uint64_t firings = 0, entry_cycles = 0, vm_cycles = 0, floor_cycles = 0;
+  } stages;
 };
 
 // One merged aggregation row.
@@ -78,6 +93,8 @@ struct AggResult {
   const AggDesc* desc = nullptr;
   std::vector<AggRow> rows;  // sorted the way DTrace prints them
 };
+
+class KernelHome;
 
 class Session {
  public:
@@ -121,12 +138,15 @@ class Session {
   bool exited() const { return exited_ || state_.exit_requested.load(std::memory_order_relaxed); }
   int exit_status() const { return exit_status_; }
   State* state() { return &state_; }
+  // Slots: this process's (user home) or the module's, one per possible CPU.
+  uint32_t nslots() const;
   const Options& options() const { return opt_; }
 
  private:
   struct EcbInfo;
   void chew(const uint8_t* data, uint32_t len);
   void snapshot_aggs();
+  void merge_aggs(const uint8_t* arena, uint32_t used);
   void consumer_loop();
   Error alloc_state();
   void free_state();
@@ -163,6 +183,10 @@ class Session {
   ConsumerStats cstats_;
   std::vector<uint64_t> epid_records_;
   void* profile_timer_ = nullptr;
+  std::unique_ptr<KernelHome> kernel_;  // Options::kernel, enabled until disable()
+  Counters kernel_final_;               // the module's counters at disable()
+  uint32_t kernel_ncpus_ = 0;
+  std::vector<uint8_t> buf_copy_;       // the kernel home's principal buffer copy-out
 };
 
 // Host defaults (rdtsc-scaled monotonic clock, process_vm_readv copyin, ...).

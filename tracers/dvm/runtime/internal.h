@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,30 @@ struct Binding {
   Probe probe;
   std::string names;
   std::vector<Ecb*> ecbs;
+  uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe
+};
+
+// The kernel home (kernel.cc): a session in the tracebench module, driven
+// through /dev/tracebench.  Closing it (the destructor) disarms and frees
+// the module's session.
+class KernelHome {
+ public:
+  ~KernelHome();
+  // Hands the module every object, action, ECB and probe; it verifies them again.
+  Error enable(const CompiledProgram& prog, const std::vector<const Binding*>& bindings,
+               const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
+               const Options& o);
+  Error go();                 // arms (BEGIN fires at the first)
+  Error stop(bool end);       // disarms (END fires with end)
+  // A CPU's principal buffer (switched) or aggregation buffer, copied into
+  // dst; returns its bytes and adds the module's switch time to *ns.
+  uint32_t snap(bool agg, uint32_t cpu, uint8_t* dst, uint32_t cap, uint64_t* ns);
+  bool status(Counters* c, bool* exit_requested);
+  uint32_t ncpus() const { return ncpus_; }
+
+ private:
+  int fd_ = -1;
+  uint32_t ncpus_ = 0, bufsize_ = 0, aggsize_ = 0;
 };
 
 struct Session::EcbInfo {

@@ -51,8 +51,14 @@ Error set_option(Options* o, const std::string& key, const std::string& value) {
     o->allow_zero_probes = true;
     return Error::none();
   }
+  if (key == "stagetiming") {
+    if (!value.empty() && value != "true" && value != "false")
+      return {"option stagetiming=" + value + ": expected true or false (or no value: true)"};
+    o->stage_timing = value != "false";
+    return Error::none();
+  }
   return {"unknown D-VM option '" + key +
-          "' (known: bufsize, aggsize, dynvarsize, scratchsize, strsize, nslots, switchrate)"};
+          "' (known: bufsize, aggsize, dynvarsize, scratchsize, strsize, nslots, switchrate, stagetiming)"};
 }
 
 // ---------------------------------------------------------------------------

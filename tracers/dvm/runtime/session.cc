@@ -52,6 +52,13 @@ Session::~Session() {
 }
 
 Error Session::alloc_state() {
+  if (opt_.kernel) {
+    // The module holds the slots; this side keeps room to copy one CPU's
+    // buffers out.
+    agg_copy_.resize(opt_.aggsize);
+    buf_copy_.resize(opt_.bufsize);
+    return Error::none();
+  }
   uint32_t ncpu = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
   uint32_t nslots = opt_.nslots ? opt_.nslots : std::max(1u, std::min(ncpu, kMaxSlots));
   state_.host = default_host();
@@ -121,6 +128,8 @@ static Error verify_difo(const DifObject* d, const ClauseDesc& c, const char* wh
 
 Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
   if (enabled_) return {"D-VM session already enabled; create a new Session"};
+  if (opt_.stage_timing && !opt_.kernel)
+    return {"option stagetiming times the kernel home's stages (tracebench dvm --kernel, tracer dvm_kernel)"};
   prog_ = std::move(prog);
   // Verify everything first: bad input changes nothing.
   for (auto& c : prog_->clauses) {
@@ -140,13 +149,15 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
         return {"lquantize() at line " + std::to_string(c.line) + ": need limit > base and step > 0"};
     }
   }
-  for (auto& c : prog_->clauses)
-    for (auto& pat : c.probes) ensure_profile_probe(pat);
-  std::vector<ProbeInfo> probes = list_probes();
+  if (!opt_.kernel)
+    for (auto& c : prog_->clauses)
+      for (auto& pat : c.probes) ensure_profile_probe(pat);
+  std::vector<ProbeInfo> probes = opt_.kernel ? list_kernel_probes() : list_probes();
   Error e = alloc_state();
   if (!e.ok()) return e;
 
-  std::map<Site*, Binding*> by_site;
+  std::map<uint32_t, Binding*> by_probe;  // probe id
+  std::map<Site*, Binding*> by_site;      // this process's sites
   uint32_t epid = 1;
   for (auto& c : prog_->clauses) {
     // Actions are shared by every probe the clause matched.
@@ -200,9 +211,9 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
       for (auto& pat : c.probes) m = m || probe_matches(pat, pi);
       if (!m) continue;
       matched++;
-      Binding*& b = by_site[pi.site];
+      Binding*& b = by_probe[pi.id];
       if (!b) {
-        if (pi.site->binding.load() != nullptr)
+        if (pi.site && pi.site->binding.load() != nullptr)
           return {"probe " + pi.provider + ":" + pi.module + ":" + pi.function + ":" + pi.name +
                   " is already enabled by another D-VM session"};
         bindings_.push_back(std::make_unique<Binding>());
@@ -216,6 +227,9 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
         b->probe.module = b->probe.provider + pi.provider.size() + 1;
         b->probe.function = b->probe.module + pi.module.size() + 1;
         b->probe.name = b->probe.function + pi.function.size() + 1;
+        b->kernel_kind = pi.kernel_kind;
+        b->kernel_arg = pi.kernel_arg;
+        if (pi.site) by_site[pi.site] = b;
       }
       auto ecb = std::make_unique<Ecb>();
       ecb->epid = epid++;
@@ -243,6 +257,24 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     b->probe.necbs = static_cast<uint32_t>(b->ecbs.size());
   }
   enabled_ = true;
+  if (opt_.kernel) {
+    // The module verifies everything again; BEGIN fires there at the first GO.
+    std::vector<const Binding*> bs;
+    for (auto& b : bindings_) bs.push_back(b.get());
+    std::vector<const Ecb*> es;
+    for (auto& x : ecbs_) es.push_back(x.get());
+    std::vector<const std::vector<Action>*> as;
+    for (auto& a : action_store_) as.push_back(&a);
+    kernel_ = std::make_unique<KernelHome>();
+    Error ke = kernel_->enable(*prog_, bs, es, as, opt_);
+    if (ke.ok()) ke = resume();
+    if (!ke.ok()) {
+      kernel_.reset();
+      enabled_ = false;
+      return ke;
+    }
+    return Error::none();
+  }
   // BEGIN fires before anything else.
   for (auto& b : bindings_) {
     if (b->probe.provider == std::string("dtrace") && std::string(b->probe.name) == "BEGIN") {
@@ -263,6 +295,11 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
 
 Error Session::resume() {
   if (!enabled_ || armed_) return Error::none();
+  if (kernel_) {
+    Error e = kernel_->go();
+    armed_ = e.ok();
+    return e;
+  }
   for (auto& [site, b] : site_bindings_) {
     site->binding.store(b, std::memory_order_release);
     if (std::strcmp(site->provider, "profile") == 0 && !profile_timer_) {
@@ -305,6 +342,11 @@ Error Session::resume() {
 
 void Session::pause() {
   if (!armed_) return;
+  if (kernel_) {
+    kernel_->stop(false);  // returns once firings in flight are done
+    armed_ = false;
+    return;
+  }
   if (profile_timer_) {
     auto* pt = static_cast<ProfileTimer*>(profile_timer_);
     timer_delete(pt->timer);
@@ -356,7 +398,9 @@ void Session::disable() {
   if (!enabled_) return;
   pause();
   // END fires last, after every other probe is quiet.
+  if (kernel_) kernel_->stop(true);
   for (auto& b : bindings_) {
+    if (kernel_) break;
     if (std::string(b->probe.provider) == "dtrace" && std::string(b->probe.name) == "END") {
       g_end.binding.store(b.get(), std::memory_order_release);
       site_fire_args(&g_end, Region{});
@@ -371,11 +415,24 @@ void Session::disable() {
   if (consumer_.joinable()) consumer_.join();
   consumer_tid_ = 0;
   consume_once();
+  if (kernel_) {
+    // Everything is read: the module's session (and its memory) goes; the
+    // counters stay readable.
+    kernel_final_ = counters();
+    kernel_ncpus_ = kernel_->ncpus();
+    kernel_.reset();
+  }
   enabled_ = false;
 }
 
 Counters Session::counters() const {
   Counters c;
+  bool exit_requested = false;
+  if (kernel_) {
+    kernel_->status(&c, &exit_requested);
+    return c;
+  }
+  if (opt_.kernel) return kernel_final_;
   for (uint32_t i = 0; i < state_.nslots; i++) {
     const Slot& s = state_.slots[i];
     c.fired += s.fired.load(std::memory_order_relaxed);
@@ -387,6 +444,10 @@ Counters Session::counters() const {
     for (uint32_t f = 0; f < kFaultCount; f++) c.faults[f] += s.faults[f].load(std::memory_order_relaxed);
   }
   return c;
+}
+
+uint32_t Session::nslots() const {
+  return kernel_ ? kernel_->ncpus() : opt_.kernel ? kernel_ncpus_ : state_.nslots;
 }
 
 uint64_t Session::records_for_epid(uint32_t epid) const {
@@ -403,6 +464,27 @@ std::vector<std::string> Session::matched_probes() const {
 
 void Session::consume_once() {
   std::lock_guard<std::mutex> g(consume_mu_);
+  if (kernel_) {
+    cstats_.passes++;
+    uint64_t t0 = __rdtsc();
+    Counters c;
+    bool exit_requested = false;
+    if (kernel_->status(&c, &exit_requested) && exit_requested)
+      state_.exit_requested.store(true, std::memory_order_relaxed);
+    cstats_.status_cycles += __rdtsc() - t0;
+    for (uint32_t i = 0; i < kernel_->ncpus(); i++) {
+      uint64_t a = __rdtsc();
+      // Switched on that CPU by the module, the inactive half copied out.
+      uint32_t len = kernel_->snap(false, i, buf_copy_.data(), static_cast<uint32_t>(buf_copy_.size()), nullptr);
+      uint64_t b = __rdtsc();
+      cstats_.buf_switch_cycles += b - a;
+      cstats_.bytes_copied += len;
+      chew(buf_copy_.data(), len);
+      cstats_.chew_cycles += __rdtsc() - b;
+    }
+    snapshot_aggs();
+    return;
+  }
   if (!state_.slots) return;
   cstats_.passes++;
   uint64_t t0 = __rdtsc();
@@ -430,37 +512,49 @@ void Session::consume_once() {
 
 void Session::snapshot_aggs() {
   agg_merged_.clear();
-  for (uint32_t i = 0; i < state_.nslots; i++) {
-    Slot& s = state_.slots[i];
+  const uint32_t n = kernel_ ? kernel_->ncpus() : state_.nslots;
+  for (uint32_t i = 0; i < n; i++) {
     uint64_t a = __rdtsc();
-    lock_slot(s.lock);
-    uint32_t used = s.agg.used;
-    std::memcpy(agg_copy_.data(), s.agg.arena, used);
-    s.lock->unlock();
+    uint32_t used;
+    if (kernel_) {
+      used = kernel_->snap(true, i, agg_copy_.data(), static_cast<uint32_t>(agg_copy_.size()), nullptr);
+    } else {
+      Slot& s = state_.slots[i];
+      lock_slot(s.lock);
+      used = s.agg.used;
+      std::memcpy(agg_copy_.data(), s.agg.arena, used);
+      s.lock->unlock();
+    }
     uint64_t b = __rdtsc();
     cstats_.agg_snapshot_cycles += b - a;
     cstats_.bytes_copied += used;
     cstats_.agg_bytes_copied += used;
-    // Rebuild: merge this slot's entries into the consumer's view.
-    for (uint32_t off = 8; off < used;) {
-      auto* e = reinterpret_cast<const AggEntry*>(agg_copy_.data() + off);
-      std::string key(reinterpret_cast<const char*>(e + 1), e->keylen);
-      const int64_t* v = agg_values(e);
-      auto it = agg_merged_.find({e->agg_id, key});
-      if (it == agg_merged_.end()) {
-        agg_merged_.emplace(std::make_pair(e->agg_id, key), std::vector<int64_t>(v, v + e->nvals));
-      } else {
-        AggKind kind = e->agg_id < prog_->aggs.size() ? prog_->aggs[e->agg_id].kind : kAggSum;
-        auto& dst = it->second;
-        for (uint32_t k = 0; k < e->nvals && k < dst.size(); k++) {
-          if (kind == kAggMin) dst[k] = std::min(dst[k], v[k]);
-          else if (kind == kAggMax) dst[k] = std::max(dst[k], v[k]);
-          else dst[k] = static_cast<int64_t>(static_cast<uint64_t>(dst[k]) + static_cast<uint64_t>(v[k]));
-        }
-      }
-      off += static_cast<uint32_t>(sizeof(AggEntry) + e->keylen + e->nvals * 8ull);
-    }
+    merge_aggs(agg_copy_.data(), used);
     cstats_.agg_rebuild_cycles += __rdtsc() - b;
+  }
+}
+
+// Rebuild: merges one slot's aggregation entries into the consumer's view.
+void Session::merge_aggs(const uint8_t* arena, uint32_t used) {
+  for (uint32_t off = 8; off + sizeof(AggEntry) <= used;) {
+    auto* e = reinterpret_cast<const AggEntry*>(arena + off);
+    const uint64_t bytes = sizeof(AggEntry) + e->keylen + e->nvals * 8ull;
+    if (bytes > used - off) break;  // a torn copy: nothing past it is whole
+    std::string key(reinterpret_cast<const char*>(e + 1), e->keylen);
+    const int64_t* v = agg_values(e);
+    auto it = agg_merged_.find({e->agg_id, key});
+    if (it == agg_merged_.end()) {
+      agg_merged_.emplace(std::make_pair(e->agg_id, key), std::vector<int64_t>(v, v + e->nvals));
+    } else {
+      AggKind kind = e->agg_id < prog_->aggs.size() ? prog_->aggs[e->agg_id].kind : kAggSum;
+      auto& dst = it->second;
+      for (uint32_t k = 0; k < e->nvals && k < dst.size(); k++) {
+        if (kind == kAggMin) dst[k] = std::min(dst[k], v[k]);
+        else if (kind == kAggMax) dst[k] = std::max(dst[k], v[k]);
+        else dst[k] = static_cast<int64_t>(static_cast<uint64_t>(dst[k]) + static_cast<uint64_t>(v[k]));
+      }
+    }
+    off += static_cast<uint32_t>(bytes);
   }
 }
 

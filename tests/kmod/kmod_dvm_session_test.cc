@@ -1,0 +1,396 @@
+// The D-VM as a tracer in the companion module (DVM_ENABLE/GO/STOP/BUFSNAP/
+// AGGSNAP/STATUS) against the same D-VM in user space: one D script, run
+// once in each home on the same calls, gives the same aggregations and the
+// same records.  The calls are getpid(2) with two extra register arguments
+// (i, 3i): the kernel's syscall::getpid:entry reads them from the saved
+// registers, the user-space site here is handed them, so arg0/arg1 agree.
+// Bad requests are refused with a reason and leave nothing enabled; one
+// session at a time; closing the file ends it.
+// Runs in the VM lab with the rest of tracebench_kmod_dvm_test (ctest
+// "vm.kmod_dvm"); without the module every test skips and says why.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kmod/include/tracebench_kmod_abi.h"
+#include "tracers/dvm/compiler/dcompile.h"
+#include "tracers/dvm/runtime.h"
+#include "tracers/dvm/site.h"
+
+namespace {
+
+using namespace tbdvm;
+
+constexpr int kCalls = 20000;
+
+// One getpid per i, seen by the user-space sites and by the kernel's
+// raw syscall tracepoints alike.
+__attribute__((noinline)) void calls(int n) {
+  for (int i = 0; i < n; i++) {
+    const uint64_t a0 = static_cast<uint64_t>(i), a1 = 3ull * i;
+    DVM_SYSCALL_ENTRY(getpid, a0, a1);
+    const long r = syscall(SYS_getpid, a0, a1);
+    DVM_SYSCALL_RETURN(getpid, static_cast<uint64_t>(r), static_cast<uint64_t>(r));
+  }
+}
+
+std::string describe(const std::vector<AggResult>& aggs) {
+  std::string s;
+  for (const auto& a : aggs) {
+    s += "@" + a.desc->name + ":\n";
+    for (const auto& row : a.rows) {
+      s += " ";
+      for (const auto& k : row.key_strings) s += " [" + k + "]";
+      s += " =";
+      for (auto v : row.values)
+        if (v) s += " " + std::to_string(v);
+      s += "\n";
+    }
+  }
+  return s;
+}
+
+struct Outcome {
+  std::string error;
+  std::string aggs;  // describe(): the rows point into the program
+  std::string output;
+  Counters counters;
+  bool exited = false;
+  int exit_status = 0;
+};
+
+// Compiles `script`, runs it in one home around calls(n) on one CPU (so the
+// records of both homes come out in one order), returns what it gave.
+Outcome run(const std::string& script, bool kernel, int n, Options o = {}) {
+  Outcome r;
+  CompileResult c = compile_d(script);
+  if (!c.program) {
+    r.error = "compile: " + c.error;
+    return r;
+  }
+  cpu_set_t old, one;
+  sched_getaffinity(0, sizeof old, &old);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  sched_setaffinity(0, sizeof one, &one);
+  o.kernel = kernel;
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* out = open_memstream(&text, &len);
+  const char* stage = "enable";
+  try {
+    Session s(o);
+    Error e = s.enable(c.program);
+    if (!e.ok()) {
+      r.error = e.message;
+    } else {
+      s.set_output(out);
+      stage = "calls";
+      calls(n);
+      stage = "disable";
+      s.disable();
+      stage = "aggregations";
+      r.aggs = describe(s.aggregations());
+      r.counters = s.counters();
+      r.exited = s.exited();
+      r.exit_status = s.exit_status();
+    }
+  } catch (const std::exception& x) {
+    r.error = std::string(kernel ? "kernel" : "user") + " home, " + stage + ": " + x.what();
+  }
+  std::fclose(out);
+  r.output.assign(text, len);
+  std::free(text);
+  sched_setaffinity(0, sizeof old, &old);
+  return r;
+}
+
+class KmodDvmSession : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+      GTEST_SKIP() << TB_KMOD_DEVICE_PATH << ": " << strerror(errno)
+                   << " (the companion module is not loaded: run in the VM lab, ctest -R vm.kmod_dvm)";
+    tb_kmod_info info{};
+    ASSERT_EQ(ioctl(fd, TB_KMOD_IOC_INFO, &info), 0) << strerror(errno);
+    close(fd);
+    ASSERT_TRUE(info.caps & TB_KMOD_CAP_DVM) << "the module has no D-VM tracer";
+    tid_ = std::to_string(syscall(SYS_gettid));
+  }
+  std::string tid_;
+};
+
+TEST_F(KmodDvmSession, OneScriptGivesTheSameAggregationsInBothHomes) {
+  const std::string pred = "/tid == " + tid_ + "/";
+  const std::string script =
+      "syscall::getpid:entry " + pred + " {\n"
+      "  @calls[probefunc, probename] = count();\n"
+      "  @by7[arg0 % 7] = sum(arg1);\n"
+      "  @lo = min(arg0); @hi = max(arg1); @mean = avg(arg0);\n"
+      "  @q = quantize(arg0);\n"
+      "  @lq[arg0 % 3 == 0 ? \"three\" : \"other\"] = lquantize(arg0 % 100, 0, 100, 10);\n"
+      "  self->seen = arg0 + 1;\n"
+      "  n++;\n"
+      "}\n"
+      "syscall::getpid:return " + pred + " /* arg0 is the return value */ {\n"
+      "  @ret[arg0 == pid, self->seen > 0] = count();\n"
+      "  @total = max(n);\n"
+      "  self->seen = 0;\n"
+      "}\n";
+  const Outcome user = run(script, false, kCalls), kern = run(script, true, kCalls);
+  ASSERT_EQ(user.error, "");
+  ASSERT_EQ(kern.error, "");
+  const std::string& u = user.aggs;
+  const std::string& k = kern.aggs;
+  EXPECT_EQ(k, u);
+  std::printf("both homes, %d getpid calls:\n%s", kCalls, k.c_str());
+  // And the figures are what the calls were.
+  EXPECT_NE(k.find("[getpid] [entry] = " + std::to_string(kCalls)), std::string::npos) << k;
+  EXPECT_NE(k.find("[1] [1] = " + std::to_string(kCalls)), std::string::npos) << k;
+  EXPECT_NE(k.find("@total:\n  = " + std::to_string(kCalls)), std::string::npos) << k;
+  EXPECT_EQ(kern.counters.errors, 0u);
+  EXPECT_EQ(kern.counters.drops + kern.counters.agg_drops, 0u);
+  EXPECT_GE(kern.counters.ecb_fired, 2u * kCalls);
+}
+
+TEST_F(KmodDvmSession, RecordsBeginAndEndComeOutAlike) {
+  const std::string script =
+      "dtrace:::BEGIN { printf(\"begin %s\\n\", probename); }\n"
+      "syscall::getpid:entry /tid == " + tid_ + " && arg0 < 50/ { printf(\"%d %s:%s %d\\n\", arg0, probefunc, probename, arg1); }\n"
+      "syscall::getpid:entry /tid == " + tid_ + " && arg0 >= 50 && arg0 < 53/ { trace(arg1); trace(probefunc); }\n"
+      "dtrace:::END { printf(\"end\\n\"); }\n";
+  const Outcome user = run(script, false, 100), kern = run(script, true, 100);
+  ASSERT_EQ(user.error, "");
+  ASSERT_EQ(kern.error, "");
+  // A trace() line names the probe by id, which differs between the homes'
+  // probe tables: compare from the function on.
+  auto strip_ids = [](std::string s) {
+    std::string out;
+    size_t at = 0;
+    while (at < s.size()) {
+      size_t nl = s.find('\n', at);
+      std::string line = s.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+      if (line.rfind("  0 ", 0) == 0 && line.size() > 11) line = line.substr(11);
+      out += line + "\n";
+      at = nl == std::string::npos ? s.size() : nl + 1;
+    }
+    return out;
+  };
+  EXPECT_EQ(strip_ids(kern.output), strip_ids(user.output));
+  EXPECT_EQ(kern.output.rfind("begin BEGIN\n0 getpid:entry 0\n", 0), 0u) << kern.output;
+  EXPECT_NE(kern.output.find("49 getpid:entry 147\n"), std::string::npos) << kern.output;
+  EXPECT_NE(kern.output.find("getpid:entry        150 getpid"), std::string::npos) << kern.output;
+  EXPECT_EQ(kern.output.substr(kern.output.size() - 4), "end\n");
+}
+
+TEST_F(KmodDvmSession, ExitStopsTheRun) {
+  const Outcome kern = run("syscall::getpid:entry /tid == " + tid_ + " && arg0 == 7/ { exit(3); }", true, 100);
+  ASSERT_EQ(kern.error, "");
+  EXPECT_TRUE(kern.exited);
+  EXPECT_EQ(kern.exit_status, 3);
+}
+
+TEST_F(KmodDvmSession, AFullBufferCountsDrops) {
+  Options o;
+  o.bufsize = 4096;  // 4096 / 16-byte records: 256 per half, per CPU
+  const Outcome kern = run("syscall::getpid:entry /tid == " + tid_ + "/ { trace(arg0); }", true, 5000, o);
+  ASSERT_EQ(kern.error, "");
+  EXPECT_GT(kern.counters.drops, 0u);
+  EXPECT_EQ(kern.counters.ecb_fired + kern.counters.drops, 5000u);
+}
+
+TEST_F(KmodDvmSession, FaultsAreCountedPerKind) {
+  const Outcome kern = run("syscall::getpid:entry /tid == " + tid_ + "/ { @ = count(); x = 10 / (arg0 % 2); }", true, 100);
+  ASSERT_EQ(kern.error, "");
+  EXPECT_EQ(kern.counters.errors, 50u);
+  EXPECT_EQ(kern.counters.faults[kFaultDivZero], 50u);
+}
+
+// Stage timing: every firing of the probe is timed, and each stage costs
+// something once the reads' floor is off.
+TEST_F(KmodDvmSession, StageTimingSplitsEveryFiring) {
+  Options o;
+  o.stage_timing = true;
+  const Outcome kern = run("syscall::getpid:entry /tid == " + tid_ + "/ { @ = count(); }", true, 1000, o);
+  ASSERT_EQ(kern.error, "");
+  const Counters::Stages& st = kern.counters.stages;
+  EXPECT_EQ(st.firings, kern.counters.fired);
+  ASSERT_GE(st.firings, 1000u);
+  const double n = static_cast<double>(st.firings), floor = st.floor_cycles / n;
+  std::printf("%llu timed firings: read pair %.0f, provider entry %.0f, VM %.0f cycles each (floor off)\n",
+              static_cast<unsigned long long>(st.firings), floor, st.entry_cycles / n - floor,
+              st.vm_cycles / n - floor);
+  EXPECT_GT(st.entry_cycles / n, floor);
+  EXPECT_GT(st.vm_cycles / n, floor);
+  // The user-space home has no such stages: refused, not ignored.
+  const Outcome user = run("syscall::getpid:entry { @ = count(); }", false, 1, o);
+  EXPECT_NE(user.error.find("option stagetiming times the kernel home's stages"), std::string::npos) << user.error;
+}
+
+TEST_F(KmodDvmSession, OneSessionAtATimeAndClosingEndsIt) {
+  CompileResult c = compile_d("syscall::getpid:entry { @ = count(); }");
+  ASSERT_TRUE(c.program);
+  Options o;
+  o.kernel = true;
+  {
+    Session a(o), b(o);
+    ASSERT_TRUE(a.enable(c.program).ok());
+    Error e = b.enable(compile_d("syscall::getpid:entry { @ = count(); }").program);
+    EXPECT_EQ(e.message, "another D-VM session is enabled in the module (one at a time)");
+  }
+  // Both closed: a new one is welcome; and disable() ends the module's
+  // session (the counters stay readable) while its Session lives on.
+  Session again(o);
+  ASSERT_TRUE(again.enable(c.program).ok());
+  syscall(SYS_getpid);
+  again.disable();
+  EXPECT_GE(again.counters().fired, 1u);
+  EXPECT_GT(again.nslots(), 0u);  // the module's CPUs
+  Session next(o);
+  EXPECT_TRUE(next.enable(c.program).ok());
+}
+
+TEST_F(KmodDvmSession, UnknownProbesAreRefusedBeforeTheModuleSeesThem) {
+  CompileResult c = compile_d("syscall::no_such_call:entry { @ = count(); }");
+  ASSERT_TRUE(c.program);
+  Options o;
+  o.kernel = true;
+  Session s(o);
+  Error e = s.enable(c.program);
+  EXPECT_NE(e.message.find("does not match any probes"), std::string::npos) << e.message;
+}
+
+// Raw DVM_ENABLE requests the compiler would never make: each is refused
+// with EINVAL and a reason, and nothing is left behind (a good request on
+// the same file then succeeds).
+struct Parts {
+  std::vector<Insn> insns{Insn{kOpRet, 0, 0, 0, 0}};  // returns %r0 = 0
+  tb_kmod_dif_verify obj{};
+  tb_kmod_dvm_action act{};
+  tb_kmod_dvm_ecb ecb{};
+  tb_kmod_dvm_probe probe{};
+  Parts() {
+    act.kind = kActTrace;
+    act.value = 1;
+    act.offset = 8;
+    act.size = 8;
+    ecb.epid = 1;
+    ecb.nactions = 1;
+    ecb.record_size = 16;
+    probe.kind = TB_KMOD_DVM_PROBE_SYSCALL_ENTRY;
+    probe.arg = SYS_getpid;
+    probe.id = 1;
+    static const char names[] = "syscall\0\0getpid\0entry";
+    std::memcpy(probe.names, names, sizeof names);
+    probe.names_len = sizeof names;
+  }
+  tb_kmod_dvm_enable request() {
+    obj.insns_ptr = reinterpret_cast<uint64_t>(insns.data());
+    obj.n_insns = static_cast<uint32_t>(insns.size());
+    tb_kmod_dvm_enable r{};
+    r.version = TB_KMOD_DVM_VERSION;
+    r.bufsize = 4096;
+    r.aggsize = 4096;
+    r.dynvarsize = 4096;
+    r.strsize = 256;
+    r.scratchsize = 4096;
+    r.objects_ptr = reinterpret_cast<uint64_t>(&obj);
+    r.n_objects = 1;
+    r.actions_ptr = reinterpret_cast<uint64_t>(&act);
+    r.n_actions = 1;
+    r.ecbs_ptr = reinterpret_cast<uint64_t>(&ecb);
+    r.n_ecbs = 1;
+    r.probes_ptr = reinterpret_cast<uint64_t>(&probe);
+    r.n_probes = 1;
+    return r;
+  }
+};
+
+// The refusal's reason; "" when accepted (the file is then closed, ending
+// the session, and opened again).
+std::string refusal(int* fd, tb_kmod_dvm_enable r) {
+  if (ioctl(*fd, TB_KMOD_IOC_DVM_ENABLE, &r) == 0) {
+    close(*fd);
+    *fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+    return "";
+  }
+  return errno == EINVAL ? std::string(r.err) : std::string("errno ") + strerror(errno);
+}
+
+TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing) {
+  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(refusal(&fd, Parts().request()), "");
+  struct Case {
+    const char* what;
+    std::function<void(Parts&, tb_kmod_dvm_enable&)> spoil;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"version", [](Parts&, tb_kmod_dvm_enable& r) { r.version = 99; }, "unknown DVM_ENABLE version"},
+      {"flags", [](Parts&, tb_kmod_dvm_enable& r) { r.flags = 0x80; }, "unknown flag or non-zero reserved field"},
+      {"bufsize", [](Parts&, tb_kmod_dvm_enable& r) { r.bufsize = 1u << 30; },
+       "bufsize: a multiple of 8 from 64 bytes to 64 MiB"},
+      {"strsize", [](Parts&, tb_kmod_dvm_enable& r) { r.strsize = 1; }, "strsize: 16 to 4096 bytes"},
+      {"no ECB", [](Parts&, tb_kmod_dvm_enable& r) { r.n_ecbs = 0; }, "no ECB or no probe"},
+      {"syscall nr", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.arg = 100000; },
+       "probe: no such syscall number on this kernel"},
+      {"probe kind", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.kind = 77; }, "probe: unknown kind"},
+      {"names", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.names_len = 3; },
+       "probe: names not NUL-terminated within their length"},
+      {"bad object", [](Parts& p, tb_kmod_dvm_enable&) { p.insns = {Insn{0xff, 0, 0, 0, 0}, Insn{kOpRet, 0, 0, 0, 0}}; },
+       "unknown opcode"},
+      {"value index", [](Parts& p, tb_kmod_dvm_enable&) { p.act.value = 2; }, "action: value object out of range"},
+      {"record overflow", [](Parts& p, tb_kmod_dvm_enable&) { p.act.offset = 16; },
+       "ECB: an action's data lies outside its record"},
+      {"header overwrite", [](Parts& p, tb_kmod_dvm_enable&) { p.act.offset = 0; },
+       "ECB: an action's data lies outside its record"},
+      {"record in no buffer", [](Parts& p, tb_kmod_dvm_enable&) { p.ecb.record_size = 0; },
+       "ECB: an action's data lies outside its record"},
+      {"int size", [](Parts& p, tb_kmod_dvm_enable&) { p.act.size = 4; },
+       "action: record size does not fit the value's type"},
+      {"epid", [](Parts& p, tb_kmod_dvm_enable&) { p.ecb.epid = 2; }, "ECB: epid is not its index + 1"},
+      {"actions range", [](Parts& p, tb_kmod_dvm_enable&) { p.ecb.nactions = 2; }, "ECB: actions out of range"},
+      {"lquantize overflow",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         p.act = {};
+         p.act.kind = kActAggregate;
+         p.act.agg_kind = kAggLquantize;
+         p.act.value = 1;
+         p.act.lq_base = INT64_MIN;
+         p.act.lq_limit = INT64_MAX;
+         p.act.lq_step = 1;
+       },
+       "action: lquantize() needs limit > base and step > 0"},
+      {"unknown action", [](Parts& p, tb_kmod_dvm_enable&) { p.act.kind = 99; }, "action: unknown kind"},
+  };
+  for (const Case& c : cases) {
+    Parts p;
+    tb_kmod_dvm_enable ignored{};
+    c.spoil(p, ignored);  // the parts (each spoiler is idempotent) ...
+    tb_kmod_dvm_enable r = p.request();
+    c.spoil(p, r);        // ... and the request made of them
+    r = p.request(), c.spoil(p, r);
+    EXPECT_EQ(refusal(&fd, r), c.reason) << c.what;
+    // The good request is accepted again: nothing was left enabled.
+    ASSERT_EQ(refusal(&fd, Parts().request()), "") << "after " << c.what;
+  }
+  close(fd);
+}
+
+}  // namespace

@@ -1,0 +1,217 @@
+// The kernel home of a session: the D-VM inside the tracebench module
+// (/dev/tracebench, kmod/dvm).  The probes it offers (dtrace:::BEGIN/END,
+// syscall::<name>:entry/return, names from libseccomp's table for this
+// architecture) and the DVM_* ioctls a session drives: enable, go, stop,
+// buffer and aggregation snapshots, status.
+#include "tracers/dvm/runtime/internal.h"
+
+#include <fcntl.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "kmod/include/tracebench_kmod_abi.h"
+
+namespace tbdvm {
+
+static_assert(sizeof(tb_kmod_dif_insn) == sizeof(Insn), "the module's DIF instruction is the core's");
+static_assert(TB_KMOD_DVM_FAULTS >= kFaultCount, "the status carries every fault kind");
+
+std::vector<ProbeInfo> list_kernel_probes() {
+  std::vector<ProbeInfo> out;
+  uint32_t id = 1;
+  out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "BEGIN", TB_KMOD_DVM_PROBE_BEGIN, 0});
+  out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "END", TB_KMOD_DVM_PROBE_END, 0});
+  // Syscall numbers are the architecture's ABI; libseccomp knows their names.
+  for (int nr = 0; nr < 1024; nr++) {
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (!name) continue;
+    out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "entry", TB_KMOD_DVM_PROBE_SYSCALL_ENTRY,
+                            static_cast<uint32_t>(nr)});
+    out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "return", TB_KMOD_DVM_PROBE_SYSCALL_RETURN,
+                            static_cast<uint32_t>(nr)});
+    std::free(name);
+  }
+  return out;
+}
+
+namespace {
+std::string errno_text(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
+}  // namespace
+
+KernelHome::~KernelHome() {
+  if (fd_ >= 0) close(fd_);  // the module disarms and frees the session
+}
+
+Error KernelHome::enable(const CompiledProgram& prog, const std::vector<const Binding*>& bindings,
+                         const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
+                         const Options& o) {
+  fd_ = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  if (fd_ < 0) {
+    int err = errno;
+    if (err == ENOENT)
+      return {std::string(TB_KMOD_DEVICE_PATH) +
+              " does not exist: the tracebench module is not loaded (the D-VM's kernel home needs it; "
+              "run in the VM lab: tracebench vm -- dvm --kernel ...)"};
+    return {errno_text("open " TB_KMOD_DEVICE_PATH " (needs root)", err)};
+  }
+  tb_kmod_info info{};
+  if (ioctl(fd_, TB_KMOD_IOC_INFO, &info) != 0) return {errno_text("TB_KMOD_IOC_INFO", errno)};
+  if (info.abi_version != TB_KMOD_ABI_VERSION)
+    return {"tracebench module ABI " + std::to_string(info.abi_version) + ", this binary speaks " +
+            std::to_string(TB_KMOD_ABI_VERSION) + ": rebuild kmod/ from this source tree"};
+  if (!(info.caps & TB_KMOD_CAP_DVM)) return {"the tracebench module has no D-VM (TB_KMOD_CAP_DVM)"};
+  (void)prog;
+
+  // Objects: every predicate, action value and key, numbered from 1.
+  std::vector<tb_kmod_dif_verify> objs;
+  std::map<const Program*, uint32_t> index;
+  auto object = [&](const Program* p) -> uint32_t {
+    if (!p) return 0;
+    auto it = index.find(p);
+    if (it != index.end()) return it->second;
+    tb_kmod_dif_verify v{};
+    v.insns_ptr = reinterpret_cast<uint64_t>(p->insns);
+    v.ints_ptr = reinterpret_cast<uint64_t>(p->inttab);
+    v.strtab_ptr = reinterpret_cast<uint64_t>(p->strtab);
+    v.n_insns = p->ninsns;
+    v.n_ints = p->nints;
+    v.strtab_len = p->strtab_len;
+    v.flags = p->returns_string ? TB_KMOD_DIF_RETURNS_STRING : 0;
+    objs.push_back(v);
+    uint32_t i = static_cast<uint32_t>(objs.size());
+    index.emplace(p, i);
+    return i;
+  };
+  std::vector<uint32_t> keys;
+  std::vector<tb_kmod_dvm_action> acts;
+  std::map<const Action*, uint32_t> first_action;
+  for (const auto* list : actions) {
+    if (list->empty()) continue;
+    first_action[list->data()] = static_cast<uint32_t>(acts.size());
+    for (const Action& a : *list) {
+      tb_kmod_dvm_action x{};
+      x.kind = a.kind;
+      x.agg_kind = a.agg_kind;
+      x.value = object(a.value);
+      x.keys_first = static_cast<uint32_t>(keys.size());
+      x.nkeys = a.nkeys;
+      for (uint32_t k = 0; k < a.nkeys; k++) keys.push_back(object(a.keys[k]));
+      x.agg_id = a.agg_id;
+      x.offset = a.offset;
+      x.size = a.size;
+      x.format_id = a.format_id;
+      x.arg_index = a.arg_index;
+      x.lq_base = a.lq_base;
+      x.lq_limit = a.lq_limit;
+      x.lq_step = a.lq_step;
+      acts.push_back(x);
+    }
+  }
+  std::vector<tb_kmod_dvm_probe> probes;
+  std::map<const Binding*, uint32_t> probe_index;
+  for (const Binding* b : bindings) {
+    tb_kmod_dvm_probe p{};
+    p.kind = b->kernel_kind;
+    p.arg = b->kernel_arg;
+    p.id = b->probe.id;
+    if (b->names.size() > sizeof p.names) return {"probe name too long for the module: " + b->names};
+    std::memcpy(p.names, b->names.data(), b->names.size());
+    p.names_len = static_cast<uint32_t>(b->names.size());
+    probe_index[b] = static_cast<uint32_t>(probes.size());
+    probes.push_back(p);
+  }
+  std::vector<tb_kmod_dvm_ecb> kecbs;
+  for (const Ecb* e : ecbs) {
+    tb_kmod_dvm_ecb x{};
+    x.epid = e->epid;
+    x.predicate = object(e->predicate);
+    x.actions_first = e->nactions ? first_action.at(e->actions) : 0;
+    x.nactions = e->nactions;
+    x.record_size = e->record_size;
+    kecbs.push_back(x);
+  }
+  // Each ECB's probe: the binding that lists it.
+  for (const Binding* b : bindings)
+    for (const Ecb* e : b->ecbs) kecbs[e->epid - 1].probe = probe_index.at(b);
+
+  tb_kmod_dvm_enable req{};
+  req.version = TB_KMOD_DVM_VERSION;
+  req.flags = o.stage_timing ? TB_KMOD_DVM_TIMED : 0;
+  req.bufsize = o.bufsize;
+  req.aggsize = o.aggsize;
+  req.dynvarsize = o.dynvarsize;
+  req.strsize = o.strsize;
+  req.scratchsize = o.scratchsize;
+  req.objects_ptr = reinterpret_cast<uint64_t>(objs.data());
+  req.n_objects = static_cast<uint32_t>(objs.size());
+  req.key_objects_ptr = reinterpret_cast<uint64_t>(keys.data());
+  req.n_key_objects = static_cast<uint32_t>(keys.size());
+  req.actions_ptr = reinterpret_cast<uint64_t>(acts.data());
+  req.n_actions = static_cast<uint32_t>(acts.size());
+  req.ecbs_ptr = reinterpret_cast<uint64_t>(kecbs.data());
+  req.n_ecbs = static_cast<uint32_t>(kecbs.size());
+  req.probes_ptr = reinterpret_cast<uint64_t>(probes.data());
+  req.n_probes = static_cast<uint32_t>(probes.size());
+  if (ioctl(fd_, TB_KMOD_IOC_DVM_ENABLE, &req) != 0) {
+    int err = errno;
+    if (err == EINVAL && req.err[0]) {
+      std::string why = std::string("the module refused the program: ") + req.err;
+      if (req.err_object) why += " (DIF object " + std::to_string(req.err_object) + ", instruction " +
+                                 std::to_string(req.err_pc) + ")";
+      return {why};
+    }
+    if (err == EBUSY) return {"another D-VM session is enabled in the module (one at a time)"};
+    return {errno_text("TB_KMOD_IOC_DVM_ENABLE", err)};
+  }
+  ncpus_ = req.ncpus;
+  bufsize_ = o.bufsize;
+  aggsize_ = o.aggsize;
+  return Error::none();
+}
+
+Error KernelHome::go() {
+  if (ioctl(fd_, TB_KMOD_IOC_DVM_GO) != 0) return {errno_text("TB_KMOD_IOC_DVM_GO", errno)};
+  return Error::none();
+}
+
+Error KernelHome::stop(bool end) {
+  tb_kmod_dvm_stop s{};
+  s.flags = end ? TB_KMOD_DVM_STOP_END : 0;
+  if (ioctl(fd_, TB_KMOD_IOC_DVM_STOP, &s) != 0) return {errno_text("TB_KMOD_IOC_DVM_STOP", errno)};
+  return Error::none();
+}
+
+uint32_t KernelHome::snap(bool agg, uint32_t cpu, uint8_t* dst, uint32_t cap, uint64_t* ns) {
+  tb_kmod_dvm_snap s{};
+  s.cpu = cpu;
+  s.buf_ptr = reinterpret_cast<uint64_t>(dst);
+  s.buf_size = cap;
+  if (ioctl(fd_, agg ? TB_KMOD_IOC_DVM_AGGSNAP : TB_KMOD_IOC_DVM_BUFSNAP, &s) != 0) return 0;
+  if (ns) *ns += s.switch_ns;
+  return s.len;
+}
+
+bool KernelHome::status(Counters* c, bool* exit_requested) {
+  tb_kmod_dvm_status s{};
+  s.cpu = ~0u;
+  if (ioctl(fd_, TB_KMOD_IOC_DVM_STATUS, &s) != 0) return false;
+  c->fired = s.fired;
+  c->ecb_fired = s.ecb_fired;
+  c->drops = s.drops;
+  c->agg_drops = s.agg_drops;
+  c->errors = s.errors;
+  for (uint32_t f = 0; f < kFaultCount; f++) c->faults[f] = s.faults[f];
+  c->stages.firings = s.timed_firings;
+  c->stages.entry_cycles = s.entry_cycles;
+  c->stages.vm_cycles = s.vm_cycles;
+  c->stages.floor_cycles = s.floor_cycles;
+  *exit_requested = s.exit_requested != 0;
+  return true;
+}
+
+}  // namespace tbdvm
