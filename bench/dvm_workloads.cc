@@ -31,11 +31,16 @@ __attribute__((noinline, used)) void tb_dvm_func(std::uint64_t i, const std::uin
 }
 
 __attribute__((noinline, used)) long tb_dvm_getpid(std::uint64_t i, const std::uint8_t* p, std::uint64_t n) {
-  // Syscall-entry provider: syscall:tracebench:getpid:entry around the real call.
+  // Syscall provider: syscall:tracebench:getpid:entry and :return around the
+  // real call, which carries the same three arguments in its registers, so
+  // the kernel's syscall::getpid:entry (tracebench dvm --kernel) reads the
+  // same arg0..arg2; return's arg0 = arg1 = the return value, as there.
   TBDVM_SITE_FIRE_("syscall", "getpid", "entry",
                    (::tbdvm::Region{reinterpret_cast<std::uint64_t>(p), n}), i,
                    reinterpret_cast<std::uint64_t>(p), n);
-  return syscall(SYS_getpid);
+  const long r = syscall(SYS_getpid, i, p, n);
+  DVM_SYSCALL_RETURN(getpid, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(r));
+  return r;
 }
 }
 

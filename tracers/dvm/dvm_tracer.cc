@@ -1,6 +1,10 @@
 // Tracer adapter "dvm": runs the in-tree D-VM on the D-VM sites of the
 // workloads in bench/dvm_workloads.cc.  attach() compiles a D clause for the
 // requested action, so every run is real D through the real VM.
+// The same adapter in the D-VM's kernel home is the tracer "dvm_kernel"
+// (tracers/dvm_kernel): the tracebench module on the kernel's probes, a
+// syscall workload's entry (syscall::<name>:entry), every counting clause
+// behind /pid == <this process>/ (what the eBPF adapter's tgid filter does).
 //
 // Actions:
 //   count            { @c = count(); }  (option ecbs=N: N clauses, the extra
@@ -15,6 +19,8 @@
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
 //          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script:
 //          dvm_option_schema() below.
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,8 +31,10 @@
 #include <vector>
 #include <string>
 
+#include "kmod/include/tracebench_kmod_abi.h"
 #include "tracebench/payload_pattern.h"
 #include "tracers/dvm/compiler/dcompile.h"
+#include "tracers/dvm/dvm_tracer.h"
 #include "tracers/dvm/runtime.h"
 #include "tracebench/tracer.h"
 
@@ -77,37 +85,64 @@ const OptionSchema& dvm_option_schema() {
        .default_value = "true", .words = {"true", "false"}},
       {.name = "script", .type = T::kText, .help = "the script action's D clauses; `$probe` is replaced by the site",
        .format = "D clauses"},
+      {.name = "stagetiming", .type = T::kChoice,
+       .help = "dvm_kernel: time every firing's stages in the module (provider entry, VM; details().stages), at the "
+               "cost of four TSC reads per firing",
+       .default_value = "false", .words = {"true", "false"}},
   };
   return schema;
 }
 
 class DvmTracer final : public Tracer {
  public:
-  std::string_view name() const override { return "dvm"; }
+  explicit DvmTracer(bool kernel) : kernel_(kernel) {}
+  std::string_view name() const override { return kernel_ ? "dvm_kernel" : "dvm"; }
   std::string_view description() const override {
-    return "in-tree D-VM: DTrace-style ECBs, predicates, actions and aggregations in user space";
+    return kernel_ ? "in-tree D-VM in the tracebench module: the same ECBs, predicates, actions and aggregations "
+                     "on the kernel's syscall probes"
+                   : "in-tree D-VM: DTrace-style ECBs, predicates, actions and aggregations in user space";
   }
-  Availability available() override { return Availability::yes(); }
+  Availability available() override {
+    if (!kernel_) return Availability::yes();
+    int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+      return Availability::no(std::string(TB_KMOD_DEVICE_PATH) + ": " + std::strerror(errno) +
+                              " (the tracebench module is not loaded; run in the VM lab: tracebench vm -- run -t "
+                              "dvm_kernel ...)");
+    tb_kmod_info info{};
+    const bool ok = ioctl(fd, TB_KMOD_IOC_INFO, &info) == 0;
+    close(fd);
+    if (!ok || info.abi_version != TB_KMOD_ABI_VERSION || !(info.caps & TB_KMOD_CAP_DVM))
+      return Availability::no("the loaded tracebench module speaks another ABI or has no D-VM (rebuild kmod/)");
+    return Availability::yes();
+  }
   std::vector<std::string> actions() const override {
     return {"default", "count", "record", "predicate-false", "printf", "quantize", "script"};
   }
   std::map<std::string, std::string> versions() const override { return {{"dvm", "1"}}; }
   const OptionSchema& option_schema() const override { return dvm_option_schema(); }
 
-  bool supports(const ProbePoint& p) const override { return !probe_desc(p).empty(); }
+  bool supports(const ProbePoint& p) const override { return !probe_desc(p, kernel_).empty(); }
 
   // Everything before the session: options, the D program for the action,
   // its compilation.  Touches nothing outside this process.
   Status prepare(const AttachSpec& spec, tbdvm::Options* opts, std::string* source, std::string* action,
                  tbdvm::CompileResult* out) const {
-    std::string desc = probe_desc(spec.probe);
+    std::string desc = probe_desc(spec.probe, kernel_);
     if (desc.empty())
-      return Status::error("dvm: workload probe " + spec.probe.name +
-                           " has no D-VM site; use a dvm_* workload (`tracebench list`)");
+      return Status::error(kernel_ ? "dvm_kernel: workload probe " + spec.probe.name +
+                                         " is not a syscall of this architecture; use a syscall workload (getpid, ...)"
+                                   : "dvm: workload probe " + spec.probe.name +
+                                         " has no D-VM site; use a dvm_* workload (`tracebench list`)");
+    // In the kernel every process fires the probe: the counting clauses take
+    // this process's events only.
+    const std::string ours = kernel_ ? " /pid == " + std::to_string(getpid()) + "/" : "";
     OptionValues v;
     TB_TRY(parse_options("dvm", dvm_option_schema(), spec.options, &v));
     tbdvm::Options o;
-    for (const char* k : {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate"}) {
+    o.kernel = kernel_;
+    for (const char* k :
+         {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate", "stagetiming"}) {
       if (!v.has(k)) continue;
       tbdvm::Error e = tbdvm::set_option(&o, k, v.text(k));
       if (!e.ok()) return Status::error("dvm: " + e.message);  // the schema ran the same check
@@ -122,20 +157,23 @@ class DvmTracer final : public Tracer {
     if (*action == "count") {
       // Clause 0 counts into @c; the extra ones into @c1.. (checked equal to
       // @c in counts()) or, with a false predicate, into @f (never).
-      src = desc + " { @c = count(); }";
+      src = desc + ours + " { @c = count(); }";
       for (int i = 1; i < ecbs; i++)
-        src += extra_true ? "\n" + desc + " { @c" + std::to_string(i) + " = count(); }"
+        src += extra_true ? "\n" + desc + ours + " { @c" + std::to_string(i) + " = count(); }"
                           : "\n" + desc + " /arg0 == -1/ { @f = count(); }";
     } else if (*action == "record") {
+      if (kernel_ && spec.payload_bytes)
+        return Status::error("dvm_kernel: a payload record copies the workload's buffer, which only the user-space "
+                             "D-VM's sites hand over; record with payload 0 (trace(arg0))");
       src = spec.payload_bytes ? desc + " { tracemem(arg1, " + std::to_string(spec.payload_bytes) + "); }"
-                               : desc + " { trace(arg0); }";
+                               : desc + ours + " { trace(arg0); }";
     } else if (*action == "predicate-false") {
       for (int i = 0; i < ecbs - 1; i++) src += desc + " /arg0 == -1/ { @f = count(); }\n";
-      src += desc + " { @c = count(); }";
+      src += desc + ours + " { @c = count(); }";
     } else if (*action == "printf") {
-      src = desc + " { printf(\"%d %d\\n\", arg0, arg2); }";
+      src = desc + ours + " { printf(\"%d %d\\n\", arg0, arg2); }";
     } else if (*action == "quantize") {
-      src = desc + " { @q = quantize(arg0); }";
+      src = desc + ours + " { @q = quantize(arg0); }";
     } else if (*action == "script") {
       if (script.empty()) return Status::error("dvm: action script needs --option script='<D clauses>'");
       for (size_t p; (p = script.find("$probe")) != std::string::npos;) script.replace(p, 6, desc);
@@ -307,6 +345,14 @@ class DvmTracer final : public Tracer {
     for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
       if (k.faults[f]) faults[tbdvm::fault_name(f)] = k.faults[f];
     j["faults"] = faults;
+    if (k.stages.firings) {
+      // Cycles per timed firing, the read pair's floor taken off each.
+      const double n = static_cast<double>(k.stages.firings), floor = k.stages.floor_cycles / n;
+      j["stages"] = {{"timed_firings", k.stages.firings},
+                     {"read_floor_cycles", floor},
+                     {"provider_entry_cycles", k.stages.entry_cycles / n - floor},
+                     {"vm_cycles", k.stages.vm_cycles / n - floor}};
+    }
     j["consumer"] = {{"passes", cs.passes},
                      {"status_snapshot_cycles", cs.status_cycles},
                      {"buffer_switch_cycles", cs.buf_switch_cycles},
@@ -318,7 +364,8 @@ class DvmTracer final : public Tracer {
     j["options"] = {{"bufsize", session_->options().bufsize},
                     {"aggsize", session_->options().aggsize},
                     {"switchrate_hz", session_->options().switchrate_hz},
-                    {"nslots", session_->state() ? const_cast<tbdvm::Session*>(session_.get())->state()->nslots : 0}};
+                    {"nslots", session_->nslots()}};
+    j["home"] = kernel_ ? "kernel" : "user";
     return j;
   }
 
@@ -343,8 +390,15 @@ class DvmTracer final : public Tracer {
 
  private:
   // The D probe description for a workload's probe point, or "" if the
-  // workload has no D-VM site there.
-  static std::string probe_desc(const ProbePoint& p) {
+  // workload has no D-VM site there (in the kernel: no such syscall).
+  static std::string probe_desc(const ProbePoint& p, bool kernel) {
+    if (kernel) {
+      if (p.kind != ProbeKind::kSyscall) return {};
+      for (const auto& pi : tbdvm::list_kernel_probes())
+        if (pi.provider == "syscall" && pi.function == p.target && pi.name == "entry")
+          return "syscall::" + pi.function + ":entry";
+      return {};
+    }
     // A workload's probe named "dvm:<function>" has a D-VM site in
     // <function> (its kind and target may name another tracer's probe at
     // the same place, bench/same_site.cc).
@@ -352,12 +406,13 @@ class DvmTracer final : public Tracer {
     std::string func = p.name.substr(4);
     for (const auto& pi : tbdvm::list_probes()) {
       if (pi.function != func) continue;
-      if (p.kind == ProbeKind::kSyscall && pi.provider != "syscall") continue;
+      if (p.kind == ProbeKind::kSyscall && (pi.provider != "syscall" || pi.name != "entry")) continue;
       return pi.provider + ":" + pi.module + ":" + pi.function + ":" + pi.name;
     }
     return {};
   }
 
+  const bool kernel_;  // the kernel home (dvm_kernel)
   std::unique_ptr<tbdvm::Session> session_;
   std::string action_;
   bool extra_predicate_false_ = false;  // the extra ECBs' predicates never hold
@@ -374,6 +429,8 @@ class DvmTracer final : public Tracer {
 
 }  // namespace
 
-TRACEBENCH_REGISTER_TRACER(dvm, [] { return std::make_unique<DvmTracer>(); });
+std::unique_ptr<Tracer> make_dvm_tracer(bool kernel_home) { return std::make_unique<DvmTracer>(kernel_home); }
+
+TRACEBENCH_REGISTER_TRACER(dvm, [] { return make_dvm_tracer(false); });
 
 }  // namespace tracebench
