@@ -6,6 +6,8 @@
  *   dtrace:::BEGIN / END   fired by GO (the first) and STOP with END
  *   syscall::<name>:entry  the raw tracepoint sys_enter, by syscall number
  *   syscall::<name>:return the raw tracepoint sys_exit
+ *   sdt:tracebench::<event> the module's own tracepoints (tracebench_fixed,
+ *                          tracebench_payload), fired by FIRE's loop
  * A firing masks local interrupts (DTrace's way: the CPU's slot then has
  * one writer, and a buffer switch done on that CPU by IPI needs no lock).
  */
@@ -31,6 +33,7 @@
 #endif
 
 #include "tracebench_kmod_abi.h"
+#include "tracebench_trace.h"
 #include "dvm/dif_glue.h"
 #include "dvm/dif_ioctl.h"
 
@@ -71,8 +74,9 @@ struct tb_dvm {
 	int end_probe;
 	int *entry;      /* NR_syscalls: probe index + 1 */
 	int *exit;
+	int sdt[TB_KMOD_EV_COUNT]; /* by event id: probe index + 1 */
 	bool want_enter, want_exit;
-	bool enter_on, exit_on;
+	bool enter_on, exit_on, fixed_on, payload_on;
 	bool begun, ended;
 	void *agg_copy;  /* aggsize bytes: a CPU's aggregation buffer, copied on that CPU */
 	struct mutex lock; /* ioctls on this session */
@@ -92,9 +96,9 @@ static __always_inline u64 tb_dvm_now(void)
 #endif
 }
 
-/* t0: the callback's first read (0 when not timed). */
-static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args,
-					     unsigned int nargs, u64 t0)
+/* t0: the callback's first read (0 when not timed); [base, base + len): memory D may read. */
+static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const unsigned long long *args,
+					   unsigned int nargs, u64 base, u64 len, u64 t0)
 {
 	struct tb_dvm_who who;
 	unsigned long flags;
@@ -108,12 +112,12 @@ static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const
 	local_irq_save(flags);
 	cpu = raw_smp_processor_id();
 	if (!t0) {
-		tb_dvm_fire(d->s, probe1 - 1, args, nargs, &who, cpu);
+		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
 	} else {
 		struct tb_dvm_stages *st = &d->stages[cpu];
 
 		t1 = tb_dvm_now();
-		tb_dvm_fire(d->s, probe1 - 1, args, nargs, &who, cpu);
+		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
 		t2 = tb_dvm_now();
 		t3 = tb_dvm_now();
 		st->n++;
@@ -122,6 +126,30 @@ static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const
 		st->floor += t3 - t2;
 	}
 	local_irq_restore(flags);
+}
+
+static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args,
+					     unsigned int nargs, u64 t0)
+{
+	tb_dvm_fire_in(d, probe1, args, nargs, 0, 0, t0);
+}
+
+static void tb_dvm_sdt_fixed(void *data, u64 seq, u64 value)
+{
+	struct tb_dvm *d = data;
+	u64 t0 = d->stages ? tb_dvm_now() : 0;
+	unsigned long long args[2] = { seq, value };
+
+	tb_dvm_fire_here(d, d->sdt[TB_KMOD_EV_FIXED], args, 2, t0);
+}
+
+static void tb_dvm_sdt_payload(void *data, u64 seq, const u8 *payload, u32 len)
+{
+	struct tb_dvm *d = data;
+	u64 t0 = d->stages ? tb_dvm_now() : 0;
+	unsigned long long args[3] = { seq, (unsigned long long)(unsigned long)payload, len };
+
+	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0);
 }
 
 static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
@@ -176,7 +204,12 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 		tracepoint_probe_unregister(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
 	if (d->exit_on)
 		tracepoint_probe_unregister(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d);
-	d->enter_on = d->exit_on = false;
+	if (d->fixed_on)
+		unregister_trace_tracebench_fixed(tb_dvm_sdt_fixed, d);
+	if (d->payload_on)
+		unregister_trace_tracebench_payload(tb_dvm_sdt_payload, d);
+	any = any || d->fixed_on || d->payload_on;
+	d->enter_on = d->exit_on = d->fixed_on = d->payload_on = false;
 	/* Firings in flight end before anything is read or freed. */
 	if (any)
 		tracepoint_synchronize_unregister();
@@ -199,6 +232,22 @@ static long tb_dvm_arm(struct tb_dvm *d)
 			return ret;
 		}
 		d->exit_on = true;
+	}
+	if (d->sdt[TB_KMOD_EV_FIXED]) {
+		ret = register_trace_tracebench_fixed(tb_dvm_sdt_fixed, d);
+		if (ret) {
+			tb_dvm_disarm(d);
+			return ret;
+		}
+		d->fixed_on = true;
+	}
+	if (d->sdt[TB_KMOD_EV_PAYLOAD]) {
+		ret = register_trace_tracebench_payload(tb_dvm_sdt_payload, d);
+		if (ret) {
+			tb_dvm_disarm(d);
+			return ret;
+		}
+		d->payload_on = true;
 	}
 	return 0;
 }
@@ -309,6 +358,13 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 				d->want_exit = true;
 			break;
 		}
+		case TB_KMOD_DVM_PROBE_SDT:
+			if (p->arg != TB_KMOD_EV_FIXED && p->arg != TB_KMOD_EV_PAYLOAD)
+				return "probe: sdt takes the fixed or the payload event";
+			if (d->sdt[p->arg])
+				return "probe: given twice";
+			d->sdt[p->arg] = i + 1;
+			break;
 		default:
 			return "probe: unknown kind";
 		}
@@ -441,7 +497,7 @@ static long tb_dvm_go(struct tb_dvm *d)
 
 	if (d->ended)
 		return -EINVAL;
-	if (d->enter_on || d->exit_on)
+	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on)
 		return 0;
 	if (!d->begun && d->begin_probe)
 		tb_dvm_fire_here(d, d->begin_probe, none, 0, 0);

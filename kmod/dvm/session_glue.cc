@@ -314,9 +314,17 @@ extern "C" void tb_dvm_session_free(struct tb_dvm_session* s) {
 
 extern "C" void tb_dvm_fire(struct tb_dvm_session* s, unsigned int probe, const unsigned long long* args,
                             unsigned int nargs, const struct tb_dvm_who* who, unsigned int cpu) {
+  tb_dvm_fire_region(s, probe, args, nargs, 0, 0, who, cpu);
+}
+
+extern "C" void tb_dvm_fire_region(struct tb_dvm_session* s, unsigned int probe, const unsigned long long* args,
+                                   unsigned int nargs, unsigned long long base, unsigned long long len,
+                                   const struct tb_dvm_who* who, unsigned int cpu) {
   if (probe >= s->nprobes || cpu >= s->nslots) return;
   FireArgs fa;
   for (uint32_t i = 0; i < nargs && i < kMaxArgs; i++) fa.args[i] = args[i];
+  fa.region.base = base;
+  fa.region.len = len;
   fa.tid = who->tid;
   fa.thread = who->thread;
   fa.pid = who->pid;

@@ -221,6 +221,9 @@ enum tb_kmod_dvm_probe_kind {
 	TB_KMOD_DVM_PROBE_END = 2,            /* dtrace:::END */
 	TB_KMOD_DVM_PROBE_SYSCALL_ENTRY = 3,  /* syscall::<arg>:entry, arg = syscall number; arg0..5 = its arguments */
 	TB_KMOD_DVM_PROBE_SYSCALL_RETURN = 4, /* syscall::<arg>:return; arg0 = arg1 = the return value */
+	TB_KMOD_DVM_PROBE_SDT = 5,            /* sdt:tracebench::<event>, arg = TB_KMOD_EV_FIXED (arg0 = seq,
+					       * arg1 = value) or TB_KMOD_EV_PAYLOAD (arg0 = seq, arg1 = the
+					       * payload's address, readable for arg2 = its length) */
 };
 
 struct tb_kmod_dvm_probe {

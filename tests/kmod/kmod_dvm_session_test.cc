@@ -221,6 +221,43 @@ TEST_F(KmodDvmSession, FaultsAreCountedPerKind) {
   EXPECT_EQ(kern.counters.faults[kFaultDivZero], 50u);
 }
 
+// The module's own tracepoints (sdt provider), fired by FIRE's in-kernel
+// loop: every event counted, the fixed event's value and the payload's
+// first 8 bytes (the sequence number) read by D, its length seen.
+TEST_F(KmodDvmSession, SdtProbesSeeTheModulesEvents) {
+  CompileResult c = compile_d(
+      "sdt:tracebench::tracebench_fixed /pid == " + std::to_string(getpid()) + "/ {\n"
+      "  @fixed = count(); @magic[(arg0 ^ arg1) == " + std::to_string(static_cast<int64_t>(TB_KMOD_FIXED_MAGIC)) +
+      "] = count();\n}\n"
+      "sdt:tracebench::tracebench_payload /pid == " + std::to_string(getpid()) + "/ {\n"
+      "  @payload = count(); @len = max(arg2); @seq_in_payload[*arg1 == arg0] = count();\n}\n");
+  ASSERT_TRUE(c.program) << c.error;
+  Options o;
+  o.kernel = true;
+  Session s(o);
+  ASSERT_TRUE(s.enable(c.program).ok());
+  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  for (uint32_t ev : {static_cast<uint32_t>(TB_KMOD_EV_FIXED), static_cast<uint32_t>(TB_KMOD_EV_PAYLOAD)}) {
+    tb_kmod_fire f{};
+    f.event_id = ev;
+    f.count = 3000;
+    f.payload_size = ev == TB_KMOD_EV_PAYLOAD ? 100 : 0;
+    f.batch = 1000;
+    ASSERT_EQ(ioctl(fd, TB_KMOD_IOC_FIRE, &f), 0) << strerror(errno);
+    ASSERT_EQ(f.fired, 3000u);
+  }
+  close(fd);
+  s.disable();
+  std::string got;
+  for (const auto& a : s.aggregations())
+    for (const auto& row : a.rows)
+      got += "@" + a.desc->name + (row.key_strings.empty() ? "" : "[" + row.key_strings[0] + "]") + " = " +
+             std::to_string(row.values[0]) + "\n";
+  EXPECT_EQ(got, "@fixed = 3000\n@magic[1] = 3000\n@payload = 3000\n@len = 100\n@seq_in_payload[1] = 3000\n");
+  EXPECT_EQ(s.counters().errors, 0u);
+}
+
 // Stage timing: every firing of the probe is timed, and each stage costs
 // something once the reads' floor is off.
 TEST_F(KmodDvmSession, StageTimingSplitsEveryFiring) {

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -162,11 +163,14 @@ class DvmTracer final : public Tracer {
         src += extra_true ? "\n" + desc + ours + " { @c" + std::to_string(i) + " = count(); }"
                           : "\n" + desc + " /arg0 == -1/ { @f = count(); }";
     } else if (*action == "record") {
-      if (kernel_ && spec.payload_bytes)
-        return Status::error("dvm_kernel: a payload record copies the workload's buffer, which only the user-space "
-                             "D-VM's sites hand over; record with payload 0 (trace(arg0))");
-      src = spec.payload_bytes ? desc + " { tracemem(arg1, " + std::to_string(spec.payload_bytes) + "); }"
-                               : desc + ours + " { trace(arg0); }";
+      if (kernel_ && spec.payload_bytes && spec.probe.kind != ProbeKind::kKmodTracepoint)
+        return Status::error("dvm_kernel: a payload record copies the payload the probe hands over: the module's "
+                             "payload tracepoint does (-w kmod_payload), a syscall does not; record with payload 0");
+      // In the module the payload's first 8 bytes are the event's sequence
+      // number (arg0), recorded first so the consumer can check them too.
+      src = !spec.payload_bytes ? desc + ours + " { trace(arg0); }"
+            : kernel_ ? desc + ours + " { trace(arg0); tracemem(arg1, " + std::to_string(spec.payload_bytes) + "); }"
+                      : desc + " { tracemem(arg1, " + std::to_string(spec.payload_bytes) + "); }";
     } else if (*action == "predicate-false") {
       for (int i = 0; i < ecbs - 1; i++) src += desc + " /arg0 == -1/ { @f = count(); }\n";
       src += desc + ours + " { @c = count(); }";
@@ -227,13 +231,25 @@ class DvmTracer final : public Tracer {
       expected_.resize(spec.payload_bytes);
       for (std::size_t i = 0; i < expected_.size(); i++) expected_[i] = static_cast<uint8_t>(payload_byte(i));
       session_->set_record_hook([this](const tbdvm::Ecb& e, const uint8_t* rec) {
+        uint64_t seq = 0;
+        bool have_seq = false;
         for (uint32_t k = 0; k < e.nactions; k++) {
           const tbdvm::Action& a = e.actions[k];
+          if (a.kind == tbdvm::kActTrace && a.size == 8) {
+            std::memcpy(&seq, rec + a.offset, 8);
+            have_seq = true;
+          }
           if (a.kind != tbdvm::kActTracemem) continue;
           payload_checked_.fetch_add(1, std::memory_order_relaxed);
+          // The module's payload: bytes 0..7 are the sequence number (little
+          // endian), the rest the suite's pattern.
+          const size_t head = have_seq ? std::min<size_t>(8, a.size) : 0;
+          bool head_ok = true;
+          for (size_t i = 0; i < head; i++) head_ok = head_ok && rec[a.offset + i] == static_cast<uint8_t>(seq >> (8 * i));
           if (a.size != expected_.size()) {
             if (payload_truncated_.fetch_add(1, std::memory_order_relaxed) == 0) payload_kept_ = a.size;
-          } else if (std::memcmp(rec + a.offset, expected_.data(), a.size) == 0) {
+          } else if (head_ok &&
+                     std::memcmp(rec + a.offset + head, expected_.data() + head, a.size - head) == 0) {
             verified_bytes_.fetch_add(a.size, std::memory_order_relaxed);
           } else {
             payload_mismatches_.fetch_add(1, std::memory_order_relaxed);
@@ -393,10 +409,14 @@ class DvmTracer final : public Tracer {
   // workload has no D-VM site there (in the kernel: no such syscall).
   static std::string probe_desc(const ProbePoint& p, bool kernel) {
     if (kernel) {
-      if (p.kind != ProbeKind::kSyscall) return {};
-      for (const auto& pi : tbdvm::list_kernel_probes())
-        if (pi.provider == "syscall" && pi.function == p.target && pi.name == "entry")
+      for (const auto& pi : tbdvm::list_kernel_probes()) {
+        if (p.kind == ProbeKind::kSyscall && pi.provider == "syscall" && pi.function == p.target &&
+            pi.name == "entry")
           return "syscall::" + pi.function + ":entry";
+        // The module's tracepoints: "tracebench:<event>" is sdt:tracebench::<event>.
+        if (p.kind == ProbeKind::kKmodTracepoint && pi.provider == "sdt" && p.target == pi.module + ":" + pi.name)
+          return "sdt:" + pi.module + "::" + pi.name;
+      }
       return {};
     }
     // A workload's probe named "dvm:<function>" has a D-VM site in

@@ -56,7 +56,8 @@ struct ProbeInfo {
   uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe (tb_kmod_dvm_probe)
 };
 std::vector<ProbeInfo> list_probes();
-// The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END and
+// The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END, the
+// module's tracepoints sdt:tracebench::tracebench_fixed and _payload, and
 // syscall::<name>:entry/return for every syscall of this architecture.
 std::vector<ProbeInfo> list_kernel_probes();
 // Matches "prov:mod:func:name" with shell globs, missing leading fields and

@@ -1,7 +1,7 @@
 // The kernel home of a session: the D-VM inside the tracebench module
 // (/dev/tracebench, kmod/dvm).  The probes it offers (dtrace:::BEGIN/END,
-// syscall::<name>:entry/return, names from libseccomp's table for this
-// architecture) and the DVM_* ioctls a session drives: enable, go, stop,
+// sdt:tracebench::tracebench_fixed/_payload, syscall::<name>:entry/return,
+// names from libseccomp's table for this architecture) and the DVM_* ioctls a session drives: enable, go, stop,
 // buffer and aggregation snapshots, status.
 #include "tracers/dvm/runtime/internal.h"
 
@@ -26,6 +26,11 @@ std::vector<ProbeInfo> list_kernel_probes() {
   uint32_t id = 1;
   out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "BEGIN", TB_KMOD_DVM_PROBE_BEGIN, 0});
   out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "END", TB_KMOD_DVM_PROBE_END, 0});
+  // The module's own tracepoints, fired by its FIRE loop (workloads kmod_fixed, kmod_payload).
+  out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_fixed", TB_KMOD_DVM_PROBE_SDT,
+                          TB_KMOD_EV_FIXED});
+  out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_payload", TB_KMOD_DVM_PROBE_SDT,
+                          TB_KMOD_EV_PAYLOAD});
   // Syscall numbers are the architecture's ABI; libseccomp knows their names.
   for (int nr = 0; nr < 1024; nr++) {
     char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
