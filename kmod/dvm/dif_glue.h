@@ -97,6 +97,8 @@ void tb_dvm_fire(struct tb_dvm_session *s, unsigned int probe, const unsigned lo
 void tb_dvm_fire_region(struct tb_dvm_session *s, unsigned int probe, const unsigned long long *args,
 			unsigned int nargs, unsigned long long base, unsigned long long len,
 			const struct tb_dvm_who *who, unsigned int cpu);
+/* Counts a firing dropped because slot `cpu` was already firing. */
+void tb_dvm_busy_drop(struct tb_dvm_session *s, unsigned int cpu);
 /* Switches slot `cpu`'s principal buffer halves (on that CPU, interrupts
  * masked); *data and *len: the now-inactive half, stable until the next switch. */
 void tb_dvm_buffer_switch(struct tb_dvm_session *s, unsigned int cpu, const void **data, unsigned int *len);

@@ -8,6 +8,11 @@
  *   syscall::<name>:return the raw tracepoint sys_exit
  *   sdt:tracebench::<event> the module's own tracepoints (tracebench_fixed,
  *                          tracebench_payload), fired by FIRE's loop
+ *   fbt:<mod>:<func>:entry a kprobe on the function, :return a kretprobe;
+ *                          registered disabled at ENABLE (a function that
+ *                          cannot be probed is refused there), enabled by GO
+ * A firing reached from inside another on the same CPU (fbt on a function
+ * the VM or the provider calls) is dropped and counted (busy_drops).
  * A firing masks local interrupts (DTrace's way: the CPU's slot then has
  * one writer, and a buffer switch done on that CPU by IPI needs no lock).
  */
@@ -16,6 +21,7 @@
 #include <linux/fs.h>
 #include <linux/irqflags.h>
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -62,8 +68,24 @@ struct tb_dvm_stages {
 	u64 n, entry, vm, floor;
 } ____cacheline_aligned;
 
+struct tb_dvm;
+/* One fbt probe: a kprobe (entry) or a kretprobe (return). */
+struct tb_dvm_fbt {
+	struct kprobe kp;
+	struct kretprobe krp;
+	struct tb_dvm *d;
+	int probe1;
+	bool ret;
+	bool registered;
+	char sym[TB_KMOD_DVM_NAMES_LEN];
+};
+
 struct tb_dvm {
 	struct tb_dvm_session *s;
+	struct tb_dvm_fbt *fbt; /* nfbt */
+	u32 nfbt;
+	bool fbt_on;     /* the fbt probes are enabled (their handlers fire) */
+	u8 *busy;        /* ncpus: a firing is running on that CPU */
 	struct tb_dvm_stages *stages; /* ncpus, when timed */
 	struct tb_dif_loaded *objects;
 	u32 n_objects;
@@ -111,6 +133,12 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 	who.comm = current->comm;
 	local_irq_save(flags);
 	cpu = raw_smp_processor_id();
+	if (d->busy[cpu]) {
+		tb_dvm_busy_drop(d->s, cpu);
+		local_irq_restore(flags);
+		return;
+	}
+	d->busy[cpu] = 1;
 	if (!t0) {
 		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
 	} else {
@@ -125,6 +153,7 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		st->vm += t2 - t1;
 		st->floor += t3 - t2;
 	}
+	d->busy[cpu] = 0;
 	local_irq_restore(flags);
 }
 
@@ -150,6 +179,119 @@ static void tb_dvm_sdt_payload(void *data, u64 seq, const u8 *payload, u32 len)
 	unsigned long long args[3] = { seq, (unsigned long long)(unsigned long)payload, len };
 
 	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0);
+}
+
+static int tb_dvm_kp_entry(struct kprobe *p, struct pt_regs *regs)
+{
+	struct tb_dvm_fbt *f = container_of(p, struct tb_dvm_fbt, kp);
+	u64 t0 = f->d->stages ? tb_dvm_now() : 0;
+	unsigned long long args[6];
+	unsigned int i;
+
+	if (!READ_ONCE(f->d->fbt_on))
+		return 0;
+	for (i = 0; i < 6; i++)
+		args[i] = regs_get_kernel_argument(regs, i);
+	tb_dvm_fire_here(f->d, f->probe1, args, 6, t0);
+	return 0;
+}
+
+static int tb_dvm_kp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct tb_dvm_fbt *f = container_of(get_kretprobe(ri), struct tb_dvm_fbt, krp);
+	u64 t0 = f->d->stages ? tb_dvm_now() : 0;
+	unsigned long long args[2] = { 0, regs_return_value(regs) };
+
+	/* A return whose entry came before GO or after STOP fires nothing. */
+	if (!READ_ONCE(f->d->fbt_on))
+		return 0;
+	tb_dvm_fire_here(f->d, f->probe1, args, 2, t0);
+	return 0;
+}
+
+static void tb_dvm_fbt_enable(struct tb_dvm *d, bool on)
+{
+	u32 i;
+
+	for (i = 0; i < d->nfbt; i++) {
+		struct tb_dvm_fbt *f = &d->fbt[i];
+
+		if (!f->registered)
+			continue;
+		if (f->ret)
+			on ? enable_kretprobe(&f->krp) : disable_kretprobe(&f->krp);
+		else
+			on ? enable_kprobe(&f->kp) : disable_kprobe(&f->kp);
+	}
+}
+
+/* Registers every fbt probe, disabled; NULL, or why one cannot be. */
+static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
+{
+	u32 i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (probes[i].kind == TB_KMOD_DVM_PROBE_FBT_ENTRY || probes[i].kind == TB_KMOD_DVM_PROBE_FBT_RETURN)
+			d->nfbt++;
+	if (!d->nfbt)
+		return NULL;
+	d->fbt = kvcalloc(d->nfbt, sizeof(*d->fbt), GFP_KERNEL);
+	if (!d->fbt) {
+		*err = -ENOMEM;
+		return "out of memory";
+	}
+	for (i = 0; i < n; i++) {
+		const struct tb_kmod_dvm_probe *p = &probes[i];
+		struct tb_dvm_fbt *f;
+		const char *func;
+		int ret;
+
+		if (p->kind != TB_KMOD_DVM_PROBE_FBT_ENTRY && p->kind != TB_KMOD_DVM_PROBE_FBT_RETURN)
+			continue;
+		f = &d->fbt[k++];
+		f->d = d;
+		f->probe1 = i + 1;
+		f->ret = p->kind == TB_KMOD_DVM_PROBE_FBT_RETURN;
+		/* names: provider, module, function, name (checked NUL-separated by the caller). */
+		func = p->names + strnlen(p->names, p->names_len) + 1;
+		func += strnlen(func, p->names + p->names_len - func) + 1;
+		if (func >= p->names + p->names_len || !*func)
+			return "probe: fbt without a function name";
+		strscpy(f->sym, func, sizeof(f->sym));
+		if (f->ret) {
+			f->krp.kp.symbol_name = f->sym;
+			f->krp.kp.flags = KPROBE_FLAG_DISABLED;
+			f->krp.handler = tb_dvm_kp_return;
+			f->krp.maxactive = 4 * num_possible_cpus();
+			ret = register_kretprobe(&f->krp);
+		} else {
+			f->kp.symbol_name = f->sym;
+			f->kp.flags = KPROBE_FLAG_DISABLED;
+			f->kp.pre_handler = tb_dvm_kp_entry;
+			ret = register_kprobe(&f->kp);
+		}
+		if (ret)
+			return "probe: fbt cannot probe this function (no such symbol, or kprobes refuse it)";
+		f->registered = true;
+	}
+	return NULL;
+}
+
+static void tb_dvm_fbt_unregister(struct tb_dvm *d)
+{
+	u32 i;
+
+	for (i = 0; i < d->nfbt; i++) {
+		struct tb_dvm_fbt *f = &d->fbt[i];
+
+		if (!f->registered)
+			continue;
+		if (f->ret)
+			unregister_kretprobe(&f->krp);
+		else
+			unregister_kprobe(&f->kp);
+		f->registered = false;
+	}
 }
 
 static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
@@ -198,8 +340,12 @@ static void tb_find_tp(struct tracepoint *tp, void *priv)
 
 static void tb_dvm_disarm(struct tb_dvm *d)
 {
-	bool any = d->enter_on || d->exit_on;
+	bool any = d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on;
 
+	if (d->fbt_on) {
+		WRITE_ONCE(d->fbt_on, false);
+		tb_dvm_fbt_enable(d, false);
+	}
 	if (d->enter_on)
 		tracepoint_probe_unregister(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
 	if (d->exit_on)
@@ -208,9 +354,9 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 		unregister_trace_tracebench_fixed(tb_dvm_sdt_fixed, d);
 	if (d->payload_on)
 		unregister_trace_tracebench_payload(tb_dvm_sdt_payload, d);
-	any = any || d->fixed_on || d->payload_on;
 	d->enter_on = d->exit_on = d->fixed_on = d->payload_on = false;
-	/* Firings in flight end before anything is read or freed. */
+	/* Firings in flight end before anything is read or freed (kprobe
+	 * handlers run with preemption disabled: an RCU grace period). */
 	if (any)
 		tracepoint_synchronize_unregister();
 }
@@ -249,6 +395,10 @@ static long tb_dvm_arm(struct tb_dvm *d)
 		}
 		d->payload_on = true;
 	}
+	if (d->nfbt) {
+		tb_dvm_fbt_enable(d, true);
+		WRITE_ONCE(d->fbt_on, true);
+	}
 	return 0;
 }
 
@@ -259,6 +409,7 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 	if (!d)
 		return;
 	tb_dvm_disarm(d);
+	tb_dvm_fbt_unregister(d);
 	tb_dvm_session_free(d->s);
 	for (i = 0; i < d->n_objects; i++)
 		tb_dif_unload(&d->objects[i]);
@@ -267,6 +418,8 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 	kvfree(d->exit);
 	kvfree(d->agg_copy);
 	kvfree(d->stages);
+	kvfree(d->fbt);
+	kvfree(d->busy);
 	kfree(d);
 }
 
@@ -365,6 +518,11 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 				return "probe: given twice";
 			d->sdt[p->arg] = i + 1;
 			break;
+		case TB_KMOD_DVM_PROBE_FBT_ENTRY:
+		case TB_KMOD_DVM_PROBE_FBT_RETURN:
+			if (p->arg)
+				return "probe: fbt takes no argument (the function is in the names)";
+			break;
 		default:
 			return "probe: unknown kind";
 		}
@@ -431,11 +589,12 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	d->entry = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
 	d->exit = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
 	d->agg_copy = kvmalloc(req->aggsize, GFP_KERNEL);
+	d->busy = kvcalloc(d->ncpus, 1, GFP_KERNEL);
 	d->objects = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*d->objects), GFP_KERNEL);
 	dobjs = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*dobjs), GFP_KERNEL);
 	if (req->flags & TB_KMOD_DVM_TIMED)
 		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
-	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs ||
+	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs || !d->busy ||
 	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
 		ret = -ENOMEM;
 		goto out;
@@ -462,6 +621,12 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	d->s = tb_dvm_session_build(req, dobjs, keys, acts, ecbs, probes, d->ncpus, &why, &idx);
 	if (!d->s) {
 		ret = tb_dvm_refuse(req, why, 0, idx);
+		goto out_copy;
+	}
+	/* Last: the names are checked, and a refusal here unregisters what was. */
+	why = tb_dvm_fbt_register(d, probes, req->n_probes, &ret);
+	if (why) {
+		ret = ret ? ret : tb_dvm_refuse(req, why, 0, 0);
 		goto out_copy;
 	}
 	req->ncpus = d->ncpus;
@@ -497,7 +662,7 @@ static long tb_dvm_go(struct tb_dvm *d)
 
 	if (d->ended)
 		return -EINVAL;
-	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on)
+	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on)
 		return 0;
 	if (!d->begun && d->begin_probe)
 		tb_dvm_fire_here(d, d->begin_probe, none, 0, 0);

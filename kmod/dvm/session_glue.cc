@@ -332,6 +332,10 @@ extern "C" void tb_dvm_fire_region(struct tb_dvm_session* s, unsigned int probe,
   dvm_fire_locked(&s->st, &s->probes[probe], &fa, cpu);
 }
 
+extern "C" void tb_dvm_busy_drop(struct tb_dvm_session* s, unsigned int cpu) {
+  if (cpu < s->nslots) s->slots[cpu].busy_drops.fetch_add(1, std::memory_order_relaxed);
+}
+
 extern "C" void tb_dvm_buffer_switch(struct tb_dvm_session* s, unsigned int cpu, const void** data, unsigned int* len) {
   const uint8_t* d = nullptr;
   uint32_t n = 0;
@@ -356,6 +360,7 @@ extern "C" void tb_dvm_status(const struct tb_dvm_session* s, unsigned int cpu, 
     out->ecb_fired += x.ecb_fired.load(std::memory_order_relaxed);
     out->drops += x.drops.load(std::memory_order_relaxed);
     out->agg_drops += x.agg_drops.load(std::memory_order_relaxed);
+    out->busy_drops += x.busy_drops.load(std::memory_order_relaxed);
     out->errors += x.errors.load(std::memory_order_relaxed);
     for (uint32_t f = 0; f < kFaultCount; f++) out->faults[f] += x.faults[f].load(std::memory_order_relaxed);
   }

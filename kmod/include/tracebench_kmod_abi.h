@@ -224,6 +224,10 @@ enum tb_kmod_dvm_probe_kind {
 	TB_KMOD_DVM_PROBE_SDT = 5,            /* sdt:tracebench::<event>, arg = TB_KMOD_EV_FIXED (arg0 = seq,
 					       * arg1 = value) or TB_KMOD_EV_PAYLOAD (arg0 = seq, arg1 = the
 					       * payload's address, readable for arg2 = its length) */
+	TB_KMOD_DVM_PROBE_FBT_ENTRY = 6,      /* fbt:<module>:<function>:entry, a kprobe on the function the
+					       * names' third field gives; arg0..arg5 = its arguments */
+	TB_KMOD_DVM_PROBE_FBT_RETURN = 7,     /* fbt:<module>:<function>:return, a kretprobe; arg1 = the
+					       * return value (arg0 = 0) */
 };
 
 struct tb_kmod_dvm_probe {
@@ -323,6 +327,8 @@ struct tb_kmod_dvm_status {
 	__u32 exit_requested; /* out: an exit() action ran */
 	__u64 fired, ecb_fired, drops, agg_drops, errors; /* out */
 	__u64 faults[TB_KMOD_DVM_FAULTS];                 /* out: by tbdvm::Fault */
+	__u64 busy_drops;    /* out: firings dropped because their CPU was already firing (a probe
+			      * reached from inside a firing, e.g. fbt on a function the VM calls) */
 	__u64 timed_firings; /* out: firings timed (TB_KMOD_DVM_TIMED) */
 	__u64 entry_cycles, vm_cycles, floor_cycles;      /* out: sums over them */
 };

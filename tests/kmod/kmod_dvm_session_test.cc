@@ -20,6 +20,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -258,6 +259,48 @@ TEST_F(KmodDvmSession, SdtProbesSeeTheModulesEvents) {
   EXPECT_EQ(s.counters().errors, 0u);
 }
 
+// fbt: a kprobe and a kretprobe on the module's target function, each call
+// of FIRE's loop seen at entry (arg0 = the event's sequence number) and at
+// return (arg1 = what it returned).  And a probe reached from inside a
+// firing (fbt on the glue function every firing calls) is dropped and
+// counted, never run on the busy slot.
+TEST_F(KmodDvmSession, FbtSeesEntryAndReturnAndNeverNests) {
+  const std::string me = std::to_string(getpid());
+  CompileResult c = compile_d(
+      "fbt:tracebench:tracebench_kmod_target:entry /pid == " + me + "/ { @entry = count(); self->seq = arg0 + 1; }\n"
+      "fbt:tracebench:tracebench_kmod_target:return /pid == " + me + " && self->seq/ {\n"
+      "  @ret = count(); self->seq = 0;\n}\n"
+      "syscall::getpid:entry /tid == " + tid_ + "/ { @getpid = count(); }\n"
+      "fbt:tracebench:tb_dvm_fire_region:entry { @nested = count(); }\n");
+  ASSERT_TRUE(c.program) << c.error;
+  Options o;
+  o.kernel = true;
+  Session s(o);
+  Error e = s.enable(c.program);
+  ASSERT_TRUE(e.ok()) << e.message;
+  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  tb_kmod_fire f{};
+  f.event_id = TB_KMOD_EV_TARGET;
+  f.count = 2000;
+  f.batch = 1000;
+  ASSERT_EQ(ioctl(fd, TB_KMOD_IOC_FIRE, &f), 0) << strerror(errno);
+  close(fd);
+  for (int i = 0; i < 100; i++) syscall(SYS_getpid);
+  s.disable();
+  std::map<std::string, int64_t> got;
+  for (const auto& a : s.aggregations())
+    for (const auto& row : a.rows) got[a.desc->name] += row.values[0];
+  EXPECT_EQ(got["entry"], 2000);
+  EXPECT_EQ(got["ret"], 2000);
+  EXPECT_EQ(got["getpid"], 100);
+  EXPECT_EQ(got["nested"], 0);
+  // Every firing calls the glue: the hit from a getpid firing found its CPU
+  // busy (one from inside a kprobe handler kprobes itself skips as missed).
+  EXPECT_GE(s.counters().busy_drops, 100u);
+  EXPECT_EQ(s.counters().errors, 0u);
+}
+
 // Stage timing: every firing of the probe is timed, and each stage costs
 // something once the reads' floor is off.
 TEST_F(KmodDvmSession, StageTimingSplitsEveryFiring) {
@@ -415,6 +458,15 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
        },
        "action: lquantize() needs limit > base and step > 0"},
       {"unknown action", [](Parts& p, tb_kmod_dvm_enable&) { p.act.kind = 99; }, "action: unknown kind"},
+      {"fbt on nothing",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "fbt\0kernel\0tb_no_such_function\0entry";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_FBT_ENTRY;
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: fbt cannot probe this function (no such symbol, or kprobes refuse it)"},
   };
   for (const Case& c : cases) {
     Parts p;

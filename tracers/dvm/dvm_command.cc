@@ -44,7 +44,8 @@ constexpr std::uint64_t kChunk = 10000;
 int run_dvm(const DvmArgs& a) {
   if (a.list) {
     std::vector<tbdvm::ProbeInfo> matched;
-    for (const auto& p : a.kernel ? tbdvm::list_kernel_probes() : tbdvm::list_probes())
+    const std::vector<tbdvm::ProbeInfo> user = a.kernel ? std::vector<tbdvm::ProbeInfo>{} : tbdvm::list_probes();
+    for (const auto& p : a.kernel ? tbdvm::list_kernel_probes() : user)
       if (a.script.empty() || tbdvm::probe_matches(a.script, p)) matched.push_back(p);
     if (matched.empty()) {  // like dtrace -l: a description that matches nothing is an error
       std::fprintf(stderr, "tracebench dvm: no probe matches '%s'; `tracebench dvm -l` lists them all\n",

@@ -416,6 +416,9 @@ class DvmTracer final : public Tracer {
         // The module's tracepoints: "tracebench:<event>" is sdt:tracebench::<event>.
         if (p.kind == ProbeKind::kKmodTracepoint && pi.provider == "sdt" && p.target == pi.module + ":" + pi.name)
           return "sdt:" + pi.module + "::" + pi.name;
+        if (p.kind == ProbeKind::kKernelFunction && pi.provider == "fbt" && pi.function == p.target &&
+            pi.name == "entry")
+          return "fbt:" + pi.module + ":" + pi.function + ":entry";
       }
       return {};
     }

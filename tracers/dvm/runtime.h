@@ -57,9 +57,11 @@ struct ProbeInfo {
 };
 std::vector<ProbeInfo> list_probes();
 // The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END, the
-// module's tracepoints sdt:tracebench::tracebench_fixed and _payload, and
-// syscall::<name>:entry/return for every syscall of this architecture.
-std::vector<ProbeInfo> list_kernel_probes();
+// module's tracepoints sdt:tracebench::tracebench_fixed and _payload,
+// syscall::<name>:entry/return for every syscall of this architecture, and
+// fbt:<module>:<function>:entry/return for every kernel text symbol.
+// Built once per process (kallsyms is read then).
+const std::vector<ProbeInfo>& list_kernel_probes();
 // Matches "prov:mod:func:name" with shell globs, missing leading fields and
 // empty fields matching anything (DTrace rules).
 bool probe_matches(const std::string& pattern, const ProbeInfo& p);

@@ -1,7 +1,8 @@
 // The kernel home of a session: the D-VM inside the tracebench module
 // (/dev/tracebench, kmod/dvm).  The probes it offers (dtrace:::BEGIN/END,
 // sdt:tracebench::tracebench_fixed/_payload, syscall::<name>:entry/return,
-// names from libseccomp's table for this architecture) and the DVM_* ioctls a session drives: enable, go, stop,
+// names from libseccomp's table for this architecture, fbt:<module>:<function>:
+// entry/return for the text symbols of /proc/kallsyms) and the DVM_* ioctls a session drives: enable, go, stop,
 // buffer and aggregation snapshots, status.
 #include "tracers/dvm/runtime/internal.h"
 
@@ -13,6 +14,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 #include "kmod/include/tracebench_kmod_abi.h"
 
@@ -21,7 +25,33 @@ namespace tbdvm {
 static_assert(sizeof(tb_kmod_dif_insn) == sizeof(Insn), "the module's DIF instruction is the core's");
 static_assert(TB_KMOD_DVM_FAULTS >= kFaultCount, "the status carries every fault kind");
 
-std::vector<ProbeInfo> list_kernel_probes() {
+namespace {
+
+// fbt:<module>:<function>:entry/return for every text symbol /proc/kallsyms
+// lists (module "kernel" for the kernel image), once per process.
+const std::vector<std::pair<std::string, std::string>>& kernel_functions() {
+  static const std::vector<std::pair<std::string, std::string>> funcs = [] {
+    std::vector<std::pair<std::string, std::string>> v;
+    std::set<std::pair<std::string, std::string>> seen;
+    std::ifstream in("/proc/kallsyms");
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      std::string addr, type, name, mod;
+      if (!(ls >> addr >> type >> name) || (type != "t" && type != "T")) continue;
+      ls >> mod;
+      mod = mod.size() > 2 && mod.front() == '[' ? mod.substr(1, mod.size() - 2) : "kernel";
+      if (seen.insert({mod, name}).second) v.emplace_back(mod, name);
+    }
+    return v;
+  }();
+  return funcs;
+}
+
+}  // namespace
+
+const std::vector<ProbeInfo>& list_kernel_probes() {
+  static const std::vector<ProbeInfo> probes = [] {
   std::vector<ProbeInfo> out;
   uint32_t id = 1;
   out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "BEGIN", TB_KMOD_DVM_PROBE_BEGIN, 0});
@@ -41,7 +71,15 @@ std::vector<ProbeInfo> list_kernel_probes() {
                             static_cast<uint32_t>(nr)});
     std::free(name);
   }
+  // Kernel functions: a kprobe (entry) or kretprobe (return) each, made when
+  // a session enables them; one the kernel will not probe is refused then.
+  for (const auto& [mod, func] : kernel_functions()) {
+    out.push_back(ProbeInfo{id++, nullptr, "fbt", mod, func, "entry", TB_KMOD_DVM_PROBE_FBT_ENTRY, 0});
+    out.push_back(ProbeInfo{id++, nullptr, "fbt", mod, func, "return", TB_KMOD_DVM_PROBE_FBT_RETURN, 0});
+  }
   return out;
+  }();
+  return probes;
 }
 
 namespace {
@@ -209,6 +247,7 @@ bool KernelHome::status(Counters* c, bool* exit_requested) {
   c->ecb_fired = s.ecb_fired;
   c->drops = s.drops;
   c->agg_drops = s.agg_drops;
+  c->busy_drops = s.busy_drops;
   c->errors = s.errors;
   for (uint32_t f = 0; f < kFaultCount; f++) c->faults[f] = s.faults[f];
   c->stages.firings = s.timed_firings;

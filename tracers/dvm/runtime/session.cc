@@ -152,7 +152,9 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
   if (!opt_.kernel)
     for (auto& c : prog_->clauses)
       for (auto& pat : c.probes) ensure_profile_probe(pat);
-  std::vector<ProbeInfo> probes = opt_.kernel ? list_kernel_probes() : list_probes();
+  std::vector<ProbeInfo> user_probes;
+  if (!opt_.kernel) user_probes = list_probes();
+  const std::vector<ProbeInfo>& probes = opt_.kernel ? list_kernel_probes() : user_probes;
   Error e = alloc_state();
   if (!e.ok()) return e;
 
