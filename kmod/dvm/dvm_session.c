@@ -11,6 +11,8 @@
  *   fbt:<mod>:<func>:entry a kprobe on the function, :return a kretprobe;
  *                          registered disabled at ENABLE (a function that
  *                          cannot be probed is refused there), enabled by GO
+ *   profile:::profile-N    an hrtimer at N Hz on every online CPU (pinned)
+ *   profile:::tick-N       an hrtimer at N Hz on the CPU that ran GO
  * A firing reached from inside another on the same CPU (fbt on a function
  * the VM or the provider calls) is dropped and counted (busy_drops).
  * A firing masks local interrupts (DTrace's way: the CPU's slot then has
@@ -19,6 +21,7 @@
 #include <linux/cpumask.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/irqflags.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -32,6 +35,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <asm/irq_regs.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
 #ifdef CONFIG_X86
@@ -80,8 +84,21 @@ struct tb_dvm_fbt {
 	char sym[TB_KMOD_DVM_NAMES_LEN];
 };
 
+/* One timer of a profile-N (one per CPU) or tick-N probe. */
+struct tb_dvm_timer {
+	struct hrtimer t;
+	struct tb_dvm *d;
+	int probe1;
+	int cpu;         /* profile: the CPU it runs on; tick: -1 (GO's CPU) */
+	ktime_t period;
+	bool started;
+};
+
 struct tb_dvm {
 	struct tb_dvm_session *s;
+	struct tb_dvm_timer *timers; /* ntimers: ncpus per profile probe, one per tick probe */
+	u32 ntimers;
+	bool timers_on;
 	struct tb_dvm_fbt *fbt; /* nfbt */
 	u32 nfbt;
 	bool fbt_on;     /* the fbt probes are enabled (their handlers fire) */
@@ -179,6 +196,90 @@ static void tb_dvm_sdt_payload(void *data, u64 seq, const u8 *payload, u32 len)
 	unsigned long long args[3] = { seq, (unsigned long long)(unsigned long)payload, len };
 
 	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0);
+}
+
+static enum hrtimer_restart tb_dvm_timer_fire(struct hrtimer *t)
+{
+	struct tb_dvm_timer *x = container_of(t, struct tb_dvm_timer, t);
+	struct pt_regs *regs = get_irq_regs();
+	u64 t0 = x->d->stages ? tb_dvm_now() : 0;
+	unsigned long long args[2] = { 0, 0 };
+
+	if (regs)
+		args[user_mode(regs) ? 1 : 0] = instruction_pointer(regs);
+	if (READ_ONCE(x->d->timers_on))
+		tb_dvm_fire_here(x->d, x->probe1, args, 2, t0);
+	hrtimer_forward_now(t, x->period);
+	return HRTIMER_RESTART;
+}
+
+/* Sets up (not started) the timers of the profile and tick probes. */
+static long tb_dvm_timers_init(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n)
+{
+	u32 i, c, k = 0;
+
+	for (i = 0; i < n; i++)
+		d->ntimers += probes[i].kind == TB_KMOD_DVM_PROBE_PROFILE ? d->ncpus
+			      : probes[i].kind == TB_KMOD_DVM_PROBE_TICK ? 1 : 0;
+	if (!d->ntimers)
+		return 0;
+	d->timers = kvcalloc(d->ntimers, sizeof(*d->timers), GFP_KERNEL);
+	if (!d->timers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		u32 count = probes[i].kind == TB_KMOD_DVM_PROBE_PROFILE ? d->ncpus
+			    : probes[i].kind == TB_KMOD_DVM_PROBE_TICK ? 1 : 0;
+
+		for (c = 0; c < count; c++, k++) {
+			struct tb_dvm_timer *x = &d->timers[k];
+
+			hrtimer_init(&x->t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+			x->t.function = tb_dvm_timer_fire;
+			x->d = d;
+			x->probe1 = i + 1;
+			x->cpu = probes[i].kind == TB_KMOD_DVM_PROBE_PROFILE ? (int)c : -1;
+			x->period = ns_to_ktime(NSEC_PER_SEC / probes[i].arg);
+		}
+	}
+	return 0;
+}
+
+static void tb_dvm_timer_start_here(void *arg)
+{
+	struct tb_dvm_timer *x = arg;
+
+	hrtimer_start(&x->t, x->period, HRTIMER_MODE_REL_PINNED);
+}
+
+/* Profile timers start on their CPU (pinned; an offline CPU's does not), a
+ * tick timer on this one. */
+static void tb_dvm_timers_start(struct tb_dvm *d)
+{
+	u32 k;
+
+	WRITE_ONCE(d->timers_on, true);
+	for (k = 0; k < d->ntimers; k++) {
+		struct tb_dvm_timer *x = &d->timers[k];
+
+		if (x->cpu < 0) {
+			tb_dvm_timer_start_here(x);
+			x->started = true;
+		} else if (smp_call_function_single(x->cpu, tb_dvm_timer_start_here, x, 1) == 0) {
+			x->started = true;
+		}
+	}
+}
+
+static void tb_dvm_timers_stop(struct tb_dvm *d)
+{
+	u32 k;
+
+	WRITE_ONCE(d->timers_on, false);
+	for (k = 0; k < d->ntimers; k++) {
+		if (d->timers[k].started)
+			hrtimer_cancel(&d->timers[k].t); /* waits for a callback running elsewhere */
+		d->timers[k].started = false;
+	}
 }
 
 static int tb_dvm_kp_entry(struct kprobe *p, struct pt_regs *regs)
@@ -342,6 +443,8 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 {
 	bool any = d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on;
 
+	if (d->timers_on)
+		tb_dvm_timers_stop(d);
 	if (d->fbt_on) {
 		WRITE_ONCE(d->fbt_on, false);
 		tb_dvm_fbt_enable(d, false);
@@ -399,6 +502,8 @@ static long tb_dvm_arm(struct tb_dvm *d)
 		tb_dvm_fbt_enable(d, true);
 		WRITE_ONCE(d->fbt_on, true);
 	}
+	if (d->ntimers)
+		tb_dvm_timers_start(d);
 	return 0;
 }
 
@@ -419,6 +524,7 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 	kvfree(d->agg_copy);
 	kvfree(d->stages);
 	kvfree(d->fbt);
+	kvfree(d->timers);
 	kvfree(d->busy);
 	kfree(d);
 }
@@ -523,6 +629,11 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 			if (p->arg)
 				return "probe: fbt takes no argument (the function is in the names)";
 			break;
+		case TB_KMOD_DVM_PROBE_PROFILE:
+		case TB_KMOD_DVM_PROBE_TICK:
+			if (p->arg < 1 || p->arg > TB_KMOD_DVM_MAX_HZ)
+				return "probe: profile and tick rates are 1 to 10000 Hz";
+			break;
 		default:
 			return "probe: unknown kind";
 		}
@@ -623,6 +734,9 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 		ret = tb_dvm_refuse(req, why, 0, idx);
 		goto out_copy;
 	}
+	ret = tb_dvm_timers_init(d, probes, req->n_probes);
+	if (ret)
+		goto out;
 	/* Last: the names are checked, and a refusal here unregisters what was. */
 	why = tb_dvm_fbt_register(d, probes, req->n_probes, &ret);
 	if (why) {
@@ -662,7 +776,7 @@ static long tb_dvm_go(struct tb_dvm *d)
 
 	if (d->ended)
 		return -EINVAL;
-	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on)
+	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->timers_on)
 		return 0;
 	if (!d->begun && d->begin_probe)
 		tb_dvm_fire_here(d, d->begin_probe, none, 0, 0);

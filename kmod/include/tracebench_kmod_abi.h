@@ -228,7 +228,12 @@ enum tb_kmod_dvm_probe_kind {
 					       * names' third field gives; arg0..arg5 = its arguments */
 	TB_KMOD_DVM_PROBE_FBT_RETURN = 7,     /* fbt:<module>:<function>:return, a kretprobe; arg1 = the
 					       * return value (arg0 = 0) */
+	TB_KMOD_DVM_PROBE_PROFILE = 8,        /* profile:::profile-<arg>: an hrtimer at arg Hz on every online
+					       * CPU; arg0 = the interrupted kernel pc (0 in user mode), arg1 =
+					       * the interrupted user pc (0 in the kernel) */
+	TB_KMOD_DVM_PROBE_TICK = 9,           /* profile:::tick-<arg>: an hrtimer at arg Hz on one CPU */
 };
+#define TB_KMOD_DVM_MAX_HZ 10000u
 
 struct tb_kmod_dvm_probe {
 	__u32 kind;   /* enum tb_kmod_dvm_probe_kind */

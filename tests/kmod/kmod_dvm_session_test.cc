@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -298,6 +299,44 @@ TEST_F(KmodDvmSession, FbtSeesEntryAndReturnAndNeverNests) {
   // Every firing calls the glue: the hit from a getpid firing found its CPU
   // busy (one from inside a kprobe handler kprobes itself skips as missed).
   EXPECT_GE(s.counters().busy_drops, 100u);
+  EXPECT_EQ(s.counters().errors, 0u);
+}
+
+// profile-N fires on every CPU's timer and sees where it interrupted (the
+// busy loop below: a user pc in this process); tick-N fires on one CPU at
+// about its rate.
+TEST_F(KmodDvmSession, ProfileAndTickFireOnTimers) {
+  const std::string me = std::to_string(getpid());
+  CompileResult c = compile_d("profile:::profile-997 { @profile = count(); @user_here[pid == " + me +
+                              " && arg1 != 0 && arg0 == 0] = count(); }\n"
+                              "profile:::tick-100 { @tick = count(); }\n");
+  ASSERT_TRUE(c.program) << c.error;
+  Options o;
+  o.kernel = true;
+  Session s(o);
+  Error e = s.enable(c.program);
+  ASSERT_TRUE(e.ok()) << e.message;
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  volatile uint64_t spin = 0;
+  do {
+    for (int i = 0; i < 10000; i++) spin = spin + 1;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000000000l + (t.tv_nsec - t0.tv_nsec) < 500000000l);
+  s.disable();
+  std::map<std::string, int64_t> got;
+  for (const auto& a : s.aggregations())
+    for (const auto& row : a.rows)
+      got[a.desc->name + (row.key_strings.empty() ? "" : "[" + row.key_strings[0] + "]")] += row.values[0];
+  std::printf("0.5 s: profile-997 fired %lld times (%lld in this process's user code), tick-100 %lld times\n",
+              static_cast<long long>(got["profile"]), static_cast<long long>(got["user_here[1]"]),
+              static_cast<long long>(got["tick"]));
+  // Emulated timers run late, never early: bounds, not rates.
+  EXPECT_GE(got["tick"], 10);
+  EXPECT_LE(got["tick"], 60);
+  EXPECT_GE(got["profile"], 100);
+  EXPECT_LE(got["profile"], 2 * 600 * static_cast<int64_t>(s.nslots()));
+  EXPECT_GE(got["user_here[1]"], 10);
   EXPECT_EQ(s.counters().errors, 0u);
 }
 

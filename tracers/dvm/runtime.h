@@ -62,6 +62,9 @@ std::vector<ProbeInfo> list_probes();
 // fbt:<module>:<function>:entry/return for every kernel text symbol.
 // Built once per process (kallsyms is read then).
 const std::vector<ProbeInfo>& list_kernel_probes();
+// profile:::profile-N (N Hz on every CPU) and profile:::tick-N (one CPU) of
+// the kernel home, made for the descriptions that name them (N 1..10000).
+std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patterns);
 // Matches "prov:mod:func:name" with shell globs, missing leading fields and
 // empty fields matching anything (DTrace rules).
 bool probe_matches(const std::string& pattern, const ProbeInfo& p);

@@ -82,6 +82,28 @@ const std::vector<ProbeInfo>& list_kernel_probes() {
   return probes;
 }
 
+std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patterns) {
+  std::vector<ProbeInfo> out;
+  uint32_t id = static_cast<uint32_t>(list_kernel_probes().size()) + 1;
+  for (const std::string& pattern : patterns) {
+    const auto pos = pattern.rfind(':');
+    const std::string name = pos == std::string::npos ? pattern : pattern.substr(pos + 1);
+    const bool profile = name.rfind("profile-", 0) == 0, tick = name.rfind("tick-", 0) == 0;
+    if (!profile && !tick) continue;
+    std::string rate = name.substr(profile ? 8 : 5);
+    if (rate.size() > 2 && rate.substr(rate.size() - 2) == "hz") rate.resize(rate.size() - 2);
+    if (rate.empty() || rate.size() > 5 || rate.find_first_not_of("0123456789") != std::string::npos) continue;
+    const unsigned long hz = std::stoul(rate);
+    if (hz < 1 || hz > TB_KMOD_DVM_MAX_HZ) continue;
+    bool dup = false;
+    for (const auto& p : out) dup = dup || p.name == name;
+    if (!dup)
+      out.push_back(ProbeInfo{id++, nullptr, "profile", "", "", name,
+                              profile ? TB_KMOD_DVM_PROBE_PROFILE : TB_KMOD_DVM_PROBE_TICK, static_cast<uint32_t>(hz)});
+  }
+  return out;
+}
+
 namespace {
 std::string errno_text(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
 }  // namespace

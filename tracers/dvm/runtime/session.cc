@@ -152,9 +152,18 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
   if (!opt_.kernel)
     for (auto& c : prog_->clauses)
       for (auto& pat : c.probes) ensure_profile_probe(pat);
+  // User home: this process's sites.  Kernel home: the module's table and
+  // the timer probes the descriptions name.
   std::vector<ProbeInfo> user_probes;
-  if (!opt_.kernel) user_probes = list_probes();
-  const std::vector<ProbeInfo>& probes = opt_.kernel ? list_kernel_probes() : user_probes;
+  if (!opt_.kernel) {
+    user_probes = list_probes();
+  } else {
+    std::vector<std::string> patterns;
+    for (auto& c : prog_->clauses) patterns.insert(patterns.end(), c.probes.begin(), c.probes.end());
+    user_probes = kernel_timer_probes(patterns);
+  }
+  const std::vector<ProbeInfo>& table = opt_.kernel ? list_kernel_probes() : user_probes;
+  const std::vector<ProbeInfo>* lists[2] = {&table, opt_.kernel ? &user_probes : nullptr};
   Error e = alloc_state();
   if (!e.ok()) return e;
 
@@ -208,40 +217,43 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     action_store_.push_back(std::move(acts));
     const std::vector<Action>& stored = action_store_.back();
     size_t matched = 0;
-    for (const auto& pi : probes) {
-      bool m = false;
-      for (auto& pat : c.probes) m = m || probe_matches(pat, pi);
-      if (!m) continue;
-      matched++;
-      Binding*& b = by_probe[pi.id];
-      if (!b) {
-        if (pi.site && pi.site->binding.load() != nullptr)
-          return {"probe " + pi.provider + ":" + pi.module + ":" + pi.function + ":" + pi.name +
-                  " is already enabled by another D-VM session"};
-        bindings_.push_back(std::make_unique<Binding>());
-        b = bindings_.back().get();
-        b->state = &state_;
-        b->names = pi.provider + '\0' + pi.module + '\0' + pi.function + '\0' + pi.name + '\0';
-        b->probe.id = pi.id;
-        b->probe.names = b->names.data();
-        b->probe.names_len = static_cast<uint32_t>(b->names.size());
-        b->probe.provider = b->names.data();
-        b->probe.module = b->probe.provider + pi.provider.size() + 1;
-        b->probe.function = b->probe.module + pi.module.size() + 1;
-        b->probe.name = b->probe.function + pi.function.size() + 1;
-        b->kernel_kind = pi.kernel_kind;
-        b->kernel_arg = pi.kernel_arg;
-        if (pi.site) by_site[pi.site] = b;
+    for (const std::vector<ProbeInfo>* list : lists) {
+      if (!list) continue;
+      for (const auto& pi : *list) {
+        bool m = false;
+        for (auto& pat : c.probes) m = m || probe_matches(pat, pi);
+        if (!m) continue;
+        matched++;
+        Binding*& b = by_probe[pi.id];
+        if (!b) {
+          if (pi.site && pi.site->binding.load() != nullptr)
+            return {"probe " + pi.provider + ":" + pi.module + ":" + pi.function + ":" + pi.name +
+                    " is already enabled by another D-VM session"};
+          bindings_.push_back(std::make_unique<Binding>());
+          b = bindings_.back().get();
+          b->state = &state_;
+          b->names = pi.provider + '\0' + pi.module + '\0' + pi.function + '\0' + pi.name + '\0';
+          b->probe.id = pi.id;
+          b->probe.names = b->names.data();
+          b->probe.names_len = static_cast<uint32_t>(b->names.size());
+          b->probe.provider = b->names.data();
+          b->probe.module = b->probe.provider + pi.provider.size() + 1;
+          b->probe.function = b->probe.module + pi.module.size() + 1;
+          b->probe.name = b->probe.function + pi.function.size() + 1;
+          b->kernel_kind = pi.kernel_kind;
+          b->kernel_arg = pi.kernel_arg;
+          if (pi.site) by_site[pi.site] = b;
+        }
+        auto ecb = std::make_unique<Ecb>();
+        ecb->epid = epid++;
+        ecb->predicate = c.predicate ? &c.predicate->prog : nullptr;
+        ecb->actions = stored.data();
+        ecb->nactions = static_cast<uint32_t>(stored.size());
+        ecb->record_size = records ? ((off + 7) & ~7u) : 0;
+        b->ecbs.push_back(ecb.get());
+        epids_.push_back(EcbInfo{&c, ecb.get(), b});
+        ecbs_.push_back(std::move(ecb));
       }
-      auto ecb = std::make_unique<Ecb>();
-      ecb->epid = epid++;
-      ecb->predicate = c.predicate ? &c.predicate->prog : nullptr;
-      ecb->actions = stored.data();
-      ecb->nactions = static_cast<uint32_t>(stored.size());
-      ecb->record_size = records ? ((off + 7) & ~7u) : 0;
-      b->ecbs.push_back(ecb.get());
-      epids_.push_back(EcbInfo{&c, ecb.get(), b});
-      ecbs_.push_back(std::move(ecb));
     }
     if (matched == 0 && !opt_.allow_zero_probes) {
       std::string pats;
