@@ -7,6 +7,7 @@
 
 #include <new>
 
+#include "module_host.h"
 #include "tracers/dvm/core/vm.h"
 
 static_assert(sizeof(tbdvm::Insn) == TB_DIF_INSN_SIZE, "DIF instruction layout");
@@ -42,13 +43,6 @@ namespace {
 
 using namespace tbdvm;
 
-uint64_t host_timestamp() { return tb_dif_host_timestamp(); }
-uint64_t host_vtimestamp() { return tb_dif_host_vtimestamp(); }
-uint64_t host_walltimestamp() { return tb_dif_host_walltimestamp(); }
-uint64_t host_cpu() { return tb_dif_host_cpu(); }
-bool host_copyin(void* dst, uint64_t src, uint64_t len) { return tb_dif_host_copyin(dst, src, len) != 0; }
-uint32_t host_stack(uint64_t* pcs, uint32_t max) { return tb_dif_host_stack(pcs, max); }
-
 constexpr uint32_t kScratch = 4096, kChunks = 64, kBuckets = 64, kBuf = 4096, kAgg = 16384, kAggBuckets = 64;
 const char kNames[] = "tracebench\0dif\0exec\0run";
 
@@ -81,12 +75,7 @@ extern "C" void tb_dif_exec(const struct tb_dif_object* o, void* work, const uns
                             struct tb_dif_result* out) {
   ExecWorld* w = new (work) ExecWorld();
   State& st = w->st;
-  st.host.timestamp = host_timestamp;
-  st.host.vtimestamp = host_vtimestamp;
-  st.host.walltimestamp = host_walltimestamp;
-  st.host.cpu = host_cpu;
-  st.host.copyin = host_copyin;
-  st.host.stack = host_stack;
+  tb_module_host::install(&st.host);
   st.host.pid = pid;
   st.strsize = TB_DIF_STR_MAX;
   for (uint32_t i = 0; i + 1 < sizeof st.execname && execname[i]; i++) st.execname[i] = execname[i];

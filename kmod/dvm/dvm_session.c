@@ -464,40 +464,33 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 		tracepoint_synchronize_unregister();
 }
 
+/* A registration's outcome: *on set, or everything armed so far undone. */
+static int tb_dvm_armed(struct tb_dvm *d, int ret, bool *on)
+{
+	if (ret) {
+		tb_dvm_disarm(d);
+		return ret;
+	}
+	*on = true;
+	return 0;
+}
+
 static long tb_dvm_arm(struct tb_dvm *d)
 {
-	long ret;
+	int ret = 0;
 
-	if (d->want_enter) {
-		ret = tracepoint_probe_register(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
-		if (ret)
-			return ret;
-		d->enter_on = true;
-	}
-	if (d->want_exit) {
-		ret = tracepoint_probe_register(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d);
-		if (ret) {
-			tb_dvm_disarm(d);
-			return ret;
-		}
-		d->exit_on = true;
-	}
-	if (d->sdt[TB_KMOD_EV_FIXED]) {
-		ret = register_trace_tracebench_fixed(tb_dvm_sdt_fixed, d);
-		if (ret) {
-			tb_dvm_disarm(d);
-			return ret;
-		}
-		d->fixed_on = true;
-	}
-	if (d->sdt[TB_KMOD_EV_PAYLOAD]) {
-		ret = register_trace_tracebench_payload(tb_dvm_sdt_payload, d);
-		if (ret) {
-			tb_dvm_disarm(d);
-			return ret;
-		}
-		d->payload_on = true;
-	}
+	if (d->want_enter)
+		ret = tb_dvm_armed(d, tracepoint_probe_register(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d),
+				   &d->enter_on);
+	if (!ret && d->want_exit)
+		ret = tb_dvm_armed(d, tracepoint_probe_register(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d),
+				   &d->exit_on);
+	if (!ret && d->sdt[TB_KMOD_EV_FIXED])
+		ret = tb_dvm_armed(d, register_trace_tracebench_fixed(tb_dvm_sdt_fixed, d), &d->fixed_on);
+	if (!ret && d->sdt[TB_KMOD_EV_PAYLOAD])
+		ret = tb_dvm_armed(d, register_trace_tracebench_payload(tb_dvm_sdt_payload, d), &d->payload_on);
+	if (ret)
+		return ret;
 	if (d->nfbt) {
 		tb_dvm_fbt_enable(d, true);
 		WRITE_ONCE(d->fbt_on, true);

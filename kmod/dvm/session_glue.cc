@@ -8,6 +8,7 @@
 
 #include "dif_glue.h"
 #include "include/tracebench_kmod_abi.h"
+#include "module_host.h"
 #include "tracers/dvm/core/vm.h"
 
 static_assert(TB_KMOD_DVM_FAULTS >= tbdvm::kFaultCount, "the status carries every fault kind");
@@ -18,13 +19,6 @@ using namespace tbdvm;
 namespace {
 
 constexpr uint32_t kAggBuckets = 1024;
-
-uint64_t host_timestamp() { return tb_dif_host_timestamp(); }
-uint64_t host_vtimestamp() { return tb_dif_host_vtimestamp(); }
-uint64_t host_walltimestamp() { return tb_dif_host_walltimestamp(); }
-uint64_t host_cpu() { return tb_dif_host_cpu(); }
-bool host_copyin(void* dst, uint64_t src, uint64_t len) { return tb_dif_host_copyin(dst, src, len) != 0; }
-uint32_t host_stack(uint64_t* pcs, uint32_t max) { return tb_dif_host_stack(pcs, max); }
 
 template <typename T>
 T* zalloc(uint64_t n) {
@@ -257,12 +251,7 @@ extern "C" struct tb_dvm_session* tb_dvm_session_build(const struct tb_kmod_dvm_
   }
 
   State& st = s->st;
-  st.host.timestamp = host_timestamp;
-  st.host.vtimestamp = host_vtimestamp;
-  st.host.walltimestamp = host_walltimestamp;
-  st.host.cpu = host_cpu;
-  st.host.copyin = host_copyin;
-  st.host.stack = host_stack;
+  tb_module_host::install(&st.host);
   st.strsize = req->strsize;
   uint8_t* m = s->slot_memory;
   for (uint32_t i = 0; i < ncpus; i++) {

@@ -121,6 +121,43 @@ Outcome run(const std::string& script, bool kernel, int n, Options o = {}) {
   return r;
 }
 
+// Each aggregation's first value summed over its rows, by "name" or, keyed,
+// "name[first key]".
+std::map<std::string, int64_t> totals(Session& s) {
+  std::map<std::string, int64_t> got;
+  for (const auto& a : s.aggregations())
+    for (const auto& row : a.rows)
+      got[a.desc->name + (row.key_strings.empty() ? "" : "[" + row.key_strings[0] + "]")] += row.values[0];
+  return got;
+}
+
+// The module's FIRE loop: `count` events of `event` (its target function is
+// called for each, whatever the event).
+void fire(uint32_t event, uint64_t count, uint32_t payload = 0) {
+  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  tb_kmod_fire f{};
+  f.event_id = event;
+  f.count = count;
+  f.payload_size = payload;
+  f.batch = 1000;
+  EXPECT_EQ(ioctl(fd, TB_KMOD_IOC_FIRE, &f), 0) << strerror(errno);
+  EXPECT_EQ(f.fired, count);
+  close(fd);
+}
+
+// A kernel-home session of `script`, enabled.
+std::unique_ptr<Session> kernel_session(const std::string& script, Options o = {}) {
+  CompileResult c = compile_d(script);
+  EXPECT_TRUE(c.program) << c.error;
+  if (!c.program) return nullptr;
+  o.kernel = true;
+  auto s = std::make_unique<Session>(o);
+  Error e = s->enable(c.program);
+  EXPECT_TRUE(e.ok()) << e.message;
+  return e.ok() ? std::move(s) : nullptr;
+}
+
 class KmodDvmSession : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -227,37 +264,20 @@ TEST_F(KmodDvmSession, FaultsAreCountedPerKind) {
 // loop: every event counted, the fixed event's value and the payload's
 // first 8 bytes (the sequence number) read by D, its length seen.
 TEST_F(KmodDvmSession, SdtProbesSeeTheModulesEvents) {
-  CompileResult c = compile_d(
+  auto session = kernel_session(
       "sdt:tracebench::tracebench_fixed /pid == " + std::to_string(getpid()) + "/ {\n"
       "  @fixed = count(); @magic[(arg0 ^ arg1) == " + std::to_string(static_cast<int64_t>(TB_KMOD_FIXED_MAGIC)) +
       "] = count();\n}\n"
       "sdt:tracebench::tracebench_payload /pid == " + std::to_string(getpid()) + "/ {\n"
       "  @payload = count(); @len = max(arg2); @seq_in_payload[*arg1 == arg0] = count();\n}\n");
-  ASSERT_TRUE(c.program) << c.error;
-  Options o;
-  o.kernel = true;
-  Session s(o);
-  ASSERT_TRUE(s.enable(c.program).ok());
-  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  for (uint32_t ev : {static_cast<uint32_t>(TB_KMOD_EV_FIXED), static_cast<uint32_t>(TB_KMOD_EV_PAYLOAD)}) {
-    tb_kmod_fire f{};
-    f.event_id = ev;
-    f.count = 3000;
-    f.payload_size = ev == TB_KMOD_EV_PAYLOAD ? 100 : 0;
-    f.batch = 1000;
-    ASSERT_EQ(ioctl(fd, TB_KMOD_IOC_FIRE, &f), 0) << strerror(errno);
-    ASSERT_EQ(f.fired, 3000u);
-  }
-  close(fd);
-  s.disable();
-  std::string got;
-  for (const auto& a : s.aggregations())
-    for (const auto& row : a.rows)
-      got += "@" + a.desc->name + (row.key_strings.empty() ? "" : "[" + row.key_strings[0] + "]") + " = " +
-             std::to_string(row.values[0]) + "\n";
-  EXPECT_EQ(got, "@fixed = 3000\n@magic[1] = 3000\n@payload = 3000\n@len = 100\n@seq_in_payload[1] = 3000\n");
-  EXPECT_EQ(s.counters().errors, 0u);
+  ASSERT_TRUE(session);
+  fire(TB_KMOD_EV_FIXED, 3000);
+  fire(TB_KMOD_EV_PAYLOAD, 3000, 100);
+  session->disable();
+  const std::map<std::string, int64_t> want = {{"fixed", 3000}, {"magic[1]", 3000}, {"payload", 3000},
+                                               {"len", 100}, {"seq_in_payload[1]", 3000}};
+  EXPECT_EQ(totals(*session), want);
+  EXPECT_EQ(session->counters().errors, 0u);
 }
 
 // fbt: a kprobe and a kretprobe on the module's target function, each call
@@ -267,31 +287,18 @@ TEST_F(KmodDvmSession, SdtProbesSeeTheModulesEvents) {
 // counted, never run on the busy slot.
 TEST_F(KmodDvmSession, FbtSeesEntryAndReturnAndNeverNests) {
   const std::string me = std::to_string(getpid());
-  CompileResult c = compile_d(
+  auto session = kernel_session(
       "fbt:tracebench:tracebench_kmod_target:entry /pid == " + me + "/ { @entry = count(); self->seq = arg0 + 1; }\n"
       "fbt:tracebench:tracebench_kmod_target:return /pid == " + me + " && self->seq/ {\n"
       "  @ret = count(); self->seq = 0;\n}\n"
       "syscall::getpid:entry /tid == " + tid_ + "/ { @getpid = count(); }\n"
       "fbt:tracebench:tb_dvm_fire_region:entry { @nested = count(); }\n");
-  ASSERT_TRUE(c.program) << c.error;
-  Options o;
-  o.kernel = true;
-  Session s(o);
-  Error e = s.enable(c.program);
-  ASSERT_TRUE(e.ok()) << e.message;
-  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  tb_kmod_fire f{};
-  f.event_id = TB_KMOD_EV_TARGET;
-  f.count = 2000;
-  f.batch = 1000;
-  ASSERT_EQ(ioctl(fd, TB_KMOD_IOC_FIRE, &f), 0) << strerror(errno);
-  close(fd);
+  ASSERT_TRUE(session);
+  Session& s = *session;
+  fire(TB_KMOD_EV_TARGET, 2000);
   for (int i = 0; i < 100; i++) syscall(SYS_getpid);
   s.disable();
-  std::map<std::string, int64_t> got;
-  for (const auto& a : s.aggregations())
-    for (const auto& row : a.rows) got[a.desc->name] += row.values[0];
+  std::map<std::string, int64_t> got = totals(s);
   EXPECT_EQ(got["entry"], 2000);
   EXPECT_EQ(got["ret"], 2000);
   EXPECT_EQ(got["getpid"], 100);
@@ -307,15 +314,11 @@ TEST_F(KmodDvmSession, FbtSeesEntryAndReturnAndNeverNests) {
 // about its rate.
 TEST_F(KmodDvmSession, ProfileAndTickFireOnTimers) {
   const std::string me = std::to_string(getpid());
-  CompileResult c = compile_d("profile:::profile-997 { @profile = count(); @user_here[pid == " + me +
-                              " && arg1 != 0 && arg0 == 0] = count(); }\n"
-                              "profile:::tick-100 { @tick = count(); }\n");
-  ASSERT_TRUE(c.program) << c.error;
-  Options o;
-  o.kernel = true;
-  Session s(o);
-  Error e = s.enable(c.program);
-  ASSERT_TRUE(e.ok()) << e.message;
+  auto session = kernel_session("profile:::profile-997 { @profile = count(); @user_here[pid == " + me +
+                                " && arg1 != 0 && arg0 == 0] = count(); }\n"
+                                "profile:::tick-100 { @tick = count(); }\n");
+  ASSERT_TRUE(session);
+  Session& s = *session;
   timespec t0{}, t{};
   clock_gettime(CLOCK_MONOTONIC, &t0);
   volatile uint64_t spin = 0;
@@ -324,10 +327,7 @@ TEST_F(KmodDvmSession, ProfileAndTickFireOnTimers) {
     clock_gettime(CLOCK_MONOTONIC, &t);
   } while ((t.tv_sec - t0.tv_sec) * 1000000000l + (t.tv_nsec - t0.tv_nsec) < 500000000l);
   s.disable();
-  std::map<std::string, int64_t> got;
-  for (const auto& a : s.aggregations())
-    for (const auto& row : a.rows)
-      got[a.desc->name + (row.key_strings.empty() ? "" : "[" + row.key_strings[0] + "]")] += row.values[0];
+  std::map<std::string, int64_t> got = totals(s);
   std::printf("0.5 s: profile-997 fired %lld times (%lld in this process's user code), tick-100 %lld times\n",
               static_cast<long long>(got["profile"]), static_cast<long long>(got["user_here[1]"]),
               static_cast<long long>(got["tick"]));
