@@ -237,6 +237,13 @@ TEST(DvmCompiler, ExpressionsFollowCSemantics) {
   EXPECT_EQ(e.eval("arg0 > arg1 && arg1 == 9", 1, 9), 0u);
   EXPECT_EQ(e.eval("arg0 != 0 && (10 / arg0) > 1", 0), 0u);  // short circuit: no fault
   EXPECT_EQ(e.eval("arg0 == 0 || (10 / arg0) > 1", 0), 1u);
+  // ^^: logical xor, both sides made 0/1 (and both evaluated); between || and && in precedence.
+  EXPECT_EQ(e.eval("arg0 ^^ arg1", 5, 0), 1u);
+  EXPECT_EQ(e.eval("arg0 ^^ arg1", 5, 7), 0u);
+  EXPECT_EQ(e.eval("arg0 ^^ arg1", 0, 0), 0u);
+  EXPECT_EQ(e.eval("4 ^^ 0"), 1u);  // folded as the VM computes it
+  EXPECT_EQ(e.eval("1 || 1 ^^ 1"), 1u);  // 1 || (1 ^^ 1)
+  EXPECT_EQ(e.eval("1 ^^ 1 && 0"), 1u);  // 1 ^^ (1 && 0)
   EXPECT_EQ(e.eval("arg0 ? 10 : 20", 1), 10u);
   EXPECT_EQ(e.eval("arg0 ? 10 : 20", 0), 20u);
   EXPECT_EQ(e.eval("\"abc\" == \"abc\""), 1u);

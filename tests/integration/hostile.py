@@ -153,6 +153,8 @@ for args, code, pattern in [
          r"line 1, column 29: division by zero"),
         (["dvm", "-e", "-n", "tb:::fire { x = 1; x %= 0; }"], 2, r"line 1, column 25: division by zero"),
         (["dvm", "-l", "-n", "nosuch:::"], 1, r"no probe matches 'nosuch:::'"),
+        # dtrace's -w (destructive actions) is not the workload: refused, pointing at --workload.
+        (["dvm", "-w", "-n", "tb:::fire { trace(1); }"], 2, r"permit destructive actions.*--workload NAME"),
         (["dvm", "-n", "nosuch::: { trace(1); }"], 1, r"does not match any probes")]:
     r = subprocess.run([tb] + args, capture_output=True, text=True, timeout=60)
     msg = r.stdout + r.stderr
@@ -162,7 +164,7 @@ for args, code, pattern in [
 # Ctrl-C (or SIGTERM) on `tracebench dvm`: like dtrace, the firing stops and
 # the aggregations are printed, exit 0.
 for sig in (signal.SIGINT, signal.SIGTERM):
-    p = subprocess.Popen([tb, "dvm", "-q", "-w", "dvm_getpid", "--events", "1000000000000",
+    p = subprocess.Popen([tb, "dvm", "-q", "--workload", "dvm_getpid", "--events", "1000000000000",
                           "-n", 'syscall::getpid:entry { @["calls"] = count(); }'],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.5)

@@ -1,10 +1,13 @@
 // `tracebench dvm`: run a D script against a workload, like dtrace(1).
 //
-//   tracebench dvm -n 'tb:::fire { @[arg0 % 4] = count(); }' -w dvm_hot --events 100000
-//   tracebench dvm -s script.d -w dvm_getpid
+//   tracebench dvm -n 'tb:::fire { @[arg0 % 4] = count(); }' --workload dvm_hot --events 100000
+//   tracebench dvm -s script.d --workload dvm_getpid
 //   tracebench dvm -S -e -n '...'       print the compiled DIF and exit
 //   tracebench dvm -l [-n pattern]      list probes
-//   tracebench dvm --kernel -n 'syscall::getpid:entry { @[execname] = count(); }' -w dvm_getpid
+//   tracebench dvm --kernel -n 'syscall::getpid:entry { @[execname] = count(); }' --workload dvm_getpid
+// Flags that dtrace(1) also has mean what they mean there (-n -s -S -e -l -q
+// -x); -w is dtrace's "permit destructive actions", which the D-VM has none
+// of: refused with a pointer to --workload.
 //                                       the same, in the tracebench module (the kernel's probes)
 #include <CLI/CLI.hpp>
 
@@ -32,6 +35,7 @@ struct DvmArgs {
   bool list = false;
   bool quiet = false;
   bool kernel = false;
+  bool destructive = false;  // dtrace -w
   std::string workload = "dvm_hot";
   std::uint64_t events = 100000;
   std::size_t payload = 0;
@@ -42,6 +46,12 @@ volatile std::sig_atomic_t g_interrupted = 0;
 constexpr std::uint64_t kChunk = 10000;
 
 int run_dvm(const DvmArgs& a) {
+  if (a.destructive) {
+    std::fprintf(stderr,
+                 "tracebench dvm: -w is dtrace's 'permit destructive actions'; the D-VM has no destructive actions. "
+                 "The workload that fires the probes is --workload NAME\n");
+    return 2;
+  }
   if (a.list) {
     std::vector<tbdvm::ProbeInfo> matched;
     const std::vector<tbdvm::ProbeInfo> user = a.kernel ? std::vector<tbdvm::ProbeInfo>{} : tbdvm::list_probes();
@@ -180,7 +190,8 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_flag("--kernel", args->kernel,
                 "Run the program in the tracebench module on the kernel's probes (syscall entry/return, "
                 "BEGIN/END) instead of in this process (needs the module: `tracebench vm`)");
-  sub->add_option("-w,--workload", args->workload, "Workload that fires the probes (default dvm_hot)");
+  sub->add_option("--workload", args->workload, "Workload that fires the probes (default dvm_hot)");
+  sub->add_flag("-w", args->destructive, "dtrace's 'permit destructive actions': refused (the D-VM has none)");
   sub->add_option("--events", args->events, "Events the workload fires (default 100000)");
   sub->add_option("--payload", args->payload, "Payload bytes per event (default 0)");
   sub->add_option("-x", args->xopts, "D-VM option name=value (bufsize, aggsize, switchrate, nslots, ...)");

@@ -58,6 +58,7 @@ class Codegen {
         else if (o == "&") *v = a & b;
         else if (o == "|") *v = a | b;
         else if (o == "^") *v = a ^ b;
+        else if (o == "^^") *v = (a != 0) ^ (b != 0);
         else if (o == "<<") *v = a << (b & 63);  // the VM masks shift counts the same way
         else if (o == ">>") *v = static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63));
         else if (o == "/" || o == "%") {
@@ -365,6 +366,17 @@ class Codegen {
         }
         if (ta != Ty::kInt || tb != Ty::kInt) fail(n, "operator " + n->op + " needs integer operands");
         if (n->op == "/" || n->op == "%") refuse_zero_divisor(n->kids[1].get());
+        if (n->op == "^^") {
+          // Logical xor (D's ^^): both sides evaluated, each made 0/1.
+          emit(kOpTst, 0, a, 0, 0);
+          gen_cond_value(kOpBne, a);
+          emit(kOpTst, 0, b, 0, 0);
+          gen_cond_value(kOpBne, b);
+          emit(kOpXor, a, a, b, 0);
+          release(b);
+          *t = Ty::kInt;
+          return a;
+        }
         static const std::map<std::string, uint8_t> kAlu = {
             {"+", kOpAdd}, {"-", kOpSub}, {"*", kOpMul}, {"/", kOpSdiv}, {"%", kOpSrem},
             {"&", kOpAnd}, {"|", kOpOr},  {"^", kOpXor}, {"<<", kOpSll}, {">>", kOpSra}};
