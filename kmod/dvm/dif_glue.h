@@ -88,6 +88,9 @@ struct tb_dvm_who {
 	unsigned long long tid;
 	unsigned long long thread;  /* curthread: the task_struct's address */
 	const char *comm;           /* 16 readable bytes, NUL-terminated */
+	unsigned long long ppid;    /* the parent's thread-group id */
+	unsigned long long uid;     /* the real uid, in the initial namespace */
+	unsigned long long err;     /* errno: a syscall return probe's error, else 0 */
 };
 /* Fires probe `probe` (its index in DVM_ENABLE) in slot `cpu`; the caller
  * masks local interrupts (the slot has one writer). */

@@ -19,6 +19,7 @@
  * one writer, and a buffer switch done on that CPU by IPI needs no lock).
  */
 #include <linux/cpumask.h>
+#include <linux/cred.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
@@ -137,7 +138,7 @@ static __always_inline u64 tb_dvm_now(void)
 
 /* t0: the callback's first read (0 when not timed); [base, base + len): memory D may read. */
 static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const unsigned long long *args,
-					   unsigned int nargs, u64 base, u64 len, u64 t0)
+					   unsigned int nargs, u64 base, u64 len, u64 t0, long err)
 {
 	struct tb_dvm_who who;
 	unsigned long flags;
@@ -148,7 +149,12 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 	who.tid = task_pid_nr(current);
 	who.thread = (unsigned long long)(unsigned long)current;
 	who.comm = current->comm;
+	who.uid = from_kuid(&init_user_ns, current_uid());
+	who.err = err;
 	local_irq_save(flags);
+	rcu_read_lock();
+	who.ppid = task_ppid_nr(current);
+	rcu_read_unlock();
 	cpu = raw_smp_processor_id();
 	if (d->busy[cpu]) {
 		tb_dvm_busy_drop(d->s, cpu);
@@ -177,7 +183,7 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args,
 					     unsigned int nargs, u64 t0)
 {
-	tb_dvm_fire_in(d, probe1, args, nargs, 0, 0, t0);
+	tb_dvm_fire_in(d, probe1, args, nargs, 0, 0, t0, 0);
 }
 
 static void tb_dvm_sdt_fixed(void *data, u64 seq, u64 value)
@@ -195,7 +201,7 @@ static void tb_dvm_sdt_payload(void *data, u64 seq, const u8 *payload, u32 len)
 	u64 t0 = d->stages ? tb_dvm_now() : 0;
 	unsigned long long args[3] = { seq, (unsigned long long)(unsigned long)payload, len };
 
-	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0);
+	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0, 0);
 }
 
 static enum hrtimer_restart tb_dvm_timer_fire(struct hrtimer *t)
@@ -428,7 +434,7 @@ static void tb_dvm_sys_exit(void *data, struct pt_regs *regs, long ret)
 	if (!p)
 		return;
 	args[0] = args[1] = (unsigned long long)ret;
-	tb_dvm_fire_here(d, p, args, 2, t0);
+	tb_dvm_fire_in(d, p, args, 2, 0, 0, t0, IS_ERR_VALUE(ret) ? -ret : 0);
 }
 
 static void tb_find_tp(struct tracepoint *tp, void *priv)

@@ -318,6 +318,9 @@ extern "C" void tb_dvm_fire_region(struct tb_dvm_session* s, unsigned int probe,
   fa.thread = who->thread;
   fa.pid = who->pid;
   fa.execname = who->comm;
+  fa.ppid = who->ppid;
+  fa.uid = who->uid;
+  fa.errno_value = who->err;
   dvm_fire_locked(&s->st, &s->probes[probe], &fa, cpu);
 }
 

@@ -185,6 +185,7 @@ TEST_F(KmodDvmSession, OneScriptGivesTheSameAggregationsInBothHomes) {
       "  @lq[arg0 % 3 == 0 ? \"three\" : \"other\"] = lquantize(arg0 % 100, 0, 100, 10);\n"
       "  self->seen = arg0 + 1;\n"
       "  n++;\n"
+      "  @who[ppid == " + std::to_string(getppid()) + ", uid == " + std::to_string(getuid()) + ", errno] = count();\n"
       "}\n"
       "syscall::getpid:return " + pred + " /* arg0 is the return value */ {\n"
       "  @ret[arg0 == pid, self->seen > 0] = count();\n"
@@ -202,6 +203,7 @@ TEST_F(KmodDvmSession, OneScriptGivesTheSameAggregationsInBothHomes) {
   EXPECT_NE(k.find("[getpid] [entry] = " + std::to_string(kCalls)), std::string::npos) << k;
   EXPECT_NE(k.find("[1] [1] = " + std::to_string(kCalls)), std::string::npos) << k;
   EXPECT_NE(k.find("@total:\n  = " + std::to_string(kCalls)), std::string::npos) << k;
+  EXPECT_NE(k.find("@who:\n  [1] [1] [0] = " + std::to_string(kCalls)), std::string::npos) << k;
   EXPECT_EQ(kern.counters.errors, 0u);
   EXPECT_EQ(kern.counters.drops + kern.counters.agg_drops, 0u);
   EXPECT_GE(kern.counters.ecb_fired, 2u * kCalls);
@@ -235,6 +237,17 @@ TEST_F(KmodDvmSession, RecordsBeginAndEndComeOutAlike) {
   EXPECT_NE(kern.output.find("49 getpid:entry 147\n"), std::string::npos) << kern.output;
   EXPECT_NE(kern.output.find("getpid:entry        150 getpid"), std::string::npos) << kern.output;
   EXPECT_EQ(kern.output.substr(kern.output.size() - 4), "end\n");
+}
+
+// errno on a syscall's return: the error it returned, 0 when it succeeded.
+TEST_F(KmodDvmSession, ErrnoIsTheReturnProbesError) {
+  auto session = kernel_session("syscall::close:return /tid == " + tid_ + "/ { @[errno, arg1] = count(); }");
+  ASSERT_TRUE(session);
+  for (int i = 0; i < 5; i++) close(-1);  // EBADF
+  close(dup(0));                          // succeeds
+  session->disable();
+  const std::map<std::string, int64_t> want = {{"[" + std::to_string(EBADF) + "]", 5}, {"[0]", 1}};
+  EXPECT_EQ(totals(*session), want);
 }
 
 TEST_F(KmodDvmSession, ExitStopsTheRun) {

@@ -82,6 +82,9 @@ enum BuiltinVar : uint32_t {
   kVarProbename,
   kVarExecname,
   kVarCurthread,
+  kVarPpid,
+  kVarUid,
+  kVarErrno,  // the syscall's error on a return probe (0 when it succeeded)
   kVarBuiltinEnd
 };
 

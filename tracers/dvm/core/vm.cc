@@ -81,7 +81,9 @@ const char* builtin_name(uint32_t id) {
   static const char* const kNames[] = {"timestamp", "vtimestamp", "walltimestamp", "pid",
                                        "tid",       "cpu",        "id",            "epid",
                                        "probeprov", "probemod",   "probefunc",     "probename",
-                                       "execname",  "curthread"};
+                                       "execname",  "curthread",  "ppid",          "uid",
+                                       "errno"};
+  static_assert(sizeof kNames / sizeof kNames[0] == kVarBuiltinEnd - kVarTimestamp, "a name per built-in");
   if (id < kMaxArgs) return kArgs[id];
   if (id >= kVarTimestamp && id < kVarBuiltinEnd) return kNames[id - kVarTimestamp];
   return nullptr;
@@ -378,6 +380,9 @@ uint64_t load_builtin(MState* ms, uint32_t id) {
     case kVarProbename: return reinterpret_cast<uint64_t>(ms->probe->name);
     case kVarExecname: return reinterpret_cast<uint64_t>(fa->execname ? fa->execname : st->execname);
     case kVarCurthread: return fa->thread;
+    case kVarPpid: return fa->execname ? fa->ppid : st->host.ppid;
+    case kVarUid: return fa->execname ? fa->uid : st->host.uid;
+    case kVarErrno: return fa->errno_value;
     default: set_fault(ms, kFaultIllegalOp); return 0;
   }
 }

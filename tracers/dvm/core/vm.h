@@ -27,7 +27,7 @@ struct Host {
   bool (*copyin)(void* dst, uint64_t src, uint64_t len) = nullptr;
   // Fills up to `max` return addresses of the calling thread; returns count.
   uint32_t (*stack)(uint64_t* pcs, uint32_t max) = nullptr;
-  uint64_t pid = 0;
+  uint64_t pid = 0, ppid = 0, uid = 0;  // this process's (a user-space session)
 };
 
 // Ticket spinlock: FIFO, so the consumer's buffer switch is not starved by
@@ -189,6 +189,8 @@ struct FireArgs {
   // user-space session traces its own process).
   uint64_t pid = 0;
   const char* execname = nullptr;
+  uint64_t ppid = 0, uid = 0;  // with execname, as pid
+  uint64_t errno_value = 0;    // errno: a syscall return probe's error, else 0
 };
 
 struct TupleEntry {

@@ -99,6 +99,8 @@ Host default_host() {
   h.copyin = host_copyin;
   h.stack = host_stack;
   h.pid = static_cast<uint64_t>(g_pid);
+  h.ppid = static_cast<uint64_t>(getppid());
+  h.uid = static_cast<uint64_t>(getuid());
   return h;
 }
 
