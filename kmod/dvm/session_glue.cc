@@ -80,7 +80,7 @@ const char* check_action(const tb_kmod_dvm_action& a, uint32_t n_objects, uint32
       return nullptr;
     case kActAggregate: {
       if (a.size) return "action: an aggregation records nothing";
-      if (a.agg_kind < kAggCount || a.agg_kind > kAggLquantize) return "action: unknown aggregating function";
+      if (a.agg_kind < kAggCount || a.agg_kind >= kAggKindEnd) return "action: unknown aggregating function";
       if (a.agg_kind == kAggLquantize) {
         int64_t span;
         if (a.lq_step <= 0 || a.lq_limit <= a.lq_base || __builtin_sub_overflow(a.lq_limit, a.lq_base, &span))

@@ -164,6 +164,37 @@ TEST(DvmSession, MinMaxAvgQuantizeAcrossThreadsMerged) {
   for (auto& r : aggs[4].rows) EXPECT_EQ(r.values[0], 5000);
 }
 
+// stddev: count, sum and a 128-bit sum of squares, merged across slots with
+// the carry; values whose squares overflow 64 bits still give the exact figure.
+TEST(DvmSession, StddevMergesAcrossThreadsIn128Bits) {
+  Options o;
+  o.nslots = 4;
+  Session s(o);
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { @big = stddev(arg1); @small[1] = stddev(arg0 % 10); }")).ok());
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; t++)
+    ts.emplace_back([] {
+      // +-4e9 alternately: mean 0, every square 1.6e19 > INT64_MAX.
+      for (uint64_t i = 0; i < 5000; i++) fire_hot(i, i % 2 ? 4000000000ull : static_cast<uint64_t>(-4000000000ll));
+    });
+  for (auto& t : ts) t.join();
+  s.disable();
+  auto aggs = s.aggregations();
+  ASSERT_EQ(aggs.size(), 2u);
+  const auto& big = aggs[0].rows.at(0).values;
+  EXPECT_EQ(big[0], 20000);
+  EXPECT_EQ(big[1], 0);
+  EXPECT_EQ(agg_stddev(big), 4000000000);
+  EXPECT_EQ(agg_stddev(aggs[1].rows.at(0).values), 2);  // 0..9 uniformly: sqrt(8.25), as an integer
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* out = open_memstream(&text, &len);
+  s.print_aggregations(out);
+  std::fclose(out);
+  EXPECT_NE(std::string(text, len).find("        4000000000"), std::string::npos) << text;
+  std::free(text);
+}
+
 TEST(DvmSession, TenEcbsNinePredicatesFalse) {
   std::string src;
   for (int i = 0; i < 9; i++) src += "syscall::getpid:entry /arg0 == 12345/ { @no[" + std::to_string(i) + "] = count(); }\n";

@@ -180,7 +180,7 @@ TEST_F(KmodDvmSession, OneScriptGivesTheSameAggregationsInBothHomes) {
       "syscall::getpid:entry " + pred + " {\n"
       "  @calls[probefunc, probename] = count();\n"
       "  @by7[arg0 % 7] = sum(arg1);\n"
-      "  @lo = min(arg0); @hi = max(arg1); @mean = avg(arg0);\n"
+      "  @lo = min(arg0); @hi = max(arg1); @mean = avg(arg0); @sd = stddev(arg1);\n"
       "  @q = quantize(arg0);\n"
       "  @lq[arg0 % 3 == 0 ? \"three\" : \"other\"] = lquantize(arg0 % 100, 0, 100, 10);\n"
       "  self->seen = arg0 + 1;\n"

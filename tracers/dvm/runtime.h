@@ -99,6 +99,8 @@ struct AggResult {
   const AggDesc* desc = nullptr;
   std::vector<AggRow> rows;  // sorted the way DTrace prints them
 };
+// stddev()'s value from its row (count, sum, 128-bit sum of squares).
+int64_t agg_stddev(const std::vector<int64_t>& values);
 
 class KernelHome;
 

@@ -490,7 +490,8 @@ class Codegen {
     auto it = kSubrs.find(n->name);
     if (it == kSubrs.end()) {
       static const char* const kActions[] = {"printf", "trace", "tracemem", "stack", "exit",
-                                             "count", "sum", "min", "max", "avg", "quantize", "lquantize"};
+                                             "count", "sum", "min", "max", "avg", "quantize", "lquantize",
+                                             "stddev"};
       for (const char* a : kActions)
         if (n->name == a) fail(n, n->name + "() may only be used as a statement" +
                                       std::string(std::strchr("cs", a[0]) && n->name != "stack" ? "" : ""));

@@ -198,7 +198,7 @@ class Compiler {
     const Node* call = st->kids[1].get();
     static const std::map<std::string, AggKind> kFns = {
         {"count", kAggCount}, {"sum", kAggSum}, {"min", kAggMin}, {"max", kAggMax},
-        {"avg", kAggAvg}, {"quantize", kAggQuantize}, {"lquantize", kAggLquantize}};
+        {"avg", kAggAvg}, {"quantize", kAggQuantize}, {"lquantize", kAggLquantize}, {"stddev", kAggStddev}};
     auto it = kFns.find(call->name);
     if (it == kFns.end()) Codegen::fail(call, "'" + call->name + "' is not an aggregating function");
     AggKind kind = it->second;

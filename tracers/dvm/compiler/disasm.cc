@@ -113,7 +113,7 @@ std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars) {
 
 std::string disassemble(const CompiledProgram& p) {
   static const char* const kActs[] = {"", "difexpr", "trace", "tracemem", "printf", "stack", "aggregate", "exit"};
-  static const char* const kAggs[] = {"", "count", "sum", "min", "max", "avg", "quantize", "lquantize"};
+  static const char* const kAggs[] = {"", "count", "sum", "min", "max", "avg", "quantize", "lquantize", "stddev"};
   std::string out;
   for (size_t i = 0; i < p.clauses.size(); i++) {
     const ClauseDesc& c = p.clauses[i];

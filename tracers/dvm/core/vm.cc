@@ -742,6 +742,7 @@ faulted:
 uint32_t agg_nvals(uint16_t kind, int64_t base, int64_t limit, int64_t step) {
   switch (kind) {
     case kAggAvg: return 2;
+    case kAggStddev: return 4;
     case kAggQuantize: return kQuantizeBuckets;
     case kAggLquantize:
       if (step <= 0 || limit <= base) return 0;
@@ -787,6 +788,18 @@ void agg_apply(const Action* act, int64_t* v, int64_t x) {
     case kAggMin: if (x < v[0]) v[0] = x; break;
     case kAggMax: if (x > v[0]) v[0] = x; break;
     case kAggAvg: wrap_add(&v[0], 1); wrap_add(&v[1], x); break;
+    case kAggStddev: {
+      wrap_add(&v[0], 1);
+      wrap_add(&v[1], x);
+      // x^2 into the 128-bit sum (DTrace keeps it in 128 bits too).
+      const unsigned __int128 sq = static_cast<unsigned __int128>(static_cast<__int128>(x) * x);
+      unsigned __int128 acc = (static_cast<unsigned __int128>(static_cast<uint64_t>(v[3])) << 64) |
+                              static_cast<uint64_t>(v[2]);
+      acc += sq;
+      v[2] = static_cast<int64_t>(static_cast<uint64_t>(acc));
+      v[3] = static_cast<int64_t>(static_cast<uint64_t>(acc >> 64));
+      break;
+    }
     case kAggQuantize: wrap_add(&v[quantize_bucket(x)], 1); break;
     case kAggLquantize: {
       uint32_t n = agg_nvals(kAggLquantize, act->lq_base, act->lq_limit, act->lq_step);

@@ -91,7 +91,9 @@ struct PrincipalBuffer {
 
 // ---- aggregation buffers ----------------------------------------------------
 enum AggKind : uint16_t {
-  kAggCount = 1, kAggSum, kAggMin, kAggMax, kAggAvg, kAggQuantize, kAggLquantize
+  kAggCount = 1, kAggSum, kAggMin, kAggMax, kAggAvg, kAggQuantize, kAggLquantize,
+  kAggStddev,  // values: count, sum, sum of squares (128 bits: low, high word)
+  kAggKindEnd
 };
 constexpr uint32_t kQuantizeBuckets = 127;  // 63 negative, zero, 63 positive
 constexpr uint32_t kQuantizeZero = 63;

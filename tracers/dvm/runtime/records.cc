@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 
 namespace tbdvm {
@@ -59,6 +60,17 @@ std::string format_printf(const std::string& fmt, const std::vector<const uint8_
   return out;
 }
 }  // namespace
+
+int64_t agg_stddev(const std::vector<int64_t>& v) {
+  if (v.size() != 4 || v[0] <= 0) return 0;
+  // Population standard deviation from count, sum and the 128-bit sum of
+  // squares, as dtrace prints it (an integer).
+  const long double n = static_cast<long double>(v[0]), sum = static_cast<long double>(v[1]);
+  const long double sumsq = static_cast<long double>(static_cast<uint64_t>(v[3])) * 18446744073709551616.0L +
+                            static_cast<long double>(static_cast<uint64_t>(v[2]));
+  const long double mean = sum / n, var = sumsq / n - mean * mean;
+  return var > 0 ? static_cast<int64_t>(std::sqrt(var)) : 0;
+}
 
 void Session::chew(const uint8_t* data, uint32_t len) {
   uint32_t off = 0;
@@ -193,6 +205,7 @@ std::vector<AggResult> Session::aggregations() {
     AggKind kind = r.desc->kind;
     auto scalar = [kind](const AggRow& x) -> double {
       if (kind == kAggAvg) return x.values[0] ? static_cast<double>(x.values[1]) / x.values[0] : 0;
+      if (kind == kAggStddev) return static_cast<double>(agg_stddev(x.values));
       if (kind == kAggQuantize || kind == kAggLquantize) {
         double s = 0;
         for (auto v : x.values) s += v;
@@ -253,8 +266,9 @@ void Session::print_aggregations(std::FILE* out) {
         }
         std::fputc('\n', out);
       } else {
-        long long v = kind == kAggAvg ? (row.values[0] ? row.values[1] / row.values[0] : 0)
-                                      : static_cast<long long>(row.values[0]);
+        long long v = kind == kAggAvg      ? (row.values[0] ? row.values[1] / row.values[0] : 0)
+                      : kind == kAggStddev ? agg_stddev(row.values)
+                                           : static_cast<long long>(row.values[0]);
         std::fprintf(out, "%s  %16lld\n", keys.c_str(), v);
       }
     }

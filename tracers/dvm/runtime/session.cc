@@ -562,6 +562,17 @@ void Session::merge_aggs(const uint8_t* arena, uint32_t used) {
     } else {
       AggKind kind = e->agg_id < prog_->aggs.size() ? prog_->aggs[e->agg_id].kind : kAggSum;
       auto& dst = it->second;
+      if (kind == kAggStddev && e->nvals == 4 && dst.size() == 4) {
+        // count and sum add; the 128-bit sum of squares adds with its carry.
+        const uint64_t lo = static_cast<uint64_t>(dst[2]) + static_cast<uint64_t>(v[2]);
+        const uint64_t carry = lo < static_cast<uint64_t>(dst[2]);
+        dst[0] = static_cast<int64_t>(static_cast<uint64_t>(dst[0]) + static_cast<uint64_t>(v[0]));
+        dst[1] = static_cast<int64_t>(static_cast<uint64_t>(dst[1]) + static_cast<uint64_t>(v[1]));
+        dst[2] = static_cast<int64_t>(lo);
+        dst[3] = static_cast<int64_t>(static_cast<uint64_t>(dst[3]) + static_cast<uint64_t>(v[3]) + carry);
+        off += static_cast<uint32_t>(bytes);
+        continue;
+      }
       for (uint32_t k = 0; k < e->nvals && k < dst.size(); k++) {
         if (kind == kAggMin) dst[k] = std::min(dst[k], v[k]);
         else if (kind == kAggMax) dst[k] = std::max(dst[k], v[k]);
