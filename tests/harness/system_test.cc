@@ -102,8 +102,14 @@ TEST(TaskCpu, ReadsALiveThreadAndTheWholeProcess) {
   int gone = tid.load();
   release.store(true);
   t.join();
+  // join() returns once the thread cleared its tid; the kernel reaps the task
+  // (and /proc/<pid>/task/<tid> goes) a moment later, later still on a busy
+  // machine: wait for that, up to a second.
   TaskCpu after;
-  EXPECT_FALSE(read_task_cpu(getpid(), gone, &after));
+  bool still_there = true;
+  for (int i = 0; i < 200 && (still_there = static_cast<bool>(read_task_cpu(getpid(), gone, &after))); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_FALSE(still_there) << "thread " << gone << " still in /proc a second after it was joined";
   EXPECT_FALSE(read_task_cpu(999999999, 0, &after));
 }
 

@@ -2,9 +2,10 @@
 // workloads in bench/dvm_workloads.cc.  attach() compiles a D clause for the
 // requested action, so every run is real D through the real VM.
 // The same adapter in the D-VM's kernel home is the tracer "dvm_kernel"
-// (tracers/dvm_kernel): the tracebench module on the kernel's probes, a
-// syscall workload's entry (syscall::<name>:entry), every counting clause
-// behind /pid == <this process>/ (what the eBPF adapter's tgid filter does).
+// (tracers/dvm_kernel): the tracebench module on the kernel's probes (a
+// syscall workload's entry, the module's tracepoints through sdt, its target
+// function through fbt), every counting clause behind /pid == <this process>/
+// (what the eBPF adapter's tgid filter does).
 //
 // Actions:
 //   count            { @c = count(); }  (option ecbs=N: N clauses, the extra
@@ -100,7 +101,7 @@ class DvmTracer final : public Tracer {
   std::string_view name() const override { return kernel_ ? "dvm_kernel" : "dvm"; }
   std::string_view description() const override {
     return kernel_ ? "in-tree D-VM in the tracebench module: the same ECBs, predicates, actions and aggregations "
-                     "on the kernel's syscall probes"
+                     "on the kernel's probes (syscalls, the module's tracepoints, kernel functions)"
                    : "in-tree D-VM: DTrace-style ECBs, predicates, actions and aggregations in user space";
   }
   Availability available() override {
@@ -132,7 +133,8 @@ class DvmTracer final : public Tracer {
     std::string desc = probe_desc(spec.probe, kernel_);
     if (desc.empty())
       return Status::error(kernel_ ? "dvm_kernel: workload probe " + spec.probe.name +
-                                         " is not a syscall of this architecture; use a syscall workload (getpid, ...)"
+                                         " has no kernel-home probe: use a syscall workload (getpid, ...) or the "
+                                         "module's (kmod_fixed, kmod_payload, kmod_target)"
                                    : "dvm: workload probe " + spec.probe.name +
                                          " has no D-VM site; use a dvm_* workload (`tracebench list`)");
     // In the kernel every process fires the probe: the counting clauses take

@@ -2,8 +2,10 @@
 // home, kmod/dvm), on the kernel's probes.  The adapter is the dvm one
 // (tracers/dvm/dvm_tracer.cc) with Options::kernel set: the same actions and
 // options, the D program compiled here and enabled in the module; a syscall
-// workload's entry is syscall::<name>:entry, every counting clause behind
-// /pid == <this process>/.  Needs the module: `tracebench vm`.
+// workload's entry is syscall::<name>:entry, the module's tracepoints
+// sdt:tracebench::<event>, its target function fbt:tracebench:<function>:entry;
+// every counting clause is behind /pid == <this process>/.  Needs the module:
+// `tracebench vm`.
 #include "tracers/dvm/dvm_tracer.h"
 
 namespace tracebench {
