@@ -316,11 +316,13 @@ extern "C" void tb_dvm_fire_region(struct tb_dvm_session* s, unsigned int probe,
   fa.region.len = len;
   fa.tid = who->tid;
   fa.thread = who->thread;
-  fa.pid = who->pid;
-  fa.execname = who->comm;
-  fa.ppid = who->ppid;
-  fa.uid = who->uid;
-  fa.errno_value = who->err;
+  Who w;
+  w.pid = who->pid;
+  w.ppid = who->ppid;
+  w.uid = who->uid;
+  w.execname = who->comm;
+  w.errno_value = who->err;
+  fa.who = &w;
   dvm_fire_locked(&s->st, &s->probes[probe], &fa, cpu);
 }
 

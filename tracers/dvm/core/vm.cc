@@ -126,8 +126,8 @@ bool dvm_can_load(const MState* ms, uint64_t a, uint64_t len) {
     return true;
   if (in_range(a, len, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname)))
     return true;
-  if (ms->fa && ms->fa->execname &&
-      in_range(a, len, reinterpret_cast<uint64_t>(ms->fa->execname), kFireExecnameLen))
+  if (ms->fa && ms->fa->who &&
+      in_range(a, len, reinterpret_cast<uint64_t>(ms->fa->who->execname), kFireExecnameLen))
     return true;
   return false;
 }
@@ -156,7 +156,8 @@ uint64_t dvm_readable_extent(const MState* ms, uint64_t a) {
       (e = extent_in(a, reinterpret_cast<uint64_t>(ms->probe->names), ms->probe->names_len)))
     return e;
   if ((e = extent_in(a, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname)))) return e;
-  if (ms->fa && ms->fa->execname) return extent_in(a, reinterpret_cast<uint64_t>(ms->fa->execname), kFireExecnameLen);
+  if (ms->fa && ms->fa->who)
+    return extent_in(a, reinterpret_cast<uint64_t>(ms->fa->who->execname), kFireExecnameLen);
   return 0;
 }
 
@@ -369,7 +370,7 @@ uint64_t load_builtin(MState* ms, uint32_t id) {
       return ms->timestamp;
     case kVarVtimestamp: return st->host.vtimestamp();
     case kVarWalltimestamp: return st->host.walltimestamp();
-    case kVarPid: return fa->execname ? fa->pid : st->host.pid;
+    case kVarPid: return fa->who ? fa->who->pid : st->host.pid;
     case kVarTid: return fa->tid;
     case kVarCpu: return st->host.cpu();
     case kVarId: return ms->probe->id;
@@ -378,11 +379,11 @@ uint64_t load_builtin(MState* ms, uint32_t id) {
     case kVarProbemod: return reinterpret_cast<uint64_t>(ms->probe->module);
     case kVarProbefunc: return reinterpret_cast<uint64_t>(ms->probe->function);
     case kVarProbename: return reinterpret_cast<uint64_t>(ms->probe->name);
-    case kVarExecname: return reinterpret_cast<uint64_t>(fa->execname ? fa->execname : st->execname);
+    case kVarExecname: return reinterpret_cast<uint64_t>(fa->who ? fa->who->execname : st->execname);
     case kVarCurthread: return fa->thread;
-    case kVarPpid: return fa->execname ? fa->ppid : st->host.ppid;
-    case kVarUid: return fa->execname ? fa->uid : st->host.uid;
-    case kVarErrno: return fa->errno_value;
+    case kVarPpid: return fa->who ? fa->who->ppid : st->host.ppid;
+    case kVarUid: return fa->who ? fa->who->uid : st->host.uid;
+    case kVarErrno: return fa->who ? fa->who->errno_value : 0;
     default: set_fault(ms, kFaultIllegalOp); return 0;
   }
 }

@@ -178,21 +178,23 @@ struct Region {
   uint64_t len = 0;
 };
 
-// Per-firing context.
+// Who fired, where that varies per firing (a probe in the kernel fires in
+// any process).  Without one (a user-space session traces its own process)
+// pid, ppid, uid and execname are the State's and errno is 0.
 constexpr uint32_t kFireExecnameLen = 16;  // the kernel's TASK_COMM_LEN
+struct Who {
+  uint64_t pid = 0, ppid = 0, uid = 0;
+  const char* execname = nullptr;  // kFireExecnameLen readable bytes, NUL-terminated
+  uint64_t errno_value = 0;        // errno: a syscall return probe's error, else 0
+};
+
+// Per-firing context.
 struct FireArgs {
   uint64_t args[kMaxArgs] = {};
   Region region;
   uint64_t tid = 0;
   uint64_t thread = 0;  // curthread: the runtime's per-thread block
-  // Who fired, where that varies per firing (a probe in the kernel fires in
-  // any process): with execname set (kFireExecnameLen readable bytes,
-  // NUL-terminated), `pid` and `execname` are these; else the State's (a
-  // user-space session traces its own process).
-  uint64_t pid = 0;
-  const char* execname = nullptr;
-  uint64_t ppid = 0, uid = 0;  // with execname, as pid
-  uint64_t errno_value = 0;    // errno: a syscall return probe's error, else 0
+  const Who* who = nullptr;  // one pointer on the user-space probe path
 };
 
 struct TupleEntry {
