@@ -45,6 +45,7 @@
 #endif
 
 #include "tracebench_kmod_abi.h"
+#include "tb_clock.h"
 #include "dvm/dif_ioctl.h"
 
 #define CREATE_TRACE_POINTS
@@ -119,15 +120,6 @@ noinline u64 tracebench_kmod_target(u64 seq, const u8 *payload, u32 len)
 		tb_spin_ns(delay);
 	barrier();
 	return r;
-}
-
-static inline u64 tb_now(void)
-{
-#ifdef CONFIG_X86
-	return rdtsc_ordered();
-#else
-	return ktime_get_mono_fast_ns();
-#endif
 }
 
 static u32 tb_tsc_khz(void)

@@ -39,11 +39,9 @@
 #include <asm/irq_regs.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
-#ifdef CONFIG_X86
-#include <asm/msr.h>
-#endif
 
 #include "tracebench_kmod_abi.h"
+#include "tb_clock.h"
 #include "tracebench_trace.h"
 #include "dvm/dif_glue.h"
 #include "dvm/dif_ioctl.h"
@@ -127,15 +125,6 @@ static DEFINE_MUTEX(tb_dvm_mutex);
 static struct tb_dvm *tb_dvm_active;
 static struct tracepoint *tb_tp_sys_enter, *tb_tp_sys_exit;
 
-static __always_inline u64 tb_dvm_now(void)
-{
-#ifdef CONFIG_X86
-	return rdtsc_ordered();
-#else
-	return ktime_get_mono_fast_ns();
-#endif
-}
-
 /* t0: the callback's first read (0 when not timed); [base, base + len): memory D may read. */
 static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const unsigned long long *args,
 					   unsigned int nargs, u64 base, u64 len, u64 t0, long err)
@@ -167,10 +156,10 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 	} else {
 		struct tb_dvm_stages *st = &d->stages[cpu];
 
-		t1 = tb_dvm_now();
+		t1 = tb_now();
 		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
-		t2 = tb_dvm_now();
-		t3 = tb_dvm_now();
+		t2 = tb_now();
+		t3 = tb_now();
 		st->n++;
 		st->entry += t1 - t0;
 		st->vm += t2 - t1;
@@ -189,7 +178,7 @@ static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const
 static void tb_dvm_sdt_fixed(void *data, u64 seq, u64 value)
 {
 	struct tb_dvm *d = data;
-	u64 t0 = d->stages ? tb_dvm_now() : 0;
+	u64 t0 = d->stages ? tb_now() : 0;
 	unsigned long long args[2] = { seq, value };
 
 	tb_dvm_fire_here(d, d->sdt[TB_KMOD_EV_FIXED], args, 2, t0);
@@ -198,7 +187,7 @@ static void tb_dvm_sdt_fixed(void *data, u64 seq, u64 value)
 static void tb_dvm_sdt_payload(void *data, u64 seq, const u8 *payload, u32 len)
 {
 	struct tb_dvm *d = data;
-	u64 t0 = d->stages ? tb_dvm_now() : 0;
+	u64 t0 = d->stages ? tb_now() : 0;
 	unsigned long long args[3] = { seq, (unsigned long long)(unsigned long)payload, len };
 
 	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0, 0);
@@ -208,7 +197,7 @@ static enum hrtimer_restart tb_dvm_timer_fire(struct hrtimer *t)
 {
 	struct tb_dvm_timer *x = container_of(t, struct tb_dvm_timer, t);
 	struct pt_regs *regs = get_irq_regs();
-	u64 t0 = x->d->stages ? tb_dvm_now() : 0;
+	u64 t0 = x->d->stages ? tb_now() : 0;
 	unsigned long long args[2] = { 0, 0 };
 
 	if (regs)
@@ -291,7 +280,7 @@ static void tb_dvm_timers_stop(struct tb_dvm *d)
 static int tb_dvm_kp_entry(struct kprobe *p, struct pt_regs *regs)
 {
 	struct tb_dvm_fbt *f = container_of(p, struct tb_dvm_fbt, kp);
-	u64 t0 = f->d->stages ? tb_dvm_now() : 0;
+	u64 t0 = f->d->stages ? tb_now() : 0;
 	unsigned long long args[6];
 	unsigned int i;
 
@@ -306,7 +295,7 @@ static int tb_dvm_kp_entry(struct kprobe *p, struct pt_regs *regs)
 static int tb_dvm_kp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct tb_dvm_fbt *f = container_of(get_kretprobe(ri), struct tb_dvm_fbt, krp);
-	u64 t0 = f->d->stages ? tb_dvm_now() : 0;
+	u64 t0 = f->d->stages ? tb_now() : 0;
 	unsigned long long args[2] = { 0, regs_return_value(regs) };
 
 	/* A return whose entry came before GO or after STOP fires nothing. */
@@ -404,7 +393,7 @@ static void tb_dvm_fbt_unregister(struct tb_dvm *d)
 static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	struct tb_dvm *d = data;
-	u64 t0 = d->stages ? tb_dvm_now() : 0;
+	u64 t0 = d->stages ? tb_now() : 0;
 	unsigned long a[6];
 	unsigned long long args[6];
 	int i, p;
@@ -423,7 +412,7 @@ static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
 static void tb_dvm_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	struct tb_dvm *d = data;
-	u64 t0 = d->stages ? tb_dvm_now() : 0;
+	u64 t0 = d->stages ? tb_now() : 0;
 	unsigned long long args[2];
 	long id = syscall_get_nr(current, regs);
 	int p;
