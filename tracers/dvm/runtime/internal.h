@@ -37,7 +37,7 @@ class KernelHome {
  public:
   ~KernelHome();
   // Hands the module every object, action, ECB and probe; it verifies them again.
-  Error enable(const CompiledProgram& prog, const std::vector<const Binding*>& bindings,
+  Error enable(const std::vector<const Binding*>& bindings,
                const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
                const Options& o);
   Error go();                 // arms (BEGIN fires at the first)
@@ -50,7 +50,7 @@ class KernelHome {
 
  private:
   int fd_ = -1;
-  uint32_t ncpus_ = 0, bufsize_ = 0, aggsize_ = 0;
+  uint32_t ncpus_ = 0;
 };
 
 struct Session::EcbInfo {

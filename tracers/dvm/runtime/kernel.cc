@@ -112,7 +112,7 @@ KernelHome::~KernelHome() {
   if (fd_ >= 0) close(fd_);  // the module disarms and frees the session
 }
 
-Error KernelHome::enable(const CompiledProgram& prog, const std::vector<const Binding*>& bindings,
+Error KernelHome::enable(const std::vector<const Binding*>& bindings,
                          const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
                          const Options& o) {
   fd_ = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -130,7 +130,6 @@ Error KernelHome::enable(const CompiledProgram& prog, const std::vector<const Bi
     return {"tracebench module ABI " + std::to_string(info.abi_version) + ", this binary speaks " +
             std::to_string(TB_KMOD_ABI_VERSION) + ": rebuild kmod/ from this source tree"};
   if (!(info.caps & TB_KMOD_CAP_DVM)) return {"the tracebench module has no D-VM (TB_KMOD_CAP_DVM)"};
-  (void)prog;
 
   // Objects: every predicate, action value and key, numbered from 1.
   std::vector<tb_kmod_dif_verify> objs;
@@ -234,8 +233,6 @@ Error KernelHome::enable(const CompiledProgram& prog, const std::vector<const Bi
     return {errno_text("TB_KMOD_IOC_DVM_ENABLE", err)};
   }
   ncpus_ = req.ncpus;
-  bufsize_ = o.bufsize;
-  aggsize_ = o.aggsize;
   return Error::none();
 }
 

@@ -280,7 +280,7 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     std::vector<const std::vector<Action>*> as;
     for (auto& a : action_store_) as.push_back(&a);
     kernel_ = std::make_unique<KernelHome>();
-    Error ke = kernel_->enable(*prog_, bs, es, as, opt_);
+    Error ke = kernel_->enable(bs, es, as, opt_);
     if (ke.ok()) ke = resume();
     if (!ke.ok()) {
       kernel_.reset();
