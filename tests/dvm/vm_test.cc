@@ -426,11 +426,21 @@ TEST(DvmProbePath, FaultAbortsOnlyItsEcbAndCountsAnError) {
   EXPECT_EQ(f.slot.errors.load(), 1u);
   EXPECT_EQ(f.slot.faults[kFaultDivZero].load(), 1u);
   EXPECT_EQ(f.slot.ecb_fired.load(), 1u);
-  // Only the good ECB's record is in the buffer.
+  // The fault's error record (where the bad ECB's record would have gone:
+  // which ECB, action #2, DIF offset 1, the fault), then the good ECB's record.
   const uint8_t* data;
   uint32_t len;
   dvm_buffer_switch(&f.st, 0, &data, &len);
-  ASSERT_EQ(len, 16u);
+  ASSERT_EQ(len, sizeof(ErrorRecord) + 16u);
+  ErrorRecord er;
+  std::memcpy(&er, data, sizeof er);
+  EXPECT_EQ(er.h.epid, kEpidError);
+  EXPECT_EQ(er.h.size, sizeof(ErrorRecord));
+  EXPECT_EQ(er.epid, 1u);
+  EXPECT_EQ(er.where, 2u);
+  EXPECT_EQ(er.pc, 1u);
+  EXPECT_EQ(er.fault, static_cast<uint32_t>(kFaultDivZero));
+  data += sizeof er;
   RecordHeader h;
   std::memcpy(&h, data, 8);
   EXPECT_EQ(h.epid, 2u);

@@ -46,6 +46,7 @@ inline uint32_t hash_words(uint32_t seed, const uint8_t* p, uint32_t len) {
 inline void set_fault(MState* ms, uint32_t f, uint64_t addr = 0) {
   if (ms->fault == kFaultNone) {
     ms->fault = f;
+    ms->fault_pc = kFaultNoPc;  // dif_exec puts its pc here on the way out
     ms->fault_addr = addr;
   }
 }
@@ -732,6 +733,7 @@ op_call:
   NEXT();
 
 faulted:
+  ms->fault_pc = static_cast<uint32_t>(in - code);
   return 0;
 #undef NEXT
 #undef FAULTED
@@ -748,8 +750,69 @@ uint32_t agg_nvals(uint16_t kind, int64_t base, int64_t limit, int64_t step) {
     case kAggLquantize:
       if (step <= 0 || limit <= base) return 0;
       return static_cast<uint32_t>((limit - base) / step) + 2;
+    case kAggLlquantize: {
+      // The bucket index of the largest representable value, plus one.
+      // The bucket of the largest value, plus one; more than lquantize's
+      // 4096 + 2 is refused (an entry's value count is 16 bits).
+      const uint32_t top = llquantize_bucket(base, limit, step, INT64_MAX);
+      return top == 0 || top + 1 > kAggMaxBuckets ? 0 : top + 1;
+    }
     default: return 1;
   }
+}
+
+namespace {
+// The orders of magnitude of an llquantize: false when dtrace would refuse
+// the parameters.  *first = factor^low.
+bool llq_params(int64_t factor, int64_t low_high, int64_t nsteps, uint32_t* low, uint32_t* high, int64_t* first) {
+  *low = static_cast<uint32_t>(static_cast<uint64_t>(low_high));
+  *high = static_cast<uint32_t>(static_cast<uint64_t>(low_high) >> 32);
+  if (factor < 2 || factor > 0xffff || nsteps < factor || nsteps > 0xffff || nsteps % factor != 0 || *high < *low)
+    return false;
+  // factor^(high+1) must fit: every bound below is then exact.
+  int64_t p = 1;
+  for (uint32_t k = 0; k <= *high; k++) {
+    if (p > INT64_MAX / factor) return false;
+    p *= factor;
+    if (k + 1 == *low) *first = p;
+  }
+  if (*low == 0) *first = 1;
+  return true;
+}
+}  // namespace
+
+uint32_t llquantize_bucket(int64_t factor, int64_t low_high, int64_t nsteps, int64_t v) {
+  uint32_t low, high;
+  int64_t lo;
+  if (!llq_params(factor, low_high, nsteps, &low, &high, &lo)) return 0;
+  if (v < lo) return 0;
+  uint32_t b = 1;
+  for (uint32_t k = low; k <= high; k++) {
+    const int64_t hi = lo * factor;
+    const int64_t n = nsteps < hi ? nsteps : hi;  // steps over [0, hi)
+    const int64_t width = hi / n;
+    if (v < hi) return b + static_cast<uint32_t>((v - lo) / width);
+    b += static_cast<uint32_t>((hi - lo) / width);
+    lo = hi;
+  }
+  return b;  // factor^(high+1) and above
+}
+
+int64_t llquantize_bucket_min(int64_t factor, int64_t low_high, int64_t nsteps, uint32_t bucket) {
+  uint32_t low, high;
+  int64_t lo;
+  if (!llq_params(factor, low_high, nsteps, &low, &high, &lo) || bucket == 0) return INT64_MIN;
+  uint32_t b = 1;
+  for (uint32_t k = low; k <= high; k++) {
+    const int64_t hi = lo * factor;
+    const int64_t n = nsteps < hi ? nsteps : hi;
+    const int64_t width = hi / n;
+    const uint32_t here = static_cast<uint32_t>((hi - lo) / width);
+    if (bucket < b + here) return lo + static_cast<int64_t>(bucket - b) * width;
+    b += here;
+    lo = hi;
+  }
+  return lo;
 }
 
 int64_t* agg_values(AggEntry* e) {
@@ -775,7 +838,6 @@ int64_t quantize_bucket_min(uint32_t b) {
 
 namespace {
 
-constexpr uint32_t kAggKeyMax = 512;
 
 // Sums wrap (two's complement) like DTrace's; signed overflow is not UB here.
 inline void wrap_add(int64_t* v, int64_t x) {
@@ -802,6 +864,7 @@ void agg_apply(const Action* act, int64_t* v, int64_t x) {
       break;
     }
     case kAggQuantize: wrap_add(&v[quantize_bucket(x)], 1); break;
+    case kAggLlquantize: wrap_add(&v[llquantize_bucket(act->lq_base, act->lq_limit, act->lq_step, x)], 1); break;
     case kAggLquantize: {
       uint32_t n = agg_nvals(kAggLquantize, act->lq_base, act->lq_limit, act->lq_step);
       uint32_t b;
@@ -857,6 +920,43 @@ bool agg_update(MState* ms, const Action* act, const uint8_t* key, uint32_t keyl
   a->nentries++;
   return true;
 }
+
+}  // namespace
+
+uint32_t dvm_agg_reset(AggBuffer* a, uint32_t agg_id, uint16_t agg_kind, const uint8_t* key, uint32_t keylen,
+                       bool unlink) {
+  if (!a->arena || !a->nbuckets || agg_id == kAggDead) return 0;
+  const int64_t init = agg_kind == kAggMin ? INT64_MAX : agg_kind == kAggMax ? INT64_MIN : 0;
+  const uint32_t h = key ? hash_words(agg_id, key, keylen) : 0;
+  uint32_t changed = 0;
+  for (uint32_t b = key ? (h & (a->nbuckets - 1)) : 0; b < a->nbuckets; b++) {
+    uint32_t* link = &a->buckets[b];
+    while (*link) {
+      auto* e = reinterpret_cast<AggEntry*>(a->arena + *link - 1);
+      const bool hit = e->agg_id == agg_id &&
+                       (!key || (e->hash == h && e->keylen == keylen && equal_bytes(e + 1, key, keylen)));
+      if (!hit) {
+        link = &e->next;
+        continue;
+      }
+      changed++;
+      if (!unlink) {
+        int64_t* v = agg_values(e);
+        for (uint32_t i = 0; i < e->nvals; i++) v[i] = init;
+        link = &e->next;
+        continue;
+      }
+      if (e->keylen == 0 && agg_id < kAggNoKeyCache) a->nokey[agg_id] = 0;
+      *link = e->next;
+      e->agg_id = kAggDead;
+      a->nentries--;
+    }
+    if (key) break;
+  }
+  return changed;
+}
+
+namespace {
 
 // Runs one action; returns false on a fault (the ECB is abandoned).
 bool run_action(MState* ms, const Action* act, uint8_t* rec) {
@@ -952,17 +1052,60 @@ void dvm_fire(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_i
   s->lock->unlock();
 }
 
-void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index) {
-  Slot* s = &st->slots[slot_index];
-  // VM prepare.
+namespace {
+void run_ecbs(State* st, Slot* s, const Probe* probe, bool in_error);
+
+// A fault: counted, an error record for the consumer, then dtrace:::ERROR's
+// clauses (not for a fault of theirs).  Off the probe path's fast lane.
+__attribute__((noinline)) void report_fault(State* st, Slot* s, uint32_t epid, uint32_t where, bool in_error) {
   MState* ms = &s->ms;
+  const uint32_t fault = ms->fault < kFaultCount ? ms->fault : kFaultIllegalOp;
+  bump(s->errors);
+  bump(s->faults[fault]);
+  PrincipalBuffer* b = &s->buf;
+  const uint32_t off = b->offset[b->active];
+  if (sizeof(ErrorRecord) <= b->size - off) {
+    ErrorRecord r;
+    r.h.epid = kEpidError;
+    r.h.size = sizeof(ErrorRecord);
+    r.epid = epid;
+    r.where = where;
+    r.pc = ms->fault_pc;
+    r.fault = fault;
+    r.addr = ms->fault_addr;
+    copy_bytes(b->data[b->active] + off, &r, sizeof r);
+    b->offset[b->active] = off + static_cast<uint32_t>(sizeof r);
+  } else {
+    bump(s->drops);
+  }
+  if (in_error || !st->error_probe) return;
+  // The firing's context is the faulting probe's: keep it for the ECBs after.
+  const Probe* probe = ms->probe;
+  const FireArgs* fa = ms->fa;
+  const uint64_t valid = ms->locals_valid;
+  FireArgs efa;
+  efa.args[1] = epid;
+  efa.args[2] = where;
+  efa.args[3] = ms->fault_pc == kFaultNoPc ? ~0ull : ms->fault_pc;
+  efa.args[4] = fault;
+  efa.args[5] = ms->fault_addr;
+  efa.tid = fa->tid;
+  efa.thread = fa->thread;
+  efa.who = fa->who;
+  dvm_prepare_firing(ms, st, s, st->error_probe, &efa);
+  run_ecbs(st, s, st->error_probe, true);
   dvm_prepare_firing(ms, st, s, probe, fa);
-  bump(s->fired);
+  ms->locals_valid = valid;
+}
+
+void run_ecbs(State* st, Slot* s, const Probe* probe, bool in_error) {
+  MState* ms = &s->ms;
   PrincipalBuffer* b = &s->buf;
   Ecb* const* ecbs = probe->ecbs;
   const uint32_t n = probe->necbs;
   for (uint32_t i = 0; i < n; i++) {
     const Ecb* e = ecbs[i];
+    uint32_t where = 0;
     // Per-ECB prepare.
     dvm_prepare_ecb(ms, s, e->epid);
     if (e->predicate) {
@@ -986,16 +1129,27 @@ void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t
       }
       const Action* acts = e->actions;
       for (uint32_t k = 0; k < e->nactions; k++) {
-        if (!run_action(ms, &acts[k], rec)) goto fault;
+        if (!run_action(ms, &acts[k], rec)) {
+          where = k + 1;
+          goto fault;
+        }
       }
       if (e->record_size) b->offset[b->active] = off + e->record_size;
       bump(s->ecb_fired);
       continue;
     }
   fault:
-    bump(s->errors);
-    bump(s->faults[ms->fault < kFaultCount ? ms->fault : kFaultIllegalOp]);
+    report_fault(st, s, e->epid, where, in_error);
   }
+}
+}  // namespace
+
+void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index) {
+  Slot* s = &st->slots[slot_index];
+  // VM prepare.
+  dvm_prepare_firing(&s->ms, st, s, probe, fa);
+  bump(s->fired);
+  run_ecbs(st, s, probe, false);
 }
 
 void dvm_buffer_switch_locked(State* st, uint32_t slot_index, const uint8_t** data, uint32_t* len) {

@@ -81,6 +81,19 @@ struct RecordHeader {
   uint32_t epid;
   uint32_t size;
 };
+// A fault leaves an error record (what DTrace's ERROR ECB of the consumer
+// records): the consumer reports it as dtrace(1) does.
+constexpr uint32_t kEpidError = 0xffffffffu;
+constexpr uint32_t kFaultNoPc = 0xffffffffu;
+struct ErrorRecord {
+  RecordHeader h;  // epid kEpidError, size sizeof(ErrorRecord)
+  uint32_t epid;   // the ECB that faulted
+  uint32_t where;  // 0: its predicate, k: its action #k
+  uint32_t pc;     // DIF offset (instruction index), kFaultNoPc: not in DIF
+  uint32_t fault;  // Fault
+  uint64_t addr;   // the illegal address or value
+};
+static_assert(sizeof(ErrorRecord) == 32, "error record is 32 bytes");
 
 struct PrincipalBuffer {
   uint8_t* data[2] = {nullptr, nullptr};
@@ -93,8 +106,12 @@ struct PrincipalBuffer {
 enum AggKind : uint16_t {
   kAggCount = 1, kAggSum, kAggMin, kAggMax, kAggAvg, kAggQuantize, kAggLquantize,
   kAggStddev,  // values: count, sum, sum of squares (128 bits: low, high word)
+  // llquantize(x, factor, low, high, nsteps): lq_base = factor, lq_limit =
+  // low | high << 32, lq_step = nsteps (llquantize_params packs them).
+  kAggLlquantize,
   kAggKindEnd
 };
+constexpr uint32_t kAggMaxBuckets = 4098;  // lquantize/llquantize, under- and overflow included
 constexpr uint32_t kQuantizeBuckets = 127;  // 63 negative, zero, 63 positive
 constexpr uint32_t kQuantizeZero = 63;
 
@@ -121,10 +138,32 @@ struct AggBuffer {
   uint32_t nentries = 0;
 };
 uint32_t agg_nvals(uint16_t kind, int64_t lq_base, int64_t lq_limit, int64_t lq_step);
+constexpr uint32_t kAggKeyMax = 512;          // encoded key bytes of one entry
+constexpr uint32_t kAggDead = 0xffffffffu;    // agg_id of an entry trunc() unlinked
+// Consumer side (clear, trunc), with the slot's firings excluded (its lock
+// held, or interrupts off on its CPU).  Aggregation agg_id's entries (with
+// `key`, only the entry of that encoded key): clear sets their values back
+// to where a new entry starts (min INT64_MAX, max INT64_MIN, else 0);
+// unlink (trunc) takes them out of the table instead, so a firing makes a
+// new one (the arena bytes are not reused; the entry's agg_id becomes
+// kAggDead).  Returns the entries changed.
+uint32_t dvm_agg_reset(AggBuffer* a, uint32_t agg_id, uint16_t agg_kind, const uint8_t* key, uint32_t keylen,
+                       bool unlink);
 int64_t* agg_values(AggEntry* e);
 const int64_t* agg_values(const AggEntry* e);
 uint32_t quantize_bucket(int64_t v);
 int64_t quantize_bucket_min(uint32_t bucket);
+// llquantize: log-linear buckets.  Bucket 0 holds values below factor^low;
+// each order of magnitude k in low..high spans [factor^k, factor^(k+1)) in
+// steps of factor^(k+1) / min(nsteps, factor^(k+1)); the last bucket holds
+// values from factor^(high+1).  agg_nvals() is 0 for parameters dtrace
+// refuses (factor < 2, high < low, nsteps not a multiple of factor or below
+// it, factor^(high+1) beyond 63 bits).
+inline int64_t llquantize_limit(int64_t low, int64_t high) {
+  return static_cast<int64_t>(static_cast<uint64_t>(low) | static_cast<uint64_t>(high) << 32);
+}
+uint32_t llquantize_bucket(int64_t factor, int64_t low_high, int64_t nsteps, int64_t v);
+int64_t llquantize_bucket_min(int64_t factor, int64_t low_high, int64_t nsteps, uint32_t bucket);
 
 // ---- ECBs -------------------------------------------------------------------
 enum ActionKind : uint16_t {
@@ -221,6 +260,7 @@ struct MState {
   TupleEntry tuple[kMaxTuple];
   uint32_t ntuple;
   uint32_t fault;
+  uint32_t fault_pc;  // the faulting instruction's index, kFaultNoPc outside DIF
   uint64_t fault_addr;
   uint64_t rand_state;
 };
@@ -258,6 +298,11 @@ struct State {
   // Set by the exit() action on the probe path, so a driver can stop firing
   // before the consumer has read the record.
   std::atomic<bool> exit_requested{false};
+  // dtrace:::ERROR, when a clause enabled it: fires (on the faulting slot,
+  // arg1 = epid, arg2 = where, arg3 = DIF offset or -1, arg4 = fault,
+  // arg5 = address) after a fault's error record; a fault in its own clauses
+  // is only counted.
+  const Probe* error_probe = nullptr;
   // Read-only tables the ECBs need (probe name strings live in the probes).
 };
 
