@@ -2,6 +2,9 @@
 // programs run through the VM.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -83,7 +86,7 @@ TEST(DvmCompilerErrors, NameLineAndColumn) {
       {"tb:::x { @q = lquantize(arg0, 10, 0); }", 1, 15, "upper bound"},
       {"tb:::x { tracemem(arg0, arg1); }", 1, 25, "integer constant"},
       {"tb:::x { x = 0x; }", 1, 14, "invalid hexadecimal"},
-      {"tb:::x { x = 1 $ 2; }", 1, 16, "unexpected character '$'"},
+      {"tb:::x { x = 1 $ 2; }", 1, 16, "expected a macro argument ($1) or variable ($target) after '$'"},
       {"tb:::x { /* never closed", 1, 10, "unterminated comment"},
       {"\n\n   tb:::x { count(); }", 3, 13, "may only be used as a statement"},
       {"a:b:c:d:e { }", 1, 1, "more than four fields"},
@@ -106,6 +109,85 @@ TEST(DvmCompilerErrors, NameLineAndColumn) {
     EXPECT_EQ(r.error.rfind("line " + std::to_string(c.line) + ", column " + std::to_string(c.col) + ":", 0), 0u)
         << r.error;
   }
+}
+
+// printa/clear/trunc/normalize/denormalize name an aggregation (defined
+// anywhere in the program); printa's format is checked against its keys;
+// llquantize's parameters follow dtrace's rules.
+TEST(DvmCompilerErrors, AggregationActionsAndLlquantize) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"tb:::x { printa(@nope); }", "line 1, column 17: @nope is not an aggregation of this program"},
+      {"tb:::x { @a[\"s\"] = count(); printa(\"%d %@d\", @a); }", "conversion %d needs an integer but key 1 of @a"},
+      {"tb:::x { @a = count(); printa(\"%d\", @a); }", "more key conversions than @a has keys (0)"},
+      {"tb:::x { @a = count(); printa(\"%k\", @a); }", "printa() format has an invalid conversion"},
+      {"tb:::x { @a = count(); printa(1, @a); }", "string constant format"},
+      {"tb:::x { trunc(1); }", "trunc() needs an aggregation (@name) as argument 1"},
+      {"tb:::x { x = @a; }", "@a can only be an argument of printa()"},
+      {"tb:::x { @a = count(); normalize(@a); }", "normalize() takes an aggregation and a factor"},
+      {"tb:::x { @a = count(); normalize(@a, \"s\"); }", "normalize() needs an integer"},
+      {"tb:::x { @a = count(); clear(@a, 1); }", "clear() takes one aggregation"},
+      {"tb:::x { trace(printa(@a)); }", "printa() may only be used as a statement"},
+      {"tb:::x { @q = llquantize(arg0, 1, 0, 2, 10); }", "factor must be in 2..65535"},
+      {"tb:::x { @q = llquantize(arg0, 10, 3, 2, 10); }", "high magnitude must be at least the low one"},
+      {"tb:::x { @q = llquantize(arg0, 10, 0, 2, 15); }", "multiple of the factor"},
+      {"tb:::x { @q = llquantize(arg0, 10, 0, 2, 5); }", "multiple of the factor"},
+      {"tb:::x { @q = llquantize(arg0, 10, 0, 18, 10); }", "does not fit in 63 bits"},
+      {"tb:::x { @q = llquantize(arg0, 2, 0, 40, 4096); }", "more than 4096 buckets"},
+      {"tb:::x { @q = llquantize(arg0, 10, 0, 2); }", "llquantize() takes 5 arguments"},
+  };
+  for (const auto& [src, want] : cases) {
+    SCOPED_TRACE(src);
+    CompileResult r = compile_d(src);
+    EXPECT_FALSE(r.program);
+    EXPECT_NE(r.error.find(want), std::string::npos) << r.error;
+  }
+  // A later clause may define the aggregation printa names.
+  CompileResult r = compile_d("END { printa(\"%s %@d\\n\", @a); clear(@a); } tb:::x { @a[\"k\"] = count(); }");
+  ASSERT_TRUE(r.program) << r.error;
+  EXPECT_EQ(r.program->clauses[0].actions[0].agg_op, AggOp::kPrinta);
+  EXPECT_EQ(r.program->clauses[0].actions[1].agg_op, AggOp::kClear);
+  // 10^17 is the top order that fits: 18 orders of 9 buckets, under- and overflow.
+  r = compile_d("tb:::x { @q = llquantize(arg0, 10, 0, 17, 10); }");
+  ASSERT_TRUE(r.program) << r.error;
+  const ActionDesc& q = r.program->clauses[0].actions[0];
+  EXPECT_EQ(agg_nvals(kAggLlquantize, q.lq_base, q.lq_limit, q.lq_step), 18u * 9 + 2);
+}
+
+// dtrace's macros: $N as an integer or an identifier, $$N as a string, in
+// descriptions as text; $target from -c/-p; $pid and friends.
+TEST(DvmCompiler, MacroArgumentsAndVariables) {
+  CompileOptions o;
+  o.args = {"script.d", "42", "getpid", "a b", "0x10"};
+  o.target = 777;
+  CompileResult r = compile_d(
+      "syscall::$2:entry /arg0 == $1 && pid == $target && arg1 == $4/ { trace($$3); trace($pid); }", o);
+  ASSERT_TRUE(r.program) << r.error;
+  EXPECT_EQ(r.program->clauses[0].probes[0], "syscall::getpid:entry");
+  const std::string listing = disassemble(*r.program);
+  EXPECT_NE(listing.find("! 0x2a"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("! 0x309"), std::string::npos) << listing;  // $target
+  EXPECT_NE(listing.find("! 0x10"), std::string::npos) << listing;
+  const std::string pid = "! 0x" + [] { char b[32]; std::snprintf(b, sizeof b, "%x", static_cast<unsigned>(getpid())); return std::string(b); }();
+  EXPECT_NE(listing.find(pid), std::string::npos) << listing;
+  EXPECT_NE(r.program->clauses[0].actions[0].value->strtab.find("a b"), std::string::npos);
+  // $2 is an identifier: here, a variable name.
+  EXPECT_TRUE(compile_d("tb:::x { $2 = 1; trace(getpid); }", o).program);
+  const std::pair<const char*, const char*> cases[] = {
+      {"tb:::x { trace($5); }", "line 1, column 16: macro argument $5 is not defined (4 given after the program)"},
+      {"tb:::x { trace($3); }", "macro argument $3 ('a b') is neither an integer nor an identifier; $$3 gives it"},
+      {"tb:::x { trace($$target); }", "$$ takes a macro argument"},
+      {"tb:::x { trace($nosuch); }", "unknown macro variable $nosuch"},
+      {"tb:::$9 { }", "macro argument $9 is not defined"},
+  };
+  for (const auto& [src, want] : cases) {
+    SCOPED_TRACE(src);
+    CompileResult e = compile_d(src, o);
+    EXPECT_FALSE(e.program);
+    EXPECT_NE(e.error.find(want), std::string::npos) << e.error;
+  }
+  CompileResult e = compile_d("tb:::x /pid == $target/ { }");
+  EXPECT_NE(e.error.find("$target is not defined: give a process with -c or -p"), std::string::npos) << e.error;
+  EXPECT_NE(compile_d("tb:::x { trace($1); }").error.find("$1 is not defined (0 given"), std::string::npos);
 }
 
 // A divisor that is constant but not zero, or not constant, compiles: the

@@ -24,8 +24,17 @@ struct DifObject {
 // Argument type for printf/trace/keys as the consumer decodes it.
 enum class ValueType : uint8_t { kInt, kString };
 
+// Actions the consumer carries out when it reads their record (dtrace's
+// printa, clear, trunc, normalize, denormalize): on the probe path each is a
+// kActTrace of one integer (trunc's count, normalize's factor, else 0), as in
+// DTrace, where the kernel only records the directive.
+enum class AggOp : uint8_t { kNone, kPrinta, kClear, kTrunc, kNormalize, kDenormalize };
+
 struct ActionDesc {
   ActionKind kind = kActDifExpr;
+  AggOp agg_op = AggOp::kNone;  // with agg_id; kind is then kActTrace
+  int32_t agg_format = -1;      // printa's format (formats index), -1 = the default output
+  bool agg_has_count = false;   // trunc(@a, n): n given (else every key goes)
   AggKind agg_kind = kAggCount;
   std::unique_ptr<DifObject> value;
   std::vector<std::unique_ptr<DifObject>> keys;
@@ -53,7 +62,7 @@ struct AggDesc {
 
 struct PrintfDesc {
   std::string format;
-  std::vector<ValueType> arg_types;
+  std::vector<ValueType> arg_types;  // printa: the aggregation's key types
 };
 
 struct VarInfo {

@@ -474,6 +474,8 @@ class Codegen {
       }
       case NK::kCall: return gen_call(n, t);
       case NK::kAgg: fail(n, "aggregation is only allowed as a statement");
+      case NK::kAggRef:
+        fail(n, "@" + n->name + " can only be an argument of printa(), clear(), trunc(), normalize() or denormalize()");
     }
     fail(n, "internal: unknown node");
   }
@@ -491,10 +493,10 @@ class Codegen {
     if (it == kSubrs.end()) {
       static const char* const kActions[] = {"printf", "trace", "tracemem", "stack", "exit",
                                              "count", "sum", "min", "max", "avg", "quantize", "lquantize",
-                                             "stddev"};
+                                             "llquantize", "stddev", "printa", "clear", "trunc", "normalize",
+                                             "denormalize"};
       for (const char* a : kActions)
-        if (n->name == a) fail(n, n->name + "() may only be used as a statement" +
-                                      std::string(std::strchr("cs", a[0]) && n->name != "stack" ? "" : ""));
+        if (n->name == a) fail(n, n->name + "() may only be used as a statement");
       fail(n, "unknown function '" + n->name + "'");
     }
     const auto& [subr, argt] = it->second;

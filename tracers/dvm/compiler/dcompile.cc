@@ -3,6 +3,8 @@
 // (parser.h) and the code generator (codegen.h); one pass per clause.
 #include "tracers/dvm/compiler/dcompile.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -23,7 +25,7 @@ using namespace compiler_detail;
 // ---------------------------------------------------------------------------
 class Compiler {
  public:
-  explicit Compiler(const std::string& src) : lx_(src) {}
+  Compiler(const std::string& src, const Macros* m) : lx_(src, m) {}
 
   CompileResult run() {
     CompileResult res;
@@ -38,6 +40,7 @@ class Compiler {
         clause();
       }
       if (prog_->clauses.empty()) throw CompileError{lx_.line(), lx_.col(), "program has no clauses"};
+      resolve_agg_refs();
     } catch (const CompileError& e) {
       res.line = e.line;
       res.column = e.col;
@@ -52,6 +55,71 @@ class Compiler {
   Lexer lx_;
   CompiledProgram* prog_ = nullptr;
   std::unique_ptr<Codegen> cg_;
+  // printa/clear/trunc/normalize/denormalize name an aggregation that a later
+  // clause may define: resolved once every clause is compiled.
+  struct AggRef {
+    size_t clause, action;
+    std::string name;
+    int line, col;
+  };
+  std::vector<AggRef> agg_refs_;
+
+  // The conversions of a printf/printa format ('@' marks printa's value).
+  struct Conv {
+    char conv;
+    bool value;
+  };
+  static std::vector<Conv> conversions(const Node* fmt, bool printa) {
+    std::vector<Conv> out;
+    const std::string& f = fmt->name;
+    for (size_t i = 0; i < f.size(); i++) {
+      if (f[i] != '%') continue;
+      if (i + 1 < f.size() && f[i + 1] == '%') { i++; continue; }
+      size_t j = i + 1;
+      bool value = false;
+      while (j < f.size() && std::strchr(printa ? "-+ #0123456789.hlLqjzt@" : "-+ #0123456789.hlLqjzt", f[j])) {
+        value |= f[j] == '@';
+        j++;
+      }
+      if (j >= f.size() || !std::strchr("diouxXcsp", f[j]))
+        Codegen::fail(fmt, std::string(printa ? "printa" : "printf") +
+                               "() format has an invalid conversion at offset " + std::to_string(i));
+      out.push_back({f[j], value});
+      i = j;
+    }
+    return out;
+  }
+
+  void resolve_agg_refs() {
+    for (const AggRef& r : agg_refs_) {
+      ActionDesc& a = prog_->clauses[r.clause].actions[r.action];
+      uint32_t id = 0;
+      while (id < prog_->aggs.size() && prog_->aggs[id].name != r.name) id++;
+      if (id == prog_->aggs.size())
+        throw CompileError{r.line, r.col, "@" + r.name + " is not an aggregation of this program"};
+      a.agg_id = id;
+      if (a.agg_format < 0) continue;
+      // printa's key conversions against the aggregation's keys.
+      PrintfDesc& pf = prog_->formats[static_cast<size_t>(a.agg_format)];
+      const AggDesc& d = prog_->aggs[id];
+      pf.arg_types = d.key_types;
+      size_t key = 0;
+      Node at{NK::kString};
+      at.line = r.line;
+      at.col = r.col;
+      at.name = pf.format;
+      for (const Conv& c : conversions(&at, true)) {
+        if (c.value) continue;
+        if (key >= d.key_types.size())
+          Codegen::fail(&at, "printa() format has more key conversions than @" + r.name + " has keys (" +
+                                 std::to_string(d.key_types.size()) + ")");
+        if (d.key_types[key] == ValueType::kString && c.conv != 's')
+          Codegen::fail(&at, std::string("printa() conversion %") + c.conv + " needs an integer but key " +
+                                 std::to_string(key + 1) + " of @" + r.name + " is a string");
+        key++;
+      }
+    }
+  }
 
   void clause() {
     ClauseDesc c;
@@ -106,6 +174,8 @@ class Compiler {
     if (st->kind == NK::kCall) {
       const std::string& f = st->name;
       if (f == "printf") return printf_stmt(st, c);
+      if (f == "printa" || f == "clear" || f == "trunc" || f == "normalize" || f == "denormalize")
+        return agg_op_stmt(st, c);
       if (f == "trace" || f == "exit") {
         if (st->kids.size() != 1) Codegen::fail(st, f + "() takes 1 argument");
         ActionDesc a;
@@ -146,6 +216,53 @@ class Compiler {
     c->actions.push_back(std::move(a));
   }
 
+  // printa([fmt,] @a), clear(@a), trunc(@a[, n]), normalize(@a, n), denormalize(@a).
+  void agg_op_stmt(const Node* st, ClauseDesc* c) {
+    const std::string& f = st->name;
+    ActionDesc a;
+    a.kind = kActTrace;
+    size_t ai = 0;  // the aggregation's argument
+    if (f == "printa") {
+      if (st->kids.size() == 2) {
+        if (st->kids[0]->kind != NK::kString)
+          Codegen::fail(st->kids[0].get(), "printa() needs a string constant format before the aggregation");
+        conversions(st->kids[0].get(), true);
+        PrintfDesc pf;
+        pf.format = st->kids[0]->name;
+        a.agg_format = static_cast<int32_t>(prog_->formats.size());
+        prog_->formats.push_back(std::move(pf));
+        ai = 1;
+      } else if (st->kids.size() != 1) {
+        Codegen::fail(st, "printa() takes an aggregation, optionally after a format (one aggregation at a time)");
+      }
+      a.agg_op = AggOp::kPrinta;
+    } else if (f == "trunc") {
+      if (st->kids.empty() || st->kids.size() > 2) Codegen::fail(st, "trunc() takes an aggregation and an optional count");
+      a.agg_op = AggOp::kTrunc;
+      a.agg_has_count = st->kids.size() == 2;
+    } else if (f == "normalize") {
+      if (st->kids.size() != 2) Codegen::fail(st, "normalize() takes an aggregation and a factor");
+      a.agg_op = AggOp::kNormalize;
+    } else {
+      if (st->kids.size() != 1) Codegen::fail(st, f + "() takes one aggregation");
+      a.agg_op = f == "clear" ? AggOp::kClear : AggOp::kDenormalize;
+    }
+    const Node* ref = st->kids[ai].get();
+    if (ref->kind != NK::kAggRef) Codegen::fail(ref, f + "() needs an aggregation (@name) as argument " + std::to_string(ai + 1));
+    Ty t;
+    if (st->kids.size() == 2 && ai == 0) {
+      a.value = cg_->expr_object(st->kids[1].get(), &t);
+      if (t != Ty::kInt) Codegen::fail(st->kids[1].get(), f + "() needs an integer as its second argument");
+    } else {
+      Node zero{NK::kInt};
+      zero.line = st->line;
+      zero.col = st->col;
+      a.value = cg_->expr_object(&zero, &t);
+    }
+    agg_refs_.push_back({prog_->clauses.size(), c->actions.size(), ref->name, ref->line, ref->col});
+    c->actions.push_back(std::move(a));
+  }
+
   void printf_stmt(const Node* st, ClauseDesc* c) {
     if (st->kids.empty() || st->kids[0]->kind != NK::kString)
       Codegen::fail(st, "printf() needs a string constant format as its first argument");
@@ -153,17 +270,7 @@ class Compiler {
     pf.format = st->kids[0]->name;
     // Count conversions and check them against the arguments.
     std::vector<char> convs;
-    const std::string& f = pf.format;
-    for (size_t i = 0; i < f.size(); i++) {
-      if (f[i] != '%') continue;
-      if (i + 1 < f.size() && f[i + 1] == '%') { i++; continue; }
-      size_t j = i + 1;
-      while (j < f.size() && std::strchr("-+ #0123456789.hlLqjzt", f[j])) j++;
-      if (j >= f.size() || !std::strchr("diouxXcsp", f[j]))
-        Codegen::fail(st->kids[0].get(), "printf() format has an invalid conversion at offset " + std::to_string(i));
-      convs.push_back(f[j]);
-      i = j;
-    }
+    for (const Conv& cv : conversions(st->kids[0].get(), false)) convs.push_back(cv.conv);
     if (convs.size() != st->kids.size() - 1)
       Codegen::fail(st, "printf() format has " + std::to_string(convs.size()) + " conversion" +
                             (convs.size() == 1 ? "" : "s") + " but " + std::to_string(st->kids.size() - 1) +
@@ -198,11 +305,12 @@ class Compiler {
     const Node* call = st->kids[1].get();
     static const std::map<std::string, AggKind> kFns = {
         {"count", kAggCount}, {"sum", kAggSum}, {"min", kAggMin}, {"max", kAggMax},
-        {"avg", kAggAvg}, {"quantize", kAggQuantize}, {"lquantize", kAggLquantize}, {"stddev", kAggStddev}};
+        {"avg", kAggAvg}, {"quantize", kAggQuantize}, {"lquantize", kAggLquantize}, {"stddev", kAggStddev},
+        {"llquantize", kAggLlquantize}};
     auto it = kFns.find(call->name);
     if (it == kFns.end()) Codegen::fail(call, "'" + call->name + "' is not an aggregating function");
     AggKind kind = it->second;
-    size_t want = kind == kAggCount ? 0 : kind == kAggLquantize ? 3 : 1;
+    size_t want = kind == kAggCount ? 0 : kind == kAggLquantize ? 3 : kind == kAggLlquantize ? 5 : 1;
     size_t got = call->kids.size();
     if (!(got == want || (kind == kAggLquantize && got == 4)))
       Codegen::fail(call, call->name + "() takes " + std::to_string(want) + (kind == kAggLquantize ? " or 4" : "") +
@@ -217,6 +325,24 @@ class Compiler {
       if (a.lq_step <= 0) Codegen::fail(call, "lquantize() step must be positive");
       if (a.lq_limit <= a.lq_base) Codegen::fail(call, "lquantize() upper bound must be greater than the lower bound");
       if ((a.lq_limit - a.lq_base) / a.lq_step > 4096) Codegen::fail(call, "lquantize() has more than 4096 buckets");
+    }
+    if (kind == kAggLlquantize) {
+      const int64_t factor = const_int(call->kids[1].get(), "llquantize() factor");
+      const int64_t low = const_int(call->kids[2].get(), "llquantize() low magnitude");
+      const int64_t high = const_int(call->kids[3].get(), "llquantize() high magnitude");
+      const int64_t nsteps = const_int(call->kids[4].get(), "llquantize() steps");
+      if (factor < 2 || factor > 65535) Codegen::fail(call->kids[1].get(), "llquantize() factor must be in 2..65535");
+      if (low < 0 || low > 63) Codegen::fail(call->kids[2].get(), "llquantize() low magnitude must be in 0..63");
+      if (high < low || high > 63)
+        Codegen::fail(call->kids[3].get(), "llquantize() high magnitude must be at least the low one (and at most 63)");
+      if (nsteps < factor || nsteps > 65535 || nsteps % factor != 0)
+        Codegen::fail(call->kids[4].get(), "llquantize() steps must be a multiple of the factor, at least the factor");
+      a.lq_base = factor;
+      a.lq_limit = llquantize_limit(low, high);
+      a.lq_step = nsteps;
+      const uint32_t top = llquantize_bucket(factor, a.lq_limit, nsteps, INT64_MAX);
+      if (top == 0) Codegen::fail(call, "llquantize() factor^(high+1) does not fit in 63 bits");
+      if (top + 1 > kAggMaxBuckets) Codegen::fail(call, "llquantize() has more than 4096 buckets");
     }
     if (want > 0) {
       Ty t;
@@ -256,8 +382,21 @@ class Compiler {
 
 }  // namespace
 
-CompileResult compile_d(const std::string& source) {
-  Compiler c(source);
+CompileResult compile_d(const std::string& source) { return compile_d(source, CompileOptions{}); }
+
+CompileResult compile_d(const std::string& source, const CompileOptions& options) {
+  Macros m;
+  m.args = options.args;
+  if (options.target >= 0) m.vars["target"] = options.target;
+  m.vars["pid"] = getpid();
+  m.vars["ppid"] = getppid();
+  m.vars["uid"] = getuid();
+  m.vars["gid"] = getgid();
+  m.vars["euid"] = geteuid();
+  m.vars["egid"] = getegid();
+  m.vars["pgid"] = getpgrp();
+  m.vars["sid"] = getsid(0);
+  Compiler c(source, &m);
   return c.run();
 }
 

@@ -113,7 +113,9 @@ std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars) {
 
 std::string disassemble(const CompiledProgram& p) {
   static const char* const kActs[] = {"", "difexpr", "trace", "tracemem", "printf", "stack", "aggregate", "exit"};
-  static const char* const kAggs[] = {"", "count", "sum", "min", "max", "avg", "quantize", "lquantize", "stddev"};
+  static const char* const kAggs[] = {"",         "count",     "sum",    "min",       "max",
+                                      "avg",      "quantize",  "lquantize", "stddev", "llquantize"};
+  static const char* const kAggOps[] = {"", "printa", "clear", "trunc", "normalize", "denormalize"};
   std::string out;
   for (size_t i = 0; i < p.clauses.size(); i++) {
     const ClauseDesc& c = p.clauses[i];
@@ -127,6 +129,11 @@ std::string disassemble(const CompiledProgram& p) {
       if (a.kind == kActAggregate) {
         out += " @" + p.aggs[a.agg_id].name + " " + kAggs[a.agg_kind] + "()";
         if (!a.keys.empty()) out += " keys=" + std::to_string(a.keys.size());
+      }
+      if (a.agg_op != AggOp::kNone) {
+        out += std::string(" (") + kAggOps[static_cast<int>(a.agg_op)] + " @" + p.aggs[a.agg_id].name;
+        if (a.agg_format >= 0) out += " format " + std::to_string(a.agg_format);
+        out += ")";
       }
       if (a.kind == kActPrintf) out += " format " + std::to_string(a.format_id) + " arg " + std::to_string(a.arg_index);
       if (a.kind == kActTracemem || a.kind == kActStack) out += " size " + std::to_string(a.size);

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -29,9 +32,15 @@ struct Token {
   int line = 1, col = 1;
 };
 
+// Macro variables and arguments (dcompile.h's CompileOptions, resolved).
+struct Macros {
+  std::vector<std::string> args;          // $0..$N
+  std::map<std::string, int64_t> vars;    // target (when -c/-p gave one), pid, ppid, uid, ...
+};
+
 class Lexer {
  public:
-  explicit Lexer(const std::string& s) : s_(s) {}
+  explicit Lexer(const std::string& s, const Macros* m = nullptr) : s_(s), macros_(m) {}
 
   [[noreturn]] void fail(int line, int col, const std::string& m) { throw CompileError{line, col, m}; }
 
@@ -100,6 +109,7 @@ class Lexer {
       }
     }
     if (t.text.empty()) fail(t.line, t.col, "expected a probe description (provider:module:function:name)");
+    if (t.text.find('$') != std::string::npos) t.text = expand_in_description(t);
     size_t colons = 0;
     for (char c : t.text) colons += c == ':';
     if (colons > 3) fail(t.line, t.col, "probe description '" + t.text + "' has more than four fields");
@@ -121,6 +131,7 @@ class Lexer {
       }
       return t;
     }
+    if (c == '$') return macro(t);
     if (std::isdigit(static_cast<unsigned char>(c))) {
       t.kind = Tok::kInt;
       size_t start = pos_;
@@ -208,11 +219,98 @@ class Lexer {
     fail(line_, col_, std::string("unexpected character '") + c + "'");
   }
 
+  // $N, $$N, $name at the current position: the name (digits or an
+  // identifier) and whether it was $$.
+  std::string macro_name(bool* as_string) {
+    adv(1);
+    *as_string = peekc() == '$';
+    if (*as_string) adv(1);
+    std::string name;
+    if (std::isdigit(static_cast<unsigned char>(peekc()))) {
+      while (std::isdigit(static_cast<unsigned char>(peekc()))) name += peekc(), adv(1);
+    } else {
+      while (std::isalnum(static_cast<unsigned char>(peekc())) || peekc() == '_') name += peekc(), adv(1);
+    }
+    return name;
+  }
+
+  // A macro's text: an argument as given, a variable in decimal.
+  std::string macro_text(const Token& at, const std::string& name, bool* is_arg) {
+    *is_arg = !name.empty() && std::isdigit(static_cast<unsigned char>(name[0]));
+    if (name.empty()) fail(at.line, at.col, "expected a macro argument ($1) or variable ($target) after '$'");
+    if (*is_arg) {
+      const size_t n = name.size() > 6 ? SIZE_MAX : std::stoul(name);
+      const size_t have = macros_ ? macros_->args.size() : 0;
+      if (n >= have)
+        fail(at.line, at.col, "macro argument $" + name + " is not defined (" +
+                                  std::to_string(have > 0 ? have - 1 : 0) + " given after the program)");
+      return macros_->args[n];
+    }
+    auto it = macros_ ? macros_->vars.find(name) : decltype(macros_->vars.end()){};
+    if (!macros_ || it == macros_->vars.end()) {
+      if (name == "target") fail(at.line, at.col, "$target is not defined: give a process with -c or -p");
+      fail(at.line, at.col, "unknown macro variable $" + name);
+    }
+    return std::to_string(it->second);
+  }
+
+  Token macro(Token t) {
+    bool as_string, is_arg;
+    const std::string name = macro_name(&as_string);
+    const std::string text = macro_text(t, name, &is_arg);
+    if (as_string) {
+      if (!is_arg) fail(t.line, t.col, "$$ takes a macro argument ($$1), not $$" + name);
+      t.kind = Tok::kString;
+      t.text = text;
+      return t;
+    }
+    // An integer (decimal, 0x hex, 0 octal) is a constant, an identifier a name.
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = text.empty() ? 0 : std::strtoull(text.c_str(), &end, 0);
+    if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) && end && *end == '\0' && errno == 0) {
+      t.kind = Tok::kInt;
+      t.ival = v;
+      t.text = text;
+      return t;
+    }
+    bool ident = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
+    for (char ch : text) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!ident)
+      fail(t.line, t.col, "macro argument $" + name + " ('" + text +
+                              "') is neither an integer nor an identifier; $$" + name + " gives it as a string");
+    t.kind = Tok::kIdent;
+    t.text = text;
+    return t;
+  }
+
+  std::string expand_in_description(const Token& t) {
+    std::string out;
+    const std::string& d = t.text;
+    for (size_t i = 0; i < d.size(); i++) {
+      if (d[i] != '$') {
+        out += d[i];
+        continue;
+      }
+      std::string name;
+      size_t j = i + 1;
+      if (j < d.size() && std::isdigit(static_cast<unsigned char>(d[j])))
+        while (j < d.size() && std::isdigit(static_cast<unsigned char>(d[j]))) name += d[j++];
+      else
+        while (j < d.size() && (std::isalnum(static_cast<unsigned char>(d[j])) || d[j] == '_')) name += d[j++];
+      bool is_arg;
+      out += macro_text(t, name, &is_arg);
+      i = j - 1;
+    }
+    return out;
+  }
+
   size_t pos() const { return pos_; }
   void reset(size_t p, int l, int c) { pos_ = p; line_ = l; col_ = c; }
 
  private:
   const std::string& s_;
+  const Macros* macros_;
   size_t pos_ = 0;
   int line_ = 1, col_ = 1;
 };

@@ -22,7 +22,8 @@ using NodeP = std::unique_ptr<Node>;
 
 enum class NK {
   kInt, kString, kIdent, kSelf, kThis, kAssoc, kSelfAssoc, kCall, kUnary, kBinary, kLogical,
-  kTernary, kAssign, kIncDec, kDeref, kAgg
+  kTernary, kAssign, kIncDec, kDeref, kAgg,
+  kAggRef  // @name as an argument (printa, clear, trunc, normalize, denormalize)
 };
 
 struct Node {
@@ -224,6 +225,15 @@ class Parser {
       auto n = mk(NK::kString, at);
       n->name = tok_.text;
       advance();
+      return n;
+    }
+    if (is("@")) {
+      auto n = mk(NK::kAggRef, at);
+      advance();
+      if (tok_.kind == Tok::kIdent) {
+        n->name = tok_.text;
+        advance();
+      }
       return n;
     }
     if (is("(")) {
