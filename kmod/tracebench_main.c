@@ -360,6 +360,7 @@ static long tb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TB_KMOD_IOC_DVM_BUFSNAP:
 	case TB_KMOD_IOC_DVM_AGGSNAP:
 	case TB_KMOD_IOC_DVM_STATUS:
+	case TB_KMOD_IOC_DVM_AGGRESET:
 		return tb_ioctl_dvm(file, cmd, uarg);
 	default:
 		return -ENOTTY;

@@ -107,6 +107,14 @@ void tb_dvm_busy_drop(struct tb_dvm_session *s, unsigned int cpu);
 void tb_dvm_buffer_switch(struct tb_dvm_session *s, unsigned int cpu, const void **data, unsigned int *len);
 /* Copies slot `cpu`'s aggregation buffer (on that CPU); returns its bytes. */
 unsigned int tb_dvm_agg_copy(struct tb_dvm_session *s, unsigned int cpu, void *dst, unsigned int cap);
+/* The aggregating function (tbdvm::AggKind) some action uses on aggregation
+ * agg_id, or -1 when no action updates it. */
+int tb_dvm_agg_kind(const struct tb_dvm_session *s, unsigned int agg_id);
+/* clear() (unlink 0) or trunc() (unlink 1) on slot `cpu`'s aggregation
+ * agg_id of function `kind`, only key[0 .. keylen) when key is not NULL (on
+ * that CPU, interrupts masked); returns the entries changed. */
+unsigned int tb_dvm_agg_reset(struct tb_dvm_session *s, unsigned int cpu, unsigned int agg_id, int kind,
+			      const void *key, unsigned int keylen, int unlink);
 /* Adds slot `cpu`'s counters (every slot's with ~0u) to *out (zeroed by the caller). */
 void tb_dvm_status(const struct tb_dvm_session *s, unsigned int cpu, struct tb_kmod_dvm_status *out);
 

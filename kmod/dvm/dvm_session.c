@@ -110,6 +110,7 @@ struct tb_dvm {
 	u32 aggsize;
 	int begin_probe; /* probe index + 1, 0 = none */
 	int end_probe;
+	bool error_probe; /* dtrace:::ERROR given (the VM fires it; nothing to arm) */
 	int *entry;      /* NR_syscalls: probe index + 1 */
 	int *exit;
 	int sdt[TB_KMOD_EV_COUNT]; /* by event id: probe index + 1 */
@@ -622,6 +623,14 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 			if (p->arg < 1 || p->arg > TB_KMOD_DVM_MAX_HZ)
 				return "probe: profile and tick rates are 1 to 10000 Hz";
 			break;
+		case TB_KMOD_DVM_PROBE_ERROR:
+			/* Fired by the VM itself after a fault: nothing to arm. */
+			if (p->arg)
+				return "probe: ERROR takes no argument";
+			if (d->error_probe)
+				return "probe: given twice";
+			d->error_probe = true;
+			break;
 		default:
 			return "probe: unknown kind";
 		}
@@ -836,6 +845,65 @@ static long tb_dvm_snap(struct tb_dvm *d, void __user *uarg, bool agg)
 	return 0;
 }
 
+struct tb_dvm_reset_ipi {
+	struct tb_dvm *d;
+	u32 cpu, agg_id;
+	int kind;
+	const struct tb_kmod_dvm_aggreset *req;
+	u32 changed;
+};
+
+static void tb_dvm_aggreset_here(void *arg)
+{
+	struct tb_dvm_reset_ipi *x = arg;
+	const struct tb_kmod_dvm_aggreset *r = x->req;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	x->changed = tb_dvm_agg_reset(x->d->s, x->cpu, r->agg_id, x->kind,
+				      (r->flags & TB_KMOD_DVM_AGGRESET_KEY) ? r->key : NULL, r->keylen,
+				      (r->flags & TB_KMOD_DVM_AGGRESET_TRUNC) != 0);
+	local_irq_restore(flags);
+}
+
+static long tb_dvm_aggreset(struct tb_dvm *d, void __user *uarg)
+{
+	struct tb_kmod_dvm_aggreset *req;
+	struct tb_dvm_reset_ipi x = { .d = d };
+	long ret = 0;
+	u32 cpu;
+
+	req = kmalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	if (copy_from_user(req, uarg, sizeof(*req))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	x.kind = tb_dvm_agg_kind(d->s, req->agg_id);
+	if (x.kind < 0 || (req->flags & ~(TB_KMOD_DVM_AGGRESET_TRUNC | TB_KMOD_DVM_AGGRESET_KEY)) ||
+	    ((req->flags & TB_KMOD_DVM_AGGRESET_KEY) ?
+		     req->keylen % 8 || req->keylen > TB_KMOD_DVM_AGG_KEY_MAX : req->keylen != 0)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	x.req = req;
+	req->changed = 0;
+	for (cpu = 0; cpu < d->ncpus; cpu++) {
+		x.cpu = cpu;
+		x.changed = 0;
+		/* On the slot's CPU, like a buffer switch; an offline CPU fires nothing. */
+		if (smp_call_function_single(cpu, tb_dvm_aggreset_here, &x, 1))
+			tb_dvm_aggreset_here(&x);
+		req->changed += x.changed;
+	}
+	if (copy_to_user(uarg, req, sizeof(*req)))
+		ret = -EFAULT;
+out:
+	kfree(req);
+	return ret;
+}
+
 static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 {
 	struct tb_kmod_dvm_status st;
@@ -886,6 +954,9 @@ long tb_ioctl_dvm(struct file *file, unsigned int cmd, void __user *uarg)
 		break;
 	case TB_KMOD_IOC_DVM_STATUS:
 		ret = tb_dvm_status_ioctl(d, uarg);
+		break;
+	case TB_KMOD_IOC_DVM_AGGRESET:
+		ret = tb_dvm_aggreset(d, uarg);
 		break;
 	default:
 		ret = -ENOTTY;

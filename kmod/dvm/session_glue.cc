@@ -13,6 +13,7 @@
 
 static_assert(TB_KMOD_DVM_FAULTS >= tbdvm::kFaultCount, "the status carries every fault kind");
 static_assert(TB_KMOD_DIF_MAX_ARGS == tbdvm::kMaxArgs, "arg0..arg9");
+static_assert(TB_KMOD_DVM_AGG_KEY_MAX == tbdvm::kAggKeyMax, "DVM_AGGRESET carries a whole aggregation key");
 
 using namespace tbdvm;
 
@@ -38,6 +39,7 @@ struct tb_dvm_session {
   uint32_t nprogs = 0;
   const Program** keys = nullptr;
   Action* actions = nullptr;
+  uint32_t nactions = 0;
   Ecb* ecbs = nullptr;
   Ecb** ecb_ptrs = nullptr;  // grouped by probe
   Probe* probes = nullptr;
@@ -87,6 +89,8 @@ const char* check_action(const tb_kmod_dvm_action& a, uint32_t n_objects, uint32
           return "action: lquantize() needs limit > base and step > 0";
         if (span / a.lq_step > 4096) return "action: lquantize() with more than 4096 buckets";
       }
+      if (a.agg_kind == kAggLlquantize && agg_nvals(a.agg_kind, a.lq_base, a.lq_limit, a.lq_step) == 0)
+        return "action: llquantize() parameters refused (factor, magnitudes, steps or more than 4096 buckets)";
       if (a.agg_kind != kAggCount && !v) return "action: aggregating function without its value";
       return nullptr;
     }
@@ -248,7 +252,9 @@ extern "C" struct tb_dvm_session* tb_dvm_session_build(const struct tb_kmod_dvm_
     for (uint32_t i = 0; i < req->n_ecbs; i++)
       if (ecbs[i].probe == p) s->ecb_ptrs[at++] = &s->ecbs[i];
     pr.necbs = static_cast<uint32_t>(&s->ecb_ptrs[at] - pr.ecbs);
+    if (probes[p].kind == TB_KMOD_DVM_PROBE_ERROR) s->st.error_probe = &pr;
   }
+  s->nactions = req->n_actions;
 
   State& st = s->st;
   tb_module_host::install(&st.host);
@@ -324,6 +330,19 @@ extern "C" void tb_dvm_fire_region(struct tb_dvm_session* s, unsigned int probe,
   w.errno_value = who->err;
   fa.who = &w;
   dvm_fire_locked(&s->st, &s->probes[probe], &fa, cpu);
+}
+
+extern "C" int tb_dvm_agg_kind(const struct tb_dvm_session* s, unsigned int agg_id) {
+  for (uint32_t i = 0; i < s->nactions; i++)
+    if (s->actions[i].kind == kActAggregate && s->actions[i].agg_id == agg_id) return s->actions[i].agg_kind;
+  return -1;
+}
+
+extern "C" unsigned int tb_dvm_agg_reset(struct tb_dvm_session* s, unsigned int cpu, unsigned int agg_id, int kind,
+                                         const void* key, unsigned int keylen, int unlink) {
+  if (cpu >= s->nslots || kind < 0) return 0;
+  return dvm_agg_reset(&s->slots[cpu].agg, agg_id, static_cast<uint16_t>(kind), static_cast<const uint8_t*>(key),
+                       keylen, unlink != 0);
 }
 
 extern "C" void tb_dvm_busy_drop(struct tb_dvm_session* s, unsigned int cpu) {

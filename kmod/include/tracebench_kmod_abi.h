@@ -33,8 +33,9 @@
 /* 2: the payload pattern is the suite's one pattern (tracebench_payload_pattern.h).
  * 3: DIF_VERIFY and DIF_EXEC (the D-VM's DIF core in the module), TB_KMOD_CAP_DIF.
  * 4: the D-VM as a tracer (DVM_ENABLE, DVM_GO, DVM_STOP, DVM_BUFSNAP, DVM_AGGSNAP,
- *    DVM_STATUS), TB_KMOD_CAP_DVM. */
-#define TB_KMOD_ABI_VERSION 4u
+ *    DVM_STATUS), TB_KMOD_CAP_DVM.
+ * 5: DVM_AGGRESET (D's clear() and trunc()), the dtrace:::ERROR probe kind, llquantize. */
+#define TB_KMOD_ABI_VERSION 5u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -232,6 +233,9 @@ enum tb_kmod_dvm_probe_kind {
 					       * CPU; arg0 = the interrupted kernel pc (0 in user mode), arg1 =
 					       * the interrupted user pc (0 in the kernel) */
 	TB_KMOD_DVM_PROBE_TICK = 9,           /* profile:::tick-<arg>: an hrtimer at arg Hz on one CPU */
+	TB_KMOD_DVM_PROBE_ERROR = 10,         /* dtrace:::ERROR: fired by the VM after a fault, on the
+					       * faulting CPU (arg1 = epid, arg2 = 0 predicate / k action #k,
+					       * arg3 = DIF offset or -1, arg4 = fault, arg5 = address) */
 };
 #define TB_KMOD_DVM_MAX_HZ 10000u
 
@@ -314,6 +318,21 @@ struct tb_kmod_dvm_snap {
 	__u64 switch_ns;     /* out: the switch / copy on that CPU, ns */
 };
 
+/* DVM_AGGRESET: D's clear() (values back to a new entry's) or trunc() (the
+ * entries unlinked: firings make new ones) on every CPU's aggregation
+ * buffer, on that CPU.  With TB_KMOD_DVM_AGGRESET_KEY only the entry of
+ * key[0 .. keylen) (the core's encoding), else every key of agg_id. */
+#define TB_KMOD_DVM_AGGRESET_TRUNC (1u << 0)
+#define TB_KMOD_DVM_AGGRESET_KEY (1u << 1)
+#define TB_KMOD_DVM_AGG_KEY_MAX 512u /* tbdvm::kAggKeyMax */
+struct tb_kmod_dvm_aggreset {
+	__u32 agg_id;        /* in: an aggregation some action of the session updates */
+	__u32 flags;         /* in: TB_KMOD_DVM_AGGRESET_* */
+	__u32 keylen;        /* in: with _KEY, a multiple of 8 up to TB_KMOD_DVM_AGG_KEY_MAX */
+	__u32 changed;       /* out: entries changed, over every CPU */
+	__u8 key[TB_KMOD_DVM_AGG_KEY_MAX];
+};
+
 /*
  * Stage timing (TB_KMOD_DVM_TIMED), in TSC cycles (ns where the module has
  * no TSC: TB_KMOD_CAP_TSC), summed over timed firings of syscall probes:
@@ -349,6 +368,7 @@ struct tb_kmod_dvm_status {
 #define TB_KMOD_IOC_DVM_BUFSNAP _IOWR(TB_KMOD_IOC_MAGIC, 0x08, struct tb_kmod_dvm_snap)
 #define TB_KMOD_IOC_DVM_AGGSNAP _IOWR(TB_KMOD_IOC_MAGIC, 0x09, struct tb_kmod_dvm_snap)
 #define TB_KMOD_IOC_DVM_STATUS _IOWR(TB_KMOD_IOC_MAGIC, 0x0a, struct tb_kmod_dvm_status)
+#define TB_KMOD_IOC_DVM_AGGRESET _IOWR(TB_KMOD_IOC_MAGIC, 0x0b, struct tb_kmod_dvm_aggreset)
 
 static inline __u8 tb_kmod_pattern_byte(__u32 i)
 {

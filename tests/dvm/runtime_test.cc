@@ -464,5 +464,150 @@ TEST(DvmSession, ProbePathDoesNotAllocate) {
   EXPECT_EQ(g_mallocs.load(), 1);
 }
 
+
+// Output of a session's consumer passes.
+struct Captured {
+  char* text = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  std::string str() {
+    std::fflush(f);
+    return std::string(text, len);
+  }
+  ~Captured() {
+    std::fclose(f);
+    std::free(text);
+  }
+};
+
+// printa (default and formatted), normalize/denormalize, trunc(@a, n),
+// clear and trunc(@a) act when the consumer reads their record; printa'd
+// aggregations are not printed again at the end.
+TEST(DvmSession, PrintaClearTruncNormalize) {
+  Session s;
+  Captured out;
+  s.set_output(out.f);
+  ASSERT_TRUE(s.enable(compile(
+                  "tbtest:::hot { @c[arg0] = count(); @m = max(arg1); }\n"
+                  "tbtest:::other /arg0 == 1/ { printa(\"k=%d n=%@d\\n\", @c); normalize(@c, 10); printa(@c);"
+                  "  denormalize(@c); trunc(@c, 2); clear(@m); printf(\"--\\n\"); }\n"
+                  "tbtest:::other /arg0 == 2/ { printa(\"%d:%@d \", @c); printa(\"max %@d\\n\", @m); trunc(@c); }\n"
+                  "tbtest:::other /arg0 == 3/ { printa(\"%d:%@d \", @c); printf(\"end\\n\"); }\n"))
+                  .ok());
+  for (uint64_t k = 0; k < 4; k++)
+    for (uint64_t i = 0; i < (k + 1) * 10; i++) fire_hot(k, 1000 + k);
+  fire_other(1);
+  s.consume_once();
+  EXPECT_EQ(out.str(),
+            "k=0 n=10\nk=1 n=20\nk=2 n=30\nk=3 n=40\n"
+            "\n                 0                 1\n                 1                 2\n"
+            "                 2                 3\n                 3                 4\n--\n");
+  // Keys 2 and 3 stayed; key 0 comes back from zero; max restarts after clear.
+  fire_hot(0, 5);
+  fire_hot(2, 7);
+  fire_other(2);
+  s.consume_once();
+  fire_hot(1, 9);
+  fire_other(3);
+  s.disable();
+  s.print_aggregations(out.f);
+  const std::string all = out.str();
+  EXPECT_NE(all.find("--\n0:1 2:31 3:40 max 7\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("max 7\n1:1 end\n"), std::string::npos) << all;  // trunc(@c) left only the new key 1
+  EXPECT_EQ(all.find("@c"), std::string::npos) << all;                // printa'd: not printed again
+  EXPECT_EQ(all.substr(all.find("end\n") + 4), "") << all;          // nor @m
+}
+
+// llquantize: log-linear buckets as dtrace draws them (factor 10, orders 0..2,
+// 20 steps per order; an order's step is never below 1).
+TEST(DvmSession, LlquantizeBuckets) {
+  const int64_t lh = llquantize_limit(0, 2);
+  const std::pair<int64_t, uint32_t> cases[] = {{-5, 0},  {0, 0},   {1, 1},    {9, 9},     {10, 10},
+                                                {14, 10}, {15, 11}, {99, 27},  {100, 28},  {149, 28},
+                                                {150, 29}, {999, 45}, {1000, 46}, {INT64_MAX, 46}};
+  for (auto [v, b] : cases) EXPECT_EQ(llquantize_bucket(10, lh, 20, v), b) << v;
+  EXPECT_EQ(agg_nvals(kAggLlquantize, 10, lh, 20), 47u);
+  EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 1), 1);
+  EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 11), 15);
+  EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 28), 100);
+  EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 46), 1000);
+  // Every value lands in the bucket whose range holds it.
+  for (int64_t v = 1; v < 1000; v++) {
+    const uint32_t b = llquantize_bucket(10, lh, 20, v);
+    EXPECT_LE(llquantize_bucket_min(10, lh, 20, b), v);
+    EXPECT_GT(llquantize_bucket_min(10, lh, 20, b + 1), v);
+  }
+  Session s;
+  Captured out;
+  s.set_output(out.f);
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { @q = llquantize(arg0, 10, 0, 2, 20); }")).ok());
+  for (uint64_t i = 0; i < 1100; i++) fire_hot(i, 0);
+  s.disable();
+  auto aggs = s.aggregations();
+  const auto& v = aggs.at(0).rows.at(0).values;
+  ASSERT_EQ(v.size(), 47u);
+  EXPECT_EQ(v[0], 1);    // 0
+  EXPECT_EQ(v[5], 1);    // 5
+  EXPECT_EQ(v[12], 5);   // 20..24
+  EXPECT_EQ(v[30], 50);  // 200..249
+  EXPECT_EQ(v[46], 100); // 1000..1099
+  s.print_aggregations(out.f);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("             < 1 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("             150 |@                                        50\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("         >= 1000 |@@@                                      100\n"), std::string::npos) << text;
+}
+
+// A fault leaves an error record the consumer reports as dtrace does (ECB,
+// probe, fault, address, action and DIF offset) and fires dtrace:::ERROR
+// with the same facts; a fault inside an ERROR clause is only counted; the
+// firing's later ECBs still run.
+TEST(DvmSession, FaultsAreReportedAndFireError) {
+  Session s;
+  Captured out, err;
+  s.set_output(out.f);
+  s.set_error_output(err.f);
+  auto prog = compile(
+      "tbtest:::hot /arg0 == 3/ { x = *(arg0 * 16); }\n"
+      "tbtest:::hot /arg0 == 4/ { @ok = count(); trace(arg1 / (arg0 - 4)); }\n"
+      "dtrace:::ERROR { @e[arg1, arg2, arg3, arg4, arg5] = count(); }\n"
+      "dtrace:::ERROR { trace(arg1 / (arg1 - arg1)); }\n"
+      "tbtest:::hot { @n = count(); }\n");
+  ASSERT_TRUE(prog);
+  // The DIF offsets of the faulting loads/divisions.
+  auto first = [](const DifObject& d, uint8_t op) {
+    for (size_t i = 0; i < d.insns.size(); i++)
+      if (d.insns[i].op == op) return static_cast<int64_t>(i);
+    return int64_t{-1};
+  };
+  const int64_t ld = first(*prog->clauses[0].actions[0].value, kOpLdx);
+  const int64_t div = first(*prog->clauses[1].actions[1].value, kOpSdiv);
+  ASSERT_GE(ld, 0);
+  ASSERT_GE(div, 0);
+  ASSERT_TRUE(s.enable(prog).ok());
+  for (uint64_t i = 0; i < 10; i++) fire_hot(i, 100);
+  s.disable();
+  const Counters c = s.counters();
+  EXPECT_EQ(c.errors, 4u);  // two in the probes' clauses, one in each ERROR firing's second clause
+  EXPECT_EQ(c.faults[kFaultBadAddr], 1u);
+  EXPECT_EQ(c.faults[kFaultDivZero], 3u);
+  EXPECT_EQ(s.consumer_stats().error_records, 4u);
+  auto aggs = s.aggregations();
+  std::map<std::vector<int64_t>, int64_t> e;
+  for (auto& r : aggs.at(1).rows) e[r.key_ints] = r.values[0];  // @ok, @e, @n
+  const std::map<std::vector<int64_t>, int64_t> want = {{{1, 1, ld, kFaultBadAddr, 48}, 1},
+                                                         {{2, 2, div, kFaultDivZero, 0}, 1}};
+  EXPECT_EQ(e, want);
+  EXPECT_EQ(aggs.at(2).rows.at(0).values[0], 10);  // @n: after the faulting ECBs, every firing
+  const std::string text = err.str();
+  EXPECT_NE(text.find("dtrace: error on enabled probe ID 1 (ID "), std::string::npos) << text;
+  EXPECT_NE(text.find("tbtest:tracebench:loop:hot): invalid address (0x30) in action #1 at DIF offset " + std::to_string(ld) + "\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("division by zero in action #2 at DIF offset " + std::to_string(div) + "\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(ID "), std::string::npos);
+  EXPECT_NE(text.find("dtrace:::ERROR): division by zero in action #1"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace tbdvm

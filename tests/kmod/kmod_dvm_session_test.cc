@@ -101,6 +101,7 @@ Outcome run(const std::string& script, bool kernel, int n, Options o = {}) {
       r.error = e.message;
     } else {
       s.set_output(out);
+      s.set_error_output(out);  // fault reports in order with the records
       stage = "calls";
       calls(n);
       stage = "disable";
@@ -237,6 +238,47 @@ TEST_F(KmodDvmSession, RecordsBeginAndEndComeOutAlike) {
   EXPECT_NE(kern.output.find("49 getpid:entry 147\n"), std::string::npos) << kern.output;
   EXPECT_NE(kern.output.find("getpid:entry        150 getpid"), std::string::npos) << kern.output;
   EXPECT_EQ(kern.output.substr(kern.output.size() - 4), "end\n");
+}
+
+// The consumer's actions (printa with and without a format, normalize,
+// trunc, clear: the module only records them; clear and trunc reach its
+// aggregation buffers through DVM_AGGRESET), llquantize, and a fault's
+// report and dtrace:::ERROR: the same output in both homes.
+TEST_F(KmodDvmSession, PrintaTruncClearLlquantizeAndErrorsComeOutAlike) {
+  const std::string me = "tid == " + tid_;
+  const std::string script =
+      "syscall::getpid:entry /" + me + "/ { @c[arg0 % 4] = count(); @l = llquantize(arg0, 10, 0, 2, 20); @m = max(arg0); }\n"
+      "syscall::getpid:entry /" + me + " && arg0 == 50/ {\n"
+      "  printa(\"%d:%@d\\n\", @c); normalize(@c, 2); printa(@c); denormalize(@c); trunc(@c, 2); clear(@m); }\n"
+      "syscall::getpid:entry /" + me + " && arg0 == 60/ { x = *(arg0 * 16); }\n"
+      "dtrace:::ERROR { printf(\"ERROR %d %d %d %x\\n\", arg2, arg3, arg4, arg5); }\n"
+      "dtrace:::END { printa(@c); printa(@l); printa(\"max %@d\\n\", @m); }\n";
+  const Outcome user = run(script, false, 103), kern = run(script, true, 103);
+  ASSERT_EQ(user.error, "");
+  ASSERT_EQ(kern.error, "");
+  // The probe's id and module differ between the homes' tables.
+  auto strip = [](std::string s) {
+    for (size_t at = s.find("(ID "); at != std::string::npos; at = s.find("(ID ", at + 1)) {
+      const size_t end = s.find("):", at);
+      const size_t fn = s.rfind(':', s.rfind(':', end) - 1);
+      s.replace(at, fn - at, "(ID _: _");
+    }
+    return s;
+  };
+  EXPECT_EQ(strip(kern.output), strip(user.output));
+  std::printf("kernel home:\n%s", kern.output.c_str());
+  const std::string& k = kern.output;
+  // 103 calls: keys 0..2 have 26, key 3 has 25; what the consumer read ran
+  // after every call (one pass at the end).
+  EXPECT_EQ(k.rfind("3:25\n0:26\n1:26\n2:26\n", 0), 0u) << k;
+  EXPECT_NE(k.find("                 3                12\n"), std::string::npos) << k;  // normalized by 2
+  EXPECT_NE(k.find(":getpid:entry): invalid address (0x3c0) in action #1 at DIF offset "), std::string::npos) << k;
+  EXPECT_NE(k.find("ERROR 1 "), std::string::npos) << k;
+  // trunc(@c, 2) kept two keys; clear(@m) left no value since.
+  EXPECT_EQ(k.find("\n                 3                25\n"), std::string::npos) << k;
+  EXPECT_NE(k.find("             < 1 |"), std::string::npos) << k;
+  EXPECT_NE(k.find("max -9223372036854775808\n"), std::string::npos) << k;
+  EXPECT_EQ(kern.counters.errors, 1u);
 }
 
 // errno on a syscall's return: the error it returned, 0 when it succeeded.
@@ -510,6 +552,27 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
        },
        "action: lquantize() needs limit > base and step > 0"},
       {"unknown action", [](Parts& p, tb_kmod_dvm_enable&) { p.act.kind = 99; }, "action: unknown kind"},
+      {"llquantize factor",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         p.act = {};
+         p.act.kind = kActAggregate;
+         p.act.agg_kind = kAggLlquantize;
+         p.act.value = 1;
+         p.act.lq_base = 1;  // factor 1
+         p.act.lq_limit = llquantize_limit(0, 2);
+         p.act.lq_step = 10;
+       },
+       "action: llquantize() parameters refused (factor, magnitudes, steps or more than 4096 buckets)"},
+      {"ERROR with an argument",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "dtrace\0\0\0ERROR";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_ERROR;
+         p.probe.arg = 1;
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: ERROR takes no argument"},
       {"fbt on nothing",
        [](Parts& p, tb_kmod_dvm_enable&) {
          static const char names[] = "fbt\0kernel\0tb_no_such_function\0entry";
@@ -531,6 +594,47 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
     // The good request is accepted again: nothing was left enabled.
     ASSERT_EQ(refusal(&fd, Parts().request()), "") << "after " << c.what;
   }
+  close(fd);
+}
+
+// DVM_AGGRESET: no session, an aggregation no action updates, unknown flags,
+// a key of a length the core never makes: refused; a good one changes what
+// is there (nothing yet).
+TEST_F(KmodDvmSession, HostileAggResetRequestsAreRefused) {
+  int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  tb_kmod_dvm_aggreset r{};
+  EXPECT_EQ(ioctl(fd, TB_KMOD_IOC_DVM_AGGRESET, &r), -1);
+  EXPECT_EQ(errno, ENOENT);
+  Parts p;
+  p.act = {};
+  p.act.kind = kActAggregate;
+  p.act.agg_kind = kAggMax;
+  p.act.value = 1;
+  p.act.agg_id = 3;
+  p.ecb.record_size = 0;
+  tb_kmod_dvm_enable e = p.request();
+  ASSERT_EQ(ioctl(fd, TB_KMOD_IOC_DVM_ENABLE, &e), 0) << e.err;
+  const std::vector<std::pair<const char*, std::function<void(tb_kmod_dvm_aggreset&)>>> bad = {
+      {"agg no action updates", [](tb_kmod_dvm_aggreset& x) { x.agg_id = 4; }},
+      {"unknown flag", [](tb_kmod_dvm_aggreset& x) { x.flags = 1u << 7; }},
+      {"key of 12 bytes", [](tb_kmod_dvm_aggreset& x) { x.flags = TB_KMOD_DVM_AGGRESET_KEY; x.keylen = 12; }},
+      {"key too long", [](tb_kmod_dvm_aggreset& x) { x.flags = TB_KMOD_DVM_AGGRESET_KEY; x.keylen = 520; }},
+      {"keylen without a key", [](tb_kmod_dvm_aggreset& x) { x.keylen = 8; }},
+  };
+  for (const auto& [what, spoil] : bad) {
+    tb_kmod_dvm_aggreset x{};
+    x.agg_id = 3;
+    spoil(x);
+    EXPECT_EQ(ioctl(fd, TB_KMOD_IOC_DVM_AGGRESET, &x), -1) << what;
+    EXPECT_EQ(errno, EINVAL) << what;
+  }
+  tb_kmod_dvm_aggreset ok{};
+  ok.agg_id = 3;
+  ok.flags = TB_KMOD_DVM_AGGRESET_TRUNC;
+  ok.changed = 99;
+  EXPECT_EQ(ioctl(fd, TB_KMOD_IOC_DVM_AGGRESET, &ok), 0) << strerror(errno);
+  EXPECT_EQ(ok.changed, 0u);
   close(fd);
 }
 

@@ -77,6 +77,7 @@ struct ConsumerStats {
   uint64_t bytes_copied = 0;  // principal + aggregation bytes read
   uint64_t agg_bytes_copied = 0;  // aggregation snapshot bytes (memcpy)
   uint64_t records = 0;
+  uint64_t error_records = 0;  // faults reported (ErrorRecord), not counted in records
 };
 
 struct Counters {
@@ -98,6 +99,7 @@ struct AggRow {
 struct AggResult {
   const AggDesc* desc = nullptr;
   std::vector<AggRow> rows;  // sorted the way DTrace prints them
+  int64_t normal = 1;        // normalize()'s factor: printed values are divided by it
 };
 // stddev()'s value from its row (count, sum, 128-bit sum of squares).
 int64_t agg_stddev(const std::vector<int64_t>& values);
@@ -115,6 +117,9 @@ class Session {
   Error enable(std::shared_ptr<CompiledProgram> prog);
   // Where records are printed by consume_once() (nullptr: only counted).
   void set_output(std::FILE* out) { out_ = out; }
+  // Where faults are reported, as dtrace(1) does, when there is an output
+  // (default stderr).
+  void set_error_output(std::FILE* err) { err_ = err; }
   // Called for every record the consumer reads (before printing), e.g. to
   // verify payload bytes.  Set before start_consumer().
   using RecordHook = std::function<void(const Ecb& ecb, const uint8_t* record)>;
@@ -139,6 +144,7 @@ class Session {
   uint64_t records_for_epid(uint32_t epid) const;
   uint64_t records_total() const { return cstats_.records; }
   std::vector<AggResult> aggregations();
+  // Every aggregation that printa() has not printed yet (dtrace's output at exit).
   void print_aggregations(std::FILE* out);
   std::vector<std::string> matched_probes() const;
   size_t necbs() const { return ecbs_.size(); }
@@ -153,6 +159,12 @@ class Session {
  private:
   struct EcbInfo;
   void chew(const uint8_t* data, uint32_t len);
+  void report_error(const uint8_t* record);
+  // printa/clear/trunc/normalize/denormalize, as the consumer reads them.
+  void agg_op(const ActionDesc& d, int64_t arg);
+  void reset_agg(uint32_t agg_id, const std::string* key, bool unlink);
+  std::vector<AggResult> aggregations_locked();
+  void print_aggregation(std::FILE* out, const AggResult& r, bool named, const PrintfDesc* format);
   void snapshot_aggs();
   void merge_aggs(const uint8_t* arena, uint32_t used);
   void consumer_loop();
@@ -179,6 +191,9 @@ class Session {
   bool exited_ = false;
   int exit_status_ = 0;
   std::FILE* out_ = nullptr;
+  std::FILE* err_ = stderr;
+  std::map<uint32_t, int64_t> normal_;  // normalize() factors by aggregation
+  std::vector<bool> printed_;           // printa() printed it: not again at exit
   RecordHook record_hook_;
   std::thread consumer_;
   std::atomic<int> consumer_tid_{0};

@@ -46,6 +46,9 @@ class KernelHome {
   // dst; returns its bytes and adds the module's switch time to *ns.
   uint32_t snap(bool agg, uint32_t cpu, uint8_t* dst, uint32_t cap, uint64_t* ns);
   bool status(Counters* c, bool* exit_requested);
+  // clear()/trunc() on every CPU's aggregation buffer (dvm_agg_reset there);
+  // key == nullptr: every key of agg_id.
+  Error agg_reset(uint32_t agg_id, const std::string* key, bool unlink);
   uint32_t ncpus() const { return ncpus_; }
 
  private:
@@ -61,6 +64,8 @@ struct Session::EcbInfo {
 
 // dtrace:::BEGIN and dtrace:::END (probes.cc).
 extern Site g_begin, g_end;
+// dtrace:::ERROR (probes.cc): its binding is the State's error_probe.
+extern Site g_error;
 // Creates profile:::profile-N when `pattern` names one (probes.cc).
 void ensure_profile_probe(const std::string& pattern);
 // Fires `site` from a signal handler: never waits for a busy slot, counts

@@ -56,6 +56,7 @@ const std::vector<ProbeInfo>& list_kernel_probes() {
   uint32_t id = 1;
   out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "BEGIN", TB_KMOD_DVM_PROBE_BEGIN, 0});
   out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "END", TB_KMOD_DVM_PROBE_END, 0});
+  out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "ERROR", TB_KMOD_DVM_PROBE_ERROR, 0});
   // The module's own tracepoints, fired by its FIRE loop (workloads kmod_fixed, kmod_payload).
   out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_fixed", TB_KMOD_DVM_PROBE_SDT,
                           TB_KMOD_EV_FIXED});
@@ -256,6 +257,20 @@ uint32_t KernelHome::snap(bool agg, uint32_t cpu, uint8_t* dst, uint32_t cap, ui
   if (ioctl(fd_, agg ? TB_KMOD_IOC_DVM_AGGSNAP : TB_KMOD_IOC_DVM_BUFSNAP, &s) != 0) return 0;
   if (ns) *ns += s.switch_ns;
   return s.len;
+}
+
+Error KernelHome::agg_reset(uint32_t agg_id, const std::string* key, bool unlink) {
+  tb_kmod_dvm_aggreset r{};
+  r.agg_id = agg_id;
+  r.flags = unlink ? TB_KMOD_DVM_AGGRESET_TRUNC : 0;
+  if (key) {
+    if (key->size() > sizeof r.key) return {"aggregation key of " + std::to_string(key->size()) + " bytes"};
+    r.flags |= TB_KMOD_DVM_AGGRESET_KEY;
+    r.keylen = static_cast<uint32_t>(key->size());
+    std::memcpy(r.key, key->data(), key->size());
+  }
+  if (ioctl(fd_, TB_KMOD_IOC_DVM_AGGRESET, &r) != 0) return {errno_text("TB_KMOD_IOC_DVM_AGGRESET", errno)};
+  return Error::none();
 }
 
 bool KernelHome::status(Counters* c, bool* exit_requested) {

@@ -107,6 +107,8 @@ extern Site __stop_tbdvm_sites[] __attribute__((weak));
 
 Site g_begin TBDVM_SITE_ATTR = {"dtrace", "", "", "BEGIN", {nullptr}};
 Site g_end TBDVM_SITE_ATTR = {"dtrace", "", "", "END", {nullptr}};
+// Never armed: the core fires its binding's ECBs after a fault (State::error_probe).
+Site g_error TBDVM_SITE_ATTR = {"dtrace", "", "", "ERROR", {nullptr}};
 
 namespace {
 std::mutex g_probe_mu;

@@ -12,32 +12,11 @@ namespace tbdvm {
 // ---------------------------------------------------------------------------
 // Record formatting.
 namespace {
-std::string format_printf(const std::string& fmt, const std::vector<const uint8_t*>& args,
-                          const std::vector<ValueType>& types) {
+// One conversion (spec = "%" and its flags, width, precision) of a value.
+std::string format_one(const std::string& spec, char conv, const uint8_t* a, ValueType t) {
   std::string out;
-  size_t ai = 0;
-  for (size_t i = 0; i < fmt.size(); i++) {
-    if (fmt[i] != '%') {
-      out += fmt[i];
-      continue;
-    }
-    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
-      out += '%';
-      i++;
-      continue;
-    }
-    size_t j = i + 1;
-    std::string spec = "%";
-    while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) spec += fmt[j++];
-    while (j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.')) spec += fmt[j++];
-    while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) j++;
-    if (j >= fmt.size()) break;
-    char conv = fmt[j];
-    i = j;
-    char buf[512];
-    if (ai >= args.size()) break;
-    const uint8_t* a = args[ai];
-    ValueType t = types[ai++];
+  char buf[512];
+  {
     if (conv == 's') {
       if (t == ValueType::kString) {
         std::snprintf(buf, sizeof buf, (spec + "s").c_str(), reinterpret_cast<const char*>(a));
@@ -59,6 +38,106 @@ std::string format_printf(const std::string& fmt, const std::vector<const uint8_
   }
   return out;
 }
+
+// Walks a printf/printa format: literal text is appended, each conversion
+// handed to `conv(spec, conversion, is_value)` ('@' marks printa's value).
+template <typename F>
+std::string walk_format(const std::string& fmt, F&& conv) {
+  std::string out;
+  for (size_t i = 0; i < fmt.size(); i++) {
+    if (fmt[i] != '%') {
+      out += fmt[i];
+      continue;
+    }
+    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
+      out += '%';
+      i++;
+      continue;
+    }
+    size_t j = i + 1;
+    std::string spec = "%";
+    bool value = false;
+    while (j < fmt.size() && std::strchr("-+ #0@", fmt[j])) {
+      if (fmt[j] == '@') value = true;
+      else spec += fmt[j];
+      j++;
+    }
+    while (j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.' || fmt[j] == '@')) {
+      if (fmt[j] == '@') value = true;
+      else spec += fmt[j];
+      j++;
+    }
+    while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) j++;
+    if (j >= fmt.size()) break;
+    out += conv(spec, fmt[j], value);
+    i = j;
+  }
+  return out;
+}
+
+std::string format_printf(const std::string& fmt, const std::vector<const uint8_t*>& args,
+                          const std::vector<ValueType>& types) {
+  size_t ai = 0;
+  return walk_format(fmt, [&](const std::string& spec, char conv, bool) -> std::string {
+    if (ai >= args.size()) return "";
+    const uint8_t* a = args[ai];
+    ValueType t = types[ai++];
+    return format_one(spec, conv, a, t);
+  });
+}
+
+// How printing orders rows: the value dtrace sorts by.
+double row_scalar(AggKind kind, const std::vector<int64_t>& v) {
+  if (kind == kAggAvg) return v[0] ? static_cast<double>(v[1]) / v[0] : 0;
+  if (kind == kAggStddev) return static_cast<double>(agg_stddev(v));
+  if (kind == kAggQuantize || kind == kAggLquantize || kind == kAggLlquantize) {
+    double s = 0;
+    for (auto x : v) s += x;
+    return s;
+  }
+  return static_cast<double>(v[0]);
+}
+
+// The label of a distribution's bucket.
+std::string bucket_label(const AggDesc& d, size_t b, size_t n) {
+  if (d.kind == kAggQuantize) return std::to_string(quantize_bucket_min(static_cast<uint32_t>(b)));
+  const int64_t lo = d.kind == kAggLquantize ? d.lq_base : llquantize_bucket_min(d.lq_base, d.lq_limit, d.lq_step, 1);
+  if (b == 0) return "< " + std::to_string(lo);
+  if (d.kind == kAggLquantize) {
+    if (b == n - 1) return ">= " + std::to_string(d.lq_limit);
+    return std::to_string(d.lq_base + static_cast<int64_t>(b - 1) * d.lq_step);
+  }
+  const int64_t m = llquantize_bucket_min(d.lq_base, d.lq_limit, d.lq_step, static_cast<uint32_t>(b));
+  return (b == n - 1 ? ">= " : "") + std::to_string(m);
+}
+
+// A distribution's rows (quantize, lquantize, llquantize), as dtrace draws them.
+std::string distribution(const AggDesc& d, const std::vector<int64_t>& values, int64_t normal) {
+  std::string out = "           value  ------------- Distribution ------------- count\n";
+  int64_t total = 0;
+  for (auto v : values) total += v;
+  size_t first = 0, last = values.size() - 1;
+  while (first < values.size() && values[first] == 0) first++;
+  while (last > 0 && values[last] == 0) last--;
+  if (first > 0) first--;
+  if (last + 1 < values.size()) last++;
+  char line[256];
+  for (size_t b = first; b <= last && b < values.size(); b++) {
+    int bars = total ? static_cast<int>(values[b] * 40 / total) : 0;
+    std::snprintf(line, sizeof line, "%16s |%-40s %lld\n", bucket_label(d, b, values.size()).c_str(),
+                  std::string(bars, '@').c_str(), static_cast<long long>(values[b] / normal));
+    out += line;
+  }
+  return out;
+}
+
+// A scalar aggregation's printed value.
+long long scalar_value(AggKind kind, const std::vector<int64_t>& v, int64_t normal) {
+  long long x = kind == kAggAvg      ? (v[0] ? v[1] / v[0] : 0)
+                : kind == kAggStddev ? agg_stddev(v)
+                                     : static_cast<long long>(v[0]);
+  return x / normal;
+}
 }  // namespace
 
 int64_t agg_stddev(const std::vector<int64_t>& v) {
@@ -77,6 +156,13 @@ void Session::chew(const uint8_t* data, uint32_t len) {
   while (off + sizeof(RecordHeader) <= len) {
     RecordHeader h;
     std::memcpy(&h, data + off, sizeof h);
+    if (h.epid == kEpidError) {
+      if (h.size != sizeof(ErrorRecord) || len - off < sizeof(ErrorRecord)) break;
+      cstats_.error_records++;
+      report_error(data + off);
+      off += h.size;
+      continue;
+    }
     if (h.epid == 0 || h.epid > epids_.size() || h.size == 0) break;
     const EcbInfo& info = epids_[h.epid - 1];
     const uint8_t* rec = data + off;
@@ -98,9 +184,20 @@ void Session::chew(const uint8_t* data, uint32_t len) {
       continue;
     }
     std::string line;
+    bool agg_ops = false;
     for (uint32_t k = 0; k < e->nactions; k++) {
       const Action& a = e->actions[k];
       const ActionDesc& d = info.clause->actions[k];
+      if (d.agg_op != AggOp::kNone) {
+        // In order with the clause's other output.
+        if (!line.empty()) std::fputs(line.c_str(), out_);
+        line.clear();
+        int64_t v;
+        std::memcpy(&v, rec + a.offset, 8);
+        agg_op(d, v);
+        agg_ops = true;
+        continue;
+      }
       switch (a.kind) {
         case kActPrintf: {
           // Consecutive printf actions with one format id form one call.
@@ -162,7 +259,7 @@ void Session::chew(const uint8_t* data, uint32_t len) {
       }
     }
     if (out_ && !line.empty()) {
-      bool has_printf = false;
+      bool has_printf = agg_ops;
       for (uint32_t k = 0; k < e->nactions; k++) has_printf |= e->actions[k].kind == kActPrintf;
       if (!has_printf) {
         std::fprintf(out_, "%3u %6u %32s:%-12s%s\n", 0u, info.binding->probe.id,
@@ -176,9 +273,17 @@ void Session::chew(const uint8_t* data, uint32_t len) {
 }
 
 std::vector<AggResult> Session::aggregations() {
-  std::vector<AggResult> out(prog_ ? prog_->aggs.size() : 0);
-  for (size_t i = 0; i < out.size(); i++) out[i].desc = &prog_->aggs[i];
   std::lock_guard<std::mutex> g(consume_mu_);
+  return aggregations_locked();
+}
+
+std::vector<AggResult> Session::aggregations_locked() {
+  std::vector<AggResult> out(prog_ ? prog_->aggs.size() : 0);
+  for (size_t i = 0; i < out.size(); i++) {
+    out[i].desc = &prog_->aggs[i];
+    auto n = normal_.find(static_cast<uint32_t>(i));
+    if (n != normal_.end()) out[i].normal = n->second;
+  }
   for (auto& [k, vals] : agg_merged_) {
     if (k.first >= out.size()) continue;
     AggRow row;
@@ -203,18 +308,8 @@ std::vector<AggResult> Session::aggregations() {
   }
   for (auto& r : out) {
     AggKind kind = r.desc->kind;
-    auto scalar = [kind](const AggRow& x) -> double {
-      if (kind == kAggAvg) return x.values[0] ? static_cast<double>(x.values[1]) / x.values[0] : 0;
-      if (kind == kAggStddev) return static_cast<double>(agg_stddev(x.values));
-      if (kind == kAggQuantize || kind == kAggLquantize) {
-        double s = 0;
-        for (auto v : x.values) s += v;
-        return s;
-      }
-      return static_cast<double>(x.values[0]);
-    };
     std::stable_sort(r.rows.begin(), r.rows.end(), [&](const AggRow& a, const AggRow& b) {
-      double x = scalar(a), y = scalar(b);
+      double x = row_scalar(kind, a.values), y = row_scalar(kind, b.values);
       if (x != y) return x < y;
       return a.key_strings < b.key_strings;
     });
@@ -222,56 +317,123 @@ std::vector<AggResult> Session::aggregations() {
   return out;
 }
 
+void Session::print_aggregation(std::FILE* out, const AggResult& r, bool named, const PrintfDesc* format) {
+  const AggKind kind = r.desc->kind;
+  const bool dist = kind == kAggQuantize || kind == kAggLquantize || kind == kAggLlquantize;
+  if (format) {
+    // printa(format, @a): one printf per row, keys in order, %@ the value.
+    for (auto& row : r.rows) {
+      size_t key = 0;
+      std::string text = walk_format(format->format, [&](const std::string& spec, char conv, bool value) {
+        if (value) {
+          if (dist) return "\n" + distribution(*r.desc, row.values, r.normal);
+          const int64_t v = scalar_value(kind, row.values, r.normal);
+          return format_one(spec, conv, reinterpret_cast<const uint8_t*>(&v), ValueType::kInt);
+        }
+        if (key >= row.key_strings.size()) return std::string();
+        const size_t i = key++;
+        if (r.desc->key_types[i] == ValueType::kString)
+          return format_one(spec, conv, reinterpret_cast<const uint8_t*>(row.key_strings[i].c_str()), ValueType::kString);
+        return format_one(spec, conv, reinterpret_cast<const uint8_t*>(&row.key_ints[i]), ValueType::kInt);
+      });
+      std::fputs(text.c_str(), out);
+    }
+    return;
+  }
+  if (r.rows.empty()) return;
+  std::fputc('\n', out);
+  if (named && !r.desc->name.empty()) std::fprintf(out, "  @%s\n", r.desc->name.c_str());
+  for (auto& row : r.rows) {
+    std::string keys;
+    char buf[128];
+    for (size_t i = 0; i < row.key_strings.size(); i++) {
+      if (r.desc->key_types.size() > i && r.desc->key_types[i] == ValueType::kString)
+        std::snprintf(buf, sizeof buf, "  %-40s", row.key_strings[i].c_str());
+      else
+        std::snprintf(buf, sizeof buf, "  %16lld", static_cast<long long>(row.key_ints[i]));
+      keys += buf;
+    }
+    if (dist) {
+      if (!keys.empty()) std::fprintf(out, "%s\n", keys.c_str());
+      std::fputs(distribution(*r.desc, row.values, r.normal).c_str(), out);
+      std::fputc('\n', out);
+    } else {
+      std::fprintf(out, "%s  %16lld\n", keys.c_str(), scalar_value(kind, row.values, r.normal));
+    }
+  }
+}
+
 void Session::print_aggregations(std::FILE* out) {
   auto aggs = aggregations();
-  for (auto& r : aggs) {
-    if (r.rows.empty()) continue;
-    std::fputc('\n', out);
-    if (!r.desc->name.empty() && aggs.size() > 1) std::fprintf(out, "  @%s\n", r.desc->name.c_str());
-    for (auto& row : r.rows) {
-      std::string keys;
-      char buf[128];
-      for (size_t i = 0; i < row.key_strings.size(); i++) {
-        if (r.desc->key_types.size() > i && r.desc->key_types[i] == ValueType::kString)
-          std::snprintf(buf, sizeof buf, "  %-40s", row.key_strings[i].c_str());
-        else
-          std::snprintf(buf, sizeof buf, "  %16lld", static_cast<long long>(row.key_ints[i]));
-        keys += buf;
-      }
-      AggKind kind = r.desc->kind;
-      if (kind == kAggQuantize || kind == kAggLquantize) {
-        if (!keys.empty()) std::fprintf(out, "%s\n", keys.c_str());
-        std::fprintf(out, "           value  ------------- Distribution ------------- count\n");
-        int64_t total = 0;
-        for (auto v : row.values) total += v;
-        size_t first = 0, last = row.values.size() - 1;
-        while (first < row.values.size() && row.values[first] == 0) first++;
-        while (last > 0 && row.values[last] == 0) last--;
-        if (first > 0) first--;
-        if (last + 1 < row.values.size()) last++;
-        for (size_t b = first; b <= last && b < row.values.size(); b++) {
-          int bars = total ? static_cast<int>(row.values[b] * 40 / total) : 0;
-          std::string label;
-          if (kind == kAggQuantize) {
-            label = std::to_string(quantize_bucket_min(static_cast<uint32_t>(b)));
-          } else if (b == 0) {
-            label = "< " + std::to_string(r.desc->lq_base);
-          } else if (b == row.values.size() - 1) {
-            label = ">= " + std::to_string(r.desc->lq_limit);
-          } else {
-            label = std::to_string(r.desc->lq_base + static_cast<int64_t>(b - 1) * r.desc->lq_step);
-          }
-          std::fprintf(out, "%16s |%-40s %lld\n", label.c_str(), std::string(bars, '@').c_str(),
-                       static_cast<long long>(row.values[b]));
-        }
-        std::fputc('\n', out);
-      } else {
-        long long v = kind == kAggAvg      ? (row.values[0] ? row.values[1] / row.values[0] : 0)
-                      : kind == kAggStddev ? agg_stddev(row.values)
-                                           : static_cast<long long>(row.values[0]);
-        std::fprintf(out, "%s  %16lld\n", keys.c_str(), v);
-      }
+  for (size_t i = 0; i < aggs.size(); i++) {
+    if (i < printed_.size() && printed_[i]) continue;
+    print_aggregation(out, aggs[i], aggs.size() > 1, nullptr);
+  }
+}
+
+void Session::report_error(const uint8_t* record) {
+  ErrorRecord r;
+  std::memcpy(&r, record, sizeof r);
+  if (!out_ || !err_) return;
+  std::string probe = "?";
+  uint32_t pid = 0;
+  if (r.epid >= 1 && r.epid <= epids_.size()) {
+    const Probe& p = epids_[r.epid - 1].binding->probe;
+    pid = p.id;
+    probe = std::string(p.provider) + ":" + p.module + ":" + p.function + ":" + p.name;
+  }
+  std::string where = r.where == 0 ? "predicate" : "action #" + std::to_string(r.where);
+  char addr[64] = "";
+  if (r.fault == kFaultBadAddr || r.fault == kFaultBadAlign || r.fault == kFaultBadCopy)
+    std::snprintf(addr, sizeof addr, " (0x%llx)", static_cast<unsigned long long>(r.addr));
+  std::string pc = r.pc == kFaultNoPc ? "" : " at DIF offset " + std::to_string(r.pc);
+  std::fprintf(err_, "dtrace: error on enabled probe ID %u (ID %u: %s): %s%s in %s%s\n", r.epid, pid, probe.c_str(),
+               fault_name(r.fault), addr, where.c_str(), pc.c_str());
+}
+
+void Session::agg_op(const ActionDesc& d, int64_t arg) {
+  const uint32_t id = d.agg_id;
+  if (!prog_ || id >= prog_->aggs.size()) return;
+  switch (d.agg_op) {
+    case AggOp::kPrinta: {
+      snapshot_aggs();  // the aggregation as it is now
+      auto aggs = aggregations_locked();
+      if (printed_.size() < aggs.size()) printed_.resize(aggs.size());
+      printed_[id] = true;
+      if (!out_) return;
+      print_aggregation(out_, aggs[id], false,
+                        d.agg_format >= 0 ? &prog_->formats[static_cast<size_t>(d.agg_format)] : nullptr);
+      return;
     }
+    case AggOp::kNormalize:
+      if (arg > 0) normal_[id] = arg;
+      else if (out_ && err_) std::fprintf(err_, "dtrace: normalize() of @%s by %lld ignored: the factor must be positive\n",
+                                          prog_->aggs[id].name.c_str(), static_cast<long long>(arg));
+      return;
+    case AggOp::kDenormalize: normal_.erase(id); return;
+    case AggOp::kClear: reset_agg(id, nullptr, false); return;
+    case AggOp::kTrunc: {
+      if (!d.agg_has_count) {
+        reset_agg(id, nullptr, true);
+        return;
+      }
+      // trunc(@a, n): keep the n largest (n < 0: the -n smallest) keys.
+      snapshot_aggs();
+      const AggKind kind = prog_->aggs[id].kind;
+      std::vector<std::pair<double, const std::string*>> rows;
+      for (auto& [k, vals] : agg_merged_)
+        if (k.first == id) rows.push_back({row_scalar(kind, vals), &k.second});
+      std::stable_sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      const uint64_t keep = arg < 0 ? 0 - static_cast<uint64_t>(arg) : static_cast<uint64_t>(arg);
+      if (keep >= rows.size()) return;
+      const size_t drop = rows.size() - static_cast<size_t>(keep);
+      for (size_t i = 0; i < drop; i++) {
+        const std::string key = *rows[arg < 0 ? rows.size() - 1 - i : i].second;
+        reset_agg(id, &key, true);
+      }
+      return;
+    }
+    case AggOp::kNone: return;
   }
 }
 

@@ -146,7 +146,8 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
       }
       if (a.kind == kActAggregate &&
           agg_nvals(a.agg_kind, a.lq_base, a.lq_limit, a.lq_step) == 0)
-        return {"lquantize() at line " + std::to_string(c.line) + ": need limit > base and step > 0"};
+        return {"lquantize()/llquantize() at line " + std::to_string(c.line) +
+                ": parameters refused (lquantize: limit > base, step > 0; llquantize: see the compiler's rules)"};
     }
   }
   if (!opt_.kernel)
@@ -289,6 +290,9 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     }
     return Error::none();
   }
+  // Faults fire dtrace:::ERROR's clauses, BEGIN's included.
+  for (auto& [site, b] : by_site)
+    if (site == &g_error) state_.error_probe = &b->probe;
   // BEGIN fires before anything else.
   for (auto& b : bindings_) {
     if (b->probe.provider == std::string("dtrace") && std::string(b->probe.name) == "BEGIN") {
@@ -298,7 +302,7 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     }
   }
   for (auto& [site, b] : by_site)
-    if (site != &g_begin && site != &g_end) site_bindings_.push_back({site, b});
+    if (site != &g_begin && site != &g_end && site != &g_error) site_bindings_.push_back({site, b});
   Error ae = resume();
   if (!ae.ok()) {
     disable();
@@ -548,12 +552,32 @@ void Session::snapshot_aggs() {
   }
 }
 
+void Session::reset_agg(uint32_t agg_id, const std::string* key, bool unlink) {
+  const uint16_t kind = prog_->aggs[agg_id].kind;
+  if (kernel_) {
+    Error e = kernel_->agg_reset(agg_id, key, unlink);
+    if (!e.ok() && out_ && err_) std::fprintf(err_, "dtrace: %s() failed: %s\n", unlink ? "trunc" : "clear", e.message.c_str());
+    return;
+  }
+  for (uint32_t i = 0; i < state_.nslots; i++) {
+    Slot& s = state_.slots[i];
+    lock_slot(s.lock);
+    dvm_agg_reset(&s.agg, agg_id, kind, key ? reinterpret_cast<const uint8_t*>(key->data()) : nullptr,
+                  key ? static_cast<uint32_t>(key->size()) : 0, unlink);
+    s.lock->unlock();
+  }
+}
+
 // Rebuild: merges one slot's aggregation entries into the consumer's view.
 void Session::merge_aggs(const uint8_t* arena, uint32_t used) {
   for (uint32_t off = 8; off + sizeof(AggEntry) <= used;) {
     auto* e = reinterpret_cast<const AggEntry*>(arena + off);
     const uint64_t bytes = sizeof(AggEntry) + e->keylen + e->nvals * 8ull;
     if (bytes > used - off) break;  // a torn copy: nothing past it is whole
+    if (e->agg_id == kAggDead) {    // trunc() took it out
+      off += static_cast<uint32_t>(bytes);
+      continue;
+    }
     std::string key(reinterpret_cast<const char*>(e + 1), e->keylen);
     const int64_t* v = agg_values(e);
     auto it = agg_merged_.find({e->agg_id, key});
