@@ -155,7 +155,17 @@ for args, code, pattern in [
         (["dvm", "-l", "-n", "nosuch:::"], 1, r"no probe matches 'nosuch:::'"),
         # dtrace's -w (destructive actions) is not the workload: refused, pointing at --workload.
         (["dvm", "-w", "-n", "tb:::fire { trace(1); }"], 2, r"permit destructive actions.*--workload NAME"),
-        (["dvm", "-n", "nosuch::: { trace(1); }"], 1, r"does not match any probes")]:
+        (["dvm", "-n", "nosuch::: { trace(1); }"], 1, r"does not match any probes"),
+        # -c/-p: another process, which only the kernel home sees; one of them; no workload.
+        (["dvm", "-c", "true", "-n", "tb:::fire { trace(1); }"], 2, r"-c/-p trace another process.*--kernel"),
+        (["dvm", "--kernel", "-c", "true", "-p", "1", "-n", "BEGIN { }"], 2, r"-c and -p both name"),
+        (["dvm", "--kernel", "-c", "true", "--workload", "dvm_hot", "-n", "BEGIN { }"], 2, r"--workload is for"),
+        (["dvm", "--kernel", "-p", "2147483647", "-n", "BEGIN { }"], 2, r"-p 2147483647: no such process"),
+        (["dvm", "--kernel", "-c", "'unterminated", "-n", "BEGIN { }"], 2, r"not a command"),
+        (["dvm", "-e", "-n", "tb:::fire /pid == $target/ { }"], 2, r"\$target is not defined: give a process"),
+        (["dvm", "-e", "-n", "tb:::fire { trace($2); }", "1"], 2, r"macro argument \$2 is not defined \(1 given"),
+        (["dvm", "-q", "--events", "10", "-o", "/nonexistent/dir/out", "-n", "tb:::fire { }"], 2,
+         r"-o /nonexistent/dir/out: No such file")]:
     r = subprocess.run([tb] + args, capture_output=True, text=True, timeout=60)
     msg = r.stdout + r.stderr
     check(" ".join(args) + " -> exit", r.returncode == code, f"exit {r.returncode}, expected {code}: {msg[:300]}")

@@ -5,14 +5,24 @@
 //   tracebench dvm -S -e -n '...'       print the compiled DIF and exit
 //   tracebench dvm -l [-n pattern]      list probes
 //   tracebench dvm --kernel -n 'syscall::getpid:entry { @[execname] = count(); }' --workload dvm_getpid
-// Flags that dtrace(1) also has mean what they mean there (-n -s -S -e -l -q
-// -x); -w is dtrace's "permit destructive actions", which the D-VM has none
-// of: refused with a pointer to --workload.
 //                                       the same, in the tracebench module (the kernel's probes)
+//   tracebench dvm --kernel -c 'ls /' -n 'syscall:::entry /pid == $target/ { @[probefunc] = count(); }'
+//   tracebench dvm -s script.d 42 getpid     macro arguments $1, $2
+// Flags that dtrace(1) also has mean what they mean there (-n -s -S -e -l -q
+// -x -o -c -p); -w is dtrace's "permit destructive actions", which the D-VM
+// has none of: refused with a pointer to --workload.
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -40,7 +50,57 @@ struct DvmArgs {
   std::uint64_t events = 100000;
   std::size_t payload = 0;
   std::vector<std::string> xopts;
+  std::string output;                   // -o: append the traced data here
+  std::string command;                  // -c: run it, trace until it exits ($target)
+  int target_pid = -1;                  // -p: trace until it exits ($target)
+  std::vector<std::string> macro_args;  // $1..$N
+  bool workload_given = false;
 };
+
+// The -c command: forked at once, held until the session is enabled (dtrace
+// grabs it stopped), then exec'd.
+struct Child {
+  pid_t pid = -1;
+  int go_fd = -1;  // writing here lets the child exec
+  ~Child() {
+    if (go_fd >= 0) close(go_fd);  // the child exits without exec
+    if (pid > 0) waitpid(pid, nullptr, 0);
+  }
+};
+
+bool spawn_held(const std::string& command, Child* c, std::string* err) {
+  wordexp_t we{};
+  if (wordexp(command.c_str(), &we, WRDE_NOCMD) != 0 || we.we_wordc == 0) {
+    *err = "-c '" + command + "': not a command (words are split as the shell does; no substitutions)";
+    if (we.we_wordv) wordfree(&we);
+    return false;
+  }
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    wordfree(&we);
+    *err = "pipe: " + std::string(std::strerror(errno));
+    return false;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[1]);
+    char go;
+    if (read(p[0], &go, 1) != 1) _exit(127);  // the tracer gave up
+    execvp(we.we_wordv[0], we.we_wordv);
+    std::fprintf(stderr, "tracebench dvm: -c: cannot run %s: %s\n", we.we_wordv[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(p[0]);
+  wordfree(&we);
+  if (pid < 0) {
+    close(p[1]);
+    *err = "fork: " + std::string(std::strerror(errno));
+    return false;
+  }
+  c->pid = pid;
+  c->go_fd = p[1];
+  return true;
+}
 
 volatile std::sig_atomic_t g_interrupted = 0;
 constexpr std::uint64_t kChunk = 10000;
@@ -85,7 +145,42 @@ int run_dvm(const DvmArgs& a) {
     std::fprintf(stderr, "tracebench dvm: give a D program with -n '<clauses>' or -s file.d (or -l to list probes)\n");
     return 2;
   }
-  tbdvm::CompileResult r = tbdvm::compile_d(src);
+  // Another process: only the kernel home's probes see it.
+  const bool other = !a.command.empty() || a.target_pid >= 0;
+  if (!a.command.empty() && a.target_pid >= 0) {
+    std::fprintf(stderr, "tracebench dvm: -c and -p both name the traced process; give one\n");
+    return 2;
+  }
+  if (other && !a.kernel) {
+    std::fprintf(stderr,
+                 "tracebench dvm: -c/-p trace another process, which only the kernel home's probes see: add --kernel "
+                 "(the user home's probes are this process's own sites)\n");
+    return 2;
+  }
+  if (other && a.workload_given) {
+    std::fprintf(stderr, "tracebench dvm: -c/-p trace a process until it exits; --workload is for tracing this one\n");
+    return 2;
+  }
+  if (a.target_pid >= 0 && (a.target_pid == 0 || kill(a.target_pid, 0) != 0)) {
+    std::fprintf(stderr, "tracebench dvm: -p %d: no such process\n", a.target_pid);
+    return 2;
+  }
+  tbdvm::CompileOptions copts;
+  copts.args.push_back(a.file.empty() ? "tracebench" : a.file);
+  copts.args.insert(copts.args.end(), a.macro_args.begin(), a.macro_args.end());
+  Child child;
+  if (!a.command.empty() && !a.exit_after_compile) {
+    std::string err;
+    if (!spawn_held(a.command, &child, &err)) {
+      std::fprintf(stderr, "tracebench dvm: %s\n", err.c_str());
+      return 2;
+    }
+    copts.target = child.pid;
+  } else if (!a.command.empty()) {
+    copts.target = 0;  // -e: compiled, never run
+  }
+  if (a.target_pid >= 0) copts.target = a.target_pid;
+  tbdvm::CompileResult r = tbdvm::compile_d(src, copts);
   if (!r.program) {
     std::fprintf(stderr, "tracebench dvm: %s: %s\n", origin.c_str(), r.error.c_str());
     return 2;
@@ -111,19 +206,31 @@ int run_dvm(const DvmArgs& a) {
     auto eq = x.find('=');
     if (!apply(x.substr(0, eq), eq == std::string::npos ? "" : x.substr(eq + 1))) return 2;
   }
-  const Workload* w = find_workload(a.workload);
-  if (!w) {
-    std::fprintf(stderr, "tracebench dvm: unknown workload '%s' (see `tracebench list`)\n", a.workload.c_str());
-    return 2;
-  }
-  WorkloadParams wp;
-  wp.payload_bytes = a.payload;
   std::unique_ptr<WorkloadState> state;
-  Status st = w->setup(wp, &state);
-  if (!st) {
-    std::fprintf(stderr, "tracebench dvm: workload %s: %s\n", w->name.c_str(), st.message().c_str());
-    return 1;
+  if (!other) {
+    const Workload* w = find_workload(a.workload);
+    if (!w) {
+      std::fprintf(stderr, "tracebench dvm: unknown workload '%s' (see `tracebench list`)\n", a.workload.c_str());
+      return 2;
+    }
+    WorkloadParams wp;
+    wp.payload_bytes = a.payload;
+    Status st = w->setup(wp, &state);
+    if (!st) {
+      std::fprintf(stderr, "tracebench dvm: workload %s: %s\n", w->name.c_str(), st.message().c_str());
+      return 1;
+    }
   }
+  // -o: the traced data goes there (appended, as dtrace does); messages stay on stderr.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> outfile(nullptr, std::fclose);
+  if (!a.output.empty()) {
+    outfile.reset(std::fopen(a.output.c_str(), "a"));
+    if (!outfile) {
+      std::fprintf(stderr, "tracebench dvm: -o %s: %s\n", a.output.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+  std::FILE* out = outfile ? outfile.get() : stdout;
   tbdvm::Session session(o);
   tbdvm::Error e = session.enable(r.program);
   if (!e.ok()) {
@@ -133,7 +240,7 @@ int run_dvm(const DvmArgs& a) {
   if (!quiet)
     std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session.matched_probes().size(),
                  session.matched_probes().size() == 1 ? "" : "s", session.necbs(), session.necbs() == 1 ? "" : "s");
-  session.start_consumer(stdout);
+  session.start_consumer(out);
   // Fire in chunks so an exit() action or Ctrl-C stops the run early.  Like
   // dtrace, the first SIGINT/SIGTERM ends the firing and the aggregations are
   // still printed; a second one kills (SA_RESETHAND).
@@ -144,17 +251,50 @@ int run_dvm(const DvmArgs& a) {
   g_interrupted = 0;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  std::uint64_t left = a.events;
-  while (left > 0 && !session.exited() && !g_interrupted) {
-    std::uint64_t n = left < kChunk ? left : kChunk;
-    state->fire(n);
-    left -= n;
+  int child_status = 0;
+  if (!other) {
+    std::uint64_t left = a.events;
+    while (left > 0 && !session.exited() && !g_interrupted) {
+      std::uint64_t n = left < kChunk ? left : kChunk;
+      state->fire(n);
+      left -= n;
+    }
+  } else {
+    // Until the process exits (or exit(), or a signal).
+    const pid_t pid = child.pid > 0 ? child.pid : a.target_pid;
+    if (child.go_fd >= 0) {
+      char go = 1;
+      if (write(child.go_fd, &go, 1) != 1) std::fprintf(stderr, "tracebench dvm: -c: the command did not start\n");
+      close(child.go_fd);
+      child.go_fd = -1;
+    }
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    while (!session.exited() && !g_interrupted) {
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) break;
+      } else if (kill(pid, 0) != 0 && errno == ESRCH) {
+        break;
+      } else {
+        usleep(100000);
+      }
+    }
+    if (pidfd >= 0) close(pidfd);
+    if (child.pid > 0 && waitpid(child.pid, &child_status, g_interrupted || session.exited() ? WNOHANG : 0) == child.pid) {
+      child.pid = -1;
+      if (!quiet)
+        std::fprintf(stderr, "dvm: pid %d %s %d\n", static_cast<int>(pid),
+                     WIFEXITED(child_status) ? "exited with status" : "killed by signal",
+                     WIFEXITED(child_status) ? WEXITSTATUS(child_status) : WTERMSIG(child_status));
+    } else if (a.target_pid >= 0 && !quiet && kill(pid, 0) != 0) {
+      std::fprintf(stderr, "dvm: pid %d has exited\n", static_cast<int>(pid));
+    }
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   session.disable();
-  std::fflush(stdout);
-  session.print_aggregations(stdout);
+  std::fflush(out);
+  session.print_aggregations(out);
   tbdvm::Counters c = session.counters();
   if (!quiet || c.errors || c.drops || c.agg_drops) {
     std::fprintf(stderr, "dvm: %llu probe firings, %llu ECB firings, %llu errors, %llu drops, %llu aggregation drops\n",
@@ -195,7 +335,16 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("--events", args->events, "Events the workload fires (default 100000)");
   sub->add_option("--payload", args->payload, "Payload bytes per event (default 0)");
   sub->add_option("-x", args->xopts, "D-VM option name=value (bufsize, aggsize, switchrate, nslots, ...)");
-  sub->callback([args, exit_status] { *exit_status = run_dvm(*args); });
+  sub->add_option("-o", args->output, "Append the traced data (records, aggregations) to this file");
+  sub->add_option("-c", args->command,
+                  "Run this command and trace until it exits; $target is its pid (kernel home: --kernel)");
+  sub->add_option("-p", args->target_pid, "Trace until process PID exits; $target is PID (kernel home: --kernel)");
+  sub->add_option("macro_args", args->macro_args, "Macro arguments: $1, $2, ... in the program ($$1 as a string)");
+  sub->positionals_at_end();
+  sub->callback([args, sub, exit_status] {
+    args->workload_given = sub->count("--workload") > 0;
+    *exit_status = run_dvm(*args);
+  });
 }
 
 }  // namespace
