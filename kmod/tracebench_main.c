@@ -35,6 +35,7 @@
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
 #include <linux/version.h>
+#include <asm/unistd.h> /* NR_syscalls */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #include <linux/unaligned.h>
 #else
@@ -196,6 +197,7 @@ static long tb_ioctl_info(void __user *uarg)
 	info->caps |= TB_KMOD_CAP_TSC;
 #endif
 	info->n_events = ARRAY_SIZE(events);
+	info->nr_syscalls = NR_syscalls;
 	info->max_payload = TB_KMOD_MAX_PAYLOAD;
 	info->max_count = TB_KMOD_MAX_COUNT;
 	info->max_batch = TB_KMOD_MAX_BATCH;

@@ -34,7 +34,8 @@
  * 3: DIF_VERIFY and DIF_EXEC (the D-VM's DIF core in the module), TB_KMOD_CAP_DIF.
  * 4: the D-VM as a tracer (DVM_ENABLE, DVM_GO, DVM_STOP, DVM_BUFSNAP, DVM_AGGSNAP,
  *    DVM_STATUS), TB_KMOD_CAP_DVM.
- * 5: DVM_AGGRESET (D's clear() and trunc()), the dtrace:::ERROR probe kind, llquantize. */
+ * 5: DVM_AGGRESET (D's clear() and trunc()), the dtrace:::ERROR probe kind, llquantize;
+ *    INFO's nr_syscalls (was reserved0). */
 #define TB_KMOD_ABI_VERSION 5u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
@@ -97,7 +98,7 @@ struct tb_kmod_info {
 	__u32 max_batch;    /* out */
 	__u32 max_samples;  /* out */
 	__u32 tsc_khz;      /* out: 0 when unknown */
-	__u32 reserved0;
+	__u32 nr_syscalls;  /* out: the kernel's syscall table size (the D-VM's syscall probes' bound) */
 	__u64 seq_next;     /* out: sequence number the next event will get */
 	char target_symbol[TB_KMOD_NAME_LEN];
 	char kernel_release[TB_KMOD_NAME_LEN];

@@ -83,7 +83,8 @@ PY
 # kprobe) and raw_tp on the syscall entry, in one more boot; in the same boot
 # the D-VM in the module (dvm_kernel) against eBPF's tracepoint program on
 # getpid's entry, the same count of the same events, and dvm_kernel recording
-# the module's payload tracepoint (sdt provider), every byte checked.
+# the module's payload tracepoint (sdt provider), every byte checked; and
+# `tracebench dvm --kernel -c CMD` tracing a command's syscalls ($target).
 variants=$out-ebpf-attach
 rm -rf "$variants"
 vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
@@ -94,7 +95,8 @@ vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
   done
   tracebench run --quick -t ebpf -w getpid -o ebpf.attach=raw_tp --out raw_tp || exit 1
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w getpid --out dvm_kernel || exit 1
-  tracebench run --quick -t dvm_kernel -a record -w kmod_payload -p 64 --out dvm_kernel_sdt || exit 1'
+  tracebench run --quick -t dvm_kernel -a record -w kmod_payload -p 64 --out dvm_kernel_sdt || exit 1
+  tracebench dvm --kernel -q -c "ls /" -n "syscall::exit_group:entry /pid == \$target/ { printf(\"exit_group by %s\\n\", execname); } syscall::*:entry /pid == \$target/ { @[probefunc] = count(); }" > dvm_c.txt || exit 1'
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL: eBPF attach variants in the VM: status $rc"; tail -n 40 "$variants/guest-output.txt" 2>/dev/null
@@ -131,6 +133,11 @@ assert b["status"] == "ok" and e["verification"] == "passed", f"dvm_kernel sdt r
 assert e["recorded"] == e["fired"] - e["lost"] and e["payload_verified_bytes"] == 64 * e["recorded"], e
 print(f"  dvm_kernel kmod_payload record 64 B {b['overhead_ns_per_event']['median']:8.1f} ns/event, "
       f"{e['recorded']} records, every payload byte checked")
+import re
+text = open(f"{sys.argv[1]}/dvm_c.txt").read()
+calls = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(\w+)\s+(\d+)$", text, re.M))
+assert "exit_group by ls\n" in text and calls.get("exit_group") == 1 and calls.get("getdents64", 0) >= 1, text
+print(f"  dvm --kernel -c 'ls /': {sum(calls.values())} syscalls of the command, exit_group by ls")
 PY
 [ $? -eq 0 ] || exit 1
 

@@ -48,6 +48,18 @@ const std::vector<std::pair<std::string, std::string>>& kernel_functions() {
   return funcs;
 }
 
+// The running kernel's syscall table size as the module reports it; 1024
+// (libseccomp's names bound it) when the module is not there.
+int module_nr_syscalls() {
+  const int fd = open(TB_KMOD_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1024;
+  tb_kmod_info info{};
+  const bool ok = ioctl(fd, TB_KMOD_IOC_INFO, &info) == 0 && info.abi_version == TB_KMOD_ABI_VERSION &&
+                  info.nr_syscalls > 0 && info.nr_syscalls <= 1024;
+  close(fd);
+  return ok ? static_cast<int>(info.nr_syscalls) : 1024;
+}
+
 }  // namespace
 
 const std::vector<ProbeInfo>& list_kernel_probes() {
@@ -62,8 +74,10 @@ const std::vector<ProbeInfo>& list_kernel_probes() {
                           TB_KMOD_EV_FIXED});
   out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_payload", TB_KMOD_DVM_PROBE_SDT,
                           TB_KMOD_EV_PAYLOAD});
-  // Syscall numbers are the architecture's ABI; libseccomp knows their names.
-  for (int nr = 0; nr < 1024; nr++) {
+  // Syscall numbers are the architecture's ABI; libseccomp knows their names,
+  // the module (when loaded) how many this kernel's table holds.
+  const int nr_end = module_nr_syscalls();
+  for (int nr = 0; nr < nr_end; nr++) {
     char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
     if (!name) continue;
     out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "entry", TB_KMOD_DVM_PROBE_SYSCALL_ENTRY,
