@@ -153,6 +153,26 @@ TEST(DvmCompilerErrors, AggregationActionsAndLlquantize) {
   EXPECT_EQ(agg_nvals(kAggLlquantize, q.lq_base, q.lq_limit, q.lq_step), 18u * 9 + 2);
 }
 
+// args[N] is argN (a constant N in 0..9, read-only), compiled to the same load.
+TEST(DvmCompiler, ArgsArrayIsTheArguments) {
+  CompileResult a = compile_d("tb:::x { trace(args[2] + args[1 + 1]); }");
+  CompileResult b = compile_d("tb:::x { trace(arg2 + arg2); }");
+  ASSERT_TRUE(a.program) << a.error;
+  ASSERT_TRUE(b.program) << b.error;
+  EXPECT_EQ(disassemble(*a.program), disassemble(*b.program));
+  const std::pair<const char*, const char*> cases[] = {
+      {"tb:::x { trace(args[arg0]); }", "line 1, column 16: args[] takes one constant index from 0 to 9"},
+      {"tb:::x { trace(args[10]); }", "args[] takes one constant index"},
+      {"tb:::x { trace(args[1, 2]); }", "args[] takes one constant index"},
+      {"tb:::x { args[0] = 1; }", "cannot assign to args[]"},
+  };
+  for (const auto& [src, want] : cases) {
+    CompileResult e = compile_d(src);
+    EXPECT_FALSE(e.program) << src;
+    EXPECT_NE(e.error.find(want), std::string::npos) << src << ": " << e.error;
+  }
+}
+
 // dtrace's macros: $N as an integer or an identifier, $$N as a string, in
 // descriptions as text; $target from -c/-p; $pid and friends.
 TEST(DvmCompiler, MacroArgumentsAndVariables) {

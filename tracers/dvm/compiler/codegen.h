@@ -252,6 +252,7 @@ class Codegen {
       case NK::kAssoc:
       case NK::kSelfAssoc: {
         bool self = n->kind == NK::kSelfAssoc;
+        if (!self && n->name == "args") fail(n, "cannot assign to args[]: the probe's arguments are read-only");
         VarSym& s = self ? sym_for_store(self_assocs, next_assoc, kMaxAssoc, n, t, "thread-local array")
                          : sym_for_store(assocs, next_assoc, kMaxAssoc, n, t, "associative array");
         push_keys(n, 0);
@@ -314,13 +315,19 @@ class Codegen {
       case NK::kAssoc:
       case NK::kSelfAssoc: {
         bool self = n->kind == NK::kSelfAssoc;
-        const VarSym* s = sym_for_load(self ? self_assocs : assocs, n);
-        if (!s) {
-          if (!self && !n->kids.empty() && n->name.size()) {
-            // Could be a call-less use of an unknown array.
-          }
-          fail(n, "undefined associative array '" + std::string(self ? "self->" : "") + n->name + "'");
+        if (!self && n->name == "args") {
+          // args[N]: the probe's Nth argument (argN); N a constant, as dtrace
+          // requires (each argument has its own type there).
+          uint64_t i;
+          if (n->kids.size() != 1 || !constant_value(n->kids[0].get(), &i) || i >= kMaxArgs)
+            fail(n, "args[] takes one constant index from 0 to " + std::to_string(kMaxArgs - 1));
+          uint8_t r = alloc(n);
+          emit(kOpLdgs, r, 0, 0, kVarArg0 + static_cast<uint32_t>(i));
+          *t = Ty::kInt;
+          return r;
         }
+        const VarSym* s = sym_for_load(self ? self_assocs : assocs, n);
+        if (!s) fail(n, "undefined associative array '" + std::string(self ? "self->" : "") + n->name + "'");
         push_keys(n, 0);
         *t = s->type;
         uint8_t r = alloc(n);
