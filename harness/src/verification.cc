@@ -28,6 +28,21 @@ Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t
   // 1. The baseline records nothing by design.
   if (!c.records_events) return Verification{Verdict::kNotApplicable, "the tracer records no events (baseline)"};
 
+  // 1b. A disabled probe: the workload's events must not reach the tracer.
+  if (c.probe_disabled) {
+    if (c.recorded || c.lost)
+      return fail(fmt::format("the probe is disabled, yet the tracer recorded {} and lost {} of the {} events fired",
+                              c.recorded, c.lost, fired));
+    if (c.tracer_errors)
+      return fail(with_detail(fmt::format("tracer reported {} error(s) or fault(s)", c.tracer_errors),
+                              c.tracer_error_detail));
+    return Verification{Verdict::kPassed,
+                        with_detail(fmt::format("the probe is disabled: none of the {} events fired reached the "
+                                                "tracer",
+                                                fired),
+                                    c.disabled_detail)};
+  }
+
   // 2. Nothing recorded.
   if (c.recorded == 0) return fail(fmt::format("tracer recorded zero events (fired {})", fired));
 

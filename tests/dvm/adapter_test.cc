@@ -69,6 +69,20 @@ TEST(DvmAdapter, CountIsExact) {
   }
 }
 
+// disabled: the workload's site has no clause while the session is live on
+// dtrace:::ERROR; nothing fires, nothing is recorded, and the judge passes it.
+TEST(DvmAdapter, DisabledProbeRecordsNothing) {
+  for (const char* w : {"dvm_hot", "dvm_getpid"}) {
+    SCOPED_TRACE(w);
+    Fired f = run(w, "disabled", 0, 5000);
+    EXPECT_TRUE(f.counts.probe_disabled);
+    EXPECT_EQ(f.counts.recorded, 0u);
+    EXPECT_EQ(f.details["probe_firings"], 0u);
+    EXPECT_NE(f.details["script"].get<std::string>().find("dtrace:::ERROR"), std::string::npos);
+    EXPECT_TRUE(judge_events(f.counts, 15000, 0, false).passed());
+  }
+}
+
 TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
   Fired f = run("dvm_hot", "record", 64, 20000, {{"bufsize", "64k"}});
   EXPECT_EQ(f.counts.recorded + f.counts.lost, 60000u);

@@ -35,6 +35,26 @@ TEST(Verification, BaselineTracerIsNotApplicable) {
   EXPECT_EQ(to_string(v.verdict), "not_applicable");
 }
 
+// A deliberately disabled probe passes when nothing reached the tracer, and
+// fails when anything did (recorded or lost) or the tracer faulted.
+TEST(Verification, DisabledProbeMustRecordNothing) {
+  EventCounts c;
+  c.probe_disabled = true;
+  c.disabled_detail = "live on syscall::acct:entry";
+  Verification v = judge_events(c, 1000, 0, false);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_TRUE(has(v.reason, "none of the 1000 events fired reached the tracer (live on syscall::acct:entry)"))
+      << v.reason;
+  c.recorded = 1;
+  EXPECT_FALSE(judge_events(c, 1000, 0, false).passed());
+  c.recorded = 0;
+  c.lost = 3;
+  EXPECT_FALSE(judge_events(c, 1000, 0, false).passed());
+  c.lost = 0;
+  c.tracer_errors = 1;
+  EXPECT_FALSE(judge_events(c, 1000, 0, false).passed());
+}
+
 TEST(Verification, ExactCountsThatMatchPass) {
   Verification v = judge_events(counted(990, 10), 1000, 0, false);
   EXPECT_TRUE(v.passed()) << v.reason;

@@ -96,6 +96,7 @@ vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
   tracebench run --quick -t ebpf -w getpid -o ebpf.attach=raw_tp --out raw_tp || exit 1
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w getpid --out dvm_kernel || exit 1
   tracebench run --quick -t dvm_kernel -a record -w kmod_payload -p 64 --out dvm_kernel_sdt || exit 1
+  tracebench run --quick -t dvm_kernel -a disabled -w getpid -w kmod_fixed --out dvm_kernel_disabled || exit 1
   tracebench dvm --kernel -q -c "ls /" -n "syscall::exit_group:entry /pid == \$target/ { printf(\"exit_group by %s\\n\", execname); } syscall::*:entry /pid == \$target/ { @[probefunc] = count(); }" > dvm_c.txt || exit 1'
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -133,6 +134,13 @@ assert b["status"] == "ok" and e["verification"] == "passed", f"dvm_kernel sdt r
 assert e["recorded"] == e["fired"] - e["lost"] and e["payload_verified_bytes"] == 64 * e["recorded"], e
 print(f"  dvm_kernel kmod_payload record 64 B {b['overhead_ns_per_event']['median']:8.1f} ns/event, "
       f"{e['recorded']} records, every payload byte checked")
+(path,) = glob.glob(f"{sys.argv[1]}/dvm_kernel_disabled/*/result.json")
+for b in json.load(open(path))["benchmarks"]:
+    e = b["events"]
+    assert b["status"] == "ok" and e["verification"] == "passed" and e["recorded"] == 0, f"disabled: {b.get('error')} {e}"
+    o = b["overhead_ns_per_event"]
+    print(f"  dvm_kernel disabled probe on {b['workload']:10} {o['median']:8.1f} ns/event "
+          f"[{o['ci_low']:.1f}, {o['ci_high']:.1f}] over the untraced call, interleaved (emulated)")
 import re
 text = open(f"{sys.argv[1]}/dvm_c.txt").read()
 calls = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(\w+)\s+(\d+)$", text, re.M))

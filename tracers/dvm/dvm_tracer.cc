@@ -17,6 +17,11 @@
 //   printf           { printf("%d %d\n", arg0, arg2); } to /dev/null
 //   quantize         { @q = quantize(arg0); }
 //   script           option script=<D clauses>, "$probe" replaced by the site
+//   disabled         the workload's probe has no clause while the session is
+//                    live on one the workload never fires (user home:
+//                    dtrace:::ERROR; kernel home: syscall::acct:entry, so the
+//                    syscall provider's dispatch runs on every syscall): the
+//                    cost of a disabled probe; nothing may be recorded
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
 //          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script:
 //          dvm_option_schema() below.
@@ -95,6 +100,12 @@ const OptionSchema& dvm_option_schema() {
   return schema;
 }
 
+// The disabled action's live probe: one the workloads never fire.  In the
+// kernel, a syscall probe: the sys_enter tracepoint's callback then runs on
+// every syscall and finds no probe for the workload's.
+constexpr const char* kDisabledUserProbe = "dtrace:::ERROR";
+constexpr const char* kDisabledKernelProbe = "syscall::acct:entry";
+
 class DvmTracer final : public Tracer {
  public:
   explicit DvmTracer(bool kernel) : kernel_(kernel) {}
@@ -119,7 +130,7 @@ class DvmTracer final : public Tracer {
     return Availability::yes();
   }
   std::vector<std::string> actions() const override {
-    return {"default", "count", "record", "predicate-false", "printf", "quantize", "script"};
+    return {"default", "count", "record", "predicate-false", "printf", "quantize", "script", "disabled"};
   }
   std::map<std::string, std::string> versions() const override { return {{"dvm", "1"}}; }
   const OptionSchema& option_schema() const override { return dvm_option_schema(); }
@@ -180,13 +191,15 @@ class DvmTracer final : public Tracer {
       src = desc + ours + " { printf(\"%d %d\\n\", arg0, arg2); }";
     } else if (*action == "quantize") {
       src = desc + ours + " { @q = quantize(arg0); }";
+    } else if (*action == "disabled") {
+      src = std::string(kernel_ ? kDisabledKernelProbe : kDisabledUserProbe) + ours + " { @d = count(); }";
     } else if (*action == "script") {
       if (script.empty()) return Status::error("dvm: action script needs --option script='<D clauses>'");
       for (size_t p; (p = script.find("$probe")) != std::string::npos;) script.replace(p, 6, desc);
       src = script;
     } else {
       return Status::error("dvm: unknown action '" + spec.action +
-                           "' (count, record, predicate-false, printf, quantize, script)");
+                           "' (count, record, predicate-false, printf, quantize, script, disabled)");
     }
     *out = tbdvm::compile_d(src);
     if (!out->program) return Status::error("dvm: D program: " + out->error + "\n" + src);
@@ -318,6 +331,12 @@ class DvmTracer final : public Tracer {
         if (payload_mismatches_) c.payload_mismatch_detail = "tracemem() bytes differ from the payload pattern";
         c.payload_verified = verified_bytes_;
       }
+    } else if (action_ == "disabled") {
+      // The live clause must not have fired either (nothing else calls it here).
+      c.probe_disabled = true;
+      c.disabled_detail = std::string("the session is live on ") + (kernel_ ? kDisabledKernelProbe : kDisabledUserProbe);
+      for (const auto& a : session_->aggregations())
+        for (const auto& row : a.rows) c.recorded += static_cast<std::uint64_t>(row.values.at(0));
     } else if (action_ == "script") {
       // Probe firings the VM handled; ECB-level numbers are in details().
       c.recorded = k.fired;

@@ -101,6 +101,12 @@ struct EventCounts {
   // Whether this tracer records events at all.  Only the baseline tracer
   // ("none") says false; the judge then answers not_applicable.
   bool records_events = true;
+  // The workload's probe is deliberately disabled while the tracer is live
+  // elsewhere (a D-VM "disabled" action: the cost of a disabled probe): the
+  // judge then requires that nothing was recorded.  disabled_detail says
+  // where the tracer is live.
+  bool probe_disabled = false;
+  std::string disabled_detail;
   // Events of the probe the tracer recorded (and, where it has a buffer,
   // read back), whatever their content.
   std::uint64_t recorded = 0;
