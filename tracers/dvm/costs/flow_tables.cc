@@ -88,13 +88,15 @@ void register_table6() {
       {"fbt", "fbt::tb_cost_fbt:entry", tb_cost_fbt},
   };
   for (auto& p : provs) {
-    for (const char* kind : {"flow_1ecb", "flow_10ecb", "count"}) {
+    for (const char* kind : {"flow_1ecb", "flow_10ecb", "count", "count_tid"}) {
       std::string name = std::string("table6/") + p.name + "/" + kind;
       std::string src;
       if (std::string(kind) == "flow_10ecb") {
         for (int i = 0; i < 10; i++) src += std::string(p.desc) + " { }\n";
       } else if (std::string(kind) == "count") {
         src = std::string(p.desc) + " { @c = count(); }";
+      } else if (std::string(kind) == "count_tid") {
+        src = std::string(p.desc) + " { @c[tid] = count(); }";  // keyed: a hash lookup per firing
       } else {
         src = std::string(p.desc) + " { }";
       }

@@ -145,16 +145,17 @@ void write_tables(const std::string& dir) {
   t6["ecb_prepare"] = ecb;
   md += "\n## Table 6: flow per provider\n\nC_vm_prepare = " + fmt(vm) + " (DTrace 432), C_ecb_prepare = " + fmt(ecb) +
         " (DTrace 298); disabled site = " + fmt(val("table6/site_disabled")) + "; site call marshalling beyond a plain call (stage 1+5) = " +
-        fmt(st15) + ".\n\n| provider | flow, 1 empty ECB | flow, 10 empty ECBs | count() end to end | stage 2+4 (derived) |\n|---|---:|---:|---:|---:|\n";
+        fmt(st15) + ".\n\n| provider | flow, 1 empty ECB | flow, 10 empty ECBs | count() end to end | @[tid] = count() end to end | stage 2+4 (derived) |\n|---|---:|---:|---:|---:|---:|\n";
   json provs = json::object();
   for (const char* p : {"static", "syscall", "fbt", "profile"}) {
     std::string b = std::string("table6/") + p + "/";
     double f1 = val(b + "flow_1ecb");
     double stage24 = f1 - st15 - vm - ecb;
     provs[p] = {{"flow_1ecb", cell(b + "flow_1ecb")}, {"flow_10ecb", cell(b + "flow_10ecb")}, {"count", cell(b + "count")},
+                {"count_tid", cell(b + "count_tid")},
                 {"stage2_4_derived", std::string(p) == "profile" ? json(nullptr) : json(stage24)}};
     md += std::string("| ") + p + " | " + fmt(f1) + " | " + fmt(val(b + "flow_10ecb")) + " | " + fmt(val(b + "count")) +
-          " | " + (std::string(p) == "profile" ? "x = " + fmt(val("table6/profile/signal_roundtrip")) + " (signal round trip)" : fmt(stage24)) + " |\n";
+          " | " + fmt(val(b + "count_tid")) + " | " + (std::string(p) == "profile" ? "x = " + fmt(val("table6/profile/signal_roundtrip")) + " (signal round trip)" : fmt(stage24)) + " |\n";
   }
   t6["providers"] = provs;
   j["table6_flow"] = t6;
@@ -174,10 +175,14 @@ void write_tables(const std::string& dir) {
   md += "| one ECB with count(), end to end | <= 80 | " + fmt(val("table6/static/count")) + " |\n";
   md += "| per-ECB prepare | <= 15 | " + fmt(ecb) + " |\n";
   md += "| simple ALU instruction (add) | <= 3 | " + fmt(val("table1/add")) + " |\n";
+  md += "| mixed instruction stream, per instruction | <= 5 | " + fmt(val("table1/mixed")) + " |\n";
+  md += "| one ECB with @[tid] = count(), end to end | <= 150 | " + fmt(val("table6/static/count_tid")) + " |\n";
   j["targets"] = {{"site_disabled", val("table6/site_disabled")},
                   {"count_end_to_end", val("table6/static/count")},
+                  {"count_tid_end_to_end", val("table6/static/count_tid")},
                   {"ecb_prepare", ecb},
-                  {"alu_add", val("table1/add")}};
+                  {"alu_add", val("table1/add")},
+                  {"mixed_per_insn", val("table1/mixed")}};
   std::ofstream(dir + "/dvm_costs.json") << j.dump(2) << "\n";
   // The same cells in the suite's results schema: one benchmark per cell,
   // tracer "dvm", workload "dvm_costs", traced = the cell's per-op cycles

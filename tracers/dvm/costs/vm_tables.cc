@@ -48,6 +48,14 @@ std::vector<InsnCase> insn_cases() {
       {"stga", "store global assoc", {I(kOpPushtv, 0, 1), I(kOpStga, 0, 2, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
       {"ldta", "load thread assoc", {I(kOpPushtv, 0, 1), I(kOpLdta, 9, 0, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
       {"stta", "store thread assoc", {I(kOpPushtv, 0, 1), I(kOpStta, 0, 2, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
+      // What a predicate and an expression compile to, interleaved so each
+      // result feeds the next (no class runs alone): per instruction.
+      {"mixed", "mixed stream (argument and memory loads, ALU, compare, branch, locals)",
+       {I(kOpLdgs, 9, 0, 0, kVarArg0 + 1), I(kOpSetx, 10, 0, 0, 1), I(kOpAdd, 9, 9, 10), I(kOpAnd, 11, 9, 2),
+        I(kOpSll, 11, 11, 4), I(kOpCmp, 0, 9, 10), I(kOpBe, 0, 0, 0, 0xffffffff), I(kOpMov, 12, 9),
+        I(kOpStls, 0, 11, 0, 1), I(kOpLdls, 13, 0, 0, 1), I(kOpSub, 9, 9, 13), I(kOpOr, 12, 12, 11),
+        I(kOpLdx, 14, 5), I(kOpTst, 0, 14)},
+       14},
   };
 }
 
@@ -243,6 +251,8 @@ void register_table4() {
       {"avg", "{ @a = avg(arg1); }"},
       {"quantize", "{ @a = quantize(arg1); }"},
       {"lquantize", "{ @a = lquantize(arg1, 0, 100, 10); }"},
+      {"llquantize", "{ @a = llquantize(arg1, 10, 0, 6, 20); }"},
+      {"stddev", "{ @a = stddev(arg1); }"},
       {"count_int_key", "{ @a[arg1] = count(); }"},
       {"count_string_key", "{ @a[probename] = count(); }"},
   };
