@@ -122,6 +122,26 @@ void write_tables(const std::string& dir) {
     md += "| copy-out bandwidth (MB/s) | " + fmt(bpc * g_tsc_hz / 1e6) + " |\n";
   }
   j["table3_consumer"] = t3;
+  if (g_cells.count("table3k/status_snapshot")) {
+    // The kernel home: each term an ioctl (its copy-out included), from this process.
+    json t3k;
+    md += "\n## Table 3, kernel home (the module's DVM_STATUS, DVM_BUFSNAP and DVM_AGGSNAP ioctls, per pass: " +
+          fmt(val("table3k/records_per_pass")) + " records of the payload tracepoint, 1000 aggregation keys, " +
+          "every CPU's buffers)\n\n| term | value |\n|---|---:|\n";
+    for (const char* k : {"status_snapshot", "buffer_switch", "aggregation_snapshot", "aggregation_rebuild",
+                          "chew_per_record", "bytes_per_pass", "aggregation_snapshot_bytes", "records_per_pass"}) {
+      const std::string key = std::string("table3k/") + k;
+      t3k[k] = val(key);
+      const bool count = std::string(k).find("bytes") != std::string::npos || std::string(k) == "records_per_pass";
+      md += std::string("| ") + k + (count ? "" : " (cycles)") + " | " + fmt(val(key)) + " |\n";
+    }
+    if (val("table3k/aggregation_snapshot") > 0) {
+      const double bpc = val("table3k/aggregation_snapshot_bytes") / val("table3k/aggregation_snapshot");
+      t3k["copy_bandwidth_MBps"] = bpc * g_tsc_hz / 1e6;
+      md += "| copy-out bandwidth, aggregation snapshot (MB/s) | " + fmt(bpc * g_tsc_hz / 1e6) + " |\n";
+    }
+    j["table3_consumer_kernel"] = t3k;
+  }
 
   // Table 4.
   json t4 = json::array();

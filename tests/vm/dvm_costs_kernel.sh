@@ -1,0 +1,37 @@
+#!/bin/bash
+# The D-VM's Table 3 in the kernel home: tracebench_dvm_costs's consumer cells
+# in the VM lab, where the module is loaded, so the table3k/ cells run (each
+# term a DVM_STATUS / DVM_BUFSNAP / DVM_AGGSNAP ioctl with its copy-out, per
+# pass of 2000 payload-tracepoint records and 1000 aggregation keys).  Checks
+# both homes' tables came back measured (finite, positive, every record read).
+#   dvm_costs_kernel.sh TRACEBENCH_DVM_COSTS SRC OUTDIR
+# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+set -uo pipefail
+costs=$1 src=$2 out=$3
+rm -rf "$out"
+mkdir -p "$(dirname "$out")"
+vm=(--outdir "$out" --timeout 600 --bin "$costs:/tb/bin/tracebench_dvm_costs")
+[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && vm+=(--kernel "$TRACEBENCH_VM_KERNEL")
+"$src/scripts/vm/tracebench-vm.sh" "${vm[@]}" -- \
+  sh -c 'tracebench_dvm_costs --benchmark_filter=table3 --dvm_out=t3 > t3.txt 2>&1'
+rc=$?
+if [ $rc -ne 0 ]; then
+  echo "FAIL: tracebench_dvm_costs in the VM: status $rc"
+  tail -n 40 "$out/guest-output.txt" 2>/dev/null; cat "$out/t3.txt" 2>/dev/null | tail -20
+  exit 1
+fi
+/usr/bin/python3 - "$out/t3/dvm_costs.json" <<'PY'
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+for table in ("table3_consumer", "table3_consumer_kernel"):
+    t = j.get(table)
+    assert t, f"no {table} (the module's cells did not run)"
+    for k, v in t.items():
+        assert v is not None and math.isfinite(v) and v > 0, f"{table}.{k} = {v}"
+k = j["table3_consumer_kernel"]
+assert k["records_per_pass"] == 2000, k
+assert k["bytes_per_pass"] == j["table3_consumer"]["bytes_per_pass"], (k, j["table3_consumer"])
+print("kernel home, cycles per pass (emulated under TCG): " +
+      ", ".join(f"{n} {k[n]:.0f}" for n in ("status_snapshot", "buffer_switch", "aggregation_snapshot",
+                                           "aggregation_rebuild")) + f"; chew {k['chew_per_record']:.0f} per record")
+PY
