@@ -518,6 +518,22 @@ TEST(DvmSession, PrintaClearTruncNormalize) {
   EXPECT_EQ(all.substr(all.find("end\n") + 4), "") << all;          // nor @m
 }
 
+// With no output (an adapter that only counts), clear and trunc still act.
+TEST(DvmSession, ClearAndTruncActWithoutAnOutput) {
+  Session s;
+  ASSERT_TRUE(s.enable(compile("tbtest:::hot { @c[arg0] = count(); @s = sum(arg1); }\n"
+                               "tbtest:::other { trunc(@c, 1); clear(@s); }"))
+                  .ok());
+  for (uint64_t k = 0; k < 3; k++)
+    for (uint64_t i = 0; i <= k; i++) fire_hot(k, 10);
+  fire_other(0);
+  s.consume_once();
+  fire_hot(0, 7);
+  s.disable();
+  EXPECT_EQ(rows(s, 0), (std::map<std::string, int64_t>{{"0", 1}, {"2", 3}}));
+  EXPECT_EQ(rows(s, 1), (std::map<std::string, int64_t>{{"", 7}}));
+}
+
 // llquantize: log-linear buckets as dtrace draws them (factor 10, orders 0..2,
 // 20 steps per order; an order's step is never below 1).
 TEST(DvmSession, LlquantizeBuckets) {

@@ -751,7 +751,6 @@ uint32_t agg_nvals(uint16_t kind, int64_t base, int64_t limit, int64_t step) {
       if (step <= 0 || limit <= base) return 0;
       return static_cast<uint32_t>((limit - base) / step) + 2;
     case kAggLlquantize: {
-      // The bucket index of the largest representable value, plus one.
       // The bucket of the largest value, plus one; more than lquantize's
       // 4096 + 2 is refused (an entry's value count is 16 bits).
       const uint32_t top = llquantize_bucket(base, limit, step, INT64_MAX);
@@ -837,7 +836,6 @@ int64_t quantize_bucket_min(uint32_t b) {
 }
 
 namespace {
-
 
 // Sums wrap (two's complement) like DTrace's; signed overflow is not UB here.
 inline void wrap_add(int64_t* v, int64_t x) {

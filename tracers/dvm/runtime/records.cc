@@ -14,29 +14,31 @@ namespace tbdvm {
 namespace {
 // One conversion (spec = "%" and its flags, width, precision) of a value.
 std::string format_one(const std::string& spec, char conv, const uint8_t* a, ValueType t) {
-  std::string out;
   char buf[512];
-  {
-    if (conv == 's') {
-      if (t == ValueType::kString) {
-        std::snprintf(buf, sizeof buf, (spec + "s").c_str(), reinterpret_cast<const char*>(a));
-      } else {
-        int64_t v;
-        std::memcpy(&v, a, 8);
-        std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(v));
-      }
+  std::string out;
+  if (conv == 's') {
+    if (t == ValueType::kString) {
+      std::snprintf(buf, sizeof buf, (spec + "s").c_str(), reinterpret_cast<const char*>(a));
     } else {
-      int64_t v = 0;
-      if (t == ValueType::kInt) std::memcpy(&v, a, 8);
-      if (conv == 'c') std::snprintf(buf, sizeof buf, (spec + "c").c_str(), static_cast<int>(v));
-      else if (conv == 'p') std::snprintf(buf, sizeof buf, (spec + "llx").c_str(), static_cast<unsigned long long>(v)), out += "0x";
-      else if (conv == 'x' || conv == 'X' || conv == 'o' || conv == 'u')
-        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), static_cast<unsigned long long>(v));
-      else std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(v));
+      int64_t v;
+      std::memcpy(&v, a, 8);
+      std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(v));
     }
-    out += buf;
+    return buf;
   }
-  return out;
+  int64_t v = 0;
+  if (t == ValueType::kInt) std::memcpy(&v, a, 8);
+  if (conv == 'c') {
+    std::snprintf(buf, sizeof buf, (spec + "c").c_str(), static_cast<int>(v));
+  } else if (conv == 'p') {
+    out = "0x";
+    std::snprintf(buf, sizeof buf, (spec + "llx").c_str(), static_cast<unsigned long long>(v));
+  } else if (conv == 'x' || conv == 'X' || conv == 'o' || conv == 'u') {
+    std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), static_cast<unsigned long long>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(v));
+  }
+  return out + buf;
 }
 
 // Walks a printf/printa format: literal text is appended, each conversion
@@ -171,11 +173,17 @@ void Session::chew(const uint8_t* data, uint32_t len) {
     const Ecb* e = info.ecb;
     if (record_hook_) record_hook_(*e, rec);
     if (!out_) {
-      // Nobody reads the output: only exit() needs looking at.
+      // Nobody reads the output: only exit() and the aggregation actions
+      // (clear, trunc, normalize; printa prints nothing) need carrying out.
       for (uint32_t k = 0; k < e->nactions; k++) {
-        if (e->actions[k].kind == kActExit) {
-          int64_t v;
-          std::memcpy(&v, rec + e->actions[k].offset, 8);
+        const bool exit = e->actions[k].kind == kActExit;
+        const bool agg = info.clause->actions[k].agg_op != AggOp::kNone;
+        if (!exit && !agg) continue;
+        int64_t v;
+        std::memcpy(&v, rec + e->actions[k].offset, 8);
+        if (agg) {
+          agg_op(info.clause->actions[k], v);
+        } else {
           exited_ = true;
           exit_status_ = static_cast<int>(v);
         }
