@@ -286,6 +286,10 @@ int run_dvm(const DvmArgs& a) {
         std::fprintf(stderr, "dvm: pid %d %s %d\n", static_cast<int>(pid),
                      WIFEXITED(child_status) ? "exited with status" : "killed by signal",
                      WIFEXITED(child_status) ? WEXITSTATUS(child_status) : WTERMSIG(child_status));
+    } else if (child.pid > 0) {
+      // Stopped by exit() or a signal first: released, as dtrace does, not waited for.
+      if (!quiet) std::fprintf(stderr, "dvm: pid %d released, still running\n", static_cast<int>(pid));
+      child.pid = -1;
     } else if (a.target_pid >= 0 && !quiet && kill(pid, 0) != 0) {
       std::fprintf(stderr, "dvm: pid %d has exited\n", static_cast<int>(pid));
     }
