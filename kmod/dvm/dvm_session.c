@@ -69,6 +69,7 @@ void tb_dvm_host_free(void *p)
 /* A CPU's stage sums (TB_KMOD_DVM_TIMED), written with interrupts masked. */
 struct tb_dvm_stages {
 	u64 n, entry, vm, floor;
+	u64 kn[TB_KMOD_DVM_KINDS], kentry[TB_KMOD_DVM_KINDS], kvm[TB_KMOD_DVM_KINDS]; /* by probe kind */
 } ____cacheline_aligned;
 
 struct tb_dvm;
@@ -111,6 +112,7 @@ struct tb_dvm {
 	int begin_probe; /* probe index + 1, 0 = none */
 	int end_probe;
 	bool error_probe; /* dtrace:::ERROR given (the VM fires it; nothing to arm) */
+	u8 *kinds;        /* n_probes: each probe's kind, for the stage sums */
 	int *entry;      /* NR_syscalls: probe index + 1 */
 	int *exit;
 	int sdt[TB_KMOD_EV_COUNT]; /* by event id: probe index + 1 */
@@ -156,6 +158,7 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
 	} else {
 		struct tb_dvm_stages *st = &d->stages[cpu];
+		const u32 k = d->kinds[probe1 - 1];
 
 		t1 = tb_now();
 		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
@@ -165,6 +168,9 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		st->entry += t1 - t0;
 		st->vm += t2 - t1;
 		st->floor += t3 - t2;
+		st->kn[k]++;
+		st->kentry[k] += t1 - t0;
+		st->kvm[k] += t2 - t1;
 	}
 	d->busy[cpu] = 0;
 	local_irq_restore(flags);
@@ -512,6 +518,7 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 	kvfree(d->exit);
 	kvfree(d->agg_copy);
 	kvfree(d->stages);
+	kvfree(d->kinds);
 	kvfree(d->fbt);
 	kvfree(d->timers);
 	kvfree(d->busy);
@@ -579,6 +586,8 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 	for (i = 0; i < n; i++) {
 		const struct tb_kmod_dvm_probe *p = &probes[i];
 
+		if (p->kind < TB_KMOD_DVM_KINDS)
+			d->kinds[i] = p->kind; /* an unknown kind is refused below */
 		switch (p->kind) {
 		case TB_KMOD_DVM_PROBE_BEGIN:
 		case TB_KMOD_DVM_PROBE_END:
@@ -700,9 +709,10 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	d->busy = kvcalloc(d->ncpus, 1, GFP_KERNEL);
 	d->objects = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*d->objects), GFP_KERNEL);
 	dobjs = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*dobjs), GFP_KERNEL);
+	d->kinds = kvcalloc(req->n_probes, 1, GFP_KERNEL);
 	if (req->flags & TB_KMOD_DVM_TIMED)
 		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
-	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs || !d->busy ||
+	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs || !d->busy || !d->kinds ||
 	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
 		ret = -ENOMEM;
 		goto out;
@@ -907,7 +917,7 @@ out:
 static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 {
 	struct tb_kmod_dvm_status st;
-	u32 cpu, i;
+	u32 cpu, i, k;
 
 	if (copy_from_user(&cpu, uarg, sizeof(cpu)))
 		return -EFAULT;
@@ -924,6 +934,11 @@ static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 		st.entry_cycles += READ_ONCE(d->stages[i].entry);
 		st.vm_cycles += READ_ONCE(d->stages[i].vm);
 		st.floor_cycles += READ_ONCE(d->stages[i].floor);
+		for (k = 0; k < TB_KMOD_DVM_KINDS; k++) {
+			st.kind_firings[k] += READ_ONCE(d->stages[i].kn[k]);
+			st.kind_entry_cycles[k] += READ_ONCE(d->stages[i].kentry[k]);
+			st.kind_vm_cycles[k] += READ_ONCE(d->stages[i].kvm[k]);
+		}
 	}
 	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
 }

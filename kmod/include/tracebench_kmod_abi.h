@@ -35,8 +35,9 @@
  * 4: the D-VM as a tracer (DVM_ENABLE, DVM_GO, DVM_STOP, DVM_BUFSNAP, DVM_AGGSNAP,
  *    DVM_STATUS), TB_KMOD_CAP_DVM.
  * 5: DVM_AGGRESET (D's clear() and trunc()), the dtrace:::ERROR probe kind, llquantize;
- *    INFO's nr_syscalls (was reserved0). */
-#define TB_KMOD_ABI_VERSION 5u
+ *    INFO's nr_syscalls (was reserved0).
+ * 6: DVM_STATUS's stage sums per probe kind (the paper's Table 6 per provider). */
+#define TB_KMOD_ABI_VERSION 6u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -239,6 +240,7 @@ enum tb_kmod_dvm_probe_kind {
 					       * arg3 = DIF offset or -1, arg4 = fault, arg5 = address) */
 };
 #define TB_KMOD_DVM_MAX_HZ 10000u
+#define TB_KMOD_DVM_KINDS 16u /* stage sums per kind: indexed by enum tb_kmod_dvm_probe_kind */
 
 struct tb_kmod_dvm_probe {
 	__u32 kind;   /* enum tb_kmod_dvm_probe_kind */
@@ -336,10 +338,11 @@ struct tb_kmod_dvm_aggreset {
 
 /*
  * Stage timing (TB_KMOD_DVM_TIMED), in TSC cycles (ns where the module has
- * no TSC: TB_KMOD_CAP_TSC), summed over timed firings of syscall probes:
- *   entry: the provider, from the tracepoint callback's first instruction to
- *          the VM (probe lookup by syscall number, arguments, who fired,
- *          interrupts masked): the paper's stage 2;
+ * no TSC: TB_KMOD_CAP_TSC), summed over timed firings of every probe, and per
+ * probe kind:
+ *   entry: the provider, from its callback's first instruction (tracepoint,
+ *          kprobe handler, hrtimer) to the VM (probe lookup, arguments, who
+ *          fired, interrupts masked): the paper's stage 2;
  *   vm:    the VM on the probe's ECBs (C_vm_prepare + every ECB's predicate
  *          and actions): stage 3;
  *   floor: two back-to-back reads, once per firing, so the reads' own cost
@@ -356,6 +359,11 @@ struct tb_kmod_dvm_status {
 			      * reached from inside a firing, e.g. fbt on a function the VM calls) */
 	__u64 timed_firings; /* out: firings timed (TB_KMOD_DVM_TIMED) */
 	__u64 entry_cycles, vm_cycles, floor_cycles;      /* out: sums over them */
+	/* out: the same per probe kind (index = enum tb_kmod_dvm_probe_kind; the floor is the
+	 * one above, a property of the clock, not of the provider) */
+	__u64 kind_firings[TB_KMOD_DVM_KINDS];
+	__u64 kind_entry_cycles[TB_KMOD_DVM_KINDS];
+	__u64 kind_vm_cycles[TB_KMOD_DVM_KINDS];
 };
 
 #define TB_KMOD_IOC_MAGIC 0xB6

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -414,6 +415,56 @@ TEST_F(KmodDvmSession, StageTimingSplitsEveryFiring) {
   // The user-space home has no such stages: refused, not ignored.
   const Outcome user = run("syscall::getpid:entry { @ = count(); }", false, 1, o);
   EXPECT_NE(user.error.find("option stagetiming times the kernel home's stages"), std::string::npos) << user.error;
+}
+
+// The stages per provider (the paper's Table 6 for the kernel home): each
+// provider's firings timed apart, adding up to the totals.
+TEST_F(KmodDvmSession, StageTimingPerProvider) {
+  Options o;
+  o.stage_timing = true;
+  const std::string me = std::to_string(getpid());
+  auto session = kernel_session("syscall::getpid:entry /tid == " + tid_ + "/ { @a = count(); }\n"
+                                "syscall::getpid:return /tid == " + tid_ + "/ { @b = count(); }\n"
+                                "sdt:tracebench::tracebench_fixed /pid == " + me + "/ { @c = count(); }\n"
+                                "fbt:tracebench:tracebench_kmod_target:entry /pid == " + me + "/ { @d = count(); }\n"
+                                "profile:::profile-997 { @e = count(); }\n",
+                                o);
+  ASSERT_TRUE(session);
+  for (int i = 0; i < 1000; i++) syscall(SYS_getpid);
+  fire(TB_KMOD_EV_FIXED, 1000);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  session->disable();
+  const Counters c = session->counters();
+  const Counters::Stages& st = c.stages;
+  std::map<std::string, const Counters::Stages::Provider*> by;
+  uint64_t firings = 0, entry = 0, vm = 0;
+  for (const auto& p : st.providers) {
+    by[p.name] = &p;
+    firings += p.firings;
+    entry += p.entry_cycles;
+    vm += p.vm_cycles;
+  }
+  EXPECT_EQ(firings, st.firings);
+  EXPECT_EQ(entry, st.entry_cycles);
+  EXPECT_EQ(vm, st.vm_cycles);
+  for (const char* name : {"syscall entry", "syscall return", "sdt", "fbt entry", "profile"})
+    ASSERT_TRUE(by.count(name)) << name << " has no timed firing";
+  EXPECT_GE(by["syscall entry"]->firings, 1000u);
+  EXPECT_GE(by["syscall return"]->firings, 1000u);
+  EXPECT_EQ(by["sdt"]->firings, 1000u);
+  EXPECT_EQ(by["fbt entry"]->firings, 1000u);
+  const double floor = static_cast<double>(st.floor_cycles) / static_cast<double>(st.firings);
+  std::printf("Table 6, kernel home (cycles per firing, a read pair's %.0f off each; the trap or dispatch before "
+              "the callback is the run's overhead minus these):\n",
+              floor);
+  for (const auto& p : st.providers) {
+    const double n = static_cast<double>(p.firings);
+    std::printf("  %-15s %8llu firings: provider entry %6.0f, VM %6.0f\n", p.name.c_str(),
+                static_cast<unsigned long long>(p.firings), p.entry_cycles / n - floor, p.vm_cycles / n - floor);
+    EXPECT_GT(p.vm_cycles / n, floor) << p.name;
+  }
 }
 
 TEST_F(KmodDvmSession, OneSessionAtATimeAndClosingEndsIt) {

@@ -313,6 +313,11 @@ int run_dvm(const DvmArgs& a) {
                    "%.0f, VM %.0f\n",
                    static_cast<unsigned long long>(c.stages.firings), floor, c.stages.entry_cycles / n - floor,
                    c.stages.vm_cycles / n - floor);
+      for (const auto& p : c.stages.providers) {
+        const double m = static_cast<double>(p.firings);
+        std::fprintf(stderr, "dvm:   %-15s %10llu firings: provider entry %.0f, VM %.0f\n", p.name.c_str(),
+                     static_cast<unsigned long long>(p.firings), p.entry_cycles / m - floor, p.vm_cycles / m - floor);
+      }
     }
     for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
       if (c.faults[f])

@@ -385,10 +385,18 @@ class DvmTracer final : public Tracer {
     if (k.stages.firings) {
       // Cycles per timed firing, the read pair's floor taken off each.
       const double n = static_cast<double>(k.stages.firings), floor = k.stages.floor_cycles / n;
+      nlohmann::json by = nlohmann::json::object();
+      for (const auto& p : k.stages.providers) {
+        const double m = static_cast<double>(p.firings);
+        by[p.name] = {{"timed_firings", p.firings},
+                      {"provider_entry_cycles", p.entry_cycles / m - floor},
+                      {"vm_cycles", p.vm_cycles / m - floor}};
+      }
       j["stages"] = {{"timed_firings", k.stages.firings},
                      {"read_floor_cycles", floor},
                      {"provider_entry_cycles", k.stages.entry_cycles / n - floor},
-                     {"vm_cycles", k.stages.vm_cycles / n - floor}};
+                     {"vm_cycles", k.stages.vm_cycles / n - floor},
+                     {"by_provider", by}};
     }
     j["consumer"] = {{"passes", cs.passes},
                      {"status_snapshot_cycles", cs.status_cycles},

@@ -87,6 +87,13 @@ struct Counters {
   // cycles; floor = the cost of one pair of reads, included once in each.
   struct Stages {
     uint64_t firings = 0, entry_cycles = 0, vm_cycles = 0, floor_cycles = 0;
+    // The same per provider (the module's probe kinds: syscall entry/return,
+    // sdt, fbt entry/return, profile, tick, BEGIN/END/ERROR).
+    struct Provider {
+      std::string name;
+      uint64_t firings = 0, entry_cycles = 0, vm_cycles = 0;
+    };
+    std::vector<Provider> providers;  // those that fired
   } stages;
 };
 

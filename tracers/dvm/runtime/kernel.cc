@@ -60,6 +60,23 @@ int module_nr_syscalls() {
   return ok ? static_cast<int>(info.nr_syscalls) : 1024;
 }
 
+// A probe kind as the stage tables name it.
+std::string kernel_probe_kind_name(uint32_t kind) {
+  switch (kind) {
+    case TB_KMOD_DVM_PROBE_BEGIN: return "dtrace BEGIN";
+    case TB_KMOD_DVM_PROBE_END: return "dtrace END";
+    case TB_KMOD_DVM_PROBE_ERROR: return "dtrace ERROR";
+    case TB_KMOD_DVM_PROBE_SYSCALL_ENTRY: return "syscall entry";
+    case TB_KMOD_DVM_PROBE_SYSCALL_RETURN: return "syscall return";
+    case TB_KMOD_DVM_PROBE_SDT: return "sdt";
+    case TB_KMOD_DVM_PROBE_FBT_ENTRY: return "fbt entry";
+    case TB_KMOD_DVM_PROBE_FBT_RETURN: return "fbt return";
+    case TB_KMOD_DVM_PROBE_PROFILE: return "profile";
+    case TB_KMOD_DVM_PROBE_TICK: return "tick";
+    default: return "kind " + std::to_string(kind);
+  }
+}
+
 }  // namespace
 
 const std::vector<ProbeInfo>& list_kernel_probes() {
@@ -302,6 +319,12 @@ bool KernelHome::status(Counters* c, bool* exit_requested) {
   c->stages.entry_cycles = s.entry_cycles;
   c->stages.vm_cycles = s.vm_cycles;
   c->stages.floor_cycles = s.floor_cycles;
+  c->stages.providers.clear();
+  for (uint32_t k = 0; k < TB_KMOD_DVM_KINDS; k++) {
+    if (!s.kind_firings[k]) continue;
+    c->stages.providers.push_back({kernel_probe_kind_name(k), s.kind_firings[k], s.kind_entry_cycles[k],
+                                   s.kind_vm_cycles[k]});
+  }
   *exit_requested = s.exit_requested != 0;
   return true;
 }
