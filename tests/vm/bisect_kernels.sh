@@ -75,7 +75,10 @@ for s in steps:
         assert s["b_median_ns"] - s["a_median_ns"] > delay * 0.9, (name, s["a_median_ns"], s["b_median_ns"])
     else:
         assert s["verdict"] != "regression" and s["decision"] == "good", (name, s["verdict"])
-        assert 0.8 < s["ratio"] < 1.25, (name, s["ratio"])
+        # No injected delay: the candidate is not slower by anything like it.  (A ratio band
+        # fails on emulation alone: under TCG the same kernel measured 43 and 26 ns in two
+        # boots, ratio 0.61, verdict "same".)
+        assert s["b_median_ns"] - s["a_median_ns"] < delay * 0.5, (name, s["a_median_ns"], s["b_median_ns"])
     print(f"ok: {name}: {s['a_median_ns']:.1f} -> {s['b_median_ns']:.1f} ns, ratio {s['ratio']:.2f}, "
           f"p {s['p_value']:.2g}, {s['verdict']}")
 md = open(os.path.join(d, "bisect.md")).read()
