@@ -68,8 +68,8 @@ void tb_dvm_host_free(void *p)
 
 /* A CPU's stage sums (TB_KMOD_DVM_TIMED), written with interrupts masked. */
 struct tb_dvm_stages {
-	u64 n, entry, vm, floor;
-	u64 kn[TB_KMOD_DVM_KINDS], kentry[TB_KMOD_DVM_KINDS], kvm[TB_KMOD_DVM_KINDS]; /* by probe kind */
+	u64 floor;
+	u64 n[TB_KMOD_DVM_KINDS], entry[TB_KMOD_DVM_KINDS], vm[TB_KMOD_DVM_KINDS]; /* by probe kind */
 } ____cacheline_aligned;
 
 struct tb_dvm;
@@ -164,13 +164,10 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		tb_dvm_fire_region(d->s, probe1 - 1, args, nargs, base, len, &who, cpu);
 		t2 = tb_now();
 		t3 = tb_now();
-		st->n++;
-		st->entry += t1 - t0;
-		st->vm += t2 - t1;
+		st->n[k]++;
+		st->entry[k] += t1 - t0;
+		st->vm[k] += t2 - t1;
 		st->floor += t3 - t2;
-		st->kn[k]++;
-		st->kentry[k] += t1 - t0;
-		st->kvm[k] += t2 - t1;
 	}
 	d->busy[cpu] = 0;
 	local_irq_restore(flags);
@@ -857,7 +854,7 @@ static long tb_dvm_snap(struct tb_dvm *d, void __user *uarg, bool agg)
 
 struct tb_dvm_reset_ipi {
 	struct tb_dvm *d;
-	u32 cpu, agg_id;
+	u32 cpu;
 	int kind;
 	const struct tb_kmod_dvm_aggreset *req;
 	u32 changed;
@@ -930,15 +927,18 @@ static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 		if (cpu != ~0u && cpu != i)
 			continue;
 		/* Another CPU may be adding: a snapshot, each sum whole (64-bit stores). */
-		st.timed_firings += READ_ONCE(d->stages[i].n);
-		st.entry_cycles += READ_ONCE(d->stages[i].entry);
-		st.vm_cycles += READ_ONCE(d->stages[i].vm);
 		st.floor_cycles += READ_ONCE(d->stages[i].floor);
 		for (k = 0; k < TB_KMOD_DVM_KINDS; k++) {
-			st.kind_firings[k] += READ_ONCE(d->stages[i].kn[k]);
-			st.kind_entry_cycles[k] += READ_ONCE(d->stages[i].kentry[k]);
-			st.kind_vm_cycles[k] += READ_ONCE(d->stages[i].kvm[k]);
+			st.kind_firings[k] += READ_ONCE(d->stages[i].n[k]);
+			st.kind_entry_cycles[k] += READ_ONCE(d->stages[i].entry[k]);
+			st.kind_vm_cycles[k] += READ_ONCE(d->stages[i].vm[k]);
 		}
+	}
+	/* The totals are the kinds' sums. */
+	for (k = 0; k < TB_KMOD_DVM_KINDS; k++) {
+		st.timed_firings += st.kind_firings[k];
+		st.entry_cycles += st.kind_entry_cycles[k];
+		st.vm_cycles += st.kind_vm_cycles[k];
 	}
 	return copy_to_user(uarg, &st, sizeof(st)) ? -EFAULT : 0;
 }
