@@ -547,11 +547,20 @@ TEST(DvmSession, LlquantizeBuckets) {
   EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 11), 15);
   EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 28), 100);
   EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 46), 1000);
-  // Every value lands in the bucket whose range holds it.
+  // Every value lands in the bucket whose range holds it, also where an
+  // order's steps do not divide it evenly (30 steps of 1000: width 33).
   for (int64_t v = 1; v < 1000; v++) {
     const uint32_t b = llquantize_bucket(10, lh, 20, v);
     EXPECT_LE(llquantize_bucket_min(10, lh, 20, b), v);
     EXPECT_GT(llquantize_bucket_min(10, lh, 20, b + 1), v);
+  }
+  const int64_t lh3 = llquantize_limit(0, 3);
+  for (int64_t v = 1; v < 12000; v++) {
+    const uint32_t b = llquantize_bucket(10, lh3, 30, v);
+    ASSERT_LE(llquantize_bucket_min(10, lh3, 30, b), v) << v;
+    if (b + 1 < agg_nvals(kAggLlquantize, 10, lh3, 30)) {
+      ASSERT_GT(llquantize_bucket_min(10, lh3, 30, b + 1), v) << v;
+    }
   }
   Session s;
   Captured out;

@@ -778,40 +778,70 @@ bool llq_params(int64_t factor, int64_t low_high, int64_t nsteps, uint32_t* low,
   if (*low == 0) *first = 1;
   return true;
 }
+
+// The layout of parameters already checked: each order of magnitude k in
+// low..high is [lo, lo * factor) in steps of `width`, its buckets numbered
+// from `first`; `at(lo, width, count, first)` is asked per order until it
+// answers true.  Returns the bucket after the last order (the overflow).
+template <typename F>
+uint32_t llq_orders(int64_t factor, uint32_t low, uint32_t high, int64_t nsteps, int64_t lo, F&& at) {
+  uint32_t b = 1;
+  for (uint32_t k = low; k <= high; k++) {
+    const int64_t hi = lo * factor;
+    const int64_t width = hi / (nsteps < hi ? nsteps : hi);  // min(nsteps, hi) steps over [0, hi)
+    const uint32_t count = static_cast<uint32_t>((hi - lo) / width);
+    if (at(lo, width, count, b)) return b;
+    b += count;
+    lo = hi;
+  }
+  return b;
+}
+
+// The bucket of v, the parameters trusted: the probe path's, checked when
+// the session was enabled (agg_nvals() != 0), so not checked per firing.
+uint32_t llq_bucket_trusted(const Action* act, int64_t v) {
+  const uint32_t low = static_cast<uint32_t>(static_cast<uint64_t>(act->lq_limit));
+  const uint32_t high = static_cast<uint32_t>(static_cast<uint64_t>(act->lq_limit) >> 32);
+  int64_t lo = 1;
+  for (uint32_t k = 0; k < low; k++) lo *= act->lq_base;
+  if (v < lo) return 0;
+  uint32_t bucket = 0;
+  const uint32_t over = llq_orders(act->lq_base, low, high, act->lq_step, lo,
+                                   [&](int64_t from, int64_t width, uint32_t count, uint32_t first) {
+                                     if (v >= from * act->lq_base) return false;  // past this order
+                                     // Where the steps do not divide the order (30 of 1000: width
+                                     // 33), its last bucket takes the remainder up to the next order.
+                                     const uint64_t step = static_cast<uint64_t>((v - from) / width);
+                                     bucket = first + static_cast<uint32_t>(step < count ? step : count - 1);
+                                     return true;
+                                   });
+  return bucket ? bucket : over;
+}
 }  // namespace
 
 uint32_t llquantize_bucket(int64_t factor, int64_t low_high, int64_t nsteps, int64_t v) {
   uint32_t low, high;
   int64_t lo;
   if (!llq_params(factor, low_high, nsteps, &low, &high, &lo)) return 0;
-  if (v < lo) return 0;
-  uint32_t b = 1;
-  for (uint32_t k = low; k <= high; k++) {
-    const int64_t hi = lo * factor;
-    const int64_t n = nsteps < hi ? nsteps : hi;  // steps over [0, hi)
-    const int64_t width = hi / n;
-    if (v < hi) return b + static_cast<uint32_t>((v - lo) / width);
-    b += static_cast<uint32_t>((hi - lo) / width);
-    lo = hi;
-  }
-  return b;  // factor^(high+1) and above
+  Action a;
+  a.lq_base = factor;
+  a.lq_limit = low_high;
+  a.lq_step = nsteps;
+  return llq_bucket_trusted(&a, v);
 }
 
 int64_t llquantize_bucket_min(int64_t factor, int64_t low_high, int64_t nsteps, uint32_t bucket) {
   uint32_t low, high;
   int64_t lo;
   if (!llq_params(factor, low_high, nsteps, &low, &high, &lo) || bucket == 0) return INT64_MIN;
-  uint32_t b = 1;
-  for (uint32_t k = low; k <= high; k++) {
-    const int64_t hi = lo * factor;
-    const int64_t n = nsteps < hi ? nsteps : hi;
-    const int64_t width = hi / n;
-    const uint32_t here = static_cast<uint32_t>((hi - lo) / width);
-    if (bucket < b + here) return lo + static_cast<int64_t>(bucket - b) * width;
-    b += here;
-    lo = hi;
-  }
-  return lo;
+  int64_t min = 0;
+  llq_orders(factor, low, high, nsteps, lo, [&](int64_t from, int64_t width, uint32_t count, uint32_t first) {
+    min = from * factor;  // the next order's start, if the bucket is past this one
+    if (bucket >= first + count) return false;
+    min = from + static_cast<int64_t>(bucket - first) * width;
+    return true;
+  });
+  return min;
 }
 
 int64_t* agg_values(AggEntry* e) {
@@ -862,7 +892,7 @@ void agg_apply(const Action* act, int64_t* v, int64_t x) {
       break;
     }
     case kAggQuantize: wrap_add(&v[quantize_bucket(x)], 1); break;
-    case kAggLlquantize: wrap_add(&v[llquantize_bucket(act->lq_base, act->lq_limit, act->lq_step, x)], 1); break;
+    case kAggLlquantize: wrap_add(&v[llq_bucket_trusted(act, x)], 1); break;
     case kAggLquantize: {
       uint32_t n = agg_nvals(kAggLquantize, act->lq_base, act->lq_limit, act->lq_step);
       uint32_t b;
