@@ -25,8 +25,6 @@
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
 //          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script:
 //          dvm_option_schema() below.
-#include <fcntl.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,7 +36,6 @@
 #include <vector>
 #include <string>
 
-#include "kmod/include/tracebench_kmod_abi.h"
 #include "tracebench/payload_pattern.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/dvm_tracer.h"
@@ -117,17 +114,8 @@ class DvmTracer final : public Tracer {
   }
   Availability available() override {
     if (!kernel_) return Availability::yes();
-    int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-      return Availability::no(std::string(TB_KMOD_DEVICE_PATH) + ": " + std::strerror(errno) +
-                              " (the tracebench module is not loaded; run in the VM lab: tracebench vm -- run -t "
-                              "dvm_kernel ...)");
-    tb_kmod_info info{};
-    const bool ok = ioctl(fd, TB_KMOD_IOC_INFO, &info) == 0;
-    close(fd);
-    if (!ok || info.abi_version != TB_KMOD_ABI_VERSION || !(info.caps & TB_KMOD_CAP_DVM))
-      return Availability::no("the loaded tracebench module speaks another ABI or has no D-VM (rebuild kmod/)");
-    return Availability::yes();
+    const tbdvm::Error e = tbdvm::kernel_home_check();
+    return e.ok() ? Availability::yes() : Availability::no(e.message);
   }
   std::vector<std::string> actions() const override {
     return {"default", "count", "record", "predicate-false", "printf", "quantize", "script", "disabled"};

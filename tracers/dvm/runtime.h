@@ -62,6 +62,10 @@ std::vector<ProbeInfo> list_probes();
 // fbt:<module>:<function>:entry/return for every kernel text symbol.
 // Built once per process (kallsyms is read then).
 const std::vector<ProbeInfo>& list_kernel_probes();
+// Whether the kernel home can run here: the tracebench module loaded,
+// speaking this binary's ABI, with its D-VM; else why not.  *nr_syscalls:
+// the running kernel's syscall table size.
+Error kernel_home_check(uint32_t* nr_syscalls = nullptr);
 // profile:::profile-N (N Hz on every CPU) and profile:::tick-N (one CPU) of
 // the kernel home, made for the descriptions that name them (N 1..10000).
 std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patterns);

@@ -187,16 +187,6 @@ void consumer_passes(benchmark::State& s, const std::string& prefix, Session* se
   s.counters["agg_snapshot_cycles"] = median(snap);
 }
 
-// The module's D-VM, when it is loaded here.
-bool kernel_home_here() {
-  const int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
-  tb_kmod_info info{};
-  const bool ok = ioctl(fd, TB_KMOD_IOC_INFO, &info) == 0 && info.abi_version == TB_KMOD_ABI_VERSION &&
-                  (info.caps & TB_KMOD_CAP_DVM);
-  close(fd);
-  return ok;
-}
 }  // namespace
 
 void register_table3() {
@@ -209,7 +199,7 @@ void register_table3() {
         DVM_PROBE_REGION(tbcost, "tb_cost_site", "fire", payload, 64, i, reinterpret_cast<uint64_t>(payload));
     });
   })->Iterations(51);
-  if (!kernel_home_here()) return;
+  if (!kernel_home_check().ok()) return;  // the module's D-VM is not here
   // The same clause on the module's payload tracepoint, fired by its
   // in-kernel loop (2000 events of 64 bytes per pass, on this CPU).
   benchmark::RegisterBenchmark("table3k/consumer_pass", [](benchmark::State& s) {

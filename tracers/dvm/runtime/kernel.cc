@@ -48,18 +48,6 @@ const std::vector<std::pair<std::string, std::string>>& kernel_functions() {
   return funcs;
 }
 
-// The running kernel's syscall table size as the module reports it; 1024
-// (libseccomp's names bound it) when the module is not there.
-int module_nr_syscalls() {
-  const int fd = open(TB_KMOD_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 1024;
-  tb_kmod_info info{};
-  const bool ok = ioctl(fd, TB_KMOD_IOC_INFO, &info) == 0 && info.abi_version == TB_KMOD_ABI_VERSION &&
-                  info.nr_syscalls > 0 && info.nr_syscalls <= 1024;
-  close(fd);
-  return ok ? static_cast<int>(info.nr_syscalls) : 1024;
-}
-
 // A probe kind as the stage tables name it.
 std::string kernel_probe_kind_name(uint32_t kind) {
   switch (kind) {
@@ -93,7 +81,9 @@ const std::vector<ProbeInfo>& list_kernel_probes() {
                           TB_KMOD_EV_PAYLOAD});
   // Syscall numbers are the architecture's ABI; libseccomp knows their names,
   // the module (when loaded) how many this kernel's table holds.
-  const int nr_end = module_nr_syscalls();
+  uint32_t nr_syscalls = 0;
+  const int nr_end = kernel_home_check(&nr_syscalls).ok() && nr_syscalls > 0 && nr_syscalls <= 1024
+                         ? static_cast<int>(nr_syscalls) : 1024;
   for (int nr = 0; nr < nr_end; nr++) {
     char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
     if (!name) continue;
@@ -138,7 +128,44 @@ std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patte
 
 namespace {
 std::string errno_text(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
+
+// Opens the module's device and reads its INFO: this binary's ABI and a
+// D-VM, or why not (*fd stays open only when the answer is yes).
+Error open_module(int* fd, tb_kmod_info* info) {
+  *fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  if (*fd < 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      return {std::string(TB_KMOD_DEVICE_PATH) +
+              " does not exist: the tracebench module is not loaded (the D-VM's kernel home needs it; run in the "
+              "VM lab: tracebench vm -- run -t dvm_kernel ... or tracebench vm -- dvm --kernel ...)"};
+    return {errno_text("open " TB_KMOD_DEVICE_PATH " (needs root)", err)};
+  }
+  Error e;
+  if (ioctl(*fd, TB_KMOD_IOC_INFO, info) != 0)
+    e = {errno_text("TB_KMOD_IOC_INFO", errno)};
+  else if (info->abi_version != TB_KMOD_ABI_VERSION)
+    e = {"tracebench module ABI " + std::to_string(info->abi_version) + ", this binary speaks " +
+         std::to_string(TB_KMOD_ABI_VERSION) + ": rebuild kmod/ from this source tree"};
+  else if (!(info->caps & TB_KMOD_CAP_DVM))
+    e = {"the tracebench module has no D-VM (TB_KMOD_CAP_DVM)"};
+  if (!e.ok()) {
+    close(*fd);
+    *fd = -1;
+  }
+  return e;
+}
 }  // namespace
+
+Error kernel_home_check(uint32_t* nr_syscalls) {
+  int fd;
+  tb_kmod_info info{};
+  Error e = open_module(&fd, &info);
+  if (!e.ok()) return e;
+  close(fd);
+  if (nr_syscalls) *nr_syscalls = info.nr_syscalls;
+  return e;
+}
 
 KernelHome::~KernelHome() {
   if (fd_ >= 0) close(fd_);  // the module disarms and frees the session
@@ -147,21 +174,8 @@ KernelHome::~KernelHome() {
 Error KernelHome::enable(const std::vector<const Binding*>& bindings,
                          const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
                          const Options& o) {
-  fd_ = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-  if (fd_ < 0) {
-    int err = errno;
-    if (err == ENOENT)
-      return {std::string(TB_KMOD_DEVICE_PATH) +
-              " does not exist: the tracebench module is not loaded (the D-VM's kernel home needs it; "
-              "run in the VM lab: tracebench vm -- dvm --kernel ...)"};
-    return {errno_text("open " TB_KMOD_DEVICE_PATH " (needs root)", err)};
-  }
   tb_kmod_info info{};
-  if (ioctl(fd_, TB_KMOD_IOC_INFO, &info) != 0) return {errno_text("TB_KMOD_IOC_INFO", errno)};
-  if (info.abi_version != TB_KMOD_ABI_VERSION)
-    return {"tracebench module ABI " + std::to_string(info.abi_version) + ", this binary speaks " +
-            std::to_string(TB_KMOD_ABI_VERSION) + ": rebuild kmod/ from this source tree"};
-  if (!(info.caps & TB_KMOD_CAP_DVM)) return {"the tracebench module has no D-VM (TB_KMOD_CAP_DVM)"};
+  if (Error e = open_module(&fd_, &info); !e.ok()) return e;
 
   // Objects: every predicate, action value and key, numbered from 1.
   std::vector<tb_kmod_dif_verify> objs;
