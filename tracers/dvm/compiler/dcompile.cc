@@ -64,27 +64,34 @@ class Compiler {
   };
   std::vector<AggRef> agg_refs_;
 
-  // The conversions of a printf/printa format ('@' marks printa's value).
-  struct Conv {
-    char conv;
-    bool value;
-  };
-  static std::vector<Conv> conversions(const Node* fmt, bool printa) {
-    std::vector<Conv> out;
+  // Splits a printf/printa format into literal text and conversions ('@'
+  // marks printa's value), refusing an invalid conversion.
+  static std::vector<FormatPiece> split_format(const Node* fmt, bool printa) {
+    std::vector<FormatPiece> out(1);
     const std::string& f = fmt->name;
     for (size_t i = 0; i < f.size(); i++) {
-      if (f[i] != '%') continue;
-      if (i + 1 < f.size() && f[i + 1] == '%') { i++; continue; }
-      size_t j = i + 1;
-      bool value = false;
-      while (j < f.size() && std::strchr(printa ? "-+ #0123456789.hlLqjzt@" : "-+ #0123456789.hlLqjzt", f[j])) {
-        value |= f[j] == '@';
-        j++;
+      if (f[i] != '%') {
+        out.back().text += f[i];
+        continue;
       }
+      if (i + 1 < f.size() && f[i + 1] == '%') {
+        out.back().text += '%';
+        i++;
+        continue;
+      }
+      FormatPiece& p = out.back();
+      p.spec = "%";
+      size_t j = i + 1;
+      for (; j < f.size() && std::strchr(printa ? "-+ #0123456789.@" : "-+ #0123456789.", f[j]); j++) {
+        if (f[j] == '@') p.value = true;
+        else p.spec += f[j];
+      }
+      while (j < f.size() && std::strchr("hlLqjzt", f[j])) j++;
       if (j >= f.size() || !std::strchr("diouxXcsp", f[j]))
         Codegen::fail(fmt, std::string(printa ? "printa" : "printf") +
                                "() format has an invalid conversion at offset " + std::to_string(i));
-      out.push_back({f[j], value});
+      p.conv = f[j];
+      out.emplace_back();
       i = j;
     }
     return out;
@@ -107,9 +114,8 @@ class Compiler {
       Node at{NK::kString};
       at.line = r.line;
       at.col = r.col;
-      at.name = pf.format;
-      for (const Conv& c : conversions(&at, true)) {
-        if (c.value) continue;
+      for (const FormatPiece& c : pf.pieces) {
+        if (c.value || !c.conv) continue;
         if (key >= d.key_types.size())
           Codegen::fail(&at, "printa() format has more key conversions than @" + r.name + " has keys (" +
                                  std::to_string(d.key_types.size()) + ")");
@@ -226,9 +232,9 @@ class Compiler {
       if (st->kids.size() == 2) {
         if (st->kids[0]->kind != NK::kString)
           Codegen::fail(st->kids[0].get(), "printa() needs a string constant format before the aggregation");
-        conversions(st->kids[0].get(), true);
         PrintfDesc pf;
         pf.format = st->kids[0]->name;
+        pf.pieces = split_format(st->kids[0].get(), true);
         a.agg_format = static_cast<int32_t>(prog_->formats.size());
         prog_->formats.push_back(std::move(pf));
         ai = 1;
@@ -268,9 +274,11 @@ class Compiler {
       Codegen::fail(st, "printf() needs a string constant format as its first argument");
     PrintfDesc pf;
     pf.format = st->kids[0]->name;
+    pf.pieces = split_format(st->kids[0].get(), false);
     // Count conversions and check them against the arguments.
     std::vector<char> convs;
-    for (const Conv& cv : conversions(st->kids[0].get(), false)) convs.push_back(cv.conv);
+    for (const FormatPiece& p : pf.pieces)
+      if (p.conv) convs.push_back(p.conv);
     if (convs.size() != st->kids.size() - 1)
       Codegen::fail(st, "printf() format has " + std::to_string(convs.size()) + " conversion" +
                             (convs.size() == 1 ? "" : "s") + " but " + std::to_string(st->kids.size() - 1) +

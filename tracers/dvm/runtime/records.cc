@@ -41,50 +41,24 @@ std::string format_one(const std::string& spec, char conv, const uint8_t* a, Val
   return out + buf;
 }
 
-// Walks a printf/printa format: literal text is appended, each conversion
-// handed to `conv(spec, conversion, is_value)` ('@' marks printa's value).
+// Renders a format the compiler split: its text, and each conversion from
+// `conv(piece)`.
 template <typename F>
-std::string walk_format(const std::string& fmt, F&& conv) {
+std::string render(const std::vector<FormatPiece>& pieces, F&& conv) {
   std::string out;
-  for (size_t i = 0; i < fmt.size(); i++) {
-    if (fmt[i] != '%') {
-      out += fmt[i];
-      continue;
-    }
-    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
-      out += '%';
-      i++;
-      continue;
-    }
-    size_t j = i + 1;
-    std::string spec = "%";
-    bool value = false;
-    while (j < fmt.size() && std::strchr("-+ #0@", fmt[j])) {
-      if (fmt[j] == '@') value = true;
-      else spec += fmt[j];
-      j++;
-    }
-    while (j < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[j])) || fmt[j] == '.' || fmt[j] == '@')) {
-      if (fmt[j] == '@') value = true;
-      else spec += fmt[j];
-      j++;
-    }
-    while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) j++;
-    if (j >= fmt.size()) break;
-    out += conv(spec, fmt[j], value);
-    i = j;
+  for (const FormatPiece& p : pieces) {
+    out += p.text;
+    if (p.conv) out += conv(p);
   }
   return out;
 }
 
-std::string format_printf(const std::string& fmt, const std::vector<const uint8_t*>& args,
-                          const std::vector<ValueType>& types) {
+std::string format_printf(const PrintfDesc& f, const std::vector<const uint8_t*>& args) {
   size_t ai = 0;
-  return walk_format(fmt, [&](const std::string& spec, char conv, bool) -> std::string {
-    if (ai >= args.size()) return "";
-    const uint8_t* a = args[ai];
-    ValueType t = types[ai++];
-    return format_one(spec, conv, a, t);
+  return render(f.pieces, [&](const FormatPiece& p) -> std::string {
+    if (ai >= args.size() || ai >= f.arg_types.size()) return "";
+    const size_t i = ai++;
+    return format_one(p.spec, p.conv, args[i], f.arg_types[i]);
   });
 }
 
@@ -218,7 +192,7 @@ void Session::chew(const uint8_t* data, uint32_t len) {
             if (e->actions[k2].value) args.push_back(rec + e->actions[k2].offset);
             k2++;
           }
-          line += format_printf(f.format, args, f.arg_types);
+          line += format_printf(f, args);
           k = k2 - 1;
           break;
         }
@@ -332,17 +306,18 @@ void Session::print_aggregation(std::FILE* out, const AggResult& r, bool named, 
     // printa(format, @a): one printf per row, keys in order, %@ the value.
     for (auto& row : r.rows) {
       size_t key = 0;
-      std::string text = walk_format(format->format, [&](const std::string& spec, char conv, bool value) {
-        if (value) {
+      std::string text = render(format->pieces, [&](const FormatPiece& p) {
+        if (p.value) {
           if (dist) return "\n" + distribution(*r.desc, row.values, r.normal);
           const int64_t v = scalar_value(kind, row.values, r.normal);
-          return format_one(spec, conv, reinterpret_cast<const uint8_t*>(&v), ValueType::kInt);
+          return format_one(p.spec, p.conv, reinterpret_cast<const uint8_t*>(&v), ValueType::kInt);
         }
         if (key >= row.key_strings.size()) return std::string();
         const size_t i = key++;
         if (r.desc->key_types[i] == ValueType::kString)
-          return format_one(spec, conv, reinterpret_cast<const uint8_t*>(row.key_strings[i].c_str()), ValueType::kString);
-        return format_one(spec, conv, reinterpret_cast<const uint8_t*>(&row.key_ints[i]), ValueType::kInt);
+          return format_one(p.spec, p.conv, reinterpret_cast<const uint8_t*>(row.key_strings[i].c_str()),
+                            ValueType::kString);
+        return format_one(p.spec, p.conv, reinterpret_cast<const uint8_t*>(&row.key_ints[i]), ValueType::kInt);
       });
       std::fputs(text.c_str(), out);
     }
