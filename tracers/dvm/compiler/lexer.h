@@ -219,18 +219,23 @@ class Lexer {
     fail(line_, col_, std::string("unexpected character '") + c + "'");
   }
 
-  // $N, $$N, $name at the current position: the name (digits or an
-  // identifier) and whether it was $$.
+  // The name after a '$' (or "$$") at s[i]: digits or an identifier; returns
+  // the index past it.
+  static size_t macro_name_at(const std::string& s, size_t i, std::string* name) {
+    const bool digits = i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+    while (i < s.size() && (digits ? std::isdigit(static_cast<unsigned char>(s[i]))
+                                   : std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'))
+      *name += s[i++];
+    return i;
+  }
+
+  // $N, $$N, $name at the current position: the name and whether it was $$.
   std::string macro_name(bool* as_string) {
     adv(1);
     *as_string = peekc() == '$';
     if (*as_string) adv(1);
     std::string name;
-    if (std::isdigit(static_cast<unsigned char>(peekc()))) {
-      while (std::isdigit(static_cast<unsigned char>(peekc()))) name += peekc(), adv(1);
-    } else {
-      while (std::isalnum(static_cast<unsigned char>(peekc())) || peekc() == '_') name += peekc(), adv(1);
-    }
+    adv(macro_name_at(s_, pos_, &name) - pos_);
     return name;
   }
 
@@ -246,12 +251,12 @@ class Lexer {
                                   std::to_string(have > 0 ? have - 1 : 0) + " given after the program)");
       return macros_->args[n];
     }
-    auto it = macros_ ? macros_->vars.find(name) : decltype(macros_->vars.end()){};
-    if (!macros_ || it == macros_->vars.end()) {
-      if (name == "target") fail(at.line, at.col, "$target is not defined: give a process with -c or -p");
-      fail(at.line, at.col, "unknown macro variable $" + name);
+    if (macros_) {
+      auto it = macros_->vars.find(name);
+      if (it != macros_->vars.end()) return std::to_string(it->second);
     }
-    return std::to_string(it->second);
+    if (name == "target") fail(at.line, at.col, "$target is not defined: give a process with -c or -p");
+    fail(at.line, at.col, "unknown macro variable $" + name);
   }
 
   Token macro(Token t) {
@@ -293,14 +298,10 @@ class Lexer {
         continue;
       }
       std::string name;
-      size_t j = i + 1;
-      if (j < d.size() && std::isdigit(static_cast<unsigned char>(d[j])))
-        while (j < d.size() && std::isdigit(static_cast<unsigned char>(d[j]))) name += d[j++];
-      else
-        while (j < d.size() && (std::isalnum(static_cast<unsigned char>(d[j])) || d[j] == '_')) name += d[j++];
+      const size_t end = macro_name_at(d, i + 1, &name);
       bool is_arg;
       out += macro_text(t, name, &is_arg);
-      i = j - 1;
+      i = end - 1;
     }
     return out;
   }
