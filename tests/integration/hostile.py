@@ -171,6 +171,12 @@ for args, code, pattern in [
     check(" ".join(args) + " -> exit", r.returncode == code, f"exit {r.returncode}, expected {code}: {msg[:300]}")
     check(" ".join(args) + " -> message", re.search(pattern, msg) is not None, msg[:300])
 
+# A refused program with -o leaves no output file behind.
+o_path = os.path.join(work, "dvm-o.txt")
+r = subprocess.run([tb, "dvm", "-o", o_path, "-n", "nosuch::: { trace(1); }"], capture_output=True, text=True, timeout=60)
+check("dvm -o with a refused program -> exit 1", r.returncode == 1, f"exit {r.returncode}: {r.stderr[:300]}")
+check("dvm -o with a refused program -> no file", not os.path.exists(o_path), f"{o_path} was created")
+
 # Ctrl-C (or SIGTERM) on `tracebench dvm`: like dtrace, the firing stops and
 # the aggregations are printed, exit 0.
 for sig in (signal.SIGINT, signal.SIGTERM):

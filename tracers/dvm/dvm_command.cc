@@ -161,7 +161,7 @@ int run_dvm(const DvmArgs& a) {
     std::fprintf(stderr, "tracebench dvm: -c/-p trace a process until it exits; --workload is for tracing this one\n");
     return 2;
   }
-  if (a.target_pid >= 0 && (a.target_pid == 0 || kill(a.target_pid, 0) != 0)) {
+  if (a.target_pid >= 0 && (a.target_pid == 0 || (kill(a.target_pid, 0) != 0 && errno == ESRCH))) {
     std::fprintf(stderr, "tracebench dvm: -p %d: no such process\n", a.target_pid);
     return 2;
   }
@@ -221,7 +221,15 @@ int run_dvm(const DvmArgs& a) {
       return 1;
     }
   }
-  // -o: the traced data goes there (appended, as dtrace does); messages stay on stderr.
+  tbdvm::Session session(o);
+  tbdvm::Error e = session.enable(r.program);
+  if (!e.ok()) {
+    std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
+    return 1;
+  }
+  // -o: the traced data goes there (appended, as dtrace does); messages stay
+  // on stderr.  Opened once the session is enabled: a refused program leaves
+  // no file behind.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> outfile(nullptr, std::fclose);
   if (!a.output.empty()) {
     outfile.reset(std::fopen(a.output.c_str(), "a"));
@@ -231,12 +239,6 @@ int run_dvm(const DvmArgs& a) {
     }
   }
   std::FILE* out = outfile ? outfile.get() : stdout;
-  tbdvm::Session session(o);
-  tbdvm::Error e = session.enable(r.program);
-  if (!e.ok()) {
-    std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
-    return 1;
-  }
   if (!quiet)
     std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session.matched_probes().size(),
                  session.matched_probes().size() == 1 ? "" : "s", session.necbs(), session.necbs() == 1 ? "" : "s");
