@@ -1,5 +1,5 @@
 clause 0 (line 1): BEGIN
-  action 0: trace
+  action #1: trace
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000012    ldgs    DT_VAR(18), %r1          ! walltimestamp
     01: 20010000 00000000    ret     %r1                      
@@ -16,14 +16,14 @@ clause 1 (line 2): tb:::payload
     06: 0f010000 00000001    setx    DT_INTEGER[1], %r1       ! 0x1
     07: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 0: tracemem size 64
+  action #1: tracemem size 64
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000000    ldgs    DT_VAR(0), %r1           ! arg0
     01: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 1: stack size 32
+  action #2: stack size 32
 clause 2 (line 3): fbt::tb_*:entry
-  action 0: difexpr
+  action #1: difexpr
     OFF OPCODE            INSTRUCTION
     00: 2c010000 0000001a    ldgs    DT_VAR(26), %r1          ! probefunc
     01: 38000000 00000000    flushts                          
@@ -37,7 +37,7 @@ clause 2 (line 3): fbt::tb_*:entry
     09: 35000300 00000000    stta    %r3, DT_VAR(0)           ! self->calls
     10: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 1: aggregate @avg avg() keys=1
+  action #2: aggregate @avg avg() keys=1
    key 0:
     OFF OPCODE            INSTRUCTION
     00: 2c010000 0000001a    ldgs    DT_VAR(26), %r1          ! probefunc
@@ -50,14 +50,14 @@ clause 2 (line 3): fbt::tb_*:entry
     03: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
 clause 3 (line 4): profile:::profile-997
-  action 0: aggregate @samples count() keys=1
+  action #1: aggregate @samples count() keys=1
    key 0:
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000015    ldgs    DT_VAR(21), %r1          ! cpu
     01: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
 clause 4 (line 5): END
-  action 0: exit
+  action #1: exit
     OFF OPCODE            INSTRUCTION
     00: 0f010000 00000000    setx    DT_INTEGER[0], %r1       ! 0x0
     01: 20010000 00000000    ret     %r1                      

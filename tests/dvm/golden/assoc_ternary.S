@@ -1,5 +1,5 @@
 clause 0 (line 1): tb:tracebench:hot:fire
-  action 0: difexpr
+  action #1: difexpr
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000000    ldgs    DT_VAR(0), %r1           ! arg0
     01: 0f020000 00000000    setx    DT_INTEGER[0], %r2       ! 0x4
@@ -22,7 +22,7 @@ clause 0 (line 1): tb:tracebench:hot:fire
     18: 20010000 00000000    ret     %r1                      
     (string table 7 bytes)
     returns D type (integer) (size 8)
-  action 1: difexpr
+  action #2: difexpr
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000000    ldgs    DT_VAR(0), %r1           ! arg0
     01: 0f020000 00000000    setx    DT_INTEGER[0], %r2       ! 0x4
@@ -50,12 +50,12 @@ clause 0 (line 1): tb:tracebench:hot:fire
     23: 20010000 00000000    ret     %r1                      
     (string table 7 bytes)
     returns D type (integer) (size 8)
-  action 2: aggregate @m max()
+  action #3: aggregate @m max()
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000100    ldgs    DT_VAR(256), %r1         ! x
     01: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 3: aggregate @l lquantize()
+  action #4: aggregate @l lquantize()
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000000    ldgs    DT_VAR(0), %r1           ! arg0
     01: 20010000 00000000    ret     %r1                      

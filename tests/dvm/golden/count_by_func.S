@@ -1,5 +1,5 @@
 clause 0 (line 2): syscall::getpid:entry
-  action 0: aggregate @calls count() keys=1
+  action #1: aggregate @calls count() keys=1
    key 0:
     OFF OPCODE            INSTRUCTION
     00: 2c010000 0000001a    ldgs    DT_VAR(26), %r1          ! probefunc

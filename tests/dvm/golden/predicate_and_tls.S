@@ -24,7 +24,7 @@ clause 0 (line 1): syscall::*:entry
     20: 0f010000 00000002    setx    DT_INTEGER[2], %r1       ! 0x0
     21: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 0: difexpr
+  action #1: difexpr
     OFF OPCODE            INSTRUCTION
     00: 2c010000 00000010    ldgs    DT_VAR(16), %r1          ! timestamp
     01: 2f000100 00000000    stts    %r1, DT_VAR(0)           ! self->ts
@@ -36,7 +36,7 @@ clause 1 (line 7): syscall::*:return
     00: 2e010000 00000000    ldts    DT_VAR(0), %r1           ! self->ts
     01: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 0: aggregate @lat quantize() keys=1
+  action #1: aggregate @lat quantize() keys=1
    key 0:
     OFF OPCODE            INSTRUCTION
     00: 10010000 00000000    sets    DT_STRING[0], %r1        ! "ns"
@@ -49,7 +49,7 @@ clause 1 (line 7): syscall::*:return
     02: 09010102 00000000    sub     %r1, %r2, %r1            
     03: 20010000 00000000    ret     %r1                      
     returns D type (integer) (size 8)
-  action 1: difexpr
+  action #2: difexpr
     OFF OPCODE            INSTRUCTION
     00: 0f010000 00000000    setx    DT_INTEGER[0], %r1       ! 0x0
     01: 2f000100 00000000    stts    %r1, DT_VAR(0)           ! self->ts

@@ -125,7 +125,7 @@ std::string disassemble(const CompiledProgram& p) {
     if (c.predicate) out += "  predicate:\n" + disassemble(*c.predicate, p.vars);
     for (size_t k = 0; k < c.actions.size(); k++) {
       const ActionDesc& a = c.actions[k];
-      out += "  action " + std::to_string(k) + ": " + kActs[a.kind];
+      out += "  action #" + std::to_string(k + 1) + ": " + kActs[a.kind];
       if (a.kind == kActAggregate) {
         out += " @" + p.aggs[a.agg_id].name + " " + kAggs[a.agg_kind] + "()";
         if (!a.keys.empty()) out += " keys=" + std::to_string(a.keys.size());
