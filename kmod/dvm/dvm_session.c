@@ -13,6 +13,10 @@
  *                          cannot be probed is refused there), enabled by GO
  *   profile:::profile-N    an hrtimer at N Hz on every online CPU (pinned)
  *   profile:::tick-N       an hrtimer at N Hz on the CPU that ran GO
+ *   pid<P>:<mod>:<func>:entry a uprobe at a file and offset user space
+ *                          resolved (:return a uretprobe), registered at
+ *                          ENABLE (a file or offset that cannot be probed is
+ *                          refused there), firing from GO, only in process P
  * A firing reached from inside another on the same CPU (fbt on a function
  * the VM or the provider calls) is dropped and counted (busy_drops).
  * A firing masks local interrupts (DTrace's way: the CPU's slot then has
@@ -29,6 +33,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/namei.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -36,6 +41,8 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/uprobes.h>
+#include <linux/version.h>
 #include <asm/irq_regs.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
@@ -48,6 +55,10 @@
 
 static_assert(sizeof(struct tb_kmod_dvm_action) == 64);
 static_assert(sizeof(struct tb_kmod_dvm_ecb) == 24);
+static_assert(sizeof(struct tb_kmod_dvm_probe) == 224);
+
+/* uprobe_register() returns the uprobe, unregistering is two steps (6.12). */
+#define TB_UPROBE_HANDLE (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
 
 unsigned int tb_dif_host_stack(unsigned long *pcs, unsigned int max)
 {
@@ -84,6 +95,20 @@ struct tb_dvm_fbt {
 	char sym[TB_KMOD_DVM_NAMES_LEN];
 };
 
+/* One pid probe: a uprobe (entry) or uretprobe (return) at inode + offset. */
+struct tb_dvm_upr {
+	struct uprobe_consumer uc;
+	struct tb_dvm *d;
+	int probe1;
+	pid_t tgid;      /* the only process it fires in */
+	struct inode *inode; /* held (igrab) while registered */
+	loff_t offset;
+#if TB_UPROBE_HANDLE
+	struct uprobe *up;
+#endif
+	bool registered;
+};
+
 /* One timer of a profile-N (one per CPU) or tick-N probe. */
 struct tb_dvm_timer {
 	struct hrtimer t;
@@ -102,6 +127,9 @@ struct tb_dvm {
 	struct tb_dvm_fbt *fbt; /* nfbt */
 	u32 nfbt;
 	bool fbt_on;     /* the fbt probes are enabled (their handlers fire) */
+	struct tb_dvm_upr *upr; /* nupr */
+	u32 nupr;
+	bool upr_on;     /* the pid probes' handlers fire */
 	u8 *busy;        /* ncpus: a firing is running on that CPU */
 	struct tb_dvm_stages *stages; /* ncpus, when timed */
 	struct tb_dif_loaded *objects;
@@ -394,6 +422,144 @@ static void tb_dvm_fbt_unregister(struct tb_dvm *d)
 	}
 }
 
+static int tb_dvm_up_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct tb_dvm_upr *u = container_of(uc, struct tb_dvm_upr, uc);
+	u64 t0 = u->d->stages ? tb_now() : 0;
+	unsigned long long args[6];
+	unsigned int i;
+
+	/* Breakpoints are in every process that maps the file: D sees one.
+	 * Preemption off from the check on, so STOP's grace period waits
+	 * for a firing that saw the probes on (uprobe handlers run
+	 * preemptible). */
+	if (task_tgid_nr(current) != u->tgid)
+		return 0;
+	preempt_disable();
+	if (READ_ONCE(u->d->upr_on)) {
+		for (i = 0; i < 6; i++)
+			args[i] = regs_get_kernel_argument(regs, i);
+		tb_dvm_fire_here(u->d, u->probe1, args, 6, t0);
+	}
+	preempt_enable();
+	return 0;
+}
+
+static int tb_dvm_up_return(struct uprobe_consumer *uc, unsigned long func, struct pt_regs *regs)
+{
+	struct tb_dvm_upr *u = container_of(uc, struct tb_dvm_upr, uc);
+	u64 t0 = u->d->stages ? tb_now() : 0;
+	unsigned long long args[2] = { 0, regs_return_value(regs) };
+
+	if (task_tgid_nr(current) != u->tgid)
+		return 0;
+	preempt_disable();
+	if (READ_ONCE(u->d->upr_on))
+		tb_dvm_fire_here(u->d, u->probe1, args, 2, t0);
+	preempt_enable();
+	return 0;
+}
+
+/* Registers every pid probe (handlers idle until GO); NULL, or why one cannot be. */
+static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
+{
+	u32 i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (probes[i].kind == TB_KMOD_DVM_PROBE_PID_ENTRY || probes[i].kind == TB_KMOD_DVM_PROBE_PID_RETURN)
+			d->nupr++;
+	if (!d->nupr)
+		return NULL;
+	d->upr = kvcalloc(d->nupr, sizeof(*d->upr), GFP_KERNEL);
+	if (!d->upr) {
+		*err = -ENOMEM;
+		return "out of memory";
+	}
+	for (i = 0; i < n; i++) {
+		const struct tb_kmod_dvm_probe *p = &probes[i];
+		struct tb_dvm_upr *u;
+		struct path path;
+		struct inode *inode;
+		char *name;
+		int ret;
+
+		if (p->kind != TB_KMOD_DVM_PROBE_PID_ENTRY && p->kind != TB_KMOD_DVM_PROBE_PID_RETURN)
+			continue;
+		u = &d->upr[k++];
+		u->d = d;
+		u->probe1 = i + 1;
+		u->tgid = (pid_t)p->arg;
+		u->offset = (loff_t)p->offset;
+		if (p->kind == TB_KMOD_DVM_PROBE_PID_RETURN)
+			u->uc.ret_handler = tb_dvm_up_return;
+		else
+			u->uc.handler = tb_dvm_up_entry;
+		name = strndup_user(u64_to_user_ptr(p->path_ptr), PATH_MAX);
+		if (IS_ERR(name)) {
+			*err = PTR_ERR(name) == -EFAULT ? -EFAULT : 0;
+			return "probe: pid probe's path is not a string of at most PATH_MAX bytes";
+		}
+		ret = kern_path(name, LOOKUP_FOLLOW, &path);
+		kfree(name);
+		if (ret)
+			return "probe: pid probe's file does not exist";
+		inode = igrab(d_inode(path.dentry));
+		path_put(&path);
+		if (!inode)
+			return "probe: pid probe's file is going away";
+		if (!S_ISREG(inode->i_mode) || u->offset < 0 || u->offset >= i_size_read(inode)) {
+			iput(inode);
+			return "probe: pid probe's offset is not inside a regular file";
+		}
+		u->inode = inode;
+#if TB_UPROBE_HANDLE
+		u->up = uprobe_register(inode, u->offset, 0, &u->uc);
+		ret = IS_ERR(u->up) ? PTR_ERR(u->up) : 0;
+#else
+		ret = uprobe_register(inode, u->offset, &u->uc);
+#endif
+		if (ret) {
+			iput(inode);
+			u->inode = NULL;
+			return "probe: uprobes refuse this offset (not an instruction they can probe)";
+		}
+		u->registered = true;
+	}
+	return NULL;
+}
+
+/* Unregisters the pid probes; no handler runs once it returns. */
+static void tb_dvm_upr_unregister(struct tb_dvm *d)
+{
+	u32 i;
+	bool any = false;
+
+	for (i = 0; i < d->nupr; i++) {
+		struct tb_dvm_upr *u = &d->upr[i];
+
+		if (!u->registered)
+			continue;
+#if TB_UPROBE_HANDLE
+		uprobe_unregister_nosync(u->up, &u->uc);
+#else
+		uprobe_unregister(u->inode, u->offset, &u->uc);
+#endif
+		any = true;
+	}
+#if TB_UPROBE_HANDLE
+	if (any)
+		uprobe_unregister_sync();
+#endif
+	for (i = 0; i < d->nupr; i++) {
+		struct tb_dvm_upr *u = &d->upr[i];
+
+		if (u->registered)
+			iput(u->inode);
+		u->registered = false;
+		u->inode = NULL;
+	}
+}
+
 static void tb_dvm_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	struct tb_dvm *d = data;
@@ -440,7 +606,7 @@ static void tb_find_tp(struct tracepoint *tp, void *priv)
 
 static void tb_dvm_disarm(struct tb_dvm *d)
 {
-	bool any = d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on;
+	bool any = d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->upr_on;
 
 	if (d->timers_on)
 		tb_dvm_timers_stop(d);
@@ -448,6 +614,7 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 		WRITE_ONCE(d->fbt_on, false);
 		tb_dvm_fbt_enable(d, false);
 	}
+	WRITE_ONCE(d->upr_on, false);
 	if (d->enter_on)
 		tracepoint_probe_unregister(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
 	if (d->exit_on)
@@ -458,7 +625,8 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 		unregister_trace_tracebench_payload(tb_dvm_sdt_payload, d);
 	d->enter_on = d->exit_on = d->fixed_on = d->payload_on = false;
 	/* Firings in flight end before anything is read or freed (kprobe
-	 * handlers run with preemption disabled: an RCU grace period). */
+	 * handlers, and uprobe handlers past their check, run with preemption
+	 * disabled: an RCU grace period). */
 	if (any)
 		tracepoint_synchronize_unregister();
 }
@@ -494,6 +662,8 @@ static long tb_dvm_arm(struct tb_dvm *d)
 		tb_dvm_fbt_enable(d, true);
 		WRITE_ONCE(d->fbt_on, true);
 	}
+	if (d->nupr)
+		WRITE_ONCE(d->upr_on, true);
 	if (d->ntimers)
 		tb_dvm_timers_start(d);
 	return 0;
@@ -507,6 +677,7 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 		return;
 	tb_dvm_disarm(d);
 	tb_dvm_fbt_unregister(d);
+	tb_dvm_upr_unregister(d);
 	tb_dvm_session_free(d->s);
 	for (i = 0; i < d->n_objects; i++)
 		tb_dif_unload(&d->objects[i]);
@@ -517,6 +688,7 @@ static void tb_dvm_destroy(struct tb_dvm *d)
 	kvfree(d->stages);
 	kvfree(d->kinds);
 	kvfree(d->fbt);
+	kvfree(d->upr);
 	kvfree(d->timers);
 	kvfree(d->busy);
 	kfree(d);
@@ -585,6 +757,9 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 
 		if (p->kind < TB_KMOD_DVM_KINDS)
 			d->kinds[i] = p->kind; /* an unknown kind is refused below */
+		if (p->kind != TB_KMOD_DVM_PROBE_PID_ENTRY && p->kind != TB_KMOD_DVM_PROBE_PID_RETURN &&
+		    (p->path_ptr || p->offset))
+			return "probe: only pid probes take a file and an offset";
 		switch (p->kind) {
 		case TB_KMOD_DVM_PROBE_BEGIN:
 		case TB_KMOD_DVM_PROBE_END:
@@ -628,6 +803,13 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 		case TB_KMOD_DVM_PROBE_TICK:
 			if (p->arg < 1 || p->arg > TB_KMOD_DVM_MAX_HZ)
 				return "probe: profile and tick rates are 1 to 10000 Hz";
+			break;
+		case TB_KMOD_DVM_PROBE_PID_ENTRY:
+		case TB_KMOD_DVM_PROBE_PID_RETURN:
+			if (!p->arg || p->arg > PID_MAX_LIMIT)
+				return "probe: pid probes name a process (arg = its pid)";
+			if (!p->path_ptr)
+				return "probe: pid probes name a file (path_ptr)";
 			break;
 		case TB_KMOD_DVM_PROBE_ERROR:
 			/* Fired by the VM itself after a fault: nothing to arm. */
@@ -743,6 +925,8 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 		goto out;
 	/* Last: the names are checked, and a refusal here unregisters what was. */
 	why = tb_dvm_fbt_register(d, probes, req->n_probes, &ret);
+	if (!why)
+		why = tb_dvm_upr_register(d, probes, req->n_probes, &ret);
 	if (why) {
 		ret = ret ? ret : tb_dvm_refuse(req, why, 0, 0);
 		goto out_copy;
@@ -780,7 +964,7 @@ static long tb_dvm_go(struct tb_dvm *d)
 
 	if (d->ended)
 		return -EINVAL;
-	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->timers_on)
+	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->upr_on || d->timers_on)
 		return 0;
 	if (!d->begun && d->begin_probe)
 		tb_dvm_fire_here(d, d->begin_probe, none, 0, 0);

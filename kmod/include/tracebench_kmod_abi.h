@@ -36,8 +36,10 @@
  *    DVM_STATUS), TB_KMOD_CAP_DVM.
  * 5: DVM_AGGRESET (D's clear() and trunc()), the dtrace:::ERROR probe kind, llquantize;
  *    INFO's nr_syscalls (was reserved0).
- * 6: DVM_STATUS's stage sums per probe kind (the paper's Table 6 per provider). */
-#define TB_KMOD_ABI_VERSION 6u
+ * 6: DVM_STATUS's stage sums per probe kind (the paper's Table 6 per provider).
+ * 7: the pid provider (uprobes on a process's functions): probe kinds PID_ENTRY and
+ *    PID_RETURN, struct tb_kmod_dvm_probe's path_ptr and offset. */
+#define TB_KMOD_ABI_VERSION 7u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -238,6 +240,11 @@ enum tb_kmod_dvm_probe_kind {
 	TB_KMOD_DVM_PROBE_ERROR = 10,         /* dtrace:::ERROR: fired by the VM after a fault, on the
 					       * faulting CPU (arg1 = epid, arg2 = 0 predicate / k action #k,
 					       * arg3 = DIF offset or -1, arg4 = fault, arg5 = address) */
+	TB_KMOD_DVM_PROBE_PID_ENTRY = 11,     /* pid<arg>:<module>:<function>:entry, a uprobe at the probe's
+					       * file (path_ptr) and offset; fires only in process arg (its
+					       * tgid); arg0..arg5 = the function's arguments */
+	TB_KMOD_DVM_PROBE_PID_RETURN = 12,    /* pid<arg>:<module>:<function>:return, a uretprobe; arg1 = the
+					       * return value (arg0 = 0) */
 };
 #define TB_KMOD_DVM_MAX_HZ 10000u
 #define TB_KMOD_DVM_KINDS 16u /* stage sums per kind: indexed by enum tb_kmod_dvm_probe_kind */
@@ -248,6 +255,12 @@ struct tb_kmod_dvm_probe {
 	__u32 id;     /* the probe's id as D reads it */
 	__u32 names_len;
 	char names[TB_KMOD_DVM_NAMES_LEN];
+	/* pid probes only (0 for every other kind): the file to probe, a
+	 * NUL-terminated path up to PATH_MAX in the caller's memory, and the
+	 * instruction's offset in it (the function's file offset, not its
+	 * address). */
+	__u64 path_ptr;
+	__u64 offset;
 };
 
 /* Object indices are 1-based; 0 = none. */

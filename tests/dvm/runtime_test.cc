@@ -636,3 +636,118 @@ TEST(DvmSession, FaultsAreReportedAndFireError) {
 
 }  // namespace
 }  // namespace tbdvm
+
+// ---------------------------------------------------------------------------
+// The kernel home's pid provider, resolved in user space (no module needed):
+// a description becomes uprobe targets (file, offset) that are where the
+// function really is in this process's mappings.
+extern "C" __attribute__((noinline, used)) int tb_runtime_pid_target(int x) {
+  asm volatile("" ::: "memory");
+  return x + 1;
+}
+
+namespace pidprov {
+
+// The file offset of `addr` in this process by /proc/self/maps, or ~0.
+uint64_t file_offset_of(const void* addr, std::string* path) {
+  const auto a = reinterpret_cast<uint64_t>(addr);
+  std::FILE* f = std::fopen("/proc/self/maps", "r");
+  char line[4096];
+  uint64_t off = ~0ull;
+  while (f && std::fgets(line, sizeof line, f)) {
+    unsigned long long lo, hi, o;
+    char perms[8], file[4096] = "";
+    if (std::sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perms, &o, file) < 4) continue;
+    if (a >= lo && a < hi) {
+      off = a - lo + o;
+      *path = file;
+      break;
+    }
+  }
+  if (f) std::fclose(f);
+  return off;
+}
+
+std::vector<tbdvm::ProbeInfo> made(const std::string& pattern, tbdvm::Error* e, tbdvm::Options o = {}) {
+  std::vector<tbdvm::ProbeInfo> out;
+  *e = tbdvm::kernel_pid_probes({pattern}, o, 100, &out);
+  return out;
+}
+
+TEST(PidProvider, ResolvesFunctionsToWhereTheyAreMapped) {
+  const std::string me = "pid" + std::to_string(getpid());
+  tbdvm::Error e;
+  std::vector<tbdvm::ProbeInfo> p = made(me + ":a.out:tb_runtime_pid_target:", &e);
+  ASSERT_TRUE(e.ok()) << e.message;
+  ASSERT_EQ(p.size(), 2u);
+  std::string path;
+  const uint64_t want = file_offset_of(reinterpret_cast<const void*>(&tb_runtime_pid_target), &path);
+  char exe[4096] = "";
+  ASSERT_GT(readlink("/proc/self/exe", exe, sizeof exe - 1), 0);
+  for (const auto& x : p) {
+    EXPECT_EQ(x.provider, me);
+    EXPECT_EQ(x.module, "a.out");
+    EXPECT_EQ(x.function, "tb_runtime_pid_target");
+    EXPECT_EQ(x.kernel_path, exe);
+    EXPECT_EQ(x.kernel_offset, want);
+    EXPECT_EQ(x.kernel_arg, static_cast<uint32_t>(getpid()));
+  }
+  EXPECT_EQ(p[0].id, 100u);
+  EXPECT_EQ(p[0].name, "entry");
+  EXPECT_EQ(p[1].name, "return");
+  EXPECT_NE(p[0].kernel_kind, p[1].kernel_kind);
+  // A library by its basename (globbed): libc's getpid where the loader put it.
+  p = made(me + ":libc.so*:getpid:entry", &e);
+  ASSERT_TRUE(e.ok()) << e.message;
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].module, "libc.so.6");
+  const uint64_t libc_off = file_offset_of(reinterpret_cast<const void*>(&getpid), &path);
+  EXPECT_EQ(p[0].kernel_offset, libc_off);
+  char real[4096];
+  ASSERT_TRUE(realpath(path.c_str(), real));
+  char probed[4096];
+  ASSERT_TRUE(realpath(p[0].kernel_path.c_str(), probed));
+  EXPECT_STREQ(probed, real);
+  // Other providers are not the pid provider's.
+  EXPECT_TRUE(made("syscall::getpid:entry", &e).empty());
+  EXPECT_TRUE(e.ok());
+}
+
+TEST(PidProvider, RefusesWhatIsNotThere) {
+  const std::string me = "pid" + std::to_string(getpid());
+  tbdvm::Error e;
+  made("pid999999999:a.out:main:entry", &e);
+  EXPECT_NE(e.message.find("no such process"), std::string::npos) << e.message;
+  made("pid99999999999:a.out:main:entry", &e);
+  EXPECT_NE(e.message.find("no such process"), std::string::npos) << e.message;
+  made(me + ":libtb_nosuch.so:f:entry", &e);
+  EXPECT_NE(e.message.find("maps no module libtb_nosuch.so"), std::string::npos) << e.message;
+  // Every function of libc, entry and return: more uprobes than a session takes.
+  made(me + ":libc.so.6::", &e);
+  EXPECT_NE(e.message.find("more than 2048 pid probes"), std::string::npos) << e.message;
+}
+
+// -c: the command's process exists (held) before it runs its program, so
+// a.out is the program it will run, and nothing else is mapped yet.
+TEST(PidProvider, AHeldCommandsAOutIsTheProgramItWillRun) {
+  tbdvm::Options o;
+  o.target_pid = getpid();  // stands for the held child
+  // Any ELF file with functions stands for the program (not this test's binary,
+  // which /proc/<pid>/exe would give): libc's file.
+  std::string libc;
+  file_offset_of(reinterpret_cast<const void*>(&getpid), &libc);
+  ASSERT_FALSE(libc.empty());
+  o.target_exe = libc;
+  const std::string me = "pid" + std::to_string(getpid());
+  tbdvm::Error e;
+  std::vector<tbdvm::ProbeInfo> p = made(me + ":a.out:getpid:entry", &e, o);
+  ASSERT_TRUE(e.ok()) << e.message;
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].module, "a.out");
+  EXPECT_EQ(p[0].kernel_path, libc);
+  made(me + ":libc.so.6:getpid:entry", &e, o);
+  EXPECT_NE(e.message.find("the -c command has not started, so a.out is its only module"), std::string::npos)
+      << e.message;
+}
+
+}  // namespace pidprov

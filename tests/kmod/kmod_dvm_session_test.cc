@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -467,6 +468,72 @@ TEST_F(KmodDvmSession, StageTimingPerProvider) {
   }
 }
 
+// The pid provider: uprobes on a function of this test binary (a.out) see
+// its entry with its arguments and its return with the value it returned,
+// only in this process (a child calling it too is not counted), and time
+// their stages as "pid entry"/"pid return".
+extern "C" __attribute__((noinline, used)) uint64_t tb_pid_probe_target(uint64_t a, uint64_t b) {
+  asm volatile("" ::: "memory");
+  return a + b;
+}
+
+TEST_F(KmodDvmSession, PidProbesSeeThisProcesssCallsOnly) {
+  Options o;
+  o.stage_timing = true;
+  const std::string me = std::to_string(getpid());
+  auto session = kernel_session("pid" + me + ":a.out:tb_pid_probe_target:entry { @entry = count(); @args = sum(arg1 - 2 * arg0); @a1 = sum(arg1); }\n"
+                                "pid" + me + ":a.out:tb_pid_probe_target:return { @ret = count(); @rv = sum(arg1); }\n",
+                                o);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->matched_probes().size(), 2u);
+  const pid_t child = fork();
+  if (child == 0) {
+    uint64_t x = 0;
+    for (int i = 0; i < 100; i++) x += tb_pid_probe_target(1, 1);
+    _exit(x == 200 ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  uint64_t sum = 0;
+  constexpr int kN = 500;
+  for (int i = 0; i < kN; i++) sum += tb_pid_probe_target(i, 2ull * i);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  session->disable();
+  std::map<std::string, int64_t> got = totals(*session);
+  EXPECT_EQ(got["entry"], kN);
+  EXPECT_EQ(got["ret"], kN);
+  EXPECT_EQ(got["args"], 0);  // arg1 == 2 * arg0 on every call
+  EXPECT_EQ(got["a1"], static_cast<int64_t>(kN) * (kN - 1));
+  EXPECT_EQ(got["rv"], static_cast<int64_t>(sum));
+  const Counters c = session->counters();
+  EXPECT_EQ(c.errors, 0u);
+  std::map<std::string, uint64_t> firings;
+  for (const auto& p : c.stages.providers) firings[p.name] = p.firings;
+  EXPECT_EQ(firings["pid entry"], static_cast<uint64_t>(kN));
+  EXPECT_EQ(firings["pid return"], static_cast<uint64_t>(kN));
+}
+
+// What a description names must exist: the process, its module, a function.
+TEST_F(KmodDvmSession, PidProbesOnMissingThingsAreRefusedWithWhy) {
+  const std::string me = std::to_string(getpid());
+  auto refusal = [](const std::string& script) {
+    CompileResult c = compile_d(script);
+    if (!c.program) return "compile: " + c.error;
+    Options o;
+    o.kernel = true;
+    Session s(o);
+    return s.enable(c.program).message;
+  };
+  EXPECT_NE(refusal("pid999999999:a.out:main:entry { }").find("no such process"), std::string::npos);
+  EXPECT_NE(refusal("pid" + me + ":libnosuch.so:f:entry { }").find("maps no module libnosuch.so"),
+            std::string::npos);
+  EXPECT_NE(refusal("pid" + me + ":a.out:tb_no_such_function:entry { }").find("does not match any probes"),
+            std::string::npos);
+  // A library this process maps, by its basename: its functions are there.
+  EXPECT_EQ(refusal("pid" + me + ":libc.so*:getpid:entry { }"), "");
+}
+
 TEST_F(KmodDvmSession, OneSessionAtATimeAndClosingEndsIt) {
   CompileResult c = compile_d("syscall::getpid:entry { @ = count(); }");
   ASSERT_TRUE(c.program);
@@ -624,6 +691,66 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
          p.probe.names_len = sizeof names;
        },
        "probe: ERROR takes no argument"},
+      {"pid without a process",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "pid1\0a.out\0main\0entry";
+         static const char path[] = "/proc/self/exe";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
+         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: pid probes name a process (arg = its pid)"},
+      {"pid without a file",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "pid1\0a.out\0main\0entry";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_PID_RETURN;
+         p.probe.arg = 1;
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: pid probes name a file (path_ptr)"},
+      {"pid on a missing file",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "pid1\0a.out\0main\0entry";
+         static const char path[] = "/nonexistent/tb";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
+         p.probe.arg = 1;
+         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: pid probe's file does not exist"},
+      {"pid past the file's end",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "pid1\0a.out\0main\0entry";
+         static const char path[] = "/proc/self/exe";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
+         p.probe.arg = 1;
+         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
+         p.probe.offset = 1ull << 40;
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: pid probe's offset is not inside a regular file"},
+      {"pid on a directory",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         static const char names[] = "pid1\0a.out\0main\0entry";
+         static const char path[] = "/";
+         p.probe = {};
+         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
+         p.probe.arg = 1;
+         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
+         std::memcpy(p.probe.names, names, sizeof names);
+         p.probe.names_len = sizeof names;
+       },
+       "probe: pid probe's offset is not inside a regular file"},
+      {"a file on a syscall probe", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.offset = 16; },
+       "probe: only pid probes take a file and an offset"},
       {"fbt on nothing",
        [](Parts& p, tb_kmod_dvm_enable&) {
          static const char names[] = "fbt\0kernel\0tb_no_such_function\0entry";

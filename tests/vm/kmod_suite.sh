@@ -84,7 +84,10 @@ PY
 # the D-VM in the module (dvm_kernel) against eBPF's tracepoint program on
 # getpid's entry, the same count of the same events, and dvm_kernel recording
 # the module's payload tracepoint (sdt provider), every byte checked; and
-# `tracebench dvm --kernel -c CMD` tracing a command's syscalls ($target).
+# `tracebench dvm --kernel -c CMD` tracing a command's syscalls ($target);
+# the pid provider: dvm_kernel and eBPF on the same user function (a uprobe
+# each) and `dvm --kernel -c` on the command's own main() (entry, return,
+# argc), registered before the held command exec'd its program.
 variants=$out-ebpf-attach
 rm -rf "$variants"
 vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
@@ -97,7 +100,9 @@ vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w getpid --out dvm_kernel || exit 1
   tracebench run --quick -t dvm_kernel -a record -w kmod_payload -p 64 --out dvm_kernel_sdt || exit 1
   tracebench run --quick -t dvm_kernel -a disabled -w getpid -w kmod_fixed --out dvm_kernel_disabled || exit 1
-  tracebench dvm --kernel -q -c "ls /" -n "syscall::exit_group:entry /pid == \$target/ { printf(\"exit_group by %s\\n\", execname); } syscall::*:entry /pid == \$target/ { @[probefunc] = count(); }" > dvm_c.txt || exit 1'
+  tracebench dvm --kernel -q -c "ls /" -n "syscall::exit_group:entry /pid == \$target/ { printf(\"exit_group by %s\\n\", execname); } syscall::*:entry /pid == \$target/ { @[probefunc] = count(); }" > dvm_c.txt || exit 1
+  tracebench run --quick -t dvm_kernel -t ebpf -a count -w call --out pid_call || exit 1
+  tracebench dvm --kernel -q -c "tracebench list" -n "pid\$target:a.out:main:entry, pid\$target:a.out:main:return { @[probename] = count(); } pid\$target:a.out:main:entry { printf(\"argc %d\\n\", arg0); }" > dvm_pid.txt || exit 1'
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL: eBPF attach variants in the VM: status $rc"; tail -n 40 "$variants/guest-output.txt" 2>/dev/null
@@ -146,6 +151,21 @@ text = open(f"{sys.argv[1]}/dvm_c.txt").read()
 calls = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(\w+)\s+(\d+)$", text, re.M))
 assert "exit_group by ls\n" in text and calls.get("exit_group") == 1 and calls.get("getdents64", 0) >= 1, text
 print(f"  dvm --kernel -c 'ls /': {sum(calls.values())} syscalls of the command, exit_group by ls")
+(path,) = glob.glob(f"{sys.argv[1]}/pid_call/*/result.json")
+by = {b["tracer"]: b for b in json.load(open(path))["benchmarks"]}
+assert set(by) == {"dvm_kernel", "ebpf"}, sorted(by)
+for t, b in sorted(by.items()):
+    e = b["events"]
+    assert b["status"] == "ok", f"{t}: {b.get('error')}"
+    assert e["verification"] == "passed" and e["recorded"] == e["fired"] - e["lost"] and e["lost"] == 0, f"{t}: {e}"
+    print(f"  {t:10} uprobe on tb_noinline_call, count {b['overhead_ns_per_event']['median']:8.1f} ns/event, "
+          f"{e['recorded']} events")
+ratio = by["dvm_kernel"]["overhead_ns_per_event"]["median"] / by["ebpf"]["overhead_ns_per_event"]["median"]
+print(f"  dvm_kernel (pid provider) / ebpf (uprobe) per-event overhead: {ratio:.2f} (emulated)")
+text = open(f"{sys.argv[1]}/dvm_pid.txt").read()
+got = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(entry|return)\s+(\d+)$", text, re.M))
+assert got == {"entry": 1, "return": 1} and "argc 2\n" in text, text
+print("  dvm --kernel -c 'tracebench list' on pid$target:a.out:main: entry 1, return 1, argc 2")
 PY
 [ $? -eq 0 ] || exit 1
 

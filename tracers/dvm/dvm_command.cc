@@ -20,6 +20,8 @@
 #include <wordexp.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -57,11 +59,38 @@ struct DvmArgs {
   bool workload_given = false;
 };
 
+// The file execvp() would run for `word` (a path, or the first executable
+// of that name along PATH), resolved; the word itself when there is none
+// (the pid provider then says so, and so does the exec).
+std::string resolve_program(const std::string& word) {
+  std::vector<std::string> candidates;
+  if (word.find('/') != std::string::npos) {
+    candidates.push_back(word);
+  } else {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      const size_t colon = dirs.find(':', start);
+      const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      candidates.push_back((dir.empty() ? "." : dir) + "/" + word);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  for (const std::string& c : candidates) {
+    char real[PATH_MAX];
+    if (access(c.c_str(), X_OK) == 0 && realpath(c.c_str(), real)) return real;
+  }
+  return word;
+}
+
 // The -c command: forked at once, held until the session is enabled (dtrace
 // grabs it stopped), then exec'd.
 struct Child {
   pid_t pid = -1;
   int go_fd = -1;  // writing here lets the child exec
+  std::string exe; // the program it will run (pid probes' a.out)
   ~Child() {
     if (go_fd >= 0) close(go_fd);  // the child exits without exec
     if (pid > 0) waitpid(pid, nullptr, 0);
@@ -91,6 +120,7 @@ bool spawn_held(const std::string& command, Child* c, std::string* err) {
     _exit(127);
   }
   close(p[0]);
+  c->exe = resolve_program(we.we_wordv[0]);
   wordfree(&we);
   if (pid < 0) {
     close(p[1]);
@@ -114,8 +144,16 @@ int run_dvm(const DvmArgs& a) {
   }
   if (a.list) {
     std::vector<tbdvm::ProbeInfo> matched;
-    const std::vector<tbdvm::ProbeInfo> user = a.kernel ? std::vector<tbdvm::ProbeInfo>{} : tbdvm::list_probes();
-    for (const auto& p : a.kernel ? tbdvm::list_kernel_probes() : user)
+    std::vector<tbdvm::ProbeInfo> probes = a.kernel ? tbdvm::list_kernel_probes() : tbdvm::list_probes();
+    if (a.kernel && !a.script.empty()) {  // the pid probes the description names
+      tbdvm::Error e =
+          tbdvm::kernel_pid_probes({a.script}, {}, static_cast<uint32_t>(probes.size()) + 1, &probes);
+      if (!e.ok()) {
+        std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
+        return 1;
+      }
+    }
+    for (const auto& p : probes)
       if (a.script.empty() || tbdvm::probe_matches(a.script, p)) matched.push_back(p);
     if (matched.empty()) {  // like dtrace -l: a description that matches nothing is an error
       std::fprintf(stderr, "tracebench dvm: no probe matches '%s'; `tracebench dvm -l` lists them all\n",
@@ -190,6 +228,12 @@ int run_dvm(const DvmArgs& a) {
 
   tbdvm::Options o;
   o.kernel = a.kernel;
+  if (child.pid > 0) {
+    o.target_pid = child.pid;
+    o.target_exe = child.exe;
+  } else if (a.target_pid > 0) {
+    o.target_pid = a.target_pid;
+  }
   bool quiet = a.quiet;
   auto apply = [&](const std::string& k, const std::string& v) -> bool {
     if (k == "quiet") {

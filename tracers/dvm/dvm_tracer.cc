@@ -426,6 +426,9 @@ class DvmTracer final : public Tracer {
   // workload has no D-VM site there (in the kernel: no such syscall).
   static std::string probe_desc(const ProbePoint& p, bool kernel) {
     if (kernel) {
+      // A function of this binary: the pid provider's uprobe on it.
+      if (p.kind == ProbeKind::kUserFunction)
+        return "pid" + std::to_string(getpid()) + ":a.out:" + p.target + ":entry";
       for (const auto& pi : tbdvm::list_kernel_probes()) {
         if (p.kind == ProbeKind::kSyscall && pi.provider == "syscall" && pi.function == p.target &&
             pi.name == "entry")

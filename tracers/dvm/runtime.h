@@ -44,6 +44,10 @@ struct Options {
   // The kernel home times each firing's stages (Counters::stages): the
   // provider's entry and the VM, with the reads' floor.
   bool stage_timing = false;
+  // The -c command's process before it has exec'd: pid probes on it take
+  // their a.out from target_exe, not from /proc/<pid>/exe.
+  int64_t target_pid = -1;
+  std::string target_exe;
 };
 // Parses "bufsize=4m", "switchrate=10hz", "nslots=2" ...
 Error set_option(Options* o, const std::string& key, const std::string& value);
@@ -54,6 +58,8 @@ struct ProbeInfo {
   Site* site;  // nullptr: a probe of the kernel home
   std::string provider, module, function, name;
   uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe (tb_kmod_dvm_probe)
+  std::string kernel_path;                    // pid probes: the file and the function's offset in it
+  uint64_t kernel_offset = 0;
 };
 std::vector<ProbeInfo> list_probes();
 // The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END, the
@@ -69,6 +75,14 @@ Error kernel_home_check(uint32_t* nr_syscalls = nullptr);
 // profile:::profile-N (N Hz on every CPU) and profile:::tick-N (one CPU) of
 // the kernel home, made for the descriptions that name them (N 1..10000).
 std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patterns);
+// pid<P>:<module>:<function>:entry/return of the kernel home (uprobes), made
+// for the descriptions that name them, numbered from first_id: module a.out
+// (P's executable, Options::target_exe while a -c command waits to start) or
+// the basename of a file P maps; functions from the file's
+// ELF symbols (globs allowed).  An error says which process, module or file
+// is missing.
+Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
+                        std::vector<ProbeInfo>* out);
 // Matches "prov:mod:func:name" with shell globs, missing leading fields and
 // empty fields matching anything (DTrace rules).
 bool probe_matches(const std::string& pattern, const ProbeInfo& p);

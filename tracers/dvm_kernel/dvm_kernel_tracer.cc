@@ -3,7 +3,8 @@
 // (tracers/dvm/dvm_tracer.cc) with Options::kernel set: the same actions and
 // options, the D program compiled here and enabled in the module; a syscall
 // workload's entry is syscall::<name>:entry, the module's tracepoints
-// sdt:tracebench::<event>, its target function fbt:tracebench:<function>:entry;
+// sdt:tracebench::<event>, its target function fbt:tracebench:<function>:entry,
+// a function of this binary (workload call, site_*) pid<this process>:a.out:<function>:entry;
 // every counting clause is behind /pid == <this process>/.  Needs the module:
 // `tracebench vm`.
 #include "tracers/dvm/dvm_tracer.h"

@@ -28,6 +28,8 @@ struct Binding {
   std::string names;
   std::vector<Ecb*> ecbs;
   uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe
+  std::string kernel_path;                    // pid probes (ProbeInfo)
+  uint64_t kernel_offset = 0;
 };
 
 // The kernel home (kernel.cc): a session in the tracebench module, driven

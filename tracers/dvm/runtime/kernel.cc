@@ -2,7 +2,9 @@
 // (/dev/tracebench, kmod/dvm).  The probes it offers (dtrace:::BEGIN/END,
 // sdt:tracebench::tracebench_fixed/_payload, syscall::<name>:entry/return,
 // names from libseccomp's table for this architecture, fbt:<module>:<function>:
-// entry/return for the text symbols of /proc/kallsyms) and the DVM_* ioctls a session drives: enable, go, stop,
+// entry/return for the text symbols of /proc/kallsyms; profile/tick and pid
+// probes are made for the descriptions that name them: kernel_timer_probes
+// here, kernel_pid_probes in pid.cc) and the DVM_* ioctls a session drives: enable, go, stop,
 // buffer and aggregation snapshots, status.
 #include "tracers/dvm/runtime/internal.h"
 
@@ -61,6 +63,8 @@ std::string kernel_probe_kind_name(uint32_t kind) {
     case TB_KMOD_DVM_PROBE_FBT_RETURN: return "fbt return";
     case TB_KMOD_DVM_PROBE_PROFILE: return "profile";
     case TB_KMOD_DVM_PROBE_TICK: return "tick";
+    case TB_KMOD_DVM_PROBE_PID_ENTRY: return "pid entry";
+    case TB_KMOD_DVM_PROBE_PID_RETURN: return "pid return";
     default: return "kind " + std::to_string(kind);
   }
 }
@@ -232,6 +236,8 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
     if (b->names.size() > sizeof p.names) return {"probe name too long for the module: " + b->names};
     std::memcpy(p.names, b->names.data(), b->names.size());
     p.names_len = static_cast<uint32_t>(b->names.size());
+    p.path_ptr = b->kernel_path.empty() ? 0 : reinterpret_cast<uint64_t>(b->kernel_path.c_str());
+    p.offset = b->kernel_offset;
     probe_index[b] = static_cast<uint32_t>(probes.size());
     probes.push_back(p);
   }

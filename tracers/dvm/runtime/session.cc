@@ -162,6 +162,8 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     std::vector<std::string> patterns;
     for (auto& c : prog_->clauses) patterns.insert(patterns.end(), c.probes.begin(), c.probes.end());
     user_probes = kernel_timer_probes(patterns);
+    const uint32_t next = static_cast<uint32_t>(list_kernel_probes().size() + user_probes.size()) + 1;
+    if (Error pe = kernel_pid_probes(patterns, opt_, next, &user_probes); !pe.ok()) return pe;
   }
   const std::vector<ProbeInfo>& table = opt_.kernel ? list_kernel_probes() : user_probes;
   const std::vector<ProbeInfo>* lists[2] = {&table, opt_.kernel ? &user_probes : nullptr};
@@ -243,6 +245,8 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
           b->probe.name = b->probe.function + pi.function.size() + 1;
           b->kernel_kind = pi.kernel_kind;
           b->kernel_arg = pi.kernel_arg;
+          b->kernel_path = pi.kernel_path;
+          b->kernel_offset = pi.kernel_offset;
           if (pi.site) by_site[pi.site] = b;
         }
         auto ecb = std::make_unique<Ecb>();

@@ -1,0 +1,183 @@
+// The pid provider of the kernel home: pid<P>:<module>:<function>:entry and
+// :return, made for the descriptions that name them.  Each is a uprobe
+// (uretprobe) the module registers on a file at an offset; this resolves
+// the module to a file (a.out: the process's executable, or the basename
+// of a file the process maps) and the function to its file offset
+// through the file's ELF symbol tables (libelf).
+#include "tracers/dvm/runtime/internal.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "kmod/include/tracebench_kmod_abi.h"
+
+namespace tbdvm {
+
+namespace {
+
+// A function symbol: its name and file offset.
+struct FileFunction {
+  std::string name;
+  uint64_t offset;
+};
+
+// The defined functions of an ELF file (.symtab, else .dynsym; both when
+// present, the first of a name wins), at their file offsets: the address
+// moved by the executable PT_LOAD segment that holds it.
+Error elf_functions(const std::string& path, std::vector<FileFunction>* out) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return {"libelf: " + std::string(elf_errmsg(-1))};
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {path + ": " + std::strerror(errno)};
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  Error e;
+  GElf_Ehdr eh;
+  if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+    e = {path + ": not an ELF file"};
+  } else {
+    struct Segment {
+      uint64_t vaddr, filesz, offset;
+    };
+    std::vector<Segment> text;
+    size_t nph = 0;
+    elf_getphdrnum(elf, &nph);
+    for (size_t i = 0; i < nph; i++) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+        text.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset});
+    }
+    std::set<std::string> seen;
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+        continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (!data) continue;
+      const size_t n = sh.sh_size / sh.sh_entsize;
+      for (size_t i = 0; i < n; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+            sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+          continue;
+        const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (!name || !*name || !seen.insert(name).second) continue;
+        for (const Segment& s : text)
+          if (sym.st_value >= s.vaddr && sym.st_value < s.vaddr + s.filesz) {
+            out->push_back({name, sym.st_value - s.vaddr + s.offset});
+            break;
+          }
+      }
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return e;
+}
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool glob(const std::string& pattern, const std::string& s) {
+  return pattern.empty() || fnmatch(pattern.c_str(), s.c_str(), 0) == 0;
+}
+
+// The files process `pid` maps executable, by path (from /proc/<pid>/maps).
+std::vector<std::string> mapped_files(long pid) {
+  std::vector<std::string> files;
+  std::set<std::string> seen;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string range, perms, off, dev, inode, path;
+    if (!(ls >> range >> perms >> off >> dev >> inode) || perms.size() < 3 || perms[2] != 'x') continue;
+    std::getline(ls >> std::ws, path);
+    if (path.empty() || path[0] != '/' || !seen.insert(path).second) continue;
+    files.push_back(path);
+  }
+  return files;
+}
+
+constexpr size_t kMaxPidProbes = 2048;  // of the module's TB_KMOD_DVM_MAX_PROBES
+
+}  // namespace
+
+Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
+                        std::vector<ProbeInfo>* out) {
+  std::map<std::string, std::vector<FileFunction>> symbols;  // by path, read once
+  std::set<std::string> made;                                // "pid:path:function:name"
+  for (const std::string& pattern : patterns) {
+    std::vector<std::string> f;
+    std::istringstream ps(pattern);
+    for (std::string part; std::getline(ps, part, ':');) f.push_back(part);
+    if (!pattern.empty() && pattern.back() == ':') f.push_back("");
+    if (f.size() != 4 || f[0].size() < 4 || f[0].compare(0, 3, "pid") != 0 ||
+        f[0].find_first_not_of("0123456789", 3) != std::string::npos)
+      continue;  // not a pid probe (its provider names a process by number)
+    const std::string where = "probe description " + pattern + ": ";
+    if (f[0].size() > 10) return {where + "no such process"};
+    const long pid = std::stol(f[0].substr(3));
+    if (pid <= 0) return {where + "no such process"};
+    const bool held = pid == o.target_pid && !o.target_exe.empty();  // -c: not exec'd yet
+    std::string exe = held ? o.target_exe : "";
+    if (!held) {
+      char buf[PATH_MAX];
+      const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
+      if (n < 0)
+        return {where + (errno == ENOENT ? "no such process" : "/proc/" + std::to_string(pid) + "/exe: " +
+                                                                 std::strerror(errno))};
+      exe.assign(buf, static_cast<size_t>(n));
+    }
+    // The module: a.out (the executable) or the basename of a file the
+    // process maps (globs allowed; D's descriptions hold no paths).
+    std::vector<std::pair<std::string, std::string>> modules;  // (as D names it, path)
+    const std::string& mod = f[1];
+    if (glob(mod, "a.out")) modules.emplace_back("a.out", exe);
+    if (held && mod != "a.out")
+      return {where + "the -c command has not started, so a.out is its only module; trace a library's "
+                      "functions in a running process (-p PID)"};
+    if (!held)
+      for (const std::string& path : mapped_files(pid))
+        if (path != exe && glob(mod, base_name(path))) modules.emplace_back(base_name(path), path);
+    if (modules.empty()) return {where + "process " + std::to_string(pid) + " maps no module " + mod};
+    for (const auto& [mod_name, path] : modules) {
+      auto it = symbols.find(path);
+      if (it == symbols.end()) {
+        std::vector<FileFunction> funcs;
+        if (Error e = elf_functions(path, &funcs); !e.ok()) return {where + e.message};
+        it = symbols.emplace(path, std::move(funcs)).first;
+      }
+      for (const FileFunction& fn : it->second) {
+        if (!glob(f[2], fn.name)) continue;
+        for (const char* name : {"entry", "return"}) {
+          if (!glob(f[3], name)) continue;
+          if (!made.insert(f[0] + ":" + path + ":" + fn.name + ":" + name).second) continue;
+          if (made.size() > kMaxPidProbes)
+            return {where + "more than " + std::to_string(kMaxPidProbes) +
+                    " pid probes; name fewer functions or modules"};
+          ProbeInfo p{first_id++, nullptr, f[0], mod_name, fn.name, name,
+                      std::strcmp(name, "entry") == 0 ? TB_KMOD_DVM_PROBE_PID_ENTRY : TB_KMOD_DVM_PROBE_PID_RETURN,
+                      static_cast<uint32_t>(pid)};
+          p.kernel_path = path;
+          p.kernel_offset = fn.offset;
+          out->push_back(std::move(p));
+        }
+      }
+    }
+  }
+  return Error::none();
+}
+
+}  // namespace tbdvm
