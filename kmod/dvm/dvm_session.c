@@ -81,6 +81,7 @@ void tb_dvm_host_free(void *p)
 struct tb_dvm_stages {
 	u64 floor;
 	u64 n[TB_KMOD_DVM_KINDS], entry[TB_KMOD_DVM_KINDS], vm[TB_KMOD_DVM_KINDS]; /* by probe kind */
+	u64 trap_n[TB_KMOD_DVM_KINDS], trap[TB_KMOD_DVM_KINDS]; /* TB_KMOD_DVM_TIMED_TRAP */
 } ____cacheline_aligned;
 
 struct tb_dvm;
@@ -132,6 +133,7 @@ struct tb_dvm {
 	bool upr_on;     /* the pid probes' handlers fire */
 	u8 *busy;        /* ncpus: a firing is running on that CPU */
 	struct tb_dvm_stages *stages; /* ncpus, when timed */
+	bool trap;       /* TB_KMOD_DVM_TIMED_TRAP: entry probes' arg0 is the caller's TSC */
 	struct tb_dif_loaded *objects;
 	u32 n_objects;
 	u32 ncpus;
@@ -196,6 +198,11 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		st->entry[k] += t1 - t0;
 		st->vm[k] += t2 - t1;
 		st->floor += t3 - t2;
+		if (d->trap && nargs && (k == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY || k == TB_KMOD_DVM_PROBE_PID_ENTRY) &&
+		    args[0] < t0 && t0 - args[0] < (1ull << 32)) {
+			st->trap_n[k]++;
+			st->trap[k] += t0 - args[0];
+		}
 	}
 	d->busy[cpu] = 0;
 	local_irq_restore(flags);
@@ -728,6 +735,9 @@ static long tb_dvm_check_sizes(struct tb_kmod_dvm_enable *req)
 		return tb_dvm_refuse(req, "unknown DVM_ENABLE version", 0, 0);
 	if ((req->flags & ~TB_KMOD_DVM_FLAGS_ALL) || req->reserved_out)
 		return tb_dvm_refuse(req, "unknown flag or non-zero reserved field", 0, 0);
+	if ((req->flags & TB_KMOD_DVM_TIMED_TRAP) &&
+	    (!(req->flags & TB_KMOD_DVM_TIMED) || !IS_ENABLED(CONFIG_X86)))
+		return tb_dvm_refuse(req, "TIMED_TRAP needs TIMED and the TSC (x86)", 0, 0);
 	if (req->bufsize < 64 || req->bufsize > TB_KMOD_DVM_MAX_BUFSIZE || req->bufsize % 8)
 		return tb_dvm_refuse(req, "bufsize: a multiple of 8 from 64 bytes to 64 MiB", 0, 0);
 	if (req->aggsize < 64 || req->aggsize > TB_KMOD_DVM_MAX_BUFSIZE || req->aggsize % 8)
@@ -891,6 +901,7 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	d->kinds = kvcalloc(req->n_probes, 1, GFP_KERNEL);
 	if (req->flags & TB_KMOD_DVM_TIMED)
 		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
+	d->trap = req->flags & TB_KMOD_DVM_TIMED_TRAP;
 	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs || !d->busy || !d->kinds ||
 	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
 		ret = -ENOMEM;
@@ -1116,6 +1127,8 @@ static long tb_dvm_status_ioctl(struct tb_dvm *d, void __user *uarg)
 			st.kind_firings[k] += READ_ONCE(d->stages[i].n[k]);
 			st.kind_entry_cycles[k] += READ_ONCE(d->stages[i].entry[k]);
 			st.kind_vm_cycles[k] += READ_ONCE(d->stages[i].vm[k]);
+			st.kind_trap_firings[k] += READ_ONCE(d->stages[i].trap_n[k]);
+			st.kind_trap_cycles[k] += READ_ONCE(d->stages[i].trap[k]);
 		}
 	}
 	/* The totals are the kinds' sums. */

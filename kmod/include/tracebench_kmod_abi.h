@@ -38,7 +38,8 @@
  *    INFO's nr_syscalls (was reserved0).
  * 6: DVM_STATUS's stage sums per probe kind (the paper's Table 6 per provider).
  * 7: the pid provider (uprobes on a process's functions): probe kinds PID_ENTRY and
- *    PID_RETURN, struct tb_kmod_dvm_probe's path_ptr and offset. */
+ *    PID_RETURN, struct tb_kmod_dvm_probe's path_ptr and offset; stage 1 measured
+ *    (TB_KMOD_DVM_TIMED_TRAP, DVM_STATUS's kind_trap_*). */
 #define TB_KMOD_ABI_VERSION 7u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
@@ -290,7 +291,14 @@ struct tb_kmod_dvm_ecb {
 
 /* DVM_ENABLE flags */
 #define TB_KMOD_DVM_TIMED (1u << 0) /* time the stages of every firing (DVM_STATUS): adds four TSC reads */
-#define TB_KMOD_DVM_FLAGS_ALL (TB_KMOD_DVM_TIMED)
+/* With TIMED, x86 only: the traced code hands the TSC it read just before the
+ * call as the call's first argument (getpid(tsc), f(tsc, ...)), and the
+ * module sums, for syscall entry and pid entry probes, its callback's first
+ * read minus that arg0: stage 1 (the syscall entry or the breakpoint trap,
+ * and the dispatch to the callback), measured rather than inferred.  A
+ * firing whose arg0 is not a TSC up to 2^32 cycles before is not summed. */
+#define TB_KMOD_DVM_TIMED_TRAP (1u << 1)
+#define TB_KMOD_DVM_FLAGS_ALL (TB_KMOD_DVM_TIMED | TB_KMOD_DVM_TIMED_TRAP)
 
 struct tb_kmod_dvm_enable {
 	/* in */
@@ -377,6 +385,10 @@ struct tb_kmod_dvm_status {
 	__u64 kind_firings[TB_KMOD_DVM_KINDS];
 	__u64 kind_entry_cycles[TB_KMOD_DVM_KINDS];
 	__u64 kind_vm_cycles[TB_KMOD_DVM_KINDS];
+	/* out, TB_KMOD_DVM_TIMED_TRAP: the firings whose arg0 was a TSC read before the call,
+	 * and the sum of their stage 1 (callback's first read - arg0) */
+	__u64 kind_trap_firings[TB_KMOD_DVM_KINDS];
+	__u64 kind_trap_cycles[TB_KMOD_DVM_KINDS];
 };
 
 #define TB_KMOD_IOC_MAGIC 0xB6

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -534,6 +535,59 @@ TEST_F(KmodDvmSession, PidProbesOnMissingThingsAreRefusedWithWhy) {
   EXPECT_EQ(refusal("pid" + me + ":libc.so*:getpid:entry { }"), "");
 }
 
+// Stage 1 measured: getpid(tsc) and f(tsc) hand the module the TSC read
+// just before the call, and it sums its callback's first read minus that
+// (the syscall entry, or the breakpoint trap and uprobe dispatch).  An arg0
+// that is not such a TSC (later than the callback, or older than 2^32
+// cycles) is not summed.
+TEST_F(KmodDvmSession, StageOneIsMeasuredFromTheCallersTsc) {
+  Options o;
+  o.stage_timing = true;
+  o.stage_trap = true;
+  const std::string me = std::to_string(getpid());
+  auto session = kernel_session("syscall::getpid:entry /tid == " + tid_ + "/ { @a = count(); }\n"
+                                "syscall::getppid:entry /tid == " + tid_ + "/ { @c = count(); }\n"
+                                "pid" + me + ":a.out:tb_pid_probe_target:entry { @b = count(); }\n",
+                                o);
+  ASSERT_TRUE(session);
+  auto tsc = [] {
+    _mm_lfence();
+    return __rdtsc();
+  };
+  constexpr int kN = 1000;
+  for (int i = 0; i < kN; i++) syscall(SYS_getpid, tsc());
+  for (int i = 0; i < kN; i++) tb_pid_probe_target(tsc(), 0);
+  for (int i = 0; i < kN; i++) syscall(SYS_getppid, tsc() + (1ull << 40));
+  for (int i = 0; i < kN; i++) syscall(SYS_getppid, tsc() - (1ull << 33));
+  session->disable();
+  const Counters c = session->counters();
+  std::map<std::string, const Counters::Stages::Provider*> by;
+  for (const auto& p : c.stages.providers) by[p.name] = &p;
+  ASSERT_TRUE(by.count("syscall entry") && by.count("pid entry"));
+  const auto& sys = *by["syscall entry"];
+  const auto& pid = *by["pid entry"];
+  EXPECT_GE(sys.firings, 3u * kN);
+  EXPECT_GE(sys.trap_firings, static_cast<uint64_t>(kN));  // getpid's; not getppid's
+  EXPECT_LE(sys.trap_firings, static_cast<uint64_t>(kN) + 20);  // another process's getpid, by chance
+  EXPECT_EQ(pid.trap_firings, static_cast<uint64_t>(kN));
+  const double floor = static_cast<double>(c.stages.floor_cycles) / static_cast<double>(c.stages.firings);
+  const double sys1 = static_cast<double>(sys.trap_cycles) / sys.trap_firings - floor;
+  const double pid1 = static_cast<double>(pid.trap_cycles) / pid.trap_firings - floor;
+  std::printf("stage 1, measured (cycles per firing, a read pair's %.0f off): syscall entry %.0f, pid entry %.0f "
+              "(then provider entry %.0f / %.0f, VM %.0f / %.0f)\n",
+              floor, sys1, pid1, sys.entry_cycles / double(sys.firings) - floor,
+              pid.entry_cycles / double(pid.firings) - floor, sys.vm_cycles / double(sys.firings) - floor,
+              pid.vm_cycles / double(pid.firings) - floor);
+  EXPECT_GT(sys1, 0);
+  EXPECT_GT(pid1, 0);
+  // Without stage timing there is nothing to put stage 1 in.
+  Options bad;
+  bad.kernel = true;
+  bad.stage_trap = true;
+  Session s(bad);
+  EXPECT_NE(s.enable(compile_d("syscall::getpid:entry { }").program).message.find("set both"), std::string::npos);
+}
+
 TEST_F(KmodDvmSession, OneSessionAtATimeAndClosingEndsIt) {
   CompileResult c = compile_d("syscall::getpid:entry { @ = count(); }");
   ASSERT_TRUE(c.program);
@@ -636,6 +690,8 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
   const std::vector<Case> cases = {
       {"version", [](Parts&, tb_kmod_dvm_enable& r) { r.version = 99; }, "unknown DVM_ENABLE version"},
       {"flags", [](Parts&, tb_kmod_dvm_enable& r) { r.flags = 0x80; }, "unknown flag or non-zero reserved field"},
+      {"trap without timing", [](Parts&, tb_kmod_dvm_enable& r) { r.flags = TB_KMOD_DVM_TIMED_TRAP; },
+       "TIMED_TRAP needs TIMED and the TSC (x86)"},
       {"bufsize", [](Parts&, tb_kmod_dvm_enable& r) { r.bufsize = 1u << 30; },
        "bufsize: a multiple of 8 from 64 bytes to 64 MiB"},
       {"strsize", [](Parts&, tb_kmod_dvm_enable& r) { r.strsize = 1; }, "strsize: 16 to 4096 bytes"},

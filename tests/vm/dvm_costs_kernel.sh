@@ -1,9 +1,11 @@
 #!/bin/bash
-# The D-VM's Table 3 in the kernel home: tracebench_dvm_costs's consumer cells
-# in the VM lab, where the module is loaded, so the table3k/ cells run (each
-# term a DVM_STATUS / DVM_BUFSNAP / DVM_AGGSNAP ioctl with its copy-out, per
-# pass of 2000 payload-tracepoint records and 1000 aggregation keys).  Checks
-# both homes' tables came back measured (finite, positive, every record read).
+# The D-VM's Tables 3 and 6 in the kernel home: tracebench_dvm_costs's consumer
+# cells in the VM lab, where the module is loaded, so the table3k/ cells run
+# (each term a DVM_STATUS / DVM_BUFSNAP / DVM_AGGSNAP ioctl with its copy-out,
+# per pass of 2000 payload-tracepoint records and 1000 aggregation keys), and
+# the table6k/ cells (stages 1-3 per probe kind, the module's stage timing).
+# Checks both homes' tables came back measured (finite, positive, every
+# record read) and stage 1 measured where the call is this process's.
 #   dvm_costs_kernel.sh TRACEBENCH_DVM_COSTS SRC OUTDIR
 # Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
 set -uo pipefail
@@ -13,7 +15,7 @@ mkdir -p "$(dirname "$out")"
 vm=(--outdir "$out" --timeout 600 --bin "$costs:/tb/bin/tracebench_dvm_costs")
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && vm+=(--kernel "$TRACEBENCH_VM_KERNEL")
 "$src/scripts/vm/tracebench-vm.sh" "${vm[@]}" -- \
-  sh -c 'tracebench_dvm_costs --benchmark_filter=table3 --dvm_out=t3 > t3.txt 2>&1'
+  sh -c 'tracebench_dvm_costs --benchmark_filter="table3|table6k" --dvm_out=t3 > t3.txt 2>&1'
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL: tracebench_dvm_costs in the VM: status $rc"
@@ -31,6 +33,20 @@ for table in ("table3_consumer", "table3_consumer_kernel"):
 k = j["table3_consumer_kernel"]
 assert k["records_per_pass"] == 2000, k
 assert k["bytes_per_pass"] == j["table3_consumer"]["bytes_per_pass"], (k, j["table3_consumer"])
+t6 = j.get("table6_stages_kernel")
+assert t6 and set(t6) == {"syscall", "pid", "sdt", "fbt"}, f"table6_stages_kernel: {t6}"
+for p, stages in t6.items():
+    want = ("stage1_trap", "stage2_provider_entry", "stage3_vm") if p in ("syscall", "pid") else \
+           ("stage2_provider_entry", "stage3_vm")
+    for st in want:
+        c = stages[st]
+        assert c and math.isfinite(c["cycles"]) and c["cycles"] > 0, f"table6k {p} {st} = {c}"
+    if p in ("sdt", "fbt"):
+        assert stages["stage1_trap"] is None, f"{p}: stage 1 cannot be measured from the module's own loop"
+print("kernel home Table 6, cycles per firing (stage 1 / 2 / 3; emulated under TCG): " +
+      ", ".join(f"{p} " + " / ".join(f"{s['cycles']:.0f}" if s else "-" for s in
+                                      (t6[p]["stage1_trap"], t6[p]["stage2_provider_entry"], t6[p]["stage3_vm"]))
+                for p in ("syscall", "pid", "sdt", "fbt")))
 print("kernel home, cycles per pass (emulated under TCG): " +
       ", ".join(f"{n} {k[n]:.0f}" for n in ("status_snapshot", "buffer_switch", "aggregation_snapshot",
                                            "aggregation_rebuild")) + f"; chew {k['chew_per_record']:.0f} per record")

@@ -44,6 +44,11 @@ struct Options {
   // The kernel home times each firing's stages (Counters::stages): the
   // provider's entry and the VM, with the reads' floor.
   bool stage_timing = false;
+  // With stage_timing: the traced code passes the TSC it read just before
+  // each call as the call's arg0 (getpid(tsc), f(tsc)), so the module
+  // measures stage 1 of syscall and pid entry probes (Provider::trap_*).
+  // For benchmarks that do; no option string sets it.
+  bool stage_trap = false;
   // The -c command's process before it has exec'd: pid probes on it take
   // their a.out from target_exe, not from /proc/<pid>/exe.
   int64_t target_pid = -1;
@@ -110,6 +115,9 @@ struct Counters {
     struct Provider {
       std::string name;
       uint64_t firings = 0, entry_cycles = 0, vm_cycles = 0;
+      // Options::stage_trap: stage 1 (the call's trap to the callback) of
+      // the firings whose arg0 was the caller's TSC.
+      uint64_t trap_firings = 0, trap_cycles = 0;
     };
     std::vector<Provider> providers;  // those that fired
   } stages;

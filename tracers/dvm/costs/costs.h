@@ -190,6 +190,7 @@ void register_table1();
 void register_table2();
 void register_table4();
 void register_table6();
+void register_table6k();
 void register_table3();
 void register_validation();
 void write_tables(const std::string& dir);

@@ -143,6 +143,116 @@ void register_table6() {
 
 
 // ---------------------------------------------------------------------------
+// Table 6 in the kernel home (table6k/<provider>/stage1|stage2|stage3), where
+// the tracebench module is loaded: a count() clause on each kind of probe,
+// every firing timed by the module (Options::stage_timing): stage 2 the
+// provider's entry (callback to VM), stage 3 the VM; and stage 1, the trap to
+// the callback (syscall entry, the uprobe's breakpoint and dispatch),
+// measured from the TSC the call hands over as its arg0 (Options::stage_trap)
+// where the call is this process's.  A read pair's floor is off each; a cell
+// is the median over batches of 1000 firings.
+extern "C" __attribute__((noinline, used)) void tb_cost_pid_target(uint64_t tsc, uint64_t b) {
+  benchmark::DoNotOptimize(tsc);
+  benchmark::DoNotOptimize(b);
+  asm volatile("" ::: "memory");
+}
+
+namespace {
+uint64_t tsc_now() {
+  _mm_lfence();
+  return __rdtsc();
+}
+
+bool kmod_fire(uint32_t event, uint64_t count) {
+  const int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  tb_kmod_fire f{};
+  f.event_id = event;
+  f.count = count;
+  f.batch = 1000;
+  const bool ok = ioctl(fd, TB_KMOD_IOC_FIRE, &f) == 0 && f.fired == count;
+  close(fd);
+  return ok;
+}
+}  // namespace
+
+void register_table6k() {
+  if (!kernel_home_check().ok()) return;  // the module's D-VM is not here
+  struct Provider {
+    const char* name;  // the cell's
+    const char* kind;  // the module's probe kind, as Counters names it
+    std::string desc;
+    bool (*fire)(uint32_t n);
+  };
+  const std::vector<Provider> provs = {
+      {"syscall", "syscall entry", "syscall::getpid:entry",
+       [](uint32_t n) {
+         for (uint32_t i = 0; i < n; i++) syscall(SYS_getpid, tsc_now());
+         return true;
+       }},
+      {"pid", "pid entry", "pid" + std::to_string(getpid()) + ":a.out:tb_cost_pid_target:entry",
+       [](uint32_t n) {
+         for (uint32_t i = 0; i < n; i++) tb_cost_pid_target(tsc_now(), i);
+         return true;
+       }},
+      {"sdt", "sdt", "sdt:tracebench::tracebench_fixed", [](uint32_t n) { return kmod_fire(TB_KMOD_EV_FIXED, n); }},
+      {"fbt", "fbt entry", "fbt:tracebench:tracebench_kmod_target:entry",
+       [](uint32_t n) { return kmod_fire(TB_KMOD_EV_TARGET, n); }},
+  };
+  for (const Provider& p : provs) {
+    const std::string base = std::string("table6k/") + p.name + "/";
+    benchmark::RegisterBenchmark((base + "stages").c_str(), [p, base](benchmark::State& s) {
+      CompileResult r = compile_d(p.desc + " { @c = count(); }");
+      Options o;
+      o.kernel = true;
+      o.stage_timing = true;
+      o.stage_trap = true;
+      Session sess(o);
+      Error e = r.program ? sess.enable(r.program) : Error{r.error};
+      if (!e.ok()) {
+        s.SkipWithError(e.message.c_str());
+        return;
+      }
+      auto of_kind = [&p](const Counters& c) {
+        for (const auto& x : c.stages.providers)
+          if (x.name == p.kind) return x;
+        return Counters::Stages::Provider{};
+      };
+      std::vector<double> st1, st2, st3;
+      for (auto _ : s) {
+        const Counters a = sess.counters();
+        if (!p.fire(1000)) {
+          s.SkipWithError("the module's FIRE loop failed");
+          return;
+        }
+        const Counters b = sess.counters();
+        const auto pa = of_kind(a), pb = of_kind(b);
+        const double n = static_cast<double>(pb.firings - pa.firings);
+        const double all = static_cast<double>(b.stages.firings - a.stages.firings);
+        if (n <= 0 || all <= 0) continue;
+        const double floor = static_cast<double>(b.stages.floor_cycles - a.stages.floor_cycles) / all;
+        st2.push_back(static_cast<double>(pb.entry_cycles - pa.entry_cycles) / n - floor);
+        st3.push_back(static_cast<double>(pb.vm_cycles - pa.vm_cycles) / n - floor);
+        const double t = static_cast<double>(pb.trap_firings - pa.trap_firings);
+        if (t > 0) st1.push_back(static_cast<double>(pb.trap_cycles - pa.trap_cycles) / t - floor);
+      }
+      sess.disable();
+      auto cell_of = [](const std::vector<double>& v) {
+        return Cell{median(v), *std::min_element(v.begin(), v.end()), "", v};
+      };
+      if (st2.empty()) {
+        s.SkipWithError("no timed firing of the probe");
+        return;
+      }
+      if (!st1.empty()) g_cells[base + "stage1"] = cell_of(st1);
+      g_cells[base + "stage2"] = cell_of(st2);
+      g_cells[base + "stage3"] = cell_of(st3);
+      s.counters["stage2_cycles"] = median(st2);
+    })->Iterations(51);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Table 3: consumer costs on a session with 1000 aggregation keys and a
 // stream of 64-byte records, per pass of 2000 firings: in this process
 // (table3/), and, where the tracebench module is loaded (the VM lab), in the

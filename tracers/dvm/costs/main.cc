@@ -4,7 +4,8 @@
 //   Table 2  per built-in variable             (table2/<var>)
 //   Table 3  consumer: snapshots, rebuild, copy bandwidth
 //   Table 4  subroutines, actions, aggregations (table4/<name>)
-//   Table 6  flow per provider: site, VM prepare, per-ECB prepare
+//   Table 6  flow per provider: site, VM prepare, per-ECB prepare; in the
+//            kernel home (module loaded) stages 1-3 per probe kind (table6k/)
 //   Table 7  validation: sys (1 ECB) vs sys10 (10 ECBs, 9 predicates false)
 //            at a fixed 50 kHz event rate, predicted vs measured
 // After the run the tables are written as JSON and Markdown:
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   register_table2();
   register_table4();
   register_table6();
+  register_table6k();
   register_table3();
   register_validation();
   benchmark::Initialize(&rc, rest.data());

@@ -179,6 +179,24 @@ void write_tables(const std::string& dir) {
   }
   t6["providers"] = provs;
   j["table6_flow"] = t6;
+  if (g_cells.count("table6k/syscall/stage2")) {
+    // The kernel home: the module times each firing's stages.
+    json t6k;
+    md += "\n## Table 6, kernel home (the module's stage timing of a count() clause, cycles per firing, a TSC read "
+          "pair's floor off each)\n\nStage 1 is the call's trap to the provider's callback (the syscall entry; the "
+          "breakpoint and the uprobe's dispatch), measured from the TSC the call hands over as its first argument; "
+          "the module's own loop fires sdt and fbt, so theirs is not measured.\n\n"
+          "| provider | stage 1: trap to callback | stage 2: provider entry | stage 3: VM |\n|---|---:|---:|---:|\n";
+    for (const char* p : {"syscall", "pid", "sdt", "fbt"}) {
+      const std::string b = std::string("table6k/") + p + "/";
+      if (!g_cells.count(b + "stage2")) continue;
+      t6k[p] = {{"stage1_trap", cell(b + "stage1")}, {"stage2_provider_entry", cell(b + "stage2")},
+                {"stage3_vm", cell(b + "stage3")}};
+      md += std::string("| ") + p + " | " + (g_cells.count(b + "stage1") ? fmt(val(b + "stage1")) : "not measured") +
+            " | " + fmt(val(b + "stage2")) + " | " + fmt(val(b + "stage3")) + " |\n";
+    }
+    j["table6_stages_kernel"] = t6k;
+  }
 
   // Validation.
   j["table7_validation"] = g_validation;

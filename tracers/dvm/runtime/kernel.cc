@@ -257,7 +257,7 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
 
   tb_kmod_dvm_enable req{};
   req.version = TB_KMOD_DVM_VERSION;
-  req.flags = o.stage_timing ? TB_KMOD_DVM_TIMED : 0;
+  req.flags = o.stage_timing ? TB_KMOD_DVM_TIMED | (o.stage_trap ? TB_KMOD_DVM_TIMED_TRAP : 0) : 0;
   req.bufsize = o.bufsize;
   req.aggsize = o.aggsize;
   req.dynvarsize = o.dynvarsize;
@@ -343,7 +343,7 @@ bool KernelHome::status(Counters* c, bool* exit_requested) {
   for (uint32_t k = 0; k < TB_KMOD_DVM_KINDS; k++) {
     if (!s.kind_firings[k]) continue;
     c->stages.providers.push_back({kernel_probe_kind_name(k), s.kind_firings[k], s.kind_entry_cycles[k],
-                                   s.kind_vm_cycles[k]});
+                                   s.kind_vm_cycles[k], s.kind_trap_firings[k], s.kind_trap_cycles[k]});
   }
   *exit_requested = s.exit_requested != 0;
   return true;

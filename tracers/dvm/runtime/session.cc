@@ -128,6 +128,7 @@ static Error verify_difo(const DifObject* d, const ClauseDesc& c, const char* wh
 
 Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
   if (enabled_) return {"D-VM session already enabled; create a new Session"};
+  if (opt_.stage_trap && !opt_.stage_timing) return {"Options::stage_trap times stage 1 within stage_timing: set both"};
   if (opt_.stage_timing && !opt_.kernel)
     return {"option stagetiming times the kernel home's stages (tracebench dvm --kernel, tracer dvm_kernel)"};
   prog_ = std::move(prog);
