@@ -162,6 +162,11 @@ for args, code, pattern in [
         (["dvm", "--kernel", "-c", "true", "--workload", "dvm_hot", "-n", "BEGIN { }"], 2, r"--workload is for"),
         (["dvm", "--kernel", "-p", "2147483647", "-n", "BEGIN { }"], 2, r"-p 2147483647: no such process"),
         (["dvm", "--kernel", "-c", "'unterminated", "-n", "BEGIN { }"], 2, r"not a command"),
+        # pid probes name a process, a module it maps and a function there; -c's is not running yet.
+        (["dvm", "--kernel", "-n", "pid2147483647:a.out:main:entry { }"], 1, r"no such process"),
+        (["dvm", "--kernel", "-l", "-n", f"pid{os.getpid()}:libtb_nosuch.so::"], 1, r"maps no module libtb_nosuch.so"),
+        (["dvm", "--kernel", "-c", "true", "-n", "pid$target:libc.so.6:malloc:entry { }"], 1,
+         r"the -c command has not started, so a.out is its only module"),
         (["dvm", "-e", "-n", "tb:::fire /pid == $target/ { }"], 2, r"\$target is not defined: give a process"),
         (["dvm", "-e", "-n", "tb:::fire { trace($2); }", "1"], 2, r"macro argument \$2 is not defined \(1 given"),
         (["dvm", "-q", "--events", "10", "-o", "/nonexistent/dir/out", "-n", "tb:::fire { }"], 2,
