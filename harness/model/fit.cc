@@ -61,7 +61,7 @@ struct Observations {
 std::set<std::string> wakeup_knobs(const std::string& tracer) {
   if (tracer == "ebpf") return {"wakeup", "poll_ms"};
   if (tracer == "perf") return {"wakeup_events"};
-  if (tracer == "dvm") return {"switchrate"};
+  if (tracer == "dvm" || tracer == "dvm_kernel") return {"switchrate"};
   return {};
 }
 
@@ -233,7 +233,9 @@ bool solve_least_squares(const std::vector<std::vector<double>>& x, const std::v
 std::string wakeup_hint(const std::string& tracer) {
   if (tracer == "ebpf") return "runs with other wakeup policies: `-o ebpf.wakeup=no_wakeup`, `-o ebpf.wakeup=force`";
   if (tracer == "perf") return "runs with other wakeup counts: `-o perf.wakeup_events=1`, `-o perf.wakeup_events=1000`";
-  if (tracer == "dvm") return "runs with other consumer rates: `-o dvm.switchrate=100hz`, `-o dvm.switchrate=5000hz`";
+  if (tracer == "dvm" || tracer == "dvm_kernel")
+    return "runs with other consumer rates: `-o " + tracer + ".switchrate=100hz`, `-o " + tracer +
+           ".switchrate=5000hz`";
   return "runs with another wakeup policy (this tracer has no option for one)";
 }
 

@@ -74,6 +74,12 @@ std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
             scenario("fbt_return", fbt + " (kretprobe), BPF count", "kmod_target", "bpf_kretprobe", 0, 5000),
             scenario("fbt_record", fbt + " (kprobe event, seq and len recorded, the buffer read back)", "kmod_target",
                      "tracefs_kprobe", 0, 5000)};
+  if (tracer == "dvm_kernel")
+    return {scenario("sys", "syscall::getpid:entry { @c = count(); } in the module", "getpid", "count", 0, 5000),
+            scenario("sys10", sys10 + " in the module", "getpid", "count", 0, 5000, 10),
+            scenario("pid", "pid provider (a uprobe) on a user function, count", "call", "count", 0, 2000),
+            scenario("payload", "tracemem of 256 B from the module's tracepoint, the consumer thread", "kmod_payload",
+                     "record", 256, 5000)};
   if (tracer == "lttng_kernel")
     return {scenario("sys", "getpid's syscall entry and exit events, the consumer daemon", "getpid", "record", 0, 5000),
             scenario("fbt", fbt + " (kprobe), the consumer daemon", "kmod_target", "record", 0, 5000),
@@ -105,6 +111,18 @@ void size_buffers(const std::string& tracer, double segment_seconds, std::vector
     s.options.push_back(fmt::format("ftrace.buffer_kb={}", size));
   }
 }
+
+namespace {
+// The D-VM's consumer rate for the runs that tell a pass's cost from a
+// record's ("" for other tracers): five times the default in this process;
+// a tenth of it in the module, whose pass (an ioctl and an IPI per CPU)
+// costs a guest under TCG about a millisecond.
+std::string dvm_second_switchrate(const std::string& tracer) {
+  if (tracer == "dvm") return "5000hz";
+  if (tracer == "dvm_kernel") return "100hz";
+  return "";
+}
+}  // namespace
 
 std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
                                                  bool quick) {
@@ -141,10 +159,10 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       }
       // The D-VM's consumer wakes on its timer (switchrate), never on a
       // record: a hot loop gives it ~1e-4 wakeups per record at any size, too
-      // few to tell a pass's cost from the records'.  At five times the
-      // default rate the wakeups per record differ enough to fit both.
-      if (tracer == "dvm") {
-        r.insert(r.end(), {"-o", "dvm.switchrate=5000hz"});
+      // few to tell a pass's cost from the records'.  At another rate the
+      // wakeups per record differ enough to fit both.
+      if (const std::string rate = dvm_second_switchrate(tracer); !rate.empty()) {
+        r.insert(r.end(), {"-o", tracer + ".switchrate=" + rate});
         add(r);
       }
     } else {
@@ -155,8 +173,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       add(base_with(base, {"-p", "0", "-n", "10"}));  // enable/disable cycles per record, as above
       // The D-VM's consumer passes at its switchrate whatever fires: paced,
       // its cost is per pass, not per record; a second rate tells them apart.
-      if (tracer == "dvm") {
-        r.insert(r.end(), {"-o", "dvm.switchrate=5000hz"});
+      if (const std::string rate = dvm_second_switchrate(tracer); !rate.empty()) {
+        r.insert(r.end(), {"-o", tracer + ".switchrate=" + rate});
         add(r);
       }
     }

@@ -942,14 +942,18 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
             (std::vector<std::string>{"-o", "ebpf.ecbs=10", "-o", "ebpf.extra_predicate=false"}));
   EXPECT_TRUE(sc[0].option_args("ebpf").empty());
   EXPECT_TRUE(suite_scenarios("none").empty());
-  for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng", "kprobes", "lttng_kernel"})
+  for (const char* t : {"dvm", "ebpf", "ftrace", "perf", "lttng", "kprobes", "lttng_kernel", "dvm_kernel"})
     EXPECT_FALSE(suite_scenarios(t).empty()) << t;
   // The D-VM's runs (sys, pid, the payload sweep) also run at another
-  // consumer rate (its per-wakeup term); no other tracer gets that option.
-  int dvm_rate = 0;
+  // consumer rate (its per-wakeup term), in the module a lower one; no other
+  // tracer gets that option.
+  int dvm_rate = 0, kernel_rate = 0;
   for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true))
     dvm_rate += std::count(r.begin(), r.end(), "dvm.switchrate=5000hz");
   EXPECT_EQ(dvm_rate, 3);
+  for (const auto& r : suite_runs("dvm_kernel", suite_scenarios("dvm_kernel"), true))
+    kernel_rate += std::count(r.begin(), r.end(), "dvm_kernel.switchrate=100hz");
+  EXPECT_EQ(kernel_rate, 3);
   for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
 

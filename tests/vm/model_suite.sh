@@ -1,13 +1,17 @@
 #!/bin/bash
-# The cost model for a VM-lab tracer, as a user runs it: `tracebench vm --
-# model suite -t kprobes --quick` measures, fits and validates the kprobes
-# scenarios (kprobe and kretprobe with a BPF count, a kprobe event read back
-# from its instance) in the guest, and everything comes back.  Checks: every
+# The cost model for the VM-lab tracers, as a user runs it: `tracebench vm --
+# model suite -t kprobes -t dvm_kernel --quick` measures, fits and validates
+# the kprobes scenarios (kprobe and kretprobe with a BPF count, a kprobe
+# event read back from its instance) and the D-VM's kernel home's (sys,
+# sys10, pid through the pid provider, payload: the paper's Table 7 for the
+# module's D-VM) in the guest, and everything comes back.  Checks: every
 # step succeeded, each scenario has a validation with a prediction and a
 # measurement, schema-valid, marked as the guest's execution (emulated under
 # TCG) in the validations and in Table 7, every event accounted for; the
 # tracefs reader's cost per read pass (consumer_per_enable) was fitted from
-# the runs with 10 samples per block.  About a minute under TCG.
+# the runs with 10 samples per block, and the kernel D-VM consumer's cost per
+# pass (consumer_per_wakeup) from runs at two consumer rates.  About four
+# minutes under TCG.
 #   model_suite.sh TRACEBENCH SRC OUTDIR
 # Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
 set -uo pipefail
@@ -17,7 +21,7 @@ rm -rf "$out"
 args=(vm --out-dir "$out" --timeout 600)
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
 start=$SECONDS
-"$tracebench" "${args[@]}" -- model suite -t kprobes --quick --out suite
+"$tracebench" "${args[@]}" -- model suite -t kprobes -t dvm_kernel --quick --out suite
 rc=$?
 echo "vm model suite: status $rc, $((SECONDS - start)) s, results in $out"
 if [ $rc -ne 0 ]; then
@@ -33,7 +37,8 @@ d, vm = sys.argv[1], json.load(open(sys.argv[2]))
 s = json.load(open(os.path.join(d, "suite.json")))
 assert s["steps"] and all(x["exit_code"] == 0 for x in s["steps"]), s["steps"]
 names = sorted(os.listdir(os.path.join(d, "validation")))
-assert names == ["kprobes-fbt.json", "kprobes-fbt_record.json", "kprobes-fbt_return.json"], names
+assert names == ["dvm_kernel-payload.json", "dvm_kernel-pid.json", "dvm_kernel-sys.json", "dvm_kernel-sys10.json",
+                 "kprobes-fbt.json", "kprobes-fbt_record.json", "kprobes-fbt_return.json"], names
 execution = "qemu-" + vm["accel"]
 for n in names:
     v = json.load(open(os.path.join(d, "validation", n)))
@@ -48,12 +53,19 @@ entries = {x["action"]: x for x in m["entries"] if x["tracer"] == "kprobes"}
 assert set(entries) == {"bpf_kprobe", "bpf_kretprobe", "tracefs_kprobe"}, sorted(entries)
 per_enable = entries["tracefs_kprobe"]["parameters"]["consumer_per_enable"]
 assert per_enable["cycles"] is not None, per_enable
+dvm = {(x["probe_kind"], x["action"]): x for x in m["entries"] if x["tracer"] == "dvm_kernel" and not x["options"]}
+assert set(dvm) == {("syscall", "count"), ("user_function", "count"), ("kmod_tracepoint", "record")}, sorted(dvm)
+per_pass = dvm[("syscall", "count")]["parameters"]["consumer_per_wakeup"]
+assert per_pass["cycles"] is not None, per_pass
 t = open(os.path.join(d, "table7.md")).read()
-label = f"| kprobes ({execution}, emulated) |" if vm["emulated"] else "| kprobes |"
-for sc in ("fbt", "fbt_return", "fbt_record"):
-    assert f"{label} {sc} |" in t, t
-print(f"ok: kprobes Table 7 under {execution}; a read pass costs the reader {per_enable['cycles']:.0f} cycles")
+for tracer, scenarios in (("kprobes", ("fbt", "fbt_return", "fbt_record")),
+                          ("dvm_kernel", ("sys", "sys10", "pid", "payload"))):
+    label = f"| {tracer} ({execution}, emulated) |" if vm["emulated"] else f"| {tracer} |"
+    for sc in scenarios:
+        assert f"{label} {sc} |" in t, t
+print(f"ok: kprobes and dvm_kernel Table 7 under {execution}; a read pass costs the kprobes reader "
+      f"{per_enable['cycles']:.0f} cycles, a consumer pass the kernel D-VM's {per_pass['cycles']:.0f}")
 for l in t.splitlines():
-    if l.startswith("| kprobes"):
+    if l.startswith("| kprobes") or l.startswith("| dvm_kernel"):
         print("  " + l)
 PY
