@@ -360,17 +360,28 @@ static void tb_dvm_fbt_enable(struct tb_dvm *d, bool on)
 	}
 }
 
+/* An array of `size`-byte elements, one per probe of kind `a` or `b`
+ * (zeroed; NULL when there are none or no memory), their number in *count. */
+static void *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 a, u32 b, size_t size, u32 *count)
+{
+	u32 i;
+
+	*count = 0;
+	for (i = 0; i < n; i++)
+		if (probes[i].kind == a || probes[i].kind == b)
+			(*count)++;
+	return *count ? kvcalloc(*count, size, GFP_KERNEL) : NULL;
+}
+
 /* Registers every fbt probe, disabled; NULL, or why one cannot be. */
 static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
 {
 	u32 i, k = 0;
 
-	for (i = 0; i < n; i++)
-		if (probes[i].kind == TB_KMOD_DVM_PROBE_FBT_ENTRY || probes[i].kind == TB_KMOD_DVM_PROBE_FBT_RETURN)
-			d->nfbt++;
+	d->fbt = tb_dvm_alloc_for(probes, n, TB_KMOD_DVM_PROBE_FBT_ENTRY, TB_KMOD_DVM_PROBE_FBT_RETURN,
+				  sizeof(*d->fbt), &d->nfbt);
 	if (!d->nfbt)
 		return NULL;
-	d->fbt = kvcalloc(d->nfbt, sizeof(*d->fbt), GFP_KERNEL);
 	if (!d->fbt) {
 		*err = -ENOMEM;
 		return "out of memory";
@@ -472,12 +483,10 @@ static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dv
 {
 	u32 i, k = 0;
 
-	for (i = 0; i < n; i++)
-		if (probes[i].kind == TB_KMOD_DVM_PROBE_PID_ENTRY || probes[i].kind == TB_KMOD_DVM_PROBE_PID_RETURN)
-			d->nupr++;
+	d->upr = tb_dvm_alloc_for(probes, n, TB_KMOD_DVM_PROBE_PID_ENTRY, TB_KMOD_DVM_PROBE_PID_RETURN,
+				  sizeof(*d->upr), &d->nupr);
 	if (!d->nupr)
 		return NULL;
-	d->upr = kvcalloc(d->nupr, sizeof(*d->upr), GFP_KERNEL);
 	if (!d->upr) {
 		*err = -ENOMEM;
 		return "out of memory";

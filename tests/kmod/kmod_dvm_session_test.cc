@@ -638,12 +638,23 @@ struct Parts {
     ecb.epid = 1;
     ecb.nactions = 1;
     ecb.record_size = 16;
-    probe.kind = TB_KMOD_DVM_PROBE_SYSCALL_ENTRY;
-    probe.arg = SYS_getpid;
+    set_probe(TB_KMOD_DVM_PROBE_SYSCALL_ENTRY, "syscall\0\0getpid\0entry", SYS_getpid);
     probe.id = 1;
-    static const char names[] = "syscall\0\0getpid\0entry";
-    std::memcpy(probe.names, names, sizeof names);
-    probe.names_len = sizeof names;
+  }
+  // The probe replaced by one of `kind` named `names` ("prov\0mod\0func\0name").
+  template <size_t N>
+  void set_probe(uint32_t kind, const char (&names)[N], uint32_t arg = 0) {
+    probe = {};
+    probe.kind = kind;
+    probe.arg = arg;
+    std::memcpy(probe.names, names, N);
+    probe.names_len = N;
+  }
+  // A pid probe of `kind` in process `pid` at `path` + `offset`.
+  void set_pid_probe(uint32_t kind, uint32_t pid, const char* path, uint64_t offset = 0) {
+    set_probe(kind, "pid1\0a.out\0main\0entry", pid);
+    probe.path_ptr = reinterpret_cast<uint64_t>(path);
+    probe.offset = offset;
   }
   tb_kmod_dvm_enable request() {
     obj.insns_ptr = reinterpret_cast<uint64_t>(insns.data());
@@ -738,82 +749,30 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
        },
        "action: llquantize() parameters refused (factor, magnitudes, steps or more than 4096 buckets)"},
       {"ERROR with an argument",
-       [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "dtrace\0\0\0ERROR";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_ERROR;
-         p.probe.arg = 1;
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
-       },
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_probe(TB_KMOD_DVM_PROBE_ERROR, "dtrace\0\0\0ERROR", 1); },
        "probe: ERROR takes no argument"},
       {"pid without a process",
-       [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "pid1\0a.out\0main\0entry";
-         static const char path[] = "/proc/self/exe";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
-         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
-       },
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 0, "/proc/self/exe"); },
        "probe: pid probes name a process (arg = its pid)"},
       {"pid without a file",
-       [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "pid1\0a.out\0main\0entry";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_PID_RETURN;
-         p.probe.arg = 1;
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
-       },
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_RETURN, 1, nullptr); },
        "probe: pid probes name a file (path_ptr)"},
       {"pid on a missing file",
-       [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "pid1\0a.out\0main\0entry";
-         static const char path[] = "/nonexistent/tb";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
-         p.probe.arg = 1;
-         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
-       },
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/nonexistent/tb"); },
        "probe: pid probe's file does not exist"},
       {"pid past the file's end",
        [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "pid1\0a.out\0main\0entry";
-         static const char path[] = "/proc/self/exe";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
-         p.probe.arg = 1;
-         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
-         p.probe.offset = 1ull << 40;
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
+         p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/proc/self/exe", 1ull << 40);
        },
        "probe: pid probe's offset is not inside a regular file"},
       {"pid on a directory",
-       [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "pid1\0a.out\0main\0entry";
-         static const char path[] = "/";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_PID_ENTRY;
-         p.probe.arg = 1;
-         p.probe.path_ptr = reinterpret_cast<uint64_t>(path);
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
-       },
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/"); },
        "probe: pid probe's offset is not inside a regular file"},
       {"a file on a syscall probe", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.offset = 16; },
        "probe: only pid probes take a file and an offset"},
       {"fbt on nothing",
        [](Parts& p, tb_kmod_dvm_enable&) {
-         static const char names[] = "fbt\0kernel\0tb_no_such_function\0entry";
-         p.probe = {};
-         p.probe.kind = TB_KMOD_DVM_PROBE_FBT_ENTRY;
-         std::memcpy(p.probe.names, names, sizeof names);
-         p.probe.names_len = sizeof names;
+         p.set_probe(TB_KMOD_DVM_PROBE_FBT_ENTRY, "fbt\0kernel\0tb_no_such_function\0entry");
        },
        "probe: fbt cannot probe this function (no such symbol, or kprobes refuse it)"},
   };
