@@ -156,7 +156,12 @@ Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options&
       auto it = symbols.find(path);
       if (it == symbols.end()) {
         std::vector<FileFunction> funcs;
-        if (Error e = elf_functions(path, &funcs); !e.ok()) return {where + e.message};
+        if (Error e = elf_functions(path, &funcs); !e.ok()) {
+          // A module named outright must be readable; one a glob met (a
+          // mapping of a deleted or non-ELF file) is passed over.
+          if (mod.find_first_of("*?[") == std::string::npos) return {where + e.message};
+          continue;
+        }
         it = symbols.emplace(path, std::move(funcs)).first;
       }
       for (const FileFunction& fn : it->second) {
