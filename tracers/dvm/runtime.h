@@ -83,11 +83,13 @@ std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patte
 // pid<P>:<module>:<function>:entry/return of the kernel home (uprobes), made
 // for the descriptions that name them, numbered from first_id: module a.out
 // (P's executable, Options::target_exe while a -c command waits to start) or
-// the basename of a file P maps; functions from the file's
-// ELF symbols (globs allowed).  An error says which process, module or file
-// is missing.
+// the basename of a file P maps; functions from the file's ELF symbols (globs
+// allowed).  An error says which process, module or file is missing.
 Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
                         std::vector<ProbeInfo>* out);
+// A probe description's fields: provider, module, function, name, missing
+// leading ones empty (DTrace rules); none when it has more than four.
+std::vector<std::string> description_fields(const std::string& pattern);
 // Matches "prov:mod:func:name" with shell globs, missing leading fields and
 // empty fields matching anything (DTrace rules).
 bool probe_matches(const std::string& pattern, const ProbeInfo& p);

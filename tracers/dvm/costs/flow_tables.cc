@@ -158,17 +158,14 @@ extern "C" __attribute__((noinline, used)) void tb_cost_pid_target(uint64_t tsc,
 }
 
 namespace {
-uint64_t tsc_now() {
-  _mm_lfence();
-  return __rdtsc();
-}
-
-bool kmod_fire(uint32_t event, uint64_t count) {
+// The module's FIRE loop: `count` events of `event` with `payload` bytes.
+bool kmod_fire(uint32_t event, uint64_t count, uint32_t payload = 0) {
   const int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   tb_kmod_fire f{};
   f.event_id = event;
   f.count = count;
+  f.payload_size = payload;
   f.batch = 1000;
   const bool ok = ioctl(fd, TB_KMOD_IOC_FIRE, &f) == 0 && f.fired == count;
   close(fd);
@@ -187,12 +184,12 @@ void register_table6k() {
   const std::vector<Provider> provs = {
       {"syscall", "syscall entry", "syscall::getpid:entry",
        [](uint32_t n) {
-         for (uint32_t i = 0; i < n; i++) syscall(SYS_getpid, tsc_now());
+         for (uint32_t i = 0; i < n; i++) syscall(SYS_getpid, tsc_begin());
          return true;
        }},
       {"pid", "pid entry", "pid" + std::to_string(getpid()) + ":a.out:tb_cost_pid_target:entry",
        [](uint32_t n) {
-         for (uint32_t i = 0; i < n; i++) tb_cost_pid_target(tsc_now(), i);
+         for (uint32_t i = 0; i < n; i++) tb_cost_pid_target(tsc_begin(), i);
          return true;
        }},
       {"sdt", "sdt", "sdt:tracebench::tracebench_fixed", [](uint32_t n) { return kmod_fire(TB_KMOD_EV_FIXED, n); }},
@@ -316,20 +313,9 @@ void register_table3() {
     auto sess = session_for("sdt:tracebench::tracebench_payload /pid == " + std::to_string(getpid()) +
                                 "/ { @k[arg0 % 1000] = count(); tracemem(arg1, 64); }",
                             true);
-    const int fd = open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-      s.SkipWithError("cannot open the tracebench module");
-      return;
-    }
-    consumer_passes(s, "table3k/", sess.get(), [fd] {
-      tb_kmod_fire f{};
-      f.event_id = TB_KMOD_EV_PAYLOAD;
-      f.count = 2000;
-      f.payload_size = 64;
-      f.batch = 1000;
-      if (ioctl(fd, TB_KMOD_IOC_FIRE, &f) != 0 || f.fired != 2000) std::abort();
+    consumer_passes(s, "table3k/", sess.get(), [] {
+      if (!kmod_fire(TB_KMOD_EV_PAYLOAD, 2000, 64)) std::abort();
     });
-    close(fd);
   })->Iterations(51);
 }
 

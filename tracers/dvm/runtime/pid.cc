@@ -119,11 +119,8 @@ Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options&
   std::map<std::string, std::vector<FileFunction>> symbols;  // by path, read once
   std::set<std::string> made;                                // "pid:path:function:name"
   for (const std::string& pattern : patterns) {
-    std::vector<std::string> f;
-    std::istringstream ps(pattern);
-    for (std::string part; std::getline(ps, part, ':');) f.push_back(part);
-    if (!pattern.empty() && pattern.back() == ':') f.push_back("");
-    if (f.size() != 4 || f[0].size() < 4 || f[0].compare(0, 3, "pid") != 0 ||
+    const std::vector<std::string> f = description_fields(pattern);
+    if (f.empty() || f[0].size() < 4 || f[0].compare(0, 3, "pid") != 0 ||
         f[0].find_first_not_of("0123456789", 3) != std::string::npos)
       continue;  // not a pid probe (its provider names a process by number)
     const std::string where = "probe description " + pattern + ": ";

@@ -162,7 +162,7 @@ std::vector<ProbeInfo> list_probes() {
   return out;
 }
 
-bool probe_matches(const std::string& pattern, const ProbeInfo& p) {
+std::vector<std::string> description_fields(const std::string& pattern) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -171,8 +171,14 @@ bool probe_matches(const std::string& pattern, const ProbeInfo& p) {
     if (c == std::string::npos) break;
     start = c + 1;
   }
-  if (parts.size() > 4) return false;
+  if (parts.size() > 4) return {};
   while (parts.size() < 4) parts.insert(parts.begin(), "");
+  return parts;
+}
+
+bool probe_matches(const std::string& pattern, const ProbeInfo& p) {
+  const std::vector<std::string> parts = description_fields(pattern);
+  if (parts.empty()) return false;
   const std::string* fields[4] = {&p.provider, &p.module, &p.function, &p.name};
   for (int i = 0; i < 4; i++) {
     if (parts[i].empty()) continue;
