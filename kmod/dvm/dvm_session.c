@@ -14,9 +14,16 @@
  *   profile:::profile-N    an hrtimer at N Hz on every online CPU (pinned)
  *   profile:::tick-N       an hrtimer at N Hz on the CPU that ran GO
  *   pid<P>:<mod>:<func>:entry a uprobe at a file and offset user space
- *                          resolved (:return a uretprobe), registered at
- *                          ENABLE (a file or offset that cannot be probed is
- *                          refused there), firing from GO, only in process P
+ *                          resolved (:return a uretprobe), checked at ENABLE
+ *                          (a file or offset that cannot be probed is
+ *                          refused there), placed by GO and lifted by STOP
+ *                          (the untraced process runs without breakpoints),
+ *                          firing only in process P
+ *   <prov><P>:<mod>:<func>:<name> a USDT site (an SDT note user space read):
+ *                          a uprobe at its file offset with the note's
+ *                          semaphore as the uprobe's reference counter
+ *                          (raised while placed), arguments read as the
+ *                          note's specs say; otherwise a pid probe
  * A firing reached from inside another on the same CPU (fbt on a function
  * the VM or the provider calls) is dropped and counted (busy_drops).
  * A firing masks local interrupts (DTrace's way: the CPU's slot then has
@@ -55,7 +62,13 @@
 
 static_assert(sizeof(struct tb_kmod_dvm_action) == 64);
 static_assert(sizeof(struct tb_kmod_dvm_ecb) == 24);
-static_assert(sizeof(struct tb_kmod_dvm_probe) == 224);
+static_assert(sizeof(struct tb_kmod_dvm_probe) == 400);
+static_assert(sizeof(struct tb_kmod_dvm_usdt_arg) == 16);
+
+/* Probe kinds that are kprobes, and that are uprobes. */
+#define TB_KMOD_FBT_KINDS ((1u << TB_KMOD_DVM_PROBE_FBT_ENTRY) | (1u << TB_KMOD_DVM_PROBE_FBT_RETURN))
+#define TB_KMOD_UPR_KINDS \
+	((1u << TB_KMOD_DVM_PROBE_PID_ENTRY) | (1u << TB_KMOD_DVM_PROBE_PID_RETURN) | (1u << TB_KMOD_DVM_PROBE_USDT))
 
 /* uprobe_register() returns the uprobe, unregistering is two steps (6.12). */
 #define TB_UPROBE_HANDLE (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
@@ -96,18 +109,22 @@ struct tb_dvm_fbt {
 	char sym[TB_KMOD_DVM_NAMES_LEN];
 };
 
-/* One pid probe: a uprobe (entry) or uretprobe (return) at inode + offset. */
+/* One pid probe, a uprobe (entry) or uretprobe (return) at inode + offset,
+ * or one usdt probe (a uprobe with a reference counter and argument specs). */
 struct tb_dvm_upr {
 	struct uprobe_consumer uc;
 	struct tb_dvm *d;
 	int probe1;
 	pid_t tgid;      /* the only process it fires in */
-	struct inode *inode; /* held (igrab) while registered */
+	struct inode *inode; /* held (igrab) for the session */
 	loff_t offset;
+	loff_t ref_ctr;  /* usdt: the semaphore's file offset, or 0 */
+	u32 usdt_nargs;  /* usdt: arguments read from usdt_args */
+	struct tb_kmod_dvm_usdt_arg usdt_args[TB_KMOD_DVM_USDT_ARGS];
 #if TB_UPROBE_HANDLE
 	struct uprobe *up;
 #endif
-	bool registered;
+	bool registered; /* placed: GO to STOP */
 };
 
 /* One timer of a profile-N (one per CPU) or tick-N probe. */
@@ -198,7 +215,8 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		st->entry[k] += t1 - t0;
 		st->vm[k] += t2 - t1;
 		st->floor += t3 - t2;
-		if (d->trap && nargs && (k == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY || k == TB_KMOD_DVM_PROBE_PID_ENTRY) &&
+		if (d->trap && nargs && (k == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY || k == TB_KMOD_DVM_PROBE_PID_ENTRY ||
+				    k == TB_KMOD_DVM_PROBE_USDT) &&
 		    args[0] < t0 && t0 - args[0] < (1ull << 32)) {
 			st->trap_n[k]++;
 			st->trap[k] += t0 - args[0];
@@ -362,13 +380,13 @@ static void tb_dvm_fbt_enable(struct tb_dvm *d, bool on)
 
 /* An array of `size`-byte elements, one per probe of kind `a` or `b`
  * (zeroed; NULL when there are none or no memory), their number in *count. */
-static void *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 a, u32 b, size_t size, u32 *count)
+static void *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 kinds, size_t size, u32 *count)
 {
 	u32 i;
 
 	*count = 0;
 	for (i = 0; i < n; i++)
-		if (probes[i].kind == a || probes[i].kind == b)
+		if (probes[i].kind < 32 && (kinds & (1u << probes[i].kind)))
 			(*count)++;
 	return *count ? kvcalloc(*count, size, GFP_KERNEL) : NULL;
 }
@@ -378,8 +396,7 @@ static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dv
 {
 	u32 i, k = 0;
 
-	d->fbt = tb_dvm_alloc_for(probes, n, TB_KMOD_DVM_PROBE_FBT_ENTRY, TB_KMOD_DVM_PROBE_FBT_RETURN,
-				  sizeof(*d->fbt), &d->nfbt);
+	d->fbt = tb_dvm_alloc_for(probes, n, TB_KMOD_FBT_KINDS, sizeof(*d->fbt), &d->nfbt);
 	if (!d->nfbt)
 		return NULL;
 	if (!d->fbt) {
@@ -463,6 +480,80 @@ static int tb_dvm_up_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	return 0;
 }
 
+/* A register of the traced task at a USDT site (x86-64's pt_regs). */
+static unsigned long tb_usdt_reg(const struct pt_regs *r, u8 reg)
+{
+#ifdef CONFIG_X86_64
+	switch (reg) {
+	case TB_KMOD_USDT_REG_AX: return r->ax;
+	case TB_KMOD_USDT_REG_BX: return r->bx;
+	case TB_KMOD_USDT_REG_CX: return r->cx;
+	case TB_KMOD_USDT_REG_DX: return r->dx;
+	case TB_KMOD_USDT_REG_SI: return r->si;
+	case TB_KMOD_USDT_REG_DI: return r->di;
+	case TB_KMOD_USDT_REG_BP: return r->bp;
+	case TB_KMOD_USDT_REG_SP: return r->sp;
+	case TB_KMOD_USDT_REG_R8: return r->r8;
+	case TB_KMOD_USDT_REG_R9: return r->r9;
+	case TB_KMOD_USDT_REG_R10: return r->r10;
+	case TB_KMOD_USDT_REG_R11: return r->r11;
+	case TB_KMOD_USDT_REG_R12: return r->r12;
+	case TB_KMOD_USDT_REG_R13: return r->r13;
+	case TB_KMOD_USDT_REG_R14: return r->r14;
+	case TB_KMOD_USDT_REG_R15: return r->r15;
+	case TB_KMOD_USDT_REG_IP: return r->ip;
+	}
+#endif
+	return 0;
+}
+
+/* A USDT argument's value, its size's bytes (sign-)extended to 64 bits.
+ * Memory is the traced process's, read here in its context (the handler
+ * may fault it in); an unreadable address reads as 0. */
+static u64 tb_usdt_arg(const struct pt_regs *r, const struct tb_kmod_dvm_usdt_arg *a)
+{
+	const unsigned int bytes = a->size < 0 ? -a->size : a->size;
+	u64 v = 0;
+
+	switch (a->kind) {
+	case TB_KMOD_USDT_ARG_IMM:
+		v = (u64)a->value;
+		break;
+	case TB_KMOD_USDT_ARG_REG:
+		v = tb_usdt_reg(r, a->reg);
+		break;
+	case TB_KMOD_USDT_ARG_MEM:
+		if (copy_from_user(&v, (const void __user *)(tb_usdt_reg(r, a->reg) + a->value), bytes))
+			v = 0;
+		break;
+	}
+	if (bytes < 8) {
+		v &= (1ull << (bytes * 8)) - 1;
+		if (a->size < 0 && (v >> (bytes * 8 - 1)))
+			v |= ~0ull << (bytes * 8);
+	}
+	return v;
+}
+
+static int tb_dvm_usdt(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct tb_dvm_upr *u = container_of(uc, struct tb_dvm_upr, uc);
+	u64 t0 = u->d->stages ? tb_now() : 0;
+	unsigned long long args[TB_KMOD_DVM_USDT_ARGS];
+	unsigned int i;
+
+	if (task_tgid_nr(current) != u->tgid)
+		return 0;
+	/* Read before preemption is off: memory arguments may fault. */
+	for (i = 0; i < u->usdt_nargs; i++)
+		args[i] = tb_usdt_arg(regs, &u->usdt_args[i]);
+	preempt_disable();
+	if (READ_ONCE(u->d->upr_on))
+		tb_dvm_fire_here(u->d, u->probe1, args, u->usdt_nargs, t0);
+	preempt_enable();
+	return 0;
+}
+
 static int tb_dvm_up_return(struct uprobe_consumer *uc, unsigned long func, struct pt_regs *regs)
 {
 	struct tb_dvm_upr *u = container_of(uc, struct tb_dvm_upr, uc);
@@ -478,74 +569,24 @@ static int tb_dvm_up_return(struct uprobe_consumer *uc, unsigned long func, stru
 	return 0;
 }
 
-/* Registers every pid probe (handlers idle until GO); NULL, or why one cannot be. */
-static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
+/* Places one pid or usdt probe: its breakpoint in every process mapping
+ * the file (the semaphore raised there); 0 or an errno. */
+static int tb_dvm_upr_place(struct tb_dvm_upr *u)
 {
-	u32 i, k = 0;
+	int ret;
 
-	d->upr = tb_dvm_alloc_for(probes, n, TB_KMOD_DVM_PROBE_PID_ENTRY, TB_KMOD_DVM_PROBE_PID_RETURN,
-				  sizeof(*d->upr), &d->nupr);
-	if (!d->nupr)
-		return NULL;
-	if (!d->upr) {
-		*err = -ENOMEM;
-		return "out of memory";
-	}
-	for (i = 0; i < n; i++) {
-		const struct tb_kmod_dvm_probe *p = &probes[i];
-		struct tb_dvm_upr *u;
-		struct path path;
-		struct inode *inode;
-		char *name;
-		int ret;
-
-		if (p->kind != TB_KMOD_DVM_PROBE_PID_ENTRY && p->kind != TB_KMOD_DVM_PROBE_PID_RETURN)
-			continue;
-		u = &d->upr[k++];
-		u->d = d;
-		u->probe1 = i + 1;
-		u->tgid = (pid_t)p->arg;
-		u->offset = (loff_t)p->offset;
-		if (p->kind == TB_KMOD_DVM_PROBE_PID_RETURN)
-			u->uc.ret_handler = tb_dvm_up_return;
-		else
-			u->uc.handler = tb_dvm_up_entry;
-		name = strndup_user(u64_to_user_ptr(p->path_ptr), PATH_MAX);
-		if (IS_ERR(name)) {
-			*err = PTR_ERR(name) == -EFAULT ? -EFAULT : 0;
-			return "probe: pid probe's path is not a string of at most PATH_MAX bytes";
-		}
-		ret = kern_path(name, LOOKUP_FOLLOW, &path);
-		kfree(name);
-		if (ret)
-			return "probe: pid probe's file does not exist";
-		inode = igrab(d_inode(path.dentry));
-		path_put(&path);
-		if (!inode)
-			return "probe: pid probe's file is going away";
-		if (!S_ISREG(inode->i_mode) || u->offset < 0 || u->offset >= i_size_read(inode)) {
-			iput(inode);
-			return "probe: pid probe's offset is not inside a regular file";
-		}
-		u->inode = inode;
 #if TB_UPROBE_HANDLE
-		u->up = uprobe_register(inode, u->offset, 0, &u->uc);
-		ret = IS_ERR(u->up) ? PTR_ERR(u->up) : 0;
+	u->up = uprobe_register(u->inode, u->offset, u->ref_ctr, &u->uc);
+	ret = IS_ERR(u->up) ? PTR_ERR(u->up) : 0;
 #else
-		ret = uprobe_register(inode, u->offset, &u->uc);
+	ret = uprobe_register_refctr(u->inode, u->offset, u->ref_ctr, &u->uc);
 #endif
-		if (ret) {
-			iput(inode);
-			u->inode = NULL;
-			return "probe: uprobes refuse this offset (not an instruction they can probe)";
-		}
-		u->registered = true;
-	}
-	return NULL;
+	u->registered = !ret;
+	return ret;
 }
 
-/* Unregisters the pid probes; no handler runs once it returns. */
-static void tb_dvm_upr_unregister(struct tb_dvm *d)
+/* Lifts every placed pid and usdt probe; no handler runs once it returns. */
+static void tb_dvm_upr_lift(struct tb_dvm *d)
 {
 	u32 i;
 	bool any = false;
@@ -560,18 +601,110 @@ static void tb_dvm_upr_unregister(struct tb_dvm *d)
 #else
 		uprobe_unregister(u->inode, u->offset, &u->uc);
 #endif
+		u->registered = false;
 		any = true;
 	}
 #if TB_UPROBE_HANDLE
 	if (any)
 		uprobe_unregister_sync();
 #endif
+}
+
+/* Places every pid and usdt probe (GO); 0, or an errno with none placed. */
+static int tb_dvm_upr_place_all(struct tb_dvm *d)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < d->nupr && !ret; i++)
+		ret = tb_dvm_upr_place(&d->upr[i]);
+	if (ret)
+		tb_dvm_upr_lift(d);
+	return ret;
+}
+
+/* Checks every pid and usdt probe (ENABLE): its file held, a trial
+ * placement the kernel accepts, lifted again, so the untraced process runs
+ * without breakpoints (and with its semaphores down) until GO; NULL, or why
+ * one cannot be. */
+static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
+{
+	u32 i, k = 0;
+
+	d->upr = tb_dvm_alloc_for(probes, n, TB_KMOD_UPR_KINDS, sizeof(*d->upr), &d->nupr);
+	if (!d->nupr)
+		return NULL;
+	if (!d->upr) {
+		*err = -ENOMEM;
+		return "out of memory";
+	}
+	for (i = 0; i < n; i++) {
+		const struct tb_kmod_dvm_probe *p = &probes[i];
+		struct tb_dvm_upr *u;
+		struct path path;
+		struct inode *inode;
+		char *name;
+		int ret;
+
+		if (p->kind >= 32 || !(TB_KMOD_UPR_KINDS & (1u << p->kind)))
+			continue;
+		u = &d->upr[k++];
+		u->d = d;
+		u->probe1 = i + 1;
+		u->tgid = (pid_t)p->arg;
+		u->offset = (loff_t)p->offset;
+		u->ref_ctr = (loff_t)p->ref_ctr_offset;
+		u->usdt_nargs = p->usdt_nargs;
+		memcpy(u->usdt_args, p->usdt_args, sizeof(u->usdt_args));
+		if (p->kind == TB_KMOD_DVM_PROBE_PID_RETURN)
+			u->uc.ret_handler = tb_dvm_up_return;
+		else if (p->kind == TB_KMOD_DVM_PROBE_USDT)
+			u->uc.handler = tb_dvm_usdt;
+		else
+			u->uc.handler = tb_dvm_up_entry;
+		name = strndup_user(u64_to_user_ptr(p->path_ptr), PATH_MAX);
+		if (IS_ERR(name)) {
+			*err = PTR_ERR(name) == -EFAULT ? -EFAULT : 0;
+			return "probe: pid or usdt probe's path is not a string of at most PATH_MAX bytes";
+		}
+		ret = kern_path(name, LOOKUP_FOLLOW, &path);
+		kfree(name);
+		if (ret)
+			return "probe: pid or usdt probe's file does not exist";
+		inode = igrab(d_inode(path.dentry));
+		path_put(&path);
+		if (!inode)
+			return "probe: pid or usdt probe's file is going away";
+		if (!S_ISREG(inode->i_mode) || u->offset < 0 || u->offset >= i_size_read(inode)) {
+			iput(inode);
+			return "probe: pid or usdt probe's offset is not inside a regular file";
+		}
+		if (u->ref_ctr < 0 || u->ref_ctr > i_size_read(inode) - 2) {
+			iput(inode);
+			return "probe: usdt probe's semaphore offset is not inside its file";
+		}
+		u->inode = inode;
+		ret = tb_dvm_upr_place(u);
+		tb_dvm_upr_lift(d);
+		if (ret)
+			return u->ref_ctr ? "probe: uprobes refuse this offset or semaphore (not an instruction they can "
+					    "probe, or a semaphore another probe there counts elsewhere)"
+					  : "probe: uprobes refuse this offset (not an instruction they can probe)";
+	}
+	return NULL;
+}
+
+/* Lifts the pid and usdt probes and lets their files go. */
+static void tb_dvm_upr_unregister(struct tb_dvm *d)
+{
+	u32 i;
+
+	tb_dvm_upr_lift(d);
 	for (i = 0; i < d->nupr; i++) {
 		struct tb_dvm_upr *u = &d->upr[i];
 
-		if (u->registered)
+		if (u->inode)
 			iput(u->inode);
-		u->registered = false;
 		u->inode = NULL;
 	}
 }
@@ -631,6 +764,7 @@ static void tb_dvm_disarm(struct tb_dvm *d)
 		tb_dvm_fbt_enable(d, false);
 	}
 	WRITE_ONCE(d->upr_on, false);
+	tb_dvm_upr_lift(d);
 	if (d->enter_on)
 		tracepoint_probe_unregister(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d);
 	if (d->exit_on)
@@ -672,14 +806,14 @@ static long tb_dvm_arm(struct tb_dvm *d)
 		ret = tb_dvm_armed(d, register_trace_tracebench_fixed(tb_dvm_sdt_fixed, d), &d->fixed_on);
 	if (!ret && d->sdt[TB_KMOD_EV_PAYLOAD])
 		ret = tb_dvm_armed(d, register_trace_tracebench_payload(tb_dvm_sdt_payload, d), &d->payload_on);
+	if (!ret && d->nupr)
+		ret = tb_dvm_armed(d, tb_dvm_upr_place_all(d), &d->upr_on);
 	if (ret)
 		return ret;
 	if (d->nfbt) {
 		tb_dvm_fbt_enable(d, true);
 		WRITE_ONCE(d->fbt_on, true);
 	}
-	if (d->nupr)
-		WRITE_ONCE(d->upr_on, true);
 	if (d->ntimers)
 		tb_dvm_timers_start(d);
 	return 0;
@@ -766,19 +900,59 @@ static long tb_dvm_check_sizes(struct tb_kmod_dvm_enable *req)
 	return 0;
 }
 
+/* A usdt probe's argument specs (every slot past usdt_nargs zero); NULL if good. */
+static const char *tb_dvm_usdt_args_check(const struct tb_kmod_dvm_probe *p)
+{
+	u32 i, j;
+
+	if (p->usdt_nargs > TB_KMOD_DVM_USDT_ARGS)
+		return "probe: usdt probes carry at most 10 arguments";
+	for (i = 0; i < TB_KMOD_DVM_USDT_ARGS; i++) {
+		const struct tb_kmod_dvm_usdt_arg *a = &p->usdt_args[i];
+		const int bytes = a->size < 0 ? -a->size : a->size;
+
+		for (j = 0; j < sizeof(a->reserved); j++)
+			if (a->reserved[j])
+				return "probe: usdt argument's reserved bytes must be 0";
+		if (i >= p->usdt_nargs) {
+			if (a->value || a->kind || a->size || a->reg)
+				return "probe: usdt argument past usdt_nargs is not zero";
+			continue;
+		}
+		if (a->kind < TB_KMOD_USDT_ARG_IMM || a->kind > TB_KMOD_USDT_ARG_MEM)
+			return "probe: usdt argument of unknown kind";
+		if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+			return "probe: usdt argument size is not 1, 2, 4 or 8 bytes";
+		if (a->kind == TB_KMOD_USDT_ARG_IMM ? a->reg != 0 : a->reg > TB_KMOD_USDT_REG_IP)
+			return "probe: usdt argument names no register this module reads";
+		if (a->kind == TB_KMOD_USDT_ARG_REG && a->value)
+			return "probe: usdt register argument has a displacement";
+		if (!IS_ENABLED(CONFIG_X86_64) && a->kind != TB_KMOD_USDT_ARG_IMM)
+			return "probe: usdt arguments in registers are read on x86-64 only";
+	}
+	return NULL;
+}
+
 /* Probe kinds: what each arms.  Sets *why on a bad probe. */
 static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n)
 {
 	u32 i;
+	const char *why;
 
 	for (i = 0; i < n; i++) {
 		const struct tb_kmod_dvm_probe *p = &probes[i];
 
 		if (p->kind < TB_KMOD_DVM_KINDS)
 			d->kinds[i] = p->kind; /* an unknown kind is refused below */
-		if (p->kind != TB_KMOD_DVM_PROBE_PID_ENTRY && p->kind != TB_KMOD_DVM_PROBE_PID_RETURN &&
-		    (p->path_ptr || p->offset))
-			return "probe: only pid probes take a file and an offset";
+		if ((p->kind >= 32 || !(TB_KMOD_UPR_KINDS & (1u << p->kind))) && (p->path_ptr || p->offset))
+			return "probe: only pid and usdt probes take a file and an offset";
+		if (p->kind != TB_KMOD_DVM_PROBE_USDT && (p->ref_ctr_offset || p->usdt_nargs))
+			return "probe: only usdt probes take a semaphore and argument specs";
+		if (p->reserved)
+			return "probe: reserved fields must be 0";
+		why = tb_dvm_usdt_args_check(p);
+		if (why)
+			return why;
 		switch (p->kind) {
 		case TB_KMOD_DVM_PROBE_BEGIN:
 		case TB_KMOD_DVM_PROBE_END:
@@ -825,10 +999,11 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 			break;
 		case TB_KMOD_DVM_PROBE_PID_ENTRY:
 		case TB_KMOD_DVM_PROBE_PID_RETURN:
+		case TB_KMOD_DVM_PROBE_USDT:
 			if (!p->arg || p->arg > PID_MAX_LIMIT)
-				return "probe: pid probes name a process (arg = its pid)";
+				return "probe: pid and usdt probes name a process (arg = its pid)";
 			if (!p->path_ptr)
-				return "probe: pid probes name a file (path_ptr)";
+				return "probe: pid and usdt probes name a file (path_ptr)";
 			break;
 		case TB_KMOD_DVM_PROBE_ERROR:
 			/* Fired by the VM itself after a fault: nothing to arm. */

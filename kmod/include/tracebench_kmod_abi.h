@@ -39,8 +39,10 @@
  * 6: DVM_STATUS's stage sums per probe kind (the paper's Table 6 per provider).
  * 7: the pid provider (uprobes on a process's functions): probe kinds PID_ENTRY and
  *    PID_RETURN, struct tb_kmod_dvm_probe's path_ptr and offset; stage 1 measured
- *    (TB_KMOD_DVM_TIMED_TRAP, DVM_STATUS's kind_trap_*). */
-#define TB_KMOD_ABI_VERSION 7u
+ *    (TB_KMOD_DVM_TIMED_TRAP, DVM_STATUS's kind_trap_*).
+ * 8: the usdt provider (uprobes on a process's SDT notes): probe kind USDT, struct
+ *    tb_kmod_dvm_probe's ref_ctr_offset and usdt_args (the probe is 400 bytes). */
+#define TB_KMOD_ABI_VERSION 8u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -246,9 +248,39 @@ enum tb_kmod_dvm_probe_kind {
 					       * tgid); arg0..arg5 = the function's arguments */
 	TB_KMOD_DVM_PROBE_PID_RETURN = 12,    /* pid<arg>:<module>:<function>:return, a uretprobe; arg1 = the
 					       * return value (arg0 = 0) */
+	TB_KMOD_DVM_PROBE_USDT = 13,          /* <provider><arg>:<module>:<function>:<name>, an SDT note's
+					       * site: a uprobe at path_ptr + offset, the note's semaphore
+					       * (ref_ctr_offset, 0: none) raised while it is registered; fires
+					       * only in process arg; arg0.. read as usdt_args say */
 };
 #define TB_KMOD_DVM_MAX_HZ 10000u
 #define TB_KMOD_DVM_KINDS 16u /* stage sums per kind: indexed by enum tb_kmod_dvm_probe_kind */
+
+/* A USDT argument: "-4@%edi" is REG DI size -4, "8@$5" IMM 5 size 8,
+ * "-4@-20(%rbp)" MEM BP value -20 size -4 (read from the traced process's
+ * memory at the register plus value).  A rip-relative operand is MEM IP
+ * with value relative to the probe's own address (the uprobe's ip). */
+enum tb_kmod_dvm_usdt_arg_kind {
+	TB_KMOD_USDT_ARG_IMM = 1,
+	TB_KMOD_USDT_ARG_REG = 2,
+	TB_KMOD_USDT_ARG_MEM = 3,
+};
+/* x86-64 registers as pt_regs holds them (sub-registers name their register). */
+enum tb_kmod_dvm_usdt_reg {
+	TB_KMOD_USDT_REG_AX, TB_KMOD_USDT_REG_BX, TB_KMOD_USDT_REG_CX, TB_KMOD_USDT_REG_DX,
+	TB_KMOD_USDT_REG_SI, TB_KMOD_USDT_REG_DI, TB_KMOD_USDT_REG_BP, TB_KMOD_USDT_REG_SP,
+	TB_KMOD_USDT_REG_R8, TB_KMOD_USDT_REG_R9, TB_KMOD_USDT_REG_R10, TB_KMOD_USDT_REG_R11,
+	TB_KMOD_USDT_REG_R12, TB_KMOD_USDT_REG_R13, TB_KMOD_USDT_REG_R14, TB_KMOD_USDT_REG_R15,
+	TB_KMOD_USDT_REG_IP,
+};
+#define TB_KMOD_DVM_USDT_ARGS 10u
+struct tb_kmod_dvm_usdt_arg {
+	__s64 value;  /* IMM: the value; MEM: the displacement */
+	__u8 kind;    /* enum tb_kmod_dvm_usdt_arg_kind */
+	__s8 size;    /* bytes: 1, 2, 4 or 8; negative: sign-extended */
+	__u8 reg;     /* enum tb_kmod_dvm_usdt_reg (REG, MEM) */
+	__u8 reserved[5]; /* must be 0 */
+};
 
 struct tb_kmod_dvm_probe {
 	__u32 kind;   /* enum tb_kmod_dvm_probe_kind */
@@ -256,12 +288,19 @@ struct tb_kmod_dvm_probe {
 	__u32 id;     /* the probe's id as D reads it */
 	__u32 names_len;
 	char names[TB_KMOD_DVM_NAMES_LEN];
-	/* pid probes only (0 for every other kind): the file to probe, a
-	 * NUL-terminated path up to PATH_MAX in the caller's memory, and the
-	 * instruction's offset in it (the function's file offset, not its
+	/* pid and usdt probes only (0 for every other kind): the file to
+	 * probe, a NUL-terminated path up to PATH_MAX in the caller's memory,
+	 * and the instruction's offset in it (a file offset, not an
 	 * address). */
 	__u64 path_ptr;
 	__u64 offset;
+	/* usdt probes only (0 for every other kind): the semaphore's file
+	 * offset (0: the note has none) and where each of the first
+	 * usdt_nargs arguments is (the note's argument specs, x86-64). */
+	__u64 ref_ctr_offset;
+	__u32 usdt_nargs;
+	__u32 reserved;  /* must be 0 */
+	struct tb_kmod_dvm_usdt_arg usdt_args[TB_KMOD_DVM_USDT_ARGS];
 };
 
 /* Object indices are 1-based; 0 = none. */
@@ -293,7 +332,7 @@ struct tb_kmod_dvm_ecb {
 #define TB_KMOD_DVM_TIMED (1u << 0) /* time the stages of every firing (DVM_STATUS): adds four TSC reads */
 /* With TIMED, x86 only: the traced code hands the TSC it read just before the
  * call as the call's first argument (getpid(tsc), f(tsc, ...)), and the
- * module sums, for syscall entry and pid entry probes, its callback's first
+ * module sums, for syscall entry, pid entry and usdt probes, its callback's first
  * read minus that arg0: stage 1 (the syscall entry or the breakpoint trap,
  * and the dispatch to the callback), measured rather than inferred.  A
  * firing whose arg0 is not a TSC up to 2^32 cycles before is not summed. */

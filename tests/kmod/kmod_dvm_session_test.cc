@@ -11,6 +11,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+// The usdt test site names its semaphore (tb_kmod_usdt_fired_semaphore).
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -535,6 +538,82 @@ TEST_F(KmodDvmSession, PidProbesOnMissingThingsAreRefusedWithWhy) {
   EXPECT_EQ(refusal("pid" + me + ":libc.so*:getpid:entry { }"), "");
 }
 
+// A USDT site guarded by its semaphore, with arguments the compiler puts in
+// a register, an immediate, a global (rip-relative) and memory through a
+// register (-4@8(%rsi): an int, sign-extended).
+extern "C" {
+__extension__ unsigned short tb_kmod_usdt_fired_semaphore __attribute__((unused, section(".probes")));
+}
+volatile long tb_kmod_usdt_global = 0;
+struct TbKmodUsdtPair {
+  long a;
+  int b;
+};
+extern "C" __attribute__((noinline, used)) int tb_kmod_usdt_target(long x, const TbKmodUsdtPair* p) {
+  if (__builtin_expect(tb_kmod_usdt_fired_semaphore, 0)) {
+    DTRACE_PROBE4(tb_kmod_usdt, fired, x, -7, tb_kmod_usdt_global, p->b);
+    return 1;
+  }
+  return 0;
+}
+
+// The note's site fires in this process only, with every argument read
+// where the note says; the semaphore is raised while the probe is
+// registered and lowered when the session ends.
+TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
+  TbKmodUsdtPair pair{0, 0};
+  ASSERT_EQ(tb_kmod_usdt_target(0, &pair), 0);
+  Options o;
+  o.stage_timing = true;
+  const std::string me = std::to_string(getpid());
+  auto session = kernel_session("tb_kmod_usdt" + me + ":a.out:tb_kmod_usdt_target:fired { @n = count(); "
+                                "@x = sum(arg0); @k = sum(arg1); @g = sum(arg2); @b = sum(arg3); }\n", o);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->matched_probes().size(), 1u);
+  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 1) << "semaphore not raised";
+  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 1);
+  const pid_t child = fork();
+  if (child == 0) {
+    TbKmodUsdtPair q{0, 1000};
+    int fired = 0;
+    for (int i = 0; i < 50; i++) fired += tb_kmod_usdt_target(1000, &q);
+    _exit(fired == 50 ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  constexpr int64_t kN = 400;
+  for (int64_t i = 0; i < kN; i++) {
+    tb_kmod_usdt_global = 3 * i;
+    pair.b = static_cast<int>(-(i + 1));
+    tb_kmod_usdt_target(-i, &pair);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Stopped (a harness's baseline block): the site is lifted, the process
+  // runs as if untraced; resumed, it is placed again.
+  pair.b = 0;
+  tb_kmod_usdt_global = 0;
+  session->pause();
+  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 0) << "semaphore raised while stopped";
+  ASSERT_TRUE(session->resume().ok());
+  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 1) << "semaphore not raised again";
+  session->disable();
+  std::map<std::string, int64_t> got = totals(*session);
+  EXPECT_EQ(got["n"], kN + 3);  // three calls outside the loop, x, b and the global 0
+  EXPECT_EQ(got["x"], -kN * (kN - 1) / 2);
+  EXPECT_EQ(got["k"], -7 * (kN + 3));
+  EXPECT_EQ(got["g"], 3 * kN * (kN - 1) / 2);
+  EXPECT_EQ(got["b"], -kN * (kN + 1) / 2);
+  const Counters c = session->counters();
+  EXPECT_EQ(c.errors, 0u);
+  std::map<std::string, uint64_t> firings;
+  for (const auto& p : c.stages.providers) firings[p.name] = p.firings;
+  EXPECT_EQ(firings["usdt"], static_cast<uint64_t>(kN + 3));
+  session.reset();
+  EXPECT_EQ(tb_kmod_usdt_fired_semaphore, 0) << "semaphore left raised";
+  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 0);
+}
+
 // Stage 1 measured: getpid(tsc) and f(tsc) hand the module the TSC read
 // just before the call, and it sums its callback's first read minus that
 // (the syscall entry, or the breakpoint trap and uprobe dispatch).  An arg0
@@ -656,6 +735,14 @@ struct Parts {
     probe.path_ptr = reinterpret_cast<uint64_t>(path);
     probe.offset = offset;
   }
+  // A usdt probe on this binary with one register argument.
+  void set_usdt_probe() {
+    set_pid_probe(TB_KMOD_DVM_PROBE_USDT, 1, "/proc/self/exe");
+    probe.usdt_nargs = 1;
+    probe.usdt_args[0].kind = TB_KMOD_USDT_ARG_REG;
+    probe.usdt_args[0].size = 8;
+    probe.usdt_args[0].reg = TB_KMOD_USDT_REG_DI;
+  }
   tb_kmod_dvm_enable request() {
     obj.insns_ptr = reinterpret_cast<uint64_t>(insns.data());
     obj.n_insns = static_cast<uint32_t>(insns.size());
@@ -753,23 +840,59 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
        "probe: ERROR takes no argument"},
       {"pid without a process",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 0, "/proc/self/exe"); },
-       "probe: pid probes name a process (arg = its pid)"},
+       "probe: pid and usdt probes name a process (arg = its pid)"},
       {"pid without a file",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_RETURN, 1, nullptr); },
-       "probe: pid probes name a file (path_ptr)"},
+       "probe: pid and usdt probes name a file (path_ptr)"},
       {"pid on a missing file",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/nonexistent/tb"); },
-       "probe: pid probe's file does not exist"},
+       "probe: pid or usdt probe's file does not exist"},
       {"pid past the file's end",
        [](Parts& p, tb_kmod_dvm_enable&) {
          p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/proc/self/exe", 1ull << 40);
        },
-       "probe: pid probe's offset is not inside a regular file"},
+       "probe: pid or usdt probe's offset is not inside a regular file"},
       {"pid on a directory",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/"); },
-       "probe: pid probe's offset is not inside a regular file"},
+       "probe: pid or usdt probe's offset is not inside a regular file"},
       {"a file on a syscall probe", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.offset = 16; },
-       "probe: only pid probes take a file and an offset"},
+       "probe: only pid and usdt probes take a file and an offset"},
+      {"a semaphore on a pid probe",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         p.set_pid_probe(TB_KMOD_DVM_PROBE_PID_ENTRY, 1, "/proc/self/exe");
+         p.probe.ref_ctr_offset = 8;
+       },
+       "probe: only usdt probes take a semaphore and argument specs"},
+      {"probe reserved", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.reserved = 1; },
+       "probe: reserved fields must be 0"},
+      {"usdt with 11 arguments",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_nargs = 11; },
+       "probe: usdt probes carry at most 10 arguments"},
+      {"usdt argument of 3 bytes",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].size = -3; },
+       "probe: usdt argument size is not 1, 2, 4 or 8 bytes"},
+      {"usdt argument of kind 9",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].kind = 9; },
+       "probe: usdt argument of unknown kind"},
+      {"usdt argument in register 40",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         p.set_usdt_probe();
+         p.probe.usdt_args[0].kind = TB_KMOD_USDT_ARG_MEM;
+         p.probe.usdt_args[0].reg = 40;
+       },
+       "probe: usdt argument names no register this module reads"},
+      {"usdt register with a displacement",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].value = 8; },
+       "probe: usdt register argument has a displacement"},
+      {"usdt argument past nargs",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[3].size = 8; },
+       "probe: usdt argument past usdt_nargs is not zero"},
+      {"usdt argument reserved",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].reserved[2] = 1; },
+       "probe: usdt argument's reserved bytes must be 0"},
+      {"usdt semaphore past the file's end",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.ref_ctr_offset = 1ull << 40; },
+       "probe: usdt probe's semaphore offset is not inside its file"},
       {"fbt on nothing",
        [](Parts& p, tb_kmod_dvm_enable&) {
          p.set_probe(TB_KMOD_DVM_PROBE_FBT_ENTRY, "fbt\0kernel\0tb_no_such_function\0entry");

@@ -145,9 +145,9 @@ int run_dvm(const DvmArgs& a) {
   if (a.list) {
     std::vector<tbdvm::ProbeInfo> matched;
     std::vector<tbdvm::ProbeInfo> probes = a.kernel ? tbdvm::list_kernel_probes() : tbdvm::list_probes();
-    if (a.kernel && !a.script.empty()) {  // the pid probes the description names
+    if (a.kernel && !a.script.empty()) {  // the pid and usdt probes the description names
       tbdvm::Error e =
-          tbdvm::kernel_pid_probes({a.script}, {}, static_cast<uint32_t>(probes.size()) + 1, &probes);
+          tbdvm::kernel_process_probes({a.script}, {}, static_cast<uint32_t>(probes.size()) + 1, &probes);
       if (!e.ok()) {
         std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
         return 1;

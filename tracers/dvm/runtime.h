@@ -57,14 +57,31 @@ struct Options {
 // Parses "bufsize=4m", "switchrate=10hz", "nslots=2" ...
 Error set_option(Options* o, const std::string& key, const std::string& value);
 
+// Where a USDT probe's argument is, from its SDT note's spec ("-4@%edi",
+// "8@$5", "-4@-20(%rbp)", "8@sym(%rip)"): the module's
+// tb_kmod_dvm_usdt_arg (kind, size, register numbers are the module's).
+struct UsdtArg {
+  uint8_t kind = 0;  // TB_KMOD_USDT_ARG_IMM, _REG or _MEM
+  int8_t size = 0;   // bytes; negative: signed
+  uint8_t reg = 0;   // TB_KMOD_USDT_REG_*
+  int64_t value = 0; // immediate, or displacement (rip: from the probe's address)
+};
+// Parses one x86-64 argument spec.  `pc` is the probe's address in its file
+// and `symbol` finds a symbol's address for "sym(%rip)" / "sym+8(%rip)"
+// operands; an error says what form this reader does not take.
+Error parse_usdt_arg(const std::string& spec, uint64_t pc,
+                     const std::function<bool(const std::string&, uint64_t*)>& symbol, UsdtArg* out);
+
 // Every probe this process can fire: static sites plus on-demand ones.
 struct ProbeInfo {
   uint32_t id;
   Site* site;  // nullptr: a probe of the kernel home
   std::string provider, module, function, name;
   uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe (tb_kmod_dvm_probe)
-  std::string kernel_path;                    // pid probes: the file and the function's offset in it
+  std::string kernel_path;                    // pid/usdt probes: the file and the instruction's offset in it
   uint64_t kernel_offset = 0;
+  uint64_t kernel_ref_ctr = 0;                // usdt: the semaphore's file offset, 0: none
+  std::vector<UsdtArg> usdt_args;             // usdt: where its arguments are
 };
 std::vector<ProbeInfo> list_probes();
 // The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END, the
@@ -87,6 +104,16 @@ std::vector<ProbeInfo> kernel_timer_probes(const std::vector<std::string>& patte
 // allowed).  An error says which process, module or file is missing.
 Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
                         std::vector<ProbeInfo>* out);
+// <provider><P>:<module>:<function>:<name> of the kernel home (DTrace's USDT
+// naming): the SDT notes (.note.stapsdt) of process P's modules whose
+// provider and name match; function is the one holding the site.  A
+// provider field of letters ending in digits other than "pid" names one.
+Error kernel_usdt_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
+                         std::vector<ProbeInfo>* out);
+// Both, numbered from first_id: the probes made for these descriptions in
+// other processes.
+Error kernel_process_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
+                            std::vector<ProbeInfo>* out);
 // A probe description's fields: provider, module, function, name, missing
 // leading ones empty (DTrace rules); none when it has more than four.
 std::vector<std::string> description_fields(const std::string& pattern);

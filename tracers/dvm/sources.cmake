@@ -2,5 +2,5 @@
 # and the fuzz project (tests/dvm/fuzz), relative to this directory.
 set(TB_DVM_CORE_SOURCES core/vm.cc core/verify.cc)
 set(TB_DVM_RUNTIME_SOURCES runtime/probes.cc runtime/host.cc runtime/options.cc runtime/session.cc
-    runtime/records.cc runtime/kernel.cc runtime/pid.cc)
+    runtime/records.cc runtime/kernel.cc runtime/pid.cc runtime/usdt.cc)
 set(TB_DVM_COMPILER_SOURCES compiler/dcompile.cc compiler/disasm.cc)

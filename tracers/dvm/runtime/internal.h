@@ -28,9 +28,32 @@ struct Binding {
   std::string names;
   std::vector<Ecb*> ecbs;
   uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe
-  std::string kernel_path;                    // pid probes (ProbeInfo)
+  std::string kernel_path;                    // pid and usdt probes (ProbeInfo)
   uint64_t kernel_offset = 0;
+  uint64_t kernel_ref_ctr = 0;                // usdt probes
+  std::vector<UsdtArg> usdt_args;
 };
+
+// A process's files as the pid and usdt providers find them (pid.cc).
+bool glob(const std::string& pattern, const std::string& s);  // fnmatch; "" matches anything
+// A provider field that names a process: letters (and digits after the
+// first) then the pid's digits, "pid123" -> ("pid", 123), "tracebench7" ->
+// ("tracebench", 7).
+bool provider_process(const std::string& field, std::string* prefix, long* pid);
+struct ProcessModule {
+  std::string name, path;  // as D names it (a.out, or the file's basename); the file
+};
+// Process pid's modules the module field matches (Options::target_exe for
+// a held -c command); an error, prefixed by `where`, says what is missing.
+Error process_modules(long pid, const std::string& mod, const Options& o, const std::string& where,
+                      std::vector<ProcessModule>* out);
+// An ELF file's defined functions at their file offsets (.symtab, else
+// .dynsym; both when present, the first of a name wins).
+struct FileFunction {
+  std::string name;
+  uint64_t offset, size;
+};
+Error elf_functions(const std::string& path, std::vector<FileFunction>* out);
 
 // The kernel home (kernel.cc): a session in the tracebench module, driven
 // through /dev/tracebench.  Closing it (the destructor) disarms and frees

@@ -3,8 +3,9 @@
 // sdt:tracebench::tracebench_fixed/_payload, syscall::<name>:entry/return,
 // names from libseccomp's table for this architecture, fbt:<module>:<function>:
 // entry/return for the text symbols of /proc/kallsyms; profile/tick and pid
-// probes are made for the descriptions that name them: kernel_timer_probes
-// here, kernel_pid_probes in pid.cc) and the DVM_* ioctls a session drives: enable, go, stop,
+// and usdt probes are made for the descriptions that name them:
+// kernel_timer_probes here, kernel_pid_probes in pid.cc, kernel_usdt_probes
+// in usdt.cc) and the DVM_* ioctls a session drives: enable, go, stop,
 // buffer and aggregation snapshots, status.
 #include "tracers/dvm/runtime/internal.h"
 
@@ -65,6 +66,7 @@ std::string kernel_probe_kind_name(uint32_t kind) {
     case TB_KMOD_DVM_PROBE_TICK: return "tick";
     case TB_KMOD_DVM_PROBE_PID_ENTRY: return "pid entry";
     case TB_KMOD_DVM_PROBE_PID_RETURN: return "pid return";
+    case TB_KMOD_DVM_PROBE_USDT: return "usdt";
     default: return "kind " + std::to_string(kind);
   }
 }
@@ -238,6 +240,15 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
     p.names_len = static_cast<uint32_t>(b->names.size());
     p.path_ptr = b->kernel_path.empty() ? 0 : reinterpret_cast<uint64_t>(b->kernel_path.c_str());
     p.offset = b->kernel_offset;
+    p.ref_ctr_offset = b->kernel_ref_ctr;
+    if (b->usdt_args.size() > TB_KMOD_DVM_USDT_ARGS) return {"usdt probe with more than 10 arguments: " + b->names};
+    p.usdt_nargs = static_cast<uint32_t>(b->usdt_args.size());
+    for (size_t i = 0; i < b->usdt_args.size(); i++) {
+      p.usdt_args[i].value = b->usdt_args[i].value;
+      p.usdt_args[i].kind = b->usdt_args[i].kind;
+      p.usdt_args[i].size = b->usdt_args[i].size;
+      p.usdt_args[i].reg = b->usdt_args[i].reg;
+    }
     probe_index[b] = static_cast<uint32_t>(probes.size());
     probes.push_back(p);
   }

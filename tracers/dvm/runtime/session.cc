@@ -164,7 +164,7 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
     for (auto& c : prog_->clauses) patterns.insert(patterns.end(), c.probes.begin(), c.probes.end());
     user_probes = kernel_timer_probes(patterns);
     const uint32_t next = static_cast<uint32_t>(list_kernel_probes().size() + user_probes.size()) + 1;
-    if (Error pe = kernel_pid_probes(patterns, opt_, next, &user_probes); !pe.ok()) return pe;
+    if (Error pe = kernel_process_probes(patterns, opt_, next, &user_probes); !pe.ok()) return pe;
   }
   const std::vector<ProbeInfo>& table = opt_.kernel ? list_kernel_probes() : user_probes;
   const std::vector<ProbeInfo>* lists[2] = {&table, opt_.kernel ? &user_probes : nullptr};
@@ -248,6 +248,8 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
           b->kernel_arg = pi.kernel_arg;
           b->kernel_path = pi.kernel_path;
           b->kernel_offset = pi.kernel_offset;
+          b->kernel_ref_ctr = pi.kernel_ref_ctr;
+          b->usdt_args = pi.usdt_args;
           if (pi.site) by_site[pi.site] = b;
         }
         auto ecb = std::make_unique<Ecb>();

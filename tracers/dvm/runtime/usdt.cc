@@ -1,0 +1,331 @@
+// The usdt provider of the kernel home: DTrace's USDT naming,
+// <provider><P>:<module>:<function>:<name>, for the SDT notes
+// (.note.stapsdt, what sys/sdt.h's DTRACE_PROBE/STAP_PROBE leave) of
+// process P's modules (names as DTrace shows them: function__entry is
+// function-entry).  Each note is a site: the module registers a uprobe
+// at its file offset with the note's semaphore as the uprobe's reference
+// counter (so `if (PROVIDER_NAME_ENABLED())` guards run while it is
+// enabled), and reads arg0.. where the note's argument specs say.
+#include "tracers/dvm/runtime/internal.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "kmod/include/tracebench_kmod_abi.h"
+
+namespace tbdvm {
+
+namespace {
+
+// x86-64 register names as GNU as writes them, by the module's numbering;
+// every width names its full register (the spec's size truncates).
+bool usdt_register(const std::string& name, uint8_t* reg) {
+  static const std::map<std::string, uint8_t> regs = [] {
+    std::map<std::string, uint8_t> m;
+    const struct {
+      const char* names[4];
+      uint8_t reg;
+    } legacy[] = {
+        {{"rax", "eax", "ax", "al"}, TB_KMOD_USDT_REG_AX},   {{"rbx", "ebx", "bx", "bl"}, TB_KMOD_USDT_REG_BX},
+        {{"rcx", "ecx", "cx", "cl"}, TB_KMOD_USDT_REG_CX},   {{"rdx", "edx", "dx", "dl"}, TB_KMOD_USDT_REG_DX},
+        {{"rsi", "esi", "si", "sil"}, TB_KMOD_USDT_REG_SI},  {{"rdi", "edi", "di", "dil"}, TB_KMOD_USDT_REG_DI},
+        {{"rbp", "ebp", "bp", "bpl"}, TB_KMOD_USDT_REG_BP},  {{"rsp", "esp", "sp", "spl"}, TB_KMOD_USDT_REG_SP},
+    };
+    for (const auto& l : legacy)
+      for (const char* n : l.names) m[n] = l.reg;
+    for (int r = 8; r <= 15; r++)
+      for (const char* suffix : {"", "d", "w", "b", "l"})
+        m["r" + std::to_string(r) + suffix] = static_cast<uint8_t>(TB_KMOD_USDT_REG_R8 + (r - 8));
+    m["rip"] = TB_KMOD_USDT_REG_IP;
+    return m;
+  }();
+  const auto it = regs.find(name);
+  if (it == regs.end()) return false;
+  *reg = it->second;
+  return true;
+}
+
+// A whole decimal or 0x-hex integer, optionally signed.
+bool parse_integer(const std::string& s, int64_t* v) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(s.c_str(), &end, 0);
+  if (errno || !end || *end) return false;
+  *v = x;
+  return true;
+}
+
+// A probe's name as DTrace shows USDT names: "__" becomes "-"
+// (function__entry is function-entry).
+std::string dtrace_name(const std::string& raw) {
+  std::string s;
+  for (size_t i = 0; i < raw.size(); i++) {
+    if (raw.compare(i, 2, "__") == 0) {
+      s += '-';
+      i++;
+    } else {
+      s += raw[i];
+    }
+  }
+  return s;
+}
+
+// One SDT note: where it is and what it says.
+struct SdtNote {
+  std::string provider, name, raw_name, function;
+  uint64_t offset = 0, ref_ctr = 0;
+  std::vector<UsdtArg> args;
+};
+
+struct Segment {
+  uint64_t vaddr, filesz, offset;
+  bool exec;
+};
+
+// A file offset for an address, from the PT_LOAD segment that holds it.
+bool file_offset(const std::vector<Segment>& segs, uint64_t addr, bool exec, uint64_t* off) {
+  for (const Segment& s : segs)
+    if ((!exec || s.exec) && addr >= s.vaddr && addr < s.vaddr + s.filesz) {
+      *off = addr - s.vaddr + s.offset;
+      return true;
+    }
+  return false;
+}
+
+// The SDT notes of an ELF file (none: not an error); an error names the
+// note and argument it cannot read.
+Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return {"libelf: " + std::string(elf_errmsg(-1))};
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {path + ": " + std::strerror(errno)};
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  struct Closer {
+    Elf* elf;
+    int fd;
+    ~Closer() {
+      if (elf) elf_end(elf);
+      close(fd);
+    }
+  } closer{elf, fd};
+  GElf_Ehdr eh;
+  if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) return {path + ": not an ELF file"};
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return {path + ": no section names"};
+  std::vector<Segment> segs;
+  size_t nph = 0;
+  elf_getphdrnum(elf, &nph);
+  for (size_t i = 0; i < nph; i++) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
+      segs.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset, (ph.p_flags & PF_X) != 0});
+  }
+  Elf_Scn* notes = nullptr;
+  uint64_t base_addr = 0;
+  bool have_base = false;
+  std::map<std::string, uint64_t> symbols;  // for rip-relative arguments
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!name) continue;
+    if (sh.sh_type == SHT_NOTE && std::strcmp(name, ".note.stapsdt") == 0) notes = scn;
+    if (std::strcmp(name, ".stapsdt.base") == 0) {
+      base_addr = sh.sh_addr;
+      have_base = true;
+    }
+    if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && sh.sh_entsize) {
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      const size_t n = data ? sh.sh_size / sh.sh_entsize : 0;
+      for (size_t i = 0; i < n; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
+        const char* sname = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (sname && *sname) symbols.emplace(sname, sym.st_value);
+      }
+    }
+  }
+  if (!notes) return Error::none();
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+    return {path + ": SDT notes are read for x86-64 files only"};
+  std::vector<FileFunction> funcs;
+  elf_functions(path, &funcs);  // for the function field; a file without symbols leaves it empty
+  const auto lookup = [&](const std::string& s, uint64_t* addr) {
+    const auto it = symbols.find(s);
+    if (it == symbols.end()) return false;
+    *addr = it->second;
+    return true;
+  };
+  Elf_Data* data = elf_getdata(notes, nullptr);
+  size_t pos = 0, name_off = 0, desc_off = 0;
+  GElf_Nhdr nh;
+  while (data && (pos = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) > 0) {
+    const char* bytes = static_cast<const char*>(data->d_buf);
+    if (nh.n_type != 3 || nh.n_namesz != 8 || std::memcmp(bytes + name_off, "stapsdt", 8) != 0) continue;
+    if (nh.n_descsz < 3 * 8 + 3) return {path + ": an SDT note shorter than its header"};
+    const char* desc = bytes + desc_off;
+    uint64_t pc, base, sem;
+    std::memcpy(&pc, desc, 8);
+    std::memcpy(&base, desc + 8, 8);
+    std::memcpy(&sem, desc + 16, 8);
+    // Strings: provider, name, arguments, each NUL-terminated inside the desc.
+    std::string fields[3];
+    size_t at = 24;
+    for (std::string& field : fields) {
+      const void* nul = at < nh.n_descsz ? std::memchr(desc + at, '\0', nh.n_descsz - at) : nullptr;
+      if (!nul) return {path + ": an SDT note's strings are not terminated"};
+      field.assign(desc + at, static_cast<const char*>(nul) - (desc + at));
+      at += field.size() + 1;
+    }
+    // Prelinked files moved: the notes say where .stapsdt.base was.
+    if (have_base && base) {
+      pc += base_addr - base;
+      if (sem) sem += base_addr - base;
+    }
+    SdtNote n;
+    n.provider = fields[0];
+    n.raw_name = fields[1];
+    n.name = dtrace_name(fields[1]);
+    const std::string what = path + ": SDT note " + n.provider + ":" + n.name;
+    if (!file_offset(segs, pc, true, &n.offset)) return {what + ": its address is in no executable segment"};
+    if (sem && !file_offset(segs, sem, false, &n.ref_ctr))
+      return {what + ": its semaphore is in no loaded segment"};
+    for (const FileFunction& f : funcs)
+      if (n.offset >= f.offset && n.offset < f.offset + f.size) {
+        n.function = f.name;
+        break;
+      }
+    // Arguments: space-separated specs; the module carries the first ten.
+    size_t i = 0, argn = 0;
+    const std::string& specs = fields[2];
+    while (i < specs.size() && argn < TB_KMOD_DVM_USDT_ARGS) {
+      if (specs[i] == ' ') {
+        i++;
+        continue;
+      }
+      const size_t end = std::min(specs.find(' ', i), specs.size());
+      UsdtArg a;
+      if (Error e = parse_usdt_arg(specs.substr(i, end - i), pc, lookup, &a); !e.ok())
+        return {what + ": arg" + std::to_string(argn) + ": " + e.message};
+      n.args.push_back(a);
+      argn++;
+      i = end;
+    }
+    out->push_back(std::move(n));
+  }
+  return Error::none();
+}
+
+constexpr size_t kMaxUsdtProbes = 2048;  // of the module's TB_KMOD_DVM_MAX_PROBES
+
+}  // namespace
+
+Error parse_usdt_arg(const std::string& spec, uint64_t pc,
+                     const std::function<bool(const std::string&, uint64_t*)>& symbol, UsdtArg* out) {
+  const std::string what = "'" + spec + "'";
+  const auto at = spec.find('@');
+  int64_t size = 0;
+  if (at == std::string::npos || !parse_integer(spec.substr(0, at), &size) ||
+      (std::llabs(size) != 1 && std::llabs(size) != 2 && std::llabs(size) != 4 && std::llabs(size) != 8))
+    return {what + " is not SIZE@OPERAND with SIZE 1, 2, 4 or 8 (negative: signed)"};
+  UsdtArg a;
+  a.size = static_cast<int8_t>(size);
+  const std::string op = spec.substr(at + 1);
+  if (op.size() > 1 && op[0] == '$') {  // an immediate
+    if (!parse_integer(op.substr(1), &a.value)) return {what + ": the immediate is not a number"};
+    a.kind = TB_KMOD_USDT_ARG_IMM;
+  } else if (op.size() > 1 && op[0] == '%') {  // a register
+    if (!usdt_register(op.substr(1), &a.reg) || a.reg == TB_KMOD_USDT_REG_IP)
+      return {what + ": not a general-purpose register this reader knows"};
+    a.kind = TB_KMOD_USDT_ARG_REG;
+  } else {  // memory: [disp](%base)
+    const auto open = op.find('('), close = op.rfind(')');
+    if (open == std::string::npos || close != op.size() - 1) return {what + ": not a register, immediate or memory operand"};
+    const std::string inner = op.substr(open + 1, close - open - 1), disp = op.substr(0, open);
+    if (inner.find(',') != std::string::npos)
+      return {what + ": indexed memory operands (base, index, scale) are not read"};
+    if (inner.size() < 2 || inner[0] != '%' || !usdt_register(inner.substr(1), &a.reg))
+      return {what + ": the base is not a register this reader knows"};
+    a.kind = TB_KMOD_USDT_ARG_MEM;
+    if (a.reg == TB_KMOD_USDT_REG_IP) {
+      // sym(%rip), sym+N(%rip), sym-N(%rip): the symbol's address, kept
+      // relative to the probe's own (the uprobe's ip when it fires).
+      const auto sign = disp.find_first_of("+-", 1);
+      const std::string name = disp.substr(0, sign);
+      int64_t addend = 0;
+      uint64_t addr = 0;
+      if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || name[0] == '-')
+        return {what + ": a numeric displacement from %rip is not read (only symbol(%rip))"};
+      if (sign != std::string::npos && !parse_integer(disp.substr(sign), &addend))
+        return {what + ": the symbol's addend is not a number"};
+      if (!symbol || !symbol(name, &addr)) return {what + ": no symbol " + name + " in the file"};
+      a.value = static_cast<int64_t>(addr + static_cast<uint64_t>(addend) - pc);
+    } else if (!disp.empty() && !parse_integer(disp, &a.value)) {
+      return {what + ": the displacement is not a number"};
+    }
+  }
+  *out = a;
+  return Error::none();
+}
+
+Error kernel_usdt_probes(const std::vector<std::string>& patterns, const Options& o, uint32_t first_id,
+                         std::vector<ProbeInfo>* out) {
+  std::map<std::string, std::vector<SdtNote>> by_path;  // read once
+  std::set<std::string> made;                           // "provider:path:offset"
+  for (const std::string& pattern : patterns) {
+    const std::vector<std::string> f = description_fields(pattern);
+    std::string provider;
+    long pid = 0;
+    if (f.empty() || !provider_process(f[0], &provider, &pid) || provider == "pid") continue;
+    const std::string where = "probe description " + pattern + ": ";
+    std::vector<ProcessModule> modules;
+    if (Error e = process_modules(pid, f[1], o, where, &modules); !e.ok()) return e;
+    size_t matched = 0;
+    bool raw_match = false;  // the name as the note spells it, not as D does
+    for (const auto& [mod_name, path] : modules) {
+      auto it = by_path.find(path);
+      if (it == by_path.end()) {
+        std::vector<SdtNote> notes;
+        if (Error e = sdt_notes(path, &notes); !e.ok()) {
+          if (f[1].find_first_of("*?[") == std::string::npos) return {where + e.message};
+          continue;  // a glob met a file that is not one (see kernel_pid_probes)
+        }
+        it = by_path.emplace(path, std::move(notes)).first;
+      }
+      for (const SdtNote& n : it->second) {
+        if (n.provider != provider || !glob(f[2], n.function)) continue;
+        if (!glob(f[3], n.name)) {
+          raw_match = raw_match || glob(f[3], n.raw_name);
+          continue;
+        }
+        matched++;
+        if (!made.insert(f[0] + ":" + path + ":" + std::to_string(n.offset)).second) continue;
+        if (made.size() > kMaxUsdtProbes)
+          return {where + "more than " + std::to_string(kMaxUsdtProbes) + " usdt sites; name fewer"};
+        ProbeInfo p{first_id++, nullptr, f[0], mod_name, n.function, n.name, TB_KMOD_DVM_PROBE_USDT,
+                    static_cast<uint32_t>(pid)};
+        p.kernel_path = path;
+        p.kernel_offset = n.offset;
+        p.kernel_ref_ctr = n.ref_ctr;
+        p.usdt_args = n.args;
+        out->push_back(std::move(p));
+      }
+    }
+    if (!matched)
+      return {where + "process " + std::to_string(pid) + " has no USDT probe of provider " + provider +
+              " in module " + (f[1].empty() ? "*" : f[1]) + " matching " + (f[2].empty() ? "*" : f[2]) + ":" +
+              (f[3].empty() ? "*" : f[3]) +
+              (raw_match ? " (D names USDT probes with each \"__\" as \"-\": " + dtrace_name(f[3]) + ")" : "")};
+  }
+  return Error::none();
+}
+
+}  // namespace tbdvm
