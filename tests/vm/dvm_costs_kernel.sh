@@ -34,9 +34,9 @@ k = j["table3_consumer_kernel"]
 assert k["records_per_pass"] == 2000, k
 assert k["bytes_per_pass"] == j["table3_consumer"]["bytes_per_pass"], (k, j["table3_consumer"])
 t6 = j.get("table6_stages_kernel")
-assert t6 and set(t6) == {"syscall", "pid", "sdt", "fbt"}, f"table6_stages_kernel: {t6}"
+assert t6 and set(t6) == {"syscall", "pid", "usdt", "sdt", "fbt"}, f"table6_stages_kernel: {t6}"
 for p, stages in t6.items():
-    want = ("stage1_trap", "stage2_provider_entry", "stage3_vm") if p in ("syscall", "pid") else \
+    want = ("stage1_trap", "stage2_provider_entry", "stage3_vm") if p in ("syscall", "pid", "usdt") else \
            ("stage2_provider_entry", "stage3_vm")
     for st in want:
         c = stages[st]
@@ -46,7 +46,7 @@ for p, stages in t6.items():
 print("kernel home Table 6, cycles per firing (stage 1 / 2 / 3; emulated under TCG): " +
       ", ".join(f"{p} " + " / ".join(f"{s['cycles']:.0f}" if s else "-" for s in
                                       (t6[p]["stage1_trap"], t6[p]["stage2_provider_entry"], t6[p]["stage3_vm"]))
-                for p in ("syscall", "pid", "sdt", "fbt")))
+                for p in ("syscall", "pid", "usdt", "sdt", "fbt")))
 print("kernel home, cycles per pass (emulated under TCG): " +
       ", ".join(f"{n} {k[n]:.0f}" for n in ("status_snapshot", "buffer_switch", "aggregation_snapshot",
                                            "aggregation_rebuild")) + f"; chew {k['chew_per_record']:.0f} per record")

@@ -87,7 +87,10 @@ PY
 # `tracebench dvm --kernel -c CMD` tracing a command's syscalls ($target);
 # the pid provider: dvm_kernel and eBPF on the same user function (a uprobe
 # each) and `dvm --kernel -c` on the command's own main() (entry, return,
-# argc), registered before the held command exec'd its program.
+# argc), registered before the held command exec'd its program; the usdt
+# provider: both on the same semaphore-guarded SDT site.  Both baselines
+# must be the untraced call's (the D-VM's uprobes are lifted between traced
+# blocks, as eBPF's links are).
 variants=$out-ebpf-attach
 rm -rf "$variants"
 vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
@@ -102,6 +105,7 @@ vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
   tracebench run --quick -t dvm_kernel -a disabled -w getpid -w kmod_fixed --out dvm_kernel_disabled || exit 1
   tracebench dvm --kernel -q -c "ls /" -n "syscall::exit_group:entry /pid == \$target/ { printf(\"exit_group by %s\\n\", execname); } syscall::*:entry /pid == \$target/ { @[probefunc] = count(); }" > dvm_c.txt || exit 1
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w call --out pid_call || exit 1
+  tracebench run --quick -t dvm_kernel -t ebpf -a count -w usdt --out usdt_hot || exit 1
   tracebench dvm --kernel -q -c "tracebench list" -n "pid\$target:a.out:main:entry, pid\$target:a.out:main:return { @[probename] = count(); } pid\$target:a.out:main:entry { printf(\"argc %d\\n\", arg0); }" > dvm_pid.txt || exit 1'
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -132,6 +136,8 @@ def dvm_kernel_and_ebpf(run, what):
         print(f"  {t:10} {what} {b['overhead_ns_per_event']['median']:8.1f} ns/event, {e['recorded']} events")
     d = by["dvm_kernel"]["tracer_details"]
     assert d["probe_firings"] >= by["dvm_kernel"]["events"]["fired"], d
+    base = {t: b["baseline"]["ns_per_event"]["p50"] for t, b in by.items()}
+    assert base["dvm_kernel"] < 2 * base["ebpf"] + 20, f"{what}: dvm_kernel's baseline is not untraced: {base}"
     return by["dvm_kernel"]["overhead_ns_per_event"]["median"] / by["ebpf"]["overhead_ns_per_event"]["median"]
 ratio = dvm_kernel_and_ebpf("dvm_kernel", "getpid count")
 print(f"  dvm_kernel / ebpf per-event overhead: {ratio:.2f} (emulated; the issue's target is within 2x)")
@@ -156,6 +162,8 @@ assert "exit_group by ls\n" in text and calls.get("exit_group") == 1 and calls.g
 print(f"  dvm --kernel -c 'ls /': {sum(calls.values())} syscalls of the command, exit_group by ls")
 ratio = dvm_kernel_and_ebpf("pid_call", "uprobe on tb_noinline_call, count")
 print(f"  dvm_kernel (pid provider) / ebpf (uprobe) per-event overhead: {ratio:.2f} (emulated)")
+ratio = dvm_kernel_and_ebpf("usdt_hot", "usdt tracebench:hot, count")
+print(f"  dvm_kernel (usdt provider) / ebpf (usdt) per-event overhead: {ratio:.2f} (emulated)")
 text = open(f"{sys.argv[1]}/dvm_pid.txt").read()
 got = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(entry|return)\s+(\d+)$", text, re.M))
 assert got == {"entry": 1, "return": 1} and "argc 2\n" in text, text

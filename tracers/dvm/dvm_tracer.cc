@@ -429,6 +429,10 @@ class DvmTracer final : public Tracer {
       // A function of this binary: the pid provider's uprobe on it.
       if (p.kind == ProbeKind::kUserFunction)
         return "pid" + std::to_string(getpid()) + ":a.out:" + p.target + ":entry";
+      // A USDT site of this binary ("provider:name"): the usdt provider's.
+      if (p.kind == ProbeKind::kUsdt && p.target.find(':') != std::string::npos)
+        return p.target.substr(0, p.target.find(':')) + std::to_string(getpid()) + ":a.out::" +
+               p.target.substr(p.target.find(':') + 1);
       for (const auto& pi : tbdvm::list_kernel_probes()) {
         if (p.kind == ProbeKind::kSyscall && pi.provider == "syscall" && pi.function == p.target &&
             pi.name == "entry")

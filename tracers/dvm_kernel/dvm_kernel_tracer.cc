@@ -4,7 +4,8 @@
 // options, the D program compiled here and enabled in the module; a syscall
 // workload's entry is syscall::<name>:entry, the module's tracepoints
 // sdt:tracebench::<event>, its target function fbt:tracebench:<function>:entry,
-// a function of this binary (workload call, site_*) pid<this process>:a.out:<function>:entry;
+// a function of this binary (workload call, site_*) pid<this process>:a.out:<function>:entry,
+// a USDT site of this binary (workload usdt) <provider><this process>:a.out::<name>;
 // every counting clause is behind /pid == <this process>/.  Needs the module:
 // `tracebench vm`.
 #include "tracers/dvm/dvm_tracer.h"

@@ -5,6 +5,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+// The usdt cell's site names its semaphore (tb_cost_usdt_tsc_semaphore).
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -147,13 +150,23 @@ void register_table6() {
 // the tracebench module is loaded: a count() clause on each kind of probe,
 // every firing timed by the module (Options::stage_timing): stage 2 the
 // provider's entry (callback to VM), stage 3 the VM; and stage 1, the trap to
-// the callback (syscall entry, the uprobe's breakpoint and dispatch),
+// the callback (syscall entry, the uprobe's breakpoint and dispatch for pid
+// and usdt),
 // measured from the TSC the call hands over as its arg0 (Options::stage_trap)
 // where the call is this process's.  A read pair's floor is off each; a cell
 // is the median over batches of 1000 firings.
 extern "C" __attribute__((noinline, used)) void tb_cost_pid_target(uint64_t tsc, uint64_t b) {
   benchmark::DoNotOptimize(tsc);
   benchmark::DoNotOptimize(b);
+  asm volatile("" ::: "memory");
+}
+
+// An SDT site guarded by its semaphore whose arg0 is the TSC the caller read.
+extern "C" {
+__extension__ unsigned short tb_cost_usdt_tsc_semaphore __attribute__((unused, section(".probes")));
+}
+extern "C" __attribute__((noinline, used)) void tb_cost_usdt_target(uint64_t tsc) {
+  if (__builtin_expect(tb_cost_usdt_tsc_semaphore, 0)) DTRACE_PROBE1(tb_cost_usdt, tsc, tsc);
   asm volatile("" ::: "memory");
 }
 
@@ -190,6 +203,11 @@ void register_table6k() {
       {"pid", "pid entry", "pid" + std::to_string(getpid()) + ":a.out:tb_cost_pid_target:entry",
        [](uint32_t n) {
          for (uint32_t i = 0; i < n; i++) tb_cost_pid_target(tsc_begin(), i);
+         return true;
+       }},
+      {"usdt", "usdt", "tb_cost_usdt" + std::to_string(getpid()) + ":a.out::tsc",
+       [](uint32_t n) {
+         for (uint32_t i = 0; i < n; i++) tb_cost_usdt_target(tsc_begin());
          return true;
        }},
       {"sdt", "sdt", "sdt:tracebench::tracebench_fixed", [](uint32_t n) { return kmod_fire(TB_KMOD_EV_FIXED, n); }},

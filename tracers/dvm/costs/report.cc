@@ -184,10 +184,10 @@ void write_tables(const std::string& dir) {
     json t6k;
     md += "\n## Table 6, kernel home (the module's stage timing of a count() clause, cycles per firing, a TSC read "
           "pair's floor off each)\n\nStage 1 is the call's trap to the provider's callback (the syscall entry; the "
-          "breakpoint and the uprobe's dispatch), measured from the TSC the call hands over as its first argument; "
+          "breakpoint and the uprobe's dispatch, pid and usdt), measured from the TSC the call hands over as its first argument; "
           "the module's own loop fires sdt and fbt, so theirs is not measured.\n\n"
           "| provider | stage 1: trap to callback | stage 2: provider entry | stage 3: VM |\n|---|---:|---:|---:|\n";
-    for (const char* p : {"syscall", "pid", "sdt", "fbt"}) {
+    for (const char* p : {"syscall", "pid", "usdt", "sdt", "fbt"}) {
       const std::string b = std::string("table6k/") + p + "/";
       if (!g_cells.count(b + "stage2")) continue;
       t6k[p] = {{"stage1_trap", cell(b + "stage1")}, {"stage2_provider_entry", cell(b + "stage2")},
