@@ -48,6 +48,7 @@ struct VmArgs {
   bool lttng_modules = false;
   bool verbose = false;
   std::vector<std::string> files;  // extra SRC[:DEST] copied into the guest
+  std::vector<std::string> bins;   // extra EXE[:DEST] copied with its shared libraries
   std::vector<std::string> kmod_params;  // NAME=VALUE for the guest's insmod
   std::vector<std::string> guest_args;
 };
@@ -282,6 +283,15 @@ int run_vm(VmArgs a) {
     }
     argv.insert(argv.end(), {"--file", f});
   }
+  for (const auto& b : a.bins) {
+    const std::string src = b.substr(0, b.find(':'));
+    struct stat bst{};
+    if (stat(src.c_str(), &bst) != 0 || !S_ISREG(bst.st_mode) || access(src.c_str(), X_OK) != 0) {
+      std::cerr << "tracebench vm: --bin '" << src << "' is not an executable file\n";
+      return 2;
+    }
+    argv.insert(argv.end(), {"--bin", b});
+  }
   if (a.no_kmod) argv.push_back("--no-kmod");
   for (const auto& p : a.kmod_params) argv.insert(argv.end(), {"--kmod-param", p});
   if (a.lttng_modules) argv.push_back("--lttng-modules");
@@ -329,6 +339,10 @@ void install(CLI::App& app, int* exit_status) {
                   "Extra host file or directory for the guest, SRC[:DEST] (DEST defaults to SRC; e.g. "
                   "libraries the suite dlopen()s)")
       ->allow_extra_args(false);  // one value per --file: `--file X -- run ...` leaves `--` to the guest arguments
+  sub->add_option("--bin", args->bins,
+                  "Extra host program for the guest with the shared libraries it needs, EXE[:DEST] (DEST "
+                  "defaults to /tb/bin/<name>, on the guest's PATH; e.g. a program to trace with dvm -c)")
+      ->allow_extra_args(false);
   sub->add_flag("--no-kmod", args->no_kmod, "Do not build/load the companion module");
   sub->add_option("--kmod-param", args->kmod_params,
                   "Module parameter NAME=VALUE for the guest's insmod of the companion module (repeatable; "
