@@ -33,7 +33,8 @@ assert t3, "no Table 3 cell"
 for x in t3:
     assert x["status"] == "skipped" and "paired baseline" in x["error"], x["action"]
     assert x["overhead_cycles_per_event"] is None and x["baseline"]["cycles_per_event"] is None
-for need in ("table1/mixed", "table6/static/count_tid", "table4/action/llquantize", "table4/action/stddev"):
+for need in ("table1/mixed", "table6/static/count_tid", "table4/action/llquantize", "table4/action/stddev",
+             "table5/switch_one_cpu"):
     assert need in b, f"no cell {need}"
 
 t = json.load(open(sys.argv[2]))
@@ -52,7 +53,7 @@ skip = {"table6_flow.providers.profile.stage2_4_derived",  # the profile provide
         "table6_flow.providers.profile.flow_10ecb", "table6_flow.providers.profile.count",
         "table6_flow.providers.profile.count_tid"}
 bad = [(p, v) for key in ("table1_instructions", "table2_builtins", "table3_consumer", "table4_actions",
-                          "table6_flow", "table7_validation", "targets")
+                          "table5_context_switch", "table6_flow", "table7_validation", "targets")
        for p, v in numbers(t[key], key)
        if not any(p.startswith(s) for s in skip) and (v is None or not math.isfinite(v))]
 assert not bad, f"cells not measured (null or NaN): {bad[:10]}"

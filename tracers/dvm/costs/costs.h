@@ -7,6 +7,7 @@
 //                    actions, aggregations): the VM alone, via dvm_fire
 //   flow_tables.cc   Table 6 (flow through a real site and session), 3 (the
 //                    consumer), 7 (validation, sys vs sys10 at 50 kHz)
+//   switch_table.cc  Table 5 (context switch; wakeup on another CPU)
 //   report.cc        the tables as JSON, Markdown and the suite's results schema
 //   main.cc          tracebench_dvm_costs [--dvm_out=DIR] [--dvm_validation_seconds=S]
 #pragma once
@@ -189,6 +190,7 @@ void fire_core(CoreEcb* e, uint32_t necbs);
 void register_table1();
 void register_table2();
 void register_table4();
+void register_table5();
 void register_table6();
 void register_table6k();
 void register_table3();

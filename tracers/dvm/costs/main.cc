@@ -4,6 +4,8 @@
 //   Table 2  per built-in variable             (table2/<var>)
 //   Table 3  consumer: snapshots, rebuild, copy bandwidth
 //   Table 4  subroutines, actions, aggregations (table4/<name>)
+//   Table 5  context switch between two threads on one CPU, and a wakeup of
+//            a thread on another (table5/)
 //   Table 6  flow per provider: site, VM prepare, per-ECB prepare; in the
 //            kernel home (module loaded) stages 1-3 per probe kind (table6k/)
 //   Table 7  validation: sys (1 ECB) vs sys10 (10 ECBs, 9 predicates false)
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
   register_table1();
   register_table2();
   register_table4();
+  register_table5();
   register_table6();
   register_table6k();
   register_table3();

@@ -143,6 +143,29 @@ void write_tables(const std::string& dir) {
     j["table3_consumer_kernel"] = t3k;
   }
 
+  // Table 5.
+  {
+    json t5;
+    md += "\n## Table 5: context switch (a one-byte token through two pipes, per hop, minus the hop's own pipe write "
+          "and read in one thread; lmbench's lat_ctx way)\n\n| term | cycles | ns | DTrace (P4, idle) |\n|---|---:|---:|---:|\n";
+    for (const char* k : {"switch_one_cpu", "wakeup_other_cpu"}) {
+      const std::string key = std::string("table5/") + k;
+      if (!g_cells.count(key)) continue;  // one CPU: nothing to wake on another
+      t5[k] = cell(key);
+      t5[std::string(k) + "_ns"] = val(key) / g_tsc_hz * 1e9;
+      md += std::string("| ") + (std::string(k) == "switch_one_cpu" ? "context switch, both threads on one CPU"
+                                                                      : "wakeup of a thread on another CPU") +
+            " | " + fmt(val(key)) + " | " + fmt(val(key) / g_tsc_hz * 1e9) + " | " +
+            (std::string(k) == "switch_one_cpu" ? "8 µs" : "") + " |\n";
+    }
+    if (g_cells.count("table5/switch_one_cpu")) {
+      t5["pipe_write_read"] = median(g_cells["table5/switch_one_cpu"].base);
+      md += "| pipe write + read, one thread (the baseline) | " + fmt(t5["pipe_write_read"].get<double>()) + " | " +
+            fmt(t5["pipe_write_read"].get<double>() / g_tsc_hz * 1e9) + " | |\n";
+    }
+    j["table5_context_switch"] = t5;
+  }
+
   // Table 4.
   json t4 = json::array();
   md += "\n## Table 4: subroutines, actions, aggregations (fire with the action minus fire without; subroutines include argument set-up)\n\n| name | cycles |\n|---|---:|\n";
