@@ -3,7 +3,8 @@
 # cells in the VM lab, where the module is loaded, so the table3k/ cells run
 # (each term a DVM_STATUS / DVM_BUFSNAP / DVM_AGGSNAP ioctl with its copy-out,
 # per pass of 2000 payload-tracepoint records and 1000 aggregation keys), and
-# the table6k/ cells (stages 1-3 per probe kind, the module's stage timing).
+# the table6k/ cells (stages 1-3 per probe kind, the module's stage timing),
+# and Table 5 (the guest kernel's context switch and cross-CPU wakeup).
 # Checks both homes' tables came back measured (finite, positive, every
 # record read) and stage 1 measured where the call is this process's.
 #   dvm_costs_kernel.sh TRACEBENCH_DVM_COSTS SRC OUTDIR
@@ -15,7 +16,7 @@ mkdir -p "$(dirname "$out")"
 vm=(--outdir "$out" --timeout 600 --bin "$costs:/tb/bin/tracebench_dvm_costs")
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && vm+=(--kernel "$TRACEBENCH_VM_KERNEL")
 "$src/scripts/vm/tracebench-vm.sh" "${vm[@]}" -- \
-  sh -c 'tracebench_dvm_costs --benchmark_filter="table3|table6k" --dvm_out=t3 > t3.txt 2>&1'
+  sh -c 'tracebench_dvm_costs --benchmark_filter="table3|table5|table6k" --dvm_out=t3 > t3.txt 2>&1'
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL: tracebench_dvm_costs in the VM: status $rc"
@@ -47,6 +48,12 @@ print("kernel home Table 6, cycles per firing (stage 1 / 2 / 3; emulated under T
       ", ".join(f"{p} " + " / ".join(f"{s['cycles']:.0f}" if s else "-" for s in
                                       (t6[p]["stage1_trap"], t6[p]["stage2_provider_entry"], t6[p]["stage3_vm"]))
                 for p in ("syscall", "pid", "usdt", "sdt", "fbt")))
+t5 = j.get("table5_context_switch") or {}
+for name in ("switch_one_cpu", "wakeup_other_cpu"):
+    c = t5.get(name)
+    assert c and math.isfinite(c["cycles"]) and c["cycles"] > 0, f"table5 {name} = {c}"
+print(f"guest Table 5 (emulated under TCG): context switch {t5['switch_one_cpu_ns']:.0f} ns, "
+      f"wakeup on the other CPU {t5['wakeup_other_cpu_ns']:.0f} ns")
 print("kernel home, cycles per pass (emulated under TCG): " +
       ", ".join(f"{n} {k[n]:.0f}" for n in ("status_snapshot", "buffer_switch", "aggregation_snapshot",
                                            "aggregation_rebuild")) + f"; chew {k['chew_per_record']:.0f} per record")
