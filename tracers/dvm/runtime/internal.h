@@ -12,6 +12,8 @@
 
 #include "tracers/dvm/runtime.h"
 
+struct Elf;  // libelf's (libelf.h: typedef struct Elf Elf)
+
 namespace tbdvm {
 
 // Process-wide slot locks (probes.cc): they outlive every State so a site
@@ -47,6 +49,31 @@ struct ProcessModule {
 // a held -c command); an error, prefixed by `where`, says what is missing.
 Error process_modules(long pid, const std::string& mod, const Options& o, const std::string& where,
                       std::vector<ProcessModule>* out);
+// An ELF file open with libelf, closed with it, and where its loaded
+// segments put addresses in the file.
+class ElfFile {
+ public:
+  ElfFile() = default;
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+  ~ElfFile();
+  Error open(const std::string& path);  // errors name the path
+  ::Elf* elf() const { return elf_; }
+  bool x86_64() const { return x86_64_; }
+  // The file offset of `addr`, from the PT_LOAD segment that holds it (exec:
+  // an executable one); false when none does.
+  bool file_offset(uint64_t addr, bool exec, uint64_t* off) const;
+
+ private:
+  struct Segment {
+    uint64_t vaddr, filesz, offset;
+    bool exec;
+  };
+  ::Elf* elf_ = nullptr;
+  int fd_ = -1;
+  bool x86_64_ = false;
+  std::vector<Segment> segments_;
+};
 // An ELF file's defined functions at their file offsets (.symtab, else
 // .dynsym; both when present, the first of a name wins).
 struct FileFunction {

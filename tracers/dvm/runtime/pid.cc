@@ -70,53 +70,61 @@ bool provider_process(const std::string& field, std::string* prefix, long* pid) 
   return true;
 }
 
-Error elf_functions(const std::string& path, std::vector<FileFunction>* out) {
+ElfFile::~ElfFile() {
+  if (elf_) elf_end(elf_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Error ElfFile::open(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return {"libelf: " + std::string(elf_errmsg(-1))};
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {path + ": " + std::strerror(errno)};
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  Error e;
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return {path + ": " + std::strerror(errno)};
+  elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
   GElf_Ehdr eh;
-  if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-    e = {path + ": not an ELF file"};
-  } else {
-    struct Segment {
-      uint64_t vaddr, filesz, offset;
-    };
-    std::vector<Segment> text;
-    size_t nph = 0;
-    elf_getphdrnum(elf, &nph);
-    for (size_t i = 0; i < nph; i++) {
-      GElf_Phdr ph;
-      if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-        text.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset});
+  if (!elf_ || elf_kind(elf_) != ELF_K_ELF || !gelf_getehdr(elf_, &eh)) return {path + ": not an ELF file"};
+  x86_64_ = eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64;
+  size_t nph = 0;
+  elf_getphdrnum(elf_, &nph);
+  for (size_t i = 0; i < nph; i++) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf_, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
+      segments_.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset, (ph.p_flags & PF_X) != 0});
+  }
+  return Error::none();
+}
+
+bool ElfFile::file_offset(uint64_t addr, bool exec, uint64_t* off) const {
+  for (const Segment& s : segments_)
+    if ((!exec || s.exec) && addr >= s.vaddr && addr < s.vaddr + s.filesz) {
+      *off = addr - s.vaddr + s.offset;
+      return true;
     }
-    std::set<std::string> seen;
-    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-      GElf_Shdr sh;
-      if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+  return false;
+}
+
+Error elf_functions(const std::string& path, std::vector<FileFunction>* out) {
+  ElfFile f;
+  if (Error e = f.open(path); !e.ok()) return e;
+  std::set<std::string> seen;
+  for (Elf_Scn* scn = elf_nextscn(f.elf(), nullptr); scn; scn = elf_nextscn(f.elf(), scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) continue;
+    const size_t n = sh.sh_size / sh.sh_entsize;
+    for (size_t i = 0; i < n; i++) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+          sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
         continue;
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      if (!data) continue;
-      const size_t n = sh.sh_size / sh.sh_entsize;
-      for (size_t i = 0; i < n; i++) {
-        GElf_Sym sym;
-        if (!gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-            sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-          continue;
-        const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-        if (!name || !*name || !seen.insert(name).second) continue;
-        for (const Segment& s : text)
-          if (sym.st_value >= s.vaddr && sym.st_value < s.vaddr + s.filesz) {
-            out->push_back({name, sym.st_value - s.vaddr + s.offset, sym.st_size});
-            break;
-          }
-      }
+      const char* name = elf_strptr(f.elf(), sh.sh_link, sym.st_name);
+      uint64_t off = 0;
+      if (!name || !*name || !f.file_offset(sym.st_value, true, &off) || !seen.insert(name).second) continue;
+      out->push_back({name, off, sym.st_size});
     }
   }
-  if (elf) elf_end(elf);
-  close(fd);
-  return e;
+  return Error::none();
 }
 
 Error process_modules(long pid, const std::string& mod, const Options& o, const std::string& where,

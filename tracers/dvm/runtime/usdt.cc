@@ -8,13 +8,12 @@
 // enabled), and reads arg0.. where the note's argument specs say.
 #include "tracers/dvm/runtime/internal.h"
 
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -86,48 +85,14 @@ struct SdtNote {
   std::vector<UsdtArg> args;
 };
 
-struct Segment {
-  uint64_t vaddr, filesz, offset;
-  bool exec;
-};
-
-// A file offset for an address, from the PT_LOAD segment that holds it.
-bool file_offset(const std::vector<Segment>& segs, uint64_t addr, bool exec, uint64_t* off) {
-  for (const Segment& s : segs)
-    if ((!exec || s.exec) && addr >= s.vaddr && addr < s.vaddr + s.filesz) {
-      *off = addr - s.vaddr + s.offset;
-      return true;
-    }
-  return false;
-}
-
 // The SDT notes of an ELF file (none: not an error); an error names the
 // note and argument it cannot read.
 Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return {"libelf: " + std::string(elf_errmsg(-1))};
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {path + ": " + std::strerror(errno)};
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  struct Closer {
-    Elf* elf;
-    int fd;
-    ~Closer() {
-      if (elf) elf_end(elf);
-      close(fd);
-    }
-  } closer{elf, fd};
-  GElf_Ehdr eh;
-  if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) return {path + ": not an ELF file"};
+  ElfFile file;
+  if (Error e = file.open(path); !e.ok()) return e;
+  Elf* elf = file.elf();
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(elf, &shstrndx) != 0) return {path + ": no section names"};
-  std::vector<Segment> segs;
-  size_t nph = 0;
-  elf_getphdrnum(elf, &nph);
-  for (size_t i = 0; i < nph; i++) {
-    GElf_Phdr ph;
-    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-      segs.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset, (ph.p_flags & PF_X) != 0});
-  }
   Elf_Scn* notes = nullptr;
   uint64_t base_addr = 0;
   bool have_base = false;
@@ -154,8 +119,7 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
     }
   }
   if (!notes) return Error::none();
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-    return {path + ": SDT notes are read for x86-64 files only"};
+  if (!file.x86_64()) return {path + ": SDT notes are read for x86-64 files only"};
   std::vector<FileFunction> funcs;
   elf_functions(path, &funcs);  // for the function field; a file without symbols leaves it empty
   const auto lookup = [&](const std::string& s, uint64_t* addr) {
@@ -195,8 +159,8 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
     n.raw_name = fields[1];
     n.name = dtrace_name(fields[1]);
     const std::string what = path + ": SDT note " + n.provider + ":" + n.name;
-    if (!file_offset(segs, pc, true, &n.offset)) return {what + ": its address is in no executable segment"};
-    if (sem && !file_offset(segs, sem, false, &n.ref_ctr))
+    if (!file.file_offset(pc, true, &n.offset)) return {what + ": its address is in no executable segment"};
+    if (sem && !file.file_offset(sem, false, &n.ref_ctr))
       return {what + ": its semaphore is in no loaded segment"};
     for (const FileFunction& f : funcs)
       if (n.offset >= f.offset && n.offset < f.offset + f.size) {
