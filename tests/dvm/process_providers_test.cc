@@ -3,9 +3,6 @@
 // (file, offset, semaphore, argument specs) that are where the functions
 // and SDT notes really are in this process's mappings.
 #include <gtest/gtest.h>
-// Notes name their semaphores (tb_runtime_usdt_fired_semaphore below).
-#define _SDT_HAS_SEMAPHORES 1
-#include <sys/sdt.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +15,7 @@
 #include <vector>
 
 #include "kmod/include/tracebench_kmod_abi.h"
+#include "tests/dvm/usdt_site.h"
 #include "tracers/dvm/runtime.h"
 
 // ---------------------------------------------------------------------------
@@ -138,28 +136,8 @@ TEST(PidProvider, AHeldCommandsAOutIsTheProgramItWillRun) {
 
 }  // namespace pidprov
 // ---------------------------------------------------------------------------
-// usdt: SDT notes.  A site guarded by its semaphore with arguments in the
-// forms a compiler writes (a register, an immediate, a global, memory
-// through a register), and an unguarded one whose name D spells with a dash
-// (notes without a semaphore: libstdc++'s, below).
-extern "C" {
-__extension__ unsigned short tb_runtime_usdt_fired_semaphore __attribute__((unused, section(".probes")));
-__extension__ unsigned short tb_runtime_usdt_not__guarded_semaphore __attribute__((unused, section(".probes")));
-}
-volatile long tb_runtime_usdt_global = 5;
-struct TbUsdtPair {
-  long a;
-  int b;
-};
-extern "C" __attribute__((noinline, used)) int tb_runtime_usdt_target(long x, const TbUsdtPair* p) {
-  if (__builtin_expect(tb_runtime_usdt_fired_semaphore, 0)) {
-    DTRACE_PROBE4(tb_runtime_usdt, fired, x, -7, tb_runtime_usdt_global, p->b);
-    return 1;
-  }
-  DTRACE_PROBE(tb_runtime_usdt, not__guarded);
-  return 0;
-}
-
+// usdt: SDT notes (the site: usdt_site.h; notes without a semaphore:
+// libstdc++'s, below).
 namespace usdtprov {
 
 std::vector<tbdvm::ProbeInfo> made(const std::string& pattern, tbdvm::Error* e, tbdvm::Options o = {}) {
@@ -251,7 +229,7 @@ TEST(UsdtProvider, ParsesTheArgumentFormsCompilersWrite) {
 }
 
 TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
-  const std::string me = "tb_runtime_usdt" + std::to_string(getpid());
+  const std::string me = "tb_test_usdt" + std::to_string(getpid());
   tbdvm::Error e;
   std::vector<tbdvm::ProbeInfo> p = made(me + ":a.out::", &e);
   ASSERT_TRUE(e.ok()) << e.message;
@@ -265,13 +243,13 @@ TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
   const tbdvm::ProbeInfo& f = by_name.at("fired");
   EXPECT_EQ(f.provider, me);
   EXPECT_EQ(f.module, "a.out");
-  EXPECT_EQ(f.function, "tb_runtime_usdt_target");
+  EXPECT_EQ(f.function, "tb_test_usdt_target");
   EXPECT_EQ(f.kernel_kind, static_cast<uint32_t>(TB_KMOD_DVM_PROBE_USDT));
   EXPECT_EQ(f.kernel_arg, static_cast<uint32_t>(getpid()));
   EXPECT_EQ(f.kernel_path, exe);
   // The site is the note's nop, inside the function, where this process runs it.
   std::string path;
-  const uint64_t fn = pidprov::file_offset_of(reinterpret_cast<const void*>(&tb_runtime_usdt_target), &path);
+  const uint64_t fn = pidprov::file_offset_of(reinterpret_cast<const void*>(&tb_test_usdt_target), &path);
   EXPECT_GT(f.kernel_offset, fn);
   EXPECT_LT(f.kernel_offset, fn + 256);
   std::ifstream file(exe, std::ios::binary);
@@ -279,7 +257,7 @@ TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
   EXPECT_EQ(file.get(), 0x90);
   // The semaphore is this process's variable.
   EXPECT_EQ(f.kernel_ref_ctr,
-            pidprov::file_offset_of(const_cast<unsigned short*>(&tb_runtime_usdt_fired_semaphore), &path));
+            pidprov::file_offset_of(const_cast<unsigned short*>(&tb_test_usdt_fired_semaphore), &path));
   ASSERT_EQ(f.usdt_args.size(), 4u);
   EXPECT_EQ(f.usdt_args[0].size, -8);  // long
   EXPECT_EQ(f.usdt_args[1].kind, TB_KMOD_USDT_ARG_IMM);
@@ -291,11 +269,11 @@ TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
     const uint64_t site = address_of(exe, f.kernel_offset);
     ASSERT_NE(site, 0u);
     EXPECT_EQ(site + static_cast<uint64_t>(f.usdt_args[2].value),
-              reinterpret_cast<uint64_t>(&tb_runtime_usdt_global));
+              reinterpret_cast<uint64_t>(&tb_test_usdt_global));
   }
   EXPECT_TRUE(by_name.at("not-guarded").usdt_args.empty());
   // Globs over function and name; other providers are not usdt's.
-  EXPECT_EQ(made(me + ":a.out:tb_runtime_usdt_*:fi*", &e).size(), 1u);
+  EXPECT_EQ(made(me + ":a.out:tb_test_usdt_*:fi*", &e).size(), 1u);
   EXPECT_TRUE(e.ok()) << e.message;
   EXPECT_TRUE(made("syscall::getpid:entry", &e).empty());
   EXPECT_TRUE(made("pid" + std::to_string(getpid()) + ":a.out::entry", &e).empty());
@@ -305,13 +283,13 @@ TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
 TEST(UsdtProvider, RefusesWhatIsNotThere) {
   const std::string pid = std::to_string(getpid());
   tbdvm::Error e;
-  made("tb_runtime_usdt999999999:a.out::", &e);
+  made("tb_test_usdt999999999:a.out::", &e);
   EXPECT_NE(e.message.find("no such process"), std::string::npos) << e.message;
   made("tb_nosuch_provider" + pid + ":::", &e);
   EXPECT_NE(e.message.find("has no USDT probe of provider tb_nosuch_provider"), std::string::npos) << e.message;
-  made("tb_runtime_usdt" + pid + ":a.out::not__guarded", &e);
+  made("tb_test_usdt" + pid + ":a.out::not__guarded", &e);
   EXPECT_NE(e.message.find("each \"__\" as \"-\": not-guarded"), std::string::npos) << e.message;
-  made("tb_runtime_usdt" + pid + ":libtb_nosuch.so::", &e);
+  made("tb_test_usdt" + pid + ":libtb_nosuch.so::", &e);
   EXPECT_NE(e.message.find("maps no module libtb_nosuch.so"), std::string::npos) << e.message;
 }
 

@@ -11,9 +11,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
-// The usdt test site names its semaphore (tb_kmod_usdt_fired_semaphore).
-#define _SDT_HAS_SEMAPHORES 1
-#include <sys/sdt.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +32,7 @@
 #include <gtest/gtest.h>
 
 #include "kmod/include/tracebench_kmod_abi.h"
+#include "tests/dvm/usdt_site.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracers/dvm/site.h"
@@ -538,53 +536,34 @@ TEST_F(KmodDvmSession, PidProbesOnMissingThingsAreRefusedWithWhy) {
   EXPECT_EQ(refusal("pid" + me + ":libc.so*:getpid:entry { }"), "");
 }
 
-// A USDT site guarded by its semaphore, with arguments the compiler puts in
-// a register, an immediate, a global (rip-relative) and memory through a
-// register (-4@8(%rsi): an int, sign-extended).
-extern "C" {
-__extension__ unsigned short tb_kmod_usdt_fired_semaphore __attribute__((unused, section(".probes")));
-}
-volatile long tb_kmod_usdt_global = 0;
-struct TbKmodUsdtPair {
-  long a;
-  int b;
-};
-extern "C" __attribute__((noinline, used)) int tb_kmod_usdt_target(long x, const TbKmodUsdtPair* p) {
-  if (__builtin_expect(tb_kmod_usdt_fired_semaphore, 0)) {
-    DTRACE_PROBE4(tb_kmod_usdt, fired, x, -7, tb_kmod_usdt_global, p->b);
-    return 1;
-  }
-  return 0;
-}
-
-// The note's site fires in this process only, with every argument read
+// The note's site (usdt_site.h) fires in this process only, with every argument read
 // where the note says; the semaphore is raised while the probe is
 // registered and lowered when the session ends.
 TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
-  TbKmodUsdtPair pair{0, 0};
-  ASSERT_EQ(tb_kmod_usdt_target(0, &pair), 0);
+  TbUsdtPair pair{0, 0};
+  ASSERT_EQ(tb_test_usdt_target(0, &pair), 0);
   Options o;
   o.stage_timing = true;
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session("tb_kmod_usdt" + me + ":a.out:tb_kmod_usdt_target:fired { @n = count(); "
+  auto session = kernel_session("tb_test_usdt" + me + ":a.out:tb_test_usdt_target:fired { @n = count(); "
                                 "@x = sum(arg0); @k = sum(arg1); @g = sum(arg2); @b = sum(arg3); }\n", o);
   ASSERT_TRUE(session);
   EXPECT_EQ(session->matched_probes().size(), 1u);
-  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 1) << "semaphore not raised";
-  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 1);
+  EXPECT_EQ(tb_test_usdt_target(0, &pair), 1) << "semaphore not raised";
+  EXPECT_EQ(tb_test_usdt_target(0, &pair), 1);
   const pid_t child = fork();
   if (child == 0) {
-    TbKmodUsdtPair q{0, 1000};
+    TbUsdtPair q{0, 1000};
     int fired = 0;
-    for (int i = 0; i < 50; i++) fired += tb_kmod_usdt_target(1000, &q);
+    for (int i = 0; i < 50; i++) fired += tb_test_usdt_target(1000, &q);
     _exit(fired == 50 ? 0 : 1);
   }
   ASSERT_GT(child, 0);
   constexpr int64_t kN = 400;
   for (int64_t i = 0; i < kN; i++) {
-    tb_kmod_usdt_global = 3 * i;
+    tb_test_usdt_global = 3 * i;
     pair.b = static_cast<int>(-(i + 1));
-    tb_kmod_usdt_target(-i, &pair);
+    tb_test_usdt_target(-i, &pair);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -592,11 +571,11 @@ TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
   // Stopped (a harness's baseline block): the site is lifted, the process
   // runs as if untraced; resumed, it is placed again.
   pair.b = 0;
-  tb_kmod_usdt_global = 0;
+  tb_test_usdt_global = 0;
   session->pause();
-  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 0) << "semaphore raised while stopped";
+  EXPECT_EQ(tb_test_usdt_target(0, &pair), 0) << "semaphore raised while stopped";
   ASSERT_TRUE(session->resume().ok());
-  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 1) << "semaphore not raised again";
+  EXPECT_EQ(tb_test_usdt_target(0, &pair), 1) << "semaphore not raised again";
   session->disable();
   std::map<std::string, int64_t> got = totals(*session);
   EXPECT_EQ(got["n"], kN + 3);  // three calls outside the loop, x, b and the global 0
@@ -610,8 +589,8 @@ TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
   for (const auto& p : c.stages.providers) firings[p.name] = p.firings;
   EXPECT_EQ(firings["usdt"], static_cast<uint64_t>(kN + 3));
   session.reset();
-  EXPECT_EQ(tb_kmod_usdt_fired_semaphore, 0) << "semaphore left raised";
-  EXPECT_EQ(tb_kmod_usdt_target(0, &pair), 0);
+  EXPECT_EQ(tb_test_usdt_fired_semaphore, 0) << "semaphore left raised";
+  EXPECT_EQ(tb_test_usdt_target(0, &pair), 0);
 }
 
 // Stage 1 measured: getpid(tsc) and f(tsc) hand the module the TSC read
