@@ -378,7 +378,7 @@ static void tb_dvm_fbt_enable(struct tb_dvm *d, bool on)
 	}
 }
 
-/* An array of `size`-byte elements, one per probe of kind `a` or `b`
+/* An array of `size`-byte elements, one per probe of a kind in the mask `kinds`
  * (zeroed; NULL when there are none or no memory), their number in *count. */
 static void *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 kinds, size_t size, u32 *count)
 {

@@ -167,6 +167,10 @@ for args, code, pattern in [
         (["dvm", "--kernel", "-l", "-n", f"pid{os.getpid()}:libtb_nosuch.so::"], 1, r"maps no module libtb_nosuch.so"),
         (["dvm", "--kernel", "-c", "true", "-n", "pid$target:libc.so.6:malloc:entry { }"], 1,
          r"the -c command has not started, so a.out is its only module"),
+        # usdt probes: <provider><pid>, the SDT notes of the process's modules.
+        (["dvm", "--kernel", "-n", "python2147483647:::line { }"], 1, r"no such process"),
+        (["dvm", "--kernel", "-l", "-n", f"tb_nosuch_provider{os.getpid()}:::"], 1,
+         r"has no USDT probe of provider tb_nosuch_provider"),
         (["dvm", "-e", "-n", "tb:::fire /pid == $target/ { }"], 2, r"\$target is not defined: give a process"),
         (["dvm", "-e", "-n", "tb:::fire { trace($2); }", "1"], 2, r"macro argument \$2 is not defined \(1 given"),
         (["dvm", "-q", "--events", "10", "-o", "/nonexistent/dir/out", "-n", "tb:::fire { }"], 2,
