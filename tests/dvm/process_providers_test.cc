@@ -231,7 +231,7 @@ TEST(UsdtProvider, ParsesTheArgumentFormsCompilersWrite) {
 TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
   const std::string me = "tb_test_usdt" + std::to_string(getpid());
   tbdvm::Error e;
-  std::vector<tbdvm::ProbeInfo> p = made(me + ":a.out::", &e);
+  std::vector<tbdvm::ProbeInfo> p = made(me + ":a.out:tb_test_usdt_target:", &e);
   ASSERT_TRUE(e.ok()) << e.message;
   ASSERT_EQ(p.size(), 2u);
   std::map<std::string, tbdvm::ProbeInfo> by_name;
@@ -291,6 +291,16 @@ TEST(UsdtProvider, RefusesWhatIsNotThere) {
   EXPECT_NE(e.message.find("each \"__\" as \"-\": not-guarded"), std::string::npos) << e.message;
   made("tb_test_usdt" + pid + ":libtb_nosuch.so::", &e);
   EXPECT_NE(e.message.find("maps no module libtb_nosuch.so"), std::string::npos) << e.message;
+  // A note whose argument this reader does not take is refused when named,
+  // with the note, the argument and why; the file's other notes stay usable.
+  made("tb_test_usdt" + pid + ":a.out::indexed", &e);
+  EXPECT_NE(e.message.find("SDT note tb_test_usdt:indexed: arg0: '8@(%rax,%rdx,8)': indexed memory operands"),
+            std::string::npos)
+      << e.message;
+  made("tb_test_usdt" + pid + ":a.out::", &e);
+  EXPECT_NE(e.message.find("indexed memory operands"), std::string::npos) << e.message;
+  EXPECT_EQ(made("tb_test_usdt" + pid + ":a.out::fired", &e).size(), 1u);
+  EXPECT_TRUE(e.ok()) << e.message;
 }
 
 // What binutils' readelf says a file's SDT notes are, by probe name as D

@@ -83,10 +83,12 @@ struct SdtNote {
   std::string provider, name, raw_name, function;
   uint64_t offset = 0, ref_ctr = 0;
   std::vector<UsdtArg> args;
+  std::string error;  // why this note cannot be probed (said when a description names it)
 };
 
-// The SDT notes of an ELF file (none: not an error); an error names the
-// note and argument it cannot read.
+// The SDT notes of an ELF file (none: not an error).  A note this reader
+// cannot use (an argument spec it does not take, an address outside the
+// loaded segments) carries why; the file's other notes stay usable.
 Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
   ElfFile file;
   if (Error e = file.open(path); !e.ok()) return e;
@@ -159,9 +161,8 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
     n.raw_name = fields[1];
     n.name = dtrace_name(fields[1]);
     const std::string what = path + ": SDT note " + n.provider + ":" + n.name;
-    if (!file.file_offset(pc, true, &n.offset)) return {what + ": its address is in no executable segment"};
-    if (sem && !file.file_offset(sem, false, &n.ref_ctr))
-      return {what + ": its semaphore is in no loaded segment"};
+    if (!file.file_offset(pc, true, &n.offset)) n.error = what + ": its address is in no executable segment";
+    if (sem && !file.file_offset(sem, false, &n.ref_ctr)) n.error = what + ": its semaphore is in no loaded segment";
     for (const FileFunction& f : funcs)
       if (n.offset >= f.offset && n.offset < f.offset + f.size) {
         n.function = f.name;
@@ -177,8 +178,8 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
       }
       const size_t end = std::min(specs.find(' ', i), specs.size());
       UsdtArg a;
-      if (Error e = parse_usdt_arg(specs.substr(i, end - i), pc, lookup, &a); !e.ok())
-        return {what + ": arg" + std::to_string(argn) + ": " + e.message};
+      if (Error e = parse_usdt_arg(specs.substr(i, end - i), pc, lookup, &a); !e.ok() && n.error.empty())
+        n.error = what + ": arg" + std::to_string(argn) + ": " + e.message;
       n.args.push_back(a);
       argn++;
       i = end;
@@ -271,6 +272,7 @@ Error kernel_usdt_probes(const std::vector<std::string>& patterns, const Options
           continue;
         }
         matched++;
+        if (!n.error.empty()) return {where + n.error};
         if (!made.insert(f[0] + ":" + path + ":" + std::to_string(n.offset)).second) continue;
         if (made.size() > kMaxUsdtProbes)
           return {where + "more than " + std::to_string(kMaxUsdtProbes) + " usdt sites; name fewer"};
