@@ -522,10 +522,15 @@ static u64 tb_usdt_arg(const struct pt_regs *r, const struct tb_kmod_dvm_usdt_ar
 	case TB_KMOD_USDT_ARG_REG:
 		v = tb_usdt_reg(r, a->reg);
 		break;
-	case TB_KMOD_USDT_ARG_MEM:
-		if (copy_from_user(&v, (const void __user *)(tb_usdt_reg(r, a->reg) + a->value), bytes))
+	case TB_KMOD_USDT_ARG_MEM: {
+		unsigned long addr = tb_usdt_reg(r, a->reg) + a->value;
+
+		if (a->scale)
+			addr += tb_usdt_reg(r, a->index) * a->scale;
+		if (copy_from_user(&v, (const void __user *)addr, bytes))
 			v = 0;
 		break;
+	}
 	}
 	if (bytes < 8) {
 		v &= (1ull << (bytes * 8)) - 1;
@@ -915,7 +920,7 @@ static const char *tb_dvm_usdt_args_check(const struct tb_kmod_dvm_probe *p)
 			if (a->reserved[j])
 				return "probe: usdt argument's reserved bytes must be 0";
 		if (i >= p->usdt_nargs) {
-			if (a->value || a->kind || a->size || a->reg)
+			if (a->value || a->kind || a->size || a->reg || a->index || a->scale)
 				return "probe: usdt argument past usdt_nargs is not zero";
 			continue;
 		}
@@ -927,6 +932,10 @@ static const char *tb_dvm_usdt_args_check(const struct tb_kmod_dvm_probe *p)
 			return "probe: usdt argument names no register this module reads";
 		if (a->kind == TB_KMOD_USDT_ARG_REG && a->value)
 			return "probe: usdt register argument has a displacement";
+		if (a->scale ? a->kind != TB_KMOD_USDT_ARG_MEM || (a->scale & (a->scale - 1)) || a->scale > 8 ||
+				       a->index >= TB_KMOD_USDT_REG_IP || a->reg == TB_KMOD_USDT_REG_IP
+			     : a->index != 0)
+			return "probe: usdt argument's index is not a register scaled by 1, 2, 4 or 8 in a memory operand";
 		if (!IS_ENABLED(CONFIG_X86_64) && a->kind != TB_KMOD_USDT_ARG_IMM)
 			return "probe: usdt arguments in registers are read on x86-64 only";
 	}

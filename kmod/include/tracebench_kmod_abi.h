@@ -258,7 +258,8 @@ enum tb_kmod_dvm_probe_kind {
 
 /* A USDT argument: "-4@%edi" is REG DI size -4, "8@$5" IMM 5 size 8,
  * "-4@-20(%rbp)" MEM BP value -20 size -4 (read from the traced process's
- * memory at the register plus value).  A rip-relative operand is MEM IP
+ * memory at the register plus value), "8@16(%rax,%rdx,8)" MEM AX index DX
+ * scale 8 value 16.  A rip-relative operand is MEM IP
  * with value relative to the probe's own address (the uprobe's ip). */
 enum tb_kmod_dvm_usdt_arg_kind {
 	TB_KMOD_USDT_ARG_IMM = 1,
@@ -278,8 +279,10 @@ struct tb_kmod_dvm_usdt_arg {
 	__s64 value;  /* IMM: the value; MEM: the displacement */
 	__u8 kind;    /* enum tb_kmod_dvm_usdt_arg_kind */
 	__s8 size;    /* bytes: 1, 2, 4 or 8; negative: sign-extended */
-	__u8 reg;     /* enum tb_kmod_dvm_usdt_reg (REG, MEM) */
-	__u8 reserved[5]; /* must be 0 */
+	__u8 reg;     /* enum tb_kmod_dvm_usdt_reg (REG, MEM's base) */
+	__u8 index;   /* MEM with a scale: the index register (not IP) */
+	__u8 scale;   /* MEM: 0 (no index), or 1, 2, 4, 8: base + index * scale + value */
+	__u8 reserved[3]; /* must be 0 */
 };
 
 struct tb_kmod_dvm_probe {

@@ -183,6 +183,7 @@ TEST(UsdtProvider, ParsesTheArgumentFormsCompilersWrite) {
     int8_t size;
     uint8_t reg;
     int64_t value;
+    uint8_t index = 0, scale = 0;
   };
   const Want wants[] = {
       {"-4@%edi", TB_KMOD_USDT_ARG_REG, -4, TB_KMOD_USDT_REG_DI, 0},
@@ -198,6 +199,9 @@ TEST(UsdtProvider, ParsesTheArgumentFormsCompilersWrite) {
       {"8@tb_sym(%rip)", TB_KMOD_USDT_ARG_MEM, 8, TB_KMOD_USDT_REG_IP, 0x1000},
       {"8@tb_sym+8(%rip)", TB_KMOD_USDT_ARG_MEM, 8, TB_KMOD_USDT_REG_IP, 0x1008},
       {"-4@tb_sym-4(%rip)", TB_KMOD_USDT_ARG_MEM, -4, TB_KMOD_USDT_REG_IP, 0xffc},
+      // base + index * scale + displacement
+      {"8@(%rax,%rdx,8)", TB_KMOD_USDT_ARG_MEM, 8, TB_KMOD_USDT_REG_AX, 0, TB_KMOD_USDT_REG_DX, 8},
+      {"-4@16(%rbx,%r12)", TB_KMOD_USDT_ARG_MEM, -4, TB_KMOD_USDT_REG_BX, 16, TB_KMOD_USDT_REG_R12, 1},
   };
   for (const Want& w : wants) {
     std::string error;
@@ -207,6 +211,8 @@ TEST(UsdtProvider, ParsesTheArgumentFormsCompilersWrite) {
     EXPECT_EQ(a.size, w.size) << w.spec;
     EXPECT_EQ(a.reg, w.reg) << w.spec;
     EXPECT_EQ(a.value, w.value) << w.spec;
+    EXPECT_EQ(a.index, w.index) << w.spec;
+    EXPECT_EQ(a.scale, w.scale) << w.spec;
   }
   const std::pair<const char*, const char*> refused[] = {
       {"3@%eax", "SIZE 1, 2, 4 or 8"},
@@ -214,7 +220,10 @@ TEST(UsdtProvider, ParsesTheArgumentFormsCompilersWrite) {
       {"8@%ah", "not a general-purpose register"},
       {"8@%rip", "not a general-purpose register"},
       {"8@$x", "the immediate is not a number"},
-      {"8@(%rax,%rdx,8)", "indexed memory operands"},
+      {"8@(,%rdx,8)", "a memory operand needs one"},
+      {"8@(%rax,%rdx,3)", "scaled by 1, 2, 4 or 8"},
+      {"8@(%rax,%rip,1)", "scaled by 1, 2, 4 or 8"},
+      {"8@tb_sym(%rip,%rdx,8)", "%rip takes no index"},
       {"8@16(%rip)", "numeric displacement from %rip"},
       {"8@nosym(%rip)", "no symbol nosym"},
       {"8@4(%xmm0)", "the base is not a register"},
@@ -272,6 +281,17 @@ TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
               reinterpret_cast<uint64_t>(&tb_test_usdt_global));
   }
   EXPECT_TRUE(by_name.at("not-guarded").usdt_args.empty());
+  // The note written out with an indexed operand.
+  p = made(me + ":a.out:tb_test_usdt_indexed:indexed", &e);
+  ASSERT_TRUE(e.ok()) << e.message;
+  ASSERT_EQ(p.size(), 1u);
+  ASSERT_EQ(p[0].usdt_args.size(), 2u);
+  EXPECT_EQ(p[0].usdt_args[0].kind, TB_KMOD_USDT_ARG_MEM);
+  EXPECT_EQ(p[0].usdt_args[0].reg, TB_KMOD_USDT_REG_AX);
+  EXPECT_EQ(p[0].usdt_args[0].index, TB_KMOD_USDT_REG_DX);
+  EXPECT_EQ(p[0].usdt_args[0].scale, 4);
+  EXPECT_EQ(p[0].usdt_args[0].value, 8);
+  EXPECT_EQ(p[0].usdt_args[1].reg, TB_KMOD_USDT_REG_DX);
   // Globs over function and name; other providers are not usdt's.
   EXPECT_EQ(made(me + ":a.out:tb_test_usdt_*:fi*", &e).size(), 1u);
   EXPECT_TRUE(e.ok()) << e.message;
@@ -293,12 +313,12 @@ TEST(UsdtProvider, RefusesWhatIsNotThere) {
   EXPECT_NE(e.message.find("maps no module libtb_nosuch.so"), std::string::npos) << e.message;
   // A note whose argument this reader does not take is refused when named,
   // with the note, the argument and why; the file's other notes stay usable.
-  made("tb_test_usdt" + pid + ":a.out::indexed", &e);
-  EXPECT_NE(e.message.find("SDT note tb_test_usdt:indexed: arg0: '8@(%rax,%rdx,8)': indexed memory operands"),
+  made("tb_test_usdt" + pid + ":a.out::unreadable", &e);
+  EXPECT_NE(e.message.find("SDT note tb_test_usdt:unreadable: arg0: '8@16(%rip)': a numeric displacement"),
             std::string::npos)
       << e.message;
   made("tb_test_usdt" + pid + ":a.out::", &e);
-  EXPECT_NE(e.message.find("indexed memory operands"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("unreadable: arg0"), std::string::npos) << e.message;
   EXPECT_EQ(made("tb_test_usdt" + pid + ":a.out::fired", &e).size(), 1u);
   EXPECT_TRUE(e.ok()) << e.message;
 }

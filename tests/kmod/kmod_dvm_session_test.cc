@@ -593,6 +593,27 @@ TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
   EXPECT_EQ(tb_test_usdt_target(0, &pair), 0);
 }
 
+// An indexed memory operand (usdt_site.h's hand-written note,
+// -4@8(%rax,%rdx,4)): arg0 is p[i + 2], an int, sign-extended.
+TEST_F(KmodDvmSession, UsdtIndexedOperandsReadTheElement) {
+  const int values[10] = {0, 0, -5, 7, -11, 13, 1000000, -1000000, 42, -42};
+  const std::string me = std::to_string(getpid());
+  auto session = kernel_session("tb_test_usdt" + me + ":a.out::indexed { @n = count(); @v = sum(arg0); @i = sum(arg1); }");
+  ASSERT_TRUE(session);
+  int64_t want_v = 0, want_i = 0;
+  for (long k = 0; k < 240; k++) {
+    const long i = k % 8;
+    tb_test_usdt_indexed(values, i);
+    want_v += values[i + 2];
+    want_i += i;
+  }
+  session->disable();
+  std::map<std::string, int64_t> got = totals(*session);
+  EXPECT_EQ(got["n"], 240);
+  EXPECT_EQ(got["v"], want_v);
+  EXPECT_EQ(got["i"], want_i);
+}
+
 // Stage 1 measured: getpid(tsc) and f(tsc) hand the module the TSC read
 // just before the call, and it sums its callback's first read minus that
 // (the syscall entry, or the breakpoint trap and uprobe dispatch).  An arg0
@@ -869,6 +890,20 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
       {"usdt argument reserved",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].reserved[2] = 1; },
        "probe: usdt argument's reserved bytes must be 0"},
+      {"usdt index on a register argument",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].scale = 2; },
+       "probe: usdt argument's index is not a register scaled by 1, 2, 4 or 8 in a memory operand"},
+      {"usdt index scaled by 3",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         p.set_usdt_probe();
+         p.probe.usdt_args[0].kind = TB_KMOD_USDT_ARG_MEM;
+         p.probe.usdt_args[0].index = TB_KMOD_USDT_REG_DX;
+         p.probe.usdt_args[0].scale = 3;
+       },
+       "probe: usdt argument's index is not a register scaled by 1, 2, 4 or 8 in a memory operand"},
+      {"usdt index register without a scale",
+       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].index = 2; },
+       "probe: usdt argument's index is not a register scaled by 1, 2, 4 or 8 in a memory operand"},
       {"usdt semaphore past the file's end",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.ref_ctr_offset = 1ull << 40; },
        "probe: usdt probe's semaphore offset is not inside its file"},

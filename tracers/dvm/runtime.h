@@ -58,12 +58,14 @@ struct Options {
 Error set_option(Options* o, const std::string& key, const std::string& value);
 
 // Where a USDT probe's argument is, from its SDT note's spec ("-4@%edi",
-// "8@$5", "-4@-20(%rbp)", "8@sym(%rip)"): the module's
+// "8@$5", "-4@-20(%rbp)", "8@(%rax,%rdx,8)", "8@sym(%rip)"): the module's
 // tb_kmod_dvm_usdt_arg (kind, size, register numbers are the module's).
 struct UsdtArg {
   uint8_t kind = 0;  // TB_KMOD_USDT_ARG_IMM, _REG or _MEM
   int8_t size = 0;   // bytes; negative: signed
   uint8_t reg = 0;   // TB_KMOD_USDT_REG_*
+  uint8_t index = 0; // memory: the index register, when scale is not 0
+  uint8_t scale = 0; // memory: 0, or 1, 2, 4, 8 (base + index * scale + value)
   int64_t value = 0; // immediate, or displacement (rip: from the probe's address)
 };
 // Parses one x86-64 argument spec.  `pc` is the probe's address in its file

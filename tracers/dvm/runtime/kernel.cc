@@ -248,6 +248,8 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
       p.usdt_args[i].kind = b->usdt_args[i].kind;
       p.usdt_args[i].size = b->usdt_args[i].size;
       p.usdt_args[i].reg = b->usdt_args[i].reg;
+      p.usdt_args[i].index = b->usdt_args[i].index;
+      p.usdt_args[i].scale = b->usdt_args[i].scale;
     }
     probe_index[b] = static_cast<uint32_t>(probes.size());
     probes.push_back(p);

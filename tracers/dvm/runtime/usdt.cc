@@ -5,7 +5,9 @@
 // function-entry).  Each note is a site: the module registers a uprobe
 // at its file offset with the note's semaphore as the uprobe's reference
 // counter (so `if (PROVIDER_NAME_ENABLED())` guards run while it is
-// enabled), and reads arg0.. where the note's argument specs say.
+// enabled), and reads arg0.. where the note's argument specs say (a
+// register, an immediate, memory at base + index * scale + displacement, a
+// global through %rip).
 #include "tracers/dvm/runtime/internal.h"
 
 #include <gelf.h>
@@ -214,11 +216,25 @@ Error parse_usdt_arg(const std::string& spec, uint64_t pc,
   } else {  // memory: [disp](%base)
     const auto open = op.find('('), close = op.rfind(')');
     if (open == std::string::npos || close != op.size() - 1) return {what + ": not a register, immediate or memory operand"};
-    const std::string inner = op.substr(open + 1, close - open - 1), disp = op.substr(0, open);
-    if (inner.find(',') != std::string::npos)
-      return {what + ": indexed memory operands (base, index, scale) are not read"};
+    std::string inner = op.substr(open + 1, close - open - 1);
+    const std::string disp = op.substr(0, open);
+    // (%base) or (%base,%index[,scale])
+    const auto comma = inner.find(',');
+    if (comma != std::string::npos) {
+      const std::string rest = inner.substr(comma + 1);
+      inner.resize(comma);
+      const auto comma2 = rest.find(',');
+      const std::string index = rest.substr(0, comma2);
+      int64_t scale = 1;
+      if (comma2 != std::string::npos && !parse_integer(rest.substr(comma2 + 1), &scale)) scale = 0;
+      if (index.size() < 2 || index[0] != '%' || !usdt_register(index.substr(1), &a.index) ||
+          a.index == TB_KMOD_USDT_REG_IP || (scale != 1 && scale != 2 && scale != 4 && scale != 8))
+        return {what + ": the index is not a general-purpose register scaled by 1, 2, 4 or 8"};
+      a.scale = static_cast<uint8_t>(scale);
+    }
     if (inner.size() < 2 || inner[0] != '%' || !usdt_register(inner.substr(1), &a.reg))
-      return {what + ": the base is not a register this reader knows"};
+      return {what + ": the base is not a register this reader knows (a memory operand needs one)"};
+    if (a.scale && a.reg == TB_KMOD_USDT_REG_IP) return {what + ": %rip takes no index"};
     a.kind = TB_KMOD_USDT_ARG_MEM;
     if (a.reg == TB_KMOD_USDT_REG_IP) {
       // sym(%rip), sym+N(%rip), sym-N(%rip): the symbol's address, kept
