@@ -105,6 +105,9 @@ void tb_dvm_busy_drop(struct tb_dvm_session *s, unsigned int cpu);
 /* Switches slot `cpu`'s principal buffer halves (on that CPU, interrupts
  * masked); *data and *len: the now-inactive half, stable until the next switch. */
 void tb_dvm_buffer_switch(struct tb_dvm_session *s, unsigned int cpu, const void **data, unsigned int *len);
+/* Bytes in slot `cpu`'s active principal buffer half, read from any CPU
+ * (a firing may add some just after: the next switch takes them). */
+unsigned int tb_dvm_buffer_pending(const struct tb_dvm_session *s, unsigned int cpu);
 /* Copies slot `cpu`'s aggregation buffer (on that CPU); returns its bytes. */
 unsigned int tb_dvm_agg_copy(struct tb_dvm_session *s, unsigned int cpu, void *dst, unsigned int cap);
 /* The aggregating function (tbdvm::AggKind) some action uses on aggregation

@@ -1228,8 +1228,12 @@ static long tb_dvm_snap(struct tb_dvm *d, void __user *uarg, bool agg)
 		return -EINVAL;
 	x.cpu = req.cpu;
 	t0 = ktime_get_ns();
-	/* On the slot's CPU (no firing there meanwhile); an offline CPU fires nothing. */
-	if (smp_call_function_single(req.cpu, tb_dvm_snap_here, &x, 1))
+	/* On the slot's CPU (no firing there meanwhile); an offline CPU fires
+	 * nothing.  An empty active half is not switched: no IPI interrupts a
+	 * CPU whose probes recorded nothing (aggregating clauses, say). */
+	if (!agg && !tb_dvm_buffer_pending(d->s, req.cpu))
+		x.len = 0;
+	else if (smp_call_function_single(req.cpu, tb_dvm_snap_here, &x, 1))
 		tb_dvm_snap_here(&x);
 	req.switch_ns = ktime_get_ns() - t0;
 	req.len = x.len;

@@ -357,6 +357,12 @@ extern "C" void tb_dvm_buffer_switch(struct tb_dvm_session* s, unsigned int cpu,
   *len = n;
 }
 
+extern "C" unsigned int tb_dvm_buffer_pending(const struct tb_dvm_session* s, unsigned int cpu) {
+  if (cpu >= s->nslots) return 0;
+  const PrincipalBuffer& b = s->slots[cpu].buf;
+  return __atomic_load_n(&b.offset[__atomic_load_n(&b.active, __ATOMIC_RELAXED) & 1u], __ATOMIC_RELAXED);
+}
+
 extern "C" unsigned int tb_dvm_agg_copy(struct tb_dvm_session* s, unsigned int cpu, void* dst, unsigned int cap) {
   if (cpu >= s->nslots) return 0;
   const AggBuffer& a = s->slots[cpu].agg;
