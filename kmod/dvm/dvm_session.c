@@ -689,13 +689,13 @@ static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dv
 			return "probe: usdt probe's semaphore offset is not inside its file";
 		}
 		u->inode = inode;
-		ret = tb_dvm_upr_place(u);
-		tb_dvm_upr_lift(d);
-		if (ret)
+		/* A refusal here: the session's destroy lifts what was placed. */
+		if (tb_dvm_upr_place(u))
 			return u->ref_ctr ? "probe: uprobes refuse this offset or semaphore (not an instruction they can "
 					    "probe, or a semaphore another probe there counts elsewhere)"
 					  : "probe: uprobes refuse this offset (not an instruction they can probe)";
 	}
+	tb_dvm_upr_lift(d); /* one wait for every trial placement (6.12: a single sync) */
 	return NULL;
 }
 
