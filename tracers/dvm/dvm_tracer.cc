@@ -430,9 +430,8 @@ class DvmTracer final : public Tracer {
       if (p.kind == ProbeKind::kUserFunction)
         return "pid" + std::to_string(getpid()) + ":a.out:" + p.target + ":entry";
       // A USDT site of this binary ("provider:name"): the usdt provider's.
-      if (p.kind == ProbeKind::kUsdt && p.target.find(':') != std::string::npos)
-        return p.target.substr(0, p.target.find(':')) + std::to_string(getpid()) + ":a.out::" +
-               p.target.substr(p.target.find(':') + 1);
+      if (const auto colon = p.target.find(':'); p.kind == ProbeKind::kUsdt && colon != std::string::npos)
+        return p.target.substr(0, colon) + std::to_string(getpid()) + ":a.out::" + p.target.substr(colon + 1);
       for (const auto& pi : tbdvm::list_kernel_probes()) {
         if (p.kind == ProbeKind::kSyscall && pi.provider == "syscall" && pi.function == p.target &&
             pi.name == "entry")

@@ -29,11 +29,7 @@ struct Binding {
   Probe probe;
   std::string names;
   std::vector<Ecb*> ecbs;
-  uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe
-  std::string kernel_path;                    // pid and usdt probes (ProbeInfo)
-  uint64_t kernel_offset = 0;
-  uint64_t kernel_ref_ctr = 0;                // usdt probes
-  std::vector<UsdtArg> usdt_args;
+  ProbeInfo kernel;  // the kernel home's probe as listed: kind, arg, file, offset, semaphore, arguments
 };
 
 // A process's files as the pid and usdt providers find them (pid.cc).
@@ -63,6 +59,9 @@ class ElfFile {
   // The file offset of `addr`, from the PT_LOAD segment that holds it (exec:
   // an executable one); false when none does.
   bool file_offset(uint64_t addr, bool exec, uint64_t* off) const;
+  // Every defined, named symbol of .symtab and .dynsym, in that order:
+  // fn(name, value, size, is a function).
+  void for_each_symbol(const std::function<void(const char*, uint64_t, uint64_t, bool)>& fn) const;
 
  private:
   struct Segment {
@@ -81,6 +80,7 @@ struct FileFunction {
   uint64_t offset, size;
 };
 Error elf_functions(const std::string& path, std::vector<FileFunction>* out);
+void elf_functions(const ElfFile& f, std::vector<FileFunction>* out);  // one already open
 
 // The kernel home (kernel.cc): a session in the tracebench module, driven
 // through /dev/tracebench.  Closing it (the destructor) disarms and frees

@@ -27,6 +27,7 @@ namespace tbdvm {
 
 static_assert(sizeof(tb_kmod_dif_insn) == sizeof(Insn), "the module's DIF instruction is the core's");
 static_assert(TB_KMOD_DVM_FAULTS >= kFaultCount, "the status carries every fault kind");
+static_assert(TB_KMOD_DVM_USDT_ARGS <= kMaxArgs, "every usdt argument the module reads reaches the VM");
 
 namespace {
 
@@ -232,24 +233,24 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
   std::map<const Binding*, uint32_t> probe_index;
   for (const Binding* b : bindings) {
     tb_kmod_dvm_probe p{};
-    p.kind = b->kernel_kind;
-    p.arg = b->kernel_arg;
+    p.kind = b->kernel.kernel_kind;
+    p.arg = b->kernel.kernel_arg;
     p.id = b->probe.id;
     if (b->names.size() > sizeof p.names) return {"probe name too long for the module: " + b->names};
     std::memcpy(p.names, b->names.data(), b->names.size());
     p.names_len = static_cast<uint32_t>(b->names.size());
-    p.path_ptr = b->kernel_path.empty() ? 0 : reinterpret_cast<uint64_t>(b->kernel_path.c_str());
-    p.offset = b->kernel_offset;
-    p.ref_ctr_offset = b->kernel_ref_ctr;
-    if (b->usdt_args.size() > TB_KMOD_DVM_USDT_ARGS) return {"usdt probe with more than 10 arguments: " + b->names};
-    p.usdt_nargs = static_cast<uint32_t>(b->usdt_args.size());
-    for (size_t i = 0; i < b->usdt_args.size(); i++) {
-      p.usdt_args[i].value = b->usdt_args[i].value;
-      p.usdt_args[i].kind = b->usdt_args[i].kind;
-      p.usdt_args[i].size = b->usdt_args[i].size;
-      p.usdt_args[i].reg = b->usdt_args[i].reg;
-      p.usdt_args[i].index = b->usdt_args[i].index;
-      p.usdt_args[i].scale = b->usdt_args[i].scale;
+    p.path_ptr = b->kernel.kernel_path.empty() ? 0 : reinterpret_cast<uint64_t>(b->kernel.kernel_path.c_str());
+    p.offset = b->kernel.kernel_offset;
+    p.ref_ctr_offset = b->kernel.kernel_ref_ctr;
+    if (b->kernel.usdt_args.size() > TB_KMOD_DVM_USDT_ARGS) return {"usdt probe with more than 10 arguments: " + b->names};
+    p.usdt_nargs = static_cast<uint32_t>(b->kernel.usdt_args.size());
+    for (size_t i = 0; i < b->kernel.usdt_args.size(); i++) {
+      p.usdt_args[i].value = b->kernel.usdt_args[i].value;
+      p.usdt_args[i].kind = b->kernel.usdt_args[i].kind;
+      p.usdt_args[i].size = b->kernel.usdt_args[i].size;
+      p.usdt_args[i].reg = b->kernel.usdt_args[i].reg;
+      p.usdt_args[i].index = b->kernel.usdt_args[i].index;
+      p.usdt_args[i].scale = b->kernel.usdt_args[i].scale;
     }
     probe_index[b] = static_cast<uint32_t>(probes.size());
     probes.push_back(p);

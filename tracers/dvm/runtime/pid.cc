@@ -105,26 +105,33 @@ bool ElfFile::file_offset(uint64_t addr, bool exec, uint64_t* off) const {
 Error elf_functions(const std::string& path, std::vector<FileFunction>* out) {
   ElfFile f;
   if (Error e = f.open(path); !e.ok()) return e;
-  std::set<std::string> seen;
-  for (Elf_Scn* scn = elf_nextscn(f.elf(), nullptr); scn; scn = elf_nextscn(f.elf(), scn)) {
+  elf_functions(f, out);
+  return Error::none();
+}
+
+void ElfFile::for_each_symbol(const std::function<void(const char*, uint64_t, uint64_t, bool)>& fn) const {
+  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
       continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) continue;
-    const size_t n = sh.sh_size / sh.sh_entsize;
+    const size_t n = data ? sh.sh_size / sh.sh_entsize : 0;
     for (size_t i = 0; i < n; i++) {
       GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-          sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-        continue;
-      const char* name = elf_strptr(f.elf(), sh.sh_link, sym.st_name);
-      uint64_t off = 0;
-      if (!name || !*name || !f.file_offset(sym.st_value, true, &off) || !seen.insert(name).second) continue;
-      out->push_back({name, off, sym.st_size});
+      if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
+      const char* name = elf_strptr(elf_, sh.sh_link, sym.st_name);
+      if (name && *name) fn(name, sym.st_value, sym.st_size, GELF_ST_TYPE(sym.st_info) == STT_FUNC);
     }
   }
-  return Error::none();
+}
+
+void elf_functions(const ElfFile& f, std::vector<FileFunction>* out) {
+  std::set<std::string> seen;
+  f.for_each_symbol([&](const char* name, uint64_t value, uint64_t size, bool function) {
+    uint64_t off = 0;
+    if (function && value != 0 && f.file_offset(value, true, &off) && seen.insert(name).second)
+      out->push_back({name, off, size});
+  });
 }
 
 Error process_modules(long pid, const std::string& mod, const Options& o, const std::string& where,

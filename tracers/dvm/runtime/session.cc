@@ -244,12 +244,7 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
           b->probe.module = b->probe.provider + pi.provider.size() + 1;
           b->probe.function = b->probe.module + pi.module.size() + 1;
           b->probe.name = b->probe.function + pi.function.size() + 1;
-          b->kernel_kind = pi.kernel_kind;
-          b->kernel_arg = pi.kernel_arg;
-          b->kernel_path = pi.kernel_path;
-          b->kernel_offset = pi.kernel_offset;
-          b->kernel_ref_ctr = pi.kernel_ref_ctr;
-          b->usdt_args = pi.usdt_args;
+          b->kernel = pi;
           if (pi.site) by_site[pi.site] = b;
         }
         auto ecb = std::make_unique<Ecb>();

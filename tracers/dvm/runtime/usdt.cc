@@ -100,32 +100,24 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
   Elf_Scn* notes = nullptr;
   uint64_t base_addr = 0;
   bool have_base = false;
-  std::map<std::string, uint64_t> symbols;  // for rip-relative arguments
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) continue;
-    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    const char* name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : nullptr;
     if (!name) continue;
     if (sh.sh_type == SHT_NOTE && std::strcmp(name, ".note.stapsdt") == 0) notes = scn;
     if (std::strcmp(name, ".stapsdt.base") == 0) {
       base_addr = sh.sh_addr;
       have_base = true;
     }
-    if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && sh.sh_entsize) {
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      const size_t n = data ? sh.sh_size / sh.sh_entsize : 0;
-      for (size_t i = 0; i < n; i++) {
-        GElf_Sym sym;
-        if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
-        const char* sname = elf_strptr(elf, sh.sh_link, sym.st_name);
-        if (sname && *sname) symbols.emplace(sname, sym.st_value);
-      }
-    }
   }
-  if (!notes) return Error::none();
+  if (!notes) return Error::none();  // most files: their symbols are not read
   if (!file.x86_64()) return {path + ": SDT notes are read for x86-64 files only"};
+  // Symbols: every defined one, for rip-relative arguments; functions, for
+  // the function field (a file without symbols leaves it empty).
+  std::map<std::string, uint64_t> symbols;
+  file.for_each_symbol([&](const char* name, uint64_t value, uint64_t, bool) { symbols.emplace(name, value); });
   std::vector<FileFunction> funcs;
-  elf_functions(path, &funcs);  // for the function field; a file without symbols leaves it empty
+  elf_functions(file, &funcs);
   const auto lookup = [&](const std::string& s, uint64_t* addr) {
     const auto it = symbols.find(s);
     if (it == symbols.end()) return false;
