@@ -27,24 +27,34 @@ extern "C" __attribute__((noinline, used)) int tb_runtime_pid_target(int x) {
 
 namespace pidprov {
 
-// The file offset of `addr` in this process by /proc/self/maps, or ~0.
-uint64_t file_offset_of(const void* addr, std::string* path) {
-  const auto a = reinterpret_cast<uint64_t>(addr);
+// This process's mappings, as /proc/self/maps lists them.
+struct Mapping {
+  uint64_t lo, hi, offset;
+  std::string path;
+};
+std::vector<Mapping> mappings() {
+  std::vector<Mapping> out;
   std::FILE* f = std::fopen("/proc/self/maps", "r");
   char line[4096];
-  uint64_t off = ~0ull;
   while (f && std::fgets(line, sizeof line, f)) {
     unsigned long long lo, hi, o;
     char perms[8], file[4096] = "";
-    if (std::sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perms, &o, file) < 4) continue;
-    if (a >= lo && a < hi) {
-      off = a - lo + o;
-      *path = file;
-      break;
-    }
+    if (std::sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perms, &o, file) >= 4)
+      out.push_back({lo, hi, o, file});
   }
   if (f) std::fclose(f);
-  return off;
+  return out;
+}
+
+// The file offset of `addr` in this process, or ~0; *path its file.
+uint64_t file_offset_of(const void* addr, std::string* path) {
+  const auto a = reinterpret_cast<uint64_t>(addr);
+  for (const Mapping& m : mappings())
+    if (a >= m.lo && a < m.hi) {
+      *path = m.path;
+      return a - m.lo + m.offset;
+    }
+  return ~0ull;
 }
 
 std::vector<tbdvm::ProbeInfo> made(const std::string& pattern, tbdvm::Error* e, tbdvm::Options o = {}) {
@@ -148,20 +158,9 @@ std::vector<tbdvm::ProbeInfo> made(const std::string& pattern, tbdvm::Error* e, 
 
 // The address file offset `off` of `path` is mapped at in this process, or 0.
 uint64_t address_of(const std::string& path, uint64_t off) {
-  std::FILE* f = std::fopen("/proc/self/maps", "r");
-  char line[4096];
-  uint64_t addr = 0;
-  while (f && std::fgets(line, sizeof line, f)) {
-    unsigned long long lo, hi, o;
-    char perms[8], file[4096] = "";
-    if (std::sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perms, &o, file) < 5) continue;
-    if (path == file && off >= o && off < o + (hi - lo)) {
-      addr = lo + (off - o);
-      break;
-    }
-  }
-  if (f) std::fclose(f);
-  return addr;
+  for (const pidprov::Mapping& m : pidprov::mappings())
+    if (m.path == path && off >= m.offset && off < m.offset + (m.hi - m.lo)) return m.lo + (off - m.offset);
+  return 0;
 }
 
 tbdvm::UsdtArg parsed(const std::string& spec, std::string* error = nullptr) {
@@ -273,13 +272,13 @@ TEST(UsdtProvider, FindsThisProcesssNotesWhereTheyAreMapped) {
   EXPECT_EQ(f.usdt_args[1].value, -7);
   EXPECT_EQ(f.usdt_args[1].size, -4);
   EXPECT_EQ(f.usdt_args[3].size, -4);
-  // The global: where a probe firing at the site would read it.
-  if (f.usdt_args[2].kind == TB_KMOD_USDT_ARG_MEM && f.usdt_args[2].reg == TB_KMOD_USDT_REG_IP) {
-    const uint64_t site = address_of(exe, f.kernel_offset);
-    ASSERT_NE(site, 0u);
-    EXPECT_EQ(site + static_cast<uint64_t>(f.usdt_args[2].value),
-              reinterpret_cast<uint64_t>(&tb_test_usdt_global));
-  }
+  // The global (a volatile in memory: the compiler names it, "-8@sym(%rip)"):
+  // where a probe firing at the site would read it.
+  ASSERT_EQ(f.usdt_args[2].kind, TB_KMOD_USDT_ARG_MEM);
+  ASSERT_EQ(f.usdt_args[2].reg, TB_KMOD_USDT_REG_IP);
+  const uint64_t site = address_of(exe, f.kernel_offset);
+  ASSERT_NE(site, 0u);
+  EXPECT_EQ(site + static_cast<uint64_t>(f.usdt_args[2].value), reinterpret_cast<uint64_t>(&tb_test_usdt_global));
   EXPECT_TRUE(by_name.at("not-guarded").usdt_args.empty());
   // The note written out with an indexed operand.
   p = made(me + ":a.out:tb_test_usdt_indexed:indexed", &e);
