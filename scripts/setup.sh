@@ -20,6 +20,8 @@ packages=(
   libbpf-dev bpftool clang llvm libelf-dev systemtap-sdt-dev
   # independent tools the cross-checks compare against
   linux-perf bpftrace trace-cmd lttng-tools
+  # readelf, which the usdt provider's notes are checked against (binutils, normally with g++)
+  binutils
   # LTTng-UST trace read-back (babeltrace2 C API; Python bindings for the cross-check)
   libbabeltrace2-dev python3-bt2
   # VM lab: a Debian kernel + headers to build the module against, qemu, busybox initramfs
