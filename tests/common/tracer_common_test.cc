@@ -1,6 +1,7 @@
 // tracers/common: the naming scheme of owned objects, process liveness and
 // the cleanup of what dead runs left in tracefs.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,6 +77,34 @@ TEST(Proc, AddressOfOurOwnCodeMapsToOurBinary) {
 // What a SIGKILLed kprobes run (an instance) and perf run (a uprobe event)
 // leave, created as they name them for a pid that is gone: listed once each,
 // removed once, and a live owner's objects (this process's) are never touched.
+// A consumer's default CPU: outside the (measured) thread's pin, the first
+// online CPU when the thread may run anywhere, none on one CPU.
+TEST(Proc, ConsumerCpuIsAwayFromThisThreadsPin) {
+  const std::vector<int> cpus = online_cpus();
+  if (cpus.size() < 2) {
+    EXPECT_EQ(cpu_away_from_this_thread(), -1);
+    GTEST_SKIP() << "one online CPU";
+  }
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  EXPECT_FALSE(this_thread_pinned_to(cpus.front()) && CPU_COUNT(&all) > 1);
+  for (int measured : {cpus.front(), cpus.back()}) {
+    CPU_ZERO(&one);
+    CPU_SET(measured, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    const int away = cpu_away_from_this_thread();
+    EXPECT_NE(away, measured);
+    EXPECT_EQ(away, measured == cpus.front() ? cpus[1] : cpus.front());
+    EXPECT_TRUE(this_thread_pinned_to(measured));
+    EXPECT_FALSE(this_thread_pinned_to(away));
+    EXPECT_FALSE(this_thread_pinned_to(-1));
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) == static_cast<int>(cpus.size())) {
+    EXPECT_EQ(cpu_away_from_this_thread(), cpus.front());
+  }
+}
+
 TEST(TracefsLeftovers, DeadOwnersObjectsOfEveryAdapterAreRemovedOnce) {
   const std::string tracing = "/sys/kernel/tracing";
   if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) GTEST_SKIP() << "no writable tracefs (not root?)";

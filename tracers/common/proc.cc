@@ -1,5 +1,6 @@
 #include "tracers/common/proc.h"
 
+#include <sched.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -47,6 +48,24 @@ std::vector<int> online_cpus() {
     }
   }
   return cpus;
+}
+
+int cpu_away_from_this_thread() {
+  const std::vector<int> cpus = online_cpus();
+  if (cpus.size() < 2) return -1;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) == 0)
+    for (int c : cpus)
+      if (c < CPU_SETSIZE && !CPU_ISSET(c, &mine)) return c;
+  return cpus.front();
+}
+
+bool this_thread_pinned_to(int cpu) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  return cpu >= 0 && cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1 &&
+         CPU_ISSET(cpu, &mine);
 }
 
 Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset) {

@@ -23,6 +23,15 @@ bool pid_alive(pid_t pid);
 // CPUs in /sys/devices/system/cpu/online ("0-3,6").
 std::vector<int> online_cpus();
 
+// Where a tracer's consumer thread goes by default: away from the measured
+// CPU (the harness pins the attaching thread to it), i.e. the first online
+// CPU outside this thread's affinity; the first online CPU when every one is
+// in it; -1 on a machine with one online CPU (or none readable).
+int cpu_away_from_this_thread();
+// This thread may run on `cpu` alone (the harness's measured thread is
+// pinned so): a consumer put there shares the measured CPU.
+bool this_thread_pinned_to(int cpu);
+
 // A runtime address in `pid` as (file, file offset) via /proc/<pid>/maps:
 // what a uprobe needs.  An error says why not (anonymous, not executable,
 // the binary replaced on disk, unmapped).

@@ -4,12 +4,14 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ebpf_tracer.h"
 #include "bpf/tb_shared.h"
 #include "bpf_objects.h"
 #include "tracebench/options.h"
+#include "tracers/common/proc.h"
 
 namespace tracebench::ebpf {
 
@@ -128,19 +130,8 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
 
   std::uint64_t v = 0;
   const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-  // Default: away from the measured CPU (the harness pins the attaching
-  // thread to it): the first CPU outside this thread's affinity, else 0.
-  int away = 0;
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  if (ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0) {
-    for (int c = 0; c < ncpu; ++c) {
-      if (!CPU_ISSET(c, &mine)) {
-        away = c;
-        break;
-      }
-    }
-  }
+  // Default: away from the measured CPU (CPU 0 on a one-CPU machine).
+  const int away = std::max(0, common::cpu_away_from_this_thread());
   v = opts.has("consumer_cpu") ? opts.number("consumer_cpu") : static_cast<std::uint64_t>(away);
   if (v > static_cast<std::uint64_t>(ncpu > 0 ? ncpu - 1 : 0))
     return Status::error("ebpf: option consumer_cpu=" + std::to_string(v) + ": expected a CPU number 0.." +
@@ -149,8 +140,7 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   // Said in the result: a consumer on the measured CPU reads the buffer
   // between the workload's events (its cost lands in the traced figure and
   // no cross-CPU wakeup happens), one elsewhere is woken across CPUs.
-  consumer_shares_cpu_ = ncpu > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1 &&
-                         CPU_ISSET(consumer_cfg_.cpu, &mine);
+  consumer_shares_cpu_ = ncpu > 1 && common::this_thread_pinned_to(consumer_cfg_.cpu);
   consumer_cfg_.poll_ms = static_cast<int>(opts.number("poll_ms"));
 
   // Where the records' payload comes from: the workload's buffer, copied

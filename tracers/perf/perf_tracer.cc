@@ -270,20 +270,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   std::vector<int> cpus = online_cpus();
   if (cpus.empty()) return Status::error("cannot read /sys/devices/system/cpu/online");
   if (config_.consumer_cpu == -2) {
-    // Away from the measured CPU: the harness pins the attaching thread to
-    // it, so take the first online CPU outside this thread's affinity, else
-    // CPU 0 when there is more than one.
-    consumer_cpu_ = cpus.size() > 1 ? cpus.front() : -1;
-    cpu_set_t mine;
-    CPU_ZERO(&mine);
-    if (cpus.size() > 1 && sched_getaffinity(0, sizeof mine, &mine) == 0) {
-      for (int c : cpus) {
-        if (!CPU_ISSET(c, &mine)) {
-          consumer_cpu_ = c;
-          break;
-        }
-      }
-    }
+    consumer_cpu_ = common::cpu_away_from_this_thread();
   } else {
     consumer_cpu_ = config_.consumer_cpu;
   }
