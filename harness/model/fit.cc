@@ -61,7 +61,7 @@ struct Observations {
 std::set<std::string> wakeup_knobs(const std::string& tracer) {
   if (tracer == "ebpf") return {"wakeup", "poll_ms"};
   if (tracer == "perf") return {"wakeup_events"};
-  if (tracer == "dvm" || tracer == "dvm_kernel") return {"switchrate"};
+  if (tracer == "dvm" || tracer == "dvm_kernel") return {"switchrate", "aggrate"};
   return {};
 }
 

@@ -1,6 +1,9 @@
 // The "dvm" Tracer adapter driven the way the harness drives it, on the
 // D-VM workloads of bench/dvm_workloads.cc.
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include "tracers/common/proc.h"
 
 #include "tracebench/workload.h"
 #include "tracebench/verification.h"
@@ -100,6 +103,64 @@ TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
   // Its consumer wakes on the switchrate timer, not on records.
   EXPECT_TRUE(f.counts.consumer_wakes_on_timer);
   EXPECT_GT(f.counts.consumer_wakeups, 0);
+}
+
+// The consumer thread pins itself away from the measured CPU (the thread
+// that attaches is pinned there and a new thread inherits its pin), unless
+// consumer_cpu says otherwise, and then the result says so.
+TEST(DvmAdapter, ConsumerRunsAwayFromTheMeasuredCpu) {
+  const std::vector<int> cpus = common::online_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one online CPU";
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  const int measured = cpus.back();
+  CPU_ZERO(&one);
+  CPU_SET(measured, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  auto consumer_cpus = [](const std::map<std::string, std::string>& options, nlohmann::json* details) {
+    std::vector<int> where;
+    auto t = make_tracer("dvm");
+    AttachSpec spec;
+    spec.probe = find_workload("dvm_hot")->probe;
+    spec.action = "record";
+    spec.options = options;
+    if (Status s = t->attach(spec); !s) {
+      ADD_FAILURE() << s.message();
+      return where;
+    }
+    EXPECT_TRUE(t->enable());
+    const std::vector<ConsumerTask> tasks = t->consumer_tasks();
+    EXPECT_EQ(tasks.size(), 1u);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (!tasks.empty()) {
+      EXPECT_EQ(sched_getaffinity(tasks[0].tid, sizeof set, &set), 0);
+    }
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &set)) where.push_back(c);
+    EXPECT_TRUE(t->disable());
+    *details = t->details();
+    t->teardown();
+    return where;
+  };
+  nlohmann::json d;
+  std::vector<int> away = consumer_cpus({}, &d);
+  EXPECT_EQ(away, std::vector<int>{cpus.front()});
+  EXPECT_EQ(d["options"]["consumer_cpu"], cpus.front());
+  EXPECT_FALSE(d.contains("warnings"));
+  std::vector<int> shared = consumer_cpus({{"consumer_cpu", std::to_string(measured)}}, &d);
+  EXPECT_EQ(shared, std::vector<int>{measured});
+  ASSERT_TRUE(d.contains("warnings"));
+  EXPECT_NE(d["warnings"][0].get<std::string>().find("measured CPU"), std::string::npos);
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  // A CPU that is not online is refused before anything starts.
+  auto t = make_tracer("dvm");
+  AttachSpec spec;
+  spec.probe = find_workload("dvm_hot")->probe;
+  spec.options = {{"consumer_cpu", "4000"}};
+  Status s = t->validate(spec);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("not an online CPU"), std::string::npos) << s.message();
 }
 
 TEST(DvmAdapter, PredicateFalseHasTenEcbsAndCountsOnce) {

@@ -258,6 +258,37 @@ TEST(DvmSession, TracememPayloadAndConsumerThread) {
   EXPECT_EQ(s2.records_total(), 0u);
 }
 
+// aggrate apart from switchrate (DTrace's two options): the consumer reads the
+// principal buffers on every pass and snapshots the aggregations only at
+// aggrate; the last pass snapshots them whatever the rate, so nothing counted
+// is missed.
+TEST(DvmSession, AggrateSnapshotsAggregationsApartFromSwitchrate) {
+  auto run = [](const char* aggrate, ConsumerStats* stats) {
+    Options o;
+    EXPECT_TRUE(set_option(&o, "switchrate", "1000hz").ok());
+    EXPECT_TRUE(set_option(&o, "aggrate", aggrate).ok());
+    Session s(o);
+    EXPECT_TRUE(s.enable(compile("tbtest:::hot { @c = count(); }")).ok());
+    s.start_consumer(nullptr);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
+    uint64_t n = 0;
+    while (std::chrono::steady_clock::now() < end) {
+      for (int i = 0; i < 100; i++, n++) fire_hot(n, 0);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    *stats = s.consumer_stats();  // the consumer thread's passes only
+    s.disable();
+    EXPECT_EQ(rows(s, 0), (std::map<std::string, int64_t>{{"", static_cast<int64_t>(n)}}));
+  };
+  ConsumerStats slow, fast;
+  run("4hz", &slow);
+  EXPECT_GE(slow.passes, 20u);
+  EXPECT_LE(slow.agg_snapshots, 3u);  // 400 ms at 4 Hz
+  run("1000hz", &fast);
+  EXPECT_GE(fast.passes, 20u);
+  EXPECT_GE(fast.agg_snapshots * 2, fast.passes);
+}
+
 TEST(DvmSession, StringLiteralsInKeysTraceAndPrintf) {
   char* text = nullptr;
   size_t len = 0;
@@ -388,6 +419,11 @@ TEST(DvmSession, BadInputChangesNothing) {
   EXPECT_EQ(bad.bufsize, 64u * 1024);
   EXPECT_TRUE(set_option(&bad, "switchrate", "10hz").ok());
   EXPECT_EQ(bad.switchrate_hz, 10.0);
+  EXPECT_TRUE(set_option(&bad, "aggrate", "2hz").ok());
+  EXPECT_EQ(bad.aggrate_hz, 2.0);
+  EXPECT_EQ(bad.switchrate_hz, 10.0);  // a rate of its own
+  const Error zero = set_option(&bad, "aggrate", "0hz");
+  EXPECT_NE(zero.message.find("aggrate=0hz"), std::string::npos) << zero.message;
 }
 
 double thread_cpu_ms() {

@@ -389,7 +389,7 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_flag("-w", args->destructive, "dtrace's 'permit destructive actions': refused (the D-VM has none)");
   sub->add_option("--events", args->events, "Events the workload fires (default 100000)");
   sub->add_option("--payload", args->payload, "Payload bytes per event (default 0)");
-  sub->add_option("-x", args->xopts, "D-VM option name=value (bufsize, aggsize, switchrate, nslots, ...)");
+  sub->add_option("-x", args->xopts, "D-VM option name=value (bufsize, aggsize, switchrate, aggrate, nslots, ...)");
   sub->add_option("-o", args->output, "Append the traced data (records, aggregations) to this file");
   sub->add_option("-c", args->command,
                   "Run this command and trace until it exits; $target is its pid (kernel home: --kernel)");

@@ -23,7 +23,8 @@
 //                    syscall provider's dispatch runs on every syscall): the
 //                    cost of a disabled probe; nothing may be recorded
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
-//          nslots, switchrate (default 1000hz) (D-VM options), ecbs, script:
+//          nslots, switchrate (default 1000hz), aggrate (default 1hz) (D-VM
+//          options), ecbs, script:
 //          dvm_option_schema() below.
 #include <unistd.h>
 
@@ -37,6 +38,7 @@
 #include <string>
 
 #include "tracebench/payload_pattern.h"
+#include "tracers/common/proc.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/dvm_tracer.h"
 #include "tracers/dvm/runtime.h"
@@ -77,7 +79,14 @@ const OptionSchema& dvm_option_schema() {
         o.default_help = "one per online CPU";
         return o;
       }(),
-      dvm_size("switchrate", "consumer wakeups per second", "1000hz", "a rate like 10hz, up to 10000hz"),
+      dvm_size("switchrate", "consumer wakeups per second (each reads the principal buffers)", "1000hz",
+               "a rate like 10hz, up to 10000hz"),
+      dvm_size("aggrate", "aggregation snapshots per second (at most one per consumer wakeup; printa() and the "
+               "final pass take their own), DTrace's default", "1hz", "a rate like 10hz, up to 10000hz"),
+      {.name = "consumer_cpu", .type = T::kUint,
+       .help = "CPU the consumer thread pins itself to. On the measured CPU its passes run between the workload's "
+               "events and are in the traced figure; the result then says so in `warnings`",
+       .default_help = "the first CPU the measured thread is not pinned to", .max = 4095},
       {.name = "ecbs", .type = T::kUint,
        .help = "ECBs on the site. predicate-false: ecbs - 1 false predicates + one count (the paper's sys10); count: "
                "ecbs clauses, the extra ones as `extra_predicate` says (a handler-count sweep for `tracebench model "
@@ -144,10 +153,19 @@ class DvmTracer final : public Tracer {
     tbdvm::Options o;
     o.kernel = kernel_;
     for (const char* k :
-         {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate", "stagetiming"}) {
+         {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate", "aggrate", "stagetiming"}) {
       if (!v.has(k)) continue;
       tbdvm::Error e = tbdvm::set_option(&o, k, v.text(k));
       if (!e.ok()) return Status::error("dvm: " + e.message);  // the schema ran the same check
+    }
+    // The consumer away from the measured CPU, as the other tracers' readers
+    // are (a thread inherits its creator's pin: the measured CPU's).
+    o.consumer_cpu = v.has("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu"))
+                                           : common::cpu_away_from_this_thread();
+    if (v.has("consumer_cpu")) {
+      const std::vector<int> cpus = common::online_cpus();
+      if (std::find(cpus.begin(), cpus.end(), o.consumer_cpu) == cpus.end())
+        return Status::error("dvm: option consumer_cpu=" + std::to_string(o.consumer_cpu) + " is not an online CPU");
     }
     *action = spec.action == "default" ? "count" : spec.action;
     const int ecbs = v.has("ecbs") ? static_cast<int>(v.number("ecbs")) : *action == "predicate-false" ? 10 : 1;
@@ -217,6 +235,8 @@ class DvmTracer final : public Tracer {
     auto ep = spec.options.find("extra_predicate");
     extra_predicate_false_ = action_ == "predicate-false" || (ep != spec.options.end() && ep->second == "false");
     source_ = src;
+    consumer_shares_cpu_ = o.consumer_cpu >= 0 && common::online_cpus().size() > 1 &&
+                           common::this_thread_pinned_to(o.consumer_cpu);
     session_ = std::make_unique<tbdvm::Session>(o);
     tbdvm::Error e = session_->enable(r.program);
     if (!e.ok()) {
@@ -387,6 +407,7 @@ class DvmTracer final : public Tracer {
                      {"by_provider", by}};
     }
     j["consumer"] = {{"passes", cs.passes},
+                     {"aggregation_snapshots", cs.agg_snapshots},
                      {"status_snapshot_cycles", cs.status_cycles},
                      {"buffer_switch_cycles", cs.buf_switch_cycles},
                      {"aggregation_snapshot_cycles", cs.agg_snapshot_cycles},
@@ -397,7 +418,15 @@ class DvmTracer final : public Tracer {
     j["options"] = {{"bufsize", session_->options().bufsize},
                     {"aggsize", session_->options().aggsize},
                     {"switchrate_hz", session_->options().switchrate_hz},
+                    {"aggrate_hz", session_->options().aggrate_hz},
+                    {"consumer_cpu", session_->options().consumer_cpu},
                     {"nslots", session_->nslots()}};
+    if (!cs.pin_error.empty()) j["consumer"]["pin_error"] = cs.pin_error;
+    if (consumer_shares_cpu_)
+      j["warnings"] = {"the consumer thread runs on the measured CPU (consumer_cpu=" +
+                       std::to_string(session_->options().consumer_cpu) +
+                       "): its passes run between the workload's events, so their work is in the traced figure; give "
+                       "dvm.consumer_cpu another CPU to measure the probe path alone"};
     j["home"] = kernel_ ? "kernel" : "user";
     return j;
   }
@@ -459,6 +488,7 @@ class DvmTracer final : public Tracer {
   }
 
   const bool kernel_;  // the kernel home (dvm_kernel)
+  bool consumer_shares_cpu_ = false;  // the consumer pinned to the measured CPU (said in details())
   std::unique_ptr<tbdvm::Session> session_;
   std::string action_;
   bool extra_predicate_false_ = false;  // the extra ECBs' predicates never hold

@@ -35,8 +35,13 @@ struct Options {
   uint32_t dynvarsize = 1u << 20;      // dynamic variable space bytes
   uint32_t strsize = 256;
   uint32_t scratchsize = 8192;         // per slot
-  double switchrate_hz = 1.0;          // consumer wakeups per second
+  double switchrate_hz = 1.0;          // consumer wakeups per second (principal buffers read)
+  double aggrate_hz = 1.0;             // aggregation snapshots per second (DTrace's default too)
   bool allow_zero_probes = false;      // dtrace -Z
+  // The CPU the consumer thread pins itself to; -1: where its creator may run
+  // (a harness's adapter sets one away from the measured CPU, as the other
+  // tracers' readers are; a thread inherits its creator's pin).
+  int consumer_cpu = -1;
   uint64_t profile_target_tid = 0;     // profile provider signals this thread (0 = enabler)
   // Where the session lives: false = this process (its static sites), true =
   // the tracebench module (/dev/tracebench: the kernel's probes, slots per CPU).
@@ -126,12 +131,14 @@ bool probe_matches(const std::string& pattern, const ProbeInfo& p);
 // Fires dtrace:::BEGIN / END explicitly (the session does it on start/stop).
 struct ConsumerStats {
   uint64_t passes = 0;
+  uint64_t agg_snapshots = 0;  // of the aggregations (each pass's at most one; printa's and trunc's too)
   uint64_t status_cycles = 0, buf_switch_cycles = 0, agg_snapshot_cycles = 0,
            agg_rebuild_cycles = 0, chew_cycles = 0;
   uint64_t bytes_copied = 0;  // principal + aggregation bytes read
   uint64_t agg_bytes_copied = 0;  // aggregation snapshot bytes (memcpy)
   uint64_t records = 0;
   uint64_t error_records = 0;  // faults reported (ErrorRecord), not counted in records
+  std::string pin_error;        // the consumer thread could not pin itself to Options::consumer_cpu
 };
 
 struct Counters {
@@ -232,6 +239,10 @@ class Session {
   void snapshot_aggs();
   void merge_aggs(const uint8_t* arena, uint32_t used);
   void consumer_loop();
+  // The consumer thread's pass: the principal buffers every time, the
+  // aggregations only when 1/aggrate has passed since their last snapshot
+  // (DTrace's aggrate apart from its switchrate).
+  void consume_pass(bool snapshot_aggregations);
   Error alloc_state();
   void free_state();
 

@@ -43,8 +43,8 @@ Error set_option(Options* o, const std::string& key, const std::string& value) {
     char* end = nullptr;
     double hz = std::strtod(v.c_str(), &end);
     if (end == v.c_str() || *end || hz <= 0 || hz > 10000)
-      return {"option switchrate=" + value + ": expected a rate like 1hz or 100hz"};
-    o->switchrate_hz = hz;
+      return {"option " + key + "=" + value + ": expected a rate like 1hz or 100hz (at most 10000hz)"};
+    (key == "switchrate" ? o->switchrate_hz : o->aggrate_hz) = hz;
     return Error::none();
   }
   if (key == "zdefs" || key == "Z") {
@@ -58,7 +58,7 @@ Error set_option(Options* o, const std::string& key, const std::string& value) {
     return Error::none();
   }
   return {"unknown D-VM option '" + key +
-          "' (known: bufsize, aggsize, dynvarsize, scratchsize, strsize, nslots, switchrate, stagetiming)"};
+          "' (known: bufsize, aggsize, dynvarsize, scratchsize, strsize, nslots, switchrate, aggrate, stagetiming)"};
 }
 
 // ---------------------------------------------------------------------------

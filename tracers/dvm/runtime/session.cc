@@ -3,6 +3,8 @@
 // timer), the consumer thread, switching and snapshotting buffers.
 #include "tracers/dvm/runtime/internal.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -394,6 +396,9 @@ void Session::start_consumer(std::FILE* out) {
   if (consumer_.joinable() || !enabled_) return;
   stop_ = false;
   consumer_ = std::thread([this] { consumer_loop(); });
+  // Its tid is known (and its pin taken) once this returns: a caller that
+  // reads its CPU time from now on misses none of it.
+  while (consumer_tid_.load() == 0) std::this_thread::yield();
 }
 
 void Session::consumer_loop() {
@@ -402,14 +407,29 @@ void Session::consumer_loop() {
   sigemptyset(&set);
   sigaddset(&set, SIGPROF);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  if (opt_.consumer_cpu >= 0) {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(opt_.consumer_cpu, &cpus);
+    if (int rc = pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus); rc != 0) {
+      std::lock_guard<std::mutex> g(consume_mu_);
+      cstats_.pin_error = "pinning the consumer to CPU " + std::to_string(opt_.consumer_cpu) + ": " + std::strerror(rc);
+    }
+  }
   consumer_tid_ = static_cast<int>(gettid());
   auto period = std::chrono::duration<double>(1.0 / opt_.switchrate_hz);
+  const auto agg_period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / opt_.aggrate_hz));
+  auto last_aggs = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lk(stop_mu_);
   while (!stop_) {
     stop_cv_.wait_for(lk, std::chrono::duration_cast<std::chrono::microseconds>(period));
     if (stop_) break;
     lk.unlock();
-    consume_once();
+    const auto now = std::chrono::steady_clock::now();
+    const bool aggs = now - last_aggs >= agg_period;
+    if (aggs) last_aggs = now;
+    consume_pass(aggs);
     lk.lock();
   }
 }
@@ -482,7 +502,9 @@ std::vector<std::string> Session::matched_probes() const {
   return out;
 }
 
-void Session::consume_once() {
+void Session::consume_once() { consume_pass(true); }
+
+void Session::consume_pass(bool snapshot_aggregations) {
   std::lock_guard<std::mutex> g(consume_mu_);
   if (kernel_) {
     cstats_.passes++;
@@ -502,7 +524,7 @@ void Session::consume_once() {
       chew(buf_copy_.data(), len);
       cstats_.chew_cycles += __rdtsc() - b;
     }
-    snapshot_aggs();
+    if (snapshot_aggregations) snapshot_aggs();
     return;
   }
   if (!state_.slots) return;
@@ -527,10 +549,11 @@ void Session::consume_once() {
     chew(data, len);
     cstats_.chew_cycles += __rdtsc() - b;
   }
-  snapshot_aggs();
+  if (snapshot_aggregations) snapshot_aggs();
 }
 
 void Session::snapshot_aggs() {
+  cstats_.agg_snapshots++;
   agg_merged_.clear();
   const uint32_t n = kernel_ ? kernel_->ncpus() : state_.nslots;
   for (uint32_t i = 0; i < n; i++) {
