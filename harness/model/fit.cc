@@ -316,9 +316,64 @@ std::string wakeups_flat(const Columns& c, const std::string& tracer, const char
                      c.w_lo, c.w_hi, where, wakeup_hint(tracer));
 }
 
-// The consumer terms of one entry.
+// What one pass of a consumer on its own timer costs (the D-VM's, at its
+// switchrate), measured where it has nothing to read: the tracer's `count`
+// runs (the counts stay in the tracer's aggregations).  A pass costs that
+// whatever fires; in a hot loop that records, the records' own cost comes on
+// top and the wakeups per record hardly vary, so a fit of both from those
+// runs cannot tell them apart (it gave a pass three times what a paced run
+// measures).  From the count runs' consumer cycles per record regressed on
+// wakeups per record, and on enable/disable cycles per record where they
+// vary (what stopping the tracer costs the caller, e.g. lifting uprobes in
+// the module, is not a pass); used only when its interval excludes zero.
+struct PassCost {
+  Param cycles;
+  std::size_t figures = 0;
+};
+std::map<std::string, PassCost> timer_pass_costs(const std::map<Key, std::vector<ConsumerPoint>>& pools,
+                                                 int bootstrap, std::mt19937_64& rng) {
+  std::map<std::string, std::vector<const ConsumerPoint*>> counts;
+  for (const auto& [k, pts] : pools) {
+    if (std::get<2>(k) != "count") continue;
+    for (const auto& p : pts)
+      if (p.wakes_on_timer && p.wakeups_per_record > 0) counts[std::get<0>(k)].push_back(&p);
+  }
+  std::map<std::string, PassCost> out;
+  for (const auto& [tracer, pts] : counts) {
+    double w_lo = 1e300, w_hi = 0, e_lo = 1e300, e_hi = 0;
+    for (const auto* p : pts) {
+      w_lo = std::min(w_lo, p->wakeups_per_record);
+      w_hi = std::max(w_hi, p->wakeups_per_record);
+      e_lo = std::min(e_lo, p->enables_per_record);
+      e_hi = std::max(e_hi, p->enables_per_record);
+    }
+    if (!(w_hi >= 1.5 * w_lo)) continue;  // the wakeups must vary
+    const bool by_enable = e_lo > 0 && e_hi >= 1.5 * e_lo;
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    for (const auto* p : pts) {
+      x.push_back(by_enable ? std::vector<double>{1.0, p->wakeups_per_record, p->enables_per_record}
+                            : std::vector<double>{1.0, p->wakeups_per_record});
+      y.push_back(p->cycles_per_record);
+    }
+    RowFit f;
+    if (!fit_rows(x, y, bootstrap, rng, &f) || f.draws[1].size() < 100) continue;
+    PassCost c;
+    c.figures = pts.size();
+    c.cycles.cycles = f.b[1];
+    c.cycles.n = pts.size();
+    interval(f.draws[1], &c.cycles);
+    if (!(c.cycles.ci_low > 0)) continue;
+    out[tracer] = c;
+  }
+  return out;
+}
+
+// The consumer terms of one entry.  `pass`: the tracer's consumer wakes on
+// its own timer and what a pass costs is known (timer_pass_costs); the
+// other terms are then fitted to what the passes leave.
 void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, const std::string& run_cmd,
-                  int bootstrap, std::mt19937_64& rng, Entry* e) {
+                  const PassCost* pass, int bootstrap, std::mt19937_64& rng, Entry* e) {
   if (pts.empty()) {
     const std::string why = fmt::format(
         "no consumer figure in the runs (the action keeps nothing for a consumer, or the results predate the "
@@ -329,6 +384,9 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     return;
   }
   Columns cols = columns_of(o, pts);
+  const bool on_timer = pass && cols.wakeups_known &&
+                        std::all_of(pts.begin(), pts.end(), [](const ConsumerPoint& p) { return p.wakes_on_timer; });
+  if (on_timer) cols.by_wakeup = false;  // known: not a column
   std::vector<std::vector<double>> x;
   std::vector<double> y;
   auto rows = [&] {
@@ -336,7 +394,7 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     y.clear();
     for (const auto& p : pts) {
       x.push_back(row_of(cols, p));
-      y.push_back(p.cycles_per_record);
+      y.push_back(p.cycles_per_record - (on_timer ? *pass->cycles.cycles * p.wakeups_per_record : 0.0));
     }
   };
   rows();
@@ -384,7 +442,14 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     e->consumer_per_record_byte = Param::absent(
         o.carries_payload ? fmt::format("one payload size in the consumer figures: `{} -p 0 -p 256 -p 4096`", run_cmd)
                           : std::string("the action records no payload"));
-  if (cols.by_wakeup)
+  if (on_timer) {
+    e->consumer_per_wakeup = pass->cycles;
+    q.per_wakeup_from = fmt::format(
+        "the consumer wakes on its own timer: a pass, measured where it has nothing to read (the {} `count` "
+        "figures of {}: their consumer cycles per record on wakeups and enable/disable cycles per record), not "
+        "fitted here; the other terms are fitted to what the passes leave",
+        pass->figures, e->tracer);
+  } else if (cols.by_wakeup)
     e->consumer_per_wakeup = param(col++);
   else if (!cols.wakeups_known)
     e->consumer_per_wakeup = Param::absent(
@@ -497,15 +562,15 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
   e->probe_per_wakeup = p;
 }
 
-Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer, int bootstrap,
-                std::mt19937_64& rng) {
+Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer,
+                const PassCost* pass, int bootstrap, std::mt19937_64& rng) {
   Entry e;
   std::tie(e.tracer, e.probe_kind, e.action, std::ignore) = k;
   e.options = o.options;
   e.workloads.assign(o.workloads.begin(), o.workloads.end());
   std::string run_cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
   for (const auto& [key, v] : e.options) run_cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
-  fit_consumer(o, consumer, run_cmd, bootstrap, rng, &e);
+  fit_consumer(o, consumer, run_cmd, pass, bootstrap, rng, &e);
   fit_probe_wakeup(o, consumer, bootstrap, rng, &e);
 
   std::size_t total = 0;
@@ -666,7 +731,12 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   m.tsc_hz = c.tsc_hz;
   for (const auto& r : runs) m.runs.push_back(r.context.run_id);
   std::mt19937_64 rng(20081);  // fixed: the same runs give the same model
-  for (const auto& [k, o] : obs) m.entries.push_back(fit_entry(k, o, pools[o.consumer_pool], bootstrap, rng));
+  const std::map<std::string, PassCost> passes = timer_pass_costs(pools, bootstrap, rng);
+  for (const auto& [k, o] : obs) {
+    auto pass = passes.find(std::get<0>(k));
+    m.entries.push_back(
+        fit_entry(k, o, pools[o.consumer_pool], pass == passes.end() ? nullptr : &pass->second, bootstrap, rng));
+  }
   *out = std::move(m);
   return Status::ok();
 }

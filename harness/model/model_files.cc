@@ -74,6 +74,7 @@ json to_json(const Model& m) {
       consumer = {{"points", q->points}, {"r2", q->r2}, {"worst_residual_cycles", q->worst_residual_cycles},
                   {"user_fraction", opt(q->user_fraction)}, {"ticks", q->ticks}};
       if (!q->user_fraction) consumer["user_fraction_missing"] = q->user_fraction_missing;
+      if (!q->per_wakeup_from.empty()) consumer["per_wakeup_from"] = q->per_wakeup_from;
     }
     entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
                        {"options", e.options}, {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
@@ -140,6 +141,7 @@ Status from_json(const json& j, Model* out) {
         c.ticks = q.at("ticks");
         if (!q.at("user_fraction").is_null()) c.user_fraction = q.at("user_fraction").get<double>();
         if (q.contains("user_fraction_missing")) c.user_fraction_missing = q.at("user_fraction_missing");
+        if (q.contains("per_wakeup_from")) c.per_wakeup_from = q.at("per_wakeup_from");
         e.consumer_fit = c;
       }
       m.entries.push_back(std::move(e));
@@ -264,6 +266,9 @@ std::string to_markdown(const Model& m) {
     if (e.consumer_fit && !e.consumer_fit->user_fraction)
       md += fmt::format("- {} {} {}: consumer user share: {}\n", e.tracer, e.probe_kind, action_label(e),
                         e.consumer_fit->user_fraction_missing);
+    if (e.consumer_fit && !e.consumer_fit->per_wakeup_from.empty())
+      md += fmt::format("- {} {} {}: consumer_per_wakeup: {}\n", e.tracer, e.probe_kind, action_label(e),
+                        e.consumer_fit->per_wakeup_from);
   }
   return md;
 }

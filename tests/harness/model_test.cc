@@ -580,6 +580,60 @@ TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
   EXPECT_NE(m.find("ebpf", "syscall", "count")->probe_per_wakeup.missing.find("no consumer figure"), std::string::npos);
 }
 
+// A consumer on its own timer (the D-VM's switchrate): in the hot loops
+// that record, its wakeups per record hardly vary, so a pass's cost cannot
+// be fitted there; it is measured in the same tracer's count runs, where the
+// consumer has nothing to read, and the record runs' terms are fitted to
+// what the passes leave.
+TEST(ModelFit, TimerConsumerPassIsMeasuredWhereItReadsNothing) {
+  constexpr double kPass = 60000;  // cycles per pass
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> jitter(0.98, 1.02);
+  auto timer_bench = [&](const std::string& action, std::uint64_t bytes, double w) {
+    BenchmarkResult b = bench(action, bytes, 1, kFixed, rng);
+    b.tracer = "dvm";
+    b.probe_kind = "user_function";
+    b.workload = "dvm_hot";
+    b.name = fmt::format("dvm/dvm_hot/{}/payload:{}/threads:1", action, bytes);
+    b.events.payload_source = action == "count" ? "none" : "workload";
+    ConsumerResult c;
+    c.records = 1000000;
+    c.wakeups = static_cast<std::uint64_t>(w * 1e6);
+    const double per = (action == "count" ? 0.0 : kRec + kByte * static_cast<double>(bytes)) +
+                       kPass * static_cast<double>(*c.wakeups) / 1e6;
+    c.cpu_ns = per * 1e6 / 2.1;
+    c.wakes_on_timer = true;
+    b.consumer = c;
+    return b;
+  };
+  RunResult r = run_of("timer");
+  for (int i = 0; i < 3; ++i) {
+    r.benchmarks.push_back(timer_bench("count", 0, 0.0001 * jitter(rng)));
+    r.benchmarks.push_back(timer_bench("count", 0, 0.0005 * jitter(rng)));  // switchrate 5x
+    for (std::uint64_t bytes : {0, 64, 1024, 4096}) r.benchmarks.push_back(timer_bench("record", bytes, 0.0001 * jitter(rng)));
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("dvm", "user_function", "record");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->consumer_fit.has_value());
+  EXPECT_TRUE(within(e->consumer_per_wakeup, kPass)) << *e->consumer_per_wakeup.cycles;
+  EXPECT_NE(e->consumer_fit->per_wakeup_from.find("count"), std::string::npos);
+  EXPECT_NEAR(*e->consumer_per_record.cycles, kRec, 0.05 * kRec);
+  EXPECT_NEAR(*e->consumer_per_record_byte.cycles, kByte, 0.05 * kByte);
+  const Entry* count = m.find("dvm", "user_function", "count");
+  ASSERT_NE(count, nullptr);
+  EXPECT_TRUE(within(count->consumer_per_wakeup, kPass));
+  EXPECT_NE(to_markdown(m).find("consumer_per_wakeup: the consumer wakes on its own timer"), std::string::npos);
+  // The same record runs without the count runs: the pass is fitted from
+  // them, as for any consumer.
+  RunResult alone = run_of("alone");
+  for (const auto& b : r.benchmarks)
+    if (b.action == "record") alone.benchmarks.push_back(b);
+  ASSERT_TRUE(fit({alone}, &m).is_ok());
+  EXPECT_TRUE(m.find("dvm", "user_function", "record")->consumer_fit->per_wakeup_from.empty());
+}
+
 TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {
   Model m;
   ASSERT_TRUE(fit(synthetic(), &m).is_ok());

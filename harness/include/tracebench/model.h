@@ -99,6 +99,9 @@ struct Entry {
     std::optional<double> user_fraction;        // of the consumer's time, from /proc ticks
     std::uint64_t ticks = 0;                    // what the split rests on
     std::string user_fraction_missing;          // why there is no split
+    // A consumer on its own timer: where consumer_per_wakeup (a pass) was
+    // measured instead of fitted here ("" = fitted here).
+    std::string per_wakeup_from;
   };
   std::optional<ConsumerFit> consumer_fit;
 };
