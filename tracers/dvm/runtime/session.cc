@@ -407,7 +407,11 @@ void Session::consumer_loop() {
   sigemptyset(&set);
   sigaddset(&set, SIGPROF);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  if (opt_.consumer_cpu >= 0) {
+  if (opt_.consumer_cpu >= CPU_SETSIZE) {
+    std::lock_guard<std::mutex> g(consume_mu_);
+    cstats_.pin_error = "CPU " + std::to_string(opt_.consumer_cpu) + " is past the affinity mask's " +
+                        std::to_string(CPU_SETSIZE) + " CPUs: the consumer is not pinned";
+  } else if (opt_.consumer_cpu >= 0) {
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     CPU_SET(opt_.consumer_cpu, &cpus);
