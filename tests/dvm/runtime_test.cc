@@ -289,6 +289,31 @@ TEST(DvmSession, AggrateSnapshotsAggregationsApartFromSwitchrate) {
   EXPECT_GE(fast.agg_snapshots * 2, fast.passes);
 }
 
+// The consumer pins itself where Options::consumer_cpu says, and says why
+// not when it cannot (the session still consumes).
+TEST(DvmSession, ConsumerPinsItselfOrSaysWhyNot) {
+  for (int cpu : {0, CPU_SETSIZE + 5}) {
+    Options o;
+    o.consumer_cpu = cpu;
+    Session s(o);
+    ASSERT_TRUE(s.enable(compile("tbtest:::hot { @c = count(); }")).ok());
+    s.start_consumer(nullptr);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ASSERT_EQ(sched_getaffinity(s.consumer_tid(), sizeof set, &set), 0);
+    if (cpu == 0) {
+      EXPECT_EQ(s.consumer_pin_error(), "");
+      EXPECT_EQ(CPU_COUNT(&set), 1);
+      EXPECT_TRUE(CPU_ISSET(0, &set));
+    } else {
+      EXPECT_NE(s.consumer_pin_error().find("CPU " + std::to_string(cpu)), std::string::npos) << s.consumer_pin_error();
+    }
+    fire_hot(1, 0);
+    s.disable();
+    EXPECT_EQ(rows(s, 0), (std::map<std::string, int64_t>{{"", 1}}));
+  }
+}
+
 TEST(DvmSession, StringLiteralsInKeysTraceAndPrintf) {
   char* text = nullptr;
   size_t len = 0;

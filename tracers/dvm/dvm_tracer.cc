@@ -235,8 +235,7 @@ class DvmTracer final : public Tracer {
     auto ep = spec.options.find("extra_predicate");
     extra_predicate_false_ = action_ == "predicate-false" || (ep != spec.options.end() && ep->second == "false");
     source_ = src;
-    consumer_shares_cpu_ = o.consumer_cpu >= 0 && common::online_cpus().size() > 1 &&
-                           common::this_thread_pinned_to(o.consumer_cpu);
+    consumer_shares_cpu_ = common::this_thread_pinned_to(o.consumer_cpu);
     session_ = std::make_unique<tbdvm::Session>(o);
     tbdvm::Error e = session_->enable(r.program);
     if (!e.ok()) {
@@ -421,7 +420,7 @@ class DvmTracer final : public Tracer {
                     {"aggrate_hz", session_->options().aggrate_hz},
                     {"consumer_cpu", session_->options().consumer_cpu},
                     {"nslots", session_->nslots()}};
-    if (!cs.pin_error.empty()) j["consumer"]["pin_error"] = cs.pin_error;
+    if (!session_->consumer_pin_error().empty()) j["consumer"]["pin_error"] = session_->consumer_pin_error();
     if (consumer_shares_cpu_)
       j["warnings"] = {"the consumer thread runs on the measured CPU (consumer_cpu=" +
                        std::to_string(session_->options().consumer_cpu) +

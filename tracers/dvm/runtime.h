@@ -138,7 +138,6 @@ struct ConsumerStats {
   uint64_t agg_bytes_copied = 0;  // aggregation snapshot bytes (memcpy)
   uint64_t records = 0;
   uint64_t error_records = 0;  // faults reported (ErrorRecord), not counted in records
-  std::string pin_error;        // the consumer thread could not pin itself to Options::consumer_cpu
 };
 
 struct Counters {
@@ -212,6 +211,8 @@ class Session {
   const ConsumerStats& consumer_stats() const { return cstats_; }
   // The consumer thread's tid (0 when it is not running).
   int consumer_tid() const { return consumer_tid_.load(); }
+  // Why the consumer thread could not pin itself to Options::consumer_cpu ("" = it did, or none asked).
+  const std::string& consumer_pin_error() const { return pin_error_; }
   uint64_t records_for_epid(uint32_t epid) const;
   uint64_t records_total() const { return cstats_.records; }
   std::vector<AggResult> aggregations();
@@ -272,6 +273,7 @@ class Session {
   RecordHook record_hook_;
   std::thread consumer_;
   std::atomic<int> consumer_tid_{0};
+  std::string pin_error_;  // written by the consumer thread before it publishes its tid
   std::mutex consume_mu_;
   bool stop_ = false;
   std::mutex stop_mu_;

@@ -407,18 +407,17 @@ void Session::consumer_loop() {
   sigemptyset(&set);
   sigaddset(&set, SIGPROF);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  if (opt_.consumer_cpu >= CPU_SETSIZE) {
-    std::lock_guard<std::mutex> g(consume_mu_);
-    cstats_.pin_error = "CPU " + std::to_string(opt_.consumer_cpu) + " is past the affinity mask's " +
-                        std::to_string(CPU_SETSIZE) + " CPUs: the consumer is not pinned";
-  } else if (opt_.consumer_cpu >= 0) {
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    CPU_SET(opt_.consumer_cpu, &cpus);
-    if (int rc = pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus); rc != 0) {
-      std::lock_guard<std::mutex> g(consume_mu_);
-      cstats_.pin_error = "pinning the consumer to CPU " + std::to_string(opt_.consumer_cpu) + ": " + std::strerror(rc);
+  // Before its tid is published: start_consumer() returns after both.
+  if (opt_.consumer_cpu >= 0) {
+    int rc = EINVAL;  // past the affinity mask
+    if (opt_.consumer_cpu < CPU_SETSIZE) {
+      cpu_set_t cpus;
+      CPU_ZERO(&cpus);
+      CPU_SET(opt_.consumer_cpu, &cpus);
+      rc = pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus);
     }
+    if (rc != 0)
+      pin_error_ = "pinning the consumer to CPU " + std::to_string(opt_.consumer_cpu) + ": " + std::strerror(rc);
   }
   consumer_tid_ = static_cast<int>(gettid());
   auto period = std::chrono::duration<double>(1.0 / opt_.switchrate_hz);
