@@ -5,7 +5,9 @@
  * one exists at a time.  Probes:
  *   dtrace:::BEGIN / END   fired by GO (the first) and STOP with END
  *   syscall::<name>:entry  the raw tracepoint sys_enter, by syscall number
- *   syscall::<name>:return the raw tracepoint sys_exit
+ *   syscall::<name>:return the raw tracepoint sys_exit; with TB_KMOD_DVM_SYSCALL_KPROBE
+ *                          a kprobe (kretprobe) on the syscall's function
+ *                          instead, registered and enabled as fbt's are
  *   sdt:tracebench::<event> the module's own tracepoints (tracebench_fixed,
  *                          tracebench_payload), fired by FIRE's loop
  *   fbt:<mod>:<func>:entry a kprobe on the function, :return a kretprobe;
@@ -65,8 +67,9 @@ static_assert(sizeof(struct tb_kmod_dvm_ecb) == 24);
 static_assert(sizeof(struct tb_kmod_dvm_probe) == 400);
 static_assert(sizeof(struct tb_kmod_dvm_usdt_arg) == 16);
 
-/* Probe kinds that are kprobes, and that are uprobes. */
+/* Probe kinds that are kprobes (and syscall ones with TB_KMOD_DVM_SYSCALL_KPROBE), and that are uprobes. */
 #define TB_KMOD_FBT_KINDS ((1u << TB_KMOD_DVM_PROBE_FBT_ENTRY) | (1u << TB_KMOD_DVM_PROBE_FBT_RETURN))
+#define TB_KMOD_SYS_KINDS ((1u << TB_KMOD_DVM_PROBE_SYSCALL_ENTRY) | (1u << TB_KMOD_DVM_PROBE_SYSCALL_RETURN))
 #define TB_KMOD_UPR_KINDS \
 	((1u << TB_KMOD_DVM_PROBE_PID_ENTRY) | (1u << TB_KMOD_DVM_PROBE_PID_RETURN) | (1u << TB_KMOD_DVM_PROBE_USDT))
 
@@ -98,13 +101,15 @@ struct tb_dvm_stages {
 } ____cacheline_aligned;
 
 struct tb_dvm;
-/* One fbt probe: a kprobe (entry) or a kretprobe (return). */
+/* One fbt probe: a kprobe (entry) or a kretprobe (return); or a syscall
+ * probe on its function (TB_KMOD_DVM_SYSCALL_KPROBE). */
 struct tb_dvm_fbt {
 	struct kprobe kp;
 	struct kretprobe krp;
 	struct tb_dvm *d;
 	int probe1;
 	bool ret;
+	bool sys;        /* a syscall probe: arguments from the caller's user registers */
 	bool registered;
 	char sym[TB_KMOD_DVM_NAMES_LEN];
 };
@@ -145,6 +150,8 @@ struct tb_dvm {
 	struct tb_dvm_fbt *fbt; /* nfbt */
 	u32 nfbt;
 	bool fbt_on;     /* the fbt probes are enabled (their handlers fire) */
+	bool sys_kprobe; /* TB_KMOD_DVM_SYSCALL_KPROBE: syscall probes are in fbt[] */
+	char why[160];   /* a refusal that names what it refuses */
 	struct tb_dvm_upr *upr; /* nupr */
 	u32 nupr;
 	bool upr_on;     /* the pid probes' handlers fire */
@@ -362,6 +369,69 @@ static int tb_dvm_kp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/* A syscall probe on the syscall's function: the arguments are the
+ * syscall's, from the user registers it saved on entry. */
+static int tb_dvm_kp_sys_entry(struct kprobe *p, struct pt_regs *regs)
+{
+	struct tb_dvm_fbt *f = container_of(p, struct tb_dvm_fbt, kp);
+	u64 t0 = f->d->stages ? tb_now() : 0;
+	unsigned long a[6];
+	unsigned long long args[6];
+	unsigned int i;
+
+	if (!READ_ONCE(f->d->fbt_on))
+		return 0;
+	syscall_get_arguments(current, current_pt_regs(), a);
+	for (i = 0; i < 6; i++)
+		args[i] = a[i];
+	tb_dvm_fire_here(f->d, f->probe1, args, 6, t0);
+	return 0;
+}
+
+static int tb_dvm_kp_sys_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct tb_dvm_fbt *f = container_of(get_kretprobe(ri), struct tb_dvm_fbt, krp);
+	u64 t0 = f->d->stages ? tb_now() : 0;
+	long ret = (long)regs_return_value(regs);
+	unsigned long long args[2] = { (unsigned long long)ret, (unsigned long long)ret };
+
+	if (!READ_ONCE(f->d->fbt_on))
+		return 0;
+	tb_dvm_fire_in(f->d, f->probe1, args, 2, 0, 0, t0, IS_ERR_VALUE(ret) ? -ret : 0);
+	return 0;
+}
+
+/* The prefix of a syscall's function on this architecture (its wrapper that
+ * takes the saved registers), or NULL. */
+static const char *tb_dvm_sys_prefix(void)
+{
+#if defined(CONFIG_X86_64)
+	return "__x64_sys_";
+#elif defined(CONFIG_ARM64)
+	return "__arm64_sys_";
+#else
+	return NULL;
+#endif
+}
+
+/* The function behind a syscall, where its table entry names another than
+ * sys_<name> (arch/x86/entry/syscalls/syscall_64.tbl, asm-generic/unistd.h):
+ * the old name was kept for an older struct (__x64_sys_uname exists on some
+ * kernels, and is not what x86-64's uname calls). */
+static const char *tb_dvm_sys_function(const char *name)
+{
+	static const char *const alias[][2] = {
+		{ "stat", "newstat" }, { "fstat", "newfstat" }, { "lstat", "newlstat" },
+		{ "uname", "newuname" }, { "umount2", "umount" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(alias); i++)
+		if (!strcmp(name, alias[i][0]))
+			return alias[i][1];
+	return name;
+}
+
 static void tb_dvm_fbt_enable(struct tb_dvm *d, bool on)
 {
 	u32 i;
@@ -391,12 +461,32 @@ static void *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32
 	return *count ? kvcalloc(*count, size, GFP_KERNEL) : NULL;
 }
 
-/* Registers every fbt probe, disabled; NULL, or why one cannot be. */
+/* Registers f's kprobe (or kretprobe) on f->sym, disabled. */
+static int tb_dvm_fbt_place(struct tb_dvm_fbt *f)
+{
+	memset(&f->kp, 0, sizeof(f->kp));
+	memset(&f->krp, 0, sizeof(f->krp));
+	if (f->ret) {
+		f->krp.kp.symbol_name = f->sym;
+		f->krp.kp.flags = KPROBE_FLAG_DISABLED;
+		f->krp.handler = f->sys ? tb_dvm_kp_sys_return : tb_dvm_kp_return;
+		f->krp.maxactive = 4 * num_possible_cpus();
+		return register_kretprobe(&f->krp);
+	}
+	f->kp.symbol_name = f->sym;
+	f->kp.flags = KPROBE_FLAG_DISABLED;
+	f->kp.pre_handler = f->sys ? tb_dvm_kp_sys_entry : tb_dvm_kp_entry;
+	return register_kprobe(&f->kp);
+}
+
+/* Registers every fbt probe (and with sys_kprobe every syscall probe),
+ * disabled; NULL, or why one cannot be. */
 static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
 {
+	const u32 kinds = TB_KMOD_FBT_KINDS | (d->sys_kprobe ? TB_KMOD_SYS_KINDS : 0);
 	u32 i, k = 0;
 
-	d->fbt = tb_dvm_alloc_for(probes, n, TB_KMOD_FBT_KINDS, sizeof(*d->fbt), &d->nfbt);
+	d->fbt = tb_dvm_alloc_for(probes, n, kinds, sizeof(*d->fbt), &d->nfbt);
 	if (!d->nfbt)
 		return NULL;
 	if (!d->fbt) {
@@ -409,30 +499,38 @@ static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dv
 		const char *func;
 		int ret;
 
-		if (p->kind != TB_KMOD_DVM_PROBE_FBT_ENTRY && p->kind != TB_KMOD_DVM_PROBE_FBT_RETURN)
+		if (p->kind >= 32 || !(kinds & (1u << p->kind)))
 			continue;
 		f = &d->fbt[k++];
 		f->d = d;
 		f->probe1 = i + 1;
-		f->ret = p->kind == TB_KMOD_DVM_PROBE_FBT_RETURN;
+		f->sys = !(TB_KMOD_FBT_KINDS & (1u << p->kind));
+		f->ret = p->kind == TB_KMOD_DVM_PROBE_FBT_RETURN || p->kind == TB_KMOD_DVM_PROBE_SYSCALL_RETURN;
 		/* names: provider, module, function, name (checked NUL-separated by the caller). */
 		func = p->names + strnlen(p->names, p->names_len) + 1;
 		func += strnlen(func, p->names + p->names_len - func) + 1;
 		if (func >= p->names + p->names_len || !*func)
-			return "probe: fbt without a function name";
-		strscpy(f->sym, func, sizeof(f->sym));
-		if (f->ret) {
-			f->krp.kp.symbol_name = f->sym;
-			f->krp.kp.flags = KPROBE_FLAG_DISABLED;
-			f->krp.handler = tb_dvm_kp_return;
-			f->krp.maxactive = 4 * num_possible_cpus();
-			ret = register_kretprobe(&f->krp);
-		} else {
-			f->kp.symbol_name = f->sym;
-			f->kp.flags = KPROBE_FLAG_DISABLED;
-			f->kp.pre_handler = tb_dvm_kp_entry;
-			ret = register_kprobe(&f->kp);
+			return f->sys ? "probe: syscall without a name" : "probe: fbt without a function name";
+		if (f->sys) {
+			const char *prefix = tb_dvm_sys_prefix();
+
+			if (!prefix)
+				return "probe: syscall probes on their functions are known on x86-64 and arm64 only";
+			ret = -ENAMETOOLONG;
+			if (snprintf(f->sym, sizeof(f->sym), "%s%s", prefix, tb_dvm_sys_function(func)) <
+			    (int)sizeof(f->sym))
+				ret = tb_dvm_fbt_place(f);
+			if (ret) {
+				snprintf(d->why, sizeof(d->why),
+					 "probe: syscall %s: its function cannot be probed (%s: no such symbol, or kprobes "
+					 "refuse it); syscallprobe=tracepoint takes every syscall", func, f->sym);
+				return d->why;
+			}
+			f->registered = true;
+			continue;
 		}
+		strscpy(f->sym, func, sizeof(f->sym));
+		ret = tb_dvm_fbt_place(f);
 		if (ret)
 			return "probe: fbt cannot probe this function (no such symbol, or kprobes refuse it)";
 		f->registered = true;
@@ -983,6 +1081,8 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 			if (map[p->arg])
 				return "probe: given twice";
 			map[p->arg] = i + 1;
+			if (d->sys_kprobe) /* a kprobe on its function (tb_dvm_fbt_register) */
+				break;
 			if (p->kind == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY)
 				d->want_enter = true;
 			else
@@ -1095,6 +1195,7 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	if (req->flags & TB_KMOD_DVM_TIMED)
 		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
 	d->trap = req->flags & TB_KMOD_DVM_TIMED_TRAP;
+	d->sys_kprobe = req->flags & TB_KMOD_DVM_SYSCALL_KPROBE;
 	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs || !d->busy || !d->kinds ||
 	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
 		ret = -ENOMEM;

@@ -41,8 +41,10 @@
  *    PID_RETURN, struct tb_kmod_dvm_probe's path_ptr and offset; stage 1 measured
  *    (TB_KMOD_DVM_TIMED_TRAP, DVM_STATUS's kind_trap_*).
  * 8: the usdt provider (uprobes on a process's SDT notes): probe kind USDT, struct
- *    tb_kmod_dvm_probe's ref_ctr_offset and usdt_args (the probe is 400 bytes). */
-#define TB_KMOD_ABI_VERSION 8u
+ *    tb_kmod_dvm_probe's ref_ctr_offset and usdt_args (the probe is 400 bytes).
+ * 9: DVM_ENABLE's TB_KMOD_DVM_SYSCALL_KPROBE (syscall probes on the syscall's own
+ *    function, not the raw syscall tracepoints). */
+#define TB_KMOD_ABI_VERSION 9u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -340,7 +342,15 @@ struct tb_kmod_dvm_ecb {
  * and the dispatch to the callback), measured rather than inferred.  A
  * firing whose arg0 is not a TSC up to 2^32 cycles before is not summed. */
 #define TB_KMOD_DVM_TIMED_TRAP (1u << 1)
-#define TB_KMOD_DVM_FLAGS_ALL (TB_KMOD_DVM_TIMED | TB_KMOD_DVM_TIMED_TRAP)
+/* Syscall probes as kprobes (entry) and kretprobes (return) on each enabled
+ * syscall's function (__x64_sys_<name>), DTrace's systrace way: a syscall
+ * without an enabled probe runs untouched, where the raw syscall tracepoints
+ * run the module's callback on every syscall once one probe is enabled.  A
+ * firing then pays the kprobe (through ftrace where the kernel can) instead
+ * of the tracepoint's call.  A syscall whose function cannot be probed is
+ * refused at ENABLE. */
+#define TB_KMOD_DVM_SYSCALL_KPROBE (1u << 2)
+#define TB_KMOD_DVM_FLAGS_ALL (TB_KMOD_DVM_TIMED | TB_KMOD_DVM_TIMED_TRAP | TB_KMOD_DVM_SYSCALL_KPROBE)
 
 struct tb_kmod_dvm_enable {
 	/* in */

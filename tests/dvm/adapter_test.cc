@@ -249,6 +249,15 @@ TEST(DvmAdapter, RejectsWhatItCannotDo) {
   EXPECT_NE(st.message().find("bufsize"), std::string::npos);
   spec.options = {{"nosuch", "1"}};
   EXPECT_FALSE(t->attach(spec));
+  // The kernel home's options, refused by the user-space one before anything runs.
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"syscallprobe", "kprobe"},
+                                                                              {"stagetiming", "true"}}) {
+    spec.options = {{k, v}};
+    st = t->validate(spec);
+    EXPECT_NE(st.message().find("option " + k + " applies to the kernel home"), std::string::npos) << st.message();
+  }
+  spec.options = {{"syscallprobe", "tracepoint"}};  // what the user-space home does anyway
+  EXPECT_TRUE(t->validate(spec)) << t->validate(spec).message();
   spec.action = "script";
   spec.options = {{"script", "$probe { x = ; }"}};
   st = t->attach(spec);

@@ -449,6 +449,19 @@ TEST(DvmSession, BadInputChangesNothing) {
   EXPECT_EQ(bad.switchrate_hz, 10.0);  // a rate of its own
   const Error zero = set_option(&bad, "aggrate", "0hz");
   EXPECT_NE(zero.message.find("aggrate=0hz"), std::string::npos) << zero.message;
+  // How the kernel home attaches syscall probes: two words, and a choice
+  // the user-space home refuses instead of ignoring.
+  EXPECT_TRUE(set_option(&bad, "syscallprobe", "kprobe").ok());
+  EXPECT_TRUE(bad.syscall_kprobe);
+  EXPECT_TRUE(set_option(&bad, "syscallprobe", "tracepoint").ok());
+  EXPECT_FALSE(bad.syscall_kprobe);
+  const Error word = set_option(&bad, "syscallprobe", "fprobe");
+  EXPECT_NE(word.message.find("expected tracepoint or kprobe"), std::string::npos) << word.message;
+  Options kp;
+  kp.syscall_kprobe = true;
+  Session user(kp);
+  const Error home = user.enable(compile("tbtest:::other { @ = count(); }"));
+  EXPECT_NE(home.message.find("option syscallprobe chooses how the kernel home"), std::string::npos) << home.message;
 }
 
 double thread_cpu_ms() {

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -294,6 +295,87 @@ TEST_F(KmodDvmSession, ErrnoIsTheReturnProbesError) {
   session->disable();
   const std::map<std::string, int64_t> want = {{"[" + std::to_string(EBADF) + "]", 5}, {"[0]", 1}};
   EXPECT_EQ(totals(*session), want);
+}
+
+// The kprobes registered on the kernel right now (debugfs's kprobes/list,
+// mounted here if it is not), one line each.
+std::string kprobe_list() {
+  const char* list = "/sys/kernel/debug/kprobes/list";
+  if (access(list, R_OK) != 0 && system("mount -t debugfs none /sys/kernel/debug 2>/dev/null") != 0) return "";
+  std::string out;
+  std::FILE* f = std::fopen(list, "r");
+  EXPECT_TRUE(f) << list << ": " << strerror(errno);
+  if (!f) return out;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) out += line;
+  std::fclose(f);
+  return out;
+}
+// Lines of `list` that name `symbol` (a syscall without arguments lists as
+// __do_sys_<name>, an alias of __x64_sys_<name> at the same address; the
+// offset is 0, or 4 past an endbr64 where the kernel has IBT).
+int kprobes_on(const std::string& list, const std::string& symbol) {
+  int n = 0;
+  for (size_t p = 0; (p = list.find(symbol, p)) != std::string::npos; p += symbol.size()) n++;
+  return n;
+}
+
+// syscallprobe=kprobe: the same script gives the same aggregations as on the
+// raw syscall tracepoints (arguments, return values, errno), with a kprobe
+// on each enabled syscall's function and on no other, gone when the session
+// ends; a syscall without a function to probe is refused with the reason.
+TEST_F(KmodDvmSession, SyscallProbesOnTheirFunctionsGiveWhatTheTracepointsGive) {
+  const std::string pred = "/tid == " + tid_ + "/";
+  const std::string script =
+      "syscall::getpid:entry " + pred + " { @calls[probefunc, probename] = count(); @by7[arg0 % 7] = sum(arg1); "
+      "self->seen = arg0 + 1; }\n"
+      "syscall::getpid:return " + pred + " { @ret[arg0 == pid, self->seen > 0] = count(); self->seen = 0; }\n"
+      "syscall::close:return " + pred + " { @close[errno] = count(); }\n";
+  Options kp;
+  kp.syscall_kprobe = true;
+  // Both homes' calls are getpid; close(-1) fails with EBADF in neither run
+  // (run() makes only getpid calls): @close stays empty in both.
+  const Outcome tp = run(script, true, kCalls), kpr = run(script, true, kCalls, kp);
+  ASSERT_EQ(tp.error, "");
+  ASSERT_EQ(kpr.error, "");
+  EXPECT_EQ(kpr.aggs, tp.aggs);
+  EXPECT_NE(kpr.aggs.find("[getpid] [entry] = " + std::to_string(kCalls)), std::string::npos) << kpr.aggs;
+  EXPECT_NE(kpr.aggs.find("[1] [1] = " + std::to_string(kCalls)), std::string::npos) << kpr.aggs;
+  EXPECT_EQ(kpr.counters.errors, 0u);
+
+  // errno from the kretprobe, and where the kprobes are while it runs.
+  auto session = kernel_session("syscall::close:return /tid == " + tid_ + "/ { @[errno] = count(); }\n"
+                                "syscall::getppid:entry /tid == " + tid_ + "/ { @ppid = count(); }\n"
+                                "syscall::uname:entry /tid == " + tid_ + "/ { @uname = count(); }", kp);
+  ASSERT_TRUE(session);
+  const std::string live = kprobe_list();  // one successful close of its own
+  EXPECT_EQ(kprobes_on(live, "sys_close+0x"), 1) << live;
+  EXPECT_EQ(kprobes_on(live, "sys_getppid+0x"), 1) << live;
+  EXPECT_EQ(kprobes_on(live, "sys_newuname+0x"), 1) << "uname's function is __x64_sys_newuname:\n" << live;
+  EXPECT_EQ(kprobes_on(live, "sys_getpid+0x"), 0) << "a syscall no probe enables has a kprobe:\n" << live;
+  for (int i = 0; i < 5; i++) close(-1);  // EBADF
+  close(dup(0));                          // succeeds
+  for (int i = 0; i < 3; i++) syscall(SYS_getppid);
+  struct utsname u;
+  uname(&u);
+  session->disable();
+  const std::map<std::string, int64_t> want = {
+      {"[" + std::to_string(EBADF) + "]", 5}, {"[0]", 2}, {"ppid", 3}, {"uname", 1}};
+  EXPECT_EQ(totals(*session), want);
+  session.reset();
+  const std::string after = kprobe_list();
+  EXPECT_EQ(kprobes_on(after, "sys_close+0x"), 0) << "the session's kprobes outlive it:\n" << after;
+  EXPECT_EQ(kprobes_on(after, "sys_getppid+0x"), 0) << after;
+
+  // afs_syscall is in the syscall table with no function of its own.
+  CompileResult c = compile_d("syscall::afs_syscall:entry { }\nsyscall::getppid:entry { }");
+  ASSERT_TRUE(c.program) << c.error;
+  kp.kernel = true;
+  Session refused(kp);
+  const std::string why = refused.enable(c.program).message;
+  EXPECT_NE(why.find("afs_syscall: its function cannot be probed"), std::string::npos) << why;
+  const std::string refused_list = kprobe_list();
+  EXPECT_EQ(kprobes_on(refused_list, "sys_getppid+0x"), 0) << "a refused session left a kprobe:\n" << refused_list;
 }
 
 TEST_F(KmodDvmSession, ExitStopsTheRun) {

@@ -102,6 +102,12 @@ const OptionSchema& dvm_option_schema() {
        .help = "dvm_kernel: time every firing's stages in the module (provider entry, VM; details().stages), at the "
                "cost of four TSC reads per firing",
        .default_value = "false", .words = {"true", "false"}},
+      {.name = "syscallprobe", .type = T::kChoice,
+       .help = "dvm_kernel: how syscall probes attach. `tracepoint`: the raw syscall tracepoints, whose callback runs "
+               "on every syscall once one syscall probe is enabled; `kprobe`: a kprobe (kretprobe) on each enabled "
+               "syscall's function (__x64_sys_<name>), DTrace's way: other syscalls run untouched, a firing pays the "
+               "kprobe",
+       .default_value = "tracepoint", .words = {"tracepoint", "kprobe"}},
   };
   return schema;
 }
@@ -153,11 +159,15 @@ class DvmTracer final : public Tracer {
     tbdvm::Options o;
     o.kernel = kernel_;
     for (const char* k :
-         {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate", "aggrate", "stagetiming"}) {
+         {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate", "aggrate", "stagetiming",
+          "syscallprobe"}) {
       if (!v.has(k)) continue;
       tbdvm::Error e = tbdvm::set_option(&o, k, v.text(k));
       if (!e.ok()) return Status::error("dvm: " + e.message);  // the schema ran the same check
     }
+    if (!kernel_ && (o.stage_timing || o.syscall_kprobe))
+      return Status::error(std::string("dvm: option ") + (o.stage_timing ? "stagetiming" : "syscallprobe") +
+                           " applies to the kernel home (tracer dvm_kernel)");
     // The consumer away from the measured CPU, as the other tracers' readers
     // are (a thread inherits its creator's pin: the measured CPU's).
     o.consumer_cpu = v.has("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu"))
@@ -427,6 +437,7 @@ class DvmTracer final : public Tracer {
                        "): its passes run between the workload's events, so their work is in the traced figure; give "
                        "dvm.consumer_cpu another CPU to measure the probe path alone"};
     j["home"] = kernel_ ? "kernel" : "user";
+    if (kernel_) j["options"]["syscallprobe"] = session_->options().syscall_kprobe ? "kprobe" : "tracepoint";
     return j;
   }
 

@@ -54,6 +54,11 @@ struct Options {
   // measures stage 1 of syscall and pid entry probes (Provider::trap_*).
   // For benchmarks that do; no option string sets it.
   bool stage_trap = false;
+  // The kernel home's syscall probes: false, the raw syscall tracepoints (one
+  // callback on every syscall once any syscall probe is enabled); true, a
+  // kprobe (kretprobe) on each enabled syscall's own function, DTrace's way:
+  // the other syscalls run untouched, each firing pays the kprobe.
+  bool syscall_kprobe = false;
   // The -c command's process before it has exec'd: pid probes on it take
   // their a.out from target_exe, not from /proc/<pid>/exe.
   int64_t target_pid = -1;

@@ -272,6 +272,7 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
   tb_kmod_dvm_enable req{};
   req.version = TB_KMOD_DVM_VERSION;
   req.flags = o.stage_timing ? TB_KMOD_DVM_TIMED | (o.stage_trap ? TB_KMOD_DVM_TIMED_TRAP : 0) : 0;
+  if (o.syscall_kprobe) req.flags |= TB_KMOD_DVM_SYSCALL_KPROBE;
   req.bufsize = o.bufsize;
   req.aggsize = o.aggsize;
   req.dynvarsize = o.dynvarsize;

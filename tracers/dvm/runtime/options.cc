@@ -57,8 +57,15 @@ Error set_option(Options* o, const std::string& key, const std::string& value) {
     o->stage_timing = value != "false";
     return Error::none();
   }
+  if (key == "syscallprobe") {
+    if (value != "tracepoint" && value != "kprobe")
+      return {"option syscallprobe=" + value + ": expected tracepoint or kprobe"};
+    o->syscall_kprobe = value == "kprobe";
+    return Error::none();
+  }
   return {"unknown D-VM option '" + key +
-          "' (known: bufsize, aggsize, dynvarsize, scratchsize, strsize, nslots, switchrate, aggrate, stagetiming)"};
+          "' (known: bufsize, aggsize, dynvarsize, scratchsize, strsize, nslots, switchrate, aggrate, stagetiming, "
+          "syscallprobe)"};
 }
 
 // ---------------------------------------------------------------------------

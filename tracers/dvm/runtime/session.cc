@@ -133,6 +133,9 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
   if (opt_.stage_trap && !opt_.stage_timing) return {"Options::stage_trap times stage 1 within stage_timing: set both"};
   if (opt_.stage_timing && !opt_.kernel)
     return {"option stagetiming times the kernel home's stages (tracebench dvm --kernel, tracer dvm_kernel)"};
+  if (opt_.syscall_kprobe && !opt_.kernel)
+    return {"option syscallprobe chooses how the kernel home attaches syscall probes (tracebench dvm --kernel, tracer "
+            "dvm_kernel)"};
   prog_ = std::move(prog);
   // Verify everything first: bad input changes nothing.
   for (auto& c : prog_->clauses) {
