@@ -103,6 +103,7 @@ vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w getpid --out dvm_kernel || exit 1
   tracebench run --quick -t dvm_kernel -a record -w kmod_payload -p 64 --out dvm_kernel_sdt || exit 1
   tracebench run --quick -t dvm_kernel -a disabled -w getpid -w kmod_fixed --out dvm_kernel_disabled || exit 1
+  tracebench run --quick -t dvm_kernel -a disabled -a count -w getpid -o dvm_kernel.syscallprobe=kprobe --out dvm_kernel_kprobe || exit 1
   tracebench dvm --kernel -q -c "ls /" -n "syscall::exit_group:entry /pid == \$target/ { printf(\"exit_group by %s\\n\", execname); } syscall::*:entry /pid == \$target/ { @[probefunc] = count(); }" > dvm_c.txt || exit 1
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w call --out pid_call || exit 1
   tracebench run --quick -t dvm_kernel -t ebpf -a count -w usdt --out usdt_hot || exit 1
@@ -155,6 +156,17 @@ for b in json.load(open(path))["benchmarks"]:
     o = b["overhead_ns_per_event"]
     print(f"  dvm_kernel disabled probe on {b['workload']:10} {o['median']:8.1f} ns/event "
           f"[{o['ci_low']:.1f}, {o['ci_high']:.1f}] over the untraced call, interleaved (emulated)")
+(path,) = glob.glob(f"{sys.argv[1]}/dvm_kernel_kprobe/*/result.json")
+by = {b["action"]: b for b in json.load(open(path))["benchmarks"]}
+assert set(by) == {"disabled", "count"}, sorted(by)
+for a, b in sorted(by.items()):
+    e = b["events"]
+    assert b["status"] == "ok" and e["verification"] == "passed", f"syscallprobe=kprobe {a}: {b.get('error')} {e}"
+    assert b["tracer_details"]["options"]["syscallprobe"] == "kprobe", b["tracer_details"]["options"]
+    assert e["recorded"] == (0 if a == "disabled" else e["fired"]), f"syscallprobe=kprobe {a}: {e}"
+    o = b["overhead_ns_per_event"]
+    print(f"  dvm_kernel syscallprobe=kprobe getpid {a:8} {o['median']:8.1f} ns/event "
+          f"[{o['ci_low']:.1f}, {o['ci_high']:.1f}] (emulated)")
 import re
 text = open(f"{sys.argv[1]}/dvm_c.txt").read()
 calls = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(\w+)\s+(\d+)$", text, re.M))
