@@ -131,6 +131,8 @@ TEST(DvmCompilerErrors, AggregationActionsAndLlquantize) {
       {"tb:::x { @q = llquantize(arg0, 10, 3, 2, 10); }", "high magnitude must be at least the low one"},
       {"tb:::x { @q = llquantize(arg0, 10, 0, 2, 15); }", "multiple of the factor"},
       {"tb:::x { @q = llquantize(arg0, 10, 0, 2, 5); }", "multiple of the factor"},
+      {"tb:::x { @q = llquantize(arg0, 10, 0, 2, 30); }", "must evenly divide a power of the factor"},
+      {"tb:::x { @q = llquantize(arg0, 10, 0, 2, 60); }", "must evenly divide a power of the factor"},
       {"tb:::x { @q = llquantize(arg0, 10, 0, 18, 10); }", "does not fit in 63 bits"},
       {"tb:::x { @q = llquantize(arg0, 2, 0, 40, 4096); }", "more than 4096 buckets"},
       {"tb:::x { @q = llquantize(arg0, 10, 0, 2); }", "llquantize() takes 5 arguments"},

@@ -621,21 +621,29 @@ TEST(DvmSession, LlquantizeBuckets) {
   EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 11), 15);
   EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 28), 100);
   EXPECT_EQ(llquantize_bucket_min(10, lh, 20, 46), 1000);
-  // Every value lands in the bucket whose range holds it, also where an
-  // order's steps do not divide it evenly (30 steps of 1000: width 33).
+  // Every value lands in the bucket whose range holds it.
   for (int64_t v = 1; v < 1000; v++) {
     const uint32_t b = llquantize_bucket(10, lh, 20, v);
     EXPECT_LE(llquantize_bucket_min(10, lh, 20, b), v);
     EXPECT_GT(llquantize_bucket_min(10, lh, 20, b + 1), v);
   }
+  // Steps that divide a power of the factor but not every order (factor 10,
+  // 50 steps: 10 in [1, 10), 45 in [10, 100), 45 of width 20 in [100, 1000)),
+  // as dtrace lays them out; dtrace refuses 30 steps (no power of 10 is a
+  // multiple of 30), and so does the VM: no buckets.
   const int64_t lh3 = llquantize_limit(0, 3);
+  const uint32_t n50 = agg_nvals(kAggLlquantize, 10, lh3, 50);
+  EXPECT_EQ(n50, 1u + 9 + 45 + 45 + 45 + 1);
   for (int64_t v = 1; v < 12000; v++) {
-    const uint32_t b = llquantize_bucket(10, lh3, 30, v);
-    ASSERT_LE(llquantize_bucket_min(10, lh3, 30, b), v) << v;
-    if (b + 1 < agg_nvals(kAggLlquantize, 10, lh3, 30)) {
-      ASSERT_GT(llquantize_bucket_min(10, lh3, 30, b + 1), v) << v;
+    const uint32_t b = llquantize_bucket(10, lh3, 50, v);
+    ASSERT_LE(llquantize_bucket_min(10, lh3, 50, b), v) << v;
+    if (b + 1 < n50) {
+      ASSERT_GT(llquantize_bucket_min(10, lh3, 50, b + 1), v) << v;
     }
   }
+  EXPECT_EQ(llquantize_bucket(10, lh3, 50, 120), 1u + 9 + 45 + 1);  // [120, 140): the second step of 100..999
+  EXPECT_EQ(agg_nvals(kAggLlquantize, 10, lh3, 30), 0u);
+  EXPECT_EQ(llquantize_bucket(10, lh3, 30, 5), 0u);
   Session s;
   Captured out;
   s.set_output(out.f);

@@ -345,6 +345,10 @@ class Compiler {
         Codegen::fail(call->kids[3].get(), "llquantize() high magnitude must be at least the low one (and at most 63)");
       if (nsteps < factor || nsteps > 65535 || nsteps % factor != 0)
         Codegen::fail(call->kids[4].get(), "llquantize() steps must be a multiple of the factor, at least the factor");
+      int64_t power = factor;  // dtrace's rule: whole, equal steps in every order
+      while (power < nsteps) power *= factor;
+      if (power % nsteps != 0)
+        Codegen::fail(call->kids[4].get(), "llquantize() steps must evenly divide a power of the factor");
       a.lq_base = factor;
       a.lq_limit = llquantize_limit(low, high);
       a.lq_step = nsteps;

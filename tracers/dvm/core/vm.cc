@@ -768,6 +768,11 @@ bool llq_params(int64_t factor, int64_t low_high, int64_t nsteps, uint32_t* low,
   *high = static_cast<uint32_t>(static_cast<uint64_t>(low_high) >> 32);
   if (factor < 2 || factor > 0xffff || nsteps < factor || nsteps > 0xffff || nsteps % factor != 0 || *high < *low)
     return false;
+  // dtrace's rule: the steps evenly divide a power of the factor (the first
+  // one at least as large), so every order's steps are whole and alike.
+  int64_t v = factor;
+  while (v < nsteps) v *= factor;
+  if (v % nsteps != 0) return false;
   // factor^(high+1) must fit: every bound below is then exact.
   int64_t p = 1;
   for (uint32_t k = 0; k <= *high; k++) {
@@ -788,7 +793,7 @@ uint32_t llq_orders(int64_t factor, uint32_t low, uint32_t high, int64_t nsteps,
   uint32_t b = 1;
   for (uint32_t k = low; k <= high; k++) {
     const int64_t hi = lo * factor;
-    const int64_t width = hi / (nsteps < hi ? nsteps : hi);  // min(nsteps, hi) steps over [0, hi)
+    const int64_t width = hi / (nsteps < hi ? nsteps : hi);  // min(nsteps, hi) steps over [0, hi), exactly
     const uint32_t count = static_cast<uint32_t>((hi - lo) / width);
     if (at(lo, width, count, b)) return b;
     b += count;
@@ -809,10 +814,8 @@ uint32_t llq_bucket_trusted(const Action* act, int64_t v) {
   const uint32_t over = llq_orders(act->lq_base, low, high, act->lq_step, lo,
                                    [&](int64_t from, int64_t width, uint32_t count, uint32_t first) {
                                      if (v >= from * act->lq_base) return false;  // past this order
-                                     // Where the steps do not divide the order (30 of 1000: width
-                                     // 33), its last bucket takes the remainder up to the next order.
-                                     const uint64_t step = static_cast<uint64_t>((v - from) / width);
-                                     bucket = first + static_cast<uint32_t>(step < count ? step : count - 1);
+                                     bucket = first + static_cast<uint32_t>((v - from) / width);
+                                     (void)count;  // the steps divide the order (llq_params)
                                      return true;
                                    });
   return bucket ? bucket : over;

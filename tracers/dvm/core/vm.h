@@ -155,11 +155,10 @@ uint32_t quantize_bucket(int64_t v);
 int64_t quantize_bucket_min(uint32_t bucket);
 // llquantize: log-linear buckets.  Bucket 0 holds values below factor^low;
 // each order of magnitude k in low..high spans [factor^k, factor^(k+1)) in
-// steps of factor^(k+1) / min(nsteps, factor^(k+1)) (where the steps do not
-// divide the order, its last bucket takes the remainder); the last bucket
-// holds values from factor^(high+1).  agg_nvals() is 0 for parameters dtrace
+// steps of factor^(k+1) / min(nsteps, factor^(k+1)); the last bucket holds
+// values from factor^(high+1).  agg_nvals() is 0 for parameters dtrace
 // refuses (factor < 2, high < low, nsteps not a multiple of factor or below
-// it, factor^(high+1) beyond 63 bits).
+// it, nsteps not dividing a power of factor, factor^(high+1) beyond 63 bits).
 inline int64_t llquantize_limit(int64_t low, int64_t high) {
   return static_cast<int64_t>(static_cast<uint64_t>(low) | static_cast<uint64_t>(high) << 32);
 }
