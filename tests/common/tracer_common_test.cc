@@ -105,6 +105,21 @@ TEST(Proc, ConsumerCpuIsAwayFromThisThreadsPin) {
   }
 }
 
+// The one rule for a consumer_cpu a user asks for, whichever adapter: an
+// online CPU; the refusal names the adapter, the CPU and the online ones.
+TEST(Proc, ConsumerCpuMustBeOnline) {
+  const std::vector<int> cpus = online_cpus();
+  ASSERT_FALSE(cpus.empty());
+  for (int c : cpus) EXPECT_TRUE(check_consumer_cpu("perf", c)) << c;
+  for (long bad : {-1L, 4095L, 1L << 20}) {
+    const Status st = check_consumer_cpu("ebpf", bad);
+    EXPECT_FALSE(st) << bad;
+    EXPECT_NE(st.message().find("ebpf: option consumer_cpu=" + std::to_string(bad) + " is not an online CPU (online: "),
+              std::string::npos)
+        << st.message();
+  }
+}
+
 TEST(TracefsLeftovers, DeadOwnersObjectsOfEveryAdapterAreRemovedOnce) {
   const std::string tracing = "/sys/kernel/tracing";
   if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) GTEST_SKIP() << "no writable tracefs (not root?)";

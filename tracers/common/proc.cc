@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,15 @@ int cpu_away_from_this_thread() {
     for (int c : cpus)
       if (c < CPU_SETSIZE && !CPU_ISSET(c, &mine)) return c;
   return cpus.front();
+}
+
+Status check_consumer_cpu(const std::string& tracer, long cpu) {
+  const std::vector<int> cpus = online_cpus();
+  if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end()) return Status::ok();
+  std::string online = read_text("/sys/devices/system/cpu/online");
+  while (!online.empty() && (online.back() == '\n' || online.back() == ' ')) online.pop_back();
+  return Status::error(tracer + ": option consumer_cpu=" + std::to_string(cpu) + " is not an online CPU (online: " +
+                       (online.empty() ? "unknown" : online) + ")");
 }
 
 bool this_thread_pinned_to(int cpu) {

@@ -28,6 +28,9 @@ std::vector<int> online_cpus();
 // CPU outside this thread's affinity; the first online CPU when every one is
 // in it; -1 on a machine with one online CPU (or none readable).
 int cpu_away_from_this_thread();
+// A consumer_cpu a user asked for: an online CPU (the one rule the adapters
+// hold it to); the error names the option's owner and the online CPUs.
+Status check_consumer_cpu(const std::string& tracer, long cpu);
 // This thread may run on `cpu` alone (the harness's measured thread is
 // pinned so): a consumer put there shares the measured CPU.
 bool this_thread_pinned_to(int cpu);

@@ -172,11 +172,7 @@ class DvmTracer final : public Tracer {
     // are (a thread inherits its creator's pin: the measured CPU's).
     o.consumer_cpu = v.has("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu"))
                                            : common::cpu_away_from_this_thread();
-    if (v.has("consumer_cpu")) {
-      const std::vector<int> cpus = common::online_cpus();
-      if (std::find(cpus.begin(), cpus.end(), o.consumer_cpu) == cpus.end())
-        return Status::error("dvm: option consumer_cpu=" + std::to_string(o.consumer_cpu) + " is not an online CPU");
-    }
+    if (v.has("consumer_cpu")) TB_TRY(common::check_consumer_cpu(std::string(name()), o.consumer_cpu));
     *action = spec.action == "default" ? "count" : spec.action;
     const int ecbs = v.has("ecbs") ? static_cast<int>(v.number("ecbs")) : *action == "predicate-false" ? 10 : 1;
     const bool extra_true = v.text("extra_predicate") == "true";

@@ -128,14 +128,14 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   const std::string consumer = opts.text("consumer");
   consumer_cfg_.mode = consumer == "spin" ? ConsumerMode::kSpin : ConsumerMode::kEpoll;
 
-  std::uint64_t v = 0;
-  const long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-  // Default: away from the measured CPU (CPU 0 on a one-CPU machine).
-  const int away = std::max(0, common::cpu_away_from_this_thread());
-  v = opts.has("consumer_cpu") ? opts.number("consumer_cpu") : static_cast<std::uint64_t>(away);
-  if (v > static_cast<std::uint64_t>(ncpu > 0 ? ncpu - 1 : 0))
-    return Status::error("ebpf: option consumer_cpu=" + std::to_string(v) + ": expected a CPU number 0.." +
-                         std::to_string(ncpu - 1));
+  // Default: away from the measured CPU (the first online one on a one-CPU machine).
+  const std::vector<int> online = common::online_cpus();
+  const int away = common::cpu_away_from_this_thread();
+  std::uint64_t v = opts.has("consumer_cpu") ? opts.number("consumer_cpu")
+                    : away >= 0                ? static_cast<std::uint64_t>(away)
+                                               : static_cast<std::uint64_t>(online.empty() ? 0 : online.front());
+  if (opts.has("consumer_cpu")) TB_TRY(common::check_consumer_cpu("ebpf", static_cast<long>(v)));
+  const long ncpu = static_cast<long>(online.size());
   consumer_cfg_.cpu = static_cast<int>(v);
   // Said in the result: a consumer on the measured CPU reads the buffer
   // between the workload's events (its cost lands in the traced figure and

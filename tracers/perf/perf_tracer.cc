@@ -274,8 +274,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   } else {
     consumer_cpu_ = config_.consumer_cpu;
   }
-  if (consumer_cpu_ >= 0 && std::find(cpus.begin(), cpus.end(), consumer_cpu_) == cpus.end())
-    return Status::error("option consumer_cpu=" + std::to_string(consumer_cpu_) + " is not an online CPU");
+  if (consumer_cpu_ >= 0) TB_TRY(common::check_consumer_cpu("perf", consumer_cpu_));
 
 
   // The consumer exists before any event is opened, so it is never inherited
