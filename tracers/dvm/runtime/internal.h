@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tracers/common/elf.h"
 #include "tracers/dvm/runtime.h"
 
 struct Elf;  // libelf's (libelf.h: typedef struct Elf Elf)
@@ -45,34 +46,8 @@ struct ProcessModule {
 // a held -c command); an error, prefixed by `where`, says what is missing.
 Error process_modules(long pid, const std::string& mod, const Options& o, const std::string& where,
                       std::vector<ProcessModule>* out);
-// An ELF file open with libelf, closed with it, and where its loaded
-// segments put addresses in the file.
-class ElfFile {
- public:
-  ElfFile() = default;
-  ElfFile(const ElfFile&) = delete;
-  ElfFile& operator=(const ElfFile&) = delete;
-  ~ElfFile();
-  Error open(const std::string& path);  // errors name the path
-  ::Elf* elf() const { return elf_; }
-  bool x86_64() const { return x86_64_; }
-  // The file offset of `addr`, from the PT_LOAD segment that holds it (exec:
-  // an executable one); false when none does.
-  bool file_offset(uint64_t addr, bool exec, uint64_t* off) const;
-  // Every defined, named symbol of .symtab and .dynsym, in that order:
-  // fn(name, value, size, is a function).
-  void for_each_symbol(const std::function<void(const char*, uint64_t, uint64_t, bool)>& fn) const;
-
- private:
-  struct Segment {
-    uint64_t vaddr, filesz, offset;
-    bool exec;
-  };
-  ::Elf* elf_ = nullptr;
-  int fd_ = -1;
-  bool x86_64_ = false;
-  std::vector<Segment> segments_;
-};
+// ELF files are read through tracers/common/elf.h (elf::File).
+using ElfFile = tracebench::elf::File;
 // An ELF file's defined functions at their file offsets (.symtab, else
 // .dynsym; both when present, the first of a name wins).
 struct FileFunction {

@@ -7,10 +7,7 @@
 // (usdt.cc) finds its files the same way.
 #include "tracers/dvm/runtime/internal.h"
 
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -70,59 +67,11 @@ bool provider_process(const std::string& field, std::string* prefix, long* pid) 
   return true;
 }
 
-ElfFile::~ElfFile() {
-  if (elf_) elf_end(elf_);
-  if (fd_ >= 0) close(fd_);
-}
-
-Error ElfFile::open(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return {"libelf: " + std::string(elf_errmsg(-1))};
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) return {path + ": " + std::strerror(errno)};
-  elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
-  GElf_Ehdr eh;
-  if (!elf_ || elf_kind(elf_) != ELF_K_ELF || !gelf_getehdr(elf_, &eh)) return {path + ": not an ELF file"};
-  x86_64_ = eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64;
-  size_t nph = 0;
-  elf_getphdrnum(elf_, &nph);
-  for (size_t i = 0; i < nph; i++) {
-    GElf_Phdr ph;
-    if (gelf_getphdr(elf_, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-      segments_.push_back({ph.p_vaddr, ph.p_filesz, ph.p_offset, (ph.p_flags & PF_X) != 0});
-  }
-  return Error::none();
-}
-
-bool ElfFile::file_offset(uint64_t addr, bool exec, uint64_t* off) const {
-  for (const Segment& s : segments_)
-    if ((!exec || s.exec) && addr >= s.vaddr && addr < s.vaddr + s.filesz) {
-      *off = addr - s.vaddr + s.offset;
-      return true;
-    }
-  return false;
-}
-
 Error elf_functions(const std::string& path, std::vector<FileFunction>* out) {
   ElfFile f;
-  if (Error e = f.open(path); !e.ok()) return e;
+  if (std::string e = f.open(path); !e.empty()) return {e};
   elf_functions(f, out);
   return Error::none();
-}
-
-void ElfFile::for_each_symbol(const std::function<void(const char*, uint64_t, uint64_t, bool)>& fn) const {
-  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
-      continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    const size_t n = data ? sh.sh_size / sh.sh_entsize : 0;
-    for (size_t i = 0; i < n; i++) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
-      const char* name = elf_strptr(elf_, sh.sh_link, sym.st_name);
-      if (name && *name) fn(name, sym.st_value, sym.st_size, GELF_ST_TYPE(sym.st_info) == STT_FUNC);
-    }
-  }
 }
 
 void elf_functions(const ElfFile& f, std::vector<FileFunction>* out) {

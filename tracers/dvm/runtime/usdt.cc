@@ -10,8 +10,6 @@
 // global through %rip).
 #include "tracers/dvm/runtime/internal.h"
 
-#include <gelf.h>
-#include <libelf.h>
 
 #include <cctype>
 #include <cerrno>
@@ -88,29 +86,16 @@ struct SdtNote {
   std::string error;  // why this note cannot be probed (said when a description names it)
 };
 
-// The SDT notes of an ELF file (none: not an error).  A note this reader
-// cannot use (an argument spec it does not take, an address outside the
-// loaded segments) carries why; the file's other notes stay usable.
+// The SDT notes of an ELF file (none: not an error), as the usdt provider
+// names and reads them.  A note this reader cannot use (an argument spec it
+// does not take, an address outside the loaded segments) carries why; the
+// file's other notes stay usable.
 Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
   ElfFile file;
-  if (Error e = file.open(path); !e.ok()) return e;
-  Elf* elf = file.elf();
-  size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return {path + ": no section names"};
-  Elf_Scn* notes = nullptr;
-  uint64_t base_addr = 0;
-  bool have_base = false;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr sh;
-    const char* name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : nullptr;
-    if (!name) continue;
-    if (sh.sh_type == SHT_NOTE && std::strcmp(name, ".note.stapsdt") == 0) notes = scn;
-    if (std::strcmp(name, ".stapsdt.base") == 0) {
-      base_addr = sh.sh_addr;
-      have_base = true;
-    }
-  }
-  if (!notes) return Error::none();  // most files: their symbols are not read
+  if (std::string e = file.open(path); !e.empty()) return {e};
+  std::vector<tracebench::elf::SdtNote> raw;
+  if (std::string e = tracebench::elf::sdt_notes(file, &raw); !e.empty()) return {e};
+  if (raw.empty()) return Error::none();  // most files: their symbols are not read
   if (!file.x86_64()) return {path + ": SDT notes are read for x86-64 files only"};
   // Symbols: every defined one, for rip-relative arguments; functions, for
   // the function field (a file without symbols leaves it empty).
@@ -124,39 +109,15 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
     *addr = it->second;
     return true;
   };
-  Elf_Data* data = elf_getdata(notes, nullptr);
-  size_t pos = 0, name_off = 0, desc_off = 0;
-  GElf_Nhdr nh;
-  while (data && (pos = gelf_getnote(data, pos, &nh, &name_off, &desc_off)) > 0) {
-    const char* bytes = static_cast<const char*>(data->d_buf);
-    if (nh.n_type != 3 || nh.n_namesz != 8 || std::memcmp(bytes + name_off, "stapsdt", 8) != 0) continue;
-    if (nh.n_descsz < 3 * 8 + 3) return {path + ": an SDT note shorter than its header"};
-    const char* desc = bytes + desc_off;
-    uint64_t pc, base, sem;
-    std::memcpy(&pc, desc, 8);
-    std::memcpy(&base, desc + 8, 8);
-    std::memcpy(&sem, desc + 16, 8);
-    // Strings: provider, name, arguments, each NUL-terminated inside the desc.
-    std::string fields[3];
-    size_t at = 24;
-    for (std::string& field : fields) {
-      const void* nul = at < nh.n_descsz ? std::memchr(desc + at, '\0', nh.n_descsz - at) : nullptr;
-      if (!nul) return {path + ": an SDT note's strings are not terminated"};
-      field.assign(desc + at, static_cast<const char*>(nul) - (desc + at));
-      at += field.size() + 1;
-    }
-    // Prelinked files moved: the notes say where .stapsdt.base was.
-    if (have_base && base) {
-      pc += base_addr - base;
-      if (sem) sem += base_addr - base;
-    }
+  for (const tracebench::elf::SdtNote& r : raw) {
     SdtNote n;
-    n.provider = fields[0];
-    n.raw_name = fields[1];
-    n.name = dtrace_name(fields[1]);
+    n.provider = r.provider;
+    n.raw_name = r.name;
+    n.name = dtrace_name(r.name);
+    n.offset = r.offset;
+    n.ref_ctr = r.semaphore_offset;
+    n.error = r.error;
     const std::string what = path + ": SDT note " + n.provider + ":" + n.name;
-    if (!file.file_offset(pc, true, &n.offset)) n.error = what + ": its address is in no executable segment";
-    if (sem && !file.file_offset(sem, false, &n.ref_ctr)) n.error = what + ": its semaphore is in no loaded segment";
     for (const FileFunction& f : funcs)
       if (n.offset >= f.offset && n.offset < f.offset + f.size) {
         n.function = f.name;
@@ -164,7 +125,7 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
       }
     // Arguments: space-separated specs; the module carries the first ten.
     size_t i = 0, argn = 0;
-    const std::string& specs = fields[2];
+    const std::string& specs = r.args;
     while (i < specs.size() && argn < TB_KMOD_DVM_USDT_ARGS) {
       if (specs[i] == ' ') {
         i++;
@@ -172,7 +133,7 @@ Error sdt_notes(const std::string& path, std::vector<SdtNote>* out) {
       }
       const size_t end = std::min(specs.find(' ', i), specs.size());
       UsdtArg a;
-      if (Error e = parse_usdt_arg(specs.substr(i, end - i), pc, lookup, &a); !e.ok() && n.error.empty())
+      if (Error e = parse_usdt_arg(specs.substr(i, end - i), r.pc, lookup, &a); !e.ok() && n.error.empty())
         n.error = what + ": arg" + std::to_string(argn) + ": " + e.message;
       n.args.push_back(a);
       argn++;
