@@ -1,5 +1,9 @@
 // Drives the ftrace adapter directly against the running kernel:
 // attach -> enable -> fire N -> disable -> drain -> counts().
+// The usdt test's site records its semaphore in its SDT note.
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -38,6 +42,14 @@ using tracebench::test::read_file;
 using tracebench::test::spec_for;
 
 extern "C" __attribute__((noinline, used)) void tb_ftrace_test_hot(void) { asm volatile("" ::: "memory"); }
+
+// An SDT site guarded by its semaphore, as the usdt workload's is.
+extern "C" {
+__extension__ unsigned short tb_ftrace_test_sem_site_semaphore __attribute__((unused, section(".probes")));
+__attribute__((noinline, used)) void tb_ftrace_test_usdt(long i) {
+  if (__builtin_expect(tb_ftrace_test_sem_site_semaphore, 0)) DTRACE_PROBE1(tb_ftrace_test, sem_site, i);
+}
+}
 
 namespace {
 
@@ -367,6 +379,38 @@ TEST_F(FtraceTest, UprobeOnUserFunction) {
   tracer.teardown();
   EXPECT_EQ(read_file(kTracing + "/dynamic_events").find("tracebench/tb" + std::to_string(getpid()) + "_"),
             std::string::npos);
+}
+
+// A usdt probe is a uprobe event on the note's address whose reference
+// counter is the note's semaphore: raised while the event is enabled (the
+// guarded site fires), 0 otherwise; a note the binary lacks is refused.
+TEST_F(FtraceTest, UsdtSiteWithItsSemaphore) {
+  REQUIRE_TRACEFS();
+  ProbePoint p{"usdt:tb_ftrace_test:sem_site", ProbeKind::kUsdt, "tb_ftrace_test:sem_site", 0, ""};
+  ASSERT_TRUE(tracer.supports(p));
+  tracebench::Status st = tracer.attach(spec_for(p));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  const std::string dyn = read_file(kTracing + "/dynamic_events");
+  EXPECT_NE(dyn.find("tracebench/" + tracer.event_name()), std::string::npos) << dyn;
+  EXPECT_NE(dyn.find(")"), std::string::npos) << "no reference counter on the uprobe: " << dyn;
+  EXPECT_EQ(tb_ftrace_test_sem_site_semaphore, 0) << "raised before the event is enabled";
+  for (long i = 0; i < 100; ++i) tb_ftrace_test_usdt(i);  // not enabled: the guard skips the site
+  ASSERT_TRUE(tracer.enable().is_ok());
+  EXPECT_GE(tb_ftrace_test_sem_site_semaphore, 1);
+  for (long i = 0; i < 3000; ++i) tb_ftrace_test_usdt(i);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  EXPECT_EQ(tb_ftrace_test_sem_site_semaphore, 0) << "still raised after disable";
+  ASSERT_TRUE(tracer.drain().is_ok());
+  const EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, 3000u);
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_NE(tracer.details().dump().find("\"usdt\""), std::string::npos) << tracer.details().dump();
+  tracer.teardown();
+
+  ProbePoint missing{"usdt:tb_ftrace_test:nosuch", ProbeKind::kUsdt, "tb_ftrace_test:nosuch", 0, ""};
+  st = tracer.attach(spec_for(missing));
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("has no SDT note tb_ftrace_test:nosuch"), std::string::npos) << st.message();
 }
 
 TEST_F(FtraceTest, FunctionTracerWorksOrFailsCleanly) {

@@ -1,6 +1,7 @@
 #include "tracers/common/proc.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "tracers/common/elf.h"
 
 namespace tracebench::common {
 
@@ -76,6 +79,36 @@ bool this_thread_pinned_to(int cpu) {
   CPU_ZERO(&mine);
   return cpu >= 0 && cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) == 1 &&
          CPU_ISSET(cpu, &mine);
+}
+
+Status usdt_site(pid_t pid, const std::string& target, std::string* file, std::uint64_t* offset,
+                 std::uint64_t* semaphore) {
+  const auto colon = target.find(':');
+  if (colon == std::string::npos) return Status::error("usdt target '" + target + "' is not provider:name");
+  const std::string provider = target.substr(0, colon), name = target.substr(colon + 1);
+  const std::string exe = "/proc/" + std::to_string(pid) + "/exe";
+  char buf[4096];
+  const ssize_t n = readlink(exe.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return errno_status("readlink " + exe, errno);
+  std::string path(buf, static_cast<size_t>(n));
+  // A binary replaced on disk: its inode is still reachable through /proc.
+  if (path.find(" (deleted)") != std::string::npos) path = exe;
+  elf::File f;
+  if (std::string e = f.open(path); !e.empty()) return Status::error(e);
+  std::vector<elf::SdtNote> notes;
+  if (std::string e = elf::sdt_notes(f, &notes); !e.empty()) return Status::error(e);
+  const elf::SdtNote* found = nullptr;
+  for (const elf::SdtNote& note : notes) {
+    if (note.provider != provider || note.name != name) continue;
+    if (found) return Status::error(path + " has more than one SDT note " + target + ": name one site");
+    found = &note;
+  }
+  if (!found) return Status::error(path + " has no SDT note " + target);
+  if (!found->error.empty()) return Status::error(found->error);
+  *file = path;
+  *offset = found->offset;
+  *semaphore = found->semaphore_offset;
+  return Status::ok();
 }
 
 Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset) {

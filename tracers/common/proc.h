@@ -40,4 +40,12 @@ bool this_thread_pinned_to(int cpu);
 // the binary replaced on disk, unmapped).
 Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset);
 
+// The SDT note `provider:name` (a usdt workload's target) in the executable
+// of `pid`: the file, the note's offset in it and its semaphore's (0: none),
+// what a uprobe with a reference counter takes (uprobe_events'
+// `path:0xOFFSET(0xSEMAPHORE)`).  An error says why not (no such note, two
+// of them, one outside the loaded segments).
+Status usdt_site(pid_t pid, const std::string& target, std::string* file, std::uint64_t* offset,
+                 std::uint64_t* semaphore);
+
 }  // namespace tracebench::common

@@ -303,6 +303,8 @@ bool FtraceTracer::supports(const ProbePoint& probe) const {
       return true;
     case ProbeKind::kUserFunction:
       return probe.address != 0;
+    case ProbeKind::kUsdt:
+      return probe.target.find(':') != std::string::npos;
     default:
       return false;
   }
@@ -338,8 +340,10 @@ Status FtraceTracer::setup_pid_filter(pid_t pid) {
 Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
   pid_t pid = spec.pid ? spec.pid : getpid();
   std::string file;
-  std::uint64_t offset = 0;
-  TB_TRY(address_to_file_offset(pid, spec.probe.address, &file, &offset));
+  std::uint64_t offset = 0, semaphore = 0;
+  const bool usdt = spec.probe.kind == ProbeKind::kUsdt;
+  if (usdt) TB_TRY(common::usdt_site(pid, spec.probe.target, &file, &offset, &semaphore));
+  else TB_TRY(address_to_file_offset(pid, spec.probe.address, &file, &offset));
   // tb<pid>_<symbol>, a C identifier of at most 63 characters.
   std::string sym;
   for (char c : spec.probe.target) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
@@ -347,22 +351,40 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
   int seq = g_instance_seq.fetch_add(1);
   std::string ev = base + std::to_string(seq) + "_" + sym;
   if (ev.size() > 63) ev.resize(63);
-  uprobe_ = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
-  if (!uprobe_) return errno_status("tracefs_uprobe_alloc", errno);
+  std::string where = file + ":0x" + fmt_hex(offset);
   errno = 0;
-  if (tracefs_dynevent_create(uprobe_) < 0) {
+  int made = -1;
+  if (semaphore) {
+    // An SDT site guarded by its semaphore: the uprobe raises it while the
+    // event is enabled (`path:0xOFFSET(0xSEMAPHORE)`, as perf probe writes
+    // an sdt_ event).  libtracefs's uprobe has no reference counter: the
+    // line goes to uprobe_events as is, and libtracefs takes the event back
+    // to destroy it like the others.
+    where += "(0x" + fmt_hex(semaphore) + ")";
+    if (file.find_first_of(" \t\n") != std::string::npos)
+      return Status::error("usdt: the binary's path has white space: " + file);
+    const std::string line = "p:" + std::string(kGroup) + "/" + ev + " " + where + "\n";
+    if (tracefs_instance_file_append(nullptr, "uprobe_events", line.c_str()) == static_cast<int>(line.size()))
+      uprobe_ = tracefs_dynevent_get(TRACEFS_DYNEVENT_UPROBE, kGroup, ev.c_str());
+    made = uprobe_ ? 0 : -1;
+  } else {
+    uprobe_ = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
+    if (!uprobe_) return errno_status("tracefs_uprobe_alloc", errno);
+    made = tracefs_dynevent_create(uprobe_);
+  }
+  if (made < 0) {
     int err = errno ? errno : EIO;
     std::string extra = last_tracefs_error(nullptr);
-    tracefs_dynevent_free(uprobe_);
+    if (uprobe_) tracefs_dynevent_free(uprobe_);
     uprobe_ = nullptr;
-    return Status::error("create uprobe " + std::string(kGroup) + ":" + ev + " at " + file + ":0x" +
-                         fmt_hex(offset) + ": " + std::strerror(err) +
-                         (extra.empty() ? "" : " (" + extra + ")") +
-                         "; the kernel needs CONFIG_UPROBE_EVENTS");
+    return Status::error("create uprobe " + std::string(kGroup) + ":" + ev + " at " + where + ": " +
+                         std::strerror(err) + (extra.empty() ? "" : " (" + extra + ")") +
+                         "; the kernel needs CONFIG_UPROBE_EVENTS" +
+                         (semaphore ? " (a semaphore: Linux 4.20 or later)" : ""));
   }
   system_ = kGroup;
   event_ = ev;
-  applied_["uprobe"] = file + ":0x" + fmt_hex(offset);
+  applied_[usdt ? "usdt" : "uprobe"] = where;
   return Status::ok();
 }
 
@@ -395,6 +417,7 @@ Status FtraceTracer::setup_event(const AttachSpec& spec) {
       function_ = true;
       break;
     case ProbeKind::kUserFunction:
+    case ProbeKind::kUsdt:
       TB_TRY(setup_uprobe(spec));
       break;
     default:
