@@ -66,6 +66,15 @@ std::uint32_t uprobe_pmu_type() {
   return t.empty() ? 0 : static_cast<std::uint32_t>(std::atoi(t.c_str()));
 }
 
+// Where the uprobe PMU takes a reference counter's offset in `config`
+// (its format file: "config:32-63"); -1 when this kernel's PMU has none.
+int uprobe_pmu_ref_ctr_shift() {
+  const std::string f = read_text("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset");
+  int lo = -1, hi = -1;
+  if (std::sscanf(f.c_str(), "config:%d-%d", &lo, &hi) != 2 || lo < 0 || lo > 63) return -1;
+  return lo;
+}
+
 int clock_id(const std::string& name) {
   if (name == "monotonic") return CLOCK_MONOTONIC;
   if (name == "monotonic_raw") return CLOCK_MONOTONIC_RAW;
@@ -161,14 +170,19 @@ Status write_uprobe_events(const std::string& line) {
 
 // "tracebench:tb<pid>_p<n>_<symbol>": the naming the cleanup of dead owners
 // (tracers/common/tracefs_leftovers.cc) recognises.
-Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset) {
+Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset,
+                                       std::uint64_t semaphore) {
   if (file.find_first_of(" \t\n") != std::string::npos)
     return Status::error("uprobe target path contains whitespace: " + file);
   std::string sym;
   for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
   std::string ev = common::owned_event_name("p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym);
   if (ev.size() > 63) ev.resize(63);
-  TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + file + ":0x" + hex(offset) + "\n"));
+  // An SDT note's semaphore as the uprobe's reference counter: raised while
+  // an event on it is open (perf probe's sdt_ events are written so).
+  const std::string ref = semaphore ? "(0x" + hex(semaphore) + ")" : "";
+  TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + file + ":0x" + hex(offset) + ref +
+                             "\n"));
   uprobe_event_ = ev;
   return Status::ok();
 }
@@ -219,6 +233,8 @@ bool PerfTracer::supports(const ProbePoint& probe) const {
       return true;
     case ProbeKind::kUserFunction:
       return probe.address != 0;
+    case ProbeKind::kUsdt:
+      return probe.target.find(':') != std::string::npos;
     default:
       return false;
   }
@@ -313,27 +329,37 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   const ProbePoint& p = spec.probe;
   pid_t pid = spec.pid ? spec.pid : getpid();
   std::string uprobe_file;
-  std::uint64_t uprobe_offset = 0;
-  if (p.kind == ProbeKind::kUserFunction && config_.uprobe_pmu) {
-    TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
+  std::uint64_t uprobe_offset = 0, semaphore = 0;
+  const bool user = p.kind == ProbeKind::kUserFunction || p.kind == ProbeKind::kUsdt;
+  if (p.kind == ProbeKind::kUsdt) TB_TRY(common::usdt_site(pid, p.target, &uprobe_file, &uprobe_offset, &semaphore));
+  else if (p.kind == ProbeKind::kUserFunction) TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
+  if (user && config_.uprobe_pmu) {
     type_ = uprobe_pmu_type();
     if (!type_) return Status::error("no uprobe PMU (/sys/bus/event_source/devices/uprobe/type); needs CONFIG_UPROBE_EVENTS");
     config_id_ = 0;
+    if (semaphore) {
+      const int shift = uprobe_pmu_ref_ctr_shift();
+      if (shift < 0 || (shift > 0 && semaphore >> (64 - shift)))
+        return Status::error("the uprobe PMU of this kernel takes no reference counter (format/ref_ctr_offset; "
+                             "Linux 4.20 or later): the SDT note's semaphore cannot be raised; use uprobe=tracefs");
+      config_id_ = semaphore << shift;
+    }
     check_type_ = false;  // the RAW type of a PMU uprobe is allocated on open
-    event_label_ = "uprobe-pmu:" + uprobe_file + ":0x" + hex(uprobe_offset);
-  } else if (p.kind == ProbeKind::kUserFunction) {
+    event_label_ = "uprobe-pmu:" + uprobe_file + ":0x" + hex(uprobe_offset) +
+                   (semaphore ? "(0x" + hex(semaphore) + ")" : "");
+  } else if (user) {
     // One uprobe event in tracefs (group "tracebench"), opened as a
     // tracepoint by every per-thread/per-CPU event: all of them share one
     // trace_uprobe, so a traced thread exiting does not disturb the others
     // (with the uprobe PMU each event owns a uprobe consumer, and hits of the
     // remaining threads were missed while an exiting thread's consumers went).
-    TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
-    TB_TRY(create_uprobe_event(p.target, uprobe_file, uprobe_offset));
+    TB_TRY(create_uprobe_event(p.target, uprobe_file, uprobe_offset, semaphore));
     int id = tracepoint_id(kUprobeGroup, uprobe_event_);
     if (id < 0) return Status::error("uprobe event " + std::string(kUprobeGroup) + ":" + uprobe_event_ + " has no id");
     type_ = PERF_TYPE_TRACEPOINT;
     config_id_ = static_cast<std::uint64_t>(id);
-    event_label_ = std::string(kUprobeGroup) + ":" + uprobe_event_ + " (" + uprobe_file + ":0x" + hex(uprobe_offset) + ")";
+    event_label_ = std::string(kUprobeGroup) + ":" + uprobe_event_ + " (" + uprobe_file + ":0x" + hex(uprobe_offset) +
+                   (semaphore ? "(0x" + hex(semaphore) + ")" : "") + ")";
   } else {
     std::string system, event;
     if (p.kind == ProbeKind::kSyscall) {
@@ -368,7 +394,7 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   a.size = sizeof a;
   a.type = type_;
   a.config = config_id_;
-  if (p.kind == ProbeKind::kUserFunction && config_.uprobe_pmu) {
+  if (user && config_.uprobe_pmu) {
     uprobe_path_ = uprobe_file;
     a.config1 = reinterpret_cast<std::uint64_t>(uprobe_path_.c_str());
     a.config2 = uprobe_offset;
