@@ -364,8 +364,14 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
     if (file.find_first_of(" \t\n") != std::string::npos)
       return Status::error("usdt: the binary's path has white space: " + file);
     const std::string line = "p:" + std::string(kGroup) + "/" + ev + " " + where + "\n";
-    if (tracefs_instance_file_append(nullptr, "uprobe_events", line.c_str()) == static_cast<int>(line.size()))
+    if (tracefs_instance_file_append(nullptr, "uprobe_events", line.c_str()) == static_cast<int>(line.size())) {
       uprobe_ = tracefs_dynevent_get(TRACEFS_DYNEVENT_UPROBE, kGroup, ev.c_str());
+      if (!uprobe_) {  // made but not taken back: removed here, not left behind
+        const int err = errno ? errno : ENOENT;
+        tracefs_instance_file_append(nullptr, "uprobe_events", ("-:" + std::string(kGroup) + "/" + ev + "\n").c_str());
+        errno = err;
+      }
+    }
     made = uprobe_ ? 0 : -1;
   } else {
     uprobe_ = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
