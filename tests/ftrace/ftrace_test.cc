@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "tracers/common/names.h"
+#include "tracers/common/proc.h"
 #include "tracers/common/tracefs_leftovers.h"
 #include "tracers/ftrace/ftrace_tracer.h"
 #include "tracebench/payload_pattern.h"
@@ -411,6 +412,43 @@ TEST_F(FtraceTest, UsdtSiteWithItsSemaphore) {
   st = tracer.attach(spec_for(missing));
   EXPECT_FALSE(st.is_ok());
   EXPECT_NE(st.message().find("has no SDT note tb_ftrace_test:nosuch"), std::string::npos) << st.message();
+}
+
+// Where the usdt uprobe goes (the note's file offset and its semaphore's,
+// read with tracers/common/elf) is where perf probe puts it for the same note:
+// perf reads SDT notes on its own (`perf probe -x FILE %sdt_PROVIDER:NAME`).
+TEST_F(FtraceTest, UsdtSiteIsWherePerfProbePutsIt) {
+  REQUIRE_TRACEFS();
+  if (system("perf version > /dev/null 2>&1") != 0) FAIL() << "perf (Debian's linux-perf) is not installed";
+  std::string file;
+  std::uint64_t offset = 0, semaphore = 0;
+  tracebench::Status st = tracebench::common::usdt_site(getpid(), "tb_ftrace_test:sem_site", &file, &offset, &semaphore);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_NE(semaphore, 0u);
+  const std::string event = "sdt_tb_ftrace_test/sem_site";
+  // perf caches the binary it probes in a build-id directory: a scratch one,
+  // removed after, not the user's ~/.debug.
+  char scratch[] = "/tmp/tracebench-perfprobe.XXXXXX";
+  ASSERT_NE(mkdtemp(scratch), nullptr);
+  const std::string perf = std::string("perf --buildid-dir ") + scratch + " probe -q ";
+  const std::string remove = perf + "-d 'sdt_tb_ftrace_test:sem_site' > /dev/null 2>&1";
+  system(remove.c_str());  // a run killed here before
+  const int made = system((perf + "-x '" + file + "' -a '%sdt_tb_ftrace_test:sem_site' > /dev/null 2>&1").c_str());
+  const std::string events = read_file(kTracing + "/uprobe_events");
+  system(remove.c_str());
+  system((std::string("rm -rf ") + scratch).c_str());
+  ASSERT_EQ(made, 0) << "perf probe could not add the SDT event";
+  const auto at = events.find("p:" + event + " ");
+  ASSERT_NE(at, std::string::npos) << events;
+  const std::string line = events.substr(at, events.find('\n', at) - at);
+  unsigned long long perf_offset = 0, perf_semaphore = 0;
+  const auto where = line.find(" " + file + ":");  // p:EVENT FILE:0xOFFSET(0xSEMAPHORE) ARGS...
+  ASSERT_NE(where, std::string::npos) << line;
+  ASSERT_EQ(std::sscanf(line.c_str() + where + file.size() + 2, "0x%llx(0x%llx)", &perf_offset, &perf_semaphore), 2)
+      << line;
+  EXPECT_EQ(perf_offset, offset) << line;
+  EXPECT_EQ(perf_semaphore, semaphore) << line;
+  EXPECT_EQ(read_file(kTracing + "/uprobe_events").find(event), std::string::npos) << "perf probe's event left behind";
 }
 
 TEST_F(FtraceTest, FunctionTracerWorksOrFailsCleanly) {
