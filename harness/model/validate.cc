@@ -24,9 +24,9 @@ ProbeLoad ValidationScenario::probe_load(double rate) const {
 
 Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out) {
   double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = x.drain_consumer_cpu_ns;
-  double tasks = 0, tasks_perf = 0;
+  double tasks = 0, tasks_perf = 0, tasks_counted = 0, wall_counted = 0, tasks_uncounted = 0, wall_uncounted = 0;
   std::uint64_t switches = 0;
-  bool perf_all = true, any_tasks = false;
+  bool perf_all = true, any_tasks = false, any_counted = false, any_uncounted = false;
   std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0, enables = 0;
   for (const auto& g : x.segments) {
     const int t = g.traced ? 1 : 0;
@@ -39,9 +39,20 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
       consumer += g.consumer_cpu_ns;
       tasks += g.consumer_tasks_ns;
       any_tasks |= g.consumer_tasks_ns > 0 || g.consumer_tasks_perf_ns.has_value();
-      if (g.consumer_tasks_perf_ns) tasks_perf += *g.consumer_tasks_perf_ns;
-      else perf_all = false;
-      switches += g.consumer_tasks_switches;
+      // The cross-check is over the segments perf counted; the others are
+      // the same tasks uncounted, for what counting costs them.
+      if (g.task_clock) {
+        any_counted = true;
+        tasks_counted += g.consumer_tasks_ns;
+        wall_counted += g.wall_ns;
+        if (g.consumer_tasks_perf_ns) tasks_perf += *g.consumer_tasks_perf_ns;
+        else perf_all = false;
+        switches += g.consumer_tasks_switches;
+      } else {
+        any_uncounted = true;
+        tasks_uncounted += g.consumer_tasks_ns;
+        wall_uncounted += g.wall_ns;
+      }
     }
     ticks += g.ticks;
     late += g.late_ticks;
@@ -57,23 +68,28 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   v.probe_cpu_percent = 100 * v.rate_hz * probe_ns / 1e9;
   v.consumer_cpu_percent = 100 * consumer / wall[1];
   v.consumer_tasks_cpu_percent = 100 * tasks / wall[1];
-  if (perf_all && any_tasks) {
-    v.consumer_tasks_perf_cpu_percent = 100 * tasks_perf / wall[1];
+  if (perf_all && any_tasks && any_counted) {
+    // Both accounts over the segments perf counted.
+    const double counted_percent = 100 * tasks_counted / wall_counted;
+    v.consumer_tasks_counted_cpu_percent = counted_percent;
+    v.consumer_tasks_perf_cpu_percent = 100 * tasks_perf / wall_counted;
     v.consumer_tasks_switches = switches;
     // schedstat counts the switches into and out of a task, task-clock does
     // not: the gap per switch is what a switch costs, a few µs; more, or
     // task-clock above schedstat, and the two accounts do not agree.
-    const double gap_ns = tasks - tasks_perf;
+    const double gap_ns = tasks_counted - tasks_perf;
     if (switches > 0) v.consumer_switch_gap_us = gap_ns / static_cast<double>(switches) / 1e3;
-    const bool perf_above = -gap_ns > 0.1 * tasks && -gap_ns / wall[1] * 100 > 0.05;
+    const bool perf_above = -gap_ns > 0.1 * tasks_counted && -gap_ns / wall_counted * 100 > 0.05;
     const bool gap_too_large =
-        gap_ns / wall[1] * 100 > 0.05 && (switches == 0 || gap_ns / static_cast<double>(switches) > 50e3);
+        gap_ns / wall_counted * 100 > 0.05 && (switches == 0 || gap_ns / static_cast<double>(switches) > 50e3);
     if (perf_above || gap_too_large)
       v.warnings.push_back(fmt::format(
           "the consumer tasks' CPU from /proc schedstat ({:.3f} %) and from perf's task-clock ({:.3f} %) differ by "
           "more than their {} context switches explain: the consumer figure is not confirmed",
-          v.consumer_tasks_cpu_percent, *v.consumer_tasks_perf_cpu_percent, switches));
+          counted_percent, *v.consumer_tasks_perf_cpu_percent, switches));
   }
+  if (any_tasks && any_counted && any_uncounted && wall_counted > 0 && wall_uncounted > 0)
+    v.task_clock_effect_percent = 100 * (tasks_counted / wall_counted - tasks_uncounted / wall_uncounted);
   v.cpu_percent = v.probe_cpu_percent + v.consumer_cpu_percent;
   v.system_busy_delta_percent = 100 * (busy[1] / wall[1] - busy[0] / wall[0]);
   v.late_share = ticks ? static_cast<double>(late) / static_cast<double>(ticks) : 0;
@@ -165,11 +181,12 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
                     {"machine_busy_ns", g.machine_busy_ns}, {"events", g.events},
                     {"consumer_cpu_ns", g.consumer_cpu_ns}, {"consumer_tasks_ns", g.consumer_tasks_ns},
                     {"consumer_tasks_perf_ns", opt(g.consumer_tasks_perf_ns)},
-                    {"consumer_tasks_switches", g.consumer_tasks_switches}, {"ticks", g.ticks},
+                    {"consumer_tasks_switches", g.consumer_tasks_switches}, {"task_clock", g.task_clock},
+                    {"ticks", g.ticks},
                     {"late_ticks", g.late_ticks}});
   nlohmann::json j = {
       {"schema", "tracebench.validation"},
-      {"schema_version", 2},
+      {"schema_version", 3},
       {"model",
        {{"host", m.host},
         {"kernel_release", m.kernel_release},
@@ -187,9 +204,11 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
         {"probe_cpu_percent", v.probe_cpu_percent}, {"consumer_cpu_percent", v.consumer_cpu_percent},
         {"cpu_percent", v.cpu_percent}, {"system_busy_delta_percent", v.system_busy_delta_percent},
         {"consumer_tasks_cpu_percent", v.consumer_tasks_cpu_percent},
+        {"consumer_tasks_counted_cpu_percent", opt(v.consumer_tasks_counted_cpu_percent)},
         {"consumer_tasks_perf_cpu_percent", opt(v.consumer_tasks_perf_cpu_percent)},
         {"consumer_tasks_switches", v.consumer_tasks_switches},
         {"consumer_switch_gap_us", opt(v.consumer_switch_gap_us)},
+        {"task_clock_effect_percent", opt(v.task_clock_effect_percent)},
         {"late_share", v.late_share}, {"untraced_spread_ns_per_event", v.untraced_spread_ns_per_event},
         {"records", x.records}, {"wakeups", opt(x.wakeups)}, {"wakes_on_timer", x.wakes_on_timer},
         {"drain_consumer_cpu_ns", x.drain_consumer_cpu_ns}, {"segments", segs}}},
@@ -233,13 +252,18 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
                      v.system_busy_delta_percent);
   if (v.consumer_tasks_perf_cpu_percent)
     out += fmt::format(
-        "consumer tasks: {:.3f} % by /proc schedstat, {:.3f} % by perf task-clock (independent){}\n",
-        v.consumer_tasks_cpu_percent, *v.consumer_tasks_perf_cpu_percent,
+        "consumer tasks, in the segments perf counted: {:.3f} % by /proc schedstat, {:.3f} % by perf task-clock "
+        "(independent){}\n",
+        *v.consumer_tasks_counted_cpu_percent, *v.consumer_tasks_perf_cpu_percent,
         v.consumer_switch_gap_us
             ? fmt::format("; schedstat's extra is {:.1f} µs per context switch ({} switches): the switches into and out "
                           "of the consumer, which task-clock leaves out",
                           *v.consumer_switch_gap_us, v.consumer_tasks_switches)
             : std::string());
+  if (v.task_clock_effect_percent)
+    out += fmt::format("perf's task-clock counted the consumer tasks in two of the four traced segments: their share "
+                       "there minus in the other two, {:+.3f} CPU points (what counting costs them, noise included)\n",
+                       *v.task_clock_effect_percent);
   out += fmt::format("untraced segments' cost per event spread over {:.0f} ns (the noise)\n",
                      v.untraced_spread_ns_per_event);
   if (v.predicted_wakeup_cycles != 0)

@@ -885,6 +885,7 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
     ValidationMeasured t = x;
     for (auto& g : t.segments)
       if (g.traced) {
+        g.task_clock = true;
         g.consumer_tasks_ns = g.consumer_cpu_ns;
         g.consumer_tasks_perf_ns = g.consumer_cpu_ns - 1000 * 5000.0;  // 5 µs less per switch
         g.consumer_tasks_switches = 1000;
@@ -893,7 +894,9 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
     ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
     ASSERT_TRUE(w.consumer_tasks_perf_cpu_percent.has_value());
     EXPECT_NEAR(*w.consumer_tasks_perf_cpu_percent, 0.5 - 100 * 2 * 5e6 / 2e9, 1e-12);
+    EXPECT_NEAR(*w.consumer_tasks_counted_cpu_percent, 0.5, 1e-12);
     EXPECT_NEAR(*w.consumer_switch_gap_us, 5.0, 1e-9);
+    EXPECT_FALSE(w.task_clock_effect_percent.has_value()) << "every traced segment counted: nothing to compare";
     EXPECT_TRUE(w.warnings.empty()) << w.warnings[0];
     EXPECT_NE(to_text(s, w).find("5.0 µs per context switch (2000 switches)"), std::string::npos) << to_text(s, w);
     for (auto& g : t.segments)
@@ -904,6 +907,36 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
     t.segments[1].consumer_tasks_perf_ns.reset();  // one segment perf could not count: no cross-check
     ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
     EXPECT_FALSE(w.consumer_tasks_perf_cpu_percent.has_value());
+  }
+
+  // As validate counts them: perf's task-clock on in one traced segment, off
+  // in the other.  The cross-check is the counted segment's alone, and the
+  // tasks' share with the counter minus without it is what counting costs.
+  {
+    ValidationMeasured t = x;
+    int k = 0;
+    for (auto& g : t.segments)
+      if (g.traced) {
+        g.task_clock = k++ == 0;
+        g.consumer_tasks_ns = g.task_clock ? 6e6 : 4e6;  // 0.6 % and 0.4 % of the 1 s segments
+        if (g.task_clock) {
+          g.consumer_tasks_perf_ns = 6e6 - 100 * 5000.0;
+          g.consumer_tasks_switches = 100;
+        }
+      }
+    ASSERT_EQ(k, 2);
+    Validation w;
+    ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
+    EXPECT_NEAR(*w.consumer_tasks_counted_cpu_percent, 0.6, 1e-12);
+    EXPECT_NEAR(*w.consumer_tasks_perf_cpu_percent, 0.55, 1e-12);
+    EXPECT_NEAR(*w.consumer_switch_gap_us, 5.0, 1e-9);
+    EXPECT_NEAR(w.consumer_tasks_cpu_percent, 0.5, 1e-12);  // schedstat over every traced segment
+    ASSERT_TRUE(w.task_clock_effect_percent.has_value());
+    EXPECT_NEAR(*w.task_clock_effect_percent, 0.2, 1e-12);
+    EXPECT_NE(to_text(s, w).find("+0.200 CPU points"), std::string::npos) << to_text(s, w);
+    const nlohmann::json j = to_json(m, s, t, w);
+    EXPECT_NEAR(j["measured"]["task_clock_effect_percent"].get<double>(), 0.2, 1e-12);
+    EXPECT_TRUE(j["measured"]["segments"][1]["task_clock"].get<bool>());
   }
 
   // Untraced segments that disagree by more than the probe costs: noise, said.

@@ -208,6 +208,10 @@ struct ValidationSegment {
   double consumer_tasks_ns = 0;
   std::optional<double> consumer_tasks_perf_ns;
   std::uint64_t consumer_tasks_switches = 0;  // their context switches (perf), with the perf count
+  // Traced: perf's task-clock was opened on the consumer tasks for this
+  // segment.  validate opens it in two of the four traced segments, so what
+  // counting them costs the tasks is measured (with against without).
+  bool task_clock = false;
   std::uint64_t ticks = 0, late_ticks = 0;  // pacing periods, and those begun > 1 period late
 };
 struct ValidationMeasured {
@@ -226,14 +230,19 @@ struct Validation {
   double system_busy_delta_percent = 0;  // machine busy, traced minus untraced
   double late_share = 0;                 // of the pacing periods
   double untraced_spread_ns_per_event = 0;  // max - min over the untraced segments: the noise
-  // The consumer tasks' CPU share, schedstat and perf task-clock (the
-  // cross-check; absent where perf did not count every traced segment).
+  // The consumer tasks' CPU share by schedstat (the traced segments), and in
+  // the segments perf's task-clock counted, by both (the cross-check; absent
+  // where perf could not count one of them).
   double consumer_tasks_cpu_percent = 0;
-  std::optional<double> consumer_tasks_perf_cpu_percent;
+  std::optional<double> consumer_tasks_counted_cpu_percent, consumer_tasks_perf_cpu_percent;
   // schedstat minus task-clock per context switch of the tasks, in µs: the
   // switches into and out of them, which task-clock leaves out.
   std::optional<double> consumer_switch_gap_us;
   std::uint64_t consumer_tasks_switches = 0;
+  // The consumer tasks' share (schedstat) in the traced segments where perf's
+  // task-clock counted them minus in those where it did not, CPU points: what
+  // the cross-check costs them, noise included (absent without both kinds).
+  std::optional<double> task_clock_effect_percent;
   double predicted_probe_cycles = 0, predicted_probe_cpu_percent = 0;
   double predicted_wakeup_cycles = 0;  // of predicted_probe_cycles
   std::string wakeup_note;             // wakeups measured, the term not applied: why
