@@ -81,18 +81,24 @@ bool this_thread_pinned_to(int cpu) {
          CPU_ISSET(cpu, &mine);
 }
 
-Status usdt_site(pid_t pid, const std::string& target, std::string* file, std::uint64_t* offset,
-                 std::uint64_t* semaphore) {
-  const auto colon = target.find(':');
-  if (colon == std::string::npos) return Status::error("usdt target '" + target + "' is not provider:name");
-  const std::string provider = target.substr(0, colon), name = target.substr(colon + 1);
+Status executable_of(pid_t pid, std::string* path) {
   const std::string exe = "/proc/" + std::to_string(pid) + "/exe";
   char buf[4096];
   const ssize_t n = readlink(exe.c_str(), buf, sizeof buf - 1);
   if (n <= 0) return errno_status("readlink " + exe, errno);
-  std::string path(buf, static_cast<size_t>(n));
-  // A binary replaced on disk: its inode is still reachable through /proc.
-  if (path.find(" (deleted)") != std::string::npos) path = exe;
+  *path = std::string(buf, static_cast<size_t>(n));
+  if (path->find(" (deleted)") != std::string::npos) *path = exe;
+  return Status::ok();
+}
+
+Status usdt_site(pid_t pid, const std::string& target, std::string* file, std::uint64_t* offset,
+                 std::uint64_t* semaphore) {
+  const auto colon = target.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == target.size())
+    return Status::error("usdt target '" + target + "' is not provider:name");
+  const std::string provider = target.substr(0, colon), name = target.substr(colon + 1);
+  std::string path;
+  TB_TRY(executable_of(pid, &path));
   elf::File f;
   if (std::string e = f.open(path); !e.empty()) return Status::error(e);
   std::vector<elf::SdtNote> notes;

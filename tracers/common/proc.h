@@ -40,6 +40,10 @@ bool this_thread_pinned_to(int cpu);
 // the binary replaced on disk, unmapped).
 Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset);
 
+// The executable of `pid` (/proc/<pid>/exe's target; the /proc link itself
+// when the binary was replaced on disk, whose inode it still reaches).
+Status executable_of(pid_t pid, std::string* path);
+
 // The SDT note `provider:name` (a usdt workload's target) in the executable
 // of `pid`: the file, the note's offset in it and its semaphore's (0: none),
 // what a uprobe with a reference counter takes (uprobe_events'

@@ -33,6 +33,7 @@
 #include "bpf/tb_shared.h"
 #include "libbpf_log.h"
 #include "self_probe.h"
+#include "tracers/common/proc.h"
 
 #ifndef TB_BPFTOOL_VERSION
 #define TB_BPFTOOL_VERSION "unknown"
@@ -244,12 +245,7 @@ Status EbpfTracer::resolve_target() {
     }
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt: {
-      const std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
-      std::error_code ec;
-      fs::path real = fs::read_symlink(exe, ec);
-      if (ec) return Status::error("ebpf: reading " + exe + ": " + ec.message());
-      binary_ = real.string();
-      if (binary_.find(" (deleted)") != std::string::npos) binary_ = exe;
+      if (Status s = common::executable_of(pid_, &binary_); !s) return Status::error("ebpf: " + s.message());
       if (p.kind == ProbeKind::kUserFunction) {
         if (p.target.empty()) return Status::error("ebpf: probe '" + p.name + "' has no symbol");
         target_desc_ = binary_ + ":" + p.target;

@@ -13,8 +13,6 @@
 #include "tracers/common/elf.h"
 #include "tracers/dvm/runtime.h"
 
-struct Elf;  // libelf's (libelf.h: typedef struct Elf Elf)
-
 namespace tbdvm {
 
 // Process-wide slot locks (probes.cc): they outlive every State so a site

@@ -10,7 +10,6 @@
 // global through %rip).
 #include "tracers/dvm/runtime/internal.h"
 
-
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
