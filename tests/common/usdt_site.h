@@ -1,6 +1,7 @@
-// The usdt provider's test site, for one source file of each test binary that
-// includes it (tests/dvm/process_providers_test.cc on the host,
-// tests/kmod/kmod_dvm_session_test.cc in the VM lab): an SDT note guarded by
+// The usdt test site, for one source file of each test binary that includes
+// it (the D-VM's usdt provider: tests/dvm/process_providers_test.cc on the
+// host, tests/kmod/kmod_dvm_session_test.cc in the VM lab; ftrace's and
+// perf's usdt probes: tests/ftrace, tests/perf): an SDT note guarded by
 // its semaphore with arguments in the forms a compiler writes (x: a register,
 // -7: an immediate, the global: %rip-relative, p->b: memory through a
 // register, an int sign-extended), and an unguarded one whose name D spells

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kmod/include/tracebench_kmod_abi.h"
-#include "tests/dvm/usdt_site.h"
+#include "tests/common/usdt_site.h"
 #include "tracers/dvm/runtime.h"
 
 // ---------------------------------------------------------------------------

@@ -1,9 +1,5 @@
 // Drives the ftrace adapter directly against the running kernel:
 // attach -> enable -> fire N -> disable -> drain -> counts().
-// The usdt test's site records its semaphore in its SDT note.
-#define _SDT_HAS_SEMAPHORES 1
-#include <sys/sdt.h>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/usdt_site.h"
 #include "tracers/common/names.h"
 #include "tracers/common/proc.h"
 #include "tracers/common/tracefs_leftovers.h"
@@ -43,14 +40,6 @@ using tracebench::test::read_file;
 using tracebench::test::spec_for;
 
 extern "C" __attribute__((noinline, used)) void tb_ftrace_test_hot(void) { asm volatile("" ::: "memory"); }
-
-// An SDT site guarded by its semaphore, as the usdt workload's is.
-extern "C" {
-__extension__ unsigned short tb_ftrace_test_sem_site_semaphore __attribute__((unused, section(".probes")));
-__attribute__((noinline, used)) void tb_ftrace_test_usdt(long i) {
-  if (__builtin_expect(tb_ftrace_test_sem_site_semaphore, 0)) DTRACE_PROBE1(tb_ftrace_test, sem_site, i);
-}
-}
 
 namespace {
 
@@ -387,20 +376,24 @@ TEST_F(FtraceTest, UprobeOnUserFunction) {
 // guarded site fires), 0 otherwise; a note the binary lacks is refused.
 TEST_F(FtraceTest, UsdtSiteWithItsSemaphore) {
   REQUIRE_TRACEFS();
-  ProbePoint p{"usdt:tb_ftrace_test:sem_site", ProbeKind::kUsdt, "tb_ftrace_test:sem_site", 0, ""};
+  ProbePoint p{"usdt:tb_test_usdt:fired", ProbeKind::kUsdt, "tb_test_usdt:fired", 0, ""};
+  const TbUsdtPair pair{0, 0};
+  int fired = 0;
   ASSERT_TRUE(tracer.supports(p));
   tracebench::Status st = tracer.attach(spec_for(p));
   ASSERT_TRUE(st.is_ok()) << st.message();
   const std::string dyn = read_file(kTracing + "/dynamic_events");
   EXPECT_NE(dyn.find("tracebench/" + tracer.event_name()), std::string::npos) << dyn;
   EXPECT_NE(dyn.find(")"), std::string::npos) << "no reference counter on the uprobe: " << dyn;
-  EXPECT_EQ(tb_ftrace_test_sem_site_semaphore, 0) << "raised before the event is enabled";
-  for (long i = 0; i < 100; ++i) tb_ftrace_test_usdt(i);  // not enabled: the guard skips the site
+  EXPECT_EQ(tb_test_usdt_fired_semaphore, 0) << "raised before the event is enabled";
+  for (long i = 0; i < 100; ++i) fired += tb_test_usdt_target(i, &pair);  // not enabled: the guard skips the site
+  EXPECT_EQ(fired, 0);
   ASSERT_TRUE(tracer.enable().is_ok());
-  EXPECT_GE(tb_ftrace_test_sem_site_semaphore, 1);
-  for (long i = 0; i < 3000; ++i) tb_ftrace_test_usdt(i);
+  EXPECT_GE(tb_test_usdt_fired_semaphore, 1);
+  for (long i = 0; i < 3000; ++i) fired += tb_test_usdt_target(i, &pair);
   ASSERT_TRUE(tracer.disable().is_ok());
-  EXPECT_EQ(tb_ftrace_test_sem_site_semaphore, 0) << "still raised after disable";
+  EXPECT_EQ(fired, 3000);
+  EXPECT_EQ(tb_test_usdt_fired_semaphore, 0) << "still raised after disable";
   ASSERT_TRUE(tracer.drain().is_ok());
   const EventCounts c = tracer.counts();
   EXPECT_EQ(c.recorded, 3000u);
@@ -408,10 +401,10 @@ TEST_F(FtraceTest, UsdtSiteWithItsSemaphore) {
   EXPECT_NE(tracer.details().dump().find("\"usdt\""), std::string::npos) << tracer.details().dump();
   tracer.teardown();
 
-  ProbePoint missing{"usdt:tb_ftrace_test:nosuch", ProbeKind::kUsdt, "tb_ftrace_test:nosuch", 0, ""};
+  ProbePoint missing{"usdt:tb_test_usdt:nosuch", ProbeKind::kUsdt, "tb_test_usdt:nosuch", 0, ""};
   st = tracer.attach(spec_for(missing));
   EXPECT_FALSE(st.is_ok());
-  EXPECT_NE(st.message().find("has no SDT note tb_ftrace_test:nosuch"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("has no SDT note tb_test_usdt:nosuch"), std::string::npos) << st.message();
 }
 
 // Where the usdt uprobe goes (the note's file offset and its semaphore's,
@@ -422,18 +415,18 @@ TEST_F(FtraceTest, UsdtSiteIsWherePerfProbePutsIt) {
   if (system("perf version > /dev/null 2>&1") != 0) FAIL() << "perf (Debian's linux-perf) is not installed";
   std::string file;
   std::uint64_t offset = 0, semaphore = 0;
-  tracebench::Status st = tracebench::common::usdt_site(getpid(), "tb_ftrace_test:sem_site", &file, &offset, &semaphore);
+  tracebench::Status st = tracebench::common::usdt_site(getpid(), "tb_test_usdt:fired", &file, &offset, &semaphore);
   ASSERT_TRUE(st.is_ok()) << st.message();
   ASSERT_NE(semaphore, 0u);
-  const std::string event = "sdt_tb_ftrace_test/sem_site";
+  const std::string event = "sdt_tb_test_usdt/fired";
   // perf caches the binary it probes in a build-id directory: a scratch one,
   // removed after, not the user's ~/.debug.
   char scratch[] = "/tmp/tracebench-perfprobe.XXXXXX";
   ASSERT_NE(mkdtemp(scratch), nullptr);
   const std::string perf = std::string("perf --buildid-dir ") + scratch + " probe -q ";
-  const std::string remove = perf + "-d 'sdt_tb_ftrace_test:sem_site' > /dev/null 2>&1";
+  const std::string remove = perf + "-d 'sdt_tb_test_usdt:fired' > /dev/null 2>&1";
   system(remove.c_str());  // a run killed here before
-  const int made = system((perf + "-x '" + file + "' -a '%sdt_tb_ftrace_test:sem_site' > /dev/null 2>&1").c_str());
+  const int made = system((perf + "-x '" + file + "' -a '%sdt_tb_test_usdt:fired' > /dev/null 2>&1").c_str());
   const std::string events = read_file(kTracing + "/uprobe_events");
   system(remove.c_str());
   system((std::string("rm -rf ") + scratch).c_str());

@@ -33,7 +33,7 @@
 #include <gtest/gtest.h>
 
 #include "kmod/include/tracebench_kmod_abi.h"
-#include "tests/dvm/usdt_site.h"
+#include "tests/common/usdt_site.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 #include "tracers/dvm/site.h"

@@ -1,9 +1,5 @@
 // Drives the perf adapter directly against the running kernel:
 // attach -> enable -> fire N -> disable -> drain -> counts().
-// The usdt test's site records its semaphore in its SDT note.
-#define _SDT_HAS_SEMAPHORES 1
-#include <sys/sdt.h>
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -23,6 +19,7 @@
 #include "tracebench/verification.h"
 #include "tracers/perf/perf_tracer.h"
 #include "tests/common/tracer_fixture.h"
+#include "tests/common/usdt_site.h"
 
 using tracebench::AttachSpec;
 using tracebench::EventCounts;
@@ -35,14 +32,6 @@ using tracebench::test::read_file;
 using tracebench::test::spec_for;
 
 extern "C" __attribute__((noinline, used)) void tb_perf_test_hot(void) { asm volatile("" ::: "memory"); }
-
-// An SDT site guarded by its semaphore, as the usdt workload's is.
-extern "C" {
-__extension__ unsigned short tb_perf_test_sem_site_semaphore __attribute__((unused, section(".probes")));
-__attribute__((noinline, used)) void tb_perf_test_usdt(long i) {
-  if (__builtin_expect(tb_perf_test_sem_site_semaphore, 0)) DTRACE_PROBE1(tb_perf_test, sem_site, i);
-}
-}
 
 namespace {
 
@@ -352,28 +341,32 @@ TEST_F(PerfTest, UprobePmuOption) {
 TEST_F(PerfTest, UsdtSiteWithItsSemaphoreBothWays) {
   for (const char* how : {"tracefs", "pmu"}) {
     SCOPED_TRACE(how);
-    ProbePoint p{"usdt:tb_perf_test:sem_site", ProbeKind::kUsdt, "tb_perf_test:sem_site", 0, ""};
+    ProbePoint p{"usdt:tb_test_usdt:fired", ProbeKind::kUsdt, "tb_test_usdt:fired", 0, ""};
+    const TbUsdtPair pair{0, 0};
+    int fired = 0;
     ASSERT_TRUE(tracer.supports(p));
     tracebench::Status st = tracer.attach(spec_for(p, {{"uprobe", how}}));
     ASSERT_TRUE(st.is_ok()) << st.message();
     EXPECT_NE(tracer.details()["event"].get<std::string>().find(")"), std::string::npos)
         << "no reference counter: " << tracer.details()["event"];
-    EXPECT_EQ(tb_perf_test_sem_site_semaphore, 0) << "raised while attached but not enabled";
-    for (long i = 0; i < 100; ++i) tb_perf_test_usdt(i);
+    EXPECT_EQ(tb_test_usdt_fired_semaphore, 0) << "raised while attached but not enabled";
+    for (long i = 0; i < 100; ++i) fired += tb_test_usdt_target(i, &pair);
+    EXPECT_EQ(fired, 0);
     ASSERT_TRUE(tracer.enable().is_ok());
-    EXPECT_GE(tb_perf_test_sem_site_semaphore, 1);
-    for (long i = 0; i < 2000; ++i) tb_perf_test_usdt(i);
+    EXPECT_GE(tb_test_usdt_fired_semaphore, 1);
+    for (long i = 0; i < 2000; ++i) fired += tb_test_usdt_target(i, &pair);
     ASSERT_TRUE(tracer.disable().is_ok());
-    EXPECT_EQ(tb_perf_test_sem_site_semaphore, 0) << "still raised after disable";
+    EXPECT_EQ(fired, 2000);
+    EXPECT_EQ(tb_test_usdt_fired_semaphore, 0) << "still raised after disable";
     ASSERT_TRUE(tracer.drain().is_ok());
     EXPECT_EQ(tracer.counts().recorded, 2000u);
     EXPECT_EQ(tracer.counts().lost, 0u);
     tracer.teardown();
   }
-  ProbePoint missing{"usdt:tb_perf_test:nosuch", ProbeKind::kUsdt, "tb_perf_test:nosuch", 0, ""};
+  ProbePoint missing{"usdt:tb_test_usdt:nosuch", ProbeKind::kUsdt, "tb_test_usdt:nosuch", 0, ""};
   tracebench::Status st = tracer.attach(spec_for(missing));
   EXPECT_FALSE(st.is_ok());
-  EXPECT_NE(st.message().find("has no SDT note tb_perf_test:nosuch"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("has no SDT note tb_test_usdt:nosuch"), std::string::npos) << st.message();
 }
 
 TEST_F(PerfTest, ClockOption) {
