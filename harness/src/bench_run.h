@@ -3,6 +3,7 @@
 // verification and teardown.  run_benchmarks() (runner.cc) drives it.
 #pragma once
 
+#include <time.h>
 #include <x86intrin.h>
 #include <unistd.h>
 
@@ -43,10 +44,14 @@ struct Machine {
 
 // Times `n` samples of `batch` events each, the way the clock plan says:
 // raw cycles per sample (floor not subtracted) and whether it migrated.
+// With a gap (`run --gap-us`), the thread sleeps that long before each
+// sample, outside the timed region: the sample's first event then comes
+// after the CPUs idled (a reader asleep, caches and predictors cold).
 template <EndRead E, bool kGetcpu>
 void time_samples(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const ClockPlan& clk, int cpu,
-                  double* cycles, std::uint8_t* migrated) {
+                  const timespec* gap, double* cycles, std::uint8_t* migrated) {
   for (std::uint64_t i = 0; i < n; ++i) {
+    if (gap) clock_nanosleep(CLOCK_MONOTONIC, 0, gap, nullptr);
     int before = kGetcpu ? sched_getcpu() : cpu;
     unsigned aux;
     std::uint64_t t0 = tsc_begin();
@@ -59,15 +64,15 @@ void time_samples(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const
 }
 
 inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const Machine& m, double* cycles,
-                std::uint8_t* migrated) {
+                       std::uint8_t* migrated, const timespec* gap = nullptr) {
   const ClockPlan& c = m.clock;
   bool getcpu = c.migration == MigrationMethod::kGetcpu;
   if (c.end_read == EndRead::kLfenceRdtsc)
-    time_samples<EndRead::kLfenceRdtsc, true>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+    time_samples<EndRead::kLfenceRdtsc, true>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
   else if (getcpu)
-    time_samples<EndRead::kRdtscp, true>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+    time_samples<EndRead::kRdtscp, true>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
   else
-    time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, cycles, migrated);
+    time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
 }
 
 // The workload made slower by a known number of TSC cycles per event
@@ -97,6 +102,11 @@ class BenchRun {
     r_.action = spec.action;
     r_.payload_bytes = spec.payload_bytes;
     r_.threads = spec.threads;
+    r_.gap_us = spec.gap_us;
+    if (spec.gap_us > 0) {
+      gap_.tv_sec = static_cast<time_t>(spec.gap_us / 1000000);
+      gap_.tv_nsec = static_cast<long>(spec.gap_us % 1000000) * 1000;
+    }
     if (auto it = opt.options.find(spec.tracer); it != opt.options.end()) r_.options = it->second;
     r_.repetitions = opt.repetitions;
   }
@@ -241,6 +251,7 @@ class BenchRun {
       }
       TB_TRY(s);
     }
+    if (spec_.gap_us > 0) return gap_plan(unit);
     r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
     // Bound one block to about 50 ms of traced time.
     double block_cycles = 0.05 * m_.clock.tsc_hz;
@@ -265,6 +276,19 @@ class BenchRun {
     double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(r_.batch));
     std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / per_sample);
     samples_ = std::min<std::uint64_t>(opt_.samples, std::max<std::uint64_t>(50, cap));  // never above --samples
+    r_.samples_per_block = samples_;
+    book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
+                                         opt_.write_samples);
+    return Status::ok();
+  }
+
+  // With a gap before each sample, a sample is the workload's smallest batch
+  // (or --batch): what it times is the events that follow an idle gap, which
+  // a longer batch would dilute with warm ones.  A block is about 100 ms of
+  // gaps (at least 20 samples, never above --samples).
+  Status gap_plan(std::uint64_t unit) {
+    r_.batch = opt_.batch > 0 ? opt_.batch : unit;
+    samples_ = std::min<std::uint64_t>(opt_.samples, std::max<std::uint64_t>(20, 100000 / spec_.gap_us));
     r_.samples_per_block = samples_;
     book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
                                          opt_.write_samples);
@@ -342,14 +366,17 @@ class BenchRun {
     // event for tracers of the read syscall.
     m_.counters->read(&c0);
     InterruptSnapshot i0 = read_interrupts();
+    if (traced) consumer_.block_begin(*tracer_);
     if (traced) TB_TRY(enable());
     contenders_.run(true);
     const std::uint64_t batch = r_.batch;
-    time_block(state_.get(), batch, samples_, m_, b->per_event.data(), b->migrated.data());
+    time_block(state_.get(), batch, samples_, m_, b->per_event.data(), b->migrated.data(),
+               spec_.gap_us > 0 ? &gap_ : nullptr);
     contenders_.run(false);
     std::uint64_t helper_events = contenders_.take_fired();
     if (traced) {
       TB_TRY(disable());
+      consumer_.block_end(*tracer_);
       fired_ += samples_ * batch + helper_events;
     }
     InterruptSnapshot i1 = read_interrupts();
@@ -373,6 +400,7 @@ class BenchRun {
   Contenders contenders_;
   bool attached_ = false, enabled_ = false, failed_ = false;
   std::uint64_t samples_ = 0, fired_ = 0;
+  timespec gap_{};
   std::unique_ptr<SampleBook> book_;
   InterruptTally interrupts_;
   ConsumerMeter consumer_;

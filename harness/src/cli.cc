@@ -251,8 +251,9 @@ struct RunArgs {
   // Numbers as the user typed them (signed, so "-5" is refused, never
   // wrapped into a huge unsigned value), checked by check_run_args().
   std::vector<long long> payloads, threads;
-  long long repetitions = 0, samples = 0, batch = 0, cpu = 0;
-  CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr;
+  long long repetitions = 0, samples = 0, batch = 0, cpu = 0, gap_us = 0;
+  CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
+              *o_gap = nullptr;
   bool plan_only = false;
 };
 
@@ -338,6 +339,13 @@ Status check_run_args(RunArgs& a) {
   TB_TRY(no_duplicates("--action", opt.actions));
   TB_TRY(no_duplicates("--payload", opt.payloads));
   TB_TRY(no_duplicates("--threads", opt.threads));
+  if (a.o_gap && a.o_gap->count()) {
+    TB_TRY(range("--gap-us", a.gap_us, 1, 1000000, "µs of idle before each timed sample"));
+    opt.gap_us = static_cast<std::uint64_t>(a.gap_us);
+    if (std::any_of(opt.threads.begin(), opt.threads.end(), [](int t) { return t > 1; }))
+      return Status::error("--gap-us idles the CPUs before each sample; threads firing meanwhile would keep them "
+                           "busy: use it with one thread (-j 1)");
+  }
   TB_TRY(check_gbench_args(opt.gbench_args));
   TB_TRY(parse_options(a.raw_options, &opt));
   std::string execution;
@@ -427,6 +435,10 @@ int cli_main(int argc, char** argv) {
                                      "Interleaved baseline/traced repetitions, 2..100000 (default 10, quick 6)");
   ra.o_samples = run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
+  ra.o_gap = run->add_option("--gap-us", ra.gap_us,
+                             "Sleep this many µs (1..1000000) before each timed sample: the figure is then of events "
+                             "after an idle gap (a consumer asleep, caches cold); a sample is the workload's smallest "
+                             "batch unless --batch");
   run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
   ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
   ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();

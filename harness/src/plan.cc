@@ -21,7 +21,9 @@ namespace tracebench {
 // Planning.
 
 std::string BenchSpec::name() const {
-  return fmt::format("{}/{}/{}/payload:{}/threads:{}", tracer, workload, action, payload_bytes, threads);
+  std::string n = fmt::format("{}/{}/{}/payload:{}/threads:{}", tracer, workload, action, payload_bytes, threads);
+  if (gap_us > 0) n += fmt::format("/gap_us:{}", gap_us);
+  return n;
 }
 
 namespace {
@@ -136,7 +138,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
             continue;
           }
           actions_used.insert(action);
-          for (int t : opt.threads) plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t});
+          for (int t : opt.threads) plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t, opt.gap_us});
         }
       }
     }

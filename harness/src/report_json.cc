@@ -36,6 +36,7 @@ json consumer_json(const ConsumerResult& c, double tsc_hz) {
             {"records", c.records}, {"window_s", c.window_s}, {"tasks", tasks}};
   put_opt(j, "user_fraction", c.user_fraction);
   put_opt(j, "wakeups", c.wakeups);
+  put_opt(j, "traced_cpu_ns", c.traced_cpu_ns);
   if (c.enables) j["enables"] = *c.enables;
   j["wakes_on_timer"] = c.wakes_on_timer;
   // Derived, for readers of the file: cycles of consumer CPU per record.
@@ -55,6 +56,7 @@ ConsumerResult consumer_from(const json& j) {
   j.at("window_s").get_to(c.window_s);
   get_opt(j, "user_fraction", c.user_fraction);
   get_opt(j, "wakeups", c.wakeups);
+  get_opt(j, "traced_cpu_ns", c.traced_cpu_ns);  // absent in results written before it
   if (j.contains("enables")) c.enables = j.at("enables").get<std::uint64_t>();  // absent in results written before it
   c.wakes_on_timer = j.value("wakes_on_timer", false);  // absent in results written before it
   for (const auto& t : j.at("tasks")) {
@@ -154,6 +156,7 @@ void to_json(json& j, const RunResult& r) {
     e["repetitions"] = b.repetitions;
     e["samples_per_block"] = b.samples_per_block;
     e["batch"] = b.batch;
+    e["gap_us"] = b.gap_us;
     e["status"] = b.status;
     e["error"] = b.error;
     e["warnings"] = b.warnings;
@@ -246,6 +249,7 @@ void from_json(const json& j, RunResult& r) {
     e.at("repetitions").get_to(b.repetitions);
     e.at("samples_per_block").get_to(b.samples_per_block);
     e.at("batch").get_to(b.batch);
+    if (e.contains("gap_us")) e.at("gap_us").get_to(b.gap_us);  // results written before it had none
     e.at("status").get_to(b.status);
     e.at("error").get_to(b.error);
     if (e.contains("warnings")) e.at("warnings").get_to(b.warnings);

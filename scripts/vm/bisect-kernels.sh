@@ -9,7 +9,7 @@
 #     -- run --quick -t kprobes -w kmod_target -p 0
 #
 # BENCH  a benchmark as result.json and `tracebench compare` name it,
-#        TRACER/WORKLOAD/ACTION/payload:N/threads:N (the `none` tracer's action
+#        TRACER/WORKLOAD/ACTION/payload:N/threads:N[/gap_us:N] (the `none` tracer's action
 #        is `none`: none/kmod_target/none/payload:0/threads:1).
 # GOOD   a kernel without the regression, BAD one with it; GOOD before BAD in
 #        the candidate list.
@@ -126,8 +126,8 @@ run_args=("$@")
 # --- Arguments ---------------------------------------------------------------
 [ ${#pos[@]} -eq 3 ] || die "need BENCH GOOD BAD before -- (got ${#pos[@]} arguments: ${pos[*]:-none})"
 bench=${pos[0]} good=${pos[1]} bad=${pos[2]}
-[[ "$bench" =~ ^[A-Za-z0-9_]+/[A-Za-z0-9_]+/[A-Za-z0-9_]+/payload:[0-9]+/threads:[0-9]+$ ]] ||
-  die "BENCH '$bench' is not a benchmark name: TRACER/WORKLOAD/ACTION/payload:N/threads:N (e.g. none/kmod_target/none/payload:0/threads:1)"
+[[ "$bench" =~ ^[A-Za-z0-9_]+/[A-Za-z0-9_]+/[A-Za-z0-9_]+/payload:[0-9]+/threads:[0-9]+(/gap_us:[0-9]+)?$ ]] ||
+  die "BENCH '$bench' is not a benchmark name: TRACER/WORKLOAD/ACTION/payload:N/threads:N[/gap_us:N] (e.g. none/kmod_target/none/payload:0/threads:1)"
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99 (got '$rounds')"
 case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg (got '$accel')";; esac
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] && [ "$timeout_s" -ge 10 ] && [ "$timeout_s" -le 86400 ] ||

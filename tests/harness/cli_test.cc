@@ -101,6 +101,18 @@ TEST(Cli, PayloadZeroAloneIsAcceptedForAWorkloadWithoutOne) {
   EXPECT_NE(run_cli({"run", "-t", "none", "-w", "getpid", "-p", "0", "-p", "64", "--plan"}, &out), 0);
 }
 
+TEST(Cli, GapIsNamedRangeCheckedAndForOneThread) {
+  std::string out, err;
+  ASSERT_EQ(run_cli({"run", "-t", "none", "-w", "getpid", "--gap-us", "1000", "--plan"}, &out), 0) << out;
+  EXPECT_NE(out.find("none/getpid/none/payload:0/threads:1/gap_us:1000"), std::string::npos) << out;
+  EXPECT_EQ(run_cli({"run", "-t", "none", "-w", "getpid", "--gap-us", "0", "--plan"}, nullptr, &err), 2);
+  EXPECT_NE(err.find("--gap-us 0 is outside 1..1000000"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"run", "-t", "none", "-w", "getpid", "--gap-us", "1000", "-j", "1", "-j", "2", "--plan"}, nullptr,
+                    &err),
+            2);
+  EXPECT_NE(err.find("use it with one thread"), std::string::npos) << err;
+}
+
 TEST(Cli, QuickSweepIsSmallerThanTheFullOne) {
   std::string quick, full;
   ASSERT_EQ(run_cli({"run", "--tracer", "none", "--workload", "write_null", "--quick", "--plan"}, &quick), 0);

@@ -250,7 +250,50 @@ TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
     EXPECT_EQ(*c.wakeups, 42u);
     EXPECT_TRUE(c.precise);
     EXPECT_GT(c.window_s, 0.0);
+    // Inside the traced blocks alone: some of the reader's time, not all (it
+    // burns in the baseline blocks too), and none of the caller's.
+    ASSERT_TRUE(c.traced_cpu_ns.has_value());
+    EXPECT_GT(*c.traced_cpu_ns, 0);
+    EXPECT_LT(*c.traced_cpu_ns, c.tasks[0].cpu_ns);
   }
+}
+
+// `run --gap-us`: the thread sleeps that long before each sample, outside
+// it; a sample is the workload's smallest batch; a block about 100 ms of
+// gaps; the name says the gap.
+TEST(RunnerGap, SleepsBeforeEachSample) {
+  const std::string out = std::filesystem::temp_directory_path() / ("tb-gap-" + std::to_string(getpid()));
+  RunOptions opt;
+  opt.tracers = {"test_consumer"};
+  opt.workloads = {"test_counting"};
+  opt.quick = true;
+  opt.repetitions = 2;
+  opt.samples = 1000;
+  opt.gap_us = 2000;
+  opt.out_base = out;
+  opt.write_samples = false;
+  Plan plan;
+  ASSERT_TRUE(make_plan(opt, &plan));
+  ASSERT_EQ(plan.specs.size(), 1u);
+  EXPECT_EQ(plan.specs[0].name(), "test_consumer/test_counting/count/payload:0/threads:1/gap_us:2000");
+  RunResult run;
+  std::string dir;
+  const double t0 = clock_ns(CLOCK_MONOTONIC);
+  Status s = run_benchmarks(opt, plan, &run, &dir);
+  const double took = clock_ns(CLOCK_MONOTONIC) - t0;
+  std::filesystem::remove_all(out);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(run.benchmarks.size(), 1u);
+  const BenchmarkResult& b = run.benchmarks[0];
+  ASSERT_EQ(b.status, "ok") << b.error;
+  EXPECT_EQ(b.gap_us, 2000u);
+  EXPECT_EQ(b.batch, 1u);
+  EXPECT_EQ(b.samples_per_block, 50u);  // 100 ms of 2 ms gaps
+  // 2 repetitions of two blocks of 50 samples, each after 2 ms asleep.
+  EXPECT_GE(took, 2 * 2 * 50 * 2e6);
+  // Asleep outside the timed region: a sample times one counted event.
+  EXPECT_LT(b.traced.cycles.p50, 1e5);
+  EXPECT_EQ(b.events.recorded, b.events.fired);
 }
 
 }  // namespace

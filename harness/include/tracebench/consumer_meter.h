@@ -85,6 +85,28 @@ class ConsumerMeter {
     if (started_) ++enables_;
   }
 
+  // Around a traced block, outside the enabled window (reading /proc is a
+  // read(2), an event for tracers of that syscall): the tasks' CPU inside
+  // the traced blocks alone.
+  void block_begin(const Tracer& t) {
+    block0_.clear();
+    if (!started_) return;
+    for (const ConsumerTask& task : t.consumer_tasks()) {
+      TaskCpu c;
+      if (read_task_cpu(task.pid, task.tid, &c)) block0_[{task.pid, task.tid}] = c.ns;
+    }
+  }
+  void block_end(const Tracer& t) {
+    if (!started_) return;
+    for (const ConsumerTask& task : t.consumer_tasks()) {
+      TaskCpu c;
+      if (!read_task_cpu(task.pid, task.tid, &c)) continue;
+      auto it = block0_.find({task.pid, task.tid});  // a task begun in the block counts whole
+      traced_ns_ += std::max(0.0, c.ns - (it == block0_.end() ? 0.0 : it->second));
+      traced_read_ = true;
+    }
+  }
+
   void after_drain() {
     if (!started_) return;
     for (auto& [task, c] : end_) {
@@ -123,6 +145,7 @@ class ConsumerMeter {
     r.records = records;
     if (wakeups >= 0) r.wakeups = static_cast<std::uint64_t>(wakeups);
     r.enables = enables_;
+    if (traced_read_) r.traced_cpu_ns = traced_ns_;
     r.window_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
     return r;
   }
@@ -138,6 +161,9 @@ class ConsumerMeter {
   bool caller_reads_ = false;
   double caller0_ = 0, caller_ns_ = 0;
   std::uint64_t enables_ = 0;
+  std::map<std::pair<int, int>, double> block0_;
+  double traced_ns_ = 0;
+  bool traced_read_ = false;
   rusage ru0_{};
   double caller_user_us_ = 0, caller_sys_us_ = 0;
 };

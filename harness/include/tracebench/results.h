@@ -114,6 +114,10 @@ struct ConsumerTaskResult {
 struct ConsumerResult {
   double cpu_ns = 0;        // every task and the drain
   double caller_cpu_ns = 0;  // of it: disable()/drain() on the measuring thread (Tracer::reads_on_caller)
+  // The tasks' CPU inside the traced blocks alone (from before each enable()
+  // to after its disable()): what the records and their wakeups cost them,
+  // without their idle time in the baseline blocks (timeouts, timers).
+  std::optional<double> traced_cpu_ns;
   // Share of the consumer's time spent in user space, from the tasks' /proc
   // tick counts and the caller's getrusage(RUSAGE_THREAD) (in ticks);
   // absent below 20 ticks (too few to split).
@@ -150,6 +154,9 @@ struct BenchmarkResult {
   int repetitions = 0;
   std::uint64_t samples_per_block = 0;
   std::uint64_t batch = 1;  // events per timed sample
+  // µs the firing thread slept before each sample (`run --gap-us`; 0: none):
+  // the figure is then of events that follow an idle gap.
+  std::uint64_t gap_us = 0;
   std::string status = "ok";  // ok | error | skipped
   std::string error;
   // What makes the figures weaker without voiding them (a large share of

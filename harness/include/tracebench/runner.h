@@ -30,6 +30,9 @@ struct RunOptions {
   int repetitions = 10;
   std::uint64_t samples = 2000;  // per block
   std::uint64_t batch = 0;       // events per sample; 0 = automatic
+  // µs the firing thread sleeps before each timed sample (0: none): every
+  // sample is then of events after an idle gap (`run --gap-us`).
+  std::uint64_t gap_us = 0;
   bool quick = false;
   int measured_cpu = -1;         // -1: the last CPU
   std::string out_base = "results";
@@ -45,6 +48,7 @@ struct BenchSpec {
   std::string tracer, workload, action;
   std::size_t payload_bytes = 0;
   int threads = 1;
+  std::uint64_t gap_us = 0;  // RunOptions::gap_us; in the name when set
   std::string name() const;
 };
 
