@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tracebench/model.h"
 #include "tracebench/options.h"
@@ -40,6 +41,20 @@ struct ConsumerPoint {
   bool wakes_on_timer = false;  // the probe causes none of the consumer's wakeups
 };
 
+// A benchmark run with a sleep before each sample (`run --gap-us`, one
+// thread, one handler): its repetitions' overheads per event, each sample
+// being `batch` events of which the first follows the gap.
+struct IdleRun {
+  std::uint64_t payload_bytes = 0, batch = 1, gap_us = 0;
+  std::vector<double> overhead;  // per repetition, cycles per event
+};
+// Its consumer figure: cycles per record, and of its wakeups per record
+// those that found the consumer asleep (at most one per sample).
+struct IdleConsumerPoint {
+  ConsumerPoint point;  // wakeups_per_record: the others (warm)
+  double idle_wakeups_per_record = 0;
+};
+
 struct Observations {
   std::map<std::uint64_t, std::vector<double>> by_payload;  // one thread, one handler
   std::map<int, std::vector<double>> by_threads;            // payload 0, > 1 thread, one handler
@@ -51,6 +66,8 @@ struct Observations {
   std::map<std::string, std::string> options;
   Key consumer_pool;  // where its consumer figures go
   std::vector<double> own_wakeups;  // wakeups per record of its one-handler, one-thread benchmarks
+  std::vector<IdleRun> idle_runs;   // after an idle gap: apart from everything above
+  std::vector<IdleConsumerPoint> idle_consumer;
 };
 
 // The options that set how often a tracer's consumer is woken (and, for a
@@ -369,11 +386,57 @@ std::map<std::string, PassCost> timer_pass_costs(const std::map<Key, std::vector
   return out;
 }
 
+// What waking a consumer asleep on an idle CPU costs it: of each run after an
+// idle gap, its cycles per record (less the reads at disable, measured) less
+// what the fit gives for its records, bytes and other (warm) wakeups, per
+// idle wakeup; the median over
+// the runs, with an interval from the fit's bootstrap draws and a resample
+// of the runs.
+Param idle_wakeup_cost(const std::vector<IdleConsumerPoint>& idle, const Columns& cols, const RowFit& f, int bootstrap,
+                       std::mt19937_64& rng) {
+  std::vector<std::vector<double>> rows;
+  for (const auto& p : idle) rows.push_back(row_of(cols, p.point));
+  auto estimate = [&](const std::vector<double>& b, const std::vector<std::size_t>& pick) {
+    std::vector<double> per;
+    for (std::size_t i : pick) {
+      double fitted = 0;
+      for (std::size_t j = 0; j < b.size(); ++j) fitted += b[j] * rows[i][j];
+      per.push_back((idle[i].point.cycles_per_record - fitted) / idle[i].idle_wakeups_per_record);
+    }
+    return median_of(per);
+  };
+  std::vector<std::size_t> all(idle.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Param p;
+  p.cycles = estimate(f.b, all);
+  p.n = idle.size();
+  const std::size_t draws = f.draws.empty() ? 0 : f.draws[0].size();
+  if (draws < 100) return Param::absent("the consumer fit's bootstrap is too thin to bound it");
+  std::uniform_int_distribution<std::size_t> pick_draw(0, draws - 1), pick_run(0, idle.size() - 1);
+  std::vector<double> d;
+  for (int it = 0; it < bootstrap; ++it) {
+    const std::size_t k = pick_draw(rng);
+    std::vector<double> b;
+    for (const auto& col : f.draws) b.push_back(col[k]);
+    std::vector<std::size_t> runs;
+    for (std::size_t i = 0; i < idle.size(); ++i) runs.push_back(pick_run(rng));
+    d.push_back(estimate(b, runs));
+  }
+  interval(d, &p);
+  return p;
+}
+
 // The consumer terms of one entry.  `pass`: the tracer's consumer wakes on
 // its own timer and what a pass costs is known (timer_pass_costs); the
 // other terms are then fitted to what the passes leave.
 void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, const std::string& run_cmd,
                   const PassCost* pass, int bootstrap, std::mt19937_64& rng, Entry* e) {
+  e->consumer_per_idle_wakeup = Param::absent(
+      o.idle_consumer.empty()
+          ? fmt::format("no run after an idle gap whose consumer was woken by its records: `{} -p 0 -p 256 --gap-us "
+                        "1000`",
+                        run_cmd)
+          : std::string("no consumer fit to set the runs after an idle gap against"));
   if (pts.empty()) {
     const std::string why = fmt::format(
         "no consumer figure in the runs (the action keeps nothing for a consumer, or the results predate the "
@@ -469,6 +532,11 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         "enable/disable cycles per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
         "apart (it is in consumer_per_record): a run with fewer samples per block, `{} -n 10`",
         cols.n_lo, cols.n_hi, run_cmd));
+  if (on_timer)
+    e->consumer_per_idle_wakeup = Param::absent(
+        "the consumer wakes on its own timer, never because of a record: its passes are in consumer_per_wakeup");
+  else if (!o.idle_consumer.empty())
+    e->consumer_per_idle_wakeup = idle_wakeup_cost(o.idle_consumer, cols, f, bootstrap, rng);
   double user = 0, ticks = 0;
   for (const auto& p : pts) {
     user += p.user_ticks;
@@ -562,19 +630,96 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
   e->probe_per_wakeup = p;
 }
 
+std::string run_command(const Entry& e) {
+  std::string cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
+  for (const auto& [key, v] : e.options) cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
+  return cmd;
+}
+
+// What a burst's first event costs beyond the hot cost of the burst's other
+// events when it follows an idle gap: of each repetition of a run after a
+// gap, the sample's events (batch) times their overhead per event less the
+// hot line at its payload (fixed + b * per_byte).  The median over the
+// repetitions; the interval resamples them with the line's bootstrap draws.
+// The hot line is `base`'s: the entry's own, or where the entry's hot runs
+// wake the consumer and a configuration pooled with it does not (another
+// wakeup policy), that one's: a burst's other events wake no one (its first
+// wakeup is the idle one), and a hot loop's wakeups make its figure swing
+// between two modes, a block where most samples hold a wakeup or few do.
+void fit_idle_start(const Observations& o, const Entry& base, const std::vector<std::pair<double, double>>& line_draws,
+                    int bootstrap, std::mt19937_64& rng, Entry* e) {
+  const std::string run_cmd = run_command(*e);
+  if (o.idle_runs.empty()) {
+    e->idle_start = Param::absent(fmt::format(
+        "no run after an idle gap: `{} -p 0 --gap-us 1000` (a sleep before each sample; a paced workload's bursts "
+        "each begin so)",
+        run_cmd));
+    return;
+  }
+  std::set<std::uint64_t> gaps;
+  for (const auto& r : o.idle_runs) gaps.insert(r.gap_us);
+  if (gaps.size() > 1) {
+    e->idle_start = Param::absent(fmt::format("runs after idle gaps of {} µs: one gap per model (an idle gap's cost "
+                                              "grows with it), fit them apart",
+                                              fmt::join(gaps, ", ")));
+    return;
+  }
+  e->idle_gap_us = static_cast<double>(*gaps.begin());
+  if (&base != e) e->idle_base_options = base.options;
+  if (!base.fixed.ok()) {
+    e->idle_start = Param::absent("no hot cost (fixed) to set the runs after an idle gap against: " + base.fixed.missing);
+    return;
+  }
+  for (const auto& r : o.idle_runs)
+    if (r.payload_bytes > 0 && !base.per_byte.ok()) {
+      e->idle_start = Param::absent(fmt::format("a run after an idle gap has a payload of {} bytes and the model no "
+                                                "per-byte cost for it: {}",
+                                                r.payload_bytes, base.per_byte.missing));
+      return;
+    }
+  auto extra = [&](double fixed, double per_byte, const std::vector<std::vector<double>>& overheads) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < o.idle_runs.size(); ++i) {
+      const IdleRun& r = o.idle_runs[i];
+      const double hot = fixed + per_byte * static_cast<double>(r.payload_bytes);
+      for (double x : overheads[i]) v.push_back(static_cast<double>(r.batch) * (x - hot));
+    }
+    return median_of(v);
+  };
+  std::vector<std::vector<double>> own;
+  std::size_t n = 0;
+  for (const auto& r : o.idle_runs) {
+    own.push_back(r.overhead);
+    n += r.overhead.size();
+  }
+  Param p;
+  p.cycles = extra(*base.fixed.cycles, base.per_byte.ok() ? *base.per_byte.cycles : 0.0, own);
+  p.n = n;
+  std::vector<double> d;
+  for (int b = 0; b < bootstrap && !line_draws.empty(); ++b) {
+    std::vector<std::vector<double>> re;
+    for (const auto& r : o.idle_runs) re.push_back(resample(r.overhead, rng));
+    const auto& [f, s] = line_draws[static_cast<std::size_t>(b) % line_draws.size()];
+    d.push_back(extra(f, s, re));
+  }
+  interval(d, &p);
+  e->idle_start = p;
+}
+
 Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer,
-                const PassCost* pass, int bootstrap, std::mt19937_64& rng) {
+                const PassCost* pass, int bootstrap, std::mt19937_64& rng,
+                std::vector<std::pair<double, double>>* line_draws) {
   Entry e;
   std::tie(e.tracer, e.probe_kind, e.action, std::ignore) = k;
   e.options = o.options;
   e.workloads.assign(o.workloads.begin(), o.workloads.end());
-  std::string run_cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
-  for (const auto& [key, v] : e.options) run_cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
+  const std::string run_cmd = run_command(e);
   fit_consumer(o, consumer, run_cmd, pass, bootstrap, rng, &e);
   fit_probe_wakeup(o, consumer, bootstrap, rng, &e);
 
   std::size_t total = 0;
   for (const auto& [p, v] : o.by_payload) total += v.size();
+  line_draws->clear();  // (fixed, per_byte) per bootstrap resample
   if (o.by_payload.empty()) {
     e.fixed = Param::absent(fmt::format("no run with one thread and one handler: `{} -j 1`", run_cmd));
   } else if (o.by_payload.size() == 1) {
@@ -583,6 +728,7 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
     e.fixed.n = v.size();
     std::vector<double> draws;
     for (int b = 0; b < bootstrap; ++b) draws.push_back(median_of(resample(v, rng)));
+    for (double d : draws) line_draws->emplace_back(d, 0.0);
     interval(draws, &e.fixed);
     if (bytes != 0)
       e.fixed = Param::absent(fmt::format("the runs have one payload size ({} bytes) and none of 0: `{} -p 0 -p {}`",
@@ -621,6 +767,7 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
       Line lb = least_squares(x, yb);
       d_fixed.push_back(lb.intercept);
       d_slope.push_back(lb.slope);
+      line_draws->emplace_back(lb.intercept, lb.slope);
     }
     interval(d_fixed, &e.fixed);
     interval(d_slope, &e.per_byte);
@@ -685,6 +832,36 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       o.workloads.insert(b.workload);
       if (b.events.payload_source != "none") o.carries_payload = true;
       const int handlers = handlers_of(b);
+      if (b.gap_us > 0) {
+        // After an idle gap: its own terms, kept out of the hot ones.
+        if (handlers != 1 || b.threads != 1) continue;
+        o.idle_runs.push_back({b.payload_bytes, std::max<std::uint64_t>(1, b.batch), b.gap_us, v});
+        const auto& c = b.consumer;
+        if (c && c->records > 0 && c->wakeups && *c->wakeups > 0 && !c->wakes_on_timer && tsc > 0) {
+          // At most one wakeup per traced sample found the consumer asleep.
+          // With the tasks' time in the traced blocks alone, the records are
+          // those blocks' (the pilot's hot ones left out).
+          const double samples = static_cast<double>(b.repetitions) * static_cast<double>(b.samples_per_block);
+          const double records =
+              c->traced_cpu_ns ? std::min(static_cast<double>(c->records), samples * static_cast<double>(b.batch))
+                               : static_cast<double>(c->records);
+          const double idle = std::min(static_cast<double>(*c->wakeups), samples);
+          // The tasks' time in the traced blocks alone where the run has it:
+          // these runs' few records would magnify what the tasks do idle in
+          // the baseline blocks (a reader's poll timeouts), and the fitted
+          // per-enable term set against the reads at disable, which are
+          // measured and left out.
+          IdleConsumerPoint ip;
+          const double ns = c->traced_cpu_ns ? *c->traced_cpu_ns : std::max(0.0, c->cpu_ns - c->caller_cpu_ns);
+          ip.point.cycles_per_record = ns * tsc / 1e9 / records;
+          ip.point.payload_bytes = static_cast<double>(b.payload_bytes);
+          ip.point.wakeups_per_record = (static_cast<double>(*c->wakeups) - idle) / records;
+          ip.point.enables_per_record = 0;
+          ip.idle_wakeups_per_record = idle / records;
+          o.idle_consumer.push_back(ip);
+        }
+        continue;
+      }
       if (b.consumer && handlers == 1 && b.threads == 1 && b.consumer->records > 0 && tsc > 0) {
         const ConsumerResult& c = *b.consumer;
         ConsumerPoint p;
@@ -732,10 +909,31 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   for (const auto& r : runs) m.runs.push_back(r.context.run_id);
   std::mt19937_64 rng(20081);  // fixed: the same runs give the same model
   const std::map<std::string, PassCost> passes = timer_pass_costs(pools, bootstrap, rng);
+  std::vector<std::vector<std::pair<double, double>>> lines;
+  std::vector<const Observations*> of;
   for (const auto& [k, o] : obs) {
     auto pass = passes.find(std::get<0>(k));
-    m.entries.push_back(
-        fit_entry(k, o, pools[o.consumer_pool], pass == passes.end() ? nullptr : &pass->second, bootstrap, rng));
+    lines.emplace_back();
+    of.push_back(&o);
+    m.entries.push_back(fit_entry(k, o, pools[o.consumer_pool], pass == passes.end() ? nullptr : &pass->second,
+                                  bootstrap, rng, &lines.back()));
+  }
+  // After an idle gap, against the line of the burst's other events: the
+  // entry's own, or a quiet configuration's (fit_idle_start).
+  for (std::size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
+    std::size_t base = i;
+    if (!of[i]->idle_runs.empty() && e.wakeups_per_record && *e.wakeups_per_record > 0)
+      for (std::size_t j = 0; j < m.entries.size(); ++j) {
+        const Entry& q = m.entries[j];
+        if (j != i && q.tracer == e.tracer && q.probe_kind == e.probe_kind && q.action == e.action &&
+            of[j]->consumer_pool == of[i]->consumer_pool && q.wakeups_per_record && *q.wakeups_per_record == 0 &&
+            q.fixed.ok()) {
+          base = j;
+          break;
+        }
+      }
+    fit_idle_start(*of[i], m.entries[base], lines[base], bootstrap, rng, &m.entries[i]);
   }
   *out = std::move(m);
   return Status::ok();

@@ -42,6 +42,8 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"consumer_per_wakeup", &Entry::consumer_per_wakeup},
     {"consumer_per_enable", &Entry::consumer_per_enable},
     {"probe_per_wakeup", &Entry::probe_per_wakeup},
+    {"idle_start", &Entry::idle_start},
+    {"consumer_per_idle_wakeup", &Entry::consumer_per_idle_wakeup},
 };
 
 template <typename T>
@@ -78,7 +80,8 @@ json to_json(const Model& m) {
     }
     entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
                        {"options", e.options}, {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
-                       {"wakeups_per_record", opt(e.wakeups_per_record)},
+                       {"wakeups_per_record", opt(e.wakeups_per_record)}, {"idle_gap_us", opt(e.idle_gap_us)},
+                       {"idle_base_options", opt(e.idle_base_options)},
                        {"fit", {{"r2", opt(e.r2)}, {"worst_residual_cycles", opt(e.worst_residual_cycles)},
                                 {"points", points}, {"handlers", handlers}, {"consumer", consumer}}}});
   }
@@ -89,9 +92,9 @@ json to_json(const Model& m) {
             {"execution", m.execution}, {"emulated", m.emulated}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
           {"equation",
            "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t) "
-           "+ (w - wakeups_per_record)*probe_per_wakeup; "
-           "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + wakeups/s*consumer_per_wakeup "
-           "+ enables/s*consumer_per_enable, "
+           "+ (w' - wakeups_per_record)*probe_per_wakeup + (bursts/rate)*idle_start, w' = (wakeups/s - bursts/s)/rate; "
+           "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + (wakeups/s - idle wakeups/s)"
+           "*consumer_per_wakeup + idle wakeups/s*consumer_per_idle_wakeup + enables/s*consumer_per_enable, "
            "Cost_A = u*Cost_D, Cost_C = (1-u)*Cost_D"},
           {"entries", entries}};
 }
@@ -123,6 +126,9 @@ Status from_json(const json& j, Model* out) {
       for (const auto& [name, member] : kParams) e.*member = param_from(ej.at("parameters").at(name));
       for (const auto& [t, p] : ej.at("contention").items()) e.contention[std::stoi(t)] = param_from(p);
       if (!ej.at("wakeups_per_record").is_null()) e.wakeups_per_record = ej.at("wakeups_per_record").get<double>();
+      if (!ej.at("idle_gap_us").is_null()) e.idle_gap_us = ej.at("idle_gap_us").get<double>();
+      if (!ej.at("idle_base_options").is_null())
+        e.idle_base_options = ej.at("idle_base_options").get<std::map<std::string, std::string>>();
       const json& f = ej.at("fit");
       if (!f.at("r2").is_null()) e.r2 = f.at("r2").get<double>();
       if (!f.at("worst_residual_cycles").is_null()) e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
@@ -170,7 +176,7 @@ std::string to_markdown(const Model& m) {
       "# Cost model parameters\n\n{} ({}), kernel {}, {}, TSC {:.3f} GHz; fitted from {} run(s). Cycles per event "
       "with the 95% bootstrap interval over repetitions, and ns.\n\n"
       "`Cost(P) = fixed + b·per_byte + (N−1)·(false_predicate + p·(per_ecb − false_predicate)) + contention(t) + (w − "
-      "w_fit)·probe_per_wakeup`\n",
+      "w_fit)·probe_per_wakeup + (bursts/rate)·idle_start`\n",
       m.host, m.cpu_model, m.kernel_release, m.emulated ? m.execution + " (emulated)" : std::string("host"),
       m.tsc_hz / 1e9, m.runs.size());
   std::set<std::string> tracers;
@@ -252,6 +258,29 @@ std::string to_markdown(const Model& m) {
     md += fmt::format("| {} | {} | {} | {} | {} |\n", e.tracer, e.probe_kind, action_label(e), cell(e.probe_per_wakeup),
                       e.wakeups_per_record ? fmt::format("{:.3f}", *e.wakeups_per_record) : std::string("—"));
   }
+  bool idle = false;
+  for (const auto& e : m.entries) {
+    if (!e.idle_start.ok() && !e.consumer_per_idle_wakeup.ok()) continue;
+    if (!idle)
+      md += "\n## After an idle gap (Table 5 analog)\n\nRuns with a sleep before each sample (`run --gap-us`): what "
+            "a burst's first event costs beyond `fixed` when it follows an idle gap (the consumer asleep on an idle "
+            "CPU, caches and predictors cold; `idle_start`), and what waking such a consumer costs it "
+            "(`consumer_per_idle_wakeup`, the paper's context switch on an idle system). `idle_start` is over the hot "
+            "cost of the burst's other events: the entry's own, or where its hot runs wake the consumer, that of the "
+            "configuration named (it wakes none; a burst's other events wake no one).\n\n| tracer | probe kind | "
+            "action | gap (µs) | per burst (`idle_start`) | over the hot line of | consumer per idle wakeup |\n"
+            "|---|---|---|---:|---|---|---|\n";
+    idle = true;
+    std::string base = "itself";
+    if (e.idle_base_options) {
+      Entry b = e;
+      b.options = *e.idle_base_options;
+      base = action_label(b);
+    }
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", e.tracer, e.probe_kind, action_label(e),
+                      e.idle_gap_us ? fmt::format("{:.0f}", *e.idle_gap_us) : std::string("—"), cell(e.idle_start),
+                      base, cell(e.consumer_per_idle_wakeup));
+  }
   md += "\n## What the runs did not measure\n\n";
   std::set<std::string> said;
   for (const auto& e : m.entries) {
@@ -320,8 +349,9 @@ Status scenario_from_json(const json& j, Scenario* out) {
     *v = x;
     return Status::ok();
   };
-  const std::set<std::string> probe_keys = {"tracer", "probe_kind", "action", "options", "payload_bytes",
-                                            "handlers", "predicate_true", "rate_hz", "threads", "wakeups_hz"};
+  const std::set<std::string> probe_keys = {"tracer",  "probe_kind", "action",     "options",
+                                            "payload_bytes", "handlers", "predicate_true", "rate_hz",
+                                            "threads", "wakeups_hz", "bursts_hz"};
   auto options = [&](const json& o, std::optional<std::map<std::string, std::string>>* v,
                      const std::string& where) -> Status {
     if (!o.contains("options")) return Status::ok();
@@ -357,6 +387,10 @@ Status scenario_from_json(const json& j, Scenario* out) {
       TB_TRY(number(o, "wakeups_hz", 0, 1e9, &w, where));
       p.wakeups_hz = w;
     }
+    TB_TRY(number(o, "bursts_hz", 0, 1e9, &p.bursts_hz, where));
+    if (p.bursts_hz > p.rate_hz)
+      return bad(fmt::format("{}: \"bursts_hz\" {} is more than \"rate_hz\" {} (a burst fires at least once)", where,
+                             p.bursts_hz, p.rate_hz));
     if (bytes != std::floor(bytes) || handlers != std::floor(handlers) || threads != std::floor(threads))
       return bad(where + ": payload_bytes, handlers and threads are whole numbers");
     p.payload_bytes = static_cast<std::uint64_t>(bytes);
@@ -366,8 +400,8 @@ Status scenario_from_json(const json& j, Scenario* out) {
   }
   if (j.contains("consumers")) {
     if (!j.at("consumers").is_array()) return bad("\"consumers\" must be an array");
-    const std::set<std::string> keys = {"tracer",     "probe_kind", "action",       "options",
-                                        "records_hz", "wakeups_hz", "enables_hz", "payload_bytes"};
+    const std::set<std::string> keys = {"tracer",     "probe_kind", "action",     "options",       "records_hz",
+                                        "wakeups_hz", "enables_hz", "payload_bytes", "idle_wakeups_hz"};
     for (std::size_t i = 0; i < j.at("consumers").size(); ++i) {
       const json& o = j.at("consumers")[i];
       std::string where = fmt::format("consumers[{}]", i);
@@ -382,6 +416,10 @@ Status scenario_from_json(const json& j, Scenario* out) {
       TB_TRY(number(o, "records_hz", 0, 1e9, &c.records_hz, where));
       TB_TRY(number(o, "wakeups_hz", 0, 1e9, &c.wakeups_hz, where));
       TB_TRY(number(o, "enables_hz", 0, 1e6, &c.enables_hz, where));
+      TB_TRY(number(o, "idle_wakeups_hz", 0, 1e9, &c.idle_wakeups_hz, where));
+      if (c.idle_wakeups_hz > c.wakeups_hz)
+        return bad(fmt::format("{}: \"idle_wakeups_hz\" {} is more than \"wakeups_hz\" {} (they are some of them)",
+                               where, c.idle_wakeups_hz, c.wakeups_hz));
       double bytes = 0;
       TB_TRY(number(o, "payload_bytes", 0, 1 << 20, &bytes, where));
       if (bytes != std::floor(bytes)) return bad(where + ": payload_bytes is a whole number");

@@ -81,19 +81,45 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       c += *it->second.cycles;
     }
     ProbeCost pc;
+    std::optional<double> w_fit = e->wakeups_per_record;
+    if (load.bursts_hz > 0 && load.rate_hz > 0) {
+      // Each burst's first event follows an idle gap.
+      if (load.bursts_hz > load.rate_hz)
+        return Status::error(fmt::format("model predict: {} {} {}: {} bursts/s at {} firings/s: a burst has at least "
+                                         "one firing",
+                                         e->tracer, e->probe_kind, e->action, load.bursts_hz, load.rate_hz));
+      TB_TRY(need(e->idle_start, "cost of a burst's first event after an idle gap (idle_start)", *e));
+      if (e->idle_base_options) {
+        // The burst's other events at the quiet configuration's hot line,
+        // against which idle_start was measured (it woke no consumer).
+        const Entry* base = m.find(e->tracer, e->probe_kind, e->action, *e->idle_base_options);
+        if (!base)
+          return Status::error(fmt::format("model predict: {} {} {}: idle_start is against the configuration {{{}}}, "
+                                           "which the model lacks",
+                                           e->tracer, e->probe_kind, e->action, options_text(*e->idle_base_options)));
+        TB_TRY(need(base->fixed, "fixed cost (of the quiet configuration)", *base));
+        c += *base->fixed.cycles - *e->fixed.cycles;
+        if (load.payload_bytes > 0) {
+          TB_TRY(need(base->per_byte, "per-byte cost (of the quiet configuration)", *base));
+          c += static_cast<double>(load.payload_bytes) * (*base->per_byte.cycles - *e->per_byte.cycles);
+        }
+        w_fit = base->wakeups_per_record;
+      }
+      pc.idle_cycles = load.bursts_hz / load.rate_hz * *e->idle_start.cycles;
+      c += pc.idle_cycles;
+    }
     if (load.wakeups_hz && load.rate_hz > 0) {
       // The firing cost at the scenario's wakeups per firing rather than the
-      // entry's own.
-      const double w = *load.wakeups_hz / load.rate_hz;
+      // entry's own; a burst's first wakeup is in idle_start.
+      const double w = std::max(0.0, *load.wakeups_hz - load.bursts_hz) / load.rate_hz;
       if (!e->probe_per_wakeup.ok())
         pc.wakeup_note = fmt::format("{:.3g} wakeups per firing, not costed (fixed holds {} of its runs): {}", w,
-                                     e->wakeups_per_record ? fmt::format("the {:.3g}", *e->wakeups_per_record)
-                                                           : std::string("those"),
+                                     w_fit ? fmt::format("the {:.3g}", *w_fit) : std::string("those"),
                                      e->probe_per_wakeup.missing);
-      else if (!e->wakeups_per_record)
+      else if (!w_fit)
         pc.wakeup_note = "the entry's runs did not count their wakeups per record";
       else
-        pc.wakeup_cycles = (w - *e->wakeups_per_record) * *e->probe_per_wakeup.cycles;
+        pc.wakeup_cycles = (w - *w_fit) * *e->probe_per_wakeup.cycles;
       c += pc.wakeup_cycles;
     }
     pc.cycles = c;
@@ -115,9 +141,17 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       }
       d += load.records_hz * per;
     }
-    if (load.wakeups_hz > 0) {
+    if (load.idle_wakeups_hz > load.wakeups_hz)
+      return Status::error(fmt::format("model predict: {} {} {}: idle_wakeups_hz {} is more than wakeups_hz {} (they "
+                                       "are some of them)",
+                                       e->tracer, e->probe_kind, e->action, load.idle_wakeups_hz, load.wakeups_hz));
+    if (load.wakeups_hz > load.idle_wakeups_hz) {
       TB_TRY(need(e->consumer_per_wakeup, "consumer cost per wakeup", *e));
-      d += load.wakeups_hz * *e->consumer_per_wakeup.cycles;
+      d += (load.wakeups_hz - load.idle_wakeups_hz) * *e->consumer_per_wakeup.cycles;
+    }
+    if (load.idle_wakeups_hz > 0) {
+      TB_TRY(need(e->consumer_per_idle_wakeup, "consumer cost per wakeup after an idle gap", *e));
+      d += load.idle_wakeups_hz * *e->consumer_per_idle_wakeup.cycles;
     }
     // Enable/disable cycles: without the term their cost is in the per-record
     // one (at the runs' cycles per record), so a scenario with none is
@@ -155,6 +189,10 @@ nlohmann::json to_json(const Scenario& s, const Prediction& p) {
                       {"predicate_true", l.predicate_true}, {"rate_hz", l.rate_hz}, {"threads", l.threads},
                       {"cycles", p.probes[i].cycles}, {"cycles_per_s", p.probes[i].cycles_per_s},
                       {"cpu_percent", p.probes[i].cpu_percent}});
+    if (l.bursts_hz > 0) {
+      probes.back()["bursts_hz"] = l.bursts_hz;
+      probes.back()["idle_cycles"] = p.probes[i].idle_cycles;
+    }
     if (l.wakeups_hz) {
       probes.back()["wakeups_hz"] = *l.wakeups_hz;
       probes.back()["wakeup_cycles"] = p.probes[i].wakeup_cycles;
@@ -186,6 +224,9 @@ std::string to_text(const Scenario& s, const Prediction& p) {
       out += fmt::format("  of which {:.1f} cycles for {:.0f} wakeups/s (probe_per_wakeup)\n", p.probes[i].wakeup_cycles,
                          *l.wakeups_hz);
     if (!p.probes[i].wakeup_note.empty()) out += "  note: " + p.probes[i].wakeup_note + "\n";
+    if (l.bursts_hz > 0)
+      out += fmt::format("  of which {:.1f} cycles for {:.0f} bursts/s after an idle gap (idle_start)\n",
+                         p.probes[i].idle_cycles, l.bursts_hz);
   }
   out += fmt::format("Cost_A (consumer, user)   {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_a, p.cpu_percent_a);
   out += fmt::format("Cost_B (probe firings)    {:>14.0f} cycles/s  {:>7.3f} % CPU\n", p.cost_b, p.cpu_percent_b);

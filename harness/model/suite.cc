@@ -178,6 +178,20 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
         add(r);
       }
     }
+    // After an idle gap, for a scenario whose records a consumer reads: a
+    // sleep before each sample, as long as a validation's pacing period, so
+    // each sample's first event is what a burst's first event is there
+    // (idle_start), and a wakeup it causes finds the consumer asleep
+    // (consumer_per_idle_wakeup: three sizes, for three consumer figures).
+    // A counting probe's bursts cost nothing measurable beyond the noise
+    // here (a uprobe's figure swings between two modes block to block, and a
+    // run after a gap lands in one of them): no such run for it.
+    if (s.payload_bytes > 0) {
+      std::vector<std::string> r = base;
+      for (auto p : std::set<std::uint64_t>{0, s.payload_bytes, 1024}) r.insert(r.end(), {"-p", std::to_string(p)});
+      r.insert(r.end(), {"--gap-us", "1000"});
+      add(r);
+    }
     if (s.handlers > 1) {
       // The handler-count sweep: per_ecb and false_predicate.
       for (int n : {2, 4, s.handlers})

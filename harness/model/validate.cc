@@ -27,7 +27,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   double tasks = 0, tasks_perf = 0, tasks_counted = 0, wall_counted = 0, tasks_uncounted = 0, wall_uncounted = 0;
   std::uint64_t switches = 0;
   bool perf_all = true, any_tasks = false, any_counted = false, any_uncounted = false;
-  std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0, enables = 0;
+  std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0, enables = 0, bursts = 0;
   for (const auto& g : x.segments) {
     const int t = g.traced ? 1 : 0;
     enables += t;  // each traced segment is one enable() and one disable()
@@ -36,6 +36,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     busy[t] += g.machine_busy_ns;
     events[t] += g.events;
     if (g.traced) {
+      bursts += g.bursts;
       consumer += g.consumer_cpu_ns;
       tasks += g.consumer_tasks_ns;
       any_tasks |= g.consumer_tasks_ns > 0 || g.consumer_tasks_perf_ns.has_value();
@@ -120,11 +121,23 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   // consumer on its own timer (it runs in the untraced ones too) over all.
   const double wake_wall = x.wakes_on_timer ? wall[0] + wall[1] : wall[1];
   if (x.wakeups && x.records > 0) load.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
+  // Each pacing period's events are a burst after the thread slept: its
+  // first one pays idle_start, and its first wakeup (if it wakes the
+  // consumer) finds the consumer asleep.
+  v.bursts_hz = static_cast<double>(bursts) / (wall[1] / 1e9);
+  if (load.wakeups_hz && !x.wakes_on_timer) v.idle_wakeups_hz = std::min(*load.wakeups_hz, v.bursts_hz);
+  const Entry* entry = m.find(s.tracer, s.probe_kind, s.action, s.options);
+  if (entry && entry->idle_start.ok())
+    load.bursts_hz = std::min(v.bursts_hz, v.rate_hz);
+  else if (entry && v.bursts_hz > 0)
+    v.idle_note = fmt::format("{:.0f} bursts/s after an idle gap, not costed: {}", v.bursts_hz,
+                              entry->idle_start.missing);
   probe_only.probes.push_back(load);
   Prediction p;
   TB_TRY(predict(m, probe_only, &p));
   v.predicted_probe_cycles = p.probes[0].cycles;
   v.predicted_wakeup_cycles = p.probes[0].wakeup_cycles;
+  v.predicted_idle_cycles = p.probes[0].idle_cycles;
   v.wakeup_note = p.probes[0].wakeup_note;
   v.predicted_probe_cpu_percent = p.cpu_percent_b;
   // The consumer at the rates it ran at.
@@ -142,6 +155,14 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     c.records_hz = static_cast<double>(x.records) / (wall[1] / 1e9);
     if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
     c.enables_hz = static_cast<double>(enables) / (wall[1] / 1e9);
+    if (v.idle_wakeups_hz > 0 && entry) {
+      if (entry->consumer_per_idle_wakeup.ok())
+        c.idle_wakeups_hz = std::min(v.idle_wakeups_hz, c.wakeups_hz);
+      else
+        v.idle_note += fmt::format("{}{:.0f} of the consumer's wakeups/s found it asleep, costed as warm ones: {}",
+                                   v.idle_note.empty() ? "" : "; ", v.idle_wakeups_hz,
+                                   entry->consumer_per_idle_wakeup.missing);
+    }
     with.consumers.push_back(c);
     Prediction q;
     if (Status st = predict(m, with, &q); st) {
@@ -149,6 +170,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     } else if (c.wakeups_hz > 0) {
       // A model without a per-wakeup term has the wakeups in its per-record one.
       with.consumers[0].wakeups_hz = 0;
+      with.consumers[0].idle_wakeups_hz = 0;
       if (Status st2 = predict(m, with, &q); st2)
         v.predicted_consumer_cpu_percent = q.consumer_cpu_percent();
       else
@@ -182,11 +204,11 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
                     {"consumer_cpu_ns", g.consumer_cpu_ns}, {"consumer_tasks_ns", g.consumer_tasks_ns},
                     {"consumer_tasks_perf_ns", opt(g.consumer_tasks_perf_ns)},
                     {"consumer_tasks_switches", g.consumer_tasks_switches}, {"task_clock", g.task_clock},
-                    {"ticks", g.ticks},
+                    {"ticks", g.ticks}, {"bursts", g.bursts},
                     {"late_ticks", g.late_ticks}});
   nlohmann::json j = {
       {"schema", "tracebench.validation"},
-      {"schema_version", 3},
+      {"schema_version", 4},
       {"model",
        {{"host", m.host},
         {"kernel_release", m.kernel_release},
@@ -222,6 +244,10 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
       {"warnings", v.warnings}};
   if (!v.consumer_missing.empty()) j["predicted"]["consumer_missing"] = v.consumer_missing;
   if (x.wakeups && x.records > 0) j["predicted"]["probe_wakeup_cycles"] = v.predicted_wakeup_cycles;
+  j["measured"]["bursts_hz"] = v.bursts_hz;
+  j["measured"]["idle_wakeups_hz"] = v.idle_wakeups_hz;
+  j["predicted"]["probe_idle_cycles"] = v.predicted_idle_cycles;
+  if (!v.idle_note.empty()) j["predicted"]["idle_note"] = v.idle_note;
   if (!v.wakeup_note.empty()) j["predicted"]["probe_wakeup_note"] = v.wakeup_note;
   return j;
 }
@@ -270,6 +296,10 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
     out += fmt::format("of the predicted cycles per probe, {:.1f} for the wakeups it caused (probe_per_wakeup)\n",
                        v.predicted_wakeup_cycles);
   if (!v.wakeup_note.empty()) out += "probe wakeups: " + v.wakeup_note + "\n";
+  if (v.predicted_idle_cycles != 0)
+    out += fmt::format("of the predicted cycles per probe, {:.1f} for {:.0f} bursts/s after an idle gap (idle_start)\n",
+                       v.predicted_idle_cycles, v.bursts_hz);
+  if (!v.idle_note.empty()) out += "after idle: " + v.idle_note + "\n";
   if (!v.consumer_missing.empty()) out += "no consumer prediction: " + v.consumer_missing + "\n";
   for (const auto& w : v.warnings) out += "warning: " + w + "\n";
   return out;

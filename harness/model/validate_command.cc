@@ -80,6 +80,7 @@ Status paced(WorkloadState* st, double rate, double seconds, ValidationSegment* 
     carry -= static_cast<double>(n);
     st->fire(n);
     g->events += n;
+    if (n > 0) ++g->bursts;
     deadline.tv_nsec += kPeriodNs;
     if (deadline.tv_nsec >= 1000000000) {
       deadline.tv_nsec -= 1000000000;

@@ -695,6 +695,198 @@ Model hand_model() {
 //   (probe 2 at 20 wakeups/s, 0.02 per firing, fitted at 0.1: 1000 + (0.02 - 0.1)*4000 = 680)
 //   consumer: 50e3*130 + 100*5000 = 7e6 cycles/s, a quarter of it user time:
 //             A = 1.75e6 (0.0875 %); C = 5.25e6 (0.2625 %); total 6.63 %
+// After an idle gap (`run --gap-us`): a burst's first event pays idle_start
+// beyond the hot line of the burst's other events, and a wakeup it causes
+// finds the consumer asleep (consumer_per_idle_wakeup).  The default policy's
+// hot runs wake the reader on some records (their figure holds that); the
+// no_wakeup policy's wake it on none, so its line is the one the idle terms
+// are over.  Runs after a gap stay out of every hot term.
+constexpr double kIdle = 50000, kIdleWake = 40000, kHotWake = 2000;
+
+BenchmarkResult after_gap(std::uint64_t bytes, std::uint64_t gap_us, std::mt19937_64& rng) {
+  BenchmarkResult b = bench("ringbuf", bytes, 1, 0, rng);
+  std::normal_distribution<double> noise(0, 200);
+  b.gap_us = gap_us;
+  b.batch = 1;
+  b.repetitions = 20;
+  b.samples_per_block = 100;
+  b.traced.repetition_medians.clear();
+  for (double base : b.baseline.repetition_medians)
+    b.traced.repetition_medians.push_back(base + kFixed + kPerByte * bytes + kIdle + noise(rng));
+  ConsumerResult c;
+  c.records = 2000 + 65;  // the pilot's hot records besides the blocks'
+  c.wakeups = 2000;
+  c.traced_cpu_ns = 2000 * (kRec + kByte * bytes + kIdleWake + noise(rng)) / 2.1;
+  c.cpu_ns = *c.traced_cpu_ns + 9e6;  // the baseline blocks' idle poll timeouts and the reads at disable
+  c.caller_cpu_ns = 3e6;
+  c.ticks = 40;
+  c.user_ticks = 10;
+  b.consumer = c;
+  return b;
+}
+
+RunResult idle_runs(bool quiet_policy, std::vector<std::uint64_t> gaps) {
+  std::mt19937_64 rng(13);
+  RunResult r = run_of("idle");
+  for (std::uint64_t bytes : {0, 256, 1024})
+    for (int i = 0; i < 2; ++i) {
+      BenchmarkResult d = with_consumer(bytes, 0.15, rng);
+      d.traced.repetition_medians.clear();
+      for (double base : d.baseline.repetition_medians)
+        d.traced.repetition_medians.push_back(base + kFixed + kPerByte * bytes + kHotWake);
+      r.benchmarks.push_back(d);
+      if (quiet_policy) {
+        BenchmarkResult n = with_consumer(bytes, 0, rng);
+        n.options = {{"wakeup", "no_wakeup"}, {"poll_ms", "2"}};
+        r.benchmarks.push_back(n);
+      }
+    }
+  for (std::uint64_t gap : gaps)
+    for (std::uint64_t bytes : {0, 256, 1024}) r.benchmarks.push_back(after_gap(bytes, gap, rng));
+  // Not one knob at a time: left out.
+  BenchmarkResult two = after_gap(0, gaps.empty() ? 1000 : gaps[0], rng);
+  two.threads = 2;
+  two.traced.repetition_medians.assign(two.traced.repetition_medians.size(), 1e7);
+  r.benchmarks.push_back(two);
+  return r;
+}
+
+std::string shown(const Param& p) {
+  return p.ok() ? fmt::format("{} [{}, {}]", *p.cycles, p.ci_low, p.ci_high) : p.missing;
+}
+
+TEST(ModelFit, IdleStartAndIdleWakeupFromRunsAfterAGap) {
+  Model m;
+  ASSERT_TRUE(fit({idle_runs(true, {1000})}, &m).is_ok());
+  const Entry* d = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NEAR(*d->fixed.cycles, kFixed + kHotWake, 10) << "runs after a gap stay out of the hot line";
+  EXPECT_NEAR(*d->per_byte.cycles, kPerByte, 0.01);
+  EXPECT_TRUE(within(d->idle_start, kIdle)) << shown(d->idle_start);
+  EXPECT_LT(d->idle_start.ci_high - d->idle_start.ci_low, 400) << "an interval, not a shrug";
+  EXPECT_EQ(d->idle_start.n, 3u * 20) << "every repetition of the three runs after the gap, not the two-thread one";
+  ASSERT_TRUE(d->idle_base_options.has_value());
+  EXPECT_EQ(*d->idle_base_options, (std::map<std::string, std::string>{{"poll_ms", "2"}, {"wakeup", "no_wakeup"}}));
+  EXPECT_EQ(d->idle_gap_us, 1000.0);
+  EXPECT_TRUE(within(d->consumer_per_idle_wakeup, kIdleWake)) << shown(d->consumer_per_idle_wakeup);
+  EXPECT_NEAR(*d->consumer_per_idle_wakeup.cycles, kIdleWake, 200)
+      << "the tasks' time in the traced blocks, over the blocks' records: not the baseline blocks' timeouts";
+  EXPECT_TRUE(within(d->consumer_per_wakeup, kWake)) << "the hot consumer terms as before: " << shown(d->consumer_per_wakeup);
+  const std::string md = to_markdown(m);
+  EXPECT_NE(md.find("After an idle gap"), std::string::npos);
+  EXPECT_NE(md.find("| ringbuf (poll_ms=2, wakeup=no_wakeup) |"), std::string::npos) << md;
+  Model back;
+  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+
+  // Predicted: a burst of 20 records after the gap, 1000 a second; the
+  // other 19 at the quiet line, the first one's idle_start on top.
+  Scenario s;
+  ProbeLoad load{"ebpf", "syscall", "ringbuf", 256, 1, 1, 20000, 1};
+  load.options = std::map<std::string, std::string>{};
+  load.wakeups_hz = 1000;
+  load.bursts_hz = 1000;
+  s.probes.push_back(load);
+  ConsumerLoad c{"ebpf", "syscall", "ringbuf", 20000, 1000};
+  c.options = load.options;
+  c.payload_bytes = 256;
+  c.idle_wakeups_hz = 1000;
+  s.consumers.push_back(c);
+  Prediction p;
+  Status st = predict(m, s, &p);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_NEAR(p.probes[0].cycles, kFixed + kPerByte * 256 + kIdle / 20, 40);
+  EXPECT_NEAR(p.probes[0].idle_cycles, kIdle / 20, 20);
+  EXPECT_NE(to_text(s, p).find("bursts/s after an idle gap (idle_start)"), std::string::npos) << to_text(s, p);
+  EXPECT_NEAR(p.cost_a + p.cost_c + p.cost_ac_unsplit, 20000 * (kRec + kByte * 256) + 1000 * kIdleWake, 2e5);
+
+  // Without a quiet configuration the idle terms are over the entry's own
+  // line (its hot wakeups' cost comes off idle_start).
+  ASSERT_TRUE(fit({idle_runs(false, {1000})}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(d->idle_base_options.has_value());
+  EXPECT_TRUE(within(d->idle_start, kIdle - kHotWake)) << shown(d->idle_start);
+  // Runs after two gaps: one gap per model.
+  ASSERT_TRUE(fit({idle_runs(true, {1000, 200})}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_FALSE(d->idle_start.ok());
+  EXPECT_NE(d->idle_start.missing.find("200, 1000"), std::string::npos) << d->idle_start.missing;
+  // None: said, with the command that measures it.
+  ASSERT_TRUE(fit({idle_runs(true, {})}, &m).is_ok());
+  d = m.find("ebpf", "syscall", "ringbuf");
+  EXPECT_NE(d->idle_start.missing.find("--gap-us 1000"), std::string::npos) << d->idle_start.missing;
+  EXPECT_NE(d->consumer_per_idle_wakeup.missing.find("--gap-us 1000"), std::string::npos);
+  st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("idle_start"), std::string::npos) << st.message();
+  s.probes[0].bursts_hz = 0;
+  st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("after an idle gap"), std::string::npos) << st.message();
+}
+
+TEST(ModelPredict, BurstsAfterAnIdleGapByHand) {
+  Model m = hand_model();  // fixed 1000, 0.5/byte, probe_per_wakeup 4000 at w_fit 0.1; consumer 5000/wakeup
+  m.entries[0].idle_start = value(30000);
+  m.entries[0].consumer_per_idle_wakeup = value(20000);
+  Scenario s;
+  ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(R"({
+    "probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "rate_hz": 10000,
+                "wakeups_hz": 1500, "bursts_hz": 1000}],
+    "consumers": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "records_hz": 10000,
+                   "wakeups_hz": 1500, "idle_wakeups_hz": 1000}]})"),
+                                 &s)
+                  .is_ok());
+  Prediction p;
+  Status st = predict(m, s, &p);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  // 1000 + 0.1 * 30000 + (500/10000 - 0.1) * 4000: the bursts' first
+  // wakeups are in idle_start, the other 500 a second are warm.
+  EXPECT_DOUBLE_EQ(p.probes[0].idle_cycles, 3000);
+  EXPECT_DOUBLE_EQ(p.probes[0].wakeup_cycles, -200);
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles, 3800);
+  // 10000 * 130 + 500 * 5000 + 1000 * 20000 = 23.8e6 cycles/s, a quarter user.
+  EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c, 23.8e6);
+  EXPECT_DOUBLE_EQ(p.cost_a, 23.8e6 / 4);
+  // The idle_start of a quiet configuration's line.
+  Model q = m;
+  Entry quiet = m.entries[0];
+  quiet.options = {{"wakeup", "no_wakeup"}};
+  quiet.fixed = value(400);
+  quiet.per_byte = value(0.25);
+  quiet.wakeups_per_record = 0;
+  q.entries[0].idle_base_options = quiet.options;
+  q.entries.push_back(quiet);
+  s.probes[0].options = s.consumers[0].options = std::map<std::string, std::string>{};
+  s.probes[0].payload_bytes = 100;
+  st = predict(q, s, &p);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  // 400 + 100 * 0.25 + 3000 + (0.05 - 0) * 4000
+  EXPECT_DOUBLE_EQ(p.probes[0].cycles, 400 + 25 + 3000 + 200);
+  q.entries.pop_back();
+  st = predict(q, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("wakeup=no_wakeup"), std::string::npos) << st.message();
+  // Refused: more bursts than firings, more idle wakeups than wakeups.
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 10, "bursts_hz": 20}]})",
+       "\"bursts_hz\" 20 is more than \"rate_hz\" 10"},
+      {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 10}],
+           "consumers": [{"tracer": "e", "probe_kind": "s", "action": "x", "wakeups_hz": 5, "idle_wakeups_hz": 6}]})",
+       "\"idle_wakeups_hz\" 6 is more than \"wakeups_hz\" 5"},
+  };
+  for (const auto& [text, want] : bad) {
+    Scenario b;
+    st = scenario_from_json(nlohmann::json::parse(text), &b);
+    ASSERT_FALSE(st.is_ok()) << text;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+  }
+  s.probes[0].bursts_hz = 20000;
+  st = predict(m, s, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("a burst has at least one firing"), std::string::npos) << st.message();
+}
+
 TEST(ModelPredict, HandWorkedScenarioExactly) {
   Scenario s;
   ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(R"({
@@ -996,6 +1188,72 @@ namespace {
 // `model suite`'s plan: each measurement once (twice where the consumer's
 // per-record term needs two figures), a payload sweep through the
 // scenario's size, the handler sweep for sys10, --quick passed on.
+// A paced period's events are a burst after the firing thread slept: its
+// first one pays idle_start, and the consumer's first wakeup of it finds the
+// consumer asleep (at most one per burst).
+TEST(ModelValidate, BurstsAfterTheThreadSleptAreCostedAfterAnIdleGap) {
+  Model m = hand_model();  // fixed 1000, probe_per_wakeup 4000 at w_fit 0.1; consumer 130/record, 5000/wakeup
+  m.tsc_hz = 2.1e9;
+  m.entries[0].idle_start = value(30000);
+  m.entries[0].consumer_per_idle_wakeup = value(20000);
+  ValidationScenario s;
+  s.tracer = "ebpf";
+  s.workload = "write_null";
+  s.probe_kind = "syscall";
+  s.action = "ringbuf";
+  s.rate_hz = 20000;
+  s.seconds = 4;
+  ValidationMeasured x;
+  x.segments = {segment(false, 1000), segment(true, 2200, 12e6), segment(true, 2200, 12e6), segment(false, 1000)};
+  for (auto& g : x.segments) g.bursts = 1000;  // 20 events each
+  x.records = 40000;
+  x.wakeups = 2200;  // 1100 a traced second
+  Validation v;
+  Status st = evaluate(m, s, x, &v);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_DOUBLE_EQ(v.bursts_hz, 1000);
+  EXPECT_DOUBLE_EQ(v.idle_wakeups_hz, 1000);
+  // 1000 + (1000 / 20000) * 30000 + ((1100 - 1000) / 20000 - 0.1) * 4000
+  EXPECT_DOUBLE_EQ(v.predicted_idle_cycles, 1500);
+  EXPECT_NEAR(v.predicted_wakeup_cycles, -380, 1e-9);
+  EXPECT_NEAR(v.predicted_probe_cycles, 2120, 1e-9);
+  // 20000 records/s * 130 + 100 warm wakeups/s * 5000 + 1000 idle ones * 20000
+  ASSERT_TRUE(v.predicted_consumer_cpu_percent.has_value()) << v.consumer_missing;
+  EXPECT_NEAR(*v.predicted_consumer_cpu_percent, 100 * (20000.0 * 130 + 100 * 5000 + 1000 * 20000) / 2.1e9, 1e-12);
+  EXPECT_TRUE(v.idle_note.empty()) << v.idle_note;
+  nlohmann::json j = to_json(m, s, x, v);
+  EXPECT_DOUBLE_EQ(j["measured"]["bursts_hz"].get<double>(), 1000);
+  EXPECT_DOUBLE_EQ(j["predicted"]["probe_idle_cycles"].get<double>(), 1500);
+  EXPECT_EQ(j["measured"]["segments"][1]["bursts"], 1000);
+  EXPECT_NE(to_text(s, v).find("1500.0 for 1000 bursts/s after an idle gap"), std::string::npos) << to_text(s, v);
+  {
+    // A model without the terms: bursts and idle wakeups not costed, said.
+    Model hot = hand_model();
+    hot.tsc_hz = 2.1e9;
+    hot.entries[0].idle_start = Param::absent("no run after an idle gap: `tracebench run ... --gap-us 1000`");
+    hot.entries[0].consumer_per_idle_wakeup = Param::absent("no run after an idle gap whose consumer ...");
+    Validation w;
+    ASSERT_TRUE(evaluate(hot, s, x, &w).is_ok());
+    EXPECT_DOUBLE_EQ(w.predicted_idle_cycles, 0);
+    EXPECT_NEAR(w.predicted_probe_cycles, 1000 + (1100.0 / 20000 - 0.1) * 4000, 1e-9);
+    EXPECT_NE(w.idle_note.find("1000 bursts/s after an idle gap, not costed: no run after an idle gap"),
+              std::string::npos) << w.idle_note;
+    EXPECT_NE(w.idle_note.find("costed as warm ones"), std::string::npos) << w.idle_note;
+    EXPECT_NEAR(*w.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 1100 * 5000) / 2.1e9, 1e-12);
+    EXPECT_NE(to_json(hot, s, x, w)["predicted"]["idle_note"].get<std::string>().find("not costed"),
+              std::string::npos);
+  }
+  {
+    // A consumer on its own timer: none of its wakeups is the probe's.
+    ValidationMeasured t = x;
+    t.wakes_on_timer = true;
+    Validation w;
+    ASSERT_TRUE(evaluate(m, s, t, &w).is_ok());
+    EXPECT_DOUBLE_EQ(w.idle_wakeups_hz, 0);
+    EXPECT_DOUBLE_EQ(w.predicted_idle_cycles, 1500) << "the probe's cold start is its own";
+  }
+}
+
 TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   auto sc = suite_scenarios("ebpf");
   ASSERT_EQ(sc.size(), 4u);
@@ -1018,10 +1276,20 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   std::vector<std::string> few = payload;
   few.insert(few.end() - 1, {"-o", "ebpf.wakeup=no_wakeup", "-o", "ebpf.poll_ms=2"});
   EXPECT_EQ(count(few), 1);
-  // sys, the sweep, pid, payload, payload with few wakeups; and sys, pid and
-  // payload with 10 samples per block (the consumer's cost per enable/disable
-  // cycle), sys10 sharing sys's.
-  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u + 3u);
+  // The payload scenario after an idle gap (idle_start, the consumer's idle
+  // wakeup), at three sizes; the counting scenarios have no such run.
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "0", "-p", "256", "-p", "1024",
+                   "--gap-us", "1000", "--quick"}),
+            1);
+  for (const auto& r : runs) {
+    if (std::count(r.begin(), r.end(), "--gap-us")) {
+      EXPECT_EQ(r[4], "write_null") << fmt::format("{}", fmt::join(r, " "));
+    }
+  }
+  // sys, the sweep, pid, payload, payload with few wakeups, payload after a
+  // gap; and sys, pid and payload with 10 samples per block (the consumer's
+  // cost per enable/disable cycle), sys10 sharing sys's.
+  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u + 1u + 3u);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "256", "-n", "10", "--quick"}), 1);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "-n", "10", "--quick"}), 1);
   for (const auto& r : suite_runs("ebpf", sc, false)) EXPECT_EQ(std::count(r.begin(), r.end(), "--quick"), 0);
@@ -1083,7 +1351,7 @@ TEST(ModelSuite, FtracePayloadBufferHoldsASegment) {
     EXPECT_EQ(marker, has) << fmt::format("{}", fmt::join(r, " "));
     with += has;
   }
-  EXPECT_EQ(with, 3);  // the payload sweep, twice, and its size with 10 samples per block
+  EXPECT_EQ(with, 4);  // the payload sweep, twice, its size with 10 samples per block, and after an idle gap
   // The other tracers read while the workload fires: untouched.
   for (const char* t : {"ebpf", "lttng", "dvm", "perf"}) {
     auto sc = suite_scenarios(t);

@@ -7,9 +7,11 @@
 // predicate with probability p, recording b payload bytes, fired by t threads:
 //
 //   Cost(P) = fixed + b * per_byte + (N - 1) * (false_predicate + p * (per_ecb - false_predicate))
-//             + contention(t) + (w - w_fit) * probe_per_wakeup                    (eq. 4)
+//             + contention(t) + (w' - w_fit) * probe_per_wakeup                   (eq. 4)
+//             + (bursts/s / rate) * idle_start
 //   Cost_D  = records/s * (consumer_per_record + b * consumer_per_record_byte)
-//             + wakeups/s * consumer_per_wakeup + enables/s * consumer_per_enable (eqs. 5-6)
+//             + (wakeups/s - idle wakeups/s) * consumer_per_wakeup
+//             + idle wakeups/s * consumer_per_idle_wakeup + enables/s * consumer_per_enable (eqs. 5-6)
 //   Cost_A  = u * Cost_D, Cost_C = (1 - u) * Cost_D   (u: the consumer's user share)
 //   Cost_B  = sum over probes of rate * Cost(P)
 //   CPU %   = 100 * (Cost_A + Cost_B + Cost_C) / f_TSC                             (eqs. 7-8)
@@ -26,6 +28,15 @@
 // measured at the entry's own w_fit wakeups per record (a hot loop wakes the
 // reader on most records), a paced workload wakes it on few; w is the
 // scenario's wakeups per firing.
+//
+// A hot loop never lets the CPUs idle; a workload that fires in bursts does.
+// `idle_start` is what the first event of a burst costs beyond `fixed` when
+// it follows an idle gap (~1 ms: the consumer asleep on an idle CPU, caches
+// and predictors cold), measured by runs with a sleep before each sample
+// (`run --gap-us`); a burst's first wakeup is its idle wakeup, so w' is the
+// wakeups per firing less the bursts'.  `consumer_per_idle_wakeup` is what
+// waking such a sleeping consumer costs it (the paper's Table 5, a context
+// switch on an idle system), from the same runs.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +53,8 @@
 namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
-inline constexpr int kModelSchemaVersion = 4;  // 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable
+// 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable; 5: idle_start, consumer_per_idle_wakeup
+inline constexpr int kModelSchemaVersion = 5;
 
 // One parameter: a value with its 95% interval, or why it has none.
 struct Param {
@@ -80,6 +92,16 @@ struct Entry {
   // record of this entry's runs (what `fixed` includes).
   Param probe_per_wakeup;
   std::optional<double> wakeups_per_record;
+  // After an idle gap (runs with `--gap-us`): the extra cycles of a burst's
+  // first event, and what waking a consumer asleep on an idle CPU costs it;
+  // with the gap they were measured after (µs).
+  Param idle_start, consumer_per_idle_wakeup;
+  std::optional<double> idle_gap_us;
+  // The configuration whose hot line (fixed, per_byte) a burst's other
+  // events cost, when not this entry's own: one pooled with it whose runs
+  // woke no consumer (another wakeup policy), this entry's hot runs waking
+  // it.  idle_start is measured against that line, and predicted with it.
+  std::optional<std::map<std::string, std::string>> idle_base_options;
   std::map<int, Param> contention;  // threads -> extra cycles per event over one thread
   std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
   std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
@@ -141,6 +163,9 @@ struct ProbeLoad {
   std::optional<double> wakeups_hz;
   // Which configuration's entry; needed only when the model has several.
   std::optional<std::map<std::string, std::string>> options;
+  // Bursts per second whose first event follows an idle gap (a paced
+  // workload: one per period); each costs the entry's idle_start.
+  double bursts_hz = 0;
 };
 struct ConsumerLoad {
   std::string tracer, probe_kind, action;  // the entry whose consumer parameters apply
@@ -148,6 +173,9 @@ struct ConsumerLoad {
   std::uint64_t payload_bytes = 0;  // per record
   double enables_hz = 0;  // enable/disable cycles per second (0: tracing runs throughout)
   std::optional<std::map<std::string, std::string>> options;
+  // Of wakeups_hz, those that find the consumer asleep on an idle CPU (at
+  // most one per burst): costed at consumer_per_idle_wakeup.
+  double idle_wakeups_hz = 0;
 };
 struct Scenario {
   std::vector<ProbeLoad> probes;
@@ -159,6 +187,7 @@ struct ProbeCost {
   double cycles = 0;         // eq. 4, per firing
   double wakeup_cycles = 0;  // of which the wakeup term ((w - w_fit) * probe_per_wakeup)
   std::string wakeup_note;   // wakeups given but the term not applied: why
+  double idle_cycles = 0;    // of which the bursts' term ((bursts / rate) * idle_start)
   double cycles_per_s = 0;   // rate * cycles
   double cpu_percent = 0;
 };
@@ -213,6 +242,7 @@ struct ValidationSegment {
   // counting them costs the tasks is measured (with against without).
   bool task_clock = false;
   std::uint64_t ticks = 0, late_ticks = 0;  // pacing periods, and those begun > 1 period late
+  std::uint64_t bursts = 0;                  // periods that fired at least one event
 };
 struct ValidationMeasured {
   std::vector<ValidationSegment> segments;
@@ -246,6 +276,9 @@ struct Validation {
   double predicted_probe_cycles = 0, predicted_probe_cpu_percent = 0;
   double predicted_wakeup_cycles = 0;  // of predicted_probe_cycles
   std::string wakeup_note;             // wakeups measured, the term not applied: why
+  double bursts_hz = 0, idle_wakeups_hz = 0;  // traced: bursts after an idle gap, and wakeups at most one per burst
+  double predicted_idle_cycles = 0;           // of predicted_probe_cycles: the bursts' idle_start
+  std::string idle_note;                      // bursts (or idle wakeups) not costed: why
   std::optional<double> predicted_consumer_cpu_percent, predicted_cpu_percent;
   std::string consumer_missing;  // why no consumer prediction
   std::vector<std::string> warnings;
