@@ -387,11 +387,10 @@ std::map<std::string, PassCost> timer_pass_costs(const std::map<Key, std::vector
 }
 
 // What waking a consumer asleep on an idle CPU costs it: of each run after an
-// idle gap, its cycles per record (less the reads at disable, measured) less
-// what the fit gives for its records, bytes and other (warm) wakeups, per
-// idle wakeup; the median over
-// the runs, with an interval from the fit's bootstrap draws and a resample
-// of the runs.
+// idle gap, its cycles per record (its tasks' time in the traced blocks)
+// less what the fit gives for its records, bytes and other (warm) wakeups,
+// per idle wakeup; the median over the runs, with an interval from the
+// fit's bootstrap draws and a resample of the runs.
 Param idle_wakeup_cost(const std::vector<IdleConsumerPoint>& idle, const Columns& cols, const RowFit& f, int bootstrap,
                        std::mt19937_64& rng) {
   std::vector<std::vector<double>> rows;
@@ -423,6 +422,10 @@ Param idle_wakeup_cost(const std::vector<IdleConsumerPoint>& idle, const Columns
     d.push_back(estimate(b, runs));
   }
   interval(d, &p);
+  if (!(p.ci_low > 0))
+    return Param::absent(fmt::format("{:.0f} cycles per idle wakeup over the fitted terms, 95% interval [{:.0f}, "
+                                     "{:.0f}]: not above them; not used",
+                                     *p.cycles, p.ci_low, p.ci_high));
   return p;
 }
 
@@ -703,6 +706,17 @@ void fit_idle_start(const Observations& o, const Entry& base, const std::vector<
     d.push_back(extra(f, s, re));
   }
   interval(d, &p);
+  // Like probe_per_wakeup, used only as a cost its interval shows: runs after
+  // a gap that cost less than the hot line say the hot loop's figure holds
+  // something a burst does not pay (under TCG, the D-VM module's consumer
+  // passes meeting a firing thread in every block).
+  if (!(p.ci_low > 0)) {
+    e->idle_start = Param::absent(fmt::format(
+        "runs after an idle gap cost {:.0f} cycles per burst over the hot line, 95% interval [{:.0f}, {:.0f}]: not "
+        "above it, so the hot loop's figure holds what a burst pays and more; not used",
+        *p.cycles, p.ci_low, p.ci_high));
+    return;
+  }
   e->idle_start = p;
 }
 
