@@ -120,6 +120,19 @@ TEST(Proc, ConsumerCpuMustBeOnline) {
   }
 }
 
+// uprobe_events' place for a uprobe, one writer for ftrace and perf: the
+// reference counter (an SDT semaphore) only when there is one.
+TEST(Proc, UprobeLocationAsUprobeEventsWritesIt) {
+  std::string where;
+  ASSERT_TRUE(uprobe_location("/usr/bin/x", 0x1a2b, 0, &where));
+  EXPECT_EQ(where, "/usr/bin/x:0x1a2b");
+  ASSERT_TRUE(uprobe_location("/usr/bin/x", 0x1a2b, 0x4010, &where));
+  EXPECT_EQ(where, "/usr/bin/x:0x1a2b(0x4010)");
+  const Status st = uprobe_location("/tmp/a b", 0x10, 0, &where);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("white space: /tmp/a b"), std::string::npos) << st.message();
+}
+
 TEST(TracefsLeftovers, DeadOwnersObjectsOfEveryAdapterAreRemovedOnce) {
   const std::string tracing = "/sys/kernel/tracing";
   if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) GTEST_SKIP() << "no writable tracefs (not root?)";

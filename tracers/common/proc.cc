@@ -117,6 +117,19 @@ Status usdt_site(pid_t pid, const std::string& target, std::string* file, std::u
   return Status::ok();
 }
 
+Status uprobe_location(const std::string& file, std::uint64_t offset, std::uint64_t semaphore, std::string* out) {
+  if (file.find_first_of(" \t\n") != std::string::npos)
+    return Status::error("uprobe target path contains white space: " + file);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ":0x%llx", static_cast<unsigned long long>(offset));
+  *out = file + buf;
+  if (semaphore) {
+    std::snprintf(buf, sizeof buf, "(0x%llx)", static_cast<unsigned long long>(semaphore));
+    *out += buf;
+  }
+  return Status::ok();
+}
+
 Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file, std::uint64_t* offset) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addr));

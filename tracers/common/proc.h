@@ -52,4 +52,9 @@ Status executable_of(pid_t pid, std::string* path);
 Status usdt_site(pid_t pid, const std::string& target, std::string* file, std::uint64_t* offset,
                  std::uint64_t* semaphore);
 
+// A uprobe's place as uprobe_events writes it: `path:0xOFFSET`, and
+// `(0xSEMAPHORE)` after it for a reference counter (non-zero).  An error for
+// a path with white space, which the line cannot carry.
+Status uprobe_location(const std::string& file, std::uint64_t offset, std::uint64_t semaphore, std::string* out);
+
 }  // namespace tracebench::common

@@ -42,12 +42,6 @@ constexpr const char* kGroup = common::kDynamicEventGroup;  // leftovers found b
 
 std::atomic<int> g_instance_seq{0};
 
-std::string fmt_hex(std::uintptr_t v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lx", static_cast<unsigned long>(v));
-  return buf;
-}
-
 // "/sys/kernel/tracing" (mounting tracefs if needed, as libtracefs does).
 const char* tracing_dir() { return tracefs_tracing_dir(); }
 
@@ -351,7 +345,8 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
   int seq = g_instance_seq.fetch_add(1);
   std::string ev = base + std::to_string(seq) + "_" + sym;
   if (ev.size() > 63) ev.resize(63);
-  std::string where = file + ":0x" + fmt_hex(offset);
+  std::string where;
+  TB_TRY(common::uprobe_location(file, offset, semaphore, &where));
   errno = 0;
   int made = -1;
   if (semaphore) {
@@ -360,9 +355,6 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
     // an sdt_ event).  libtracefs's uprobe has no reference counter: the
     // line goes to uprobe_events as is, and libtracefs takes the event back
     // to destroy it like the others.
-    where += "(0x" + fmt_hex(semaphore) + ")";
-    if (file.find_first_of(" \t\n") != std::string::npos)
-      return Status::error("usdt: the binary's path has white space: " + file);
     const std::string line = "p:" + std::string(kGroup) + "/" + ev + " " + where + "\n";
     if (tracefs_instance_file_append(nullptr, "uprobe_events", line.c_str()) == static_cast<int>(line.size())) {
       uprobe_ = tracefs_dynevent_get(TRACEFS_DYNEVENT_UPROBE, kGroup, ev.c_str());

@@ -45,13 +45,6 @@ long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-
-std::string hex(std::uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 // Tracepoint id from tracefs events/<system>/<event>/id; -1 if absent.
 int tracepoint_id(const std::string& system, const std::string& event) {
   const char* dir = tracefs_tracing_dir();
@@ -172,17 +165,15 @@ Status write_uprobe_events(const std::string& line) {
 // (tracers/common/tracefs_leftovers.cc) recognises.
 Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset,
                                        std::uint64_t semaphore) {
-  if (file.find_first_of(" \t\n") != std::string::npos)
-    return Status::error("uprobe target path contains whitespace: " + file);
+  // An SDT note's semaphore as the uprobe's reference counter: raised while
+  // an event on it is open (perf probe's sdt_ events are written so).
+  std::string where;
+  TB_TRY(common::uprobe_location(file, offset, semaphore, &where));
   std::string sym;
   for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
   std::string ev = common::owned_event_name("p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym);
   if (ev.size() > 63) ev.resize(63);
-  // An SDT note's semaphore as the uprobe's reference counter: raised while
-  // an event on it is open (perf probe's sdt_ events are written so).
-  const std::string ref = semaphore ? "(0x" + hex(semaphore) + ")" : "";
-  TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + file + ":0x" + hex(offset) + ref +
-                             "\n"));
+  TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + where + "\n"));
   uprobe_event_ = ev;
   return Status::ok();
 }
@@ -345,8 +336,9 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
       config_id_ = semaphore << shift;
     }
     check_type_ = false;  // the RAW type of a PMU uprobe is allocated on open
-    event_label_ = "uprobe-pmu:" + uprobe_file + ":0x" + hex(uprobe_offset) +
-                   (semaphore ? "(0x" + hex(semaphore) + ")" : "");
+    std::string where;
+    TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
+    event_label_ = "uprobe-pmu:" + where;
   } else if (user) {
     // One uprobe event in tracefs (group "tracebench"), opened as a
     // tracepoint by every per-thread/per-CPU event: all of them share one
@@ -358,8 +350,9 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     if (id < 0) return Status::error("uprobe event " + std::string(kUprobeGroup) + ":" + uprobe_event_ + " has no id");
     type_ = PERF_TYPE_TRACEPOINT;
     config_id_ = static_cast<std::uint64_t>(id);
-    event_label_ = std::string(kUprobeGroup) + ":" + uprobe_event_ + " (" + uprobe_file + ":0x" + hex(uprobe_offset) +
-                   (semaphore ? "(0x" + hex(semaphore) + ")" : "") + ")";
+    std::string where;
+    TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
+    event_label_ = std::string(kUprobeGroup) + ":" + uprobe_event_ + " (" + where + ")";
   } else {
     std::string system, event;
     if (p.kind == ProbeKind::kSyscall) {
