@@ -74,12 +74,18 @@ std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
             scenario("fbt_return", fbt + " (kretprobe), BPF count", "kmod_target", "bpf_kretprobe", 0, 5000),
             scenario("fbt_record", fbt + " (kprobe event, seq and len recorded, the buffer read back)", "kmod_target",
                      "tracefs_kprobe", 0, 5000)};
-  if (tracer == "dvm_kernel")
+  if (tracer == "dvm_kernel") {
+    // The syscall probe placed as a kprobe on the syscall's own function
+    // (syscallprobe=kprobe): its own configuration, so its own runs.
+    SuiteScenario kprobe = scenario("sys_kprobe", "the same count, the syscall probe a kprobe on getpid's function",
+                                    "getpid", "count", 0, 5000);
+    kprobe.options = {"dvm_kernel.syscallprobe=kprobe"};
     return {scenario("sys", "syscall::getpid:entry { @c = count(); } in the module", "getpid", "count", 0, 5000),
-            scenario("sys10", sys10 + " in the module", "getpid", "count", 0, 5000, 10),
+            scenario("sys10", sys10 + " in the module", "getpid", "count", 0, 5000, 10), kprobe,
             scenario("pid", "pid provider (a uprobe) on a user function, count", "call", "count", 0, 2000),
             scenario("payload", "tracemem of 256 B from the module's tracepoint, the consumer thread", "kmod_payload",
                      "record", 256, 5000)};
+  }
   if (tracer == "lttng_kernel")
     return {scenario("sys", "getpid's syscall entry and exit events, the consumer daemon", "getpid", "record", 0, 5000),
             scenario("fbt", fbt + " (kprobe), the consumer daemon", "kmod_target", "record", 0, 5000),

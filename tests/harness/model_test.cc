@@ -1317,9 +1317,13 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true))
     dvm_rate += std::count(r.begin(), r.end(), "dvm.switchrate=5000hz");
   EXPECT_EQ(dvm_rate, 3);
-  for (const auto& r : suite_runs("dvm_kernel", suite_scenarios("dvm_kernel"), true))
+  int kprobe_runs = 0;
+  for (const auto& r : suite_runs("dvm_kernel", suite_scenarios("dvm_kernel"), true)) {
     kernel_rate += std::count(r.begin(), r.end(), "dvm_kernel.switchrate=100hz");
-  EXPECT_EQ(kernel_rate, 3);
+    kprobe_runs += std::count(r.begin(), r.end(), "dvm_kernel.syscallprobe=kprobe");
+  }
+  EXPECT_EQ(kernel_rate, 4) << "sys, sys_kprobe (its own configuration), pid, payload";
+  EXPECT_EQ(kprobe_runs, 4) << "sys_kprobe's count twice, with -n 10, at the other consumer rate";
   for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
 

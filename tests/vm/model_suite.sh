@@ -38,7 +38,7 @@ s = json.load(open(os.path.join(d, "suite.json")))
 assert s["steps"] and all(x["exit_code"] == 0 for x in s["steps"]), s["steps"]
 names = sorted(os.listdir(os.path.join(d, "validation")))
 assert names == ["dvm_kernel-payload.json", "dvm_kernel-pid.json", "dvm_kernel-sys.json", "dvm_kernel-sys10.json",
-                 "kprobes-fbt.json", "kprobes-fbt_record.json", "kprobes-fbt_return.json"], names
+                 "dvm_kernel-sys_kprobe.json", "kprobes-fbt.json", "kprobes-fbt_record.json", "kprobes-fbt_return.json"], names
 execution = "qemu-" + vm["accel"]
 for n in names:
     v = json.load(open(os.path.join(d, "validation", n)))
@@ -59,7 +59,7 @@ per_pass = dvm[("syscall", "count")]["parameters"]["consumer_per_wakeup"]
 assert per_pass["cycles"] is not None, per_pass
 t = open(os.path.join(d, "table7.md")).read()
 for tracer, scenarios in (("kprobes", ("fbt", "fbt_return", "fbt_record")),
-                          ("dvm_kernel", ("sys", "sys10", "pid", "payload"))):
+                          ("dvm_kernel", ("sys", "sys10", "sys_kprobe", "pid", "payload"))):
     label = f"| {tracer} ({execution}, emulated) |" if vm["emulated"] else f"| {tracer} |"
     for sc in scenarios:
         assert f"{label} {sc} |" in t, t
