@@ -349,9 +349,9 @@ Status scenario_from_json(const json& j, Scenario* out) {
     *v = x;
     return Status::ok();
   };
-  const std::set<std::string> probe_keys = {"tracer",  "probe_kind", "action",     "options",
-                                            "payload_bytes", "handlers", "predicate_true", "rate_hz",
-                                            "threads", "wakeups_hz", "bursts_hz"};
+  const std::set<std::string> probe_keys = {"tracer",     "probe_kind", "action",  "options",    "payload_bytes",
+                                            "handlers",   "predicate_true", "rate_hz", "threads", "wakeups_hz",
+                                            "bursts_hz"};
   auto options = [&](const json& o, std::optional<std::map<std::string, std::string>>* v,
                      const std::string& where) -> Status {
     if (!o.contains("options")) return Status::ok();

@@ -340,7 +340,8 @@ Status check_run_args(RunArgs& a) {
   TB_TRY(no_duplicates("--payload", opt.payloads));
   TB_TRY(no_duplicates("--threads", opt.threads));
   if (a.o_gap && a.o_gap->count()) {
-    TB_TRY(range("--gap-us", a.gap_us, 1, 1000000, "µs of idle before each timed sample"));
+    TB_TRY(range("--gap-us", a.gap_us, 1, 100000,
+                 "µs of idle before each timed sample; a block is at least 20 samples"));
     opt.gap_us = static_cast<std::uint64_t>(a.gap_us);
     if (std::any_of(opt.threads.begin(), opt.threads.end(), [](int t) { return t > 1; }))
       return Status::error("--gap-us idles the CPUs before each sample; threads firing meanwhile would keep them "
@@ -436,7 +437,7 @@ int cli_main(int argc, char** argv) {
   ra.o_samples = run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
   ra.o_gap = run->add_option("--gap-us", ra.gap_us,
-                             "Sleep this many µs (1..1000000) before each timed sample: the figure is then of events "
+                             "Sleep this many µs (1..100000) before each timed sample: the figure is then of events "
                              "after an idle gap (a consumer asleep, caches cold); a sample is the workload's smallest "
                              "batch unless --batch");
   run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");

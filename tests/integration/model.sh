@@ -12,6 +12,8 @@ out=$(mktemp -d /tmp/tracebench-model-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
 "$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick --out "$out/runs" > "$out/run.txt"
+# A consumer that is only reads on the caller (no consumer task): schema-valid.
+/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/runs/*/result.json
 "$tb" model fit "$out/runs" --out "$out/model.json" > "$out/fit.txt"
 for f in model.json model.md model.csv; do [ -s "$out/$f" ] || { echo "missing $f"; exit 1; }; done
 /usr/bin/python3 "$src/scripts/validate_result.py" "$out/model.json"
