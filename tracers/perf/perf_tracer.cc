@@ -163,12 +163,10 @@ Status write_uprobe_events(const std::string& line) {
 
 // "tracebench:tb<pid>_p<n>_<symbol>": the naming the cleanup of dead owners
 // (tracers/common/tracefs_leftovers.cc) recognises.
-Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset,
-                                       std::uint64_t semaphore) {
-  // An SDT note's semaphore as the uprobe's reference counter: raised while
-  // an event on it is open (perf probe's sdt_ events are written so).
-  std::string where;
-  TB_TRY(common::uprobe_location(file, offset, semaphore, &where));
+// `where`: common::uprobe_location's place; an SDT note's semaphore in it is
+// the uprobe's reference counter, raised while an event on it is open (perf
+// probe's sdt_ events are written so).
+Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& where) {
   std::string sym;
   for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
   std::string ev = common::owned_event_name("p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym);
@@ -324,6 +322,8 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   const bool user = p.kind == ProbeKind::kUserFunction || p.kind == ProbeKind::kUsdt;
   if (p.kind == ProbeKind::kUsdt) TB_TRY(common::usdt_site(pid, p.target, &uprobe_file, &uprobe_offset, &semaphore));
   else if (p.kind == ProbeKind::kUserFunction) TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
+  std::string where;  // the uprobe's place, as uprobe_events writes it
+  if (user) TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
   if (user && config_.uprobe_pmu) {
     type_ = uprobe_pmu_type();
     if (!type_) return Status::error("no uprobe PMU (/sys/bus/event_source/devices/uprobe/type); needs CONFIG_UPROBE_EVENTS");
@@ -336,8 +336,6 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
       config_id_ = semaphore << shift;
     }
     check_type_ = false;  // the RAW type of a PMU uprobe is allocated on open
-    std::string where;
-    TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
     event_label_ = "uprobe-pmu:" + where;
   } else if (user) {
     // One uprobe event in tracefs (group "tracebench"), opened as a
@@ -345,13 +343,11 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     // trace_uprobe, so a traced thread exiting does not disturb the others
     // (with the uprobe PMU each event owns a uprobe consumer, and hits of the
     // remaining threads were missed while an exiting thread's consumers went).
-    TB_TRY(create_uprobe_event(p.target, uprobe_file, uprobe_offset, semaphore));
+    TB_TRY(create_uprobe_event(p.target, where));
     int id = tracepoint_id(kUprobeGroup, uprobe_event_);
     if (id < 0) return Status::error("uprobe event " + std::string(kUprobeGroup) + ":" + uprobe_event_ + " has no id");
     type_ = PERF_TYPE_TRACEPOINT;
     config_id_ = static_cast<std::uint64_t>(id);
-    std::string where;
-    TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
     event_label_ = std::string(kUprobeGroup) + ":" + uprobe_event_ + " (" + where + ")";
   } else {
     std::string system, event;

@@ -94,9 +94,9 @@ class PerfTracer final : public Tracer {
   Status open_events(const AttachSpec& spec);
   Status open_traced();
   void close_traced() noexcept;
-  // semaphore: an SDT note's, the uprobe's reference counter (0: none).
-  Status create_uprobe_event(const std::string& symbol, const std::string& file, std::uint64_t offset,
-                             std::uint64_t semaphore = 0);
+  // A uprobe event at `where` (common::uprobe_location: path:0xOFFSET, with
+  // an SDT semaphore as its reference counter).
+  Status create_uprobe_event(const std::string& symbol, const std::string& where);
   void remove_uprobe_event() noexcept;
   void consumer_main();
   void read_ring(Ring& ring);
