@@ -68,6 +68,14 @@ std::vector<RunResult> synthetic() {
 
 bool within(const Param& p, double truth) { return p.ok() && p.ci_low <= truth && truth <= p.ci_high; }
 
+// model.json read back is the same model, written again byte for byte.
+void expect_json_round_trip(const Model& m) {
+  Model back;
+  const Status st = from_json(to_json(m), &back);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+}
+
 TEST(ModelFit, RecoversKnownParametersWithinTheirIntervals) {
   Model m;
   Status s = fit(synthetic(), &m);
@@ -200,9 +208,7 @@ TEST(ModelFit, HandlerSweepGivesPerEcbAndFalsePredicateCosts) {
   ASSERT_TRUE(e->handler_fit[0].has_value() && e->handler_fit[1].has_value());
   EXPECT_EQ(e->handler_fit[1]->points, 4u);
   EXPECT_GT(e->handler_fit[1]->r2, 0.99);
-  Model back;
-  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
-  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  expect_json_round_trip(m);
   // Without the false-predicate half of the sweep it says how to run it.
   r.benchmarks.erase(std::remove_if(r.benchmarks.begin(), r.benchmarks.end(),
                                     [](const BenchmarkResult& b) {
@@ -263,9 +269,7 @@ TEST(ModelFit, ConsumerTermsFromTheConsumerFigures) {
   ASSERT_TRUE(e->consumer_fit->user_fraction.has_value());
   EXPECT_DOUBLE_EQ(*e->consumer_fit->user_fraction, 0.25);
   EXPECT_EQ(e->consumer_fit->ticks, 24u * 40);
-  Model back;
-  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
-  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  expect_json_round_trip(m);
   EXPECT_NE(to_markdown(m).find("Consumers (Table 3 analog)"), std::string::npos);
 
   // The model predicts what the figures were made of: 10 kHz of 256-byte
@@ -369,9 +373,7 @@ TEST(ModelFit, ConsumerCostPerEnableCycle) {
       << e->consumer_per_enable.ci_high << "]";
   EXPECT_TRUE(within(e->consumer_per_record, kRec)) << *e->consumer_per_record.cycles;
   EXPECT_NE(to_markdown(m).find("per enable"), std::string::npos);
-  Model back;
-  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
-  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  expect_json_round_trip(m);
   Scenario s;
   s.consumers.push_back({"ebpf", "syscall", "ringbuf", 1000, 0, 0, 1});
   Prediction p;
@@ -440,9 +442,7 @@ TEST(ModelFit, ConfigurationsAreEntriesAndTheWakeupPolicyPoolsTheConsumer) {
   }
   EXPECT_NE(to_markdown(m).find("ringbuf (wakeup=force)"), std::string::npos);
   EXPECT_NE(to_csv(m).find("ebpf,syscall,ringbuf,wakeup=force,fixed,"), std::string::npos);
-  Model back;
-  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
-  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  expect_json_round_trip(m);
 
   Scenario s;
   const char* ambiguous = R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "rate_hz": 1000}]})";
@@ -509,9 +509,7 @@ TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
   ASSERT_NE(n, nullptr);
   EXPECT_TRUE(within(n->probe_per_wakeup, kProbeWake)) << "the pool is shared";
   EXPECT_NE(to_markdown(m).find("What a probe pays per consumer wakeup"), std::string::npos);
-  Model back;
-  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
-  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  expect_json_round_trip(m);
 
   // Paced: 20 kHz of 256-byte records waking the reader 400 times a second.
   Scenario s;
@@ -775,9 +773,7 @@ TEST(ModelFit, IdleStartAndIdleWakeupFromRunsAfterAGap) {
   const std::string md = to_markdown(m);
   EXPECT_NE(md.find("After an idle gap"), std::string::npos);
   EXPECT_NE(md.find("| ringbuf (poll_ms=2, wakeup=no_wakeup) |"), std::string::npos) << md;
-  Model back;
-  ASSERT_TRUE(from_json(to_json(m), &back).is_ok());
-  EXPECT_EQ(to_json(back).dump(), to_json(m).dump());
+  expect_json_round_trip(m);
 
   // Predicted: a burst of 20 records after the gap, 1000 a second; the
   // other 19 at the quiet line, the first one's idle_start on top.
