@@ -335,54 +335,99 @@ std::string wakeups_flat(const Columns& c, const std::string& tracer, const char
 
 // What one pass of a consumer on its own timer costs (the D-VM's, at its
 // switchrate), measured where it has nothing to read: the tracer's `count`
-// runs (the counts stay in the tracer's aggregations).  A pass costs that
-// whatever fires; in a hot loop that records, the records' own cost comes on
-// top and the wakeups per record hardly vary, so a fit of both from those
-// runs cannot tell them apart (it gave a pass three times what a paced run
-// measures).  From the count runs' consumer cycles per record regressed on
-// wakeups per record, and on enable/disable cycles per record where they
-// vary (what stopping the tracer costs the caller, e.g. lifting uprobes in
-// the module, is not a pass); used only when its interval excludes zero.
+// runs (the counts stay in the tracer's aggregations).  Two figures, as a
+// pass costs what the CPUs it reaches are doing:
+// - `hot`, from the hot count runs: their consumer cycles per record
+//   regressed on wakeups per record, and on enable/disable cycles per record
+//   where they vary (what stopping the tracer costs the caller, e.g. lifting
+//   uprobes in the module, is not a pass).  What a pass costs while the
+//   firing CPU is busy in a hot loop, and so what the hot runs of the other
+//   actions carry per pass (fit_consumer takes it off them).  In a hot loop
+//   that records, the wakeups per record hardly vary, so a fit of pass and
+//   record from those runs alone cannot tell them apart.
+// - `idle`, from the count runs after an idle gap (`run --gap-us`): the
+//   consumer thread's cycles per pass while the firing CPU mostly sleeps, as
+//   in a paced workload.  A pass that reaches every CPU (the module's: an
+//   ioctl and a cross-CPU call per CPU) costs a guest under TCG several
+//   times as much when it meets a vCPU busy in a hot loop; the paced
+//   workloads a prediction is for are this case.  The median over the runs,
+//   its interval a bootstrap over them.
+// A prediction uses `idle` where its interval excludes zero, else `hot` where
+// its does; the hot figures lose `hot` where fitted (its point estimate, a
+// figure of theirs, not a prediction's), else `idle`.  Per tracer and
+// configuration (the wakeup knobs aside): under TCG a pass of the module's
+// D-VM costs half again as much with the syscall probe placed as a kprobe.
+using PassKey = std::pair<std::string, std::string>;  // tracer, configuration less the wakeup knobs
 struct PassCost {
-  Param cycles;
-  std::size_t figures = 0;
+  Param hot, idle;
+  std::size_t hot_figures = 0, idle_figures = 0;
+  bool hot_bounded() const { return hot.ok() && hot.ci_low > 0; }
+  // The figure a prediction uses: a pass on an idle CPU where measured.
+  const Param& used() const { return idle.ok() ? idle : hot; }
+  // What the hot figures lose per pass: a hot pass where fitted and above
+  // zero (else an idle one, the hot passes' excess over it then in the
+  // other terms).
+  const Param& off_hot() const { return hot.ok() && *hot.cycles > 0 ? hot : idle; }
+  bool ok() const { return idle.ok() || hot_bounded(); }
 };
-std::map<std::string, PassCost> timer_pass_costs(const std::map<Key, std::vector<ConsumerPoint>>& pools,
-                                                 int bootstrap, std::mt19937_64& rng) {
-  std::map<std::string, std::vector<const ConsumerPoint*>> counts;
+Param hot_pass_cost(const std::vector<const ConsumerPoint*>& pts, int bootstrap, std::mt19937_64& rng) {
+  double w_lo = 1e300, w_hi = 0, e_lo = 1e300, e_hi = 0;
+  for (const auto* p : pts) {
+    w_lo = std::min(w_lo, p->wakeups_per_record);
+    w_hi = std::max(w_hi, p->wakeups_per_record);
+    e_lo = std::min(e_lo, p->enables_per_record);
+    e_hi = std::max(e_hi, p->enables_per_record);
+  }
+  if (!(w_hi >= 1.5 * w_lo)) return Param::absent("the hot count runs' wakeups per record hardly vary");
+  const bool by_enable = e_lo > 0 && e_hi >= 1.5 * e_lo;
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const auto* p : pts) {
+    x.push_back(by_enable ? std::vector<double>{1.0, p->wakeups_per_record, p->enables_per_record}
+                          : std::vector<double>{1.0, p->wakeups_per_record});
+    y.push_back(p->cycles_per_record);
+  }
+  RowFit f;
+  if (!fit_rows(x, y, bootstrap, rng, &f) || f.draws[1].size() < 100)
+    return Param::absent("too few hot count runs to fit a pass");
+  Param c;
+  c.cycles = f.b[1];
+  c.n = pts.size();
+  interval(f.draws[1], &c);
+  return c;  // its interval judged by the caller
+}
+Param idle_pass_cost(const std::vector<double>& per_pass, int bootstrap, std::mt19937_64& rng) {
+  if (per_pass.size() < 2) return Param::absent("fewer than two count runs after an idle gap");
+  Param c;
+  c.cycles = median_of(per_pass);
+  c.n = per_pass.size();
+  std::vector<double> d;
+  for (int b = 0; b < bootstrap; ++b) d.push_back(median_of(resample(per_pass, rng)));
+  interval(d, &c);
+  if (!(c.ci_low > 0)) return Param::absent("the idle count runs' pass cost is not above zero");
+  return c;
+}
+std::map<PassKey, PassCost> timer_pass_costs(const std::map<Key, std::vector<ConsumerPoint>>& pools,
+                                             const std::map<PassKey, std::vector<double>>& idle_passes, int bootstrap,
+                                             std::mt19937_64& rng) {
+  std::map<PassKey, std::vector<const ConsumerPoint*>> counts;
   for (const auto& [k, pts] : pools) {
     if (std::get<2>(k) != "count") continue;
     for (const auto& p : pts)
-      if (p.wakes_on_timer && p.wakeups_per_record > 0) counts[std::get<0>(k)].push_back(&p);
+      if (p.wakes_on_timer && p.wakeups_per_record > 0) counts[{std::get<0>(k), std::get<3>(k)}].push_back(&p);
   }
-  std::map<std::string, PassCost> out;
-  for (const auto& [tracer, pts] : counts) {
-    double w_lo = 1e300, w_hi = 0, e_lo = 1e300, e_hi = 0;
-    for (const auto* p : pts) {
-      w_lo = std::min(w_lo, p->wakeups_per_record);
-      w_hi = std::max(w_hi, p->wakeups_per_record);
-      e_lo = std::min(e_lo, p->enables_per_record);
-      e_hi = std::max(e_hi, p->enables_per_record);
-    }
-    if (!(w_hi >= 1.5 * w_lo)) continue;  // the wakeups must vary
-    const bool by_enable = e_lo > 0 && e_hi >= 1.5 * e_lo;
-    std::vector<std::vector<double>> x;
-    std::vector<double> y;
-    for (const auto* p : pts) {
-      x.push_back(by_enable ? std::vector<double>{1.0, p->wakeups_per_record, p->enables_per_record}
-                            : std::vector<double>{1.0, p->wakeups_per_record});
-      y.push_back(p->cycles_per_record);
-    }
-    RowFit f;
-    if (!fit_rows(x, y, bootstrap, rng, &f) || f.draws[1].size() < 100) continue;
+  std::map<PassKey, PassCost> out;
+  for (const auto& [key, pts] : counts) {
     PassCost c;
-    c.figures = pts.size();
-    c.cycles.cycles = f.b[1];
-    c.cycles.n = pts.size();
-    interval(f.draws[1], &c.cycles);
-    if (!(c.cycles.ci_low > 0)) continue;
-    out[tracer] = c;
+    c.hot = hot_pass_cost(pts, bootstrap, rng);
+    c.hot_figures = pts.size();
+    out[key] = c;
   }
+  for (const auto& [key, per_pass] : idle_passes) {
+    out[key].idle = idle_pass_cost(per_pass, bootstrap, rng);
+    out[key].idle_figures = per_pass.size();
+  }
+  for (auto it = out.begin(); it != out.end();) it = it->second.ok() ? std::next(it) : out.erase(it);
   return out;
 }
 
@@ -460,7 +505,7 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     y.clear();
     for (const auto& p : pts) {
       x.push_back(row_of(cols, p));
-      y.push_back(p.cycles_per_record - (on_timer ? *pass->cycles.cycles * p.wakeups_per_record : 0.0));
+      y.push_back(p.cycles_per_record - (on_timer ? *pass->off_hot().cycles * p.wakeups_per_record : 0.0));
     }
   };
   rows();
@@ -509,12 +554,25 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         o.carries_payload ? fmt::format("one payload size in the consumer figures: `{} -p 0 -p 256 -p 4096`", run_cmd)
                           : std::string("the action records no payload"));
   if (on_timer) {
-    e->consumer_per_wakeup = pass->cycles;
-    q.per_wakeup_from = fmt::format(
-        "the consumer wakes on its own timer: a pass, measured where it has nothing to read (the {} `count` "
-        "figures of {}: their consumer cycles per record on wakeups and enable/disable cycles per record), not "
-        "fitted here; the other terms are fitted to what the passes leave",
-        pass->figures, e->tracer);
+    e->consumer_per_wakeup = pass->used();
+    const std::string hot =
+        pass->hot.ok()
+            ? fmt::format("{:.0f} cycles per pass, 95% interval [{:.0f}, {:.0f}], in the {} hot `count` figures of "
+                          "its configuration (their consumer cycles per record on wakeups and enable/disable cycles "
+                          "per record)",
+                          *pass->hot.cycles, pass->hot.ci_low, pass->hot.ci_high, pass->hot_figures)
+            : std::string("no pass cost from the hot `count` figures (too few, or their wakeups too alike)");
+    q.per_wakeup_from =
+        pass->idle.ok()
+            ? fmt::format("the consumer wakes on its own timer: a pass, measured where it has nothing to read and the "
+                          "firing CPU idles (the consumer thread's cycles per pass in the {} `count` runs of its "
+                          "configuration after an idle gap), as in a paced workload; {}; the other terms are fitted to "
+                          "the hot figures less {:.0f} cycles per pass",
+                          pass->idle_figures, hot, *pass->off_hot().cycles)
+            : fmt::format("the consumer wakes on its own timer: a pass, measured where it has nothing to read: {}; not "
+                          "fitted here; the other terms are fitted to what the passes leave (no `count` run after an "
+                          "idle gap: `tracebench run -t {} -a count -p 0 --gap-us 1000`)",
+                          hot, e->tracer);
   } else if (cols.by_wakeup)
     e->consumer_per_wakeup = param(col++);
   else if (!cols.wakeups_known)
@@ -829,6 +887,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   TB_TRY(same_machine(runs));
   std::map<Key, Observations> obs;
   std::map<Key, std::vector<ConsumerPoint>> pools;
+  std::map<PassKey, std::vector<double>> idle_passes;  // cycles per pass after an idle gap
   for (const auto& r : runs) {
     const double tsc = r.context.tsc_hz;
     for (const auto& b : r.benchmarks) {
@@ -851,6 +910,13 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         if (handlers != 1 || b.threads != 1) continue;
         o.idle_runs.push_back({b.payload_bytes, std::max<std::uint64_t>(1, b.batch), b.gap_us, v});
         const auto& c = b.consumer;
+        if (c && c->wakes_on_timer && b.action == "count" && c->wakeups && *c->wakeups > 0 && tsc > 0) {
+          // A consumer on its own timer with nothing to read: what its
+          // thread spends per pass while the firing CPU mostly sleeps
+          // (timer_pass_costs); the caller's disable and drain left out.
+          idle_passes[{b.tracer, std::get<3>(o.consumer_pool)}].push_back(std::max(0.0, c->cpu_ns - c->caller_cpu_ns) * tsc / 1e9 /
+                                          static_cast<double>(*c->wakeups));
+        }
         if (c && c->records > 0 && c->wakeups && *c->wakeups > 0 && !c->wakes_on_timer && tsc > 0) {
           // At most one wakeup per traced sample found the consumer asleep.
           // With the tasks' time in the traced blocks alone, the records are
@@ -922,11 +988,11 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   m.tsc_hz = c.tsc_hz;
   for (const auto& r : runs) m.runs.push_back(r.context.run_id);
   std::mt19937_64 rng(20081);  // fixed: the same runs give the same model
-  const std::map<std::string, PassCost> passes = timer_pass_costs(pools, bootstrap, rng);
+  const std::map<PassKey, PassCost> passes = timer_pass_costs(pools, idle_passes, bootstrap, rng);
   std::vector<std::vector<std::pair<double, double>>> lines;
   std::vector<const Observations*> of;
   for (const auto& [k, o] : obs) {
-    auto pass = passes.find(std::get<0>(k));
+    auto pass = passes.find({std::get<0>(k), std::get<3>(o.consumer_pool)});
     lines.emplace_back();
     of.push_back(&o);
     m.entries.push_back(fit_entry(k, o, pools[o.consumer_pool], pass == passes.end() ? nullptr : &pass->second,

@@ -182,6 +182,11 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       if (const std::string rate = dvm_second_switchrate(tracer); !rate.empty()) {
         r.insert(r.end(), {"-o", tracer + ".switchrate=" + rate});
         add(r);
+        // And what a pass costs while the firing CPU idles between bursts,
+        // as it does paced (a hot loop's passes meet a busy CPU: under TCG
+        // the module's cost several times as much): the count after an idle
+        // gap, twice for an interval.
+        add(base_with(base, {"-p", "0", "--gap-us", "1000"}), 2);
       }
     }
     // After an idle gap, for a scenario whose records a consumer reads: a
@@ -191,7 +196,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     // (consumer_per_idle_wakeup: three sizes, for three consumer figures).
     // A counting probe's bursts cost nothing measurable beyond the noise
     // here (a uprobe's figure swings between two modes block to block, and a
-    // run after a gap lands in one of them): no such run for it.
+    // run after a gap lands in one of them): no such run for it, but for a
+    // consumer's pass on its timer (above).
     if (s.payload_bytes > 0) {
       std::vector<std::string> r = base;
       for (auto p : std::set<std::uint64_t>{0, s.payload_bytes, 1024}) r.insert(r.end(), {"-p", std::to_string(p)});
