@@ -350,8 +350,8 @@ std::string wakeups_flat(const Columns& c, const std::string& tracer, const char
 //   in a paced workload.  A pass that reaches every CPU (the module's: an
 //   ioctl and a cross-CPU call per CPU) costs a guest under TCG several
 //   times as much when it meets a vCPU busy in a hot loop; the paced
-//   workloads a prediction is for are this case.  The median over the runs,
-//   its interval a bootstrap over them.
+//   workloads a prediction is for are this case (idle_pass_cost: what the
+//   thread spends per enable cycle told apart where the runs vary it).
 // A prediction uses `idle` where its interval excludes zero, else `hot` where
 // its does; the hot figures lose `hot` where fitted (its point estimate, a
 // figure of theirs, not a prediction's), else `idle`.  Per tracer and
@@ -396,19 +396,74 @@ Param hot_pass_cost(const std::vector<const ConsumerPoint*>& pts, int bootstrap,
   interval(f.draws[1], &c);
   return c;  // its interval judged by the caller
 }
-Param idle_pass_cost(const std::vector<double>& per_pass, int bootstrap, std::mt19937_64& rng) {
-  if (per_pass.size() < 2) return Param::absent("fewer than two count runs after an idle gap");
+// A count run after an idle gap: the consumer thread's cycles per pass, and
+// enable/disable cycles per pass (-1: not counted).
+struct IdlePass {
+  double cycles_per_pass = 0, enables_per_pass = -1;
+};
+// Where the runs' enable cycles per pass vary (the suite's run with 10
+// samples per block has several times the others'), the pass is the
+// intercept of their cycles per pass on enables per pass: an enable cycle
+// costs the thread too (with the module's syscall probe a kprobe, arming and
+// disarming it cost the consumer thread ~19 ms each under TCG, three times a
+// pass per enable in a run of 100-sample blocks), and that cost is the
+// per-enable term's (fitted with the others), not a pass's.  Else the median.
+Param idle_pass_cost(const std::vector<IdlePass>& runs, int bootstrap, std::mt19937_64& rng) {
+  if (runs.size() < 2) return Param::absent("fewer than two count runs after an idle gap");
+  double e_lo = 1e300, e_hi = -1;
+  for (const auto& r : runs) {
+    e_lo = std::min(e_lo, r.enables_per_pass);
+    e_hi = std::max(e_hi, r.enables_per_pass);
+  }
   Param c;
-  c.cycles = median_of(per_pass);
-  c.n = per_pass.size();
-  std::vector<double> d;
-  for (int b = 0; b < bootstrap; ++b) d.push_back(median_of(resample(per_pass, rng)));
-  interval(d, &c);
+  c.n = runs.size();
+  if (runs.size() >= 3 && e_lo > 0 && e_hi >= 1.5 * e_lo) {
+    // The bootstrap resamples the long runs and the short ones apart: a
+    // resample of one kind alone would put a line through two points a
+    // hair apart.
+    std::vector<const IdlePass*> shape[2];
+    for (const auto& r : runs) shape[r.enables_per_pass * r.enables_per_pass > e_lo * e_hi].push_back(&r);
+    auto intercept = [](const std::vector<const IdlePass*>& pick, double* out) {
+      std::vector<std::vector<double>> x;
+      std::vector<double> y;
+      for (const auto* r : pick) {
+        x.push_back({1.0, r->enables_per_pass});
+        y.push_back(r->cycles_per_pass);
+      }
+      std::vector<double> b;
+      if (!solve_least_squares(x, y, &b)) return false;
+      *out = b[0];
+      return true;
+    };
+    std::vector<const IdlePass*> all;
+    for (const auto& r : runs) all.push_back(&r);
+    double b0 = 0;
+    if (!intercept(all, &b0)) return Param::absent("the count runs after an idle gap cannot be fitted");
+    c.cycles = b0;
+    std::vector<double> d;
+    for (int it = 0; it < bootstrap; ++it) {
+      std::vector<const IdlePass*> pick;
+      for (const auto& g : shape) {
+        std::uniform_int_distribution<std::size_t> one(0, g.size() - 1);
+        for (std::size_t i = 0; i < g.size(); ++i) pick.push_back(g[one(rng)]);
+      }
+      if (intercept(pick, &b0)) d.push_back(b0);
+    }
+    if (d.size() < 100) return Param::absent("the count runs after an idle gap are too few to bound a pass");
+    interval(d, &c);
+  } else {
+    std::vector<double> per_pass;
+    for (const auto& r : runs) per_pass.push_back(r.cycles_per_pass);
+    c.cycles = median_of(per_pass);
+    std::vector<double> d;
+    for (int b = 0; b < bootstrap; ++b) d.push_back(median_of(resample(per_pass, rng)));
+    interval(d, &c);
+  }
   if (!(c.ci_low > 0)) return Param::absent("the idle count runs' pass cost is not above zero");
   return c;
 }
 std::map<PassKey, PassCost> timer_pass_costs(const std::map<Key, std::vector<ConsumerPoint>>& pools,
-                                             const std::map<PassKey, std::vector<double>>& idle_passes, int bootstrap,
+                                             const std::map<PassKey, std::vector<IdlePass>>& idle_passes, int bootstrap,
                                              std::mt19937_64& rng) {
   std::map<PassKey, std::vector<const ConsumerPoint*>> counts;
   for (const auto& [k, pts] : pools) {
@@ -887,7 +942,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   TB_TRY(same_machine(runs));
   std::map<Key, Observations> obs;
   std::map<Key, std::vector<ConsumerPoint>> pools;
-  std::map<PassKey, std::vector<double>> idle_passes;  // cycles per pass after an idle gap
+  std::map<PassKey, std::vector<IdlePass>> idle_passes;  // count runs after an idle gap
   for (const auto& r : runs) {
     const double tsc = r.context.tsc_hz;
     for (const auto& b : r.benchmarks) {
@@ -914,8 +969,10 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
           // A consumer on its own timer with nothing to read: what its
           // thread spends per pass while the firing CPU mostly sleeps
           // (timer_pass_costs); the caller's disable and drain left out.
-          idle_passes[{b.tracer, std::get<3>(o.consumer_pool)}].push_back(std::max(0.0, c->cpu_ns - c->caller_cpu_ns) * tsc / 1e9 /
-                                          static_cast<double>(*c->wakeups));
+          const double passes = static_cast<double>(*c->wakeups);
+          idle_passes[{b.tracer, std::get<3>(o.consumer_pool)}].push_back(
+              {std::max(0.0, c->cpu_ns - c->caller_cpu_ns) * tsc / 1e9 / passes,
+               c->enables ? static_cast<double>(*c->enables) / passes : -1.0});
         }
         if (c && c->records > 0 && c->wakeups && *c->wakeups > 0 && !c->wakes_on_timer && tsc > 0) {
           // At most one wakeup per traced sample found the consumer asleep.

@@ -185,8 +185,11 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
         // And what a pass costs while the firing CPU idles between bursts,
         // as it does paced (a hot loop's passes meet a busy CPU: under TCG
         // the module's cost several times as much): the count after an idle
-        // gap, twice for an interval.
+        // gap, twice, and twice with 10 samples per block (short runs), whose
+        // several times the enable/disable cycles per pass tell what a cycle
+        // costs the consumer thread from what a pass does.
         add(base_with(base, {"-p", "0", "--gap-us", "1000"}), 2);
+        add(base_with(base, {"-p", "0", "-n", "10", "--gap-us", "1000"}), 2);
       }
     }
     // After an idle gap, for a scenario whose records a consumer reads: a
