@@ -353,8 +353,8 @@ std::string wakeups_flat(const Columns& c, const std::string& tracer, const char
 //   workloads a prediction is for are this case (idle_pass_cost: what the
 //   thread spends per enable cycle told apart where the runs vary it).
 // A prediction uses `idle` where its interval excludes zero, else `hot` where
-// its does; the hot figures lose `hot` where fitted (its point estimate, a
-// figure of theirs, not a prediction's), else `idle`.  Per tracer and
+// its interval does; the hot figures lose `hot` where fitted (its point
+// estimate: a figure of theirs, not a prediction's), else `idle`.  Per tracer and
 // configuration (the wakeup knobs aside): under TCG a pass of the module's
 // D-VM costs half again as much with the syscall probe placed as a kprobe.
 using PassKey = std::pair<std::string, std::string>;  // tracer, configuration less the wakeup knobs
@@ -405,9 +405,9 @@ struct IdlePass {
 // samples per block has several times the others'), the pass is the
 // intercept of their cycles per pass on enables per pass: an enable cycle
 // costs the thread too (with the module's syscall probe a kprobe, arming and
-// disarming it cost the consumer thread ~19 ms each under TCG, three times a
-// pass per enable in a run of 100-sample blocks), and that cost is the
-// per-enable term's (fitted with the others), not a pass's.  Else the median.
+// disarming it cost the consumer thread ~15-19 ms per cycle under TCG, a
+// hundred passes' worth), and that cost is the per-enable term's (fitted
+// with the others), not a pass's.  Else the median.
 Param idle_pass_cost(const std::vector<IdlePass>& runs, int bootstrap, std::mt19937_64& rng) {
   if (runs.size() < 2) return Param::absent("fewer than two count runs after an idle gap");
   double e_lo = 1e300, e_hi = -1;
