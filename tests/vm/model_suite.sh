@@ -59,7 +59,8 @@ per_pass = dvm[("syscall", "count")]["parameters"]["consumer_per_wakeup"]
 assert per_pass["cycles"] is not None, per_pass
 # A pass as a paced workload meets it: from the count runs after an idle gap.
 for key, x in dvm.items():
-    assert "after an idle gap" in x["fit"]["consumer"]["per_wakeup_from"], (key, x["fit"]["consumer"])
+    source = x["fit"]["consumer"].get("per_wakeup_from", "")
+    assert "runs of its configuration after an idle gap" in source, (key, x["fit"]["consumer"])
 t = open(os.path.join(d, "table7.md")).read()
 for tracer, scenarios in (("kprobes", ("fbt", "fbt_return", "fbt_record")),
                           ("dvm_kernel", ("sys", "sys10", "sys_kprobe", "pid", "payload"))):
