@@ -135,6 +135,19 @@ void interval(std::vector<double> draws, Param* p) {
   p->ci_high = percentile_sorted(draws, 97.5);
 }
 
+// The median of v, its interval a bootstrap of v; the draws in `draws`.
+Param median_param(const std::vector<double>& v, int bootstrap, std::mt19937_64& rng,
+                   std::vector<double>* draws = nullptr) {
+  Param p;
+  p.cycles = median_of(v);
+  p.n = v.size();
+  std::vector<double> d;
+  for (int b = 0; b < bootstrap; ++b) d.push_back(median_of(resample(v, rng)));
+  interval(d, &p);
+  if (draws) *draws = std::move(d);
+  return p;
+}
+
 Status same_machine(const std::vector<RunResult>& runs) {
   const RunContext& a = runs.front().context;
   for (const auto& r : runs) {
@@ -416,8 +429,8 @@ Param idle_pass_cost(const std::vector<IdlePass>& runs, int bootstrap, std::mt19
     e_hi = std::max(e_hi, r.enables_per_pass);
   }
   Param c;
-  c.n = runs.size();
   if (runs.size() >= 3 && e_lo > 0 && e_hi >= 1.5 * e_lo) {
+    c.n = runs.size();
     // The bootstrap resamples the long runs and the short ones apart: a
     // resample of one kind alone would put a line through two points a
     // hair apart.
@@ -454,10 +467,7 @@ Param idle_pass_cost(const std::vector<IdlePass>& runs, int bootstrap, std::mt19
   } else {
     std::vector<double> per_pass;
     for (const auto& r : runs) per_pass.push_back(r.cycles_per_pass);
-    c.cycles = median_of(per_pass);
-    std::vector<double> d;
-    for (int b = 0; b < bootstrap; ++b) d.push_back(median_of(resample(per_pass, rng)));
-    interval(d, &c);
+    c = median_param(per_pass, bootstrap, rng);
   }
   if (!(c.ci_low > 0)) return Param::absent("the idle count runs' pass cost is not above zero");
   return c;
@@ -851,12 +861,9 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
     e.fixed = Param::absent(fmt::format("no run with one thread and one handler: `{} -j 1`", run_cmd));
   } else if (o.by_payload.size() == 1) {
     const auto& [bytes, v] = *o.by_payload.begin();
-    e.fixed.cycles = median_of(v);
-    e.fixed.n = v.size();
     std::vector<double> draws;
-    for (int b = 0; b < bootstrap; ++b) draws.push_back(median_of(resample(v, rng)));
+    e.fixed = median_param(v, bootstrap, rng, &draws);
     for (double d : draws) line_draws->emplace_back(d, 0.0);
-    interval(draws, &e.fixed);
     if (bytes != 0)
       e.fixed = Param::absent(fmt::format("the runs have one payload size ({} bytes) and none of 0: `{} -p 0 -p {}`",
                                           bytes, run_cmd, bytes));
