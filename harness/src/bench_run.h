@@ -181,12 +181,38 @@ class BenchRun {
     }
     record_interrupts();
     std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
-    if (Verification v = verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events);
+    const bool timer_probe = workload_->probe.kind == ProbeKind::kProfile;
+    if (Verification v =
+            verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events, timer_probe);
         v.failed()) {
       fail(v.reason);
       return;
     }
-    if (!no_figure.empty()) fail(no_figure);
+    if (!no_figure.empty()) {
+      fail(no_figure);
+      return;
+    }
+    if (timer_probe && c.records_events) per_timer_firing(c.recorded + c.lost);
+  }
+
+  // A profile probe: the workload's ops fire nothing, the tracer's timer
+  // fires while they run.  The overhead per op becomes the overhead per
+  // firing with the firings per op over the enabled windows: those the
+  // tracer saw (the judge held them to its timer's own count) over the
+  // measured thread's ops (the timer samples that thread).
+  void per_timer_firing(std::uint64_t firings) {
+    if (own_fired_ == 0 || firings == 0) {
+      fail(fmt::format("the tracer's timer fired {} times over {} ops: no cost per firing", firings, own_fired_));
+      return;
+    }
+    const double per_op = static_cast<double>(firings) / static_cast<double>(own_fired_);
+    r_.events.timer_events_per_op = per_op;
+    for (auto* e : {&r_.overhead_cycles, &r_.overhead_ns}) {
+      if (!*e) continue;
+      (*e)->median /= per_op;
+      (*e)->low /= per_op;
+      (*e)->high /= per_op;
+    }
   }
 
   void fail(const std::string& msg) {
@@ -247,6 +273,7 @@ class BenchRun {
       Status s = estimate_cost(unit, &cost[traced], &fired);
       if (traced) {
         fired_ += fired;
+        own_fired_ += fired;
         TB_TRY(disable());
       }
       TB_TRY(s);
@@ -378,6 +405,7 @@ class BenchRun {
       TB_TRY(disable());
       consumer_.block_end(*tracer_);
       fired_ += samples_ * batch + helper_events;
+      own_fired_ += samples_ * batch;
     }
     InterruptSnapshot i1 = read_interrupts();
     m_.counters->read(&c1);
@@ -400,6 +428,7 @@ class BenchRun {
   Contenders contenders_;
   bool attached_ = false, enabled_ = false, failed_ = false;
   std::uint64_t samples_ = 0, fired_ = 0;
+  std::uint64_t own_fired_ = 0;  // of fired_, the measured thread's (no contenders')
   timespec gap_{};
   std::unique_ptr<SampleBook> book_;
   InterruptTally interrupts_;

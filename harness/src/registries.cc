@@ -19,6 +19,7 @@ std::string_view to_string(ProbeKind kind) {
     case ProbeKind::kKernelFunction: return "kernel_function";
     case ProbeKind::kKmodTracepoint: return "kmod_tracepoint";
     case ProbeKind::kUstTracepoint: return "ust_tracepoint";
+    case ProbeKind::kProfile: return "profile";
   }
   return "unknown";
 }

@@ -177,6 +177,7 @@ void to_json(json& j, const RunResult& r) {
                    {"tracer_errors", b.events.tracer_errors},
                    {"verification", b.events.verification},
                    {"verification_reason", b.events.verification_reason}};
+    if (b.events.timer_events_per_op) e["events"]["timer_events_per_op"] = *b.events.timer_events_per_op;
     if (b.consumer) e["consumer"] = consumer_json(*b.consumer, ctx_tsc_hz(r));
     e["tracer_details"] = b.tracer_details;
     e["interrupts_per_event"] = b.interrupts_per_event;
@@ -275,6 +276,7 @@ void from_json(const json& j, RunResult& r) {
     opt_field("payload_kept_bytes", b.events.payload_kept_bytes);
     opt_field("tracer_errors", b.events.tracer_errors);
     opt_field("verification_reason", b.events.verification_reason);
+    if (ev.contains("timer_events_per_op")) b.events.timer_events_per_op = ev.at("timer_events_per_op").get<double>();
     b.tracer_details = e.at("tracer_details");
     if (e.contains("consumer") && !e.at("consumer").is_null()) b.consumer = consumer_from(e.at("consumer"));
     if (e.contains("interrupts_per_event")) b.interrupts_per_event = e.at("interrupts_per_event");

@@ -24,7 +24,7 @@ std::string with_detail(const std::string& what, const std::string& detail) {
 }  // namespace
 
 Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                          bool workload_has_payload) {
+                          bool workload_has_payload, bool timer_probe) {
   // 1. The baseline records nothing by design.
   if (!c.records_events) return Verification{Verdict::kNotApplicable, "the tracer records no events (baseline)"};
 
@@ -43,26 +43,45 @@ Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t
                                     c.disabled_detail)};
   }
 
+  // 1c. A probe the tracer's timer fires: its firings are the events, and
+  // only the tracer's timer can count them.
+  if (timer_probe && !c.timer_fired)
+    return fail("the probe is fired by the tracer's timer, but the tracer does not count its timer's firings");
+
   // 2. Nothing recorded.
-  if (c.recorded == 0) return fail(fmt::format("tracer recorded zero events (fired {})", fired));
+  if (c.recorded == 0)
+    return fail(c.timer_fired ? fmt::format("tracer recorded zero events (its timer fired {})", *c.timer_fired)
+                              : fmt::format("tracer recorded zero events (fired {})", fired));
 
   // 3. Counts.
   const std::uint64_t seen = c.recorded + c.lost;
-  if (c.exact && seen != fired)
-    return fail(fmt::format("tracer recorded {} + lost {} = {} events, but {} were fired (exact count)", c.recorded,
-                            c.lost, seen, fired));
-  if (!c.exact && seen < fired)
-    return fail(fmt::format("tracer recorded {} + lost {} = {} events, fewer than the {} fired", c.recorded, c.lost,
-                            seen, fired));
+  std::string counts;
+  if (c.timer_fired) {
+    const std::uint64_t want = *c.timer_fired;
+    const std::uint64_t off = seen > want ? seen - want : want - seen;
+    if (off > c.timer_windows)
+      return fail(fmt::format("tracer recorded {} + lost {} = {} events, but its timer fired {} times in {} windows "
+                              "(its enables and the thread's switches back in; at most one per window either way)",
+                              c.recorded, c.lost, seen, want, c.timer_windows));
+    counts = fmt::format("recorded {} + lost {} = {} ~ the timer's {} firings in {} windows, while the workload ran "
+                         "{} ops",
+                         c.recorded, c.lost, seen, want, c.timer_windows, fired);
+  } else {
+    if (c.exact && seen != fired)
+      return fail(fmt::format("tracer recorded {} + lost {} = {} events, but {} were fired (exact count)", c.recorded,
+                              c.lost, seen, fired));
+    if (!c.exact && seen < fired)
+      return fail(fmt::format("tracer recorded {} + lost {} = {} events, fewer than the {} fired", c.recorded, c.lost,
+                              seen, fired));
+    counts = c.exact ? fmt::format("recorded {} + lost {} = fired {}", c.recorded, c.lost, fired)
+                     : fmt::format("recorded {} + lost {} >= fired {} (inexact probe)", c.recorded, c.lost, fired);
+  }
 
   // 4. Tracer-side errors and faults.
   if (c.tracer_errors)
     return fail(with_detail(fmt::format("tracer reported {} error(s) or fault(s)", c.tracer_errors),
                             c.tracer_error_detail));
 
-  std::string counts = c.exact ? fmt::format("recorded {} + lost {} = fired {}", c.recorded, c.lost, fired)
-                               : fmt::format("recorded {} + lost {} >= fired {} (inexact probe)", c.recorded, c.lost,
-                                             fired);
   const bool workload_payload = workload_has_payload && payload_bytes > 0;
 
   // 5. A payload copied from the workload.
@@ -112,9 +131,9 @@ Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t
 }
 
 Verification verify_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                           bool workload_has_payload, EventsResult* out) {
-  Verification v = judge_events(c, fired, payload_bytes, workload_has_payload);
-  out->fired = fired;
+                           bool workload_has_payload, EventsResult* out, bool timer_probe) {
+  Verification v = judge_events(c, fired, payload_bytes, workload_has_payload, timer_probe);
+  out->fired = c.timer_fired ? *c.timer_fired : fired;
   out->recorded = c.recorded;
   out->lost = c.lost;
   out->exact = c.exact;

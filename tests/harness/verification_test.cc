@@ -27,6 +27,51 @@ EventCounts with_payload(std::uint64_t n, std::size_t bytes) {
   return c;
 }
 
+// A profile probe: the tracer's timer fires it, so its events are the
+// timer's firings (its own clock's count), within one per window (an enable
+// or the thread switched back in) of what the tracer recorded; a tracer
+// that does not count them has no events to judge.
+TEST(Verification, ProfileProbeIsJudgedAgainstItsTimersCount) {
+  EventCounts c = counted(998);
+  c.timer_fired = 1000;
+  c.timer_windows = 3;
+  Verification v = judge_events(c, 5000, 0, false, true);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_TRUE(has(v.reason, "the timer's 1000 firings in 3 windows")) << v.reason;
+  EventsResult out;
+  EXPECT_TRUE(verify_events(c, 5000, 0, false, &out, true).passed());
+  EXPECT_EQ(out.fired, 1000u) << "the events are the timer's, not the workload's 5000 ops";
+
+  c.recorded = 996;  // four short of the timer's count, three windows
+  v = judge_events(c, 5000, 0, false, true);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "its timer fired 1000 times in 3 windows")) << v.reason;
+  c.recorded = 1004;  // four over
+  EXPECT_TRUE(judge_events(c, 5000, 0, false, true).failed());
+  c.recorded = 1002;
+  c.lost = 1;
+  EXPECT_TRUE(judge_events(c, 5000, 0, false, true).passed()) << "recorded + lost: 1003";
+
+  EventCounts none = counted(1000);  // a tracer without the timer's count
+  v = judge_events(none, 5000, 0, false, true);
+  EXPECT_TRUE(v.failed());
+  EXPECT_TRUE(has(v.reason, "does not count its timer's firings")) << v.reason;
+
+  EventCounts zero = counted(0);
+  zero.timer_fired = 0;
+  EXPECT_TRUE(judge_events(zero, 5000, 0, false, true).failed());
+
+  EventCounts payload = counted(1000);
+  payload.timer_fired = 1000;
+  payload.payload_source = PayloadSource::kWorkload;
+  payload.payload_checked_events = 1000;
+  EXPECT_TRUE(judge_events(payload, 5000, 0, false, true).failed()) << "a timer hands over no payload";
+  payload = counted(1000);
+  payload.timer_fired = 1000;
+  payload.tracer_errors = 1;
+  EXPECT_TRUE(judge_events(payload, 5000, 0, false, true).failed());
+}
+
 TEST(Verification, BaselineTracerIsNotApplicable) {
   EventCounts c;
   c.records_events = false;

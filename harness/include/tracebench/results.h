@@ -80,6 +80,11 @@ struct VariantResult {
 // (tracebench/verification.h); the fields mirror EventCounts (tracebench/tracer.h).
 struct EventsResult {
   std::uint64_t fired = 0;     // while the tracer was enabled
+  // A profile probe (fired by the tracer's timer): its firings per workload
+  // op in the enabled windows.  `fired` is then the timer's count, the
+  // overhead figures are per firing, the baseline and traced distributions
+  // per op.
+  std::optional<double> timer_events_per_op;
   std::uint64_t recorded = 0;
   std::uint64_t lost = 0;
   bool exact = true;

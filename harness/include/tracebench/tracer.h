@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,10 @@ enum class ProbeKind {
   kKernelFunction, // a kernel function (kprobe / fentry / function tracer)
   kKmodTracepoint, // a tracepoint of the companion module
   kUstTracepoint,  // an LTTng-UST tracepoint; `target` is "provider:event"
+  kProfile,        // a timer the tracer arms fires it while the firing thread
+                   // runs (a profile probe); `target` is the clock ("cpu-clock").
+                   // The workload only burns CPU: its events are the timer's
+                   // firings, which the tracer counts (EventCounts::timer_fired)
 };
 
 std::string_view to_string(ProbeKind kind);
@@ -148,6 +153,15 @@ struct EventCounts {
   // The consumer wakes on its own timer (a switch rate), never because a
   // record was written: the probe causes none of its wakeups.
   bool consumer_wakes_on_timer = false;
+
+  // A probe the tracer's own timer fires (ProbeKind::kProfile): the firings
+  // its timer made while enabled, from the timer's own clock (time counted
+  // over the sampling period), which take the place of the workload's
+  // count; the judge allows one firing per window either way: an enable,
+  // or the thread switched back in (the timer stops and restarts at each,
+  // so its phase may move).  Unset for every other probe.
+  std::optional<std::uint64_t> timer_fired;
+  std::uint64_t timer_windows = 0;
 };
 
 // A task that consumes what a tracer records, beside the firing thread: a

@@ -6,6 +6,11 @@
 // Rules, in order (the first that fails decides):
 //   1. A tracer that records nothing by design (the baseline "none")
 //      is not_applicable.
+//   1c. A probe the tracer's timer fires (timer_probe, ProbeKind::kProfile):
+//      the tracer must count its timer's firings (EventCounts::timer_fired);
+//      in rule 3, recorded + lost must then be within one per window of
+//      them (an enable or the thread switched back in).  `fired` is the
+//      workload's ops, said only.
 //   2. recorded == 0 fails.
 //   3. exact counts: recorded + lost must equal the events fired while the
 //      tracer was enabled; inexact counts: recorded + lost >= fired.
@@ -45,13 +50,15 @@ struct Verification {
 // fired: events fired while the tracer was enabled; payload_bytes: bytes the
 // workload handed over per event (AttachSpec::payload_bytes);
 // workload_has_payload: the workload carries a payload at all
-// (Workload::takes_payload).
+// (Workload::takes_payload); timer_probe: the probe is a profile probe,
+// fired by the tracer's timer.
 Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                          bool workload_has_payload);
+                          bool workload_has_payload, bool timer_probe = false);
 
 // Judges and writes the whole `events` object of a result (counts, payload
-// fields, verdict and reason).  The runner's one call.
+// fields, verdict and reason; `fired` is the timer's count where the tracer
+// gave one).  The runner's one call.
 Verification verify_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                           bool workload_has_payload, EventsResult* out);
+                           bool workload_has_payload, EventsResult* out, bool timer_probe = false);
 
 }  // namespace tracebench
