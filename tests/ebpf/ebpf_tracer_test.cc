@@ -53,6 +53,8 @@ ProbePoint usdt_sem_probe() {
   return {"usdt:tb_ebpf_test:sem_site", ProbeKind::kUsdt, "tb_ebpf_test:sem_site", 0, ""};
 }
 
+ProbePoint profile_probe() { return {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""}; }
+
 ProbePoint probe_for(const std::string& attach) {
   if (attach == "uprobe" || attach == "uretprobe") return func_probe();
   if (attach == "usdt") return usdt_probe();
@@ -216,7 +218,7 @@ TEST(EbpfAvailability, EveryAttachTypeProbedByTrying) {
   Availability a = t.available();
   EXPECT_TRUE(a.ok) << a.reason;
   const auto& types = EbpfTracer::attach_type_availability();
-  EXPECT_EQ(types.size(), 9u);
+  EXPECT_EQ(types.size(), 10u);
   for (const auto& [name, av] : types) {
     std::cout << "  " << name << ": " << (av.ok ? "ok" : "refused: " + av.reason) << "\n";
     if (!av.ok) {
@@ -224,11 +226,11 @@ TEST(EbpfAvailability, EveryAttachTypeProbedByTrying) {
     }
   }
   // The host this suite is developed on: these must work.
-  for (const char* must : {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt"})
+  for (const char* must : {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "perf_event"})
     EXPECT_TRUE(types.at(must).ok) << must << ": " << types.at(must).reason;
   nlohmann::json d = t.details();
   ASSERT_TRUE(d.contains("attach_types"));
-  EXPECT_EQ(d["attach_types"].size(), 9u);
+  EXPECT_EQ(d["attach_types"].size(), 10u);
 }
 
 // --- ring buffer wakeup policy x consumer mode ----------------------------
@@ -471,6 +473,10 @@ TEST(EbpfOptions, BadInputIsAClearErrorAndLoadsNothing) {
       {{"user:x", ProbeKind::kUserFunction, "tb_no_such_symbol_xyz", 0, ""}, "count", {},
        "tb_no_such_symbol_xyz"},
       {{"usdt:x", ProbeKind::kUsdt, "nocolon", 0, ""}, "count", {}, "provider:name"},
+      {profile_probe(), "count", {{"ecbs", "2"}}, "cannot apply to a profile probe"},
+      {profile_probe(), "count", {{"attach", "tracepoint"}}, "cannot attach to"},
+      {profile_probe(), "count", {{"profile_hz", "0"}}, "profile_hz=0"},
+      {getpid_probe(), "count", {{"profile_hz", "99"}}, "profile_hz applies to profile probes"},
   };
   for (const auto& c : cases) {
     EbpfTracer t;
@@ -579,6 +585,79 @@ TEST(EbpfLifecycle, TeardownIsSafeAnytimeAndTwice) {
   t.teardown();
   EXPECT_TRUE(all_gone(progs, links));
   EXPECT_EQ(t.counts().recorded, 0u);
+}
+
+// --- profile probes -------------------------------------------------------
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+void spin_cpu(double seconds) {
+  const double until = thread_cpu_seconds() + seconds;
+  while (thread_cpu_seconds() < until) {
+  }
+}
+
+std::size_t open_fds() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A profile probe: a cpu-clock event on this thread runs the program every
+// 1e9/profile_hz ns of its CPU time while enabled, never while disabled;
+// what the program counted matches what the timer's clock made, sleeps
+// included (each switch back in may move a firing), and the judge holds it
+// so.  Teardown closes the perf event with the link.
+TEST(EbpfProfile, TimerFiringsAreCountedWhileEnabledOnly) {
+  TB_SKIP_UNLESS_BPF();
+  for (const char* action : {"count", "ringbuf"}) {
+    SCOPED_TRACE(action);
+    const std::size_t fds = open_fds();
+    EbpfTracer t;
+    AttachSpec spec;
+    spec.probe = profile_probe();
+    spec.action = action;
+    spec.options = {{"profile_hz", "5000"}};
+    ASSERT_TRUE(t.attach(spec));
+    ASSERT_TRUE(t.enable());
+    spin_cpu(0.02);  // ~100 periods of 200 µs
+    ASSERT_TRUE(t.disable());
+    spin_cpu(0.02);  // disabled: no firing
+    ASSERT_TRUE(t.enable());
+    for (int i = 0; i < 5; ++i) {
+      spin_cpu(0.004);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(t.disable());
+    ASSERT_TRUE(t.drain());
+    EventCounts c = t.counts();
+    ASSERT_TRUE(c.timer_fired.has_value());
+    EXPECT_GE(*c.timer_fired, 180u);
+    EXPECT_LE(*c.timer_fired, 260u) << "40 ms of CPU time at 5 kHz, the other 20 ms disabled";
+    EXPECT_GE(c.timer_windows, 2u + 5u) << "two enables and a switch back in after each sleep";
+    Verification v = judge_events(c, 0, 0, false, true);
+    EXPECT_TRUE(v.passed()) << v.reason;
+    EXPECT_EQ(t.details()["profile_period_ns"].get<std::uint64_t>(), 200000u);
+    auto progs = t.program_ids();
+    auto links = t.link_ids();
+    t.teardown();
+    EXPECT_TRUE(all_gone(progs, links));
+    EXPECT_EQ(open_fds(), fds) << "the perf event is closed with its link";
+  }
+  // Another probe kind reports no timer.
+  EbpfTracer t;
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  ASSERT_TRUE(t.attach(spec));
+  ASSERT_TRUE(t.enable());
+  fire(spec.probe, 10);
+  ASSERT_TRUE(t.disable());
+  EXPECT_FALSE(t.counts().timer_fired.has_value());
+  t.teardown();
 }
 
 // A process killed by SIGTERM/SIGINT while enabled leaves nothing behind.

@@ -10,6 +10,7 @@
 #include "libbpf_log.h"
 #include "tb_fentry.skel.h"
 #include "tb_kprobe.skel.h"
+#include "tb_perf_event.skel.h"
 #include "tb_rawtp.skel.h"
 #include "tb_tp.skel.h"
 #include "tb_uprobe.skel.h"
@@ -27,6 +28,7 @@ const char* to_string(AttachType t) {
     case AttachType::kFentry: return "fentry";
     case AttachType::kFexit: return "fexit";
     case AttachType::kKprobe: return "kprobe";
+    case AttachType::kPerfEvent: return "perf_event";
   }
   return "?";
 }
@@ -52,6 +54,7 @@ const char* program_prefix(AttachType t) {
     case AttachType::kFentry: return "tb_fen";
     case AttachType::kFexit: return "tb_fex";
     case AttachType::kKprobe: return "tb_kp";
+    case AttachType::kPerfEvent: return "tb_pe";
   }
   return "?";
 }
@@ -67,6 +70,7 @@ const char* family_of(AttachType t) {
     case AttachType::kFentry:
     case AttachType::kFexit: return "tb_fentry";
     case AttachType::kKprobe: return "tb_kprobe";
+    case AttachType::kPerfEvent: return "tb_perf_event";
   }
   return "?";
 }
@@ -175,6 +179,9 @@ Status load_program(const LoadConfig& cfg, std::unique_ptr<LoadedObject>* out) {
       return open_family<tb_fentry>(tb_fentry__open_opts, tb_fentry__load, tb_fentry__destroy, cfg, out);
     case AttachType::kKprobe:
       return open_family<tb_kprobe>(tb_kprobe__open_opts, tb_kprobe__load, tb_kprobe__destroy, cfg, out);
+    case AttachType::kPerfEvent:
+      return open_family<tb_perf_event>(tb_perf_event__open_opts, tb_perf_event__load, tb_perf_event__destroy, cfg,
+                                        out);
   }
   return Status::error("unknown attach type");
 }

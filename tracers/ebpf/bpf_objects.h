@@ -16,12 +16,12 @@ struct bpf_map;
 
 namespace tracebench::ebpf {
 
-enum class AttachType { kTracepoint, kRawTp, kTpBtf, kUprobe, kUretprobe, kUsdt, kFentry, kFexit, kKprobe };
+enum class AttachType { kTracepoint, kRawTp, kTpBtf, kUprobe, kUretprobe, kUsdt, kFentry, kFexit, kKprobe, kPerfEvent };
 
 inline constexpr AttachType kAllAttachTypes[] = {
     AttachType::kTracepoint, AttachType::kRawTp,  AttachType::kTpBtf,
     AttachType::kUprobe,     AttachType::kUretprobe, AttachType::kUsdt,
-    AttachType::kFentry,     AttachType::kFexit,  AttachType::kKprobe};
+    AttachType::kFentry,     AttachType::kFexit,  AttachType::kKprobe, AttachType::kPerfEvent};
 
 const char* to_string(AttachType t);
 bool parse_attach_type(const std::string& s, AttachType* out);

@@ -10,7 +10,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -147,7 +150,8 @@ bool EbpfTracer::supports(const ProbePoint& probe) const {
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt:
     case ProbeKind::kKernelFunction:
-    case ProbeKind::kKmodTracepoint: return true;
+    case ProbeKind::kKmodTracepoint:
+    case ProbeKind::kProfile: return true;
     default: return false;
   }
 }
@@ -243,6 +247,12 @@ Status EbpfTracer::resolve_target() {
       target_desc_ = p.target;
       break;
     }
+    case ProbeKind::kProfile:
+      // The thread that attaches is the one that fires (the harness's
+      // measured thread); its CPU clock drives the samples.
+      profile_tid_ = static_cast<int>(syscall(SYS_gettid));
+      target_desc_ = fmt::format("cpu-clock of thread {} every {} ns", profile_tid_, profile_period_ns_);
+      break;
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt: {
       if (Status s = common::executable_of(pid_, &binary_); !s) return Status::error("ebpf: " + s.message());
@@ -279,6 +289,9 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
   binary_.clear();
   target_desc_.clear();
   enables_ = 0;
+  timer_fired_ = 0;
+  timer_windows_ = 0;
+  profile_tid_ = 0;
   attach_seconds_ = 0;
   irq_work_while_enabled_ = 0;
   prog_ids_.clear();
@@ -364,6 +377,31 @@ Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_l
       link = bpf_program__attach_usdt(prog, pid_, binary_.c_str(), usdt_provider_.c_str(),
                                       usdt_name_.c_str(), nullptr);
       break;
+    case AttachType::kPerfEvent: {
+      // A software cpu-clock event sampling the firing thread with a fixed
+      // period; libbpf enables it and, once linked, owns and closes it.
+      perf_event_attr attr{};
+      attr.size = sizeof attr;
+      attr.type = PERF_TYPE_SOFTWARE;
+      attr.config = PERF_COUNT_SW_CPU_CLOCK;
+      attr.sample_period = profile_period_ns_;
+      attr.disabled = 1;
+      const int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, profile_tid_, -1, -1, PERF_FLAG_FD_CLOEXEC));
+      if (fd < 0) {
+        const int err = errno;
+        return Status::error("ebpf: perf_event_open(cpu-clock, period " + std::to_string(profile_period_ns_) +
+                             " ns, thread " + std::to_string(profile_tid_) + "): " + errstr(err));
+      }
+      link = bpf_program__attach_perf_event(prog, fd);
+      if (link)
+        profile_fd_ = fd;
+      else {
+        const int err = errno;
+        close(fd);
+        errno = err;
+      }
+      break;
+    }
   }
   if (!link) {
     const int err = errno;
@@ -387,6 +425,7 @@ Status EbpfTracer::enable() {
   if (link_) return Status::ok();
   if (consumer_) consumer_->resume();
   irq_work_at_enable_ = irq_work_interrupts();
+  if (cfg_.attach == AttachType::kPerfEvent) switches_at_enable_ = thread_switches();
   auto t0 = std::chrono::steady_clock::now();
   Status st = attach_link(obj_->prog, obj_->program_name, &link_);
   for (std::size_t i = 0; st && i < extras_.size(); ++i)
@@ -408,6 +447,7 @@ void EbpfTracer::destroy_links() {
   }
   if (link_) bpf_link__destroy(link_);
   link_ = nullptr;
+  profile_fd_ = -1;  // closed with its link
 }
 
 Status EbpfTracer::disable() {
@@ -422,6 +462,21 @@ Status EbpfTracer::disable() {
     return Status::error("ebpf: detaching an extra program: " + errstr(extra_err));
   }
   if (link_) {
+    if (profile_fd_ >= 0) {
+      // What the timer's clock counted in this window (ns of the thread's
+      // CPU time): the firings its period made.
+      std::uint64_t ns = 0;
+      if (read(profile_fd_, &ns, sizeof ns) == static_cast<ssize_t>(sizeof ns)) {
+        timer_fired_ += ns / profile_period_ns_;
+        // The timer is stopped and restarted with each switch out of and
+        // back into the thread: a firing's phase may move at each.
+        ++timer_windows_;
+        const std::int64_t switches = thread_switches();
+        if (switches >= 0 && switches_at_enable_ >= 0 && switches > switches_at_enable_)
+          timer_windows_ += static_cast<std::uint64_t>(switches - switches_at_enable_);
+      }
+      profile_fd_ = -1;  // the link closes it
+    }
     int err = bpf_link__destroy(link_);
     link_ = nullptr;
     const std::int64_t now = irq_work_interrupts();
@@ -471,6 +526,10 @@ EventCounts EbpfTracer::counts() {
   if (!obj_) return c;
   const std::string& a = cfg_.action;
   const KernelStats ks = read_kernel_stats();
+  if (cfg_.attach == AttachType::kPerfEvent) {
+    c.timer_fired = timer_fired_;
+    c.timer_windows = timer_windows_;
+  }
   if (a == "empty") {
     // Nothing is recorded; the kernel's run count is the count.  The empty
     // program has no filter, so other processes' hits are included.
@@ -549,6 +608,10 @@ nlohmann::json EbpfTracer::details() const {
   j["family"] = std::string(family_of(cfg_.attach)) + ".bpf.c";
   j["target"] = target_desc_;
   j["tgid_filter"] = cfg_.tgid;
+  if (cfg_.attach == AttachType::kPerfEvent) {
+    j["profile_period_ns"] = profile_period_ns_;
+    j["timer_fired"] = timer_fired_;
+  }
   // The handler-count sweep (`tracebench model fit` reads ecbs and extra_predicate).
   j["ecbs"] = 1 + extras_.size();
   if (!extras_.empty()) {
@@ -640,9 +703,22 @@ void EbpfTracer::teardown() noexcept {
   attached_ = false;
 }
 
+// The calling thread's context switches (voluntary and not), -1 if unknown.
+std::int64_t thread_switches() {
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return -1;
+  return static_cast<std::int64_t>(ru.ru_nvcsw) + static_cast<std::int64_t>(ru.ru_nivcsw);
+}
+
 // --- availability, by trying ---------------------------------------------
 
 namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
 
 Availability try_attach_type(AttachType t) {
   AttachSpec spec;
@@ -658,6 +734,10 @@ Availability try_attach_type(AttachType t) {
     case AttachType::kUsdt:
       spec.probe = {std::string("usdt:") + kSelfProbeUsdt, ProbeKind::kUsdt, kSelfProbeUsdt, 0, ""};
       break;
+    case AttachType::kPerfEvent:
+      spec.probe = {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""};
+      spec.options["profile_hz"] = "10000";
+      break;
     default:
       spec.probe = {"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""};
       break;
@@ -666,7 +746,14 @@ Availability try_attach_type(AttachType t) {
   Status st = tracer.attach(spec);
   if (st) st = tracer.enable();
   constexpr int kFires = 3;
-  if (st) {
+  const bool profile = spec.probe.kind == ProbeKind::kProfile;
+  if (st && profile) {
+    // ~2 ms of this thread's CPU time: about 20 of the timer's periods.
+    const double until = thread_cpu_seconds() + 0.002;
+    while (thread_cpu_seconds() < until) {
+    }
+  }
+  if (st && !profile) {
     for (int i = 0; i < kFires; i++) {
       if (spec.probe.kind == ProbeKind::kSyscall)
         syscall(SYS_getpid);
@@ -676,7 +763,13 @@ Availability try_attach_type(AttachType t) {
   }
   if (st) st = tracer.disable();
   if (st) st = tracer.drain();
-  if (st) {
+  if (st && profile) {
+    EventCounts c = tracer.counts();
+    const std::uint64_t want = c.timer_fired.value_or(0);
+    if (want == 0 || c.recorded + 1 < want || c.recorded > want + 1)
+      st = Status::error("attached, but counted " + std::to_string(c.recorded) + " samples where the timer made " +
+                         std::to_string(want));
+  } else if (st) {
     EventCounts c = tracer.counts();
     if (c.recorded != kFires)
       st = Status::error("attached, but counted " + std::to_string(c.recorded) + " of " +

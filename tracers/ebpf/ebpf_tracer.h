@@ -2,9 +2,12 @@
 // one program per action, attached while the harness has the tracer enabled.
 //
 // Options (AttachSpec.options, all strings; unknown keys are an error):
-//   attach       tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe
+//   attach       tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe|perf_event
 //                (default from the probe kind: syscall->tracepoint,
-//                user function->uprobe, usdt->usdt, kernel function->fentry)
+//                user function->uprobe, usdt->usdt, kernel function->fentry,
+//                profile->perf_event)
+//   profile_hz   perf_event: samples per second of the firing thread's CPU
+//                time (a cpu-clock event, period 1e9/hz ns; default 10000)
 //   wakeup       default|no_wakeup|force     ringbuf: bpf_ringbuf_submit() flags
 //   consumer     epoll|spin                  ringbuf/perfbuf consumer thread
 //   consumer_cpu CPU of the consumer thread (default 0)
@@ -132,6 +135,14 @@ class EbpfTracer final : public Tracer {
   std::vector<std::uint32_t> link_ids_;
   bool attached_ = false;
   std::uint64_t enables_ = 0;
+  // Profile probes (attach=perf_event): the cpu-clock event of the enabled
+  // window (the link owns and closes it), its period, the thread it samples,
+  // and what its clock counted: the firings it made and the windows.
+  std::uint64_t profile_period_ns_ = 100000;
+  int profile_fd_ = -1;
+  int profile_tid_ = 0;
+  std::uint64_t timer_fired_ = 0, timer_windows_ = 0;
+  std::int64_t switches_at_enable_ = -1;  // the enabling thread's context switches then
   double attach_seconds_ = 0;  // link creation time summed over enable()s
   std::int64_t irq_work_at_enable_ = -1;
   std::int64_t irq_work_while_enabled_ = 0;
@@ -144,5 +155,7 @@ Status ensure_tracefs(bool* mounted_by_us);
 
 // Sum of the "IWI" (IRQ work interrupts) row of /proc/interrupts, -1 if absent.
 std::int64_t irq_work_interrupts();
+// The calling thread's context switches (getrusage RUSAGE_THREAD), -1 if unknown.
+std::int64_t thread_switches();
 
 }  // namespace tracebench::ebpf

@@ -20,7 +20,12 @@ const OptionSchema& option_schema() {
   static const OptionSchema schema = {
       {.name = "attach", .type = T::kChoice, .help = "the BPF program type and hook (table above)",
        .default_help = "from the probe kind (table above)",
-       .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "fentry", "fexit", "kprobe"}},
+       .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "fentry", "fexit", "kprobe",
+                 "perf_event"}},
+      {.name = "profile_hz", .type = T::kUint,
+       .help = "profile probes (attach=perf_event): samples per second of the firing thread's CPU time, a "
+               "software cpu-clock event with a fixed period of 1e9/hz ns (bpftrace's `profile:hz`)",
+       .default_value = "10000", .min = 1, .max = 100000},
       {.name = "wakeup", .type = T::kChoice,
        .help = "`bpf_ringbuf_submit()` flags 0, `BPF_RB_NO_WAKEUP`, `BPF_RB_FORCE_WAKEUP` (ringbuf only)",
        .default_value = "default", .words = {"default", "no_wakeup", "force"}},
@@ -82,16 +87,17 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     case ProbeKind::kUsdt: def_attach = "usdt"; break;
     case ProbeKind::kKernelFunction: def_attach = "fentry"; break;
     case ProbeKind::kKmodTracepoint: def_attach = "tracepoint"; break;
+    case ProbeKind::kProfile: def_attach = "perf_event"; break;
     default:
       return Status::error("ebpf: cannot attach to probe '" + spec.probe.name + "' of kind " +
                            std::string(to_string(spec.probe.kind)) +
                            "; supported kinds: syscall, user function, usdt, kernel function, "
-                           "kmod tracepoint");
+                           "kmod tracepoint, profile");
   }
   std::string attach = opts.has("attach") ? opts.text("attach") : def_attach;
   if (!parse_attach_type(attach, &cfg_.attach))
     return Status::error("ebpf: unknown attach type '" + attach +
-                         "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe");
+                         "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe|perf_event");
   const AttachType t = cfg_.attach;
   bool compatible = false;
   switch (spec.probe.kind) {
@@ -108,13 +114,15 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
       compatible = t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
       break;
     case ProbeKind::kKmodTracepoint: compatible = t == AttachType::kTracepoint; break;
+    case ProbeKind::kProfile: compatible = t == AttachType::kPerfEvent; break;
     default: break;
   }
   if (!compatible)
     return Status::error("ebpf: attach=" + attach + " cannot attach to " +
                          std::string(to_string(spec.probe.kind)) + " probe '" + spec.probe.name +
                          "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
-                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint)");
+                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint; "
+                         "profile: perf_event)");
 
   // Ring buffer wakeup policy.
   wakeup_ = opts.text("wakeup");
@@ -185,8 +193,17 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   cfg_.hash_shared = opts.text("hash_map") == "shared";
   cfg_.hash_entries = static_cast<std::uint32_t>(opts.number("hash_entries"));
 
+  // The profile probe's sampling period.
+  if (opts.given("profile_hz") && t != AttachType::kPerfEvent)
+    return Status::error("ebpf: profile_hz applies to profile probes (attach=perf_event) only");
+  profile_period_ns_ = 1000000000ull / opts.number("profile_hz");
+
   // Handlers on the probe point: the count program N times.
   ecbs_ = static_cast<int>(opts.number("ecbs"));
+  if (ecbs_ > 1 && t == AttachType::kPerfEvent)
+    return Status::error("ebpf: ecbs=" + std::to_string(ecbs_) +
+                         " cannot apply to a profile probe: a perf event runs one BPF program (more programs would be "
+                         "more timers, not more handlers on one)");
   extra_false_ = opts.text("extra_predicate") == "false";
   if (ecbs_ > 1 && action != "count")
     return Status::error("ebpf: ecbs=" + std::to_string(ecbs_) +
