@@ -45,7 +45,9 @@ struct ConsumerPoint {
 // thread, one handler): its repetitions' overheads per event, each sample
 // being `batch` events of which the first follows the gap.
 struct IdleRun {
-  std::uint64_t payload_bytes = 0, batch = 1, gap_us = 0;
+  std::uint64_t payload_bytes = 0;
+  double batch = 1;  // events per sample (a profile probe's: its ops' timer firings)
+  std::uint64_t gap_us = 0;
   std::vector<double> overhead;  // per repetition, cycles per event
 };
 // Its consumer figure: cycles per record, and of its wakeups per record
@@ -808,7 +810,7 @@ void fit_idle_start(const Observations& o, const Entry& base, const std::vector<
     for (std::size_t i = 0; i < o.idle_runs.size(); ++i) {
       const IdleRun& r = o.idle_runs[i];
       const double hot = fixed + per_byte * static_cast<double>(r.payload_bytes);
-      for (double x : overheads[i]) v.push_back(static_cast<double>(r.batch) * (x - hot));
+      for (double x : overheads[i]) v.push_back(r.batch * (x - hot));
     }
     return median_of(v);
   };
@@ -957,8 +959,11 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       const auto& base = b.baseline.repetition_medians;
       const auto& tr = b.traced.repetition_medians;
       std::vector<double> v;
+      // A profile probe's repetitions are per op; its events are its timer's
+      // firings, so many per op.
+      const double per_op = b.events.timer_events_per_op.value_or(1.0);
       for (std::size_t i = 0; i < std::min(base.size(), tr.size()); ++i)
-        if (std::isfinite(tr[i] - base[i])) v.push_back(tr[i] - base[i]);
+        if (std::isfinite(tr[i] - base[i])) v.push_back((tr[i] - base[i]) / per_op);
       if (v.empty()) continue;
       auto [options, config] = config_of(b);
       Observations& o = obs[{b.tracer, b.probe_kind, b.action, config}];
@@ -970,7 +975,8 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       if (b.gap_us > 0) {
         // After an idle gap: its own terms, kept out of the hot ones.
         if (handlers != 1 || b.threads != 1) continue;
-        o.idle_runs.push_back({b.payload_bytes, std::max<std::uint64_t>(1, b.batch), b.gap_us, v});
+        o.idle_runs.push_back({b.payload_bytes, static_cast<double>(std::max<std::uint64_t>(1, b.batch)) * per_op,
+                               b.gap_us, v});
         const auto& c = b.consumer;
         if (c && c->wakes_on_timer && b.action == "count" && c->wakeups && *c->wakeups > 0 && tsc > 0) {
           // A consumer on its own timer with nothing to read: what its

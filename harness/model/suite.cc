@@ -35,8 +35,9 @@ std::vector<std::string> base_with(std::vector<std::string> base, std::initializ
 
 // The paper's macro scenarios, per tracer, on this suite's workloads: sys (a
 // syscall probe that counts), sys10 (ten handlers on it, nine predicates
-// false), pid (a user-function probe), and a payload-recording scenario with
-// its consumer.  A tracer without the probe kind has no such row.
+// false), pid (a user-function probe), a payload-recording scenario with
+// its consumer, and profile (a probe the tracer's timer fires) where the
+// tracer has one.  A tracer without the probe kind has no such row.
 std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
   const std::string sys = "syscall probe, count";
   const std::string sys10 = "ten handlers on the syscall probe, nine predicates false";
@@ -45,7 +46,12 @@ std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
     return {scenario("sys", sys, "getpid", "count", 0, 50000), scenario("sys10", sys10, "getpid", "count", 0, 50000, 10),
             scenario("pid", pid, "call", "count", 0, 2000),
             scenario("payload", "256 B copied from write(2) into the ring buffer, its reader", "write_null", "ringbuf",
-                     256, 20000)};
+                     256, 20000),
+            // The paper's profile-997: here bpftrace's profile:hz on the
+            // firing thread's CPU clock (10 kHz), while 5000 ops of ~15 µs a
+            // second run: its events are the timer's firings.
+            scenario("profile", "a profile probe (the thread's CPU clock sampled at 10 kHz), count", "spin", "count",
+                     0, 5000)};
   if (tracer == "ftrace")
     return {scenario("sys", sys + " (the event recorded in the buffer)", "getpid", "count", 0, 50000),
             scenario("sys10", sys10 + " (ten instances)", "getpid", "count", 0, 50000, 10),

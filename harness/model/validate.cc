@@ -61,12 +61,18 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   if (events[0] == 0 || events[1] == 0 || !(wall[0] > 0) || !(wall[1] > 0))
     return Status::error("model validate: no events in the untraced or the traced segments");
   Validation v;
-  v.rate_hz = static_cast<double>(events[1]) / (wall[1] / 1e9);
+  v.ops_hz = static_cast<double>(events[1]) / (wall[1] / 1e9);
+  // A profile probe's events are its timer's firings while the ops ran.
+  if (x.timer_firings && *x.timer_firings == 0)
+    return Status::error("model validate: the tracer's timer never fired in the traced segments");
+  const double firings_per_op =
+      x.timer_firings ? static_cast<double>(*x.timer_firings) / static_cast<double>(events[1]) : 1.0;
+  v.rate_hz = v.ops_hz * firings_per_op;
   v.untraced_ns_per_event = cpu[0] / static_cast<double>(events[0]);
   v.traced_ns_per_event = cpu[1] / static_cast<double>(events[1]);
-  const double probe_ns = v.traced_ns_per_event - v.untraced_ns_per_event;
-  v.probe_cycles = probe_ns * m.tsc_hz / 1e9;
-  v.probe_cpu_percent = 100 * v.rate_hz * probe_ns / 1e9;
+  const double probe_ns = v.traced_ns_per_event - v.untraced_ns_per_event;  // per op
+  v.probe_cycles = probe_ns / firings_per_op * m.tsc_hz / 1e9;
+  v.probe_cpu_percent = 100 * v.ops_hz * probe_ns / 1e9;
   v.consumer_cpu_percent = 100 * consumer / wall[1];
   v.consumer_tasks_cpu_percent = 100 * tasks / wall[1];
   if (perf_all && any_tasks && any_counted) {
@@ -110,8 +116,8 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   if (v.late_share > 0.05)
     v.warnings.push_back(fmt::format("{:.0f}% of the pacing periods began late: the rate was not held", 100 * v.late_share));
   const double untraced_rate = static_cast<double>(events[0]) / (wall[0] / 1e9);
-  if (std::fabs(untraced_rate - v.rate_hz) > 0.02 * v.rate_hz)
-    v.warnings.push_back(fmt::format("untraced segments ran at {:.0f} Hz, traced at {:.0f} Hz", untraced_rate, v.rate_hz));
+  if (std::fabs(untraced_rate - v.ops_hz) > 0.02 * v.ops_hz)
+    v.warnings.push_back(fmt::format("untraced segments ran at {:.0f} Hz, traced at {:.0f} Hz", untraced_rate, v.ops_hz));
 
   Scenario probe_only;
   ProbeLoad load = s.probe_load(v.rate_hz);
@@ -127,8 +133,9 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   v.bursts_hz = static_cast<double>(bursts) / (wall[1] / 1e9);
   if (load.wakeups_hz && !x.wakes_on_timer) v.idle_wakeups_hz = std::min(*load.wakeups_hz, v.bursts_hz);
   const Entry* entry = m.find(s.tracer, s.probe_kind, s.action, s.options);
+  // A profile probe's bursts each stop and restart its timer, fired or not.
   if (entry && entry->idle_start.ok())
-    load.bursts_hz = std::min(v.bursts_hz, v.rate_hz);
+    load.bursts_hz = x.timer_firings ? v.bursts_hz : std::min(v.bursts_hz, v.rate_hz);
   else if (entry && v.bursts_hz > 0)
     v.idle_note = fmt::format("{:.0f} bursts/s after an idle gap, not costed: {}", v.bursts_hz,
                               entry->idle_start.missing);
@@ -244,6 +251,8 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
       {"warnings", v.warnings}};
   if (!v.consumer_missing.empty()) j["predicted"]["consumer_missing"] = v.consumer_missing;
   if (x.wakeups && x.records > 0) j["predicted"]["probe_wakeup_cycles"] = v.predicted_wakeup_cycles;
+  j["measured"]["ops_hz"] = v.ops_hz;
+  if (x.timer_firings) j["measured"]["timer_firings"] = *x.timer_firings;
   j["measured"]["bursts_hz"] = v.bursts_hz;
   j["measured"]["idle_wakeups_hz"] = v.idle_wakeups_hz;
   j["predicted"]["probe_idle_cycles"] = v.predicted_idle_cycles;
@@ -259,7 +268,10 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
                                 s.handlers > 1 ? fmt::format(", {} handlers (the extra ones' predicates {})", s.handlers,
                                                              s.predicate_true > 0 ? "hold" : "fail")
                                                : std::string(),
-                                v.rate_hz, s.rate_hz);
+                                v.ops_hz, s.rate_hz);
+  if (std::fabs(v.rate_hz - v.ops_hz) > 1e-9 * v.ops_hz)
+    out += fmt::format("the probe is the tracer's timer: it fired {:.0f} times per second while the ops ran\n",
+                       v.rate_hz);
   out += fmt::format("{:<22} {:>12} {:>12} {:>12}\n", "", "predicted", "measured", "error");
   out += fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>12.1f}\n", "cycles per probe", v.predicted_probe_cycles,
                      v.probe_cycles, v.probe_cycles - v.predicted_probe_cycles);

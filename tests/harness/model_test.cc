@@ -109,6 +109,32 @@ TEST(ModelFit, RecoversKnownParametersWithinTheirIntervals) {
   EXPECT_NE(c->contention.at(2).missing.find("-j 1 -j 2"), std::string::npos) << c->contention.at(2).missing;
 }
 
+// A profile probe's repetitions are per op of the workload; its events are
+// the timer's firings (timer_events_per_op of them per op): the fitted fixed
+// cost is per firing.  Without the ratio the same runs would fit per op.
+TEST(ModelFit, ProfileProbeCostIsPerTimerFiring) {
+  std::mt19937_64 rng(11);
+  RunResult r = run_of("p");
+  for (int i = 0; i < 2; ++i) {
+    BenchmarkResult b = bench("count", 0, 1, 600, rng, 60);  // 600 cycles per op
+    b.workload = "spin";
+    b.probe_kind = "profile";
+    b.name = "ebpf/spin/count/payload:0/threads:1";
+    b.events.timer_events_per_op = 0.2;  // one firing per five ops
+    r.benchmarks.push_back(b);
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ebpf", "profile", "count");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(within(e->fixed, 3000)) << *e->fixed.cycles << " [" << e->fixed.ci_low << ", " << e->fixed.ci_high << "]";
+  EXPECT_NEAR(*e->fixed.cycles, 3000, 60);
+  for (auto& b : r.benchmarks) b.events.timer_events_per_op.reset();
+  Model per_op;
+  ASSERT_TRUE(fit({r}, &per_op).is_ok());
+  EXPECT_NEAR(*per_op.find("ebpf", "profile", "count")->fixed.cycles, 600, 12);
+}
+
 TEST(ModelFit, TheSameRunsGiveTheSameModel) {
   Model a, b;
   ASSERT_TRUE(fit(synthetic(), &a).is_ok());
@@ -1283,6 +1309,57 @@ namespace {
 // A paced period's events are a burst after the firing thread slept: its
 // first one pays idle_start, and the consumer's first wakeup of it finds the
 // consumer asleep (at most one per burst).
+// A profile probe: the ops are paced, the tracer's timer fires while they
+// run.  Its events are the firings the tracer saw: the rate and the cost per
+// probe are per firing, the CPU share the same either way.
+TEST(ModelValidate, ProfileProbeEventsAreTheTimersFirings) {
+  Model m;
+  m.tsc_hz = 2.1e9;
+  m.runs = {"hand"};
+  Entry e;
+  e.tracer = "ebpf";
+  e.probe_kind = "profile";
+  e.action = "count";
+  e.fixed = value(2100);
+  m.entries.push_back(e);
+  ValidationScenario s;
+  s.tracer = "ebpf";
+  s.workload = "spin";
+  s.probe_kind = "profile";
+  s.action = "count";
+  s.rate_hz = 20000;
+  s.seconds = 4;
+  ValidationMeasured x;
+  // 1000 ns per op untraced, 1200 traced; 20000 ops a second.
+  x.segments = {segment(false, 1000), segment(true, 1200), segment(true, 1200), segment(false, 1000)};
+  x.timer_firings = 8000;  // over the 40000 traced ops: 0.2 per op, 4000 a second
+  Validation v;
+  Status st = evaluate(m, s, x, &v);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_DOUBLE_EQ(v.ops_hz, 20000);
+  EXPECT_DOUBLE_EQ(v.rate_hz, 4000);
+  EXPECT_NEAR(v.probe_cycles, 1000 * 2.1, 1e-9) << "200 ns per op over 0.2 firings per op";
+  EXPECT_NEAR(v.probe_cpu_percent, 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 2100);
+  EXPECT_NEAR(v.predicted_probe_cpu_percent, 100 * 4000 * 2100 / 2.1e9, 1e-12);
+  ASSERT_TRUE(v.predicted_cpu_percent.has_value());
+  EXPECT_NEAR(v.cpu_percent - *v.predicted_cpu_percent, 0, 1e-12);
+  nlohmann::json j = to_json(m, s, x, v);
+  EXPECT_EQ(j["measured"]["timer_firings"].get<std::uint64_t>(), 8000u);
+  EXPECT_DOUBLE_EQ(j["measured"]["ops_hz"].get<double>(), 20000);
+  EXPECT_NE(to_text(s, v).find("fired 4000 times per second"), std::string::npos) << to_text(s, v);
+  // Not a profile probe: the ops are the events.
+  ValidationMeasured ops = x;
+  ops.timer_firings.reset();
+  Validation w;
+  ASSERT_TRUE(evaluate(m, s, ops, &w).is_ok());
+  EXPECT_DOUBLE_EQ(w.rate_hz, 20000);
+  EXPECT_FALSE(to_json(m, s, ops, w)["measured"].contains("timer_firings"));
+  // A timer that never fired gives no figure.
+  x.timer_firings = 0;
+  EXPECT_FALSE(evaluate(m, s, x, &w).is_ok());
+}
+
 TEST(ModelValidate, BurstsAfterTheThreadSleptAreCostedAfterAnIdleGap) {
   Model m = hand_model();  // fixed 1000, probe_per_wakeup 4000 at w_fit 0.1; consumer 130/record, 5000/wakeup
   m.tsc_hz = 2.1e9;
@@ -1348,7 +1425,7 @@ TEST(ModelValidate, BurstsAfterTheThreadSleptAreCostedAfterAnIdleGap) {
 
 TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   auto sc = suite_scenarios("ebpf");
-  ASSERT_EQ(sc.size(), 4u);
+  ASSERT_EQ(sc.size(), 5u);
   auto runs = suite_runs("ebpf", sc, true);
   auto count = [&](const std::vector<std::string>& r) { return std::count(runs.begin(), runs.end(), r); };
   const std::vector<std::string> sys = {"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "--quick"};
@@ -1378,10 +1455,13 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
       EXPECT_EQ(r[4], "write_null") << fmt::format("{}", fmt::join(r, " "));
     }
   }
+  // The profile scenario: the spin workload, its events the timer's firings.
+  EXPECT_EQ(sc[4].workload, "spin");
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "spin", "-a", "count", "-p", "0", "--quick"}), 2);
   // sys, the sweep, pid, payload, payload with few wakeups, payload after a
-  // gap; and sys, pid and payload with 10 samples per block (the consumer's
-  // cost per enable/disable cycle), sys10 sharing sys's.
-  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u + 1u + 3u);
+  // gap, profile; and sys, pid, payload and profile with 10 samples per block
+  // (the consumer's cost per enable/disable cycle), sys10 sharing sys's.
+  EXPECT_EQ(runs.size(), 2u + 6u + 2u + 2u + 1u + 1u + 2u + 4u);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "256", "-n", "10", "--quick"}), 1);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "-n", "10", "--quick"}), 1);
   for (const auto& r : suite_runs("ebpf", sc, false)) EXPECT_EQ(std::count(r.begin(), r.end(), "--quick"), 0);

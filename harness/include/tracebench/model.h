@@ -252,9 +252,13 @@ struct ValidationMeasured {
   // The consumer wakes on its timer from attach to drain, untraced segments
   // included: its rate is its wakeups over all segments, not the traced ones.
   bool wakes_on_timer = false;
+  // A profile probe: its timer's firings the tracer saw in the traced
+  // segments (held to the timer's own count): the probe's events, not the ops.
+  std::optional<std::uint64_t> timer_firings;
 };
 struct Validation {
-  double rate_hz = 0;  // achieved while traced
+  double rate_hz = 0;  // probe events per second achieved while traced (a profile probe's: its timer's)
+  double ops_hz = 0;   // the workload's events (ops) per second while traced: the paced rate
   double untraced_ns_per_event = 0, traced_ns_per_event = 0;
   double probe_cycles = 0, probe_cpu_percent = 0, consumer_cpu_percent = 0, cpu_percent = 0;
   double system_busy_delta_percent = 0;  // machine busy, traced minus untraced
