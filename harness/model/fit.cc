@@ -181,7 +181,13 @@ int handlers_of(const BenchmarkResult& b) {
   return it == b.options.end() ? 1 : std::max(1, std::atoi(it->second.c_str()));
 }
 
-std::string handler_sweep_missing(const std::string& tracer, const std::string& action, bool predicate) {
+std::string handler_sweep_missing(const std::string& tracer, const std::string& probe_kind, const std::string& action,
+                                  bool predicate) {
+  // A probe its timer fires has one handler per timer (an eBPF perf event
+  // runs one program): more handlers would be more timers.
+  if (probe_kind == "profile")
+    return "a profile probe has one handler per timer: no handler-count sweep applies (more programs would be more "
+           "timers)";
   // A tracer this binary knows says whether it has the handler-count option.
   if (std::unique_ptr<Tracer> t = make_tracer(tracer)) {
     const OptionSchema& schema = t->option_schema();
@@ -914,7 +920,7 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
   for (int truth : {1, 0}) {
     Param& dst = truth ? e.per_ecb : e.false_predicate;
     if (o.by_handlers[truth].empty())
-      dst = Param::absent(handler_sweep_missing(e.tracer, e.action, truth));
+      dst = Param::absent(handler_sweep_missing(e.tracer, e.probe_kind, e.action, truth));
     else if (one == o.by_payload.end())
       dst = Param::absent(fmt::format("no one-handler run at payload 0 to compare with: `{} -p 0`", run_cmd));
     else {

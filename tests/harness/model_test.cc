@@ -129,6 +129,7 @@ TEST(ModelFit, ProfileProbeCostIsPerTimerFiring) {
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(within(e->fixed, 3000)) << *e->fixed.cycles << " [" << e->fixed.ci_low << ", " << e->fixed.ci_high << "]";
   EXPECT_NEAR(*e->fixed.cycles, 3000, 60);
+  EXPECT_NE(e->per_ecb.missing.find("one handler per timer"), std::string::npos) << e->per_ecb.missing;
   for (auto& b : r.benchmarks) b.events.timer_events_per_op.reset();
   Model per_op;
   ASSERT_TRUE(fit({r}, &per_op).is_ok());
