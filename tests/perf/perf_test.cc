@@ -12,6 +12,10 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <map>
+#include <chrono>
+#include <ctime>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -376,6 +380,64 @@ TEST_F(PerfTest, ClockOption) {
   ASSERT_TRUE(tracer.disable().is_ok());
   ASSERT_TRUE(tracer.drain().is_ok());
   EXPECT_EQ(tracer.counts().recorded, 1000u);
+}
+
+// ---- profile probes: the firing thread's cpu-clock, a sample every period
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+void spin_cpu(double seconds) {
+  const double until = thread_cpu_seconds() + seconds;
+  while (thread_cpu_seconds() < until) {
+  }
+}
+
+ProbePoint profile_probe() { return {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""}; }
+
+// Samples while enabled only, every 1e9/profile_hz ns of the thread's CPU
+// time, sleeps included (each switch back in may move a firing); the judge
+// holds the samples to the timer's own count (the event's clock).
+TEST_F(PerfTest, ProfileSamplesTheFiringThreadsCpuClock) {
+  ASSERT_TRUE(tracer.attach(spec_for(profile_probe(), {{"profile_hz", "5000"}})).is_ok());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  spin_cpu(0.02);  // ~100 periods of 200 µs
+  ASSERT_TRUE(tracer.disable().is_ok());
+  spin_cpu(0.02);  // disabled: no sample
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (int i = 0; i < 5; ++i) {
+    spin_cpu(0.004);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  ASSERT_TRUE(c.timer_fired.has_value());
+  EXPECT_GE(*c.timer_fired, 180u);
+  EXPECT_LE(*c.timer_fired, 260u) << "40 ms of CPU time at 5 kHz, the other 20 ms disabled";
+  EXPECT_GE(c.timer_windows, 2u + 5u) << "two enables and a switch back in after each sleep";
+  tracebench::Verification v = tracebench::judge_events(c, 0, 0, false, true);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  auto d = tracer.details();
+  EXPECT_EQ(d["foreign_samples"], 0);
+  EXPECT_EQ(d["profile_period_ns"], 200000);
+  EXPECT_EQ(d["event_fds"], d["rings"]) << "one thread's clock on each CPU";
+}
+
+TEST_F(PerfTest, ProfileBadOptionsAreRefused) {
+  for (auto [probe, opts, want] : std::vector<std::tuple<ProbePoint, std::map<std::string, std::string>, std::string>>{
+           {profile_probe(), {{"ecbs", "2"}}, "cannot apply to a profile probe"},
+           {profile_probe(), {{"profile_hz", "0"}}, "profile_hz=0"},
+           {getpid_probe(), {{"profile_hz", "99"}}, "applies to profile probes only"}}) {
+    tracebench::Status st = tracer.attach(spec_for(probe, opts));
+    ASSERT_FALSE(st.is_ok()) << want;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+    EXPECT_EQ(perf_fds(), 0);
+    tracer.teardown();
+  }
 }
 
 TEST_F(PerfTest, BadOptionsChangeNothing) {

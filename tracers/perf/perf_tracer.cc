@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,6 +115,10 @@ const OptionSchema& option_schema() {
                "filter `common_pid == -1`, evaluated on every hit and never true (`false`, each checked to have no "
                "hit)",
        .default_value = "true", .words = {"true", "false"}},
+      {.name = "profile_hz", .type = T::kUint,
+       .help = "profile probes: samples per second of the firing thread's CPU time, a `cpu-clock` event with "
+               "`sample_period` 1e9/hz ns (`perf record -e cpu-clock -c`)",
+       .default_value = "10000", .min = 1, .max = 100000},
   };
   return schema;
 }
@@ -132,6 +137,8 @@ Status parse_options(const std::map<std::string, std::string>& options, PerfConf
   c.record_layout = v.text("sample") == "record";
   c.ecbs = static_cast<unsigned>(v.number("ecbs"));
   c.extra_predicate = v.text("extra_predicate") == "true";
+  c.profile_hz = v.number("profile_hz");
+  c.profile_hz_given = v.given("profile_hz");
   *out = std::move(c);
   return Status::ok();
 }
@@ -189,7 +196,8 @@ void PerfTracer::remove_uprobe_event() noexcept {
 
 std::string_view PerfTracer::description() const {
   return "perf_event_open on a tracepoint or uprobe, sample period 1, RAW|TID|TIME into per-CPU mmap "
-         "rings drained by a pinned consumer thread";
+         "rings drained by a pinned consumer thread (a profile probe: the firing thread's cpu-clock, sample period "
+         "1e9/profile_hz ns)";
 }
 
 Availability PerfTracer::available() {
@@ -201,7 +209,7 @@ Availability PerfTracer::available() {
   a.size = sizeof a;
   a.type = PERF_TYPE_TRACEPOINT;
   a.config = static_cast<std::uint64_t>(id);
-  a.sample_period = 1;
+  a.sample_period = profile_ ? profile_period_ns_ : 1;
   a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   a.disabled = 1;
   long fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -224,6 +232,8 @@ bool PerfTracer::supports(const ProbePoint& probe) const {
       return probe.address != 0;
     case ProbeKind::kUsdt:
       return probe.target.find(':') != std::string::npos;
+    case ProbeKind::kProfile:
+      return true;
     default:
       return false;
   }
@@ -249,6 +259,21 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
     return Status::error("perf action '" + spec.action + "' unknown; actions: count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("perf option event= applies to syscall probes only");
+  const bool profile = spec.probe.kind == ProbeKind::kProfile;
+  if (config.profile_hz_given && !profile) return Status::error("perf option profile_hz applies to profile probes only");
+  if (profile && config.ecbs > 1)
+    return Status::error("perf: ecbs=" + std::to_string(config.ecbs) +
+                         " cannot apply to a profile probe: more cpu-clock events would be more timers, not more "
+                         "handlers on one");
+  if (profile) {
+    const unsigned long long max = std::strtoull(read_text("/proc/sys/kernel/perf_event_max_sample_rate").c_str(),
+                                                 nullptr, 10);
+    if (max > 0 && config.profile_hz > max)
+      return Status::error("perf: profile_hz=" + std::to_string(config.profile_hz) +
+                           " is above kernel.perf_event_max_sample_rate (" + std::to_string(max) +
+                           "): the kernel would throttle the timer; give a profile_hz of at most " +
+                           std::to_string(max));
+  }
   return Status::ok();
 }
 
@@ -271,6 +296,10 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   opened_fds_ = enables_ = 0;
   exact_ = true;
   check_type_ = true;
+  profile_ = spec.probe.kind == ProbeKind::kProfile;
+  profile_tid_ = profile_ ? static_cast<pid_t>(syscall(SYS_gettid)) : 0;
+  profile_period_ns_ = profile_ ? 1000000000ull / config_.profile_hz : 0;
+  timer_fired_ = timer_windows_ = 0;
 
   std::vector<int> cpus = online_cpus();
   if (cpus.empty()) return Status::error("cannot read /sys/devices/system/cpu/online");
@@ -324,7 +353,15 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   else if (p.kind == ProbeKind::kUserFunction) TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
   std::string where;  // the uprobe's place, as uprobe_events writes it
   if (user) TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
-  if (user && config_.uprobe_pmu) {
+  if (profile_) {
+    // The firing thread's CPU clock, a sample every period: its samples'
+    // RAW is empty (the kernel writes a 4-byte size and nothing).
+    type_ = PERF_TYPE_SOFTWARE;
+    config_id_ = PERF_COUNT_SW_CPU_CLOCK;
+    check_type_ = false;
+    event_label_ = "cpu-clock of thread " + std::to_string(profile_tid_) + " every " +
+                   std::to_string(profile_period_ns_) + " ns";
+  } else if (user && config_.uprobe_pmu) {
     type_ = uprobe_pmu_type();
     if (!type_) return Status::error("no uprobe PMU (/sys/bus/event_source/devices/uprobe/type); needs CONFIG_UPROBE_EVENTS");
     config_id_ = 0;
@@ -388,7 +425,7 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     a.config1 = reinterpret_cast<std::uint64_t>(uprobe_path_.c_str());
     a.config2 = uprobe_offset;
   }
-  a.sample_period = 1;
+  a.sample_period = profile_ ? profile_period_ns_ : 1;
   a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   // Sample body in sample_type order: [ip] pid tid time [cpu res] [period] raw.
   tid_offset_ = 4;
@@ -465,8 +502,11 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
 
 Status PerfTracer::open_traced() {
   std::vector<pid_t> tids;
-  for (pid_t t : process_threads(pid_))
-    if (t != consumer_tid_) tids.push_back(t);
+  if (profile_)
+    tids.push_back(profile_tid_);  // the firing thread's clock alone
+  else
+    for (pid_t t : process_threads(pid_))
+      if (t != consumer_tid_) tids.push_back(t);
   if (tids.empty()) return Status::error("pid " + std::to_string(pid_) + " has no threads in /proc");
   handler_fds_ = {};
   for (auto& r : rings_) {
@@ -520,11 +560,26 @@ void PerfTracer::close_traced() noexcept {
       if (read(r.fds[i], v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
         closed_hits_[r.handler[i]] += v[0];
         closed_lost_[r.handler[i]] += v[1];
+        if (profile_) {
+          // A cpu-clock event counts ns of the thread's CPU time.
+          timer_fired_ += v[0] / profile_period_ns_;
+          ++timer_windows_;
+        }
       }
       close(r.fds[i]);
     }
     r.fds.clear();
     r.handler.clear();
+  }
+  if (profile_ && switches_at_enable_ >= 0) {
+    // The timer stops at each switch out of the thread and restarts at the
+    // switch back in: a firing's phase may move at each.
+    rusage ru{};
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+      const std::int64_t now = static_cast<std::int64_t>(ru.ru_nvcsw) + static_cast<std::int64_t>(ru.ru_nivcsw);
+      if (now > switches_at_enable_) timer_windows_ += static_cast<std::uint64_t>(now - switches_at_enable_);
+    }
+    switches_at_enable_ = -1;
   }
 }
 
@@ -535,6 +590,12 @@ Status PerfTracer::enable() {
   for (auto& r : rings_) closed = closed && r.fds.empty();
   if (closed) {
     ++enables_;
+    if (profile_) {
+      rusage ru{};
+      switches_at_enable_ = getrusage(RUSAGE_THREAD, &ru) == 0 ? static_cast<std::int64_t>(ru.ru_nvcsw) +
+                                                                     static_cast<std::int64_t>(ru.ru_nivcsw)
+                                                               : -1;
+    }
     Status st = open_traced();
     if (!st) {
       close_traced();
@@ -725,6 +786,10 @@ EventCounts PerfTracer::counts() {
   c.lost = config_.ecbs > 1 ? kernel_lost_[0] : lost_.load();
   c.exact = exact_;
   c.consumer_wakeups = static_cast<std::int64_t>(wakeups_.load());
+  if (profile_) {
+    c.timer_fired = timer_fired_;
+    c.timer_windows = timer_windows_;
+  }
   // Option ecbs: every extra handler saw what the first saw (samples in the
   // rings + the kernel's lost count of its events), or with a false
   // predicate was never hit (the kernel's count of its events).  Where other activity reaches the event (inexact),
@@ -774,7 +839,13 @@ nlohmann::json PerfTracer::details() const {
   j["bytes_consumed"] = bytes_.load();
   j["consumer_wakeups"] = wakeups_.load();
   j["throttle_records"] = throttles_.load();
-  j["kernel_hits"] = kernel_hits_[0];  // the first handler's
+  if (profile_) {
+    j["profile_period_ns"] = profile_period_ns_;
+    j["timer_fired"] = timer_fired_;
+    j["kernel_clock_ns"] = kernel_hits_[0];  // a cpu-clock event's count is its thread's CPU time
+  } else {
+    j["kernel_hits"] = kernel_hits_[0];  // the first handler's
+  }
   j["kernel_lost_samples"] = kernel_lost_[0];
   j["ecbs"] = static_cast<int>(config_.ecbs);
   if (config_.ecbs > 1) {

@@ -40,6 +40,8 @@ struct PerfConfig {
   bool record_layout = false;
   unsigned ecbs = 1;              // handlers: perf events per (thread, CPU) on the tracepoint
   bool extra_predicate = true;    // the extra events record (true) or filter everything out (false)
+  std::uint64_t profile_hz = 10000;  // profile probes: cpu-clock samples per second of CPU time
+  bool profile_hz_given = false;
 };
 
 // The tracepoint filter of an extra event with extra_predicate=false:
@@ -168,6 +170,16 @@ class PerfTracer final : public Tracer {
   std::array<std::uint64_t, kMaxEcbs> kernel_hits_{};  // per handler
   std::array<std::uint64_t, kMaxEcbs> kernel_lost_{};
   std::vector<char> scratch_;              // consumer-only: records that wrap
+  // A profile probe: a cpu-clock event of the attaching (firing) thread
+  // with a sampling period; its read(2) value is the thread's CPU time in
+  // ns, so the events' firings are that over the period, summed over the
+  // enabled windows, each event's window one (its timer's phase) and each
+  // switch back into the thread another.
+  bool profile_ = false;
+  pid_t profile_tid_ = 0;
+  std::uint64_t profile_period_ns_ = 0;
+  std::uint64_t timer_fired_ = 0, timer_windows_ = 0;
+  std::int64_t switches_at_enable_ = -1;
 };
 
 }  // namespace tracebench::perf
