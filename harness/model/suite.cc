@@ -60,7 +60,9 @@ std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
   if (tracer == "perf")
     return {scenario("sys", sys + " (a sample per event)", "getpid", "count", 0, 50000),
             scenario("sys10", sys10 + " (ten events)", "getpid", "count", 0, 50000, 10),
-            scenario("pid", "uprobe event on a user function", "call", "count", 0, 2000)};
+            scenario("pid", "uprobe event on a user function", "call", "count", 0, 2000),
+            scenario("profile", "the thread's cpu-clock sampled at 10 kHz into the rings (perf record -e cpu-clock)",
+                     "spin", "count", 0, 5000)};
   if (tracer == "lttng")
     return {scenario("sys", "UST tracepoint, 4 B recorded", "ust_hot", "record", 0, 50000),
             scenario("sys10", "ten handlers on the UST tracepoint, nine predicates false", "ust_hot", "record", 0, 50000,

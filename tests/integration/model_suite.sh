@@ -1,6 +1,7 @@
 #!/bin/bash
-# `tracebench model suite` end to end on one real tracer (perf: three
-# scenarios, its handler sweep, the fit, three paced validations): every step
+# `tracebench model suite` end to end on one real tracer (perf: four
+# scenarios, its handler sweep, the fit, four paced validations, one of them a
+# profile probe whose events are its timer's firings): every step
 # succeeds, Table 7 has a measured and predicted row per scenario, every
 # validation is schema-valid, and nothing is left behind. Bad input is refused
 # before anything runs; Ctrl-C stops the suite with 130 and leaves nothing.
@@ -32,18 +33,23 @@ s = json.load(open(os.path.join(d, "suite.json")))
 assert s["steps"] and all(x["exit_code"] == 0 for x in s["steps"]), s["steps"]
 assert any("model fit" in x["command"] for x in s["steps"])
 names = sorted(os.listdir(os.path.join(d, "validation")))
-assert names == ["perf-pid.json", "perf-sys.json", "perf-sys10.json"], names
+assert names == ["perf-pid.json", "perf-profile.json", "perf-sys.json", "perf-sys10.json"], names
 for n in names:
     v = json.load(open(os.path.join(d, "validation", n)))
     assert v["events"]["verification"] == "passed", v["events"]
     assert v["predicted"]["probe_cycles"] > 0 and v["measured"]["rate_hz"] > 0, v
+prof = json.load(open(os.path.join(d, "validation", "perf-profile.json")))
+assert prof["scenario"]["probe_kind"] == "profile" and prof["scenario"]["workload"] == "spin", prof["scenario"]
+# Its events are the timer's firings: fewer a second than the paced ops.
+assert 0 < prof["measured"]["timer_firings"] and prof["measured"]["rate_hz"] < prof["measured"]["ops_hz"], prof["measured"]
 sys10 = json.load(open(os.path.join(d, "validation", "perf-sys10.json")))
 assert sys10["scenario"]["handlers"] == 10 and sys10["scenario"]["predicate_true"] == 0, sys10["scenario"]
 m = json.load(open(os.path.join(d, "model.json")))
 e = {(x["tracer"], x["probe_kind"], x["action"]): x for x in m["entries"]}[("perf", "syscall", "count")]
 assert e["parameters"]["false_predicate"]["cycles"] is not None, e["parameters"]["false_predicate"]
 t = open(os.path.join(d, "table7.md")).read()
-for sc in ("sys", "sys10", "pid"):
+assert ("perf", "profile", "count") in {(x["tracer"], x["probe_kind"], x["action"]) for x in m["entries"]}
+for sc in ("sys", "sys10", "pid", "profile"):
     assert f"| perf | {sc} |" in t, t
 print("ok: perf Table 7 rows:", [l for l in t.splitlines() if l.startswith("| perf")])
 PY
