@@ -22,6 +22,7 @@
 #include "ebpf_sites.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/verification.h"
+#include "tracers/common/proc.h"
 #include "tracers/ebpf/ebpf_tracer.h"
 
 namespace tracebench::ebpf {
@@ -658,6 +659,19 @@ TEST(EbpfProfile, TimerFiringsAreCountedWhileEnabledOnly) {
   ASSERT_TRUE(t.disable());
   EXPECT_FALSE(t.counts().timer_fired.has_value());
   t.teardown();
+}
+
+// A kernel whose sample rate was lowered (by hand, or by the kernel after
+// slow perf interrupts) would throttle a faster timer: refused, naming the
+// sysctl; unreadable, it is not checked.
+TEST(EbpfProfile, RateAboveTheKernelsSampleRateIsRefused) {
+  EXPECT_TRUE(common::check_profile_rate("ebpf", 10000, "100000\n"));
+  EXPECT_TRUE(common::check_profile_rate("ebpf", 10000, "10000\n"));
+  EXPECT_TRUE(common::check_profile_rate("ebpf", 10000, ""));
+  Status st = common::check_profile_rate("ebpf", 10000, "5000\n");
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("perf_event_max_sample_rate (5000)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("at most 5000"), std::string::npos) << st.message();
 }
 
 // A process killed by SIGTERM/SIGINT while enabled leaves nothing behind.

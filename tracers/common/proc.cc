@@ -1,6 +1,7 @@
 #include "tracers/common/proc.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,21 @@ Status check_consumer_cpu(const std::string& tracer, long cpu) {
   while (!online.empty() && (online.back() == '\n' || online.back() == ' ')) online.pop_back();
   return Status::error(tracer + ": option consumer_cpu=" + std::to_string(cpu) + " is not an online CPU (online: " +
                        (online.empty() ? "unknown" : online) + ")");
+}
+
+Status check_profile_rate(const std::string& tracer, std::uint64_t hz, const std::string& max_sample_rate) {
+  const unsigned long long rate = std::strtoull(max_sample_rate.c_str(), nullptr, 10);
+  if (rate > 0 && hz > rate)
+    return Status::error(tracer + ": profile_hz=" + std::to_string(hz) + " is above kernel.perf_event_max_sample_rate (" +
+                         std::to_string(rate) + "): the kernel would throttle the timer; give a profile_hz of at most " +
+                         std::to_string(rate));
+  return Status::ok();
+}
+
+std::int64_t thread_context_switches() {
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return -1;
+  return static_cast<std::int64_t>(ru.ru_nvcsw) + static_cast<std::int64_t>(ru.ru_nivcsw);
 }
 
 bool this_thread_pinned_to(int cpu) {

@@ -31,6 +31,15 @@ int cpu_away_from_this_thread();
 // A consumer_cpu a user asked for: an online CPU (the one rule the adapters
 // hold it to); the error names the option's owner and the online CPUs.
 Status check_consumer_cpu(const std::string& tracer, long cpu);
+// A profile probe's sample rate against kernel.perf_event_max_sample_rate
+// (`max_sample_rate`: the sysctl's text; empty or unreadable: not checked):
+// above it the kernel throttles the timer, losing firings no count tells
+// apart from a tracer that missed them, so it is refused.
+Status check_profile_rate(const std::string& tracer, std::uint64_t hz, const std::string& max_sample_rate);
+// The calling thread's context switches, voluntary and not (getrusage
+// RUSAGE_THREAD); -1 if unknown.  A profile probe's timer stops at each
+// switch out of its thread and restarts at the switch back in.
+std::int64_t thread_context_switches();
 // This thread may run on `cpu` alone (the harness's measured thread is
 // pinned so): a consumer put there shares the measured CPU.
 bool this_thread_pinned_to(int cpu);

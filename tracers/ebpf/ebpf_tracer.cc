@@ -12,7 +12,6 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -425,7 +424,7 @@ Status EbpfTracer::enable() {
   if (link_) return Status::ok();
   if (consumer_) consumer_->resume();
   irq_work_at_enable_ = irq_work_interrupts();
-  if (cfg_.attach == AttachType::kPerfEvent) switches_at_enable_ = thread_switches();
+  if (cfg_.attach == AttachType::kPerfEvent) switches_at_enable_ = common::thread_context_switches();
   auto t0 = std::chrono::steady_clock::now();
   Status st = attach_link(obj_->prog, obj_->program_name, &link_);
   for (std::size_t i = 0; st && i < extras_.size(); ++i)
@@ -471,7 +470,7 @@ Status EbpfTracer::disable() {
         // The timer is stopped and restarted with each switch out of and
         // back into the thread: a firing's phase may move at each.
         ++timer_windows_;
-        const std::int64_t switches = thread_switches();
+        const std::int64_t switches = common::thread_context_switches();
         if (switches >= 0 && switches_at_enable_ >= 0 && switches > switches_at_enable_)
           timer_windows_ += static_cast<std::uint64_t>(switches - switches_at_enable_);
       }
@@ -701,13 +700,6 @@ void EbpfTracer::teardown() noexcept {
     stats_fd_ = -1;
   }
   attached_ = false;
-}
-
-// The calling thread's context switches (voluntary and not), -1 if unknown.
-std::int64_t thread_switches() {
-  rusage ru{};
-  if (getrusage(RUSAGE_THREAD, &ru) != 0) return -1;
-  return static_cast<std::int64_t>(ru.ru_nvcsw) + static_cast<std::int64_t>(ru.ru_nivcsw);
 }
 
 // --- availability, by trying ---------------------------------------------

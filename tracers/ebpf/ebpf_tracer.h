@@ -155,7 +155,5 @@ Status ensure_tracefs(bool* mounted_by_us);
 
 // Sum of the "IWI" (IRQ work interrupts) row of /proc/interrupts, -1 if absent.
 std::int64_t irq_work_interrupts();
-// The calling thread's context switches (getrusage RUSAGE_THREAD), -1 if unknown.
-std::int64_t thread_switches();
 
 }  // namespace tracebench::ebpf

@@ -197,6 +197,9 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   if (opts.given("profile_hz") && t != AttachType::kPerfEvent)
     return Status::error("ebpf: profile_hz applies to profile probes (attach=perf_event) only");
   profile_period_ns_ = 1000000000ull / opts.number("profile_hz");
+  if (t == AttachType::kPerfEvent)
+    TB_TRY(common::check_profile_rate("ebpf", opts.number("profile_hz"),
+                                      common::read_text("/proc/sys/kernel/perf_event_max_sample_rate")));
 
   // Handlers on the probe point: the count program N times.
   ecbs_ = static_cast<int>(opts.number("ecbs"));

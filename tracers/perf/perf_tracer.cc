@@ -14,7 +14,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -265,15 +264,9 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
     return Status::error("perf: ecbs=" + std::to_string(config.ecbs) +
                          " cannot apply to a profile probe: more cpu-clock events would be more timers, not more "
                          "handlers on one");
-  if (profile) {
-    const unsigned long long max = std::strtoull(read_text("/proc/sys/kernel/perf_event_max_sample_rate").c_str(),
-                                                 nullptr, 10);
-    if (max > 0 && config.profile_hz > max)
-      return Status::error("perf: profile_hz=" + std::to_string(config.profile_hz) +
-                           " is above kernel.perf_event_max_sample_rate (" + std::to_string(max) +
-                           "): the kernel would throttle the timer; give a profile_hz of at most " +
-                           std::to_string(max));
-  }
+  if (profile)
+    TB_TRY(common::check_profile_rate("perf", config.profile_hz,
+                                      read_text("/proc/sys/kernel/perf_event_max_sample_rate")));
   return Status::ok();
 }
 
@@ -574,11 +567,8 @@ void PerfTracer::close_traced() noexcept {
   if (profile_ && switches_at_enable_ >= 0) {
     // The timer stops at each switch out of the thread and restarts at the
     // switch back in: a firing's phase may move at each.
-    rusage ru{};
-    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-      const std::int64_t now = static_cast<std::int64_t>(ru.ru_nvcsw) + static_cast<std::int64_t>(ru.ru_nivcsw);
-      if (now > switches_at_enable_) timer_windows_ += static_cast<std::uint64_t>(now - switches_at_enable_);
-    }
+    const std::int64_t now = common::thread_context_switches();
+    if (now > switches_at_enable_) timer_windows_ += static_cast<std::uint64_t>(now - switches_at_enable_);
     switches_at_enable_ = -1;
   }
 }
@@ -590,12 +580,7 @@ Status PerfTracer::enable() {
   for (auto& r : rings_) closed = closed && r.fds.empty();
   if (closed) {
     ++enables_;
-    if (profile_) {
-      rusage ru{};
-      switches_at_enable_ = getrusage(RUSAGE_THREAD, &ru) == 0 ? static_cast<std::int64_t>(ru.ru_nvcsw) +
-                                                                     static_cast<std::int64_t>(ru.ru_nivcsw)
-                                                               : -1;
-    }
+    if (profile_) switches_at_enable_ = common::thread_context_switches();
     Status st = open_traced();
     if (!st) {
       close_traced();
