@@ -254,8 +254,8 @@ int run_validate(const ValidateArgs& a) {
     x.records = consumes ? c.recorded : 0;
     if (c.consumer_wakeups >= 0) x.wakeups = static_cast<std::uint64_t>(c.consumer_wakeups);
     x.wakes_on_timer = c.consumer_wakes_on_timer;
-    // A profile probe's events: the firings the tracer saw (the judge holds
-    // them to its timer's own count).
+    // A profile probe's events: the firings the tracer saw (judged against
+    // its timer's clock).
     if (c.timer_fired) x.timer_firings = c.recorded + c.lost;
     Verification verdict = verify_events(c, fired_traced, a.payload, w->takes_payload, &events,
                                          w->probe.kind == ProbeKind::kProfile);

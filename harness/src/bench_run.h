@@ -198,7 +198,7 @@ class BenchRun {
   // A profile probe: the workload's ops fire nothing, the tracer's timer
   // fires while they run.  The overhead per op becomes the overhead per
   // firing with the firings per op over the enabled windows: those the
-  // tracer saw (the judge held them to its timer's own count) over the
+  // tracer saw (judged against its timer's clock) over the
   // measured thread's ops (the timer samples that thread).
   void per_timer_firing(std::uint64_t firings) {
     if (own_fired_ == 0 || firings == 0) {

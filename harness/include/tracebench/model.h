@@ -253,7 +253,7 @@ struct ValidationMeasured {
   // included: its rate is its wakeups over all segments, not the traced ones.
   bool wakes_on_timer = false;
   // A profile probe: its timer's firings the tracer saw in the traced
-  // segments (held to the timer's own count): the probe's events, not the ops.
+  // segments (judged against its clock): the probe's events, not the ops.
   std::optional<std::uint64_t> timer_firings;
 };
 struct Validation {

@@ -155,11 +155,12 @@ struct EventCounts {
   bool consumer_wakes_on_timer = false;
 
   // A probe the tracer's own timer fires (ProbeKind::kProfile): the firings
-  // its timer made while enabled, from the timer's own clock (time counted
-  // over the sampling period), which take the place of the workload's
-  // count; the judge allows one firing per window either way: an enable,
-  // or the thread switched back in (the timer stops and restarts at each,
-  // so its phase may move).  Unset for every other probe.
+  // its timer's clock made time for while enabled (time counted over the
+  // sampling period), which take the place of the workload's count: an
+  // upper bound, one more per window (an enable, or the thread switched
+  // back in: the timer stops and restarts at each, so its phase may move);
+  // fewer where expiries came late and were coalesced.  Unset for every
+  // other probe.
   std::optional<std::uint64_t> timer_fired;
   std::uint64_t timer_windows = 0;
 };
