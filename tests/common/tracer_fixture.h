@@ -1,12 +1,14 @@
 // What the adapter tests that drive a tracer directly against the running
-// kernel share: the getpid probe and its firing loop, an AttachSpec builder
-// and a whole-file reader (tracefs files, /proc).
+// kernel share: the getpid probe and its firing loop, the profile probe and
+// a spin on the thread's CPU clock, an AttachSpec builder and a whole-file
+// reader (tracefs files, /proc).
 #pragma once
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -23,6 +25,22 @@ inline ProbePoint getpid_probe() {
 
 inline void fire_getpid(std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
+}
+
+// The tracer's timer on the firing thread's CPU clock (bench/profile.cc's).
+inline ProbePoint profile_probe() { return {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""}; }
+
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Burns `seconds` of this thread's CPU time.
+inline void spin_cpu(double seconds) {
+  const double until = thread_cpu_seconds() + seconds;
+  while (thread_cpu_seconds() < until) {
+  }
 }
 
 inline AttachSpec spec_for(ProbePoint p, std::map<std::string, std::string> options = {}) {

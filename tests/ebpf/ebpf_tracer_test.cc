@@ -22,6 +22,7 @@
 #include "ebpf_sites.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/verification.h"
+#include "tests/common/tracer_fixture.h"
 #include "tracers/common/proc.h"
 #include "tracers/ebpf/ebpf_tracer.h"
 
@@ -54,7 +55,8 @@ ProbePoint usdt_sem_probe() {
   return {"usdt:tb_ebpf_test:sem_site", ProbeKind::kUsdt, "tb_ebpf_test:sem_site", 0, ""};
 }
 
-ProbePoint profile_probe() { return {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""}; }
+using test::profile_probe;  // the spin workload's probe: the tracer's timer
+using test::spin_cpu;
 
 ProbePoint probe_for(const std::string& attach) {
   if (attach == "uprobe" || attach == "uretprobe") return func_probe();
@@ -589,18 +591,6 @@ TEST(EbpfLifecycle, TeardownIsSafeAnytimeAndTwice) {
 }
 
 // --- profile probes -------------------------------------------------------
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-void spin_cpu(double seconds) {
-  const double until = thread_cpu_seconds() + seconds;
-  while (thread_cpu_seconds() < until) {
-  }
-}
 
 std::size_t open_fds() {
   std::size_t n = 0;

@@ -33,7 +33,9 @@ using tracebench::perf::PerfTracer;
 using tracebench::test::fire_getpid;
 using tracebench::test::getpid_probe;
 using tracebench::test::read_file;
+using tracebench::test::profile_probe;
 using tracebench::test::spec_for;
+using tracebench::test::spin_cpu;
 
 extern "C" __attribute__((noinline, used)) void tb_perf_test_hot(void) { asm volatile("" ::: "memory"); }
 
@@ -383,20 +385,6 @@ TEST_F(PerfTest, ClockOption) {
 }
 
 // ---- profile probes: the firing thread's cpu-clock, a sample every period
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-void spin_cpu(double seconds) {
-  const double until = thread_cpu_seconds() + seconds;
-  while (thread_cpu_seconds() < until) {
-  }
-}
-
-ProbePoint profile_probe() { return {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""}; }
 
 // Samples while enabled only, every 1e9/profile_hz ns of the thread's CPU
 // time, sleeps included (each switch back in may move a firing); the judge
