@@ -208,7 +208,7 @@ Availability PerfTracer::available() {
   a.size = sizeof a;
   a.type = PERF_TYPE_TRACEPOINT;
   a.config = static_cast<std::uint64_t>(id);
-  a.sample_period = profile_ ? profile_period_ns_ : 1;
+  a.sample_period = 1;
   a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   a.disabled = 1;
   long fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
