@@ -21,6 +21,29 @@
 namespace tracebench::common {
 namespace {
 
+// A profile probe's timer: its clock reads turned into firings (whole
+// periods), a window per read, and one per switch back into the thread
+// between enabled() and disabled() (a sleep is one); no period, nothing.
+TEST(TimerFirings, ClockReadsAndSwitchesBackIn) {
+  TimerFirings t(100);
+  t.enabled();
+  t.clock_read(1050);
+  t.clock_read(99);
+  t.disabled();
+  EXPECT_EQ(t.fired(), 10u);
+  EXPECT_EQ(t.windows(), 2u) << "no switch: a window per read";
+  t.enabled();
+  t.clock_read(300);
+  usleep(2000);
+  t.disabled();
+  EXPECT_EQ(t.fired(), 13u);
+  EXPECT_GE(t.windows(), 4u) << "the sleep switched the thread out and back in";
+  TimerFirings none;
+  none.clock_read(1000);
+  EXPECT_EQ(none.fired(), 0u);
+  EXPECT_EQ(none.windows(), 0u);
+}
+
 TEST(OwnedNames, CarryThisProcessAndParseBack) {
   const long me = ::getpid();
   EXPECT_EQ(owned_name(), "tracebench-" + std::to_string(me));

@@ -84,10 +84,28 @@ Status check_profile_rate(const std::string& tracer, std::uint64_t hz, const std
   return Status::ok();
 }
 
+namespace {
+// The calling thread's context switches, voluntary and not; -1 if unknown.
 std::int64_t thread_context_switches() {
   rusage ru{};
   if (getrusage(RUSAGE_THREAD, &ru) != 0) return -1;
   return static_cast<std::int64_t>(ru.ru_nvcsw) + static_cast<std::int64_t>(ru.ru_nivcsw);
+}
+}  // namespace
+
+void TimerFirings::enabled() { switches_at_enable_ = thread_context_switches(); }
+
+void TimerFirings::clock_read(std::uint64_t ns) {
+  if (period_ns_ == 0) return;
+  fired_ += ns / period_ns_;
+  ++windows_;
+}
+
+void TimerFirings::disabled() {
+  const std::int64_t now = thread_context_switches();
+  if (now >= 0 && switches_at_enable_ >= 0 && now > switches_at_enable_)
+    windows_ += static_cast<std::uint64_t>(now - switches_at_enable_);
+  switches_at_enable_ = -1;
 }
 
 bool this_thread_pinned_to(int cpu) {

@@ -36,10 +36,26 @@ Status check_consumer_cpu(const std::string& tracer, long cpu);
 // above it the kernel throttles the timer, losing firings no count tells
 // apart from a tracer that missed them, so it is refused.
 Status check_profile_rate(const std::string& tracer, std::uint64_t hz, const std::string& max_sample_rate);
-// The calling thread's context switches, voluntary and not (getrusage
-// RUSAGE_THREAD); -1 if unknown.  A profile probe's timer stops at each
-// switch out of its thread and restarts at the switch back in.
-std::int64_t thread_context_switches();
+// What a profile probe's timer made time for (EventCounts::timer_fired and
+// timer_windows), kept by the adapter on the firing thread: enabled() at
+// each enable, clock_read() with each of its timer events' clock (ns of the
+// thread's CPU time) at disable, then disabled().  A window per clock read
+// (the timer's phase at its start) and per switch back into the thread
+// (the kernel stops the timer at each switch out and restarts it).
+class TimerFirings {
+ public:
+  explicit TimerFirings(std::uint64_t period_ns = 0) : period_ns_(period_ns) {}
+  void enabled();
+  void clock_read(std::uint64_t ns);
+  void disabled();
+  std::uint64_t fired() const { return fired_; }
+  std::uint64_t windows() const { return windows_; }
+
+ private:
+  std::uint64_t period_ns_;
+  std::uint64_t fired_ = 0, windows_ = 0;
+  std::int64_t switches_at_enable_ = -1;  // the thread's context switches then, -1 unknown
+};
 // This thread may run on `cpu` alone (the harness's measured thread is
 // pinned so): a consumer put there shares the measured CPU.
 bool this_thread_pinned_to(int cpu);

@@ -289,8 +289,6 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
   binary_.clear();
   target_desc_.clear();
   enables_ = 0;
-  timer_fired_ = 0;
-  timer_windows_ = 0;
   profile_tid_ = 0;
   attach_seconds_ = 0;
   irq_work_while_enabled_ = 0;
@@ -301,6 +299,7 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
 
   Status st = parse_options(spec);
   if (st) st = resolve_target();
+  timer_ = common::TimerFirings(cfg_.attach == AttachType::kPerfEvent ? profile_period_ns_ : 0);
   if (st && stats_) {
     // Scoped: the kernel keeps run stats while this fd is open (teardown).
     stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -425,7 +424,7 @@ Status EbpfTracer::enable() {
   if (link_) return Status::ok();
   if (consumer_) consumer_->resume();
   irq_work_at_enable_ = irq_work_interrupts();
-  if (cfg_.attach == AttachType::kPerfEvent) switches_at_enable_ = common::thread_context_switches();
+  if (cfg_.attach == AttachType::kPerfEvent) timer_.enabled();
   auto t0 = std::chrono::steady_clock::now();
   Status st = attach_link(obj_->prog, obj_->program_name, &link_);
   for (std::size_t i = 0; st && i < extras_.size(); ++i)
@@ -466,15 +465,8 @@ Status EbpfTracer::disable() {
       // What the timer's clock counted in this window (ns of the thread's
       // CPU time): the firings its period made.
       std::uint64_t ns = 0;
-      if (read(profile_fd_, &ns, sizeof ns) == static_cast<ssize_t>(sizeof ns)) {
-        timer_fired_ += ns / profile_period_ns_;
-        // The timer is stopped and restarted with each switch out of and
-        // back into the thread: a firing's phase may move at each.
-        ++timer_windows_;
-        const std::int64_t switches = common::thread_context_switches();
-        if (switches >= 0 && switches_at_enable_ >= 0 && switches > switches_at_enable_)
-          timer_windows_ += static_cast<std::uint64_t>(switches - switches_at_enable_);
-      }
+      if (read(profile_fd_, &ns, sizeof ns) == static_cast<ssize_t>(sizeof ns)) timer_.clock_read(ns);
+      timer_.disabled();
       profile_fd_ = -1;  // the link closes it
     }
     int err = bpf_link__destroy(link_);
@@ -527,8 +519,8 @@ EventCounts EbpfTracer::counts() {
   const std::string& a = cfg_.action;
   const KernelStats ks = read_kernel_stats();
   if (cfg_.attach == AttachType::kPerfEvent) {
-    c.timer_fired = timer_fired_;
-    c.timer_windows = timer_windows_;
+    c.timer_fired = timer_.fired();
+    c.timer_windows = timer_.windows();
   }
   if (a == "empty") {
     // Nothing is recorded; the kernel's run count is the count.  The empty
@@ -610,7 +602,7 @@ nlohmann::json EbpfTracer::details() const {
   j["tgid_filter"] = cfg_.tgid;
   if (cfg_.attach == AttachType::kPerfEvent) {
     j["profile_period_ns"] = profile_period_ns_;
-    j["timer_fired"] = timer_fired_;
+    j["timer_fired"] = timer_.fired();
   }
   // The handler-count sweep (`tracebench model fit` reads ecbs and extra_predicate).
   j["ecbs"] = 1 + extras_.size();

@@ -35,6 +35,7 @@
 #include "bpf_objects.h"
 #include "consumer.h"
 #include "tracebench/tracer.h"
+#include "tracers/common/proc.h"
 
 struct bpf_link;
 
@@ -141,8 +142,7 @@ class EbpfTracer final : public Tracer {
   std::uint64_t profile_period_ns_ = 100000;
   int profile_fd_ = -1;
   int profile_tid_ = 0;
-  std::uint64_t timer_fired_ = 0, timer_windows_ = 0;
-  std::int64_t switches_at_enable_ = -1;  // the enabling thread's context switches then
+  common::TimerFirings timer_;
   double attach_seconds_ = 0;  // link creation time summed over enable()s
   std::int64_t irq_work_at_enable_ = -1;
   std::int64_t irq_work_while_enabled_ = 0;

@@ -292,7 +292,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   profile_ = spec.probe.kind == ProbeKind::kProfile;
   profile_tid_ = profile_ ? static_cast<pid_t>(syscall(SYS_gettid)) : 0;
   profile_period_ns_ = profile_ ? 1000000000ull / config_.profile_hz : 0;
-  timer_fired_ = timer_windows_ = 0;
+  timer_ = common::TimerFirings(profile_period_ns_);
 
   std::vector<int> cpus = online_cpus();
   if (cpus.empty()) return Status::error("cannot read /sys/devices/system/cpu/online");
@@ -553,24 +553,14 @@ void PerfTracer::close_traced() noexcept {
       if (read(r.fds[i], v, sizeof v) == static_cast<ssize_t>(sizeof v)) {
         closed_hits_[r.handler[i]] += v[0];
         closed_lost_[r.handler[i]] += v[1];
-        if (profile_) {
-          // A cpu-clock event counts ns of the thread's CPU time.
-          timer_fired_ += v[0] / profile_period_ns_;
-          ++timer_windows_;
-        }
+        if (profile_) timer_.clock_read(v[0]);  // a cpu-clock event counts ns of the thread's CPU time
       }
       close(r.fds[i]);
     }
     r.fds.clear();
     r.handler.clear();
   }
-  if (profile_ && switches_at_enable_ >= 0) {
-    // The timer stops at each switch out of the thread and restarts at the
-    // switch back in: a firing's phase may move at each.
-    const std::int64_t now = common::thread_context_switches();
-    if (now > switches_at_enable_) timer_windows_ += static_cast<std::uint64_t>(now - switches_at_enable_);
-    switches_at_enable_ = -1;
-  }
+  if (profile_) timer_.disabled();
 }
 
 Status PerfTracer::enable() {
@@ -580,7 +570,7 @@ Status PerfTracer::enable() {
   for (auto& r : rings_) closed = closed && r.fds.empty();
   if (closed) {
     ++enables_;
-    if (profile_) switches_at_enable_ = common::thread_context_switches();
+    if (profile_) timer_.enabled();
     Status st = open_traced();
     if (!st) {
       close_traced();
@@ -772,8 +762,8 @@ EventCounts PerfTracer::counts() {
   c.exact = exact_;
   c.consumer_wakeups = static_cast<std::int64_t>(wakeups_.load());
   if (profile_) {
-    c.timer_fired = timer_fired_;
-    c.timer_windows = timer_windows_;
+    c.timer_fired = timer_.fired();
+    c.timer_windows = timer_.windows();
   }
   // Option ecbs: every extra handler saw what the first saw (samples in the
   // rings + the kernel's lost count of its events), or with a false
@@ -826,7 +816,7 @@ nlohmann::json PerfTracer::details() const {
   j["throttle_records"] = throttles_.load();
   if (profile_) {
     j["profile_period_ns"] = profile_period_ns_;
-    j["timer_fired"] = timer_fired_;
+    j["timer_fired"] = timer_.fired();
     j["kernel_clock_ns"] = kernel_hits_[0];  // a cpu-clock event's count is its thread's CPU time
   } else {
     j["kernel_hits"] = kernel_hits_[0];  // the first handler's

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tracebench/tracer.h"
+#include "tracers/common/proc.h"
 #include "tracers/common/tracefs_leftovers.h"
 
 namespace tracebench::perf {
@@ -178,8 +179,7 @@ class PerfTracer final : public Tracer {
   bool profile_ = false;
   pid_t profile_tid_ = 0;
   std::uint64_t profile_period_ns_ = 0;
-  std::uint64_t timer_fired_ = 0, timer_windows_ = 0;
-  std::int64_t switches_at_enable_ = -1;
+  common::TimerFirings timer_;
 };
 
 }  // namespace tracebench::perf
