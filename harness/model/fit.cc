@@ -70,6 +70,9 @@ struct Observations {
   std::vector<double> own_wakeups;  // wakeups per record of its one-handler, one-thread benchmarks
   std::vector<IdleRun> idle_runs;   // after an idle gap: apart from everything above
   std::vector<IdleConsumerPoint> idle_consumer;
+  // The handler sweep's consumer figures whose extra handlers' predicates
+  // fail (they record nothing), with the handlers of each.
+  std::vector<std::pair<ConsumerPoint, int>> handler_consumer;
 };
 
 // The options that set how often a tracer's consumer is woken (and, for a
@@ -179,6 +182,15 @@ int handlers_of(const BenchmarkResult& b) {
     return std::max(1, b.tracer_details["ecbs"].get<int>());
   auto it = b.options.find("ecbs");
   return it == b.options.end() ? 1 : std::max(1, std::atoi(it->second.c_str()));
+}
+
+// Whether a benchmark's extra handlers' predicates hold: as the tracer
+// reports it, else the option (default: they hold).
+bool extra_predicate_holds(const BenchmarkResult& b) {
+  if (b.tracer_details.contains("extra_predicate") && b.tracer_details["extra_predicate"].is_string())
+    return b.tracer_details["extra_predicate"].get<std::string>() != "false";
+  auto it = b.options.find("extra_predicate");
+  return it == b.options.end() || it->second != "false";
 }
 
 std::string handler_sweep_missing(const std::string& tracer, const std::string& probe_kind, const std::string& action,
@@ -504,47 +516,94 @@ std::map<PassKey, PassCost> timer_pass_costs(const std::map<Key, std::vector<Con
   return out;
 }
 
-// What waking a consumer asleep on an idle CPU costs it: of each run after an
-// idle gap, its cycles per record (its tasks' time in the traced blocks)
-// less what the fit gives for its records, bytes and other (warm) wakeups,
-// per idle wakeup; the median over the runs, with an interval from the
-// fit's bootstrap draws and a resample of the runs.
-Param idle_wakeup_cost(const std::vector<IdleConsumerPoint>& idle, const Columns& cols, const RowFit& f, int bootstrap,
-                       std::mt19937_64& rng) {
-  std::vector<std::vector<double>> rows;
-  for (const auto& p : idle) rows.push_back(row_of(cols, p.point));
+// A figure's consumer cycles per record beyond what the fit gives for its
+// records, bytes, wakeups and enable cycles (`row`), per unit of what the fit
+// leaves out (`units` per record): e.g. idle wakeups, or extra handlers'
+// enable cycles.
+struct Excess {
+  std::vector<double> row;
+  double cycles_per_record = 0, units = 0;
+};
+// Their excess per unit over the figures, with an interval from the fit's
+// bootstrap draws and a resample of the figures: the median of each figure's
+// excess per unit where the figures have alike units (robust to one odd
+// run), else the least-squares slope of excess on units through the origin
+// (figures with many units weigh more: a few units per record magnify a
+// figure's noise).  `what` names the unit in the reason it is not used: an
+// interval not above zero.
+enum class Pooling { kMedian, kSlope };
+Param excess_per_unit(const std::vector<Excess>& pts, const RowFit& f, Pooling pooling, const char* what,
+                      int bootstrap, std::mt19937_64& rng) {
   auto estimate = [&](const std::vector<double>& b, const std::vector<std::size_t>& pick) {
     std::vector<double> per;
+    double xy = 0, xx = 0;
     for (std::size_t i : pick) {
       double fitted = 0;
-      for (std::size_t j = 0; j < b.size(); ++j) fitted += b[j] * rows[i][j];
-      per.push_back((idle[i].point.cycles_per_record - fitted) / idle[i].idle_wakeups_per_record);
+      for (std::size_t j = 0; j < b.size(); ++j) fitted += b[j] * pts[i].row[j];
+      const double excess = pts[i].cycles_per_record - fitted;
+      per.push_back(excess / pts[i].units);
+      xy += excess * pts[i].units;
+      xx += pts[i].units * pts[i].units;
     }
-    return median_of(per);
+    return pooling == Pooling::kMedian ? median_of(per) : xy / xx;
   };
-  std::vector<std::size_t> all(idle.size());
+  std::vector<std::size_t> all(pts.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   Param p;
   p.cycles = estimate(f.b, all);
-  p.n = idle.size();
+  p.n = pts.size();
   const std::size_t draws = f.draws.empty() ? 0 : f.draws[0].size();
   if (draws < 100) return Param::absent("the consumer fit's bootstrap is too thin to bound it");
-  std::uniform_int_distribution<std::size_t> pick_draw(0, draws - 1), pick_run(0, idle.size() - 1);
+  std::uniform_int_distribution<std::size_t> pick_draw(0, draws - 1), pick_run(0, pts.size() - 1);
   std::vector<double> d;
   for (int it = 0; it < bootstrap; ++it) {
     const std::size_t k = pick_draw(rng);
     std::vector<double> b;
     for (const auto& col : f.draws) b.push_back(col[k]);
     std::vector<std::size_t> runs;
-    for (std::size_t i = 0; i < idle.size(); ++i) runs.push_back(pick_run(rng));
+    for (std::size_t i = 0; i < pts.size(); ++i) runs.push_back(pick_run(rng));
     d.push_back(estimate(b, runs));
   }
   interval(d, &p);
   if (!(p.ci_low > 0))
-    return Param::absent(fmt::format("{:.0f} cycles per idle wakeup over the fitted terms, 95% interval [{:.0f}, "
-                                     "{:.0f}]: not above them; not used",
-                                     *p.cycles, p.ci_low, p.ci_high));
+    return Param::absent(fmt::format("{:.0f} cycles per {} over the fitted terms, 95% interval [{:.0f}, {:.0f}]: not "
+                                     "above them; not used",
+                                     *p.cycles, what, p.ci_low, p.ci_high));
   return p;
+}
+
+// What waking a consumer asleep on an idle CPU costs it: of each run after an
+// idle gap, its cycles per record (its tasks' time in the traced blocks)
+// less what the fit gives for its records, bytes and other (warm) wakeups,
+// per idle wakeup.
+Param idle_wakeup_cost(const std::vector<IdleConsumerPoint>& idle, const Columns& cols, const RowFit& f, int bootstrap,
+                       std::mt19937_64& rng) {
+  std::vector<Excess> pts;
+  for (const auto& p : idle) pts.push_back({row_of(cols, p.point), p.point.cycles_per_record, p.idle_wakeups_per_record});
+  return excess_per_unit(pts, f, Pooling::kMedian, "idle wakeup", bootstrap, rng);
+}
+
+// What an enable/disable cycle costs the consumer per extra handler (an
+// ftrace instance's event enabled and disabled, an LTTng event rule): of each
+// run of the handler sweep whose extra predicates fail, so that the extra
+// handlers record nothing, its cycles per record less what the fit gives for
+// one handler's (its records, wakeups and enable cycles), per extra handler
+// per enable cycle.  `off_pass`: a pass's cycles, for a consumer on its own
+// timer (its figures fitted less them).
+Param handler_enable_cost(const std::vector<std::pair<ConsumerPoint, int>>& sweep, const Columns& cols, const RowFit& f,
+                          double off_pass, const std::string& missing_sweep, int bootstrap, std::mt19937_64& rng) {
+  if (sweep.empty()) return Param::absent(missing_sweep);
+  std::vector<Excess> pts;
+  for (const auto& [p, handlers] : sweep) {
+    if (p.enables_per_record <= 0) continue;
+    pts.push_back({row_of(cols, p), p.cycles_per_record - off_pass * std::max(0.0, p.wakeups_per_record),
+                   (handlers - 1) * p.enables_per_record});
+  }
+  if (pts.empty())
+    return Param::absent("the handler sweep's runs predate the count of enable/disable cycles: their consumer "
+                         "figures cannot be put per cycle");
+  // The sweep's runs have 1 to 9 extra handlers: their units differ ninefold.
+  return excess_per_unit(pts, f, Pooling::kSlope, "extra handler per enable cycle", bootstrap, rng);
 }
 
 // The consumer terms of one entry.  `pass`: the tracer's consumer wakes on
@@ -558,6 +617,13 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
                         "1000`",
                         run_cmd)
           : std::string("no consumer fit to set the runs after an idle gap against"));
+  const std::string no_sweep =
+      o.by_handlers[0].empty()
+          ? handler_sweep_missing(e->tracer, e->probe_kind, e->action, false)
+          : std::string("the handler sweep's runs whose extra predicates fail have no consumer figure");
+  e->consumer_per_enable_ecb =
+      Param::absent(o.handler_consumer.empty() ? no_sweep
+                                               : "no consumer fit to set the handler sweep's consumer figures against");
   if (pts.empty()) {
     const std::string why = fmt::format(
         "no consumer figure in the runs (the action keeps nothing for a consumer, or the results predate the "
@@ -666,6 +732,9 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         "enable/disable cycles per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
         "apart (it is in consumer_per_record): a run with fewer samples per block, `{} -n 10`",
         cols.n_lo, cols.n_hi, run_cmd));
+  e->consumer_per_enable_ecb =
+      handler_enable_cost(o.handler_consumer, cols, f, on_timer ? *pass->off_hot().cycles : 0.0, no_sweep, bootstrap,
+                          rng);
   if (on_timer)
     e->consumer_per_idle_wakeup = Param::absent(
         "the consumer wakes on its own timer, never because of a record: its passes are in consumer_per_wakeup");
@@ -1018,7 +1087,8 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         }
         continue;
       }
-      if (b.consumer && handlers == 1 && b.threads == 1 && b.consumer->records > 0 && tsc > 0) {
+      if (b.consumer && b.threads == 1 && b.consumer->records > 0 && tsc > 0 &&
+          (handlers == 1 || (b.payload_bytes == 0 && !extra_predicate_holds(b)))) {
         const ConsumerResult& c = *b.consumer;
         ConsumerPoint p;
         p.cycles_per_record = c.cpu_ns * tsc / 1e9 / static_cast<double>(c.records);
@@ -1030,17 +1100,16 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         p.overhead_cycles = median_of(v);
         p.config = config;
         p.wakes_on_timer = c.wakes_on_timer;
-        pools[o.consumer_pool].push_back(p);
-        if (p.wakeups_per_record >= 0) o.own_wakeups.push_back(p.wakeups_per_record);
+        if (handlers > 1) {
+          o.handler_consumer.emplace_back(p, handlers);  // what the extra handlers' enable cycles cost it
+        } else {
+          pools[o.consumer_pool].push_back(p);
+          if (p.wakeups_per_record >= 0) o.own_wakeups.push_back(p.wakeups_per_record);
+        }
       }
       if (handlers > 1) {
         if (b.threads != 1 || b.payload_bytes != 0) continue;  // one knob at a time
-        // What the extra handlers' predicates do: as the tracer reports it, else the option.
-        auto it = b.options.find("extra_predicate");
-        bool truth = it == b.options.end() || it->second != "false";
-        if (b.tracer_details.contains("extra_predicate") && b.tracer_details["extra_predicate"].is_string())
-          truth = b.tracer_details["extra_predicate"].get<std::string>() != "false";
-        auto& dst = o.by_handlers[truth][handlers];
+        auto& dst = o.by_handlers[extra_predicate_holds(b)][handlers];
         dst.insert(dst.end(), v.begin(), v.end());
       } else if (b.threads == 1) {
         auto& dst = o.by_payload[b.payload_bytes];

@@ -41,6 +41,7 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"consumer_per_record_byte", &Entry::consumer_per_record_byte},
     {"consumer_per_wakeup", &Entry::consumer_per_wakeup},
     {"consumer_per_enable", &Entry::consumer_per_enable},
+    {"consumer_per_enable_ecb", &Entry::consumer_per_enable_ecb},
     {"probe_per_wakeup", &Entry::probe_per_wakeup},
     {"idle_start", &Entry::idle_start},
     {"consumer_per_idle_wakeup", &Entry::consumer_per_idle_wakeup},
@@ -94,7 +95,8 @@ json to_json(const Model& m) {
            "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t) "
            "+ (w' - wakeups_per_record)*probe_per_wakeup + (bursts/rate)*idle_start, w' = (wakeups/s - bursts/s)/rate; "
            "Cost_D = records/s*(consumer_per_record + b*consumer_per_record_byte) + (wakeups/s - idle wakeups/s)"
-           "*consumer_per_wakeup + idle wakeups/s*consumer_per_idle_wakeup + enables/s*consumer_per_enable, "
+           "*consumer_per_wakeup + idle wakeups/s*consumer_per_idle_wakeup + enables/s*(consumer_per_enable + "
+           "(N-1)*consumer_per_enable_ecb), "
            "Cost_A = u*Cost_D, Cost_C = (1-u)*Cost_D"},
           {"entries", entries}};
 }
@@ -229,19 +231,22 @@ std::string to_markdown(const Model& m) {
     if (!consumers)
       md += "\n## Consumers (Table 3 analog)\n\nThe consumer's CPU time (reader threads, daemons, reads on the "
             "measuring thread) per record, per recorded byte, per wakeup and per enable/disable cycle (a session's "
-            "start and stop, a read pass at disable), fitted over benchmarks; its idle time is spread over them.\n\n"
-            "| tracer | probe kind | action | per record | per byte | per wakeup | per enable | user "
-            "share | R², worst residual (points) |\n|---|---|---|---|---|---|---|---:|---|\n";
+            "start and stop, a read pass at disable), and per enable/disable cycle of each extra handler (from the "
+            "handler sweep's runs whose extra predicates fail), fitted over benchmarks; its idle time is spread over "
+            "them.\n\n"
+            "| tracer | probe kind | action | per record | per byte | per wakeup | per enable | per enable, extra "
+            "handler | user share | R², worst residual (points) |\n|---|---|---|---|---|---|---|---|---:|---|\n";
     consumers = true;
     const auto& q = *e.consumer_fit;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer, e.probe_kind,
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer,
+                      e.probe_kind,
                       action_label(e),
                       cell(e.consumer_per_record),
                       e.consumer_per_record_byte.ok()
                           ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.consumer_per_record_byte.cycles,
                                         e.consumer_per_record_byte.ci_low, e.consumer_per_record_byte.ci_high)
                           : "—",
-                      cell(e.consumer_per_wakeup), cell(e.consumer_per_enable),
+                      cell(e.consumer_per_wakeup), cell(e.consumer_per_enable), cell(e.consumer_per_enable_ecb),
                       q.user_fraction ? fmt::format("{:.2f} ({} ticks)", *q.user_fraction, q.ticks) : "—", q.r2,
                       q.worst_residual_cycles, q.points);
   }
@@ -401,7 +406,8 @@ Status scenario_from_json(const json& j, Scenario* out) {
   if (j.contains("consumers")) {
     if (!j.at("consumers").is_array()) return bad("\"consumers\" must be an array");
     const std::set<std::string> keys = {"tracer",     "probe_kind", "action",     "options",       "records_hz",
-                                        "wakeups_hz", "enables_hz", "payload_bytes", "idle_wakeups_hz"};
+                                        "wakeups_hz", "enables_hz", "payload_bytes", "idle_wakeups_hz",
+                                        "handlers"};
     for (std::size_t i = 0; i < j.at("consumers").size(); ++i) {
       const json& o = j.at("consumers")[i];
       std::string where = fmt::format("consumers[{}]", i);
@@ -420,10 +426,13 @@ Status scenario_from_json(const json& j, Scenario* out) {
       if (c.idle_wakeups_hz > c.wakeups_hz)
         return bad(fmt::format("{}: \"idle_wakeups_hz\" {} is more than \"wakeups_hz\" {} (they are some of them)",
                                where, c.idle_wakeups_hz, c.wakeups_hz));
-      double bytes = 0;
+      double bytes = 0, handlers = 1;
       TB_TRY(number(o, "payload_bytes", 0, 1 << 20, &bytes, where));
-      if (bytes != std::floor(bytes)) return bad(where + ": payload_bytes is a whole number");
+      TB_TRY(number(o, "handlers", 1, 1024, &handlers, where));
+      if (bytes != std::floor(bytes) || handlers != std::floor(handlers))
+        return bad(where + ": payload_bytes and handlers are whole numbers");
       c.payload_bytes = static_cast<std::uint64_t>(bytes);
+      c.handlers = static_cast<int>(handlers);
       s.consumers.push_back(c);
     }
   }

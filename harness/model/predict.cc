@@ -157,6 +157,10 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
     // one (at the runs' cycles per record), so a scenario with none is
     // predicted as the runs had them.
     if (load.enables_hz > 0 && e->consumer_per_enable.ok()) d += load.enables_hz * *e->consumer_per_enable.cycles;
+    // The extra handlers' enable cycles; without the term (none measured, or
+    // not above the fit's noise) they are taken to cost nothing.
+    if (load.enables_hz > 0 && load.handlers > 1 && e->consumer_per_enable_ecb.ok())
+      d += load.enables_hz * (load.handlers - 1) * *e->consumer_per_enable_ecb.cycles;
     if (d == 0) continue;
     if (!e->consumer_fit || !e->consumer_fit->user_fraction) {
       // The total holds; only its split is unknown.

@@ -162,6 +162,7 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
     c.records_hz = static_cast<double>(x.records) / (wall[1] / 1e9);
     if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
     c.enables_hz = static_cast<double>(enables) / (wall[1] / 1e9);
+    c.handlers = s.handlers;
     if (v.idle_wakeups_hz > 0 && entry) {
       if (entry->consumer_per_idle_wakeup.ok())
         c.idle_wakeups_hz = std::min(v.idle_wakeups_hz, c.wakeups_hz);

@@ -68,6 +68,8 @@ std::vector<RunResult> synthetic() {
 
 bool within(const Param& p, double truth) { return p.ok() && p.ci_low <= truth && truth <= p.ci_high; }
 
+int handlers_in(const BenchmarkResult& b) { return b.tracer_details.value("ecbs", 1); }
+
 // model.json read back is the same model, written again byte for byte.
 void expect_json_round_trip(const Model& m) {
   Model back;
@@ -432,6 +434,95 @@ TEST(ModelFit, ConsumerCostPerEnableCycle) {
   ASSERT_TRUE(fit({r}, &m).is_ok());
   e = m.find("ebpf", "syscall", "ringbuf");
   EXPECT_NE(e->consumer_per_enable.missing.find("predate"), std::string::npos) << e->consumer_per_enable.missing;
+}
+
+// A consumer that pays per enable/disable cycle for each extra handler (an
+// ftrace instance's event enabled and disabled): one-handler figures of kRec
+// per record plus kEnable per cycle (two block sizes), and a handler sweep
+// whose runs with failing extra predicates add kEnableEcb per cycle per extra
+// handler.  The sweep's runs whose extra predicates hold record more (their
+// figures carry a per-record cost besides) and are left out.  A paced
+// scenario with ten handlers and one cycle a second pays nine of them.
+TEST(ModelFit, ConsumerCostPerExtraHandlerEnableCycle) {
+  constexpr double kEnable = 2e6, kEnableEcb = 4e5;
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> noise(0, 10);
+  auto run = [&](int handlers, bool extra_true, double per_record, double extra_per_record, double jitter) {
+    BenchmarkResult b = bench("record", 0, 1, kFixed, rng);
+    b.tracer = "ftrace";
+    b.tracer_details = {{"ecbs", handlers}};
+    if (handlers > 1) b.tracer_details["extra_predicate"] = extra_true ? "true" : "false";
+    ConsumerResult c;
+    c.records = 1000000;
+    c.enables = static_cast<std::uint64_t>(per_record * 1e6);
+    c.cpu_ns = (kRec + extra_per_record + (kEnable + (handlers - 1) * kEnableEcb) * per_record + jitter) * 1e6 / 2.1;
+    c.ticks = 40;
+    c.user_ticks = 10;
+    b.consumer = c;
+    return b;
+  };
+  RunResult r = run_of("ecb");
+  for (double per_record : {1e-5, 1e-4})
+    for (int i = 0; i < 3; ++i) r.benchmarks.push_back(run(1, true, per_record, 0, noise(rng)));
+  for (int n : {2, 4, 10}) {
+    r.benchmarks.push_back(run(n, false, 1e-4, 0, noise(rng)));
+    r.benchmarks.push_back(run(n, true, 1e-4, (n - 1) * kRec, noise(rng)));  // the extra handlers record too
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ftrace", "syscall", "record");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->consumer_per_enable_ecb.ok()) << e->consumer_per_enable_ecb.missing;
+  EXPECT_TRUE(within(e->consumer_per_enable_ecb, kEnableEcb))
+      << *e->consumer_per_enable_ecb.cycles << " [" << e->consumer_per_enable_ecb.ci_low << ", "
+      << e->consumer_per_enable_ecb.ci_high << "]";
+  EXPECT_EQ(e->consumer_per_enable_ecb.n, 3u) << "the three runs whose extra predicates fail";
+  // The sweep's figures are not the one-handler fit's.
+  EXPECT_TRUE(within(e->consumer_per_enable, kEnable)) << *e->consumer_per_enable.cycles;
+  ASSERT_TRUE(e->consumer_fit.has_value());
+  EXPECT_EQ(e->consumer_fit->points, 6u);
+  EXPECT_NE(to_markdown(m).find("per enable, extra handler"), std::string::npos);
+  expect_json_round_trip(m);
+  Scenario s;
+  ConsumerLoad c{"ftrace", "syscall", "record", 1000, 0, 0, 1};
+  c.handlers = 10;
+  s.consumers.push_back(c);
+  Prediction p;
+  ASSERT_TRUE(predict(m, s, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c + p.cost_ac_unsplit,
+                   1000 * *e->consumer_per_record.cycles + *e->consumer_per_enable.cycles +
+                       9 * *e->consumer_per_enable_ecb.cycles);
+
+  // Extra handlers that cost the consumer nothing (figures with a cycle of
+  // noise): not above the noise, not used, and said so.
+  std::normal_distribution<double> quiet(0, 1);
+  RunResult flat = run_of("flat");
+  for (double per_record : {1e-5, 1e-4})
+    for (int i = 0; i < 3; ++i) flat.benchmarks.push_back(run(1, true, per_record, 0, quiet(rng)));
+  for (int n : {2, 4, 10}) {
+    BenchmarkResult b = run(n, false, 1e-4, 0, quiet(rng));
+    b.consumer->cpu_ns = (kRec + kEnable * 1e-4 + quiet(rng)) * 1e6 / 2.1;
+    flat.benchmarks.push_back(b);
+  }
+  ASSERT_TRUE(fit({flat}, &m).is_ok());
+  e = m.find("ftrace", "syscall", "record");
+  EXPECT_NE(e->consumer_per_enable_ecb.missing.find("not above them; not used"), std::string::npos)
+      << e->consumer_per_enable_ecb.cycles.value_or(0);
+
+  // A sweep without consumer figures, and none at all, say which run is missing.
+  for (auto& b : flat.benchmarks)
+    if (handlers_in(b) > 1) b.consumer.reset();
+  ASSERT_TRUE(fit({flat}, &m).is_ok());
+  e = m.find("ftrace", "syscall", "record");
+  EXPECT_NE(e->consumer_per_enable_ecb.missing.find("have no consumer figure"), std::string::npos)
+      << e->consumer_per_enable_ecb.missing;
+  flat.benchmarks.erase(std::remove_if(flat.benchmarks.begin(), flat.benchmarks.end(),
+                                       [](const BenchmarkResult& b) { return handlers_in(b) > 1; }),
+                        flat.benchmarks.end());
+  ASSERT_TRUE(fit({flat}, &m).is_ok());
+  e = m.find("ftrace", "syscall", "record");
+  EXPECT_NE(e->consumer_per_enable_ecb.missing.find("extra_predicate=false"), std::string::npos)
+      << e->consumer_per_enable_ecb.missing;
 }
 
 // Another wakeup policy is another configuration: its probe cost (an
@@ -1052,6 +1143,18 @@ TEST(ModelPredict, HandWorkedScenarioExactly) {
   EXPECT_DOUBLE_EQ(p.cost_c, 5.25e6 + 3e6);
   ASSERT_TRUE(predict(hand_model(), e, &p).is_ok());
   EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c, 7e6);
+  // Ten handlers: each extra one's cycles, 4 a second at 2e5 each, add 9 *
+  // 8e5 = 7.2e6 cycles/s (A 1.8e6, C 5.4e6); one handler adds none.
+  with_enable.entries[0].consumer_per_enable_ecb = value(2e5);
+  sj["consumers"][0]["handlers"] = 10;
+  ASSERT_TRUE(scenario_from_json(sj, &e).is_ok());
+  ASSERT_TRUE(predict(with_enable, e, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.cost_a, 1.75e6 + 1e6 + 1.8e6);
+  EXPECT_DOUBLE_EQ(p.cost_c, 5.25e6 + 3e6 + 5.4e6);
+  sj["consumers"][0]["handlers"] = 1;
+  ASSERT_TRUE(scenario_from_json(sj, &e).is_ok());
+  ASSERT_TRUE(predict(with_enable, e, &p).is_ok());
+  EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c, 7e6 + 4e6);
   sj["consumers"][0]["enables_hz"] = -1;
   EXPECT_FALSE(scenario_from_json(sj, &e).is_ok());
 }
@@ -1094,6 +1197,12 @@ TEST(ModelPredict, BadScenariosAreRefusedWithTheField) {
       {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 1, "threads": 1.5}]})", "whole"},
       {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 1}], "consumer": []})",
        "unknown key 'consumer'"},
+      {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 1}],
+           "consumers": [{"tracer": "e", "probe_kind": "s", "action": "x", "handlers": 2.5}]})",
+       "consumers[0]: payload_bytes and handlers are whole numbers"},
+      {R"({"probes": [{"tracer": "e", "probe_kind": "s", "action": "x", "rate_hz": 1}],
+           "consumers": [{"tracer": "e", "probe_kind": "s", "action": "x", "handlers": 0}]})",
+       "consumers[0]: \"handlers\" = 0"},
   };
   for (const auto& [text, want] : cases) {
     Scenario s;
@@ -1160,6 +1269,17 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
     Validation w;
     ASSERT_TRUE(evaluate(cycles, s, x, &w).is_ok());
     EXPECT_NEAR(*w.predicted_consumer_cpu_percent, *v.predicted_consumer_cpu_percent + 100 * 2.1e6 / 2.1e9, 1e-12);
+    // With ten handlers each extra one's cycle too (the term is ignored by one).
+    cycles.entries[0].consumer_per_enable_ecb = value(4.2e5);
+    ASSERT_TRUE(evaluate(cycles, s, x, &w).is_ok());
+    EXPECT_NEAR(*w.predicted_consumer_cpu_percent, *v.predicted_consumer_cpu_percent + 100 * 2.1e6 / 2.1e9, 1e-12);
+    ValidationScenario ten = s;
+    ten.handlers = 10;
+    ten.predicate_true = 0;
+    cycles.entries[0].false_predicate = value(0);
+    ASSERT_TRUE(evaluate(cycles, ten, x, &w).is_ok());
+    EXPECT_NEAR(*w.predicted_consumer_cpu_percent,
+                *v.predicted_consumer_cpu_percent + 100 * (2.1e6 + 9 * 4.2e5) / 2.1e9, 1e-12);
   }
   nlohmann::json j = to_json(m, s, x, v);
   EXPECT_NEAR(j["error"]["probe_cycles"].get<double>(), 420 - 620, 1e-9);

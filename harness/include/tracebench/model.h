@@ -11,7 +11,8 @@
 //             + (bursts/s / rate) * idle_start
 //   Cost_D  = records/s * (consumer_per_record + b * consumer_per_record_byte)
 //             + (wakeups/s - idle wakeups/s) * consumer_per_wakeup
-//             + idle wakeups/s * consumer_per_idle_wakeup + enables/s * consumer_per_enable (eqs. 5-6)
+//             + idle wakeups/s * consumer_per_idle_wakeup
+//             + enables/s * (consumer_per_enable + (N - 1) * consumer_per_enable_ecb)  (eqs. 5-6)
 //   Cost_A  = u * Cost_D, Cost_C = (1 - u) * Cost_D   (u: the consumer's user share)
 //   Cost_B  = sum over probes of rate * Cost(P)
 //   CPU %   = 100 * (Cost_A + Cost_B + Cost_C) / f_TSC                             (eqs. 7-8)
@@ -53,8 +54,9 @@
 namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
-// 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable; 5: idle_start, consumer_per_idle_wakeup
-inline constexpr int kModelSchemaVersion = 5;
+// 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable; 5: idle_start, consumer_per_idle_wakeup;
+// 6: consumer_per_enable_ecb
+inline constexpr int kModelSchemaVersion = 6;
 
 // One parameter: a value with its 95% interval, or why it has none.
 struct Param {
@@ -88,6 +90,10 @@ struct Entry {
   // What one enable/disable cycle costs the consumer apart from its records
   // (an LTTng session's start and stop, a read pass at disable).
   Param consumer_per_enable;
+  // What one enable/disable cycle costs the consumer for each extra handler
+  // (an ftrace instance's event, an LTTng event rule), from the handler
+  // sweep's runs whose extra predicates fail (their handlers record nothing).
+  Param consumer_per_enable_ecb;
   // The probe's own cost per consumer wakeup it causes, and the wakeups per
   // record of this entry's runs (what `fixed` includes).
   Param probe_per_wakeup;
@@ -172,6 +178,7 @@ struct ConsumerLoad {
   double records_hz = 0, wakeups_hz = 0;
   std::uint64_t payload_bytes = 0;  // per record
   double enables_hz = 0;  // enable/disable cycles per second (0: tracing runs throughout)
+  int handlers = 1;       // on the probe point: each extra one's enable cycles at consumer_per_enable_ecb
   std::optional<std::map<std::string, std::string>> options;
   // Of wakeups_hz, those that find the consumer asleep on an idle CPU (at
   // most one per burst): costed at consumer_per_idle_wakeup.
