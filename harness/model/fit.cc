@@ -193,23 +193,32 @@ bool extra_predicate_holds(const BenchmarkResult& b) {
   return it == b.options.end() || it->second != "false";
 }
 
-std::string handler_sweep_missing(const std::string& tracer, const std::string& probe_kind, const std::string& action,
-                                  bool predicate) {
+// The command that measures an entry: its tracer, the workloads it was
+// fitted from, its action and configuration (a hint adds the knob it lacks).
+std::string run_command(const Entry& e) {
+  std::string cmd = fmt::format("tracebench run -t {}", e.tracer);
+  for (const auto& w : e.workloads) cmd += " -w " + w;
+  cmd += " -a " + e.action;
+  for (const auto& [key, v] : e.options) cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
+  return cmd;
+}
+
+std::string handler_sweep_missing(const Entry& e, bool predicate) {
   // A probe its timer fires has one handler per timer (an eBPF perf event
   // runs one program): more handlers would be more timers.
-  if (probe_kind == "profile")
+  if (e.probe_kind == "profile")
     return "a profile probe has one handler per timer: no handler-count sweep applies (more programs would be more "
            "timers)";
   // A tracer this binary knows says whether it has the handler-count option.
-  if (std::unique_ptr<Tracer> t = make_tracer(tracer)) {
+  if (std::unique_ptr<Tracer> t = make_tracer(e.tracer)) {
     const OptionSchema& schema = t->option_schema();
     if (std::none_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; }))
-      return fmt::format("not measured for {} by this version of the suite ({} has no handler-count option)", tracer,
-                         tracer);
+      return fmt::format("not measured for {} by this version of the suite ({} has no handler-count option)", e.tracer,
+                         e.tracer);
   }
-  return fmt::format("no handler-count sweep in the runs: `tracebench run -t {} -a {} -p 0 -o {}.ecbs=N{}` for N = "
-                     "1, 2, 4, 10",
-                     tracer, action, tracer, predicate ? "" : fmt::format(" -o {}.extra_predicate=false", tracer));
+  return fmt::format("no handler-count sweep in the runs: `{} -p 0 -o {}.ecbs=N{}` for N = 1, 2, 4, 10",
+                     run_command(e), e.tracer,
+                     predicate ? "" : fmt::format(" -o {}.extra_predicate=false", e.tracer));
 }
 
 // Extra cycles per extra handler: least squares through (0, one handler) and
@@ -619,7 +628,7 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
           : std::string("no consumer fit to set the runs after an idle gap against"));
   const std::string no_sweep =
       o.by_handlers[0].empty()
-          ? handler_sweep_missing(e->tracer, e->probe_kind, e->action, false)
+          ? handler_sweep_missing(*e, false)
           : std::string("the handler sweep's runs whose extra predicates fail have no consumer figure");
   e->consumer_per_enable_ecb =
       Param::absent(o.handler_consumer.empty() ? no_sweep
@@ -833,12 +842,6 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
   e->probe_per_wakeup = p;
 }
 
-std::string run_command(const Entry& e) {
-  std::string cmd = fmt::format("tracebench run -t {} -a {}", e.tracer, e.action);
-  for (const auto& [key, v] : e.options) cmd += fmt::format(" -o {}.{}={}", e.tracer, key, v);
-  return cmd;
-}
-
 // What a burst's first event costs beyond the hot cost of the burst's other
 // events when it follows an idle gap: of each repetition of a run after a
 // gap, the sample's events (batch) times their overhead per event less the
@@ -989,7 +992,7 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
   for (int truth : {1, 0}) {
     Param& dst = truth ? e.per_ecb : e.false_predicate;
     if (o.by_handlers[truth].empty())
-      dst = Param::absent(handler_sweep_missing(e.tracer, e.probe_kind, e.action, truth));
+      dst = Param::absent(handler_sweep_missing(e, truth));
     else if (one == o.by_payload.end())
       dst = Param::absent(fmt::format("no one-handler run at payload 0 to compare with: `{} -p 0`", run_cmd));
     else {

@@ -154,7 +154,7 @@ TEST(ModelFit, OnePayloadSizeGivesNoPerByteCostAndSaysHowToGetOne) {
   const Entry& e = m.entries.at(0);
   EXPECT_TRUE(within(e.fixed, 700));
   EXPECT_FALSE(e.per_byte.ok());
-  EXPECT_NE(e.per_byte.missing.find("tracebench run -t ebpf -a ringbuf -p 0 -p 256 -p 4096"), std::string::npos)
+  EXPECT_NE(e.per_byte.missing.find("tracebench run -t ebpf -w getpid -a ringbuf -p 0 -p 256 -p 4096"), std::string::npos)
       << e.per_byte.missing;
   EXPECT_FALSE(e.r2.has_value());
 }
