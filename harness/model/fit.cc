@@ -298,6 +298,23 @@ std::string wakeup_hint(const std::string& tracer) {
   return "runs with another wakeup policy (this tracer has no option for one)";
 }
 
+// Pearson's correlation of two series (0 where either is flat).
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ma += a[i] / n;
+    mb += b[i] / n;
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
+}
+
 // Least squares over rows with a bootstrap over the rows (a resample whose
 // columns cannot be told apart, one payload size drawn say, is skipped).
 struct RowFit {
@@ -671,9 +688,29 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         pts.size(), run_cmd);
     cols.by_enable = false;
     rows();
+  } else if (cols.by_enable && cols.by_wakeup) {
+    // Wakeups and enable cycles per record that move together from run to
+    // run (perf's: a run with 10 samples per block has more of both) cannot
+    // be told apart: a fit of both trades one for the other, huge and of
+    // opposite signs, and a prediction at other rates inherits their
+    // difference.  The enable term goes (it is in the wakeup term).
+    std::vector<double> w, n;
+    for (const auto& p : pts) {
+      w.push_back(p.wakeups_per_record);
+      n.push_back(p.enables_per_record);
+    }
+    if (const double r = correlation(w, n); std::fabs(r) > 0.98) {
+      enable_dropped = fmt::format(
+          "wakeups and enable/disable cycles per record move together in the consumer figures (correlation {:.3f}), "
+          "so their costs cannot be told apart (it is in consumer_per_wakeup): {}",
+          r, wakeup_hint(e->tracer));
+      cols.by_enable = false;
+      rows();
+    }
   }
+  const bool fitted = fit_rows(x, y, bootstrap, rng, &f);
   const std::size_t k = x[0].size();
-  if (!fit_rows(x, y, bootstrap, rng, &f)) {
+  if (!fitted) {
     const std::string why =
         fmt::format("{} consumer figure(s) for {} term(s): not enough to fit (more payload sizes or runs: `{}`)",
                     pts.size(), k, run_cmd);

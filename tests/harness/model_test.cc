@@ -436,6 +436,40 @@ TEST(ModelFit, ConsumerCostPerEnableCycle) {
   EXPECT_NE(e->consumer_per_enable.missing.find("predate"), std::string::npos) << e->consumer_per_enable.missing;
 }
 
+// perf's consumer figures: a hot run has a wakeup per enable cycle, a run
+// with 10 samples per block one wakeup in seven cycles, so wakeups and enable
+// cycles per record move together (the record counts of the short runs vary).
+// A fit of both terms trades one for the other; the enable term goes, said
+// so, and the wakeup term holds what both cost.
+TEST(ModelFit, WakeupsAndEnableCyclesMovingTogetherAreNotSplit) {
+  constexpr double kPerRun = 9e5;  // cycles per run, whatever its records
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> noise(0, 1.5e5);
+  RunResult r = run_of("pe");
+  for (std::uint64_t records : {18017, 18017, 12017, 137, 197, 137}) {
+    BenchmarkResult b = bench("count", 0, 1, 1600, rng);
+    b.tracer = "perf";
+    ConsumerResult c;
+    c.records = records;
+    c.enables = 7;
+    c.wakeups = records > 1000 ? 7 : 1;
+    c.cpu_ns = (kPerRun + noise(rng)) / 2.1;
+    c.ticks = 40;
+    c.user_ticks = 10;
+    b.consumer = c;
+    r.benchmarks.push_back(b);
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("perf", "syscall", "count");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->consumer_per_enable.ok()) << *e->consumer_per_enable.cycles;
+  EXPECT_NE(e->consumer_per_enable.missing.find("move together"), std::string::npos) << e->consumer_per_enable.missing;
+  EXPECT_NE(e->consumer_per_enable.missing.find("perf.wakeup_events"), std::string::npos);
+  ASSERT_TRUE(e->consumer_per_wakeup.ok()) << e->consumer_per_wakeup.missing;
+  EXPECT_GT(*e->consumer_per_wakeup.cycles, 0);
+}
+
 // A consumer that pays per enable/disable cycle for each extra handler (an
 // ftrace instance's event enabled and disabled): one-handler figures of kRec
 // per record plus kEnable per cycle (two block sizes), and a handler sweep
