@@ -107,23 +107,38 @@ struct Line {
   double intercept = 0, slope = 0;
 };
 
+// The means of two series and their sums of centred products.
+struct Moments {
+  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+};
+Moments moments(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  Moments m;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    m.mx += x[i] / n;
+    m.my += y[i] / n;
+  }
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    m.sxy += (x[i] - m.mx) * (y[i] - m.my);
+    m.sxx += (x[i] - m.mx) * (x[i] - m.mx);
+    m.syy += (y[i] - m.my) * (y[i] - m.my);
+  }
+  return m;
+}
+
 // Least squares through (x, y); needs two distinct x.
 Line least_squares(const std::vector<double>& x, const std::vector<double>& y) {
-  const double n = static_cast<double>(x.size());
-  double mx = 0, my = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    mx += x[i] / n;
-    my += y[i] / n;
-  }
-  double sxy = 0, sxx = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-  }
+  const Moments m = moments(x, y);
   Line l;
-  l.slope = sxx > 0 ? sxy / sxx : 0;
-  l.intercept = my - l.slope * mx;
+  l.slope = m.sxx > 0 ? m.sxy / m.sxx : 0;
+  l.intercept = m.my - l.slope * m.mx;
   return l;
+}
+
+// Pearson's correlation of two series (0 where either is flat).
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  const Moments m = moments(a, b);
+  return m.sxx > 0 && m.syy > 0 ? m.sxy / std::sqrt(m.sxx * m.syy) : 0.0;
 }
 
 std::vector<double> resample(const std::vector<double>& v, std::mt19937_64& rng) {
@@ -296,23 +311,6 @@ std::string wakeup_hint(const std::string& tracer) {
     return "runs with other consumer rates: `-o " + tracer + ".switchrate=100hz`, `-o " + tracer +
            ".switchrate=5000hz`";
   return "runs with another wakeup policy (this tracer has no option for one)";
-}
-
-// Pearson's correlation of two series (0 where either is flat).
-double correlation(const std::vector<double>& a, const std::vector<double>& b) {
-  const double n = static_cast<double>(a.size());
-  double ma = 0, mb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ma += a[i] / n;
-    mb += b[i] / n;
-  }
-  double sab = 0, saa = 0, sbb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) * (a[i] - ma);
-    sbb += (b[i] - mb) * (b[i] - mb);
-  }
-  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
 // Least squares over rows with a bootstrap over the rows (a resample whose

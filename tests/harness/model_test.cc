@@ -256,6 +256,19 @@ TEST(ModelFit, HandlerSweepGivesPerEcbAndFalsePredicateCosts) {
 // two wakeup policies; a quarter of the ticks in user space.
 constexpr double kRec = 800, kByte = 0.5, kWake = 3000;
 
+// A consumer figure: `cycles_per_record` of the consumer's CPU (at the runs'
+// 2.1 GHz) over `records`, with `enables` enable/disable cycles, and ticks
+// enough for a user/kernel split (a quarter in user space).
+ConsumerResult consumer_figure(std::uint64_t records, std::uint64_t enables, double cycles_per_record) {
+  ConsumerResult c;
+  c.records = records;
+  c.enables = enables;
+  c.cpu_ns = cycles_per_record * static_cast<double>(records) / 2.1;
+  c.ticks = 40;
+  c.user_ticks = 10;
+  return c;
+}
+
 BenchmarkResult with_consumer(std::uint64_t bytes, double wakeups_per_record, std::mt19937_64& rng) {
   std::normal_distribution<double> noise(0, 20);
   BenchmarkResult b = bench("ringbuf", bytes, 1, kFixed + kPerByte * bytes, rng);
@@ -383,13 +396,8 @@ TEST(ModelFit, ConsumerCostPerEnableCycle) {
   for (double per_record : {1e-5, 1e-4})
     for (int i = 0; i < 3; ++i) {
       BenchmarkResult b = bench("ringbuf", 0, 1, kFixed, rng);
-      ConsumerResult c;
-      c.records = 1000000;
-      c.enables = static_cast<std::uint64_t>(per_record * 1e6);
-      c.cpu_ns = (kRec + kEnable * per_record + noise(rng)) * 1e6 / 2.1;
-      c.ticks = 40;
-      c.user_ticks = 10;
-      b.consumer = c;
+      b.consumer = consumer_figure(1000000, static_cast<std::uint64_t>(per_record * 1e6),
+                                   kRec + kEnable * per_record + noise(rng));
       r.benchmarks.push_back(b);
     }
   Model m;
@@ -449,14 +457,8 @@ TEST(ModelFit, WakeupsAndEnableCyclesMovingTogetherAreNotSplit) {
   for (std::uint64_t records : {18017, 18017, 12017, 137, 197, 137}) {
     BenchmarkResult b = bench("count", 0, 1, 1600, rng);
     b.tracer = "perf";
-    ConsumerResult c;
-    c.records = records;
-    c.enables = 7;
-    c.wakeups = records > 1000 ? 7 : 1;
-    c.cpu_ns = (kPerRun + noise(rng)) / 2.1;
-    c.ticks = 40;
-    c.user_ticks = 10;
-    b.consumer = c;
+    b.consumer = consumer_figure(records, 7, (kPerRun + noise(rng)) / static_cast<double>(records));
+    b.consumer->wakeups = records > 1000 ? 7 : 1;
     r.benchmarks.push_back(b);
   }
   Model m;
@@ -486,13 +488,8 @@ TEST(ModelFit, ConsumerCostPerExtraHandlerEnableCycle) {
     b.tracer = "ftrace";
     b.tracer_details = {{"ecbs", handlers}};
     if (handlers > 1) b.tracer_details["extra_predicate"] = extra_true ? "true" : "false";
-    ConsumerResult c;
-    c.records = 1000000;
-    c.enables = static_cast<std::uint64_t>(per_record * 1e6);
-    c.cpu_ns = (kRec + extra_per_record + (kEnable + (handlers - 1) * kEnableEcb) * per_record + jitter) * 1e6 / 2.1;
-    c.ticks = 40;
-    c.user_ticks = 10;
-    b.consumer = c;
+    b.consumer = consumer_figure(1000000, static_cast<std::uint64_t>(per_record * 1e6),
+                                 kRec + extra_per_record + (kEnable + (handlers - 1) * kEnableEcb) * per_record + jitter);
     return b;
   };
   RunResult r = run_of("ecb");
