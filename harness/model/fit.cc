@@ -32,6 +32,7 @@ using Key = std::tuple<std::string, std::string, std::string, std::string>;
 // One benchmark's consumer figure (one thread, one handler).
 struct ConsumerPoint {
   double cycles_per_record = 0;
+  double records = 1;  // what the figure is over
   double payload_bytes = 0;
   double wakeups_per_record = -1;  // -1: not counted
   double enables_per_record = -1;  // -1: not counted (results written before it)
@@ -321,9 +322,24 @@ struct RowFit {
   double r2 = 0, worst_residual = 0;
 };
 bool fit_rows(const std::vector<std::vector<double>>& x, const std::vector<double>& y, int bootstrap,
-              std::mt19937_64& rng, RowFit* f) {
+              std::mt19937_64& rng, RowFit* f, const std::vector<double>& scale = {}) {
   const std::size_t k = x.empty() ? 0 : x[0].size();
-  if (x.size() < k + 1 || !solve_least_squares(x, y, &f->b)) return false;
+  // Each row and its y times its scale (weighted least squares, weights the
+  // scales squared); the quality is said unscaled.
+  auto solve = [&](const std::vector<std::size_t>& pick, std::vector<double>* b) {
+    std::vector<std::vector<double>> xs;
+    std::vector<double> ys;
+    for (std::size_t i : pick) {
+      const double c = scale.empty() ? 1.0 : scale[i];
+      xs.push_back(x[i]);
+      for (double& v : xs.back()) v *= c;
+      ys.push_back(y[i] * c);
+    }
+    return solve_least_squares(xs, ys, b);
+  };
+  std::vector<std::size_t> all(x.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  if (x.size() < k + 1 || !solve(all, &f->b)) return false;
   double my = 0, ss_tot = 0, ss_res = 0;
   for (double v : y) my += v / static_cast<double>(y.size());
   for (std::size_t i = 0; i < y.size(); ++i) {
@@ -337,14 +353,10 @@ bool fit_rows(const std::vector<std::vector<double>>& x, const std::vector<doubl
   f->draws.assign(k, {});
   std::uniform_int_distribution<std::size_t> pick(0, x.size() - 1);
   for (int it = 0; it < bootstrap; ++it) {
-    std::vector<std::vector<double>> xb;
-    std::vector<double> yb, bb;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      std::size_t r = pick(rng);
-      xb.push_back(x[r]);
-      yb.push_back(y[r]);
-    }
-    if (!solve_least_squares(xb, yb, &bb)) continue;
+    std::vector<std::size_t> rows;
+    std::vector<double> bb;
+    for (std::size_t i = 0; i < x.size(); ++i) rows.push_back(pick(rng));
+    if (!solve(rows, &bb)) continue;
     for (std::size_t j = 0; j < k; ++j) f->draws[j].push_back(bb[j]);
   }
   return true;
@@ -549,12 +561,12 @@ struct Excess {
   double cycles_per_record = 0, units = 0;
 };
 // Their excess per unit over the figures, with an interval from the fit's
-// bootstrap draws and a resample of the figures: the median of each figure's
-// excess per unit where the figures have alike units (robust to one odd
-// run), else the least-squares slope of excess on units through the origin
-// (figures with many units weigh more: a few units per record magnify a
-// figure's noise).  `what` names the unit in the reason it is not used: an
-// interval not above zero.
+// bootstrap draws and a resample of the figures.  kMedian: the median of each
+// figure's excess per unit, for figures of alike units (robust to one odd
+// run); kSlope: the least-squares slope of excess on units through the
+// origin, for units that differ (figures with many units weigh more: a few
+// units per record magnify a figure's noise).  `what` names the unit in the
+// reason it is not used: an interval not above zero.
 enum class Pooling { kMedian, kSlope };
 Param excess_per_unit(const std::vector<Excess>& pts, const RowFit& f, Pooling pooling, const char* what,
                       int bootstrap, std::mt19937_64& rng) {
@@ -706,7 +718,15 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
       rows();
     }
   }
-  const bool fitted = fit_rows(x, y, bootstrap, rng, &f);
+  // Each figure weighs as its run's records: a run's consumer time varies by
+  // about as much from run to run whatever its records (~0.5 ms of ftrace's
+  // reads here), so per record a run of 197 records is a hundred times as
+  // noisy as one of 18,000, and an unweighted fit passed through the short
+  // runs and took the per-record term from the difference (ftrace's came out
+  // at -456 cycles in one suite round).
+  std::vector<double> records;
+  for (const auto& p : pts) records.push_back(p.records);
+  const bool fitted = fit_rows(x, y, bootstrap, rng, &f, records);
   const std::size_t k = x[0].size();
   if (!fitted) {
     const std::string why =
@@ -1130,6 +1150,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
         const ConsumerResult& c = *b.consumer;
         ConsumerPoint p;
         p.cycles_per_record = c.cpu_ns * tsc / 1e9 / static_cast<double>(c.records);
+        p.records = static_cast<double>(c.records);
         p.payload_bytes = static_cast<double>(b.payload_bytes);
         if (c.wakeups) p.wakeups_per_record = static_cast<double>(*c.wakeups) / static_cast<double>(c.records);
         if (c.enables) p.enables_per_record = static_cast<double>(*c.enables) / static_cast<double>(c.records);

@@ -444,6 +444,37 @@ TEST(ModelFit, ConsumerCostPerEnableCycle) {
   EXPECT_NE(e->consumer_per_enable.missing.find("predate"), std::string::npos) << e->consumer_per_enable.missing;
 }
 
+// ftrace's consumer figures: a run's consumer time varies by about as much
+// from run to run whatever its records (here 1.2M cycles, ~0.5 ms), over
+// kRecord per record and kCycle per enable/disable cycle; hot runs of 18,017
+// records and short ones (10 samples per block) of 137 to 197, seven cycles
+// each.  Per record a short run is a hundred times as noisy: weighed as its
+// records, the fit takes the per-record term from the hot runs.
+TEST(ModelFit, ConsumerFiguresWeighAsTheirRecords) {
+  constexpr double kRecord = 300, kCycle = 1.3e6;
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> noise(0, 1.2e6);
+  RunResult r = run_of("w");
+  for (std::uint64_t records : {18017, 18017, 137, 18017, 197, 18017, 24017, 197, 137}) {
+    BenchmarkResult b = bench("count", 0, 1, 900, rng);
+    b.tracer = "ftrace";
+    const double total = kRecord * static_cast<double>(records) + 7 * kCycle + noise(rng);
+    b.consumer = consumer_figure(records, 7, total / static_cast<double>(records));
+    r.benchmarks.push_back(b);
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ftrace", "syscall", "count");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->consumer_per_record.ok()) << e->consumer_per_record.missing;
+  EXPECT_TRUE(within(e->consumer_per_record, kRecord))
+      << *e->consumer_per_record.cycles << " [" << e->consumer_per_record.ci_low << ", "
+      << e->consumer_per_record.ci_high << "]";
+  EXPECT_NEAR(*e->consumer_per_record.cycles, kRecord, 60);
+  ASSERT_TRUE(e->consumer_per_enable.ok()) << e->consumer_per_enable.missing;
+  EXPECT_NEAR(*e->consumer_per_enable.cycles, kCycle, 0.3 * kCycle);
+}
+
 // perf's consumer figures: a hot run has a wakeup per enable cycle, a run
 // with 10 samples per block one wakeup in seven cycles, so wakeups and enable
 // cycles per record move together (the record counts of the short runs vary).
