@@ -217,10 +217,11 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     }
     if (s.handlers > 1) {
       // The handler-count sweep: per_ecb and false_predicate.  The
-      // scenario's own count with failing predicates three times: ten
-      // handlers' figure moves by a quarter from one attach to the next (ten
-      // ftrace instances, each with its own ring buffer), and the line's
-      // slope rests on it.
+      // scenario's own count with failing predicates three times: the
+      // line's slope rests on that figure, and it moves by a quarter from
+      // one run to the next (ten ftrace instances' repetitions sit near
+      // 3,430 or near 4,300-4,750 cycles here, in proportions that differ
+      // run to run).
       for (int n : {2, 4, s.handlers})
         for (const char* truth : {"true", "false"}) {
           std::vector<std::string> r = base;
