@@ -1,15 +1,19 @@
 // Signals and emergency teardown: the tracers attached right now are torn
 // down on SIGINT/SIGTERM/SIGHUP (after the current block, or by the watcher
-// if the run does not progress) and on an uncaught exception.
+// if the run does not progress) and on an uncaught exception; what adapters
+// keep until exit is released then too, and at a normal exit.
 #include <pthread.h>
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "run_state.h"
 #include "tracebench/runner.h"
@@ -42,6 +46,36 @@ ActiveTracer::~ActiveTracer() {
   active_tracers().erase(tracer_);
 }
 
+// ---------------------------------------------------------------------------
+// What adapters keep from one benchmark to the next.
+
+namespace {
+std::mutex g_kept_mu;
+std::vector<void (*)()>& kept() {
+  static std::vector<void (*)()> v;
+  return v;
+}
+}  // namespace
+
+void keep_until_exit(void (*release)()) {
+  std::lock_guard<std::mutex> lock(g_kept_mu);
+  for (auto* f : kept()) {
+    if (f == release) return;
+  }
+  if (kept().empty()) std::atexit([] { (void)release_kept_until_exit(); });
+  kept().push_back(release);
+}
+
+std::size_t release_kept_until_exit() {
+  std::vector<void (*)()> fns;
+  {
+    std::lock_guard<std::mutex> lock(g_kept_mu);
+    fns = kept();  // registered again if they keep something again
+  }
+  for (auto it = fns.rbegin(); it != fns.rend(); ++it) (*it)();
+  return fns.size();
+}
+
 void install_signal_watcher() {
   static bool installed = false;
   if (installed) return;
@@ -71,6 +105,7 @@ void install_signal_watcher() {
       }
     }
     std::fprintf(stderr, "tracebench: tore down %zu tracer(s), exiting\n", teardown_active_tracers());
+    (void)release_kept_until_exit();
     _exit(130);
   }).detach();
   // An exception nobody catches (a library's, a bug of ours) must not leave
@@ -88,6 +123,7 @@ void install_signal_watcher() {
     std::fprintf(stderr, "tracebench: uncaught exception (%s); tearing down\n", what.c_str());
     std::fprintf(stderr, "tracebench: tore down %zu tracer(s); the results of finished benchmarks are kept\n",
                  teardown_active_tracers());
+    (void)release_kept_until_exit();
     _exit(70);  // EX_SOFTWARE
   });
 }

@@ -71,13 +71,18 @@ extern std::atomic<bool> g_stop_requested;
 
 // Blocks SIGINT/SIGTERM/SIGHUP in every thread and starts a watcher thread:
 // the first signal asks the run to stop; a second one (or 5 s without
-// progress) tears the active tracers down from the watcher and exits 130.
-// Also installs a terminate handler: an uncaught exception tears the active
-// tracers down and exits 70.
+// progress) tears the active tracers down from the watcher, releases what
+// adapters keep until exit and exits 130.  Also installs a terminate handler:
+// an uncaught exception does the same and exits 70.
 void install_signal_watcher();
 
 // Tears down every tracer attached right now; returns how many.
 std::size_t teardown_active_tracers();
+
+// Runs every keep_until_exit() release (tracer.h), last kept first; returns
+// how many.  The emergency paths call it after teardown_active_tracers(); a
+// normal exit calls it through atexit.
+std::size_t release_kept_until_exit();
 
 // Tracers that are attached right now, for the emergency teardown path.
 class ActiveTracer {

@@ -279,6 +279,13 @@ using CleanupFn = std::function<std::vector<std::string>(bool remove)>;
 bool register_cleanup(std::string name, CleanupFn fn);
 std::vector<std::pair<std::string, CleanupFn>>& cleanup_registry();
 
+// What an adapter keeps from one benchmark to the next instead of setting it
+// up at every attach (a daemon it started): `release` runs at exit, normal or
+// not (a signal, an uncaught exception: see runner.h), after the attached
+// tracers' teardown.  It must be safe to call when nothing is kept and must
+// not throw.  Registering the same function again does nothing.
+void keep_until_exit(void (*release)());
+
 }  // namespace tracebench
 
 #define TRACEBENCH_REGISTER_TRACER(id, factory) \
