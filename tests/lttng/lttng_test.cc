@@ -120,12 +120,12 @@ class LttngTest : public ::testing::Test {
       EXPECT_NE(s, "tracebench-" + std::to_string(getpid())) << "session left behind";
     }
     if (started) {
-      EXPECT_FALSE(lt::process_is(started, "lttng-sessiond")) << "the adapter's lttng-sessiond still runs";
-      EXPECT_FALSE(has_consumerd_child(started));
-      struct stat st;
-      EXPECT_NE(::stat(lt::kMarkerFile, &st), 0) << lt::kMarkerFile << " left behind";
+      // Kept for the next attach; stopped at exit (tests/lttng/daemon_test.sh
+      // and AdapterKeepsTheDaemonItStartedUntilReleased).
+      EXPECT_TRUE(lt::process_is(started, "lttng-sessiond"));
+      EXPECT_EQ(lt::own_sessiond(), started);
     }
-    if (!sessiond_was_alive && !external_sessiond) {
+    if (!sessiond_was_alive && !external_sessiond && !lt::own_sessiond()) {
       EXPECT_FALSE(lt::sessiond_alive());
     }
   }
@@ -633,14 +633,17 @@ TEST_F(LttngTest, TeardownIsIdempotent) {
   tracer.teardown();
 }
 
-TEST_F(LttngTest, AdapterStopsOnlyTheDaemonItStarted) {
-  if (sessiond_was_alive) {
-    // Someone else's daemon: the adapter must leave it running.
+TEST_F(LttngTest, AdapterKeepsTheDaemonItStartedUntilReleased) {
+  if (sessiond_was_alive && !lt::own_sessiond()) {
+    // Someone else's daemon: the adapter uses it and leaves it running.
     EventCounts c = run("ust_hot", 0, 100);
     EXPECT_EQ(c.recorded, 100u);
     EXPECT_EQ(tracer.started_sessiond(), 0);
+    EXPECT_FALSE(tracer.details()["sessiond_started_by_adapter"]);
     tracer.teardown();
     EXPECT_TRUE(lt::sessiond_alive());
+    EXPECT_TRUE(lt::release_own_sessiond());
+    EXPECT_TRUE(lt::sessiond_alive()) << "releasing stopped a daemon this process did not start";
     return;
   }
   EventCounts c = run("ust_hot", 0, 100);
@@ -648,9 +651,31 @@ TEST_F(LttngTest, AdapterStopsOnlyTheDaemonItStarted) {
   pid_t started = tracer.started_sessiond();
   ASSERT_GT(started, 0);
   EXPECT_TRUE(tracer.details()["sessiond_started_by_adapter"]);
+  EXPECT_EQ(tracer.details()["sessiond_pid"], started);
   tracer.teardown();
+  // Kept, and written down for `tracebench cleanup` should this process die.
+  EXPECT_TRUE(lt::process_is(started, "lttng-sessiond"));
+  EXPECT_EQ(lt::own_sessiond(), started);
+  std::ifstream marker(lt::kMarkerFile);
+  pid_t daemon = 0, owner = 0;
+  EXPECT_TRUE(marker >> daemon >> owner);
+  EXPECT_EQ(daemon, started);
+  EXPECT_EQ(owner, getpid());
+  EXPECT_TRUE(lt::cleanup_leftovers(false).empty()) << "a live run's daemon is not a leftover";
+  // The next attach uses it.
+  c = run("ust_payload", 16, 100);
+  EXPECT_EQ(c.recorded, 100u);
+  EXPECT_EQ(tracer.started_sessiond(), started);
+  tracer.teardown();
+  // What exit does (tracebench::keep_until_exit).
+  EXPECT_TRUE(lt::release_own_sessiond());
   EXPECT_FALSE(lt::process_is(started, "lttng-sessiond"));
+  EXPECT_FALSE(has_consumerd_child(started));
+  struct stat st;
+  EXPECT_NE(::stat(lt::kMarkerFile, &st), 0) << lt::kMarkerFile << " left behind";
   EXPECT_FALSE(lt::sessiond_alive());
+  EXPECT_EQ(lt::own_sessiond(), 0);
+  EXPECT_TRUE(lt::release_own_sessiond()) << "releasing twice";
 }
 
 TEST_F(LttngTest, ExternalDaemonLeftRunning) {
@@ -670,15 +695,21 @@ TEST_F(LttngTest, ExternalDaemonLeftRunning) {
   }
 }
 
-TEST_F(LttngTest, SecondAttachInTheSameProcess) {
-  // Two benchmarks in one run: the daemon the first attach started is gone,
-  // the next one is new, and this process must register with it again.
+TEST_F(LttngTest, LaterAttachesInTheSameProcessUseTheSameDaemon) {
+  // Benchmarks of one run: each attach after the first finds the daemon the
+  // first one used, and the process's tracepoints are registered with it.
   EventCounts c = run("ust_hot", 0, 1000);
   EXPECT_EQ(c.recorded, 1000u);
+  nlohmann::json first = tracer.details()["sessiond_pid"];
+  ASSERT_TRUE(first.is_number());
   tracer.teardown();
-  c = run("ust_payload", 32, 1000);
-  EXPECT_EQ(c.recorded, 1000u);
-  EXPECT_EQ(c.payload_verified, 32000u);
+  for (int i = 0; i < 3; ++i) {
+    c = run("ust_payload", 32, 1000);
+    EXPECT_EQ(c.recorded, 1000u);
+    EXPECT_EQ(c.payload_verified, 32000u);
+    EXPECT_EQ(tracer.details()["sessiond_pid"], first) << "attach " << i + 2;
+    tracer.teardown();
+  }
 }
 
 TEST_F(LttngTest, CleanupRemovesWhatADeadRunLeft) {

@@ -330,8 +330,9 @@ TEST_F(LttngKernelTest, BadInputFailsAtAttachAndLeavesNothing) {
   }
 }
 
-TEST_F(LttngKernelTest, TeardownStopsTheDaemonItStartedAndItsModulesGo) {
-  if (lttng::sessiond_alive()) GTEST_SKIP() << "a session daemon was already running (not ours to stop)";
+TEST_F(LttngKernelTest, TheDaemonItStartedIsKeptUntilExitAndItsModulesGoWithIt) {
+  if (lttng::sessiond_alive() && !lttng::own_sessiond())
+    GTEST_SKIP() << "a session daemon was already running (not ours to stop)";
   LttngKernelTracer t;
   ASSERT_TRUE(t.attach(spec(getpid_probe(), "record")));
   pid_t daemon = t.started_sessiond();
@@ -340,13 +341,22 @@ TEST_F(LttngKernelTest, TeardownStopsTheDaemonItStartedAndItsModulesGo) {
   ASSERT_TRUE(t.enable());  // torn down while a session is open
   fire_getpid(100);
   t.teardown();
+  EXPECT_EQ(our_sessions(), 0);
+  EXPECT_EQ(our_temp_dirs(), 0);
+  // Kept for the next attach, which uses it.
+  EXPECT_EQ(lttng::own_sessiond(), daemon);
+  ASSERT_TRUE(t.attach(spec(getpid_probe(), "record")));
+  EXPECT_EQ(t.started_sessiond(), daemon);
+  t.teardown();
+  // What exit does (tracebench::keep_until_exit).
+  EXPECT_TRUE(lttng::release_own_sessiond());
   EXPECT_TRUE(lttng::process_gone(daemon));
   EXPECT_FALSE(lttng::sessiond_alive());
   EXPECT_FALSE(lttng_modules_loaded()) << read_file("/proc/modules");
-  EXPECT_EQ(our_temp_dirs(), 0);
 }
 
 TEST_F(LttngKernelTest, CleanupRemovesWhatAKilledRunLeft) {
+  ASSERT_TRUE(lttng::release_own_sessiond());  // one an earlier test of this process kept
   if (lttng::sessiond_alive()) GTEST_SKIP() << "a session daemon was already running";
   // A run SIGKILLed mid-block: its session is open, its daemon (and the
   // modules that daemon loaded) outlive it.

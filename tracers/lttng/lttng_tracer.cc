@@ -105,11 +105,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
 
   // The daemon first, so that loading the provider below registers this
   // process synchronously (liblttng-ust's constructor waits for it).
-  if (!sessiond_alive()) {
-    Status s = start_sessiond(&started_sessiond_);
-    // Another process may have started one in between: use it, not ours.
-    if (!s && !sessiond_alive()) return s;
-  }
+  TB_TRY(use_sessiond(/*kernel=*/false, &started_sessiond_));
   if (pid_ == ::getpid()) TB_TRY(load_provider());
 
   std::string tmpl = std::string(kTempDirPrefix) + std::to_string(::getpid()) + "-XXXXXX";
@@ -404,6 +400,7 @@ nlohmann::json LttngTracer::details() const {
   j["read_timer_us"] = config_.read_timer_us;
   if (config_.blocking_set) j["blocking_timeout_us"] = config_.blocking_timeout_us;
   j["sessiond_started_by_adapter"] = started_sessiond_ != 0;
+  if (auto family = sessiond_family(); !family.empty()) j["sessiond_pid"] = family.front().pid;
   j["registration_ms"] = registration_ms_;
   j["discarded_events"] = discarded_events_;
   j["lost_packets"] = lost_packets_;
@@ -441,10 +438,7 @@ void LttngTracer::teardown() noexcept {
     fs::remove_all(trace_dir_, ec);
     trace_dir_.clear();
   }
-  if (started_sessiond_) {
-    (void)stop_sessiond(started_sessiond_);
-    started_sessiond_ = 0;
-  }
+  started_sessiond_ = 0;  // kept for the next attach (use_sessiond())
   started_ = event_enabled_ = false;
 }
 

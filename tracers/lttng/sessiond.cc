@@ -15,11 +15,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include <lttng/lttng.h>
+
+#include "tracebench/tracer.h"
 
 extern char** environ;
 
@@ -46,6 +49,14 @@ std::vector<pid_t> children_of(pid_t pid) {
   }
   return out;
 }
+
+// The daemon this process started (use_sessiond()), kept until it exits.
+std::mutex g_own_mu;
+pid_t g_own = 0;
+pid_t g_own_owner = 0;  // the process that started it: a forked child does not stop its parent's
+bool g_own_kernel = false;
+
+void release_at_exit() { (void)release_own_sessiond(); }
 
 bool wait_gone(pid_t pid, std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
@@ -198,6 +209,50 @@ Status stop_sessiond(pid_t pid) {
   }
   ::unlink(kMarkerFile);
   return Status::ok();
+}
+
+Status use_sessiond(bool kernel, pid_t* own) {
+  std::lock_guard<std::mutex> lock(g_own_mu);
+  *own = 0;
+  if (g_own && g_own_owner != ::getpid()) g_own = 0;  // the parent's, in a forked child
+  if (g_own && !process_is(g_own, "lttng-sessiond")) {
+    (void)stop_sessiond(g_own);  // gone already: removes the marker
+    g_own = 0;
+  }
+  if (g_own && kernel && !g_own_kernel) {
+    // Started for the user-space domain (--no-kernel): start one that loads
+    // the kernel tracer instead.
+    TB_TRY(stop_sessiond(g_own));
+    g_own = 0;
+  }
+  if (g_own) {
+    *own = g_own;
+    return Status::ok();
+  }
+  if (sessiond_alive()) return Status::ok();  // someone else's
+  pid_t pid = 0;
+  Status s = start_sessiond(&pid, kernel);
+  // Another process may have started one in between: use it, not ours.
+  if (!s) return sessiond_alive() ? Status::ok() : s;
+  g_own = pid;
+  g_own_owner = ::getpid();
+  g_own_kernel = kernel;
+  keep_until_exit(release_at_exit);
+  *own = pid;
+  return Status::ok();
+}
+
+pid_t own_sessiond() {
+  std::lock_guard<std::mutex> lock(g_own_mu);
+  return g_own && g_own_owner == ::getpid() && process_is(g_own, "lttng-sessiond") ? g_own : 0;
+}
+
+Status release_own_sessiond() {
+  std::lock_guard<std::mutex> lock(g_own_mu);
+  if (!g_own || g_own_owner != ::getpid()) return Status::ok();
+  Status s = stop_sessiond(g_own);
+  g_own = 0;
+  return s;
 }
 
 std::string stop_orphaned_sessiond(bool stop) {

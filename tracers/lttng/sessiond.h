@@ -1,5 +1,5 @@
-// The root LTTng session daemon: found running, or started (and later
-// stopped) by the adapter.
+// The root LTTng session daemon: found running, or started by the adapter
+// and kept until the process exits.
 //
 // Debian's lttng-tools 2.13 needs nothing beyond root: `lttng-sessiond
 // --daemonize` creates /var/run/lttng (group `tracing`, which the package
@@ -32,6 +32,23 @@ std::string find_sessiond_binary();
 // --no-kernel; with it, the daemon loads lttng-modules (and unloads them when
 // it exits).
 Status start_sessiond(pid_t* pid, bool kernel = false);
+
+// The daemon an attach uses.  A running root daemon (anyone's) is used as it
+// is; when none runs, one is started and kept until this process exits
+// (tracebench::keep_until_exit: a normal exit, a signal, an uncaught
+// exception; `tracebench cleanup` after a SIGKILL), and later attaches reuse
+// it.  Stopping it at every teardown made every second attach after the first
+// wait ~4.9 s: liblttng-ust's listener, having lost its daemon once more,
+// sleeps 5 s before it registers with the next one.  `kernel`: the daemon must
+// serve the kernel domain; one of this process's started without it is
+// replaced.  *own: the daemon's pid when this process started it, else 0.
+Status use_sessiond(bool kernel, pid_t* own);
+
+// The daemon this process started and that still runs (0 when none).
+pid_t own_sessiond();
+
+// Stops the daemon this process started, if any (at exit; and for tests).
+Status release_own_sessiond();
 
 // SIGTERM to a daemon started by start_sessiond() (checked to still be
 // lttng-sessiond), waits for it and its consumer daemons to exit (SIGKILL

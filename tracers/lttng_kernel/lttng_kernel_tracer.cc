@@ -253,10 +253,7 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
   drained_ = false;
 
   if (std::string why = kernel_tracer_missing(); !why.empty()) return Status::error("lttng_kernel: " + why);
-  if (!lttng::sessiond_alive()) {
-    Status s = lttng::start_sessiond(&started_sessiond_, /*kernel=*/true);
-    if (!s && !lttng::sessiond_alive()) return s;
-  }
+  TB_TRY(lttng::use_sessiond(/*kernel=*/true, &started_sessiond_));
   std::vector<std::string> syscalls;
   Status s = kernel_syscalls(&syscalls);
   if (!s) return Status::error("lttng_kernel: " + s.message());
@@ -471,10 +468,9 @@ void LttngKernelTracer::teardown() noexcept {
     fs::remove_all(trace_dir_, ec);
     trace_dir_.clear();
   }
-  if (started_sessiond_) {
-    (void)lttng::stop_sessiond(started_sessiond_);  // the daemon unloads the modules it loaded
-    started_sessiond_ = 0;
-  }
+  // A daemon this process started is kept for the next attach and stopped at
+  // exit (lttng::use_sessiond()); it unloads the modules it loaded then.
+  started_sessiond_ = 0;
   attached_ = false;
 }
 
