@@ -72,6 +72,20 @@ TEST(DvmAdapter, CountIsExact) {
   }
 }
 
+// empty: the flow alone (a clause with no action); its events are the
+// clause's firings, every one of them.
+TEST(DvmAdapter, EmptyClauseCountsItsFirings) {
+  for (const char* w : {"dvm_hot", "dvm_func", "dvm_getpid"}) {
+    SCOPED_TRACE(w);
+    Fired f = run(w, "empty", 0, 5000);
+    EXPECT_EQ(f.counts.recorded, 15000u);
+    EXPECT_EQ(f.counts.lost, 0u);
+    EXPECT_EQ(f.details["ecb_firings"], 15000u);
+    EXPECT_NE(f.details["script"].get<std::string>().find("{ }"), std::string::npos) << f.details["script"];
+    EXPECT_TRUE(judge_events(f.counts, 15000, 0, false).passed());
+  }
+}
+
 // disabled: the workload's site has no clause while the session is live on
 // dtrace:::ERROR; nothing fires, nothing is recorded, and the judge passes it.
 TEST(DvmAdapter, DisabledProbeRecordsNothing) {

@@ -133,7 +133,7 @@ class DvmTracer final : public Tracer {
     return e.ok() ? Availability::yes() : Availability::no(e.message);
   }
   std::vector<std::string> actions() const override {
-    return {"default", "count", "record", "predicate-false", "printf", "quantize", "script", "disabled"};
+    return {"default", "count", "record", "predicate-false", "printf", "quantize", "script", "disabled", "empty"};
   }
   std::map<std::string, std::string> versions() const override { return {{"dvm", "1"}}; }
   const OptionSchema& option_schema() const override { return dvm_option_schema(); }
@@ -203,6 +203,10 @@ class DvmTracer final : public Tracer {
       src = desc + ours + " { printf(\"%d %d\\n\", arg0, arg2); }";
     } else if (*action == "quantize") {
       src = desc + ours + " { @q = quantize(arg0); }";
+    } else if (*action == "empty") {
+      // The flow alone: the site, the ECB and its (kernel home: pid)
+      // predicate, no action; what count or record adds is over this.
+      src = desc + ours + " { }";
     } else if (*action == "disabled") {
       src = std::string(kernel_ ? kDisabledKernelProbe : kDisabledUserProbe) + ours + " { @d = count(); }";
     } else if (*action == "script") {
@@ -211,7 +215,7 @@ class DvmTracer final : public Tracer {
       src = script;
     } else {
       return Status::error("dvm: unknown action '" + spec.action +
-                           "' (count, record, predicate-false, printf, quantize, script, disabled)");
+                           "' (count, record, predicate-false, printf, quantize, script, disabled, empty)");
     }
     *out = tbdvm::compile_d(src);
     if (!out->program) return Status::error("dvm: D program: " + out->error + "\n" + src);
@@ -354,6 +358,9 @@ class DvmTracer final : public Tracer {
       // Probe firings the VM handled; ECB-level numbers are in details().
       c.recorded = k.fired;
       c.lost = k.busy_drops;
+    } else if (action_ == "empty") {
+      // The clause's firings (its predicate held): it records nothing else.
+      c.recorded = k.ecb_fired;
     } else {
       // @c (or @q) is what was recorded; every extra counting clause (@c1..)
       // of a handler-count sweep must have counted exactly as many.
