@@ -74,6 +74,10 @@ struct Observations {
   // The handler sweep's consumer figures whose extra handlers' predicates
   // fail (they record nothing), with the handlers of each.
   std::vector<std::pair<ConsumerPoint, int>> handler_consumer;
+  // The options its adapter says were in effect (details().options; a
+  // value that is not a string as JSON): a default an action implies shows here, not in `options`
+  // (eBPF's empty program turns kernel run stats on).
+  std::map<std::string, std::set<std::string>> effective;
 };
 
 // The options that set how often a tracer's consumer is woken (and, for a
@@ -978,6 +982,80 @@ void fit_idle_start(const Observations& o, const Entry& base, const std::vector<
   e->idle_start = p;
 }
 
+// The Table 4 analog: what entry i's action costs over the empty handler
+// (kEmptyAction) of its tracer at the same probe kind and configuration.  The
+// two fits' bootstrap draws come from independent runs, so their difference
+// draw by draw is a draw of the difference.
+void fit_action_over_empty(std::vector<Entry>& entries, const std::vector<std::vector<std::pair<double, double>>>& lines,
+                           const std::vector<const Observations*>& of, std::size_t i) {
+  Entry& e = entries[i];
+  if (e.action == kEmptyAction) {
+    e.action_over_empty = Param::absent("the empty handler itself: its fixed cost is the flow alone (Table 6 analog)");
+    return;
+  }
+  std::size_t flow = entries.size();
+  for (std::size_t j = 0; j < entries.size(); ++j)
+    if (entries[j].tracer == e.tracer && entries[j].probe_kind == e.probe_kind && entries[j].action == kEmptyAction &&
+        entries[j].options == e.options)
+      flow = j;
+  if (flow == entries.size()) {
+    // A tracer this binary knows says whether it has an empty handler.
+    if (std::unique_ptr<Tracer> t = make_tracer(e.tracer)) {
+      const auto actions = t->actions();
+      if (std::find(actions.begin(), actions.end(), kEmptyAction) == actions.end()) {
+        e.action_over_empty = Param::absent(fmt::format(
+            "{} has no empty handler (action `{}`) to set the action against: its fixed cost is flow and action "
+            "together",
+            e.tracer, kEmptyAction));
+        return;
+      }
+    }
+    // One that ran in another configuration tells what it needs (eBPF's
+    // empty program, the kernel's run stats): the hint measures both so.
+    Entry alike = e;
+    std::string ran;
+    for (const auto& q : entries)
+      if (q.tracer == e.tracer && q.probe_kind == e.probe_kind && q.action == kEmptyAction) {
+        for (const auto& [key, value] : q.options) alike.options.insert({key, value});
+        ran = fmt::format(" (it ran as `{}`)", action_label(q));
+        break;
+      }
+    e.action_over_empty = Param::absent(
+        fmt::format("no run of the empty handler at this probe kind and configuration{}: `{} -a {} -p 0`", ran,
+                    run_command(alike), kEmptyAction));
+    return;
+  }
+  const Entry& q = entries[flow];
+  // Alike in what both adapters' runs say was in effect, implied defaults
+  // included: an action measured with them otherwise would carry their cost.
+  for (const auto& [key, values] : of[i]->effective) {
+    auto it = of[flow]->effective.find(key);
+    if (it == of[flow]->effective.end() || it->second == values) continue;
+    e.action_over_empty = Param::absent(fmt::format(
+        "the empty handler's runs had {}={}, this action's {}={}: measure both alike (`{} -a {} -p 0 -o {}.{}=...`)",
+        key, fmt::join(it->second, "|"), key, fmt::join(values, "|"), run_command(e), kEmptyAction, e.tracer, key));
+    return;
+  }
+  if (!e.fixed.ok() || !q.fixed.ok()) {
+    e.action_over_empty = Param::absent(
+        fmt::format("no fixed cost for {}: {}", e.fixed.ok() ? "the empty handler" : "this action",
+                    e.fixed.ok() ? q.fixed.missing : e.fixed.missing));
+    return;
+  }
+  Param p;
+  p.cycles = *e.fixed.cycles - *q.fixed.cycles;
+  p.n = std::min(e.fixed.n, q.fixed.n);
+  std::vector<double> d;
+  for (std::size_t b = 0; b < std::min(lines[i].size(), lines[flow].size()); ++b)
+    d.push_back(lines[i][b].first - lines[flow][b].first);
+  if (d.empty()) {
+    e.action_over_empty = Param::absent("no bootstrap draws of the two fixed costs");
+    return;
+  }
+  interval(d, &p);
+  e.action_over_empty = p;
+}
+
 Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer,
                 const PassCost* pass, int bootstrap, std::mt19937_64& rng,
                 std::vector<std::pair<double, double>>* line_draws) {
@@ -1103,6 +1181,9 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       o.options = options;
       o.consumer_pool = {b.tracer, b.probe_kind, b.action, config_of(b, wakeup_knobs(b.tracer)).second};
       o.workloads.insert(b.workload);
+      if (b.tracer_details.contains("options") && b.tracer_details["options"].is_object())
+        for (const auto& [key, value] : b.tracer_details["options"].items())
+          o.effective[key].insert(value.is_string() ? value.get<std::string>() : value.dump());
       if (b.events.payload_source != "none") o.carries_payload = true;
       const int handlers = handlers_of(b);
       if (b.gap_us > 0) {
@@ -1219,6 +1300,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       }
     fit_idle_start(*of[i], m.entries[base], lines[base], bootstrap, rng, &m.entries[i]);
   }
+  for (std::size_t i = 0; i < m.entries.size(); ++i) fit_action_over_empty(m.entries, lines, of, i);
   *out = std::move(m);
   return Status::ok();
 }

@@ -45,6 +45,7 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"probe_per_wakeup", &Entry::probe_per_wakeup},
     {"idle_start", &Entry::idle_start},
     {"consumer_per_idle_wakeup", &Entry::consumer_per_idle_wakeup},
+    {"action_over_empty", &Entry::action_over_empty},
 };
 
 template <typename T>
@@ -213,6 +214,16 @@ std::string to_markdown(const Model& m) {
       md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.probe_kind, action_label(e),
                         e.per_ecb.ok() ? cell(e.per_ecb) : "—", quality(e.handler_fit[1]),
                         e.false_predicate.ok() ? cell(e.false_predicate) : "—", quality(e.handler_fit[0]));
+    }
+    bool actions = false;
+    for (const auto& e : m.entries) {
+      if (e.tracer != t || !e.action_over_empty.ok()) continue;
+      if (!actions)
+        md += fmt::format("\n| probe kind | action | over the empty handler (Table 4 analog; the `{}` row's fixed is "
+                          "the flow, Table 6) |\n|---|---|---|\n",
+                          kEmptyAction);
+      actions = true;
+      md += fmt::format("| {} | {} | {} |\n", e.probe_kind, action_label(e), cell(e.action_over_empty));
     }
     bool any = false;
     for (const auto& e : m.entries) {

@@ -145,6 +145,81 @@ TEST(ModelFit, TheSameRunsGiveTheSameModel) {
   EXPECT_EQ(to_json(a).dump(), to_json(b).dump());
 }
 
+// The Table 4 analog: an action's cost over its tracer's empty handler at
+// the same probe kind and configuration; refused where the runs differ in an
+// option their adapter says was in effect (eBPF's empty program turns the
+// kernel's run stats on), and said missing where no empty handler ran.
+TEST(ModelFit, ActionOverTheEmptyHandler) {
+  std::mt19937_64 rng(5);
+  auto with_stats = [](BenchmarkResult b, const char* stats) {
+    b.tracer_details["options"] = {{"stats", stats}, {"consumer_cpu", 0}};
+    return b;
+  };
+  RunResult r = run_of("e");
+  for (int i = 0; i < 2; ++i) {
+    r.benchmarks.push_back(with_stats(bench("empty", 0, 1, 700, rng), "on"));
+    r.benchmarks.push_back(with_stats(bench("count", 0, 1, 760, rng), "on"));
+  }
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* flow = m.find("ebpf", "syscall", "empty");
+  const Entry* count = m.find("ebpf", "syscall", "count");
+  ASSERT_NE(flow, nullptr);
+  ASSERT_NE(count, nullptr);
+  EXPECT_NEAR(*flow->fixed.cycles, 700, 10);
+  EXPECT_FALSE(flow->action_over_empty.ok());
+  EXPECT_NE(flow->action_over_empty.missing.find("the flow alone"), std::string::npos) << flow->action_over_empty.missing;
+  ASSERT_TRUE(count->action_over_empty.ok()) << count->action_over_empty.missing;
+  EXPECT_TRUE(within(count->action_over_empty, 60))
+      << *count->action_over_empty.cycles << " [" << count->action_over_empty.ci_low << ", "
+      << count->action_over_empty.ci_high << "]";
+  EXPECT_NEAR(*count->action_over_empty.cycles, *count->fixed.cycles - *flow->fixed.cycles, 1e-9);
+  // Wider than either fixed cost's interval: the two runs' noise adds up.
+  EXPECT_GT(count->action_over_empty.ci_high - count->action_over_empty.ci_low,
+            std::max(count->fixed.ci_high - count->fixed.ci_low, flow->fixed.ci_high - flow->fixed.ci_low));
+  const std::string md = to_markdown(m);
+  EXPECT_NE(md.find("over the empty handler (Table 4 analog"), std::string::npos) << md;
+  expect_json_round_trip(m);
+
+  // The count runs without the stats the empty program needed: not alike.
+  RunResult unlike = run_of("u");
+  for (int i = 0; i < 2; ++i) {
+    unlike.benchmarks.push_back(with_stats(bench("empty", 0, 1, 700, rng), "on"));
+    unlike.benchmarks.push_back(with_stats(bench("count", 0, 1, 600, rng), "off"));
+  }
+  Model u;
+  ASSERT_TRUE(fit({unlike}, &u).is_ok());
+  const Param& p = u.find("ebpf", "syscall", "count")->action_over_empty;
+  EXPECT_FALSE(p.ok());
+  EXPECT_NE(p.missing.find("stats=on, this action's stats=off"), std::string::npos) << p.missing;
+  EXPECT_NE(p.missing.find("-o ebpf.stats="), std::string::npos) << p.missing;
+
+  // The empty handler ran in another configuration: the hint measures the
+  // action so too.
+  RunResult apart = run_of("a");
+  for (int i = 0; i < 2; ++i) {
+    BenchmarkResult flow_run = bench("empty", 0, 1, 700, rng);
+    flow_run.options["stats"] = "on";
+    apart.benchmarks.push_back(flow_run);
+    apart.benchmarks.push_back(bench("count", 0, 1, 600, rng));
+  }
+  Model a;
+  ASSERT_TRUE(fit({apart}, &a).is_ok());
+  const Param& h = a.find("ebpf", "syscall", "count")->action_over_empty;
+  EXPECT_FALSE(h.ok());
+  EXPECT_NE(h.missing.find("(it ran as `empty (stats=on)`): `tracebench run -t ebpf -w getpid -a count -o "
+                           "ebpf.stats=on -a empty -p 0`"),
+            std::string::npos)
+      << h.missing;
+
+  // No empty handler in the runs: how to measure one (eBPF has it).
+  Model none;
+  ASSERT_TRUE(fit(synthetic(), &none).is_ok());
+  const Param& q = none.find("ebpf", "syscall", "count")->action_over_empty;
+  EXPECT_FALSE(q.ok());
+  EXPECT_NE(q.missing.find("-a empty -p 0"), std::string::npos) << q.missing;
+}
+
 TEST(ModelFit, OnePayloadSizeGivesNoPerByteCostAndSaysHowToGetOne) {
   std::mt19937_64 rng(1);
   RunResult r = run_of("a");
@@ -1643,9 +1718,23 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   EXPECT_EQ(sc[4].workload, "spin");
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "spin", "-a", "count", "-p", "0", "--quick"}), 2);
   // sys, the sweep, pid, payload, payload with few wakeups, payload after a
-  // gap, profile; and sys, pid, payload and profile with 10 samples per block
-  // (the consumer's cost per enable/disable cycle), sys10 sharing sys's.
-  EXPECT_EQ(runs.size(), 2u + 8u + 2u + 2u + 1u + 1u + 2u + 4u);
+  // gap, profile; sys, pid, payload and profile with 10 samples per block
+  // (the consumer's cost per enable/disable cycle), sys10 sharing sys's; and
+  // sys's and payload's action beside the empty program (the Table 4
+  // analog), both with the kernel's run stats that program needs.
+  EXPECT_EQ(runs.size(), 2u + 8u + 2u + 2u + 1u + 1u + 2u + 4u + 2u);
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "empty", "-a", "count", "-p", "0", "-o",
+                   "ebpf.stats=on", "--quick"}),
+            1);
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "empty", "-a", "ringbuf", "-p", "0", "-o",
+                   "ebpf.stats=on", "--quick"}),
+            1);
+  for (const char* t : {"ftrace", "perf", "lttng"})
+    for (const auto& r : suite_runs(t, suite_scenarios(t), true))
+      EXPECT_EQ(std::count(r.begin(), r.end(), "empty"), 0) << t << " has no empty handler";
+  int dvm_empty = 0;
+  for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true)) dvm_empty += std::count(r.begin(), r.end(), "empty");
+  EXPECT_EQ(dvm_empty, 2) << "sys (dvm_getpid) and payload (dvm_hot)";
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "256", "-n", "10", "--quick"}), 1);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "-n", "10", "--quick"}), 1);
   for (const auto& r : suite_runs("ebpf", sc, false)) EXPECT_EQ(std::count(r.begin(), r.end(), "--quick"), 0);

@@ -55,8 +55,14 @@ namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
 // 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable; 5: idle_start, consumer_per_idle_wakeup;
-// 6: consumer_per_enable_ecb
-inline constexpr int kModelSchemaVersion = 6;
+// 6: consumer_per_enable_ecb; 7: action_over_empty
+inline constexpr int kModelSchemaVersion = 7;
+
+// The action of an adapter's handler that runs and does nothing (eBPF's empty
+// program, the D-VM's clause with no action): its `fixed` is the flow alone,
+// the Table 6 analog, and what another action adds to it is that action's
+// cost, the Table 4 analog (Entry::action_over_empty).
+inline constexpr const char* kEmptyAction = "empty";
 
 // One parameter: a value with its 95% interval, or why it has none.
 struct Param {
@@ -102,6 +108,11 @@ struct Entry {
   // first event, and what waking a consumer asleep on an idle CPU costs it;
   // with the gap they were measured after (µs).
   Param idle_start, consumer_per_idle_wakeup;
+  // What this action costs over the empty handler (kEmptyAction) of the same
+  // tracer, probe kind and configuration: fixed minus the empty entry's fixed
+  // (the Table 4 analog), its interval draw by draw from the two fits'
+  // bootstrap draws (independent runs).
+  Param action_over_empty;
   std::optional<double> idle_gap_us;
   // The configuration whose hot line (fixed, per_byte) a burst's other
   // events cost, when not this entry's own: one pooled with it whose runs
@@ -153,6 +164,9 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap = 1000)
 nlohmann::json to_json(const Model& m);
 Status from_json(const nlohmann::json& j, Model* m);
 std::string to_markdown(const Model& m);
+// An entry's action with its configuration, as the tables show it:
+// "ringbuf (poll_ms=2, wakeup=no_wakeup)".
+std::string action_label(const Entry& e);
 std::string to_csv(const Model& m);
 
 // A scenario to predict (SCENARIO.json): probes and consumers.
