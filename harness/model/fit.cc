@@ -74,9 +74,9 @@ struct Observations {
   // The handler sweep's consumer figures whose extra handlers' predicates
   // fail (they record nothing), with the handlers of each.
   std::vector<std::pair<ConsumerPoint, int>> handler_consumer;
-  // The options its adapter says were in effect (details().options; a
-  // value that is not a string as JSON): a default an action implies shows here, not in `options`
-  // (eBPF's empty program turns kernel run stats on).
+  // The options its adapter says were in effect (details().options; a value
+  // that is not a string as JSON): a default an action implies shows here,
+  // not in `options` (eBPF's empty program turns the kernel's run stats on).
   std::map<std::string, std::set<std::string>> effective;
 };
 
@@ -1031,9 +1031,11 @@ void fit_action_over_empty(std::vector<Entry>& entries, const std::vector<std::v
   for (const auto& [key, values] : of[i]->effective) {
     auto it = of[flow]->effective.find(key);
     if (it == of[flow]->effective.end() || it->second == values) continue;
-    e.action_over_empty = Param::absent(fmt::format(
-        "the empty handler's runs had {}={}, this action's {}={}: measure both alike (`{} -a {} -p 0 -o {}.{}=...`)",
-        key, fmt::join(it->second, "|"), key, fmt::join(values, "|"), run_command(e), kEmptyAction, e.tracer, key));
+    Entry alike = e;
+    alike.options[key] = fmt::format("{}", fmt::join(it->second, "|"));
+    e.action_over_empty = Param::absent(
+        fmt::format("the empty handler's runs had {}={}, this action's {}={}: measure both alike (`{} -a {} -p 0`)",
+                    key, alike.options[key], key, fmt::join(values, "|"), run_command(alike), kEmptyAction));
     return;
   }
   if (!e.fixed.ok() || !q.fixed.ok()) {

@@ -192,7 +192,9 @@ TEST(ModelFit, ActionOverTheEmptyHandler) {
   const Param& p = u.find("ebpf", "syscall", "count")->action_over_empty;
   EXPECT_FALSE(p.ok());
   EXPECT_NE(p.missing.find("stats=on, this action's stats=off"), std::string::npos) << p.missing;
-  EXPECT_NE(p.missing.find("-o ebpf.stats="), std::string::npos) << p.missing;
+  EXPECT_NE(p.missing.find("`tracebench run -t ebpf -w getpid -a count -o ebpf.stats=on -a empty -p 0`"),
+            std::string::npos)
+      << p.missing;
 
   // The empty handler ran in another configuration: the hint measures the
   // action so too.
