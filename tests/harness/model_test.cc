@@ -151,17 +151,22 @@ TEST(ModelFit, TheSameRunsGiveTheSameModel) {
 // kernel's run stats on), and said missing where no empty handler ran.
 TEST(ModelFit, ActionOverTheEmptyHandler) {
   std::mt19937_64 rng(5);
-  auto with_stats = [](BenchmarkResult b, const char* stats) {
-    b.tracer_details["options"] = {{"stats", stats}, {"consumer_cpu", 0}};
-    return b;
+  // Two runs of the empty program (with the run stats it needs) and of count
+  // at `count_cycles` with stats as given, each as its adapter reports it.
+  auto runs = [&](const char* id, double count_cycles, const char* count_stats) {
+    auto with_stats = [](BenchmarkResult b, const char* stats) {
+      b.tracer_details["options"] = {{"stats", stats}, {"consumer_cpu", 0}};
+      return b;
+    };
+    RunResult r = run_of(id);
+    for (int i = 0; i < 2; ++i) {
+      r.benchmarks.push_back(with_stats(bench("empty", 0, 1, 700, rng), "on"));
+      r.benchmarks.push_back(with_stats(bench("count", 0, 1, count_cycles, rng), count_stats));
+    }
+    return r;
   };
-  RunResult r = run_of("e");
-  for (int i = 0; i < 2; ++i) {
-    r.benchmarks.push_back(with_stats(bench("empty", 0, 1, 700, rng), "on"));
-    r.benchmarks.push_back(with_stats(bench("count", 0, 1, 760, rng), "on"));
-  }
   Model m;
-  ASSERT_TRUE(fit({r}, &m).is_ok());
+  ASSERT_TRUE(fit({runs("e", 760, "on")}, &m).is_ok());
   const Entry* flow = m.find("ebpf", "syscall", "empty");
   const Entry* count = m.find("ebpf", "syscall", "count");
   ASSERT_NE(flow, nullptr);
@@ -182,13 +187,8 @@ TEST(ModelFit, ActionOverTheEmptyHandler) {
   expect_json_round_trip(m);
 
   // The count runs without the stats the empty program needed: not alike.
-  RunResult unlike = run_of("u");
-  for (int i = 0; i < 2; ++i) {
-    unlike.benchmarks.push_back(with_stats(bench("empty", 0, 1, 700, rng), "on"));
-    unlike.benchmarks.push_back(with_stats(bench("count", 0, 1, 600, rng), "off"));
-  }
   Model u;
-  ASSERT_TRUE(fit({unlike}, &u).is_ok());
+  ASSERT_TRUE(fit({runs("u", 600, "off")}, &u).is_ok());
   const Param& p = u.find("ebpf", "syscall", "count")->action_over_empty;
   EXPECT_FALSE(p.ok());
   EXPECT_NE(p.missing.find("stats=on, this action's stats=off"), std::string::npos) << p.missing;
