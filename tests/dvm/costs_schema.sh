@@ -59,7 +59,13 @@ bad = [(p, v) for key in ("table1_instructions", "table2_builtins", "table3_cons
 assert not bad, f"cells not measured (null or NaN): {bad[:10]}"
 assert set(t["targets"]) == {"site_disabled", "count_end_to_end", "count_tid_end_to_end", "ecb_prepare", "alu_add",
                              "mixed_per_insn"}, sorted(t["targets"])
+# The paced check is in cycles per event; no CPU share is derived from them
+# (the D-VM's Table 7 measures CPU: tracebench model suite -t dvm).
+for v in t["table7_validation"]:
+    assert {"predicted_probe_cycles", "measured_probe_cycles", "error_cycles"} <= set(v), sorted(v)
+    assert not [k for k in v if "cpu" in k], f"a CPU share computed from cycles: {sorted(v)}"
 md = open(sys.argv[3]).read()
+assert "CPU %" not in md.split("checked bottom up")[-1].split("## Targets")[0], "the paced check prints a CPU share"
 for row in ("| disabled site | <= 2 |", "| mixed instruction stream, per instruction | <= 5 |",
             "| one ECB with @[tid] = count(), end to end | <= 150 |"):
     assert row in md, f"no target row {row!r}"

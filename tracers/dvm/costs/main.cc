@@ -8,8 +8,10 @@
 //            a thread on another (table5/)
 //   Table 6  flow per provider: site, VM prepare, per-ECB prepare; in the
 //            kernel home (module loaded) stages 1-3 per probe kind (table6k/)
-//   Table 7  validation: sys (1 ECB) vs sys10 (10 ECBs, 9 predicates false)
-//            at a fixed 50 kHz event rate, predicted vs measured
+//   the tables checked bottom up: sys (1 ECB) vs sys10 (10 ECBs, 9
+//            predicates false) at a fixed 50 kHz event rate, cycles per
+//            event predicted from Tables 1, 2, 4, 6 vs measured (the CPU-
+//            measuring Table 7 is `tracebench model suite -t dvm`)
 // After the run the tables are written as JSON and Markdown:
 //   tracebench_dvm_costs [--dvm_out=DIR] [--dvm_validation_seconds=S] [gbench flags]
 #include "tracers/dvm/costs/costs.h"
