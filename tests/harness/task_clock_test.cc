@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "tracebench/clock.h"
@@ -19,6 +21,21 @@ namespace tracebench {
 namespace {
 
 double thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+// Time the hypervisor took from this guest's CPUs (/proc/stat's steal, all
+// CPUs), in ns.  perf's task-clock runs on while the thread is on a CPU the
+// host has taken away; the thread's own clock and schedstat (the scheduler's
+// runtime, steal left out) do not.  A guest whose host throttles it (here:
+// qemu running in the guest, 10-30 ms stolen within this test's 0.15 s) has
+// task-clock up to a tenth over the other two.
+double steal_ns() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double v[8] = {};
+  in >> cpu;
+  for (double& x : v) in >> x;
+  return v[7] * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
   std::atomic<int> tid{0}, phase{0};
@@ -46,6 +63,7 @@ TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
   ASSERT_TRUE(clocks.open({tid}).is_ok());
   EXPECT_EQ(clocks.threads(), 1u);
   TaskCpu before, after;
+  const double steal0 = steal_ns();
   ASSERT_TRUE(read_task_cpu(pid, tid, &before).is_ok());
   phase = 1;
   while (phase != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -55,12 +73,17 @@ TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
   phase = 3;
   worker.join();
   const double sched_ns = after.ns - before.ns;
+  // Stolen time task-clock may include: what /proc/stat saw, and a tick of
+  // its granularity when it saw any.
+  const double stolen = steal_ns() - steal0;
+  const double steal_allowance = stolen > 0 ? stolen + 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK)) : 0.0;
   EXPECT_GT(self_ns.load(), 35e6);  // 200 bursts of 0.2 ms
   EXPECT_GE(switches, 200u) << "a switch out at every sleep";
-  EXPECT_NEAR(perf_ns, self_ns.load(), 0.1 * self_ns.load()) << "schedstat " << sched_ns;
+  EXPECT_GE(perf_ns, 0.9 * self_ns.load()) << "schedstat " << sched_ns;
+  EXPECT_LE(perf_ns, 1.1 * self_ns.load() + steal_allowance) << "schedstat " << sched_ns << ", stolen " << stolen;
   EXPECT_NEAR(sched_ns, self_ns.load(), 0.1 * self_ns.load()) << "perf " << perf_ns;
   // schedstat also counts the switches into and out of the thread.
-  EXPECT_GE(sched_ns - perf_ns, -0.02 * self_ns.load());
+  EXPECT_GE(sched_ns - perf_ns, -0.02 * self_ns.load() - steal_allowance) << "stolen " << stolen;
   EXPECT_LT((sched_ns - perf_ns) / static_cast<double>(switches), 50e3) << "more than a switch costs";
   EXPECT_TRUE(TaskClocks().open({999999999}).is_ok()) << "a thread that is gone is skipped";
 }
