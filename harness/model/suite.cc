@@ -230,7 +230,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     }
     // The Table 4 analog (the action over the empty handler, whose own fixed
     // is the flow, Table 6) for the syscall probe's count and the payload
-    // scenario's record: both actions in one run, interleaved, at payload 0.
+    // scenario's action (record, ringbuf): both in one run, one after the
+    // other, at payload 0.
     // Not for the uprobe rows (~30,000 cycles that swing by thousands from
     // block to block: an action of tens of cycles is lost in them).
     if (auto opts = empty_handler_options(tracer); opts && (s.name == "sys" || s.name == "payload")) {
