@@ -99,7 +99,7 @@ struct EventsResult {
   std::uint64_t payload_truncated_events = 0;
   std::uint64_t payload_kept_bytes = 0;  // length kept in a truncated event
   std::uint64_t tracer_errors = 0;
-  // "passed": every rule of the judge held (see README, Verification);
+  // "passed": every rule of the judge held (harness/README.md, "Verification");
   // "failed"; "not_applicable" for the none tracer (and runs that never got
   // that far).
   std::string verification = "not_applicable";
