@@ -25,6 +25,7 @@
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
+#include "tracebench/version.h"
 
 namespace tracebench {
 namespace {
@@ -406,8 +407,10 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
 }  // namespace
 
 int cli_main(int argc, char** argv) {
-  CLI::App app{"tracebench: what does a Linux tracer cost per event?"};
+  CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha,
+                                                kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
   bool list_json = false;
@@ -489,7 +492,8 @@ int cli_main(int argc, char** argv) {
     // refusal of bad input (CLI11's own codes are its internals).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (!cleanup->parsed()) warn_leftovers();
+  // `completion` only prints the command line's shape (the build runs it).
+  if (!cleanup->parsed() && !app.got_subcommand("completion")) warn_leftovers();
   if (list->parsed()) {
     if (list_options || list_markdown || !list_tracers.empty()) {
       if (!list_options || list_json) {
