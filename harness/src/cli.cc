@@ -19,6 +19,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/env_table.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
 #include "tracebench/report.h"
@@ -146,16 +147,7 @@ int cmd_env(bool as_json) {
   for (const auto& c : clock.checks) {
     std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
   }
-  std::cout << "\n";
-  for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("{:<12} {}\n", t["name"].get<std::string>(),
-                             t["available"].get<bool>() ? "available" : "unavailable: " + t["reason"].get<std::string>());
-    if (t.contains("details")) {
-      for (const auto& [k, v] : t["details"].items()) {
-        std::cout << fmt::format("    {}: {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
-      }
-    }
-  }
+  std::cout << "\n" << tracers_table(j["tracers"]);
   return 0;
 }
 
