@@ -133,7 +133,17 @@ def cost_chart(page, cs, name, caption, with_workload, multi):
     ax.barh(y, med, xerr=[lo, hi], color=[WARN if has_warning(c) else GOOD for c in cs], capsize=3)
     ax.set_yticks(y)
     ax.set_yticklabels(names)
-    ax.set_xlabel("overhead, ns per event (median, 95% interval)")
+    for yi, c in zip(y, cs):
+        m = c["overhead_ns"]["median"]
+        ax.annotate(f"{m:,.0f}" if abs(m) >= 100 else f"{m:.3g}", (max(c["overhead_ns"]["high"], c["overhead_ns"]["median"]), yi),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
+    # Probe points a hundredfold apart (a uprobe next to a tracepoint) on one
+    # linear axis would leave the cheap ones as slivers.
+    positive = [m for m in med if m > 0]
+    log = len(positive) == len(med) and len(med) > 1 and max(med) > 30 * min(med)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("overhead, ns per event (median, 95% interval)" + (", log axis" if log else ""))
     legend_patches(ax)
     page.figure(fig, name, caption)
     page.table(["configuration", "workload", "runs", "overhead ns", "untraced ns", "traced ns", "fired", "recorded",
