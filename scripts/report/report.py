@@ -415,7 +415,7 @@ def history_section(page, hist):
                         textcoords="offset points")
         step = -(-len(pts) // 8)  # at most 8 labels
         ax.set_xticks(xs[::step])
-        ax.set_xticklabels(history_ticks(pts)[::step], fontsize=6)
+        ax.set_xticklabels(history_ticks(pts[::step]), fontsize=6)  # changes between labelled runs
         ax.set_xlabel("run time (UTC); kernel and commit where they change", fontsize=8)
         ax.set_ylabel(f"{s['what']}, ns per event")
         changed = f", {len(s['changes'])} change point(s)" if s["changes"] else ", no change point"
