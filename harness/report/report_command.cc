@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "history_db.h"
+#include "report_pool.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/model.h"
@@ -70,6 +71,7 @@ json run_json(const RunResult& r, const std::string& file) {
     benches.push_back(
         {{"name", b.name}, {"tracer", b.tracer}, {"workload", b.workload}, {"action", b.action},
          {"probe_kind", b.probe_kind}, {"payload_bytes", b.payload_bytes}, {"threads", b.threads},
+         {"gap_us", b.gap_us}, {"samples_per_block", b.samples_per_block},
          {"options", b.options}, {"status", b.status}, {"error", b.error}, {"warnings", b.warnings},
          {"overhead_ns", opt_ci(b.overhead_ns)}, {"overhead_cycles", opt_ci(b.overhead_cycles)},
          {"baseline", variant(b.baseline)}, {"traced", variant(b.traced)},
@@ -213,10 +215,12 @@ int run_report(const ReportArgs& a) {
   json history_j = nullptr;
   if (!a.history.empty())
     if (Status s = read_history(a, b, &history_j); !s) return fail("--history: " + s.message());
-  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 1}, {"made_utc", utc_now_iso8601()},
+  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 2}, {"made_utc", utc_now_iso8601()},
                 {"model", model_j}, {"validations", validations}, {"history", history_j}};
   input["runs"] = json::array();
   for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
+  // What the charts draw: one point per configuration, repeated runs pooled.
+  input["configurations"] = report::pool_configurations(b);
   input["compare"] = nullptr;
   if (!base.empty()) {
     std::vector<const RunResult*> pa, pb;

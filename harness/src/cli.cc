@@ -19,12 +19,14 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/env_table.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
 #include "tracebench/report.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
+#include "tracebench/version.h"
 
 namespace tracebench {
 namespace {
@@ -145,16 +147,7 @@ int cmd_env(bool as_json) {
   for (const auto& c : clock.checks) {
     std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
   }
-  std::cout << "\n";
-  for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("{:<12} {}\n", t["name"].get<std::string>(),
-                             t["available"].get<bool>() ? "available" : "unavailable: " + t["reason"].get<std::string>());
-    if (t.contains("details")) {
-      for (const auto& [k, v] : t["details"].items()) {
-        std::cout << fmt::format("    {}: {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
-      }
-    }
-  }
+  std::cout << "\n" << tracers_table(j["tracers"]);
   return 0;
 }
 
@@ -406,8 +399,10 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
 }  // namespace
 
 int cli_main(int argc, char** argv) {
-  CLI::App app{"tracebench: what does a Linux tracer cost per event?"};
+  CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha,
+                                                kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
   bool list_json = false;
@@ -489,7 +484,8 @@ int cli_main(int argc, char** argv) {
     // refusal of bad input (CLI11's own codes are its internals).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (!cleanup->parsed()) warn_leftovers();
+  // `completion` only prints the command line's shape (the build runs it).
+  if (!cleanup->parsed() && !app.got_subcommand("completion")) warn_leftovers();
   if (list->parsed()) {
     if (list_options || list_markdown || !list_tracers.empty()) {
       if (!list_options || list_json) {
