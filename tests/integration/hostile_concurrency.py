@@ -218,6 +218,9 @@ try:
         check("the marked result is valid against the schema", v.returncode == 0, v.stderr)
         f = run(["model", "fit", holder_out, "--out", os.path.join(work, "model.json")], timeout=120)
         check("model fit refuses a concurrent run", f.returncode != 0 and "concurrently" in f.stderr, f.stderr)
+        c = run(["compare", holder_out, holder_out], timeout=120)
+        check("compare warns about a concurrent run", c.returncode == 0 and
+              re.search(rf"warning: run {res['context']['run_id']} was measured concurrently", c.stdout), c.stdout)
     check("machine lock free after the runs", wait_lock_free(30))
 
     # --- a uprobe someone else left on the call site ----------------------
