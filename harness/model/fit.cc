@@ -186,6 +186,11 @@ Status same_machine(const std::vector<RunResult>& runs) {
     if (b.emulated != a.emulated || b.execution != a.execution)
       return Status::error(fmt::format("model fit: refusing to mix emulated and host runs: {} ran on {}, {} on {}",
                                        a.run_id, a.execution, b.run_id, b.execution));
+    if (b.concurrent)
+      return Status::error(fmt::format("model fit: run {} was measured concurrently with another tracebench command "
+                                       "(context.concurrent): its figures may hold the other's probes and load; "
+                                       "measure it again alone",
+                                       b.run_id));
     if (b.host != a.host) return differ("host", a.host, b.host);
     if (b.cpu_model != a.cpu_model) return differ("CPU", a.cpu_model, b.cpu_model);
     if (b.kernel_release != a.kernel_release) return differ("kernel", a.kernel_release, b.kernel_release);

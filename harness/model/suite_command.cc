@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
 #include "tracebench/system.h"
@@ -44,6 +46,7 @@ struct SuiteArgs {
   bool quick = false;
   double seconds = 8;
   int rounds = 1;
+  LockFlags lock;
 };
 
 int refuse(const std::string& why) {
@@ -164,6 +167,16 @@ int run_suite(const SuiteArgs& a) {
     if (!p.scenarios.empty()) plans.push_back(p);
   }
 
+  // The machine lock, held for the whole suite and handed to its steps
+  // (each a child that takes it too): nobody else measures in between.
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
+  MachineLock lock;
+  if (Status s = lock.acquire(req, "tracebench model suite"); !s) {
+    std::cerr << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = lock.share_with_children(); !s) return refuse(s.message());
   fs::create_directories(fs::path(out) / "logs", ec);
   if (ec) return refuse(fmt::format("--out {}: {}", out, ec.message()));
   sigset_t block;
@@ -308,6 +321,7 @@ void install_suite(CLI::App* model, int* exit_status) {
                 "Measure and validate this many times, round after round (a row: the round with the median error)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
+  add_lock_flags(s, &sa->lock);
   s->callback([sa, exit_status] { *exit_status = run_suite(*sa); });
 }
 

@@ -23,6 +23,9 @@
 #include <fmt/format.h>
 
 #include "tracebench/clock.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
+#include "tracebench/probe_site.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
 #include "tracebench/runner.h"
@@ -42,6 +45,7 @@ struct ValidateArgs {
   std::uint64_t payload = 0;
   double rate = 50000, seconds = 8;
   bool quick = false;
+  LockFlags lock;
 };
 
 // The consumer tasks' CPU time by task at one instant.
@@ -187,7 +191,25 @@ int run_validate(const ValidateArgs& a) {
     if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
   }
 
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
   install_signal_watcher();
+  // One measuring command per machine (tracebench/machine_lock.h), held until
+  // the tracer is torn down.
+  MachineLock lock;
+  if (Status s = lock.acquire(req, "tracebench model validate", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
+  // Nobody else's probe in the code it fires (tracebench/probe_site.h).
+  {
+    std::string unchecked;
+    if (Status s = check_probe_point_unshared(w->probe, &unchecked); !s) {
+      std::cerr << "tracebench model validate: " << s.message() << "\n";
+      return 1;
+    }
+    if (!unchecked.empty()) std::cerr << "tracebench model validate: warning: " << unchecked << "\n";
+  }
   if (Status s = pin_current_thread(default_measured_cpu()); !s) return refuse(s.message());
   ValidationMeasured x;
   EventsResult events;
@@ -310,6 +332,7 @@ void install_validate(CLI::App* model, int* exit_status) {
       ->check(CLI::Range(0.4, 600.0));
   v->add_flag("--quick", va->quick, "2 seconds in all");
   v->add_option("--out", va->out, "Also write the validation as JSON (results/validation.schema.json)");
+  add_lock_flags(v, &va->lock);
   v->callback([va, exit_status] { *exit_status = run_validate(*va); });
 }
 

@@ -22,6 +22,8 @@
 #include "tracebench/env_table.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/report.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
@@ -151,7 +153,27 @@ int cmd_env(bool as_json) {
   return 0;
 }
 
+// Removes only while it holds the machine lock: a run that holds it, or one
+// beside it, is alive in some pid namespace, and its objects are not
+// leftovers however their pids look from here.
 int cmd_cleanup() {
+  MachineLock lock;
+  if (Status s = lock.acquire_for_cleanup(); !s) {
+    std::cerr << "tracebench cleanup: " << s.message() << "\n";
+    return 1;
+  }
+  // Objects are named by their owner's pid in the owner's pid namespace;
+  // only from the machine's first namespace (PROC_PID_INIT_INO) is every
+  // process visible, so that a pid not found here is a dead owner (a test
+  // or a tool that takes no lock may still own one).
+  const LockHolder me = this_process();
+  if (me.pid_ns != "pid:[4026531836]") {
+    std::cerr << fmt::format("tracebench cleanup: this process runs in pid namespace {}, not the machine's initial "
+                             "one: the pids in the objects' names may be of processes it cannot see, so nothing "
+                             "is removed; run `tracebench cleanup` from the initial pid namespace\n",
+                             me.pid_ns.empty() ? std::string("unknown") : me.pid_ns);
+    return 1;
+  }
   std::size_t n = 0;
   for (const auto& [name, fn] : cleanup_registry()) {
     for (const auto& what : fn(true)) {
@@ -248,6 +270,7 @@ struct RunArgs {
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
+  LockFlags lock;
 };
 
 // Largest payload any workload hands over; each tracer and workload may
@@ -371,6 +394,19 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   if (geteuid() != 0) {
     std::cerr << "tracebench: warning: not root; most tracers need CAP_SYS_ADMIN/CAP_PERFMON and will fail\n";
   }
+  // One measuring run per machine: taken after the plan (bad input is
+  // refused first) and before anything is attached or written.
+  MachineLock lock;
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = lock.acquire(req, "tracebench run", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
+  opt.machine_lock = &lock;
   RunResult run;
   std::string dir;
   Status s = run_benchmarks(opt, plan, &run, &dir);
@@ -443,6 +479,7 @@ int cli_main(int argc, char** argv) {
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
+  add_lock_flags(run, &ra.lock);
   // Documented here; cli_main() splits them off before parsing.
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 

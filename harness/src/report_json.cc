@@ -133,6 +133,7 @@ void to_json(json& j, const RunResult& r) {
   ctx["counter_read_cycles"] = c.counter_read_cycles;
   ctx["noise_warnings"] = c.noise_warnings;
   if (c.foreign_cpu_load >= 0) ctx["foreign_cpu_load"] = c.foreign_cpu_load;
+  ctx["concurrent"] = c.concurrent;
   ctx["tracebench_version"] = c.tracebench_version;
   ctx["git_sha"] = c.git_sha;
   ctx["build_type"] = c.build_type;
@@ -227,6 +228,7 @@ void from_json(const json& j, RunResult& r) {
   ctx.at("counter_read_cycles").get_to(c.counter_read_cycles);
   ctx.at("noise_warnings").get_to(c.noise_warnings);
   c.foreign_cpu_load = ctx.contains("foreign_cpu_load") ? ctx.at("foreign_cpu_load").get<double>() : -1;
+  c.concurrent = ctx.contains("concurrent") && ctx.at("concurrent").get<bool>();
   ctx.at("tracebench_version").get_to(c.tracebench_version);
   ctx.at("git_sha").get_to(c.git_sha);
   ctx.at("build_type").get_to(c.build_type);

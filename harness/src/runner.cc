@@ -26,6 +26,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/gbench.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/progress.h"
 #include "tracebench/system.h"
 #include "tracebench/util.h"
@@ -39,6 +40,16 @@ namespace {
 // here, getpid's baseline moves from ~113 to ~137 ns while a compile runs on
 // the other vCPU, and back when it stops.
 constexpr double kBusyNeighbourCpus = 0.25;
+
+// Another command measured or attached while this run did (the machine
+// lock, tracebench/machine_lock.h): said in the context and its warnings.
+void mark_concurrent(RunContext* ctx, const std::string& beside) {
+  ctx->concurrent = true;
+  ctx->noise_warnings.push_back(fmt::format(
+      "measured concurrently with {}: each run's probes and load may be in the other's figures (a uprobe traps in "
+      "every process that maps its file); `compare` warns and `model fit` refuses such runs",
+      beside));
+}
 
 }  // namespace
 
@@ -116,6 +127,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     }
   }
   ctx.command_line = opt.command_line;
+  if (opt.machine_lock && opt.machine_lock->concurrent()) mark_concurrent(&ctx, opt.machine_lock->concurrent_with());
   ctx.run_id = make_run_id(ctx);
 
   // The run's directory exists from the start and result.json is rewritten
@@ -210,6 +222,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
       if (rep == reps - 1) {
         raw->finish();
         raw->teardown();
+        raw->check_site_after();
         if (*open == raw) *open = nullptr;
         journal->add(raw->take_result());
         progress->finished++;
@@ -253,6 +266,8 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     if (!journal.has(r.name)) journal.add(br->take_result());
   }
   counters.close();
+  if (opt.machine_lock && !ctx.concurrent && opt.machine_lock->others_ran_beside())
+    mark_concurrent(&ctx, "a command run with --allow-concurrent");
   ctx.complete = !g_stop_requested;
   TB_TRY(journal.close());
   if (g_stop_requested) return Status::error("interrupted");

@@ -33,6 +33,8 @@
 
 #include "tracebench/workload.h"
 #include "tracebench/command.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 
@@ -57,6 +59,7 @@ struct DvmArgs {
   int target_pid = -1;                  // -p: trace until it exits ($target)
   std::vector<std::string> macro_args;  // $1..$N
   bool workload_given = false;
+  LockFlags lock;
 };
 
 // The file execvp() would run for `word` (a path, or the first executable
@@ -265,6 +268,15 @@ int run_dvm(const DvmArgs& a) {
       return 1;
     }
   }
+  // Attaching: one such command per machine (tracebench/machine_lock.h).
+  MachineLock lock;
+  LockRequest req;
+  Status locked = a.lock.request(&req);
+  if (locked) locked = lock.acquire(req, "tracebench dvm");
+  if (!locked) {
+    std::fprintf(stderr, "%s\n", locked.message().c_str());
+    return 2;
+  }
   tbdvm::Session session(o);
   tbdvm::Error e = session.enable(r.program);
   if (!e.ok()) {
@@ -394,6 +406,7 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("-c", args->command,
                   "Run this command and trace until it exits; $target is its pid (kernel home: --kernel)");
   sub->add_option("-p", args->target_pid, "Trace until process PID exits; $target is PID (kernel home: --kernel)");
+  add_lock_flags(sub, &args->lock);
   sub->add_option("macro_args", args->macro_args, "Macro arguments: $1, $2, ... in the program ($$1 as a string)");
   sub->positionals_at_end();
   sub->callback([args, sub, exit_status] {

@@ -55,6 +55,11 @@ struct RunContext {
   // CPUs kept busy on average by other processes while the run measured
   // (tracer daemons such as lttng-consumerd included); < 0 = not measured.
   double foreign_cpu_load = -1;
+  // Measured while another command held the machine lock, or beside one run
+  // with --allow-concurrent (tracebench/machine_lock.h): each one's probes
+  // and load may be in the other's figures.  false in results written before
+  // it existed.
+  bool concurrent = false;
   std::string tracebench_version, git_sha, build_type, compiler;
   std::map<std::string, std::string> library_versions;
   std::vector<std::string> command_line;

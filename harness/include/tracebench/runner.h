@@ -41,6 +41,9 @@ struct RunOptions {
   std::vector<std::string> command_line;
   // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
   std::string execution;
+  // The machine lock the command took (null: none, e.g. in tests): the run
+  // context says whether it measured beside another command.
+  const class MachineLock* machine_lock = nullptr;
 };
 
 // One planned benchmark.
