@@ -64,10 +64,29 @@ class Page:
         self.figures += 1
 
 
+def num(v, spec):
+    """A figure formatted, or a dash for none (null in the input)."""
+    return "—" if v is None else format(v, spec)
+
+
+def interval_ok(c):
+    return c["low"] is not None and c["high"] is not None and c["low"] <= c["median"] <= c["high"]
+
+
 def fmt_ci(c, unit=""):
-    if not c:
+    if not c or c.get("median") is None:
         return "—"
-    return f"{c['median']:.1f} [{c['low']:.1f}, {c['high']:.1f}]{unit}"
+    text = f"{c['median']:.1f} [{num(c['low'], '.1f')}, {num(c['high'], '.1f')}]{unit}"
+    return text if interval_ok(c) else text + " (interval does not hold the median: not drawn)"
+
+
+def err_bars(cis):
+    """matplotlib's [below, above] error bars; an interval that does not hold
+    its median (schema-valid, but inconsistent) gets none instead of a
+    negative bar, and the table says so (fmt_ci)."""
+    below = [c["median"] - c["low"] if interval_ok(c) else 0.0 for c in cis]
+    above = [c["high"] - c["median"] if interval_ok(c) else 0.0 for c in cis]
+    return [below, above]
 
 
 def overhead_section(page, benches):
@@ -87,8 +106,7 @@ def overhead_section(page, benches):
         fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(bs) + 1.0))
         y = range(len(bs))
         med = [b["overhead_ns"]["median"] for b in bs]
-        lo = [b["overhead_ns"]["median"] - b["overhead_ns"]["low"] for b in bs]
-        hi = [b["overhead_ns"]["high"] - b["overhead_ns"]["median"] for b in bs]
+        lo, hi = err_bars([b["overhead_ns"] for b in bs])
         colors = ["#c0392b" if (b["warnings"] or b["events"]["verification"] == "failed") else "#2e86c1" for b in bs]
         ax.barh(list(y), med, xerr=[lo, hi], color=colors, capsize=3)
         ax.set_yticks(list(y))
@@ -132,8 +150,7 @@ def sweep_section(page, benches, key, title, xlabel, logx):
         for name, pts in sorted(series.items()):
             xs = [x for x, _ in pts]
             ys = [b["overhead_ns"]["median"] for _, b in pts]
-            err = [[b["overhead_ns"]["median"] - b["overhead_ns"]["low"] for _, b in pts],
-                   [b["overhead_ns"]["high"] - b["overhead_ns"]["median"] for _, b in pts]]
+            err = err_bars([b["overhead_ns"] for _, b in pts])
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
         if logx:
             ax.set_xscale("symlog", linthresh=16)
@@ -185,8 +202,8 @@ def compare_section(page, cmp):
         ax.set_xlabel("B / A (red: regression, green: improvement, grey: same)")
         page.figure(fig, "compare", "B/A per benchmark")
     page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "test", "verdict"],
-               [[r["benchmark"], r["what"], f"{r['a_median_ns']:.2f}", f"{r['b_median_ns']:.2f}",
-                 f"{r['ratio']:.3f}" if r["ratio"] is not None else "—", f"{r['p_value']:.4f}", r["method"] or "—",
+               [[r["benchmark"], r["what"], num(r.get("a_median_ns"), ".2f"), num(r.get("b_median_ns"), ".2f"),
+                 num(r["ratio"], ".3f"), num(r.get("p_value"), ".4f"), r["method"] or "—",
                  r["verdict"] + (": " + r["detail"] if r["detail"] else "")] for r in cmp["rows"]], "figures")
     for w in cmp["warnings"]:
         page.p("warning: " + w, "warn")
@@ -279,7 +296,7 @@ def history_section(page, hist):
         fig, ax = plt.subplots(figsize=(8.5, 3.6))
         xs = list(range(len(pts)))
         ys = [p["value_ns"] for p in pts]
-        err = [[p["value_ns"] - p["low_ns"] for p in pts], [p["high_ns"] - p["value_ns"] for p in pts]]
+        err = err_bars([{"median": p["value_ns"], "low": p["low_ns"], "high": p["high_ns"]} for p in pts])
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color="#2e86c1")
         for c in s["changes"]:
             x = c["index"] - 0.5
@@ -374,4 +391,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as e:  # the last resort: a message, never a traceback
+        print(f"report.py: cannot draw the report: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
