@@ -139,9 +139,10 @@ volatile std::sig_atomic_t g_interrupted = 0;
 constexpr std::uint64_t kChunk = 10000;
 
 // Ranges of the numeric options, checked before anything is compiled or run.
-constexpr long long kMaxEvents = 10000000000LL;  // 1e10: minutes of the cheapest workload
-constexpr long long kMaxPayload = 1 << 20;       // as `run --payload`
-constexpr long long kMaxPid = 4194304;           // PID_MAX_LIMIT
+// --events: 1e15 is "until exit() or Ctrl-C" (as dtrace runs until stopped), yet no wrapped negative.
+constexpr long long kMaxEvents = 1000000000000000LL;
+constexpr long long kMaxPayload = 1 << 20;  // as `run --payload`
+constexpr long long kMaxPid = INT_MAX;      // pid_t; a pid that does not exist is "no such process"
 
 bool check_numbers(const DvmArgs& a) {
   auto range = [](const char* flag, long long v, long long lo, long long hi, const char* what) {
