@@ -5,7 +5,8 @@
 //
 // The database is history_db.h's.  `add` reads and checks every
 // named run before it opens the database, then writes them in one
-// transaction: a bad run changes nothing, a run already there is skipped.
+// transaction: a bad run changes nothing, the same run added again is
+// skipped, and a distinct run whose id is taken is kept under a derived id.
 #include <filesystem>
 #include <iostream>
 #include <memory>
