@@ -5,7 +5,8 @@ no lost or overwritten output with exit 0.
   - paths that crash a careless command: symlink loops as a result.json or
     as --out, a 300-character --out component, a FIFO named result.json,
     /dev/zero as a D program, numbers out of range (dvm, NaN thresholds);
-  - standard output on /dev/full, closed, or a pipe nobody reads;
+  - standard output on /dev/full, closed, or a pipe nobody reads (model
+    predict on a model fitted here from a small ftrace sweep);
   - an output path that is one of the inputs (refused, input unchanged);
   - a small full file system (tmpfs made and unmounted here): no 0-byte or
     temp file left, an old file left whole;
@@ -159,6 +160,22 @@ try:
         STDOUT.append(("history show", ["history", "show", name, "--db", db]))
     else:
         check("history add of a run", False)
+    # model predict needs a model: a small ftrace payload sweep fitted (as integration.model does).
+    mdir = os.path.join(work, "model")
+    subprocess.run([tb, "run", "-t", "ftrace", "-w", "marker", "-a", "payload", "-p", "0", "-p", "1024", "-p", "4000",
+                    "-r", "2", "-n", "100", "--out", os.path.join(mdir, "runs")], capture_output=True, timeout=600)
+    model = os.path.join(mdir, "model.json")
+    r = run(["model", "fit", os.path.join(mdir, "runs"), "--out", model], timeout=300)
+    check("a model fitted for the predict cases", r is not None and r.returncode == 0, r and r.stderr[-300:])
+    scenario = os.path.join(mdir, "scenario.json")
+    with open(scenario, "w") as f:
+        json.dump({"probes": [{"tracer": "ftrace", "probe_kind": "marker", "action": "payload", "payload_bytes": 2048,
+                               "rate_hz": 10000}]}, f)
+    STDOUT.append(("model predict", ["model", "predict", "--model", model, scenario]))
+    h = sha(model)
+    expect("model predict --out the model: refused", ["model", "predict", "--model", model, scenario, "--out", model],
+           2, r"one of the inputs")
+    check("the model is unchanged", sha(model) == h)
     for name, args in STDOUT:
         with open("/dev/full", "w") as full:
             r = subprocess.run([tb] + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
