@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/util.h"
 #include "tracebench/results.h"
 
 namespace tracebench {
@@ -292,10 +293,10 @@ std::string result_json_text(const RunResult& run) {
 }
 
 Status read_result_json(const std::string& path, RunResult* run) {
-  std::ifstream in(path);
-  if (!in) return errno_status("open " + path, errno);
+  std::string text;
+  TB_TRY(read_input_file(path, kMaxInputBytes, &text));
   try {
-    json j = json::parse(in);
+    json j = json::parse(text);
     *run = j.get<RunResult>();
   } catch (const std::exception& e) {
     return Status::error(fmt::format("{}: {}", path, e.what()));

@@ -128,20 +128,13 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   }
   ctx.command_line = opt.command_line;
   if (opt.machine_lock && opt.machine_lock->concurrent()) mark_concurrent(&ctx, opt.machine_lock->concurrent_with());
-  ctx.run_id = make_run_id(ctx);
 
   // The run's directory exists from the start and result.json is rewritten
   // (atomically) as each benchmark finishes, marked incomplete until the
   // end: a killed or failed run keeps what it measured and says so.
-  std::string base = opt.out_base.empty() ? "results" : opt.out_base;
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  // Two runs that start in the same second get distinct directories.
-  const std::string first_id = ctx.run_id;
-  for (int k = 1; std::filesystem::exists(base + "/" + ctx.run_id); ++k) {
-    ctx.run_id = fmt::format("{}-{}", first_id, k);
-  }
-  *dir = base + "/" + ctx.run_id;
+  // Its id is unique across folders and processes (make_run_dir).
+  const std::string base = opt.out_base.empty() ? "results" : opt.out_base;
+  TB_TRY(make_run_dir(base, &ctx, dir));
   ctx.complete = false;
   TB_TRY(write_run(*dir, *run));
   Journal journal(*dir, opt.write_samples, run);
@@ -177,7 +170,10 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
         *open = nullptr;
       }
       if (rep >= reps && !raw->failed()) raw->fail("Google Benchmark called this benchmark more often than its repetitions");
-      if (rep == 0 && !g_stop_requested) {
+      // A run whose files can no longer be written measures nothing more.
+      if (!journal->ok() && !raw->failed())
+        raw->fail("not run: the run stopped when its files could not be written (" + journal->error().message() + ")");
+      if (rep == 0 && !g_stop_requested && !raw->failed()) {
         const auto now = std::chrono::steady_clock::now();
         if (!progress->started) {
           progress->start = now;

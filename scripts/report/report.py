@@ -108,10 +108,29 @@ class Page:
         self.figures += 1
 
 
+def num(v, spec):
+    """A figure formatted, or a dash for none (null in the input)."""
+    return "—" if v is None else format(v, spec)
+
+
+def interval_ok(c):
+    return c["low"] is not None and c["high"] is not None and c["low"] <= c["median"] <= c["high"]
+
+
 def fmt_ci(c, unit=""):
-    if not c:
+    if not c or c.get("median") is None:
         return "—"
-    return f"{c['median']:.1f} [{c['low']:.1f}, {c['high']:.1f}]{unit}"
+    text = f"{c['median']:.1f} [{num(c['low'], '.1f')}, {num(c['high'], '.1f')}]{unit}"
+    return text if interval_ok(c) else text + " (interval does not hold the median: not drawn)"
+
+
+def err_bars(cis):
+    """matplotlib's [below, above] error bars; an interval that does not hold
+    its median (schema-valid, but inconsistent) gets none instead of a
+    negative bar, and the table says so (fmt_ci)."""
+    below = [c["median"] - c["low"] if interval_ok(c) else 0.0 for c in cis]
+    above = [c["high"] - c["median"] if interval_ok(c) else 0.0 for c in cis]
+    return [below, above]
 
 
 def legend_patches(ax):
@@ -128,14 +147,12 @@ def cost_chart(page, cs, name, caption, with_workload, multi):
     fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(cs) + 1.1))
     y = list(range(len(cs)))
     med = [c["overhead_ns"]["median"] for c in cs]
-    lo = [c["overhead_ns"]["median"] - c["overhead_ns"]["low"] for c in cs]
-    hi = [c["overhead_ns"]["high"] - c["overhead_ns"]["median"] for c in cs]
-    ax.barh(y, med, xerr=[lo, hi], color=[WARN if has_warning(c) else GOOD for c in cs], capsize=3)
+    ax.barh(y, med, xerr=err_bars([c["overhead_ns"] for c in cs]), color=[WARN if has_warning(c) else GOOD for c in cs], capsize=3)
     ax.set_yticks(y)
     ax.set_yticklabels(names)
     for yi, c in zip(y, cs):
         m = c["overhead_ns"]["median"]
-        ax.annotate(f"{m:,.0f}" if abs(m) >= 100 else f"{m:.3g}", (max(c["overhead_ns"]["high"], c["overhead_ns"]["median"]), yi),
+        ax.annotate(f"{m:,.0f}" if abs(m) >= 100 else f"{m:.3g}", (max(c["overhead_ns"]["high"] if interval_ok(c["overhead_ns"]) else m, m), yi),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
     # Probe points a hundredfold apart (a uprobe next to a tracepoint) on one
     # linear axis would leave the cheap ones as slivers.
@@ -226,8 +243,7 @@ def sweep_section(page, configs, key, title, xlabel, logx):
             xs = [x for x, _ in pts]
             ticks.update(xs)
             ys = [c["overhead_ns"]["median"] for _, c in pts]
-            err = [[c["overhead_ns"]["median"] - c["overhead_ns"]["low"] for _, c in pts],
-                   [c["overhead_ns"]["high"] - c["overhead_ns"]["median"] for _, c in pts]]
+            err = err_bars([c["overhead_ns"] for _, c in pts])
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
         if logx:
             ax.set_xscale("symlog", linthresh=max(1, min([t for t in ticks if t > 0] or [1])))
@@ -282,8 +298,8 @@ def compare_section(page, cmp):
         ax.set_xlabel("B / A (red: regression, green: improvement, grey: same)")
         page.figure(fig, "compare", "B/A per benchmark")
     page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "test", "verdict"],
-               [[r["benchmark"], r["what"], f"{r['a_median_ns']:.2f}", f"{r['b_median_ns']:.2f}",
-                 f"{r['ratio']:.3f}" if r["ratio"] is not None else "—", f"{r['p_value']:.4f}", r["method"] or "—",
+               [[r["benchmark"], r["what"], num(r.get("a_median_ns"), ".2f"), num(r.get("b_median_ns"), ".2f"),
+                 num(r["ratio"], ".3f"), num(r.get("p_value"), ".4f"), r["method"] or "—",
                  r["verdict"] + (": " + r["detail"] if r["detail"] else "")] for r in cmp["rows"]], "figures")
     for w in cmp["warnings"]:
         page.p("warning: " + w, "warn")
@@ -408,7 +424,7 @@ def history_section(page, hist):
         fig, ax = plt.subplots(figsize=(8.5, 3.6))
         xs = list(range(len(pts)))
         ys = [p["value_ns"] for p in pts]
-        err = [[p["value_ns"] - p["low_ns"] for p in pts], [p["high_ns"] - p["value_ns"] for p in pts]]
+        err = err_bars([{"median": p["value_ns"], "low": p["low_ns"], "high": p["high_ns"]} for p in pts])
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color=GOOD)
         for c in s["changes"]:
             x = c["index"] - 0.5
@@ -508,4 +524,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as e:  # the last resort: a message, never a traceback
+        print(f"report.py: cannot draw the report: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)

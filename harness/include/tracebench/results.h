@@ -199,8 +199,15 @@ void to_json(nlohmann::json& j, const RunResult& r);
 void from_json(const nlohmann::json& j, RunResult& r);
 
 // result.json, summary.csv and samples.csv live in one directory per run:
-// <base>/<UTC time>-<host>-<sha>/.
+// <base>/<UTC time to the microsecond>-<host>-<sha>-<random>/, e.g.
+// 20261127T192450.123456Z-ci8-58fae67-3f9a0c1d: unique across folders and
+// machines (the 32 random bits tell apart runs of one microsecond), so a
+// history holds every run.  Ids of older runs (second precision, "-N"
+// suffixes) stay readable: an id is only ever compared whole.
 std::string make_run_id(const RunContext& ctx);
+// Creates the run's directory under `base` (made if missing) with an id from
+// make_run_id(), exclusively: another process never gets the same one.
+Status make_run_dir(const std::string& base, RunContext* ctx, std::string* dir);
 // result.json and summary.csv, each replaced atomically (samples.csv is
 // appended per benchmark as the run goes: the runner's journal).
 Status write_run(const std::string& dir, const RunResult& run);

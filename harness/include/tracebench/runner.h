@@ -79,6 +79,15 @@ extern std::atomic<bool> g_stop_requested;
 // an uncaught exception does the same and exits 70.
 void install_signal_watcher();
 
+// What the run has on disk, for the messages of a run that stops early:
+// the journal notes each successful write (`benchmarks` in DIR/result.json)
+// and a directory that vanished; kept_results_text() says which, e.g. "the
+// results of 3 finished benchmark(s) are kept in DIR/result.json" or "no
+// result file was written".
+void note_results_kept(const std::string& dir, std::size_t benchmarks);
+void note_results_lost();
+std::string kept_results_text();
+
 // Tears down every tracer attached right now; returns how many.
 std::size_t teardown_active_tracers();
 
