@@ -217,7 +217,13 @@ if entry:
     vjson = os.path.join(work, "validation-stopped.json")
     p = subprocess.Popen([tb, "model", "validate", "--model", model, "-t", "ftrace", "-w", "getpid", "-a", entry["action"], "--rate", "5000",
                           "--seconds", "4", "--out", vjson], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # attached and pacing: 8 segments of 0.5 s
+    # Stopped while it paces (8 segments of 0.5 s): once its tracefs instance
+    # exists it is attached, and it paces right after a warm-up burst.
+    instance = f"/sys/kernel/tracing/instances/tracebench-{p.pid}"
+    deadline = time.time() + 60
+    while not os.path.isdir(instance) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
     p.send_signal(signal.SIGSTOP)
     time.sleep(1.0)
     p.send_signal(signal.SIGCONT)
