@@ -217,13 +217,18 @@ if entry:
     vjson = os.path.join(work, "validation-stopped.json")
     p = subprocess.Popen([tb, "model", "validate", "--model", model, "-t", "ftrace", "-w", "getpid", "-a", entry["action"], "--rate", "5000",
                           "--seconds", "4", "--out", vjson], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Stopped while it paces (8 segments of 0.5 s): once its tracefs instance
-    # exists it is attached, and it paces right after a warm-up burst.
-    instance = f"/sys/kernel/tracing/instances/tracebench-{p.pid}"
-    deadline = time.time() + 60
-    while not os.path.isdir(instance) and time.time() < deadline and p.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.5)
+    # Stopped while it paces (8 segments of 0.5 s): pacing is sleeps to 1 ms
+    # deadlines, so the thread is seen asleep in hrtimer_nanosleep poll after
+    # poll (attaching does not sleep so).
+    def pacing():
+        try:
+            return open(f"/proc/{p.pid}/wchan").read().strip() == "hrtimer_nanosleep"
+        except OSError:
+            return False
+    deadline, seen = time.time() + 60, 0
+    while seen < 3 and time.time() < deadline and p.poll() is None:
+        seen = seen + 1 if pacing() else 0
+        time.sleep(0.02)
     p.send_signal(signal.SIGSTOP)
     time.sleep(1.0)
     p.send_signal(signal.SIGCONT)
