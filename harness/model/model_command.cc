@@ -73,7 +73,8 @@ int run_fit(const FitArgs& a) {
   if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);
   // What the fit gives is checked as the model's readers check it: a term
   // no reader would accept is never written.
-  if (Status s = check_model_terms(m); !s) return fail("fit", s);
+  if (Status s = check_model_terms(m); !s)
+    return fail("fit", Status::error(s.message() + " (nothing written: the runs fitted are inconsistent)"));
   if (Status s = check_fixed_against_points(m); !s) return fail("fit", s);
   // Everything computed before anything is written; each file replaced atomically.
   const std::string md = to_markdown(m);

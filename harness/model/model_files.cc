@@ -162,7 +162,8 @@ Status from_json(const json& j, Model* out) {
       }
       m.entries.push_back(std::move(e));
     }
-    TB_TRY(check_model_terms(m));
+    if (Status s = check_model_terms(m); !s)
+      return Status::error(s.message() + "; the file was edited or damaged (fit it again: tracebench model fit)");
     *out = std::move(m);
   } catch (const std::exception& e) {
     return Status::error(std::string("model: ") + e.what());

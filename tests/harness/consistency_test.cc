@@ -254,7 +254,6 @@ TEST(ModelTerms, NegativeAndHugeTermsAreRefusedByName) {
   EXPECT_TRUE(m::check_model_terms(model_with("fixed", 100, 90, 110)).is_ok());
   const std::vector<std::tuple<const char*, double, double, double, std::string>> bad = {
       {"fixed", -5000, -5100, -4900, "term fixed: -5000 cycles, interval [-5100, -4900]: a cost cannot be negative"},
-      {"consumer_per_record", -800, -900, -700, "term consumer_per_record"},
       {"fixed", 1e300, 90, 110, "term fixed: cycles = 1e+300 cycles is beyond"},
       {"fixed", 100, 90, 1e300, "term fixed: ci_high"},
       {"fixed", std::numeric_limits<double>::quiet_NaN(), 90, 110, "not a finite number"},
@@ -272,6 +271,11 @@ TEST(ModelTerms, NegativeAndHugeTermsAreRefusedByName) {
   EXPECT_TRUE(m::check_model_terms(model_with("action_over_empty", -40, -60, -20)).is_ok());
   EXPECT_TRUE(m::check_model_terms(model_with("contention", -40, -60, -20)).is_ok());
   EXPECT_TRUE(m::check_model_terms(model_with("consumer_per_record", -3, -10, 4)).is_ok());
+  // The consumer's least-squares terms may come out negative (another term
+  // takes their share: a real perf fit gave -125 [-126, -125]); a disabled
+  // probe's fixed cost sits within noise of zero.
+  EXPECT_TRUE(m::check_model_terms(model_with("consumer_per_record", -125, -126, -125)).is_ok());
+  EXPECT_TRUE(m::check_model_terms(model_with("fixed", -3, -4, -2)).is_ok());
 }
 
 TEST(ModelTerms, AFixedCostFarFromItsPointsIsRefused) {

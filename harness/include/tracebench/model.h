@@ -212,9 +212,9 @@ std::vector<std::pair<std::string, const Param*>> named_params(const Entry& e);
 // CPU per event; beyond it a term is not a cost but a damaged file.
 inline constexpr double kMaxTermCycles = 1e9;
 // A model's terms as costs (from_json and fit apply it): every value and
-// bound finite and within kMaxTermCycles, each interval ordered, and a
-// term that is a cost (fixed, per_byte, the consumer's, ...) not negative
-// beyond its own interval.  The message names the entry and the term.
+// bound finite and within kMaxTermCycles, each interval ordered and near
+// its value, and `fixed` not negative beyond a disabled probe's noise with
+// its whole interval.  The message names the entry and the term.
 Status check_model_terms(const Model& m);
 // A fitted entry's fixed cost against the figures it was fitted from (its
 // payload points): far outside them, the fit was fed inconsistent runs.
