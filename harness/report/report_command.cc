@@ -43,7 +43,8 @@ constexpr std::size_t kMaxHistorySeries = 24;
 
 json opt_ci(const std::optional<MedianCI>& c) {
   if (!c) return nullptr;
-  return json{{"median", c->median}, {"low", c->low}, {"high", c->high}, {"n", c->n}};
+  return json{{"median", c->median}, {"low", c->low}, {"high", c->high}, {"n", c->n},
+              {"confidence", c->confidence}, {"confidence_label", confidence_label(c->confidence)}};
 }
 
 json variant(const VariantResult& v) {

@@ -34,7 +34,12 @@ int rank(const std::string& verification) {
   return 1;
 }
 
-json ci_json(const MedianCI& c) { return {{"median", c.median}, {"low", c.low}, {"high", c.high}, {"n", c.n}}; }
+// With the confidence the interval has (a pool of few repetitions covers
+// less than 95%): the report labels each interval with it.
+json ci_json(const MedianCI& c) {
+  return {{"median", c.median}, {"low", c.low}, {"high", c.high}, {"n", c.n}, {"confidence", c.confidence},
+          {"confidence_label", confidence_label(c.confidence)}};
+}
 
 // Every kept repetition's traced minus baseline median, in ns.
 std::vector<double> repetition_overheads_ns(const std::vector<Member>& ms) {

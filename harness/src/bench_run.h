@@ -186,13 +186,18 @@ class BenchRun {
     std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
     const bool timer_probe = workload_->probe.kind == ProbeKind::kProfile;
     if (Verification v =
-            verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events, timer_probe);
+            verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events, timer_probe,
+                          opt_.max_lost_share);
         v.failed()) {
       fail(v.reason);
       return;
     }
     if (!no_figure.empty()) {
       fail(no_figure);
+      return;
+    }
+    if (std::string why = resolution_problem(); !why.empty()) {
+      fail(why);
       return;
     }
     if (timer_probe && c.records_events) per_timer_firing(c.recorded + c.lost);
@@ -298,6 +303,14 @@ class BenchRun {
       }
       TB_TRY(s);
     }
+    // A batch the user forced is held to the clock's resolution rule too
+    // (the pilot's own batch meets it by construction): refused here, before
+    // any block, when the pilot's estimate already shows its samples short.
+    // After an idle gap the events cost more than the warm pilot's, so there
+    // the measured baseline decides (resolution_problem() in finish()).
+    if (opt_.batch > 0 && spec_.gap_us == 0)
+      if (std::string why = forced_batch_problem(m_.clock, cost[0], opt_.batch, unit); !why.empty())
+        return Status::error(why);
     if (spec_.gap_us > 0) return gap_plan(unit);
     r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
     // Bound one block to about 50 ms of traced time.
@@ -327,6 +340,15 @@ class BenchRun {
     book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
                                          opt_.write_samples);
     return Status::ok();
+  }
+
+  // A forced batch whose measured baseline samples came out shorter than the
+  // clock's minimum span: no figure, the reason instead (never a number the
+  // clock's step made).
+  std::string resolution_problem() const {
+    if (opt_.batch == 0 || r_.baseline.cycles.n == 0) return "";
+    return forced_batch_problem(m_.clock, r_.baseline.cycles.p50, r_.batch,
+                                std::max<std::uint64_t>(1, workload_->min_batch));
   }
 
   // With a gap before each sample, a sample is the workload's smallest batch

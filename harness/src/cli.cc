@@ -34,6 +34,7 @@
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
+#include "tracebench/verification.h"
 #include "tracebench/version.h"
 
 namespace tracebench {
@@ -281,6 +282,7 @@ struct RunArgs {
   // wrapped into a huge unsigned value), checked by check_run_args().
   std::vector<long long> payloads, threads;
   long long repetitions = 0, samples = 0, batch = 0, cpu = 0, gap_us = 0;
+  double max_lost_percent = 100 * kDefaultMaxLostShare;
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
@@ -379,6 +381,11 @@ Status check_run_args(RunArgs& a) {
       return Status::error("--gap-us idles the CPUs before each sample; threads firing meanwhile would keep them "
                            "busy: use it with one thread (-j 1)");
   }
+  if (!(a.max_lost_percent >= 0 && a.max_lost_percent <= 100))
+    return Status::error(fmt::format("--max-lost-percent {} is outside 0..100 (share of the events a tracer may lose "
+                                     "and still pass verification)",
+                                     a.max_lost_percent));
+  opt.max_lost_share = a.max_lost_percent / 100;
   TB_TRY(check_gbench_args(opt.gbench_args));
   TB_TRY(parse_options(a.raw_options, &opt));
   std::string execution;
@@ -560,6 +567,9 @@ int cli_dispatch(int argc, char** argv) {
                              "after an idle gap (a consumer asleep, caches cold); a sample is the workload's smallest "
                              "batch unless --batch");
   run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
+  run->add_option("--max-lost-percent", ra.max_lost_percent,
+                  "Events a tracer may lose (% of those it saw) and still pass verification; above, it is partial")
+      ->capture_default_str();
   ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
   ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
   run->add_option("--execution", ra.opt.execution,

@@ -156,6 +156,7 @@ void to_json(json& j, const RunResult& r) {
     e["threads"] = b.threads;
     e["options"] = b.options;
     e["repetitions"] = b.repetitions;
+    put_opt(e, "dropped_repetitions", b.dropped_repetitions);
     e["samples_per_block"] = b.samples_per_block;
     e["batch"] = b.batch;
     e["gap_us"] = b.gap_us;
@@ -251,6 +252,7 @@ void from_json(const json& j, RunResult& r) {
     e.at("threads").get_to(b.threads);
     e.at("options").get_to(b.options);
     e.at("repetitions").get_to(b.repetitions);
+    get_opt(e, "dropped_repetitions", b.dropped_repetitions);  // results written before it had none
     e.at("samples_per_block").get_to(b.samples_per_block);
     e.at("batch").get_to(b.batch);
     if (e.contains("gap_us")) e.at("gap_us").get_to(b.gap_us);  // results written before it had none

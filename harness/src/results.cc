@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/result_check.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -74,6 +75,8 @@ Status write_run(const std::string& dir, const RunResult& run) {
 
 Status read_run(const std::string& path, RunResult* run, bool with_samples) {
   TB_TRY(read_result_json(path, run));
+  // Parsed is not believed: every reader refuses an inconsistent result.
+  TB_TRY(check_result(*run, path));
   if (!with_samples) return Status::ok();
   std::string samples = (std::filesystem::path(path).parent_path() / "samples.csv").string();
   struct stat sb {};

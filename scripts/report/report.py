@@ -120,7 +120,9 @@ def interval_ok(c):
 def fmt_ci(c, unit=""):
     if not c or c.get("median") is None:
         return "—"
-    text = f"{c['median']:.1f} [{num(c['low'], '.1f')}, {num(c['high'], '.1f')}]{unit}"
+    # Each interval with the confidence it has (50% with 2 repetitions).
+    text = (f"{c['median']:.1f} [{num(c['low'], '.1f')}, {num(c['high'], '.1f')}]{unit} "
+            f"({c.get('confidence_label', '?')})")
     return text if interval_ok(c) else text + " (interval does not hold the median: not drawn)"
 
 
@@ -131,6 +133,14 @@ def err_bars(cis):
     below = [c["median"] - c["low"] if interval_ok(c) else 0.0 for c in cis]
     above = [c["high"] - c["median"] if interval_ok(c) else 0.0 for c in cis]
     return [below, above]
+
+
+def ci_caption(cis):
+    """The intervals' confidence for a chart's label: one figure when they share it."""
+    labels = sorted({c.get("confidence_label", "?") for c in cis if c})
+    if len(labels) == 1:
+        return f"{labels[0]} interval"
+    return "interval; confidence " + ", ".join(labels) if labels else "interval"
 
 
 def legend_patches(ax):
@@ -160,7 +170,8 @@ def cost_chart(page, cs, name, caption, with_workload, multi):
     log = len(positive) == len(med) and len(med) > 1 and max(med) > 30 * min(med)
     if log:
         ax.set_xscale("log")
-    ax.set_xlabel("overhead, ns per event (median, 95% interval)" + (", log axis" if log else ""))
+    ax.set_xlabel(f"overhead, ns per event (median, {ci_caption([c['overhead_ns'] for c in cs])})"
+                  + (", log axis" if log else ""))
     legend_patches(ax)
     page.figure(fig, name, caption)
     page.table(["configuration", "workload", "runs", "overhead ns", "untraced ns", "traced ns", "fired", "recorded",
@@ -184,7 +195,8 @@ def cost_section(page, configs):
         return
     multi = sample_sizes_differ(configs, config_core)
     page.h(2, "Cost per event at each payload size")
-    page.p("Traced minus untraced cost per event: the median over repetitions with its 95% interval; the runs of "
+    page.p("Traced minus untraced cost per event: the median over repetitions with its interval and the confidence "
+           "that interval has (95% or more from 6 repetitions on; fewer cover less); the runs of "
            "one configuration are pooled (the runs column counts them). " + COLOUR_LEGEND)
     for p in sorted({c["payload_bytes"] for c in usable}):
         at = [c for c in usable if c["payload_bytes"] == p]
@@ -251,10 +263,11 @@ def sweep_section(page, configs, key, title, xlabel, logx):
         ax.set_xticklabels([str(t) for t in sorted(ticks)])
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("overhead, ns per event")
+        ax.set_ylabel("overhead, ns per event (" +
+                      ci_caption([c["overhead_ns"] for pts in series.values() for _, c in pts]) + ")")
         ax.legend(fontsize=8)
         page.figure(fig, f"{key}-{wl}", f"Workload {wl}: one line per configuration, repeated runs pooled into one "
-                    "point with its 95% interval")
+                    "point with its interval (its confidence in the axis label)")
 
 
 def distribution_section(page, benches):
@@ -344,6 +357,15 @@ def model_section(page, model):
     page.table(["entry", "options", "fixed (cycles)", "per byte", "R²"], rows, "figures")
 
 
+def held(v):
+    """Whether a validation held its scenario (files written before "conditions" did)."""
+    return v.get("conditions", {}).get("held", True)
+
+
+def problems(v):
+    return [] if held(v) else ["NOT VALID: " + p for p in v["conditions"]["problems"]]
+
+
 def validation_section(page, vals):
     page.h(2, "Cost model: predicted vs measured CPU (Table 7)")
     pts = [v for v in vals if v["predicted"]["cpu_percent"] is not None]
@@ -361,7 +383,11 @@ def validation_section(page, vals):
         ax.fill_between([lo, hi], [lo - 2, hi - 2], [lo + 2, hi + 2], color="#d5f5e3", label="within ±2 points")
         ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
         for v, x, y in zip(pts, xs, ys):
-            ax.scatter([x], [y], color="#2e86c1")
+            # A run that did not hold its scenario tests nothing: a red cross.
+            if held(v):
+                ax.scatter([x], [y], color="#2e86c1")
+            else:
+                ax.scatter([x], [y], color="#c0392b", marker="x")
             ax.annotate(f"{v['scenario']['tracer']} {os.path.basename(v['file']).split('-', 1)[-1][:-5]}", (x, y),
                         fontsize=7, xytext=(3, 3), textcoords="offset points")
         ax.set_xlim(lo, hi)
@@ -379,7 +405,7 @@ def validation_section(page, vals):
                  f"{v['predicted']['cpu_percent']:.2f}" if v["predicted"]["cpu_percent"] is not None else "—",
                  f"{v['measured']['cpu_percent']:.2f}",
                  f"{v['error']['cpu_percent']:+.2f}" if v["error"]["cpu_percent"] is not None else "—",
-                 "; ".join(v["warnings"]) or "—"] for v in vals], "figures")
+                 "; ".join(problems(v) + v["warnings"]) or "—"] for v in vals], "figures")
 
 
 def history_order(series):

@@ -11,7 +11,10 @@ src=$2
 out=$(mktemp -d /tmp/tracebench-model-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-"$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick --out "$out/runs" > "$out/run.txt"
+# 100 samples per block: a traced block's records (4000 bytes each at most)
+# fit ftrace's default buffer, so no event is lost (a benchmark that lost
+# more than 5% is partial, and the fit leaves it out).
+"$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick -n 100 --out "$out/runs" > "$out/run.txt"
 # A consumer that is only reads on the caller (no consumer task): schema-valid.
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/runs/*/result.json
 "$tb" model fit "$out/runs" --out "$out/model.json" > "$out/fit.txt"

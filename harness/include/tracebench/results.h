@@ -162,6 +162,10 @@ struct BenchmarkResult {
   int threads = 1;
   std::map<std::string, std::string> options;
   int repetitions = 0;
+  // Of them, those left out of the figures (a block kept too few samples):
+  // the repetition medians are repetitions - dropped.  Absent (unknown) in
+  // results written before it.
+  std::optional<std::uint64_t> dropped_repetitions;
   std::uint64_t samples_per_block = 0;
   std::uint64_t batch = 1;  // events per timed sample
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):
@@ -211,8 +215,9 @@ Status make_run_dir(const std::string& base, RunContext* ctx, std::string* dir);
 // result.json and summary.csv, each replaced atomically (samples.csv is
 // appended per benchmark as the run goes: the runner's journal).
 Status write_run(const std::string& dir, const RunResult& run);
-// A result.json; with `with_samples`, also the samples.csv beside it (a run
-// written with --no-samples has none: the benchmarks keep no samples).
+// A result.json, refused unless consistent (tracebench/result_check.h); with
+// `with_samples`, also the samples.csv beside it (a run written with
+// --no-samples has none: the benchmarks keep no samples).
 Status read_run(const std::string& result_json_path, RunResult* run, bool with_samples = false);
 // The result.json files an argument names: a result.json, a run directory,
 // or a directory of run directories (appended in name order).

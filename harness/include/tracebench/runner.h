@@ -33,6 +33,9 @@ struct RunOptions {
   // µs the firing thread sleeps before each timed sample (0: none): every
   // sample is then of events after an idle gap (`run --gap-us`).
   std::uint64_t gap_us = 0;
+  // Share of the events a tracer may lose and still pass verification
+  // (kDefaultMaxLostShare, verification.h; `run --max-lost-percent`).
+  double max_lost_share = 0.05;
   bool quick = false;
   int measured_cpu = -1;         // -1: the last CPU
   std::string out_base = "results";
