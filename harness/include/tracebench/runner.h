@@ -41,6 +41,11 @@ struct RunOptions {
   std::vector<std::string> command_line;
   // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
   std::string execution;
+  // Planning for another kernel (`tracebench vm` checks its guest's run on
+  // the host before it builds and boots): names, numbers, option schemas and
+  // the benchmark filter only; nothing of this kernel (tracer and workload
+  // availability, the tracers' validate(), payload limits) is asked.
+  bool plan_for_guest = false;
 };
 
 // One planned benchmark.
