@@ -17,7 +17,7 @@ check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
 # Descendants of $1 (pid comm lines), through /proc's parent links.
 descendants() {
   local p
-  for p in $(ps -eo pid= --ppid "$1"); do
+  for p in $(ps -o pid= --ppid "$1"); do
     echo "$p $(cat /proc/$p/comm 2>/dev/null)"
     descendants "$p"
   done
