@@ -4,7 +4,8 @@
 # PR_SET_PDEATHSIG), and SIGTERM (forwarded to the script's process group).
 # Each round starts a guest under TCG, waits until qemu runs, signals
 # tracebench only, then checks that qemu and both scripts are gone within a
-# bound and that no result comes back later.
+# bound and that no result comes back later (the guest's run would take
+# minutes: 5000 repetitions).
 #   vm_signals.sh TRACEBENCH OUT_DIR
 set -uo pipefail
 tracebench=$1
@@ -28,7 +29,7 @@ running() { [ -r /proc/$1/stat ] && [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/nul
 
 for sig in KILL TERM; do
   dir=$out/$sig
-  "$tracebench" vm --no-kmod --accel tcg --timeout 600 --out-dir "$dir/results" -- run -t none -w getpid --quick \
+  "$tracebench" vm --no-kmod --accel tcg --timeout 600 --out-dir "$dir/results" -- run -t none -w getpid -r 5000 --no-samples \
     > "$dir.log" 2>&1 &
   tb=$!
   qemu="" family=""
