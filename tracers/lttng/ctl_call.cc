@@ -71,7 +71,7 @@ bool write_all(int fd, const void* data, std::size_t n) {
 bool read_until(int fd, Clock::time_point deadline, std::string* got) {
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();  // the whole limit
     if (left <= 0) return false;
     pollfd p{fd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(left));
