@@ -283,6 +283,9 @@ struct RunArgs {
   std::vector<long long> payloads, threads;
   long long repetitions = 0, samples = 0, batch = 0, cpu = 0, gap_us = 0;
   double max_lost_percent = 100 * kDefaultMaxLostShare;
+  // `--check-for-guest CPUS` (hidden; `tracebench vm` runs it before it
+  // boots): check the arguments for a guest with CPUS CPUs, run nothing.
+  long long guest_cpus = 0;
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
@@ -353,11 +356,12 @@ Status check_run_args(RunArgs& a) {
     TB_TRY(range("--batch", a.batch, 1, 10000000, "events per timed sample; leave it out for automatic"));
     opt.batch = static_cast<std::uint64_t>(a.batch);
   }
+  const int cpus = a.guest_cpus > 0 ? static_cast<int>(a.guest_cpus) : online_cpus();
   if (a.o_cpu && a.o_cpu->count()) {
-    TB_TRY(range("--cpu", a.cpu, 0, online_cpus() - 1, "online CPUs"));
+    TB_TRY(range("--cpu", a.cpu, 0, cpus - 1, "online CPUs"));
     opt.measured_cpu = static_cast<int>(a.cpu);
   }
-  TB_TRY(check_out_dir(opt.out_base));
+  if (!a.guest_cpus) TB_TRY(check_out_dir(opt.out_base));  // a guest's lands in its /results
   opt.payloads.clear();
   for (long long p : a.payloads) {
     TB_TRY(range("--payload", p, 0, kMaxPayloadBytes, "bytes"));
@@ -365,7 +369,7 @@ Status check_run_args(RunArgs& a) {
   }
   if (!a.threads.empty()) opt.threads.clear();
   for (long long t : a.threads) {
-    TB_TRY(range("--threads", t, 1, online_cpus(), "online CPUs"));
+    TB_TRY(range("--threads", t, 1, cpus, "online CPUs"));
     opt.threads.push_back(static_cast<int>(t));
   }
   TB_TRY(no_duplicates("--tracer", opt.tracers));
@@ -388,6 +392,7 @@ Status check_run_args(RunArgs& a) {
   opt.max_lost_share = a.max_lost_percent / 100;
   TB_TRY(check_gbench_args(opt.gbench_args));
   TB_TRY(parse_options(a.raw_options, &opt));
+  if (a.guest_cpus) return Status::ok();  // the guest checks --execution against its CPUID
   std::string execution;
   TB_TRY(check_execution(opt.execution, hypervisor_vendor(), &execution));
   return Status::ok();
@@ -403,6 +408,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
     return 2;
   }
   opt.command_line = argv;
+  opt.plan_for_guest = a.guest_cpus > 0;
   Plan plan;
   if (Status s = make_plan(opt, &plan); !s) {
     std::cerr << "tracebench run: " << s.message() << "\n";
@@ -410,6 +416,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   }
   for (const auto& [t, why] : plan.skipped) std::cerr << fmt::format("tracebench: skipping {}: {}\n", t, why);
   if (g_stop_requested) return 130;
+  if (opt.plan_for_guest) return 0;
   if (a.plan_only) {
     for (const auto& s : plan.specs) std::cout << s.name() << "\n";
     return 0;
@@ -576,6 +583,9 @@ int cli_dispatch(int argc, char** argv) {
                   "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
+  run->add_option("--check-for-guest", ra.guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
+      ->check(CLI::Range(1, 4096))
+      ->group("");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
   add_lock_flags(run, &ra.lock);
   // Documented here; cli_main() splits them off before parsing.
@@ -619,8 +629,10 @@ int cli_dispatch(int argc, char** argv) {
     // refusal of bad input (CLI11's own codes are its internals).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  // `completion` only prints the command line's shape (the build runs it).
-  if (!cleanup->parsed() && !app.got_subcommand("completion")) warn_leftovers();
+  // `completion` only prints the command line's shape (the build runs it);
+  // `run --check-for-guest` checks a guest's arguments: this host's leftovers
+  // are not its business.
+  if (!cleanup->parsed() && !app.got_subcommand("completion") && !(run->parsed() && ra.guest_cpus)) warn_leftovers();
   if (list->parsed()) {
     if (list_options || list_markdown || !list_tracers.empty()) {
       if (!list_options || list_json) {

@@ -30,7 +30,7 @@ struct Node {
 void walk(const CLI::App& app, const std::string& path, std::vector<Node>* out) {
   Node n{path, {}, {}, {}};
   for (const CLI::Option* o : app.get_options()) {
-    if (!o->nonpositional()) continue;
+    if (!o->nonpositional() || o->get_group().empty()) continue;  // (an empty group: hidden, not for users)
     std::vector<std::string> names;
     for (const auto& s : o->get_snames()) names.push_back("-" + s);
     for (const auto& l : o->get_lnames()) names.push_back("--" + l);

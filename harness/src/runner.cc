@@ -242,7 +242,9 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   }
   const CpuTimeSnapshot before = cpu_time_snapshot();
   auto display = make_display_reporter(opt.gbench_args);
-  benchmark::RunSpecifiedBenchmarks(display.get());
+  // The plan refused a filter that selects nothing; should the library
+  // still find none, the run is not complete.
+  const std::size_t matched = benchmark::RunSpecifiedBenchmarks(display.get());
   benchmark::ClearRegisteredBenchmarks();
   if (const CpuTimeSnapshot after = cpu_time_snapshot(); before.ok && after.ok) {
     ctx.foreign_cpu_load = foreign_cpu_load(before, after);
@@ -264,9 +266,10 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   counters.close();
   if (opt.machine_lock && !ctx.concurrent && opt.machine_lock->others_ran_beside())
     mark_concurrent(&ctx, "a command run with --allow-concurrent");
-  ctx.complete = !g_stop_requested;
+  ctx.complete = !g_stop_requested && matched > 0;
   TB_TRY(journal.close());
   if (g_stop_requested) return Status::error("interrupted");
+  if (matched == 0) return Status::error("Google Benchmark ran no benchmark (its filter selected none)");
   return Status::ok();
 }
 

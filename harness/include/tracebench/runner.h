@@ -47,6 +47,11 @@ struct RunOptions {
   // The machine lock the command took (null: none, e.g. in tests): the run
   // context says whether it measured beside another command.
   const class MachineLock* machine_lock = nullptr;
+  // Planning for another kernel (`tracebench vm` checks its guest's run on
+  // the host before it builds and boots): names, numbers, option schemas and
+  // the benchmark filter only; nothing of this kernel (tracer and workload
+  // availability, the tracers' validate(), payload limits) is asked.
+  bool plan_for_guest = false;
 };
 
 // One planned benchmark.
