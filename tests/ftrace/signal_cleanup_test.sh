@@ -7,8 +7,9 @@
 set -uo pipefail
 TB=${1:?usage: $0 <tracebench binary>}
 T=/sys/kernel/tracing
-if [[ $(id -u) != 0 ]]; then echo "SKIP: needs root"; exit 77; fi
-[[ -d $T/instances ]] || mount -t tracefs nodev "$T" 2>/dev/null || { echo "SKIP: no tracefs"; exit 77; }
+. "$(dirname "$0")/../common/require.sh"
+if [[ $(id -u) != 0 ]]; then tb_skip ftrace "needs root"; fi
+[[ -d $T/instances ]] || mount -t tracefs nodev "$T" 2>/dev/null || tb_skip ftrace "no tracefs at $T"
 OUT=$(mktemp -d /tmp/tracebench-sigtest.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 fail=0
