@@ -18,8 +18,8 @@ live_sessiond() { ps -C lttng-sessiond -o pid=,stat= | awk '$2 !~ /^Z/ { print $
 # starts one (--no-kernel / --extra-kmod-probes=tracebench) with no owner
 # recorded: both fail, the leak is what this test is about.  A daemon
 # tracebench did not start is not ours to stop: skip.
-MARKER=/run/tracebench-lttng-sessiond
-marker_owner() { local d o; read -r d o < "$MARKER" 2>/dev/null && echo "$o"; }
+MARKER=${TB_LTTNG_MARKER:-/run/tracebench-lttng-sessiond}  # tracers/lttng/sessiond.h kMarkerFile
+marker_owner() { local d o; { read -r d o < "$MARKER"; } 2>/dev/null && echo "$o"; }
 for _ in $(seq 1 90); do
   [[ -z $(live_sessiond) ]] && break
   owner=$(marker_owner)
