@@ -10,9 +10,6 @@
 # tests.tiers (tests/tiers_check.py) fails on a test without a tier label or
 # a TIMEOUT.
 
-# gtest's "[  SKIPPED ]" line (GTEST_SKIP), as gtest_discover_tests sets it.
-set(TB_GTEST_SKIP_REGEX "\\[  SKIPPED \\]")
-
 # tb_gtest(<target> LABELS <label>... TIMEOUT <s> [RUN_SERIAL] [FILTER <gtest filter>]
 #          [PREFIX <name prefix>])
 # gtest_discover_tests with the properties set after discovery by a ctest
