@@ -1,5 +1,7 @@
 #include "history_db.h"
 
+#include "tracebench/util.h"
+
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -24,7 +26,11 @@ Db::~Db() {
 }
 
 Status Db::open(const std::string& path, bool create) {
-  if (!create && !fs::exists(path)) return Status::error(path + ": no history database (tracebench history add RUN...)");
+  std::error_code ec;
+  if (!create && !fs::exists(path, ec) && !ec)
+    return Status::error(path + ": no history database (tracebench history add RUN...)");
+  // A FIFO or device under that name is refused before SQLite blocks on it.
+  if (fs::exists(path, ec) || ec) TB_TRY(check_input_file(path, UINT64_MAX));
   if (sqlite3_open_v2(path.c_str(), &db_, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
                       nullptr) != SQLITE_OK)
     return Status::error(path + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"));

@@ -47,6 +47,8 @@ int run_fit(const FitArgs& a) {
   std::vector<std::string> files;
   for (const auto& in : a.inputs)
     if (Status s = result_files(in, &files); !s) return fail("fit", s);
+  for (const auto& out : {a.out, sibling(a.out, ".md"), sibling(a.out, ".csv")})
+    if (Status s = check_output_not_input("--out", out, files); !s) return fail("fit", s);
   std::vector<RunResult> runs(files.size());
   for (std::size_t i = 0; i < files.size(); ++i)
     if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);
@@ -56,7 +58,7 @@ int run_fit(const FitArgs& a) {
   const std::string md = to_markdown(m);
   const std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
   std::error_code ec;
-  if (!dir.empty() && !std::filesystem::is_directory(dir) && !std::filesystem::create_directories(dir, ec))
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec) && !std::filesystem::create_directories(dir, ec))
     return fail("fit", Status::error(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())));
   for (const auto& [path, text] : {std::pair{a.out, to_json(m).dump(2) + "\n"}, std::pair{sibling(a.out, ".md"), md},
                                    std::pair{sibling(a.out, ".csv"), to_csv(m)}}) {
@@ -79,8 +81,10 @@ int run_predict(const PredictArgs& a) {
   nlohmann::json out = to_json(s, p);
   out["model"] = a.model;
   out["scenario"] = a.scenario;
-  if (!a.out.empty())
+  if (!a.out.empty()) {
+    if (Status st = check_output_not_input("--out", a.out, {a.model, a.scenario}); !st) return fail("predict", st);
     if (Status st = write_file_atomic(a.out, out.dump(2) + "\n"); !st) return fail("predict", st);
+  }
   std::cout << (a.json ? out.dump(2) + "\n" : to_text(s, p));
   return 0;
 }

@@ -22,7 +22,11 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/cli_range.h"
 #include "tracebench/clock.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
+#include "tracebench/probe_site.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
 #include "tracebench/runner.h"
@@ -42,6 +46,7 @@ struct ValidateArgs {
   std::uint64_t payload = 0;
   double rate = 50000, seconds = 8;
   bool quick = false;
+  LockFlags lock;
 };
 
 // The consumer tasks' CPU time by task at one instant.
@@ -111,16 +116,12 @@ int run_validate(const ValidateArgs& a) {
     return refuse("--out names the JSON file to write (a path ending in .json)");
   Model m;
   {
-    std::ifstream in(a.model);
-    if (!in) return refuse(a.model + ": cannot open");
     nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      return refuse(a.model + ": " + e.what());
-    }
+    if (Status s = read_json_file(a.model, &j); !s) return refuse(s.message());
     if (Status s = from_json(j, &m); !s) return refuse(a.model + ": " + s.message());
   }
+  if (!a.out.empty())
+    if (Status s = check_output_not_input("--out", a.out, {a.model}); !s) return refuse(s.message());
   utsname u{};
   uname(&u);
   if (m.kernel_release != u.release)
@@ -187,7 +188,25 @@ int run_validate(const ValidateArgs& a) {
     if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
   }
 
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
   install_signal_watcher();
+  // One measuring command per machine (tracebench/machine_lock.h), held until
+  // the tracer is torn down.
+  MachineLock lock;
+  if (Status s = lock.acquire(req, "tracebench model validate", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
+  // Nobody else's probe in the code it fires (tracebench/probe_site.h).
+  {
+    std::string unchecked;
+    if (Status s = check_probe_point_unshared(w->probe, &unchecked); !s) {
+      std::cerr << "tracebench model validate: " << s.message() << "\n";
+      return 1;
+    }
+    if (!unchecked.empty()) std::cerr << "tracebench model validate: warning: " << unchecked << "\n";
+  }
   if (Status s = pin_current_thread(default_measured_cpu()); !s) return refuse(s.message());
   ValidationMeasured x;
   EventsResult events;
@@ -304,12 +323,13 @@ void install_validate(CLI::App* model, int* exit_status) {
   v->add_option("-a,--action", va->action, "The tracer's action")->capture_default_str();
   v->add_option("-p,--payload", va->payload, "Payload bytes per event")->check(CLI::Range(0, 1 << 20));
   v->add_option("-o,--option", va->options, "Tracer option key=value (or tracer.key=value), as in `tracebench run`");
-  v->add_option("--rate", va->rate, "Events per second to hold")->capture_default_str()->check(CLI::Range(1000.0, 2e6));
+  v->add_option("--rate", va->rate, "Events per second to hold")->capture_default_str()->check(finite_range(1000.0, 2e6));
   v->add_option("--seconds", va->seconds, "Length of the whole run (eight segments)")
       ->capture_default_str()
-      ->check(CLI::Range(0.4, 600.0));
+      ->check(finite_range(0.4, 600.0));
   v->add_flag("--quick", va->quick, "2 seconds in all");
   v->add_option("--out", va->out, "Also write the validation as JSON (results/validation.schema.json)");
+  add_lock_flags(v, &va->lock);
   v->callback([va, exit_status] { *exit_status = run_validate(*va); });
 }
 

@@ -25,6 +25,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/interrupts.h"
+#include "tracebench/probe_site.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 #include "tracebench/sample_book.h"
@@ -118,6 +119,8 @@ class BenchRun {
     if (!workload_ || !tracer_) return Status::error("unknown tracer or workload");
     r_.probe = workload_->probe.name;
     r_.probe_kind = std::string(to_string(workload_->probe.kind));
+    // Before anything of ours is attached: the code as mapped must be the file's.
+    TB_TRY(check_site());
     active_ = std::make_unique<ActiveTracer>(tracer_.get());
     AttachSpec as;
     as.probe = workload_->probe;
@@ -240,6 +243,13 @@ class BenchRun {
     active_.reset();
   }
 
+  // After teardown: a probe placed by someone else while this benchmark ran
+  // (its traps are in the figures) fails it too.
+  void check_site_after() {
+    if (failed_ || !workload_) return;
+    if (Status s = check_site(); !s) fail(s.message());
+  }
+
   bool failed() const { return failed_; }
   bool started() const { return book_ != nullptr; }
   BenchmarkResult& result() { return r_; }
@@ -253,6 +263,16 @@ class BenchRun {
   }
 
  private:
+  // The probe site's executable code, as mapped here, against its file on
+  // disk (tracebench/probe_site.h); only while no tracer of ours is attached.
+  Status check_site() {
+    std::string unchecked;
+    Status s = check_probe_point_unshared(workload_->probe, &unchecked);
+    if (!unchecked.empty() && std::find(r_.warnings.begin(), r_.warnings.end(), unchecked) == r_.warnings.end())
+      r_.warnings.push_back(unchecked);
+    return s;
+  }
+
   // Times events with and without the tracer to pick the batch size, and
   // records the first (cold) event of each variant apart.  The per-event
   // estimate itself is taken over samples long enough for the clock (a

@@ -3,9 +3,14 @@
 #include "tracebench/cli.h"
 #include "tracebench/options.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <new>
+#include <stdexcept>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,15 +21,20 @@
 #include <nlohmann/json.hpp>
 
 #include "tracebench/workload.h"
+#include "tracebench/cli_range.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/env_table.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/report.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
+#include "tracebench/version.h"
 
 namespace tracebench {
 namespace {
@@ -145,20 +155,31 @@ int cmd_env(bool as_json) {
   for (const auto& c : clock.checks) {
     std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
   }
-  std::cout << "\n";
-  for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("{:<12} {}\n", t["name"].get<std::string>(),
-                             t["available"].get<bool>() ? "available" : "unavailable: " + t["reason"].get<std::string>());
-    if (t.contains("details")) {
-      for (const auto& [k, v] : t["details"].items()) {
-        std::cout << fmt::format("    {}: {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
-      }
-    }
-  }
+  std::cout << "\n" << tracers_table(j["tracers"]);
   return 0;
 }
 
+// Removes only while it holds the machine lock: a run that holds it, or one
+// beside it, is alive in some pid namespace, and its objects are not
+// leftovers however their pids look from here.
 int cmd_cleanup() {
+  MachineLock lock;
+  if (Status s = lock.acquire_for_cleanup(); !s) {
+    std::cerr << "tracebench cleanup: " << s.message() << "\n";
+    return 1;
+  }
+  // Objects are named by their owner's pid in the owner's pid namespace;
+  // only from the machine's first namespace (PROC_PID_INIT_INO) is every
+  // process visible, so that a pid not found here is a dead owner (a test
+  // or a tool that takes no lock may still own one).
+  const LockHolder me = this_process();
+  if (me.pid_ns != "pid:[4026531836]") {
+    std::cerr << fmt::format("tracebench cleanup: this process runs in pid namespace {}, not the machine's initial "
+                             "one: the pids in the objects' names may be of processes it cannot see, so nothing "
+                             "is removed; run `tracebench cleanup` from the initial pid namespace\n",
+                             me.pid_ns.empty() ? std::string("unknown") : me.pid_ns);
+    return 1;
+  }
   std::size_t n = 0;
   for (const auto& [name, fn] : cleanup_registry()) {
     for (const auto& what : fn(true)) {
@@ -207,15 +228,23 @@ struct CompareArgs {
 
 int cmd_compare(const CompareArgs& c) {
   std::vector<RunResult> runs[2];
+  std::vector<std::string> inputs;
   for (int side = 0; side < 2; ++side) {
     std::vector<std::string> files;
     Status s = result_files(side == 0 ? c.a : c.b, &files);
+    inputs.insert(inputs.end(), files.begin(), files.end());
     for (std::size_t i = 0; s && i < files.size(); ++i) {
       runs[side].emplace_back();
       s = read_run(files[i], &runs[side].back());
       if (s) s = check_comparable(runs[side].back(), files[i]);
     }
     if (!s) {
+      std::cerr << "tracebench compare: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  if (!c.junit.empty()) {
+    if (Status s = check_output_not_input("--junit", c.junit, inputs); !s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
       return 2;
     }
@@ -255,6 +284,7 @@ struct RunArgs {
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
+  LockFlags lock;
 };
 
 // Largest payload any workload hands over; each tracer and workload may
@@ -280,6 +310,8 @@ Status check_out_dir(const std::string& out) {
   if (ec) return Status::error(fmt::format("--out {}: {}", out, ec.message()));
   fs::path probe = p;
   while (!fs::exists(probe, ec)) {
+    // Missing is fine (it is created); a name too long or a symlink loop is not.
+    if (ec) return Status::error(fmt::format("--out {}: {}: {}", out, probe.string(), ec.message()));
     if (!probe.has_parent_path() || probe.parent_path() == probe)
       return Status::error(fmt::format("--out {}: no existing parent directory", out));
     probe = probe.parent_path();
@@ -378,6 +410,19 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   if (geteuid() != 0) {
     std::cerr << "tracebench: warning: not root; most tracers need CAP_SYS_ADMIN/CAP_PERFMON and will fail\n";
   }
+  // One measuring run per machine: taken after the plan (bad input is
+  // refused first) and before anything is attached or written.
+  MachineLock lock;
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = lock.acquire(req, "tracebench run", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
+  opt.machine_lock = &lock;
   RunResult run;
   std::string dir;
   Status s = run_benchmarks(opt, plan, &run, &dir);
@@ -388,7 +433,8 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   }
   std::ostream& table = gb_console ? std::cout : std::cerr;
   table << "\n" << summary_table(run);
-  if (!dir.empty())
+  // Named only while it is there (a run whose directory vanished says so below).
+  if (!dir.empty() && check_input_file(dir + "/result.json", kMaxInputBytes))
     table << fmt::format("\nresults{}: {}/result.json\n",
                          run.context.complete ? "" : " (partial: the run did not finish; the benchmarks that finished)",
                          dir);
@@ -403,11 +449,84 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   return 0;
 }
 
+// fds 0-2 closed by whoever started us: each is held by a stand-in, so a
+// file this process opens never lands on fd 1 and receives its output.  A
+// closed stdout gets /dev/full (every write to it fails and is reported).
+bool hold_standard_fds() {
+  bool stdout_closed = false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got >= 0 && got != fd) {
+      dup2(got, fd);
+      close(got);
+    }
+    stdout_closed |= fd == 1;
+  }
+  return stdout_closed;
+}
+
+// Whatever a command printed reached standard output: flushed and checked
+// at exit, so /dev/full, a closed stdout or a reader gone (EPIPE) is an
+// error with a message, never a silent exit 0 with output lost.
+int check_stdout(int rc, bool stdout_closed) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return rc;
+  // A write that failed earlier may have left nothing to flush, and errno
+  // long gone: a pipe whose reader left reports POLLERR.
+  pollfd p{1, POLLOUT, 0};
+  const bool reader_gone = poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+  const std::string why = stdout_closed ? std::string("standard output is closed")
+                          : err != 0    ? std::string(std::strerror(err))
+                          : reader_gone ? std::string(std::strerror(EPIPE)) + ": the reader is gone"
+                                        : std::string("a write failed");
+  std::fprintf(stderr, "tracebench: writing standard output failed (%s): the output is incomplete\n", why.c_str());
+  return rc != 0 ? rc : 1;
+}
+
+int cli_dispatch(int argc, char** argv);
+
 }  // namespace
 
 int cli_main(int argc, char** argv) {
-  CLI::App app{"tracebench: what does a Linux tracer cost per event?"};
+  const bool stdout_closed = hold_standard_fds();
+  // A reader that went away is EPIPE from write(), reported below, rather
+  // than a SIGPIPE that ends the process without a word.
+  std::signal(SIGPIPE, SIG_IGN);
+  int rc = 0;
+  // The last resort: every command turns its own failures into messages and
+  // exit codes; what still escapes is said here, never an abort.
+  try {
+    rc = cli_dispatch(argc, argv);
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "tracebench: %s\n", e.what());
+    rc = 2;
+  } catch (const std::length_error& e) {
+    std::fprintf(stderr, "tracebench: an input is larger than this command handles (%s)\n", e.what());
+    rc = 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tracebench: out of memory; %s\n", kept_results_text().c_str());
+    rc = 1;
+  } catch (const std::exception& e) {
+    // A bug of ours or a library's: EX_SOFTWARE, as the README says.
+    std::fprintf(stderr, "tracebench: internal error (%s); please report it\n", e.what());
+    rc = 70;
+  }
+  if (const std::size_t n = teardown_active_tracers(); n > 0)
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s) left attached\n", n);
+  return check_stdout(rc, stdout_closed);
+}
+
+namespace {
+
+int cli_dispatch(int argc, char** argv) {
+  CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha,
+                                                kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
   bool list_json = false;
@@ -448,6 +567,7 @@ int cli_main(int argc, char** argv) {
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
+  add_lock_flags(run, &ra.lock);
   // Documented here; cli_main() splits them off before parsing.
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 
@@ -457,8 +577,8 @@ int cli_main(int argc, char** argv) {
       ->required();
   compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
   compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'")
-      ->capture_default_str()->check(CLI::Range(0.0, 10.0));
-  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()->check(finite_range(0.0, 10.0));
+  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");
   compare->add_option("--junit", ca.junit, "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A missing or failed in B, is a failure)");
   compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none");
@@ -489,7 +609,8 @@ int cli_main(int argc, char** argv) {
     // refusal of bad input (CLI11's own codes are its internals).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (!cleanup->parsed()) warn_leftovers();
+  // `completion` only prints the command line's shape (the build runs it).
+  if (!cleanup->parsed() && !app.got_subcommand("completion")) warn_leftovers();
   if (list->parsed()) {
     if (list_options || list_markdown || !list_tracers.empty()) {
       if (!list_options || list_json) {
@@ -510,4 +631,5 @@ int cli_main(int argc, char** argv) {
   return 0;
 }
 
+}  // namespace
 }  // namespace tracebench

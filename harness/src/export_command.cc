@@ -35,6 +35,7 @@ int export_bencher(const ExportArgs& a) {
     std::cout << text;
     return 0;
   }
+  if (Status s = check_output_not_input("--out", a.out, files); !s) return fail(s.message());
   if (Status s = write_file_atomic(a.out, text); !s) return fail(s.message());
   return 0;
 }

@@ -31,6 +31,9 @@ std::string summary_table(const RunResult& run) {
                          "dropping; give the tracer bigger buffers (its README)\n",
                          100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired));
   }
+  if (run.context.concurrent)
+    out += "CONCURRENT: measured while another tracebench command ran (--allow-concurrent): these figures may hold "
+           "its probes and load\n";
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/util.h"
 #include "tracebench/results.h"
 
 namespace tracebench {
@@ -93,6 +94,8 @@ bool to_long(const std::string& s, long long* v) {
 }  // namespace
 
 Status read_samples_csv(const std::string& path, RunResult* run) {
+  // Regular and finite before it is streamed (samples.csv can be large: no whole-file bound).
+  TB_TRY(check_input_file(path, 8ull << 30));
   std::ifstream in(path);
   if (!in) return errno_status("open " + path, errno);
   std::map<std::string, BenchmarkResult*> by_name;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/util.h"
 #include "tracebench/results.h"
 
 namespace tracebench {
@@ -133,6 +134,7 @@ void to_json(json& j, const RunResult& r) {
   ctx["counter_read_cycles"] = c.counter_read_cycles;
   ctx["noise_warnings"] = c.noise_warnings;
   if (c.foreign_cpu_load >= 0) ctx["foreign_cpu_load"] = c.foreign_cpu_load;
+  ctx["concurrent"] = c.concurrent;
   ctx["tracebench_version"] = c.tracebench_version;
   ctx["git_sha"] = c.git_sha;
   ctx["build_type"] = c.build_type;
@@ -227,6 +229,7 @@ void from_json(const json& j, RunResult& r) {
   ctx.at("counter_read_cycles").get_to(c.counter_read_cycles);
   ctx.at("noise_warnings").get_to(c.noise_warnings);
   c.foreign_cpu_load = ctx.contains("foreign_cpu_load") ? ctx.at("foreign_cpu_load").get<double>() : -1;
+  c.concurrent = ctx.contains("concurrent") && ctx.at("concurrent").get<bool>();
   ctx.at("tracebench_version").get_to(c.tracebench_version);
   ctx.at("git_sha").get_to(c.git_sha);
   ctx.at("build_type").get_to(c.build_type);
@@ -290,10 +293,10 @@ std::string result_json_text(const RunResult& run) {
 }
 
 Status read_result_json(const std::string& path, RunResult* run) {
-  std::ifstream in(path);
-  if (!in) return errno_status("open " + path, errno);
+  std::string text;
+  TB_TRY(read_input_file(path, kMaxInputBytes, &text));
   try {
-    json j = json::parse(in);
+    json j = json::parse(text);
     *run = j.get<RunResult>();
   } catch (const std::exception& e) {
     return Status::error(fmt::format("{}: {}", path, e.what()));

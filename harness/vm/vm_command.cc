@@ -272,7 +272,8 @@ int run_vm(VmArgs a) {
     char stamp[32];
     std::time_t now = std::time(nullptr);
     std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
-    a.out_dir = "vm-results/" + release + "-" + stamp;
+    // With the pid: two `vm` started in one second never share a folder.
+    a.out_dir = "vm-results/" + release + "-" + stamp + "-" + std::to_string(getpid());
   }
   argv.insert(argv.end(), {"--outdir", a.out_dir});
   for (const auto& f : a.files) {

@@ -17,7 +17,7 @@
 # DIR/B/runs/, and prints `tracebench compare DIR/A/runs DIR/B/runs` (also in
 # DIR/compare.txt); exits 0 when every run succeeded and the comparison ran,
 # 1 when a run failed, the comparison's status otherwise.
-# Example (see README):
+# Example (see scripts/vm/README.md):
 #   scripts/vm/compare-kernels.sh --install 6.1.0-55-amd64 6.12.107+deb12-amd64 \
 #     -- run --quick -t kprobes -t none -w kmod_target -w kmod_fixed
 set -uo pipefail

@@ -2,7 +2,7 @@
 # scripts/detector-power.sh end to end, small (pools of 10 and 5 runs, two
 # trials per cell): both files written, every cell counted over the trials,
 # the calibrated injections at 5% and 10% of the measured cost; a non-empty
-# --out is refused.  (The README's table comes from a full-size run.)
+# --out is refused.  (The tables under results/detector-power/ come from full-size runs.)
 set -euo pipefail
 tracebench=$1
 src=$2

@@ -38,7 +38,7 @@ assert len(cases) == 2 == int(suite.get("tests")) == int(root.get("tests")), len
 failed = [c for c in cases if c.find("failure") is not None]
 # The JUnit failures are exactly compare's regressions (the untouched
 # benchmark may be one too: pooled compare raises false alarms on A/A runs,
-# README "How often the detectors are wrong here"); the injected one is.
+# results/detector-power/); the injected one is.
 assert {c.get("name") for c in failed} == {b for b, v in verdicts.items() if v == "regression"}, (verdicts, failed)
 assert int(suite.get("failures")) == len(failed)
 g = next(c for c in cases if "getpid" in c.get("name"))

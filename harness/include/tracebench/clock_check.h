@@ -70,7 +70,7 @@ struct ClockPlan {
   std::string failures() const;    // the failed checks, one per line
 };
 
-// Thresholds (documented in README "How it measures").
+// Thresholds (documented in harness/README.md, "How a figure is measured").
 inline constexpr double kRateWarn = 0.01;   // kernel vs calibrated TSC rate
 inline constexpr double kRateFail = 0.05;
 inline constexpr double kStepsPerSample = 1000;  // a step is then <= 0.1% of a sample

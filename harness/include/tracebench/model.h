@@ -1,4 +1,4 @@
-// The cost model (../shared/COSTMODEL.md, Tao & Yang's equations in the form
+// The cost model (harness/model/README.md: Tao & Yang's equations in the form
 // the suite fits for Linux tracers): parameters fitted from result files,
 // and predictions of what tracing a workload costs.
 //

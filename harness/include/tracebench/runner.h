@@ -41,6 +41,9 @@ struct RunOptions {
   std::vector<std::string> command_line;
   // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
   std::string execution;
+  // The machine lock the command took (null: none, e.g. in tests): the run
+  // context says whether it measured beside another command.
+  const class MachineLock* machine_lock = nullptr;
 };
 
 // One planned benchmark.
@@ -75,6 +78,15 @@ extern std::atomic<bool> g_stop_requested;
 // adapters keep until exit and exits 130.  Also installs a terminate handler:
 // an uncaught exception does the same and exits 70.
 void install_signal_watcher();
+
+// What the run has on disk, for the messages of a run that stops early:
+// the journal notes each successful write (`benchmarks` in DIR/result.json)
+// and a directory that vanished; kept_results_text() says which, e.g. "the
+// results of 3 finished benchmark(s) are kept in DIR/result.json" or "no
+// result file was written".
+void note_results_kept(const std::string& dir, std::size_t benchmarks);
+void note_results_lost();
+std::string kept_results_text();
 
 // Tears down every tracer attached right now; returns how many.
 std::size_t teardown_active_tracers();
