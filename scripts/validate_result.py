@@ -8,6 +8,7 @@ Usage: validate_result.py RESULT.json [...] [--require-ok]
   --require-ok   also fail when a benchmark's status is not "ok"
 Exit status 0 when every file is valid.
 """
+import functools
 import json
 import pathlib
 import sys
@@ -19,20 +20,45 @@ SCHEMAS = {"tracebench.result": RESULTS / "schema.json", "tracebench.model": RES
            "tracebench.validation": RESULTS / "validation.schema.json"}
 
 
+class NotJson(ValueError):
+    pass
+
+
+def reject_constant(name):
+    # Python's json reads NaN, Infinity and -Infinity, which JSON does not
+    # have (and a figure that was not measured is null, never NaN).
+    raise NotJson(f"{name} is not a JSON number (a figure that was not measured is null)")
+
+
+def load(path):
+    return json.loads(pathlib.Path(path).read_text(), parse_constant=reject_constant)
+
+
+@functools.lru_cache(maxsize=1)
+def load_validators():
+    validators = {}
+    for name, path in SCHEMAS.items():
+        schema = json.loads(path.read_text())
+        jsonschema.Draft202012Validator.check_schema(schema)
+        validators[name] = jsonschema.Draft202012Validator(schema)
+    return validators
+
+
 def main(argv):
     require_ok = "--require-ok" in argv
     paths = [a for a in argv if not a.startswith("--")]
     if not paths:
         print(__doc__, file=sys.stderr)
         return 2
-    validators = {}
-    for name, path in SCHEMAS.items():
-        schema = json.loads(path.read_text())
-        jsonschema.Draft202012Validator.check_schema(schema)
-        validators[name] = jsonschema.Draft202012Validator(schema)
+    validators = load_validators()
     bad = 0
     for p in paths:
-        doc = json.loads(pathlib.Path(p).read_text())
+        try:
+            doc = load(p)
+        except ValueError as e:  # json.JSONDecodeError and NotJson
+            print(f"{p}: not valid JSON: {e}", file=sys.stderr)
+            bad += 1
+            continue
         validator = validators.get(doc.get("schema") if isinstance(doc, dict) else None, validators["tracebench.result"])
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
         for e in errors:

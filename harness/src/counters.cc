@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "tracebench/clock.h"
 #include "tracebench/stats.h"
+#include "tracebench/system.h"
 
 namespace tracebench {
 namespace {
@@ -32,6 +35,27 @@ constexpr PerfSw kPerfSoftware[] = {
 constexpr const char* kPapiPresets[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_BR_MSP"};
 
 }  // namespace
+
+bool hardware_pmu_exposed(const std::string& root) {
+  std::error_code ec;
+  for (const char* pmu : {"cpu", "cpu_core", "cpu_atom"}) {
+    if (std::filesystem::exists(root + "/sys/bus/event_source/devices/" + pmu, ec)) return true;
+  }
+  return false;
+}
+
+std::string perf_refusal_hint(int err, bool hardware, const std::string& root) {
+  if (err == EACCES || err == EPERM) {
+    const std::string level = read_file_trimmed(root + "/proc/sys/kernel/perf_event_paranoid");
+    if (level.empty()) return "run as root (perf_event_paranoid unreadable)";
+    return fmt::format("kernel.perf_event_paranoid is {}: run as root, or set it to 1 or lower (sysctl)", level);
+  }
+  if (hardware && !hardware_pmu_exposed(root)) {
+    return "no hardware PMU exposed (/sys/bus/event_source/devices/cpu missing: a VM without PMU passthrough); "
+           "use bare metal or a VM that passes the PMU through";
+  }
+  return {};
+}
 
 Counters::~Counters() { close(); }
 
@@ -66,6 +90,9 @@ void Counters::open_papi() {
       papi_eventset_ = -1;
     }
   }
+  if (!why_off.empty()) {
+    if (std::string hint = perf_refusal_hint(ENOENT, true); !hint.empty()) why_off += ": " + hint;
+  }
   for (const char* preset : kPapiPresets) {
     CounterInfo c{preset, "papi", false, why_off};
     if (why_off.empty()) {
@@ -77,6 +104,8 @@ void Counters::open_papi() {
         c.live = true;
       } else {
         c.unavailable_reason = fmt::format("PAPI: {}", PAPI_strerror(rc));
+        // PAPI's own error ("Event does not exist") does not say why.
+        if (std::string hint = perf_refusal_hint(ENOENT, true); !hint.empty()) c.unavailable_reason += ": " + hint;
       }
     }
     if (c.live) {
@@ -113,7 +142,9 @@ void Counters::open_perf() {
     int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, perf_leader_, PERF_FLAG_FD_CLOEXEC));
     CounterInfo c{sw.name, "perf_event", fd >= 0, {}};
     if (fd < 0) {
-      c.unavailable_reason = fmt::format("perf_event_open: {}", std::strerror(errno));
+      const int err = errno;
+      c.unavailable_reason = fmt::format("perf_event_open: {}", std::strerror(err));
+      if (std::string hint = perf_refusal_hint(err, false); !hint.empty()) c.unavailable_reason += ": " + hint;
     } else {
       if (perf_leader_ < 0) perf_leader_ = fd;
       perf_fds_.push_back(fd);

@@ -10,7 +10,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -75,8 +77,8 @@ int current_cpu() { return sched_getcpu(); }
 
 namespace {
 
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream in("/proc/cpuinfo");
+std::string cpuinfo_field(const std::string& root, const std::string& key) {
+  std::ifstream in(root + "/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(key, 0) == 0) {
@@ -111,63 +113,92 @@ SystemInfo probe_system(int measured_cpu) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   s.hostname = host;
-  s.cpu_model = cpuinfo_field("model name");
+  s.cpu_model = cpuinfo_field("", "model name");
   s.cpus = online_cpus();
   utsname u{};
   uname(&u);
   s.kernel_release = u.release;
   s.kernel_version = u.version;
   kernel_config(s);
-  s.clocksource = read_file_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   s.hypervisor = hypervisor_vendor();
   s.virtualized = !s.hypervisor.empty();
-
-  auto& w = s.noise_warnings;
   if (s.virtualized) {
-    w.push_back(fmt::format("running under a hypervisor ({}): steal time and exits add noise", s.hypervisor));
+    s.noise_warnings.push_back(
+        fmt::format("running under a hypervisor ({}): steal time and exits add noise", s.hypervisor));
   }
-  std::string cpu = fmt::format("/sys/devices/system/cpu/cpu{}", measured_cpu);
+  detect_run_context("", measured_cpu, &s);
+  return s;
+}
+
+bool cpu_list_contains(const std::string& list, int cpu) {
+  // "0-3,8,10-11" (the kernel's cpulist format); "(null)" or "" is none.
+  std::size_t at = 0;
+  while (at < list.size()) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(at, end - at);
+    at = end + 1;
+    int lo = 0, hi = 0;
+    char dash = 0;
+    const int got = std::sscanf(item.c_str(), "%d%c%d", &lo, &dash, &hi);
+    if (got == 1 && lo == cpu) return true;
+    if (got == 3 && dash == '-' && lo <= cpu && cpu <= hi) return true;
+  }
+  return false;
+}
+
+void detect_run_context(const std::string& root, int measured_cpu, SystemInfo* s) {
+  const std::string sys_cpu = root + "/sys/devices/system/cpu";
+  s->clocksource = read_file_trimmed(root + "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  auto& w = s->noise_warnings;
+  std::string cpu = fmt::format("{}/cpu{}", sys_cpu, measured_cpu);
   std::string gov = read_file_trimmed(cpu + "/cpufreq/scaling_governor");
   if (gov.empty()) {
     w.push_back("no cpufreq: frequency scaling state unknown (cannot check the governor)");
   } else if (gov != "performance") {
     w.push_back(fmt::format("CPU {} frequency governor is '{}', not 'performance'", measured_cpu, gov));
   }
-  std::string boost = read_file_trimmed("/sys/devices/system/cpu/cpufreq/boost");
+  std::string boost = read_file_trimmed(sys_cpu + "/cpufreq/boost");
   if (boost == "1") w.push_back("CPU boost/turbo is on");
-  std::string nt = read_file_trimmed("/sys/devices/system/cpu/intel_pstate/no_turbo");
+  std::string nt = read_file_trimmed(sys_cpu + "/intel_pstate/no_turbo");
   if (nt == "0") w.push_back("Intel turbo is on (intel_pstate/no_turbo = 0)");
   std::string siblings = read_file_trimmed(cpu + "/topology/thread_siblings_list");
   if (siblings.find_first_of(",-") != std::string::npos) {
     w.push_back(fmt::format("CPU {} has SMT siblings ({}): a sibling's work shares its core", measured_cpu, siblings));
   }
-  std::string isolated = read_file_trimmed("/sys/devices/system/cpu/isolated");
+  // isolcpus and nohz_full list CPUs: the measured one must be in them.
+  std::string isolated = read_file_trimmed(sys_cpu + "/isolated");
   if (isolated.empty()) {
     w.push_back(fmt::format("CPU {} is not isolated (isolcpus empty)", measured_cpu));
+  } else if (!cpu_list_contains(isolated, measured_cpu)) {
+    w.push_back(fmt::format("CPU {} is not isolated (isolcpus={} leaves it out)", measured_cpu, isolated));
   }
-  std::string nohz = read_file_trimmed("/sys/devices/system/cpu/nohz_full");
+  std::string nohz = read_file_trimmed(sys_cpu + "/nohz_full");
   if (nohz.empty() || nohz == "(null)") {
     w.push_back("nohz_full is not set: the scheduler tick interrupts the measured CPU");
+  } else if (!cpu_list_contains(nohz, measured_cpu)) {
+    w.push_back(fmt::format("nohz_full={} leaves CPU {} out: the scheduler tick interrupts it", nohz, measured_cpu));
   }
-  std::string flags = " " + cpuinfo_field("flags") + " ";
+  std::string flags = " " + cpuinfo_field(root, "flags") + " ";
   if (flags.find(" constant_tsc ") == std::string::npos || flags.find(" nonstop_tsc ") == std::string::npos) {
     w.push_back("TSC is not invariant (constant_tsc/nonstop_tsc missing): cycles may not be time");
   }
-  if (s.clocksource != "tsc" && !s.clocksource.empty()) {
-    w.push_back(fmt::format("clocksource is '{}', not 'tsc'", s.clocksource));
+  if (s->clocksource != "tsc" && !s->clocksource.empty()) {
+    w.push_back(fmt::format("clocksource is '{}', not 'tsc'", s->clocksource));
   }
   std::error_code ec;
   std::vector<std::string> mitig;
-  for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/cpu/vulnerabilities", ec)) {
+  for (const auto& e : std::filesystem::directory_iterator(sys_cpu + "/vulnerabilities", ec)) {
     std::string v = read_file_trimmed(e.path().string());
     if (v.rfind("Mitigation", 0) == 0) mitig.push_back(e.path().filename().string());
   }
   if (!mitig.empty()) {
+    // Sorted: directory order is the filesystem's, the warning is compared across runs.
+    std::sort(mitig.begin(), mitig.end());
     std::string list;
     for (const auto& m : mitig) list += (list.empty() ? "" : ",") + m;
     w.push_back(fmt::format("CPU mitigations active ({}): syscall and trap costs include them", list));
   }
-  return s;
 }
 
 Status ensure_tracefs(std::string* path) {

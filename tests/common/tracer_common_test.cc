@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/common/require.h"
 #include "tracers/common/names.h"
 #include "tracers/common/tracefs_leftovers.h"
 #include "tracers/common/proc.h"
@@ -158,7 +159,7 @@ TEST(Proc, UprobeLocationAsUprobeEventsWritesIt) {
 
 TEST(TracefsLeftovers, DeadOwnersObjectsOfEveryAdapterAreRemovedOnce) {
   const std::string tracing = "/sys/kernel/tracing";
-  if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) GTEST_SKIP() << "no writable tracefs (not root?)";
+  if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) TB_SKIP_OR_FAIL("ftrace", "no writable tracefs (not root?)");
   pid_t dead = fork();
   if (dead == 0) _exit(0);
   ASSERT_GT(dead, 0);

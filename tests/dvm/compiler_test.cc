@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tracers/dvm/core/vm.h"
 #include "tracers/dvm/compiler/dcompile.h"
@@ -26,8 +28,12 @@ std::string slurp(const fs::path& p) {
 }
 
 // Every tests/dvm/golden/*.d compiles and its -S listing equals *.S.
-// TBDVM_UPDATE_GOLDEN=1 rewrites the listings (review the diff!).
+// TBDVM_UPDATE_GOLDEN=1 rewrites the listings that differ (review the
+// diff!) and fails, naming them: a run that rewrites the files has compared
+// nothing, so it can never pass; the next run without it checks them.
 TEST(DvmCompilerGolden, ListingsMatch) {
+  const bool update = std::getenv("TBDVM_UPDATE_GOLDEN") != nullptr;
+  std::vector<std::string> rewritten;
   size_t n = 0;
   for (auto& ent : fs::directory_iterator(TBDVM_GOLDEN_DIR)) {
     if (ent.path().extension() != ".d") continue;
@@ -52,13 +58,18 @@ TEST(DvmCompilerGolden, ListingsMatch) {
     std::string listing = disassemble(*r.program);
     fs::path golden = ent.path();
     golden.replace_extension(".S");
-    if (std::getenv("TBDVM_UPDATE_GOLDEN")) {
+    if (update && (!fs::exists(golden) || slurp(golden) != listing)) {
       std::ofstream(golden) << listing;
+      rewritten.push_back(golden.filename().string());
+      continue;
     }
     ASSERT_TRUE(fs::exists(golden)) << "missing " << golden << " (run with TBDVM_UPDATE_GOLDEN=1)";
     EXPECT_EQ(listing, slurp(golden));
   }
   EXPECT_GE(n, 5u);
+  EXPECT_TRUE(rewritten.empty()) << "TBDVM_UPDATE_GOLDEN rewrote " << rewritten.size()
+                                 << " listing(s) (review the diff, then run without it): "
+                                 << ::testing::PrintToString(rewritten);
 }
 
 struct ErrorCase {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,13 @@ namespace tracebench {
 namespace {
 
 int run_cli(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
+  // `run` checks its --out (default: results/ in the working directory)
+  // before anything else: give it a writable one, so these tests run where
+  // the build tree is read-only (`ctest -L unit` as a user who did not build).
+  if (!args.empty() && args[0] == "run" && std::find(args.begin(), args.end(), "--out") == args.end()) {
+    args.push_back("--out");
+    args.push_back((std::filesystem::temp_directory_path() / "tracebench-cli-test").string());
+  }
   args.insert(args.begin(), "tracebench");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <locale>
 
 namespace tracebench {
@@ -48,6 +50,8 @@ RunResult sample_run() {
   b.baseline.cycles = summarize({1.5, 2.5, 3.5});
   b.baseline.repetition_medians = {2.5, 2.5};
   b.traced.cycles = summarize({10.25, 11, 12});
+  b.baseline.ns = summarize({0.6, 1.0, 1.4});  // an ok benchmark has both units (results/schema.json)
+  b.traced.ns = summarize({4.1, 4.4, 4.8});
   b.traced.cold_first_event_cycles = 1234.5;
   b.traced.repetition_medians = {11, 11.5};
   b.traced.counters_per_event["task-clock"] = 4.5;
@@ -159,6 +163,29 @@ TEST(Results, WriteRunIsAtomicAndReadable) {
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(back.benchmarks.size(), 2u);
   std::filesystem::remove_all(dir);
+}
+
+// The fully populated sample run, as write_run() writes it, is valid against
+// results/schema.json, and the validator refuses each mutation of it in
+// tests/harness/schema_mutations.py's table (python3-jsonschema, installed
+// by scripts/setup.sh).
+TEST(Results, PopulatedResultIsSchemaValidAndMutationsAreRefused) {
+  auto dir = std::filesystem::temp_directory_path() / ("tb-schema-test-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(write_run(dir.string(), sample_run()).is_ok());
+  const std::string src = TB_SOURCE_DIR;
+  const std::string cmd = "/usr/bin/python3 " + src + "/tests/harness/schema_mutations.py " + src + " " +
+                          (dir / "result.json").string() + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  std::filesystem::remove_all(dir);
+  std::cout << out;
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(out.find("mutations, 0 not refused"), std::string::npos) << out;
 }
 
 // A comma-decimal global locale must not leak into any file.

@@ -291,8 +291,15 @@ TEST(RunnerGap, SleepsBeforeEachSample) {
   EXPECT_EQ(b.samples_per_block, 50u);  // 100 ms of 2 ms gaps
   // 2 repetitions of two blocks of 50 samples, each after 2 ms asleep.
   EXPECT_GE(took, 2 * 2 * 50 * 2e6);
-  // Asleep outside the timed region: a sample times one counted event.
-  EXPECT_LT(b.traced.cycles.p50, 1e5);
+  // Asleep outside the timed region: a sample times one counted event after
+  // the gap, not the gap.  A sleep inside it would make every sample at
+  // least the 2 ms gap; one event on a cold cache is microseconds, so the
+  // bound is a hundredth of the gap (in ns, whatever this host's TSC rate).
+  const double gap_ns = 2000 * 1e3;
+  ASSERT_GT(b.traced.ns.n, 0u);
+  ASSERT_GT(b.baseline.ns.n, 0u);
+  EXPECT_LT(b.traced.ns.p50, gap_ns / 100) << "the gap was timed (traced)";
+  EXPECT_LT(b.baseline.ns.p50, gap_ns / 100) << "the gap was timed (baseline)";
   EXPECT_EQ(b.events.recorded, b.events.fired);
 }
 

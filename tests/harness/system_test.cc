@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <ctime>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -33,13 +34,14 @@ TEST(ForeignCpuLoad, OwnThreadsAreNotForeign) {
   // and so does this process's own CPU time, which is subtracted.
   const CpuTimeSnapshot a = cpu_time_snapshot();
   ASSERT_TRUE(a.ok);
-  std::atomic<bool> stop{false};
-  std::thread spin([&] {
-    while (!stop.load(std::memory_order_relaxed)) {
-    }
+  // The thread spins until it has had 300 ms of CPU (its own clock), not
+  // 300 ms of wall time: on a loaded machine it gets a fraction of a CPU.
+  std::thread spin([] {
+    timespec ts{};
+    do {
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    } while (ts.tv_sec == 0 && ts.tv_nsec < 300'000'000);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  stop = true;
   spin.join();
   const CpuTimeSnapshot b = cpu_time_snapshot();
   ASSERT_TRUE(b.ok);

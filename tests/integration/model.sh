@@ -122,7 +122,12 @@ PY
 
 # model validate on the same tracer: a paced run, untraced and traced
 # segments, every fired event recorded and checked, a schema-valid Table 7
-# row (the figures themselves are the host's, not asserted).
+# row whose measured side is what its segments add up to (recomputed here
+# from the raw segment sums: CPU per event untraced and traced, probe cycles
+# and CPU share, consumer share with the drain, their sum), whose predicted
+# side is the fitted entry's, and whose error is measured minus predicted.
+# The figures themselves are the host's, not asserted: a paced trace_marker
+# write costs less than the untraced segments spread on a busy machine.
 "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload -p 64 --rate 5000 --quick \
   --out "$out/validation.json" > "$out/validate.txt"
 /usr/bin/python3 "$src/scripts/validate_result.py" "$out/validation.json"
@@ -141,6 +146,24 @@ want = e["fixed"]["cycles"] + 64 * e["per_byte"]["cycles"]
 assert abs(v["predicted"]["probe_cycles"] - want) < 1e-6 * want, (v["predicted"], want)
 for k in ("probe_cycles", "probe_cpu_percent", "consumer_cpu_percent", "cpu_percent"):
     assert math.isfinite(v["measured"][k]), (k, v["measured"])
+me, pr, er = v["measured"], v["predicted"], v["error"]
+def close(a, b, what):
+    assert abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-9), (what, a, b)
+tsc_hz = v["model"]["tsc_hz"]
+side = {t: [s for s in segs if s["traced"] == t] for t in (False, True)}
+cpu = {t: sum(s["thread_cpu_ns"] for s in side[t]) / sum(s["events"] for s in side[t]) for t in side}
+wall_traced = sum(s["wall_ns"] for s in side[True])
+ops_hz = sum(s["events"] for s in side[True]) / (wall_traced / 1e9)
+close(me["untraced_ns_per_event"], cpu[False], "untraced ns per event")
+close(me["traced_ns_per_event"], cpu[True], "traced ns per event")
+close(me["probe_cycles"], (cpu[True] - cpu[False]) * tsc_hz / 1e9, "probe cycles")
+close(me["probe_cpu_percent"], 100 * ops_hz * (cpu[True] - cpu[False]) / 1e9, "probe CPU %")
+consumer_ns = me["drain_consumer_cpu_ns"] + sum(s["consumer_cpu_ns"] for s in side[True])  # the drain's too
+close(me["consumer_cpu_percent"], 100 * consumer_ns / wall_traced, "consumer CPU %")
+close(me["cpu_percent"], me["probe_cpu_percent"] + me["consumer_cpu_percent"], "CPU % = probe + consumer")
+close(er["probe_cycles"], me["probe_cycles"] - pr["probe_cycles"], "error = measured - predicted (cycles)")
+if pr.get("cpu_percent") is not None:
+    close(er["cpu_percent"], me["cpu_percent"] - pr["cpu_percent"], "error = measured - predicted (CPU %)")
 print(f"ok: validate ftrace marker 64 B at 5 kHz: probe {v['measured']['probe_cycles']:.0f} cycles measured, "
       f"{v['predicted']['probe_cycles']:.0f} predicted")
 PY

@@ -7,10 +7,40 @@
 set -uo pipefail
 TB=${1:?usage: $0 <tracebench binary> <source dir>}
 SRC=${2:?usage: $0 <tracebench binary> <source dir>}
-if [[ $(id -u) != 0 ]]; then echo "SKIP: needs root"; exit 77; fi
+. "$SRC/tests/common/require.sh"
+if [[ $(id -u) != 0 ]]; then tb_skip lttng "needs root (a root lttng-sessiond)"; fi
 # Live daemons (an exited one stays a zombie until its new parent reaps it).
 live_sessiond() { ps -C lttng-sessiond -o pid=,stat= | awk '$2 !~ /^Z/ { print $1 }'; }
-if [[ -n $(live_sessiond) ]]; then echo "SKIP: an lttng-sessiond runs already (not ours)"; exit 77; fi
+# A daemon that runs before the test.  tracebench records the daemon it
+# starts and its own pid in $MARKER (tracers/lttng/sessiond.h): while that
+# owner lives, another run is using it (wait for it); an owner that is gone
+# means the daemon leaked, and so does a daemon started the way tracebench
+# starts one (--no-kernel / --extra-kmod-probes=tracebench) with no owner
+# recorded: both fail, the leak is what this test is about.  A daemon
+# tracebench did not start is not ours to stop: skip.
+MARKER=${TB_LTTNG_MARKER:-/run/tracebench-lttng-sessiond}  # tracers/lttng/sessiond.h kMarkerFile
+marker_owner() { local d o; { read -r d o < "$MARKER"; } 2>/dev/null && echo "$o"; }
+for _ in $(seq 1 90); do
+  [[ -z $(live_sessiond) ]] && break
+  owner=$(marker_owner)
+  [[ -n $owner ]] && kill -0 "$owner" 2>/dev/null || break
+  sleep 2
+done
+if [[ -n $(live_sessiond) ]]; then
+  owner=$(marker_owner)
+  if [[ -n $owner ]]; then
+    if ! kill -0 "$owner" 2>/dev/null; then
+      echo "FAIL: lttng-sessiond $(live_sessiond) leaked: its owner, tracebench pid $owner, is gone ($MARKER)"; exit 1
+    fi
+    tb_skip lttng "lttng-sessiond $(live_sessiond) belongs to a tracebench run still in progress (pid $owner) after 3 minutes"
+  fi
+  for p in $(live_sessiond); do
+    if tr '\0' ' ' < "/proc/$p/cmdline" | grep -Eq -- "--no-kernel|--extra-kmod-probes=tracebench"; then
+      echo "FAIL: lttng-sessiond $p was started as tracebench starts one, and no run owns it: leaked"; exit 1
+    fi
+  done
+  tb_skip lttng "an lttng-sessiond that tracebench did not start runs already (pid $(live_sessiond)), not ours to stop"
+fi
 OUT=$(mktemp -d /tmp/tb-daemon-test.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <lttng/lttng.h>
 
+#include "tests/common/require.h"
 #include "tracebench/workload.h"
 #include "tracers/lttng/lttng_tracer.h"
 #include "tracers/lttng/payload_pattern.h"
@@ -107,9 +108,9 @@ std::unique_ptr<WorkloadState> workload_state(const char* workload, std::size_t 
 class LttngTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "skipping: needs root (a root lttng-sessiond)";
+    if (geteuid() != 0) TB_SKIP_OR_FAIL("lttng", "needs root (a root lttng-sessiond)");
     auto a = tracer.available();
-    if (!a.ok) GTEST_SKIP() << "skipping: " << a.reason;
+    if (!a.ok) TB_SKIP_OR_FAIL("lttng", a.reason);
     sessiond_was_alive = lt::sessiond_alive();
   }
   void TearDown() override {

@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/require.h"
 #include "tracebench/verification.h"
 #include "tracers/perf/perf_tracer.h"
 #include "tests/common/tracer_fixture.h"
@@ -72,7 +73,7 @@ class PerfTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto a = tracer.available();
-    if (!a.ok) GTEST_SKIP() << "skipping: " << a.reason;
+    if (!a.ok) TB_SKIP_OR_FAIL("perf", a.reason);
     fds_before = open_fds();
   }
   void TearDown() override {

@@ -26,6 +26,34 @@ for b in none/kmod_fixed kprobes/kmod_target; do
   grep -q "^$b/" "$out/compare.txt" || { echo "FAIL: no row for $b"; cat "$out/compare.txt"; exit 1; }
 done
 if grep -q 'missing on one side' "$out/compare.txt"; then echo "FAIL: a benchmark failed"; cat "$out/compare.txt"; exit 1; fi
+# The verdicts: the same comparison as JSON, and with --fail-on-regression,
+# whose exit status must agree with them.  Kernel A is kernel B, so each
+# benchmark must come out "same", compared on the runs' medians (Welch's t,
+# 2 runs a side: a false alarm needs p < 0.05 with about 2 degrees of
+# freedom and a change above compare's threshold).
+"$tb" compare --json "$out/A/runs" "$out/B/runs" > "$out/compare.json" || { echo "FAIL: compare --json failed"; exit 1; }
+"$tb" compare --fail-on-regression "$out/A/runs" "$out/B/runs" > /dev/null 2>&1
+gate=$?
+/usr/bin/python3 - "$out/compare.json" "$gate" <<'PY' || exit 1
+import json, sys
+c = json.load(open(sys.argv[1]))
+gate = int(sys.argv[2])
+rows = {r["benchmark"].split("/")[0] + "/" + r["benchmark"].split("/")[1]: r for r in c["rows"]}
+fail = False
+for b in ("none/kmod_fixed", "kprobes/kmod_target"):
+    r = rows.get(b)
+    if r is None:
+        print(f"FAIL: no row for {b}"); fail = True; continue
+    print(f"{r['benchmark']}: {r['verdict']} ({r['method']}, {r['a_runs']}+{r['b_runs']} runs, p {r.get('p_value')})")
+    if (r["method"], r["a_runs"], r["b_runs"]) != ("runs", 2, 2):
+        print(f"FAIL: {b} not compared on 2 runs a side: {r}"); fail = True
+    if r["verdict"] != "same":
+        print(f"FAIL: kernel A = kernel B, yet {b} is {r['verdict']}"); fail = True
+regressed = any(r["verdict"] in ("regression", "failed", "missing") for r in c["rows"])
+if (gate == 1) != regressed or gate not in (0, 1):
+    print(f"FAIL: compare --fail-on-regression exited {gate}, the verdicts say regression={regressed}"); fail = True
+sys.exit(1 if fail else 0)
+PY
 # Bad input: a clear error, nothing booted.
 msg=$("$here/../../scripts/vm/compare-kernels.sh" --tracebench "$tb" --rounds 0 "$kernel" "$kernel" -- run 2>&1)
 [ $? -eq 2 ] && echo "$msg" | grep -q -- '--rounds must be' || { echo "FAIL: --rounds 0 not rejected: $msg"; exit 1; }

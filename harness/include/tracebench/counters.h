@@ -21,6 +21,18 @@ struct CounterInfo {
   std::string unavailable_reason;
 };
 
+// Whether the kernel exposes the CPU's hardware PMU to perf (a "cpu" event
+// source, or "cpu_core"/"cpu_atom" on hybrid CPUs) under `root` ("" for the
+// running system; tests give a directory that mimics /sys).  A VM without
+// PMU passthrough has none: no PAPI preset and no hardware event can count.
+bool hardware_pmu_exposed(const std::string& root = "");
+
+// Why perf_event_open refused a counter (errno `err`; `hardware`: a hardware
+// event or a PAPI preset), in words that say what to do, from what the
+// kernel exposes under `root`: perf_event_paranoid for EACCES/EPERM, the
+// missing PMU for a hardware event.  "" adds nothing to the errno's text.
+std::string perf_refusal_hint(int err, bool hardware, const std::string& root = "");
+
 class Counters {
  public:
   Counters() = default;

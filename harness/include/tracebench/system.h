@@ -31,6 +31,15 @@ struct SystemInfo {
 
 SystemInfo probe_system(int measured_cpu);
 
+// The file-based part of probe_system(): the clocksource and the noise
+// warnings from the governor, boost/turbo, SMT siblings, isolcpus,
+// nohz_full, the TSC flags and CPU mitigations of `measured_cpu`, read under
+// `root` ("" for the running system; tests give a directory that mimics
+// /proc and /sys).  Appends to s->noise_warnings.
+void detect_run_context(const std::string& root, int measured_cpu, SystemInfo* s);
+// Whether a kernel CPU list ("0-3,8,10-11") holds `cpu`.
+bool cpu_list_contains(const std::string& list, int cpu);
+
 // CPUID leaf 0x40000000's vendor ("KVMKVMKVM", "TCGTCGTCGTCG", "bhyve bhyve ");
 // "" when CPUID says no hypervisor.
 std::string hypervisor_vendor();

@@ -1,0 +1,82 @@
+# Test tiers: every test carries one of these labels (README "Tests"), a
+# TIMEOUT, and reports a skip as a skip.
+#   unit         no root, no tracer, fast (`ctest -L unit`, under a minute)
+#   adapters     needs root and a tracer
+#   integration  runs the tracebench binary end to end
+#   vmlab        boots the VM lab (qemu)
+#   fuzz         the D-VM's fuzz targets, seeded and time-boxed
+#   slow         takes minutes (in addition to its tier)
+# Per-tracer labels (ebpf, ftrace, lttng, ...) may be added beside the tier.
+# tests.tiers (tests/tiers_check.py) fails on a test without a tier label or
+# a TIMEOUT.
+
+# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [RUN_SERIAL] [FILTER <gtest filter>]
+#          [PREFIX <name prefix>])
+# gtest_discover_tests with the properties set after discovery by a ctest
+# include file of our own: handed to gtest_discover_tests' PROPERTIES, a list
+# (LABELS "ebpf;root") is split into words and every property after it is
+# taken apart, so the tests lost their labels, RUN_SERIAL and TIMEOUT.
+function(tb_gtest target)
+  cmake_parse_arguments(arg "RUN_SERIAL" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
+  if(NOT arg_LABELS OR NOT arg_TIMEOUT)
+    message(FATAL_ERROR "tb_gtest(${target}): LABELS (a tier) and TIMEOUT are required")
+  endif()
+  set(list_var tb_gtest_${target}_${arg_PREFIX}_tests)
+  string(MAKE_C_IDENTIFIER "${list_var}" list_var)
+  set(extra "")
+  if(arg_FILTER)
+    list(APPEND extra TEST_FILTER ${arg_FILTER})
+  endif()
+  if(arg_PREFIX)
+    list(APPEND extra TEST_PREFIX ${arg_PREFIX})
+  endif()
+  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 TEST_LIST ${list_var} ${extra})
+  set(serial FALSE)
+  if(arg_RUN_SERIAL)
+    set(serial TRUE)
+  endif()
+  set(props_file ${CMAKE_CURRENT_BINARY_DIR}/${list_var}_props.cmake)
+  # Runs in ctest after gtest's own include file has defined ${list_var}.
+  file(WRITE ${props_file}
+    "if(${list_var})\n"
+    "  set_tests_properties(\${${list_var}} PROPERTIES LABELS \"${arg_LABELS}\" TIMEOUT ${arg_TIMEOUT}\n"
+    "    RUN_SERIAL ${serial} SKIP_REGULAR_EXPRESSION \"\\\\[  SKIPPED \\\\]\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${props_file})
+endfunction()
+
+set(TB_TIERS unit adapters integration vmlab fuzz)
+
+# tb_directory_tier(<tier> [SLOW <test>...]): at the end of this directory's
+# CMakeLists.txt, every add_test() test of it that has no tier label gets
+# <tier>, and the SLOW ones the label slow too.  Tests added to the directory
+# later are in their tier without a line of their own.
+function(tb_directory_tier tier)
+  cmake_parse_arguments(arg "" "" "SLOW" ${ARGN})
+  # A deferred call's arguments are expanded when it runs, in the directory's
+  # scope: write the values into the call now.
+  string(JOIN " " slow ${arg_SLOW})
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL tb_apply_directory_tier ${tier} ${slow})")
+endfunction()
+
+function(tb_apply_directory_tier tier)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t ${tests})
+    get_property(labels TEST ${t} PROPERTY LABELS)
+    set(has_tier FALSE)
+    foreach(l ${labels})
+      if(l IN_LIST TB_TIERS)
+        set(has_tier TRUE)
+      endif()
+    endforeach()
+    if(NOT has_tier)
+      set_property(TEST ${t} APPEND PROPERTY LABELS ${tier})
+    endif()
+  endforeach()
+  foreach(t ${ARGN})
+    if(NOT TEST ${t})
+      message(FATAL_ERROR "tb_directory_tier: no test ${t} in ${CMAKE_CURRENT_SOURCE_DIR}")
+    endif()
+    set_property(TEST ${t} APPEND PROPERTY LABELS slow)
+  endforeach()
+endfunction()
