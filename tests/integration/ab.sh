@@ -2,8 +2,9 @@
 # `tracebench ab` on this machine, end to end with the none tracer on getpid:
 # a regression planted on side B (none.inject_cycles at 30% of the
 # workload's cost per event, calibrated by a first run as
-# scripts/detector-power.sh does) is called a regression; an A/A (the same
-# spec on both sides) is called same or inconclusive, never a regression.
+# scripts/detector-power.sh does) is called a regression; an A/A (two
+# builds: a copy of the binary as side A, this one as B) is called same or
+# inconclusive, never a regression.
 # Each pair's runs are kept so `compare` re-reads them as pairs; bad specs
 # are refused with exit 2.
 set -euo pipefail
@@ -24,7 +25,8 @@ echo "planting $inject cycles per event on B"
 "$tracebench" ab . ":-o none.inject_cycles=$inject" --out "$out/reg" --max-pairs 20 -- "${run_args[@]}" \
   > "$out/reg.txt" 2> "$out/reg.err" || { cat "$out/reg.txt" "$out/reg.err"; exit 1; }
 cat "$out/reg.txt"
-"$tracebench" ab . . --out "$out/aa" --max-pairs 8 --json -- "${run_args[@]}" > "$out/aa.json" 2> "$out/aa.err" \
+cp "$tracebench" "$out/tracebench-copy"
+"$tracebench" ab "$out/tracebench-copy" . --out "$out/aa" --max-pairs 8 --json -- "${run_args[@]}" > "$out/aa.json" 2> "$out/aa.err" \
   || { cat "$out/aa.err"; exit 1; }
 "$tracebench" compare "$out/reg/A" "$out/reg/B" --json > "$out/compare.json"
 
@@ -43,6 +45,7 @@ n = len(reg["pairs"])
 for side in ("A", "B"):
     pairs = sorted(os.listdir(os.path.join(sys.argv[4], side)))
     assert pairs == [f"pair-{i:04d}" for i in range(1, n + 1)], pairs
+assert aa["a"]["binary"].endswith("/tracebench-copy") and aa["b"]["binary"] != aa["a"]["binary"], aa["a"]
 row = aa["rows"][0]
 print(f"A/A: {row['verdict']} after {row['pairs']} pairs, B/A {row['ratio']:.3f}, MDE80 {row['mde_80']}")
 assert row["verdict"] in ("same", "inconclusive"), row
