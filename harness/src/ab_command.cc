@@ -178,13 +178,24 @@ Status run_pair(const AbArgs& a, const Spec specs[2], int index, const fs::path&
   return Status::ok();
 }
 
-double alpha_each(const AbArgs& a, std::size_t benchmarks) {
-  return a.alpha / static_cast<double>(std::max<std::size_t>(1, benchmarks));
+// What a session of pairs has found so far.
+struct Session {
+  std::map<std::string, Track> tracks;
+  std::vector<std::string> order;  // benchmarks as first seen
+  std::size_t benchmarks = 0;      // named in the first pair: alpha is split over them
+  json pairs = json::array();
+  std::string stopped = "budget: --max-pairs";
+  Status run_status = Status::ok();
+  double seconds = 0;
+};
+
+double alpha_each(const AbArgs& a, const Session& s) {
+  return a.alpha / static_cast<double>(std::max<std::size_t>(1, s.benchmarks));
 }
 
-bool all_decided(const std::map<std::string, Track>& tracks) {
-  if (tracks.empty()) return false;
-  for (const auto& [name, t] : tracks)
+bool all_decided(const Session& s) {
+  if (s.tracks.empty()) return false;
+  for (const auto& [name, t] : s.tracks)
     if (t.state.verdict.empty()) return false;
   return true;
 }
@@ -196,14 +207,13 @@ std::string percent(double log_value) {
 
 // The verdicts, final: an undecided benchmark is inconclusive, with the MDE
 // (80% power, fixed-sample paired t at its alpha) its pairs reached.
-json verdicts(const AbArgs& a, const std::map<std::string, Track>& tracks, const std::vector<std::string>& order,
-              std::string* table) {
-  const double al = alpha_each(a, tracks.size());
+json verdicts(const AbArgs& a, const Session& s, std::string* table) {
+  const double al = alpha_each(a, s);
   json rows = json::array();
   *table = fmt::format("{:<52} {:>5} {:>8} {:>20} {:>8}  {}\n", "benchmark", "pairs", "B/A", "interval of B/A-1",
                        "MDE80", "verdict");
-  for (const auto& name : order) {
-    const Track& t = tracks.at(name);
+  for (const auto& name : s.order) {
+    const Track& t = s.tracks.at(name);
     const std::string verdict = t.state.verdict.empty() ? "inconclusive" : t.state.verdict;
     const double mde = std::expm1(mde_paired(t.state.sd, t.state.n, al, 0.8));
     auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
@@ -246,6 +256,115 @@ Status check_args(const AbArgs& a) {
   return Status::ok();
 }
 
+// After a pair: each undecided benchmark's test on its pairs so far (a
+// decided one keeps the verdict, and the pairs, it was decided on), and the
+// progress line.
+void update_tests(const AbArgs& a, Session* s, const json& record) {
+  if (s->pairs.size() == 1) s->benchmarks = record["figures"].size();
+  std::string line;
+  for (auto& [name, t] : s->tracks) {
+    if (t.state.verdict.empty()) {
+      t.state = sequential_test(t.d, alpha_each(a, *s), a.threshold);
+      if (static_cast<int>(t.d.size()) < a.min_pairs) t.state.verdict.clear();
+    }
+    line += fmt::format(" {} {:.3f} [{}, {}] {}", name, std::exp(t.state.mean), percent(t.state.low),
+                        percent(t.state.high), t.state.verdict.empty() ? "undecided" : t.state.verdict);
+  }
+  std::cerr << fmt::format("pair {} ({}, {:.0f} s):{}\n", s->pairs.size(), record["order"].get<std::string>(),
+                           s->seconds, line);
+}
+
+// Pairs until every benchmark is decided, the budget is spent, a run fails
+// or a signal comes.
+void run_until_decided(const AbArgs& a, const Spec specs[2], Session* s) {
+  struct sigaction act {}, old_int{}, old_term{};
+  act.sa_handler = on_signal;
+  sigemptyset(&act.sa_mask);
+  sigaction(SIGINT, &act, &old_int);
+  sigaction(SIGTERM, &act, &old_term);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  for (int i = 0; i < a.max_pairs; ++i) {
+    // A pair takes about as long as the last ones did: do not start one the
+    // time budget cannot hold.
+    if (i > 0 && elapsed() * (i + 1) / i > a.max_seconds) {
+      s->stopped = "budget: --max-seconds";
+      break;
+    }
+    json record;
+    s->run_status = run_pair(a, specs, i, a.out, &s->tracks, &s->order, &record);
+    s->seconds = elapsed();
+    if (!s->run_status && g_stop) {
+      // The run was interrupted with us: the pair under way is dropped.
+      s->run_status = Status::ok();
+      s->stopped = "interrupted";
+      break;
+    }
+    if (!s->run_status) break;
+    s->pairs.push_back(record);
+    update_tests(a, s, record);
+    if (g_stop) {
+      s->stopped = "interrupted";
+      break;
+    }
+    if (all_decided(*s)) {
+      s->stopped = "decided";
+      break;
+    }
+  }
+  s->seconds = elapsed();
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+}
+
+// ab.json, the table, and the exit status.
+int finish(const AbArgs& a, const Spec specs[2], const Session& s) {
+  std::string table;
+  json rows = verdicts(a, s, &table);
+  const std::string stopped = s.run_status ? s.stopped : "failed: " + s.run_status.message();
+  json doc = {{"a", {{"spec", a.a_spec}, {"binary", specs[0].binary}, {"args", specs[0].args}}},
+              {"b", {{"spec", a.b_spec}, {"binary", specs[1].binary}, {"args", specs[1].args}}},
+              {"run_args", a.run_args},
+              {"test", "always-valid mixture SPRT on log(B/A) of each pair's run figures (t mixture, tau 1, "
+                       "right-Haar prior on the sd); alpha split over the benchmarks"},
+              {"alpha", a.alpha}, {"alpha_per_benchmark", alpha_each(a, s)},
+              {"threshold", a.threshold}, {"max_pairs", a.max_pairs}, {"max_seconds", a.max_seconds},
+              {"stopped", stopped}, {"seconds", s.seconds}, {"pairs", s.pairs}, {"rows", rows}};
+  if (Status w = write_file_atomic((fs::path(a.out) / "ab.json").string(), doc.dump(1) + "\n"); !w) {
+    std::cerr << "tracebench ab: " << w.message() << "\n";
+    return 1;
+  }
+  if (a.json) {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("A: {}\nB: {}\n{} pairs in {:.0f} s, stopped: {}\n\n", a.a_spec, a.b_spec, s.pairs.size(),
+                             s.seconds, s.run_status ? s.stopped : "a run failed");
+    std::cout << table;
+    std::cout << fmt::format(
+        "test: always-valid mixture SPRT on the pairs' log(B/A), alpha {:.3g} ({:.3g} a benchmark), threshold "
+        "{:.3g}; the interval holds at every pair at once; inconclusive = budget spent undecided (MDE80: the change "
+        "its pairs would find with 80% power)\nthe runs: tracebench compare {}/A {}/B\n",
+        a.alpha, alpha_each(a, s), a.threshold, a.out, a.out);
+  }
+  if (!s.run_status) {
+    std::cerr << "tracebench ab: " << s.run_status.message() << "\n";
+    return 1;
+  }
+  if (s.tracks.empty()) {
+    std::cerr << "tracebench ab: no benchmark has a figure on both sides\n";
+    return 1;
+  }
+  if (s.stopped == "interrupted") return 130;
+  for (const auto& r : rows) {
+    if (a.fail_on_regression && r["verdict"] == "regression") {
+      std::cerr << "tracebench ab: failing (--fail-on-regression): " << r["benchmark"].get<std::string>()
+                << " regressed\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int run_ab(AbArgs a) {
   auto refuse = [](const std::string& why) {
     std::cerr << "tracebench ab: " << why << "\n";
@@ -256,103 +375,9 @@ int run_ab(AbArgs a) {
   if (Status s = parse_spec(a.a_spec, &specs[0]); !s) return refuse(s.message());
   if (Status s = parse_spec(a.b_spec, &specs[1]); !s) return refuse(s.message());
   if (Status s = make_out_dir(a); !s) return refuse(s.message());
-  struct sigaction act {}, old_int{}, old_term{};
-  act.sa_handler = on_signal;
-  sigemptyset(&act.sa_mask);
-  sigaction(SIGINT, &act, &old_int);
-  sigaction(SIGTERM, &act, &old_term);
-
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  std::map<std::string, Track> tracks;
-  std::vector<std::string> order;
-  json pairs = json::array();
-  std::string stopped = "budget: --max-pairs";
-  Status run_status = Status::ok();
-  for (int i = 0; i < a.max_pairs; ++i) {
-    // A pair takes about as long as the last ones did: do not start one the
-    // time budget cannot hold.
-    if (i > 0 && elapsed() * (i + 1) / i > a.max_seconds) {
-      stopped = "budget: --max-seconds";
-      break;
-    }
-    json record;
-    run_status = run_pair(a, specs, i, a.out, &tracks, &order, &record);
-    if (!run_status && g_stop) {
-      // The run was interrupted with us: the pair under way is dropped.
-      run_status = Status::ok();
-      stopped = "interrupted";
-      break;
-    }
-    if (!run_status) break;
-    pairs.push_back(record);
-    const double al = alpha_each(a, tracks.size());
-    std::string line;
-    for (auto& [name, t] : tracks) {
-      t.state = sequential_test(t.d, al, a.threshold);
-      if (static_cast<int>(t.d.size()) < a.min_pairs) t.state.verdict.clear();
-      line += fmt::format(" {} {:.3f} [{}, {}] {}", name, std::exp(t.state.mean), percent(t.state.low),
-                          percent(t.state.high), t.state.verdict.empty() ? "undecided" : t.state.verdict);
-    }
-    std::cerr << fmt::format("pair {} ({}, {:.0f} s):{}\n", i + 1, record["order"].get<std::string>(), elapsed(), line);
-    if (g_stop) {
-      stopped = "interrupted";
-      break;
-    }
-    if (i + 1 >= a.min_pairs && all_decided(tracks)) {
-      stopped = "decided";
-      break;
-    }
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-
-  std::string table;
-  json rows = verdicts(a, tracks, order, &table);
-  json doc = {{"a", {{"spec", a.a_spec}, {"binary", specs[0].binary}, {"args", specs[0].args}}},
-              {"b", {{"spec", a.b_spec}, {"binary", specs[1].binary}, {"args", specs[1].args}}},
-              {"run_args", a.run_args},
-              {"test", "always-valid mixture SPRT on log(B/A) of each pair's run figures (t mixture, tau 1, "
-                       "right-Haar prior on the sd); alpha split over the benchmarks"},
-              {"alpha", a.alpha}, {"alpha_per_benchmark", alpha_each(a, tracks.size())},
-              {"threshold", a.threshold}, {"max_pairs", a.max_pairs}, {"max_seconds", a.max_seconds},
-              {"stopped", run_status ? stopped : "failed: " + run_status.message()}, {"seconds", elapsed()},
-              {"pairs", pairs}, {"rows", rows}};
-  if (Status s = write_file_atomic((fs::path(a.out) / "ab.json").string(), doc.dump(1) + "\n"); !s) {
-    std::cerr << "tracebench ab: " << s.message() << "\n";
-    return 1;
-  }
-  if (a.json) {
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    std::cout << fmt::format("A: {}\nB: {}\n{} pairs in {:.0f} s, stopped: {}\n\n", a.a_spec, a.b_spec, pairs.size(),
-                             elapsed(), run_status ? stopped : "a run failed");
-    std::cout << table;
-    std::cout << fmt::format(
-        "test: always-valid mixture SPRT on the pairs' log(B/A), alpha {:.3g} ({:.3g} a benchmark), threshold "
-        "{:.3g}; the interval holds at every pair at once; inconclusive = budget spent undecided (MDE80: the change "
-        "its pairs would find with 80% power)\nthe runs: tracebench compare {}/A {}/B\n",
-        a.alpha, alpha_each(a, tracks.size()), a.threshold, a.out, a.out);
-  }
-  if (!run_status) {
-    std::cerr << "tracebench ab: " << run_status.message() << "\n";
-    return 1;
-  }
-  if (tracks.empty()) {
-    std::cerr << "tracebench ab: no benchmark has a figure on both sides\n";
-    return 1;
-  }
-  if (stopped == "interrupted") return 130;
-  if (a.fail_on_regression) {
-    for (const auto& r : rows) {
-      if (r["verdict"] == "regression") {
-        std::cerr << "tracebench ab: failing (--fail-on-regression): " << r["benchmark"].get<std::string>()
-                  << " regressed\n";
-        return 1;
-      }
-    }
-  }
-  return 0;
+  Session session;
+  run_until_decided(a, specs, &session);
+  return finish(a, specs, session);
 }
 
 void install(CLI::App& app, int* exit_status) {
