@@ -467,7 +467,7 @@ int cli_main(int argc, char** argv) {
   compare->add_option("A", ca.a, "The reference: a run directory, a result.json, a directory of run directories (pooled), or a directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
       ->required();
   compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
-  compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'")
+  compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'; a benchmark with no significant change whose MDE at 80% power is above it is 'inconclusive'")
       ->capture_default_str()->check(CLI::Range(0.0, 10.0));
   compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");

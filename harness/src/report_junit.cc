@@ -1,7 +1,9 @@
 // The JUnit reporter: `tracebench compare --junit FILE` as CI systems read
 // test results.  One testsuite, one testcase per benchmark; what
 // --fail-on-regression fails on (a regression, a benchmark of A missing or
-// failed in B) is a <failure>, a benchmark only B has is <skipped>.  Every
+// failed in B) is a <failure>, a benchmark only B has is <skipped>; an
+// inconclusive one passes (compare fails on it only with
+// --fail-on-inconclusive), its MDE among its properties.  Every
 // figure comes from the CompareResult: nothing is recomputed here.
 #include <cmath>
 

@@ -1,7 +1,8 @@
 // Compares two runs benchmark by benchmark (the regression question: did
 // kernel B, or this change, make a tracer more expensive than A?).  Per
 // benchmark: the per-repetition overheads (traced - baseline) of A and B,
-// their medians, the ratio B/A and a two-sided Mann-Whitney U test.
+// their medians, the ratio B/A, a two-sided test (which one: `method`) and
+// the smallest change that test could have found (the MDE, power.h).
 #pragma once
 
 #include <optional>
