@@ -283,6 +283,28 @@ TEST(Sequential, FalseAlarmsUnderOptionalStoppingStayBelowAlpha) {
   EXPECT_GT(naive / double(trials), 0.2) << naive;
 }
 
+TEST(Sequential, HeavyTailedAAPairsRaiseNoMoreFalseAlarms) {
+  // A/A log ratios are symmetric (A and B exchangeable), but a disturbed
+  // run makes them heavy-tailed: one pair in ten ten times as spread.  The
+  // t mixture only gets more cautious (the sd grows faster than the mean).
+  std::mt19937_64 rng(19);
+  std::normal_distribution<double> calm(0, 0.02), disturbed(0, 0.2);
+  std::uniform_real_distribution<double> u(0, 1);
+  const int trials = 2000;
+  int rejected = 0;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> d;
+    bool ever = false;
+    for (int i = 0; i < 60 && !ever; ++i) {
+      d.push_back(u(rng) < 0.1 ? disturbed(rng) : calm(rng));
+      const SequentialState st = sequential_test(d, 0.05, 0.05);
+      ever = st.low > 0 || st.high < 0;
+    }
+    rejected += ever;
+  }
+  EXPECT_LE(rejected / double(trials), with_slack(0.05, trials)) << rejected;
+}
+
 TEST(Sequential, TheIntervalCoversTheTrueChangeAtEveryPairAtOnce) {
   std::mt19937_64 rng(13);
   const int trials = 2000;
