@@ -34,6 +34,8 @@ packages=(
   python3 python3-jsonschema
   # report (plots), results history, the report's browser test
   python3-matplotlib libsqlite3-dev sqlite3 chromium
+  # the man page (help2man reads the built binary's --help)
+  help2man
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang
   libclang-rt-14-dev
 )

@@ -5,19 +5,26 @@
 //
 // The database is history_db.h's.  `add` reads and checks every
 // named run before it opens the database, then writes them in one
-// transaction: a bad run changes nothing, a run already there is skipped.
+// transaction: a bad run changes nothing, the same run added again is
+// skipped, and a distinct run whose id is taken is kept under a derived id.
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <map>
 #include <set>
+#include <tuple>
+
+#include <sqlite3.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "history_db.h"
+#include "tracebench/cli_range.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/results.h"
+#include "tracebench/util.h"
 
 namespace tracebench {
 namespace {
@@ -39,6 +46,60 @@ struct Args {
 int fail(const char* what, const std::string& why) {
   std::cerr << "tracebench history " << what << ": " << why << "\n";
   return 2;
+}
+
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  const fs::path abs = fs::absolute(p, ec);
+  return ec ? p : abs.string();
+}
+
+// A benchmark's figures as the benchmarks table holds them: what tells two
+// runs apart when they carry one id.
+using Figures = std::map<std::string, std::tuple<std::string, double, double>>;
+
+Figures figures_of(const RunResult& r) {
+  Figures f;
+  for (const auto& b : r.benchmarks)
+    f[b.name] = {b.status, b.baseline.ns.n ? b.baseline.ns.p50 : -1.0, b.traced.ns.n ? b.traced.ns.p50 : -1.0};
+  return f;
+}
+
+// Whether the run stored under `id` is `r` added again, or another run with
+// the same id: ids before sub-second ones were unique only per --out folder,
+// so two runs made in one second in two folders share one.
+Status stored_is_same(Db& db, const std::string& id, const RunResult& r, bool* same) {
+  Figures stored;
+  TB_TRY(db.query("SELECT name, status, baseline_ns, traced_ns FROM benchmarks WHERE run_id = ?", {id},
+                  [&](sqlite3_stmt* s) {
+                    auto real = [&](int c) { return sqlite3_column_type(s, c) == SQLITE_NULL ? -1.0 : sqlite3_column_double(s, c); };
+                    const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+                    const auto* status = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+                    stored[name ? name : ""] = {status ? status : "", real(2), real(3)};
+                  }));
+  *same = stored == figures_of(r);
+  return Status::ok();
+}
+
+// The id a run is stored under: its own, or, when another run already holds
+// that one, the id with its result.json's hash appended (the same for every
+// add of this run, so adding it again still finds it).
+Status history_id(Db& db, const RunResult& r, const std::string& file, std::string* id, bool* known) {
+  *id = r.context.run_id;
+  *known = false;
+  for (int round = 0; round < 2; ++round) {
+    bool exists = false;
+    TB_TRY(db.query("SELECT 1 FROM runs WHERE run_id = ?", {*id}, [&](sqlite3_stmt*) { exists = true; }));
+    if (!exists) return Status::ok();
+    bool same = false;
+    TB_TRY(stored_is_same(db, *id, r, &same));
+    if (same) {
+      *known = true;
+      return Status::ok();
+    }
+    if (round == 0) *id = r.context.run_id + "~" + sha256_file(file, false).substr(0, 12);
+  }
+  return Status::error(fmt::format("{}: run id {} is taken twice by other runs in {}", file, *id, "the history"));
 }
 
 int cmd_add(const Args& a) {
@@ -63,16 +124,20 @@ int cmd_add(const Args& a) {
   Status st = Status::ok();
   for (std::size_t i = 0; st && i < runs.size(); ++i) {
     const RunContext& c = runs[i].context;
+    std::string id;
     bool exists = false;
-    st = db.query("SELECT 1 FROM runs WHERE run_id = ?", {c.run_id}, [&](sqlite3_stmt*) { exists = true; });
+    st = history_id(db, runs[i], files[i], &id, &exists);
     if (!st) break;
     if (exists) {
       ++known;
       continue;
     }
+    if (id != c.run_id)
+      std::cerr << fmt::format("tracebench history add: {}: another run already has its id {}; stored as {}\n",
+                               files[i], c.run_id, id);
     st = db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)",
-                {c.run_id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
-                 fs::absolute(files[i]).string()});
+                {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
+                 absolute_path(files[i])});
     for (const auto& b : runs[i].benchmarks) {
       if (!st) break;
       std::string opts;
@@ -92,7 +157,7 @@ int cmd_add(const Args& a) {
         high = b.overhead_ns->high;
       }
       st = db.run("INSERT INTO benchmarks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  {c.run_id, b.name, b.tracer, b.workload, b.action, static_cast<std::int64_t>(b.payload_bytes),
+                  {id, b.name, b.tracer, b.workload, b.action, static_cast<std::int64_t>(b.payload_bytes),
                    static_cast<std::int64_t>(b.threads), opts, b.status, b.events.verification,
                    std::string(base ? "baseline" : "overhead"), value, low, high,
                    b.overhead_cycles ? Value(b.overhead_cycles->median) : Value(nullptr),
@@ -196,8 +261,8 @@ void install(CLI::App& app, int* exit_status) {
   changes->add_flag("--fail-on-change", a->fail_on_change, "Exit 1 when a change made a benchmark slower");
   db_opt(changes);
   for (CLI::App* c : {show, changes}) {
-    c->add_option("--alpha", a->alpha, "Significance level of the permutation test")->capture_default_str()->check(CLI::Range(0.001, 0.5));
-    c->add_option("--min-change", a->min_change, "Relative change below which a change is not reported")->capture_default_str()->check(CLI::Range(0.0, 10.0));
+    c->add_option("--alpha", a->alpha, "Significance level of the permutation test")->capture_default_str()->check(finite_range(0.001, 0.5));
+    c->add_option("--min-change", a->min_change, "Relative change below which a change is not reported")->capture_default_str()->check(finite_range(0.0, 10.0));
   }
   show->callback([a, exit_status] { *exit_status = cmd_show(*a); });
   changes->callback([a, exit_status] { *exit_status = cmd_changes(*a); });

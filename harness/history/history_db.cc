@@ -1,5 +1,7 @@
 #include "history_db.h"
 
+#include "tracebench/util.h"
+
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -19,33 +21,87 @@ std::string fingerprint(const RunContext& c) {
   return fmt::format("{:016x}", h);
 }
 
+namespace {
+
+// What a SQLITE_BUSY after the busy timeout means.
+std::string busy_advice() {
+  return fmt::format(" (another process held the database's lock for the whole {} s this one waited; is a "
+                     "`history add` stuck? try again when it has finished)",
+                     kBusyTimeoutMs / 1000);
+}
+
+}  // namespace
+
 Db::~Db() {
   if (db_) sqlite3_close(db_);
 }
 
-Status Db::open(const std::string& path, bool create) {
-  if (!create && !fs::exists(path)) return Status::error(path + ": no history database (tracebench history add RUN...)");
-  if (sqlite3_open_v2(path.c_str(), &db_, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
-                      nullptr) != SQLITE_OK)
-    return Status::error(path + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"));
-  int version = 0;
+// Whether an existing database is ours: it carries our application_id, or
+// (written before the id was set) user_version 1 and our two tables.  A file
+// with any other schema is someone else's and is never written to.
+Status Db::check_ours(const std::string& path, bool* empty) {
+  int app_id = 0, version = 0, objects = 0, ours = 0;
+  TB_TRY(query("PRAGMA application_id", {}, [&](sqlite3_stmt* s) { app_id = sqlite3_column_int(s, 0); }));
   TB_TRY(query("PRAGMA user_version", {}, [&](sqlite3_stmt* s) { version = sqlite3_column_int(s, 0); }));
+  TB_TRY(query("SELECT count(*), count(CASE WHEN type = 'table' AND name IN ('runs', 'benchmarks') THEN 1 END) "
+               "FROM sqlite_master",
+               {}, [&](sqlite3_stmt* s) {
+                 objects = sqlite3_column_int(s, 0);
+                 ours = sqlite3_column_int(s, 1);
+               }));
+  *empty = app_id == 0 && version == 0 && objects == 0;
+  if (*empty) return Status::ok();
+  const bool tagged = app_id == kApplicationId;
+  const bool legacy = app_id == 0 && version == 1 && ours == 2;
+  if (!tagged && !legacy)
+    return Status::error(fmt::format(
+        "{}: not a tracebench history database (application_id {}, user_version {}, {} schema object(s)); it is "
+        "left as it is: name another file with --db",
+        path, app_id, version, objects));
   if (version > kSchemaVersion)
     return Status::error(fmt::format("{}: history schema version {} is newer than this tracebench reads ({})", path,
                                      version, kSchemaVersion));
-  if (version == 0 && create) {
-    TB_TRY(exec(
-        "CREATE TABLE IF NOT EXISTS runs(run_id TEXT PRIMARY KEY, date_utc TEXT NOT NULL, git_sha TEXT, "
+  return Status::ok();
+}
+
+Status Db::open(const std::string& path, bool create) {
+  std::error_code ec;
+  if (!create && !fs::exists(path, ec) && !ec)
+    return Status::error(path + ": no history database (tracebench history add RUN...)");
+  // A FIFO or device under that name is refused before SQLite blocks on it.
+  if (fs::exists(path, ec) || ec) TB_TRY(check_input_file(path, UINT64_MAX));
+  if (sqlite3_open_v2(path.c_str(), &db_, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
+                      nullptr) != SQLITE_OK)
+    return Status::error(path + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"));
+  // Another `history add` may hold the write lock: wait for it (its
+  // transaction is one add, short) rather than fail at once.
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  if (!create) {
+    bool empty = false;
+    TB_TRY(check_ours(path, &empty));
+    if (empty) return Status::error(path + ": not a tracebench history database (it is empty)");
+    return Status::ok();
+  }
+  // The check and the schema in one write transaction, so that two adds on
+  // a new file do not both take it for empty, and a foreign file is only read.
+  TB_TRY(exec("BEGIN IMMEDIATE"));
+  bool empty = false;
+  Status s = check_ours(path, &empty);
+  if (s && empty)
+    s = exec(fmt::format(
+        "CREATE TABLE runs(run_id TEXT PRIMARY KEY, date_utc TEXT NOT NULL, git_sha TEXT, "
         "host TEXT, host_fingerprint TEXT NOT NULL, kernel TEXT NOT NULL, execution TEXT, file TEXT);"
-        "CREATE TABLE IF NOT EXISTS benchmarks(run_id TEXT NOT NULL REFERENCES runs(run_id), name TEXT NOT NULL, "
+        "CREATE TABLE benchmarks(run_id TEXT NOT NULL REFERENCES runs(run_id), name TEXT NOT NULL, "
         "tracer TEXT, workload TEXT, action TEXT, payload_bytes INTEGER, threads INTEGER, options TEXT, status TEXT, "
         "verification TEXT, what TEXT, value_ns REAL, low_ns REAL, high_ns REAL, overhead_cycles REAL, "
         "baseline_ns REAL, traced_ns REAL, PRIMARY KEY(run_id, name));"
-        "PRAGMA user_version = 1;"));
-  } else if (version == 0) {
-    return Status::error(path + ": not a tracebench history database");
+        "PRAGMA application_id = {}; PRAGMA user_version = {};",
+        kApplicationId, kSchemaVersion));
+  if (!s) {
+    (void)exec("ROLLBACK");
+    return s;
   }
-  return Status::ok();
+  return exec("COMMIT");
 }
 
 Status Db::exec(const std::string& sql) {
@@ -53,6 +109,7 @@ Status Db::exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string m = err ? err : "error";
     sqlite3_free(err);
+    if (sqlite3_errcode(db_) == SQLITE_BUSY) m += busy_advice();
     return Status::error("sqlite: " + m);
   }
   return Status::ok();
@@ -79,7 +136,7 @@ Status Db::step(sqlite3_stmt* s, bool* has_row) {
   if (rc == SQLITE_ROW) return Status::ok();
   sqlite3_finalize(s);
   if (rc == SQLITE_DONE) return Status::ok();
-  return Status::error(std::string("sqlite: ") + sqlite3_errmsg(db_));
+  return Status::error(std::string("sqlite: ") + sqlite3_errmsg(db_) + (rc == SQLITE_BUSY ? busy_advice() : ""));
 }
 
 Status series_of(Db& db, const std::string& name, const std::string& host, const ChangePointOptions& o,

@@ -1,7 +1,7 @@
 // The results history database (SQLite), shared by `tracebench history` and
 // `tracebench report --history`.
 //
-// PRAGMA user_version 1; tables runs (one row per run id) and benchmarks (one
+// PRAGMA application_id kApplicationId, user_version 1; tables runs (one row per run id) and benchmarks (one
 // row per run and benchmark).  A machine is its host fingerprint, not its
 // name; a series is one benchmark on one machine in date order, with the
 // kernel and commit on every point.
@@ -25,6 +25,11 @@ struct sqlite3_stmt;
 namespace tracebench::history {
 
 constexpr int kSchemaVersion = 1;
+// PRAGMA application_id of a database tracebench created ("TBHI"): a SQLite
+// file without it (and without the tables of version 1) is not ours.
+constexpr int kApplicationId = 0x54424849;
+// How long a write waits for another writer's lock (sqlite3_busy_timeout).
+constexpr int kBusyTimeoutMs = 10000;
 
 // A hash of the machine's stable facts (CPU model and count, hypervisor,
 // execution, TSC rate): the same host renamed is the same machine, another
@@ -39,8 +44,10 @@ class Db {
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
   ~Db();
-  // `create`: open read-write and make the schema in a new file; otherwise
-  // read-only, and a missing file or another schema is an error.
+  // `create`: open read-write and make the schema in a new (empty) file;
+  // otherwise read-only, and a missing file is an error.  Either way a
+  // database that is not ours (check_ours) is an error, and nothing is
+  // written to it.  Waits up to kBusyTimeoutMs for another writer's lock.
   Status open(const std::string& path, bool create);
   Status exec(const std::string& sql);
   // Binds the arguments in order; calls `row` per result row.
@@ -59,6 +66,8 @@ class Db {
   }
 
  private:
+  // *empty: no schema at all (a new file); else an error unless it is ours.
+  Status check_ours(const std::string& path, bool* empty);
   Status prepare(const std::string& sql, const std::vector<Value>& args, sqlite3_stmt** out);
   // Finalizes the statement when it is done or fails.
   Status step(sqlite3_stmt* s, bool* has_row);

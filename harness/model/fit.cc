@@ -22,6 +22,7 @@
 #include "tracebench/options.h"
 #include "tracebench/tracer.h"
 #include "tracebench/stats.h"
+#include "tracebench/workload.h"
 
 namespace tracebench::model {
 namespace {
@@ -185,6 +186,11 @@ Status same_machine(const std::vector<RunResult>& runs) {
     if (b.emulated != a.emulated || b.execution != a.execution)
       return Status::error(fmt::format("model fit: refusing to mix emulated and host runs: {} ran on {}, {} on {}",
                                        a.run_id, a.execution, b.run_id, b.execution));
+    if (b.concurrent)
+      return Status::error(fmt::format("model fit: run {} was measured concurrently with another tracebench command "
+                                       "(context.concurrent): its figures may hold the other's probes and load; "
+                                       "measure it again alone",
+                                       b.run_id));
     if (b.host != a.host) return differ("host", a.host, b.host);
     if (b.cpu_model != a.cpu_model) return differ("CPU", a.cpu_model, b.cpu_model);
     if (b.kernel_release != a.kernel_release) return differ("kernel", a.kernel_release, b.kernel_release);
@@ -223,6 +229,32 @@ std::string run_command(const Entry& e) {
   return cmd;
 }
 
+// Whether any workload of the entry takes a payload (`run` refuses payload
+// sizes other than 0 for workloads that take none).
+bool takes_payload(const Entry& e) {
+  for (const auto& name : e.workloads)
+    if (const Workload* w = find_workload(name); w && w->takes_payload) return true;
+  return false;
+}
+
+// The tracer's own check of the entry's configuration with `extra` options at
+// payload 0, as `run`'s plan asks it: a command the list names must run.
+Status tracer_accepts(const Entry& e, const std::map<std::string, std::string>& extra) {
+  std::unique_ptr<Tracer> t = make_tracer(e.tracer);
+  if (!t) return Status::ok();  // a tracer this binary lacks: it cannot tell
+  for (const auto& name : e.workloads) {
+    const Workload* w = find_workload(name);
+    if (!w) continue;
+    AttachSpec as;
+    as.probe = w->probe;
+    as.action = e.action;
+    as.options = e.options;
+    for (const auto& [k, v] : extra) as.options[k] = v;
+    TB_TRY(t->validate(as));
+  }
+  return Status::ok();
+}
+
 std::string handler_sweep_missing(const Entry& e, bool predicate) {
   // A probe its timer fires has one handler per timer (an eBPF perf event
   // runs one program): more handlers would be more timers.
@@ -236,7 +268,9 @@ std::string handler_sweep_missing(const Entry& e, bool predicate) {
       return fmt::format("not measured for {} by this version of the suite ({} has no handler-count option)", e.tracer,
                          e.tracer);
   }
-  return fmt::format("no handler-count sweep in the runs: `{} -p 0 -o {}.ecbs=N{}` for N = 1, 2, 4, 10",
+  if (Status s = tracer_accepts(e, {{"ecbs", "2"}}); !s)
+    return "no handler-count sweep applies to this configuration: " + s.message();
+  return fmt::format("no handler-count sweep in the runs: `for n in 1 2 4 10; do {} -p 0 -o {}.ecbs=$n{}; done`",
                      run_command(e), e.tracer,
                      predicate ? "" : fmt::format(" -o {}.extra_predicate=false", e.tracer));
 }
@@ -653,9 +687,9 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
                   const PassCost* pass, int bootstrap, std::mt19937_64& rng, Entry* e) {
   e->consumer_per_idle_wakeup = Param::absent(
       o.idle_consumer.empty()
-          ? fmt::format("no run after an idle gap whose consumer was woken by its records: `{} -p 0 -p 256 --gap-us "
+          ? fmt::format("no run after an idle gap whose consumer was woken by its records: `{} -p 0{} --gap-us "
                         "1000`",
-                        run_cmd)
+                        run_cmd, takes_payload(*e) ? " -p 256" : "")
           : std::string("no consumer fit to set the runs after an idle gap against"));
   const std::string no_sweep =
       o.by_handlers[0].empty()
@@ -665,12 +699,19 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
       Param::absent(o.handler_consumer.empty() ? no_sweep
                                                : "no consumer fit to set the handler sweep's consumer figures against");
   if (pts.empty()) {
-    const std::string why = fmt::format(
-        "no consumer figure in the runs (the action keeps nothing for a consumer, or the results predate the "
-        "consumer's measurement): `{}`",
-        run_cmd);
+    // With one-thread runs of this very configuration in hand, running them
+    // again would measure nothing more: the action has no consumer.
+    const std::string why =
+        o.by_payload.empty()
+            ? fmt::format("no consumer figure in the runs (a consumer is measured at one thread): `{} -j 1`", run_cmd)
+            : fmt::format("no consumer figure in the runs: {} {} keeps nothing for a consumer to read, so this "
+                          "configuration has no consumer term (a recording action of {} has one: `tracebench list`; "
+                          "runs written before tracebench measured consumers have none either)",
+                          e->tracer, e->action, e->tracer);
     e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
         Param::absent(why);
+    if (!o.by_payload.empty() && o.idle_consumer.empty()) e->consumer_per_idle_wakeup = Param::absent(why);
+    if (!o.by_payload.empty() && o.handler_consumer.empty()) e->consumer_per_enable_ecb = Param::absent(why);
     return;
   }
   Columns cols = columns_of(o, pts);

@@ -55,6 +55,13 @@ json opt(const std::optional<T>& v) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, const Param*>> named_params(const Entry& e) {
+  std::vector<std::pair<std::string, const Param*>> out;
+  for (const auto& [name, member] : kParams) out.emplace_back(name, &(e.*member));
+  for (const auto& [t, p] : e.contention) out.emplace_back(fmt::format("contention_{}", t), &p);
+  return out;
+}
+
 json to_json(const Model& m) {
   json entries = json::array();
   for (const auto& e : m.entries) {
@@ -155,6 +162,8 @@ Status from_json(const json& j, Model* out) {
       }
       m.entries.push_back(std::move(e));
     }
+    if (Status s = check_model_terms(m); !s)
+      return Status::error(s.message() + "; the file was edited or damaged (fit it again: tracebench model fit)");
     *out = std::move(m);
   } catch (const std::exception& e) {
     return Status::error(std::string("model: ") + e.what());

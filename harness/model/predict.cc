@@ -240,6 +240,7 @@ std::string to_text(const Scenario& s, const Prediction& p) {
                        p.cpu_percent_ac_unsplit, p.split_missing);
   out += fmt::format("total                     {:>14.0f} cycles/s  {:>7.3f} % CPU\n",
                      p.cost_a + p.cost_b + p.cost_c + p.cost_ac_unsplit, p.cpu_percent);
+  out += "CPU % is of one CPU: cycles per second over the TSC rate (200 % is two CPUs busy)\n";
   return out;
 }
 

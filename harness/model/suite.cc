@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tracebench/model.h"
 
@@ -280,6 +281,8 @@ std::optional<nlohmann::json> median_round(const std::vector<nlohmann::json>& ro
   std::vector<std::pair<double, std::size_t>> by_error;
   errors->clear();
   for (std::size_t i = 0; i < rounds.size(); ++i) {
+    // A round that did not hold its scenario has no error to count.
+    if (!validation_held(rounds[i])) continue;
     const nlohmann::json* e = nullptr;
     if (rounds[i].contains("error") && rounds[i]["error"].contains("cpu_percent")) e = &rounds[i]["error"]["cpu_percent"];
     if (!e || !e->is_number()) continue;
@@ -313,6 +316,14 @@ std::string table7_markdown(const std::vector<SuiteRow>& rows) {
     const nlohmann::json& err = v.at("error").at("cpu_percent");
     std::string within = "—";
     if (err.is_number()) within = std::fabs(err.get<double>()) <= 1 ? "yes (±1)" : std::fabs(err.get<double>()) <= 2 ? "yes" : "**no**";
+    // A run that did not hold the scenario (its rate, a stop, lost events)
+    // tests nothing: its row says what happened, never "yes".
+    if (!validation_held(v)) {
+      std::vector<std::string> why;
+      for (const auto& p : v.at("conditions").value("problems", nlohmann::json::array()))
+        if (p.is_string()) why.push_back(p.get<std::string>());
+      within = fmt::format("**not valid**: {}", fmt::join(why, "; "));
+    }
     // An emulator's rows say so: its cycles and CPU points are the
     // emulator's, comparable with each other, not with a host's.
     const nlohmann::json ctx = v.value("model", nlohmann::json::object());

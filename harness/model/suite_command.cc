@@ -11,19 +11,25 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/cli_range.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
 #include "tracebench/system.h"
@@ -44,6 +50,7 @@ struct SuiteArgs {
   bool quick = false;
   double seconds = 8;
   int rounds = 1;
+  LockFlags lock;
 };
 
 int refuse(const std::string& why) {
@@ -115,10 +122,13 @@ int run_suite(const SuiteArgs& a) {
   for (const auto& n : a.tracers)
     if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
   std::string out = a.out;
-  if (out.empty()) out = fmt::format("results/model-{}", utc_now_compact());
+  // The default folder is this process's own: two suites started in the
+  // same second never share one (and pool each other's runs).
+  if (out.empty()) out = fmt::format("results/model-{}-{}", utc_now_compact(), getpid());
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec))
     return refuse(fmt::format("--out {} exists and is not empty: name a new directory", out));
+  if (ec && ec != std::errc::no_such_file_or_directory) return refuse(fmt::format("--out {}: {}", out, ec.message()));
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return refuse("cannot find this binary (/proc/self/exe)");
@@ -164,8 +174,25 @@ int run_suite(const SuiteArgs& a) {
     if (!p.scenarios.empty()) plans.push_back(p);
   }
 
-  fs::create_directories(fs::path(out) / "logs", ec);
+  // The machine lock, held for the whole suite and handed to its steps
+  // (each a child that takes it too): nobody else measures in between.
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
+  MachineLock lock;
+  if (Status s = lock.acquire(req, "tracebench model suite"); !s) {
+    std::cerr << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = lock.share_with_children(); !s) return refuse(s.message());
+  // Claimed with one mkdir of logs/ that only one process can win: another
+  // suite that checked the same empty --out a moment ago is refused here.
+  fs::create_directories(out, ec);
   if (ec) return refuse(fmt::format("--out {}: {}", out, ec.message()));
+  if (mkdir((fs::path(out) / "logs").c_str(), 0755) != 0)
+    return refuse(errno == EEXIST ? fmt::format("--out {}: another process has begun writing into it; name a new "
+                                                "directory",
+                                                out)
+                                  : fmt::format("--out {}/logs: {}", out, std::strerror(errno)));
   sigset_t block;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
@@ -227,16 +254,21 @@ int run_suite(const SuiteArgs& a) {
         else v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
         v.insert(v.end(), {"--out", vout});
         const auto key = std::pair{p.tracer, s.name};
-        if (step(v) == 0) {
-          std::ifstream in(vout);
+        const int code = step(v);
+        // A validation that did not hold its scenario exits 1 and keeps its
+        // file: its row says what happened instead of an error.
+        std::optional<nlohmann::json> j;
+        if (std::ifstream in(vout); in && (code == 0 || code == 1)) {
           try {
-            done[key].push_back(nlohmann::json::parse(in));
+            j = nlohmann::json::parse(in);
           } catch (const std::exception& e) {
-            problems[key] = fmt::format("{}: {}", vout, e.what());
+            if (code == 0) problems[key] = fmt::format("{}: {}", vout, e.what());
           }
-        } else {
-          problems[key] = fmt::format("validate failed: {}", steps.back().log);
         }
+        if (j && (code == 0 || !validation_held(*j)))
+          done[key].push_back(std::move(*j));
+        else if (!problems.count(key))
+          problems[key] = fmt::format("validate failed: {}", steps.back().log);
       }
       if (stopped) break;
     }
@@ -303,11 +335,12 @@ void install_suite(CLI::App* model, int* exit_status) {
   s->add_flag("--quick", sa->quick, "Quick runs, 2-second validations");
   s->add_option("--seconds", sa->seconds, "Length of each validation (eight segments)")
       ->capture_default_str()
-      ->check(CLI::Range(0.4, 600.0));
+      ->check(finite_range(0.4, 600.0));
   s->add_option("--rounds", sa->rounds,
                 "Measure and validate this many times, round after round (a row: the round with the median error)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
+  add_lock_flags(s, &sa->lock);
   s->callback([sa, exit_status] { *exit_status = run_suite(*sa); });
 }
 

@@ -1,6 +1,7 @@
 // `tracebench model validate`, the arithmetic: from the paced segments'
 // measurements to measured and predicted cost per probe and CPU share (the
 // Table 7 analog), and its files.  The pacing itself is validate_command.cc.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -22,7 +23,32 @@ ProbeLoad ValidationScenario::probe_load(double rate) const {
   return load;
 }
 
-Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out) {
+std::vector<std::string> validation_problems(const ValidationScenario& s, const ValidationMeasured& x,
+                                             const Validation& v, const ValidationLimits& limits) {
+  std::vector<std::string> out;
+  if (s.rate_hz > 0 && v.ops_hz < limits.min_rate_share * s.rate_hz)
+    out.push_back(fmt::format("the rate was not held: {:.0f} Hz of the {:.0f} Hz asked ({:.0f}%, under {:.0f}%) while "
+                              "traced: the thread could not fire that fast, or lost the CPU",
+                              v.ops_hz, s.rate_hz, 100 * v.ops_hz / s.rate_hz, 100 * limits.min_rate_share));
+  if (v.longest_period_ms > limits.max_period_ms)
+    out.push_back(fmt::format("a 1 ms pacing period lasted {:.0f} ms (over {:.0f} ms): the process was stopped "
+                              "(SIGSTOP) or kept off the CPU, and caught up after; the load was not the scenario's",
+                              v.longest_period_ms, limits.max_period_ms));
+  if (x.seen > 0 && v.lost_share > limits.max_lost_share)
+    out.push_back(fmt::format("the tracer lost {} of the {} events it saw ({:.1f}%, over {:g}%): a tracer that drops "
+                              "costs less per event than one that records; enlarge its buffer",
+                              x.lost, x.seen, 100 * v.lost_share, 100 * limits.max_lost_share));
+  return out;
+}
+
+bool validation_held(const nlohmann::json& v) {
+  if (!v.is_object() || !v.contains("conditions")) return true;  // written before conditions existed
+  const nlohmann::json& c = v.at("conditions");
+  return c.is_object() && c.value("held", false);
+}
+
+Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out,
+                const ValidationLimits& limits) {
   double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = x.drain_consumer_cpu_ns;
   double tasks = 0, tasks_perf = 0, tasks_counted = 0, wall_counted = 0, tasks_uncounted = 0, wall_uncounted = 0;
   std::uint64_t switches = 0;
@@ -193,6 +219,9 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
         "hold for this tracer (see the fit's R² and residuals in model.md)",
         *v.predicted_consumer_cpu_percent));
   if (v.predicted_consumer_cpu_percent) v.predicted_cpu_percent = v.predicted_probe_cpu_percent + *v.predicted_consumer_cpu_percent;
+  for (const auto& g : x.segments) v.longest_period_ms = std::max(v.longest_period_ms, g.longest_period_ns / 1e6);
+  v.lost_share = x.seen ? static_cast<double>(x.lost) / static_cast<double>(x.seen) : 0;
+  v.problems = validation_problems(s, x, v, limits);
   *out = std::move(v);
   return Status::ok();
 }
@@ -213,7 +242,7 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
                     {"consumer_tasks_perf_ns", opt(g.consumer_tasks_perf_ns)},
                     {"consumer_tasks_switches", g.consumer_tasks_switches}, {"task_clock", g.task_clock},
                     {"ticks", g.ticks}, {"bursts", g.bursts},
-                    {"late_ticks", g.late_ticks}});
+                    {"late_ticks", g.late_ticks}, {"longest_period_ns", g.longest_period_ns}});
   nlohmann::json j = {
       {"schema", "tracebench.validation"},
       {"schema_version", 4},
@@ -249,7 +278,12 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
        {{"probe_cycles", v.probe_cycles - v.predicted_probe_cycles},
         {"cpu_percent", v.predicted_cpu_percent ? nlohmann::json(v.cpu_percent - *v.predicted_cpu_percent)
                                                 : nlohmann::json(nullptr)}}},
-      {"warnings", v.warnings}};
+      {"warnings", v.warnings},
+      // Whether the run held the scenario; a validation that did not is
+      // neither agreement nor disagreement with the model.
+      {"conditions",
+       {{"held", v.held()}, {"problems", v.problems}, {"rate_asked_hz", s.rate_hz},
+        {"longest_period_ms", v.longest_period_ms}, {"lost_share", v.lost_share}}}};
   if (!v.consumer_missing.empty()) j["predicted"]["consumer_missing"] = v.consumer_missing;
   if (x.wakeups && x.records > 0) j["predicted"]["probe_wakeup_cycles"] = v.predicted_wakeup_cycles;
   j["measured"]["ops_hz"] = v.ops_hz;
@@ -315,6 +349,11 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
   if (!v.idle_note.empty()) out += "after idle: " + v.idle_note + "\n";
   if (!v.consumer_missing.empty()) out += "no consumer prediction: " + v.consumer_missing + "\n";
   for (const auto& w : v.warnings) out += "warning: " + w + "\n";
+  if (!v.held()) {
+    out += "verdict: NOT A VALIDATION: the run did not hold the scenario, so its figures neither confirm nor refute "
+           "the model:\n";
+    for (const auto& p : v.problems) out += "  " + p + "\n";
+  }
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "history_db.h"
+#include "report_pool.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/model.h"
@@ -42,7 +43,8 @@ constexpr std::size_t kMaxHistorySeries = 24;
 
 json opt_ci(const std::optional<MedianCI>& c) {
   if (!c) return nullptr;
-  return json{{"median", c->median}, {"low", c->low}, {"high", c->high}, {"n", c->n}};
+  return json{{"median", c->median}, {"low", c->low}, {"high", c->high}, {"n", c->n},
+              {"confidence", c->confidence}, {"confidence_label", confidence_label(c->confidence)}};
 }
 
 json variant(const VariantResult& v) {
@@ -70,6 +72,7 @@ json run_json(const RunResult& r, const std::string& file) {
     benches.push_back(
         {{"name", b.name}, {"tracer", b.tracer}, {"workload", b.workload}, {"action", b.action},
          {"probe_kind", b.probe_kind}, {"payload_bytes", b.payload_bytes}, {"threads", b.threads},
+         {"gap_us", b.gap_us}, {"samples_per_block", b.samples_per_block},
          {"options", b.options}, {"status", b.status}, {"error", b.error}, {"warnings", b.warnings},
          {"overhead_ns", opt_ci(b.overhead_ns)}, {"overhead_cycles", opt_ci(b.overhead_cycles)},
          {"baseline", variant(b.baseline)}, {"traced", variant(b.traced)},
@@ -118,8 +121,10 @@ Status read_validations(const std::vector<std::string>& args, json* out) {
     std::vector<std::string> files;
     std::error_code ec;
     if (fs::is_directory(a, ec)) {
-      for (const auto& e : fs::directory_iterator(a, ec))
-        if (e.path().extension() == ".json") files.push_back(e.path().string());
+      fs::directory_iterator it(a, ec), end;
+      for (; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".json") files.push_back(it->path().string());
+      if (ec) return Status::error(a + ": " + ec.message());
       std::sort(files.begin(), files.end());
       if (files.empty()) return Status::error(a + ": no validation files (*.json) in it");
     } else {
@@ -185,13 +190,41 @@ Status find_script(std::string* path) {
   return Status::error("cannot find scripts/report/report.py (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts)");
 }
 
+// A directory beside `out` (same file system, so it can be renamed to it).
+Status make_staging_dir(const std::string& out, std::string* tmp) {
+  const fs::path target = fs::path(out).lexically_normal();
+  fs::path parent = target.parent_path();
+  if (parent.empty()) parent = ".";
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) return Status::error("--out " + out + ": cannot create " + parent.string() + ": " + ec.message());
+  std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") return Status::error("--out " + out + ": name a directory");
+  std::string tmpl = (parent / ("." + name.substr(0, 64) + ".tmp-XXXXXX")).string();
+  if (!mkdtemp(tmpl.data())) return errno_status("--out " + out + ": create a directory in " + parent.string(), errno);
+  *tmp = tmpl;
+  return Status::ok();
+}
+
+// Removes the staging directory unless it became --out.
+struct StagingDir {
+  std::string path;
+  ~StagingDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
 int run_report(const ReportArgs& a) {
   auto fail = [](const std::string& why) {
     std::cerr << "tracebench report: " << why << "\n";
     return 2;
   };
   std::error_code ec;
-  if (fs::exists(a.out, ec) && !(fs::is_directory(a.out, ec) && fs::is_empty(a.out, ec)))
+  // The name itself (a symlink there would be replaced, not followed, by the final rename).
+  const fs::file_status out_st = fs::symlink_status(a.out, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return fail("--out " + a.out + ": " + ec.message());
+  if (fs::exists(out_st) && !(fs::is_directory(out_st) && fs::is_empty(a.out, ec) && !ec))
     return fail("--out " + a.out + " exists and is not an empty directory: nothing is overwritten");
   std::string script;
   if (Status s = find_script(&script); !s) return fail(s.message());
@@ -213,10 +246,12 @@ int run_report(const ReportArgs& a) {
   json history_j = nullptr;
   if (!a.history.empty())
     if (Status s = read_history(a, b, &history_j); !s) return fail("--history: " + s.message());
-  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 1}, {"made_utc", utc_now_iso8601()},
+  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 2}, {"made_utc", utc_now_iso8601()},
                 {"model", model_j}, {"validations", validations}, {"history", history_j}};
   input["runs"] = json::array();
   for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
+  // What the charts draw: one point per configuration, repeated runs pooled.
+  input["configurations"] = report::pool_configurations(b);
   input["compare"] = nullptr;
   if (!base.empty()) {
     std::vector<const RunResult*> pa, pb;
@@ -232,23 +267,33 @@ int run_report(const ReportArgs& a) {
     if (Status s = compare_runs(pa, pb, 0.05, 0.05, &c); !s) return fail(s.message());
     input["compare"] = compare_json(c, pa, pb);
   }
-  fs::create_directories(a.out, ec);
-  if (ec) return fail("cannot create " + a.out + ": " + ec.message());
-  const std::string in_path = a.out + "/report-input.json";
+  // Drawn into a temp directory beside --out, renamed to it at the end: a
+  // failed report leaves no half-written folder.
+  std::string tmp;
+  if (Status s = make_staging_dir(a.out, &tmp); !s) return fail(s.message());
+  StagingDir staging{tmp};
+  const std::string in_path = tmp + "/report-input.json";
   if (Status s = write_file_atomic(in_path, input.dump(1) + "\n"); !s) return fail(s.message());
   // The drawing: Debian's python3 with matplotlib.
   pid_t pid = fork();
   if (pid == 0) {
-    execl("/usr/bin/python3", "python3", script.c_str(), in_path.c_str(), a.out.c_str(), static_cast<char*>(nullptr));
+    execl("/usr/bin/python3", "python3", script.c_str(), in_path.c_str(), tmp.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) < 0) return fail("cannot run /usr/bin/python3");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::cerr << "tracebench report: drawing failed (" << script << " exited "
-              << (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) << ")\n";
+              << (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) << "); nothing was written\n";
     return 1;
   }
+  // rename() replaces an empty directory, never a full one (checked above, and again by the kernel).
+  if (rename(tmp.c_str(), a.out.c_str()) != 0) {
+    std::cerr << "tracebench report: " << errno_status("rename " + tmp + " -> " + a.out, errno).message()
+              << "; nothing was written\n";
+    return 1;
+  }
+  staging.path.clear();
   std::cout << "report: " << a.out << "/index.html, " << a.out << "/report.md\n";
   return 0;
 }

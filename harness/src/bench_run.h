@@ -25,6 +25,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/interrupts.h"
+#include "tracebench/probe_site.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 #include "tracebench/sample_book.h"
@@ -118,6 +119,8 @@ class BenchRun {
     if (!workload_ || !tracer_) return Status::error("unknown tracer or workload");
     r_.probe = workload_->probe.name;
     r_.probe_kind = std::string(to_string(workload_->probe.kind));
+    // Before anything of ours is attached: the code as mapped must be the file's.
+    TB_TRY(check_site());
     active_ = std::make_unique<ActiveTracer>(tracer_.get());
     AttachSpec as;
     as.probe = workload_->probe;
@@ -183,13 +186,18 @@ class BenchRun {
     std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
     const bool timer_probe = workload_->probe.kind == ProbeKind::kProfile;
     if (Verification v =
-            verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events, timer_probe);
+            verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events, timer_probe,
+                          opt_.max_lost_share);
         v.failed()) {
       fail(v.reason);
       return;
     }
     if (!no_figure.empty()) {
       fail(no_figure);
+      return;
+    }
+    if (std::string why = resolution_problem(); !why.empty()) {
+      fail(why);
       return;
     }
     if (timer_probe && c.records_events) per_timer_firing(c.recorded + c.lost);
@@ -240,6 +248,13 @@ class BenchRun {
     active_.reset();
   }
 
+  // After teardown: a probe placed by someone else while this benchmark ran
+  // (its traps are in the figures) fails it too.
+  void check_site_after() {
+    if (failed_ || !workload_) return;
+    if (Status s = check_site(); !s) fail(s.message());
+  }
+
   bool failed() const { return failed_; }
   bool started() const { return book_ != nullptr; }
   BenchmarkResult& result() { return r_; }
@@ -253,6 +268,16 @@ class BenchRun {
   }
 
  private:
+  // The probe site's executable code, as mapped here, against its file on
+  // disk (tracebench/probe_site.h); only while no tracer of ours is attached.
+  Status check_site() {
+    std::string unchecked;
+    Status s = check_probe_point_unshared(workload_->probe, &unchecked);
+    if (!unchecked.empty() && std::find(r_.warnings.begin(), r_.warnings.end(), unchecked) == r_.warnings.end())
+      r_.warnings.push_back(unchecked);
+    return s;
+  }
+
   // Times events with and without the tracer to pick the batch size, and
   // records the first (cold) event of each variant apart.  The per-event
   // estimate itself is taken over samples long enough for the clock (a
@@ -278,6 +303,14 @@ class BenchRun {
       }
       TB_TRY(s);
     }
+    // A batch the user forced is held to the clock's resolution rule too
+    // (the pilot's own batch meets it by construction): refused here, before
+    // any block, when the pilot's estimate already shows its samples short.
+    // After an idle gap the events cost more than the warm pilot's, so there
+    // the measured baseline decides (resolution_problem() in finish()).
+    if (opt_.batch > 0 && spec_.gap_us == 0)
+      if (std::string why = forced_batch_problem(m_.clock, cost[0], opt_.batch, unit); !why.empty())
+        return Status::error(why);
     if (spec_.gap_us > 0) return gap_plan(unit);
     r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
     // Bound one block to about 50 ms of traced time.
@@ -307,6 +340,15 @@ class BenchRun {
     book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
                                          opt_.write_samples);
     return Status::ok();
+  }
+
+  // A forced batch whose measured baseline samples came out shorter than the
+  // clock's minimum span: no figure, the reason instead (never a number the
+  // clock's step made).
+  std::string resolution_problem() const {
+    if (opt_.batch == 0 || r_.baseline.cycles.n == 0) return "";
+    return forced_batch_problem(m_.clock, r_.baseline.cycles.p50, r_.batch,
+                                std::max<std::uint64_t>(1, workload_->min_batch));
   }
 
   // With a gap before each sample, a sample is the workload's smallest batch

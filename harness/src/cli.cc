@@ -3,9 +3,14 @@
 #include "tracebench/cli.h"
 #include "tracebench/options.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <new>
+#include <stdexcept>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,16 +21,22 @@
 #include <nlohmann/json.hpp>
 
 #include "tracebench/workload.h"
+#include "tracebench/cli_range.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/env_table.h"
 #include "tracebench/pairs.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/report.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
+#include "tracebench/verification.h"
+#include "tracebench/version.h"
 
 namespace tracebench {
 namespace {
@@ -146,20 +157,31 @@ int cmd_env(bool as_json) {
   for (const auto& c : clock.checks) {
     std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
   }
-  std::cout << "\n";
-  for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("{:<12} {}\n", t["name"].get<std::string>(),
-                             t["available"].get<bool>() ? "available" : "unavailable: " + t["reason"].get<std::string>());
-    if (t.contains("details")) {
-      for (const auto& [k, v] : t["details"].items()) {
-        std::cout << fmt::format("    {}: {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
-      }
-    }
-  }
+  std::cout << "\n" << tracers_table(j["tracers"]);
   return 0;
 }
 
+// Removes only while it holds the machine lock: a run that holds it, or one
+// beside it, is alive in some pid namespace, and its objects are not
+// leftovers however their pids look from here.
 int cmd_cleanup() {
+  MachineLock lock;
+  if (Status s = lock.acquire_for_cleanup(); !s) {
+    std::cerr << "tracebench cleanup: " << s.message() << "\n";
+    return 1;
+  }
+  // Objects are named by their owner's pid in the owner's pid namespace;
+  // only from the machine's first namespace (PROC_PID_INIT_INO) is every
+  // process visible, so that a pid not found here is a dead owner (a test
+  // or a tool that takes no lock may still own one).
+  const LockHolder me = this_process();
+  if (me.pid_ns != "pid:[4026531836]") {
+    std::cerr << fmt::format("tracebench cleanup: this process runs in pid namespace {}, not the machine's initial "
+                             "one: the pids in the objects' names may be of processes it cannot see, so nothing "
+                             "is removed; run `tracebench cleanup` from the initial pid namespace\n",
+                             me.pid_ns.empty() ? std::string("unknown") : me.pid_ns);
+    return 1;
+  }
   std::size_t n = 0;
   for (const auto& [name, fn] : cleanup_registry()) {
     for (const auto& what : fn(true)) {
@@ -208,6 +230,7 @@ struct CompareArgs {
 
 int cmd_compare(const CompareArgs& c) {
   std::vector<RunResult> runs[2];
+  std::vector<std::string> inputs;
   PairIds pair_ids;
   bool paired[2] = {false, false};
   for (int side = 0; side < 2; ++side) {
@@ -215,12 +238,19 @@ int cmd_compare(const CompareArgs& c) {
     // A side laid out as pairs (pairs.h), else any result.json or directory of runs.
     Status s = paired_result_files(side == 0 ? c.a : c.b, &files, side == 0 ? &pair_ids.a : &pair_ids.b, &paired[side]);
     if (s && !paired[side]) s = result_files(side == 0 ? c.a : c.b, &files);
+    inputs.insert(inputs.end(), files.begin(), files.end());
     for (std::size_t i = 0; s && i < files.size(); ++i) {
       runs[side].emplace_back();
       s = read_run(files[i], &runs[side].back());
       if (s) s = check_comparable(runs[side].back(), files[i]);
     }
     if (!s) {
+      std::cerr << "tracebench compare: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  if (!c.junit.empty()) {
+    if (Status s = check_output_not_input("--junit", c.junit, inputs); !s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
       return 2;
     }
@@ -263,9 +293,14 @@ struct RunArgs {
   // wrapped into a huge unsigned value), checked by check_run_args().
   std::vector<long long> payloads, threads;
   long long repetitions = 0, samples = 0, batch = 0, cpu = 0, gap_us = 0;
+  double max_lost_percent = 100 * kDefaultMaxLostShare;
+  // `--check-for-guest CPUS` (hidden; `tracebench vm` runs it before it
+  // boots): check the arguments for a guest with CPUS CPUs, run nothing.
+  long long guest_cpus = 0;
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
+  LockFlags lock;
 };
 
 // Largest payload any workload hands over; each tracer and workload may
@@ -291,6 +326,8 @@ Status check_out_dir(const std::string& out) {
   if (ec) return Status::error(fmt::format("--out {}: {}", out, ec.message()));
   fs::path probe = p;
   while (!fs::exists(probe, ec)) {
+    // Missing is fine (it is created); a name too long or a symlink loop is not.
+    if (ec) return Status::error(fmt::format("--out {}: {}: {}", out, probe.string(), ec.message()));
     if (!probe.has_parent_path() || probe.parent_path() == probe)
       return Status::error(fmt::format("--out {}: no existing parent directory", out));
     probe = probe.parent_path();
@@ -330,11 +367,12 @@ Status check_run_args(RunArgs& a) {
     TB_TRY(range("--batch", a.batch, 1, 10000000, "events per timed sample; leave it out for automatic"));
     opt.batch = static_cast<std::uint64_t>(a.batch);
   }
+  const int cpus = a.guest_cpus > 0 ? static_cast<int>(a.guest_cpus) : online_cpus();
   if (a.o_cpu && a.o_cpu->count()) {
-    TB_TRY(range("--cpu", a.cpu, 0, online_cpus() - 1, "online CPUs"));
+    TB_TRY(range("--cpu", a.cpu, 0, cpus - 1, "online CPUs"));
     opt.measured_cpu = static_cast<int>(a.cpu);
   }
-  TB_TRY(check_out_dir(opt.out_base));
+  if (!a.guest_cpus) TB_TRY(check_out_dir(opt.out_base));  // a guest's lands in its /results
   opt.payloads.clear();
   for (long long p : a.payloads) {
     TB_TRY(range("--payload", p, 0, kMaxPayloadBytes, "bytes"));
@@ -342,7 +380,7 @@ Status check_run_args(RunArgs& a) {
   }
   if (!a.threads.empty()) opt.threads.clear();
   for (long long t : a.threads) {
-    TB_TRY(range("--threads", t, 1, online_cpus(), "online CPUs"));
+    TB_TRY(range("--threads", t, 1, cpus, "online CPUs"));
     opt.threads.push_back(static_cast<int>(t));
   }
   TB_TRY(no_duplicates("--tracer", opt.tracers));
@@ -358,8 +396,14 @@ Status check_run_args(RunArgs& a) {
       return Status::error("--gap-us idles the CPUs before each sample; threads firing meanwhile would keep them "
                            "busy: use it with one thread (-j 1)");
   }
+  if (!(a.max_lost_percent >= 0 && a.max_lost_percent <= 100))
+    return Status::error(fmt::format("--max-lost-percent {} is outside 0..100 (share of the events a tracer may lose "
+                                     "and still pass verification)",
+                                     a.max_lost_percent));
+  opt.max_lost_share = a.max_lost_percent / 100;
   TB_TRY(check_gbench_args(opt.gbench_args));
   TB_TRY(parse_options(a.raw_options, &opt));
+  if (a.guest_cpus) return Status::ok();  // the guest checks --execution against its CPUID
   std::string execution;
   TB_TRY(check_execution(opt.execution, hypervisor_vendor(), &execution));
   return Status::ok();
@@ -375,6 +419,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
     return 2;
   }
   opt.command_line = argv;
+  opt.plan_for_guest = a.guest_cpus > 0;
   Plan plan;
   if (Status s = make_plan(opt, &plan); !s) {
     std::cerr << "tracebench run: " << s.message() << "\n";
@@ -382,6 +427,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   }
   for (const auto& [t, why] : plan.skipped) std::cerr << fmt::format("tracebench: skipping {}: {}\n", t, why);
   if (g_stop_requested) return 130;
+  if (opt.plan_for_guest) return 0;
   if (a.plan_only) {
     for (const auto& s : plan.specs) std::cout << s.name() << "\n";
     return 0;
@@ -389,6 +435,19 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   if (geteuid() != 0) {
     std::cerr << "tracebench: warning: not root; most tracers need CAP_SYS_ADMIN/CAP_PERFMON and will fail\n";
   }
+  // One measuring run per machine: taken after the plan (bad input is
+  // refused first) and before anything is attached or written.
+  MachineLock lock;
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) {
+    std::cerr << "tracebench run: " << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = lock.acquire(req, "tracebench run", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
+  opt.machine_lock = &lock;
   RunResult run;
   std::string dir;
   Status s = run_benchmarks(opt, plan, &run, &dir);
@@ -399,7 +458,8 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   }
   std::ostream& table = gb_console ? std::cout : std::cerr;
   table << "\n" << summary_table(run);
-  if (!dir.empty())
+  // Named only while it is there (a run whose directory vanished says so below).
+  if (!dir.empty() && check_input_file(dir + "/result.json", kMaxInputBytes))
     table << fmt::format("\nresults{}: {}/result.json\n",
                          run.context.complete ? "" : " (partial: the run did not finish; the benchmarks that finished)",
                          dir);
@@ -414,11 +474,84 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   return 0;
 }
 
+// fds 0-2 closed by whoever started us: each is held by a stand-in, so a
+// file this process opens never lands on fd 1 and receives its output.  A
+// closed stdout gets /dev/full (every write to it fails and is reported).
+bool hold_standard_fds() {
+  bool stdout_closed = false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got >= 0 && got != fd) {
+      dup2(got, fd);
+      close(got);
+    }
+    stdout_closed |= fd == 1;
+  }
+  return stdout_closed;
+}
+
+// Whatever a command printed reached standard output: flushed and checked
+// at exit, so /dev/full, a closed stdout or a reader gone (EPIPE) is an
+// error with a message, never a silent exit 0 with output lost.
+int check_stdout(int rc, bool stdout_closed) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return rc;
+  // A write that failed earlier may have left nothing to flush, and errno
+  // long gone: a pipe whose reader left reports POLLERR.
+  pollfd p{1, POLLOUT, 0};
+  const bool reader_gone = poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+  const std::string why = stdout_closed ? std::string("standard output is closed")
+                          : err != 0    ? std::string(std::strerror(err))
+                          : reader_gone ? std::string(std::strerror(EPIPE)) + ": the reader is gone"
+                                        : std::string("a write failed");
+  std::fprintf(stderr, "tracebench: writing standard output failed (%s): the output is incomplete\n", why.c_str());
+  return rc != 0 ? rc : 1;
+}
+
+int cli_dispatch(int argc, char** argv);
+
 }  // namespace
 
 int cli_main(int argc, char** argv) {
-  CLI::App app{"tracebench: what does a Linux tracer cost per event?"};
+  const bool stdout_closed = hold_standard_fds();
+  // A reader that went away is EPIPE from write(), reported below, rather
+  // than a SIGPIPE that ends the process without a word.
+  std::signal(SIGPIPE, SIG_IGN);
+  int rc = 0;
+  // The last resort: every command turns its own failures into messages and
+  // exit codes; what still escapes is said here, never an abort.
+  try {
+    rc = cli_dispatch(argc, argv);
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "tracebench: %s\n", e.what());
+    rc = 2;
+  } catch (const std::length_error& e) {
+    std::fprintf(stderr, "tracebench: an input is larger than this command handles (%s)\n", e.what());
+    rc = 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tracebench: out of memory; %s\n", kept_results_text().c_str());
+    rc = 1;
+  } catch (const std::exception& e) {
+    // A bug of ours or a library's: EX_SOFTWARE, as the README says.
+    std::fprintf(stderr, "tracebench: internal error (%s); please report it\n", e.what());
+    rc = 70;
+  }
+  if (const std::size_t n = teardown_active_tracers(); n > 0)
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s) left attached\n", n);
+  return check_stdout(rc, stdout_closed);
+}
+
+namespace {
+
+int cli_dispatch(int argc, char** argv) {
+  CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha,
+                                                kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
   bool list_json = false;
@@ -452,13 +585,20 @@ int cli_main(int argc, char** argv) {
                              "after an idle gap (a consumer asleep, caches cold); a sample is the workload's smallest "
                              "batch unless --batch");
   run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
+  run->add_option("--max-lost-percent", ra.max_lost_percent,
+                  "Events a tracer may lose (% of those it saw) and still pass verification; above, it is partial")
+      ->capture_default_str();
   ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
   ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
   run->add_option("--execution", ra.opt.execution,
                   "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
+  run->add_option("--check-for-guest", ra.guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
+      ->check(CLI::Range(1, 4096))
+      ->group("");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
+  add_lock_flags(run, &ra.lock);
   // Documented here; cli_main() splits them off before parsing.
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 
@@ -468,8 +608,8 @@ int cli_main(int argc, char** argv) {
       ->required();
   compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
   compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'; a benchmark with no significant change whose MDE at 80% power is above it is 'inconclusive'")
-      ->capture_default_str()->check(CLI::Range(0.0, 10.0));
-  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()->check(finite_range(0.0, 10.0));
+  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");
   compare->add_option("--junit", ca.junit, "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A missing or failed in B, is a failure)");
   compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an inconclusive benchmark does not fail it)");
@@ -501,7 +641,10 @@ int cli_main(int argc, char** argv) {
     // refusal of bad input (CLI11's own codes are its internals).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (!cleanup->parsed()) warn_leftovers();
+  // `completion` only prints the command line's shape (the build runs it);
+  // `run --check-for-guest` checks a guest's arguments: this host's leftovers
+  // are not its business.
+  if (!cleanup->parsed() && !app.got_subcommand("completion") && !(run->parsed() && ra.guest_cpus)) warn_leftovers();
   if (list->parsed()) {
     if (list_options || list_markdown || !list_tracers.empty()) {
       if (!list_options || list_json) {
@@ -522,4 +665,5 @@ int cli_main(int argc, char** argv) {
   return 0;
 }
 
+}  // namespace
 }  // namespace tracebench

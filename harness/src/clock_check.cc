@@ -223,6 +223,31 @@ ClockPlan decide_clock(const ClockFacts& f) {
   return p;
 }
 
+std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, std::uint64_t batch,
+                                 std::uint64_t unit) {
+  const double per_event = std::max(0.0, per_event_cycles);
+  // What the clock reads for one sample: the events and the empty region.
+  const double span = per_event * static_cast<double>(batch) + p.floor_cycles;
+  if (span >= p.min_sample_cycles) return "";
+  std::string instead = "leave --batch out (the pilot then picks a batch that spans it)";
+  unit = std::max<std::uint64_t>(1, unit);
+  // Events per sample that would span the minimum, in whole units; beyond
+  // --batch's range the events are too cheap for any forced batch.
+  const double need = per_event > 0 ? std::ceil((p.min_sample_cycles - p.floor_cycles) / per_event) : 1e300;
+  if (need <= 1e7) {
+    auto n = static_cast<std::uint64_t>(need);
+    if (n % unit) n += unit - n % unit;
+    instead = fmt::format("give --batch {} or more, or {}", n, instead);
+  }
+  return fmt::format(
+      "--batch {}: a sample spans ~{:.0f} cycles ({:.2f} per event and the {:.0f}-cycle floor), under the {:.0f} the "
+      "clock needs ({:.0f} steps of its {} cycles, {:.0f}x the floor, 400 at least): the figure would be the clock's "
+      "step over the batch (~{:.2f} cycles per event), not the events' cost; {}",
+      batch, span, per_event, p.floor_cycles, p.min_sample_cycles, kStepsPerSample, p.step_cycles,
+      kFloorsPerSample, static_cast<double>(p.step_cycles) / static_cast<double>(std::max<std::uint64_t>(1, batch)),
+      instead);
+}
+
 void calibrate_floor_rounds(EndRead end, int rounds, int samples, std::vector<double>* round_medians, double* median,
                             double* mad) {
   std::vector<double> all;

@@ -128,6 +128,12 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
         "refusing to compare an emulated run ({}) with a non-emulated one ({}): TCG timings say nothing about hardware",
         emu->context.run_id, host->context.run_id));
   }
+  for (const RunResult* r : all) {
+    if (r->context.concurrent)
+      out->warnings.push_back(fmt::format("run {} was measured concurrently with another tracebench command "
+                                          "(context.concurrent): its figures may hold the other's probes and load",
+                                          r->context.run_id));
+  }
   if (const RunResult* r = differing([](const RunResult& x) { return x.context.cpu_model; })) {
     out->warnings.push_back(fmt::format("different CPUs: '{}' vs '{}'", first->context.cpu_model, r->context.cpu_model));
   }

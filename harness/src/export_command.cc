@@ -31,10 +31,18 @@ int export_bencher(const ExportArgs& a) {
   if (Status s = read_run(files[0], &r); !s) return fail(s.message());
   if (!r.context.complete) return fail(files[0] + ": the run did not finish (context.complete is false)");
   const std::string text = bencher_json(r).dump(2) + "\n";
+  if (const auto few = intervals_below_95(r); !few.empty()) {
+    std::cerr << "tracebench export bencher: note: " << few.size()
+              << " overhead interval(s) cover less than 95% (too few repetitions) and are left out, the value alone "
+                 "written:";
+    for (const auto& f : few) std::cerr << " " << f;
+    std::cerr << "\n";
+  }
   if (a.out.empty()) {
     std::cout << text;
     return 0;
   }
+  if (Status s = check_output_not_input("--out", a.out, files); !s) return fail(s.message());
   if (Status s = write_file_atomic(a.out, text); !s) return fail(s.message());
   return 0;
 }

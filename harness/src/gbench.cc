@@ -1,5 +1,6 @@
 #include "tracebench/gbench.h"
 
+#include <regex.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -78,6 +79,32 @@ bool flag_value(const std::vector<std::string>& args, const std::string& name, s
 bool truthy(const std::string& v) { return v == "true" || v == "1" || v == "yes" || v == "on" || v == "t"; }
 
 }  // namespace
+
+Status gbench_selects(const std::vector<std::string>& args, const std::vector<std::string>& names, int repetitions,
+                     std::size_t* selected) {
+  *selected = names.size();
+  std::string spec;
+  if (!flag_value(args, "--benchmark_filter", &spec) || spec.empty() || spec == "all" || spec == ".") return Status::ok();
+  // As the library does (benchmark_register.cc, FindBenchmarks): a leading
+  // '-' negates, the rest is an extended regular expression searched for in
+  // the instance's full name.
+  const bool negative = spec[0] == '-';
+  const std::string pattern = negative ? spec.substr(1) : spec;
+  regex_t re;
+  if (int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB); rc != 0) {
+    char why[256];
+    regerror(rc, &re, why, sizeof why);
+    return Status::error(fmt::format("--benchmark_filter={}: not a regular expression: {}", spec, why));
+  }
+  *selected = 0;
+  for (const auto& n : names) {
+    const std::string full = fmt::format("{}/iterations:1/repeats:{}/manual_time", n, repetitions);
+    const bool match = regexec(&re, full.c_str(), 0, nullptr, 0) == 0;
+    if (match != negative) ++*selected;
+  }
+  regfree(&re);
+  return Status::ok();
+}
 
 std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::vector<std::string>& args) {
   std::string v;

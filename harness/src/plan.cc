@@ -1,6 +1,7 @@
 // Planning a run: which tracer x workload x action x payload x threads
 // benchmarks run, and every refusal of bad input before anything is attached.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/gbench.h"
 #include "tracebench/options.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
@@ -59,7 +61,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   }
   std::set<std::string> unavailable_workloads;
   for (const auto& w : workload_registry()) {
-    if (!selected(opt.workloads, w.name) || !w.available) continue;
+    if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest) continue;
     if (Availability a = w.available(); !a.ok) {
       unavailable_workloads.insert(w.name);
       plan->skipped.emplace_back("workload " + w.name, a.reason);
@@ -76,7 +78,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       OptionValues parsed;
       TB_TRY(parse_options(entry.name, tracer->option_schema(), it->second, &parsed));
     }
-    Availability av = tracer->available();
+    Availability av = opt.plan_for_guest ? Availability::yes() : tracer->available();
     if (!av.ok) {
       plan->skipped.emplace_back(entry.name, av.reason);
       continue;
@@ -111,7 +113,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
         for (std::size_t p : payloads) {
           // A payload the tracer cannot carry whole: left out of the default
           // sweep (and said), refused when the user asked for it.
-          if (std::size_t max = tracer->max_payload_bytes(w.probe, action); p > max) {
+          if (std::size_t max = opt.plan_for_guest ? SIZE_MAX : tracer->max_payload_bytes(w.probe, action); p > max) {
             std::string why = fmt::format("{} carries at most {} bytes per event at {} on this kernel", entry.name,
                                           max, w.probe.name);
             std::string name = fmt::format("{}/{}/{}/payload:{}", entry.name, w.name, action, p);
@@ -133,7 +135,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
           as.payload_bytes = p;
           if (auto it = opt.options.find(entry.name); it != opt.options.end()) as.options = it->second;
           BenchSpec spec{entry.name, w.name, action, p, 1};
-          if (Status s = tracer->validate(as); !s) {
+          if (Status s = opt.plan_for_guest ? Status::ok() : tracer->validate(as); !s) {
             refused.push_back(fmt::format("{}: {}", spec.name(), s.message()));
             continue;
           }
@@ -178,6 +180,16 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
     for (const auto& [t, reason] : plan->skipped) why += fmt::format("\n  {}: {}", t, reason);
     return Status::error(why);
   }
+  // A filter that selects none of them would make a "complete" run of no
+  // benchmark.
+  std::vector<std::string> names;
+  for (const auto& s : plan->specs) names.push_back(s.name());
+  std::size_t selected = 0;
+  TB_TRY(gbench_selects(opt.gbench_args, names, opt.repetitions, &selected));
+  if (selected == 0)
+    return Status::error(fmt::format("the Google Benchmark filter selects none of the {} planned benchmarks (e.g. "
+                                     "{}): nothing would run; see them with --plan",
+                                     names.size(), names.front()));
   return Status::ok();
 }
 

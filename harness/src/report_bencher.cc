@@ -1,7 +1,7 @@
 // The Bencher reporter: a run as Bencher Metric Format JSON (`tracebench
 // export bencher`), for history-tracking services that read it.  Per
 // benchmark the measures it has figures for, each with its 95% interval
-// where the run has one; a benchmark that failed, or has no figure, is left
+// where the run has one that covers 95%; a benchmark that failed, or has no figure, is left
 // out (never written as 0).
 #include "tracebench/report.h"
 
@@ -12,7 +12,12 @@ nlohmann::json bencher_json(const RunResult& run) {
   for (const auto& b : run.benchmarks) {
     if (b.status != "ok") continue;
     nlohmann::json m = nlohmann::json::object();
+    // Bencher's format has no field for an interval's confidence: the
+    // bounds go out only where they are the 95% interval they are taken
+    // for; an interval that covers less (few repetitions: 50% with 2) is
+    // left out and the value stands alone (intervals_below_95() names them).
     auto with_ci = [](const MedianCI& c) {
+      if (c.confidence < 0.95) return nlohmann::json{{"value", c.median}};
       return nlohmann::json{{"value", c.median}, {"lower_value", c.low}, {"upper_value", c.high}};
     };
     if (b.overhead_ns) m["overhead-ns"] = with_ci(*b.overhead_ns);
@@ -25,6 +30,14 @@ nlohmann::json bencher_json(const RunResult& run) {
     if (b.baseline.ns.n > 0) m["baseline-ns"] = spread(b.baseline.ns);
     if (!m.empty()) out[b.name] = m;
   }
+  return out;
+}
+
+std::vector<std::string> intervals_below_95(const RunResult& run) {
+  std::vector<std::string> out;
+  for (const auto& b : run.benchmarks)
+    if (b.status == "ok" && b.overhead_cycles && b.overhead_cycles->confidence < 0.95)
+      out.push_back(b.name + " (" + confidence_label(b.overhead_cycles->confidence) + ")");
   return out;
 }
 

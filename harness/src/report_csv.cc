@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/util.h"
 #include "tracebench/results.h"
 
 namespace tracebench {
@@ -31,18 +32,20 @@ std::string stat(const Summary& s, double v) { return s.n ? num(v) : ""; }
 std::string summary_csv(const RunResult& run) {
   std::string out =
       "name,tracer,workload,probe,action,payload_bytes,threads,status,"
-      "baseline_p50_cycles,traced_p50_cycles,overhead_cycles,overhead_ci_low,overhead_ci_high,"
+      "baseline_p50_cycles,traced_p50_cycles,overhead_cycles,overhead_ci_low,overhead_ci_high,overhead_ci_confidence,"
       "overhead_ns,baseline_p50_ns,traced_p50_ns,traced_p99_cycles,events_fired,events_recorded,events_lost,"
       "verification,error\n";
   for (const auto& b : run.benchmarks) {
     std::string oc = b.overhead_cycles ? num(b.overhead_cycles->median) : "";
     std::string lo = b.overhead_cycles ? num(b.overhead_cycles->low) : "";
     std::string hi = b.overhead_cycles ? num(b.overhead_cycles->high) : "";
+    // What the interval covers (0.5 with 2 repetitions), not the level asked for.
+    std::string conf = b.overhead_cycles ? fmt::format("{:.4f}", b.overhead_cycles->confidence) : "";
     std::string on = b.overhead_ns ? num(b.overhead_ns->median) : "";
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(b.name),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(b.name),
                        csv_field(b.tracer), csv_field(b.workload), csv_field(b.probe), csv_field(b.action),
                        b.payload_bytes, b.threads, b.status, stat(b.baseline.cycles, b.baseline.cycles.p50),
-                       stat(b.traced.cycles, b.traced.cycles.p50), oc, lo, hi, on,
+                       stat(b.traced.cycles, b.traced.cycles.p50), oc, lo, hi, conf, on,
                        stat(b.baseline.ns, b.baseline.ns.p50), stat(b.traced.ns, b.traced.ns.p50),
                        stat(b.traced.cycles, b.traced.cycles.p99),
                        b.events.fired, b.events.recorded, b.events.lost, b.events.verification,
@@ -93,6 +96,8 @@ bool to_long(const std::string& s, long long* v) {
 }  // namespace
 
 Status read_samples_csv(const std::string& path, RunResult* run) {
+  // Regular and finite before it is streamed (samples.csv can be large: no whole-file bound).
+  TB_TRY(check_input_file(path, 8ull << 30));
   std::ifstream in(path);
   if (!in) return errno_status("open " + path, errno);
   std::map<std::string, BenchmarkResult*> by_name;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/util.h"
 #include "tracebench/results.h"
 
 namespace tracebench {
@@ -133,6 +134,7 @@ void to_json(json& j, const RunResult& r) {
   ctx["counter_read_cycles"] = c.counter_read_cycles;
   ctx["noise_warnings"] = c.noise_warnings;
   if (c.foreign_cpu_load >= 0) ctx["foreign_cpu_load"] = c.foreign_cpu_load;
+  ctx["concurrent"] = c.concurrent;
   ctx["tracebench_version"] = c.tracebench_version;
   ctx["git_sha"] = c.git_sha;
   ctx["build_type"] = c.build_type;
@@ -154,6 +156,7 @@ void to_json(json& j, const RunResult& r) {
     e["threads"] = b.threads;
     e["options"] = b.options;
     e["repetitions"] = b.repetitions;
+    put_opt(e, "dropped_repetitions", b.dropped_repetitions);
     e["samples_per_block"] = b.samples_per_block;
     e["batch"] = b.batch;
     e["gap_us"] = b.gap_us;
@@ -227,6 +230,7 @@ void from_json(const json& j, RunResult& r) {
   ctx.at("counter_read_cycles").get_to(c.counter_read_cycles);
   ctx.at("noise_warnings").get_to(c.noise_warnings);
   c.foreign_cpu_load = ctx.contains("foreign_cpu_load") ? ctx.at("foreign_cpu_load").get<double>() : -1;
+  c.concurrent = ctx.contains("concurrent") && ctx.at("concurrent").get<bool>();
   ctx.at("tracebench_version").get_to(c.tracebench_version);
   ctx.at("git_sha").get_to(c.git_sha);
   ctx.at("build_type").get_to(c.build_type);
@@ -248,6 +252,7 @@ void from_json(const json& j, RunResult& r) {
     e.at("threads").get_to(b.threads);
     e.at("options").get_to(b.options);
     e.at("repetitions").get_to(b.repetitions);
+    get_opt(e, "dropped_repetitions", b.dropped_repetitions);  // results written before it had none
     e.at("samples_per_block").get_to(b.samples_per_block);
     e.at("batch").get_to(b.batch);
     if (e.contains("gap_us")) e.at("gap_us").get_to(b.gap_us);  // results written before it had none
@@ -290,10 +295,10 @@ std::string result_json_text(const RunResult& run) {
 }
 
 Status read_result_json(const std::string& path, RunResult* run) {
-  std::ifstream in(path);
-  if (!in) return errno_status("open " + path, errno);
+  std::string text;
+  TB_TRY(read_input_file(path, kMaxInputBytes, &text));
   try {
-    json j = json::parse(in);
+    json j = json::parse(text);
     *run = j.get<RunResult>();
   } catch (const std::exception& e) {
     return Status::error(fmt::format("{}: {}", path, e.what()));

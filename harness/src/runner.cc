@@ -26,6 +26,7 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/gbench.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/progress.h"
 #include "tracebench/system.h"
 #include "tracebench/util.h"
@@ -39,6 +40,16 @@ namespace {
 // here, getpid's baseline moves from ~113 to ~137 ns while a compile runs on
 // the other vCPU, and back when it stops.
 constexpr double kBusyNeighbourCpus = 0.25;
+
+// Another command measured or attached while this run did (the machine
+// lock, tracebench/machine_lock.h): said in the context and its warnings.
+void mark_concurrent(RunContext* ctx, const std::string& beside) {
+  ctx->concurrent = true;
+  ctx->noise_warnings.push_back(fmt::format(
+      "measured concurrently with {}: each run's probes and load may be in the other's figures (a uprobe traps in "
+      "every process that maps its file); `compare` warns and `model fit` refuses such runs",
+      beside));
+}
 
 }  // namespace
 
@@ -116,20 +127,14 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     }
   }
   ctx.command_line = opt.command_line;
-  ctx.run_id = make_run_id(ctx);
+  if (opt.machine_lock && opt.machine_lock->concurrent()) mark_concurrent(&ctx, opt.machine_lock->concurrent_with());
 
   // The run's directory exists from the start and result.json is rewritten
   // (atomically) as each benchmark finishes, marked incomplete until the
   // end: a killed or failed run keeps what it measured and says so.
-  std::string base = opt.out_base.empty() ? "results" : opt.out_base;
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  // Two runs that start in the same second get distinct directories.
-  const std::string first_id = ctx.run_id;
-  for (int k = 1; std::filesystem::exists(base + "/" + ctx.run_id); ++k) {
-    ctx.run_id = fmt::format("{}-{}", first_id, k);
-  }
-  *dir = base + "/" + ctx.run_id;
+  // Its id is unique across folders and processes (make_run_dir).
+  const std::string base = opt.out_base.empty() ? "results" : opt.out_base;
+  TB_TRY(make_run_dir(base, &ctx, dir));
   ctx.complete = false;
   TB_TRY(write_run(*dir, *run));
   Journal journal(*dir, opt.write_samples, run);
@@ -165,7 +170,10 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
         *open = nullptr;
       }
       if (rep >= reps && !raw->failed()) raw->fail("Google Benchmark called this benchmark more often than its repetitions");
-      if (rep == 0 && !g_stop_requested) {
+      // A run whose files can no longer be written measures nothing more.
+      if (!journal->ok() && !raw->failed())
+        raw->fail("not run: the run stopped when its files could not be written (" + journal->error().message() + ")");
+      if (rep == 0 && !g_stop_requested && !raw->failed()) {
         const auto now = std::chrono::steady_clock::now();
         if (!progress->started) {
           progress->start = now;
@@ -210,6 +218,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
       if (rep == reps - 1) {
         raw->finish();
         raw->teardown();
+        raw->check_site_after();
         if (*open == raw) *open = nullptr;
         journal->add(raw->take_result());
         progress->finished++;
@@ -233,7 +242,9 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   }
   const CpuTimeSnapshot before = cpu_time_snapshot();
   auto display = make_display_reporter(opt.gbench_args);
-  benchmark::RunSpecifiedBenchmarks(display.get());
+  // The plan refused a filter that selects nothing; should the library
+  // still find none, the run is not complete.
+  const std::size_t matched = benchmark::RunSpecifiedBenchmarks(display.get());
   benchmark::ClearRegisteredBenchmarks();
   if (const CpuTimeSnapshot after = cpu_time_snapshot(); before.ok && after.ok) {
     ctx.foreign_cpu_load = foreign_cpu_load(before, after);
@@ -253,9 +264,12 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     if (!journal.has(r.name)) journal.add(br->take_result());
   }
   counters.close();
-  ctx.complete = !g_stop_requested;
+  if (opt.machine_lock && !ctx.concurrent && opt.machine_lock->others_ran_beside())
+    mark_concurrent(&ctx, "a command run with --allow-concurrent");
+  ctx.complete = !g_stop_requested && matched > 0;
   TB_TRY(journal.close());
   if (g_stop_requested) return Status::error("interrupted");
+  if (matched == 0) return Status::error("Google Benchmark ran no benchmark (its filter selected none)");
   return Status::ok();
 }
 

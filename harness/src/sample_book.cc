@@ -102,6 +102,7 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
     }
   }
   std::size_t reps = overhead_.size() + dropped_reps_;
+  r->dropped_repetitions = dropped_reps_;
   if (why.empty() && overhead_.size() < 2) {
     why = fmt::format("only {} of {} repetitions kept at least {:.0f}% of their samples in both blocks (2 needed)",
                       overhead_.size(), reps, 100 * kMinKeptShareForRepetition);

@@ -87,6 +87,14 @@ MedianCI median_ci(std::vector<double> v, double level) {
   return ci;
 }
 
+std::string confidence_label(double confidence) {
+  // One decimal, never rounded up past what it covers (0.9499 is not 95%).
+  const double tenths = std::floor(std::max(0.0, std::min(1.0, confidence)) * 1000.0 + 1e-9);
+  const auto whole = static_cast<long long>(tenths / 10);
+  const auto decimal = static_cast<long long>(tenths) % 10;
+  return decimal == 0 ? std::to_string(whole) + "%" : std::to_string(whole) + "." + std::to_string(decimal) + "%";
+}
+
 std::vector<bool> flag_disturbed(const std::vector<double>& values, double min_gap) {
   std::vector<bool> flags(values.size(), false);
   if (values.size() < 8) return flags;

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "run_state.h"
 #include "tracebench/runner.h"
 #include "tracebench/tracer.h"
@@ -76,6 +78,34 @@ std::size_t release_kept_until_exit() {
   return fns.size();
 }
 
+namespace {
+std::mutex g_kept_results_mu;
+std::string g_kept_dir;
+std::size_t g_kept_benchmarks = 0;
+}  // namespace
+
+void note_results_kept(const std::string& dir, std::size_t benchmarks) {
+  std::lock_guard<std::mutex> lock(g_kept_results_mu);
+  g_kept_dir = dir;
+  g_kept_benchmarks = benchmarks;
+}
+
+void note_results_lost() {
+  std::lock_guard<std::mutex> lock(g_kept_results_mu);
+  g_kept_dir.clear();
+  g_kept_benchmarks = 0;
+}
+
+std::string kept_results_text() {
+  // From the terminate handler too: never wait on a lock the failing thread may hold.
+  std::unique_lock<std::mutex> lock(g_kept_results_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return "what was written is in the run's directory, if any";
+  if (g_kept_dir.empty()) return "no result file was written";
+  if (g_kept_benchmarks == 0) return "no benchmark had finished: " + g_kept_dir + "/result.json holds none";
+  return fmt::format("the results of {} finished benchmark(s) are kept in {}/result.json", g_kept_benchmarks,
+                     g_kept_dir);
+}
+
 void install_signal_watcher() {
   static bool installed = false;
   if (installed) return;
@@ -121,8 +151,8 @@ void install_signal_watcher() {
       }
     }
     std::fprintf(stderr, "tracebench: uncaught exception (%s); tearing down\n", what.c_str());
-    std::fprintf(stderr, "tracebench: tore down %zu tracer(s); the results of finished benchmarks are kept\n",
-                 teardown_active_tracers());
+    const std::size_t n = teardown_active_tracers();
+    std::fprintf(stderr, "tracebench: tore down %zu tracer(s); %s\n", n, kept_results_text().c_str());
     (void)release_kept_until_exit();
     _exit(70);  // EX_SOFTWARE
   });

@@ -7,6 +7,7 @@ namespace tracebench {
 std::string_view to_string(Verdict v) {
   switch (v) {
     case Verdict::kPassed: return "passed";
+    case Verdict::kPartial: return "partial";
     case Verdict::kFailed: return "failed";
     case Verdict::kNotApplicable: return "not_applicable";
   }
@@ -21,9 +22,21 @@ std::string with_detail(const std::string& what, const std::string& detail) {
   return detail.empty() ? what : what + " (" + detail + ")";
 }
 
-}  // namespace
+// A verdict that passed, partial when the tracer lost more of the events it
+// saw than `max_lost_share`: its figure then mixes recording and dropping.
+Verification limit_losses(Verification v, const EventCounts& c, double max_lost_share) {
+  const std::uint64_t seen = c.recorded + c.lost;
+  if (!v.passed() || seen == 0) return v;
+  const double share = static_cast<double>(c.lost) / static_cast<double>(seen);
+  if (share <= max_lost_share) return v;
+  return Verification{Verdict::kPartial,
+                      fmt::format("{}; but {} of the {} events the tracer saw were lost ({:.1f}%, more than the "
+                                  "{:g}% allowed, --max-lost-percent): the figure mixes recording and dropping, "
+                                  "give the tracer bigger buffers (its README)",
+                                  v.reason, c.lost, seen, 100 * share, 100 * max_lost_share)};
+}
 
-Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
+Verification judge_counts(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
                           bool workload_has_payload, bool timer_probe) {
   // 1. The baseline records nothing by design.
   if (!c.records_events) return Verification{Verdict::kNotApplicable, "the tracer records no events (baseline)"};
@@ -140,9 +153,16 @@ Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t
                       counts + (workload_payload ? "; the tracer records no payload" : "")};
 }
 
+}  // namespace
+
+Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
+                          bool workload_has_payload, bool timer_probe, double max_lost_share) {
+  return limit_losses(judge_counts(c, fired, payload_bytes, workload_has_payload, timer_probe), c, max_lost_share);
+}
+
 Verification verify_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                           bool workload_has_payload, EventsResult* out, bool timer_probe) {
-  Verification v = judge_events(c, fired, payload_bytes, workload_has_payload, timer_probe);
+                           bool workload_has_payload, EventsResult* out, bool timer_probe, double max_lost_share) {
+  Verification v = judge_events(c, fired, payload_bytes, workload_has_payload, timer_probe, max_lost_share);
   out->fired = c.timer_fired ? *c.timer_fired : fired;
   out->recorded = c.recorded;
   out->lost = c.lost;

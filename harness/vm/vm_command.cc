@@ -7,8 +7,10 @@
 // result channel); this command finds the kernel, the headers and the
 // scripts, and passes the acceleration qemu ended up with to `run`
 // (--execution qemu-tcg|qemu-kvm) so emulated results are marked as such.
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +22,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -91,20 +97,43 @@ Status find_scripts(std::string* dir) {
 
 volatile sig_atomic_t g_child = 0;
 
+// The script's process group holds it, run-qemu.sh and qemu.
 void forward_signal(int sig) {
-  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+  if (g_child > 0) kill(-static_cast<pid_t>(g_child), sig);
+}
+
+// Starts argv in a process group of its own that dies with this process:
+// PR_SET_PDEATHSIG sends it SIGTERM when tracebench goes, even by SIGKILL
+// (the scripts trap it and kill qemu, which has the same arrangement with
+// its script).
+Status spawn_group(const std::vector<std::string>& argv, pid_t* out) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return errno_status("fork", errno);
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(143);  // the parent died before the line above
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve(cargv[0], cargv.data(), environ);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: a signal may come before the child ran
+  *out = pid;
+  return Status::ok();
 }
 
 // Runs argv, waits, returns its exit status (128+signal when killed).
 Status spawn_wait(const std::vector<std::string>& argv, int* status) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ);
-  if (rc != 0) return errno_status("spawn " + argv[0], rc);
-  // INT/TERM/HUP go to the script, which tears the VM down and exits; we
-  // wait for it instead of dying first (Ctrl-C reaches both anyway).
+  TB_TRY(spawn_group(argv, &pid));
+  // INT/TERM/HUP go to the script's whole group (the script tears the VM
+  // down and exits; qemu stops too); we wait for it instead of dying first.
   g_child = pid;
   struct sigaction fwd {}, old_int{}, old_term{}, old_hup{};
   fwd.sa_handler = forward_signal;
@@ -118,6 +147,7 @@ Status spawn_wait(const std::vector<std::string>& argv, int* status) {
     w = waitpid(pid, &ws, 0);
   } while (w < 0 && errno == EINTR);
   g_child = 0;
+  kill(-pid, SIGKILL);  // anything of the group still there (nothing, normally)
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
@@ -194,6 +224,89 @@ std::string kmod_param_problem(const std::string& p) {
   return {};
 }
 
+// The companion module's parameters: the names its sources declare with
+// module_param(), module_param_named(), module_param_cb(), ...; `kmod` is
+// the source folder.  Empty when it cannot be read.
+std::set<std::string> kmod_param_names(const fs::path& kmod) {
+  std::set<std::string> names;
+  static const std::regex decl(R"(\bmodule_param(?:_named|_cb|_array|_string|_unsafe)?\s*\(\s*([A-Za-z_][A-Za-z0-9_]*))");
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(kmod, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().extension() != ".c") continue;
+    std::ifstream in(it->path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string src = text.str();
+    for (std::sregex_iterator m(src.begin(), src.end(), decl), end; m != end; ++m) names.insert((*m)[1]);
+  }
+  return names;
+}
+
+// Every --kmod-param names a parameter the module declares (checked against
+// the module's source next to the scripts, when it is there).
+bool kmod_params_known(const VmArgs& a, const std::string& scripts) {
+  if (a.kmod_params.empty()) return true;
+  const fs::path kmod = fs::path(scripts) / ".." / ".." / "kmod";
+  const std::set<std::string> names = kmod_param_names(kmod);
+  if (names.empty()) return true;  // no source here: insmod in the guest says it
+  for (const auto& p : a.kmod_params) {
+    const std::string name = p.substr(0, p.find('='));
+    if (names.count(name)) continue;
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    std::cerr << "tracebench vm: --kmod-param " << p << ": the companion module has no parameter '" << name
+              << "' (its parameters: " << known << "; " << fs::weakly_canonical(kmod).string()
+              << "); nothing was built or booted\n";
+    return false;
+  }
+  return true;
+}
+
+// Whether `name` is a tracebench command: cli.cc's own or a registered one.
+bool is_command(const std::string& name) {
+  for (const char* builtin : {"list", "env", "cleanup", "run", "compare"})
+    if (name == builtin) return true;
+  for (const auto& c : command_registry())
+    if (c.name == name) return true;
+  return false;
+}
+
+// The guest's command checked on the host before anything is built or
+// booted: `run`'s arguments with the same plan (`run --check-for-guest`:
+// names, numbers, option schemas, the benchmark filter; not what only the
+// guest's kernel can tell), any other command for being one.
+bool guest_command_ok(const VmArgs& a, const std::string& self) {
+  if (a.guest_args[0] != "run") {
+    if (is_command(a.guest_args[0])) return true;
+    std::cerr << "tracebench vm: '" << a.guest_args[0]
+              << "' is not a tracebench command (see tracebench --help); nothing was built or booted\n";
+    return false;
+  }
+  std::vector<std::string> argv = {self, "run", "--check-for-guest", std::to_string(a.smp)};
+  argv.insert(argv.end(), a.guest_args.begin() + 1, a.guest_args.end());
+  std::vector<char*> cargv;
+  for (const auto& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int ws = 0;
+  if (rc == 0) {
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (rc == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) return true;
+  if (rc != 0)
+    std::cerr << "tracebench vm: cannot check the guest's command: spawn " << self << ": " << std::strerror(rc) << "\n";
+  else
+    std::cerr << "tracebench vm: the guest's run was refused on the host (above); nothing was built or booted\n";
+  return false;
+}
+
 // Whether a result.json came back under `dir`.
 bool results_came_back(const std::string& dir) {
   std::error_code ec;
@@ -232,6 +345,18 @@ int run_vm(VmArgs a) {
     std::cerr << "tracebench vm: --kmod-param with --no-kmod: there is no module to give parameters to\n";
     return 2;
   }
+  std::string scripts;
+  if (Status s = find_scripts(&scripts); !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    std::cerr << "tracebench vm: cannot resolve /proc/self/exe: " << ec.message() << "\n";
+    return 2;
+  }
+  if (!kmod_params_known(a, scripts) || !guest_command_ok(a, self.string())) return 2;
   std::string kernel = a.kernel.empty() ? newest_boot_kernel() : a.kernel;
   if (kernel.empty()) {
     std::cerr << "tracebench vm: no --kernel given and no /boot/vmlinuz-*; install one with\n"
@@ -248,18 +373,6 @@ int run_vm(VmArgs a) {
               << "' is not a kernel build directory (no Makefile)\n";
     return 2;
   }
-  std::string scripts;
-  if (Status s = find_scripts(&scripts); !s) {
-    std::cerr << "tracebench vm: " << s.message() << "\n";
-    return 2;
-  }
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) {
-    std::cerr << "tracebench vm: cannot resolve /proc/self/exe: " << ec.message() << "\n";
-    return 2;
-  }
-
   std::vector<std::string> argv = {scripts + "/tracebench-vm.sh", "--kernel", kernel,
                                    "--accel", a.accel, "--timeout", std::to_string(a.timeout_s),
                                    "--smp", std::to_string(a.smp), "--mem", std::to_string(a.mem_mb),
@@ -272,7 +385,8 @@ int run_vm(VmArgs a) {
     char stamp[32];
     std::time_t now = std::time(nullptr);
     std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
-    a.out_dir = "vm-results/" + release + "-" + stamp;
+    // With the pid: two `vm` started in one second never share a folder.
+    a.out_dir = "vm-results/" + release + "-" + stamp + "-" + std::to_string(getpid());
   }
   argv.insert(argv.end(), {"--outdir", a.out_dir});
   for (const auto& f : a.files) {

@@ -13,6 +13,7 @@ import sys
 from collections import defaultdict
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -21,9 +22,52 @@ plt.rcParams.update({"figure.dpi": 96, "font.size": 9, "svg.fonttype": "none", "
                      "grid.alpha": 0.3})
 
 
-def label(b):
-    opts = ",".join(f"{k}={v}" for k, v in sorted(b["options"].items()))
-    return f"{b['tracer']} {b['action']}" + (f" ({opts})" if opts else "")
+WARN = "#c0392b"  # a warning or a verification that did not pass: see the table under the chart
+GOOD = "#2e86c1"  # verified, no warning (information notes do not count)
+COLOUR_LEGEND = ("Colours: blue, verified with no warning; red, a warning (something that weakens the figure: "
+                 "see the table under the chart) or a verification that did not pass. Information notes (how a "
+                 "sample was sized) are listed but paint nothing.")
+
+
+def options_text(options):
+    return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+
+
+def label(b, with_samples=False):
+    """What a user chose for this benchmark, never the same words for two
+    different configurations: tracer, action (left out where it is the tracer's
+    only behaviour: `none`, `default`), options, the idle gap, and the samples
+    per block where the report holds the same configuration with another."""
+    parts = [b["tracer"]]
+    if b["action"] not in ("none", "default", b["tracer"]):
+        parts.append(b["action"])
+    text = " ".join(parts)
+    extra = []
+    if b["options"]:
+        extra.append(options_text(b["options"]))
+    if b.get("gap_us"):
+        extra.append(f"gap {b['gap_us']} µs")
+    if with_samples:
+        extra.append(f"{b['samples_per_block']} samples/block")
+    return text + (f" ({'; '.join(extra)})" if extra else "")
+
+
+def sample_sizes_differ(configs, core):
+    """The cores (what a configuration is without its samples per block) held
+    with more than one samples-per-block value: their labels say it."""
+    seen = defaultdict(set)
+    for c in configs:
+        seen[core(c)].add(c["samples_per_block"])
+    return {k for k, v in seen.items() if len(v) > 1}
+
+
+def config_core(c):
+    return (c["tracer"], c["workload"], c["action"], c["payload_bytes"], c["threads"],
+            tuple(sorted(c["options"].items())), c.get("gap_us", 0))
+
+
+def has_warning(c):
+    return bool(c["warnings"]) or c["events"]["verification"] in ("failed", "partial")
 
 
 class Page:
@@ -64,84 +108,166 @@ class Page:
         self.figures += 1
 
 
+def num(v, spec):
+    """A figure formatted, or a dash for none (null in the input)."""
+    return "—" if v is None else format(v, spec)
+
+
+def interval_ok(c):
+    return c["low"] is not None and c["high"] is not None and c["low"] <= c["median"] <= c["high"]
+
+
 def fmt_ci(c, unit=""):
-    if not c:
+    if not c or c.get("median") is None:
         return "—"
-    return f"{c['median']:.1f} [{c['low']:.1f}, {c['high']:.1f}]{unit}"
+    # Each interval with the confidence it has (50% with 2 repetitions).
+    text = (f"{c['median']:.1f} [{num(c['low'], '.1f')}, {num(c['high'], '.1f')}]{unit} "
+            f"({c.get('confidence_label', '?')})")
+    return text if interval_ok(c) else text + " (interval does not hold the median: not drawn)"
 
 
-def overhead_section(page, benches):
-    by_wl = defaultdict(list)
-    for b in benches:
-        if b["status"] == "ok" and b["payload_bytes"] == 0 and b["threads"] == 1 and "ecbs" not in b["options"] \
-                and b["overhead_ns"]:
-            by_wl[b["workload"]].append(b)
-    if not by_wl:
-        page.p("No benchmark with an overhead figure at payload 0 and one thread.", "absent")
+def err_bars(cis):
+    """matplotlib's [below, above] error bars; an interval that does not hold
+    its median (schema-valid, but inconsistent) gets none instead of a
+    negative bar, and the table says so (fmt_ci)."""
+    below = [c["median"] - c["low"] if interval_ok(c) else 0.0 for c in cis]
+    above = [c["high"] - c["median"] if interval_ok(c) else 0.0 for c in cis]
+    return [below, above]
+
+
+def ci_caption(cis):
+    """The intervals' confidence for a chart's label: one figure when they share it."""
+    labels = sorted({c.get("confidence_label", "?") for c in cis if c})
+    if len(labels) == 1:
+        return f"{labels[0]} interval"
+    return "interval; confidence " + ", ".join(labels) if labels else "interval"
+
+
+def legend_patches(ax):
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=GOOD, label="verified, no warning"), Patch(color=WARN, label="warning: see table")],
+              fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def cost_chart(page, cs, name, caption, with_workload, multi):
+    """Bars of overhead per event, one per configuration, cheapest on top."""
+    cs = sorted(cs, key=lambda c: c["overhead_ns"]["median"], reverse=True)
+    names = [(f"{c['workload']}: " if with_workload else "") + label(c, config_core(c) in multi)
+             + (" ⚠" if has_warning(c) else "") for c in cs]
+    fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(cs) + 1.1))
+    y = list(range(len(cs)))
+    med = [c["overhead_ns"]["median"] for c in cs]
+    ax.barh(y, med, xerr=err_bars([c["overhead_ns"] for c in cs]), color=[WARN if has_warning(c) else GOOD for c in cs], capsize=3)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names)
+    for yi, c in zip(y, cs):
+        m = c["overhead_ns"]["median"]
+        ax.annotate(f"{m:,.0f}" if abs(m) >= 100 else f"{m:.3g}", (max(c["overhead_ns"]["high"] if interval_ok(c["overhead_ns"]) else m, m), yi),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
+    # Probe points a hundredfold apart (a uprobe next to a tracepoint) on one
+    # linear axis would leave the cheap ones as slivers.
+    positive = [m for m in med if m > 0]
+    log = len(positive) == len(med) and len(med) > 1 and max(med) > 30 * min(med)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"overhead, ns per event (median, {ci_caption([c['overhead_ns'] for c in cs])})"
+                  + (", log axis" if log else ""))
+    legend_patches(ax)
+    page.figure(fig, name, caption)
+    page.table(["configuration", "workload", "runs", "overhead ns", "untraced ns", "traced ns", "fired", "recorded",
+                "lost", "verification", "warnings", "information"],
+               [[label(c, config_core(c) in multi), c["workload"], c["runs"], fmt_ci(c["overhead_ns"]),
+                 f"{c['untraced_ns_p50']:.1f}" if c["untraced_ns_p50"] is not None else "—",
+                 f"{c['traced_ns_p50']:.1f}" if c["traced_ns_p50"] is not None else "—",
+                 c["events"]["fired"], c["events"]["recorded"], c["events"]["lost"], c["events"]["verification"],
+                 "; ".join(c["warnings"]) or "—", "; ".join(c["information"]) or "—"] for c in cs], "figures")
+
+
+def cost_section(page, configs):
+    """Tracers side by side at each payload size present: at payload 0 one
+    chart per workload (what an event costs at that probe point), at each
+    other size one chart across the workloads that carry it (what an N-byte
+    record costs in each tracer)."""
+    usable = [c for c in configs if c["runs_ok"] and c["overhead_ns"] and c["threads"] == 1
+              and "ecbs" not in c["options"]]
+    if not usable:
+        page.p("No benchmark with an overhead figure at one thread.", "absent")
         return
-    page.h(2, "Overhead per event")
-    page.p("Traced minus untraced cost per event, median over repetitions with its 95% interval. "
-           "A tracer marked ⚠ has a verification or noise warning: see the table under the chart.")
-    for wl, bs in sorted(by_wl.items()):
-        bs.sort(key=lambda b: b["overhead_ns"]["median"])
-        fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(bs) + 1.0))
-        y = range(len(bs))
-        med = [b["overhead_ns"]["median"] for b in bs]
-        lo = [b["overhead_ns"]["median"] - b["overhead_ns"]["low"] for b in bs]
-        hi = [b["overhead_ns"]["high"] - b["overhead_ns"]["median"] for b in bs]
-        colors = ["#c0392b" if (b["warnings"] or b["events"]["verification"] == "failed") else "#2e86c1" for b in bs]
-        ax.barh(list(y), med, xerr=[lo, hi], color=colors, capsize=3)
-        ax.set_yticks(list(y))
-        ax.set_yticklabels([label(b) + (" ⚠" if b["warnings"] else "") for b in bs])
-        ax.set_xlabel("overhead, ns per event (95% interval)")
-        ax.set_title(f"workload {wl}")
-        page.figure(fig, f"overhead-{wl}", f"Overhead per event, workload {wl}")
-        page.table(["tracer", "overhead ns", "overhead cycles", "untraced ns", "traced ns", "fired", "recorded",
-                    "lost", "verification", "warnings"],
-                   [[label(b), fmt_ci(b["overhead_ns"]), fmt_ci(b["overhead_cycles"]),
-                     f"{b['baseline']['ns_p50']:.1f}" if b["baseline"] else "—",
-                     f"{b['traced']['ns_p50']:.1f}" if b["traced"] else "—",
-                     b["events"]["fired"], b["events"]["recorded"], b["events"]["lost"],
-                     b["events"]["verification"], "; ".join(b["warnings"]) or "—"] for b in bs], "figures")
+    multi = sample_sizes_differ(configs, config_core)
+    page.h(2, "Cost per event at each payload size")
+    page.p("Traced minus untraced cost per event: the median over repetitions with its interval and the confidence "
+           "that interval has (95% or more from 6 repetitions on; fewer cover less); the runs of "
+           "one configuration are pooled (the runs column counts them). " + COLOUR_LEGEND)
+    for p in sorted({c["payload_bytes"] for c in usable}):
+        at = [c for c in usable if c["payload_bytes"] == p]
+        if p == 0:
+            page.h(3, "No payload")
+            by_wl = defaultdict(list)
+            for c in at:
+                by_wl[c["workload"]].append(c)
+            for wl, cs in sorted(by_wl.items()):
+                cost_chart(page, cs, f"cost-p0-{wl}", f"Workload {wl} ({cs[0]['probe_kind']} probe), no payload",
+                           False, multi)
+        else:
+            page.h(3, f"{p}-byte records")
+            wls = sorted({c["workload"] for c in at})
+            cost_chart(page, at, f"cost-p{p}", f"What a {p}-byte record costs, tracers side by side (workloads "
+                       f"{', '.join(wls)})", True, multi)
 
 
-def sweep_section(page, benches, key, title, xlabel, logx):
-    lines = defaultdict(list)
-    for b in benches:
-        if b["status"] != "ok" or not b["overhead_ns"]:
-            continue
-        if key == "payload_bytes" and (b["threads"] != 1 or "ecbs" in b["options"]):
-            continue
-        if key == "threads" and (b["payload_bytes"] != 0 or "ecbs" in b["options"]):
-            continue
-        x = b[key] if key != "ecbs" else int(b["options"].get("ecbs", "1"))
-        if key == "ecbs" and (b["payload_bytes"] != 0 or b["threads"] != 1):
-            continue
-        opts = {k: v for k, v in b["options"].items() if k not in ("ecbs",)}
-        name = f"{b['tracer']} {b['action']}" + (" " + ",".join(f"{k}={v}" for k, v in sorted(opts.items())) if opts else "")
-        lines[(b["workload"], name)].append((x, b))
+def sweep_section(page, configs, key, title, xlabel, logx):
+    """One line per configuration (and workload) with one point per value of
+    `key`; a value measured by several runs is one pooled point."""
+    def x_of(c):
+        return int(c["options"].get("ecbs", "1")) if key == "ecbs" else c[key]
+
+    def fits(c):
+        if not c["runs_ok"] or not c["overhead_ns"]:
+            return False
+        if key == "payload_bytes":
+            return c["threads"] == 1 and "ecbs" not in c["options"]
+        if key == "threads":
+            return c["payload_bytes"] == 0 and "ecbs" not in c["options"]
+        return c["payload_bytes"] == 0 and c["threads"] == 1
+
+    def without_x(c):
+        d = dict(c, options={k: v for k, v in c["options"].items() if k != "ecbs"})
+        d[key if key != "ecbs" else "threads"] = None if key != "ecbs" else c["threads"]
+        return d
+
+    shown = [c for c in configs if fits(c)]
+    multi = sample_sizes_differ([without_x(c) for c in shown], config_core)
+    lines = defaultdict(dict)
+    for c in shown:
+        bare = without_x(c)
+        lines[(c["workload"], label(bare, config_core(bare) in multi))][x_of(c)] = c
     by_wl = defaultdict(dict)
     for (wl, name), pts in lines.items():
-        if len({x for x, _ in pts}) >= 2:
-            by_wl[wl][name] = sorted(pts, key=lambda p: p[0])
+        if len(pts) >= 2:
+            by_wl[wl][name] = sorted(pts.items())
     if not by_wl:
         return
     page.h(2, title)
     for wl, series in sorted(by_wl.items()):
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        ticks = set()
         for name, pts in sorted(series.items()):
             xs = [x for x, _ in pts]
-            ys = [b["overhead_ns"]["median"] for _, b in pts]
-            err = [[b["overhead_ns"]["median"] - b["overhead_ns"]["low"] for _, b in pts],
-                   [b["overhead_ns"]["high"] - b["overhead_ns"]["median"] for _, b in pts]]
+            ticks.update(xs)
+            ys = [c["overhead_ns"]["median"] for _, c in pts]
+            err = err_bars([c["overhead_ns"] for _, c in pts])
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name)
         if logx:
-            ax.set_xscale("symlog", linthresh=16)
+            ax.set_xscale("symlog", linthresh=max(1, min([t for t in ticks if t > 0] or [1])))
+        ax.set_xticks(sorted(ticks))
+        ax.set_xticklabels([str(t) for t in sorted(ticks)])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("overhead, ns per event")
-        ax.set_title(f"workload {wl}")
+        ax.set_ylabel("overhead, ns per event (" +
+                      ci_caption([c["overhead_ns"] for pts in series.values() for _, c in pts]) + ")")
         ax.legend(fontsize=8)
-        page.figure(fig, f"{key}-{wl}", f"{title}, workload {wl}")
+        page.figure(fig, f"{key}-{wl}", f"Workload {wl}: one line per configuration, repeated runs pooled into one "
+                    "point with its interval (its confidence in the axis label)")
 
 
 def distribution_section(page, benches):
@@ -187,8 +313,8 @@ def compare_section(page, cmp):
         ax.set_xlabel("B / A (red: regression, green: improvement, grey: same or inconclusive)")
         page.figure(fig, "compare", "B/A per benchmark")
     page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "test", "MDE80", "verdict"],
-               [[r["benchmark"], r["what"], f"{r['a_median_ns']:.2f}", f"{r['b_median_ns']:.2f}",
-                 f"{r['ratio']:.3f}" if r["ratio"] is not None else "—", f"{r['p_value']:.4f}", r["method"] or "—",
+               [[r["benchmark"], r["what"], num(r.get("a_median_ns"), ".2f"), num(r.get("b_median_ns"), ".2f"),
+                 num(r["ratio"], ".3f"), num(r.get("p_value"), ".4f"), r["method"] or "—",
                  (f"{100 * r['mde_80']:.1f}%" if r.get("mde_80") is not None else
                   ("inf" if r["ratio"] is not None else "—")),
                  r["verdict"] + (": " + r["detail"] if r["detail"] else "")] for r in cmp["rows"]], "figures")
@@ -214,8 +340,12 @@ def model_section(page, model):
             ax.plot([p["payload_bytes"] for p in pts], [p["median_cycles"] - p["predicted_cycles"] for p in pts],
                     marker="o", label=name)
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_xscale("symlog", linthresh=16)
-        ax.set_xlabel("payload bytes (symlog)")
+        sizes = sorted({p["payload_bytes"] for e in entries for p in e["fit"]["points"]})
+        ax.set_xscale("symlog", linthresh=max(1, min([x for x in sizes if x > 0] or [1])))
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([str(x) for x in sizes])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xlabel("payload bytes (symlog axis)")
         ax.set_ylabel("residual, cycles per event")
         ax.legend(fontsize=7)
         page.figure(fig, "model-residuals", "Payload-fit residuals per model entry")
@@ -229,6 +359,15 @@ def model_section(page, model):
                      f"{b['cycles']:.3f}" if b["cycles"] is not None else "—",
                      f"{e['fit']['r2']:.3f}" if e["fit"]["r2"] is not None else "—"])
     page.table(["entry", "options", "fixed (cycles)", "per byte", "R²"], rows, "figures")
+
+
+def held(v):
+    """Whether a validation held its scenario (files written before "conditions" did)."""
+    return v.get("conditions", {}).get("held", True)
+
+
+def problems(v):
+    return [] if held(v) else ["NOT VALID: " + p for p in v["conditions"]["problems"]]
 
 
 def validation_section(page, vals):
@@ -248,7 +387,11 @@ def validation_section(page, vals):
         ax.fill_between([lo, hi], [lo - 2, hi - 2], [lo + 2, hi + 2], color="#d5f5e3", label="within ±2 points")
         ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
         for v, x, y in zip(pts, xs, ys):
-            ax.scatter([x], [y], color="#2e86c1")
+            # A run that did not hold its scenario tests nothing: a red cross.
+            if held(v):
+                ax.scatter([x], [y], color="#2e86c1")
+            else:
+                ax.scatter([x], [y], color="#c0392b", marker="x")
             ax.annotate(f"{v['scenario']['tracer']} {os.path.basename(v['file']).split('-', 1)[-1][:-5]}", (x, y),
                         fontsize=7, xytext=(3, 3), textcoords="offset points")
         ax.set_xlim(lo, hi)
@@ -266,45 +409,77 @@ def validation_section(page, vals):
                  f"{v['predicted']['cpu_percent']:.2f}" if v["predicted"]["cpu_percent"] is not None else "—",
                  f"{v['measured']['cpu_percent']:.2f}",
                  f"{v['error']['cpu_percent']:+.2f}" if v["error"]["cpu_percent"] is not None else "—",
-                 "; ".join(v["warnings"]) or "—"] for v in vals], "figures")
+                 "; ".join(problems(v) + v["warnings"]) or "—"] for v in vals], "figures")
+
+
+def history_order(series):
+    """What changed first: series with a change point, the largest change
+    first; then the rest, those with the most runs first."""
+    def key(s):
+        biggest = max([abs(c["relative_change"]) for c in s["changes"]] or [0])
+        return (0 if s["changes"] else 1, -biggest, -len(s["points"]), s["benchmark"], s["host"])
+    return sorted(series, key=key)
+
+
+def history_ticks(pts):
+    """x labels: the run's time; the kernel and the commit only where they
+    differ from the point before (a label repeated on every run says nothing)."""
+    out, kernel, sha = [], None, None
+    for p in pts:
+        lines = [p["date_utc"][5:19].replace("T", " ")]
+        if p["kernel"] != kernel:
+            lines.append(p["kernel"][:20])
+        if p["git_sha"][:7] != sha:
+            lines.append(p["git_sha"][:7])
+        kernel, sha = p["kernel"], p["git_sha"][:7]
+        out.append("\n".join(lines))
+    return out
 
 
 def history_section(page, hist):
-    series = hist["series"]
+    series = history_order(hist["series"])
     page.h(2, "History")
     page.p(f"From {hist['db']}: each benchmark's figure run by run on one machine (the overhead per event, or the "
-           "none tracer's own cost), median with its interval, in date order; kernel and commit under each point. "
-           "A dashed line marks a change point (E-Divisive with means, permutation test), with its size and p.")
+           "none tracer's own cost), median with its interval, in time order; the x labels give the run's time (UTC) "
+           "and the kernel and commit where they change. Series with a change point come first, the largest change "
+           "first. A dashed line marks a change point (E-Divisive with means, permutation test), red slower, green "
+           "faster, with its size and p.")
     if not series:
         page.p("The history has no figures of these benchmarks.", "absent")
         return
-    for i, s in enumerate(series):
+    single = [s for s in series if len(s["points"]) < 2]
+    drawn = [s for s in series if len(s["points"]) >= 2]
+    for i, s in enumerate(drawn):
         pts = s["points"]
         fig, ax = plt.subplots(figsize=(8.5, 3.6))
         xs = list(range(len(pts)))
         ys = [p["value_ns"] for p in pts]
-        err = [[p["value_ns"] - p["low_ns"] for p in pts], [p["high_ns"] - p["value_ns"] for p in pts]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color="#2e86c1")
+        err = err_bars([{"median": p["value_ns"], "low": p["low_ns"], "high": p["high_ns"]} for p in pts])
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, color=GOOD)
         for c in s["changes"]:
             x = c["index"] - 0.5
-            color = "#c0392b" if c["relative_change"] > 0 else "#27ae60"
+            color = WARN if c["relative_change"] > 0 else "#27ae60"
             ax.axvline(x, color=color, linestyle="--", linewidth=1)
             ax.annotate(f"{100 * c['relative_change']:+.1f}% (p {c['p_value']:.3f})", (x, 1.0),
                         xycoords=("data", "axes fraction"), fontsize=7, color=color, xytext=(3, -10),
                         textcoords="offset points")
-        step = -(-len(pts) // 8)  # at most 8 labels: date, kernel, commit
+        step = -(-len(pts) // 8)  # at most 8 labels
         ax.set_xticks(xs[::step])
-        ax.set_xticklabels([f"{p['date_utc'][:10]}\n{p['kernel'][:20]}\n{p['git_sha'][:7]}" for p in pts][::step],
-                           fontsize=6, rotation=20, ha="right")
-        ax.set_xlabel("run (date, kernel, commit)", fontsize=8)
+        ax.set_xticklabels(history_ticks(pts[::step]), fontsize=6)  # changes between labelled runs
+        ax.set_xlabel("run time (UTC); kernel and commit where they change", fontsize=8)
         ax.set_ylabel(f"{s['what']}, ns per event")
-        ax.set_title(f"{s['benchmark']} on {s['host']}", fontsize=8)
-        page.figure(fig, f"history-{i}", f"History of {s['benchmark']} on {s['host']} ({len(pts)} runs)")
+        changed = f", {len(s['changes'])} change point(s)" if s["changes"] else ", no change point"
+        page.figure(fig, f"history-{i}", f"{s['benchmark']} on {s['host']}: {len(pts)} runs{changed}")
         if s["changes"]:
             page.table(["change at run", "date", "kernel", "before ns", "after ns", "change", "p"],
                        [[c["run_id"], pts[c["index"]]["date_utc"], pts[c["index"]]["kernel"], f"{c['before_ns']:.2f}",
                          f"{c['after_ns']:.2f}", f"{100 * c['relative_change']:+.1f}%", f"{c['p_value']:.3f}"]
                         for c in s["changes"]], "figures")
+    if single:
+        page.h(3, "Series of one run (nothing to draw over time yet)")
+        page.table(["benchmark", "host", "date", "kernel", "commit", "ns per event"],
+                   [[s["benchmark"], s["host"], s["points"][0]["date_utc"], s["points"][0]["kernel"],
+                     s["points"][0]["git_sha"][:7], f"{s['points'][0]['value_ns']:.2f}"] for s in single if s["points"]])
     if hist["left_out"]:
         page.p(f"{hist['left_out']} more series not drawn: name them with --history-benchmark.", "warn")
 
@@ -330,10 +505,11 @@ def main():
             page.parts.append("<details><summary>Noise warnings (" + str(len(warnings)) + ")</summary><ul>" +
                               "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul></details>")
             page.md.append("Noise warnings:\n\n" + "".join(f"- {w}\n" for w in warnings))
-        overhead_section(page, benches)
-        sweep_section(page, benches, "payload_bytes", "Payload sweeps", "payload bytes (symlog)", True)
-        sweep_section(page, benches, "threads", "Thread scaling", "firing threads", False)
-        sweep_section(page, benches, "ecbs", "Handler-count sweeps", "handlers on the probe point", False)
+        configs = data["configurations"]
+        cost_section(page, configs)
+        sweep_section(page, configs, "payload_bytes", "Payload sweeps", "payload bytes (symlog axis)", True)
+        sweep_section(page, configs, "threads", "Thread scaling", "firing threads", False)
+        sweep_section(page, configs, "ecbs", "Handler-count sweeps", "handlers on the probe point", False)
         distribution_section(page, benches)
     if data.get("compare"):
         compare_section(page, data["compare"])
@@ -378,4 +554,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as e:  # the last resort: a message, never a traceback
+        print(f"report.py: cannot draw the report: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)

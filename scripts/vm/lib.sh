@@ -6,6 +6,17 @@
 kmod_param_ok() { [[ "$1" =~ ^[A-Za-z_][A-Za-z0-9_]{0,63}=[A-Za-z0-9_.,:+-]{1,256}$ ]]; }
 kmod_param_rule="NAME of [A-Za-z0-9_] (not starting with a digit), VALUE of [A-Za-z0-9_.,:+-]"
 
+# Runs a command (exec) so that it gets signal SIG when the shell that
+# started it dies, even by SIGKILL (PR_SET_PDEATHSIG through util-linux's
+# setpriv): `with_pdeathsig KILL qemu-system-x86_64 ... &` leaves no qemu
+# behind its script.  Without setpriv the command runs as it is.
+with_pdeathsig() {
+  local sig=$1
+  shift
+  if command -v setpriv >/dev/null; then exec setpriv --pdeathsig "$sig" "$@"; fi
+  exec "$@"
+}
+
 # A kernel image's release: from its name (/boot/vmlinuz-<release>), else
 # from the bzImage header (`file`); nothing when neither tells.
 kernel_release() {

@@ -9,6 +9,7 @@
 # qemu is killed on every exit path.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 kernel="" initrd="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 append="" verbose=0
 kvm_probe_s=${TB_VM_KVM_PROBE_SECONDS:-20}
 die() { echo "run-qemu: $*" >&2; exit 3; }
@@ -51,6 +52,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 # Starts qemu in the background; sets qpid.
 start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
@@ -71,7 +73,8 @@ start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
   local accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max) idle=idle=halt
   [ "$a" = kvm ] && { accel_args=(-accel kvm -cpu host); idle=""; }
   : > "$chan"; : > "$con"
-  qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
+  # qemu dies with this script, however it ends (SIGKILL included).
+  with_pdeathsig KILL qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
     -kernel "$kernel" -initrd "$initrd" \
     -append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 $idle rdinit=/init tsc=reliable tracebench.accel=$a $append" \
     -display none -monitor none -no-reboot -nodefaults \

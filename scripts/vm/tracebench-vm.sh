@@ -104,8 +104,10 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 set +e
 # In the background so a TERM/INT sent to this script alone is forwarded at
 # once (bash runs traps only between foreground commands); run-qemu.sh kills
-# qemu on its way out.
-"$here/run-qemu.sh" --kernel "$kernel" --initrd "$work/initramfs.cpio" --outdir "$outdir" \
+# qemu on its way out, and gets SIGTERM should this script die without a trap
+# (SIGKILL).  `tracebench vm` runs this script in a process group of its own
+# that it signals, and that gets SIGTERM when tracebench dies.
+with_pdeathsig TERM "$here/run-qemu.sh" --kernel "$kernel" --initrd "$work/initramfs.cpio" --outdir "$outdir" \
   --accel "$accel" --timeout "$timeout_s" --smp "$smp" --mem "$mem" "${verbose[@]}" &
 child=$!
 trap 'kill -TERM $child 2>/dev/null' TERM INT HUP

@@ -37,13 +37,21 @@ RunResult sample_run() {
   b.probe = "syscall:getpid";
   b.probe_kind = "syscall";
   b.action = "count";
-  b.repetitions = 6;
+  // Consistent, as read_run requires (tracebench/result_check.h): a
+  // median per kept repetition of each variant, the overhead's interval
+  // over those repetitions, its ns the cycles at 2.5 GHz.
+  b.repetitions = 2;
+  b.dropped_repetitions = 0;
+  b.samples_per_block = 3;
+  b.baseline.samples = 3;
+  b.traced.samples = 3;
   b.baseline.cycles = summarize({1.5, 2.5, 3.5});
+  b.baseline.repetition_medians = {2.5, 2.5};
   b.traced.cycles = summarize({10.25, 11, 12});
   b.traced.cold_first_event_cycles = 1234.5;
   b.traced.repetition_medians = {11, 11.5};
   b.traced.counters_per_event["task-clock"] = 4.5;
-  b.overhead_cycles = median_ci({8.5, 9, 9.5});
+  b.overhead_cycles = median_ci({8.5, 9});
   b.overhead_ns = median_ci({3.4, 3.6});
   b.events.fired = 100;
   b.events.recorded = 90;
@@ -69,6 +77,7 @@ RunResult sample_run() {
   b.interrupts_per_event = {{"IWI", {{"description", "IRQ work interrupts"}, {"extra_per_event", {{"1", 0.41}}}}}};
   r.benchmarks.push_back(b);
   BenchmarkResult e = b;
+  e.name = "ftrace/getpid/count/payload:0/threads:2";  // each benchmark once in a run
   e.status = "error";
   e.error = "tracer recorded zero events";
   e.overhead_cycles.reset();

@@ -51,7 +51,13 @@ for d, step in ((out, 1.2), (flat, 1.0)):
         r["context"]["date_utc"] = f"2026-11-{10 + i:02d}T00:00:00Z"
         b = next(x for x in r["benchmarks"] if x["workload"] == "getpid")
         level = 1000.0 * (step if i >= 8 else 1.0) * (1 + rng.gauss(0, 0.01))
-        b["baseline"]["ns_per_event"].update({"p10": level * 0.98, "p50": level, "p90": level * 1.02})
+        # The whole distribution scaled, cycles and ns alike: readers refuse
+        # a result whose figures do not fit together.
+        f = level / b["baseline"]["ns_per_event"]["p50"]
+        for k in ("cycles_per_event", "ns_per_event"):
+            for s in ("min", "p10", "p50", "p90", "p99", "max", "mean", "stddev", "mad"):
+                b["baseline"][k][s] *= f
+        b["baseline"]["repetition_medians_cycles"] = [x * f for x in b["baseline"]["repetition_medians_cycles"]]
         os.makedirs(f"{d}/{i:02d}")
         json.dump(r, open(f"{d}/{i:02d}/result.json", "w"))
 PY

@@ -11,7 +11,10 @@ src=$2
 out=$(mktemp -d /tmp/tracebench-model-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-"$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick --out "$out/runs" > "$out/run.txt"
+# 100 samples per block: a traced block's records (4000 bytes each at most)
+# fit ftrace's default buffer, so no event is lost (a benchmark that lost
+# more than 5% is partial, and the fit leaves it out).
+"$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick -n 100 --out "$out/runs" > "$out/run.txt"
 # A consumer that is only reads on the caller (no consumer task): schema-valid.
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/runs/*/result.json
 "$tb" model fit "$out/runs" --out "$out/model.json" > "$out/fit.txt"
@@ -50,6 +53,42 @@ for name, q in (("consumer_per_record", c_rec), ("consumer_per_record_byte", c_b
 assert c_byte["cycles"] > 0, c_byte
 assert e["parameters"]["consumer_per_wakeup"]["cycles"] is None  # ftrace's reads are not woken
 print(f"ok: ftrace marker consumer {c_rec['cycles']:.0f} cycles/record + {c_byte['cycles']:.3f} cycles/byte")
+PY
+
+# "What the runs did not measure" names, per term, the command that would
+# measure it: each must be one `run` accepts (its plan), and none the runs
+# already made (running them again measures nothing more).
+sed -n '/^## What the runs did not measure/,$p' "$out/model.md" | grep -o '`[^`]*tracebench run[^`]*`' | tr -d '`' |
+  sort -u > "$out/commands.txt"
+[ -s "$out/commands.txt" ] || { echo "the did-not-measure list names no command"; exit 1; }
+while read -r cmd; do
+  # A sweep is a loop over one run command: check the run with one value.
+  one=$(sed -e 's/^for n in [0-9 ]*; do //' -e 's/; done$//' -e 's/=\$n/=2/g' <<< "$cmd")
+  [ "$one" != "tracebench run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000" ] ||
+    { echo "the list names the command that made the runs: $cmd"; exit 1; }
+  # shellcheck disable=SC2086
+  "$tb" ${one#tracebench } --plan > /dev/null 2> "$out/plan.txt" ||
+    { cat "$out/plan.txt"; echo "the list names a command run refuses: $cmd"; exit 1; }
+done < "$out/commands.txt"
+echo "ok: $(wc -l < "$out/commands.txt") commands in the did-not-measure list, each accepted by run --plan"
+
+# The example scenario the repository ships (results/examples/scenario.json)
+# runs against this model: both its probes predicted from fixed + bytes * per_byte.
+"$tb" model predict --model "$out/model.json" "$src/results/examples/scenario.json" > "$out/example.txt"
+grep -q 'CPU % is of one CPU' "$out/example.txt" || { cat "$out/example.txt"; echo "predict does not say CPU % is of one CPU"; exit 1; }
+"$tb" model predict --model "$out/model.json" "$src/results/examples/scenario.json" --json --out "$out/example.json" > /dev/null
+/usr/bin/python3 - "$out/model.json" "$out/example.json" "$src/results/examples/scenario.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+s = json.load(open(sys.argv[3]))
+e = {(x["tracer"], x["probe_kind"], x["action"]): x for x in m["entries"]}[("ftrace", "marker", "payload")]
+fixed, per_byte = e["parameters"]["fixed"]["cycles"], e["parameters"]["per_byte"]["cycles"]
+assert len(p["probes"]) == len(s["probes"]) == 2, p
+for got, want in zip(p["probes"], s["probes"]):
+    c = fixed + want["payload_bytes"] * per_byte
+    assert abs(got["cycles"] - c) < 1e-6 * c, (got, c)
+print(f"ok: results/examples/scenario.json predicts {p['cpu_percent']['total']:.3f} % of one CPU")
 PY
 
 # A consumer in the scenario: eqs. 5-8 with the fitted split, or, when the

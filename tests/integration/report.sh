@@ -1,7 +1,7 @@
 #!/bin/bash
 # tracebench report end to end: real quick runs of the none tracer (two
 # workloads, a thread sweep) and, where the kernel has it, an eBPF payload
-# sweep; the page is built with --vs against another run and --history of
+# sweep and single 64-byte payloads; the page is built with --vs against another run and --history of
 # both, then Debian's headless Chromium loads it: every figure's SVG is in the
 # DOM after load, no script error, and a screenshot is kept in the build tree.  Bad input is
 # refused with exit 2 and writes nothing.
@@ -15,11 +15,19 @@ rm -rf "$keep"
 "$tracebench" run -t none -w getpid -w call --quick --out "$work/a" > /dev/null 2>&1
 "$tracebench" run -t none -w getpid -w call --quick --out "$work/b" > /dev/null 2>&1
 "$tracebench" run -t none -w getpid -j 1 -j 2 --quick --out "$work/b" > /dev/null 2>&1
+# One payload size alone (64 B, the question "what does a 64-byte record cost
+# in each tracer?"): ftrace's trace_marker here, eBPF's too where it runs.
+"$tracebench" run -t ftrace -w marker -a payload -p 64 --quick --out "$work/b" > /dev/null 2>&1
+ebpf=0
 if "$tracebench" env 2>/dev/null | grep -q '^ebpf *available'; then
+  ebpf=1
   "$tracebench" run -t ebpf -w write_null -a ringbuf -p 0 -p 256 -p 1024 --quick --out "$work/b" > /dev/null 2>&1
+  "$tracebench" run -t ebpf -w write_null -a ringbuf -p 64 --quick --out "$work/b" > /dev/null 2>&1
+  # The same configuration after an idle gap: another figure, another label.
+  "$tracebench" run -t ebpf -w write_null -a ringbuf -p 256 --gap-us 100 --quick --out "$work/b" > /dev/null 2>&1
 fi
 model_args=()
-if "$tracebench" env 2>/dev/null | grep -q '^ebpf *available'; then
+if [ $ebpf = 1 ]; then
   # The cost model's part: a fit of the eBPF sweep, and one paced validation.
   "$tracebench" model fit "$work/b" --out "$work/model/model.json" > /dev/null
   "$tracebench" model validate --model "$work/model/model.json" -t ebpf -w write_null -a ringbuf -p 256 \
@@ -49,9 +57,23 @@ fi
 [ "$expected" -ge "$expect_min" ] || { echo "only $expected figures"; exit 1; }
 [ "$(ls "$keep"/figures/*.svg | wc -l)" -eq "$expected" ] || { echo "figures/ does not hold the page's figures"; exit 1; }
 
+# Repeated runs are one point: none/getpid at one thread ran twice in b (with
+# call, and in the thread sweep), pooled over both runs' repetitions.
+/usr/bin/python3 - "$keep/report-input.json" <<'PY'
+import json, sys
+cs = json.load(open(sys.argv[1]))["configurations"]
+g = [c for c in cs if (c["tracer"], c["workload"], c["payload_bytes"], c["threads"]) == ("none", "getpid", 0, 1)]
+assert len(g) == 1 and g[0]["runs"] == 2 and len(g[0]["names"]) == 2, g
+assert g[0]["overhead_ns"]["n"] == 12, g[0]["overhead_ns"]  # 6 quick repetitions in each run
+keys = [(c["tracer"], c["workload"], c["action"], c["payload_bytes"], c["threads"], json.dumps(c["options"]),
+         c["gap_us"], c["samples_per_block"]) for c in cs]
+assert len(keys) == len(set(keys)), "a configuration is drawn twice"
+print(f"ok: none/getpid pooled from 2 runs, {g[0]['overhead_ns']['n']} repetitions")
+PY
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || { echo "chromium is not installed (scripts/setup.sh installs it)"; exit 1; }
-flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile")
+flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run --disable-component-update
+       --disable-sync --hide-scrollbars --user-data-dir="$work/profile")
 timeout 120 "$browser" "${flags[@]}" --virtual-time-budget=3000 --dump-dom "file://$keep/index.html" \
   > "$work/dom.html" 2> "$work/chromium.log"
 body=$(grep -o '<body[^>]*>' "$work/dom.html" || true)
@@ -59,7 +81,38 @@ echo "$body"
 echo "$body" | grep -q "data-figures=\"$expected\"" || { echo "the browser rendered other than $expected figures"; cat "$work/chromium.log"; exit 1; }
 echo "$body" | grep -q 'data-errors="0"' || { echo "script errors in the page"; exit 1; }
 if grep -E 'CONSOLE|Uncaught' "$work/chromium.log"; then echo "console messages"; exit 1; fi
-timeout 120 "$browser" "${flags[@]}" --window-size=1200,3000 --screenshot="$keep/screenshot.png" \
+# The page's text as the browser has it: the charts each question needs, by id
+# and by what they say.
+/usr/bin/python3 - "$work/dom.html" "$ebpf" <<'PY'
+import re, sys
+dom, ebpf = open(sys.argv[1]).read(), sys.argv[2] == "1"
+ids = re.findall(r'<figure id="([^"]+)"', dom)
+
+def text(name):
+    m = re.search(r'<figure id="' + re.escape(name) + r'">(.*?)</figure>', dom, re.S)
+    assert m, f"no chart {name} (charts: {ids})"
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1)))
+
+want = ["cost-p0-getpid", "cost-p0-call", "cost-p64", "threads-getpid", "distributions", "compare"]
+if ebpf:
+    want += ["cost-p0-write_null", "cost-p256", "cost-p1024", "payload_bytes-write_null"]
+missing = [w for w in want if w not in ids]
+assert not missing, f"charts missing: {missing} (the page has {ids})"
+assert "marker: ftrace payload" in text("cost-p64"), text("cost-p64")
+assert "What a 64-byte record costs" in text("cost-p64")
+if ebpf:
+    assert "write_null: ebpf ringbuf" in text("cost-p64"), text("cost-p64")
+    assert "ebpf ringbuf (gap 100 µs)" in text("cost-p256"), text("cost-p256")
+    for tick in ("0", "256", "1024"):
+        assert re.search(r">\s*" + tick + r"\s*<", re.search(r'<figure id="payload_bytes-write_null">(.*?)</figure>',
+                                                            dom, re.S).group(1)), f"no tick at {tick}"
+page = re.sub(r"<[^>]+>", " ", dom)
+for bad in ("none none", "dvm default"):
+    assert bad not in page, bad
+assert "Colours:" in page
+print(f"ok: {len(ids)} charts, among them {', '.join(want)}")
+PY
+timeout 120 "$browser" "${flags[@]}" --window-size=1200,8000 --screenshot="$keep/screenshot.png" \
   "file://$keep/index.html" > /dev/null 2>&1
 [ -s "$keep/screenshot.png" ] || { echo "no screenshot"; exit 1; }
 echo "screenshot: $keep/screenshot.png"

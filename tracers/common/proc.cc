@@ -29,6 +29,17 @@ std::string read_text(const std::string& path) {
   return read_file(path, &s) ? s : std::string();
 }
 
+std::uint64_t mem_available_bytes() {
+  std::istringstream in(read_text("/proc/meminfo"));
+  std::string key, unit;
+  std::uint64_t kb = 0;
+  while (in >> key >> kb) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
 bool pid_alive(pid_t pid) {
   if (pid <= 0) return false;
   // The state letter after the command's closing parenthesis; a zombie has

@@ -17,6 +17,10 @@ namespace tracebench::common {
 std::string read_text(const std::string& path);
 bool read_file(const std::string& path, std::string* out);
 
+// MemAvailable of /proc/meminfo in bytes (0 when it cannot be read): what a
+// tracer can allocate without pushing the system into swap or the OOM killer.
+std::uint64_t mem_available_bytes();
+
 // The process exists and has not exited (a zombie has), whoever owns it.
 bool pid_alive(pid_t pid);
 

@@ -25,14 +25,17 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tracebench/workload.h"
 #include "tracebench/command.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
+#include "tracebench/util.h"
+#include "tracers/dvm/append_output.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/runtime.h"
 
@@ -49,14 +52,16 @@ struct DvmArgs {
   bool kernel = false;
   bool destructive = false;  // dtrace -w
   std::string workload = "dvm_hot";
-  std::uint64_t events = 100000;
-  std::size_t payload = 0;
+  // Numbers as typed (signed: "-5" is refused, never wrapped), checked by check_numbers().
+  long long events = 100000;
+  long long payload = 0;
   std::vector<std::string> xopts;
   std::string output;                   // -o: append the traced data here
   std::string command;                  // -c: run it, trace until it exits ($target)
-  int target_pid = -1;                  // -p: trace until it exits ($target)
+  long long target_pid = -1;            // -p: trace until it exits ($target)
   std::vector<std::string> macro_args;  // $1..$N
   bool workload_given = false;
+  LockFlags lock;
 };
 
 // The file execvp() would run for `word` (a path, or the first executable
@@ -115,6 +120,7 @@ bool spawn_held(const std::string& command, Child* c, std::string* err) {
     close(p[1]);
     char go;
     if (read(p[0], &go, 1) != 1) _exit(127);  // the tracer gave up
+    std::signal(SIGPIPE, SIG_DFL);  // tracebench ignores it (cli.cc); the command gets the default
     execvp(we.we_wordv[0], we.we_wordv);
     std::fprintf(stderr, "tracebench dvm: -c: cannot run %s: %s\n", we.we_wordv[0], std::strerror(errno));
     _exit(127);
@@ -135,7 +141,43 @@ bool spawn_held(const std::string& command, Child* c, std::string* err) {
 volatile std::sig_atomic_t g_interrupted = 0;
 constexpr std::uint64_t kChunk = 10000;
 
+// Ranges of the numeric options, checked before anything is compiled or run.
+// --events: 1e15 is "until exit() or Ctrl-C" (as dtrace runs until stopped), yet no wrapped negative.
+constexpr long long kMaxEvents = 1000000000000000LL;
+constexpr long long kMaxPayload = 1 << 20;  // as `run --payload`
+constexpr long long kMaxPid = INT_MAX;      // pid_t; a pid that does not exist is "no such process"
+
+bool check_numbers(const DvmArgs& a) {
+  auto range = [](const char* flag, long long v, long long lo, long long hi, const char* what) {
+    if (v >= lo && v <= hi) return true;
+    std::fprintf(stderr, "tracebench dvm: %s %lld is outside %lld..%lld (%s)\n", flag, v, lo, hi, what);
+    return false;
+  };
+  return range("--events", a.events, 1, kMaxEvents, "events the workload fires") &&
+         range("--payload", a.payload, 0, kMaxPayload, "bytes per event") &&
+         (a.target_pid == -1 || range("-p", a.target_pid, 1, kMaxPid, "a process id"));
+}
+
+// -o must not be the program it runs, nor a run's result file (the traced
+// data appended to it would spoil it).
+bool check_output_path(const DvmArgs& a) {
+  if (a.output.empty()) return true;
+  Status st = a.file.empty() ? Status::ok() : check_output_not_input("-o", a.output, {a.file});
+  const std::filesystem::path p(a.output);
+  const std::string name = p.filename().string();
+  std::error_code ec;
+  if (st && (name == "result.json" || name == "samples.csv" || name == "summary.csv") &&
+      std::filesystem::exists(p.parent_path().empty() ? std::filesystem::path("result.json")
+                                                       : p.parent_path() / "result.json",
+                              ec))
+    st = Status::error("-o " + a.output + " is a file of a tracebench run: appending the traced data would spoil it; "
+                       "name another file");
+  if (!st) std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
+  return st.is_ok();
+}
+
 int run_dvm(const DvmArgs& a) {
+  if (!check_numbers(a) || !check_output_path(a)) return 2;
   if (a.destructive) {
     std::fprintf(stderr,
                  "tracebench dvm: -w is dtrace's 'permit destructive actions'; the D-VM has no destructive actions. "
@@ -169,14 +211,11 @@ int run_dvm(const DvmArgs& a) {
   std::string src = a.script;
   std::string origin = "-n";
   if (!a.file.empty()) {
-    std::ifstream in(a.file);
-    if (!in) {
-      std::fprintf(stderr, "tracebench dvm: cannot open %s\n", a.file.c_str());
+    // Bounded, and a FIFO or device (-s /dev/zero) refused without a read.
+    if (Status st = read_input_file(a.file, 16 << 20, &src); !st) {
+      std::fprintf(stderr, "tracebench dvm: -s %s\n", st.message().c_str());
       return 2;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    src = ss.str();
     origin = a.file;
   }
   if (src.empty()) {
@@ -199,8 +238,8 @@ int run_dvm(const DvmArgs& a) {
     std::fprintf(stderr, "tracebench dvm: -c/-p trace a process until it exits; --workload is for tracing this one\n");
     return 2;
   }
-  if (a.target_pid >= 0 && (a.target_pid == 0 || (kill(a.target_pid, 0) != 0 && errno == ESRCH))) {
-    std::fprintf(stderr, "tracebench dvm: -p %d: no such process\n", a.target_pid);
+  if (a.target_pid >= 0 && kill(static_cast<pid_t>(a.target_pid), 0) != 0 && errno == ESRCH) {
+    std::fprintf(stderr, "tracebench dvm: -p %lld: no such process\n", a.target_pid);
     return 2;
   }
   tbdvm::CompileOptions copts;
@@ -217,7 +256,7 @@ int run_dvm(const DvmArgs& a) {
   } else if (!a.command.empty()) {
     copts.target = 0;  // -e: compiled, never run
   }
-  if (a.target_pid >= 0) copts.target = a.target_pid;
+  if (a.target_pid >= 0) copts.target = static_cast<pid_t>(a.target_pid);
   tbdvm::CompileResult r = tbdvm::compile_d(src, copts);
   if (!r.program) {
     std::fprintf(stderr, "tracebench dvm: %s: %s\n", origin.c_str(), r.error.c_str());
@@ -232,7 +271,7 @@ int run_dvm(const DvmArgs& a) {
     o.target_pid = child.pid;
     o.target_exe = child.exe;
   } else if (a.target_pid > 0) {
-    o.target_pid = a.target_pid;
+    o.target_pid = static_cast<pid_t>(a.target_pid);
   }
   bool quiet = a.quiet;
   auto apply = [&](const std::string& k, const std::string& v) -> bool {
@@ -258,12 +297,21 @@ int run_dvm(const DvmArgs& a) {
       return 2;
     }
     WorkloadParams wp;
-    wp.payload_bytes = a.payload;
+    wp.payload_bytes = static_cast<std::size_t>(a.payload);
     Status st = w->setup(wp, &state);
     if (!st) {
       std::fprintf(stderr, "tracebench dvm: workload %s: %s\n", w->name.c_str(), st.message().c_str());
       return 1;
     }
+  }
+  // Attaching: one such command per machine (tracebench/machine_lock.h).
+  MachineLock lock;
+  LockRequest req;
+  Status locked = a.lock.request(&req);
+  if (locked) locked = lock.acquire(req, "tracebench dvm");
+  if (!locked) {
+    std::fprintf(stderr, "%s\n", locked.message().c_str());
+    return 2;
   }
   tbdvm::Session session(o);
   tbdvm::Error e = session.enable(r.program);
@@ -274,15 +322,15 @@ int run_dvm(const DvmArgs& a) {
   // -o: the traced data goes there (appended, as dtrace does); messages stay
   // on stderr.  Opened once the session is enabled: a refused program leaves
   // no file behind.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> outfile(nullptr, std::fclose);
+  AppendOutput outfile;
   if (!a.output.empty()) {
-    outfile.reset(std::fopen(a.output.c_str(), "a"));
-    if (!outfile) {
-      std::fprintf(stderr, "tracebench dvm: -o %s: %s\n", a.output.c_str(), std::strerror(errno));
+    std::string err;
+    if (!outfile.open(a.output, &err)) {
+      std::fprintf(stderr, "tracebench dvm: %s\n", err.c_str());
       return 2;
     }
   }
-  std::FILE* out = outfile ? outfile.get() : stdout;
+  std::FILE* out = outfile.file() ? outfile.file() : stdout;
   if (!quiet)
     std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session.matched_probes().size(),
                  session.matched_probes().size() == 1 ? "" : "s", session.necbs(), session.necbs() == 1 ? "" : "s");
@@ -299,7 +347,7 @@ int run_dvm(const DvmArgs& a) {
   sigaction(SIGTERM, &sa, &old_term);
   int child_status = 0;
   if (!other) {
-    std::uint64_t left = a.events;
+    std::uint64_t left = static_cast<std::uint64_t>(a.events);
     while (left > 0 && !session.exited() && !g_interrupted) {
       std::uint64_t n = left < kChunk ? left : kChunk;
       state->fire(n);
@@ -370,6 +418,10 @@ int run_dvm(const DvmArgs& a) {
         std::fprintf(stderr, "dvm: %llu error%s: %s\n", static_cast<unsigned long long>(c.faults[f]),
                      c.faults[f] == 1 ? "" : "s", tbdvm::fault_name(f));
   }
+  if (std::string err; !outfile.commit(&err)) {
+    std::fprintf(stderr, "tracebench dvm: %s (the file is as it was before)\n", err.c_str());
+    return 1;
+  }
   return session.exited() ? session.exit_status() : 0;
 }
 
@@ -394,6 +446,7 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("-c", args->command,
                   "Run this command and trace until it exits; $target is its pid (kernel home: --kernel)");
   sub->add_option("-p", args->target_pid, "Trace until process PID exits; $target is PID (kernel home: --kernel)");
+  add_lock_flags(sub, &args->lock);
   sub->add_option("macro_args", args->macro_args, "Macro arguments: $1, $2, ... in the program ($$1 as a string)");
   sub->positionals_at_end();
   sub->callback([args, sub, exit_status] {

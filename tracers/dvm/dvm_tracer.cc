@@ -224,9 +224,27 @@ class DvmTracer final : public Tracer {
       tbdvm::Error e = tbdvm::set_option(&o, k, v);
       if (!e.ok()) return Status::error("dvm: " + e.message);
     }
+    if (!kernel_) TB_TRY(check_memory(o));
     *opts = o;
     *source = src;
     return Status::ok();
+  }
+
+  // The user-space home allocates every slot's buffers at enable(): more
+  // than the machine has available is refused here, before anything runs.
+  static Status check_memory(const tbdvm::Options& o) {
+    const std::uint64_t need = tbdvm::slot_memory_bytes(o);
+    if (need > tbdvm::kMaxSlotMemory)
+      return Status::error("dvm: the buffers would need " + std::to_string(need >> 20) + " MiB (" +
+                           std::to_string(tbdvm::slot_count(o)) + " slots of 2 x bufsize + aggsize + scratchsize), " +
+                           "more than the D-VM's " + std::to_string(tbdvm::kMaxSlotMemory >> 20) +
+                           " MiB; lower bufsize, aggsize or nslots");
+    const std::uint64_t have = common::mem_available_bytes();
+    if (have == 0 || need <= have) return Status::ok();
+    return Status::error("dvm: the buffers need " + std::to_string(need >> 20) + " MiB (" +
+                         std::to_string(tbdvm::slot_count(o)) + " slots of 2 x bufsize + aggsize + scratchsize) but " +
+                         std::to_string(have >> 20) +
+                         " MiB of memory are available (MemAvailable in /proc/meminfo); lower bufsize, aggsize or nslots");
   }
 
   Status validate(const AttachSpec& spec) const override {

@@ -67,6 +67,13 @@ struct Options {
 // Parses "bufsize=4m", "switchrate=10hz", "nslots=2" ...
 Error set_option(Options* o, const std::string& key, const std::string& value);
 
+// The user-space home's buffer slots (nslots, else one per online CPU up
+// to 256) and the memory a session allocates for them at enable().
+// More than kMaxSlotMemory is refused.
+uint32_t slot_count(const Options& o);
+uint64_t slot_memory_bytes(const Options& o);
+constexpr uint64_t kMaxSlotMemory = 4ull << 30;
+
 // Where a USDT probe's argument is, from its SDT note's spec ("-4@%edi",
 // "8@$5", "-4@-20(%rbp)", "8@(%rax,%rdx,8)", "8@sym(%rip)"): the module's
 // tb_kmod_dvm_usdt_arg (kind, size, register numbers are the module's).

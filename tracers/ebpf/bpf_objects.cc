@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <unistd.h>
 
 #include "libbpf_log.h"
 #include "tb_fentry.skel.h"
@@ -136,6 +137,11 @@ Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*),
     what += "): " + errstr(err);
     if (libbpf_messages(1u << 20).find("BEGIN PROG LOAD LOG") == std::string::npos)
       what += ", verifier log empty";
+    // libbpf blames RLIMIT_MEMLOCK on every EPERM; as root on a kernel that
+    // charges BPF memory to the cgroup, EPERM is the kernel's own refusal.
+    if (err == -EPERM && geteuid() == 0)
+      what += " (the running kernel refuses this program to root: not a memlock limit, whatever libbpf suggests; "
+              "run it in the VM lab, `tracebench vm`)";
     return Status::error(with_libbpf(what));
   }
   return Status::ok();

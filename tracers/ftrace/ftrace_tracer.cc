@@ -427,6 +427,44 @@ Status FtraceTracer::setup_event(const AttachSpec& spec) {
   return Status::ok();
 }
 
+namespace {
+
+// The instance's trace clocks ("[local] global counter ..." in trace_clock;
+// the top instance's when `inst` is null); they are the same in every instance.
+Status check_clock(tracefs_instance* inst, const std::string& clock) {
+  char* clocks = tracefs_instance_file_read(inst, "trace_clock", nullptr);
+  std::string all = clocks ? clocks : "";
+  free(clocks);
+  std::istringstream in(all);
+  std::string tok, list;
+  bool found = false;
+  while (in >> tok) {
+    if (tok.front() == '[') tok = tok.substr(1, tok.size() - 2);
+    list += (list.empty() ? "" : " ") + tok;
+    found |= tok == clock;
+  }
+  if (found) return Status::ok();
+  return Status::error("option clock=" + clock + " is not a trace clock of this kernel; have: " + list);
+}
+
+// What the options name must exist in this kernel before anything is
+// attached (the plan calls validate()): the syscall probe's event and the
+// trace clock.  Without tracefs the attach says so.
+Status check_kernel_offers(const AttachSpec& spec, const FtraceConfig& config) {
+  if (!tracing_dir()) return Status::ok();
+  if (spec.probe.kind == ProbeKind::kSyscall) {
+    const std::string ev = config.event.empty() ? "syscalls:sys_enter_" + spec.probe.target : config.event;
+    const auto colon = ev.find(':');
+    const std::string system = ev.substr(0, colon), event = ev.substr(colon + 1);
+    if (!tracefs_event_file_exists(nullptr, system.c_str(), event.c_str(), "enable"))
+      return Status::error("tracefs event " + ev + (config.event.empty() ? "" : " (option event)") +
+                           " does not exist on this kernel (see " + tracing_dir() + "/available_events)");
+  }
+  return check_clock(nullptr, config.clock);
+}
+
+}  // namespace
+
 Status FtraceTracer::validate(const AttachSpec& spec) const {
   if (!supports(spec.probe))
     return Status::error("ftrace does not support probe " + spec.probe.name + " (" +
@@ -455,7 +493,7 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
                            " applies to event probes (syscall, user function, kmod tracepoint), not " +
                            spec.probe.name + ": " + why);
   }
-  return Status::ok();
+  return check_kernel_offers(spec, config);
 }
 
 Status FtraceTracer::attach(const AttachSpec& spec) {
@@ -503,23 +541,7 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
       return fail(s);
   }
   {
-    char* clocks = tracefs_instance_file_read(instance_, "trace_clock", nullptr);
-    std::string all = clocks ? clocks : "";
-    free(clocks);
-    std::istringstream in(all);
-    std::string tok;
-    bool found = false;
-    std::vector<std::string> names;
-    while (in >> tok) {
-      if (tok.front() == '[') tok = tok.substr(1, tok.size() - 2);
-      names.push_back(tok);
-      found |= tok == config_.clock;
-    }
-    if (!found) {
-      std::string list;
-      for (auto& n : names) list += n + " ";
-      return fail(Status::error("option clock=" + config_.clock + " is not a trace clock of this kernel; have: " + list));
-    }
+    if (Status s = check_clock(instance_, config_.clock); !s) return fail(s);
     if (Status s = write_instance_file(instance_, "trace_clock", config_.clock); !s) return fail(s);
   }
   if ((config_.overwrite ? tracefs_option_enable(instance_, TRACEFS_OPTION_OVERWRITE)

@@ -16,6 +16,7 @@
 #include <map>
 #include <thread>
 
+#include "ctl_call.h"
 #include "ctl_status.h"
 #include "sessiond.h"
 #include "payload_pattern.h"
@@ -42,7 +43,9 @@ Availability LttngTracer::available() {
                             " is missing (build the tracebench_lttng_provider target)");
   }
   if (!ctf_plugin_present()) return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
-  if (sessiond_alive()) return Availability::yes();
+  bool alive = false;
+  if (Status s = probe_sessiond(&alive); !s) return Availability::no(s.message());
+  if (alive) return Availability::yes();
   if (find_sessiond_binary().empty()) {
     return Availability::no("no lttng-sessiond is running and none is installed (apt-get install lttng-tools)");
   }
@@ -114,13 +117,16 @@ Status LttngTracer::attach(const AttachSpec& spec) {
 
   session_ = common::owned_name();
   // A session of this name can only be a leftover of this process.
-  (void)lttng_destroy_session(session_.c_str());
+  (void)ctl_call("lttng: destroy session " + session_, [&] { return lttng_destroy_session(session_.c_str()); });
+  TB_TRY(sessiond_responsive());
   lttng_session_descriptor* desc = lttng_session_descriptor_local_create(session_.c_str(), trace_dir_.c_str());
   if (!desc) return Status::error("lttng: cannot build a session descriptor");
-  lttng_error_code code = lttng_create_session_ext(desc);
-  lttng_session_descriptor_destroy(desc);
-  if (code != LTTNG_OK) return Status::error("lttng: create session " + session_ + ": " + lttng_strerror(-code));
+  // Created from here on as far as teardown() knows: a call that timed out
+  // may have created it in the daemon.
   session_created_ = true;
+  Status created = ctl_call("lttng: create session " + session_, [&] { return create_session(desc); });
+  lttng_session_descriptor_destroy(desc);
+  TB_TRY(created);
 
   lttng_domain dom;
   std::memset(&dom, 0, sizeof dom);
@@ -131,7 +137,10 @@ Status LttngTracer::attach(const AttachSpec& spec) {
 
   // Only the workload's process is traced, whatever else runs with the same
   // tracepoints.
-  if (Status t = track_only(session_, LTTNG_DOMAIN_UST, pid_); !t) return Status::error("lttng: " + t.message());
+  TB_TRY(bounded_call("lttng: track process " + std::to_string(pid_), kCtlTimeout, [&](std::string*) {
+    Status t = track_only(session_, LTTNG_DOMAIN_UST, pid_);
+    return t ? t : Status::error("lttng: " + t.message());
+  }));
 
   // One channel per handler, all of one geometry.
   for (const Handler& h : handlers_) TB_TRY(add_channel(dom, h.channel));
@@ -143,7 +152,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   event_enabled_ = true;
   TB_TRY(set_events(false));
   event_enabled_ = false;
-  TB_TRY(ctl_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
+  TB_TRY(ctl_call("lttng: start " + session_, [&] { return lttng_start_tracing(session_.c_str()); }));
   started_ = true;
   return Status::ok();
 }
@@ -152,19 +161,25 @@ Status LttngTracer::wait_for_registration() {
   auto t0 = Clock::now();
   auto deadline = t0 + std::chrono::milliseconds(config_.register_timeout_ms);
   for (;;) {
-    lttng_event* events = nullptr;
-    int n = lttng_list_tracepoints(handle_, &events);
-    bool found = false;
-    for (int i = 0; i < n; ++i) {
-      if (events[i].pid == pid_ && event_ == events[i].name) found = true;
-    }
-    std::free(events);
-    if (found) {
+    // "1" when the process shows the tracepoint, else "0" and the error.
+    std::string answer;
+    TB_TRY(bounded_call("lttng: list tracepoints", kCtlTimeout, [&](std::string* out) {
+      lttng_event* events = nullptr;
+      int n = lttng_list_tracepoints(handle_, &events);
+      bool found = false;
+      for (int i = 0; i < n; ++i) {
+        if (events[i].pid == pid_ && event_ == events[i].name) found = true;
+      }
+      std::free(events);
+      *out = found ? "1" : n < 0 ? std::string("0: ") + lttng_strerror(n) : "0";
+      return Status::ok();
+    }, &answer));
+    if (answer == "1") {
       registration_ms_ = ms_since(t0);
       return Status::ok();
     }
     if (Clock::now() > deadline) {
-      std::string why = n < 0 ? std::string(": ") + lttng_strerror(n) : "";
+      std::string why = answer.substr(1);
       return Status::error("lttng: process " + std::to_string(pid_) + " has not registered tracepoint " + event_ +
                            " with lttng-sessiond within " + std::to_string(config_.register_timeout_ms) + " ms" +
                            why + " (is the provider loaded in it? see `lttng list --userspace`)");
@@ -178,33 +193,35 @@ Status LttngTracer::add_channel(const lttng_domain& dom, const std::string& name
   if (!chan) return Status::error("lttng: cannot create a channel description");
   int ret = 0;
   if (config_.blocking_set) ret = lttng_channel_set_blocking_timeout(chan, config_.blocking_timeout_us);
-  if (ret >= 0) ret = lttng_enable_channel(handle_, chan);
+  Status s = ret >= 0 ? ctl_call("lttng: enable channel " + name, [&] { return lttng_enable_channel(handle_, chan); })
+                      : ctl_status("lttng: blocking timeout of channel " + name, ret);
   lttng_channel_destroy(chan);
-  return ctl_status("lttng: enable channel " + name, ret);
+  return s;
 }
 
 // The handler's event rule: the tracepoint in its channel, with its filter
 // (lttng-tools compiles it to bytecode, lttng-ust links it to the event and
 // interprets it on every hit before anything is reserved in the ring).
 Status LttngTracer::set_event(const Handler& h, bool on) {
-  int ret = 0;
-  if (on) {
-    lttng_event* ev = lttng_event_create();
-    if (!ev) return Status::error("lttng: out of memory");
-    ev->type = LTTNG_EVENT_TRACEPOINT;
-    std::snprintf(ev->name, sizeof ev->name, "%s", event_.c_str());
-    ev->loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
-    ev->loglevel = -1;
-    ret = lttng_enable_event_with_exclusions(handle_, ev, h.channel.c_str(), h.filter.empty() ? nullptr : h.filter.c_str(),
-                                             0, nullptr);
-    lttng_event_destroy(ev);
-  } else {
-    ret = lttng_disable_event(handle_, event_.c_str(), h.channel.c_str());
-  }
-  return ctl_status(std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " in channel " +
-                        h.channel + (h.filter.empty() ? "" : " (filter " + h.filter + ")") + " (code " +
-                        std::to_string(ret) + ")",
-                    ret);
+  const std::string what = std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ +
+                           " in channel " + h.channel + (h.filter.empty() ? "" : " (filter " + h.filter + ")");
+  return bounded_call(what, kCtlTimeout, [&](std::string*) {
+    int ret = 0;
+    if (on) {
+      lttng_event* ev = lttng_event_create();
+      if (!ev) return Status::error("lttng: out of memory");
+      ev->type = LTTNG_EVENT_TRACEPOINT;
+      std::snprintf(ev->name, sizeof ev->name, "%s", event_.c_str());
+      ev->loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
+      ev->loglevel = -1;
+      ret = lttng_enable_event_with_exclusions(handle_, ev, h.channel.c_str(),
+                                               h.filter.empty() ? nullptr : h.filter.c_str(), 0, nullptr);
+      lttng_event_destroy(ev);
+    } else {
+      ret = lttng_disable_event(handle_, event_.c_str(), h.channel.c_str());
+    }
+    return ctl_status(what + " (code " + std::to_string(ret) + ")", ret);
+  });
 }
 
 // Every handler's rule; disabling goes on past a failure so that none stays
@@ -229,7 +246,7 @@ Status LttngTracer::enable() {
   if (!handle_) return Status::error("lttng: enable() before attach()");
   if (event_enabled_) return Status::ok();
   if (!started_) {  // drain() stopped the session
-    TB_TRY(ctl_status("lttng: start " + session_, lttng_start_tracing(session_.c_str())));
+    TB_TRY(ctl_call("lttng: start " + session_, [&] { return lttng_start_tracing(session_.c_str()); }));
     started_ = true;
   }
   // Marked enabled first: after a failure part-way, disable() still turns
@@ -249,33 +266,28 @@ Status LttngTracer::disable() {
 }
 
 Status LttngTracer::query_channels() {
-  lttng_channel* chans = nullptr;
-  int n = lttng_list_channels(handle_, &chans);
-  if (n < 0) return ctl_status("lttng: list channels of " + session_, n);
+  std::vector<ChannelFacts> chans;
+  TB_TRY(list_channels("lttng: list channels of " + session_, handle_, &chans));
   Status st = Status::ok();
   for (Handler& h : handlers_) {
     bool found = false;
-    for (int i = 0; i < n && st; ++i) {
+    for (std::size_t i = 0; i < chans.size() && st; ++i) {
       if (h.channel != chans[i].name) continue;
       found = true;
-      std::uint64_t discarded = 0, lost = 0;
-      int r1 = lttng_channel_get_discarded_event_count(&chans[i], &discarded);
-      int r2 = lttng_channel_get_lost_packet_count(&chans[i], &lost);
-      if (r1 < 0 || r2 < 0) {
+      if (!chans[i].counters) {
         st = Status::error("lttng: channel " + h.channel + " has no discarded/lost counters");
         break;
       }
-      h.discarded_events = discarded;
-      h.lost_packets = lost;
+      h.discarded_events = chans[i].discarded_events;
+      h.lost_packets = chans[i].lost_packets;
       if (&h != &handlers_.front()) continue;
-      config_.subbuf_size = chans[i].attr.subbuf_size;  // what LTTng used
-      config_.num_subbuf = chans[i].attr.num_subbuf;
-      config_.switch_timer_us = chans[i].attr.switch_timer_interval;
-      config_.read_timer_us = chans[i].attr.read_timer_interval;
+      config_.subbuf_size = chans[i].subbuf_size;  // what LTTng used
+      config_.num_subbuf = chans[i].num_subbuf;
+      config_.switch_timer_us = chans[i].switch_timer_us;
+      config_.read_timer_us = chans[i].read_timer_us;
     }
     if (st && !found) st = Status::error("lttng: channel " + h.channel + " is gone from " + session_);
   }
-  std::free(chans);
   TB_TRY(st);
   discarded_events_ = handlers_.front().discarded_events;
   lost_packets_ = handlers_.front().lost_packets;
@@ -287,7 +299,7 @@ Status LttngTracer::drain() {
   if (!handle_) return Status::error("lttng: drain() before attach()");
   if (started_) {
     // Waits until the consumer daemon has written every sub-buffer out.
-    TB_TRY(ctl_status("lttng: stop " + session_, lttng_stop_tracing(session_.c_str())));
+    TB_TRY(ctl_call("lttng: stop " + session_, [&] { return lttng_stop_tracing(session_.c_str()); }, kStopTimeout));
     started_ = false;
   }
   TB_TRY(query_channels());
@@ -426,7 +438,9 @@ nlohmann::json LttngTracer::details() const {
 void LttngTracer::teardown() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   if (session_created_) {
-    (void)lttng_destroy_session(session_.c_str());  // stops it too
+    // Stops it too.  A daemon that does not answer keeps it: `tracebench
+    // cleanup` removes it once this process is gone.
+    (void)ctl_call("lttng: destroy session " + session_, [&] { return lttng_destroy_session(session_.c_str()); });
     session_created_ = false;
   }
   if (handle_) {

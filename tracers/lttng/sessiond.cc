@@ -22,6 +22,7 @@
 
 #include <lttng/lttng.h>
 
+#include "ctl_call.h"
 #include "tracebench/tracer.h"
 
 extern char** environ;
@@ -71,7 +72,10 @@ bool wait_gone(pid_t pid, std::chrono::milliseconds limit) {
 
 bool process_gone(pid_t pid) { return pid <= 0 || gone(pid); }
 
-bool sessiond_alive() { return lttng_session_daemon_alive() == 1; }
+bool sessiond_alive() {
+  bool alive = false;
+  return probe_sessiond(&alive) && alive;
+}
 
 bool process_is(pid_t pid, const std::string& comm) {
   if (pid <= 0 || gone(pid)) return false;
@@ -171,8 +175,15 @@ Status start_sessiond(pid_t* pid, bool kernel) {
     return Status::error(std::string("lttng-sessiond started but ") + kSessiondPidFile +
                          " names no running lttng-sessiond");
   }
-  for (int i = 0; i < 500 && !sessiond_alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (!sessiond_alive()) {
+  bool ready = false;
+  for (int i = 0; i < 500 && !ready; ++i) {
+    if (Status s = probe_sessiond(&ready); !s) {
+      (void)stop_sessiond(daemon);
+      return Status::error("lttng-sessiond started (pid " + std::to_string(daemon) + ") but: " + s.message());
+    }
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!ready) {
     (void)stop_sessiond(daemon);
     return Status::error("lttng-sessiond started (pid " + std::to_string(daemon) + ") but does not answer");
   }
@@ -192,6 +203,7 @@ Status stop_sessiond(pid_t pid) {
   }
   std::vector<pid_t> kids = children_of(pid);
   if (::kill(pid, SIGTERM) != 0 && errno != ESRCH) return errno_status("kill lttng-sessiond", errno);
+  ::kill(pid, SIGCONT);  // a stopped daemon handles the SIGTERM only once it runs
   if (!wait_gone(pid, std::chrono::seconds(10))) {
     ::kill(pid, SIGKILL);
     if (!wait_gone(pid, std::chrono::seconds(5))) {
@@ -229,11 +241,13 @@ Status use_sessiond(bool kernel, pid_t* own) {
     *own = g_own;
     return Status::ok();
   }
-  if (sessiond_alive()) return Status::ok();  // someone else's
+  bool alive = false;
+  TB_TRY(probe_sessiond(&alive));  // one that does not answer is not replaced: its socket is in use
+  if (alive) return Status::ok();  // someone else's
   pid_t pid = 0;
   Status s = start_sessiond(&pid, kernel);
   // Another process may have started one in between: use it, not ours.
-  if (!s) return sessiond_alive() ? Status::ok() : s;
+  if (!s) return probe_sessiond(&alive) && alive ? Status::ok() : s;
   g_own = pid;
   g_own_owner = ::getpid();
   g_own_kernel = kernel;

@@ -21,7 +21,8 @@ namespace tracebench::lttng {
 
 inline constexpr const char* kMarkerFile = "/run/tracebench-lttng-sessiond";
 
-// A root session daemon answers on /var/run/lttng.
+// A root session daemon answers on /var/run/lttng (within kCtlTimeout:
+// false for one that does not; probe_sessiond() in ctl_call.h tells why).
 bool sessiond_alive();
 
 // Path of lttng-sessiond in PATH (empty when not installed).

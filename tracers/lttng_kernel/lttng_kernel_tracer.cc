@@ -16,10 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "tracebench/kallsyms.h"
 #include "tracebench/system.h"
+#include "tracers/lttng/ctl_call.h"
 #include "tracers/lttng/ctl_status.h"
 #include "tracers/lttng/sessiond.h"
 
@@ -37,15 +39,29 @@ lttng_domain kernel_domain() {
   return dom;
 }
 
+// The names of a list of events (`list` returns their count, or a negative
+// error), from a bounded call; `error` prefixes the reason of a failure.
+Status event_names(const std::string& error, const std::function<int(lttng_event**)>& list,
+                   std::vector<std::string>* names) {
+  std::string all;
+  TB_TRY(lttng::bounded_call(error, lttng::kCtlTimeout, [&](std::string* out) {
+    lttng_event* events = nullptr;
+    int n = list(&events);
+    if (n < 0) return Status::error(error + ": " + lttng_strerror(n));
+    for (int i = 0; i < n; ++i) out->append(events[i].name).push_back('\0');
+    std::free(events);
+    return Status::ok();
+  }, &all));
+  for (std::size_t at = 0, end; (end = all.find('\0', at)) != std::string::npos; at = end + 1)
+    names->push_back(all.substr(at, end - at));
+  return Status::ok();
+}
+
 // The syscalls the kernel tracer instruments (its syscall table), or an
 // error when the daemon has no kernel tracer.
 Status kernel_syscalls(std::vector<std::string>* names) {
-  lttng_event* events = nullptr;
-  int n = lttng_list_syscalls(&events);
-  if (n < 0) return Status::error(std::string("the session daemon has no kernel tracer: ") + lttng_strerror(n));
-  for (int i = 0; i < n; ++i) names->push_back(events[i].name);
-  std::free(events);
-  return Status::ok();
+  return event_names("the session daemon has no kernel tracer", [](lttng_event** e) { return lttng_list_syscalls(e); },
+                     names);
 }
 
 // The kernel tracepoints LTTng has probes for (its loaded probe modules).
@@ -53,51 +69,13 @@ Status kernel_tracepoints(std::vector<std::string>* names) {
   lttng_domain dom = kernel_domain();
   lttng_handle* handle = lttng_create_handle(nullptr, &dom);
   if (!handle) return Status::error("lttng_kernel: cannot create a kernel-domain handle");
-  lttng_event* events = nullptr;
-  int n = lttng_list_tracepoints(handle, &events);
+  Status s = event_names("lttng_kernel: list kernel tracepoints",
+                         [&](lttng_event** e) { return lttng_list_tracepoints(handle, e); }, names);
   lttng_destroy_handle(handle);
-  if (n < 0) return Status::error(std::string("lttng_kernel: list kernel tracepoints: ") + lttng_strerror(n));
-  for (int i = 0; i < n; ++i) names->push_back(events[i].name);
-  std::free(events);
-  return Status::ok();
+  return s;
 }
 
 constexpr const char* kChannel = "tracebench";
-
-// lttng_stop_tracing() (which waits until the consumer daemon has written
-// every sub-buffer out), run in a child process.  liblttng-ctl sends each
-// command with the caller's credentials, i.e. it calls getpid(): in the traced
-// process, while the session is active, that is one recorded getpid event
-// per session the workload did not fire.  The child has a pid of its own,
-// which the session does not track.
-Status stop_from_child(const std::string& session) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return errno_status("pipe", errno);
-  pid_t child = ::fork();
-  if (child < 0) {
-    int e = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return errno_status("fork", e);
-  }
-  if (child == 0) {
-    int ret = lttng_stop_tracing(session.c_str());
-    (void)!::write(fds[1], &ret, sizeof ret);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  int ret = 0;
-  ssize_t n;
-  do {
-    n = ::read(fds[0], &ret, sizeof ret);
-  } while (n < 0 && errno == EINTR);
-  ::close(fds[0]);
-  int ws = 0;
-  while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
-  }
-  if (n != static_cast<ssize_t>(sizeof ret)) return Status::error("lttng_kernel: stop " + session + ": the child died");
-  return lttng::ctl_status("lttng_kernel: stop " + session, ret);
-}
 
 }  // namespace
 
@@ -171,7 +149,9 @@ Availability LttngKernelTracer::available() {
     return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
   }
   if (std::string why = kernel_tracer_missing(); !why.empty()) return Availability::no(why);
-  if (lttng::sessiond_alive()) {
+  bool alive = false;
+  if (Status s = lttng::probe_sessiond(&alive); !s) return Availability::no(s.message());
+  if (alive) {
     std::vector<std::string> names;
     Status s = kernel_syscalls(&names);
     if (!s) return Availability::no(s.message() + " (a daemon started with --no-kernel, or by a non-root user)");
@@ -289,28 +269,36 @@ Status LttngKernelTracer::open_session() {
   std::string name = common::owned_name("k" + std::to_string(sessions_));
   std::string out = trace_dir_ + "/" + std::to_string(sessions_);
   ++sessions_;
-  (void)lttng_destroy_session(name.c_str());  // a leftover of this very process
+  // A leftover of this very process.
+  (void)lttng::ctl_call("lttng_kernel: destroy session " + name, [&] { return lttng_destroy_session(name.c_str()); });
+  TB_TRY(lttng::sessiond_responsive());
   lttng_session_descriptor* desc = lttng_session_descriptor_local_create(name.c_str(), out.c_str());
   if (!desc) return Status::error("lttng_kernel: cannot build a session descriptor");
-  lttng_error_code code = lttng_create_session_ext(desc);
-  lttng_session_descriptor_destroy(desc);
-  if (code != LTTNG_OK) return Status::error("lttng_kernel: create session " + name + ": " + lttng_strerror(-code));
+  // Destroyed by destroy_session() from here on: a call that timed out may
+  // have created it in the daemon.
   session_ = name;
+  Status created =
+      lttng::ctl_call("lttng_kernel: create session " + name, [&] { return lttng::create_session(desc); });
+  lttng_session_descriptor_destroy(desc);
+  TB_TRY(created);
 
   lttng_domain dom = kernel_domain();
   std::unique_ptr<lttng_handle, void (*)(lttng_handle*)> handle(lttng_create_handle(session_.c_str(), &dom),
                                                                 lttng_destroy_handle);
   if (!handle) return Status::error("lttng_kernel: cannot create a handle for " + session_);
 
-  if (Status t = lttng::track_only(session_, LTTNG_DOMAIN_KERNEL, pid_); !t) {
-    return Status::error("lttng_kernel: " + t.message());
-  }
+  TB_TRY(lttng::bounded_call("lttng_kernel: track process " + std::to_string(pid_), lttng::kCtlTimeout,
+                              [&](std::string*) {
+                                Status t = lttng::track_only(session_, LTTNG_DOMAIN_KERNEL, pid_);
+                                return t ? t : Status::error("lttng_kernel: " + t.message());
+                              }));
 
   lttng_channel* chan = lttng::channel_for(dom, config_, kChannel);
   if (!chan) return Status::error("lttng_kernel: cannot create a channel description");
-  int ret = lttng_enable_channel(handle.get(), chan);
+  Status enabled = lttng::ctl_call("lttng_kernel: enable channel " + std::string(kChannel),
+                                   [&] { return lttng_enable_channel(handle.get(), chan); });
   lttng_channel_destroy(chan);
-  TB_TRY(lttng::ctl_status("lttng_kernel: enable channel " + std::string(kChannel), ret));
+  TB_TRY(enabled);
 
   lttng_event* ev = lttng_event_create();
   if (!ev) return Status::error("lttng_kernel: out of memory");
@@ -330,10 +318,12 @@ Status LttngKernelTracer::open_session() {
       std::snprintf(ev->attr.probe.symbol_name, sizeof ev->attr.probe.symbol_name, "%s", plan_.symbol.c_str());
       break;
   }
-  ret = lttng_enable_event_with_exclusions(handle.get(), ev, kChannel, nullptr, 0, nullptr);
+  Status event = lttng::ctl_call("lttng_kernel: enable event " + plan_.name, [&] {
+    return lttng_enable_event_with_exclusions(handle.get(), ev, kChannel, nullptr, 0, nullptr);
+  });
   lttng_event_destroy(ev);
-  TB_TRY(lttng::ctl_status("lttng_kernel: enable event " + plan_.name, ret));
-  TB_TRY(lttng::ctl_status("lttng_kernel: start " + session_, lttng_start_tracing(session_.c_str())));
+  TB_TRY(event);
+  TB_TRY(lttng::ctl_call("lttng_kernel: start " + session_, [&] { return lttng_start_tracing(session_.c_str()); }));
   open_ms_max_ = std::max(open_ms_max_, lttng::ms_since(t0));
   return Status::ok();
 }
@@ -341,28 +331,27 @@ Status LttngKernelTracer::open_session() {
 Status LttngKernelTracer::close_session() {
   if (session_.empty()) return Status::ok();
   auto t0 = Clock::now();
-  Status st = stop_from_child(session_);
+  // Waits until the consumer daemon has written every sub-buffer out.  Like
+  // every control call it runs in a child process (lttng/ctl_call.h), whose
+  // getpid() for the command's credentials the session does not track.
+  Status st = lttng::ctl_call("lttng_kernel: stop " + session_, [&] { return lttng_stop_tracing(session_.c_str()); },
+                              lttng::kStopTimeout);
   if (st) {
     lttng_domain dom = kernel_domain();
     lttng_handle* handle = lttng_create_handle(session_.c_str(), &dom);
-    lttng_channel* chans = nullptr;
-    int n = handle ? lttng_list_channels(handle, &chans) : -1;
+    std::vector<lttng::ChannelFacts> chans;
+    if (handle) st = lttng::list_channels("lttng_kernel: list channels of " + session_, handle, &chans);
     bool found = false;
-    for (int i = 0; i < n; ++i) {
-      if (std::strcmp(chans[i].name, kChannel) != 0) continue;
-      std::uint64_t discarded = 0, lost = 0;
-      if (lttng_channel_get_discarded_event_count(&chans[i], &discarded) >= 0 &&
-          lttng_channel_get_lost_packet_count(&chans[i], &lost) >= 0) {
-        found = true;
-        discarded_events_ += discarded;
-        lost_packets_ += lost;
-        config_.subbuf_size = chans[i].attr.subbuf_size;  // what LTTng used
-        config_.num_subbuf = chans[i].attr.num_subbuf;
-      }
+    for (const auto& c : chans) {
+      if (std::strcmp(c.name, kChannel) != 0 || !c.counters) continue;
+      found = true;
+      discarded_events_ += c.discarded_events;
+      lost_packets_ += c.lost_packets;
+      config_.subbuf_size = c.subbuf_size;  // what LTTng used
+      config_.num_subbuf = c.num_subbuf;
     }
-    std::free(chans);
     if (handle) lttng_destroy_handle(handle);
-    if (!found) st = Status::error("lttng_kernel: no discarded/lost counters for channel " + std::string(kChannel));
+    if (st && !found) st = Status::error("lttng_kernel: no discarded/lost counters for channel " + std::string(kChannel));
   }
   destroy_session();
   close_ms_max_ = std::max(close_ms_max_, lttng::ms_since(t0));
@@ -371,7 +360,9 @@ Status LttngKernelTracer::close_session() {
 
 void LttngKernelTracer::destroy_session() noexcept {
   if (session_.empty()) return;
-  (void)lttng_destroy_session(session_.c_str());  // unregisters the probes; the trace stays on disk
+  // Unregisters the probes; the trace stays on disk.
+  (void)lttng::ctl_call("lttng_kernel: destroy session " + session_,
+                        [&] { return lttng_destroy_session(session_.c_str()); });
   session_.clear();
 }
 

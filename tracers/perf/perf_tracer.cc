@@ -267,6 +267,14 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
   if (profile)
     TB_TRY(common::check_profile_rate("perf", config.profile_hz,
                                       read_text("/proc/sys/kernel/perf_event_max_sample_rate")));
+  // The tracepoint option event names must exist before anything is
+  // attached (the plan calls validate()); without tracefs attach says so.
+  if (!config.event.empty() && tracefs_tracing_dir()) {
+    const auto colon = config.event.find(':');
+    if (tracepoint_id(config.event.substr(0, colon), config.event.substr(colon + 1)) < 0)
+      return Status::error("perf: tracepoint " + config.event + " (option event) does not exist on this kernel (see " +
+                           tracefs_tracing_dir() + "/available_events)");
+  }
   return Status::ok();
 }
 

@@ -78,6 +78,14 @@ inline constexpr double kFloorsPerSample = 20;
 
 ClockPlan decide_clock(const ClockFacts& facts);
 
+// The resolution rule for a batch the user forced (`run --batch`): a sample
+// of `batch` events at `per_event_cycles` each (floor subtracted) must span
+// the plan's min_sample_cycles, or its figure is the clock's step divided by
+// the batch, not the events' cost.  "" when it does; else what is wrong and
+// what to give instead (`unit`: the workload's smallest batch).
+std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, std::uint64_t batch,
+                                 std::uint64_t unit);
+
 // The common step of consecutive-read differences (difference -> count):
 // the gcd of those seen at least `min_count` times; 1 when none recurs.
 std::uint64_t recurring_step(const std::map<std::uint64_t, int>& diffs, int min_count);

@@ -22,6 +22,14 @@ const std::vector<std::string>& allowed_gbench_flags();
 // Error naming the first flag that is not allowed, with what to use instead.
 Status check_gbench_args(const std::vector<std::string>& args);
 
+// How many of the benchmarks `names` (registered with `repetitions`) the
+// flags' --benchmark_filter selects, matched as the library matches them
+// (the instance name with its /iterations:1/repeats:N/manual_time suffix; a
+// leading '-' negates): all of them without a filter.  An error when the
+// filter is not a regular expression.
+Status gbench_selects(const std::vector<std::string>& args, const std::vector<std::string>& names, int repetitions,
+                     std::size_t* selected);
+
 // Google Benchmark's console reporter without the library's "built as
 // DEBUG" warning (Debian's libbenchmark), which says nothing about
 // tracebench's figures: they come from the harness's own rdtsc timing in

@@ -204,6 +204,22 @@ struct Scenario {
 };
 Status scenario_from_json(const nlohmann::json& j, Scenario* s);
 
+// An entry's terms by their model.json names ("fixed", "per_byte", ...,
+// "contention_<threads>").
+std::vector<std::pair<std::string, const Param*>> named_params(const Entry& e);
+
+// The largest magnitude a model term may have, in cycles: a second of a GHz
+// CPU per event; beyond it a term is not a cost but a damaged file.
+inline constexpr double kMaxTermCycles = 1e9;
+// A model's terms as costs (from_json and fit apply it): every value and
+// bound finite and within kMaxTermCycles, each interval ordered and near
+// its value, and `fixed` not negative beyond a disabled probe's noise with
+// its whole interval.  The message names the entry and the term.
+Status check_model_terms(const Model& m);
+// A fitted entry's fixed cost against the figures it was fitted from (its
+// payload points): far outside them, the fit was fed inconsistent runs.
+Status check_fixed_against_points(const Model& m);
+
 struct ProbeCost {
   double cycles = 0;         // eq. 4, per firing
   double wakeup_cycles = 0;  // of which the wakeup term ((w - w_fit) * probe_per_wakeup)
@@ -264,6 +280,9 @@ struct ValidationSegment {
   bool task_clock = false;
   std::uint64_t ticks = 0, late_ticks = 0;  // pacing periods, and those begun > 1 period late
   std::uint64_t bursts = 0;                  // periods that fired at least one event
+  // The longest pacing period, start to next start: a process stopped
+  // (SIGSTOP) or starved of the CPU shows as one period of that length.
+  double longest_period_ns = 0;
 };
 struct ValidationMeasured {
   std::vector<ValidationSegment> segments;
@@ -276,6 +295,15 @@ struct ValidationMeasured {
   // A profile probe: its timer's firings the tracer saw in the traced
   // segments (judged against its clock): the probe's events, not the ops.
   std::optional<std::uint64_t> timer_firings;
+  // The events the tracer saw (recorded + lost) and of them those lost.
+  std::uint64_t seen = 0, lost = 0;
+};
+// What a validation must hold for its figures to test the model at the
+// scenario's rate (`model validate` says so, Table 7's row too).
+struct ValidationLimits {
+  double min_rate_share = 0.9;    // of the rate asked, held over the traced segments
+  double max_period_ms = 100;     // of a 1 ms pacing period: longer, the process was stopped or starved
+  double max_lost_share = 0.05;   // of the events the tracer saw (model validate --max-lost-percent)
 };
 struct Validation {
   double rate_hz = 0;  // probe events per second achieved while traced (a profile probe's: its timer's)
@@ -307,10 +335,28 @@ struct Validation {
   std::optional<double> predicted_consumer_cpu_percent, predicted_cpu_percent;
   std::string consumer_missing;  // why no consumer prediction
   std::vector<std::string> warnings;
+  // Why the run did not hold the scenario (rate, a stop, lost events): the
+  // figures are then of another load and the validation does not count as
+  // agreeing or not (validation_problems()).
+  std::vector<std::string> problems;
+  double longest_period_ms = 0;
+  double lost_share = 0;
+  bool held() const { return problems.empty(); }
 };
+// The problems of a validation: a rate held below limits.min_rate_share of
+// the asked, a pacing period longer than limits.max_period_ms, more events
+// lost than limits.max_lost_share.  evaluate() fills Validation::problems
+// with them.
+std::vector<std::string> validation_problems(const ValidationScenario& s, const ValidationMeasured& x,
+                                             const Validation& v, const ValidationLimits& limits);
+// Whether a validation file (results/validation.schema.json) held its
+// scenario: false when its "conditions" say it did not; true for files
+// written before conditions existed.
+bool validation_held(const nlohmann::json& validation);
 // The measured figures and the prediction for them; an error when the model
 // cannot predict the probe or a segment kind is missing.
-Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out);
+Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out,
+                const ValidationLimits& limits = {});
 nlohmann::json to_json(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const Validation& v);
 std::string to_text(const ValidationScenario& s, const Validation& v);
 

@@ -55,8 +55,12 @@ std::string compare_junit(const CompareResult& c, const std::vector<const RunRes
 
 // ---- Bencher Metric Format
 // {benchmark: {measure: {value, lower_value, upper_value}}}: overhead-ns and
-// overhead-cycles (median, 95% interval), traced-ns and baseline-ns (median,
-// p10..p90); only figures the run has.
+// overhead-cycles (median, 95% interval: bounds only where the interval
+// covers 95%), traced-ns and baseline-ns (median, p10..p90); only figures
+// the run has.
 nlohmann::json bencher_json(const RunResult& run);
+// The benchmarks whose overhead interval covers less than 95% (few
+// repetitions), with what it covers: Bencher gets their value alone.
+std::vector<std::string> intervals_below_95(const RunResult& run);
 
 }  // namespace tracebench

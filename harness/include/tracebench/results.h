@@ -55,6 +55,11 @@ struct RunContext {
   // CPUs kept busy on average by other processes while the run measured
   // (tracer daemons such as lttng-consumerd included); < 0 = not measured.
   double foreign_cpu_load = -1;
+  // Measured while another command held the machine lock, or beside one run
+  // with --allow-concurrent (tracebench/machine_lock.h): each one's probes
+  // and load may be in the other's figures.  false in results written before
+  // it existed.
+  bool concurrent = false;
   std::string tracebench_version, git_sha, build_type, compiler;
   std::map<std::string, std::string> library_versions;
   std::vector<std::string> command_line;
@@ -157,6 +162,10 @@ struct BenchmarkResult {
   int threads = 1;
   std::map<std::string, std::string> options;
   int repetitions = 0;
+  // Of them, those left out of the figures (a block kept too few samples):
+  // the repetition medians are repetitions - dropped.  Absent (unknown) in
+  // results written before it.
+  std::optional<std::uint64_t> dropped_repetitions;
   std::uint64_t samples_per_block = 0;
   std::uint64_t batch = 1;  // events per timed sample
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):
@@ -194,13 +203,21 @@ void to_json(nlohmann::json& j, const RunResult& r);
 void from_json(const nlohmann::json& j, RunResult& r);
 
 // result.json, summary.csv and samples.csv live in one directory per run:
-// <base>/<UTC time>-<host>-<sha>/.
+// <base>/<UTC time to the microsecond>-<host>-<sha>-<random>/, e.g.
+// 20261127T192450.123456Z-ci8-58fae67-3f9a0c1d: unique across folders and
+// machines (the 32 random bits tell apart runs of one microsecond), so a
+// history holds every run.  Ids of older runs (second precision, "-N"
+// suffixes) stay readable: an id is only ever compared whole.
 std::string make_run_id(const RunContext& ctx);
+// Creates the run's directory under `base` (made if missing) with an id from
+// make_run_id(), exclusively: another process never gets the same one.
+Status make_run_dir(const std::string& base, RunContext* ctx, std::string* dir);
 // result.json and summary.csv, each replaced atomically (samples.csv is
 // appended per benchmark as the run goes: the runner's journal).
 Status write_run(const std::string& dir, const RunResult& run);
-// A result.json; with `with_samples`, also the samples.csv beside it (a run
-// written with --no-samples has none: the benchmarks keep no samples).
+// A result.json, refused unless consistent (tracebench/result_check.h); with
+// `with_samples`, also the samples.csv beside it (a run written with
+// --no-samples has none: the benchmarks keep no samples).
 Status read_run(const std::string& result_json_path, RunResult* run, bool with_samples = false);
 // The result.json files an argument names: a result.json, a run directory,
 // or a directory of run directories (appended in name order).

@@ -33,6 +33,9 @@ struct RunOptions {
   // µs the firing thread sleeps before each timed sample (0: none): every
   // sample is then of events after an idle gap (`run --gap-us`).
   std::uint64_t gap_us = 0;
+  // Share of the events a tracer may lose and still pass verification
+  // (kDefaultMaxLostShare, verification.h; `run --max-lost-percent`).
+  double max_lost_share = 0.05;
   bool quick = false;
   int measured_cpu = -1;         // -1: the last CPU
   std::string out_base = "results";
@@ -41,6 +44,14 @@ struct RunOptions {
   std::vector<std::string> command_line;
   // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
   std::string execution;
+  // The machine lock the command took (null: none, e.g. in tests): the run
+  // context says whether it measured beside another command.
+  const class MachineLock* machine_lock = nullptr;
+  // Planning for another kernel (`tracebench vm` checks its guest's run on
+  // the host before it builds and boots): names, numbers, option schemas and
+  // the benchmark filter only; nothing of this kernel (tracer and workload
+  // availability, the tracers' validate(), payload limits) is asked.
+  bool plan_for_guest = false;
 };
 
 // One planned benchmark.
@@ -75,6 +86,15 @@ extern std::atomic<bool> g_stop_requested;
 // adapters keep until exit and exits 130.  Also installs a terminate handler:
 // an uncaught exception does the same and exits 70.
 void install_signal_watcher();
+
+// What the run has on disk, for the messages of a run that stops early:
+// the journal notes each successful write (`benchmarks` in DIR/result.json)
+// and a directory that vanished; kept_results_text() says which, e.g. "the
+// results of 3 finished benchmark(s) are kept in DIR/result.json" or "no
+// result file was written".
+void note_results_kept(const std::string& dir, std::size_t benchmarks);
+void note_results_lost();
+std::string kept_results_text();
 
 // Tears down every tracer attached right now; returns how many.
 std::size_t teardown_active_tracers();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -33,6 +34,11 @@ struct MedianCI {
   std::size_t n = 0;
 };
 MedianCI median_ci(std::vector<double> values, double level = 0.95);
+
+// An interval's label: the confidence it actually has, "96.9%" or "50%"
+// (with few repetitions it is below the level asked for; every reporter
+// labels an interval with this, never with the level).
+std::string confidence_label(double confidence);
 
 // Flags outliers that look like an interrupt or preemption landed in the
 // sample: above median + max(10 * MAD, min_gap).

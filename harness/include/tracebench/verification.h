@@ -38,9 +38,16 @@
 
 namespace tracebench {
 
-enum class Verdict { kPassed, kFailed, kNotApplicable };
+// kPartial: every count adds up, but the tracer lost more of the events
+// than allowed: the figure is kept (status ok), the verdict says it is not
+// the cost of recording every event, and the model leaves it out.
+enum class Verdict { kPassed, kPartial, kFailed, kNotApplicable };
 
-std::string_view to_string(Verdict v);  // "passed", "failed", "not_applicable"
+std::string_view to_string(Verdict v);  // "passed", "partial", "failed", "not_applicable"
+
+// Share of the events the tracer saw (recorded + lost) it may lose and still
+// pass (`run --max-lost-percent`, `model validate --max-lost-percent`).
+inline constexpr double kDefaultMaxLostShare = 0.05;
 
 struct Verification {
   Verdict verdict = Verdict::kNotApplicable;
@@ -53,14 +60,17 @@ struct Verification {
 // workload handed over per event (AttachSpec::payload_bytes);
 // workload_has_payload: the workload carries a payload at all
 // (Workload::takes_payload); timer_probe: the probe is a profile probe,
-// fired by the tracer's timer.
+// fired by the tracer's timer; max_lost_share: above it a verdict that
+// would pass is partial.
 Verification judge_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                          bool workload_has_payload, bool timer_probe = false);
+                          bool workload_has_payload, bool timer_probe = false,
+                          double max_lost_share = kDefaultMaxLostShare);
 
 // Judges and writes the whole `events` object of a result (counts, payload
 // fields, verdict and reason; `fired` is the timer's count where the tracer
 // gave one).  The runner's one call.
 Verification verify_events(const EventCounts& c, std::uint64_t fired, std::size_t payload_bytes,
-                           bool workload_has_payload, EventsResult* out, bool timer_probe = false);
+                           bool workload_has_payload, EventsResult* out, bool timer_probe = false,
+                           double max_lost_share = kDefaultMaxLostShare);
 
 }  // namespace tracebench

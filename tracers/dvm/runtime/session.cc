@@ -53,6 +53,21 @@ Session::~Session() {
   free_state();
 }
 
+namespace {
+constexpr uint32_t kAggBuckets = 1024;  // per slot's aggregation arena
+}  // namespace
+
+uint32_t slot_count(const Options& o) {
+  uint32_t ncpu = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
+  return o.nslots ? o.nslots : std::max(1u, std::min(ncpu, kMaxSlots));
+}
+
+uint64_t slot_memory_bytes(const Options& o) {
+  // Per slot: 2 principal halves + aggregation arena + its buckets + scratch.
+  const uint64_t per_slot = 2ull * o.bufsize + o.aggsize + kAggBuckets * 4ull + o.scratchsize + 64;
+  return per_slot * slot_count(o);
+}
+
 Error Session::alloc_state() {
   if (opt_.kernel) {
     // The module holds the slots; this side keeps room to copy one CPU's
@@ -61,16 +76,12 @@ Error Session::alloc_state() {
     buf_copy_.resize(opt_.bufsize);
     return Error::none();
   }
-  uint32_t ncpu = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
-  uint32_t nslots = opt_.nslots ? opt_.nslots : std::max(1u, std::min(ncpu, kMaxSlots));
+  uint32_t nslots = slot_count(opt_);
   state_.host = default_host();
   state_.strsize = opt_.strsize;
   std::snprintf(state_.execname, sizeof(state_.execname), "%s", program_invocation_short_name);
-  // Slot memory: 2 principal halves + aggregation arena + buckets + scratch.
-  uint32_t agg_buckets = 1024;
-  uint64_t per_slot = 2ull * opt_.bufsize + opt_.aggsize + agg_buckets * 4ull + opt_.scratchsize + 64;
-  uint64_t total = per_slot * nslots;
-  if (total > (4ull << 30)) return {"D-VM buffers would need " + std::to_string(total >> 20) +
+  uint64_t total = slot_memory_bytes(opt_);
+  if (total > kMaxSlotMemory) return {"D-VM buffers would need " + std::to_string(total >> 20) +
                                     " MB; lower bufsize/aggsize or nslots"};
   memory_.assign(total + 64, 0);
   slots_ = std::vector<Slot>(nslots);
@@ -85,8 +96,8 @@ Error Session::alloc_state() {
     s.agg.arena = p; p += opt_.aggsize;
     s.agg.size = opt_.aggsize;
     s.agg.used = 1;  // offset 0 means "end of chain"
-    s.agg.buckets = reinterpret_cast<uint32_t*>(p); p += agg_buckets * 4ull;
-    s.agg.nbuckets = agg_buckets;
+    s.agg.buckets = reinterpret_cast<uint32_t*>(p); p += kAggBuckets * 4ull;
+    s.agg.nbuckets = kAggBuckets;
     s.scratch = p; p += opt_.scratchsize;
     s.scratch_size = opt_.scratchsize;
     p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;

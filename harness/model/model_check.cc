@@ -1,0 +1,90 @@
+// A model's terms checked as costs before anything predicts with them
+// (tracebench/model.h: check_model_terms, check_fixed_against_points).
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tracebench/model.h"
+
+namespace tracebench::model {
+
+namespace {
+
+// The probe's own fixed cost, measured directly (the line through the
+// overhead medians at payload 0): a negative one beyond the noise of a
+// disabled probe, with its whole interval below zero, is not a cost.  The
+// other terms are not held to a sign: differences (action_over_empty,
+// contention_N) may be negative, and so may the consumer's least-squares
+// terms, where another term takes up their share (predictions from them
+// are warned about in `model validate`).
+const std::set<std::string> kSignedCostTerms = {"fixed"};
+constexpr double kNegligibleCycles = 50;
+
+std::string entry_name(const Entry& e) { return fmt::format("{} {} {}", e.tracer, e.probe_kind, action_label(e)); }
+
+Status check_term(const Entry& e, const std::string& name, const Param& p) {
+  if (!p.ok()) return Status::ok();
+  auto bad = [&](const std::string& what) {
+    return Status::error(fmt::format("model entry {}: term {}: {}", entry_name(e), name, what));
+  };
+  const double v = *p.cycles;
+  for (const auto& [field, x] : {std::pair{"cycles", v}, std::pair{"ci_low", p.ci_low}, std::pair{"ci_high", p.ci_high}}) {
+    if (!std::isfinite(x)) return bad(fmt::format("{} is {}, not a finite number", field, x));
+    if (std::fabs(x) > kMaxTermCycles)
+      return bad(fmt::format("{} = {:.6g} cycles is beyond {:.0e} cycles (a second of a GHz CPU per event)", field, x,
+                             kMaxTermCycles));
+  }
+  if (p.ci_low > p.ci_high) return bad(fmt::format("interval [{}, {}] is inverted", p.ci_low, p.ci_high));
+  // A bootstrap interval holds its estimate, or nearly: one more than twice
+  // the interval's width and magnitude away is not that estimate's interval.
+  const double slack = 2 * std::max({p.ci_high - p.ci_low, std::fabs(p.ci_low), std::fabs(p.ci_high)}) + 1;
+  if (v < p.ci_low - slack || v > p.ci_high + slack)
+    return bad(fmt::format("{} cycles lies far outside its own interval [{}, {}]", v, p.ci_low, p.ci_high));
+  if (kSignedCostTerms.count(name) && v < -kNegligibleCycles && p.ci_high < 0)
+    return bad(fmt::format("{} cycles, interval [{}, {}]: a cost cannot be negative", v, p.ci_low, p.ci_high));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_model_terms(const Model& m) {
+  for (const auto& e : m.entries) {
+    for (const auto& [name, p] : named_params(e)) TB_TRY(check_term(e, name, *p));
+    if (e.wakeups_per_record && (!std::isfinite(*e.wakeups_per_record) || *e.wakeups_per_record < 0))
+      return Status::error(fmt::format("model entry {}: wakeups_per_record {} is not a share of records",
+                                       entry_name(e), *e.wakeups_per_record));
+    if (e.idle_gap_us && (!std::isfinite(*e.idle_gap_us) || *e.idle_gap_us <= 0))
+      return Status::error(fmt::format("model entry {}: idle_gap_us {} is not a gap", entry_name(e), *e.idle_gap_us));
+  }
+  return Status::ok();
+}
+
+Status check_fixed_against_points(const Model& m) {
+  for (const auto& e : m.entries) {
+    if (!e.fixed.ok() || e.points.empty()) continue;
+    double lo = e.points.front().median_cycles, hi = lo, top = 0;
+    std::uint64_t bytes = 0;
+    for (const auto& p : e.points) {
+      lo = std::min(lo, p.median_cycles);
+      hi = std::max(hi, p.median_cycles);
+      top = std::max(top, std::fabs(p.median_cycles));
+      bytes = std::max(bytes, p.payload_bytes);
+    }
+    // The line through the points at payload 0 lies within their range,
+    // widened by what the per-byte slope moves across the payloads, the
+    // worst residual and, generously, half the largest figure.
+    const double slope = e.per_byte.ok() ? std::fabs(*e.per_byte.cycles) * static_cast<double>(bytes) : 0;
+    const double room = slope + e.worst_residual_cycles.value_or(0) + 0.5 * top + 100;
+    const double fixed = *e.fixed.cycles;
+    if (fixed < lo - room || fixed > hi + room)
+      return Status::error(fmt::format(
+          "model entry {}: the fitted fixed cost {:.0f} cycles is absurd for its inputs, whose per-payload medians "
+          "span {:.0f}..{:.0f} cycles: the runs fitted are inconsistent (check them with tracebench compare)",
+          entry_name(e), fixed, lo, hi));
+  }
+  return Status::ok();
+}
+
+}  // namespace tracebench::model

@@ -1,0 +1,226 @@
+// The machine lock (tracebench/machine_lock.h): the holder's record, its
+// description, and taking, refusing, sharing and inheriting the lock in a
+// directory of the test's own (TRACEBENCH_LOCK_DIR), never the machine's.
+#include "tracebench/machine_lock.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tracebench {
+namespace {
+
+TEST(LockRecord, RoundTrips) {
+  LockHolder h;
+  h.pid = 4242;
+  h.pid_ns = "pid:[4026531836]";
+  h.start_ticks = 123456;
+  h.started_utc = "2026-11-27T19:40:02Z";
+  h.boot_id = "39348ec2-305b-49e1-bb6c-064120ea682a";
+  h.command = "tracebench run -t ftrace -w call -o ftrace.x=a=b";
+  LockHolder back;
+  ASSERT_TRUE(parse_lock_record(format_lock_record(h), &back));
+  EXPECT_EQ(back.pid, h.pid);
+  EXPECT_EQ(back.pid_ns, h.pid_ns);
+  EXPECT_EQ(back.start_ticks, h.start_ticks);
+  EXPECT_EQ(back.started_utc, h.started_utc);
+  EXPECT_EQ(back.boot_id, h.boot_id);
+  EXPECT_EQ(back.command, h.command);
+}
+
+TEST(LockRecord, NewlinesInTheCommandStayOnItsLine) {
+  LockHolder h;
+  h.pid = 7;
+  h.command = "tracebench dvm -n 'BEGIN\n{ exit(0); }'\npid=99";
+  LockHolder back;
+  ASSERT_TRUE(parse_lock_record(format_lock_record(h), &back));
+  EXPECT_EQ(back.pid, 7);
+  EXPECT_EQ(back.command, "tracebench dvm -n 'BEGIN { exit(0); }' pid=99");
+}
+
+TEST(LockRecord, ParsesOrRefusesTable) {
+  struct Case {
+    const char* text;
+    bool ok;
+    long pid;
+    const char* command;
+  };
+  const Case cases[] = {
+      {"", false, 0, ""},                                      // a free lock, or a holder not written yet
+      {"command=tracebench run\n", false, 0, ""},              // no pid
+      {"pid=abc\n", false, 0, ""},                             // not a number
+      {"pid=12x\n", false, 0, ""},                             // trailing garbage
+      {"pid=0\n", false, 0, ""},                               // no process has pid 0
+      {"pid=-5\n", false, 0, ""},
+      {"pid=12", true, 12, ""},                                // no final newline
+      {"pid=12\ncommand=a=b c\n", true, 12, "a=b c"},          // '=' in a value
+      {"junk line\npid=31\nnew_key=1\ncommand=x\n", true, 31, "x"},  // unknown lines ignored
+      {"pid=31\nstart_ticks=zz\n", true, 31, ""},              // a bad optional field is dropped
+  };
+  for (const auto& c : cases) {
+    LockHolder h;
+    EXPECT_EQ(parse_lock_record(c.text, &h), c.ok) << c.text;
+    if (c.ok) {
+      EXPECT_EQ(h.pid, c.pid) << c.text;
+      EXPECT_EQ(h.command, c.command) << c.text;
+    }
+  }
+}
+
+TEST(LockRecord, DescribesTheHolderTable) {
+  LockHolder h;
+  h.pid = 812;
+  h.pid_ns = "pid:[4026531836]";
+  h.started_utc = "2026-11-27T19:40:02Z";
+  h.boot_id = "boot-a";
+  h.command = "tracebench run -t ftrace -w call";
+  struct Case {
+    std::string ns, boot, command;
+    std::string want, not_want;
+  };
+  const Case cases[] = {
+      {"pid:[4026531836]", "boot-a", h.command,
+       "pid 812, since 2026-11-27T19:40:02Z: tracebench run -t ftrace -w call", "namespace"},
+      {"pid:[4026532999]", "boot-a", h.command, "pid 812 of another pid namespace (pid:[4026531836]", "earlier boot"},
+      {"pid:[4026531836]", "boot-b", h.command, "(recorded in an earlier boot)", "namespace"},
+      {"pid:[4026531836]", "boot-a", "", ": command unknown", "tracebench run"},
+  };
+  for (const auto& c : cases) {
+    LockHolder x = h;
+    x.command = c.command;
+    std::string d = describe_holder(x, c.ns, c.boot);
+    EXPECT_NE(d.find(c.want), std::string::npos) << d;
+    EXPECT_EQ(d.find(c.not_want), std::string::npos) << d;
+  }
+}
+
+TEST(LockRecord, ThisProcessKnowsItself) {
+  LockHolder me = this_process();
+  EXPECT_EQ(me.pid, getpid());
+  EXPECT_EQ(me.pid_ns.rfind("pid:[", 0), 0u) << me.pid_ns;
+  EXPECT_GT(me.start_ticks, 0u);
+  EXPECT_FALSE(me.boot_id.empty());
+  EXPECT_NE(me.command.find("lock_site_test"), std::string::npos) << me.command;
+}
+
+// Each test takes locks in a fresh directory of its own.
+class LockDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tb-lock-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    setenv("TRACEBENCH_LOCK_DIR", dir_.c_str(), 1);
+    unsetenv("TRACEBENCH_LOCK_FD");
+  }
+  void TearDown() override {
+    unsetenv("TRACEBENCH_LOCK_DIR");
+    unsetenv("TRACEBENCH_LOCK_FD");
+    unlink((dir_ + "/tracebench.lock").c_str());
+    unlink((dir_ + "/tracebench.concurrent").c_str());
+    rmdir(dir_.c_str());
+  }
+  std::string dir_;
+};
+
+TEST_F(LockDir, SecondCommandIsRefusedWithTheHolder) {
+  EXPECT_EQ(lock_dir(), dir_);
+  MachineLock first;
+  ASSERT_TRUE(first.acquire({}, "first").is_ok());
+  EXPECT_FALSE(first.concurrent());
+  // A second open of the file is another holder, as a second process's would be.
+  MachineLock second;
+  Status s = second.acquire({}, "tracebench run");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("held by pid " + std::to_string(getpid())), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("lock_site_test"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--allow-concurrent"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--wait-lock"), std::string::npos) << s.message();
+  // A refused command leaves the holder's record as it was.
+  MachineLock third;
+  Status again = third.acquire({}, "tracebench cleanup");
+  EXPECT_NE(again.message().find("held by pid " + std::to_string(getpid())), std::string::npos) << again.message();
+  // Nobody ran beside the first.
+  EXPECT_FALSE(first.others_ran_beside());
+  first.release();
+  EXPECT_TRUE(second.acquire({}, "tracebench run").is_ok());
+}
+
+TEST_F(LockDir, WaitGivesUpAtItsBound) {
+  MachineLock first;
+  ASSERT_TRUE(first.acquire({}, "first").is_ok());
+  MachineLock second;
+  LockRequest wait{LockMode::kWait, 0.3};
+  Status s = second.acquire(wait, "tracebench run");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("(waited 0.3 s)"), std::string::npos) << s.message();
+}
+
+TEST_F(LockDir, ConcurrentRunsBesideAndBothKnow) {
+  MachineLock first;
+  ASSERT_TRUE(first.acquire({}, "first").is_ok());
+  MachineLock beside;
+  ASSERT_TRUE(beside.acquire({LockMode::kConcurrent, 0}, "tracebench run").is_ok());
+  EXPECT_TRUE(beside.concurrent());
+  EXPECT_NE(beside.concurrent_with().find("pid " + std::to_string(getpid())), std::string::npos);
+  EXPECT_TRUE(first.others_ran_beside());
+  // Cleanup removes nothing while either lives.
+  MachineLock cleanup;
+  EXPECT_FALSE(cleanup.acquire_for_cleanup().is_ok());
+  first.release();
+  Status s = cleanup.acquire_for_cleanup();
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("--allow-concurrent"), std::string::npos) << s.message();
+  beside.release();
+  EXPECT_TRUE(cleanup.acquire_for_cleanup().is_ok());
+}
+
+TEST_F(LockDir, ConcurrentRunThatEndedIsStillSeenByTheHolder) {
+  MachineLock first;
+  ASSERT_TRUE(first.acquire({}, "first").is_ok());
+  usleep(20000);
+  {
+    MachineLock beside;
+    ASSERT_TRUE(beside.acquire({LockMode::kConcurrent, 0}, "tracebench run").is_ok());
+  }
+  EXPECT_TRUE(first.others_ran_beside());
+}
+
+TEST_F(LockDir, ChildInheritsOnlyTheRealLock) {
+  MachineLock parent;
+  ASSERT_TRUE(parent.acquire({}, "tracebench model suite").is_ok());
+  ASSERT_TRUE(parent.share_with_children().is_ok());
+  ASSERT_NE(getenv("TRACEBENCH_LOCK_FD"), nullptr);
+  {
+    // The very open file: flock on it succeeds, so the child runs under it.
+    MachineLock child;
+    EXPECT_TRUE(child.acquire({}, "tracebench run").is_ok());
+    EXPECT_FALSE(child.concurrent());
+  }  // a child's release never frees its parent's lock
+  unsetenv("TRACEBENCH_LOCK_FD");  // another process: no such descriptor
+  MachineLock other;
+  EXPECT_FALSE(other.acquire({}, "tracebench run").is_ok()) << "the child's end released the parent's lock";
+  // A descriptor that is not the lock file proves nothing.
+  int devnull = open("/dev/null", O_RDONLY);
+  setenv("TRACEBENCH_LOCK_FD", std::to_string(devnull).c_str(), 1);
+  MachineLock forged;
+  EXPECT_FALSE(forged.acquire({}, "tracebench run").is_ok());
+  EXPECT_EQ(getenv("TRACEBENCH_LOCK_FD"), nullptr) << "a false name is not passed on";
+  close(devnull);
+}
+
+TEST_F(LockDir, CleanupTakesItAndRunsAreRefusedMeanwhile) {
+  MachineLock cleanup;
+  ASSERT_TRUE(cleanup.acquire_for_cleanup().is_ok());
+  MachineLock run;
+  Status s = run.acquire({}, "tracebench run");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("held by pid " + std::to_string(getpid())), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tracebench
