@@ -41,6 +41,8 @@
 
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/power.h"
 #include "tracebench/results.h"
 #include "tracebench/sequential.h"
@@ -61,6 +63,7 @@ struct AbArgs {
   int max_pairs = 30, min_pairs = 3;
   double max_seconds = 1800;
   bool json = false, fail_on_regression = false;
+  LockFlags lock;
 };
 
 struct Spec {
@@ -228,7 +231,9 @@ json verdicts(const AbArgs& a, const Session& s, std::string* table) {
   return rows;
 }
 
-Status make_out_dir(AbArgs& a) {
+// The output directory named (default results/ab-<UTC time>) and checked
+// new or empty; created by make_out_dir once the lock is held.
+Status check_out_dir(AbArgs& a) {
   if (a.out.empty()) {
     char stamp[32];
     std::time_t now = std::time(nullptr);
@@ -238,6 +243,11 @@ Status make_out_dir(AbArgs& a) {
   std::error_code ec;
   if (fs::exists(a.out, ec) && !fs::is_empty(a.out, ec))
     return Status::error(fmt::format("--out {} is not empty: give a new directory", a.out));
+  return Status::ok();
+}
+
+Status make_out_dir(const AbArgs& a) {
+  std::error_code ec;
   fs::create_directories(a.out, ec);
   if (ec) return Status::error(fmt::format("--out {}: {}", a.out, ec.message()));
   return Status::ok();
@@ -374,6 +384,17 @@ int run_ab(AbArgs a) {
   if (Status s = check_args(a); !s) return refuse(s.message());
   if (Status s = parse_spec(a.a_spec, &specs[0]); !s) return refuse(s.message());
   if (Status s = parse_spec(a.b_spec, &specs[1]); !s) return refuse(s.message());
+  if (Status s = check_out_dir(a); !s) return refuse(s.message());
+  // The machine lock, held for the whole session and handed to each run (a
+  // child that takes it too): nobody else measures between the pairs.
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
+  MachineLock lock;
+  if (Status s = lock.acquire(req, "tracebench ab"); !s) {
+    std::cerr << s.message() << "\n";
+    return 2;
+  }
+  if (Status s = lock.share_with_children(); !s) return refuse(s.message());
   if (Status s = make_out_dir(a); !s) return refuse(s.message());
   Session session;
   run_until_decided(a, specs, &session);
@@ -399,6 +420,7 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("--max-seconds", args->max_seconds, "Budget: no pair is started that would end after this")
       ->capture_default_str();
   sub->add_flag("--json", args->json, "Print ab.json instead of the table");
+  add_lock_flags(sub, &args->lock);
   sub->add_flag("--fail-on-regression", args->fail_on_regression, "Exit 1 when a benchmark regressed");
   sub->add_option("run-args", args->run_args, "Arguments of `tracebench run` for both sides, after --")->required();
   sub->footer("Example: tracebench ab . \":-o none.inject_cycles=30\" -- -t none -w getpid --quick\n"

@@ -13,7 +13,8 @@ out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 run_args=(-t none -w getpid --quick)
 
-"$tracebench" run "${run_args[@]}" --no-samples --out "$out/cal" > /dev/null 2>&1
+# Another measuring command may hold the machine lock: wait for it a while.
+"$tracebench" run "${run_args[@]}" --wait-lock=60 --no-samples --out "$out/cal" > /dev/null 2>&1
 inject=$(/usr/bin/python3 - "$out"/cal/*/result.json <<'PY'
 import json, sys
 cost = json.load(open(sys.argv[1]))["benchmarks"][0]["baseline"]["cycles_per_event"]["p50"]
@@ -22,11 +23,11 @@ PY
 )
 echo "planting $inject cycles per event on B"
 
-"$tracebench" ab . ":-o none.inject_cycles=$inject" --out "$out/reg" --max-pairs 20 -- "${run_args[@]}" \
+"$tracebench" ab . ":-o none.inject_cycles=$inject" --out "$out/reg" --max-pairs 20 --wait-lock=60 -- "${run_args[@]}" \
   > "$out/reg.txt" 2> "$out/reg.err" || { cat "$out/reg.txt" "$out/reg.err"; exit 1; }
 cat "$out/reg.txt"
 cp "$tracebench" "$out/tracebench-copy"
-"$tracebench" ab "$out/tracebench-copy" . --out "$out/aa" --max-pairs 8 --json -- "${run_args[@]}" > "$out/aa.json" 2> "$out/aa.err" \
+"$tracebench" ab "$out/tracebench-copy" . --out "$out/aa" --max-pairs 8 --wait-lock=60 --json -- "${run_args[@]}" > "$out/aa.json" 2> "$out/aa.err" \
   || { cat "$out/aa.err"; exit 1; }
 "$tracebench" compare "$out/reg/A" "$out/reg/B" --json > "$out/compare.json"
 
