@@ -26,6 +26,7 @@
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/env_table.h"
+#include "tracebench/pairs.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
 #include "tracebench/lock_flags.h"
@@ -223,16 +224,20 @@ void warn_leftovers() {
 struct CompareArgs {
   std::string a, b;
   double threshold = 0.05, alpha = 0.05;
-  bool json = false, fail_on_regression = false;
+  bool json = false, fail_on_regression = false, fail_on_inconclusive = false;
   std::string junit;  // a file for the JUnit XML
 };
 
 int cmd_compare(const CompareArgs& c) {
   std::vector<RunResult> runs[2];
   std::vector<std::string> inputs;
+  PairIds pair_ids;
+  bool paired[2] = {false, false};
   for (int side = 0; side < 2; ++side) {
     std::vector<std::string> files;
-    Status s = result_files(side == 0 ? c.a : c.b, &files);
+    // A side laid out as pairs (pairs.h), else any result.json or directory of runs.
+    Status s = paired_result_files(side == 0 ? c.a : c.b, &files, side == 0 ? &pair_ids.a : &pair_ids.b, &paired[side]);
+    if (s && !paired[side]) s = result_files(side == 0 ? c.a : c.b, &files);
     inputs.insert(inputs.end(), files.begin(), files.end());
     for (std::size_t i = 0; s && i < files.size(); ++i) {
       runs[side].emplace_back();
@@ -254,12 +259,17 @@ int cmd_compare(const CompareArgs& c) {
   for (const auto& r : runs[0]) a.push_back(&r);
   for (const auto& r : runs[1]) b.push_back(&r);
   CompareResult res;
-  if (Status s = compare_runs(a, b, c.threshold, c.alpha, &res); !s) {
+  if (paired[0] != paired[1]) {
+    std::cerr << "tracebench compare: " << (paired[0] ? c.a : c.b) << " is laid out as pairs (pair-NNNN/) and "
+              << (paired[0] ? c.b : c.a) << " is not: give both sides of the pairs (DIR/A and DIR/B of `tracebench ab`)\n";
+    return 2;
+  }
+  if (Status s = compare_runs(a, b, c.threshold, c.alpha, &res, paired[0] ? &pair_ids : nullptr); !s) {
     std::cerr << "tracebench compare: " << s.message() << "\n";
     return 2;
   }
   std::string why;
-  bool failing = fails_check(res, &why);
+  bool failing = fails_check(res, &why, c.fail_on_inconclusive);
   if (!c.junit.empty()) {
     if (Status s = write_file_atomic(c.junit, compare_junit(res, a, b, c.threshold, c.alpha)); !s) {
       std::cerr << "tracebench compare: --junit: " << s.message() << "\n";
@@ -268,8 +278,9 @@ int cmd_compare(const CompareArgs& c) {
   }
   if (c.json) std::cout << compare_json(res, a, b).dump(2) << "\n";
   else std::cout << compare_text(res, a, b);
-  if (c.fail_on_regression && failing) {
-    std::cerr << "tracebench compare: failing (--fail-on-regression):\n" << why << "\n";
+  if ((c.fail_on_regression || c.fail_on_inconclusive) && failing) {
+    std::cerr << "tracebench compare: failing (" << (c.fail_on_inconclusive ? "--fail-on-inconclusive" : "--fail-on-regression")
+              << "):\n" << why << "\n";
     return 1;
   }
   return 0;
@@ -592,16 +603,17 @@ int cli_dispatch(int argc, char** argv) {
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 
   CompareArgs ca;
-  auto* compare = app.add_subcommand("compare", "Compare two runs benchmark by benchmark (Mann-Whitney U)");
-  compare->add_option("A", ca.a, "The reference: a run directory, a result.json, or a directory of run directories (pooled)")
+  auto* compare = app.add_subcommand("compare", "Compare two sides of runs benchmark by benchmark, each verdict with its minimum detectable effect");
+  compare->add_option("A", ca.a, "The reference: a run directory, a result.json, a directory of run directories (pooled), or a directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
       ->required();
   compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
-  compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'")
+  compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'; a benchmark with no significant change whose MDE at 80% power is above it is 'inconclusive'")
       ->capture_default_str()->check(finite_range(0.0, 10.0));
   compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");
   compare->add_option("--junit", ca.junit, "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A missing or failed in B, is a failure)");
-  compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none");
+  compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an inconclusive benchmark does not fail it)");
+  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive, "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above --threshold); implies --fail-on-regression");
 
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
 #include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
+
+#include "tracebench/pairs.h"
+#include "tracebench/power.h"
 
 namespace tracebench {
 
@@ -100,12 +104,14 @@ double median_of(std::vector<double> v) {
 }  // namespace
 
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
-                    double threshold, double alpha, CompareResult* out) {
+                    double threshold, double alpha, CompareResult* out, const PairIds* pairs) {
   out->rows.clear();
   out->warnings.clear();
   out->b_benchmarks = 0;
   for (const RunResult* r : b) out->b_benchmarks += r->benchmarks.size();
   if (a.empty() || b.empty()) return Status::error("compare needs at least one run on each side");
+  if (pairs && (pairs->a.size() != a.size() || pairs->b.size() != b.size()))
+    return Status::error("compare: the pair names do not match the runs one to one");
   const RunResult* first = a.front();
   std::vector<const RunResult*> all(a);
   all.insert(all.end(), b.begin(), b.end());
@@ -149,6 +155,7 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   struct Pool {
     std::vector<double> ns;
     std::vector<double> run_medians;  // one per run in which it succeeded
+    std::vector<std::string> run_pairs;  // with `pairs`: the pair of each of those runs
     std::size_t runs = 0;     // runs in which it succeeded
     std::size_t present = 0;  // runs that have it at all
     std::string error;        // the first failure's reason
@@ -157,7 +164,9 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
   std::map<std::string, std::pair<Pool, Pool>> pools;
   std::map<std::string, std::string> whats;
   for (int s = 0; s < 2; ++s) {
-    for (const RunResult* r : s == 0 ? a : b) {
+    const auto& side_runs = s == 0 ? a : b;
+    for (std::size_t ri = 0; ri < side_runs.size(); ++ri) {
+      const RunResult* r = side_runs[ri];
       for (const auto& x : r->benchmarks) {
         if (!pools.count(x.name)) order.push_back(x.name);
         Pool& p = s == 0 ? pools[x.name].first : pools[x.name].second;
@@ -173,6 +182,7 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
         for (double v : series(x, &what)) run_ns.push_back(v * 1e9 / r->context.tsc_hz);
         p.ns.insert(p.ns.end(), run_ns.begin(), run_ns.end());
         p.run_medians.push_back(median_of(run_ns));
+        if (pairs) p.run_pairs.push_back((s == 0 ? pairs->a : pairs->b)[ri]);
         whats[x.name] = what;
         ++p.runs;
       }
@@ -204,25 +214,62 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
     row.what = whats[name];
     row.a_n = pa.ns.size();
     row.b_n = pb.ns.size();
-    if (pa.run_medians.size() >= 2 && pb.run_medians.size() >= 2) {
+    // The run medians of the pairs in which both runs have the benchmark.
+    std::vector<double> pair_a, pair_b;
+    for (std::size_t i = 0; pairs && i < pa.run_pairs.size(); ++i) {
+      auto it = std::find(pb.run_pairs.begin(), pb.run_pairs.end(), pa.run_pairs[i]);
+      if (it == pb.run_pairs.end()) continue;
+      pair_a.push_back(pa.run_medians[i]);
+      pair_b.push_back(pb.run_medians[static_cast<std::size_t>(it - pb.run_pairs.begin())]);
+    }
+    const bool positive = std::all_of(pair_a.begin(), pair_a.end(), [](double v) { return v > 0; }) &&
+                          std::all_of(pair_b.begin(), pair_b.end(), [](double v) { return v > 0; });
+    if (pairs && pair_a.size() >= 2 && !positive) {
+      out->warnings.push_back(fmt::format("{}: a run median is not positive, so no log ratio: tested as unpaired runs",
+                                          name));
+    }
+    // The MDE in ns turned relative to A's median.
+    auto relative = [&](double mde_ns) {
+      return row.a_median != 0 ? mde_ns / std::fabs(row.a_median) : std::numeric_limits<double>::infinity();
+    };
+    if (pair_a.size() >= 2 && positive) {
+      row.method = "pairs";
+      row.a_median = median_of(pair_a);
+      row.b_median = median_of(pair_b);
+      const PairedT pt = paired_log_t(pair_a, pair_b);
+      row.p_value = pt.p_value;
+      row.ratio = std::exp(pt.mean_log);
+      row.mde80 = std::expm1(mde_paired(pt.sd_log, pt.n, alpha, 0.8));
+      row.mde90 = std::expm1(mde_paired(pt.sd_log, pt.n, alpha, 0.9));
+    } else if (pa.run_medians.size() >= 2 && pb.run_medians.size() >= 2) {
       row.method = "runs";
       row.a_median = median_of(pa.run_medians);
       row.b_median = median_of(pb.run_medians);
       row.p_value = welch_t(pa.run_medians, pb.run_medians).p_value;
+      const double sa = sample_sd(pa.run_medians), sb = sample_sd(pb.run_medians);
+      row.mde80 = relative(mde_welch(sa, pa.run_medians.size(), sb, pb.run_medians.size(), alpha, 0.8));
+      row.mde90 = relative(mde_welch(sa, pa.run_medians.size(), sb, pb.run_medians.size(), alpha, 0.9));
     } else {
       row.method = "repetitions";
       row.a_median = median_of(pa.ns);
       row.b_median = median_of(pb.ns);
       row.p_value = mann_whitney_u(pa.ns, pb.ns).p_value;
       few |= pa.ns.size() < 9 || pb.ns.size() < 9;
+      // The two sides' robust spreads, pooled.
+      const double ra = robust_sd(pa.ns), rb = robust_sd(pb.ns);
+      const double sd = std::sqrt((ra * ra + rb * rb) / 2);
+      row.mde80 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.8));
+      row.mde90 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.9));
     }
-    if (row.a_median > 0) row.ratio = row.b_median / row.a_median;
+    if (row.a_median > 0 && !row.ratio) row.ratio = row.b_median / row.a_median;
     bool significant = row.p_value < alpha;
     double change = row.ratio ? *row.ratio - 1 : (row.b_median - row.a_median);
-    if (!significant || std::fabs(change) < threshold) {
-      row.verdict = "same";
-    } else {
+    if (significant && std::fabs(change) >= threshold) {
       row.verdict = change > 0 ? "regression" : "improvement";
+    } else if (!significant && !(*row.mde80 <= threshold)) {
+      row.verdict = "inconclusive";
+    } else {
+      row.verdict = "same";
     }
     out->rows.push_back(row);
   }
@@ -247,6 +294,14 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
         "3 to 5 runs a side, interleaved in time, are what it needs");
   }
   return Status::ok();
+}
+
+std::optional<double> run_figure_ns(const BenchmarkResult& b, double tsc_hz, std::string* what) {
+  if (b.status != "ok" || !b.overhead_cycles || !(tsc_hz > 0)) return std::nullopt;
+  std::vector<double> ns;
+  for (double v : series(b, what)) ns.push_back(v * 1e9 / tsc_hz);
+  if (ns.empty()) return std::nullopt;
+  return median_of(ns);
 }
 
 Status compare_runs(const RunResult& a, const RunResult& b, double threshold, double alpha, CompareResult* out) {
@@ -274,10 +329,12 @@ Status check_comparable(const RunResult& r, const std::string& file) {
   return Status::ok();
 }
 
-bool fails_check(const CompareResult& c, std::string* why) {
+bool fails_check(const CompareResult& c, std::string* why, bool inconclusive_fails) {
   std::vector<std::string> reasons;
   for (const auto& r : c.rows) {
     if (r.verdict == "regression") reasons.push_back(r.benchmark + ": regression");
+    if (inconclusive_fails && r.verdict == "inconclusive")
+      reasons.push_back(fmt::format("{}: inconclusive (MDE at 80% power {:.1f}%)", r.benchmark, 100 * *r.mde80));
     if ((r.verdict == "missing" || r.verdict == "failed") && r.side == "B")
       reasons.push_back(r.benchmark + ": " + r.detail);
   }

@@ -1,5 +1,7 @@
 // The compare reporter: what `tracebench compare` prints, a table with the
 // runs of each side named, or JSON.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
@@ -8,20 +10,32 @@ namespace tracebench {
 
 using nlohmann::json;
 
+namespace {
+// A minimum detectable effect in percent, "inf" when the spread could not be had.
+std::string mde_text(const std::optional<double>& m) {
+  if (!m) return "-";
+  return std::isfinite(*m) ? fmt::format("{:.1f}%", 100 * *m) : "inf";
+}
+json mde_json(const std::optional<double>& m) { return m && std::isfinite(*m) ? json(*m) : json(nullptr); }
+}  // namespace
+
 std::string compare_table(const CompareResult& c) {
-  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5}  {}\n", "benchmark", "what", "A ns",
-                                "B ns", "B/A", "p", "test", "verdict");
+  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5} {:>8}  {}\n", "benchmark", "what",
+                                "A ns", "B ns", "B/A", "p", "test", "MDE80", "verdict");
   for (const auto& r : c.rows) {
     if (r.verdict == "missing" || r.verdict == "failed") {
-      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5}  {}: {}\n", r.benchmark, "-", "-", "-", "-", "-",
-                         "-", r.verdict, r.detail);
+      out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5} {:>8}  {}: {}\n", r.benchmark, "-", "-", "-",
+                         "-", "-", "-", "-", r.verdict, r.detail);
       continue;
     }
-    out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5}  {}\n", r.benchmark, r.what, r.a_median,
-                       r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value,
-                       r.method == "runs" ? "runs" : "reps", r.verdict);
+    out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5} {:>8}  {}\n", r.benchmark, r.what,
+                       r.a_median, r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value,
+                       r.method == "repetitions" ? "reps" : r.method, mde_text(r.mde80), r.verdict);
   }
-  out += "test: runs = Welch's t on each run's median (2+ runs a side), reps = Mann-Whitney U on the pooled repetitions\n";
+  out += "test: pairs = paired t on the log ratios of interleaved pairs, runs = Welch's t on each run's median (2+ runs "
+         "a side), reps = Mann-Whitney U on the pooled repetitions\n"
+         "MDE80: the smallest change the test would find with 80% power (reps: from one run's repetitions, which "
+         "understate the run-to-run noise); inconclusive = not significant and MDE80 above the threshold\n";
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -53,7 +67,8 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
     rows.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
                     {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
                     {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
-                    {"b_runs", r.b_runs}, {"method", r.method}, {"verdict", r.verdict}, {"detail", r.detail}});
+                    {"b_runs", r.b_runs}, {"method", r.method}, {"mde_80", mde_json(r.mde80)},
+                    {"mde_90", mde_json(r.mde90)}, {"verdict", r.verdict}, {"detail", r.detail}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
 }

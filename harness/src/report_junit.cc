@@ -1,8 +1,12 @@
 // The JUnit reporter: `tracebench compare --junit FILE` as CI systems read
 // test results.  One testsuite, one testcase per benchmark; what
 // --fail-on-regression fails on (a regression, a benchmark of A missing or
-// failed in B) is a <failure>, a benchmark only B has is <skipped>.  Every
+// failed in B) is a <failure>, a benchmark only B has is <skipped>; an
+// inconclusive one passes (compare fails on it only with
+// --fail-on-inconclusive), its MDE among its properties.  Every
 // figure comes from the CompareResult: nothing is recomputed here.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
@@ -28,10 +32,17 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
+// A minimum detectable effect as a number, "inf" when it could not be had.
+std::string mde(const std::optional<double>& m) {
+  return m && std::isfinite(*m) ? fmt::format("{:.4f}", *m) : std::string("inf");
+}
+
 std::string figures(const CompareRow& r) {
-  return fmt::format("{} A {:.2f} ns, B {:.2f} ns, B/A {}, p {:.4f} ({} and {} repetitions, {} and {} runs)", r.what,
-                     r.a_median, r.b_median, r.ratio ? fmt::format("{:.4f}", *r.ratio) : std::string("-"), r.p_value,
-                     r.a_n, r.b_n, r.a_runs, r.b_runs);
+  return fmt::format(
+      "{} A {:.2f} ns, B {:.2f} ns, B/A {}, p {:.4f}, MDE {} (80% power) {} (90%) ({} and {} repetitions, {} and {} "
+      "runs)",
+      r.what, r.a_median, r.b_median, r.ratio ? fmt::format("{:.4f}", *r.ratio) : std::string("-"), r.p_value,
+      mde(r.mde80), mde(r.mde90), r.a_n, r.b_n, r.a_runs, r.b_runs);
 }
 
 }  // namespace
@@ -62,10 +73,11 @@ std::string compare_junit(const CompareResult& c, const std::vector<const RunRes
       props = fmt::format(
           "      <properties>\n        <property name=\"a_median_ns\" value=\"{}\"/>\n        <property "
           "name=\"b_median_ns\" value=\"{}\"/>\n{}        <property name=\"p_value\" value=\"{}\"/>\n        <property "
-          "name=\"test\" value=\"{}\"/>\n        <property name=\"verdict\" value=\"{}\"/>\n      </properties>\n",
+          "name=\"test\" value=\"{}\"/>\n        <property name=\"mde_80\" value=\"{}\"/>\n        <property "
+          "name=\"mde_90\" value=\"{}\"/>\n        <property name=\"verdict\" value=\"{}\"/>\n      </properties>\n",
           r.a_median, r.b_median,
           r.ratio ? fmt::format("        <property name=\"ratio\" value=\"{}\"/>\n", *r.ratio) : std::string(), r.p_value,
-          xml_escape(r.method), r.verdict);
+          xml_escape(r.method), mde(r.mde80), mde(r.mde90), r.verdict);
     }
     cases += fmt::format("    <testcase classname=\"tracebench.compare\" name=\"{}\" time=\"0\">\n{}{}    </testcase>\n",
                          xml_escape(r.benchmark), props, body);

@@ -299,7 +299,9 @@ def compare_section(page, cmp):
     rows = [r for r in cmp["rows"] if r["ratio"] is not None]
     page.h(2, "Comparison (B/A)")
     page.p(f"A: {', '.join(cmp['a'])}; B: {', '.join(cmp['b'])}. p as compare finds it (test column): Welch's t on "
-           "each run's median where both sides have two runs or more, else Mann-Whitney U over the pooled repetitions.")
+           "each run's median where both sides have two runs or more, the paired t on the log ratios where they are "
+           "pairs, else Mann-Whitney U over the pooled repetitions. MDE80: the smallest change that test would find "
+           "with 80% power; inconclusive: no significant change, and MDE80 above the threshold.")
     if rows:
         rows.sort(key=lambda r: r["ratio"])
         fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.0))
@@ -308,11 +310,13 @@ def compare_section(page, cmp):
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([r["benchmark"] for r in rows], fontsize=7)
-        ax.set_xlabel("B / A (red: regression, green: improvement, grey: same)")
+        ax.set_xlabel("B / A (red: regression, green: improvement, grey: same or inconclusive)")
         page.figure(fig, "compare", "B/A per benchmark")
-    page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "test", "verdict"],
+    page.table(["benchmark", "what", "A ns", "B ns", "B/A", "p", "test", "MDE80", "verdict"],
                [[r["benchmark"], r["what"], num(r.get("a_median_ns"), ".2f"), num(r.get("b_median_ns"), ".2f"),
                  num(r["ratio"], ".3f"), num(r.get("p_value"), ".4f"), r["method"] or "—",
+                 (f"{100 * r['mde_80']:.1f}%" if r.get("mde_80") is not None else
+                  ("inf" if r["ratio"] is not None else "—")),
                  r["verdict"] + (": " + r["detail"] if r["detail"] else "")] for r in cmp["rows"]], "figures")
     for w in cmp["warnings"]:
         page.p("warning: " + w, "warn")
