@@ -31,6 +31,8 @@
 #include <fmt/format.h>
 
 #include "tracebench/command.h"
+#include "tracebench/lock_flags.h"
+#include "tracebench/machine_lock.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 
@@ -55,6 +57,7 @@ struct SelftestArgs {
   int cpu = -1;
   std::string keep;  // keep the runs' results here
   bool verbose = false;
+  LockFlags lock;
 };
 
 // What one case (site x N) measured over the rounds.
@@ -133,7 +136,8 @@ class RunsDir {
 };
 
 // One run of `run`'s machinery: both sites at one N.
-Status run_one(const SelftestArgs& a, const std::string& out, std::uint64_t ns, RunResult* run) {
+Status run_one(const SelftestArgs& a, const MachineLock& lock, const std::string& out, std::uint64_t ns,
+               RunResult* run) {
   RunOptions opt;
   opt.tracers = {"delay"};
   for (const auto& s : kSites) opt.workloads.push_back(s.workload);
@@ -145,6 +149,7 @@ Status run_one(const SelftestArgs& a, const std::string& out, std::uint64_t ns, 
   opt.measured_cpu = a.cpu;
   opt.out_base = out;
   opt.write_samples = false;
+  opt.machine_lock = &lock;
   opt.command_line = {"tracebench", "selftest", fmt::format("(delay.ns={})", ns)};
   Plan plan;
   TB_TRY(make_plan(opt, &plan));
@@ -203,7 +208,19 @@ std::string judge(const Case& c, double floor_ns) {
 }
 
 int selftest(const SelftestArgs& a) {
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) {
+    std::cerr << "tracebench selftest: " << s.message() << "\n";
+    return 2;
+  }
   install_signal_watcher();
+  // One measuring command per machine (tracebench/machine_lock.h), held over
+  // every round.
+  MachineLock lock;
+  if (Status s = lock.acquire(req, "tracebench selftest", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
   const auto start = std::chrono::steady_clock::now();
   RunsDir runs(a.keep);
   if (runs.path().empty()) {
@@ -228,7 +245,7 @@ int selftest(const SelftestArgs& a) {
     for (std::size_t i = 0; i < std::size(kNs) && !g_stop_requested; ++i) {
       const std::uint64_t ns = kNs[(i + static_cast<std::size_t>(round)) % std::size(kNs)];
       RunResult run;
-      if (Status s = run_one(a, runs.path(), ns, &run); !s) {
+      if (Status s = run_one(a, lock, runs.path(), ns, &run); !s) {
         std::cerr << "tracebench selftest: the run at N = " << ns << " ns failed: " << s.message() << "\n";
         return 1;
       }
@@ -280,6 +297,7 @@ void install(CLI::App& app, int* exit_status) {
   s->add_option("--cpu", a->cpu, "Measured CPU (default: the last)")->check(CLI::NonNegativeNumber);
   s->add_option("--keep", a->keep, "Keep the runs' results in this directory");
   s->add_flag("--verbose,-v", a->verbose, "Show the runs' own output");
+  add_lock_flags(s, &a->lock);
   s->callback([a, exit_status] { *exit_status = selftest(*a); });
 }
 
