@@ -104,6 +104,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
     for (const auto& w : workload_registry()) {
       if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
       if (!tracer->supports(w.probe)) continue;
+      if (!w.only_tracer.empty() && w.only_tracer != entry.name) continue;
       std::vector<std::size_t> payloads = !w.takes_payload            ? std::vector<std::size_t>{0}
                                           : w.fixed_payloads.empty() ? sweep
                                           : opt.payloads.empty()     ? w.fixed_payloads

@@ -50,6 +50,10 @@ struct Workload {
   // A payload whose size the event fixes (an LTTng-UST fixed-size array):
   // the plan uses these sizes instead of the sweep and refuses others.
   std::vector<std::size_t> fixed_payloads;
+  // Non-empty: planned with this tracer only (a site no other tracer sees,
+  // e.g. the delay tracer's known-cost sites); empty: with every tracer
+  // that supports the probe.
+  std::string only_tracer;
 };
 
 const std::vector<Workload>& workload_registry();

@@ -1,0 +1,122 @@
+// The delay tracer (tracers/delay/): the switch is on exactly while it is
+// enabled, the handler counts every event of every thread, its cost is the
+// `ns` asked for, and what it cannot do is refused.
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tracebench/clock.h"
+#include "tracebench/tracer.h"
+#include "tracers/delay/site.h"
+
+namespace tracebench {
+namespace {
+
+AttachSpec delay_spec(const std::string& ns) {
+  AttachSpec s;
+  s.probe = ProbePoint{"delay:test", ProbeKind::kUserFunction, "test", 0, "a delay site in the test"};
+  s.action = "spin";
+  s.options = {{"ns", ns}};
+  return s;
+}
+
+void fire(int n) {
+  for (int i = 0; i < n; ++i) tbdelay::site();
+}
+
+TEST(Delay, SupportsOnlyDelaySites) {
+  auto t = make_tracer("delay");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->supports(delay_spec("200").probe));
+  EXPECT_FALSE(t->supports(ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""}));
+  EXPECT_FALSE(t->supports(ProbePoint{"user:tb_site_nop", ProbeKind::kUserFunction, "tb_site_nop", 0, ""}));
+}
+
+TEST(Delay, CountsEventsOnlyWhileEnabled) {
+  auto t = make_tracer("delay");
+  ASSERT_TRUE(t->attach(delay_spec("50")).is_ok());
+  fire(300);  // attached, not enabled: the untraced path
+  ASSERT_TRUE(t->enable().is_ok());
+  fire(1000);
+  ASSERT_TRUE(t->disable().is_ok());
+  fire(300);
+  EventCounts c = t->counts();
+  EXPECT_TRUE(c.records_events);
+  EXPECT_TRUE(c.exact);
+  EXPECT_EQ(c.recorded, 1000u);
+  t->teardown();
+  EXPECT_EQ(tbdelay::g_spin_cycles.load(), 0u);
+}
+
+TEST(Delay, CountsEveryThreadsEvents) {
+  auto t = make_tracer("delay");
+  ASSERT_TRUE(t->attach(delay_spec("50")).is_ok());
+  ASSERT_TRUE(t->enable().is_ok());
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 3; ++k) threads.emplace_back([] { fire(700); });
+  fire(700);
+  for (auto& th : threads) th.join();
+  ASSERT_TRUE(t->disable().is_ok());
+  EXPECT_EQ(t->counts().recorded, 4u * 700u);
+  // A new attach starts from zero, whatever threads counted before.
+  ASSERT_TRUE(t->attach(delay_spec("50")).is_ok());
+  EXPECT_EQ(t->counts().recorded, 0u);
+  t->teardown();
+}
+
+// One enabled site costs `ns` more than a disabled one: the lower quartile
+// of many short windows (a preemption only lengthens a window), each
+// variant timed alternately.
+TEST(Delay, HandlerCostsWhatWasAsked) {
+  constexpr int kWindows = 41, kCalls = 100;
+  const double hz = probe_tsc().calibrated_hz;
+  for (const char* ns : {"200", "2000"}) {
+    auto t = make_tracer("delay");
+    ASSERT_TRUE(t->attach(delay_spec(ns)).is_ok());
+    std::vector<double> off, on;
+    for (int w = 0; w < kWindows; ++w) {
+      for (bool enabled : {false, true}) {
+        if (enabled) {
+          ASSERT_TRUE(t->enable().is_ok());
+        }
+        const std::uint64_t t0 = tsc_begin();
+        fire(kCalls);
+        const std::uint64_t t1 = tsc_end_lfence();
+        if (enabled) {
+          ASSERT_TRUE(t->disable().is_ok());
+        }
+        (enabled ? on : off).push_back(static_cast<double>(t1 - t0) / kCalls / hz * 1e9);
+      }
+    }
+    std::nth_element(off.begin(), off.begin() + kWindows / 4, off.end());
+    std::nth_element(on.begin(), on.begin() + kWindows / 4, on.end());
+    const double added = on[kWindows / 4] - off[kWindows / 4];
+    const double want = std::stod(ns);
+    EXPECT_NEAR(added, want, 0.05 * want) << "ns=" << ns;
+    t->teardown();
+  }
+}
+
+TEST(Delay, RefusesLessThanItsOwnCost) {
+  auto t = make_tracer("delay");
+  Status s = t->attach(delay_spec("1"));
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("less than the handler's own cost"), std::string::npos) << s.message();
+  t->teardown();
+}
+
+TEST(Delay, RefusesBadOptions) {
+  auto t = make_tracer("delay");
+  EXPECT_FALSE(t->validate(delay_spec("0")).is_ok());
+  EXPECT_FALSE(t->validate(delay_spec("abc")).is_ok());
+  AttachSpec s = delay_spec("200");
+  s.options["nosuch"] = "1";
+  EXPECT_FALSE(t->validate(s).is_ok());
+}
+
+}  // namespace
+}  // namespace tracebench

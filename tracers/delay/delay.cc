@@ -1,0 +1,149 @@
+// The known-answer tracer: at the probe of a delay site (site.h) its handler
+// busy-waits `ns` nanoseconds per event, and does nothing else, so the suite
+// must report an overhead of `ns` per event (`tracebench selftest` checks
+// that it does).  The nanoseconds become TSC cycles at the rate this tracer
+// calibrates itself against CLOCK_MONOTONIC_RAW (not the rate the run
+// converts with, so a wrong rate in the run shows), and the spin is trimmed
+// at attach by what the handler's call, count and last rdtsc add: the
+// handler, called back to back, is timed over windows long enough for the
+// timing's own cost to vanish beside it, and the spin is corrected until one
+// call costs `ns`.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "handled.h"
+#include "site.h"
+#include "tracebench/clock.h"
+#include "tracebench/options.h"
+#include "tracebench/tracer.h"
+
+namespace tracebench {
+namespace {
+
+// TSC ticks per second against CLOCK_MONOTONIC_RAW, once per process (three
+// 20 ms windows: clock.cc).
+double tsc_hz() {
+  static const double hz = probe_tsc().calibrated_hz;
+  return hz;
+}
+
+// TSC cycles one handler call takes with a spin of `cycles`: the lower
+// quartile over many short windows of back-to-back calls (about 50 us each,
+// long enough to spread the timing's own cost over tens of calls).  A
+// preemption, an interrupt or time stolen by the hypervisor only ever
+// lengthens a window, so on a busy machine the lower quartile still sees
+// undisturbed ones where a median of a few long windows would not.
+double handler_cycles(std::uint64_t cycles, double hz) {
+  constexpr int kWindows = 61;
+  const std::uint64_t calls =
+      std::max<std::uint64_t>(20, static_cast<std::uint64_t>(50e-6 * hz / std::max<double>(cycles, 100.0)));
+  std::vector<double> per_call;
+  for (int w = 0; w < kWindows; ++w) {
+    const std::uint64_t t0 = tsc_begin();
+    for (std::uint64_t i = 0; i < calls; ++i) tbdelay::handle(cycles);
+    const std::uint64_t t1 = tsc_end_lfence();
+    per_call.push_back(static_cast<double>(t1 - t0) / static_cast<double>(calls));
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + kWindows / 4, per_call.end());
+  return per_call[kWindows / 4];
+}
+
+class DelayTracer final : public Tracer {
+ public:
+  std::string_view name() const override { return "delay"; }
+  std::string_view description() const override {
+    return "known answer: busy-waits a calibrated N ns per event at a delay site, on the traced path only";
+  }
+  Availability available() override {
+    if (!cpu_has_flag("constant_tsc"))
+      return Availability::no("the CPU's TSC rate is not constant (no constant_tsc flag): a spin of N cycles is not N ns");
+    return Availability::yes();
+  }
+  std::vector<std::string> actions() const override { return {"spin"}; }
+  bool supports(const ProbePoint& p) const override { return p.name.rfind(tbdelay::kProbePrefix, 0) == 0; }
+  const OptionSchema& option_schema() const override {
+    static const OptionSchema schema = {
+        {.name = "ns",
+         .type = OptionSpec::Type::kUint,
+         .help = "nanoseconds the handler busy-waits per event while enabled (TSC cycles at a rate calibrated against "
+                 "CLOCK_MONOTONIC_RAW, trimmed at attach for the handler's own cost)",
+         .default_value = "200",
+         .min = 1,
+         .max = 1000000}};
+    return schema;
+  }
+  Status validate(const AttachSpec& spec) const override {
+    OptionValues v;
+    return parse_options("delay", option_schema(), spec.options, &v);
+  }
+  Status attach(const AttachSpec& spec) override {
+    OptionValues v;
+    TB_TRY(parse_options("delay", option_schema(), spec.options, &v));
+    ns_ = v.number("ns");
+    hz_ = tsc_hz();
+    if (!(hz_ > 0)) return Status::error("could not calibrate the TSC against CLOCK_MONOTONIC_RAW");
+    TB_TRY(calibrate());
+    tbdelay::reset_handled();
+    return Status::ok();
+  }
+  Status enable() override {
+    tbdelay::g_spin_cycles.store(spin_cycles_, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  Status disable() override {
+    tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  // The handler counts every event it delayed, per firing thread.
+  EventCounts counts() override {
+    EventCounts c;
+    c.recorded = tbdelay::handled();
+    return c;
+  }
+  nlohmann::json details() const override {
+    return {{"ns", ns_},
+            {"tsc_hz", hz_},
+            {"spin_cycles", spin_cycles_},
+            {"handler_cycles", handler_cycles_},
+            {"handler_ns", handler_cycles_ / hz_ * 1e9}};
+  }
+  void teardown() noexcept override { tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed); }
+
+ private:
+  // Chooses the spin so that one handler call costs ns_: the handler's cost
+  // with the shortest spin says what it adds to any spin, and two rounds of
+  // correction take the remainder out.
+  Status calibrate() {
+    const double target = static_cast<double>(ns_) * 1e-9 * hz_;
+    const double least = handler_cycles(1, hz_);
+    if (least > target)
+      return Status::error(fmt::format(
+          "delay.ns={} is less than the handler's own cost on this CPU (~{:.0f} ns: its call, count and rdtsc); "
+          "choose delay.ns >= {:.0f}",
+          ns_, least / hz_ * 1e9, std::ceil(least / hz_ * 1e9)));
+    double spin = std::max(1.0, target - (least - 1.0));
+    double cost = handler_cycles(static_cast<std::uint64_t>(std::llround(spin)), hz_);
+    for (int round = 0; round < 2; ++round) {
+      spin = std::max(1.0, spin + (target - cost));
+      cost = handler_cycles(static_cast<std::uint64_t>(std::llround(spin)), hz_);
+    }
+    spin_cycles_ = static_cast<std::uint64_t>(std::llround(spin));
+    handler_cycles_ = cost;
+    return Status::ok();
+  }
+
+  std::uint64_t ns_ = 0;
+  double hz_ = 0;
+  std::uint64_t spin_cycles_ = 0;
+  double handler_cycles_ = 0;
+};
+
+}  // namespace
+
+TRACEBENCH_REGISTER_TRACER(delay, [] { return std::make_unique<DelayTracer>(); });
+
+}  // namespace tracebench
