@@ -265,7 +265,7 @@ try:
                  and "pid namespace" in r.stderr, f"rc {r.returncode}: {r.stderr}")]
     attempts(ns_cleanup, [("tracebench", dead_event), foreign])
     r = run(["cleanup"], timeout=120)
-    # (another engineer's cleanup may have removed the dead run's probe first)
+    # (another process's cleanup may have removed the dead run's probe first)
     check("cleanup here removes the dead run's uprobe", r.returncode == 0
           and f"/{dead_event} " not in events_text(), f"rc {r.returncode}: {r.stdout} {r.stderr}")
     if f"/{dead_event} " not in events_text() and ("tracebench", dead_event) in planted:
