@@ -80,8 +80,9 @@ def run_dir(out):
 
 
 try:
-    # Two real runs started together, into two folders (the same second).
-    procs = [make_run(os.path.join(work, side)) for side in ("a", "b")]
+    # Two real runs started together, into two folders (the same second); the
+    # second waits for the machine lock the first holds, then measures.
+    procs = [make_run(os.path.join(work, side), ("--wait-lock=300",)) for side in ("a", "b")]
     for p in procs:
         p.communicate(timeout=300)
     A, B = run_dir(os.path.join(work, "a")), run_dir(os.path.join(work, "b"))
