@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracebench/adaptive.h"
 #include "tracebench/stats.h"
 #include "tracebench/status.h"
 
@@ -156,7 +157,10 @@ struct BenchmarkResult {
   std::uint64_t payload_bytes = 0;
   int threads = 1;
   std::map<std::string, std::string> options;
-  int repetitions = 0;
+  int repetitions = 0;  // those that ran
+  // What stopped the repetitions (adaptive.h); absent in results written
+  // before repetitions could stop early.
+  std::optional<RepetitionStop> repetitions_stop;
   std::uint64_t samples_per_block = 0;
   std::uint64_t batch = 1;  // events per timed sample
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):

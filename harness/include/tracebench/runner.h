@@ -27,7 +27,10 @@ struct RunOptions {
   // Tracer options by tracer name ("ebpf" -> {"wakeup": "no_wakeup"}); from
   // `--option ebpf.wakeup=no_wakeup`.  Each tracer sees only its own.
   std::map<std::string, std::map<std::string, std::string>> options;
-  int repetitions = 10;
+  int repetitions = 10;  // the cap: repetitions stop earlier once the interval is tight (adaptive.h)
+  // The interval's target as a share of the figure (adaptive.h); 0: every
+  // repetition runs.
+  double ci_target = 0.02;
   std::uint64_t samples = 2000;  // per block
   std::uint64_t batch = 0;       // events per sample; 0 = automatic
   // µs the firing thread sleeps before each timed sample (0: none): every
@@ -38,6 +41,7 @@ struct RunOptions {
   std::string out_base = "results";
   bool write_samples = true;
   std::vector<std::string> gbench_args;  // forwarded to benchmark::Initialize
+  bool gbench_console = false;           // Google Benchmark's per-repetition display (`--gbench-console`)
   std::vector<std::string> command_line;
   // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
   std::string execution;
