@@ -101,6 +101,8 @@ double median_of(std::vector<double> v) {
 
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
                     double threshold, double alpha, CompareResult* out) {
+  out->threshold = threshold;
+  out->alpha = alpha;
   out->rows.clear();
   out->warnings.clear();
   out->b_benchmarks = 0;
@@ -190,10 +192,14 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       out->rows.push_back(row);
       continue;
     }
+    // A benchmark that failed in some runs of a side is a warning; one that
+    // is simply not in every run (a run of other workloads) is not.
     for (auto [side, pool, n] : {std::tuple{"A", &pa, a.size()}, std::tuple{"B", &pb, b.size()}}) {
-      if (pool->runs < n) {
-        out->warnings.push_back(fmt::format("{}: ok in {} of the {} runs of {}", name, pool->runs, n, side));
-      }
+      if (pool->runs < pool->present)
+        out->warnings.push_back(fmt::format("{}: failed in {} of the {} runs of {} that have it ({})", name,
+                                            pool->present - pool->runs, pool->present, side, pool->error));
+      else if (pool->present < n)
+        row.detail += fmt::format("{}in {} of the {} runs of {}", row.detail.empty() ? "" : "; ", pool->present, n, side);
     }
     row.what = whats[name];
     row.a_n = pa.ns.size();
@@ -215,6 +221,9 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
     double change = row.ratio ? *row.ratio - 1 : (row.b_median - row.a_median);
     if (!significant || std::fabs(change) < threshold) {
       row.verdict = "same";
+      // A significant p with a small change: the threshold decided.
+      if (significant)
+        row.threshold_decided = true;
     } else {
       row.verdict = change > 0 ? "regression" : "improvement";
     }

@@ -17,10 +17,16 @@ std::string compare_table(const CompareResult& c) {
                          "-", r.verdict, r.detail);
       continue;
     }
+    std::string verdict = r.verdict;
+    if (r.threshold_decided) verdict += fmt::format(" (p < {}, but the change is below the {:.0f}% threshold)", c.alpha,
+                                                    100 * c.threshold);
     out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5}  {}\n", r.benchmark, r.what, r.a_median,
                        r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value,
-                       r.method == "runs" ? "runs" : "reps", r.verdict);
+                       r.method == "runs" ? "runs" : "reps", verdict);
   }
+  out += fmt::format("verdict: same = no significant difference (p >= {}) or a change below the {:.0f}% threshold "
+                     "(--threshold decides then); regression/improvement = significant and at least the threshold\n",
+                     c.alpha, 100 * c.threshold);
   out += "test: runs = Welch's t on each run's median (2+ runs a side), reps = Mann-Whitney U on the pooled repetitions\n";
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
@@ -53,7 +59,8 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
     rows.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
                     {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
                     {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
-                    {"b_runs", r.b_runs}, {"method", r.method}, {"verdict", r.verdict}, {"detail", r.detail}});
+                    {"b_runs", r.b_runs}, {"method", r.method}, {"verdict", r.verdict}, {"detail", r.detail},
+                    {"threshold_decided", r.threshold_decided}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
 }
