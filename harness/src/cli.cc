@@ -245,9 +245,12 @@ struct RunArgs {
   // wrapped into a huge unsigned value), checked by check_run_args().
   std::vector<long long> payloads, threads;
   long long repetitions = 0, samples = 0, batch = 0, cpu = 0, gap_us = 0;
+  double ci_target = 0.02;
+  CLI::Option* o_ci_target = nullptr;
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
+  bool verbose = false;
 };
 
 // Largest payload any workload hands over; each tracer and workload may
@@ -304,6 +307,13 @@ Status check_run_args(RunArgs& a) {
     TB_TRY(range("--repetitions", a.repetitions, 2, 100000, "baseline and traced alternate, so at least 2"));
     opt.repetitions = static_cast<int>(a.repetitions);
   }
+  if (a.o_ci_target && a.o_ci_target->count()) {
+    if (!(a.ci_target >= 0 && a.ci_target <= 1))
+      return Status::error(fmt::format("--ci-target {} is outside 0..1 (a share of the figure; 0: every repetition "
+                                       "runs)",
+                                       a.ci_target));
+  }
+  opt.ci_target = a.ci_target;
   if (a.o_samples && a.o_samples->count()) {
     TB_TRY(range("--samples", a.samples, 10, 10000000, "samples per block"));
     opt.samples = static_cast<std::uint64_t>(a.samples);
@@ -365,6 +375,8 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   for (const auto& [t, why] : plan.skipped) std::cerr << fmt::format("tracebench: skipping {}: {}\n", t, why);
   if (g_stop_requested) return 130;
   if (a.plan_only) {
+    std::cerr << fmt::format("tracebench: plan: {} benchmark(s) to run (stdout), {} skipped (above)\n",
+                             plan.specs.size(), plan.skipped.size());
     for (const auto& s : plan.specs) std::cout << s.name() << "\n";
     return 0;
   }
@@ -380,7 +392,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
     if (g.rfind("--benchmark_format=", 0) == 0 && g != "--benchmark_format=console") gb_console = false;
   }
   std::ostream& table = gb_console ? std::cout : std::cerr;
-  table << "\n" << summary_table(run);
+  table << "\n" << summary_table(run, a.verbose);
   if (!dir.empty())
     table << fmt::format("\nresults{}: {}/result.json\n",
                          run.context.complete ? "" : " (partial: the run did not finish; the benchmarks that finished)",
@@ -428,7 +440,11 @@ int cli_main(int argc, char** argv) {
   run->add_option("-p,--payload", ra.payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
   run->add_option("-j,--threads", ra.threads, "Firing threads (1..nproc); several values sweep");
   ra.o_repetitions = run->add_option("-r,--repetitions", ra.repetitions,
-                                     "Interleaved baseline/traced repetitions, 2..100000 (default 10, quick 6)");
+                                     "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
+  ra.o_ci_target = run->add_option(
+      "--ci-target", ra.ci_target,
+      "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
+      "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
   ra.o_samples = run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
   ra.o_gap = run->add_option("--gap-us", ra.gap_us,
@@ -443,6 +459,10 @@ int cli_main(int argc, char** argv) {
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
+  run->add_flag("-v,--verbose", ra.verbose, "Also print the information notes under the summary (result.json has them all)");
+  run->add_flag("--gbench-console", ra.opt.gbench_console,
+                "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
+                "flag after -- does too)");
   // Documented here; cli_main() splits them off before parsing.
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 
