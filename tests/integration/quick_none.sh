@@ -76,7 +76,7 @@ def only(d):
 loose, fixed = only("loose"), only("fixed")
 assert loose["repetitions_stop"]["rule"] == "interval" and loose["repetitions"] == 6, loose["repetitions_stop"]
 assert fixed["repetitions_stop"]["rule"] == "fixed" and fixed["repetitions"] == 9, fixed["repetitions_stop"]
-assert len(fixed["traced"]["repetition_medians"]) == 9 and len(loose["traced"]["repetition_medians"]) == 6
+assert len(fixed["traced"]["repetition_medians_cycles"]) == 9 and len(loose["traced"]["repetition_medians_cycles"]) == 6
 PY
 /usr/bin/python3 "$src/scripts/validate_result.py" "$out"/loose/*/result.json "$out"/fixed/*/result.json
 # compare: a run directory, or a directory of runs pooled per side; bad
