@@ -281,7 +281,7 @@ class BenchRun {
     if (spec_.gap_us > 0) return gap_plan(unit);
     r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
     // Bound one block's traced time (RunOptions::block_seconds: 50 ms, the
-    // quick suite 20 ms: a tracer that records every event then writes a
+    // quick suite 10 ms: a tracer that records every event then writes a
     // trace of a size it can read back in seconds).
     double block_cycles = opt_.block_seconds * m_.clock.tsc_hz;
     // The batch is one for both variants and picked for the cheaper baseline;

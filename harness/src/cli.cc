@@ -298,7 +298,7 @@ Status check_run_args(RunArgs& a) {
   if (opt.quick) {
     opt.repetitions = 6;
     opt.samples = 1000;
-    opt.block_seconds = 0.02;
+    opt.block_seconds = 0.01;
   }
   auto range = [](const char* flag, long long v, long long lo, long long hi, const char* why) {
     return v < lo || v > hi ? Status::error(fmt::format("{} {} is outside {}..{} ({})", flag, v, lo, hi, why))

@@ -37,7 +37,7 @@ struct RunOptions {
   // sample is then of events after an idle gap (`run --gap-us`).
   std::uint64_t gap_us = 0;
   bool quick = false;
-  // Bound on one block's traced time, seconds (quick: 0.02); the samples
+  // Bound on one block's traced time, seconds (quick: 0.01); the samples
   // per block and the batch cap follow from it (bench_run.h).
   double block_seconds = 0.05;
   int measured_cpu = -1;         // -1: the last CPU
