@@ -44,6 +44,30 @@ def load_validators():
     return validators
 
 
+def check_repetitions_stop(path, doc):
+    """What the schema cannot say: a benchmark stopped by its interval has
+    that interval within its target, from six repetitions on (the fewest whose
+    median interval covers 95%); none ran more than its cap."""
+    bad = 0
+    for b in doc.get("benchmarks", []):
+        stop = b.get("repetitions_stop")
+        if not stop:
+            continue
+        why = None
+        if b["repetitions"] > stop["cap"]:
+            why = f"{b['repetitions']} repetitions, more than the cap {stop['cap']}"
+        elif stop["rule"] == "interval" and stop["half_width_cycles"] > stop["target_cycles"]:
+            why = f"stopped by its interval, yet +-{stop['half_width_cycles']} exceeds the target {stop['target_cycles']}"
+        elif stop["rule"] == "interval" and b["repetitions"] < 6:
+            why = f"stopped by its interval after {b['repetitions']} repetitions (6 needed)"
+        elif stop["rule"] in ("cap", "fixed") and b["status"] == "ok" and b["repetitions"] != stop["cap"]:
+            why = f"stopped by '{stop['rule']}' after {b['repetitions']} of {stop['cap']} repetitions"
+        if why:
+            print(f"{path}: {b['name']}: repetitions_stop: {why}", file=sys.stderr)
+            bad += 1
+    return bad
+
+
 def main(argv):
     require_ok = "--require-ok" in argv
     paths = [a for a in argv if not a.startswith("--")]
@@ -64,6 +88,7 @@ def main(argv):
         for e in errors:
             print(f"{p}: {'/'.join(map(str, e.path))}: {e.message}", file=sys.stderr)
         bad += bool(errors)
+        bad += check_repetitions_stop(p, doc) if not errors and isinstance(doc, dict) else 0
         if require_ok:
             for b in doc.get("benchmarks", []):
                 if b.get("status") != "ok":

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -18,12 +19,14 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "history_db.h"
 #include "tracebench/cli_range.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/results.h"
+#include "tracebench/suggest.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -182,13 +185,52 @@ ChangePointOptions cp_options(const Args& a) {
   return o;
 }
 
+// An unknown benchmark name: the error, with the nearest names the
+// database holds.
+std::string unknown_benchmark(Db& db, const std::string& name, const std::string& path, const std::string& host) {
+  std::vector<std::string> names;
+  std::string why = fmt::format("no figures of {} in {}", name, path);
+  if (!history::benchmark_names(db, &names)) return why;
+  if (std::find(names.begin(), names.end(), name) != names.end())
+    return why + " (the benchmark is there, but none of its runs" + (host.empty() ? "" : " on host " + host) +
+           " has a figure)";
+  const std::vector<std::string> near = closest_names(name, names);
+  if (!near.empty()) why += fmt::format("; did you mean: {}?", fmt::join(near, ", "));
+  return why + " (`tracebench history list` lists the series)";
+}
+
+int cmd_list(const Args& a) {
+  Db db;
+  if (Status s = db.open(a.db, false); !s) return fail("list", s.message());
+  std::vector<history::SeriesCount> series;
+  if (Status s = history::series_counts(db, &series); !s) return fail("list", s.message());
+  if (a.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& c : series)
+      j.push_back({{"benchmark", c.benchmark}, {"host", c.host}, {"host_fingerprint", c.fp}, {"runs", c.runs},
+                   {"runs_with_figure", c.with_figure}, {"first_date_utc", c.first_date},
+                   {"last_date_utc", c.last_date}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::size_t width = 9;
+  for (const auto& c : series) width = std::max(width, c.benchmark.size());
+  std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {}\n", "benchmark", width, "host", "runs", "figures",
+                           "first .. last run");
+  for (const auto& c : series)
+    std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {} .. {}\n", c.benchmark, width, c.host, c.runs,
+                             c.with_figure, c.first_date, c.last_date);
+  std::cout << fmt::format("history: {} series in {}\n", series.size(), a.db);
+  return 0;
+}
+
 int cmd_show(const Args& a) {
   Db db;
   if (Status s = db.open(a.db, false); !s) return fail("show", s.message());
   std::vector<Series> series;
   if (Status s = history::series_of(db, a.benchmarks.at(0), a.host, cp_options(a), &series); !s)
     return fail("show", s.message());
-  if (series.empty()) return fail("show", "no figures of " + a.benchmarks[0] + " in " + a.db);
+  if (series.empty()) return fail("show", unknown_benchmark(db, a.benchmarks[0], a.db, a.host));
   nlohmann::json j = nlohmann::json::array();
   for (const Series& ser : series) {
     const auto& pts = ser.points;
@@ -221,6 +263,7 @@ int cmd_changes(const Args& a) {
   for (const auto& name : names) {
     std::vector<Series> series;
     if (Status s = history::series_of(db, name, a.host, cp_options(a), &series); !s) return fail("changes", s.message());
+    if (series.empty() && !a.benchmarks.empty()) return fail("changes", unknown_benchmark(db, name, a.db, a.host));
     for (const Series& ser : series) {
       const auto& pts = ser.points;
       for (const auto& c : ser.changes) {
@@ -255,6 +298,10 @@ void install(CLI::App& app, int* exit_status) {
   show->add_option("--host", a->host, "Only this host (name or fingerprint)");
   show->add_flag("--json", a->json, "Print JSON");
   db_opt(show);
+  auto* list = h->add_subcommand("list", "The series: each benchmark per machine, with its run counts");
+  list->add_flag("--json", a->json, "Print JSON");
+  db_opt(list);
+  list->callback([a, exit_status] { *exit_status = cmd_list(*a); });
   auto* changes = h->add_subcommand("changes", "Change points in every (or the named) benchmark's series");
   changes->add_option("BENCHMARK", a->benchmarks, "Benchmark names (default: all)");
   changes->add_option("--host", a->host, "Only this host (name or fingerprint)");

@@ -173,6 +173,21 @@ Status benchmark_names(Db& db, std::vector<std::string>* out) {
   });
 }
 
+Status series_counts(Db& db, std::vector<SeriesCount>* out) {
+  return db.query(
+      "SELECT b.name, MAX(r.host), r.host_fingerprint, COUNT(*), COUNT(b.value_ns), MIN(r.date_utc), MAX(r.date_utc) "
+      "FROM benchmarks b JOIN runs r ON r.run_id = b.run_id GROUP BY b.name, r.host_fingerprint "
+      "ORDER BY b.name, MAX(r.host)",
+      {}, [&](sqlite3_stmt* st) {
+        auto text = [&](int i) {
+          const unsigned char* t = sqlite3_column_text(st, i);
+          return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+        };
+        out->push_back({text(0), text(1), text(2), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), text(5),
+                        text(6)});
+      });
+}
+
 nlohmann::json to_json(const Series& s) {
   nlohmann::json pj = nlohmann::json::array(), cj = nlohmann::json::array();
   for (const auto& p : s.points)

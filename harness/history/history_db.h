@@ -96,6 +96,16 @@ Status series_of(Db& db, const std::string& name, const std::string& host, const
 // Benchmark names in the database, sorted.
 Status benchmark_names(Db& db, std::vector<std::string>* out);
 
+// A series as `history list` names it: one benchmark on one machine, with
+// how many runs give it a figure (and how many runs hold it at all).
+struct SeriesCount {
+  std::string benchmark, host, fp;
+  std::int64_t runs = 0, with_figure = 0;
+  std::string first_date, last_date;
+};
+// Every series in the database, by benchmark name then host.
+Status series_counts(Db& db, std::vector<SeriesCount>* out);
+
 // A series as `history show --json` prints it and the report draws it.
 nlohmann::json to_json(const Series& s);
 

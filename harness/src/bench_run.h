@@ -313,8 +313,10 @@ class BenchRun {
         return Status::error(why);
     if (spec_.gap_us > 0) return gap_plan(unit);
     r_.batch = choose_batch(cost[0], m_.clock.min_sample_cycles, unit, opt_.batch);
-    // Bound one block to about 50 ms of traced time.
-    double block_cycles = 0.05 * m_.clock.tsc_hz;
+    // Bound one block's traced time (RunOptions::block_seconds: 50 ms, the
+    // quick suite 10 ms: a tracer that records every event then writes a
+    // trace of a size it can read back in seconds).
+    double block_cycles = opt_.block_seconds * m_.clock.tsc_hz;
     // The batch is one for both variants and picked for the cheaper baseline;
     // where tracing costs thousands of times more (a uprobe on a 3-cycle
     // call), it is capped so that 50 traced samples still fit in a block.
@@ -327,9 +329,9 @@ class BenchRun {
       if (r_.batch > cap) {
         r_.batch = cap;
         r_.warnings.push_back(fmt::format(
-            "batch capped at {} events so a traced block stays near 50 ms: a baseline sample spans ~{:.0f} cycles, "
+            "batch capped at {} events so a traced block stays near {:.0f} ms: a baseline sample spans ~{:.0f} cycles, "
             "less than the clock's {:.0f}, so the baseline is resolved to ~{:.2f} cycles per event",
-            cap, cost[0] * static_cast<double>(cap), m_.clock.min_sample_cycles,
+            cap, 1e3 * opt_.block_seconds, cost[0] * static_cast<double>(cap), m_.clock.min_sample_cycles,
             static_cast<double>(m_.clock.step_cycles) / static_cast<double>(cap)));
       }
     }

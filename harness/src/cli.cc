@@ -297,9 +297,12 @@ struct RunArgs {
   // `--check-for-guest CPUS` (hidden; `tracebench vm` runs it before it
   // boots): check the arguments for a guest with CPUS CPUs, run nothing.
   long long guest_cpus = 0;
+  double ci_target = 0.02;
+  CLI::Option* o_ci_target = nullptr;
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
+  bool verbose = false;
   LockFlags lock;
 };
 
@@ -350,6 +353,7 @@ Status check_run_args(RunArgs& a) {
   if (opt.quick) {
     opt.repetitions = 6;
     opt.samples = 1000;
+    opt.block_seconds = 0.01;
   }
   auto range = [](const char* flag, long long v, long long lo, long long hi, const char* why) {
     return v < lo || v > hi ? Status::error(fmt::format("{} {} is outside {}..{} ({})", flag, v, lo, hi, why))
@@ -359,6 +363,13 @@ Status check_run_args(RunArgs& a) {
     TB_TRY(range("--repetitions", a.repetitions, 2, 100000, "baseline and traced alternate, so at least 2"));
     opt.repetitions = static_cast<int>(a.repetitions);
   }
+  if (a.o_ci_target && a.o_ci_target->count()) {
+    if (!(a.ci_target >= 0 && a.ci_target <= 1))
+      return Status::error(fmt::format("--ci-target {} is outside 0..1 (a share of the figure; 0: every repetition "
+                                       "runs)",
+                                       a.ci_target));
+  }
+  opt.ci_target = a.ci_target;
   if (a.o_samples && a.o_samples->count()) {
     TB_TRY(range("--samples", a.samples, 10, 10000000, "samples per block"));
     opt.samples = static_cast<std::uint64_t>(a.samples);
@@ -429,6 +440,8 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
   if (g_stop_requested) return 130;
   if (opt.plan_for_guest) return 0;
   if (a.plan_only) {
+    std::cerr << fmt::format("tracebench: plan: {} benchmark(s) to run (stdout), {} skipped (above)\n",
+                             plan.specs.size(), plan.skipped.size());
     for (const auto& s : plan.specs) std::cout << s.name() << "\n";
     return 0;
   }
@@ -457,7 +470,7 @@ int cmd_run(RunArgs& a, const std::vector<std::string>& argv) {
     if (g.rfind("--benchmark_format=", 0) == 0 && g != "--benchmark_format=console") gb_console = false;
   }
   std::ostream& table = gb_console ? std::cout : std::cerr;
-  table << "\n" << summary_table(run);
+  table << "\n" << summary_table(run, a.verbose);
   // Named only while it is there (a run whose directory vanished says so below).
   if (!dir.empty() && check_input_file(dir + "/result.json", kMaxInputBytes))
     table << fmt::format("\nresults{}: {}/result.json\n",
@@ -577,7 +590,11 @@ int cli_dispatch(int argc, char** argv) {
   run->add_option("-p,--payload", ra.payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
   run->add_option("-j,--threads", ra.threads, "Firing threads (1..nproc); several values sweep");
   ra.o_repetitions = run->add_option("-r,--repetitions", ra.repetitions,
-                                     "Interleaved baseline/traced repetitions, 2..100000 (default 10, quick 6)");
+                                     "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
+  ra.o_ci_target = run->add_option(
+      "--ci-target", ra.ci_target,
+      "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
+      "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
   ra.o_samples = run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
   ra.o_gap = run->add_option("--gap-us", ra.gap_us,
@@ -599,6 +616,10 @@ int cli_dispatch(int argc, char** argv) {
       ->group("");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
   add_lock_flags(run, &ra.lock);
+  run->add_flag("-v,--verbose", ra.verbose, "Also print the information notes under the summary (result.json has them all)");
+  run->add_flag("--gbench-console", ra.opt.gbench_console,
+                "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
+                "flag after -- does too)");
   // Documented here; cli_main() splits them off before parsing.
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 

@@ -105,6 +105,8 @@ double median_of(std::vector<double> v) {
 
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
                     double threshold, double alpha, CompareResult* out, const PairIds* pairs) {
+  out->threshold = threshold;
+  out->alpha = alpha;
   out->rows.clear();
   out->warnings.clear();
   out->b_benchmarks = 0;
@@ -206,10 +208,14 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       out->rows.push_back(row);
       continue;
     }
+    // A benchmark that failed in some runs of a side is a warning; one that
+    // is simply not in every run (a run of other workloads) is not.
     for (auto [side, pool, n] : {std::tuple{"A", &pa, a.size()}, std::tuple{"B", &pb, b.size()}}) {
-      if (pool->runs < n) {
-        out->warnings.push_back(fmt::format("{}: ok in {} of the {} runs of {}", name, pool->runs, n, side));
-      }
+      if (pool->runs < pool->present)
+        out->warnings.push_back(fmt::format("{}: failed in {} of the {} runs of {} that have it ({})", name,
+                                            pool->present - pool->runs, pool->present, side, pool->error));
+      else if (pool->present < n)
+        row.detail += fmt::format("{}in {} of the {} runs of {}", row.detail.empty() ? "" : "; ", pool->present, n, side);
     }
     row.what = whats[name];
     row.a_n = pa.ns.size();
@@ -270,6 +276,8 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       row.verdict = "inconclusive";
     } else {
       row.verdict = "same";
+      // A significant p with a small change: the threshold decided.
+      row.threshold_decided = significant;
     }
     out->rows.push_back(row);
   }

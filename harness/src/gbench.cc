@@ -78,6 +78,15 @@ bool flag_value(const std::vector<std::string>& args, const std::string& name, s
 
 bool truthy(const std::string& v) { return v == "true" || v == "1" || v == "yes" || v == "on" || v == "t"; }
 
+// Google Benchmark's display off: tracebench prints a progress line per
+// benchmark and the summary table instead.  The library still needs a
+// reporter; this one takes every call and prints nothing.
+class Silent : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
 }  // namespace
 
 Status gbench_selects(const std::vector<std::string>& args, const std::vector<std::string>& names, int repetitions,
@@ -106,7 +115,19 @@ Status gbench_selects(const std::vector<std::string>& args, const std::vector<st
   return Status::ok();
 }
 
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::vector<std::string>& args) {
+bool wants_gbench_console(const std::vector<std::string>& args, bool gbench_console) {
+  if (gbench_console) return true;
+  for (const auto& f : {"--benchmark_format", "--benchmark_color", "--benchmark_counters_tabular",
+                        "--benchmark_display_aggregates_only"}) {
+    std::string v;
+    if (flag_value(args, f, &v)) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::vector<std::string>& args,
+                                                                    bool gbench_console) {
+  if (!wants_gbench_console(args, gbench_console)) return std::make_unique<Silent>();
   std::string v;
   if (flag_value(args, "--benchmark_format", &v) && v != "console") return nullptr;
   int opts = 0;

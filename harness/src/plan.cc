@@ -13,6 +13,7 @@
 #include "tracebench/gbench.h"
 #include "tracebench/options.h"
 #include "tracebench/runner.h"
+#include "tracebench/sweep.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
 #include "tracebench/workload.h"
@@ -101,6 +102,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       actions = keep;
     }
     std::size_t before = plan->specs.size();
+    const std::size_t refused_before = refused.size();
     for (const auto& w : workload_registry()) {
       if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
       if (!tracer->supports(w.probe)) continue;
@@ -111,9 +113,11 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
                                                                      : opt.payloads;
       for (const auto& action : actions) {
         if (!tracer->supports_action(w.probe, action)) continue;
-        for (std::size_t p : payloads) {
+        const bool default_sweep = w.takes_payload && w.fixed_payloads.empty() && opt.payloads.empty();
+        for (std::size_t p : opt.quick && default_sweep ? quick_payloads(action, w.probe.kind, payloads) : payloads) {
           // A payload the tracer cannot carry whole: left out of the default
-          // sweep (and said), refused when the user asked for it.
+          // sweep (and said); asked for, it is skipped with the sweep's other
+          // combinations that do not apply (settle_sweep).
           if (std::size_t max = opt.plan_for_guest ? SIZE_MAX : tracer->max_payload_bytes(w.probe, action); p > max) {
             std::string why = fmt::format("{} carries at most {} bytes per event at {} on this kernel", entry.name,
                                           max, w.probe.name);
@@ -145,21 +149,21 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
         }
       }
     }
-    // Named together, a tracer and workloads it cannot trace are a mistake.
-    if (plan->specs.size() == before && !opt.tracers.empty() && !opt.workloads.empty() && refused.empty()) {
+    // Named together, a tracer and workloads it cannot trace: said (and a
+    // refusal when nothing else in the sweep applies).
+    if (plan->specs.size() == before && !opt.tracers.empty() && !opt.workloads.empty() &&
+        refused.size() == refused_before) {
       std::vector<std::string> can;
       for (const auto& w : workload_registry()) {
         if (tracer->supports(w.probe)) can.push_back(w.name);
       }
-      return Status::error(fmt::format("tracer {} supports none of the selected workloads ({}); it traces: {}",
-                                       entry.name, fmt::join(opt.workloads, ", "), fmt::join(can, ", ")));
+      refused.push_back(fmt::format("{}: tracer {} supports none of the selected workloads ({}); it traces: {}",
+                                    entry.name, entry.name, fmt::join(opt.workloads, ", "), fmt::join(can, ", ")));
     }
   }
-  if (!refused.empty()) {
-    std::sort(refused.begin(), refused.end());
-    return Status::error(fmt::format("{} planned benchmark(s) refused before anything ran:\n  {}", refused.size(),
-                                     fmt::join(refused, "\n  ")));
-  }
+  // A sweep runs what applies and lists what it skips; only a sweep where
+  // nothing applies is refused (sweep.h).
+  TB_TRY(settle_sweep(std::move(refused), plan));
   // An action no selected tracer has is an error, even beside known ones.
   for (const auto& a : opt.actions) {
     if (actions_used.count(a)) continue;

@@ -28,14 +28,22 @@ std::string compare_table(const CompareResult& c) {
                          "-", "-", "-", "-", r.verdict, r.detail);
       continue;
     }
+    std::string verdict = r.verdict;
+    if (r.threshold_decided) verdict += fmt::format(" (p < {}, but the change is below the {:.0f}% threshold)", c.alpha,
+                                                    100 * c.threshold);
     out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5} {:>8}  {}\n", r.benchmark, r.what,
                        r.a_median, r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value,
-                       r.method == "repetitions" ? "reps" : r.method, mde_text(r.mde80), r.verdict);
+                       r.method == "repetitions" ? "reps" : r.method, mde_text(r.mde80), verdict);
   }
+  out += fmt::format("verdict: same = no significant difference (p >= {}) with MDE80 within the {:.0f}% threshold, or a "
+                     "significant change below the threshold (--threshold decides then); regression/improvement = "
+                     "significant and at least the threshold; inconclusive = not significant and MDE80 above the "
+                     "threshold\n",
+                     c.alpha, 100 * c.threshold);
   out += "test: pairs = paired t on the log ratios of interleaved pairs, runs = Welch's t on each run's median (2+ runs "
          "a side), reps = Mann-Whitney U on the pooled repetitions\n"
          "MDE80: the smallest change the test would find with 80% power (reps: from one run's repetitions, which "
-         "understate the run-to-run noise); inconclusive = not significant and MDE80 above the threshold\n";
+         "understate the run-to-run noise)\n";
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -68,7 +76,8 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
                     {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
                     {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
                     {"b_runs", r.b_runs}, {"method", r.method}, {"mde_80", mde_json(r.mde80)},
-                    {"mde_90", mde_json(r.mde90)}, {"verdict", r.verdict}, {"detail", r.detail}});
+                    {"mde_90", mde_json(r.mde90)}, {"verdict", r.verdict}, {"detail", r.detail},
+                    {"threshold_decided", r.threshold_decided}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
 }

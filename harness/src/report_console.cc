@@ -1,17 +1,34 @@
-// The console reporter: the summary table printed at the end of a run.
+// The console reporter: the summary table printed at the end of a run, its
+// notes split into warnings (always) and information (with -v: notes.h),
+// and a legend.
 #include <string>
 
 #include <fmt/format.h>
 
+#include "tracebench/notes.h"
 #include "tracebench/report.h"
 
 namespace tracebench {
 
-std::string summary_table(const RunResult& run) {
+namespace {
+
+// A tracer that drops or discards takes a cheaper path for those events, so
+// the figure is no longer the cost of recording one.
+std::string lost_events_warning(const BenchmarkResult& b) {
+  if (!b.events.fired || b.events.lost * 20 <= b.events.fired) return "";
+  return fmt::format("{:.0f}% of the events were lost (dropped or discarded): the overhead mixes recording and "
+                     "dropping; give the tracer bigger buffers (its README)",
+                     100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired));
+}
+
+}  // namespace
+
+std::string summary_table(const RunResult& run, bool verbose) {
   // The interval's column says each interval's own confidence (few
   // repetitions cover less than 95%).
   std::string out = fmt::format("{:<52} {:>12} {:>12} {:>12} {:>28} {:>10} {:>8}\n", "benchmark", "base ns", "traced ns",
                                 "overhead ns", "CI (ns), its confidence", "events", "verify");
+  std::size_t hidden = 0, warned = 0;
   for (const auto& b : run.benchmarks) {
     // Only a benchmark that kept valid samples in both variants has figures;
     // anything else prints its reason, never a number.
@@ -26,14 +43,27 @@ std::string summary_table(const RunResult& run) {
     out += fmt::format("{:<52} {:>12.1f} {:>12.1f} {:>12.1f} {:>28} {:>10} {:>8}\n", b.name, b.baseline.ns.p50,
                        b.traced.ns.p50, b.overhead_ns->median, ci, b.events.fired,
                        b.events.verification == "not_applicable" ? "-" : b.events.verification);
-    for (const auto& w : b.warnings) out += fmt::format("  ^ {}\n", w);
-    // A tracer that drops or discards takes a cheaper path for those events,
-    // so the figure is no longer the cost of recording one.
-    if (b.events.fired && b.events.lost * 20 > b.events.fired)
-      out += fmt::format("  ^ {:.0f}% of the events were lost (dropped or discarded): the overhead mixes recording and "
-                         "dropping; give the tracer bigger buffers (its README)\n",
-                         100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired));
+    std::vector<std::string> warnings;
+    for (const auto& w : b.warnings) {
+      if (!note_is_information(w)) {
+        warnings.push_back(w);
+      } else if (verbose) {
+        out += fmt::format("  i {}\n", w);
+      } else {
+        ++hidden;
+      }
+    }
+    if (std::string lost = lost_events_warning(b); !lost.empty()) warnings.push_back(lost);
+    for (const auto& w : warnings) out += fmt::format("  ! {}\n", w);
+    warned += !warnings.empty();
   }
+  out += "\nns per event, medians over repetitions; overhead = traced - base, with its interval and the confidence that interval has; verify passed = "
+         "every event fired was recorded (and every payload byte checked), - = the tracer records nothing to check; "
+         "! = a warning to act on";
+  out += verbose ? ", i = information.\n"
+                 : fmt::format("; {} information note(s) not shown (-v shows them; result.json keeps them all).\n",
+                               hidden);
+  if (warned) out += fmt::format("{} benchmark(s) carry warnings (!).\n", warned);
   if (run.context.concurrent)
     out += "CONCURRENT: measured while another tracebench command ran (--allow-concurrent): these figures may hold "
            "its probes and load\n";

@@ -157,6 +157,11 @@ void to_json(json& j, const RunResult& r) {
     e["options"] = b.options;
     e["repetitions"] = b.repetitions;
     put_opt(e, "dropped_repetitions", b.dropped_repetitions);
+    if (b.repetitions_stop)
+      e["repetitions_stop"] = {{"rule", b.repetitions_stop->rule},
+                               {"target_cycles", b.repetitions_stop->target_cycles},
+                               {"half_width_cycles", b.repetitions_stop->half_width_cycles},
+                               {"cap", b.repetitions_stop->cap}};
     e["samples_per_block"] = b.samples_per_block;
     e["batch"] = b.batch;
     e["gap_us"] = b.gap_us;
@@ -253,6 +258,15 @@ void from_json(const json& j, RunResult& r) {
     e.at("options").get_to(b.options);
     e.at("repetitions").get_to(b.repetitions);
     get_opt(e, "dropped_repetitions", b.dropped_repetitions);  // results written before it had none
+    if (e.contains("repetitions_stop")) {
+      const json& st = e.at("repetitions_stop");
+      RepetitionStop stop;
+      st.at("rule").get_to(stop.rule);
+      st.at("target_cycles").get_to(stop.target_cycles);
+      st.at("half_width_cycles").get_to(stop.half_width_cycles);
+      st.at("cap").get_to(stop.cap);
+      b.repetitions_stop = stop;
+    }
     e.at("samples_per_block").get_to(b.samples_per_block);
     e.at("batch").get_to(b.batch);
     if (e.contains("gap_us")) e.at("gap_us").get_to(b.gap_us);  // results written before it had none

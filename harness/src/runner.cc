@@ -22,6 +22,7 @@
 #include "bench_run.h"
 #include "journal.h"
 #include "run_state.h"
+#include "tracebench/adaptive.h"
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
@@ -49,6 +50,34 @@ void mark_concurrent(RunContext* ctx, const std::string& beside) {
       "measured concurrently with {}: each run's probes and load may be in the other's figures (a uprobe traps in "
       "every process that maps its file); `compare` warns and `model fit` refuses such runs",
       beside));
+}
+
+// A call Google Benchmark makes after the benchmark's repetitions stopped:
+// its one iteration returns at once, with no time, and is not counted.
+void skip_stopped_repetition(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(0);
+}
+
+// After repetition `rep`: whether the benchmark's repetitions stop now
+// (adaptive.h); when they do, the result says which rule stopped them.
+bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, double tsc_hz) {
+  if (raw->failed() || !raw->book()) return false;
+  rule.floor_cycles_per_event /= static_cast<double>(std::max<std::uint64_t>(1, raw->result().batch));
+  RepetitionStop stop;
+  if (!should_stop(raw->book()->overheads(), rep + 1, rule, &stop)) return false;
+  BenchmarkResult& r = raw->result();
+  r.repetitions = rep + 1;
+  r.repetitions_stop = stop;
+  const double ns = 1e9 / tsc_hz;
+  if (stop.rule == "interval")
+    r.warnings.push_back(fmt::format("repetitions stopped after {} of at most {}: the 95% interval is within "
+                                     "+-{:.2f} ns of the median (target +-{:.2f} ns)",
+                                     rep + 1, rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
+  else if (stop.rule == "cap" && stop.target_cycles > 0)
+    r.warnings.push_back(fmt::format("repetitions stopped at the cap ({}): the 95% interval is +-{:.2f} ns of the "
+                                     "median, wider than the target +-{:.2f} ns; more repetitions (-r) tighten it",
+                                     rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
+  return true;
 }
 
 }  // namespace
@@ -161,10 +190,17 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     std::size_t my_index = ++index;
     std::size_t total = plan.specs.size();
     auto calls = std::make_shared<int>(0);
+    auto done = std::make_shared<bool>(false);  // its repetitions stopped (adaptive.h): the rest return at once
     int reps = opt.repetitions;
-    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, open, reps, my_index, total, journal = &journal,
-                                                        progress, tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
+    StopRule rule{reps, opt.ci_target, m.clock.floor_cycles};
+    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, done, rule, open, reps, my_index, total,
+                                                        journal = &journal, progress,
+                                                        tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
       int rep = (*calls)++;
+      if (*done) {
+        skip_stopped_repetition(state);
+        return;
+      }
       if (*open != nullptr && *open != raw) {
         (*open)->fail("Google Benchmark called another benchmark before this one's repetitions were done");
         *open = nullptr;
@@ -215,7 +251,8 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
         state.counters["overhead_cyc"] = traced - base;
         state.counters["batch"] = static_cast<double>(raw->result().batch);
       }
-      if (rep == reps - 1) {
+      if (stop_repetitions(raw, rep, rule, tsc_hz) || rep == reps - 1) {
+        *done = true;
         raw->finish();
         raw->teardown();
         raw->check_site_after();
@@ -241,7 +278,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     return Status::error("unrecognized Google Benchmark arguments");
   }
   const CpuTimeSnapshot before = cpu_time_snapshot();
-  auto display = make_display_reporter(opt.gbench_args);
+  auto display = make_display_reporter(opt.gbench_args, opt.gbench_console);
   // The plan refused a filter that selects nothing; should the library
   // still find none, the run is not complete.
   const std::size_t matched = benchmark::RunSpecifiedBenchmarks(display.get());

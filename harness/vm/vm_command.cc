@@ -33,6 +33,8 @@
 #include <CLI/CLI.hpp>
 
 #include "tracebench/command.h"
+#include "tracebench/report.h"
+#include "tracebench/results.h"
 #include "tracebench/status.h"
 
 extern char** environ;
@@ -317,6 +319,28 @@ bool results_came_back(const std::string& dir) {
   return false;
 }
 
+// The guest's summary on the host: the table `run` prints, from each
+// result.json that came back (read with the results reader, not scraped
+// from the guest's console output, which guest-output.txt keeps).
+void print_guest_summaries(const std::string& dir) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename() == "result.json") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    RunResult run;
+    if (Status s = read_run(f.string(), &run); !s) {
+      std::cerr << "tracebench vm: cannot read the guest's " << f.string() << ": " << s.message() << "\n";
+      continue;
+    }
+    std::cout << "\nguest (kernel " << run.context.kernel_release << ", " << run.context.execution << "):\n"
+              << summary_table(run) << "results: " << f.string() << "\n";
+  }
+}
+
 int run_vm(VmArgs a) {
   if (!carry_out_to_host(&a)) return 2;
   if (a.guest_args.empty()) {
@@ -432,6 +456,7 @@ int run_vm(VmArgs a) {
     std::cerr << "tracebench vm: the guest's run finished but no result.json came back to " << a.out_dir << "\n";
     return 3;
   }
+  if (is_run && !plan_only) print_guest_summaries(a.out_dir);
   return status;
 }
 

@@ -130,5 +130,23 @@ TEST(Cli, QuickSweepIsSmallerThanTheFullOne) {
   EXPECT_NE(full.find("payload:4096"), std::string::npos);
 }
 
+// A sweep runs what applies and lists the rest; refused only when nothing applies.
+TEST(Cli, SweepSkipsWhatDoesNotApplyAndRefusesOnlyWhenNothingDoes) {
+  std::string out, err;
+  ASSERT_EQ(run_cli({"run", "-t", "none", "-w", "write_null", "-w", "ust_array64", "-p", "0", "-p", "64", "--plan"},
+                    &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("none/ust_array64/none/payload:64/threads:1"), std::string::npos) << out;
+  EXPECT_NE(out.find("none/write_null/none/payload:0/threads:1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("ust_array64/none/payload:0"), std::string::npos) << out;
+  EXPECT_NE(err.find("skipping none/ust_array64/none/payload:0: ust_array64 carries exactly 64 bytes"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("plan: 3 benchmark(s) to run"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"run", "-t", "none", "-w", "ust_array64", "-p", "0", "--plan"}, &out, &err), 2);
+  EXPECT_NE(err.find("nothing to run: none of the 1 planned combination(s) applies"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace tracebench

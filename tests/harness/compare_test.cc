@@ -136,6 +136,15 @@ TEST(Compare, SmallChangesBelowThresholdAreSame) {
   ASSERT_TRUE(compare_runs(run_with({bench("ebpf", base, t1)}), run_with({bench("ebpf", base, t2)}), 0.05, 0.05, &c)
                   .is_ok());
   EXPECT_EQ(c.rows[0].verdict, "same");
+  // p is small: the table says that the threshold decided.
+  EXPECT_TRUE(c.rows[0].threshold_decided);
+  EXPECT_NE(compare_table(c).find("same (p < 0.05, but the change is below the 5% threshold)"), std::string::npos)
+      << compare_table(c);
+  CompareResult not_significant;
+  ASSERT_TRUE(compare_runs(run_with({bench("ebpf", base, t1)}), run_with({bench("ebpf", base, t1)}), 0.05, 0.05,
+                           &not_significant)
+                  .is_ok());
+  EXPECT_FALSE(not_significant.rows[0].threshold_decided);
 }
 
 TEST(Compare, RefusesEmulatedAgainstHost) {
@@ -370,7 +379,25 @@ TEST(ComparePooled, ABenchmarkThatFailedInSomeRunsIsComparedOnTheOthersAndSaysSo
   EXPECT_EQ(c.rows[0].a_runs, 1u);
   EXPECT_EQ(c.rows[0].verdict, "same");
   ASSERT_FALSE(c.warnings.empty());
-  EXPECT_NE(c.warnings[0].find("ok in 1 of the 2 runs of A"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[0].find("failed in 1 of the 2 runs of A that have it"), std::string::npos) << c.warnings[0];
+}
+
+TEST(ComparePooled, ABenchmarkAbsentFromSomeRunsIsNotCalledOkInFewOfThem) {
+  // Seven runs of A, only one of them with ftrace's benchmark (the others
+  // ran other workloads): no warning, the row says in how many runs it is.
+  RunResult a1 = run_with({overhead_bench(100)});
+  std::vector<RunResult> others(6, run_with({}));
+  RunResult b1 = run_with({overhead_bench(100)}), b2 = run_with({overhead_bench(101)}),
+            b3 = run_with({overhead_bench(99)});
+  std::vector<const RunResult*> a = {&a1};
+  for (const auto& r : others) a.push_back(&r);
+  CompareResult c;
+  ASSERT_TRUE(compare_runs(a, {&b1, &b2, &b3}, 0.05, 0.05, &c).is_ok());
+  for (const auto& w : c.warnings) {
+    EXPECT_EQ(w.find("of the 7 runs"), std::string::npos) << w;
+    EXPECT_EQ(w.find("failed in"), std::string::npos) << w;
+  }
+  EXPECT_EQ(c.rows[0].detail, "in 1 of the 7 runs of A");
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ TEST(SampleBook, LargeExcludedShareIsAFlaggedWarning) {
   RunResult run;
   r.overhead_ns = r.overhead_ns.value_or(MedianCI{});
   run.benchmarks.push_back(r);
-  EXPECT_NE(summary_table(run).find("^ 30% of the baseline"), std::string::npos);
+  EXPECT_NE(summary_table(run).find("! 30% of the baseline"), std::string::npos);
 }
 
 TEST(SampleBook, RepetitionsThatLostTheirSamplesAreDroppedAndTooFewIsAnError) {

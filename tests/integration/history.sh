@@ -1,6 +1,7 @@
 #!/bin/bash
 # tracebench history end to end: three real quick runs of the none tracer
-# added (and added again: nothing changes), shown; a truncated run refused
+# added (and added again: nothing changes), listed, shown (a mistyped name
+# gets a suggestion); a truncated run refused
 # with the database unchanged byte for byte; then a series of 16 runs made
 # from a real one with a known +20% step at the 9th (the figure edited in
 # copies of result.json) in which `changes` finds the step where it is, and
@@ -26,6 +27,17 @@ import json, sys
 s = json.load(sys.stdin)
 assert len(s) == 1 and len(s[0]["points"]) == 3, s
 assert all(p["low_ns"] <= p["value_ns"] <= p["high_ns"] for p in s[0]["points"]), s'
+
+# The series, with their run counts; a wrong name gets the nearest ones.
+"$tracebench" history list --db "$db" | tee "$work/list.txt"
+grep -Eq "^none/getpid/none/payload:0/threads:1 +\S+ +3 +3 " "$work/list.txt" || { echo "list lacks getpid's series of 3 runs"; exit 1; }
+"$tracebench" history list --db "$db" --json | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert s and all(x["runs"] == 3 for x in s), s'
+set +e; "$tracebench" history show none/getpid/none/payload:0/threads:2 --db "$db" > "$work/typo.txt" 2>&1; rc=$?; set -e
+[ $rc -eq 2 ] && grep -q "did you mean: none/getpid/none/payload:0/threads:1" "$work/typo.txt" ||
+  { cat "$work/typo.txt"; echo "a mistyped series name: exit $rc, or no suggestion"; exit 1; }
 
 # A truncated run among good ones: refused, exit 2, the database unchanged.
 mkdir -p "$work/bad"

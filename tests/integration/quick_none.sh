@@ -15,6 +15,10 @@ trap 'rm -rf "$out"' EXIT
 grep -Eq '^\[1/[0-9]+ [0-9]+:[0-9]{2} elapsed\] none/' "$out/stderr.txt" || { cat "$out/stderr.txt"; echo "no first progress line"; exit 1; }
 grep -Eq '^\[2/[0-9]+ [0-9]+:[0-9]{2} elapsed, ~[0-9]+:[0-9]{2} left\] none/' "$out/stderr.txt" ||
   { cat "$out/stderr.txt"; echo "no estimate of the time left"; exit 1; }
+# The console: no Google Benchmark lines on stdout, the summary with its
+# legend; every benchmark says what stopped its repetitions.
+if grep -q 'Iterations' "$out/stdout.txt"; then cat "$out/stdout.txt"; echo "Google Benchmark's display is on by default"; exit 1; fi
+grep -q 'overhead = traced - base' "$out/stdout.txt" || { cat "$out/stdout.txt"; echo "no legend under the summary"; exit 1; }
 dirs=("$out"/*/)
 [ ${#dirs[@]} -eq 1 ] || { echo "expected one run directory, got ${#dirs[@]}"; exit 1; }
 run=${dirs[0]}
@@ -32,6 +36,10 @@ getpid = b["getpid"]["baseline"]["ns_per_event"]["p50"]
 call = b["call"]["baseline"]["ns_per_event"]["p50"]
 assert getpid > 10 * call, (getpid, call)
 assert b["empty"]["batch"] > 1, "the empty loop must be batched (cheaper than the floor)"
+for x in r["benchmarks"]:
+    stop = x["repetitions_stop"]
+    assert stop["rule"] in ("interval", "cap") and stop["cap"] == 6, (x["name"], stop)
+    assert x["repetitions"] == 6, (x["name"], x["repetitions"])  # the quick cap is the minimum for a 95% interval
 for x in r["benchmarks"]:
     assert x["events"]["verification"] == "not_applicable"
     assert x["baseline"]["samples"] > 0 and x["traced"]["samples"] > 0
@@ -51,6 +59,26 @@ PY
   -- --benchmark_filter=getpid > /dev/null
 n=$(/usr/bin/python3 -c "import json,glob;print(len(json.load(open(glob.glob('$out/filtered/*/result.json')[0]))['benchmarks']))")
 [ "$n" = 1 ] || { echo "--benchmark_filter not honoured: $n benchmarks"; exit 1; }
+# Google Benchmark's display when asked for; its JSON keeps stdout JSON.
+"$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/gb" --gbench-console > "$out/gb.txt"
+grep -q 'Iterations' "$out/gb.txt" || { cat "$out/gb.txt"; echo "--gbench-console printed no Google Benchmark lines"; exit 1; }
+"$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/gb" -- --benchmark_format=json |
+  /usr/bin/python3 -c 'import json, sys; assert json.load(sys.stdin)["benchmarks"]'
+# Adaptive repetitions: with a cap above the minimum and one event per
+# sample, the target (two clock floors per event: none's overhead is ~0)
+# holds at once and the minimum runs; with no target (--ci-target 0), the cap.
+"$tracebench" run --tracer none --workload call --no-samples -n 200 -r 9 -b 1 --out "$out/loose" > /dev/null
+"$tracebench" run --tracer none --workload call --no-samples -n 200 -r 9 -b 1 --ci-target 0 --out "$out/fixed" > /dev/null
+/usr/bin/python3 - "$out" <<'PY'
+import glob, json, sys
+def only(d):
+    return json.load(open(glob.glob(f"{sys.argv[1]}/{d}/*/result.json")[0]))["benchmarks"][0]
+loose, fixed = only("loose"), only("fixed")
+assert loose["repetitions_stop"]["rule"] == "interval" and loose["repetitions"] == 6, loose["repetitions_stop"]
+assert fixed["repetitions_stop"]["rule"] == "fixed" and fixed["repetitions"] == 9, fixed["repetitions_stop"]
+assert len(fixed["traced"]["repetition_medians_cycles"]) == 9 and len(loose["traced"]["repetition_medians_cycles"]) == 6
+PY
+/usr/bin/python3 "$src/scripts/validate_result.py" "$out"/loose/*/result.json "$out"/fixed/*/result.json
 # compare: a run directory, or a directory of runs pooled per side; bad
 # paths are an error (exit 2) that names the path.
 "$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/pool" > /dev/null

@@ -59,13 +59,16 @@ struct CompareRow {
   // of a side)
   std::string verdict;
   std::string side;    // "A" or "B" for missing/failed
-  std::string detail;  // for missing/failed: which side and why
+  std::string detail;  // for missing/failed: which side and why; else in how many runs of a side it is
+  // "same" although p < alpha: the change is smaller than the threshold.
+  bool threshold_decided = false;
 };
 
 struct CompareResult {
   std::vector<CompareRow> rows;
   std::vector<std::string> warnings;
   std::size_t b_benchmarks = 0;  // benchmarks in the runs of B
+  double threshold = 0, alpha = 0;  // as compared (the table's legend says them)
 };
 
 // The figure compare tests of one benchmark in one run, in ns: the median of

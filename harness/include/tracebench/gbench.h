@@ -30,11 +30,19 @@ Status check_gbench_args(const std::vector<std::string>& args);
 Status gbench_selects(const std::vector<std::string>& args, const std::vector<std::string>& names, int repetitions,
                      std::size_t* selected);
 
+// Whether Google Benchmark's own per-repetition display is wanted: with
+// `run --gbench-console`, or when a flag after -- formats it
+// (--benchmark_format, _color, _counters_tabular, _display_aggregates_only).
+// Off otherwise: the progress lines and the summary table say it all.
+bool wants_gbench_console(const std::vector<std::string>& args, bool gbench_console);
+
+// Without that display: a reporter that prints nothing.  With it:
 // Google Benchmark's console reporter without the library's "built as
 // DEBUG" warning (Debian's libbenchmark), which says nothing about
 // tracebench's figures: they come from the harness's own rdtsc timing in
 // tracebench's optimized build.  A note says so instead.  nullptr when the
 // flags ask for another format (the library then makes its own).
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::vector<std::string>& args);
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::vector<std::string>& args,
+                                                                    bool gbench_console = false);
 
 }  // namespace tracebench

@@ -22,7 +22,8 @@
 namespace tracebench {
 
 // ---- console
-std::string summary_table(const RunResult& run);
+// Warnings always; information notes (notes.h) with `verbose`.
+std::string summary_table(const RunResult& run, bool verbose = false);
 
 // ---- JSON
 std::string result_json_text(const RunResult& run);  // result.json's content

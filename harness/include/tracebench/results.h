@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracebench/adaptive.h"
 #include "tracebench/stats.h"
 #include "tracebench/status.h"
 
@@ -161,11 +162,14 @@ struct BenchmarkResult {
   std::uint64_t payload_bytes = 0;
   int threads = 1;
   std::map<std::string, std::string> options;
-  int repetitions = 0;
+  int repetitions = 0;  // those that ran
   // Of them, those left out of the figures (a block kept too few samples):
   // the repetition medians are repetitions - dropped.  Absent (unknown) in
   // results written before it.
   std::optional<std::uint64_t> dropped_repetitions;
+  // What stopped the repetitions (adaptive.h); absent in results written
+  // before repetitions could stop early.
+  std::optional<RepetitionStop> repetitions_stop;
   std::uint64_t samples_per_block = 0;
   std::uint64_t batch = 1;  // events per timed sample
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):

@@ -27,7 +27,10 @@ struct RunOptions {
   // Tracer options by tracer name ("ebpf" -> {"wakeup": "no_wakeup"}); from
   // `--option ebpf.wakeup=no_wakeup`.  Each tracer sees only its own.
   std::map<std::string, std::map<std::string, std::string>> options;
-  int repetitions = 10;
+  int repetitions = 10;  // the cap: repetitions stop earlier once the interval is tight (adaptive.h)
+  // The interval's target as a share of the figure (adaptive.h); 0: every
+  // repetition runs.
+  double ci_target = 0.02;
   std::uint64_t samples = 2000;  // per block
   std::uint64_t batch = 0;       // events per sample; 0 = automatic
   // µs the firing thread sleeps before each timed sample (0: none): every
@@ -37,10 +40,14 @@ struct RunOptions {
   // (kDefaultMaxLostShare, verification.h; `run --max-lost-percent`).
   double max_lost_share = 0.05;
   bool quick = false;
+  // Bound on one block's traced time, seconds (quick: 0.01); the samples
+  // per block and the batch cap follow from it (bench_run.h).
+  double block_seconds = 0.05;
   int measured_cpu = -1;         // -1: the last CPU
   std::string out_base = "results";
   bool write_samples = true;
   std::vector<std::string> gbench_args;  // forwarded to benchmark::Initialize
+  bool gbench_console = false;           // Google Benchmark's per-repetition display (`--gbench-console`)
   std::vector<std::string> command_line;
   // "" = detect; the VM lab passes qemu-tcg/qemu-kvm, checked against CPUID.
   std::string execution;
