@@ -110,8 +110,10 @@ TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
   EXPECT_EQ(f.counts.payload_checked_events, f.counts.recorded);
   EXPECT_EQ(f.counts.payload_verified, f.counts.recorded * 64);
   EXPECT_EQ(f.counts.payload_mismatched_events, 0u);
+  // The events add up, and so many were lost that the figure would mix
+  // recording with dropping: partial, not passed.
   Verification v = judge_events(f.counts, 60000, 64, true);
-  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_EQ(v.verdict, Verdict::kPartial) << v.reason;
   Fired g = run("dvm_hot", "record", 0, 1000);
   EXPECT_EQ(g.counts.recorded, 3000u);
   // Its consumer wakes on the switchrate timer, not on records.
