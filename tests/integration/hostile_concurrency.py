@@ -139,7 +139,7 @@ try:
 
     # --- while a run holds the lock --------------------------------------
     holder_out = os.path.join(work, "holder")
-    holder = subprocess.Popen([tb, "run", "-t", "ftrace", "-w", "call", "-r", "40", "-n", "200", "--out", holder_out],
+    holder = subprocess.Popen([tb, "run", "-t", "ftrace", "-w", "call", "-r", "40", "--ci-target", "0", "-n", "200", "--out", holder_out],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(600):
         if lock_holder() == holder.pid or holder.poll() is not None:

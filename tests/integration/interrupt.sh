@@ -20,7 +20,7 @@ echo "available tracers: ${tracers[*]:-(none besides the baseline)}"
 RANDOM=$$
 for t in "${tracers[@]}"; do
   for sig in INT TERM INT; do
-    "$tb" run --tracer "$t" --repetitions 40 --no-samples --out "$out" >"$out/log" 2>&1 &
+    "$tb" run --tracer "$t" --repetitions 40 --ci-target 0 --no-samples --out "$out" >"$out/log" 2>&1 &
     pid=$!
     # At least 0.2 s in, so the signal finds the run's watcher installed
     # (a run of 40 repetitions of a tracer's suite does not end that soon).
@@ -47,7 +47,7 @@ done
 
 # SIGKILL cannot be caught: cleanup must find what the dead run left.
 for t in "${tracers[@]}"; do
-  "$tb" run --tracer "$t" --repetitions 40 --no-samples --out "$out" >"$out/log" 2>&1 &
+  "$tb" run --tracer "$t" --repetitions 40 --ci-target 0 --no-samples --out "$out" >"$out/log" 2>&1 &
   pid=$!
   sleep 0.$((RANDOM % 9 + 1))
   kill -KILL "$pid"; wait "$pid" 2>/dev/null

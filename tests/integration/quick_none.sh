@@ -64,11 +64,12 @@ n=$(/usr/bin/python3 -c "import json,glob;print(len(json.load(open(glob.glob('$o
 grep -q 'Iterations' "$out/gb.txt" || { cat "$out/gb.txt"; echo "--gbench-console printed no Google Benchmark lines"; exit 1; }
 "$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/gb" -- --benchmark_format=json |
   /usr/bin/python3 -c 'import json, sys; assert json.load(sys.stdin)["benchmarks"]'
-# Adaptive repetitions: with a cap above the minimum and one event per
-# sample, the target (two clock floors per event: none's overhead is ~0)
-# holds at once and the minimum runs; with no target (--ci-target 0), the cap.
-"$tracebench" run --tracer none --workload call --no-samples -n 200 -r 9 -b 1 --out "$out/loose" > /dev/null
-"$tracebench" run --tracer none --workload call --no-samples -n 200 -r 9 -b 1 --ci-target 0 --out "$out/fixed" > /dev/null
+# Adaptive repetitions: with a cap above the minimum and five events per
+# sample (the fewest getpid's samples take to span the clock's resolution),
+# the target (two clock floors per event: none's overhead is ~0) holds at
+# once and the minimum runs; with no target (--ci-target 0), the cap.
+"$tracebench" run --tracer none --workload getpid --no-samples -n 200 -r 9 -b 5 --out "$out/loose" > /dev/null
+"$tracebench" run --tracer none --workload getpid --no-samples -n 200 -r 9 -b 5 --ci-target 0 --out "$out/fixed" > /dev/null
 /usr/bin/python3 - "$out" <<'PY'
 import glob, json, sys
 def only(d):

@@ -23,7 +23,7 @@ mk() {  # $1 = output, $2 = corrupt|truncate|ok
     echo "TBEXIT 7"
   } | sed 's/$/\r/' > "$1"
   case "$2" in
-    corrupt) sed -i '5s/^./A/;5s/^AA/BA/' "$1";;
+    corrupt) sed -i '5{s/^A/B/;t;s/^./A/}' "$1";;  # the first character always changes
     truncate) head -n 20 "$1" > "$1.tmp" && mv "$1.tmp" "$1";;
   esac
 }
