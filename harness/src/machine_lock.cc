@@ -172,6 +172,16 @@ std::string lock_dir() {
 
 MachineLock::~MachineLock() { release(); }
 
+// The flock on fd_ is this object's: its holder record says who, since now.
+void MachineLock::take_held_lock() {
+  held_ = true;
+  if (ftruncate(fd_, 0) == 0) {
+    const std::string rec = format_lock_record(this_process());
+    (void)!pwrite(fd_, rec.data(), rec.size(), 0);
+  }
+  since_ = now_s();
+}
+
 Status MachineLock::acquire(const LockRequest& req, const char* what, const std::atomic<bool>* stop) {
   release();
   const std::string path = path_of(kLockName), cpath = path_of(kConcurrentName);
@@ -203,12 +213,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
   bool said_waiting = false;
   for (;;) {
     if (flock(fd_, LOCK_EX | LOCK_NB) == 0) {
-      held_ = true;
-      if (ftruncate(fd_, 0) == 0) {
-        const std::string rec = format_lock_record(this_process());
-        (void)!pwrite(fd_, rec.data(), rec.size(), 0);
-      }
-      since_ = now_s();
+      take_held_lock();
       return Status::ok();
     }
     if (errno != EWOULDBLOCK) {
@@ -279,12 +284,7 @@ Status MachineLock::acquire_for_cleanup() {
                                      "(run cleanup when it has finished)",
                                      cpath));
   }
-  held_ = true;
-  if (ftruncate(fd_, 0) == 0) {
-    const std::string rec = format_lock_record(this_process());
-    (void)!pwrite(fd_, rec.data(), rec.size(), 0);
-  }
-  since_ = now_s();
+  take_held_lock();
   return Status::ok();
 }
 

@@ -95,6 +95,7 @@ class MachineLock {
   void release();
 
  private:
+  void take_held_lock();
   int fd_ = -1;             // tracebench.lock (held or inherited)
   int concurrent_fd_ = -1;  // tracebench.concurrent (shared or, for cleanup, exclusive)
   bool inherited_ = false, concurrent_ = false;
