@@ -16,24 +16,17 @@ import sys
 import tempfile
 import time
 
+from checks import check, failures
+
 tb, src = sys.argv[1], sys.argv[2]
 leftovers = os.path.join(src, "scripts", "leftovers.sh")
 work = tempfile.mkdtemp(prefix="tracebench-hostile-")
 out = os.path.join(work, "out")  # must stay absent for every refused run
-failures = []
 
 
 def left():
     r = subprocess.run([leftovers], capture_output=True, text=True)
     return r.stdout.strip() if r.returncode else ""
-
-
-def check(name, cond, detail=""):
-    if cond:
-        print(f"ok: {name}")
-    else:
-        print(f"FAIL: {name}: {detail}")
-        failures.append(name)
 
 
 # (args, expected exit code, regex the message must match)

@@ -29,19 +29,14 @@ import sys
 import tempfile
 import time
 
+from checks import check, failures
+
 tb, src = os.path.abspath(sys.argv[1]), sys.argv[2]
 work = tempfile.mkdtemp(prefix="tracebench-concurrency-")
 tracefs = "/sys/kernel/tracing"
 uprobe_events = os.path.join(tracefs, "uprobe_events")
 lock_file = "/run/lock/tracebench.lock" if os.path.isdir("/run/lock") else "/tmp/tracebench.lock"
-failures = []
 planted = []  # (group, event) to remove whatever happens
-
-
-def check(name, cond, detail=""):
-    print(f"{'ok' if cond else 'FAIL'}: {name}{'' if cond else ': ' + str(detail)[-3000:]}", flush=True)
-    if not cond:
-        failures.append(name)
 
 
 def run(args, timeout=300, prefix=()):

@@ -31,18 +31,11 @@ import sys
 import tempfile
 import time
 
+from checks import check, failures
+
 tb, src = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="tracebench-hostile-io-")
-failures = []
 CRASH = re.compile(r"Traceback|terminate called|uncaught exception|core dumped|Aborted")
-
-
-def check(name, cond, detail=""):
-    if cond:
-        print(f"ok: {name}")
-    else:
-        print(f"FAIL: {name}: {detail}")
-        failures.append(name)
 
 
 def run(args, timeout=120, **kw):

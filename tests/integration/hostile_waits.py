@@ -29,18 +29,11 @@ import tempfile
 import threading
 import time
 
+from checks import check, failures
+
 tb, src = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="tracebench-waits-")
-failures = []
 PIDFILE = "/var/run/lttng/lttng-sessiond.pid"
-
-
-def check(name, cond, detail=""):
-    if cond:
-        print(f"ok: {name}")
-    else:
-        print(f"FAIL: {name}: {detail}")
-        failures.append(name)
 
 
 def run(args, timeout=120, env=None):
