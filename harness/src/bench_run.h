@@ -139,7 +139,11 @@ class BenchRun {
       state_ = std::make_unique<InjectedCost>(std::move(state_), c);
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
     ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
-    return pilot();
+    TB_TRY(pilot());
+    if (Status s = tracer_->plan_block(samples_ * r_.batch); !s)
+      return Status::error(fmt::format("size the tracer's buffer for a block of {} events: {}", samples_ * r_.batch,
+                                       s.message()));
+    return Status::ok();
   }
 
   // One repetition: a baseline block and a traced block, order alternating.
