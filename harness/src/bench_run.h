@@ -139,7 +139,11 @@ class BenchRun {
       state_ = std::make_unique<InjectedCost>(std::move(state_), c);
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
     ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
-    return pilot();
+    TB_TRY(pilot());
+    if (Status s = tracer_->plan_block(samples_ * r_.batch); !s)
+      return Status::error(fmt::format("size the tracer's buffer for a block of {} events: {}", samples_ * r_.batch,
+                                       s.message()));
+    return Status::ok();
   }
 
   // One repetition: a baseline block and a traced block, order alternating.
@@ -317,6 +321,10 @@ class BenchRun {
     // quick suite 10 ms: a tracer that records every event then writes a
     // trace of a size it can read back in seconds).
     double block_cycles = opt_.block_seconds * m_.clock.tsc_hz;
+    // A tracer whose buffer holds fewer events than that: the block shrinks
+    // to what it holds at the pilot's traced cost, so none are discarded.
+    if (const std::uint64_t hold = tracer_->block_event_capacity(); hold > 0 && cost[1] > 0)
+      block_cycles = std::min(block_cycles, static_cast<double>(hold) * cost[1]);
     // The batch is one for both variants and picked for the cheaper baseline;
     // where tracing costs thousands of times more (a uprobe on a 3-cycle
     // call), it is capped so that 50 traced samples still fit in a block.
@@ -331,7 +339,7 @@ class BenchRun {
         r_.warnings.push_back(fmt::format(
             "batch capped at {} events so a traced block stays near {:.0f} ms: a baseline sample spans ~{:.0f} cycles, "
             "less than the clock's {:.0f}, so the baseline is resolved to ~{:.2f} cycles per event",
-            cap, 1e3 * opt_.block_seconds, cost[0] * static_cast<double>(cap), m_.clock.min_sample_cycles,
+            cap, 1e3 * block_cycles / m_.clock.tsc_hz, cost[0] * static_cast<double>(cap), m_.clock.min_sample_cycles,
             static_cast<double>(m_.clock.step_cycles) / static_cast<double>(cap)));
       }
     }

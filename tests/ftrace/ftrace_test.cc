@@ -325,6 +325,42 @@ TEST_P(FtraceMarkerTest, PayloadIsVerified) {
 
 INSTANTIATE_TEST_SUITE_P(Sweep, FtraceMarkerTest, ::testing::Values(0, 8, 64, 256, 1024, 4096));
 
+// Without buffer_kb, plan_block() sizes the instance to hold one block: 4000
+// 1 KiB marker writes (~5.5 MiB of records with the sub-buffers' slack) in
+// the kernel's default of 1410 KiB per CPU would overwrite most of
+// themselves.  With buffer_kb given, the user's size holds.
+TEST_F(FtraceTest, PlanBlockSizesTheBufferForOneBlock) {
+  REQUIRE_TRACEFS();
+  const std::uint64_t n = 4000;
+  AttachSpec s = spec_for(ProbePoint{"marker:trace_marker", ProbeKind::kMarker, "trace_marker", 0, ""});
+  s.payload_bytes = 1024;
+  ASSERT_TRUE(tracer.attach(s).is_ok());
+  ASSERT_TRUE(tracer.plan_block(n).is_ok());
+  EXPECT_GE(std::stoull(tracer.details()["config"]["buffer_kb"].get<std::string>()), 5000u) << tracer.details().dump();
+  EXPECT_NE(tracer.details()["config"]["buffer_kb_reason"].get<std::string>().find("4000 events per block"),
+            std::string::npos);
+  int fd = open(tracer.marker_file().c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::vector<char> buf(s.payload_bytes);
+  tracebench::fill_payload(buf.data(), buf.size());
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (std::uint64_t i = 0; i < n; ++i) (void)!write(fd, buf.data(), buf.size());
+  ASSERT_TRUE(tracer.disable().is_ok());
+  close(fd);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.recorded, n);
+  tracer.teardown();
+
+  s.options["buffer_kb"] = "256";
+  ASSERT_TRUE(tracer.attach(s).is_ok());
+  const auto given = tracer.details()["config"]["buffer_kb"];  // 256 rounded up to whole sub-buffers
+  ASSERT_TRUE(tracer.plan_block(n).is_ok());
+  EXPECT_EQ(tracer.details()["config"]["buffer_kb"], given);
+  EXPECT_LT(std::stoull(given.get<std::string>()), 300u);
+}
+
 TEST_F(FtraceTest, MaxPayloadBytesIsWhatOneMarkerWriteKeeps) {
   REQUIRE_TRACEFS();
   const std::size_t limit = tracebench::ftrace::max_payload_bytes();

@@ -294,6 +294,21 @@ TEST_F(LttngTest, PayloadBytesVerified) {
   EXPECT_EQ(d["num_subbuf"], 4u);
 }
 
+// With the default channel (8 x 2 MiB per CPU), a block may fire what half
+// of it holds in records of the payload + 32 bytes: that many 1 KiB events
+// in one block are all kept, whether or not the consumer daemon keeps up.
+// A channel the user sized is the user's: no limit.
+TEST_F(LttngTest, BlockCapacityIsHalfTheDefaultChannel) {
+  const std::uint64_t hold = (2u << 20) * 7 / 2 / (1024 + 32);
+  EventCounts c = run("ust_payload", 1024, hold);
+  EXPECT_EQ(tracer.block_event_capacity(), hold);
+  EXPECT_EQ(c.recorded, hold);
+  EXPECT_EQ(c.lost, 0u);
+  tracer.teardown();
+  run("ust_payload", 1024, 100, 0, {{"subbuf_size", "1M"}});
+  EXPECT_EQ(tracer.block_event_capacity(), 0u);
+}
+
 // The same 64 bytes as a fixed-size array (lttng_ust_field_array): every
 // element read back and compared with the pattern.
 TEST_F(LttngTest, FixedArrayPayloadIsVerified) {

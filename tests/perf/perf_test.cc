@@ -185,6 +185,39 @@ TEST_F(PerfTest, DisabledEventRecordsNothing) {
   EXPECT_EQ(tracer.counts().lost, 0u);
 }
 
+// With the default ring, a block of block_event_capacity() events is all
+// kept even when the consumer cannot run at all: the firing thread runs
+// SCHED_FIFO on the consumer's CPU, as in the test above.  A ring the user
+// sized has no limit.
+TEST_F(PerfTest, BlockCapacityHoldsABlockWithTheConsumerStarved) {
+  cpu_set_t old, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof old, &old), 0);
+  int cpu = sched_getcpu();
+  ASSERT_GE(cpu, 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"consumer_cpu", std::to_string(cpu)}})).is_ok());
+  const std::uint64_t n = tracer.block_event_capacity();
+  EXPECT_EQ(n, 512u * 4096 / 2 / 128);
+  ASSERT_TRUE(tracer.enable().is_ok());
+  sched_param fifo{};
+  fifo.sched_priority = 1;
+  ASSERT_EQ(sched_setscheduler(0, SCHED_FIFO, &fifo), 0) << "needs root (CAP_SYS_NICE)";
+  fire_getpid(n);
+  sched_param other{};
+  sched_setscheduler(0, SCHED_OTHER, &other);
+  sched_setaffinity(0, sizeof old, &old);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EventCounts c = tracer.counts();
+  EXPECT_EQ(c.lost, 0u);
+  EXPECT_EQ(c.recorded, n);
+  tracer.teardown();
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"mmap_pages", "64"}})).is_ok());
+  EXPECT_EQ(tracer.block_event_capacity(), 0u);
+}
+
 TEST_F(PerfTest, SmallRingCountsLost) {
   // One 4 KiB page per CPU. The kernel still wakes the consumer every half
   // ring, so on an idle machine a consumer on the other CPU can keep up with

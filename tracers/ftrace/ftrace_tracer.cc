@@ -6,6 +6,7 @@
 // read together; the options schema and the feature probes sit above it
 // because `tracebench list` and `env` use them without an instance.
 #include "ftrace_tracer.h"
+#include "buffer_size.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -123,7 +124,11 @@ const OptionSchema& option_schema() {
   static const OptionSchema schema = {
       {.name = "buffer_kb", .type = T::kUint,
        .help = "per-CPU ring buffer size in KiB (`buffer_size_kb`; the kernel rounds up to whole sub-buffers)",
-       .default_help = "the kernel's default for a new instance (1410 KiB on 6.18)", .min = 1, .max = 1u << 22},
+       .default_help = "sized per benchmark to hold one traced block, read back after it: events per block x record "
+                       "bytes (+1/8, in whole sub-buffers), never below the kernel's default for a new instance "
+                       "(1410 KiB on 6.18), at most 256 MiB per CPU and 1/8 of MemAvailable over every CPU's buffer; "
+                       "with `read=end` the kernel's default",
+       .min = 1, .max = 1u << 22},
       {.name = "clock", .type = T::kText, .help = "trace clock; the instance's `trace_clock` lists the kernel's",
        .default_value = "local", .format = "a trace clock name (local, global, x86-tsc, mono, ...)",
        .check = [](const std::string& v) -> std::string {
@@ -807,6 +812,56 @@ Status FtraceTracer::read_lost(tracefs_instance* inst, const std::string& name, 
   }
   closedir(d);
   *lost = total;
+  return Status::ok();
+}
+
+namespace {
+// Bytes of one entry of `e` before any payload: the end of its last fixed
+// field (common fields included).  A marker's `buf` is a zero-length array
+// at the end, to which the caller adds the payload.
+std::uint64_t fixed_entry_bytes(const tep_event* e) {
+  std::uint64_t end = 0;
+  for (const tep_format_field* list : {e->format.common_fields, e->format.fields})
+    for (const tep_format_field* f = list; f; f = f->next)
+      end = std::max<std::uint64_t>(end, static_cast<std::uint64_t>(f->offset) + static_cast<std::uint64_t>(f->size));
+  return end;
+}
+
+std::uint64_t subbuf_bytes(tracefs_instance* inst) {
+  // buffer_subbuf_size_kb exists from Linux 6.8 on; before, a sub-buffer is a page.
+  char* text = tracefs_instance_file_read(inst, "buffer_subbuf_size_kb", nullptr);
+  std::uint64_t kb = text ? std::strtoull(text, nullptr, 10) : 0;
+  free(text);
+  return kb ? kb * 1024 : static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+}  // namespace
+
+// Without buffer_kb, one block's records must fit the per-CPU buffer that
+// disable() reads back after the block: at the kernel's default (1410 KiB on
+// 6.18) a block of 1 KiB marker writes overwrote about half of itself.  The
+// firing thread's events land in its CPU's buffer; the size applies to every
+// CPU (the instance's buffer_size_kb), within auto_buffer_bound_kb().
+Status FtraceTracer::plan_block(std::uint64_t events_per_block) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!instance_ || !tep_) return Status::error("ftrace: plan_block() before attach()");
+  // The user's size holds; read=end keeps every block until drain(), which
+  // no per-block size describes; the function tracer records other functions.
+  if (config_.buffer_kb || !config_.consume_on_disable || function_) return Status::ok();
+  const tep_event* e = tep_find_event(tep_, event_id_);
+  if (!e) return Status::error("ftrace: no format for " + system_ + ":" + event_);
+  std::uint64_t entry = fixed_entry_bytes(e) + (marker_ ? spec_.payload_bytes + 2 : 0);  // "\n" and NUL
+  const std::uint64_t record = ring_record_bytes(entry);
+  const std::uint64_t now_kb = static_cast<std::uint64_t>(tracefs_instance_get_buffer_size(instance_, 0));
+  const unsigned cpus = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_CONF)));
+  const std::uint64_t bound = auto_buffer_bound_kb(cpus, config_.ecbs);
+  const std::uint64_t need = buffer_kb_for(events_per_block, record, subbuf_bytes(instance_), now_kb, UINT64_MAX);
+  const std::uint64_t kb = std::min(need, std::max(bound, now_kb));
+  applied_["buffer_kb_reason"] = std::to_string(events_per_block) + " events per block x " + std::to_string(record) +
+                                 " B records" + (kb < need ? ", capped at the bound " + std::to_string(bound) + " KiB" : "");
+  if (kb == now_kb) return Status::ok();
+  TB_TRY(write_instance_file(instance_, "buffer_size_kb", std::to_string(kb)));
+  for (const auto& x : extras_) TB_TRY(write_instance_file(x.instance, "buffer_size_kb", std::to_string(kb)));
+  applied_["buffer_kb"] = std::to_string(tracefs_instance_get_buffer_size(instance_, 0));
   return Status::ok();
 }
 

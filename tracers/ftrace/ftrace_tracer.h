@@ -80,6 +80,7 @@ class FtraceTracer final : public Tracer {
   Status attach(const AttachSpec& spec) override;
   Status enable() override;
   Status disable() override;
+  Status plan_block(std::uint64_t events_per_block) override;
   Status drain() override;
   EventCounts counts() override;
   // The instance's buffer is read (libtracefs, libtraceevent) in disable()

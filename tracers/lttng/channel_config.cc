@@ -7,8 +7,13 @@ namespace tracebench::lttng {
 const OptionSchema& option_schema(bool user_space) {
   using T = OptionSpec::Type;
   static const OptionSchema user = {
-      {.name = "subbuf_size", .type = T::kUint, .help = "sub-buffer size in bytes", .default_value = "2M",
-       .min = 4096, .size_suffix = true, .power_of_two = true},
+      {.name = "subbuf_size", .type = T::kUint,
+       .help = "sub-buffer size in bytes; with this and `num_subbuf` left at their defaults (16 MiB per CPU), a "
+               "traced block fires at most what half the channel holds, (size x (count - 1) / 2) / (payload + 32 "
+               "bytes) records, so none is discarded while lttng-consumerd falls behind (the harness shrinks the "
+               "block: a 1 KiB quick block holds ~7,000 events); given, the channel is yours and blocks keep "
+               "their size",
+       .default_value = "2M", .min = 4096, .size_suffix = true, .power_of_two = true},
       {.name = "num_subbuf", .type = T::kUint, .help = "sub-buffers per ring", .default_value = "8", .min = 2,
        .max = 1u << 20, .power_of_two = true},
       {.name = "overwrite", .type = T::kBool,
@@ -44,6 +49,7 @@ const OptionSchema& option_schema(bool user_space) {
     for (const auto& o : user)
       if (o.name != "ecbs" && o.name != "extra_predicate") k.push_back(o);
     for (auto& o : k) {
+      if (o.name == "subbuf_size") o.help = "sub-buffer size in bytes";  // kernel blocks are not shrunk to fit
       if (!is_user_space_only(o.name)) continue;
       o.default_value.reset();
       o.default_help.clear();
@@ -66,6 +72,7 @@ Status parse_options(const std::map<std::string, std::string>& options, LttngCon
   LttngConfig c;
   c.subbuf_size = v.number("subbuf_size");
   c.num_subbuf = v.number("num_subbuf");
+  c.geometry_given = v.given("subbuf_size") || v.given("num_subbuf");
   c.overwrite = v.on("overwrite");
   if (user_space) {
     if (v.given("blocking_timeout_us")) {

@@ -22,6 +22,9 @@ struct LttngConfig {
   // discarding.  `subbuf_size=512k,num_subbuf=4` gives LTTng's default back.
   std::uint64_t subbuf_size = 2 << 20;  // bytes, power of two
   std::uint64_t num_subbuf = 8;         // power of two >= 2
+  // subbuf_size or num_subbuf given: the channel is the user's, and blocks
+  // are not shrunk to fit it (LttngTracer::block_event_capacity).
+  bool geometry_given = false;
   bool overwrite = false;             // false = discard mode
   bool blocking_set = false;
   std::int64_t blocking_timeout_us = 0;  // -1 = wait forever

@@ -294,6 +294,21 @@ Status LttngTracer::query_channels() {
   return Status::ok();
 }
 
+// A channel's sub-buffers are fixed when it is created, and lttng-consumerd
+// empties them beside the firing thread; on a busy machine it falls behind
+// and discard mode drops what does not fit (a 10 ms quick block of 1 KiB
+// records is ~28 MB, beyond the 16 MiB default).  With the default geometry,
+// a block fires at most what half the channel holds (one sub-buffer being
+// the consumer's): the other half is room for what the consumer has not yet
+// taken from the block before.  A record is its payload plus at most 32
+// bytes (an extended event header, the sequence's length, alignment).
+std::uint64_t LttngTracer::block_event_capacity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (config_.geometry_given || config_.overwrite) return 0;
+  const std::uint64_t record = expect_.payload_bytes.value_or(0) + 32;
+  return config_.subbuf_size * (config_.num_subbuf - 1) / 2 / record;
+}
+
 Status LttngTracer::drain() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!handle_) return Status::error("lttng: drain() before attach()");

@@ -88,8 +88,13 @@ const OptionSchema& option_schema() {
       {.name = "id_filter", .type = T::kBool,
        .help = "`raw_syscalls`: `PERF_EVENT_IOC_SET_FILTER \"id == __NR_<target>\"`; off makes counts inexact",
        .default_value = "on"},
-      {.name = "mmap_pages", .type = T::kUint, .help = "data pages per CPU ring", .default_value = "64", .min = 1,
-       .max = 1u << 16, .power_of_two = true},
+      {.name = "mmap_pages", .type = T::kUint,
+       .help = "data pages per CPU ring; the consumer thread empties it beside the firing thread and falls behind on "
+               "a busy machine, so with the default a traced block fires at most what half the ring holds in samples "
+               "of at most 128 bytes (4096 per MiB: the harness shrinks the block to it); 2 MiB per CPU holds 8192, "
+               "near a 10 ms quick block of the cheapest probes (uprobes, ~10,000 events); given, the ring is yours "
+               "and blocks keep their size",
+       .default_value = "512", .min = 1, .max = 1u << 16, .power_of_two = true},
       {.name = "wakeup_events", .type = T::kUint,
        .help = "wake the consumer every N samples; 0 = watermark at half a ring", .default_value = "0",
        .max = 1u << 30},
@@ -129,6 +134,7 @@ Status parse_options(const std::map<std::string, std::string>& options, PerfConf
   if (v.has("event")) c.event = v.text("event");
   c.id_filter = v.on("id_filter");
   c.mmap_pages = v.number("mmap_pages");
+  c.mmap_pages_given = v.given("mmap_pages");
   c.wakeup_events = v.number("wakeup_events");
   if (v.has("consumer_cpu")) c.consumer_cpu = v.is_number("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu")) : -1;
   if (v.has("clock")) c.clock = v.text("clock");
@@ -733,6 +739,18 @@ void PerfTracer::consumer_main() {
     }
     if (stop) return;
   }
+}
+
+// A sample is at most 128 bytes: header, TID, time (24), the raw size word
+// and a tracepoint or uprobe entry of up to 64 bytes (72), and with
+// sample=record IP, CPU and period (24), with ecbs the identifier (8).  The
+// extra handlers of ecbs write into the same rings.  A profile probe's
+// samples are the timer's, not the block's events: no limit.
+std::uint64_t PerfTracer::block_event_capacity() const {
+  std::lock_guard<std::recursive_mutex> lock(api_mu_);
+  if (config_.mmap_pages_given || profile_) return 0;
+  const std::uint64_t handlers = config_.extra_predicate ? config_.ecbs : 1;
+  return config_.mmap_pages * static_cast<std::uint64_t>(page_size_) / 2 / 128 / handlers;
 }
 
 Status PerfTracer::drain() {

@@ -31,7 +31,8 @@ namespace tracebench::perf {
 struct PerfConfig {
   std::string event;            // "system:event" override for syscall probes
   bool id_filter = true;        // raw_syscalls: PERF_EVENT_IOC_SET_FILTER "id == N"
-  std::size_t mmap_pages = 64;  // data pages per CPU ring (power of two)
+  std::size_t mmap_pages = 512;  // data pages per CPU ring (power of two)
+  bool mmap_pages_given = false;  // the ring is the user's: blocks are not shrunk to fit it
   std::size_t wakeup_events = 0;  // 0 = wake the consumer at half a ring
   int consumer_cpu = -2;        // -2 = CPU 0 when there are >1 CPUs; -1 = unpinned
   std::string clock;            // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
@@ -72,6 +73,7 @@ class PerfTracer final : public Tracer {
   Status enable() override;
   Status disable() override;
   Status drain() override;
+  std::uint64_t block_event_capacity() const override;
   EventCounts counts() override;
   std::vector<ConsumerTask> consumer_tasks() const override;
   nlohmann::json details() const override;

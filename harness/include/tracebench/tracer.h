@@ -230,6 +230,22 @@ class Tracer {
   virtual Status attach(const AttachSpec& spec) = 0;
   virtual Status enable() = 0;
   virtual Status disable() = 0;
+  // The most events one traced block may fire for the tracer to keep them
+  // all (0: no limit), asked after the pilot: a tracer whose buffer is
+  // fixed at attach() and emptied by a consumer that may fall behind (an
+  // LTTng channel) says what half its buffer holds, and the harness sizes
+  // the block (batch and samples) to the pilot's traced cost x that many.
+  virtual std::uint64_t block_event_capacity() const { return 0; }
+  // Called once after the pilot and before the first measured block, with
+  // the events one traced block fires on the firing thread (samples per
+  // block x batch; the pilot's events were read back already).  A tracer
+  // whose buffer is read back between blocks and whose size the user did not
+  // set sizes it here to hold one block (events x its record size), within a
+  // bound it documents; one that keeps its default returns ok.
+  virtual Status plan_block(std::uint64_t events_per_block) {
+    (void)events_per_block;
+    return Status::ok();
+  }
   // Consume what is buffered (called after disable(), before counts()).
   virtual Status drain() { return Status::ok(); }
   virtual EventCounts counts() = 0;
