@@ -176,14 +176,11 @@ int run_suite(const SuiteArgs& a) {
 
   // The machine lock, held for the whole suite and handed to its steps
   // (each a child that takes it too): nobody else measures in between.
-  LockRequest req;
-  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
   MachineLock lock;
-  if (Status s = lock.acquire(req, "tracebench model suite"); !s) {
-    std::cerr << s.message() << "\n";
+  if (Status s = a.lock.hold_for_children(&lock, "tracebench model suite"); !s) {
+    std::cerr << s.message() << "\n";  // it names the command
     return 2;
   }
-  if (Status s = lock.share_with_children(); !s) return refuse(s.message());
   // Claimed with one mkdir of logs/ that only one process can win: another
   // suite that checked the same empty --out a moment ago is refused here.
   fs::create_directories(out, ec);

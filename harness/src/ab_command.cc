@@ -387,14 +387,11 @@ int run_ab(AbArgs a) {
   if (Status s = check_out_dir(a); !s) return refuse(s.message());
   // The machine lock, held for the whole session and handed to each run (a
   // child that takes it too): nobody else measures between the pairs.
-  LockRequest req;
-  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
   MachineLock lock;
-  if (Status s = lock.acquire(req, "tracebench ab"); !s) {
-    std::cerr << s.message() << "\n";
+  if (Status s = a.lock.hold_for_children(&lock, "tracebench ab"); !s) {
+    std::cerr << s.message() << "\n";  // it names the command
     return 2;
   }
-  if (Status s = lock.share_with_children(); !s) return refuse(s.message());
   if (Status s = make_out_dir(a); !s) return refuse(s.message());
   Session session;
   run_until_decided(a, specs, &session);

@@ -25,6 +25,18 @@ struct LockFlags {
     out->wait_s = wait_s;
     return Status::ok();
   }
+  // For a command that runs its measurements as children (model suite, ab):
+  // the lock as the flags ask, held for the whole command and handed to each
+  // child, which takes it too, so nobody else measures in between.
+  // Every error begins with `what`, as acquire()'s do.
+  Status hold_for_children(MachineLock* lock, const char* what) const {
+    auto named = [what](const Status& s) { return Status::error(std::string(what) + ": " + s.message()); };
+    LockRequest req;
+    if (Status s = request(&req); !s) return named(s);
+    TB_TRY(lock->acquire(req, what));
+    if (Status s = lock->share_with_children(); !s) return named(s);
+    return Status::ok();
+  }
 };
 
 inline void add_lock_flags(CLI::App* app, LockFlags* f) {
