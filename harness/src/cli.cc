@@ -224,7 +224,7 @@ void warn_leftovers() {
 struct CompareArgs {
   std::string a, b;
   double threshold = 0.05, alpha = 0.05;
-  bool json = false, fail_on_regression = false, fail_on_inconclusive = false;
+  bool json = false, fail_on_regression = false, fail_on_inconclusive = false, sequential = false;
   std::string junit;  // a file for the JUnit XML
 };
 
@@ -259,6 +259,12 @@ int cmd_compare(const CompareArgs& c) {
   for (const auto& r : runs[0]) a.push_back(&r);
   for (const auto& r : runs[1]) b.push_back(&r);
   CompareResult res;
+  if (c.sequential && !paired[0]) {
+    std::cerr << "tracebench compare: --sequential needs both sides laid out as pairs (pair-NNNN/<run>/, as `tracebench "
+                 "ab` writes DIR/A and DIR/B)\n";
+    return 2;
+  }
+  pair_ids.sequential = c.sequential;
   if (paired[0] != paired[1]) {
     std::cerr << "tracebench compare: " << (paired[0] ? c.a : c.b) << " is laid out as pairs (pair-NNNN/) and "
               << (paired[0] ? c.b : c.a) << " is not: give both sides of the pairs (DIR/A and DIR/B of `tracebench ab`)\n";
@@ -634,7 +640,8 @@ int cli_dispatch(int argc, char** argv) {
   compare->add_flag("--json", ca.json, "Print JSON");
   compare->add_option("--junit", ca.junit, "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A missing or failed in B, is a failure)");
   compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an inconclusive benchmark does not fail it)");
-  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive, "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above --threshold); implies --fail-on-regression");
+  compare->add_flag("--sequential", ca.sequential, "Sides laid out as pairs: decide with the always-valid sequential test (`tracebench ab`'s) on the pairs in order, valid however often more pairs are added and compare re-run; a benchmark it has not decided is 'undecided'");
+  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive, "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above --threshold) or undecided (--sequential); implies --fail-on-regression");
 
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {

@@ -101,6 +101,15 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+// The sequential test on the pairs (in pair order) decides the row.
+void decide_sequentially(const std::vector<double>& a, const std::vector<double>& b, double alpha, double threshold,
+                         CompareRow* row) {
+  std::vector<double> d;
+  for (std::size_t i = 0; i < a.size(); ++i) d.push_back(std::log(b[i] / a[i]));
+  row->sequential = sequential_test(d, alpha, threshold);
+  row->verdict = row->sequential->verdict.empty() ? "undecided" : row->sequential->verdict;
+}
+
 }  // namespace
 
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
@@ -268,6 +277,11 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       row.mde90 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.9));
     }
     if (row.a_median > 0 && !row.ratio) row.ratio = row.b_median / row.a_median;
+    if (pairs && pairs->sequential && row.method == "pairs") {
+      decide_sequentially(pair_a, pair_b, alpha / static_cast<double>(order.size()), threshold, &row);
+      out->rows.push_back(row);
+      continue;
+    }
     bool significant = row.p_value < alpha;
     double change = row.ratio ? *row.ratio - 1 : (row.b_median - row.a_median);
     if (significant && std::fabs(change) >= threshold) {
@@ -343,6 +357,9 @@ bool fails_check(const CompareResult& c, std::string* why, bool inconclusive_fai
     if (r.verdict == "regression") reasons.push_back(r.benchmark + ": regression");
     if (inconclusive_fails && r.verdict == "inconclusive")
       reasons.push_back(fmt::format("{}: inconclusive (MDE at 80% power {:.1f}%)", r.benchmark, 100 * *r.mde80));
+    if (inconclusive_fails && r.verdict == "undecided")
+      reasons.push_back(fmt::format("{}: undecided by the sequential test after {} pairs", r.benchmark,
+                                    r.sequential->n));
     if ((r.verdict == "missing" || r.verdict == "failed") && r.side == "B")
       reasons.push_back(r.benchmark + ": " + r.detail);
   }

@@ -1,5 +1,6 @@
 // The compare reporter: what `tracebench compare` prints, a table with the
 // runs of each side named, or JSON.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -17,6 +18,18 @@ std::string mde_text(const std::optional<double>& m) {
   return std::isfinite(*m) ? fmt::format("{:.1f}%", 100 * *m) : "inf";
 }
 json mde_json(const std::optional<double>& m) { return m && std::isfinite(*m) ? json(*m) : json(nullptr); }
+// A change on the log scale as a signed percent, +-inf while unbounded.
+std::string percent_of_log(double v) {
+  if (!std::isfinite(v)) return v > 0 ? "+inf" : "-inf";
+  return fmt::format("{:+.1f}%", 100 * std::expm1(v));
+}
+json finite_json(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json sequential_json(const CompareRow& r) {
+  if (!r.sequential) return nullptr;
+  const SequentialState& s = *r.sequential;
+  return {{"pairs", s.n}, {"bayes_factor", s.bayes_factor}, {"change_low", finite_json(std::expm1(s.low))},
+          {"change_high", finite_json(std::expm1(s.high))}};
+}
 }  // namespace
 
 std::string compare_table(const CompareResult& c) {
@@ -29,6 +42,9 @@ std::string compare_table(const CompareResult& c) {
       continue;
     }
     std::string verdict = r.verdict;
+    if (r.sequential)
+      verdict += fmt::format(" (sequential, {} pairs: B/A-1 in [{}, {}])", r.sequential->n,
+                             percent_of_log(r.sequential->low), percent_of_log(r.sequential->high));
     if (r.threshold_decided) verdict += fmt::format(" (p < {}, but the change is below the {:.0f}% threshold)", c.alpha,
                                                     100 * c.threshold);
     out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5} {:>8}  {}\n", r.benchmark, r.what,
@@ -40,6 +56,9 @@ std::string compare_table(const CompareResult& c) {
                      "significant and at least the threshold; inconclusive = not significant and MDE80 above the "
                      "threshold\n",
                      c.alpha, 100 * c.threshold);
+  if (std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) { return r.sequential.has_value(); }))
+    out += "sequential (--sequential): the always-valid test of `tracebench ab` on the pairs in order, alpha split over "
+           "the benchmarks; its interval holds at every pair at once; undecided = more pairs are needed\n";
   out += "test: pairs = paired t on the log ratios of interleaved pairs, runs = Welch's t on each run's median (2+ runs "
          "a side), reps = Mann-Whitney U on the pooled repetitions\n"
          "MDE80: the smallest change the test would find with 80% power (reps: from one run's repetitions, which "
@@ -77,7 +96,7 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
                     {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
                     {"b_runs", r.b_runs}, {"method", r.method}, {"mde_80", mde_json(r.mde80)},
                     {"mde_90", mde_json(r.mde90)}, {"verdict", r.verdict}, {"detail", r.detail},
-                    {"threshold_decided", r.threshold_decided}});
+                    {"threshold_decided", r.threshold_decided}, {"sequential", sequential_json(r)}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
 }

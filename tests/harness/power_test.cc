@@ -178,6 +178,71 @@ TEST(ComparePairs, PairsThatShareTheHostsDriftAreTestedOnTheirRatios) {
   EXPECT_NEAR(swapped.rows[0].p_value, paired.rows[0].p_value, 1e-12);
 }
 
+// Pairs with B = A * ratio * (1 +- noise), the host drifting between pairs.
+struct PairedSides {
+  std::vector<RunResult> a, b;
+  std::vector<const RunResult*> pa, pb;
+  PairIds ids;
+  PairedSides(int n, double ratio, double noise) {
+    const double level[] = {100, 110, 92, 105, 97, 108, 101, 95, 103, 99, 106, 94};
+    for (int i = 0; i < n; ++i) {
+      a.push_back(run_of(level[i % 12]));
+      b.push_back(run_of(level[i % 12] * ratio * (1 + noise * (i % 2 ? 1 : -1))));
+    }
+    for (int i = 0; i < n; ++i) {
+      pa.push_back(&a[i]);
+      pb.push_back(&b[i]);
+      ids.a.push_back("pair-" + std::to_string(i));
+      ids.b.push_back("pair-" + std::to_string(i));
+    }
+    ids.sequential = true;
+  }
+  CompareResult compare() {
+    CompareResult c;
+    EXPECT_TRUE(compare_runs(pa, pb, 0.05, 0.05, &c, &ids).is_ok());
+    return c;
+  }
+};
+
+TEST(ComparePairs, SequentialDecidesARegressionOnItsOwnTest) {
+  // Below five pairs no t statistic reaches 1/alpha with one benchmark:
+  // however clear, four pairs are undecided.
+  PairedSides four(4, 1.30, 0.01);
+  EXPECT_EQ(four.compare().rows[0].verdict, "undecided");
+  PairedSides s(6, 1.30, 0.01);
+  const CompareResult c = s.compare();
+  ASSERT_TRUE(c.rows[0].sequential.has_value());
+  EXPECT_EQ(c.rows[0].sequential->n, 6u);
+  EXPECT_EQ(c.rows[0].verdict, "regression");
+  EXPECT_GT(c.rows[0].sequential->low, 0);
+  EXPECT_NE(compare_json(c, s.pa, s.pb).dump().find("\"bayes_factor\""), std::string::npos);
+}
+
+TEST(ComparePairs, SequentialSaysUndecidedWhereAFixedSampleTestWouldAlreadyDecide) {
+  // Three pairs 8% apart with 2% noise: the paired t calls it a regression,
+  // the always-valid test needs more pairs.
+  PairedSides s(3, 1.08, 0.02);
+  s.ids.sequential = false;
+  EXPECT_EQ(s.compare().rows[0].verdict, "regression");
+  s.ids.sequential = true;
+  const CompareResult c = s.compare();
+  EXPECT_EQ(c.rows[0].verdict, "undecided");
+  std::string why;
+  EXPECT_FALSE(fails_check(c, &why, false));
+  EXPECT_TRUE(fails_check(c, &why, true));
+  EXPECT_NE(why.find("undecided"), std::string::npos);
+  EXPECT_NE(compare_table(c).find("undecided (sequential, 3 pairs"), std::string::npos);
+}
+
+TEST(ComparePairs, SequentialCallsSameOnlyWhenTheThresholdIsExcluded) {
+  PairedSides few(3, 1.0, 0.003), many(12, 1.0, 0.003);
+  EXPECT_EQ(few.compare().rows[0].verdict, "undecided");
+  const CompareResult c = many.compare();
+  EXPECT_EQ(c.rows[0].verdict, "same");
+  EXPECT_GT(c.rows[0].sequential->low, std::log(1 / 1.05));
+  EXPECT_LT(c.rows[0].sequential->high, std::log(1.05));
+}
+
 TEST(ComparePairs, ThePairLayoutIsRecognised) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("tb-pairs-" + std::to_string(::getpid()));

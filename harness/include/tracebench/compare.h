@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tracebench/results.h"
+#include "tracebench/sequential.h"
 #include "tracebench/status.h"
 
 namespace tracebench {
@@ -62,6 +63,12 @@ struct CompareRow {
   std::string detail;  // for missing/failed: which side and why; else in how many runs of a side it is
   // "same" although p < alpha: the change is smaller than the threshold.
   bool threshold_decided = false;
+  // With `sequential` (pairs only): the always-valid test of sequential.h on
+  // the pairs' log ratios in pair order, at alpha split over the benchmarks;
+  // its verdict replaces the fixed-sample one, "undecided" while it has not
+  // decided (more pairs may decide it; the test stays valid however often it
+  // is looked at, which a fixed-sample test re-run after each pair is not).
+  std::optional<SequentialState> sequential;
 };
 
 struct CompareResult {
@@ -103,6 +110,8 @@ Status compare_runs(const RunResult& a, const RunResult& b, double threshold, do
 // runs of two or more pairs is tested on those pairs (method "pairs").
 struct PairIds {
   std::vector<std::string> a, b;
+  // Decide each paired benchmark with the sequential test (CompareRow::sequential).
+  bool sequential = false;
 };
 Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
                     double threshold, double alpha, CompareResult* out, const PairIds* pairs = nullptr);
