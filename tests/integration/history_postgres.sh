@@ -2,7 +2,8 @@
 # tracebench history on PostgreSQL (run under with_postgres.sh, which makes a
 # throw-away cluster and gives TB_PG_URI): two processes adding 50 runs each
 # at once lose none; two runs with the same id from different folders both
-# land, added at once on PostgreSQL and in turn on SQLite; the same runs fed
+# land, added at once on PostgreSQL and in turn on SQLite; the same runs
+# added again are known; the same runs fed
 # to both back ends read back alike through `history list`, `show`,
 # `changes` and `report --history`; a database that is not ours is refused
 # and left unchanged; a server that is down or silent gives exit 2 and a
@@ -72,6 +73,11 @@ n=$(psql_pg -d tbhist -c "SELECT count(*) FROM runs WHERE run_id ~ '^(a|b|race-t
 import json, sys
 s = json.load(sys.stdin)
 assert len(s) == 1 and s[0]["runs"] == 101 and s[0]["runs_with_figure"] == 101, s'
+# Adding them again changes nothing: the figures read back from the server
+# are the ones stored, so each run is known as itself (not stored again as
+# id~hash).
+"$tracebench" history add "$work/a" "$work/b" --db "$pg" | tee "$work/again.txt"
+grep -q '0 run(s) added, 100 already there' "$work/again.txt" || { echo "adding the same runs again added some"; exit 1; }
 echo "two writers: 100 of 100 runs"
 
 # 2. Two runs with one id (same second, two --out folders): both land, the
