@@ -150,7 +150,8 @@ Status add_runs(Db& db, const std::vector<RunResult>& runs, const std::vector<st
       continue;
     }
     if (id != c.run_id)
-      out->renamed.push_back(fmt::format("{}: another run already has its id {}; stored as {}", files[i], c.run_id, id));
+      out->renamed.push_back(
+          fmt::format("{}: another run already has its id {}; stored as {}", files[i], c.run_id, id));
     TB_TRY(db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)",
                   {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
                    absolute_path(files[i])}));

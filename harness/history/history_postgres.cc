@@ -62,7 +62,7 @@ std::string numbered(const std::string& sql) {
 
 class PgDb : public Db {
  public:
-  PgDb(std::string uri) : uri_(std::move(uri)), name_(masked(uri_)) {}
+  explicit PgDb(std::string uri) : uri_(std::move(uri)), name_(masked(uri_)) {}
   ~PgDb() override {
     if (conn_) PQfinish(conn_);
   }

@@ -67,7 +67,8 @@ int export_bencher(const ExportArgs& a) {
 // What KCIDB's schema requires of the values given on the command line.
 Status check_kcidb_source(const KcidbSource& k) {
   if (!std::regex_match(k.origin, std::regex("[a-z0-9_]+")))
-    return Status::error("--origin " + k.origin + ": KCIDB takes [a-z0-9_]+ (the CI system's name, e.g. tracebench_lab1)");
+    return Status::error("--origin " + k.origin +
+                         ": KCIDB takes [a-z0-9_]+ (the CI system's name, e.g. tracebench_lab1)");
   if (!k.kernel_commit.empty() && !std::regex_match(k.kernel_commit, std::regex("[0-9a-f]{40}")))
     return Status::error("--kernel-commit " + k.kernel_commit + ": KCIDB takes the full 40-hex-digit commit hash");
   if (!k.kernel_repo.empty() && k.kernel_repo.rfind("https://", 0) != 0)

@@ -63,8 +63,11 @@ nlohmann::json checkout(const RunContext& c, const KcidbSource& src, std::string
   return j;
 }
 
+// The kernel as configured: the run ran on it, so its build passed.
 nlohmann::json build(const RunContext& c, const KcidbSource& src, const std::string& checkout_id, std::string* id) {
-  *id = fmt::format("{}:{}", checkout_id, c.kernel_config_hash.empty() ? "config-unknown" : "config-" + c.kernel_config_hash.substr(0, 16));
+  const std::string config =
+      c.kernel_config_hash.empty() ? "config-unknown" : "config-" + c.kernel_config_hash.substr(0, 16);
+  *id = checkout_id + ":" + config;
   nlohmann::json j = {{"id", *id}, {"checkout_id", checkout_id}, {"origin", src.origin}, {"status", "PASS"}};
   nlohmann::json misc = nlohmann::json::object();
   if (!c.kernel_config_hash.empty()) misc["kernel_config_hash"] = c.kernel_config_hash;
