@@ -34,6 +34,8 @@ packages=(
   python3 python3-jsonschema
   # report (plots), results history, the report's browser test
   python3-matplotlib libsqlite3-dev sqlite3 chromium
+  # the results history on a PostgreSQL server (libpq), and the throw-away cluster its tests start
+  libpq-dev postgresql
   # the man page (help2man reads the built binary's --help)
   help2man
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang

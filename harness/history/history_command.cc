@@ -1,11 +1,12 @@
 // `tracebench history add RUN... | show BENCHMARK | changes [BENCHMARK...]`:
-// runs ingested into a SQLite database (default results/history.sqlite),
+// runs ingested into a history database (default results/history.sqlite; a
+// postgresql:// URI names a server),
 // each benchmark's figure as a series per machine (host fingerprint) across
 // kernels and commits, and the change points in it (tracebench/changepoint.h).
 //
-// The database is history_db.h's.  `add` reads and checks every
-// named run before it opens the database, then writes them in one
-// transaction: a bad run changes nothing, the same run added again is
+// The database is history_db.h's, on either back end.  `add` reads and
+// checks every named run before it opens the database, then writes them in
+// one transaction: a bad run changes nothing, the same run added again is
 // skipped, and a distinct run whose id is taken is kept under a derived id.
 #include <filesystem>
 #include <iostream>
@@ -14,8 +15,6 @@
 #include <map>
 #include <set>
 #include <tuple>
-
-#include <sqlite3.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -35,6 +34,7 @@ namespace {
 namespace fs = std::filesystem;
 using history::Db;
 using history::Point;
+using history::Row;
 using history::Series;
 using history::Value;
 
@@ -74,11 +74,9 @@ Figures figures_of(const RunResult& r) {
 Status stored_is_same(Db& db, const std::string& id, const RunResult& r, bool* same) {
   Figures stored;
   TB_TRY(db.query("SELECT name, status, baseline_ns, traced_ns FROM benchmarks WHERE run_id = ?", {id},
-                  [&](sqlite3_stmt* s) {
-                    auto real = [&](int c) { return sqlite3_column_type(s, c) == SQLITE_NULL ? -1.0 : sqlite3_column_double(s, c); };
-                    const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-                    const auto* status = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
-                    stored[name ? name : ""] = {status ? status : "", real(2), real(3)};
+                  [&](const Row& s) {
+                    auto real = [&](int c) { return s.is_null(c) ? -1.0 : s.real(c); };
+                    stored[s.text(0)] = {s.text(1), real(2), real(3)};
                   }));
   *same = stored == figures_of(r);
   return Status::ok();
@@ -92,7 +90,7 @@ Status history_id(Db& db, const RunResult& r, const std::string& file, std::stri
   *known = false;
   for (int round = 0; round < 2; ++round) {
     bool exists = false;
-    TB_TRY(db.query("SELECT 1 FROM runs WHERE run_id = ?", {*id}, [&](sqlite3_stmt*) { exists = true; }));
+    TB_TRY(db.query("SELECT 1 FROM runs WHERE run_id = ?", {*id}, [&](const Row&) { exists = true; }));
     if (!exists) return Status::ok();
     bool same = false;
     TB_TRY(stored_is_same(db, *id, r, &same));
@@ -103,6 +101,64 @@ Status history_id(Db& db, const RunResult& r, const std::string& file, std::stri
     if (round == 0) *id = r.context.run_id + "~" + sha256_file(file, false).substr(0, 12);
   }
   return Status::error(fmt::format("{}: run id {} is taken twice by other runs in {}", file, *id, "the history"));
+}
+
+// One benchmark's row of the benchmarks table, stored under run id `id`.
+Status insert_benchmark(Db& db, const std::string& id, const BenchmarkResult& b) {
+  std::string opts;
+  for (const auto& [k, v] : b.options) opts += (opts.empty() ? "" : ",") + k + "=" + v;
+  // The figure a series follows: what compare compares (the none tracer's
+  // own cost, else the overhead).
+  const bool base = b.tracer == "none";
+  Value value = nullptr, low = nullptr, high = nullptr;
+  if (b.status == "ok" && base && b.baseline.ns.n > 0) {
+    value = b.baseline.ns.p50;
+    low = b.baseline.ns.p10;
+    high = b.baseline.ns.p90;
+  }
+  if (b.status == "ok" && !base && b.overhead_ns) {
+    value = b.overhead_ns->median;
+    low = b.overhead_ns->low;
+    high = b.overhead_ns->high;
+  }
+  return db.run("INSERT INTO benchmarks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                {id, b.name, b.tracer, b.workload, b.action, static_cast<std::int64_t>(b.payload_bytes),
+                 static_cast<std::int64_t>(b.threads), opts, b.status, b.events.verification,
+                 std::string(base ? "baseline" : "overhead"), value, low, high,
+                 b.overhead_cycles ? Value(b.overhead_cycles->median) : Value(nullptr),
+                 b.baseline.ns.n ? Value(b.baseline.ns.p50) : Value(nullptr),
+                 b.traced.ns.n ? Value(b.traced.ns.p50) : Value(nullptr)});
+}
+
+// What one add did, decided inside its transaction (and decided again when
+// the transaction runs again).
+struct Added {
+  int added = 0, known = 0;
+  std::vector<std::string> renamed;  // "FILE: ... stored as ID" notes
+};
+
+// The body of add's transaction: every run stored (or found there already).
+Status add_runs(Db& db, const std::vector<RunResult>& runs, const std::vector<std::string>& files, Added* out) {
+  *out = Added{};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunContext& c = runs[i].context;
+    std::string id;
+    bool exists = false;
+    TB_TRY(history_id(db, runs[i], files[i], &id, &exists));
+    if (exists) {
+      ++out->known;
+      continue;
+    }
+    if (id != c.run_id)
+      out->renamed.push_back(
+          fmt::format("{}: another run already has its id {}; stored as {}", files[i], c.run_id, id));
+    TB_TRY(db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)",
+                  {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
+                   absolute_path(files[i])}));
+    for (const auto& b : runs[i].benchmarks) TB_TRY(insert_benchmark(db, id, b));
+    ++out->added;
+  }
+  return Status::ok();
 }
 
 int cmd_add(const Args& a) {
@@ -116,65 +172,13 @@ int cmd_add(const Args& a) {
     if (s && !runs[i].context.complete) s = Status::error(files[i] + ": the run did not finish (context.complete is false)");
     if (!s) return fail("add", s.message() + " (nothing was added)");
   }
-  if (const fs::path parent = fs::path(a.db).parent_path(); !parent.empty()) {
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-  }
-  Db db;
-  if (Status s = db.open(a.db, true); !s) return fail("add", s.message());
-  if (Status s = db.exec("BEGIN IMMEDIATE"); !s) return fail("add", s.message());
-  int added = 0, known = 0;
-  Status st = Status::ok();
-  for (std::size_t i = 0; st && i < runs.size(); ++i) {
-    const RunContext& c = runs[i].context;
-    std::string id;
-    bool exists = false;
-    st = history_id(db, runs[i], files[i], &id, &exists);
-    if (!st) break;
-    if (exists) {
-      ++known;
-      continue;
-    }
-    if (id != c.run_id)
-      std::cerr << fmt::format("tracebench history add: {}: another run already has its id {}; stored as {}\n",
-                               files[i], c.run_id, id);
-    st = db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)",
-                {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
-                 absolute_path(files[i])});
-    for (const auto& b : runs[i].benchmarks) {
-      if (!st) break;
-      std::string opts;
-      for (const auto& [k, v] : b.options) opts += (opts.empty() ? "" : ",") + k + "=" + v;
-      // The figure a series follows: what compare compares (the none
-      // tracer's own cost, else the overhead).
-      const bool base = b.tracer == "none";
-      Value value = nullptr, low = nullptr, high = nullptr;
-      if (b.status == "ok" && base && b.baseline.ns.n > 0) {
-        value = b.baseline.ns.p50;
-        low = b.baseline.ns.p10;
-        high = b.baseline.ns.p90;
-      }
-      if (b.status == "ok" && !base && b.overhead_ns) {
-        value = b.overhead_ns->median;
-        low = b.overhead_ns->low;
-        high = b.overhead_ns->high;
-      }
-      st = db.run("INSERT INTO benchmarks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  {id, b.name, b.tracer, b.workload, b.action, static_cast<std::int64_t>(b.payload_bytes),
-                   static_cast<std::int64_t>(b.threads), opts, b.status, b.events.verification,
-                   std::string(base ? "baseline" : "overhead"), value, low, high,
-                   b.overhead_cycles ? Value(b.overhead_cycles->median) : Value(nullptr),
-                   b.baseline.ns.n ? Value(b.baseline.ns.p50) : Value(nullptr),
-                   b.traced.ns.n ? Value(b.traced.ns.p50) : Value(nullptr)});
-    }
-    ++added;
-  }
-  if (!st) {
-    (void)db.exec("ROLLBACK");  // the add's own error is the one reported
-    return fail("add", st.message() + " (nothing was added)");
-  }
-  if (Status s = db.exec("COMMIT"); !s) return fail("add", s.message());
-  std::cout << fmt::format("history: {} run(s) added, {} already there ({})\n", added, known, a.db);
+  std::unique_ptr<Db> db;
+  if (Status s = history::open_db(a.db, true, &db); !s) return fail("add", s.message());
+  Added done;
+  if (Status s = db->write([&] { return add_runs(*db, runs, files, &done); }); !s)
+    return fail("add", s.message() + " (nothing was added)");
+  for (const auto& note : done.renamed) std::cerr << "tracebench history add: " << note << "\n";
+  std::cout << fmt::format("history: {} run(s) added, {} already there ({})\n", done.added, done.known, db->name());
   return 0;
 }
 
@@ -200,10 +204,10 @@ std::string unknown_benchmark(Db& db, const std::string& name, const std::string
 }
 
 int cmd_list(const Args& a) {
-  Db db;
-  if (Status s = db.open(a.db, false); !s) return fail("list", s.message());
+  std::unique_ptr<Db> db;
+  if (Status s = history::open_db(a.db, false, &db); !s) return fail("list", s.message());
   std::vector<history::SeriesCount> series;
-  if (Status s = history::series_counts(db, &series); !s) return fail("list", s.message());
+  if (Status s = history::series_counts(*db, &series); !s) return fail("list", s.message());
   if (a.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& c : series)
@@ -220,17 +224,17 @@ int cmd_list(const Args& a) {
   for (const auto& c : series)
     std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {} .. {}\n", c.benchmark, width, c.host, c.runs,
                              c.with_figure, c.first_date, c.last_date);
-  std::cout << fmt::format("history: {} series in {}\n", series.size(), a.db);
+  std::cout << fmt::format("history: {} series in {}\n", series.size(), db->name());
   return 0;
 }
 
 int cmd_show(const Args& a) {
-  Db db;
-  if (Status s = db.open(a.db, false); !s) return fail("show", s.message());
+  std::unique_ptr<Db> db;
+  if (Status s = history::open_db(a.db, false, &db); !s) return fail("show", s.message());
   std::vector<Series> series;
-  if (Status s = history::series_of(db, a.benchmarks.at(0), a.host, cp_options(a), &series); !s)
+  if (Status s = history::series_of(*db, a.benchmarks.at(0), a.host, cp_options(a), &series); !s)
     return fail("show", s.message());
-  if (series.empty()) return fail("show", unknown_benchmark(db, a.benchmarks[0], a.db, a.host));
+  if (series.empty()) return fail("show", unknown_benchmark(*db, a.benchmarks[0], db->name(), a.host));
   nlohmann::json j = nlohmann::json::array();
   for (const Series& ser : series) {
     const auto& pts = ser.points;
@@ -254,16 +258,16 @@ int cmd_show(const Args& a) {
 }
 
 int cmd_changes(const Args& a) {
-  Db db;
-  if (Status s = db.open(a.db, false); !s) return fail("changes", s.message());
+  std::unique_ptr<Db> db;
+  if (Status s = history::open_db(a.db, false, &db); !s) return fail("changes", s.message());
   std::vector<std::string> names = a.benchmarks;
   if (names.empty())
-    if (Status s = history::benchmark_names(db, &names); !s) return fail("changes", s.message());
+    if (Status s = history::benchmark_names(*db, &names); !s) return fail("changes", s.message());
   int slower = 0, found = 0;
   for (const auto& name : names) {
     std::vector<Series> series;
-    if (Status s = history::series_of(db, name, a.host, cp_options(a), &series); !s) return fail("changes", s.message());
-    if (series.empty() && !a.benchmarks.empty()) return fail("changes", unknown_benchmark(db, name, a.db, a.host));
+    if (Status s = history::series_of(*db, name, a.host, cp_options(a), &series); !s) return fail("changes", s.message());
+    if (series.empty() && !a.benchmarks.empty()) return fail("changes", unknown_benchmark(*db, name, db->name(), a.host));
     for (const Series& ser : series) {
       const auto& pts = ser.points;
       for (const auto& c : ser.changes) {
@@ -285,10 +289,10 @@ int cmd_changes(const Args& a) {
 }
 
 void install(CLI::App& app, int* exit_status) {
-  auto* h = app.add_subcommand("history", "Results history: runs in a SQLite database, series, change points");
+  auto* h = app.add_subcommand("history", "Results history: runs in a SQLite file or a PostgreSQL database, series, change points");
   h->require_subcommand(1);
   auto a = std::make_shared<Args>();
-  auto db_opt = [&](CLI::App* c) { c->add_option("--db", a->db, "The history database")->capture_default_str(); };
+  auto db_opt = [&](CLI::App* c) { c->add_option("--db", a->db, "The history: a SQLite file, or a postgresql:// (postgres://) connection URI")->capture_default_str(); };
   auto* add = h->add_subcommand("add", "Add runs (idempotent; a bad run refuses the lot and changes nothing)");
   add->add_option("RUN", a->runs, "Run directories, result.json files, or directories of runs")->required();
   db_opt(add);

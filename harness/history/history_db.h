@@ -1,14 +1,18 @@
-// The results history database (SQLite), shared by `tracebench history` and
-// `tracebench report --history`.
+// The results history database, shared by `tracebench history` and
+// `tracebench report --history`, on one of two back ends behind one
+// interface (Db): a SQLite file (history_sqlite.cc) or a PostgreSQL server
+// (history_postgres.cc), chosen by what --db names.
 //
-// PRAGMA application_id kApplicationId, user_version 1; tables runs (one row per run id) and benchmarks (one
-// row per run and benchmark).  A machine is its host fingerprint, not its
-// name; a series is one benchmark on one machine in date order, with the
-// kernel and commit on every point.
+// Schema version kSchemaVersion on both; tables runs (one row per run id)
+// and benchmarks (one row per run and benchmark).  A machine is its host
+// fingerprint, not its name; a series is one benchmark on one machine in
+// date order, with the kernel and commit on every point.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -19,16 +23,15 @@
 #include "tracebench/results.h"
 #include "tracebench/status.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace tracebench::history {
 
 constexpr int kSchemaVersion = 1;
-// PRAGMA application_id of a database tracebench created ("TBHI"): a SQLite
-// file without it (and without the tables of version 1) is not ours.
+// The mark of a database tracebench created ("TBHI"): SQLite's PRAGMA
+// application_id, a row of the tracebench_history table on PostgreSQL.  A
+// database without it (and without the tables of version 1) is not ours.
 constexpr int kApplicationId = 0x54424849;
-// How long a write waits for another writer's lock (sqlite3_busy_timeout).
+// How long a write waits for another writer's lock (SQLite's busy timeout,
+// PostgreSQL's lock_timeout).
 constexpr int kBusyTimeoutMs = 10000;
 
 // A hash of the machine's stable facts (CPU model and count, hypervisor,
@@ -38,41 +41,50 @@ std::string fingerprint(const RunContext& c);
 
 using Value = std::variant<std::string, double, std::int64_t, std::nullptr_t>;
 
+// One row of a query's result, columns from 0.
+class Row {
+ public:
+  virtual ~Row() = default;
+  virtual bool is_null(int column) const = 0;
+  virtual std::string text(int column) const = 0;  // "" for NULL
+  virtual double real(int column) const = 0;
+  virtual std::int64_t integer(int column) const = 0;
+};
+using RowFn = std::function<void(const Row&)>;
+
+// A history database.  SQL is written once, with `?` placeholders, in the
+// subset both back ends read alike; each back end makes its own schema.
 class Db {
  public:
-  Db() = default;
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-  ~Db();
-  // `create`: open read-write and make the schema in a new (empty) file;
-  // otherwise read-only, and a missing file is an error.  Either way a
-  // database that is not ours (check_ours) is an error, and nothing is
-  // written to it.  Waits up to kBusyTimeoutMs for another writer's lock.
-  Status open(const std::string& path, bool create);
-  Status exec(const std::string& sql);
+  virtual ~Db() = default;
   // Binds the arguments in order; calls `row` per result row.
-  template <typename F>
-  Status query(const std::string& sql, const std::vector<Value>& args, F row) {
-    sqlite3_stmt* s = nullptr;
-    TB_TRY(prepare(sql, args, &s));
-    for (;;) {
-      bool has_row = false;
-      if (Status st = step(s, &has_row); !st || !has_row) return st;
-      row(s);
-    }
-  }
+  virtual Status query(const std::string& sql, const std::vector<Value>& args, const RowFn& row) = 0;
   Status run(const std::string& sql, const std::vector<Value>& args) {
-    return query(sql, args, [](sqlite3_stmt*) {});
+    return query(sql, args, [](const Row&) {});
   }
-
- private:
-  // *empty: no schema at all (a new file); else an error unless it is ours.
-  Status check_ours(const std::string& path, bool* empty);
-  Status prepare(const std::string& sql, const std::vector<Value>& args, sqlite3_stmt** out);
-  // Finalizes the statement when it is done or fails.
-  Status step(sqlite3_stmt* s, bool* has_row);
-  sqlite3* db_ = nullptr;
+  // Runs `body` in one write transaction, committed when it returns ok and
+  // rolled back otherwise.  When the transaction lost a race with another
+  // writer (PostgreSQL: serialization failure, deadlock, a key another
+  // transaction took meanwhile) it is rolled back and `body` runs again from
+  // the start, so `body` must decide everything from what it reads inside.
+  virtual Status write(const std::function<Status()>& body) = 0;
+  // The database as messages name it (a URI with its password masked).
+  virtual const std::string& name() const = 0;
 };
+
+// Whether `where` names a PostgreSQL server (a postgresql:// or postgres://
+// connection URI) rather than a SQLite file.
+bool is_server_uri(const std::string& where);
+// `where` as it may be printed: a URI's password (user:PASSWORD@ or
+// password=...) replaced by ***.
+std::string masked(const std::string& where);
+
+// Opens the history `where` names.  `create`: open for writing and make the
+// schema in a new (empty) database; otherwise read-only, and a missing
+// database is an error.  Either way a database that is not ours is an
+// error, and nothing is written to it; a schema newer than kSchemaVersion
+// is refused.
+Status open_db(const std::string& where, bool create, std::unique_ptr<Db>* out);
 
 // One run's figure of one benchmark.
 struct Point {

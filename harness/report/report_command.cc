@@ -146,8 +146,8 @@ Status read_validations(const std::vector<std::string>& args, json* out) {
 // The history's series of the named benchmarks (else those of the runs being
 // reported, else every benchmark in it), each with its change points.
 Status read_history(const ReportArgs& a, const std::vector<RunResult>& runs, json* out) {
-  history::Db db;
-  TB_TRY(db.open(a.history, false));
+  std::unique_ptr<history::Db> db;
+  TB_TRY(history::open_db(a.history, false, &db));
   std::vector<std::string> names = a.history_benchmarks;
   const bool all = names.empty() && runs.empty();
   if (names.empty()) {
@@ -155,14 +155,14 @@ Status read_history(const ReportArgs& a, const std::vector<RunResult>& runs, jso
       for (const auto& b : r.benchmarks)
         if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
   }
-  if (all) TB_TRY(history::benchmark_names(db, &names));
+  if (all) TB_TRY(history::benchmark_names(*db, &names));
   json series = json::array();
   std::size_t left_out = 0;
   for (const auto& name : names) {
     std::vector<history::Series> ss;
-    TB_TRY(history::series_of(db, name, a.history_host, ChangePointOptions{}, &ss));
+    TB_TRY(history::series_of(*db, name, a.history_host, ChangePointOptions{}, &ss));
     if (ss.empty() && !a.history_benchmarks.empty())
-      return Status::error(fmt::format("{}: no figures of {}{}", a.history, name,
+      return Status::error(fmt::format("{}: no figures of {}{}", db->name(), name,
                                        a.history_host.empty() ? "" : " on " + a.history_host));
     for (const auto& s : ss) {
       if (all && series.size() >= kMaxHistorySeries) {
@@ -172,7 +172,7 @@ Status read_history(const ReportArgs& a, const std::vector<RunResult>& runs, jso
       series.push_back(history::to_json(s));
     }
   }
-  *out = {{"db", a.history}, {"series", series}, {"left_out", left_out}};
+  *out = {{"db", db->name()}, {"series", series}, {"left_out", left_out}};
   return Status::ok();
 }
 

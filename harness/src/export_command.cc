@@ -1,7 +1,8 @@
-// `tracebench export bencher RUN [--out FILE]`: a run in another tool's
-// format, written by its reporter (report.h).
+// `tracebench export bencher|kcidb RUN [--out FILE]`: a run in another
+// tool's format, written by its reporter (report.h).
 #include <iostream>
 #include <memory>
+#include <regex>
 
 #include <CLI/CLI.hpp>
 
@@ -15,21 +16,43 @@ namespace {
 
 struct ExportArgs {
   std::string run, out;
+  KcidbSource kcidb;
 };
 
-int export_bencher(const ExportArgs& a) {
-  auto fail = [](const std::string& why) {
-    std::cerr << "tracebench export bencher: " << why << "\n";
-    return 2;
-  };
+int refuse(const char* format, const std::string& why) {
+  std::cerr << "tracebench export " << format << ": " << why << "\n";
+  return 2;
+}
+
+// The one finished run `a.run` names, and its result.json's path.
+Status one_run(const ExportArgs& a, const char* format, RunResult* r, std::string* file) {
   std::vector<std::string> files;
-  if (Status s = result_files(a.run, &files); !s) return fail(s.message());
+  TB_TRY(result_files(a.run, &files));
   if (files.size() != 1)
-    return fail(a.run + " holds " + std::to_string(files.size()) +
-                " runs: Bencher takes one run's figures per report (give one run's directory)");
+    return Status::error(a.run + " holds " + std::to_string(files.size()) + " runs: " + format +
+                         " takes one run's figures per report (give one run's directory)");
+  TB_TRY(read_run(files[0], r));
+  if (!r->context.complete) return Status::error(files[0] + ": the run did not finish (context.complete is false)");
+  *file = files[0];
+  return Status::ok();
+}
+
+// `text` to standard output, or to --out (never over the run's own file).
+int write_out(const ExportArgs& a, const char* format, const std::string& file, const std::string& text) {
+  if (a.out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (Status s = check_output_not_input("--out", a.out, {file}); !s) return refuse(format, s.message());
+  if (Status s = write_file_atomic(a.out, text); !s) return refuse(format, s.message());
+  return 0;
+}
+
+int export_bencher(const ExportArgs& a) {
+  auto fail = [](const std::string& why) { return refuse("bencher", why); };
   RunResult r;
-  if (Status s = read_run(files[0], &r); !s) return fail(s.message());
-  if (!r.context.complete) return fail(files[0] + ": the run did not finish (context.complete is false)");
+  std::string file;
+  if (Status s = one_run(a, "Bencher", &r, &file); !s) return fail(s.message());
   const std::string text = bencher_json(r).dump(2) + "\n";
   if (const auto few = intervals_below_95(r); !few.empty()) {
     std::cerr << "tracebench export bencher: note: " << few.size()
@@ -38,13 +61,28 @@ int export_bencher(const ExportArgs& a) {
     for (const auto& f : few) std::cerr << " " << f;
     std::cerr << "\n";
   }
-  if (a.out.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  if (Status s = check_output_not_input("--out", a.out, files); !s) return fail(s.message());
-  if (Status s = write_file_atomic(a.out, text); !s) return fail(s.message());
-  return 0;
+  return write_out(a, "bencher", file, text);
+}
+
+// What KCIDB's schema requires of the values given on the command line.
+Status check_kcidb_source(const KcidbSource& k) {
+  if (!std::regex_match(k.origin, std::regex("[a-z0-9_]+")))
+    return Status::error("--origin " + k.origin +
+                         ": KCIDB takes [a-z0-9_]+ (the CI system's name, e.g. tracebench_lab1)");
+  if (!k.kernel_commit.empty() && !std::regex_match(k.kernel_commit, std::regex("[0-9a-f]{40}")))
+    return Status::error("--kernel-commit " + k.kernel_commit + ": KCIDB takes the full 40-hex-digit commit hash");
+  if (!k.kernel_repo.empty() && k.kernel_repo.rfind("https://", 0) != 0)
+    return Status::error("--kernel-repo " + k.kernel_repo + ": KCIDB takes an https:// URL");
+  return Status::ok();
+}
+
+int export_kcidb(const ExportArgs& a) {
+  auto fail = [](const std::string& why) { return refuse("kcidb", why); };
+  if (Status s = check_kcidb_source(a.kcidb); !s) return fail(s.message());
+  RunResult r;
+  std::string file;
+  if (Status s = one_run(a, "KCIDB", &r, &file); !s) return fail(s.message());
+  return write_out(a, "kcidb", file, kcidb_json(r, a.kcidb).dump(2) + "\n");
 }
 
 void install(CLI::App& app, int* exit_status) {
@@ -55,6 +93,16 @@ void install(CLI::App& app, int* exit_status) {
   b->add_option("RUN", ba->run, "A run directory or its result.json")->required();
   b->add_option("--out", ba->out, "Write to this file instead of standard output");
   b->callback([ba, exit_status] { *exit_status = export_bencher(*ba); });
+  auto ka = std::make_shared<ExportArgs>();
+  auto* k = e->add_subcommand("kcidb", "A KernelCI KCIDB submission (schema v5.3): the kernel, its build, a test per "
+                                       "benchmark with its status and figure in ns");
+  k->add_option("RUN", ka->run, "A run directory or its result.json")->required();
+  k->add_option("--origin", ka->kcidb.origin, "The CI system's name in KCIDB ([a-z0-9_]+): every id starts with it")
+      ->required();
+  k->add_option("--kernel-commit", ka->kcidb.kernel_commit, "The measured kernel's full git commit hash, when known");
+  k->add_option("--kernel-repo", ka->kcidb.kernel_repo, "The measured kernel's https:// git repository, when known");
+  k->add_option("-o,--out", ka->out, "Write to this file instead of standard output");
+  k->callback([ka, exit_status] { *exit_status = export_kcidb(*ka); });
 }
 
 }  // namespace

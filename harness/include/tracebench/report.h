@@ -8,6 +8,7 @@
 //   compare   report_compare.cc   `tracebench compare`: text table or JSON
 //   JUnit     report_junit.cc     `tracebench compare --junit FILE`: for CI systems
 //   Bencher   report_bencher.cc   `tracebench export bencher RUN`: Bencher Metric Format
+//   KCIDB     report_kcidb.cc     `tracebench export kcidb RUN`: a KernelCI KCIDB submission
 #pragma once
 
 #include <string>
@@ -63,5 +64,18 @@ nlohmann::json bencher_json(const RunResult& run);
 // The benchmarks whose overhead interval covers less than 95% (few
 // repetitions), with what it covers: Bencher gets their value alone.
 std::vector<std::string> intervals_below_95(const RunResult& run);
+
+// ---- KCIDB (KernelCI), schema v5.3 of kernelci/kcidb-io
+inline constexpr int kKcidbMajor = 5, kKcidbMinor = 3;
+// Where the submission comes from and what the run cannot know itself.
+struct KcidbSource {
+  std::string origin;         // the CI system's name, [a-z0-9_]+: every id is "origin:..."
+  std::string kernel_commit;  // the kernel's full git commit hash, when known
+  std::string kernel_repo;    // its https:// repository, when known
+};
+// One checkout (the kernel), one build (its configuration), one test per
+// benchmark: path, status from the verification (PASS, FAIL, DONE for the
+// none tracer, ERROR, SKIP), the figure as its numeric output in ns.
+nlohmann::json kcidb_json(const RunResult& run, const KcidbSource& src);
 
 }  // namespace tracebench

@@ -1,0 +1,101 @@
+#!/bin/bash
+# tracebench export kcidb end to end on a real run of the none and ftrace
+# tracers: the submission validates against KCIDB's own schema (v5.3,
+# vendored in kcidb/ with its source), holds one checkout, one build and a
+# test per benchmark whose status follows the verification (PASS for
+# ftrace, DONE for the none tracer's measurement, FAIL, ERROR where the run
+# says so) and whose number is the run's figure in ns; the kernel's commit
+# and repository when given.  Refused with exit 2 and nothing written: a
+# truncated or unfinished run, two runs, an origin or commit KCIDB does not
+# take, an --out that is the run's own file.
+set -euo pipefail
+tracebench=$1
+schema=$(dirname "$0")/kcidb/kcidb.v05_03.schema.json
+out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+"$tracebench" run -t none -t ftrace -w getpid --quick --out "$out/runs" > /dev/null 2>&1
+run=$(echo "$out"/runs/*/)
+
+# validate SUBMISSION RESULT_JSON [EXPECTED_STATUS_BY_TRACER_JSON]: the schema, then what the run says.
+validate() {
+  /usr/bin/python3 - "$schema" "$@" <<'PY'
+import json, re, sys
+from jsonschema import Draft202012Validator
+schema, sub, res = (json.load(open(p)) for p in sys.argv[1:4])
+want = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {"none": "DONE", "ftrace": "PASS"}
+errors = sorted(Draft202012Validator(schema).iter_errors(sub), key=str)
+assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+# date-time is a format the validator checks only with a module Debian lacks.
+rfc3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+assert sub["version"] == {"major": 5, "minor": 3}, sub["version"]
+co, = sub["checkouts"]; bu, = sub["builds"]
+assert bu["checkout_id"] == co["id"] and co["git_commit_name"] == res["context"]["kernel"]["release"], (co, bu)
+tests = sub["tests"]
+assert len(tests) == len(res["benchmarks"]) == len({t["path"] for t in tests}) == len({t["id"] for t in tests}), tests
+for t, b in zip(tests, res["benchmarks"]):
+    assert t["build_id"] == bu["id"] and t["origin"] == co["origin"] and t["id"].startswith(co["origin"] + ":"), t
+    assert rfc3339.match(t["start_time"]), t["start_time"]
+    assert t["path"] == "tracebench." + b["name"].replace("/", ".").replace(":", "_"), (t["path"], b["name"])
+    assert t["status"] == want[b["tracer"]], (b["name"], t["status"], want)
+    if b["status"] != "ok":
+        assert "number" not in t, t
+        continue
+    fig = b["baseline"]["ns_per_event"]["p50"] if b["tracer"] == "none" else b["overhead_ns_per_event"]["median"]
+    assert t["number"] == {"value": fig, "unit": "ns"}, (t["number"], fig)
+print("kcidb: valid,", len(tests), "tests:", ", ".join(t["path"] + " " + t["status"] for t in tests))
+PY
+}
+
+"$tracebench" export kcidb "$run" --origin tracebench_ci -o "$out/kcidb.json"
+validate "$out/kcidb.json" "$run/result.json"
+# The kernel's commit and repository, when the CI system gives them.
+commit=0123456789abcdef0123456789abcdef01234567
+"$tracebench" export kcidb "$run/result.json" --origin tracebench_ci --kernel-commit $commit \
+  --kernel-repo https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git > "$out/kcidb-git.json"
+validate "$out/kcidb-git.json" "$run/result.json"
+/usr/bin/python3 -c '
+import json, sys
+co = json.load(open(sys.argv[1]))["checkouts"][0]
+assert co["git_commit_hash"] == sys.argv[2] and co["id"] == "tracebench_ci:kernel-" + sys.argv[2], co
+assert co["git_repository_url"].startswith("https://git.kernel.org/"), co' "$out/kcidb-git.json" $commit
+
+# A failed verification is FAIL; a benchmark that failed is ERROR, without a number.
+for what in failed error; do
+  mkdir -p "$out/$what" && cp "$run"/* "$out/$what/"
+  /usr/bin/python3 - "$out/$what/result.json" "$what" <<'PY'
+import json, sys
+p, what = sys.argv[1:3]
+r = json.load(open(p))
+b = next(x for x in r["benchmarks"] if x["tracer"] == "ftrace")
+if what == "failed":
+    b["events"]["verification"] = "failed"
+    b["events"]["verification_reason"] = "recorded fewer events than fired"
+else:
+    b["status"], b["error"] = "error", "the tracer could not attach"
+json.dump(r, open(p, "w"))
+PY
+  want=$([ $what = failed ] && echo '{"none": "DONE", "ftrace": "FAIL"}' || echo '{"none": "DONE", "ftrace": "ERROR"}')
+  "$tracebench" export kcidb "$out/$what" --origin tracebench_ci > "$out/kcidb-$what.json"
+  validate "$out/kcidb-$what.json" "$out/$what/result.json" "$want"
+done
+
+# Refused, exit 2, nothing written.
+mkdir -p "$out/bad" "$out/partial" && cp "$run"/* "$out/bad/" && cp "$run"/* "$out/partial/"
+head -c 300 "$run/result.json" > "$out/bad/result.json"
+/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); r["context"]["complete"] = False; json.dump(r, open(sys.argv[1], "w"))' "$out/partial/result.json"
+cp -r "$run" "$out/runs/second"
+for args in "$out/bad --origin tracebench_ci" "$out/partial --origin tracebench_ci" "$out/runs --origin tracebench_ci" \
+            "$run --origin Tracebench-CI" "$run --origin tracebench_ci --kernel-commit 0123abc" \
+            "$run --origin tracebench_ci --kernel-repo git://example.org/linux" \
+            "$run --origin tracebench_ci -o $run/result.json" "$run"; do
+  sha=$(sha256sum "$run/result.json")
+  set +e; "$tracebench" export kcidb $args -o "$out/refused.json" > "$out/refused.txt" 2>&1; rc=$?; set -e
+  case $args in *"-o $run/result.json") set +e; "$tracebench" export kcidb $args > "$out/refused.txt" 2>&1; rc=$?; set -e ;; esac
+  [ $rc -eq 2 ] && [ ! -e "$out/refused.json" ] && [ "$(sha256sum "$run/result.json")" = "$sha" ] ||
+    { cat "$out/refused.txt"; echo "export kcidb $args: exit $rc, expected 2 and nothing written"; exit 1; }
+  echo "refused: $(head -1 "$out/refused.txt" | cut -c1-150)"
+done
+echo "export_kcidb: ok"
