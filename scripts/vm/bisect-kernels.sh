@@ -30,30 +30,39 @@
 # name a list entry as given or by its label: the release, or the image's file
 # name.  Only the entries from GOOD to BAD are used (and checked).
 #
-# Method.  First GOOD against BAD: unless `tracebench compare` calls BENCH a
-# `regression`, there is nothing to bisect (exit 3).  Then binary search
-# between them: each step boots the reference (GOOD) and the candidate in the
-# middle of the range left, interleaved in time (G, C, G, C, ..., --rounds N
-# each: timings drift with the host for minutes), runs `tracebench compare
-# --json DIR/stepK-<cand>/G/runs DIR/stepK-<cand>/C/runs` (each side's runs
-# together: the test is compare's, see --rounds) and takes BENCH's row: its
-# `verdict` decides (`regression` makes the candidate bad, anything else,
-# `same` or `improvement`, good; `failed` or `missing`, BENCH failed or did
-# not run, stops the bisection with exit 1), its medians, runs, ratio and
-# p-value are the evidence kept.  The answer is the first
-# bad kernel and the last good one before it; 1 + ceil(log2(candidates - 1))
-# steps, 2 N boots each (5 candidates, 3 rounds: 3 steps, 18 boots, ~4 min
-# under TCG for a small run).
+# Method.  First GOOD against BAD: if `tracebench compare` calls BENCH
+# `same` or an `improvement` there is nothing to bisect (exit 3).  Then
+# binary search between them: each step boots the reference (GOOD) and the
+# candidate in the middle of the range left as interleaved pairs in ABBA order
+# (G C, C G, G C, ...: timings drift with the host for minutes, and the drift
+# a pair shares cancels in its ratio), runs `tracebench compare --sequential
+# --json DIR/stepK-<cand>/G/pairs DIR/stepK-<cand>/C/pairs` after each pair
+# from the --rounds'th on, and stops the step when BENCH's row is decided or
+# at --max-rounds pairs.  The sequential test (`tracebench ab`'s always-valid
+# mixture SPRT on the pairs' log ratios) keeps its error rates however often
+# it looks; it cannot decide anything before five pairs at alpha 0.05.  Its
+# `verdict` decides: `regression` makes the candidate bad, `same` or
+# `improvement` good; `undecided` at --max-rounds (or `inconclusive` with
+# --fixed) stops the bisection with exit 4 and the range left, never a
+# guess; `failed` or `missing` (BENCH failed or did not run) with exit 1.
+# Its medians, pairs, ratio, p-value and interval are the evidence kept.
+# With --fixed each step is exactly --rounds pairs and compare's
+# fixed-sample paired t decides (with its MDE: `inconclusive` when it could
+# not have seen the threshold).  The answer is the first bad kernel and the
+# last good one before it; 1 + ceil(log2(candidates - 1)) steps of 2 boots a
+# pair.  `same` means within --threshold: under TCG one boot of a kernel can
+# measure 1.7x another boot of it, so look for large changes there (e.g.
+# --threshold 4 for a planted 28x; tests/vm/bisect_kernels.sh).
 #
 # Options:
-#   --rounds N          boots per side and step, 1..99 (default 3).  With >= 2
-#                       runs on both sides `tracebench compare` tests the runs'
-#                       medians (the run is the unit): 2 a side finds only large
-#                       changes, 3 to 5 is what it needs.  One run a side tests
-#                       its repetitions (use -r 6 or more), which understates
-#                       the noise between boots.
+#   --rounds N          pairs of boots (one a side) before a step's first look,
+#                       2..99 (default 3); with --fixed, the pairs of every step.
+#   --max-rounds M      pairs at most per step, --rounds..99 (default 10).
+#   --fixed             decide each step on exactly --rounds pairs with compare's
+#                       fixed-sample paired t (no further pairs).
 #   --threshold X, --alpha X   passed to `tracebench compare` (relative change
-#                       below which a difference is `same`; significance level).
+#                       below which a difference is `same`, 0..10; significance
+#                       level, 0..1).
 #   --inject-from KERNEL NAME=VALUE   calibration hook: the candidates at and after
 #                       KERNEL boot with the companion module's parameter
 #                       NAME=VALUE (`tracebench vm --kmod-param`), e.g.
@@ -75,7 +84,8 @@
 # module parameters in effect, run directories; the answer: first_bad,
 # last_good) and DIR/bisect.md.  Every boot is kept: DIR/stepK-<label>/G/roundI
 # and C/roundI as `tracebench vm` leaves them, the runs linked into G/runs and
-# C/runs, the comparison in compare.json and compare.txt.  qemu never outlives
+# C/runs and as pairs into G/pairs/pair-NNNN and C/pairs/pair-NNNN, the last
+# comparison of the pairs in compare.json and compare.txt.  qemu never outlives
 # a boot (`tracebench vm` kills it on every exit path); Ctrl-C or TERM stops
 # the boot under way and the bisection.
 #
@@ -85,7 +95,9 @@
 #        the steps done so far are in bisect.json
 #   2    bad input, refused before anything boots (a BENCH the run arguments do
 #        not produce is found after the first boot and refused then)
-#   3    no regression: GOOD vs BAD is not a `regression` of BENCH; nothing to bisect
+#   3    no regression: GOOD vs BAD is `same` or an `improvement`; nothing to bisect
+#   4    undecided: a step's test could not decide within its pairs (--max-rounds;
+#        `inconclusive` with --fixed); the range left and the evidence are kept
 #   130  interrupted (INT, TERM, HUP): the VM was stopped; bisect.json says so
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,7 +107,7 @@ me=bisect-kernels
 die() { echo "$me: $*" >&2; exit 2; }
 cmdline=("$0" "$@")
 
-tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=3 headers="" kernels="" kernels_file=""
+tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=3 max_rounds=10 fixed=0 headers="" kernels="" kernels_file=""
 threshold="" alpha=""
 inject_from=() inject_param=()
 pos=()
@@ -108,6 +120,8 @@ while [ $# -gt 0 ]; do
     --accel) need "$@"; accel=$2; shift 2;;
     --timeout) need "$@"; timeout_s=$2; shift 2;;
     --rounds) need "$@"; rounds=$2; shift 2;;
+    --max-rounds) need "$@"; max_rounds=$2; shift 2;;
+    --fixed) fixed=1; shift;;
     --headers) need "$@"; headers=$2; shift 2;;
     --kernels) need "$@"; kernels=$2; shift 2;;
     --kernels-file) need "$@"; kernels_file=$2; shift 2;;
@@ -128,13 +142,16 @@ run_args=("$@")
 bench=${pos[0]} good=${pos[1]} bad=${pos[2]}
 [[ "$bench" =~ ^[A-Za-z0-9_]+/[A-Za-z0-9_]+/[A-Za-z0-9_]+/payload:[0-9]+/threads:[0-9]+(/gap_us:[0-9]+)?$ ]] ||
   die "BENCH '$bench' is not a benchmark name: TRACER/WORKLOAD/ACTION/payload:N/threads:N[/gap_us:N] (e.g. none/kmod_target/none/payload:0/threads:1)"
-[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99 (got '$rounds')"
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] && [ "$rounds" -ge 2 ] || die "--rounds must be 2..99 (got '$rounds')"
+[[ "$max_rounds" =~ ^[1-9][0-9]?$ ]] && [ "$max_rounds" -ge "$rounds" ] ||
+  die "--max-rounds must be --rounds..99 (got '$max_rounds', --rounds $rounds)"
+[ $fixed -eq 0 ] || max_rounds=$rounds
 case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg (got '$accel')";; esac
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] && [ "$timeout_s" -ge 10 ] && [ "$timeout_s" -le 86400 ] ||
   die "--timeout must be 10..86400 seconds (got '$timeout_s')"
-for v in threshold alpha; do
-  [ -z "${!v}" ] || [[ "${!v}" =~ ^(0(\.[0-9]+)?|1(\.0*)?|\.[0-9]+)$ ]] || die "--$v must be a number in 0..1 (got '${!v}')"
-done
+[ -z "$threshold" ] || [[ "$threshold" =~ ^([0-9](\.[0-9]+)?|10(\.0*)?|\.[0-9]+)$ ]] ||
+  die "--threshold must be a number in 0..10 (got '$threshold')"
+[ -z "$alpha" ] || [[ "$alpha" =~ ^(0(\.[0-9]+)?|1(\.0*)?|\.[0-9]+)$ ]] || die "--alpha must be a number in 0..1 (got '$alpha')"
 [ -z "$headers" ] || [ -f "$headers/Makefile" ] || die "--headers '$headers' is not a kernel build directory (no Makefile)"
 [ -z "$kernels" ] || [ -z "$kernels_file" ] || die "give the candidates with --kernels or --kernels-file, not both"
 [ ${#run_args[@]} -gt 0 ] || die "need tracebench run arguments after -- (e.g. -- run --quick -t none -w kmod_target -p 0)"
@@ -165,19 +182,11 @@ for p in "${inject_param[@]}"; do
   kmod_param_ok "$p" || die "--inject-from: '$p' is not a module parameter NAME=VALUE ($kmod_param_rule)"
 done
 
-# Evidence that cannot reach p < 0.05 whatever the kernels do.
-reps=""
-for ((i = 1; i < ${#run_args[@]}; ++i)); do
-  case "${run_args[$i]}" in
-    --) break;;
-    -r|--repetitions) reps=${run_args[$((i + 1))]:-};;
-    --repetitions=*) reps=${run_args[$i]#--repetitions=};;
-  esac
-done
-if [ "$rounds" -eq 2 ]; then
-  echo "$me: note: two runs a side: compare's test on run medians has about one degree of freedom and finds only large changes; 3 to 5 rounds are what it needs" >&2
-elif [ "$rounds" -eq 1 ] && [[ "$reps" =~ ^[0-9]+$ ]] && [ "$reps" -lt 4 ]; then
-  echo "$me: note: one run a side with -r $reps: the U test over $reps vs $reps repetitions cannot reach p < 0.05; use -r 6 or more" >&2
+# Designs that cannot decide whatever the kernels do.
+if [ $fixed -eq 1 ] && [ "$rounds" -eq 2 ]; then
+  echo "$me: note: --fixed with two pairs: the paired t has one degree of freedom and finds only large changes; 3 to 5 rounds are what it needs" >&2
+elif [ $fixed -eq 0 ] && [ "$max_rounds" -lt 5 ]; then
+  echo "$me: note: --max-rounds $max_rounds: the sequential test decides nothing before five pairs at alpha 0.05; every step will be undecided" >&2
 fi
 
 # --- The candidate list --------------------------------------------------------
@@ -314,6 +323,7 @@ mkdir -p "$outdir/.state"
   done > "$outdir/.state/candidates.tsv"
 }
 compare_opts=()
+[ $fixed -eq 1 ] || compare_opts+=(--sequential)
 [ -n "$threshold" ] && compare_opts+=(--threshold "$threshold")
 [ -n "$alpha" ] && compare_opts+=(--alpha "$alpha")
 
@@ -328,9 +338,9 @@ trap on_signal INT TERM HUP
 finish() {
   local status=$1 msg=$2
   "$py" - "$outdir" "$status" "$msg" "$bench" "$rounds" "$accel" "$gi" "$bi" "$t_start" \
-    "$((SECONDS - s_start))" "${threshold:-}" "${alpha:-}" <<'PY' || echo "$me: writing bisect.json failed" >&2
+    "$((SECONDS - s_start))" "${threshold:-}" "${alpha:-}" "$max_rounds" "$fixed" <<'PY' || echo "$me: writing bisect.json failed" >&2
 import json, os, sys, datetime
-out, status, msg, bench, rounds, accel, gi, bi, t_start, wall, thr, alpha = sys.argv[1:13]
+out, status, msg, bench, rounds, accel, gi, bi, t_start, wall, thr, alpha, max_rounds, fixed = sys.argv[1:15]
 st = os.path.join(out, ".state")
 def nul(path):
     with open(path, "rb") as f:
@@ -362,6 +372,8 @@ doc = {
     "good": label_of[int(gi)]["label"],
     "bad": label_of[int(bi)]["label"],
     "rounds": int(rounds),
+    "max_rounds": int(max_rounds),
+    "design": "fixed" if fixed == "1" else "sequential",
     "accel": accel,
     "compare_options": {"threshold": float(thr) if thr else None, "alpha": float(alpha) if alpha else None},
     "command": nul(os.path.join(st, "cmdline")),
@@ -383,9 +395,10 @@ def num(x, fmt):
 md = [f"# Kernel bisection: `{bench}`", ""]
 md.append(f"Status: **{status}**. {msg}")
 md.append("")
-md.append(f"Good `{doc['good']}`, bad `{doc['bad']}`; {rounds} boot(s) per side and step, interleaved "
-          f"(reference, candidate, ...), each side's runs together in `tracebench compare`; accel {accel}; "
-          f"{doc['wall_seconds']} s.")
+design = (f"exactly {rounds} pairs a step, compare's paired t" if fixed == "1" else
+          f"{rounds} to {max_rounds} pairs a step until compare's sequential test decides")
+md.append(f"Good `{doc['good']}`, bad `{doc['bad']}`; boots of the reference and the candidate as interleaved "
+          f"pairs (ABBA), {design}; accel {accel}; {doc['wall_seconds']} s.")
 md.append("")
 md.append("| # | candidate | module parameters | vs reference | reference median ns (runs) | "
           "candidate median ns (runs) | ratio | p | test | verdict | kernel is | range left |")
@@ -487,28 +500,44 @@ boot() {
   fi
 }
 
+# compare of a step's pairs so far: $1 = step number, $2 = its directory.
+# Sets verdict to BENCH's (or "missing").
+compare_step() {
+  local k=$1 sd=$2
+  if ! "$tb" compare --json "${compare_opts[@]}" "$sd/G/pairs" "$sd/C/pairs" > "$sd/compare.json" 2> "$sd/compare.err"; then
+    cat "$sd/compare.err" >&2
+    fail 1 failed "tracebench compare failed on step $k ($sd/compare.err)"
+  fi
+  "$tb" compare "${compare_opts[@]}" "$sd/G/pairs" "$sd/C/pairs" > "$sd/compare.txt" 2>/dev/null
+  check_interrupt
+  verdict=$("$py" -c 'import json,sys
+rows = [r for r in json.load(open(sys.argv[1])).get("rows", []) if r.get("benchmark") == sys.argv[2]]
+print(rows[0].get("verdict") or "missing" if rows else "missing")' "$sd/compare.json" "$bench")
+}
+
 # One comparison: reference GOOD (index gi) vs candidate $2; $1 = step number,
 # $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
 verdict=""
 step() {
   local k=$1 c=$2 kind=$3 sd r t0=$SECONDS
   sd=$outdir/step$k-$(printf '%s' "${labels[$c]}" | tr -c 'A-Za-z0-9._+-' '_')
-  mkdir -p "$sd/G/runs" "$sd/C/runs"
-  for ((r = 1; r <= rounds; ++r)); do
-    for side in G C; do
+  mkdir -p "$sd/G/runs" "$sd/C/runs" "$sd/G/pairs" "$sd/C/pairs"
+  for ((r = 1; r <= max_rounds; ++r)); do
+    local order=(G C)
+    [ $((r % 2)) -eq 0 ] && order=(C G)  # ABBA: a drift linear over two pairs cancels
+    for side in "${order[@]}"; do
       local i=$gi; [ $side = C ] && i=$c
       boot "$i" "$sd/$side/round$r"
       link_runs "$sd/$side/round$r" "$sd/$side/runs"
+      link_pair "$sd/$side/round$r" "$sd/$side/pairs" "$r" || fail 1 failed "boot $sd/$side/round$r did not leave one run"
     done
+    [ "$r" -ge "$rounds" ] || continue
+    compare_step "$k" "$sd"
+    [ "$verdict" = undecided ] || break
+    echo "$me: step $k (${labels[$c]}): undecided after $r pair(s)" >&2
   done
-  if ! "$tb" compare --json "${compare_opts[@]}" "$sd/G/runs" "$sd/C/runs" > "$sd/compare.json" 2> "$sd/compare.err"; then
-    cat "$sd/compare.err" >&2
-    fail 1 failed "tracebench compare failed on step $k ($sd/compare.err)"
-  fi
-  "$tb" compare "${compare_opts[@]}" "$sd/G/runs" "$sd/C/runs" > "$sd/compare.txt" 2>/dev/null
-  check_interrupt
   verdict=$("$py" - "$sd" "$bench" "$k" "$kind" "${labels[$gi]}" "${labels[$c]}" "${params[$gi]}" "${params[$c]}" \
-    "$outdir" "$((SECONDS - t0))" "$rounds" <<'PY'
+    "$outdir" "$((SECONDS - t0))" "$((r > max_rounds ? max_rounds : r))" <<'PY'
 import json, os, sys, glob
 sd, bench, k, kind, ref, cand, ref_params, cand_params, out, secs, rounds = sys.argv[1:12]
 c = json.load(open(os.path.join(sd, "compare.json")))
@@ -530,13 +559,13 @@ def in_effect(side):
         seen.append(" ".join(open(f).read().split()))
     return sorted(set(seen))
 def runs(side):
-    return sorted(os.path.relpath(os.path.realpath(p), out) for p in glob.glob(os.path.join(sd, side, "runs", "*")))
+    return sorted(os.path.relpath(os.path.realpath(p), out) for p in glob.glob(os.path.join(sd, side, "pairs", "*", "*")))
 verdict = get("verdict") or "missing"
 rec = {
     "step": int(k), "kind": kind, "reference": ref, "candidate": cand,
     "reference_kmod_params": ref_params.split(), "candidate_kmod_params": cand_params.split(),
     "kmod_params_in_effect": {"reference": in_effect("G"), "candidate": in_effect("C")},
-    "rounds": int(rounds),
+    "rounds": int(rounds), "sequential": get("sequential"),
     "a_median_ns": get("a_median_ns", "a_median"), "b_median_ns": get("b_median_ns", "b_median"),
     "a_runs": get("a_runs"), "b_runs": get("b_runs"), "a_n": get("a_n"), "b_n": get("b_n"),
     "ratio": get("ratio"), "p_value": get("p_value"), "verdict": verdict, "what": get("what"),
@@ -584,7 +613,7 @@ print(f"{s['step']:>4}  {s['candidate']:<{w}}  {s['reference']:<{w}}  {f(s['a_me
 PY
 }
 
-echo "$me: $bench: GOOD ${labels[$gi]}, BAD ${labels[$bi]}, $((bi - gi + 1)) candidates, $rounds round(s) a side" >&2
+echo "$me: $bench: GOOD ${labels[$gi]}, BAD ${labels[$bi]}, $((bi - gi + 1)) candidates, $rounds..$max_rounds pair(s) of boots a step" >&2
 # Step 0: GOOD vs BAD must be a regression.
 step 0 "$bi" confirm
 row_line header
@@ -593,6 +622,9 @@ case "$verdict" in
   failed|missing)
     decide 0 - "-"; row_line 0
     fail 1 failed "BENCH $verdict in the GOOD vs BAD comparison (see $outdir/step0-*/compare.txt)";;
+  undecided|inconclusive)
+    decide 0 - "${labels[$gi]}..${labels[$bi]}"; row_line 0
+    fail 4 undecided "GOOD ${labels[$gi]} vs BAD ${labels[$bi]} is $verdict after $max_rounds pair(s) (see $outdir/step0-*/compare.txt): more --max-rounds, a larger --threshold, or a quieter host";;
   *)
     decide 0 good "-"; row_line 0
     fail 3 no_regression "no regression of $bench between GOOD ${labels[$gi]} and BAD ${labels[$bi]} (verdict: $verdict); nothing to bisect";;
@@ -607,7 +639,11 @@ while [ $((hi - lo)) -gt 1 ]; do
     failed|missing)
       decide $k - "${labels[$lo]}..${labels[$hi]}"; row_line $k
       fail 1 failed "BENCH $verdict on ${labels[$mid]} (see its compare.txt)";;
-    *) lo=$mid; d=good;;
+    undecided|inconclusive)
+      decide $k - "${labels[$lo]}..${labels[$hi]}"; row_line $k
+      fail 4 undecided "${labels[$mid]} is $verdict after $max_rounds pair(s): the first bad kernel is in ${labels[$lo]}..${labels[$hi]} (exclusive..inclusive); more --max-rounds, a larger --threshold, or a quieter host";;
+    same|improvement) lo=$mid; d=good;;
+    *) fail 1 failed "unknown verdict '$verdict' on ${labels[$mid]}";;
   esac
   decide $k $d "${labels[$lo]}..${labels[$hi]}"
   row_line $k

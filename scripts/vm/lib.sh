@@ -36,6 +36,20 @@ headers_for() {
   return 0
 }
 
+# The run one boot brought back (ROUND_DIR/runs/<run>/) as pair N of a side
+# laid out as pairs, PAIRS_DIR/pair-NNNN/<run>, which `tracebench compare`
+# tests as interleaved pairs (harness/include/tracebench/pairs.h); ROUND_DIR
+# and PAIRS_DIR share a parent.  The boot must have left exactly one run.
+#   link_pair ROUND_DIR PAIRS_DIR N
+link_pair() {
+  local run runs=() pair
+  for run in "$1"/runs/*/; do [ -f "$run/result.json" ] && runs+=("${run%/}"); done
+  [ ${#runs[@]} -eq 1 ] || { echo "link_pair: $1 holds ${#runs[@]} runs, not one" >&2; return 1; }
+  pair=$(printf 'pair-%04d' "$3")
+  mkdir -p "$2/$pair" || return 1
+  ln -sfn "../../$(basename "$1")/runs/$(basename "${runs[0]}")" "$2/$pair/$(basename "${runs[0]}")"
+}
+
 # Links the run directories a boot brought back (ROUND_DIR/runs/*/ with a
 # result.json) into RUNS_DIR as <round>-<name>, so that one directory holds a
 # side's runs for `tracebench compare`:  link_runs ROUND_DIR RUNS_DIR
