@@ -92,8 +92,10 @@ bk() {  # $1 = check name, $2 = expected message, then the arguments
 B=none/kmod_target/none/payload:0/threads:1
 R=(-- run -t none -w kmod_target -p 0)
 bk "missing arguments" "need BENCH GOOD BAD" "$B" k1 "${R[@]}"
-bk "--rounds 0" "--rounds must be 1..99" --rounds 0 --kernels k1,k2 "$B" k1 k2 "${R[@]}"
-bk "--rounds x" "--rounds must be 1..99" --rounds x --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--rounds 1" "--rounds must be 2..99" --rounds 1 --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--rounds x" "--rounds must be 2..99" --rounds x --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--max-rounds below --rounds" "--max-rounds must be --rounds..99" --rounds 5 --max-rounds 4 --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--threshold 11" "--threshold must be a number in 0..10" --threshold 11 --kernels k1,k2 "$B" k1 k2 "${R[@]}"
 bk "GOOD after BAD" "must come before BAD" --kernels k1,k2,k3 "$B" k3 k1 "${R[@]}"
 bk "GOOD = BAD" "must come before BAD" --kernels k1,k2 "$B" k2 k2 "${R[@]}"
 bk "GOOD not listed" "GOOD 'k9' is not in the candidate list" --kernels k1,k2 "$B" k9 k2 "${R[@]}"
