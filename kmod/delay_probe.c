@@ -57,6 +57,7 @@
 struct tb_delay_count {
 	u64 firings;
 	u64 spent_cycles;
+	u64 min_spent_cycles; /* U64_MAX until the first firing */
 };
 static DEFINE_PER_CPU(struct tb_delay_count, tb_delay_counts);
 
@@ -81,6 +82,8 @@ static void tb_delay_probe(void *data, u64 seq, u64 value)
 	/* Tracepoint probes run with preemption disabled: this CPU's slot. */
 	__this_cpu_inc(tb_delay_counts.firings);
 	__this_cpu_add(tb_delay_counts.spent_cycles, now - start);
+	if (now - start < __this_cpu_read(tb_delay_counts.min_spent_cycles))
+		__this_cpu_write(tb_delay_counts.min_spent_cycles, now - start);
 }
 
 static u32 tb_delay_tsc_khz(void)
@@ -184,6 +187,7 @@ static void tb_delay_reset_counts(void)
 
 		c->firings = 0;
 		c->spent_cycles = 0;
+		c->min_spent_cycles = U64_MAX;
 	}
 	tb_delay_enabled_cycles = 0;
 	tb_delay_enabled_ns = 0;
@@ -298,9 +302,12 @@ static long tb_delay_status(struct file *file, void __user *uarg)
 	}
 	for_each_possible_cpu(cpu) {
 		const struct tb_delay_count *c = per_cpu_ptr(&tb_delay_counts, cpu);
+		u64 least = READ_ONCE(c->min_spent_cycles);
 
 		st.firings += READ_ONCE(c->firings);
 		st.spent_cycles += READ_ONCE(c->spent_cycles);
+		if (least != U64_MAX && (!st.min_spent_cycles || least < st.min_spent_cycles))
+			st.min_spent_cycles = least;
 	}
 	st.enabled_cycles = tb_delay_enabled_cycles;
 	st.enabled_ns = tb_delay_enabled_ns;

@@ -491,12 +491,15 @@ struct tb_kmod_delay_enable {
 
 /* What the probe did since DELAY_SET: firings, the clock cycles they spent
  * from the probe's first read to its last (the spin and its overshoot; the
- * dispatch before it is not in them), and the enabled intervals by both
+ * dispatch before it is not in them) in all and in the shortest firing (what
+ * every firing spent: an interrupt, or time a hypervisor or emulator took,
+ * lengthens some firings, never all), and the enabled intervals by both
  * clocks (the TSC against ktime_get_raw_ns(): a clock whose rate changed
  * since DELAY_SET shows here). */
 struct tb_kmod_delay_status {
 	__u64 firings;
 	__u64 spent_cycles;
+	__u64 min_spent_cycles; /* 0 when nothing fired */
 	__u64 enabled_cycles;
 	__u64 enabled_ns;
 	__u32 enabled;         /* the probe is registered now */

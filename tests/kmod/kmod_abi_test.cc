@@ -546,6 +546,8 @@ TEST_F(KmodTest, DelayProbeSpinsOnTracedFixedEventsOnly) {
   EXPECT_EQ(end.firings, kEvents) << "firings of tracebench_fixed while enabled, and only those";
   EXPECT_EQ(end.enabled, 0u);
   EXPECT_GE(end.spent_cycles, kEvents * r.spin_cycles);
+  EXPECT_GE(end.min_spent_cycles, r.spin_cycles);
+  EXPECT_LE(end.min_spent_cycles, end.spent_cycles / kEvents);
   EXPECT_GT(end.enabled_ns, 0u);
   // The enabled interval by both clocks: the rate the calibration measured.
   EXPECT_NEAR(static_cast<double>(end.enabled_cycles) / (end.enabled_ns * 1e-9), static_cast<double>(r.tsc_hz),
