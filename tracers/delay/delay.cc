@@ -192,9 +192,11 @@ class DelayTracer final : public Tracer {
                         {"firing_iqr_ns", kcal_.ns(kcal_.firing_iqr_cycles)},
                         {"untraced_event_ns", kcal_.ns(kcal_.untraced_cycles)},
                         {"firings", kstatus_.firings}};
-    if (kstatus_.firings && hz > 0)
+    if (kstatus_.firings && hz > 0) {
       d["spent_ns_per_firing"] =
           static_cast<double>(kstatus_.spent_cycles) / static_cast<double>(kstatus_.firings) / hz * 1e9;
+      d["min_spent_ns"] = static_cast<double>(kstatus_.min_spent_cycles) / hz * 1e9;
+    }
     if (kstatus_.enabled_ns && hz > 0)
       d["enabled_clock_ratio"] =
           static_cast<double>(kstatus_.enabled_cycles) / (static_cast<double>(kstatus_.enabled_ns) * 1e-9) / hz;

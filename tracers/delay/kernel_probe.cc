@@ -99,6 +99,7 @@ Status KernelProbe::status(KernelProbeStatus* out) {
   if (ioctl(fd_, TB_KMOD_IOC_DELAY_STATUS, &st) != 0) return tracebench::errno_status("TB_KMOD_IOC_DELAY_STATUS", errno);
   out->firings = st.firings;
   out->spent_cycles = st.spent_cycles;
+  out->min_spent_cycles = st.min_spent_cycles;
   out->enabled_cycles = st.enabled_cycles;
   out->enabled_ns = st.enabled_ns;
   return Status::ok();
