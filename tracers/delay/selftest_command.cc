@@ -19,12 +19,15 @@
 // where the module's own probe spins N ns calibrated in the kernel
 // (kernel_probe.h): in the VM lab, or on a host that loads the module.  Where the module is missing it says why and checks the user half
 // only.  An N below the probe's shortest firing on that kernel (under TCG
-// 20 ns can be) is left out with the figure.  The module also reports how
-// far its spins overran what was asked, on average: in a TCG guest on a busy
-// host the emulator loses its host CPU for milliseconds while the guest's
-// clock runs on, and a spin it was inside ends that much late.  That time is
-// really in the traced blocks, so a recovered figure above N by no more than
-// it (and the noise) cannot be judged; it never makes a pass.
+// 20 ns can be) is left out with the figure.  The module also reports the
+// time its firings spent in all and in the shortest one: in a TCG guest on a
+// busy host the emulator loses its host CPU for milliseconds while the
+// guest's clock runs on, and a spin it was inside ends that much late.  The
+// mean beyond the shortest (the overrun) is printed for the reader: it is a
+// mean over rare long gaps, which the blocks' medians mostly see past, so
+// it is no part of the bound; what the gaps do to the medians shows in the
+// noise between rounds, which decides FAIL from CANNOT JUDGE as it does for
+// the user half.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -87,7 +90,7 @@ struct Case {
   double floor_per_event_ns = NAN;  // the run's floor over the events of one sample
   bool emulated = false;
   nlohmann::json probe;  // the kernel probe's own figures (the last round's tracer details)
-  std::vector<double> overruns;  // per round: ns per firing the probe spun beyond its spin
+  std::vector<double> overruns;  // per round: mean ns per firing beyond the shortest firing's
   std::vector<double> uncertainties;  // per round: calibration_uncertainty()
 };
 
@@ -235,9 +238,8 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
       if (c.kernel) {
         c.probe = b->tracer_details;
         c.uncertainties.push_back(calibration_uncertainty(c.probe, c.ns));
-        const auto spent = c.probe.find("spent_ns_per_firing"), spin = c.probe.find("spin_ns");
-        if (spent != c.probe.end() && spin != c.probe.end() && spent->is_number() && spin->is_number())
-          c.overruns.push_back(std::max(0.0, spent->get<double>() - spin->get<double>()));
+        const double spent = detail(c.probe, "spent_ns_per_firing"), least = detail(c.probe, "min_spent_ns");
+        if (!std::isnan(spent) && !std::isnan(least)) c.overruns.push_back(std::max(0.0, spent - least));
       }
     }
   }
@@ -265,10 +267,10 @@ double clock_ratio(const Case& c) { return detail(c.probe, "enabled_clock_ratio"
 void print_probe(const Case& c) {
   const auto num = [&](const char* k) { return detail(c.probe, k); };
   std::cout << fmt::format(
-      "          the module: a firing {:.1f} ns at calibration (IQR {:.1f}; the shortest {:.1f}), its spin {:.1f} ns "
-      "overran by {:.1f} ns per firing on average (median of the rounds); its clock {:.4f} GHz against ktime (the kernel's "
-      "tsc_khz says {:.4f}), {:.4f}x that over the traced blocks\n",
-      num("firing_ns"), num("firing_iqr_ns"), num("least_firing_ns"), num("spin_ns"),
+      "          the module: a firing {:.1f} ns at calibration (IQR {:.1f}; the shortest {:.1f}); its spin {:.1f} ns, "
+      "the shortest firing spun {:.1f}, the mean overran that by {:.1f} (median of the rounds); its clock {:.4f} GHz "
+      "against ktime (the kernel's tsc_khz says {:.4f}), {:.4f}x that over the traced blocks\n",
+      num("firing_ns"), num("firing_iqr_ns"), num("least_firing_ns"), num("spin_ns"), num("min_spent_ns"),
       c.overruns.empty() ? NAN : median(c.overruns), num("clock_hz") * 1e-9, num("kernel_tsc_khz") * 1e-6,
       clock_ratio(c));
 }
@@ -287,13 +289,9 @@ std::string judge(const Case& c, double floor_ns) {
   const auto [lo, hi] = std::minmax_element(c.medians.begin(), c.medians.end());
   const double noise = std::max(median(c.halfwidths), 0.5 * (*hi - *lo));
   const double bound = bound_of(c, floor_ns);
-  // Time the module's spins overran what was asked (kernel cases): it can
-  // only have added to the traced blocks.
-  const double overrun = c.kernel && got > n && !c.overruns.empty() ? median(c.overruns) : 0.0;
   std::string verdict = "pass";
-  // Off by more than three times the noise (and the overrun) beyond the
-  // bound: no load explains that.
-  if (std::fabs(got - n) > bound) verdict = std::fabs(got - n) - bound > 3.0 * noise + overrun ? "FAIL" : "noisy";
+  // Off by more than three times the noise beyond the bound: no load explains that.
+  if (std::fabs(got - n) > bound) verdict = std::fabs(got - n) - bound > 3.0 * noise ? "FAIL" : "noisy";
   // The module spun by a clock whose rate moved from its calibration: its N
   // was not N ns, whatever was recovered.
   const double ratio = clock_ratio(c);
@@ -303,8 +301,6 @@ std::string judge(const Case& c, double floor_ns) {
                            got - n, bound, noise,
                            clock_moved          ? "CANNOT JUDGE: the module's clock left its calibrated rate"
                            : verdict == "pass"  ? "pass"
-                           : verdict == "noisy" && overrun > 0
-                               ? "CANNOT JUDGE: outside the bound, within 3x the noise and the spins' overrun"
                            : verdict == "noisy" ? "CANNOT JUDGE: outside the bound, within 3x the noise"
                                                 : "FAIL: the chain does not recover the known cost");
   if (c.kernel) print_probe(c);
@@ -416,8 +412,7 @@ int selftest(const SelftestArgs& a) {
     std::cout << fmt::format(
         "kernel tp: the module's own probe on tracebench:tracebench_fixed, fired by its in-kernel loop{}; bound: ±3% "
         "of N or ±2 floors per event (the floor over a sample's events), whichever is larger, plus the module's "
-        "calibration uncertainty (|firing - N| + IQR/2); above it by no more than the spins' overrun and 3x the noise: "
-        "cannot be judged\n",
+        "calibration uncertainty (|firing - N| + IQR/2)\n",
         facts.emulated ? " (emulated)" : "");
   int failed = 0, noisy = 0;
   for (const auto& c : cases) {
