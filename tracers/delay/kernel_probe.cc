@@ -30,7 +30,7 @@ std::string not_loaded() {
       ::close(fd);
     }
   }
-  return fmt::format("{} does not exist: {}; run it in the VM lab (`tracebench vm -- selftest`), which builds and "
+  return fmt::format("{} does not exist: {}; run it in the VM lab (`tracebench vm -- selftest --only kernel`), which builds and "
                      "loads the module, or insmod kmod/tracebench.ko",
                      TB_KMOD_DEVICE_PATH, why);
 }
