@@ -30,8 +30,8 @@ std::string not_loaded() {
       ::close(fd);
     }
   }
-  return fmt::format("{} does not exist: {}; run it in the VM lab (`tracebench vm -- selftest --only kernel`), which builds and "
-                     "loads the module, or insmod kmod/tracebench.ko",
+  return fmt::format("{} does not exist: {}; run it in the VM lab (`tracebench vm -- selftest --only kernel`), "
+                     "which builds and loads the module, or insmod kmod/tracebench.ko",
                      TB_KMOD_DEVICE_PATH, why);
 }
 
@@ -96,7 +96,8 @@ Status KernelProbe::enable(bool on) {
 
 Status KernelProbe::status(KernelProbeStatus* out) {
   tb_kmod_delay_status st{};
-  if (ioctl(fd_, TB_KMOD_IOC_DELAY_STATUS, &st) != 0) return tracebench::errno_status("TB_KMOD_IOC_DELAY_STATUS", errno);
+  if (ioctl(fd_, TB_KMOD_IOC_DELAY_STATUS, &st) != 0)
+    return tracebench::errno_status("TB_KMOD_IOC_DELAY_STATUS", errno);
   out->firings = st.firings;
   out->spent_cycles = st.spent_cycles;
   out->min_spent_cycles = st.min_spent_cycles;

@@ -17,8 +17,9 @@
 // The kernel half does the same on the companion module's tracepoint
 // (workload delay_kmod: kmod_fixed in shorter samples, bench/kmod.cc),
 // where the module's own probe spins N ns calibrated in the kernel
-// (kernel_probe.h): in the VM lab, or on a host that loads the module.  Where the module is missing it says why and checks the user half
-// only.  An N below the probe's shortest firing on that kernel (under TCG
+// (kernel_probe.h): in the VM lab, or on a host that loads the module.
+// Where the module is missing it says why and checks the user half only.
+// An N below the probe's shortest firing on that kernel (under TCG
 // 20 ns can be) is left out with the figure.  The module also reports the
 // time its firings spent in all and in the shortest one: in a TCG guest on a
 // busy host the emulator loses its host CPU for milliseconds while the
@@ -233,7 +234,8 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
     } else {
       c.medians.push_back(b->overhead_ns->median);
       c.halfwidths.push_back(0.5 * (b->overhead_ns->high - b->overhead_ns->low));
-      c.floor_per_event_ns = ctx.floor_cycles / ctx.tsc_hz * 1e9 / static_cast<double>(std::max<std::uint64_t>(1, b->batch));
+      c.floor_per_event_ns =
+          ctx.floor_cycles / ctx.tsc_hz * 1e9 / static_cast<double>(std::max<std::uint64_t>(1, b->batch));
       c.emulated = ctx.emulated;
       if (c.kernel) {
         c.probe = b->tracer_details;
