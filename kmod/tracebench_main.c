@@ -12,6 +12,8 @@
  *         it (dvm/dif_ioctl.c).
  *   DVM_*: the D-VM as a tracer, its session owned by the open file
  *         (dvm/dvm_session.c).
+ *   DELAY_*: the delay probe, a calibrated busy-wait the module attaches to
+ *         its own tracepoint tracebench_fixed (delay_probe.c).
  * Each event calls the noinline tracebench_kmod_target() (the attach point
  * for kprobes, fentry/fexit and the function tracer) and then the selected
  * tracepoint.  The open file pins the module, so rmmod during a FIRE fails
@@ -47,6 +49,7 @@
 
 #include "tracebench_kmod_abi.h"
 #include "tb_clock.h"
+#include "delay_probe.h"
 #include "dvm/dif_ioctl.h"
 
 #define CREATE_TRACE_POINTS
@@ -172,6 +175,13 @@ TB_DEFINE_LOOP(tb_loop_target, TB_KMOD_EV_TARGET)
 
 typedef void (*tb_loop_fn)(u64 seq, u32 n, u8 *buf, u32 len);
 
+void tb_fire_fixed_loop(u64 seq, u32 n)
+{
+	u8 buf[8];
+
+	tb_loop_fixed(seq, n, buf, 0);
+}
+
 static long tb_ioctl_info(void __user *uarg)
 {
 	static const struct {
@@ -192,7 +202,8 @@ static long tb_ioctl_info(void __user *uarg)
 	if (!info)
 		return -ENOMEM;
 	info->abi_version = TB_KMOD_ABI_VERSION;
-	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF | TB_KMOD_CAP_DVM;
+	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF | TB_KMOD_CAP_DVM |
+		     TB_KMOD_CAP_DELAY;
 #ifdef CONFIG_X86
 	info->caps |= TB_KMOD_CAP_TSC;
 #endif
@@ -340,6 +351,7 @@ static int tb_open(struct inode *inode, struct file *file)
 static int tb_release(struct inode *inode, struct file *file)
 {
 	tb_dvm_release(file);
+	tb_delay_release(file);
 	return 0;
 }
 
@@ -364,6 +376,10 @@ static long tb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case TB_KMOD_IOC_DVM_STATUS:
 	case TB_KMOD_IOC_DVM_AGGRESET:
 		return tb_ioctl_dvm(file, cmd, uarg);
+	case TB_KMOD_IOC_DELAY_SET:
+	case TB_KMOD_IOC_DELAY_ENABLE:
+	case TB_KMOD_IOC_DELAY_STATUS:
+		return tb_ioctl_delay(file, cmd, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -43,8 +43,10 @@
  * 8: the usdt provider (uprobes on a process's SDT notes): probe kind USDT, struct
  *    tb_kmod_dvm_probe's ref_ctr_offset and usdt_args (the probe is 400 bytes).
  * 9: DVM_ENABLE's TB_KMOD_DVM_SYSCALL_KPROBE (syscall probes on the syscall's own
- *    function, not the raw syscall tracepoints). */
-#define TB_KMOD_ABI_VERSION 9u
+ *    function, not the raw syscall tracepoints).
+ * 10: the delay probe on tracebench_fixed (DELAY_SET, DELAY_ENABLE, DELAY_STATUS),
+ *    TB_KMOD_CAP_DELAY. */
+#define TB_KMOD_ABI_VERSION 10u
 #define TB_KMOD_DEVICE_NAME "tracebench"
 #define TB_KMOD_DEVICE_PATH "/dev/tracebench"
 #define TB_KMOD_MODULE_NAME "tracebench"
@@ -77,6 +79,7 @@ enum tb_kmod_event_id {
 #define TB_KMOD_CAP_PAYLOAD (1u << 2)  /* payload tracepoint present */
 #define TB_KMOD_CAP_DIF (1u << 3)      /* the D-VM's DIF core: DIF_VERIFY, DIF_EXEC */
 #define TB_KMOD_CAP_DVM (1u << 4)      /* the D-VM as a tracer: DVM_* */
+#define TB_KMOD_CAP_DELAY (1u << 5)    /* the delay probe: DELAY_* */
 
 /* FIRE flags */
 #define TB_KMOD_FIRE_IRQS_OFF (1u << 0) /* also disable local interrupts per chunk */
@@ -443,6 +446,66 @@ struct tb_kmod_dvm_status {
 	__u64 kind_trap_cycles[TB_KMOD_DVM_KINDS];
 };
 
+/*
+ * The delay probe: a known cost on the traced path only.  The module's own
+ * probe on its tracepoint tracebench_fixed busy-waits a calibrated `ns` per
+ * firing while it is registered (DELAY_ENABLE 1) and is not registered at
+ * all otherwise (the tracepoint's static key off: an untraced event pays
+ * nothing for it).  One owner at a time (the open file that called
+ * DELAY_SET; EBUSY for the others); closing it unregisters the probe.
+ *
+ * DELAY_SET calibrates in the kernel: the TSC's rate against
+ * ktime_get_raw_ns() over TB_KMOD_DELAY_RATE_MS (tsc_hz), then the firing's
+ * cost as FIRE meets it: FIRE's own loop for tracebench_fixed run with the
+ * probe registered minus the same loop without it (preemption off, the lower
+ * quartile of 61 windows of about 50 us each), with the shortest spin, and
+ * the spin corrected twice until a firing costs `ns`.  A `ns` below the
+ * shortest firing is refused with ERANGE, the out fields filled
+ * (least_mcycles says what the shortest costs).  Calibration fires the
+ * tracepoint (sequence numbers from TB_KMOD_DELAY_CALIB_SEQ, never FIRE's):
+ * nothing else should be attached to it.
+ */
+#define TB_KMOD_DELAY_MAX_NS 100000u  /* FIRE runs 4096 events with preemption off */
+#define TB_KMOD_DELAY_RATE_MS 20u
+#define TB_KMOD_DELAY_CALIB_SEQ (1ull << 63)
+struct tb_kmod_delay_set {
+	__u32 ns;              /* in: 1..TB_KMOD_DELAY_MAX_NS */
+	__u32 reserved;        /* in: must be 0 */
+	__u64 tsc_hz;          /* out: TSC ticks per second of ktime_get_raw_ns(), measured */
+	__u32 tsc_khz;         /* out: the rate the kernel uses (tsc_khz; 0 when unknown) */
+	__u32 calib_windows;   /* out: windows per cost measurement */
+	__u64 spin_cycles;     /* out: the spin chosen, clock cycles */
+	__u64 least_mcycles;   /* out: one firing with the shortest spin, 1/1000 cycles */
+	__u64 firing_mcycles;  /* out: one firing with the spin chosen, 1/1000 cycles */
+	__u64 firing_iqr_mcycles; /* out: the interquartile range of the windows behind it,
+				   * per event (how steady the clock and the CPU were) */
+	__u64 untraced_mcycles; /* out: one event of FIRE's loop without the probe */
+};
+
+/* DELAY_ENABLE's argument: 1 registers the probe, 0 unregisters it (and waits
+ * out firings in flight); the owner's enabled intervals are timed. */
+struct tb_kmod_delay_enable {
+	__u32 on;
+	__u32 reserved;
+};
+
+/* What the probe did since DELAY_SET: firings, the clock cycles they spent
+ * from the probe's first read to its last (the spin and its overshoot; the
+ * dispatch before it is not in them) in all and in the shortest firing (what
+ * every firing spent: an interrupt, or time a hypervisor or emulator took,
+ * lengthens some firings, never all), and the enabled intervals by both
+ * clocks (the TSC against ktime_get_raw_ns(): a clock whose rate changed
+ * since DELAY_SET shows here). */
+struct tb_kmod_delay_status {
+	__u64 firings;
+	__u64 spent_cycles;
+	__u64 min_spent_cycles; /* 0 when nothing fired */
+	__u64 enabled_cycles;
+	__u64 enabled_ns;
+	__u32 enabled;         /* the probe is registered now */
+	__u32 reserved;
+};
+
 #define TB_KMOD_IOC_MAGIC 0xB6
 #define TB_KMOD_IOC_INFO _IOR(TB_KMOD_IOC_MAGIC, 0x01, struct tb_kmod_info)
 #define TB_KMOD_IOC_FIRE _IOWR(TB_KMOD_IOC_MAGIC, 0x02, struct tb_kmod_fire)
@@ -455,6 +518,9 @@ struct tb_kmod_dvm_status {
 #define TB_KMOD_IOC_DVM_AGGSNAP _IOWR(TB_KMOD_IOC_MAGIC, 0x09, struct tb_kmod_dvm_snap)
 #define TB_KMOD_IOC_DVM_STATUS _IOWR(TB_KMOD_IOC_MAGIC, 0x0a, struct tb_kmod_dvm_status)
 #define TB_KMOD_IOC_DVM_AGGRESET _IOWR(TB_KMOD_IOC_MAGIC, 0x0b, struct tb_kmod_dvm_aggreset)
+#define TB_KMOD_IOC_DELAY_SET _IOWR(TB_KMOD_IOC_MAGIC, 0x0c, struct tb_kmod_delay_set)
+#define TB_KMOD_IOC_DELAY_ENABLE _IOW(TB_KMOD_IOC_MAGIC, 0x0d, struct tb_kmod_delay_enable)
+#define TB_KMOD_IOC_DELAY_STATUS _IOR(TB_KMOD_IOC_MAGIC, 0x0e, struct tb_kmod_delay_status)
 
 static inline __u8 tb_kmod_pattern_byte(__u32 i)
 {

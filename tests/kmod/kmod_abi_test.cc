@@ -449,6 +449,117 @@ TEST_F(KmodTest, FatalSignalStopsALongFire) {
   EXPECT_TRUE(WIFSIGNALED(status));
 }
 
+// The delay probe (kmod/delay_probe.c): refused input, one owner, the
+// calibration's figures, firings counted on tracebench_fixed only and only
+// while enabled, and the known cost present in FIRE's own timing.
+int delay_set(int fd, tb_kmod_delay_set* r) { return ioctl(fd, TB_KMOD_IOC_DELAY_SET, r) == 0 ? 0 : errno; }
+int delay_enable(int fd, uint32_t on) {
+  tb_kmod_delay_enable e{};
+  e.on = on;
+  return ioctl(fd, TB_KMOD_IOC_DELAY_ENABLE, &e) == 0 ? 0 : errno;
+}
+int delay_status(int fd, tb_kmod_delay_status* st) {
+  return ioctl(fd, TB_KMOD_IOC_DELAY_STATUS, st) == 0 ? 0 : errno;
+}
+
+TEST_F(KmodTest, DelayProbeRefusesBadInputAndHasOneOwner) {
+  tb_kmod_info info{};
+  ASSERT_EQ(ioctl(fd_, TB_KMOD_IOC_INFO, &info), 0);
+  EXPECT_TRUE(info.caps & TB_KMOD_CAP_DELAY);
+  tb_kmod_delay_status st{};
+  EXPECT_EQ(delay_enable(fd_, 1), EINVAL) << "enabled before DELAY_SET";
+  EXPECT_EQ(delay_status(fd_, &st), EINVAL);
+  tb_kmod_delay_set r{};
+  EXPECT_EQ(delay_set(fd_, &r), EINVAL) << "ns = 0";
+  r.ns = TB_KMOD_DELAY_MAX_NS + 1;
+  EXPECT_EQ(delay_set(fd_, &r), EINVAL);
+  r = {};
+  r.ns = 1000;
+  r.reserved = 1;
+  EXPECT_EQ(delay_set(fd_, &r), EINVAL);
+  // Below the shortest firing: ERANGE, with what that costs.
+  r = {};
+  r.ns = 1;
+  ASSERT_EQ(delay_set(fd_, &r), ERANGE);
+  EXPECT_GT(r.least_mcycles, 0u);
+  EXPECT_GT(r.tsc_hz, 0u);
+  EXPECT_EQ(delay_enable(fd_, 1), EINVAL) << "a refused DELAY_SET owns nothing";
+  r = {};
+  r.ns = 2000;
+  ASSERT_EQ(delay_set(fd_, &r), 0);
+  Fd other(open_dev());
+  ASSERT_GE(other.get(), 0);
+  tb_kmod_delay_set r2{};
+  r2.ns = 2000;
+  EXPECT_EQ(delay_set(other.get(), &r2), EBUSY);
+  EXPECT_EQ(delay_enable(other.get(), 1), EBUSY);
+  EXPECT_EQ(delay_enable(fd_, 2), EINVAL);
+  ASSERT_EQ(delay_enable(fd_, 1), 0);
+  // Closing the owner's file detaches the probe and frees it for another.
+  close(fd_);
+  fd_ = -1;
+  ASSERT_EQ(delay_set(other.get(), &r2), 0);
+  tb_kmod_fire f = fire_req(TB_KMOD_EV_FIXED, 100);
+  ASSERT_EQ(do_fire(other.get(), &f), 0);
+  ASSERT_EQ(delay_status(other.get(), &st), 0);
+  EXPECT_EQ(st.firings, 0u) << "the closed owner's probe still fired";
+  EXPECT_EQ(st.enabled, 0u);
+}
+
+TEST_F(KmodTest, DelayProbeSpinsOnTracedFixedEventsOnly) {
+  constexpr uint32_t kNs = 2000;
+  constexpr uint64_t kEvents = 2000;
+  tb_kmod_delay_set r{};
+  r.ns = kNs;
+  ASSERT_EQ(delay_set(fd_, &r), 0);
+  ASSERT_GT(r.tsc_hz, 0u);
+  // The calibration hit its target: a firing costs N by the module's clock.
+  const double target = kNs * 1e-9 * static_cast<double>(r.tsc_hz);
+  EXPECT_NEAR(r.firing_mcycles / 1000.0, target, 0.1 * target);
+  EXPECT_GT(r.spin_cycles, 0u);
+  EXPECT_LT(r.spin_cycles, static_cast<uint64_t>(target));
+  if (r.tsc_khz) {
+    EXPECT_NEAR(static_cast<double>(r.tsc_hz), r.tsc_khz * 1e3, 0.02 * r.tsc_khz * 1e3);
+  }
+
+  tb_kmod_fire off = fire_req(TB_KMOD_EV_FIXED, kEvents);
+  ASSERT_EQ(do_fire(fd_, &off), 0);
+  tb_kmod_delay_status st{};
+  ASSERT_EQ(delay_status(fd_, &st), 0);
+  EXPECT_EQ(st.firings, 0u) << "the probe fired while disabled";
+
+  ASSERT_EQ(delay_enable(fd_, 1), 0);
+  tb_kmod_fire on = fire_req(TB_KMOD_EV_FIXED, kEvents);
+  ASSERT_EQ(do_fire(fd_, &on), 0);
+  tb_kmod_fire other = fire_req(TB_KMOD_EV_PAYLOAD, kEvents, 16);
+  ASSERT_EQ(do_fire(fd_, &other), 0);
+  other = fire_req(TB_KMOD_EV_TARGET, kEvents);
+  ASSERT_EQ(do_fire(fd_, &other), 0);
+  ASSERT_EQ(delay_status(fd_, &st), 0);
+  EXPECT_EQ(st.enabled, 1u);
+  ASSERT_EQ(delay_enable(fd_, 0), 0);
+  tb_kmod_fire after = fire_req(TB_KMOD_EV_FIXED, kEvents);
+  ASSERT_EQ(do_fire(fd_, &after), 0);
+
+  tb_kmod_delay_status end{};
+  ASSERT_EQ(delay_status(fd_, &end), 0);
+  EXPECT_EQ(end.firings, kEvents) << "firings of tracebench_fixed while enabled, and only those";
+  EXPECT_EQ(end.enabled, 0u);
+  EXPECT_GE(end.spent_cycles, kEvents * r.spin_cycles);
+  EXPECT_GE(end.min_spent_cycles, r.spin_cycles);
+  EXPECT_LE(end.min_spent_cycles, end.spent_cycles / kEvents);
+  EXPECT_GT(end.enabled_ns, 0u);
+  // The enabled interval by both clocks: the rate the calibration measured.
+  EXPECT_NEAR(static_cast<double>(end.enabled_cycles) / (end.enabled_ns * 1e-9), static_cast<double>(r.tsc_hz),
+              0.02 * static_cast<double>(r.tsc_hz));
+  // FIRE's own timing sees the cost on the traced FIRE only: at least 90% of
+  // N per event more than the untraced ones (more is possible: interrupts,
+  // and in a TCG guest the host taking the emulator's CPU mid-spin).
+  const double extra = (static_cast<double>(on.loop_cycles) - std::max(off.loop_cycles, after.loop_cycles)) / kEvents;
+  EXPECT_GE(extra, 0.9 * target) << "traced FIRE " << on.loop_cycles << " cycles, untraced " << off.loop_cycles
+                                 << " and " << after.loop_cycles;
+}
+
 // Last: unloading while a FIRE runs is refused (the open fd pins the module),
 // and works once the fd is closed.  Reloads the module from TB_KMOD_PATH.
 TEST_F(KmodTest, UnloadDuringFireIsRefused) {

@@ -8,6 +8,11 @@
 // handler, called back to back, is timed over windows long enough for the
 // timing's own cost to vanish beside it, and the spin is corrected until one
 // call costs `ns`.
+//
+// Its kernel half serves the companion module's tracepoint
+// tracebench:tracebench_fixed (workload kmod_fixed): there the module's own
+// probe spins, calibrated in the kernel and registered only while the tracer
+// is enabled (kernel_probe.h, kmod/delay_probe.c).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -16,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "handled.h"
+#include "kernel_probe.h"
 #include "site.h"
 #include "tracebench/clock.h"
 #include "tracebench/options.h"
@@ -58,13 +64,17 @@ class DelayTracer final : public Tracer {
   std::string_view description() const override {
     return "known answer: busy-waits a calibrated N ns per event at a delay site, on the traced path only";
   }
+  // The user sites need a TSC of constant rate; the kernel half calibrates
+  // the module's clock itself.
   Availability available() override {
-    if (!cpu_has_flag("constant_tsc"))
-      return Availability::no("the CPU's TSC rate is not constant (no constant_tsc flag): a spin of N cycles is not N ns");
-    return Availability::yes();
+    if (cpu_has_flag("constant_tsc")) return Availability::yes();
+    if (tbdelay::kernel_probe_unavailable().empty()) return Availability::yes();
+    return Availability::no(std::string(kNoConstantTsc));
   }
   std::vector<std::string> actions() const override { return {"spin"}; }
-  bool supports(const ProbePoint& p) const override { return p.name.rfind(tbdelay::kProbePrefix, 0) == 0; }
+  bool supports(const ProbePoint& p) const override {
+    return p.name.rfind(tbdelay::kProbePrefix, 0) == 0 || is_kernel_probe(p);
+  }
   const OptionSchema& option_schema() const override {
     static const OptionSchema schema = {
         {.name = "ns",
@@ -84,6 +94,9 @@ class DelayTracer final : public Tracer {
     OptionValues v;
     TB_TRY(parse_options("delay", option_schema(), spec.options, &v));
     ns_ = v.number("ns");
+    kernel_ = is_kernel_probe(spec.probe);
+    if (kernel_) return attach_kernel();
+    if (!cpu_has_flag("constant_tsc")) return Status::error(std::string(kNoConstantTsc));
     hz_ = tsc_hz();
     if (!(hz_ > 0)) return Status::error("could not calibrate the TSC against CLOCK_MONOTONIC_RAW");
     TB_TRY(calibrate());
@@ -91,27 +104,41 @@ class DelayTracer final : public Tracer {
     return Status::ok();
   }
   Status enable() override {
+    if (kernel_) return kprobe_.enable(true);
     tbdelay::g_spin_cycles.store(spin_cycles_, std::memory_order_relaxed);
     return Status::ok();
   }
   Status disable() override {
+    if (kernel_) return kprobe_.enable(false);
     tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed);
     return Status::ok();
   }
-  // The handler counts every event it delayed, per firing thread.
+  // The handler (or the module's probe) counts every event it delayed.
   EventCounts counts() override {
     EventCounts c;
-    c.recorded = tbdelay::handled();
+    if (!kernel_) {
+      c.recorded = tbdelay::handled();
+      return c;
+    }
+    if (Status s = kprobe_.status(&kstatus_); !s) {
+      c.tracer_errors = 1;
+      c.tracer_error_detail = s.message();
+    }
+    c.recorded = kstatus_.firings;
     return c;
   }
   nlohmann::json details() const override {
+    if (kernel_) return kernel_details();
     return {{"ns", ns_},
             {"tsc_hz", hz_},
             {"spin_cycles", spin_cycles_},
             {"handler_cycles", handler_cycles_},
             {"handler_ns", handler_cycles_ / hz_ * 1e9}};
   }
-  void teardown() noexcept override { tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed); }
+  void teardown() noexcept override {
+    tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed);
+    kprobe_.close();
+  }
 
  private:
   // Chooses the spin so that one handler call costs ns_: the handler's cost
@@ -136,6 +163,53 @@ class DelayTracer final : public Tracer {
     return Status::ok();
   }
 
+  static bool is_kernel_probe(const ProbePoint& p) {
+    return p.kind == ProbeKind::kKmodTracepoint && p.target == tbdelay::kKernelProbeTarget;
+  }
+
+  // The module calibrates its probe for ns_ (and refuses a ns_ below its
+  // shortest firing, saying what that is).
+  Status attach_kernel() {
+    TB_TRY(kprobe_.open());
+    Status s = kprobe_.calibrate(static_cast<std::uint32_t>(ns_), &kcal_);
+    if (!s) kprobe_.close();
+    return s;
+  }
+
+  // What the module chose and measured, and the time its probe really spent
+  // per firing by its own clock, whose rate over the enabled intervals is
+  // checked against the calibration's (a guest clock that drifts shows).
+  nlohmann::json kernel_details() const {
+    const double hz = static_cast<double>(kcal_.clock_hz);
+    nlohmann::json d = {{"ns", ns_},
+                        {"site", "kernel"},
+                        {"clock_hz", kcal_.clock_hz},
+                        {"kernel_tsc_khz", kcal_.kernel_khz},
+                        {"spin_cycles", kcal_.spin_cycles},
+                        {"spin_ns", kcal_.ns(static_cast<double>(kcal_.spin_cycles))},
+                        {"least_firing_ns", kcal_.least_ns()},
+                        {"firing_ns", kcal_.firing_ns()},
+                        {"firing_iqr_ns", kcal_.ns(kcal_.firing_iqr_cycles)},
+                        {"untraced_event_ns", kcal_.ns(kcal_.untraced_cycles)},
+                        {"firings", kstatus_.firings}};
+    if (kstatus_.firings && hz > 0) {
+      d["spent_ns_per_firing"] =
+          static_cast<double>(kstatus_.spent_cycles) / static_cast<double>(kstatus_.firings) / hz * 1e9;
+      d["min_spent_ns"] = static_cast<double>(kstatus_.min_spent_cycles) / hz * 1e9;
+    }
+    if (kstatus_.enabled_ns && hz > 0)
+      d["enabled_clock_ratio"] =
+          static_cast<double>(kstatus_.enabled_cycles) / (static_cast<double>(kstatus_.enabled_ns) * 1e-9) / hz;
+    return d;
+  }
+
+  static constexpr std::string_view kNoConstantTsc =
+      "the CPU's TSC rate is not constant (no constant_tsc flag): a spin of N cycles is not N ns";
+
+  bool kernel_ = false;
+  tbdelay::KernelProbe kprobe_;
+  tbdelay::KernelCalibration kcal_;
+  tbdelay::KernelProbeStatus kstatus_;
   std::uint64_t ns_ = 0;
   double hz_ = 0;
   std::uint64_t spin_cycles_ = 0;

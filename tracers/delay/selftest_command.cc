@@ -13,6 +13,22 @@
 // it saw (each run's 95% interval of the median, the spread between rounds):
 // off by less than three times that beyond the bound, it cannot be judged
 // (a busy machine); by more, the chain is broken.
+//
+// The kernel half does the same on the companion module's tracepoint
+// (workload delay_kmod: kmod_fixed in shorter samples, bench/kmod.cc),
+// where the module's own probe spins N ns calibrated in the kernel
+// (kernel_probe.h): in the VM lab, or on a host that loads the module.
+// Where the module is missing it says why and checks the user half only.
+// An N below the probe's shortest firing on that kernel (under TCG
+// 20 ns can be) is left out with the figure.  The module also reports the
+// time its firings spent in all and in the shortest one: in a TCG guest on a
+// busy host the emulator loses its host CPU for milliseconds while the
+// guest's clock runs on, and a spin it was inside ends that much late.  The
+// mean beyond the shortest (the overrun) is printed for the reader: it is a
+// mean over rare long gaps, which the blocks' medians mostly see past, so
+// it is no part of the bound; what the gaps do to the medians shows in the
+// noise between rounds, which decides FAIL from CANNOT JUDGE as it does for
+// the user half.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -35,6 +51,7 @@
 #include "tracebench/machine_lock.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
+#include "kernel_probe.h"
 
 namespace tracebench {
 namespace {
@@ -43,8 +60,10 @@ constexpr std::uint64_t kNs[] = {20, 200, 2000};
 struct Site {
   const char* workload;
   const char* what;
+  bool kernel;
 };
-constexpr Site kSites[] = {{"delay_site", "user site"}, {"delay_getpid", "syscall"}};
+constexpr Site kSites[] = {
+    {"delay_site", "user site", false}, {"delay_getpid", "syscall", false}, {"delay_kmod", "kernel tp", true}};
 // Rounds run whatever the time budget.
 constexpr int kMinRounds = 3;
 // Other processes' CPUs above which the machine is called busy.
@@ -55,6 +74,7 @@ struct SelftestArgs {
   double budget_s = 45;  // no round begins that would end later (beyond the first kMinRounds)
   int repetitions = 6;
   int cpu = -1;
+  std::string only;  // "user" or "kernel": that half alone
   std::string keep;  // keep the runs' results here
   bool verbose = false;
   LockFlags lock;
@@ -63,10 +83,26 @@ struct SelftestArgs {
 // What one case (site x N) measured over the rounds.
 struct Case {
   std::string workload, what;
+  bool kernel = false;
   std::uint64_t ns = 0;
   std::vector<double> medians;     // recovered overhead per round, ns per event
   std::vector<double> halfwidths;  // each round's 95% interval of the median, half its width
   std::vector<std::string> errors;
+  double floor_per_event_ns = NAN;  // the run's floor over the events of one sample
+  bool emulated = false;
+  nlohmann::json probe;  // the kernel probe's own figures (the last round's tracer details)
+  std::vector<double> overruns;  // per round: mean ns per firing beyond the shortest firing's
+  std::vector<double> uncertainties;  // per round: calibration_uncertainty()
+};
+
+// Which case runs at which N: the halves asked for and available.
+struct Selection {
+  bool user = true, kernel = true;
+  std::vector<std::uint64_t> kernel_ns;  // the N the module's probe can serve
+  bool runs(const Site& s, std::uint64_t ns) const {
+    if (!s.kernel) return user;
+    return kernel && std::find(kernel_ns.begin(), kernel_ns.end(), ns) != kernel_ns.end();
+  }
 };
 
 // What the runs measured of the machine.
@@ -75,6 +111,7 @@ struct RunFacts {
   double busy_cpus = 0;  // the most any run saw other processes keep busy
   int cpus = 0;
   double tsc_ghz = 0;
+  bool emulated = false;
 };
 
 double median(std::vector<double> v) {
@@ -82,6 +119,21 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double detail(const nlohmann::json& d, const char* key) {
+  const auto it = d.find(key);
+  return it != d.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+// How well the module knows the cost it adds: its calibration's last
+// measure of a firing missed N by |firing - N|, and the windows behind that
+// measure spread over their interquartile range (half of it either way).
+// Both are the module's measurements; a TCG guest on a busy host has more.
+double calibration_uncertainty(const nlohmann::json& probe, std::uint64_t ns) {
+  const double firing = detail(probe, "firing_ns"), iqr = detail(probe, "firing_iqr_ns");
+  if (std::isnan(firing) || std::isnan(iqr)) return 0.0;
+  return std::fabs(firing - static_cast<double>(ns)) + 0.5 * iqr;
 }
 
 // Sends stdout and stderr to /dev/null while the runs print their progress
@@ -135,12 +187,14 @@ class RunsDir {
   std::string path_;
 };
 
-// One run of `run`'s machinery: both sites at one N.
-Status run_one(const SelftestArgs& a, const MachineLock& lock, const std::string& out, std::uint64_t ns,
-               RunResult* run) {
+// One run of `run`'s machinery: the sites of one half at one N.
+Status run_one(const SelftestArgs& a, const Selection& sel, bool kernel, const MachineLock& lock,
+               const std::string& out, std::uint64_t ns, RunResult* run) {
   RunOptions opt;
   opt.tracers = {"delay"};
-  for (const auto& s : kSites) opt.workloads.push_back(s.workload);
+  for (const auto& s : kSites)
+    if (s.kernel == kernel && sel.runs(s, ns)) opt.workloads.push_back(s.workload);
+  if (opt.workloads.empty()) return Status::ok();
   opt.actions = {"spin"};
   opt.options["delay"]["ns"] = std::to_string(ns);
   opt.repetitions = a.repetitions;
@@ -154,9 +208,9 @@ Status run_one(const SelftestArgs& a, const MachineLock& lock, const std::string
   Plan plan;
   TB_TRY(make_plan(opt, &plan));
   for (const auto& [what, why] : plan.skipped) return Status::error(fmt::format("{} is unavailable: {}", what, why));
-  if (plan.specs.size() != std::size(kSites))
+  if (plan.specs.size() != opt.workloads.size())
     return Status::error(fmt::format("the plan holds {} benchmarks, not the {} delay sites", plan.specs.size(),
-                                     std::size(kSites)));
+                                     opt.workloads.size()));
   std::string dir;
   Quiet quiet(!a.verbose);
   return run_benchmarks(opt, plan, run, &dir);
@@ -168,6 +222,7 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
   facts->busy_cpus = std::max(facts->busy_cpus, ctx.foreign_cpu_load);
   facts->cpus = ctx.cpus;
   facts->tsc_ghz = ctx.tsc_hz * 1e-9;
+  facts->emulated = facts->emulated || ctx.emulated;
   for (auto& c : *cases) {
     if (c.ns != ns) continue;
     auto b = std::find_if(run.benchmarks.begin(), run.benchmarks.end(),
@@ -179,12 +234,52 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
     } else {
       c.medians.push_back(b->overhead_ns->median);
       c.halfwidths.push_back(0.5 * (b->overhead_ns->high - b->overhead_ns->low));
+      c.floor_per_event_ns =
+          ctx.floor_cycles / ctx.tsc_hz * 1e9 / static_cast<double>(std::max<std::uint64_t>(1, b->batch));
+      c.emulated = ctx.emulated;
+      if (c.kernel) {
+        c.probe = b->tracer_details;
+        c.uncertainties.push_back(calibration_uncertainty(c.probe, c.ns));
+        const double spent = detail(c.probe, "spent_ns_per_firing"), least = detail(c.probe, "min_spent_ns");
+        if (!std::isnan(spent) && !std::isnan(least)) c.overruns.push_back(std::max(0.0, spent - least));
+      }
     }
   }
 }
 
+// The bound a case is held to: ±3% of N or ±2 floors, whichever is larger.
+// A user site's floor is the run's (one sample's empty region).  A kernel
+// case's samples each time a batch of in-kernel events, so its floor is the
+// run's over the batch.  And its known cost is N only as nearly as the
+// module's calibration measured it: that uncertainty (median of the rounds)
+// is added, the chain's ±3% being about recovering the cost really added.
+double bound_of(const Case& c, double floor_ns) {
+  const double n = static_cast<double>(c.ns);
+  if (!c.kernel) return std::max(0.03 * n, 2.0 * floor_ns);
+  const double uncertainty = c.uncertainties.empty() ? 0.0 : median(c.uncertainties);
+  return std::max(0.03 * n, 2.0 * c.floor_per_event_ns) + uncertainty;
+}
+
+// How far the module's clock ran from its calibrated rate over the enabled
+// blocks (1 = as calibrated; NAN when unknown).
+double clock_ratio(const Case& c) { return detail(c.probe, "enabled_clock_ratio"); }
+
+// A kernel case's line under its verdict: what the module measured of its
+// own probe, by its own clock.
+void print_probe(const Case& c) {
+  const auto num = [&](const char* k) { return detail(c.probe, k); };
+  std::cout << fmt::format(
+      "          the module: a firing {:.1f} ns at calibration (IQR {:.1f}; the shortest {:.1f}); its spin {:.1f} ns, "
+      "the shortest firing spun {:.1f}, the mean overran that by {:.1f} (median of the rounds); its clock {:.4f} GHz "
+      "against ktime (the kernel's tsc_khz says {:.4f}), {:.4f}x that over the traced blocks\n",
+      num("firing_ns"), num("firing_iqr_ns"), num("least_firing_ns"), num("spin_ns"), num("min_spent_ns"),
+      c.overruns.empty() ? NAN : median(c.overruns), num("clock_hz") * 1e-9, num("kernel_tsc_khz") * 1e-6,
+      clock_ratio(c));
+}
+
 // The verdict of one case: "pass", "noisy" (outside the bound, but no more
-// than the noise explains) or "FAIL"; prints its line.
+// than the noise explains, or the kernel's clock moved) or "FAIL"; prints
+// its line.
 std::string judge(const Case& c, double floor_ns) {
   const std::string name = fmt::format("{:<9} N = {:>4} ns", c.what, c.ns);
   if (!c.errors.empty() || c.medians.empty()) {
@@ -193,18 +288,46 @@ std::string judge(const Case& c, double floor_ns) {
   }
   const double n = static_cast<double>(c.ns);
   const double got = median(c.medians);
-  const double bound = std::max(0.03 * n, 2.0 * floor_ns);
   const auto [lo, hi] = std::minmax_element(c.medians.begin(), c.medians.end());
   const double noise = std::max(median(c.halfwidths), 0.5 * (*hi - *lo));
+  const double bound = bound_of(c, floor_ns);
   std::string verdict = "pass";
   // Off by more than three times the noise beyond the bound: no load explains that.
   if (std::fabs(got - n) > bound) verdict = std::fabs(got - n) - bound > 3.0 * noise ? "FAIL" : "noisy";
+  // The module spun by a clock whose rate moved from its calibration: its N
+  // was not N ns, whatever was recovered.
+  const double ratio = clock_ratio(c);
+  const bool clock_moved = c.kernel && !(std::fabs(ratio - 1.0) <= 0.02);
+  if (clock_moved) verdict = "noisy";
   std::cout << fmt::format("{}  recovered {:8.1f} ns  error {:+7.1f}  bound ±{:5.1f}  noise ±{:5.1f}  {}\n", name, got,
                            got - n, bound, noise,
-                           verdict == "pass"    ? "pass"
+                           clock_moved          ? "CANNOT JUDGE: the module's clock left its calibrated rate"
+                           : verdict == "pass"  ? "pass"
                            : verdict == "noisy" ? "CANNOT JUDGE: outside the bound, within 3x the noise"
                                                 : "FAIL: the chain does not recover the known cost");
+  if (c.kernel) print_probe(c);
   return verdict;
+}
+
+// Which N the module's probe can serve here: each is calibrated once (the
+// module refuses an N below its shortest firing); the others are left out,
+// with the reason printed.  Empty, with the reason, when the module is
+// missing.
+std::vector<std::uint64_t> kernel_ns_served(std::vector<std::string>* left_out) {
+  std::vector<std::uint64_t> served;
+  tbdelay::KernelProbe probe;
+  if (Status s = probe.open(); !s) {
+    left_out->push_back(s.message());
+    return served;
+  }
+  for (std::uint64_t ns : kNs) {
+    tbdelay::KernelCalibration cal;
+    if (Status s = probe.calibrate(static_cast<std::uint32_t>(ns), &cal); s)
+      served.push_back(ns);
+    else
+      left_out->push_back(fmt::format("N = {} ns left out: {}", ns, s.message()));
+  }
+  return served;
 }
 
 int selftest(const SelftestArgs& a) {
@@ -227,14 +350,36 @@ int selftest(const SelftestArgs& a) {
     std::cerr << "tracebench selftest: cannot create a directory under /tmp for the runs\n";
     return 1;
   }
+  Selection sel;
+  sel.user = a.only != "kernel";
+  sel.kernel = a.only != "user";
+  if (sel.kernel) {
+    std::vector<std::string> left_out;
+    sel.kernel_ns = kernel_ns_served(&left_out);
+    if (sel.kernel_ns.empty()) {
+      std::cout << "kernel half (the module's probe on tracebench:tracebench_fixed): not available here: "
+                << left_out.front() << "\n";
+      if (!sel.user) return 1;
+      std::cout << "checking the user half only\n";
+      sel.kernel = false;
+    } else {
+      for (const auto& why : left_out) std::cout << "kernel half: " << why << "\n";
+    }
+  }
   std::vector<Case> cases;
   for (const auto& s : kSites)
-    for (std::uint64_t ns : kNs) cases.push_back(Case{s.workload, s.what, ns, {}, {}, {}});
+    for (std::uint64_t ns : kNs)
+      if (sel.runs(s, ns)) cases.push_back(Case{s.workload, s.what, s.kernel, ns, {}, {}, {}});
+  // The N some case runs at (a kernel-only check may leave some out).
+  std::vector<std::uint64_t> ns_run;
+  for (std::uint64_t ns : kNs)
+    if (std::any_of(std::begin(kSites), std::end(kSites), [&](const Site& s) { return sel.runs(s, ns); }))
+      ns_run.push_back(ns);
   RunFacts facts;
   std::cout << fmt::format(
       "tracebench selftest: the delay tracer adds a calibrated N ns to traced events only; `run`'s machinery must "
       "recover N (up to {} rounds x {} runs of {} repetitions, {:.0f} s)\n",
-      a.rounds, std::size(kNs), a.repetitions, a.budget_s);
+      a.rounds, ns_run.size(), a.repetitions, a.budget_s);
   std::cout.flush();
   int rounds = 0;
   for (int round = 0; round < a.rounds && !g_stop_requested; ++round) {
@@ -242,14 +387,16 @@ int selftest(const SelftestArgs& a) {
     // started only if it should end within the time budget.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (round >= kMinRounds && elapsed + elapsed / round > a.budget_s) break;
-    for (std::size_t i = 0; i < std::size(kNs) && !g_stop_requested; ++i) {
-      const std::uint64_t ns = kNs[(i + static_cast<std::size_t>(round)) % std::size(kNs)];
-      RunResult run;
-      if (Status s = run_one(a, lock, runs.path(), ns, &run); !s) {
-        std::cerr << "tracebench selftest: the run at N = " << ns << " ns failed: " << s.message() << "\n";
-        return 1;
+    for (std::size_t i = 0; i < ns_run.size() && !g_stop_requested; ++i) {
+      const std::uint64_t ns = ns_run[(i + static_cast<std::size_t>(round)) % ns_run.size()];
+      for (bool kernel : {false, true}) {
+        RunResult run;
+        if (Status s = run_one(a, sel, kernel, lock, runs.path(), ns, &run); !s) {
+          std::cerr << "tracebench selftest: the run at N = " << ns << " ns failed: " << s.message() << "\n";
+          return 1;
+        }
+        if (!run.benchmarks.empty()) take(run, ns, &cases, &facts);
       }
-      take(run, ns, &cases, &facts);
     }
     ++rounds;
   }
@@ -263,6 +410,12 @@ int selftest(const SelftestArgs& a) {
       "floor {:.1f} ns (bound: ±3% of N or ±2 floors = ±{:.1f} ns, whichever is larger); TSC {:.3f} GHz; "
       "other processes kept up to {:.2f} of {} CPUs busy; {} rounds in {:.0f} s\n",
       floor_ns, 2 * floor_ns, facts.tsc_ghz, facts.busy_cpus, facts.cpus, rounds, took);
+  if (sel.kernel)
+    std::cout << fmt::format(
+        "kernel tp: the module's own probe on tracebench:tracebench_fixed, fired by its in-kernel loop{}; bound: ±3% "
+        "of N or ±2 floors per event (the floor over a sample's events), whichever is larger, plus the module's "
+        "calibration uncertainty (|firing - N| + IQR/2)\n",
+        facts.emulated ? " (emulated)" : "");
   int failed = 0, noisy = 0;
   for (const auto& c : cases) {
     const std::string v = judge(c, floor_ns);
@@ -288,13 +441,16 @@ int selftest(const SelftestArgs& a) {
 void install(CLI::App& app, int* exit_status) {
   auto* s = app.add_subcommand("selftest",
                                "Check that the suite recovers a known cost on this host (the delay tracer: 20 ns, "
-                               "200 ns and 2 us on a user site and a syscall)");
+                               "200 ns and 2 us on a user site, a syscall and, where the module is, its tracepoint)");
   auto a = std::make_shared<SelftestArgs>();
   s->add_option("--rounds", a->rounds, "Runs per N, interleaved with the other N's")->check(CLI::Range(1, 20));
   s->add_option("--budget", a->budget_s, "Seconds after which no further round begins (after the first 3)")
       ->check(CLI::Range(1.0, 3600.0));
   s->add_option("--repetitions,-r", a->repetitions, "Repetitions per run (pairs of blocks)")->check(CLI::Range(2, 100));
   s->add_option("--cpu", a->cpu, "Measured CPU (default: the last)")->check(CLI::NonNegativeNumber);
+  s->add_option("--only", a->only, "Check one half: user (a user site and a syscall) or kernel (the module's "
+                                   "tracepoint; needs the module: `tracebench vm -- selftest --only kernel`)")
+      ->check(CLI::IsMember({"user", "kernel"}));
   s->add_option("--keep", a->keep, "Keep the runs' results in this directory");
   s->add_flag("--verbose,-v", a->verbose, "Show the runs' own output");
   add_lock_flags(s, &a->lock);
