@@ -4,6 +4,7 @@
 #
 #   scripts/vm/compare-kernels.sh [--tracebench BIN] [--outdir DIR] [--install]
 #       [--accel auto|kvm|tcg] [--timeout S] [--rounds N] [--fail-on-regression]
+#       [--lava IDENTITY [--lava-identity-file FILE]]
 #       A B -- <tracebench run arguments>
 #
 # A and B are kernel images (/boot/vmlinuz-6.1.0-55-amd64) or Debian kernel
@@ -16,14 +17,25 @@
 # `tracebench vm` leaves it), links every run directory into DIR/A/runs/ and
 # DIR/B/runs/, and prints `tracebench compare DIR/A/runs DIR/B/runs` (also in
 # DIR/compare.txt); exits 0 when every run succeeded and the comparison ran,
-# 1 when a run failed, the comparison's status otherwise.
+# 1 when a run failed, the comparison's status otherwise.  The runs are also
+# laid out as pairs (DIR/A/pairs/pair-NNNN, round N of A with round N of B),
+# so with 2+ rounds compare tests the pairs' ratios.
+#
+# --lava IDENTITY: the boots are LAVA jobs (`tracebench lava job`, one per
+# kernel, submitted 2N times) on the server of lavacli's identity IDENTITY
+# (--lava-identity-file FILE, else $XDG_CONFIG_HOME/lavacli.yaml), all
+# submitted at once in ABBA order so that a lab's idle devices run them side
+# by side, then waited for and fetched (`tracebench lava submit|wait|fetch`;
+# harness/lava/README.md, scripts/lava/README.md).  A job that did not pass
+# is a failed run (exit 1), never a figure; DIR/<side>/round<i>/lava.json
+# names the job, its device and worker and LAVA's error.
 # Example (see scripts/vm/README.md):
 #   scripts/vm/compare-kernels.sh --install 6.1.0-55-amd64 6.12.107+deb12-amd64 \
 #     -- run --quick -t kprobes -t none -w kmod_target -w kmod_fixed
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 compare_args=()
+tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 compare_args=() lava="" lava_file=""
 die() { echo "compare-kernels: $*" >&2; exit 2; }
 pos=()
 while [ $# -gt 0 ]; do
@@ -35,6 +47,8 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
     --fail-on-regression) compare_args+=(--fail-on-regression); shift;;
+    --lava) [ -n "${2:-}" ] || die "--lava needs an identity"; lava=$2; shift 2;;
+    --lava-identity-file) [ -f "${2:-}" ] || die "--lava-identity-file '${2:-}' is not a file"; lava_file=$2; shift 2;;
     --) shift; break;;
     -*) die "unknown option '$1'";;
     *) pos+=("$1"); shift;;
@@ -73,19 +87,30 @@ kb=$(resolve "${pos[1]}") || exit 2
 mkdir -p "$outdir"
 
 status=0
-for side in A B; do rm -rf "${outdir:?}/$side"; mkdir -p "$outdir/$side/runs"; done
-for ((round = 1; round <= rounds; ++round)); do
-  for side in A B; do
-    k=$ka; [ $side = B ] && k=$kb
-    echo "compare-kernels: round $round/$rounds [$side] $k" >&2
-    vmdir=$outdir/$side/round$round
-    "$tb" vm --kernel "$k" --accel "$accel" --timeout "$timeout_s" --out-dir "$vmdir" \
-      -- run --out runs "${@:2}"
-    rc=$?
-    if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
-    link_runs "$vmdir" "$outdir/$side/runs"
+for side in A B; do rm -rf "${outdir:?}/$side"; mkdir -p "$outdir/$side/runs" "$outdir/$side/pairs"; done
+# A boot's runs, once it is back: into the side's runs/ and as pair $3.
+collect() {  # $1 = side, $2 = round directory, $3 = round
+  link_runs "$2" "$outdir/$1/runs"
+  link_pair "$2" "$outdir/$1/pairs" "$3" 2>/dev/null || pairs_ok=0
+}
+pairs_ok=1
+if [ -n "$lava" ]; then
+  . "$here/../lava/fanout.sh"
+  lava_boots "$ka" "$kb" "$rounds" "${@:2}" || status=1
+else
+  for ((round = 1; round <= rounds; ++round)); do
+    for side in A B; do
+      k=$ka; [ $side = B ] && k=$kb
+      echo "compare-kernels: round $round/$rounds [$side] $k" >&2
+      vmdir=$outdir/$side/round$round
+      "$tb" vm --kernel "$k" --accel "$accel" --timeout "$timeout_s" --out-dir "$vmdir" \
+        -- run --out runs "${@:2}"
+      rc=$?
+      if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
+      collect "$side" "$vmdir" "$round"
+    done
   done
-done
+fi
 ra=$outdir/A/runs rb=$outdir/B/runs
 na=$(ls -1 "$ra" | wc -l) nb=$(ls -1 "$rb" | wc -l)
 if [ "$na" -eq 0 ] || [ "$nb" -eq 0 ]; then
@@ -94,6 +119,8 @@ if [ "$na" -eq 0 ] || [ "$nb" -eq 0 ]; then
 fi
 echo "compare-kernels: A = $ka ($na runs in $ra)" >&2
 echo "compare-kernels: B = $kb ($nb runs in $rb)" >&2
+# Every round of both sides back: compare the pairs; else the runs pooled.
+if [ $pairs_ok -eq 1 ] && [ "$rounds" -ge 2 ]; then ra=$outdir/A/pairs rb=$outdir/B/pairs; fi
 "$tb" compare "${compare_args[@]}" "$ra" "$rb" | tee "$outdir/compare.txt"
 crc=${PIPESTATUS[0]}
 [ $status -ne 0 ] && exit 1

@@ -20,6 +20,13 @@ for side in A B; do
   n=$(ls -1 "$out/$side/runs" | wc -l)
   [ "$n" -eq 2 ] || { echo "FAIL: side $side has $n runs, expected 2"; exit 1; }
 done
+# Round i of A and round i of B are pair i; compare.txt tests the pairs.
+for side in A B; do
+  for p in pair-0001 pair-0002; do
+    [ "$(ls -1 "$out/$side/pairs/$p" 2>/dev/null | wc -l)" -eq 1 ] || { echo "FAIL: $side/pairs/$p does not hold one run"; exit 1; }
+  done
+done
+grep -q '^kprobes/kmod_target/.* pairs ' "$out/compare.txt" || { echo "FAIL: compare.txt did not test the pairs:"; cat "$out/compare.txt"; exit 1; }
 grep -q '^A: 2 runs' "$out/compare.txt" || { echo "FAIL: A is not pooled:"; cat "$out/compare.txt"; exit 1; }
 grep -q '^B: 2 runs' "$out/compare.txt" || { echo "FAIL: B is not pooled"; exit 1; }
 for b in none/kmod_fixed kprobes/kmod_target; do

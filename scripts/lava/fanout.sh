@@ -1,0 +1,71 @@
+# Sourced by scripts/vm/compare-kernels.sh --lava: the boots of a comparison
+# as LAVA jobs on a LAVA server, fanned out over the lab's idle devices.
+#
+# Uses the caller's $tb (tracebench), $outdir, $lava (lavacli identity),
+# $lava_file (its file, or empty), $timeout_s and its collect SIDE DIR ROUND
+# (which links a boot's runs into the side's runs/ and pairs/).
+#
+# One job per kernel (`tracebench lava job`: the kernel, an initramfs with
+# tracebench and the companion module built for it, the run as a LAVA test),
+# submitted once per round and side in ABBA order (A B, B A, A B, ...): the
+# scheduler hands jobs to idle devices in the order they came, so with two
+# devices a pair runs side by side and each kernel lands on each device as
+# often as the other, and a device's own drift does not fall on one side.
+# Every job is waited for and fetched; a job that did not pass (LAVA's
+# verdict: boot failure, timeout, infrastructure error, a failed
+# verification) is reported with its lava.json and never collected as a run.
+
+# tracebench lava SUBCOMMAND with the identity.
+lava_cli() {
+  local sub=$1
+  shift
+  local id=(-i "$lava")
+  [ -n "$lava_file" ] && id+=(--identity-file "$lava_file")
+  "$tb" lava "$sub" "${id[@]}" "$@"
+}
+
+# lava_boots KERNEL_A KERNEL_B ROUNDS RUN-ARGS...: 1 when a job could not be
+# made or submitted, or did not pass.
+lava_boots() {
+  local ka=$1 kb=$2 n=$3
+  shift 3
+  local art=$outdir/lava-artifacts side k r i
+  local jobs=() sides=() rounds_of=() ids=()
+  mkdir -p "$art"
+  for side in A B; do
+    k=$ka
+    [ $side = B ] && k=$kb
+    if ! "$tb" lava job --kernel "$k" --artifacts "$art" --out "$outdir/$side/job.yaml" -- run --out runs "$@" >&2; then
+      echo "compare-kernels: tracebench lava job failed for $k" >&2
+      return 1
+    fi
+  done
+  for ((r = 1; r <= n; ++r)); do
+    local order=(A B)
+    [ $((r % 2)) -eq 0 ] && order=(B A)
+    for side in "${order[@]}"; do
+      jobs+=("$outdir/$side/job.yaml")
+      sides+=("$side")
+      rounds_of+=("$r")
+    done
+  done
+  mapfile -t ids < <(lava_cli submit "${jobs[@]}")
+  if [ ${#ids[@]} -ne ${#jobs[@]} ]; then
+    echo "compare-kernels: the LAVA server took ${#ids[@]} of ${#jobs[@]} jobs (ids: ${ids[*]:-none})" >&2
+    return 1
+  fi
+  echo "compare-kernels: LAVA jobs ${ids[*]} (${#ids[@]} boots: ${sides[*]})" >&2
+  # Non-zero when a job did not pass: each is fetched and judged below.
+  lava_cli wait --timeout "$timeout_s" "${ids[@]}" >&2
+  local failed=0 dir
+  for i in "${!ids[@]}"; do
+    dir=$outdir/${sides[$i]}/round${rounds_of[$i]}
+    if ! lava_cli fetch "${ids[$i]}" "$dir" >&2; then
+      echo "compare-kernels: LAVA job ${ids[$i]} (${sides[$i]}, round ${rounds_of[$i]}) did not pass: $dir/lava.json" >&2
+      failed=1
+      continue
+    fi
+    collect "${sides[$i]}" "$dir" "${rounds_of[$i]}"
+  done
+  return $failed
+}
