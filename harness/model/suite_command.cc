@@ -117,6 +117,7 @@ std::string shell_words(const std::vector<std::string>& args) {
 // One tracer's scenarios that the suite runs.
 struct Plan {
   std::string tracer;
+  ModelDescription description;  // the tracer's own (Tracer::model())
   std::vector<SuiteScenario> scenarios;
 };
 
@@ -129,8 +130,9 @@ std::vector<Plan> plan_tracers(const std::vector<std::string>& names, const Suit
   std::vector<Plan> plans;
   for (const auto& name : names) {
     std::unique_ptr<Tracer> t = make_tracer(name);
-    std::vector<SuiteScenario> all = suite_scenarios(name);
-    size_buffers(name, (a.quick ? 2.0 : a.seconds) / 8, &all);
+    const ModelDescription description = t->model();
+    std::vector<SuiteScenario> all = description.scenarios;
+    size_buffers(description, (a.quick ? 2.0 : a.seconds) / 8, &all);
     if (all.empty()) {
       rows->push_back({name, "—", "—", std::nullopt,
                        "no held-out scenarios for this tracer here (the VM lab's tracers: `tracebench vm`)"});
@@ -143,7 +145,7 @@ std::vector<Plan> plan_tracers(const std::vector<std::string>& names, const Suit
     const OptionSchema& schema = t->option_schema();
     const bool has_ecbs =
         std::any_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; });
-    Plan p{name, {}};
+    Plan p{name, description, {}};
     for (const auto& s : all) {
       const Workload* w = find_workload(s.workload);
       if (!w || !t->supports(w->probe) || !t->supports_action(w->probe, s.action)) {
@@ -169,7 +171,7 @@ std::vector<std::vector<std::string>> measurement_steps(const std::vector<Plan>&
   std::vector<std::vector<std::string>> steps;
   for (int round = 1; round <= a.rounds; ++round)
     for (const auto& p : plans)
-      for (auto r : suite_runs(p.tracer, p.scenarios, a.quick)) {
+      for (auto r : suite_runs(p.tracer, p.description, p.scenarios, a.quick)) {
         r.insert(r.end(), {"--out", runs});
         steps.push_back(std::move(r));
       }
@@ -222,7 +224,7 @@ int run_suite(const SuiteArgs& a) {
   std::vector<std::string> names = a.tracers;
   if (names.empty())
     for (const auto& e : tracer_registry())
-      if (e.name != "none") names.push_back(e.name);
+      if (e.name != kBaselineTracer) names.push_back(e.name);
   for (const auto& n : a.tracers)
     if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
   if (a.plan) return print_plan(a, names);
