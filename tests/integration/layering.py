@@ -3,9 +3,10 @@
 harness/include/tracebench/) includes neither tracers/ nor bench/; nothing
 outside bench/ includes a bench/ header.  Workloads in bench/ may include a
 tracer's probe-site header (an LTTng-UST provider, a D-VM site): the
-instrumentation is part of the workload.  The companion module (kmod/)
-includes nothing of tracers/ but the D-VM's freestanding DIF core
-(tracers/dvm/core/), compiled into it from its one source.
+instrumentation is part of the workload.  The companion module (kmod/), the
+lowest floor, includes nothing of tracers/ or bench/: the D-VM's freestanding
+DIF core, which both the module and user space build, lives beside the
+module's ABI headers (kmod/dvm/core/).
 
 Knowledge runs the same way: the harness never names a tracer.  What it
 needs of one (its cost-model scenarios, its wakeup options, ...) comes
@@ -38,12 +39,11 @@ def sources(top):
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 rules = [("harness", ("tracers/", "bench/")), ("tracers", ("bench/",)), ("tests", ("bench/",)),
          ("kmod", ("bench/", "tracers/"))]
-allowed = {"kmod": ("tracers/dvm/core/",)}
 bad = []
 for top, forbidden in rules:
     for path in sources(top):
         for m in inc.finditer(open(path, errors="replace").read()):
-            if m.group(1).startswith(forbidden) and not m.group(1).startswith(allowed.get(top, ())):
+            if m.group(1).startswith(forbidden):
                 bad.append(f"{os.path.relpath(path, src)} includes {m.group(1)}")
 
 register = re.compile(r"TRACEBENCH_REGISTER_TRACER\(\s*(\w+)")
