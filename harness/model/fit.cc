@@ -82,16 +82,12 @@ struct Observations {
 };
 
 // The options that set how often a tracer's consumer is woken (and, for a
-// reader the producer does not wake, how often its timer does): runs that
-// differ only in them are pooled for the consumer fit and the probe's
-// per-wakeup term, their wakeups per record being what tells the per-wakeup
-// cost from the per-record one.
-std::set<std::string> wakeup_knobs(const std::string& tracer) {
-  if (tracer == "ebpf") return {"wakeup", "poll_ms"};
-  if (tracer == "perf") return {"wakeup_events"};
-  if (tracer == "dvm" || tracer == "dvm_kernel") return {"switchrate", "aggrate"};
-  return {};
-}
+// reader the producer does not wake, how often its timer does), as the
+// tracer describes them (ModelDescription::wakeup_knobs): runs that differ
+// only in them are pooled for the consumer fit and the probe's per-wakeup
+// term, their wakeups per record being what tells the per-wakeup cost from
+// the per-record one.
+std::set<std::string> wakeup_knobs(const std::string& tracer) { return model_description(tracer).wakeup_knobs; }
 
 // The configuration: the options less the handler sweep's keys (and less
 // `skip`).
@@ -344,12 +340,8 @@ bool solve_least_squares(const std::vector<std::vector<double>>& x, const std::v
 }
 
 std::string wakeup_hint(const std::string& tracer) {
-  if (tracer == "ebpf") return "runs with other wakeup policies: `-o ebpf.wakeup=no_wakeup`, `-o ebpf.wakeup=force`";
-  if (tracer == "perf") return "runs with other wakeup counts: `-o perf.wakeup_events=1`, `-o perf.wakeup_events=1000`";
-  if (tracer == "dvm" || tracer == "dvm_kernel")
-    return "runs with other consumer rates: `-o " + tracer + ".switchrate=100hz`, `-o " + tracer +
-           ".switchrate=5000hz`";
-  return "runs with another wakeup policy (this tracer has no option for one)";
+  std::string hint = model_description(tracer).wakeup_hint;
+  return hint.empty() ? "runs with another wakeup policy (this tracer has no option for one)" : hint;
 }
 
 // Least squares over rows with a bootstrap over the rows (a resample whose
@@ -1209,7 +1201,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   for (const auto& r : runs) {
     const double tsc = r.context.tsc_hz;
     for (const auto& b : r.benchmarks) {
-      if (b.status != "ok" || !b.overhead_cycles || b.tracer == "none") continue;
+      if (b.status != "ok" || !b.overhead_cycles || b.tracer == kBaselineTracer) continue;
       const auto& base = b.baseline.repetition_medians;
       const auto& tr = b.traced.repetition_medians;
       std::vector<double> v;

@@ -1,9 +1,11 @@
 // The model suite's plan and its Table 7: which runs measure the parameters a
-// tracer's held-out scenarios need, which scenarios validate them, and the
-// table that puts prediction and measurement side by side.  Pure: the
-// command (suite_command.cc) runs the steps.
+// tracer's held-out scenarios need (the scenarios and the options that vary
+// its consumer come from the tracer: Tracer::model()), which scenarios
+// validate them, and the table that puts prediction and measurement side by
+// side.  Pure: the command (suite_command.cc) runs the steps.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -11,100 +13,11 @@
 #include <fmt/ranges.h>
 
 #include "tracebench/model.h"
+#include "tracebench/tracer.h"
 
-namespace tracebench::model {
-namespace {
+namespace tracebench {
 
-SuiteScenario scenario(std::string name, std::string what, std::string workload, std::string action,
-                       std::uint64_t payload, double rate, int handlers = 1) {
-  SuiteScenario s;
-  s.name = std::move(name);
-  s.what = std::move(what);
-  s.workload = std::move(workload);
-  s.action = std::move(action);
-  s.payload_bytes = payload;
-  s.rate_hz = rate;
-  s.handlers = handlers;
-  return s;
-}
-
-std::vector<std::string> base_with(std::vector<std::string> base, std::initializer_list<std::string> more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
-
-}  // namespace
-
-// The paper's macro scenarios, per tracer, on this suite's workloads: sys (a
-// syscall probe that counts), sys10 (ten handlers on it, nine predicates
-// false), pid (a user-function probe), a payload-recording scenario with
-// its consumer, and profile (a probe the tracer's timer fires) where the
-// tracer has one.  A tracer without the probe kind has no such row.
-std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) {
-  const std::string sys = "syscall probe, count";
-  const std::string sys10 = "ten handlers on the syscall probe, nine predicates false";
-  const std::string pid = "user-function probe (uprobe), count";
-  if (tracer == "ebpf")
-    return {scenario("sys", sys, "getpid", "count", 0, 50000), scenario("sys10", sys10, "getpid", "count", 0, 50000, 10),
-            scenario("pid", pid, "call", "count", 0, 2000),
-            scenario("payload", "256 B copied from write(2) into the ring buffer, its reader", "write_null", "ringbuf",
-                     256, 20000),
-            // The paper's profile-997: here bpftrace's profile:hz on the
-            // firing thread's CPU clock (10 kHz), while 5000 ops of ~15 µs a
-            // second run: its events are the timer's firings.
-            scenario("profile", "a profile probe (the thread's CPU clock sampled at 10 kHz), count", "spin", "count",
-                     0, 5000)};
-  if (tracer == "ftrace")
-    return {scenario("sys", sys + " (the event recorded in the buffer)", "getpid", "count", 0, 50000),
-            scenario("sys10", sys10 + " (ten instances)", "getpid", "count", 0, 50000, 10),
-            scenario("pid", "uprobe event on a user function", "call", "count", 0, 2000),
-            scenario("payload", "1 KiB trace_marker writes, the buffer read back", "marker", "payload", 1024, 20000)};
-  if (tracer == "perf")
-    return {scenario("sys", sys + " (a sample per event)", "getpid", "count", 0, 50000),
-            scenario("sys10", sys10 + " (ten events)", "getpid", "count", 0, 50000, 10),
-            scenario("pid", "uprobe event on a user function", "call", "count", 0, 2000),
-            scenario("profile", "the thread's cpu-clock sampled at 10 kHz into the rings (perf record -e cpu-clock)",
-                     "spin", "count", 0, 5000)};
-  if (tracer == "lttng")
-    return {scenario("sys", "UST tracepoint, 4 B recorded", "ust_hot", "record", 0, 50000),
-            scenario("sys10", "ten handlers on the UST tracepoint, nine predicates false", "ust_hot", "record", 0, 50000,
-                     10),
-            scenario("payload", "256 B UST payload, the consumer daemon", "ust_payload", "record", 256, 20000)};
-  if (tracer == "dvm")
-    return {scenario("sys", "syscall::getpid:entry { @c = count(); }", "dvm_getpid", "count", 0, 50000),
-            scenario("sys10", sys10 + " (/arg0 == -1/)", "dvm_getpid", "count", 0, 50000, 10),
-            scenario("pid", "fbt-style function entry, count", "dvm_func", "count", 0, 50000),
-            scenario("payload", "tracemem of 256 B, the consumer thread", "dvm_hot", "record", 256, 20000)};
-  // The VM lab's tracers (`tracebench vm -- model suite ...`), on the
-  // companion module's workloads; the rate is low enough for a guest under
-  // TCG, where one ioctl into the module costs microseconds.
-  const std::string fbt = "kernel function probe on the module's tracebench_kmod_target";
-  if (tracer == "kprobes")
-    return {scenario("fbt", fbt + " (kprobe), BPF count", "kmod_target", "bpf_kprobe", 0, 5000),
-            scenario("fbt_return", fbt + " (kretprobe), BPF count", "kmod_target", "bpf_kretprobe", 0, 5000),
-            scenario("fbt_record", fbt + " (kprobe event, seq and len recorded, the buffer read back)", "kmod_target",
-                     "tracefs_kprobe", 0, 5000)};
-  if (tracer == "dvm_kernel") {
-    // The syscall probe placed as a kprobe on the syscall's own function
-    // (syscallprobe=kprobe): its own configuration, so its own runs.
-    SuiteScenario kprobe = scenario("sys_kprobe", "the same count, the syscall probe a kprobe on getpid's function",
-                                    "getpid", "count", 0, 5000);
-    kprobe.options = {"dvm_kernel.syscallprobe=kprobe"};
-    return {scenario("sys", "syscall::getpid:entry { @c = count(); } in the module", "getpid", "count", 0, 5000),
-            scenario("sys10", sys10 + " in the module", "getpid", "count", 0, 5000, 10), kprobe,
-            scenario("pid", "pid provider (a uprobe) on a user function, count", "call", "count", 0, 2000),
-            scenario("payload", "tracemem of 256 B from the module's tracepoint, the consumer thread", "kmod_payload",
-                     "record", 256, 5000)};
-  }
-  if (tracer == "lttng_kernel")
-    return {scenario("sys", "getpid's syscall entry and exit events, the consumer daemon", "getpid", "record", 0, 5000),
-            scenario("fbt", fbt + " (kprobe), the consumer daemon", "kmod_target", "record", 0, 5000),
-            scenario("payload", "256 B from the module's tracepoint, the consumer daemon", "kmod_payload", "record", 256,
-                     5000)};
-  return {};
-}
-
-std::vector<std::string> SuiteScenario::option_args(const std::string& tracer) const {
+std::vector<std::string> ModelScenario::option_args(const std::string& tracer) const {
   std::vector<std::string> a;
   for (const auto& o : options) a.insert(a.end(), {"-o", o});
   if (handlers > 1) {
@@ -114,46 +27,59 @@ std::vector<std::string> SuiteScenario::option_args(const std::string& tracer) c
   return a;
 }
 
-void size_buffers(const std::string& tracer, double segment_seconds, std::vector<SuiteScenario>* scenarios) {
-  if (tracer != "ftrace") return;  // the others' readers run while the workload fires
+}  // namespace tracebench
+
+namespace tracebench::model {
+namespace {
+
+std::vector<std::string> base_with(std::vector<std::string> base, std::initializer_list<std::string> more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+// `-o O` for each option.
+std::vector<std::string> dash_o(const std::vector<std::string>& options) {
+  std::vector<std::string> a;
+  for (const auto& o : options) a.insert(a.end(), {"-o", o});
+  return a;
+}
+
+}  // namespace
+
+ModelDescription model_description(const std::string& tracer) {
+  std::unique_ptr<Tracer> t = make_tracer(tracer);
+  return t ? t->model() : ModelDescription{};
+}
+
+// The scenarios come from the tracer (Tracer::model()); a tracer without
+// the probe kind has no such row.
+std::vector<SuiteScenario> suite_scenarios(const std::string& tracer) { return model_description(tracer).scenarios; }
+
+void size_buffers(const ModelDescription& d, double segment_seconds, std::vector<SuiteScenario>* scenarios) {
+  if (!d.segment_buffer) return;  // the others' readers run while the workload fires
   for (auto& s : *scenarios) {
     if (s.payload_bytes == 0) continue;
-    // A trace_marker record: the payload, its header and the ip field
-    // (~40 B); twice what a segment writes, for the rate's overshoot and
-    // the sub-buffers' unused tails.
-    const double kib = 2.0 * s.rate_hz * segment_seconds * static_cast<double>(s.payload_bytes + 64) / 1024.0;
+    // The payload and what the record takes beyond it; twice what a segment
+    // writes, for the rate's overshoot and the sub-buffers' unused tails.
+    const double kib = 2.0 * s.rate_hz * segment_seconds *
+                       static_cast<double>(s.payload_bytes + d.segment_buffer->record_overhead_bytes) / 1024.0;
     std::uint64_t size = 1024;
     while (static_cast<double>(size) < kib && size < (1u << 20)) size *= 2;
-    s.options.push_back(fmt::format("ftrace.buffer_kb={}", size));
+    s.options.push_back(fmt::format("{}={}", d.segment_buffer->option_kib, size));
   }
 }
 
-namespace {
-// The D-VM's consumer rate for the runs that tell a pass's cost from a
-// record's ("" for other tracers): five times the default in this process;
-// a tenth of it in the module, whose pass (an ioctl and an IPI per CPU)
-// costs a guest under TCG about a millisecond.
-std::string dvm_second_switchrate(const std::string& tracer) {
-  if (tracer == "dvm") return "5000hz";
-  if (tracer == "dvm_kernel") return "100hz";
-  return "";
+void size_buffers(const std::string& tracer, double segment_seconds, std::vector<SuiteScenario>* scenarios) {
+  size_buffers(model_description(tracer), segment_seconds, scenarios);
 }
-
-// What a tracer's empty handler (kEmptyAction) needs set for both it and the
-// action it is compared with, as "-o" pairs; nullopt where the tracer has
-// none.  eBPF's empty program has no map: its events are counted from the
-// kernel's run stats, which cost each run two clock reads, so the action is
-// measured with them on too (the model pairs only runs alike in what their
-// adapter says was in effect).
-std::optional<std::vector<std::string>> empty_handler_options(const std::string& tracer) {
-  if (tracer == "ebpf") return std::vector<std::string>{"-o", "ebpf.stats=on"};
-  if (tracer == "dvm") return std::vector<std::string>{};
-  return std::nullopt;
-}
-}  // namespace
 
 std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
                                                  bool quick) {
+  return suite_runs(tracer, model_description(tracer), scenarios, quick);
+}
+
+std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const ModelDescription& d,
+                                                 const std::vector<SuiteScenario>& scenarios, bool quick) {
   std::vector<std::vector<std::string>> runs;
   std::set<std::vector<std::string>> seen;
   auto add = [&](std::vector<std::string> r, int copies = 1) {
@@ -181,16 +107,16 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       // term.  A hot loop wakes it on most records, a paced workload on few.
       // The reader then reads on its timer, every 2 ms: often enough that
       // a hot loop of 1 KiB records does not fill the ring.
-      if (tracer == "ebpf" && s.action == "ringbuf") {
-        r.insert(r.end(), {"-o", "ebpf.wakeup=no_wakeup", "-o", "ebpf.poll_ms=2"});
+      if (!s.few_wakeups.empty()) {
+        for (const auto& o : dash_o(s.few_wakeups)) r.push_back(o);
         add(r);
       }
       // The D-VM's consumer wakes on its timer (switchrate), never on a
       // record: a hot loop gives it ~1e-4 wakeups per record at any size, too
       // few to tell a pass's cost from the records'.  At another rate the
       // wakeups per record differ enough to fit both.
-      if (const std::string rate = dvm_second_switchrate(tracer); !rate.empty()) {
-        r.insert(r.end(), {"-o", tracer + ".switchrate=" + rate});
+      if (d.second_timer_rate) {
+        r.insert(r.end(), {"-o", *d.second_timer_rate});
         add(r);
       }
     } else {
@@ -201,8 +127,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       add(base_with(base, {"-p", "0", "-n", "10"}));  // enable/disable cycles per record, as above
       // The D-VM's consumer passes at its switchrate whatever fires: paced,
       // its cost is per pass, not per record; a second rate tells them apart.
-      if (const std::string rate = dvm_second_switchrate(tracer); !rate.empty()) {
-        r.insert(r.end(), {"-o", tracer + ".switchrate=" + rate});
+      if (d.second_timer_rate) {
+        r.insert(r.end(), {"-o", *d.second_timer_rate});
         add(r);
         // And what a pass costs while the firing CPU idles between bursts,
         // as it does paced (a hot loop's passes meet a busy CPU: under TCG
@@ -235,18 +161,17 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     // other, at payload 0.
     // Not for the uprobe rows (~30,000 cycles that swing by thousands from
     // block to block: an action of tens of cycles is lost in them).
-    if (auto opts = empty_handler_options(tracer); opts && (s.name == "sys" || s.name == "payload")) {
+    if (d.empty_handler_options && (s.name == "sys" || s.name == "payload")) {
       std::vector<std::string> r = {"run", "-t", tracer, "-w", s.workload, "-a", kEmptyAction, "-a", s.action, "-p", "0"};
-      r.insert(r.end(), opts->begin(), opts->end());
+      for (const auto& o : dash_o(*d.empty_handler_options)) r.push_back(o);
       add(r);
     }
     if (s.handlers > 1) {
       // The handler-count sweep: per_ecb and false_predicate.  The
       // scenario's own count with failing predicates three times: the
       // line's slope rests on that figure, and it moves by a quarter from
-      // one run to the next (ten ftrace instances' repetitions sit near
-      // 3,430 or near 4,300-4,750 cycles here, in proportions that differ
-      // run to run).
+      // one run to the next (ten handlers' repetitions can gather in two
+      // modes, in proportions that differ run to run).
       for (int n : {2, 4, s.handlers})
         for (const char* truth : {"true", "false"}) {
           std::vector<std::string> r = base;

@@ -50,6 +50,7 @@ struct SuiteArgs {
   bool quick = false;
   double seconds = 8;
   int rounds = 1;
+  bool plan = false;
   LockFlags lock;
 };
 
@@ -113,14 +114,120 @@ std::string shell_words(const std::vector<std::string>& args) {
   return s;
 }
 
+// One tracer's scenarios that the suite runs.
+struct Plan {
+  std::string tracer;
+  ModelDescription description;  // the tracer's own (Tracer::model())
+  std::vector<SuiteScenario> scenarios;
+};
+
+// Each tracer's scenarios, checked against the tracer and the workloads; a
+// row in `rows` for each left out, saying why.  With `here`, also against
+// this machine (the tracer's and the workloads' availability); without, the
+// plan is what a machine that has them all would run (`--plan`).
+std::vector<Plan> plan_tracers(const std::vector<std::string>& names, const SuiteArgs& a, bool here,
+                               std::vector<SuiteRow>* rows) {
+  std::vector<Plan> plans;
+  for (const auto& name : names) {
+    std::unique_ptr<Tracer> t = make_tracer(name);
+    const ModelDescription description = t->model();
+    std::vector<SuiteScenario> all = description.scenarios;
+    size_buffers(description, (a.quick ? 2.0 : a.seconds) / 8, &all);
+    if (all.empty()) {
+      rows->push_back({name, "—", "—", std::nullopt,
+                       "no held-out scenarios for this tracer here (the VM lab's tracers: `tracebench vm`)"});
+      continue;
+    }
+    if (Availability av = here ? t->available() : Availability::yes(); !av.ok) {
+      rows->push_back({name, "—", "—", std::nullopt, "not available: " + av.reason});
+      continue;
+    }
+    const OptionSchema& schema = t->option_schema();
+    const bool has_ecbs =
+        std::any_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; });
+    Plan p{name, description, {}};
+    for (const auto& s : all) {
+      const Workload* w = find_workload(s.workload);
+      if (!w || !t->supports(w->probe) || !t->supports_action(w->probe, s.action)) {
+        rows->push_back({name, s.name, s.workload, std::nullopt,
+                         fmt::format("{} does not trace {} with {}", name, s.workload, s.action)});
+      } else if (s.handlers > 1 && !has_ecbs) {
+        rows->push_back({name, s.name, s.workload, std::nullopt, "no handler-count option (ecbs) in this tracer"});
+      } else if (here && w->available && !w->available().ok) {
+        rows->push_back({name, s.name, s.workload, std::nullopt, "workload unavailable: " + w->available().reason});
+      } else {
+        p.scenarios.push_back(s);
+      }
+    }
+    if (!p.scenarios.empty()) plans.push_back(p);
+  }
+  return plans;
+}
+
+// The measurements of every round, each tracer's in turn: `tracebench run`
+// argument lists writing into `runs`.
+std::vector<std::vector<std::string>> measurement_steps(const std::vector<Plan>& plans, const SuiteArgs& a,
+                                                        const std::string& runs) {
+  std::vector<std::vector<std::string>> steps;
+  for (int round = 1; round <= a.rounds; ++round)
+    for (const auto& p : plans)
+      for (auto r : suite_runs(p.tracer, p.description, p.scenarios, a.quick)) {
+        r.insert(r.end(), {"--out", runs});
+        steps.push_back(std::move(r));
+      }
+  return steps;
+}
+
+std::string validation_file(const std::string& out, const Plan& p, const SuiteScenario& s, const SuiteArgs& a,
+                            int round) {
+  return (fs::path(out) / "validation" /
+          (a.rounds > 1 ? fmt::format("{}-{}-r{}.json", p.tracer, s.name, round)
+                        : fmt::format("{}-{}.json", p.tracer, s.name)))
+      .string();
+}
+
+// `tracebench model validate` of one scenario at its paced rate.
+std::vector<std::string> validation_step(const Plan& p, const SuiteScenario& s, const SuiteArgs& a,
+                                         const std::string& model, const std::string& vout) {
+  std::vector<std::string> v = {"model", "validate", "--model", model, "-t", p.tracer, "-w", s.workload,
+                                "-a",    s.action};
+  if (s.payload_bytes) v.insert(v.end(), {"-p", std::to_string(s.payload_bytes)});
+  for (const auto& o : s.option_args(p.tracer)) v.push_back(o);
+  v.insert(v.end(), {"--rate", fmt::format("{:.0f}", s.rate_hz)});
+  if (a.quick) v.push_back("--quick");
+  else v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
+  v.insert(v.end(), {"--out", vout});
+  return v;
+}
+
+// `--plan`: the steps, one a line as they would be printed and logged, and
+// a `#` line for each scenario left out; nothing runs, nothing is written.
+int print_plan(const SuiteArgs& a, const std::vector<std::string>& names) {
+  std::vector<SuiteRow> rows;
+  const std::vector<Plan> plans = plan_tracers(names, a, false, &rows);
+  const std::string out = a.out.empty() ? "OUT" : a.out;
+  const std::string runs = (fs::path(out) / "runs").string();
+  const std::string model = (fs::path(out) / "model.json").string();
+  for (const auto& r : rows) std::cout << fmt::format("# {} {}: {}\n", r.tracer, r.scenario, r.problem);
+  for (const auto& r : measurement_steps(plans, a, runs)) std::cout << shell_words(r) << "\n";
+  if (plans.empty()) return 0;
+  std::cout << shell_words({"model", "fit", runs, "--out", model}) << "\n";
+  for (int round = 1; round <= a.rounds; ++round)
+    for (const auto& p : plans)
+      for (const auto& s : p.scenarios)
+        std::cout << shell_words(validation_step(p, s, a, model, validation_file(out, p, s, a, round))) << "\n";
+  return 0;
+}
+
 int run_suite(const SuiteArgs& a) {
   // Everything is checked before anything runs or is written.
   std::vector<std::string> names = a.tracers;
   if (names.empty())
     for (const auto& e : tracer_registry())
-      if (e.name != "none") names.push_back(e.name);
+      if (e.name != kBaselineTracer) names.push_back(e.name);
   for (const auto& n : a.tracers)
     if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
+  if (a.plan) return print_plan(a, names);
   std::string out = a.out;
   // The default folder is this process's own: two suites started in the
   // same second never share one (and pool each other's runs).
@@ -136,43 +243,7 @@ int run_suite(const SuiteArgs& a) {
 
   // What each tracer can do here, before any step.
   std::vector<SuiteRow> rows;
-  struct Plan {
-    std::string tracer;
-    std::vector<SuiteScenario> scenarios;
-  };
-  std::vector<Plan> plans;
-  for (const auto& name : names) {
-    std::unique_ptr<Tracer> t = make_tracer(name);
-    std::vector<SuiteScenario> all = suite_scenarios(name);
-    size_buffers(name, (a.quick ? 2.0 : a.seconds) / 8, &all);
-    if (all.empty()) {
-      rows.push_back({name, "—", "—", std::nullopt,
-                      "no held-out scenarios for this tracer here (the VM lab's tracers: `tracebench vm`)"});
-      continue;
-    }
-    if (Availability av = t->available(); !av.ok) {
-      rows.push_back({name, "—", "—", std::nullopt, "not available: " + av.reason});
-      continue;
-    }
-    const OptionSchema& schema = t->option_schema();
-    const bool has_ecbs =
-        std::any_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; });
-    Plan p{name, {}};
-    for (const auto& s : all) {
-      const Workload* w = find_workload(s.workload);
-      if (!w || !t->supports(w->probe) || !t->supports_action(w->probe, s.action)) {
-        rows.push_back({name, s.name, s.workload, std::nullopt,
-                        fmt::format("{} does not trace {} with {}", name, s.workload, s.action)});
-      } else if (s.handlers > 1 && !has_ecbs) {
-        rows.push_back({name, s.name, s.workload, std::nullopt, "no handler-count option (ecbs) in this tracer"});
-      } else if (w->available && !w->available().ok) {
-        rows.push_back({name, s.name, s.workload, std::nullopt, "workload unavailable: " + w->available().reason});
-      } else {
-        p.scenarios.push_back(s);
-      }
-    }
-    if (!p.scenarios.empty()) plans.push_back(p);
-  }
+  const std::vector<Plan> plans = plan_tracers(names, a, true, &rows);
 
   // The machine lock, held for the whole suite and handed to its steps
   // (each a child that takes it too): nobody else measures in between.
@@ -218,16 +289,11 @@ int run_suite(const SuiteArgs& a) {
   // Rounds: every measurement again (all pooled into one fit), then every
   // validation again, each round through all tracers, so the rounds are
   // spread over the machine's slow and fast minutes alike.
-  for (int round = 1; round <= a.rounds && !stopped; ++round) {
-    for (const auto& p : plans) {
-      for (auto r : suite_runs(p.tracer, p.scenarios, a.quick)) {
-        if ((stopped = interrupted())) break;
-        r.insert(r.end(), {"--out", runs});
-        if (step(r) != 0 && !failed.count(p.tracer))
-          failed[p.tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
-      }
-      if (stopped) break;
-    }
+  for (const auto& r : measurement_steps(plans, a, runs)) {
+    if ((stopped = interrupted())) break;
+    const std::string& tracer = r[2];  // run -t <tracer> ...
+    if (step(r) != 0 && !failed.count(tracer))
+      failed[tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
   }
   bool fitted = false;
   if (!stopped && fs::exists(runs, ec)) fitted = step({"model", "fit", runs, "--out", model}) == 0;
@@ -238,18 +304,8 @@ int run_suite(const SuiteArgs& a) {
     for (const auto& p : plans) {
       for (const auto& s : p.scenarios) {
         if ((stopped = interrupted())) break;
-        const std::string vout =
-            (fs::path(out) / "validation" /
-             (a.rounds > 1 ? fmt::format("{}-{}-r{}.json", p.tracer, s.name, round) : fmt::format("{}-{}.json", p.tracer, s.name)))
-                .string();
-        std::vector<std::string> v = {"model", "validate", "--model", model, "-t", p.tracer, "-w", s.workload,
-                                      "-a",    s.action};
-        if (s.payload_bytes) v.insert(v.end(), {"-p", std::to_string(s.payload_bytes)});
-        for (const auto& o : s.option_args(p.tracer)) v.push_back(o);
-        v.insert(v.end(), {"--rate", fmt::format("{:.0f}", s.rate_hz)});
-        if (a.quick) v.push_back("--quick");
-        else v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
-        v.insert(v.end(), {"--out", vout});
+        const std::string vout = validation_file(out, p, s, a, round);
+        const std::vector<std::string> v = validation_step(p, s, a, model, vout);
         const auto key = std::pair{p.tracer, s.name};
         const int code = step(v);
         // A validation that did not hold its scenario exits 1 and keeps its
@@ -337,6 +393,9 @@ void install_suite(CLI::App* model, int* exit_status) {
                 "Measure and validate this many times, round after round (a row: the round with the median error)")
       ->capture_default_str()
       ->check(CLI::Range(1, 20));
+  s->add_flag("--plan", sa->plan,
+              "Print the steps (runs, fit, validations) every tracer's scenarios call for, and the scenarios left "
+              "out; run nothing, check nothing of this machine");
   add_lock_flags(s, &sa->lock);
   s->callback([sa, exit_status] { *exit_status = run_suite(*sa); });
 }

@@ -44,9 +44,9 @@ bool register_tracer(std::string name, TracerFactory make) {
   auto& v = tracers();
   auto at = std::lower_bound(v.begin(), v.end(), name,
                              [](const TracerEntry& e, const std::string& n) { return e.name < n; });
-  // "none" first: it is the baseline every other tracer is read against.
-  if (name == "none") at = v.begin();
-  else if (at == v.begin() && !v.empty() && v.front().name == "none") ++at;
+  // The baseline first: every other tracer is read against it.
+  if (name == kBaselineTracer) at = v.begin();
+  else if (at == v.begin() && !v.empty() && v.front().name == kBaselineTracer) ++at;
   v.insert(at, TracerEntry{std::move(name), std::move(make)});
   return true;
 }

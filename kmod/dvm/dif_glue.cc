@@ -8,7 +8,7 @@
 #include <new>
 
 #include "module_host.h"
-#include "tracers/dvm/core/vm.h"
+#include "core/vm.h"
 
 static_assert(sizeof(tbdvm::Insn) == TB_DIF_INSN_SIZE, "DIF instruction layout");
 static_assert(TB_DIF_MAX_INSNS == tbdvm::kMaxInsns, "the glue's instruction limit is the verifier's");

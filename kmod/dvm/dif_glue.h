@@ -2,8 +2,8 @@
 /*
  * The D-VM's DIF core inside the module: the C side's view of it.
  *
- * The core (tracers/dvm/core: dif.h, vm.h, verify.cc, vm.cc) is the same
- * source as in user space, compiled here as freestanding C++ with the
+ * The core (dvm/core: dif.h, vm.h, verify.cc, vm.cc) is the same source
+ * the user-space D-VM (tracers/dvm) builds, compiled here as freestanding C++ with the
  * kernel's code-generation flags (Kbuild).  dif_glue.cc wraps it in plain C
  * functions; nothing of the kernel's headers reaches the C++ side and
  * nothing of C++ reaches the C side.

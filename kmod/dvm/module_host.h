@@ -5,7 +5,7 @@
 #pragma once
 
 #include "dif_glue.h"
-#include "tracers/dvm/core/vm.h"
+#include "core/vm.h"
 
 // Internal linkage (each glue file its own copy): the kernel's module link
 // drops the COMDAT sections C++ puts inline functions in, and their mcount

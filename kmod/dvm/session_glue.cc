@@ -9,7 +9,7 @@
 #include "dif_glue.h"
 #include "include/tracebench_kmod_abi.h"
 #include "module_host.h"
-#include "tracers/dvm/core/vm.h"
+#include "core/vm.h"
 
 static_assert(TB_KMOD_DVM_FAULTS >= tbdvm::kFaultCount, "the status carries every fault kind");
 static_assert(TB_KMOD_DIF_MAX_ARGS == tbdvm::kMaxArgs, "arg0..arg9");

@@ -141,7 +141,7 @@ struct tb_kmod_fire {
 /*
  * DIF_VERIFY: one D-VM DIF object (the user-space compiler's output: the
  * instructions, the integer table, the string table) checked by the same
- * verifier the user-space D-VM runs (tracers/dvm/core/verify.cc), compiled
+ * verifier the user-space D-VM runs (kmod/dvm/core/verify.cc), compiled
  * into the module.  Accepted: 0.  Rejected: EINVAL with err_pc and err_rule
  * (the verifier's rule, or what in the request is wrong) copied back.
  */
@@ -214,7 +214,7 @@ struct tb_kmod_dif_exec {
  * out; DVM_STATUS reads the counters.  The session belongs to the open
  * file: closing it disarms and frees everything.  One session at a time
  * (EBUSY).  Record and aggregation layouts are the core's
- * (tracers/dvm/core/vm.h: RecordHeader, AggEntry).
+ * (dvm/core/vm.h: RecordHeader, AggEntry).
  */
 #define TB_KMOD_DVM_VERSION 1u
 #define TB_KMOD_DVM_ERR_LEN 128u

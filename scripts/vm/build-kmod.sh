@@ -5,8 +5,8 @@
 # the module with BTF generated against the kernel image's own BTF (Debian's
 # headers lack vmlinux, so Kbuild skips module BTF; BPF fentry/fexit and
 # tp_btf on the module's functions and tracepoints need it).
-# The sources (kmod/ and the D-VM's DIF core, tracers/dvm/core) are copied to
-# a scratch directory first so the source tree stays clean and builds for
+# The sources (kmod/, the D-VM's DIF core in kmod/dvm/core included) are
+# copied to a scratch directory first so the source tree stays clean and builds for
 # different kernels never share objects.
 # Prints the path of the built module.
 set -euo pipefail
@@ -32,11 +32,7 @@ mkdir -p "$out"
 build=$(mktemp -d "$out/.kmod-build.XXXXXX")
 trap 'rm -rf "$build"' EXIT
 cp -r "$src/." "$build/"
-# The D-VM's DIF core is compiled into the module from its one source (Kbuild
-# finds it next to the module).
-mkdir -p "$build/tracers/dvm"
-cp -r "$src/../tracers/dvm/core" "$build/tracers/dvm/"
-rm -f "$build"/*.ko "$build"/*.o "$build"/dvm/*.o "$build"/*.mod* "$build"/Module.symvers "$build"/modules.order
+rm -f "$build"/*.ko "$build"/*.o "$build"/dvm/*.o "$build"/dvm/core/*.o "$build"/*.mod* "$build"/Module.symvers "$build"/modules.order
 if ! make -s -C "$headers" M="$build" modules > "$build/build.log" 2>&1; then
   cat "$build/build.log" >&2
   echo "build-kmod: building the module against $headers failed (is the kernel's compiler installed?)" >&2

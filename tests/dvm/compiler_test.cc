@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 #include "tracers/dvm/compiler/dcompile.h"
 
 namespace tbdvm {

@@ -36,7 +36,7 @@
 #include "kmod/include/tracebench_kmod_abi.h"
 #include "tests/dvm/fuzz/input.h"
 #include "tracers/dvm/compiler/dcompile.h"
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 
 // The core's host services for a run in user space: the same sources as the
 // module's (the process's own memory for copyin, all or nothing).

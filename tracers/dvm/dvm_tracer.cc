@@ -120,7 +120,7 @@ constexpr const char* kDisabledKernelProbe = "syscall::acct:entry";
 
 class DvmTracer final : public Tracer {
  public:
-  explicit DvmTracer(bool kernel) : kernel_(kernel) {}
+  DvmTracer(bool kernel, ModelDescription model) : kernel_(kernel), model_(std::move(model)) {}
   std::string_view name() const override { return kernel_ ? "dvm_kernel" : "dvm"; }
   std::string_view description() const override {
     return kernel_ ? "in-tree D-VM in the tracebench module: the same ECBs, predicates, actions and aggregations "
@@ -137,6 +137,7 @@ class DvmTracer final : public Tracer {
   }
   std::map<std::string, std::string> versions() const override { return {{"dvm", "1"}}; }
   const OptionSchema& option_schema() const override { return dvm_option_schema(); }
+  ModelDescription model() const override { return model_; }
 
   bool supports(const ProbePoint& p) const override { return !probe_desc(p, kernel_).empty(); }
 
@@ -519,6 +520,7 @@ class DvmTracer final : public Tracer {
   }
 
   const bool kernel_;  // the kernel home (dvm_kernel)
+  const ModelDescription model_;
   bool consumer_shares_cpu_ = false;  // the consumer pinned to the measured CPU (said in details())
   std::unique_ptr<tbdvm::Session> session_;
   std::string action_;
@@ -536,8 +538,10 @@ class DvmTracer final : public Tracer {
 
 }  // namespace
 
-std::unique_ptr<Tracer> make_dvm_tracer(bool kernel_home) { return std::make_unique<DvmTracer>(kernel_home); }
+std::unique_ptr<Tracer> make_dvm_tracer(bool kernel_home, ModelDescription model) {
+  return std::make_unique<DvmTracer>(kernel_home, std::move(model));
+}
 
-TRACEBENCH_REGISTER_TRACER(dvm, [] { return make_dvm_tracer(false); });
+TRACEBENCH_REGISTER_TRACER(dvm, [] { return make_dvm_tracer(false, dvm_model()); });
 
 }  // namespace tracebench

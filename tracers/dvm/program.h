@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 
 namespace tbdvm {
 

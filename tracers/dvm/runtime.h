@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 #include "tracers/dvm/program.h"
 #include "tracers/dvm/site.h"
 

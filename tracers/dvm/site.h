@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 
 #ifndef TBDVM_MODULE
 #define TBDVM_MODULE "tracebench"

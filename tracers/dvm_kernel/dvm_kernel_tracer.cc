@@ -12,6 +12,6 @@
 
 namespace tracebench {
 
-TRACEBENCH_REGISTER_TRACER(dvm_kernel, [] { return make_dvm_tracer(true); });
+TRACEBENCH_REGISTER_TRACER(dvm_kernel, [] { return make_dvm_tracer(true, dvm_kernel_model()); });
 
 }  // namespace tracebench

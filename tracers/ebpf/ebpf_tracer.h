@@ -60,6 +60,7 @@ class EbpfTracer final : public Tracer {
   }
   bool supports(const ProbePoint& probe) const override;
   const OptionSchema& option_schema() const override { return ebpf::option_schema(); }
+  ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

@@ -73,6 +73,7 @@ class FtraceTracer final : public Tracer {
   std::vector<std::string> actions() const override { return {"count", "payload"}; }
   bool supports(const ProbePoint& probe) const override;
   const OptionSchema& option_schema() const override { return ftrace::option_schema(); }
+  ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

@@ -57,6 +57,7 @@ class KprobesTracer final : public Tracer {
   }
   bool supports(const ProbePoint& probe) const override;
   const OptionSchema& option_schema() const override { return kprobes::option_schema(); }
+  ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

@@ -37,6 +37,7 @@ class LttngTracer final : public Tracer {
   std::vector<std::string> actions() const override { return {"record"}; }
   bool supports(const ProbePoint& probe) const override;
   const OptionSchema& option_schema() const override { return lttng::option_schema(true); }
+  ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

@@ -62,6 +62,7 @@ class LttngKernelTracer final : public Tracer {
     return action != "function" || probe.kind != ProbeKind::kKmodTracepoint;
   }
   const OptionSchema& option_schema() const override { return lttng::option_schema(false); }
+  ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

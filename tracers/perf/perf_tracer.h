@@ -66,6 +66,7 @@ class PerfTracer final : public Tracer {
   std::vector<std::string> actions() const override { return {"count"}; }
   bool supports(const ProbePoint& probe) const override;
   const OptionSchema& option_schema() const override { return perf::option_schema(); }
+  ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;

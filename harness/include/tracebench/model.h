@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracebench/model_description.h"
 #include "tracebench/results.h"
 #include "tracebench/status.h"
 
@@ -361,32 +362,24 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
 std::string to_text(const ValidationScenario& s, const Validation& v);
 
 // `tracebench model suite`: per tracer, the held-out macro scenarios of
-// Table 7 and the runs that measure the parameters they need.
-struct SuiteScenario {
-  std::string name;  // sys, sys10, pid, payload
-  std::string what;  // in words, for the table
-  std::string workload, action;
-  std::uint64_t payload_bytes = 0;
-  double rate_hz = 0;
-  int handlers = 1;  // > 1: the extra handlers' predicates are false (sys10)
-  // NAME=VALUE tracer options of every run and validation of the scenario
-  // (its model entry is the one with these options), e.g. a buffer that
-  // holds a validation segment's records (size_buffers).
-  std::vector<std::string> options;
-  // `-o O` for each of `options`, then `-o T.ecbs=N -o
-  // T.extra_predicate=false` for a scenario with handlers.
-  std::vector<std::string> option_args(const std::string& tracer) const;
-};
+// Table 7 (its own description of them, Tracer::model()) and the runs that
+// measure the parameters they need.
+using SuiteScenario = ModelScenario;
+// The registered tracer's description; empty for a tracer this binary lacks.
+ModelDescription model_description(const std::string& tracer);
 std::vector<SuiteScenario> suite_scenarios(const std::string& tracer);  // empty: no scenarios for it
 // A tracer whose reader empties its buffer only between validation segments
-// (ftrace: read when the event is disabled) must hold a whole segment's
-// records, or the validation measures a tracer that drops: gives such
-// scenarios a buffer for `segment_seconds` at their rate with room to
-// spare, a power of two of KiB (at most 1 GiB per CPU; beyond, validate
-// reports the loss).
+// (ModelDescription::segment_buffer) must hold a whole segment's records,
+// or the validation measures a tracer that drops: gives such scenarios a
+// buffer for `segment_seconds` at their rate with room to spare, a power of
+// two of KiB (at most 1 GiB per CPU; beyond, validate reports the loss).
+void size_buffers(const ModelDescription& d, double segment_seconds, std::vector<SuiteScenario>* scenarios);
 void size_buffers(const std::string& tracer, double segment_seconds, std::vector<SuiteScenario>* scenarios);
 // The `tracebench run ...` argument lists, in order, each once (twice where
 // the consumer's per-record term needs two figures).
+std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const ModelDescription& d,
+                                                 const std::vector<SuiteScenario>& scenarios, bool quick);
+// The same, with the registered tracer's description.
 std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const std::vector<SuiteScenario>& scenarios,
                                                  bool quick);
 struct SuiteRow {

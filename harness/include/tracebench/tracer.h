@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracebench/model_description.h"
 #include "tracebench/options.h"
 #include "tracebench/register.h"
 #include "tracebench/status.h"
@@ -216,6 +217,10 @@ class Tracer {
     static const OptionSchema none;
     return none;
   }
+  // What the cost model needs to know of this tracer: its Table 7
+  // scenarios and the options that vary its consumer (model_description.h).
+  // `tracebench model suite` and `model fit` learn it from here only.
+  virtual ModelDescription model() const { return {}; }
   // Versions of the libraries/tools this adapter uses, for the run context.
   virtual std::map<std::string, std::string> versions() const { return {}; }
 
@@ -273,6 +278,10 @@ class Tracer {
   virtual std::string marker_file() const { return {}; }
   virtual void teardown() noexcept = 0;
 };
+
+// The untraced baseline's name, as the results schema writes it: every
+// other tracer's rows are read against its own.
+inline constexpr std::string_view kBaselineTracer = "none";
 
 // Registry: one line per adapter, in that adapter's folder:
 //   TRACEBENCH_REGISTER_TRACER(ftrace, [] { return std::make_unique<FtraceTracer>(); });

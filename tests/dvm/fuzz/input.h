@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tracers/dvm/core/dif.h"
+#include "kmod/dvm/core/dif.h"
 
 namespace tbdvm::fuzz {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 #include "tracers/dvm/compiler/dcompile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tests/dvm/fuzz/input.h"
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 
 namespace {
 using namespace tbdvm;

@@ -29,7 +29,7 @@
 #include "tracebench/clock.h"
 #include "tracebench/stats.h"
 #include "tracers/dvm/compiler/dcompile.h"
-#include "tracers/dvm/core/vm.h"
+#include "kmod/dvm/core/vm.h"
 #include "tracers/dvm/runtime.h"
 
 namespace tbdvm::costs {

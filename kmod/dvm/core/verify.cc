@@ -8,7 +8,7 @@
 //   unterminated / variable id out of range / store to a built-in /
 //   unknown built-in / unknown subroutine / tuple stack too deep /
 //   too few tuple entries for a subroutine or associative access.
-#include "tracers/dvm/core/vm.h"
+#include "vm.h"
 
 namespace tbdvm {
 

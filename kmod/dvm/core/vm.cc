@@ -1,6 +1,6 @@
 // The D-VM interpreter, dynamic variables, aggregations and the probe path.
 // Freestanding: no allocation, no exceptions, no libc calls.
-#include "tracers/dvm/core/vm.h"
+#include "vm.h"
 
 namespace tbdvm {
 

@@ -12,7 +12,7 @@
 
 #include <atomic>
 
-#include "tracers/dvm/core/dif.h"
+#include "dif.h"  // beside it: the module and user space build it from here
 
 namespace tbdvm {
 
