@@ -36,7 +36,7 @@ struct KprobesConfig {
 const OptionSchema& option_schema();
 Status parse_options(const std::map<std::string, std::string>& options, KprobesConfig* out);
 // The same from a spec: the values the plan parsed, when it carries them.
-Status parse_options(const AttachSpec& spec, KprobesConfig* out);
+Status parse_spec_options(const AttachSpec& spec, KprobesConfig* out);
 
 // The kernel function a probe point maps to ("__x64_sys_getpid" for
 // syscall:getpid); an error when the symbol is not in /proc/kallsyms.

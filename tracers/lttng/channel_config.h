@@ -54,7 +54,7 @@ const OptionSchema& option_schema(bool user_space);
 bool is_user_space_only(const std::string& key);
 Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space = true);
 // The same from a spec: the values the plan parsed, when it carries them.
-Status parse_options(const AttachSpec& spec, LttngConfig* out, bool user_space = true);
+Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space = true);
 
 // A channel description named `name` with config's geometry, mode and
 // timers (not the UST-only blocking timeout); the caller destroys it with
