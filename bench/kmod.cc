@@ -75,6 +75,9 @@ class KmodFire final : public WorkloadState {
 // its entry and exit (a few µs, far more under TCG) to a few ns per event.
 constexpr std::uint64_t kKmodMinBatch = 1000;
 
+// The plan refuses a payload over TB_KMOD_MAX_PAYLOAD before anything is
+// attached (the workloads' max_payload_bytes); these checks stay for callers
+// that set a workload up without a plan, and for a module built with less.
 Status make_fire(std::uint32_t id, std::size_t payload, std::unique_ptr<WorkloadState>* out) {
   if (payload > TB_KMOD_MAX_PAYLOAD)
     return Status::error("payload " + std::to_string(payload) + " bytes: the module fires at most " +
@@ -114,7 +117,7 @@ TRACEBENCH_REGISTER_WORKLOAD(kmod_payload, Workload{
     [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
       return make_fire(TB_KMOD_EV_PAYLOAD, p.payload_bytes, out);
     },
-    module_loaded, kKmodMinBatch});
+    module_loaded, kKmodMinBatch, {}, "", TB_KMOD_MAX_PAYLOAD});
 
 TRACEBENCH_REGISTER_WORKLOAD(kmod_target, Workload{
     "kmod_target", "kmod",
@@ -125,7 +128,7 @@ TRACEBENCH_REGISTER_WORKLOAD(kmod_target, Workload{
     [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
       return make_fire(TB_KMOD_EV_TARGET, p.payload_bytes, out);
     },
-    module_loaded, kKmodMinBatch});
+    module_loaded, kKmodMinBatch, {}, "", TB_KMOD_MAX_PAYLOAD});
 
 // The delay tracer's kernel site (`tracebench selftest`): kmod_fixed's
 // events, with samples of 100 events rather than 1000.  The known cost is up

@@ -30,6 +30,7 @@
 #include "tracebench/probe_site.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
+#include "tracebench/run_request.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/task_clock.h"
@@ -44,7 +45,7 @@ namespace {
 struct ValidateArgs {
   std::string model, tracer, workload, action = "default", out;
   std::vector<std::string> options;
-  std::uint64_t payload = 0;
+  long long payload = 0;  // as typed: the request checks its range
   double rate = 50000, seconds = 8;
   double max_lost_percent = 100 * kDefaultMaxLostShare;
   bool quick = false;
@@ -119,7 +120,14 @@ int refuse(const std::string& why) {
 }
 
 int run_validate(const ValidateArgs& a) {
-  // Everything is checked before anything is attached or written.
+  // Everything is checked before anything is attached or written; the run
+  // request first, planned as `run` plans it (tracebench/run_request.h).
+  AttachSpec spec;
+  if (Status s = plan_single_run({a.tracer, a.workload, a.action, a.payload, a.options}, &spec); !s)
+    return refuse(s.message());
+  spec.pid = getpid();
+  const Workload* w = find_workload(a.workload);
+  std::unique_ptr<Tracer> t = make_tracer(a.tracer);
   if (!a.out.empty() && (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json"))
     return refuse("--out names the JSON file to write (a path ending in .json)");
   Model m;
@@ -143,33 +151,6 @@ int run_validate(const ValidateArgs& a) {
   if (m.emulated != (here == "qemu-tcg"))
     return refuse(m.emulated ? "the model was fitted in an emulator; validate it there (tracebench vm -- model validate ...)"
                              : "the model was fitted on a host and this is an emulator: fit one here first");
-  const Workload* w = find_workload(a.workload);
-  if (!w) return refuse(fmt::format("unknown workload '{}' (see `tracebench list`)", a.workload));
-  std::unique_ptr<Tracer> t = make_tracer(a.tracer);
-  if (!t) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", a.tracer));
-  if (Availability av = t->available(); !av.ok) return refuse(fmt::format("{} is not available: {}", a.tracer, av.reason));
-  if (!t->supports(w->probe) || !t->supports_action(w->probe, a.action))
-    return refuse(fmt::format("{} does not trace {} ({}) with action '{}'", a.tracer, a.workload, w->probe.name, a.action));
-  if (a.payload > 0 && !w->takes_payload) return refuse(fmt::format("workload {} takes no payload", a.workload));
-  if (a.payload > t->max_payload_bytes(w->probe, a.action))
-    return refuse(fmt::format("{} keeps at most {} payload bytes with action {}", a.tracer,
-                              t->max_payload_bytes(w->probe, a.action), a.action));
-  std::map<std::string, std::string> opts;
-  for (std::string o : a.options) {
-    if (o.rfind(a.tracer + ".", 0) == 0) o = o.substr(a.tracer.size() + 1);
-    auto eq = o.find('=');
-    if (eq == std::string::npos || eq == 0) return refuse(fmt::format("-o {}: expected key=value", o));
-    if (!opts.emplace(o.substr(0, eq), o.substr(eq + 1)).second) return refuse(fmt::format("-o {}: given twice", o));
-  }
-  OptionValues values;
-  if (Status s = parse_options(t->name(), t->option_schema(), opts, &values); !s) return refuse(s.message());
-  AttachSpec spec;
-  spec.probe = w->probe;
-  spec.action = a.action;
-  spec.payload_bytes = a.payload;
-  spec.options = opts;
-  spec.pid = getpid();
-  if (Status s = t->validate(spec); !s) return refuse(s.message());
   ValidationScenario sc;
   sc.tracer = a.tracer;
   sc.workload = a.workload;
@@ -177,7 +158,7 @@ int run_validate(const ValidateArgs& a) {
   sc.action = a.action;
   // The handler count and the extra handlers' predicate are terms of the
   // model, not a configuration of its entry.
-  sc.options = opts;
+  sc.options = spec.options;
   if (auto it = sc.options.find("ecbs"); it != sc.options.end()) {
     sc.handlers = std::max(1, std::atoi(it->second.c_str()));  // the schema checked it
     sc.options.erase(it);
@@ -186,7 +167,7 @@ int run_validate(const ValidateArgs& a) {
     sc.predicate_true = it->second == "false" ? 0 : 1;
     sc.options.erase(it);
   }
-  sc.payload_bytes = a.payload;
+  sc.payload_bytes = spec.payload_bytes;
   sc.rate_hz = a.rate;
   sc.seconds = a.quick ? 2.0 : a.seconds;
   {
@@ -229,7 +210,7 @@ int run_validate(const ValidateArgs& a) {
     };
     if (Status s = t->attach(spec); !s) return fail("attach: " + s.message());
     WorkloadParams wp;
-    wp.payload_bytes = a.payload;
+    wp.payload_bytes = spec.payload_bytes;
     wp.marker_file = t->marker_file();
     if (Status s = w->setup(wp, &st); !s) return fail("workload setup: " + s.message());
     st->fire(1000);  // warm: caches, first faults, lazy binding
@@ -286,7 +267,7 @@ int run_validate(const ValidateArgs& a) {
     if (c.timer_fired) x.timer_firings = c.recorded + c.lost;
     x.seen = c.recorded + c.lost;
     x.lost = c.lost;
-    Verification verdict = verify_events(c, fired_traced, a.payload, w->takes_payload, &events,
+    Verification verdict = verify_events(c, fired_traced, spec.payload_bytes, w->takes_payload, &events,
                                          w->probe.kind == ProbeKind::kProfile, a.max_lost_percent / 100);
     st.reset();
     t->teardown();
@@ -339,7 +320,7 @@ void install_validate(CLI::App* model, int* exit_status) {
   v->add_option("-t,--tracer", va->tracer, "Tracer")->required();
   v->add_option("-w,--workload", va->workload, "Workload (see `tracebench list`)")->required();
   v->add_option("-a,--action", va->action, "The tracer's action")->capture_default_str();
-  v->add_option("-p,--payload", va->payload, "Payload bytes per event")->check(CLI::Range(0, 1 << 20));
+  v->add_option("-p,--payload", va->payload, "Payload bytes per event");
   v->add_option("-o,--option", va->options, "Tracer option key=value (or tracer.key=value), as in `tracebench run`");
   v->add_option("--rate", va->rate, "Events per second to hold")->capture_default_str()->check(finite_range(1000.0, 2e6));
   v->add_option("--seconds", va->seconds, "Length of the whole run (eight segments)")

@@ -127,6 +127,7 @@ class BenchRun {
     as.action = spec_.action;
     as.payload_bytes = spec_.payload_bytes;
     as.options = r_.options;
+    as.parsed_options = spec_.options;  // parsed once, by the plan
     as.pid = getpid();
     attached_ = true;  // teardown() is safe after a failed attach
     if (Status s = tracer_->attach(as); !s) return Status::error(fmt::format("attach: {}", s.message()));

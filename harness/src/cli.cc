@@ -32,6 +32,7 @@
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
 #include "tracebench/report.h"
+#include "tracebench/run_request.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
@@ -193,20 +194,6 @@ int cmd_cleanup() {
   return 0;
 }
 
-Status parse_options(const std::vector<std::string>& raw, RunOptions* opt) {
-  for (const auto& kv : raw) {
-    auto eq = kv.find('=');
-    auto dot = kv.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || dot + 1 == eq) {
-      return Status::error(fmt::format("--option '{}': expected <tracer>.<key>=<value>, e.g. ebpf.wakeup=no_wakeup", kv));
-    }
-    std::string tracer = kv.substr(0, dot);
-    if (!make_tracer(tracer)) return Status::error(fmt::format("--option '{}': unknown tracer '{}'", kv, tracer));
-    opt->options[tracer][kv.substr(dot + 1, eq - dot - 1)] = kv.substr(eq + 1);
-  }
-  return Status::ok();
-}
-
 // Every command but `cleanup` first says what dead tracebench processes left
 // in the kernel or on disk (and removes nothing).
 void warn_leftovers() {
@@ -312,10 +299,6 @@ struct RunArgs {
   LockFlags lock;
 };
 
-// Largest payload any workload hands over; each tracer and workload may
-// refuse less (Tracer::validate).
-constexpr long long kMaxPayloadBytes = 1 << 20;
-
 template <typename T>
 Status no_duplicates(const char* flag, const std::vector<T>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
@@ -392,7 +375,7 @@ Status check_run_args(RunArgs& a) {
   if (!a.guest_cpus) TB_TRY(check_out_dir(opt.out_base));  // a guest's lands in its /results
   opt.payloads.clear();
   for (long long p : a.payloads) {
-    TB_TRY(range("--payload", p, 0, kMaxPayloadBytes, "bytes"));
+    TB_TRY(check_payload_arg(p));
     opt.payloads.push_back(static_cast<std::size_t>(p));
   }
   if (!a.threads.empty()) opt.threads.clear();
@@ -419,7 +402,7 @@ Status check_run_args(RunArgs& a) {
                                      a.max_lost_percent));
   opt.max_lost_share = a.max_lost_percent / 100;
   TB_TRY(check_gbench_args(opt.gbench_args));
-  TB_TRY(parse_options(a.raw_options, &opt));
+  TB_TRY(split_option_args(a.raw_options, "", &opt.options));
   if (a.guest_cpus) return Status::ok();  // the guest checks --execution against its CPUID
   std::string execution;
   TB_TRY(check_execution(opt.execution, hypervisor_vendor(), &execution));

@@ -1,4 +1,5 @@
 #include "tracebench/options.h"
+#include "tracebench/tracer.h"
 
 #include <cctype>
 #include <stdexcept>
@@ -209,6 +210,14 @@ std::string options_text(std::string_view tracer, const OptionSchema& schema) {
     out += "      " + s.help + "\n";
   }
   return out;
+}
+
+Status option_values(std::string_view tracer, const OptionSchema& schema, const AttachSpec& spec, OptionValues* out) {
+  if (spec.parsed_options) {
+    *out = *spec.parsed_options;
+    return Status::ok();
+  }
+  return parse_options(tracer, schema, spec.options, out);
 }
 
 }  // namespace tracebench

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "tracebench/gbench.h"
 #include "tracebench/options.h"
+#include "tracebench/run_request.h"
 #include "tracebench/runner.h"
 #include "tracebench/sweep.h"
 #include "tracebench/system.h"
@@ -35,6 +37,43 @@ bool selected(const std::vector<std::string>& filter, const std::string& name) {
   return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
 }
 
+// Why workload `w` cannot hand over `p` payload bytes per event ("" when it
+// can): a fact of the workload, whatever the tracer or the kernel.
+std::string payload_refusal(const Workload& w, std::size_t p) {
+  if (p > 0 && !w.takes_payload) return fmt::format("{} takes no payload", w.name);
+  const auto& fixed = w.fixed_payloads;
+  if (!fixed.empty() && std::find(fixed.begin(), fixed.end(), p) == fixed.end())
+    return fmt::format("{} carries exactly {} bytes", w.name, fmt::join(w.fixed_payloads, " or "));
+  if (p > w.max_payload_bytes) return fmt::format("{} carries at most {} bytes per event", w.name, w.max_payload_bytes);
+  return "";
+}
+
+// Payloads asked for with workloads named: refused when no selected workload
+// can carry any of them (a sweep with some that apply runs those and skips
+// the rest, settle_sweep).  Before any tracer or the kernel is asked, so the
+// refusal is the same on every machine.
+Status check_payloads_carried(const RunOptions& opt) {
+  if (opt.payloads.empty() || opt.workloads.empty()) return Status::ok();
+  // `-p 0` alone is what a workload without a payload runs at anyway.
+  const bool only_zero = std::all_of(opt.payloads.begin(), opt.payloads.end(), [](std::size_t p) { return p == 0; });
+  bool any_takes = false;
+  for (const auto& name : opt.workloads) any_takes |= find_workload(name)->takes_payload;
+  if (!only_zero && !any_takes)
+    return Status::error(fmt::format("--payload: none of the selected workloads ({}) takes a payload (see "
+                                     "`tracebench list`: [payload])",
+                                     fmt::join(opt.workloads, ", ")));
+  std::vector<std::string> why;
+  for (const auto& name : opt.workloads) {
+    const Workload& w = *find_workload(name);
+    for (std::size_t p : opt.payloads) {
+      std::string no = w.takes_payload ? payload_refusal(w, p) : "";  // runs at 0 (above)
+      if (no.empty()) return Status::ok();
+      if (std::find(why.begin(), why.end(), no) == why.end()) why.push_back(no);
+    }
+  }
+  return Status::error(fmt::format("--payload {}: {}", fmt::join(opt.payloads, ", "), fmt::join(why, "; ")));
+}
+
 }  // namespace
 
 Status make_plan(const RunOptions& opt, Plan* plan) {
@@ -50,16 +89,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   if (sweep.empty()) {
     sweep = opt.quick ? std::vector<std::size_t>{0, 64, 1024} : std::vector<std::size_t>{0, 8, 64, 256, 1024, 4096};
   }
-  // `-p 0` alone is what a workload without a payload runs at anyway.
-  const bool only_zero = std::all_of(opt.payloads.begin(), opt.payloads.end(), [](std::size_t p) { return p == 0; });
-  if (!opt.payloads.empty() && !only_zero && !opt.workloads.empty()) {
-    bool any = false;
-    for (const auto& name : opt.workloads) any |= find_workload(name)->takes_payload;
-    if (!any)
-      return Status::error(fmt::format("--payload: none of the selected workloads ({}) takes a payload (see "
-                                       "`tracebench list`: [payload])",
-                                       fmt::join(opt.workloads, ", ")));
-  }
+  TB_TRY(check_payloads_carried(opt));
   std::set<std::string> unavailable_workloads;
   for (const auto& w : workload_registry()) {
     if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest) continue;
@@ -74,10 +104,13 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   for (const auto& entry : tracer_registry()) {
     if (!selected(opt.tracers, entry.name)) continue;
     auto tracer = entry.make();
-    // The tracer's options, against its schema, before anything else.
-    if (auto it = opt.options.find(entry.name); it != opt.options.end()) {
-      OptionValues parsed;
-      TB_TRY(parse_options(entry.name, tracer->option_schema(), it->second, &parsed));
+    // The tracer's options, against its schema, before anything else: parsed
+    // here once, the typed values carried to validate() and attach().
+    auto parsed = std::make_shared<OptionValues>();
+    {
+      auto it = opt.options.find(entry.name);
+      TB_TRY(parse_options(entry.name, tracer->option_schema(),
+                           it == opt.options.end() ? std::map<std::string, std::string>{} : it->second, parsed.get()));
     }
     Availability av = opt.plan_for_guest ? Availability::yes() : tracer->available();
     if (!av.ok) {
@@ -128,24 +161,24 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
               refused.push_back(fmt::format("{}: {}", name, why));
             continue;
           }
-          if (!w.fixed_payloads.empty() &&
-              std::find(w.fixed_payloads.begin(), w.fixed_payloads.end(), p) == w.fixed_payloads.end()) {
-            refused.push_back(fmt::format("{}/{}/{}/payload:{}: {} carries exactly {} bytes", entry.name, w.name,
-                                          action, p, w.name, fmt::join(w.fixed_payloads, " or ")));
+          if (std::string no = w.takes_payload ? payload_refusal(w, p) : ""; !no.empty()) {
+            std::string name = fmt::format("{}/{}/{}/payload:{}", entry.name, w.name, action, p);
+            if (opt.payloads.empty() && w.fixed_payloads.empty())
+              plan->skipped.emplace_back(name, no);
+            else
+              refused.push_back(fmt::format("{}: {}", name, no));
             continue;
           }
+          BenchSpec spec{entry.name, w.name, action, p, 1, 0, parsed};
           AttachSpec as;
-          as.probe = w.probe;
-          as.action = action;
-          as.payload_bytes = p;
-          if (auto it = opt.options.find(entry.name); it != opt.options.end()) as.options = it->second;
-          BenchSpec spec{entry.name, w.name, action, p, 1};
+          TB_TRY(attach_spec_of(spec, opt, &as));
           if (Status s = opt.plan_for_guest ? Status::ok() : tracer->validate(as); !s) {
             refused.push_back(fmt::format("{}: {}", spec.name(), s.message()));
             continue;
           }
           actions_used.insert(action);
-          for (int t : opt.threads) plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t, opt.gap_us});
+          for (int t : opt.threads)
+            plan->specs.push_back(BenchSpec{entry.name, w.name, action, p, t, opt.gap_us, parsed});
         }
       }
     }

@@ -1,4 +1,6 @@
 #include "tracebench/cli.h"
+#include "tracebench/run_request.h"
+#include "tracebench/runner.h"
 
 #include <gtest/gtest.h>
 
@@ -83,6 +85,66 @@ TEST(Cli, OptionsMustNameTheirTracer) {
   EXPECT_NE(err.find("unknown tracer 'bogus'"), std::string::npos) << err;
 }
 
+// One way in (run_request.h): `-o` split once, with a bare key the sole
+// tracer's, a key given twice refused.
+TEST(Cli, OptionArgumentsAreSplitOnce) {
+  TracerOptions o;
+  ASSERT_TRUE(split_option_args({"none.inject_cycles=30", "dvm.bufsize=4m"}, "", &o));
+  EXPECT_EQ(o["none"]["inject_cycles"], "30");
+  EXPECT_EQ(o["dvm"]["bufsize"], "4m");
+  o.clear();
+  EXPECT_FALSE(split_option_args({"inject_cycles=30"}, "", &o));
+  ASSERT_TRUE(split_option_args({"inject_cycles=30"}, "none", &o));
+  EXPECT_EQ(o["none"]["inject_cycles"], "30");
+  o.clear();
+  Status s = split_option_args({"none.inject_cycles=1", "inject_cycles=2"}, "none", &o);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("given twice"), std::string::npos) << s.message();
+}
+
+// The plan parses a tracer's options once; the typed values travel in each
+// planned benchmark to its attach spec.
+TEST(Cli, PlanCarriesTheParsedOptionsToTheAttachSpec) {
+  RunOptions opt;
+  opt.tracers = {"none"};
+  opt.workloads = {"getpid"};
+  opt.options["none"]["inject_cycles"] = "30";
+  Plan plan;
+  ASSERT_TRUE(make_plan(opt, &plan));
+  ASSERT_EQ(plan.specs.size(), 1u);
+  ASSERT_TRUE(plan.specs[0].options);
+  EXPECT_TRUE(plan.specs[0].options->given("inject_cycles"));
+  EXPECT_EQ(plan.specs[0].options->number("inject_cycles"), 30u);
+  AttachSpec as;
+  ASSERT_TRUE(attach_spec_of(plan.specs[0], opt, &as));
+  EXPECT_EQ(as.parsed_options, plan.specs[0].options);
+  EXPECT_EQ(as.options.at("inject_cycles"), "30");
+  // One benchmark planned for another command: the same checks and values.
+  AttachSpec single;
+  ASSERT_TRUE(plan_single_run({"none", "getpid", "default", 0, {"inject_cycles=30"}}, &single));
+  ASSERT_TRUE(single.parsed_options);
+  EXPECT_EQ(single.parsed_options->number("inject_cycles"), 30u);
+}
+
+// A payload the workload cannot hand over (the module fires at most
+// TB_KMOD_MAX_PAYLOAD bytes) is refused by the plan, before the module is
+// opened: also when planning for a guest, where the module is.
+TEST(Cli, PayloadBeyondTheWorkloadsLimitIsRefusedAtPlanTime) {
+  std::string out, err;
+  EXPECT_EQ(run_cli({"run", "--check-for-guest", "2", "-t", "none", "-w", "kmod_payload", "-p", "8192"}, &out, &err),
+            2);
+  EXPECT_NE(err.find("kmod_payload carries at most 4096 bytes per event"), std::string::npos) << err;
+  EXPECT_EQ(run_cli({"run", "--check-for-guest", "2", "-t", "none", "-w", "kmod_payload", "-p", "4096"}, &out, &err), 0)
+      << err;
+  // In a sweep with a size it can carry: that one runs, the other is skipped.
+  EXPECT_EQ(run_cli({"run", "--check-for-guest", "2", "-t", "none", "-w", "kmod_payload", "-p", "64", "-p", "8192"},
+                    &out, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("none/kmod_payload/none/payload:8192: kmod_payload carries at most 4096"), std::string::npos)
+      << err;
+}
+
 TEST(Cli, ThreadsAndRepetitionsAreRangeChecked) {
   EXPECT_EQ(run_cli({"run", "--tracer", "none", "--threads", "0", "--plan"}), 2);
   EXPECT_EQ(run_cli({"run", "--tracer", "none", "--threads", "4096", "--plan"}), 2);
@@ -144,8 +206,9 @@ TEST(Cli, SweepSkipsWhatDoesNotApplyAndRefusesOnlyWhenNothingDoes) {
             std::string::npos)
       << err;
   EXPECT_NE(err.find("plan: 3 benchmark(s) to run"), std::string::npos) << err;
+  // A payload no selected workload carries: refused before any tracer is asked.
   EXPECT_EQ(run_cli({"run", "-t", "none", "-w", "ust_array64", "-p", "0", "--plan"}, &out, &err), 2);
-  EXPECT_NE(err.find("nothing to run: none of the 1 planned combination(s) applies"), std::string::npos) << err;
+  EXPECT_NE(err.find("--payload 0: ust_array64 carries exactly 64 bytes"), std::string::npos) << err;
 }
 
 }  // namespace

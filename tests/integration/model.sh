@@ -186,7 +186,7 @@ echo '{"probes": [{"tracer": "lttng", "probe_kind": "syscall", "action": "x", "r
 expect_refusal "no entry for lttng" "$tb" model predict --model "$out/model.json" "$out/other.json"
 expect_refusal "not a tracebench model" "$tb" model predict --model "$out/runs/"*/result.json "$out/scenario.json"
 expect_refusal "no entry for perf" "$tb" model validate --model "$out/model.json" -t perf -w getpid -a count --quick --out "$out/v2.json"
-expect_refusal "takes no payload" "$tb" model validate --model "$out/model.json" -t ftrace -w getpid -a count -p 8 --out "$out/v2.json"
+expect_refusal "(getpid) takes a payload" "$tb" model validate --model "$out/model.json" -t ftrace -w getpid -a count -p 8 --out "$out/v2.json"
 expect_refusal "mode=sometimes" "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload -o ftrace.mode=sometimes --out "$out/v2.json"
 expect_refusal "rate" "$tb" model validate --model "$out/model.json" -t ftrace -w marker -a payload --rate 10 --out "$out/v2.json"
 [ ! -e "$out/m2.json" ] && [ ! -e "$out/m2.md" ] && [ ! -e "$out/m2.txt" ] && [ ! -e "$out/v2.json" ] || { echo "a refused command wrote files"; exit 1; }

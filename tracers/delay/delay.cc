@@ -88,11 +88,11 @@ class DelayTracer final : public Tracer {
   }
   Status validate(const AttachSpec& spec) const override {
     OptionValues v;
-    return parse_options("delay", option_schema(), spec.options, &v);
+    return option_values("delay", option_schema(), spec, &v);
   }
   Status attach(const AttachSpec& spec) override {
     OptionValues v;
-    TB_TRY(parse_options("delay", option_schema(), spec.options, &v));
+    TB_TRY(option_values("delay", option_schema(), spec, &v));
     ns_ = v.number("ns");
     kernel_ = is_kernel_probe(spec.probe);
     if (kernel_) return attach_kernel();

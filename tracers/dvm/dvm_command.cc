@@ -32,6 +32,7 @@
 
 #include "tracebench/workload.h"
 #include "tracebench/command.h"
+#include "tracebench/run_request.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
 #include "tracebench/util.h"
@@ -144,7 +145,6 @@ constexpr std::uint64_t kChunk = 10000;
 // Ranges of the numeric options, checked before anything is compiled or run.
 // --events: 1e15 is "until exit() or Ctrl-C" (as dtrace runs until stopped), yet no wrapped negative.
 constexpr long long kMaxEvents = 1000000000000000LL;
-constexpr long long kMaxPayload = 1 << 20;  // as `run --payload`
 constexpr long long kMaxPid = INT_MAX;      // pid_t; a pid that does not exist is "no such process"
 
 bool check_numbers(const DvmArgs& a) {
@@ -153,8 +153,11 @@ bool check_numbers(const DvmArgs& a) {
     std::fprintf(stderr, "tracebench dvm: %s %lld is outside %lld..%lld (%s)\n", flag, v, lo, hi, what);
     return false;
   };
+  if (Status st = check_payload_arg(a.payload); !st) {  // as every command's --payload
+    std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
+    return false;
+  }
   return range("--events", a.events, 1, kMaxEvents, "events the workload fires") &&
-         range("--payload", a.payload, 0, kMaxPayload, "bytes per event") &&
          (a.target_pid == -1 || range("-p", a.target_pid, 1, kMaxPid, "a process id"));
 }
 
@@ -174,6 +177,34 @@ bool check_output_path(const DvmArgs& a) {
                        "name another file");
   if (!st) std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
   return st.is_ok();
+}
+
+// -x flags the session takes that are no option of the dvm tracer: dtrace's
+// valueless flags (-x quiet, -x zdefs) and its aliases (-x cpus, -x Z).
+bool session_only(const std::string& x) {
+  const auto eq = x.find('=');
+  if (eq == std::string::npos) return true;
+  const std::string key = x.substr(0, eq);
+  return key == "quiet" || key == "zdefs" || key == "Z" || key == "cpus";
+}
+
+// The user home's run (no -c/-p, no --kernel: its workload fires the
+// tracer's own sites) through the plan; the kernel home's workload only
+// fires, its probes are the kernel's, so it and the -x flags it takes go to
+// the session as given.
+Status plan_request(const DvmArgs& a, std::vector<std::string>* session_x,
+                    std::shared_ptr<const OptionValues>* planned_x) {
+  const bool other = !a.command.empty() || a.target_pid >= 0;
+  if (other || a.kernel) {
+    *session_x = a.xopts;
+    return Status::ok();
+  }
+  SingleRunRequest req{"dvm", a.workload, "default", a.payload, {}};
+  for (const auto& x : a.xopts) (session_only(x) ? *session_x : req.raw_options).push_back(x);
+  AttachSpec spec;
+  TB_TRY(plan_single_run(req, &spec));
+  *planned_x = spec.parsed_options;
+  return Status::ok();
 }
 
 int run_dvm(const DvmArgs& a) {
@@ -242,6 +273,15 @@ int run_dvm(const DvmArgs& a) {
     std::fprintf(stderr, "tracebench dvm: -p %lld: no such process\n", a.target_pid);
     return 2;
   }
+  // The user home's workload, payload and -x options, planned as `run -t dvm`
+  // plans them (tracebench/run_request.h): refused the same way, and the
+  // options parsed once into the values the session is set from.
+  std::vector<std::string> session_x;
+  std::shared_ptr<const OptionValues> planned_x;
+  if (Status st = plan_request(a, &session_x, &planned_x); !st) {
+    std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
+    return 2;
+  }
   tbdvm::CompileOptions copts;
   copts.args.push_back(a.file.empty() ? "tracebench" : a.file);
   copts.args.insert(copts.args.end(), a.macro_args.begin(), a.macro_args.end());
@@ -285,10 +325,13 @@ int run_dvm(const DvmArgs& a) {
   };
   for (const auto& [k, v] : r.options)
     if (!apply(k, v)) return 2;
-  for (const auto& x : a.xopts) {
+  for (const auto& x : session_x) {
     auto eq = x.find('=');
     if (!apply(x.substr(0, eq), eq == std::string::npos ? "" : x.substr(eq + 1))) return 2;
   }
+  if (planned_x)
+    for (const auto& spec : make_tracer("dvm")->option_schema())
+      if (planned_x->given(spec.name) && !apply(spec.name, planned_x->text(spec.name))) return 2;
   std::unique_ptr<WorkloadState> state;
   if (!other) {
     const Workload* w = find_workload(a.workload);

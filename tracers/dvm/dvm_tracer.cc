@@ -156,7 +156,7 @@ class DvmTracer final : public Tracer {
     // this process's events only.
     const std::string ours = kernel_ ? " /pid == " + std::to_string(getpid()) + "/" : "";
     OptionValues v;
-    TB_TRY(parse_options("dvm", dvm_option_schema(), spec.options, &v));
+    TB_TRY(option_values("dvm", dvm_option_schema(), spec, &v));
     tbdvm::Options o;
     o.kernel = kernel_;
     for (const char* k :

@@ -69,7 +69,7 @@ const OptionSchema& option_schema() {
 
 Status EbpfTracer::parse_options(const AttachSpec& spec) {
   OptionValues opts;
-  TB_TRY(tracebench::parse_options("ebpf", option_schema(), spec.options, &opts));
+  TB_TRY(tracebench::option_values("ebpf", option_schema(), spec, &opts));
 
   // Action.
   std::string action = spec.action.empty() || spec.action == "default" ? "count" : spec.action;

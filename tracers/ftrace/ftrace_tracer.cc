@@ -167,8 +167,14 @@ const OptionSchema& option_schema() {
 }
 
 Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out) {
+  AttachSpec spec;
+  spec.options = options;
+  return parse_spec_options(spec, out);
+}
+
+Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out) {
   OptionValues v;
-  TB_TRY(tracebench::parse_options("ftrace", option_schema(), options, &v));
+  TB_TRY(tracebench::option_values("ftrace", option_schema(), spec, &v));
   FtraceConfig c;
   if (v.has("buffer_kb")) c.buffer_kb = v.number("buffer_kb");
   c.clock = v.text("clock");
@@ -475,7 +481,7 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
     return Status::error("ftrace does not support probe " + spec.probe.name + " (" +
                          std::string(to_string(spec.probe.kind)) + ")");
   FtraceConfig config;
-  TB_TRY(parse_options(spec.options, &config));
+  TB_TRY(parse_spec_options(spec, &config));
   std::string action = spec.action;
   if (action == "default") action = spec.probe.kind == ProbeKind::kMarker ? "payload" : "count";
   if (action != "count" && action != "payload")
@@ -506,7 +512,7 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   if (instance_) return Status::error("ftrace: attach() called twice; teardown() first");
   TB_TRY(validate(spec));  // probe, options, action
   FtraceConfig config;
-  TB_TRY(parse_options(spec.options, &config));
+  TB_TRY(parse_spec_options(spec, &config));
   if (!tracing_dir())
     return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
 

@@ -48,6 +48,8 @@ inline constexpr unsigned kMaxEcbs = 32;
 const OptionSchema& option_schema();
 // Parses and validates options against it; unknown keys are an error.
 Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out);
+// The same from a spec: the values the plan parsed, when it carries them.
+Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out);
 
 // The most payload bytes one trace_marker write keeps on the running kernel
 // (4054 on 6.18 with 4 KiB sub-buffers: the ring buffer's largest event minus

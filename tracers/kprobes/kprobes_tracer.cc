@@ -171,8 +171,14 @@ const OptionSchema& option_schema() {
 }
 
 Status parse_options(const std::map<std::string, std::string>& options, KprobesConfig* out) {
+  AttachSpec spec;
+  spec.options = options;
+  return parse_spec_options(spec, out);
+}
+
+Status parse_spec_options(const AttachSpec& spec, KprobesConfig* out) {
   OptionValues v;
-  TB_TRY(tracebench::parse_options("kprobes", option_schema(), options, &v));
+  TB_TRY(tracebench::option_values("kprobes", option_schema(), spec, &v));
   KprobesConfig c;
   // The schema's number (decimal, or 0x hex), never the text again: "010" is 10.
   c.offset = v.is_number("offset") ? std::to_string(v.number("offset")) : v.text("offset");
@@ -261,14 +267,14 @@ Status KprobesTracer::validate(const AttachSpec& spec) const {
   if (!supports(spec.probe))
     return Status::error("kprobes: cannot attach to '" + spec.probe.name + "': only kernel functions and syscalls");
   KprobesConfig config;
-  return parse_options(spec.options, &config);
+  return parse_spec_options(spec, &config);
 }
 
 Status KprobesTracer::attach(const AttachSpec& spec) {
   if (attached_) return Status::error("kprobes: attach() called twice without teardown()");
   TB_TRY(validate(spec));  // action, probe, options
   const std::string& a = spec.action;
-  TB_TRY(parse_options(spec.options, &config_));
+  TB_TRY(parse_spec_options(spec, &config_));
   Availability av = available();
   if (!av.ok) return Status::error(av.reason);
   TB_TRY(resolve_symbol(spec.probe, &symbol_));

@@ -67,8 +67,14 @@ bool is_user_space_only(const std::string& key) {
 }
 
 Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space) {
+  AttachSpec spec;
+  spec.options = options;
+  return parse_spec_options(spec, out, user_space);
+}
+
+Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space) {
   OptionValues v;
-  TB_TRY(tracebench::parse_options(user_space ? "lttng" : "lttng_kernel", option_schema(user_space), options, &v));
+  TB_TRY(tracebench::option_values(user_space ? "lttng" : "lttng_kernel", option_schema(user_space), spec, &v));
   LttngConfig c;
   c.subbuf_size = v.number("subbuf_size");
   c.num_subbuf = v.number("num_subbuf");

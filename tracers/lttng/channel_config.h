@@ -12,6 +12,7 @@
 
 #include "tracebench/options.h"
 #include "tracebench/status.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench::lttng {
 
@@ -52,6 +53,8 @@ inline constexpr const char* kFalseFilter = "$ctx.vpid == 0";
 const OptionSchema& option_schema(bool user_space);
 bool is_user_space_only(const std::string& key);
 Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space = true);
+// The same from a spec: the values the plan parsed, when it carries them.
+Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space = true);
 
 // A channel description named `name` with config's geometry, mode and
 // timers (not the UST-only blocking timeout); the caller destroys it with

@@ -66,7 +66,7 @@ std::map<std::string, std::string> LttngTracer::versions() const {
 
 Status LttngTracer::validate(const AttachSpec& spec) const {
   LttngConfig config;
-  TB_TRY(parse_options(spec.options, &config));
+  TB_TRY(parse_spec_options(spec, &config));
   if (spec.probe.kind != ProbeKind::kUstTracepoint)
     return Status::error("lttng: probe " + spec.probe.name + " is not an LTTng-UST tracepoint");
   const std::string& target = spec.probe.target;
@@ -82,7 +82,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   }
   TB_TRY(validate(spec));  // options, probe kind, tracepoint name
   LttngConfig config;
-  TB_TRY(parse_options(spec.options, &config));
+  TB_TRY(parse_spec_options(spec, &config));
   const std::string& target = spec.probe.target;
   config_ = config;
   event_ = target;

@@ -118,6 +118,10 @@ Status parse_kernel_options(const std::map<std::string, std::string>& options, l
   return lttng::parse_options(options, out, /*user_space=*/false);
 }
 
+Status parse_kernel_spec_options(const AttachSpec& spec, lttng::LttngConfig* out) {
+  return lttng::parse_spec_options(spec, out, /*user_space=*/false);
+}
+
 std::string kernel_tracer_missing() {
   std::error_code ec;
   if (fs::exists("/sys/module/lttng_tracer", ec)) return "";
@@ -179,7 +183,7 @@ std::map<std::string, std::string> LttngKernelTracer::versions() const {
 
 Status LttngKernelTracer::validate(const AttachSpec& spec) const {
   lttng::LttngConfig config;
-  TB_TRY(parse_kernel_options(spec.options, &config));
+  TB_TRY(parse_kernel_spec_options(spec, &config));
   KernelEventPlan plan;
   return plan_events(spec.probe, spec.action, &plan);
 }
@@ -188,7 +192,7 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (attached_ || started_sessiond_) return Status::error("lttng_kernel: already attached (teardown() first)");
   lttng::LttngConfig config;
-  TB_TRY(parse_kernel_options(spec.options, &config));
+  TB_TRY(parse_kernel_spec_options(spec, &config));
   KernelEventPlan plan;
   TB_TRY(plan_events(spec.probe, spec.action, &plan));
   config_ = config;

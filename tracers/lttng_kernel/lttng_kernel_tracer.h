@@ -41,6 +41,8 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
 
 // Options: those of the user-space adapter that apply to a kernel channel.
 Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out);
+// The same from a spec: the values the plan parsed, when it carries them.
+Status parse_kernel_spec_options(const AttachSpec& spec, lttng::LttngConfig* out);
 
 // Why this kernel cannot run LTTng's kernel tracer ("" when it can, as far
 // as can be told without loading it): no loadable modules, no lttng-modules

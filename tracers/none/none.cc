@@ -35,11 +35,11 @@ class NoneTracer final : public Tracer {
   }
   Status validate(const AttachSpec& spec) const override {
     OptionValues v;
-    return parse_options("none", option_schema(), spec.options, &v);
+    return option_values("none", option_schema(), spec, &v);
   }
   Status attach(const AttachSpec& spec) override {
     OptionValues v;
-    TB_TRY(parse_options("none", option_schema(), spec.options, &v));
+    TB_TRY(option_values("none", option_schema(), spec, &v));
     inject_cycles_ = v.number("inject_cycles");
     return Status::ok();
   }

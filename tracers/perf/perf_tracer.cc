@@ -128,8 +128,14 @@ const OptionSchema& option_schema() {
 }
 
 Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out) {
+  AttachSpec spec;
+  spec.options = options;
+  return parse_spec_options(spec, out);
+}
+
+Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
   OptionValues v;
-  TB_TRY(tracebench::parse_options("perf", option_schema(), options, &v));
+  TB_TRY(tracebench::option_values("perf", option_schema(), spec, &v));
   PerfConfig c;
   if (v.has("event")) c.event = v.text("event");
   c.id_filter = v.on("id_filter");
@@ -259,7 +265,7 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
     return Status::error("perf does not support probe " + spec.probe.name + " (" +
                          std::string(to_string(spec.probe.kind)) + ")");
   PerfConfig config;
-  TB_TRY(parse_options(spec.options, &config));
+  TB_TRY(parse_spec_options(spec, &config));
   if (spec.action != "default" && spec.action != "count")
     return Status::error("perf action '" + spec.action + "' unknown; actions: count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
@@ -289,7 +295,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
   if (attached_) return Status::error("perf: attach() called twice; teardown() first");
   TB_TRY(validate(spec));  // probe, options, action
   PerfConfig config;
-  TB_TRY(parse_options(spec.options, &config));
+  TB_TRY(parse_spec_options(spec, &config));
   config_ = config;
   page_size_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   samples_ = lost_ = lost_records_ = foreign_ = flush_samples_ = bytes_ = wakeups_ = throttles_ = 0;

@@ -10,9 +10,11 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tracebench/options.h"
 #include "tracebench/results.h"
 #include "tracebench/status.h"
 
@@ -67,6 +69,8 @@ struct BenchSpec {
   std::size_t payload_bytes = 0;
   int threads = 1;
   std::uint64_t gap_us = 0;  // RunOptions::gap_us; in the name when set
+  // The tracer's options as the plan parsed them (null: none given).
+  std::shared_ptr<const OptionValues> options;
   std::string name() const;
 };
 

@@ -75,8 +75,16 @@ struct AttachSpec {
   // they can come from the CLI unchanged; each adapter documents its keys and
   // rejects unknown ones.
   std::map<std::string, std::string> options;
+  // `options` parsed against the tracer's schema by the plan (run_request.h),
+  // once per run; null in a spec built by hand (tests), which option_values()
+  // then parses.
+  std::shared_ptr<const OptionValues> parsed_options;
   int pid = 0;                     // process that fires (0 = this process)
 };
+
+// The options of `spec` as typed values: the plan's (parsed_options), else
+// `spec.options` parsed here against `schema`.
+Status option_values(std::string_view tracer, const OptionSchema& schema, const AttachSpec& spec, OptionValues* out);
 
 // ---------------------------------------------------------------------------
 // The verification contract.

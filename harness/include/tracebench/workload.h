@@ -54,6 +54,9 @@ struct Workload {
   // e.g. the delay tracer's known-cost sites); empty: with every tracer
   // that supports the probe.
   std::string only_tracer;
+  // The largest payload the workload hands over (a kernel module's fixed
+  // limit): the plan refuses a larger one before anything is attached.
+  std::size_t max_payload_bytes = SIZE_MAX;
 };
 
 const std::vector<Workload>& workload_registry();
