@@ -34,6 +34,10 @@ packages=(
   python3 python3-jsonschema
   # report (plots), results history, the report's browser test
   python3-matplotlib libsqlite3-dev sqlite3 chromium
+  # tracebench lava submit|wait|fetch: LAVA's REST API (libcurl), lavacli's identity file (libyaml)
+  libcurl4-openssl-dev libyaml-dev
+  # the single-node LAVA lab (scripts/lava/lab.sh) its test starts: server, dispatcher, database
+  lava-server lava-dispatcher lavacli postgresql gunicorn
   # the man page (help2man reads the built binary's --help)
   help2man
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang
