@@ -144,6 +144,8 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 
 start_postgres() {
   mkdir -p "$dir/pg" "$dir/run"
+  runuser -u postgres -- test -x "$dir" ||
+    die "the postgres user cannot reach $dir (a parent directory is not searchable by others): choose a --dir such as /var/tmp/NAME"
   chown postgres: "$dir/pg" "$dir/run"
   runuser -u postgres -- "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres >"$dir/log/initdb.log" 2>&1 ||
     die "initdb failed: see $dir/log/initdb.log"
