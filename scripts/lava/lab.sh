@@ -275,6 +275,7 @@ start_lab() {
   mkdir -p "$dir/pids" "$dir/log"
   chmod 755 "$dir"
   trap 'log "start failed: tearing down"; stop_lab' EXIT
+  trap 'exit 1' INT TERM HUP  # through the EXIT trap: an interrupted start tears down too
   [ -n "$port" ] || port=$(free_port)
   url=http://127.0.0.1:$port
   write_settings
@@ -286,13 +287,13 @@ start_lab() {
   [ -n "$token" ] || die "no API token was created: see $dir/log/populate.log"
   write_identity "$token"
   spawn gunicorn "$dir/log/gunicorn.log" gunicorn3 lava_server.wsgi --bind "127.0.0.1:$port" \
-    --workers 4 --timeout 60 --log-level warning
+    --workers 4 --timeout 60 --graceful-timeout 2 --log-level warning
   spawn scheduler "$dir/log/scheduler.log" lava-server manage lava-scheduler --log-file "$dir/log/scheduler.log"
   echo "$url" >"$dir/url"
   start_workers
   wait_ready "$token"
   rm -f "$dir/populate.out" "$dir/populate.py"
-  trap - EXIT
+  trap - EXIT INT TERM HUP
   log "up: $url, $workers worker(s), identity tracebench-lab in $dir/lavacli.yaml"
 }
 
