@@ -2,7 +2,8 @@
 //
 //   lava submit JOB.yaml...        prints each job's id, one a line
 //   lava wait ID... [--timeout S]  until every job finished; exit 0 when all passed
-//   lava fetch ID DIR              DIR/job.log.yaml, the run rebuilt from it, DIR/lava.json
+//   lava fetch ID DIR              DIR/job.log.yaml, DIR/lava-results.json, the run
+//                                  rebuilt from the log, DIR/lava.json
 //
 // The server: --identity NAME [--identity-file FILE] (lavacli's file, default
 // $XDG_CONFIG_HOME/lavacli.yaml or ~/.config/lavacli.yaml), else LAVA_URL and
@@ -24,9 +25,9 @@
 
 #include "lava_identity.h"
 #include "lava_rebuild.h"
+#include "lava_remote_command.h"
 #include "lava_remote.h"
 #include "lava_rest.h"
-#include "tracebench/command.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -126,6 +127,16 @@ int run_wait(const ServerArgs& a, const std::vector<std::string>& id_args, int t
   return all_passed ? 0 : 1;
 }
 
+// LAVA's results of a job as its REST API lists them: the suites, and every
+// test case (name, result, measurement, unit, metadata, its suite's id).
+Status write_results(const RestClient& c, long id, const std::string& path) {
+  std::vector<nlohmann::json> suites, tests;
+  const std::string job = "jobs/" + std::to_string(id);
+  TB_TRY(c.get_all(job + "/suites/?limit=1000", &suites));
+  TB_TRY(c.get_all(job + "/tests/?limit=1000", &tests));
+  return write_file_atomic(path, nlohmann::json{{"suites", suites}, {"tests", tests}}.dump(2) + "\n");
+}
+
 int run_fetch(const ServerArgs& a, const std::string& id_arg, const std::string& dir) {
   std::vector<long> ids;
   if (!parse_ids("fetch", {id_arg}, &ids)) return 2;
@@ -140,6 +151,7 @@ int run_fetch(const ServerArgs& a, const std::string& id_arg, const std::string&
   fs::create_directories(dir, ec);
   if (ec) return fail("fetch", "cannot create " + dir + ": " + ec.message(), 1);
   if (Status s = write_file_atomic(dir + "/job.log.yaml", log); !s) return fail("fetch", s.message(), 1);
+  if (Status s = write_results(*c, ids[0], dir + "/lava-results.json"); !s) return fail("fetch", s.message(), 1);
   nlohmann::json run_info;
   if (Status s = lava::rebuild_run_from_log(log, dir, &run_info); !s) return fail("fetch", s.message(), 1);
   nlohmann::json record = lava::lava_record(c->server(), o);
@@ -148,7 +160,7 @@ int run_fetch(const ServerArgs& a, const std::string& id_arg, const std::string&
   std::cout << lava::outcome_line(c->server(), o) << "\n";
   if (!run_info.value("rebuilt", false))
     std::cerr << "tracebench lava fetch: the run was not rebuilt: " << run_info.value("reason", std::string("?")) << "\n";
-  std::cerr << "tracebench lava fetch: wrote " << dir << "/job.log.yaml and " << dir << "/lava.json\n";
+  std::cerr << "tracebench lava fetch: wrote " << dir << "/job.log.yaml, lava-results.json and lava.json\n";
   return o.passed() ? 0 : 1;
 }
 
@@ -158,9 +170,9 @@ void add_server_options(CLI::App* sub, ServerArgs* a) {
                   "lavacli's identity file (default: $XDG_CONFIG_HOME/lavacli.yaml, else ~/.config/lavacli.yaml)");
 }
 
-void install(CLI::App& app, int* exit_status) {
-  auto* lava = app.add_subcommand("lava", "tracebench on a LAVA server: submit jobs, wait for them, fetch their runs");
-  lava->require_subcommand(1);
+}  // namespace
+
+void lava::install_remote_commands(CLI::App* lava, int* exit_status) {
   auto server = std::make_shared<ServerArgs>();
 
   auto files = std::make_shared<std::vector<std::string>>();
@@ -187,9 +199,5 @@ void install(CLI::App& app, int* exit_status) {
   fetch->add_option("dir", *dir, "Directory for the job's files")->required();
   fetch->callback([=] { *exit_status = run_fetch(*server, *id, *dir); });
 }
-
-}  // namespace
-
-TRACEBENCH_REGISTER_COMMAND(lava, Command{"lava", install});
 
 }  // namespace tracebench

@@ -132,6 +132,14 @@ if overlap.total_seconds() <= 0:
 print(f"ok: jobs {ids} ran on {a['worker']} and {b['worker']}, {overlap.total_seconds():.1f} s at the same time")
 PY
 grep -q '"case": "uname", "definition": "0_smoke"' "$work/fetch-0/job.log.yaml" || fail "the fetched log has no uname test case"
+/usr/bin/python3 - "$work/fetch-0/lava-results.json" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+suite = {s["id"]: s["name"] for s in r["suites"]}
+cases = {(suite.get(t["suite"]), t["name"]): t["result"] for t in r["tests"]}
+if cases.get(("0_smoke", "uname")) != "pass" or cases.get(("lava", "job")) != "pass":
+    print("FAIL: lava-results.json lacks the job's results:", cases); sys.exit(1)
+PY
 
 # --- 3. a job that fails: LAVA's error, non-zero exits ------------------------
 bad=$("$tb" lava submit "${id_args[@]}" "$work/bad.yaml" 2>"$work/submit-bad.err") || { cat "$work/submit-bad.err"; fail "submit of the bad job failed"; }
