@@ -270,8 +270,15 @@ start_lab() {
     die "LAVA is not installed (apt-get install lava-server lava-dispatcher)"
   command -v gunicorn3 >/dev/null || die "gunicorn3 is missing (apt-get install gunicorn)"
   # A half-started or crashed lab: tear down what is left, start afresh.
-  [ -d "$dir" ] && stop_lab
-  rm -rf "$dir"
+  # Only a lab's own directory (or an empty one) is ever removed.
+  if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
+    if [ ! -f "$dir/settings.json" ] && [ ! -d "$dir/pids" ]; then
+      log "$dir exists and is not a lab's directory (no settings.json, no pids/): choose another --dir"
+      exit 2
+    fi
+    stop_lab
+    rm -rf "$dir"
+  fi
   mkdir -p "$dir/pids" "$dir/log"
   chmod 755 "$dir"
   trap 'log "start failed: tearing down"; stop_lab' EXIT

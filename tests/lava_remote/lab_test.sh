@@ -1,6 +1,7 @@
 #!/bin/bash
 # A real single-node LAVA lab, end to end (scripts/lava/lab.sh and
 # `tracebench lava submit|wait|fetch`):
+#  0. a start in a directory that is not a lab's is refused (2), nothing removed;
 #  1. a start that fails (its port taken) tears down everything it started;
 #  2. the lab starts with two workers; two jobs submitted at once run at the
 #     same time on different workers and pass; fetch writes their logs and
@@ -56,6 +57,13 @@ check_nothing_left() {
   if ss -ltnH "sport = :$port" | grep -q .; then fail "$what: port $port is still listened on"; fi
   [ ! -S "$dir/run/.s.PGSQL.5432" ] || fail "$what: the PostgreSQL socket is still there"
 }
+
+# --- 0. a directory that is not a lab's is refused, and kept -----------------
+mkdir -p "$work/not-a-lab" && echo keep >"$work/not-a-lab/file"
+"$lab" start --dir "$work/not-a-lab" >"$work/not-a-lab.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] || { cat "$work/not-a-lab.txt"; fail "start in a directory that is not a lab's exited $rc, expected 2"; }
+[ -f "$work/not-a-lab/file" ] || fail "start removed a directory that is not a lab's"
 
 # --- 1. a failed start tears down ---------------------------------------------
 port=$(free_port)
