@@ -36,6 +36,10 @@ packages=(
   python3-matplotlib libsqlite3-dev sqlite3 chromium
   # the results history on a PostgreSQL server (libpq), and the throw-away cluster its tests start
   libpq-dev postgresql
+  # tracebench lava submit|wait|fetch: LAVA's REST API (libcurl), lavacli's identity file (libyaml)
+  libcurl4-openssl-dev libyaml-dev
+  # the single-node LAVA lab (scripts/lava/lab.sh) its test starts: server, dispatcher, database
+  lava-server lava-dispatcher lavacli gunicorn
   # the man page (help2man reads the built binary's --help)
   help2man
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang

@@ -1,0 +1,203 @@
+// `tracebench lava submit|wait|fetch`: jobs on a LAVA server (REST API v0.2).
+//
+//   lava submit JOB.yaml...        prints each job's id, one a line
+//   lava wait ID... [--timeout S]  until every job finished; exit 0 when all passed
+//   lava fetch ID DIR              DIR/job.log.yaml, DIR/lava-results.json, the run
+//                                  rebuilt from the log, DIR/lava.json
+//
+// The server: --identity NAME [--identity-file FILE] (lavacli's file, default
+// $XDG_CONFIG_HOME/lavacli.yaml or ~/.config/lavacli.yaml), else LAVA_URL and
+// LAVA_TOKEN, else lavacli's `default` identity.  Exit 2 refused input (no
+// server, unreadable job file, a definition LAVA refuses), 1 a job that did
+// not pass, a timeout or an unreachable server, 0 done.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "lava_identity.h"
+#include "lava_rebuild.h"
+#include "lava_remote_command.h"
+#include "lava_remote.h"
+#include "lava_rest.h"
+#include "tracebench/util.h"
+
+namespace tracebench {
+namespace {
+
+namespace fs = std::filesystem;
+using lava::JobOutcome;
+using lava::RestClient;
+
+struct ServerArgs {
+  std::string identity, identity_file;
+};
+
+int fail(const std::string& cmd, const std::string& msg, int code) {
+  std::cerr << "tracebench lava " << cmd << ": " << msg << "\n";
+  return code;
+}
+
+// The client, or exit 2 with what to set.
+bool make_client(const std::string& cmd, const ServerArgs& a, std::unique_ptr<RestClient>* client) {
+  lava::LavaServer server;
+  if (Status s = lava::resolve_server(a.identity, a.identity_file, lava::process_env(), &server); !s) {
+    fail(cmd, s.message(), 2);
+    return false;
+  }
+  *client = std::make_unique<RestClient>(server);
+  return true;
+}
+
+int run_submit(const ServerArgs& a, const std::vector<std::string>& files) {
+  // Every file is read before anything is submitted: a typo submits nothing.
+  std::vector<std::string> definitions;
+  for (const auto& f : files) {
+    std::string text;
+    if (Status s = read_input_file(f, 16 << 20, &text); !s) return fail("submit", s.message(), 2);
+    definitions.push_back(std::move(text));
+  }
+  std::unique_ptr<RestClient> c;
+  if (!make_client("submit", a, &c)) return 2;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::vector<long> ids;
+    if (Status s = lava::submit_job(*c, definitions[i], &ids); !s) {
+      // LAVA answered and refused the definition: the input's fault (2);
+      // no answer at all: the run's (1).
+      const bool refused = s.message().rfind("LAVA refused", 0) == 0;
+      fail("submit", files[i] + ": " + s.message() +
+                         (i > 0 ? " (the files before it were submitted: their ids are above)" : ""), 0);
+      return refused ? 2 : 1;
+    }
+    for (long id : ids) std::cout << id << "\n" << std::flush;
+  }
+  return 0;
+}
+
+bool parse_ids(const std::string& cmd, const std::vector<std::string>& args, std::vector<long>* ids) {
+  for (const auto& s : args) {
+    char* end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || v <= 0) {
+      fail(cmd, "'" + s + "' is not a job id (a positive number, as `submit` prints)", 2);
+      return false;
+    }
+    ids->push_back(v);
+  }
+  return true;
+}
+
+int run_wait(const ServerArgs& a, const std::vector<std::string>& id_args, int timeout_s, double poll_s) {
+  std::vector<long> ids;
+  if (!parse_ids("wait", id_args, &ids)) return 2;
+  std::unique_ptr<RestClient> c;
+  if (!make_client("wait", a, &c)) return 2;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  std::set<long> pending(ids.begin(), ids.end());
+  bool all_passed = true;
+  while (!pending.empty()) {
+    for (auto it = pending.begin(); it != pending.end();) {
+      JobOutcome o;
+      if (Status s = lava::read_outcome(*c, *it, &o, nullptr); !s) return fail("wait", s.message(), 1);
+      if (!o.status.finished()) {
+        ++it;
+        continue;
+      }
+      std::cout << lava::outcome_line(c->server(), o) << "\n" << std::flush;
+      all_passed = all_passed && o.passed();
+      it = pending.erase(it);
+    }
+    if (pending.empty()) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string left;
+      for (long id : pending) left += " " + std::to_string(id);
+      return fail("wait", "timed out after " + std::to_string(timeout_s) + " s; not finished:" + left +
+                              " (they go on running on the server: wait again, or cancel them there)", 1);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(poll_s));
+  }
+  return all_passed ? 0 : 1;
+}
+
+// LAVA's results of a job as its REST API lists them: the suites, and every
+// test case (name, result, measurement, unit, metadata, its suite's id).
+Status write_results(const RestClient& c, long id, const std::string& path) {
+  std::vector<nlohmann::json> suites, tests;
+  const std::string job = "jobs/" + std::to_string(id);
+  TB_TRY(c.get_all(job + "/suites/?limit=1000", &suites));
+  TB_TRY(c.get_all(job + "/tests/?limit=1000", &tests));
+  return write_file_atomic(path, nlohmann::json{{"suites", suites}, {"tests", tests}}.dump(2) + "\n");
+}
+
+int run_fetch(const ServerArgs& a, const std::string& id_arg, const std::string& dir) {
+  std::vector<long> ids;
+  if (!parse_ids("fetch", {id_arg}, &ids)) return 2;
+  std::unique_ptr<RestClient> c;
+  if (!make_client("fetch", a, &c)) return 2;
+  JobOutcome o;
+  std::string log;
+  if (Status s = lava::read_outcome(*c, ids[0], &o, &log); !s) return fail("fetch", s.message(), 1);
+  if (!o.status.finished())
+    return fail("fetch", "job " + id_arg + " is " + o.status.state + ", not finished: `tracebench lava wait " + id_arg + "` first", 1);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail("fetch", "cannot create " + dir + ": " + ec.message(), 1);
+  if (Status s = write_file_atomic(dir + "/job.log.yaml", log); !s) return fail("fetch", s.message(), 1);
+  if (Status s = write_results(*c, ids[0], dir + "/lava-results.json"); !s) return fail("fetch", s.message(), 1);
+  nlohmann::json run_info;
+  if (Status s = lava::rebuild_run_from_log(log, dir, &run_info); !s) return fail("fetch", s.message(), 1);
+  nlohmann::json record = lava::lava_record(c->server(), o);
+  record["run"] = run_info;
+  if (Status s = write_file_atomic(dir + "/lava.json", record.dump(2) + "\n"); !s) return fail("fetch", s.message(), 1);
+  std::cout << lava::outcome_line(c->server(), o) << "\n";
+  if (!run_info.value("rebuilt", false))
+    std::cerr << "tracebench lava fetch: the run was not rebuilt: " << run_info.value("reason", std::string("?")) << "\n";
+  std::cerr << "tracebench lava fetch: wrote " << dir << "/job.log.yaml, lava-results.json and lava.json\n";
+  return o.passed() ? 0 : 1;
+}
+
+void add_server_options(CLI::App* sub, ServerArgs* a) {
+  sub->add_option("--identity,-i", a->identity, "lavacli identity naming the server (default: LAVA_URL + LAVA_TOKEN, else `default`)");
+  sub->add_option("--identity-file", a->identity_file,
+                  "lavacli's identity file (default: $XDG_CONFIG_HOME/lavacli.yaml, else ~/.config/lavacli.yaml)");
+}
+
+}  // namespace
+
+void lava::install_remote_commands(CLI::App* lava, int* exit_status) {
+  auto server = std::make_shared<ServerArgs>();
+
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto* submit = lava->add_subcommand("submit", "Submit LAVA job definitions (YAML); prints each job's id");
+  add_server_options(submit, server.get());
+  submit->add_option("jobs", *files, "Job definition files")->required();
+  submit->callback([=] { *exit_status = run_submit(*server, *files); });
+
+  auto ids = std::make_shared<std::vector<std::string>>();
+  auto timeout = std::make_shared<int>(3600);
+  auto poll = std::make_shared<double>(2.0);
+  auto* wait = lava->add_subcommand("wait", "Wait until the jobs finished; one line each; exit 0 only when every job passed");
+  add_server_options(wait, server.get());
+  wait->add_option("ids", *ids, "Job ids")->required();
+  wait->add_option("--timeout", *timeout, "Seconds to wait in all (exit 1 when reached)")->capture_default_str()->check(CLI::Range(1, 7 * 86400));
+  wait->add_option("--poll", *poll, "Seconds between two looks at the server")->capture_default_str()->check(CLI::Range(0.2, 600.0));
+  wait->callback([=] { *exit_status = run_wait(*server, *ids, *timeout, *poll); });
+
+  auto id = std::make_shared<std::string>();
+  auto dir = std::make_shared<std::string>();
+  auto* fetch = lava->add_subcommand("fetch", "Fetch a finished job: its log, the run rebuilt from it, lava.json; exit 0 only when it passed");
+  add_server_options(fetch, server.get());
+  fetch->add_option("id", *id, "Job id")->required();
+  fetch->add_option("dir", *dir, "Directory for the job's files")->required();
+  fetch->callback([=] { *exit_status = run_fetch(*server, *id, *dir); });
+}
+
+}  // namespace tracebench
