@@ -30,6 +30,10 @@ packages=(
   procps
   # VM lab, LTTng kernel domain: lttng-modules is built from its .deb (apt-get download), depmod
   kmod
+  # LAVA (harness/lava/): lava-run, LAVA's dispatcher alone, runs and validates the jobs (its
+  # schemas: python3-lava-common); lava-server ships the device-type templates (qemu.jinja2).
+  # Of the dispatcher's recommends a qemu job needs qemu-system-x86 and cpio (above).
+  lava-dispatcher lava-server
   # tests
   python3 python3-jsonschema
   # report (plots), results history, the report's browser test

@@ -38,7 +38,8 @@ namespace fs = std::filesystem;
 struct JobArgs {
   std::string kernel, modules_from, initramfs, out = "lava-job.yaml", artifacts, url_base, device_type = "qemu";
   std::string job_name;
-  int job_timeout = 60, test_timeout = 40, boot_timeout = 10, smp = 2, mem = 2048;
+  std::string job_timeout = "60m", test_timeout = "40m", boot_timeout = "10m";
+  int smp = 2, mem = 2048;
   bool no_kmod = false;
   std::vector<std::string> command;
 };
@@ -159,10 +160,16 @@ int run_job(JobArgs a) {
   job.job_name = a.job_name;
   job.command = a.command;
   job.kernel_release = release_of(a.kernel);
-  job.job_timeout_min = a.job_timeout;
-  job.test_timeout_min = a.test_timeout;
-  job.boot_timeout_min = a.boot_timeout;
-  job.deploy_timeout_min = std::min(10, a.job_timeout);
+  for (auto [flag, text, seconds] : {std::tuple{"--job-timeout", a.job_timeout, &job.job_timeout_s},
+                                      std::tuple{"--test-timeout", a.test_timeout, &job.test_timeout_s},
+                                      std::tuple{"--boot-timeout", a.boot_timeout, &job.boot_timeout_s}}) {
+    *seconds = lava::parse_duration(text);
+    if (*seconds < 0) {
+      std::cerr << kRefused << flag << " '" << text << "': expected a duration like 90s, 40m or 2h (a number alone: minutes)\n";
+      return 2;
+    }
+  }
+  job.deploy_timeout_s = std::min(600, job.job_timeout_s);
   job.smp = a.smp;
   job.memory_mb = a.mem;
   job.kernel_url = job.ramdisk_url = "file:///checked-below";
@@ -186,8 +193,17 @@ int run_job(JobArgs a) {
   }
   std::string initramfs = a.initramfs;
   if (initramfs.empty()) {
-    initramfs = (fs::path(artifacts) / ("tracebench-initramfs-" + (job.kernel_release.empty() ? "kernel" : job.kernel_release) + ".cpio")).string();
-    if (Status s = build_initramfs(a, self.string(), initramfs); !s) {
+    // Named by its content: jobs written earlier keep theirs (their sha256 holds).
+    const std::string stem = (fs::path(artifacts) / ("tracebench-initramfs-" + (job.kernel_release.empty() ? "kernel" : job.kernel_release))).string();
+    const std::string building = stem + ".building." + std::to_string(getpid());
+    Status s = build_initramfs(a, self.string(), building);
+    if (s) {
+      initramfs = stem + "-" + sha256_file(building, false).substr(0, 12) + ".cpio";
+      fs::rename(building, initramfs, ec);
+      if (ec) s = Status::error("cannot rename " + building + ": " + ec.message());
+    }
+    if (!s) {
+      fs::remove(building, ec);
       std::cerr << "tracebench lava job: " << s.message() << "\n";
       return 1;
     }
@@ -278,9 +294,9 @@ void install(CLI::App& app, int* exit_status) {
   job->add_option("--device-type", ja->device_type, "qemu (LAVA's qemu device type) or x86 (a PC booted by iPXE over TFTP)")
       ->capture_default_str();
   job->add_option("--job-name", ja->job_name, "LAVA job name (default: tracebench <command>)");
-  job->add_option("--job-timeout", ja->job_timeout, "Minutes for the whole job")->capture_default_str()->check(CLI::Range(1, 1440));
-  job->add_option("--test-timeout", ja->test_timeout, "Minutes for the test action")->capture_default_str()->check(CLI::Range(1, 1440));
-  job->add_option("--boot-timeout", ja->boot_timeout, "Minutes for the boot action")->capture_default_str()->check(CLI::Range(1, 1440));
+  job->add_option("--job-timeout", ja->job_timeout, "The whole job's time limit (90s, 40m, 2h; a number: minutes)")->capture_default_str();
+  job->add_option("--test-timeout", ja->test_timeout, "The test action's time limit (the benchmarks)")->capture_default_str();
+  job->add_option("--boot-timeout", ja->boot_timeout, "The boot action's time limit")->capture_default_str();
   job->add_option("--smp", ja->smp, "Guest CPUs (qemu)")->capture_default_str()->check(CLI::Range(1, 64));
   job->add_option("--mem", ja->mem, "Guest memory in MiB (qemu)")->capture_default_str()->check(CLI::Range(256, 65536));
   job->add_option("args", ja->command, "tracebench arguments for the guest, after --");

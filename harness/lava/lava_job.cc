@@ -39,8 +39,9 @@ bool url_ok(const std::string& u) {
   return false;
 }
 
-void timeout(std::ostream& y, const std::string& indent, const std::string& key, int minutes) {
-  y << indent << key << ":\n" << indent << "  minutes: " << minutes << "\n";
+void timeout(std::ostream& y, const std::string& indent, const std::string& key, int seconds) {
+  if (seconds % 60 == 0) y << indent << key << ":\n" << indent << "  minutes: " << seconds / 60 << "\n";
+  else y << indent << key << ":\n" << indent << "  seconds: " << seconds << "\n";
 }
 
 void header(std::ostream& y, const LavaJob& j) {
@@ -49,9 +50,9 @@ void header(std::ostream& y, const LavaJob& j) {
   y << "job_name: " << scalar(j.job_name.empty() ? "tracebench " + joined(j.command) : j.job_name) << "\n";
   y << "priority: medium\nvisibility: public\n";
   y << "timeouts:\n";
-  timeout(y, "  ", "job", j.job_timeout_min);
-  timeout(y, "  ", "action", std::max(j.deploy_timeout_min, std::max(j.boot_timeout_min, j.test_timeout_min)));
-  timeout(y, "  ", "connection", 2);
+  timeout(y, "  ", "job", j.job_timeout_s);
+  timeout(y, "  ", "action", std::max(j.deploy_timeout_s, std::max(j.boot_timeout_s, j.test_timeout_s)));
+  timeout(y, "  ", "connection", 120);
   y << "metadata:\n";
   y << "  tracebench.command: " << scalar(joined(j.command)) << "\n";
   if (!j.kernel_release.empty()) y << "  tracebench.kernel: " << scalar(j.kernel_release) << "\n";
@@ -82,7 +83,7 @@ void image(std::ostream& y, const std::string& indent, const std::string& url, c
 
 void qemu_deploy_boot(std::ostream& y, const LavaJob& j) {
   y << "- deploy:\n    to: tmpfs\n    os: oe\n";
-  timeout(y, "    ", "timeout", j.deploy_timeout_min);
+  timeout(y, "    ", "timeout", j.deploy_timeout_s);
   y << "    images:\n      kernel:\n";
   y << "        image_arg: " << scalar("-kernel {kernel} -append \"" + kernel_args() + "\"") << "\n";
   image(y, "        ", j.kernel_url, j.kernel_sha256);
@@ -90,26 +91,26 @@ void qemu_deploy_boot(std::ostream& y, const LavaJob& j) {
   image(y, "        ", j.ramdisk_url, j.ramdisk_sha256);
   y << "        format: cpio.newc\n        overlays:\n          lava: true\n";
   y << "- boot:\n    method: qemu\n    media: tmpfs\n";
-  timeout(y, "    ", "timeout", j.boot_timeout_min);
+  timeout(y, "    ", "timeout", j.boot_timeout_s);
   y << "    prompts:\n    - " << scalar(kGuestPrompt) << "\n";
 }
 
 void x86_deploy_boot(std::ostream& y, const LavaJob& j) {
   y << "- deploy:\n    to: tftp\n    os: oe\n";
-  timeout(y, "    ", "timeout", j.deploy_timeout_min);
+  timeout(y, "    ", "timeout", j.deploy_timeout_s);
   y << "    kernel:\n";
   image(y, "      ", j.kernel_url, j.kernel_sha256);
   y << "    ramdisk:\n";
   image(y, "      ", j.ramdisk_url, j.ramdisk_sha256);
   y << "      install_overlay: true\n";
   y << "- boot:\n    method: ipxe\n    commands: ramdisk\n";
-  timeout(y, "    ", "timeout", j.boot_timeout_min);
+  timeout(y, "    ", "timeout", j.boot_timeout_s);
   y << "    prompts:\n    - " << scalar(kGuestPrompt) << "\n";
 }
 
 void test_action(std::ostream& y, const LavaJob& j) {
   y << "- test:\n";
-  timeout(y, "    ", "timeout", j.test_timeout_min);
+  timeout(y, "    ", "timeout", j.test_timeout_s);
   y << "    definitions:\n    - from: inline\n      name: tracebench\n      path: inline/tracebench.yaml\n";
   y << "      repository:\n        metadata:\n          format: " << scalar("Lava-Test Test Definition 1.0")
     << "\n          name: tracebench\n";
@@ -129,6 +130,21 @@ std::string kernel_args() {
          "rdinit=/init tsc=reliable";
 }
 
+int parse_duration(const std::string& text) {
+  if (text.empty()) return -1;
+  std::size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(text, &used);
+  } catch (...) {
+    return -1;
+  }
+  const std::string unit = text.substr(used);
+  const long scale = unit.empty() || unit == "m" ? 60 : unit == "s" ? 1 : unit == "h" ? 3600 : -1;
+  if (scale < 0 || value < 1 || value > 7 * 24 * 3600 / scale) return -1;
+  return static_cast<int>(value * scale);
+}
+
 std::vector<std::string> guest_argv(const std::vector<std::string>& command) {
   if (!command.empty() && command[0] == "run")
     return {"sh", "-c", "sub=$1; shift; exec tracebench \"$sub\" $TB_RUN_EXECUTION \"$@\"", "tracebench"};
@@ -142,8 +158,8 @@ std::string job_problem(const LavaJob& j) {
   if (j.command.empty()) return "no tracebench command after --, e.g. -- run --quick -t kprobes -w kmod_target";
   if (!url_ok(j.kernel_url)) return "kernel URL '" + j.kernel_url + "': expected file:///, http:// or https://";
   if (!url_ok(j.ramdisk_url)) return "initramfs URL '" + j.ramdisk_url + "': expected file:///, http:// or https://";
-  for (int m : {j.deploy_timeout_min, j.boot_timeout_min, j.test_timeout_min})
-    if (m < 1 || m > j.job_timeout_min) return "every action's timeout must be 1 minute or more and within the job's";
+  for (int m : {j.deploy_timeout_s, j.boot_timeout_s, j.test_timeout_s})
+    if (m < 1 || m > j.job_timeout_s) return "every action's timeout must be 1 second or more and within the job's";
   if (j.smp < 1 || j.memory_mb < 256) return "--smp must be 1 or more and --mem 256 MiB or more";
   return {};
 }

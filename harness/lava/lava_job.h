@@ -34,10 +34,11 @@ struct LavaJob {
   std::string ramdisk_sha256;
   std::vector<std::string> command;  // the tracebench arguments, e.g. run --quick -t kprobes
   std::string kernel_release;        // metadata only
-  int job_timeout_min = 60;
-  int deploy_timeout_min = 10;
-  int boot_timeout_min = 10;
-  int test_timeout_min = 40;
+  // Seconds; written as minutes when whole minutes.
+  int job_timeout_s = 3600;
+  int deploy_timeout_s = 600;
+  int boot_timeout_s = 600;
+  int test_timeout_s = 2400;
   int memory_mb = 2048;  // qemu
   int smp = 2;           // qemu
 };
@@ -48,6 +49,9 @@ std::string job_problem(const LavaJob& job);
 
 // The job definition (YAML); call job_problem() first.
 std::string job_yaml(const LavaJob& job);
+
+// "90s", "40m", "2h" or a number of minutes as seconds; -1 when not one.
+int parse_duration(const std::string& text);
 
 // The guest's /tb/run.sh line for `command`: `run` gets the execution the
 // guest finds ($TB_RUN_EXECUTION, guest-test.sh) before its own arguments.

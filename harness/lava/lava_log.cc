@@ -210,7 +210,9 @@ void read_results(const std::vector<LogRecord>& records, FetchOutcome* out) {
       out->job_result = rec.field("result");
       out->error_type = rec.field("error_type");
       out->error_msg = rec.field("error_msg");
-    } else if (rec.field("definition") != "lava") {
+    } else if (rec.field("definition") == "lava") {
+      if (rec.field("result") == "fail" && out->failed_action.empty()) out->failed_action = rec.field("case");
+    } else {
       out->cases.push_back({rec.field("definition"), rec.field("case"), rec.field("result"),
                             rec.field("measurement"), rec.field("units")});
     }
@@ -224,6 +226,7 @@ nlohmann::json outcome_json(const FetchOutcome& o) {
   j["job_result"] = o.job_result;
   j["error_type"] = o.error_type;
   j["error_msg"] = o.error_msg;
+  j["failed_action"] = o.failed_action;
   j["guest_status"] = o.guest_status ? nlohmann::json(*o.guest_status) : nlohmann::json();
   j["files"] = nlohmann::json::array();
   for (const auto& f : o.files)
@@ -292,8 +295,9 @@ std::string FetchOutcome::verdict() const {
   if (complete()) return fmt::format("complete: the job passed, the guest's run exited 0, {} files back and checked", files.size());
   std::string v;
   if (job_result.empty()) v = "the log has no job result (the job is still running, or the log was cut)";
-  else if (job_result != "pass") v = "the job failed: " + (error_type.empty() ? std::string("?") : error_type) +
-                                     (error_msg.empty() ? "" : ": " + error_msg);
+  else if (job_result != "pass")
+    v = "the job failed" + (failed_action.empty() ? std::string() : " in " + failed_action) + ": " +
+        (error_type.empty() ? std::string("?") : error_type) + (error_msg.empty() ? "" : ": " + error_msg);
   else v = "the job passed";
   if (!guest_status) v += "; the guest's run did not finish (no TBLAVA DONE)";
   else if (*guest_status != 0) v += fmt::format("; the guest's run exited {}", *guest_status);

@@ -47,6 +47,7 @@ struct FetchOutcome {
   std::optional<int> guest_status;         // from TBLAVA DONE
   std::string job_result;                  // LAVA's: pass | fail | "" (not in the log)
   std::string error_type, error_msg;       // LAVA's, when it failed
+  std::string failed_action;               // the first of LAVA's actions that failed (boot-qemu-image, ...)
   std::vector<TestCase> cases;             // LAVA's results of the tracebench definition
   bool complete() const;                   // the job passed, the guest finished with 0, all final
   std::string verdict() const;             // one line: what happened
