@@ -2,7 +2,8 @@
 # integration.lava_job: every job template `tracebench lava job` writes is a
 # valid LAVA job (LAVA's own schema, strict; and lava-run --validate with a
 # rendered device where this machine can be that device's worker), the YAML
-# is stable, bad input is refused with exit 2, and `tracebench lava fetch`
+# is stable, bad input is refused with exit 2, a failed verification is a
+# failed test case, and `tracebench lava fetch`
 # rebuilds files from a log byte for byte, keeps the journal's revision when
 # the final one is cut, and refuses what does not check.
 #   job_templates.sh TRACEBENCH SOURCE_DIR WORKDIR
@@ -54,6 +55,21 @@ sed 's/method: qemu/method: qemoo/' qemu.yaml > broken.yaml
 "$tb" lava job --kernel vmlinuz-9.9.9-test --initramfs initramfs.cpio --out z.yaml -- run -t no_such_tracer 2>/dev/null
 [ $? -eq 2 ] || fail "a run the guest would refuse not refused with 2"
 [ -f z.yaml ] && fail "a refused job left a file"
+
+# Benchmarks as LAVA test cases: a failed verification is a failed case.
+example=$(ls "$src"/results/report-example/*/result.json | head -1)
+"$tb" lava cases "$example" > cases.txt || fail "lava cases"
+grep -qx 'ebpf.getpid.count.payload_0.threads_1 pass 128.950' cases.txt || { cat cases.txt; fail "lava cases: the eBPF case"; }
+/usr/bin/python3 - "$example" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["benchmarks"][1]["events"]
+e.update(recorded=e["recorded"] - 10, exact=False, verification="failed",
+         verification_reason=f"recorded {e['recorded'] - 10} + lost 0 != fired {e['fired']}")
+json.dump(d, open("failed.json", "w"))
+PY
+"$tb" lava cases failed.json > failed-cases.txt || fail "lava cases (failed verification)"
+grep -q '^ebpf.getpid.count.payload_0.threads_1 fail ' failed-cases.txt || { cat failed-cases.txt; fail "a failed verification is not a failed case"; }
 
 # fetch: a log as LAVA writes it, with the guest's frames (guest-test.sh's format).
 printf '{"a": 1, "note": "a result"}\n' > r1.json
