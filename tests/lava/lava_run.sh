@@ -8,7 +8,9 @@
 #  2. a broken kernel image: the boot fails, reported as such, exit non-zero;
 #  3. a test timeout mid-run (16 benchmarks of several seconds each under
 #     TCG, 40 s for the test action): the job fails, the benchmarks that finished
-#     came back (the journal), exit non-zero.
+#     came back (the journal), exit non-zero;
+#  4. the board dies mid-run (its qemu killed after a benchmark finished):
+#     the same.
 #   lava_run.sh TRACEBENCH SOURCE_DIR WORKDIR
 set -uo pipefail
 tb=$1 src=$2 work=$3
@@ -105,4 +107,36 @@ for b in run["benchmarks"]:
     assert b["events"]["verification"] == "passed" and b["events"]["exact"], b["name"]
 print(f"job 3: timed out ({o['error_msg']}); {n} of 16 benchmarks kept from the journal, each verified")
 PY
-echo "PASS: LAVA jobs: results back byte for byte as LAVA test cases; boot failure and timeout reported, finished benchmarks kept"
+# 4. The board dies mid-run: qemu killed once a revision of result.json
+# with a benchmark in it is whole in the log.
+job_id=$((100000 + $$ % 100000))
+"$lava/lava-run.sh" --job-id $job_id slow.yaml dead > dead.out 2>&1 &
+runner=$!
+qemu=""
+for _ in $(seq 600); do
+  # The run writes result.json first with no benchmark, then after each one.
+  if [ "$(grep -c 'TBLAVA END [0-9]* results/[^ ]*/result.json' dead/job.log.yaml 2>/dev/null)" -ge 2 ]; then
+    qemu=$(pgrep -f "qemu-system-x86_64.*/dispatcher/tmp/$job_id/" | head -1)
+    break
+  fi
+  kill -0 $runner 2>/dev/null || break
+  sleep 0.5
+done
+[ -n "$qemu" ] || { kill $runner 2>/dev/null; wait $runner; fail "job 4: no qemu of job $job_id found running with a benchmark done"; }
+kill -KILL "$qemu"
+wait $runner && fail "a job whose board died exited 0"
+"$py" - dead <<'PY' || fail "job 4's report"
+import glob, json, sys
+out = sys.argv[1]
+o = json.load(open(out + "/run/lava.json"))
+assert o["job_result"] == "fail" and not o["complete"] and o["guest_status"] is None, o
+files = glob.glob(out + "/run/results/*/result.json")
+assert len(files) == 1, f"no result.json kept from the journal: {o}"
+run = json.load(open(files[0]))
+n = len(run["benchmarks"])
+assert 1 <= n < 16 and not run["context"]["complete"], n
+for b in run["benchmarks"]:
+    assert b["events"]["verification"] == "passed" and b["events"]["exact"], b["name"]
+print(f"job 4: the board died ({o['failed_action']}: {o['error_type']} - {o['error_msg']}); {n} benchmarks kept, verified")
+PY
+echo "PASS: LAVA jobs: results back byte for byte as LAVA test cases; boot failure, timeout and dead board reported, finished benchmarks kept"
