@@ -37,6 +37,9 @@ LogVerdict verdict_from_log(const std::string& log_text) {
   while (std::getline(in, line)) {
     // Only results records: cheap to spot, and the console lines (target)
     // may be anything the guest printed.
+    // The server's lines are `- {...}`; lava-run's output and logs written
+    // by hand may drop the list's dash (lava_log.h reads both, so does this).
+    if (line.rfind("{", 0) == 0) line = "- " + line;
     if (line.rfind("- {", 0) != 0 || line.find("\"lvl\": \"results\"") == std::string::npos) continue;
     // YAML flow, not JSON: the dispatcher writes tags (`"endtc": ! "580"`).
     nlohmann::json doc;
@@ -121,32 +124,14 @@ Status read_outcome(const RestClient& c, long id, JobOutcome* out, std::string* 
   return Status::ok();
 }
 
-nlohmann::json lava_record(const LavaServer& s, const JobOutcome& o) {
-  auto or_null = [](const std::string& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
-  nlohmann::json failed = o.log.failed_cases;
-  return {
-      {"lab_url", s.base_url},
-      {"job_id", o.status.id},
-      {"job_url", job_url(s, o.status.id)},
-      {"job_name", or_null(o.status.description)},
-      {"device", or_null(o.status.device)},
-      {"device_type", or_null(o.status.device_type)},
-      {"worker", or_null(o.worker)},
-      {"state", o.status.state},
-      {"health", o.status.health},
-      {"outcome", o.kind()},
-      {"error_type", or_null(o.log.error_type)},
-      {"error_msg", or_null(o.log.error_msg)},
-      {"failure_comment", or_null(o.status.failure_comment)},
-      {"test_cases", o.log.cases},
-      {"failed_test_cases", failed},
-      {"submit_time", or_null(o.status.submit_time)},
-      {"start_time", or_null(o.status.start_time)},
-      {"end_time", or_null(o.status.end_time)},
-      {"fetched_at", utc_now_iso8601()},
-      // A run whose job did not pass is evidence, never a benchmark figure.
-      {"figures_valid", o.passed()},
-  };
+JobOutcome outcome_from_log(const std::string& log_text) {
+  JobOutcome o;
+  o.log = verdict_from_log(log_text);
+  // No server: the log's own `lava/job` result stands for the job's health;
+  // a log without one was cut while the job ran.
+  o.status.state = o.log.has_job_result ? "Finished" : "Running";
+  o.status.health = !o.log.has_job_result ? "Unknown" : o.log.job_result == "pass" ? "Complete" : "Incomplete";
+  return o;
 }
 
 }  // namespace tracebench::lava

@@ -1,7 +1,6 @@
 // A LAVA job seen from the submitter: its state and health on the server,
 // LAVA's own error from its log, what that makes of it (passed, a test
-// failure, an infrastructure error, ...) and lava.json, the record a
-// fetched run directory keeps of where and how it ran.
+// failure, an infrastructure error, ...).  lava.json is lava_record.h's.
 #pragma once
 
 #include <string>
@@ -62,9 +61,8 @@ std::string outcome_line(const LavaServer& s, const JobOutcome& o);
 // Reads the job, its device's worker and (once finished) its log.
 Status read_outcome(const RestClient& c, long id, JobOutcome* out, std::string* log_text);
 
-// lava.json: lab URL, job id and URL, device, worker, state, health, LAVA's
-// error, the outcome, and whether the run's figures may be used (only when
-// the job passed).  Never the token.
-nlohmann::json lava_record(const LavaServer& s, const JobOutcome& o);
+// The job as its log alone tells it (`fetch --log`, no server): finished
+// when the log has LAVA's `lava/job` result, Complete when that passed.
+JobOutcome outcome_from_log(const std::string& log_text);
 
 }  // namespace tracebench::lava

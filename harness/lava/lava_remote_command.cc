@@ -3,7 +3,8 @@
 //   lava submit JOB.yaml...        prints each job's id, one a line
 //   lava wait ID... [--timeout S]  until every job finished; exit 0 when all passed
 //   lava fetch ID DIR              DIR/job.log.yaml, DIR/lava-results.json, the run
-//                                  rebuilt from the log, DIR/lava.json
+//                                  rebuilt from the log, DIR/lava.json (lava_record.h)
+//   lava fetch --log LOG DIR       the run rebuilt from a log alone, DIR/lava.json
 //
 // The server: --identity NAME [--identity-file FILE] (lavacli's file, default
 // $XDG_CONFIG_HOME/lavacli.yaml or ~/.config/lavacli.yaml), else LAVA_URL and
@@ -12,6 +13,7 @@
 // not pass, a timeout or an unreachable server, 0 done.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -24,10 +26,13 @@
 #include <CLI/CLI.hpp>
 
 #include "lava_identity.h"
-#include "lava_rebuild.h"
+#include "lava_log.h"
+#include "lava_record.h"
 #include "lava_remote_command.h"
 #include "lava_remote.h"
 #include "lava_rest.h"
+#include "tracebench/report.h"
+#include "tracebench/results.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -137,7 +142,49 @@ Status write_results(const RestClient& c, long id, const std::string& path) {
   return write_file_atomic(path, nlohmann::json{{"suites", suites}, {"tests", tests}}.dump(2) + "\n");
 }
 
-int run_fetch(const ServerArgs& a, const std::string& id_arg, const std::string& dir) {
+// Prints the summary table of each result.json that came back.
+void print_summaries(const std::string& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->path().filename() == "result.json") files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    RunResult run;
+    if (Status s = read_run(f.string(), &run); !s) {
+      std::cerr << "tracebench lava fetch: cannot read " << f.string() << ": " << s.message() << "\n";
+      continue;
+    }
+    std::cout << summary_table(run) << "results: " << f.string() << (run.context.complete ? "" : " (incomplete run)")
+              << "\n";
+  }
+}
+
+// The run rebuilt from the log under `dir`, and lava.json with what the
+// server (if any) said of the job; exit 0 only when its figures are valid.
+int rebuild_and_record(const std::string& log, const std::string& dir, const lava::JobOutcome& job,
+                       const lava::LavaServer* server) {
+  lava::FetchOutcome run;
+  if (Status s = lava::fetch_from_log(log, dir, &run); !s) {
+    // A server's log that is not one is the server's failure; a file given
+    // with --log that is not one is refused input.
+    return fail("fetch", s.message(), server ? 1 : 2);
+  }
+  if (Status s = lava::write_lava_record(dir, lava::lava_record(run, job, server)); !s) return fail("fetch", s.message(), 1);
+  print_summaries(dir);
+  for (const auto& b : run.broken) std::cerr << "tracebench lava fetch: " << b << "\n";
+  std::cerr << "tracebench lava fetch: " << run.verdict() << " (" << dir << "/lava.json)\n";
+  return lava::figures_valid(run, job) ? 0 : 1;
+}
+
+int run_fetch_log(const std::string& log_path, const std::string& dir) {
+  std::string text;
+  if (Status s = read_input_file(log_path, std::uint64_t{1} << 31, &text); !s) return fail("fetch", s.message(), 2);
+  return rebuild_and_record(text, dir, lava::outcome_from_log(text), nullptr);
+}
+
+int run_fetch_server(const ServerArgs& a, const std::string& id_arg, const std::string& dir) {
   std::vector<long> ids;
   if (!parse_ids("fetch", {id_arg}, &ids)) return 2;
   std::unique_ptr<RestClient> c;
@@ -152,16 +199,25 @@ int run_fetch(const ServerArgs& a, const std::string& id_arg, const std::string&
   if (ec) return fail("fetch", "cannot create " + dir + ": " + ec.message(), 1);
   if (Status s = write_file_atomic(dir + "/job.log.yaml", log); !s) return fail("fetch", s.message(), 1);
   if (Status s = write_results(*c, ids[0], dir + "/lava-results.json"); !s) return fail("fetch", s.message(), 1);
-  nlohmann::json run_info;
-  if (Status s = lava::rebuild_run_from_log(log, dir, &run_info); !s) return fail("fetch", s.message(), 1);
-  nlohmann::json record = lava::lava_record(c->server(), o);
-  record["run"] = run_info;
-  if (Status s = write_file_atomic(dir + "/lava.json", record.dump(2) + "\n"); !s) return fail("fetch", s.message(), 1);
   std::cout << lava::outcome_line(c->server(), o) << "\n";
-  if (!run_info.value("rebuilt", false))
-    std::cerr << "tracebench lava fetch: the run was not rebuilt: " << run_info.value("reason", std::string("?")) << "\n";
-  std::cerr << "tracebench lava fetch: wrote " << dir << "/job.log.yaml, lava-results.json and lava.json\n";
-  return o.passed() ? 0 : 1;
+  if (log.empty()) {
+    // A job refused before it started has no log: nothing of a run, LAVA's error in lava.json.
+    lava::FetchOutcome none;
+    if (Status s = lava::write_lava_record(dir, lava::lava_record(none, o, &c->server())); !s) return fail("fetch", s.message(), 1);
+    std::cerr << "tracebench lava fetch: job " << id_arg << " has no log (" << dir << "/lava.json)\n";
+    return 1;
+  }
+  return rebuild_and_record(log, dir, o, &c->server());
+}
+
+// `fetch ID DIR` from the server, `fetch --log LOG DIR` from a log alone.
+int run_fetch(const ServerArgs& a, const std::string& log_path, const std::vector<std::string>& args) {
+  if (!log_path.empty()) {
+    if (args.size() != 1) return fail("fetch", "with --log LOG, give only the directory: fetch --log LOG DIR", 2);
+    return run_fetch_log(log_path, args[0]);
+  }
+  if (args.size() != 2) return fail("fetch", "give a job id and a directory (fetch ID DIR), or a log (fetch --log LOG DIR)", 2);
+  return run_fetch_server(a, args[0], args[1]);
 }
 
 void add_server_options(CLI::App* sub, ServerArgs* a) {
@@ -191,13 +247,15 @@ void lava::install_remote_commands(CLI::App* lava, int* exit_status) {
   wait->add_option("--poll", *poll, "Seconds between two looks at the server")->capture_default_str()->check(CLI::Range(0.2, 600.0));
   wait->callback([=] { *exit_status = run_wait(*server, *ids, *timeout, *poll); });
 
-  auto id = std::make_shared<std::string>();
-  auto dir = std::make_shared<std::string>();
-  auto* fetch = lava->add_subcommand("fetch", "Fetch a finished job: its log, the run rebuilt from it, lava.json; exit 0 only when it passed");
+  auto log = std::make_shared<std::string>();
+  auto args = std::make_shared<std::vector<std::string>>();
+  auto* fetch = lava->add_subcommand(
+      "fetch", "Fetch a finished job (ID DIR from the server, or --log LOG DIR): its run rebuilt and checked, lava.json; "
+               "exit 0 only when the job passed and the run came back whole");
   add_server_options(fetch, server.get());
-  fetch->add_option("id", *id, "Job id")->required();
-  fetch->add_option("dir", *dir, "Directory for the job's files")->required();
-  fetch->callback([=] { *exit_status = run_fetch(*server, *id, *dir); });
+  fetch->add_option("--log", *log, "Read this job log instead of a server (lava-run's output, or lavacli jobs logs --raw ID)");
+  fetch->add_option("args", *args, "ID DIR (a job on the server), or DIR with --log")->required()->expected(1, 2);
+  fetch->callback([=] { *exit_status = run_fetch(*server, *log, *args); });
 }
 
 }  // namespace tracebench

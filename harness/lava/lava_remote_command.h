@@ -1,5 +1,5 @@
 // The server side of `tracebench lava`: submit, wait and fetch, added to the
-// `lava` subcommand by whichever file registers it (lava_register.cc here).
+// `lava` subcommand by the file that registers it (lava_command.cc).
 #pragma once
 
 namespace CLI {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "lava_identity.h"
+#include "lava_record.h"
 #include "lava_remote.h"
 #include "lava_rest.h"
 #include "lava_yaml.h"
@@ -148,8 +149,9 @@ TEST(LavaLog, BadKernelIsLavasJobError) {
   const std::string line = outcome_line(s, o);
   EXPECT_EQ(line, "job 4 on qemu-1 (worker-1): job error: LAVA: [Job] " + o.log.error_msg +
                       "  http://lab:1/scheduler/job/4");
-  nlohmann::json rec = lava_record(s, o);
+  nlohmann::json rec = lava_record(FetchOutcome{}, o, &s);
   EXPECT_EQ(rec["figures_valid"], false);
+  EXPECT_EQ(rec["source"], "server");
   EXPECT_EQ(rec["error_type"], "Job");
   EXPECT_EQ(rec["worker"], "worker-1");
   EXPECT_EQ(rec.dump().find("TOPSECRET"), std::string::npos) << "the token is never written";
@@ -190,6 +192,42 @@ TEST(LavaLog, ErrorTypesAndStates) {
   none.status.health = "Incomplete";
   EXPECT_EQ(none.kind(), "failed");
   EXPECT_NE(none.lava_error().find("health Incomplete"), std::string::npos);
+}
+
+// lava.json has one schema whether the job came from a server or a log alone:
+// the same keys, the server's null without one, figures only from a passed
+// job whose run came back whole.
+TEST(LavaRecord, OneSchemaForServerAndLog) {
+  const std::string log =
+      R"({"dt": "2026-01-01T00:00:00", "lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}})"
+      "\n";
+  FetchOutcome run;
+  run.job_result = "pass";
+  run.guest_status = 0;
+  run.files.push_back({"results/x/result.json", 2, true, 10, "ab"});
+  const JobOutcome alone = outcome_from_log(log);
+  EXPECT_EQ(alone.kind(), "passed") << "a log without the list's dash is read too";
+  nlohmann::json from_log = lava_record(run, alone, nullptr);
+  EXPECT_EQ(from_log["source"], "log");
+  EXPECT_TRUE(from_log["job_id"].is_null());
+  EXPECT_TRUE(from_log["worker"].is_null());
+  EXPECT_EQ(from_log["figures_valid"], true);
+
+  JobOutcome served = alone;
+  served.status.id = 9;
+  served.status.device = "qemu-2";
+  served.worker = "worker-2";
+  LavaServer s{"http://lab:1", "u", "TOPSECRET", "test"};
+  nlohmann::json from_server = lava_record(run, served, &s);
+  EXPECT_EQ(from_server["job_url"], "http://lab:1/scheduler/job/9");
+  EXPECT_EQ(from_server["worker"], "worker-2");
+  EXPECT_EQ(from_server["files"][0]["sha256"], "ab");
+  for (const auto& [key, value] : from_server.items()) EXPECT_TRUE(from_log.contains(key)) << key;
+  EXPECT_EQ(from_server.size(), from_log.size());
+
+  run.guest_status = 1;  // the guest's run failed: the job passed, the figures are not valid
+  EXPECT_EQ(lava_record(run, served, &s)["figures_valid"], false);
+  EXPECT_EQ(lava_record(FetchOutcome{}, served, &s)["figures_valid"], false) << "no run came back";
 }
 
 TEST(LavaJobStatus, FromServerJson) {
