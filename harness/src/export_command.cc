@@ -82,7 +82,10 @@ int export_kcidb(const ExportArgs& a) {
   RunResult r;
   std::string file;
   if (Status s = one_run(a, "KCIDB", &r, &file); !s) return fail(s.message());
-  return write_out(a, "kcidb", file, kcidb_json(r, a.kcidb).dump(2) + "\n");
+  KcidbSource src = a.kcidb;
+  src.run_hash = sha256_file(file, false).substr(0, 12);
+  if (src.run_hash.size() != 12) return fail(file + ": could not be read again to hash it (check it is still there)");
+  return write_out(a, "kcidb", file, kcidb_json(r, src).dump(2) + "\n");
 }
 
 void install(CLI::App& app, int* exit_status) {

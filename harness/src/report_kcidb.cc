@@ -4,7 +4,9 @@
 // test per benchmark: its path in the test tree, its status from the
 // verification, and its figure as the test's numeric output in ns.  Ids are
 // "ORIGIN:..." as KCIDB requires, made from what the run says, so that two
-// runs on one kernel name the same checkout and build.
+// runs on one kernel name the same checkout and build; a test's id also
+// carries its result.json's hash, so two runs that share a run id (older,
+// second-precision ids could) never name the same test.
 #include "tracebench/report.h"
 
 #include <fmt/format.h>
@@ -78,7 +80,7 @@ nlohmann::json build(const RunContext& c, const KcidbSource& src, const std::str
 
 nlohmann::json test(const RunContext& c, const BenchmarkResult& b, const KcidbSource& src,
                     const std::string& build_id) {
-  nlohmann::json j = {{"id", fmt::format("{}:{}/{}", src.origin, c.run_id, b.name)},
+  nlohmann::json j = {{"id", fmt::format("{}:{}~{}/{}", src.origin, c.run_id, src.run_hash, b.name)},
                       {"build_id", build_id},
                       {"origin", src.origin},
                       {"path", test_path(b.name)},

@@ -1,16 +1,19 @@
 #!/bin/bash
 # tracebench export kcidb end to end on a real run of the none and ftrace
-# tracers: the submission validates against KCIDB's own schema (v5.3,
-# vendored in kcidb/ with its source), holds one checkout, one build and a
+# tracers: the submission validates against kcidb/kcidb_submission.schema.json
+# (KCIDB v5.3's rules for what the export writes, in this project's words),
+# holds one checkout, one build and a
 # test per benchmark whose status follows the verification (PASS for
 # ftrace, DONE for the none tracer's measurement, FAIL, ERROR where the run
 # says so) and whose number is the run's figure in ns; the kernel's commit
-# and repository when given.  Refused with exit 2 and nothing written: a
+# and repository when given.  Test ids carry the run file's hash: two runs
+# sharing a run id name different tests, one run exported again the same
+# ones.  Refused with exit 2 and nothing written: a
 # truncated or unfinished run, two runs, an origin or commit KCIDB does not
 # take, an --out that is the run's own file.
 set -euo pipefail
 tracebench=$1
-schema=$(dirname "$0")/kcidb/kcidb.v05_03.schema.json
+schema=$(dirname "$0")/kcidb/kcidb_submission.schema.json
 out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
@@ -20,13 +23,14 @@ run=$(echo "$out"/runs/*/)
 # validate SUBMISSION RESULT_JSON [EXPECTED_STATUS_BY_TRACER_JSON]: the schema, then what the run says.
 validate() {
   /usr/bin/python3 - "$schema" "$@" <<'PY'
-import json, re, sys
+import hashlib, json, re, sys
 from jsonschema import Draft202012Validator
 schema, sub, res = (json.load(open(p)) for p in sys.argv[1:4])
 want = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {"none": "DONE", "ftrace": "PASS"}
+Draft202012Validator.check_schema(schema)
 errors = sorted(Draft202012Validator(schema).iter_errors(sub), key=str)
 assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
-# date-time is a format the validator checks only with a module Debian lacks.
+# The schema checks date-times by pattern too: formats need a module Debian lacks.
 rfc3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 assert sub["version"] == {"major": 5, "minor": 3}, sub["version"]
 co, = sub["checkouts"]; bu, = sub["builds"]
@@ -34,7 +38,9 @@ assert bu["checkout_id"] == co["id"] and co["git_commit_name"] == res["context"]
 tests = sub["tests"]
 assert len(tests) == len(res["benchmarks"]) == len({t["path"] for t in tests}) == len({t["id"] for t in tests}), tests
 for t, b in zip(tests, res["benchmarks"]):
-    assert t["build_id"] == bu["id"] and t["origin"] == co["origin"] and t["id"].startswith(co["origin"] + ":"), t
+    run_hash = hashlib.sha256(open(sys.argv[3], "rb").read()).hexdigest()[:12]
+    assert t["id"] == f'{co["origin"]}:{res["context"]["run_id"]}~{run_hash}/{b["name"]}', (t["id"], run_hash)
+    assert t["build_id"] == bu["id"] and t["origin"] == co["origin"], t
     assert rfc3339.match(t["start_time"]), t["start_time"]
     assert t["path"] == "tracebench." + b["name"].replace("/", ".").replace(":", "_"), (t["path"], b["name"])
     assert t["status"] == want[b["tracer"]], (b["name"], t["status"], want)
@@ -79,6 +85,16 @@ PY
   "$tracebench" export kcidb "$out/$what" --origin tracebench_ci > "$out/kcidb-$what.json"
   validate "$out/kcidb-$what.json" "$out/$what/result.json" "$want"
 done
+
+# The failed and error copies keep the run's id: their tests still have ids of
+# their own; the run exported twice names the same tests.
+/usr/bin/python3 - "$out"/kcidb.json "$out"/kcidb-git.json "$out"/kcidb-failed.json "$out"/kcidb-error.json <<'PY'
+import json, sys
+ids = [[t["id"] for t in json.load(open(p))["tests"]] for p in sys.argv[1:]]
+assert ids[0] == ids[1], ids[:2]
+assert not set(ids[0]) & set(ids[2]) and not set(ids[0]) & set(ids[3]) and not set(ids[2]) & set(ids[3]), ids
+print("kcidb: runs sharing a run id keep distinct test ids, e.g.", ids[0][0], ids[2][0])
+PY
 
 # Refused, exit 2, nothing written.
 mkdir -p "$out/bad" "$out/partial" && cp "$run"/* "$out/bad/" && cp "$run"/* "$out/partial/"

@@ -72,6 +72,8 @@ struct KcidbSource {
   std::string origin;         // the CI system's name, [a-z0-9_]+: every id is "origin:..."
   std::string kernel_commit;  // the kernel's full git commit hash, when known
   std::string kernel_repo;    // its https:// repository, when known
+  std::string run_hash;       // 12 hex digits of result.json's sha256: test ids are
+                              // "origin:RUN_ID~RUN_HASH/BENCHMARK", as older run ids repeat
 };
 // One checkout (the kernel), one build (its configuration), one test per
 // benchmark: path, status from the verification (PASS, FAIL, DONE for the
