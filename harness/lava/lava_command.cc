@@ -171,7 +171,9 @@ int run_job(JobArgs a) {
   job.deploy_timeout_s = std::min(600, job.job_timeout_s);
   job.smp = a.smp;
   job.memory_mb = a.mem;
-  job.kernel_url = job.ramdisk_url = "file:///checked-below";
+  // The URLs are only known once the initramfs exists: the rest is checked
+  // first, so that bad input is refused before anything is built.
+  job.kernel_url = job.ramdisk_url = "file:///not-yet-known";
   if (std::string why = lava::job_problem(job); !why.empty()) {
     std::cerr << kRefused << why << "\n";
     return 2;

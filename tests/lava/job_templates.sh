@@ -31,13 +31,17 @@ for t in qemu x86; do grep -q 'sh /tb/lava-test.sh' $t.yaml || fail "$t job runs
 # LAVA's schema (what lava-server checks on submission).
 /usr/bin/python3 "$lava/validate-job.py" qemu.yaml x86.yaml || fail "LAVA's schema refused a job"
 # The dispatcher's validation, with the devices rendered as a server would.
+# Job ids of this test only (a lab's own jobs are numbered from 1): lava-run
+# --validate leaves its empty download folders under them, removed here.
+vq=$((900000000 + $$)) vx=$((910000000 + $$))
+trap 'rm -rf /var/lib/lava/dispatcher/tmp/$vq /var/lib/lava/dispatcher/tmp/$vx' EXIT
 "$lava/render-device.py" "$lava/devices/qemu-tcg.jinja2" --job qemu.yaml --out qemu-device.yaml || fail "render qemu device"
 grep -q -- '-smp 2' qemu-device.yaml || fail "the job's context did not reach the device"
-lava-run --validate --device qemu-device.yaml --job-id 1 --output-dir lava-qemu qemu.yaml > qemu-validate.log 2>&1 ||
+lava-run --validate --device qemu-device.yaml --job-id $vq --output-dir lava-qemu qemu.yaml > qemu-validate.log 2>&1 ||
   { tail -5 qemu-validate.log; fail "lava-run --validate refused the qemu job"; }
 "$lava/render-device.py" "$lava/devices/x86-pxe.jinja2" --job x86.yaml --out x86-device.yaml || fail "render x86 device"
 if [ -f /etc/default/tftpd-hpa ]; then
-  lava-run --validate --device x86-device.yaml --job-id 2 --output-dir lava-x86 x86.yaml > x86-validate.log 2>&1 ||
+  lava-run --validate --device x86-device.yaml --job-id $vx --output-dir lava-x86 x86.yaml > x86-validate.log 2>&1 ||
     { tail -5 x86-validate.log; fail "lava-run --validate refused the x86 job"; }
 else
   echo "note: no tftpd-hpa here, so lava-run cannot validate the x86 job (a PXE worker's check); LAVA's schema did"
