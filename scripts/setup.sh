@@ -30,12 +30,20 @@ packages=(
   procps
   # VM lab, LTTng kernel domain: lttng-modules is built from its .deb (apt-get download), depmod
   kmod
+  # LAVA (harness/lava/): lava-run, LAVA's dispatcher alone, runs and validates the jobs (its
+  # schemas: python3-lava-common); lava-server ships the device-type templates (qemu.jinja2).
+  # Of the dispatcher's recommends a qemu job needs qemu-system-x86 and cpio (above).
+  lava-dispatcher lava-server
   # tests
   python3 python3-jsonschema
   # report (plots), results history, the report's browser test
   python3-matplotlib libsqlite3-dev sqlite3 chromium
   # the results history on a PostgreSQL server (libpq), and the throw-away cluster its tests start
   libpq-dev postgresql
+  # tracebench lava submit|wait|fetch: LAVA's REST API (libcurl), lavacli's identity file (libyaml)
+  libcurl4-openssl-dev libyaml-dev
+  # the single-node LAVA lab (scripts/lava/lab.sh) its test starts: server, dispatcher, database
+  lavacli gunicorn
   # the man page (help2man reads the built binary's --help)
   help2man
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang

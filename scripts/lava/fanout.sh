@@ -2,8 +2,12 @@
 # as LAVA jobs on a LAVA server, fanned out over the lab's idle devices.
 #
 # Uses the caller's $tb (tracebench), $outdir, $lava (lavacli identity),
-# $lava_file (its file, or empty), $timeout_s and its collect SIDE DIR ROUND
-# (which links a boot's runs into the side's runs/ and pairs/).
+# $lava_file (its file, or empty), $lava_job_opts (more options of `tracebench
+# lava job`: --smp 1, --boot-timeout 90s, ...), $timeout_s (per boot: the wait
+# allows it for each job, as the jobs may queue for one device), $pairs_ok and
+# its collect SIDE DIR ROUND (which links a boot's runs into the side's runs/
+# and pairs/).  `fetch ID DIR` rebuilds the guest's /results in DIR, so the
+# run of `run --out runs` is DIR/runs/<run id>/, where collect looks.
 #
 # One job per kernel (`tracebench lava job`: the kernel, an initramfs with
 # tracebench and the companion module built for it, the run as a LAVA test),
@@ -32,14 +36,23 @@ lava_boots() {
   local art=$outdir/lava-artifacts side k r i
   local jobs=() sides=() rounds_of=() ids=()
   mkdir -p "$art"
+  # The two jobs (each builds the module and an initramfs for its kernel)
+  # are written side by side: the lab waits for both.
+  local pids=() bad=0
   for side in A B; do
     k=$ka
     [ $side = B ] && k=$kb
-    if ! "$tb" lava job --kernel "$k" --artifacts "$art" --out "$outdir/$side/job.yaml" -- run --out runs "$@" >&2; then
-      echo "compare-kernels: tracebench lava job failed for $k" >&2
-      return 1
+    "$tb" lava job --kernel "$k" --artifacts "$art" --out "$outdir/$side/job.yaml" \
+      --job-name "compare-kernels $side $(basename "$k")" "${lava_job_opts[@]}" -- run --out runs "$@" >&2 &
+    pids+=($!)
+  done
+  for i in 0 1; do
+    if ! wait "${pids[$i]}"; then
+      echo "compare-kernels: tracebench lava job failed for $([ $i -eq 0 ] && echo "$ka" || echo "$kb") (above)" >&2
+      bad=1
     fi
   done
+  [ $bad -eq 0 ] || return 1
   for ((r = 1; r <= n; ++r)); do
     local order=(A B)
     [ $((r % 2)) -eq 0 ] && order=(B A)
@@ -56,13 +69,15 @@ lava_boots() {
   fi
   echo "compare-kernels: LAVA jobs ${ids[*]} (${#ids[@]} boots: ${sides[*]})" >&2
   # Non-zero when a job did not pass: each is fetched and judged below.
-  lava_cli wait --timeout "$timeout_s" "${ids[@]}" >&2
+  lava_cli wait --timeout $((timeout_s * ${#ids[@]})) "${ids[@]}" >&2
   local failed=0 dir
   for i in "${!ids[@]}"; do
     dir=$outdir/${sides[$i]}/round${rounds_of[$i]}
     if ! lava_cli fetch "${ids[$i]}" "$dir" >&2; then
-      echo "compare-kernels: LAVA job ${ids[$i]} (${sides[$i]}, round ${rounds_of[$i]}) did not pass: $dir/lava.json" >&2
+      echo "compare-kernels: LAVA job ${ids[$i]} (${sides[$i]}, round ${rounds_of[$i]}) did not pass (LAVA's error above):" \
+        "none of its figures is used; $dir/lava.json" >&2
       failed=1
+      pairs_ok=0
       continue
     fi
     collect "${sides[$i]}" "$dir" "${rounds_of[$i]}"

@@ -4,7 +4,7 @@
 #
 #   scripts/vm/compare-kernels.sh [--tracebench BIN] [--outdir DIR] [--install]
 #       [--accel auto|kvm|tcg] [--timeout S] [--rounds N] [--fail-on-regression]
-#       [--lava IDENTITY [--lava-identity-file FILE]]
+#       [--lava IDENTITY [--lava-identity-file FILE] [--lava-job-option OPT]...]
 #       A B -- <tracebench run arguments>
 #
 # A and B are kernel images (/boot/vmlinuz-6.1.0-55-amd64) or Debian kernel
@@ -28,7 +28,9 @@
 # by side, then waited for and fetched (`tracebench lava submit|wait|fetch`;
 # harness/lava/README.md, scripts/lava/README.md).  A job that did not pass
 # is a failed run (exit 1), never a figure; DIR/<side>/round<i>/lava.json
-# names the job, its device and worker and LAVA's error.
+# names the job, its device and worker and LAVA's error.  --lava-job-option
+# OPT (repeatable) passes OPT to `tracebench lava job` (--smp=1,
+# --boot-timeout=90s); --timeout S is then the wait allowed per job.
 # Example (see scripts/vm/README.md):
 #   scripts/vm/compare-kernels.sh --install 6.1.0-55-amd64 6.12.107+deb12-amd64 \
 #     -- run --quick -t kprobes -t none -w kmod_target -w kmod_fixed
@@ -36,6 +38,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 compare_args=() lava="" lava_file=""
+lava_job_opts=()
 die() { echo "compare-kernels: $*" >&2; exit 2; }
 pos=()
 while [ $# -gt 0 ]; do
@@ -49,6 +52,8 @@ while [ $# -gt 0 ]; do
     --fail-on-regression) compare_args+=(--fail-on-regression); shift;;
     --lava) [ -n "${2:-}" ] || die "--lava needs an identity"; lava=$2; shift 2;;
     --lava-identity-file) [ -f "${2:-}" ] || die "--lava-identity-file '${2:-}' is not a file"; lava_file=$2; shift 2;;
+    --lava-job-option) [ -n "${2:-}" ] || die "--lava-job-option needs an option of tracebench lava job"; lava_job_opts+=("$2"); shift 2;;
+    --lava-job-option=?*) lava_job_opts+=("${1#--lava-job-option=}"); shift;;
     --) shift; break;;
     -*) die "unknown option '$1'";;
     *) pos+=("$1"); shift;;

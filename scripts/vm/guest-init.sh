@@ -10,6 +10,12 @@
 #   TBEND <name>
 #   TBEXIT <status>
 # and powers off.  The host side is scripts/vm/decode-channel.sh.
+#
+# In an initramfs for LAVA (/tb/lava, mkinitramfs.sh --lava) the guest is
+# prepared the same way (file systems, module, environment), and then LAVA
+# gets a shell on the console: it logs in at the prompt and its test shell
+# runs the command through /tb/lava-test.sh (scripts/lava/guest-test.sh),
+# which sends the results back in the job log.
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
 
@@ -47,7 +53,7 @@ if [ "$TRACEBENCH_VM_ACCEL" = kvm ]; then export TRACEBENCH_VM_EMULATED=0; else 
 
 CH=/dev/ttyS1
 stty -F $CH raw -echo 2>/dev/null
-echo "TBBOOT $(uname -r) $(cut -d' ' -f1 /proc/uptime)" > $CH
+[ -f /tb/lava ] || echo "TBBOOT $(uname -r) $(cut -d' ' -f1 /proc/uptime)" > $CH
 
 status=0
 # Module parameters (`tracebench vm --kmod-param NAME=VALUE`, one a line in
@@ -92,6 +98,17 @@ if [ -f /tb/tracebench.ko ]; then
     [ -f "$p" ] && echo "${p##*/}=$(cat "$p")"
   done > /results/kmod-params.txt 2>/dev/null
   [ -s /results/kmod-params.txt ] || rm -f /results/kmod-params.txt
+fi
+
+if [ -f /tb/lava ]; then
+  # The module's outcome for /tb/lava-test.sh (125: not loaded as asked).
+  echo "$status" > /tb/kmod-status
+  # LAVA saw the kernel start (its banner); from here kernel messages stay
+  # off the console, where they would cut the result lines (dmesg keeps them).
+  dmesg -n 1
+  export PS1='tracebench-lava# ' ENV=
+  # PID 1 must not exit: a shell that ends is started again.
+  while :; do setsid cttyhack sh -i; sleep 1; done
 fi
 
 if [ $status -eq 0 ]; then

@@ -2,17 +2,20 @@
 # Builds the VM-lab initramfs (uncompressed newc cpio).
 #   mkinitramfs.sh --out FILE --run SCRIPT [--kmod KO] [--bin EXE[:DEST]]...
 #                  [--file SRC:DEST]... [--env FILE] [--busybox PATH]
-#                  [--kmod-param NAME=VALUE]...
+#                  [--kmod-param NAME=VALUE]... [--lava]
 # --bin copies an executable plus every shared library ldd reports (and the
 # dynamic loader) at their host paths, so the very same binary runs in the
 # guest.  DEST defaults to /tb/bin/<basename>.  --kmod-param (needs --kmod)
 # is given to the guest's insmod of the module (/tb/kmod-params, one a line):
 # NAME is [A-Za-z_][A-Za-z0-9_]*, VALUE [A-Za-z0-9_.,:+-]+ (no quoting in the
-# guest: nothing else gets through).
+# guest: nothing else gets through).  --lava makes an initramfs for a LAVA
+# job (harness/lava/): /init prepares the guest as for the VM lab, then
+# gives LAVA a shell on the console instead of running /tb/run.sh (LAVA's
+# test shell runs it through /tb/lava-test.sh, scripts/lava/guest-test.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-out="" run="" kmod="" envf="" busybox=/bin/busybox
+out="" run="" kmod="" envf="" busybox=/bin/busybox lava=0
 bins=() files=() kparams=()
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
     --env) envf=$2; shift 2;;
     --busybox) busybox=$2; shift 2;;
     --kmod-param) kparams+=("$2"); shift 2;;
+    --lava) lava=1; shift;;
     *) die "unknown argument '$1'";;
   esac
 done
@@ -51,6 +55,10 @@ cp "$run" "$root/tb/run.sh"
 [ -n "$envf" ] && cp "$envf" "$root/tb/env.sh"
 [ -n "$kmod" ] && { [ -f "$kmod" ] || die "no module $kmod"; cp "$kmod" "$root/tb/tracebench.ko"; }
 [ ${#kparams[@]} -eq 0 ] || printf '%s\n' "${kparams[@]}" > "$root/tb/kmod-params"
+if [ $lava -eq 1 ]; then
+  cp "$here/../lava/guest-test.sh" "$root/tb/lava-test.sh"
+  : > "$root/tb/lava"
+fi
 echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
 echo "root:x:0:" > "$root/etc/group"
 

@@ -5,7 +5,8 @@
 #   tracebench-vm.sh --kernel IMAGE [--headers DIR] [--outdir DIR]
 #       [--accel auto|kvm|tcg] [--timeout S] [--smp N] [--mem MB]
 #       [--bin EXE[:DEST]]... [--file SRC:DEST]... [--no-kmod] [--lttng-modules]
-#       [--kmod-param NAME=VALUE]... [--verbose] -- COMMAND [ARGS...]
+#       [--kmod-param NAME=VALUE]... [--verbose]
+#       [--initramfs-out FILE [--lava]] -- COMMAND [ARGS...]
 #
 # Steps: build kmod/ against the kernel's headers, build an initramfs with
 # busybox + the binaries (+ their shared libraries) + the module, boot qemu
@@ -19,12 +20,15 @@
 # kmod/README.md); the parameters in effect come back in kmod-params.txt, and
 # a module that refuses to load ends the boot with status 125 and its reason
 # in insmod-error.txt.  OUTDIR/vm.json records the kernel and the acceleration
-# (TCG results are marked "emulated").
+# (TCG results are marked "emulated").  --initramfs-out FILE stops after the
+# module and the initramfs are built (FILE gets the initramfs, nothing
+# boots); with --lava the initramfs is one for a LAVA job (mkinitramfs.sh
+# --lava; `tracebench lava job`, harness/lava/README.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 kernel="" headers="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
-bins=() files=() kparams=()
+bins=() files=() kparams=() initramfs_out="" lava=()
 die() { echo "tracebench-vm: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -41,6 +45,8 @@ while [ $# -gt 0 ]; do
     --kmod-param) kparams+=("$2"); shift 2;;
     --lttng-modules) lttng_modules=1; shift;;
     --verbose) verbose=(--verbose); shift;;
+    --initramfs-out) initramfs_out=$2; shift 2;;
+    --lava) lava=(--lava); shift;;
     --) shift; break;;
     *) die "unknown argument '$1' (the guest command goes after --)";;
   esac
@@ -62,8 +68,9 @@ if { [ $kmod -eq 1 ] || [ $lttng_modules -eq 1 ]; } && [ -z "$headers" ]; then
   headers=$(headers_for "$krel")
   [ -n "$headers" ] || die "no kernel headers for '${krel:-$kernel}': apt-get install linux-headers-${krel:-<release>}, or pass --headers DIR (or --no-kmod)"
 fi
+[ ${#lava[@]} -eq 0 ] || [ -n "$initramfs_out" ] || die "--lava needs --initramfs-out FILE (LAVA boots it, not this script)"
 [ -n "$outdir" ] || outdir=vm-results/${krel:-kernel}-$(date -u +%Y%m%dT%H%M%SZ)
-mkdir -p "$outdir"
+[ -n "$initramfs_out" ] || mkdir -p "$outdir"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -100,7 +107,13 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
   echo
 } > "$work/run.sh"
 "$here/mkinitramfs.sh" --out "$work/initramfs.cpio" --run "$work/run.sh" "${kargs[@]}" \
-  "${bins[@]}" "${files[@]}" || die "initramfs build failed"
+  "${bins[@]}" "${files[@]}" "${lava[@]}" || die "initramfs build failed"
+if [ -n "$initramfs_out" ]; then
+  cp "$work/initramfs.cpio" "$initramfs_out.tmp" && mv "$initramfs_out.tmp" "$initramfs_out" ||
+    die "cannot write $initramfs_out"
+  echo "tracebench-vm: initramfs in $initramfs_out (kernel release ${krel:-unknown})" >&2
+  exit 0
+fi
 set +e
 # In the background so a TERM/INT sent to this script alone is forwarded at
 # once (bash runs traps only between foreground commands); run-qemu.sh kills

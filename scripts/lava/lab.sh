@@ -1,0 +1,313 @@
+#!/bin/bash
+# A single-node LAVA lab started by hand (no systemd): its own PostgreSQL
+# cluster, the server (gunicorn), the scheduler and N lava-workers, each with
+# one qemu device, all under one state directory.
+#
+#   scripts/lava/lab.sh start [--dir DIR] [--workers N] [--port PORT] [--kvm]
+#   scripts/lava/lab.sh status [--dir DIR]
+#   scripts/lava/lab.sh stop [--dir DIR]
+#
+# DIR (default /var/tmp/tracebench-lava) holds everything: the database, the
+# settings, logs, job output, the worker directories and DIR/lavacli.yaml, an
+# identity file as lavacli keeps them (identity `tracebench-lab`, a superuser
+# `tracebench` and its API token).  Use it with
+#   XDG_CONFIG_HOME=DIR lavacli -i tracebench-lab jobs list
+#   tracebench lava submit --identity-file DIR/lavacli.yaml --identity tracebench-lab JOB.yaml
+# Nothing under /etc is written: LAVA's settings come from LAVA_JSON_SETTINGS
+# (read after /etc/lava-server/settings.d, so it wins).  Every process the lab
+# starts leads its own session; stop (and a failed start) ends those sessions
+# by their ids, including lava-run and qemu of jobs in flight.
+# Exit: 0 done (status: the lab is up), 1 failed (status: down), 2 bad usage.
+set -euo pipefail
+
+dir=/var/tmp/tracebench-lava
+workers=2
+port=
+kvm=0
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+
+usage() { sed -n '5,8p' "$0" | sed 's/^# //' >&2; exit 2; }
+die() { echo "lab: $*" >&2; exit 1; }
+log() { echo "lab: $*" >&2; }
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dir) dir=${2:?}; shift 2 ;;
+    --workers) workers=${2:?}; shift 2 ;;
+    --port) port=${2:?}; shift 2 ;;
+    --kvm) kvm=1; shift ;;
+    -h|--help) usage ;;
+    *) echo "lab: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+case "$cmd" in start|stop|status) ;; *) usage ;; esac
+[[ "$workers" =~ ^[1-9][0-9]?$ ]] || { echo "lab: --workers takes 1..99" >&2; exit 2; }
+[ -z "$port" ] || [[ "$port" =~ ^[0-9]+$ ]] || { echo "lab: --port takes a number" >&2; exit 2; }
+dir=$(realpath -m "$dir")
+
+# --- the settings every LAVA process of this lab reads ----------------------
+lava_env() {
+  LAVA_JSON_SETTINGS=$(base64 -w0 "$dir/settings.json")
+  export LAVA_JSON_SETTINGS DJANGO_SETTINGS_MODULE=lava_server.settings.prod
+}
+manage() { (lava_env; cd "$dir" && lava-server manage "$@"); }
+
+write_settings() {
+  local secret
+  secret=$(head -c 36 /dev/urandom | base64 | tr -d '/+=')
+  umask 077
+  cat >"$dir/settings.json" <<EOF
+{"DATABASES": {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "lavaserver",
+   "USER": "lavaserver", "HOST": "$dir/run", "PORT": 5432}},
+ "SECRET_KEY": "$secret",
+ "DEVICES_PATH": "$dir/etc/devices",
+ "DEVICE_TYPES_PATHS": ["$dir/etc/device-types", "/usr/share/lava-server/device-types"],
+ "HEALTH_CHECKS_PATH": "$dir/etc/health-checks",
+ "MEDIA_ROOT": "$dir/media/",
+ "DJANGO_LOGFILE": "$dir/log/django.log",
+ "ALLOWED_HOSTS": ["127.0.0.1", "localhost"],
+ "DEBUG": false}
+EOF
+  umask 022
+}
+
+# --- processes: each started with setsid, its session id kept in DIR/pids ----
+# (postgres daemonizes itself; its postmaster pid is in its data directory)
+spawn() {  # spawn NAME LOGFILE CMD...: runs CMD as the leader of a new session
+  local name=$1 logf=$2
+  shift 2
+  (lava_env; cd "$dir" && exec setsid "$@" >>"$logf" 2>&1 </dev/null) &
+  echo $! >"$dir/pids/$name"
+}
+
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+session_procs() { ps -eo pid=,sid= | awk -v s="$1" '$2 == s { print $1 }'; }
+
+end_session() {  # end_session SID: TERM its processes, KILL what is left after 10 s
+  local sid=$1 i
+  [ -n "$(session_procs "$sid")" ] || return 0
+  pkill -TERM --session "$sid" 2>/dev/null || true
+  for i in $(seq 1 100); do
+    [ -n "$(session_procs "$sid")" ] || return 0
+    sleep 0.1
+  done
+  pkill -KILL --session "$sid" 2>/dev/null || true
+  sleep 0.2
+}
+
+pg_ctl() { runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg/data" "$@"; }
+
+stop_lab() {
+  local f
+  # workers first (they end their jobs' lava-run), then scheduler, server.
+  for f in "$dir"/pids/worker-* "$dir/pids/scheduler" "$dir/pids/gunicorn"; do
+    [ -f "$f" ] || continue
+    end_session "$(cat "$f")"
+    rm -f "$f"
+  done
+  if [ -f "$dir/pg/data/postmaster.pid" ]; then
+    pg_ctl -m fast -w stop >/dev/null 2>&1 || true
+    f=$(head -n 1 "$dir/pg/data/postmaster.pid" 2>/dev/null || true)
+    if alive "$f"; then kill -KILL "$f" 2>/dev/null || true; fi
+    rm -f "$dir/pg/data/postmaster.pid"
+  fi
+  rm -f "$dir/url"
+}
+
+# --- status -----------------------------------------------------------------
+# One line per part; exit 0 only when every part is up and the API answers.
+status_lab() {
+  local up=0 down=0 f name pid url
+  report() { printf '%-12s %s\n' "$1" "$2"; if [ "$3" = up ]; then up=$((up + 1)); else down=$((down + 1)); fi; }
+  if [ ! -d "$dir/pids" ]; then echo "lab: no lab in $dir"; return 1; fi
+  pid=$(head -n 1 "$dir/pg/data/postmaster.pid" 2>/dev/null || true)
+  if alive "$pid"; then report postgres "up (pid $pid, socket $dir/run)" up; else report postgres down down; fi
+  for f in "$dir/pids/gunicorn" "$dir/pids/scheduler" "$dir"/pids/worker-*; do
+    [ -f "$f" ] || continue
+    name=$(basename "$f"); pid=$(cat "$f")
+    if alive "$pid"; then report "$name" "up (session $pid)" up; else report "$name" down down; fi
+  done
+  url=$(cat "$dir/url" 2>/dev/null || true)
+  if [ -n "$url" ] && curl -fsS -o /dev/null --max-time 5 "$url/api/v0.2/system/version/"; then
+    report api "$url/api/v0.2/" up
+  else
+    report api "not answering" down
+  fi
+  [ "$down" -eq 0 ] && [ "$up" -gt 0 ]
+}
+
+# --- start ------------------------------------------------------------------
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+start_postgres() {
+  mkdir -p "$dir/pg" "$dir/run"
+  runuser -u postgres -- test -x "$dir" ||
+    die "the postgres user cannot reach $dir (a parent directory is not searchable by others): choose a --dir such as /var/tmp/NAME"
+  chown postgres: "$dir/pg" "$dir/run"
+  runuser -u postgres -- "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres >"$dir/log/initdb.log" 2>&1 ||
+    die "initdb failed: see $dir/log/initdb.log"
+  # No TCP listener at all: the lab's clients come through the socket in DIR/run.
+  pg_ctl -l "$dir/pg/postgres.log" -w -o "-c listen_addresses='' -k $dir/run" start >/dev/null ||
+    die "PostgreSQL did not start: see $dir/pg/postgres.log"
+  runuser -u postgres -- psql -q -h "$dir/run" -c "CREATE USER lavaserver" &&
+    runuser -u postgres -- psql -q -h "$dir/run" -c "CREATE DATABASE lavaserver OWNER lavaserver" ||
+    die "could not create the lavaserver database"
+}
+
+# One Django shell for everything the database needs (each `manage` call costs
+# a Django start-up): user, token, device type, workers, devices.  It prints
+# `user-token T` and `worker NAME T` lines.
+populate() {
+  local py=$dir/populate.py
+  cat >"$py" <<EOF
+from io import StringIO
+from django.core.management import call_command
+from lava_scheduler_app.models import Device, Worker
+
+def run(*args):
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue().strip()
+
+run("users", "add", "tracebench", "--superuser", "--staff")
+print("user-token", run("tokens", "add", "--user", "tracebench", "--description", "tracebench lab").split()[-1])
+run("device-types", "add", "qemu")
+for i in range(1, $workers + 1):
+    run("workers", "add", f"worker-{i}")
+    print("worker", f"worker-{i}", Worker.objects.get(hostname=f"worker-{i}").token)
+    run("devices", "add", f"qemu-{i}", "--device-type", "qemu", "--worker", f"worker-{i}")
+    Device.objects.filter(hostname=f"qemu-{i}").update(health=Device.HEALTH_GOOD)
+EOF
+  manage shell --command "$(cat "$py")" >"$dir/populate.out" 2>"$dir/log/populate.log" ||
+    die "could not create the lab's user, workers and devices: see $dir/log/populate.log"
+}
+
+write_devices() {
+  local i
+  mkdir -p "$dir/etc/devices" "$dir/etc/device-types" "$dir/etc/health-checks" "$dir/media"
+  for i in $(seq 1 "$workers"); do
+    {
+      echo "{% extends 'qemu.jinja2' %}"
+      echo "{% set arch = 'amd64' %}"
+      printf "{%% set mac_addr = '52:54:00:12:%02x:%02x' %%}\n" $((i / 256)) $((i % 256))
+      echo "{% set memory = 1024 %}"
+      [ "$kvm" = 1 ] || echo "{% set no_kvm = True %}"  # TCG: KVM guests do not boot on every host
+    } >"$dir/etc/devices/qemu-$i.jinja2"
+  done
+}
+
+write_identity() {
+  local token=$1
+  umask 077
+  cat >"$dir/lavacli.yaml" <<EOF
+tracebench-lab:
+  uri: $url/RPC2
+  username: tracebench
+  token: $token
+EOF
+  umask 022
+}
+
+start_workers() {
+  local i name token
+  for i in $(seq 1 "$workers"); do
+    name=worker-$i
+    token=$(awk -v n="$name" '$1 == "worker" && $2 == n { print $3 }' "$dir/populate.out")
+    [ -n "$token" ] || die "no token for $name"
+    mkdir -p "$dir/workers/$name"
+    (umask 077; printf '%s' "$token" >"$dir/workers/$name/token")
+    spawn "$name" "$dir/log/$name.out" lava-worker --name "$name" --url "$url/" \
+      --token-file "$dir/workers/$name/token" --worker-dir "$dir/workers/$name" \
+      --ping-interval 2 --log-file "$dir/log/$name.log" --level INFO
+  done
+}
+
+# Dies, naming its log, when a process of the lab has already exited (a
+# port in use, a bad setting): no need to wait for a timeout.
+check_alive() {
+  local f name
+  for f in "$dir/pids/gunicorn" "$dir/pids/scheduler" "$dir"/pids/worker-*; do
+    name=$(basename "$f")
+    alive "$(cat "$f")" || die "$name exited at start: see $dir/log/$name.log$( [ "$name" = gunicorn ] || echo " and $dir/log/$name.out")"
+  done
+}
+
+# Waits until URL answers and every worker of the lab is Online (the
+# scheduler only gives jobs to devices of online workers).
+wait_ready() {
+  local token=$1 i body
+  for i in $(seq 1 120); do
+    check_alive
+    if curl -fsS -o /dev/null --max-time 2 "$url/api/v0.2/system/version/" 2>/dev/null; then break; fi
+    [ "$i" -lt 120 ] || die "the server did not answer at $url in 60 s: see $dir/log/gunicorn.log"
+    sleep 0.5
+  done
+  for i in $(seq 1 120); do
+    check_alive
+    body=$(curl -fsS --max-time 5 -H "Authorization: Token $token" "$url/api/v0.2/workers/?limit=1000" 2>/dev/null || true)
+    if [ -n "$body" ] && /usr/bin/python3 -c '
+import json, sys
+w = [x for x in json.loads(sys.argv[1])["results"] if x["hostname"].startswith("worker-")]
+sys.exit(0 if len(w) == int(sys.argv[2]) and all(x["state"] == "Online" for x in w) else 1)' "$body" "$workers"; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  die "the workers did not come online in 60 s: see $dir/log/worker-*.log"
+}
+
+start_lab() {
+  local token
+  if [ -d "$dir/pids" ] && status_lab >/dev/null 2>&1; then
+    log "already running in $dir ($(cat "$dir/url"))"
+    return 0
+  fi
+  [ -n "$pgbin" ] || die "no PostgreSQL server binaries (apt-get install postgresql)"
+  command -v lava-server >/dev/null && command -v lava-worker >/dev/null ||
+    die "LAVA is not installed (apt-get install lava-server lava-dispatcher)"
+  command -v gunicorn3 >/dev/null || die "gunicorn3 is missing (apt-get install gunicorn)"
+  # A half-started or crashed lab: tear down what is left, start afresh.
+  # Only a lab's own directory (or an empty one) is ever removed.
+  if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
+    if [ ! -f "$dir/settings.json" ] && [ ! -d "$dir/pids" ]; then
+      log "$dir exists and is not a lab's directory (no settings.json, no pids/): choose another --dir"
+      exit 2
+    fi
+    stop_lab
+    rm -rf "$dir"
+  fi
+  mkdir -p "$dir/pids" "$dir/log"
+  chmod 755 "$dir"
+  trap 'log "start failed: tearing down"; stop_lab' EXIT
+  trap 'exit 1' INT TERM HUP  # through the EXIT trap: an interrupted start tears down too
+  [ -n "$port" ] || port=$(free_port)
+  url=http://127.0.0.1:$port
+  write_settings
+  write_devices
+  start_postgres
+  manage migrate --noinput >"$dir/log/migrate.log" 2>&1 || die "database migration failed: see $dir/log/migrate.log"
+  populate
+  token=$(awk '$1 == "user-token" { print $2 }' "$dir/populate.out")
+  [ -n "$token" ] || die "no API token was created: see $dir/log/populate.log"
+  write_identity "$token"
+  spawn gunicorn "$dir/log/gunicorn.log" gunicorn3 lava_server.wsgi --bind "127.0.0.1:$port" \
+    --workers 4 --timeout 60 --graceful-timeout 2 --log-level warning
+  spawn scheduler "$dir/log/scheduler.log" lava-server manage lava-scheduler --log-file "$dir/log/scheduler.log"
+  echo "$url" >"$dir/url"
+  start_workers
+  wait_ready "$token"
+  rm -f "$dir/populate.out" "$dir/populate.py"
+  trap - EXIT INT TERM HUP
+  log "up: $url, $workers worker(s), identity tracebench-lab in $dir/lavacli.yaml"
+}
+
+[ "$(id -u)" -eq 0 ] || die "needs root (PostgreSQL runs as postgres, workers run qemu)"
+case "$cmd" in
+  start) start_lab ;;
+  status) status_lab ;;
+  stop)
+    if [ -d "$dir/pids" ]; then stop_lab; log "stopped ($dir)"; else log "no lab in $dir"; fi ;;
+esac
