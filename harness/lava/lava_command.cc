@@ -23,6 +23,7 @@
 #include "lava_cases.h"
 #include "lava_job.h"
 #include "lava_remote_command.h"
+#include "vm_scripts.h"
 #include "tracebench/command.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
@@ -60,24 +61,6 @@ int run_child(const std::vector<std::string>& argv) {
   while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
-Status find_vm_scripts(std::string* dir) {
-  std::vector<std::string> candidates;
-  if (const char* env = getenv("TRACEBENCH_SCRIPTS_DIR")) candidates.push_back(env);
-#ifdef TRACEBENCH_SOURCE_DIR
-  candidates.push_back(std::string(TRACEBENCH_SOURCE_DIR) + "/scripts/vm");
-#endif
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back((self.parent_path() / "../../scripts/vm").string());
-  for (const auto& c : candidates) {
-    if (access((c + "/tracebench-vm.sh").c_str(), X_OK) == 0) {
-      *dir = c;
-      return Status::ok();
-    }
-  }
-  return Status::error("cannot find scripts/vm/tracebench-vm.sh (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts/vm)");
 }
 
 std::string release_of(const std::string& kernel) {

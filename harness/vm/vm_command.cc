@@ -32,6 +32,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "vm_scripts.h"
 #include "tracebench/command.h"
 #include "tracebench/report.h"
 #include "tracebench/results.h"
@@ -73,28 +74,6 @@ std::string newest_boot_kernel() {
     return strverscmp(a.c_str(), b.c_str()) < 0;
   });
   return found.empty() ? std::string() : found.back();
-}
-
-Status find_scripts(std::string* dir) {
-  std::vector<std::string> candidates;
-  if (const char* env = getenv("TRACEBENCH_SCRIPTS_DIR")) candidates.push_back(env);
-#ifdef TRACEBENCH_SOURCE_DIR
-  candidates.push_back(std::string(TRACEBENCH_SOURCE_DIR) + "/scripts/vm");
-#endif
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back((self.parent_path() / "../../scripts/vm").string());
-    candidates.push_back((self.parent_path() / "../share/tracebench/scripts/vm").string());
-  }
-  for (const auto& c : candidates) {
-    if (access((c + "/tracebench-vm.sh").c_str(), X_OK) == 0) {
-      *dir = c;
-      return Status::ok();
-    }
-  }
-  return Status::error(
-      "cannot find scripts/vm/tracebench-vm.sh (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts/vm)");
 }
 
 volatile sig_atomic_t g_child = 0;
@@ -370,7 +349,7 @@ int run_vm(VmArgs a) {
     return 2;
   }
   std::string scripts;
-  if (Status s = find_scripts(&scripts); !s) {
+  if (Status s = find_vm_scripts(&scripts); !s) {
     std::cerr << "tracebench vm: " << s.message() << "\n";
     return 2;
   }
