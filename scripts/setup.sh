@@ -42,8 +42,9 @@ packages=(
   libpq-dev postgresql
   # tracebench lava submit|wait|fetch: LAVA's REST API (libcurl), lavacli's identity file (libyaml)
   libcurl4-openssl-dev libyaml-dev
-  # the single-node LAVA lab (scripts/lava/lab.sh) its test starts: server, dispatcher, database
-  lavacli gunicorn
+  # the single-node LAVA lab (scripts/lava/lab.sh) its test starts: server, dispatcher, database;
+  # curl asks its API whether it is up, ss (iproute2) checks that nothing is left listening
+  lavacli gunicorn curl iproute2
   # the man page (help2man reads the built binary's --help)
   help2man
   # D-VM fuzz targets: libFuzzer, ASan and UBSan runtimes for clang
