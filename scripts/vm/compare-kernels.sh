@@ -96,7 +96,7 @@ for side in A B; do rm -rf "${outdir:?}/$side"; mkdir -p "$outdir/$side/runs" "$
 # A boot's runs, once it is back: into the side's runs/ and as pair $3.
 collect() {  # $1 = side, $2 = round directory, $3 = round
   link_runs "$2" "$outdir/$1/runs"
-  link_pair "$2" "$outdir/$1/pairs" "$3" 2>/dev/null || pairs_ok=0
+  link_pair "$2" "$outdir/$1/pairs" "$3" || pairs_ok=0
 }
 pairs_ok=1
 if [ -n "$lava" ]; then
@@ -125,7 +125,11 @@ fi
 echo "compare-kernels: A = $ka ($na runs in $ra)" >&2
 echo "compare-kernels: B = $kb ($nb runs in $rb)" >&2
 # Every round of both sides back: compare the pairs; else the runs pooled.
-if [ $pairs_ok -eq 1 ] && [ "$rounds" -ge 2 ]; then ra=$outdir/A/pairs rb=$outdir/B/pairs; fi
+if [ $pairs_ok -eq 1 ] && [ "$rounds" -ge 2 ]; then
+  ra=$outdir/A/pairs rb=$outdir/B/pairs
+elif [ "$rounds" -ge 2 ]; then
+  echo "compare-kernels: a round did not come back on both sides: the runs are compared pooled, not as pairs" >&2
+fi
 "$tb" compare "${compare_args[@]}" "$ra" "$rb" | tee "$outdir/compare.txt"
 crc=${PIPESTATUS[0]}
 [ $status -ne 0 ] && exit 1
