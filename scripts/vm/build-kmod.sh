@@ -9,15 +9,22 @@
 # copied to a scratch directory first so the source tree stays clean and builds for
 # different kernels never share objects.
 # Prints the path of the built module.
+# The built modules are cached under --cache (default
+# ${XDG_CACHE_HOME:-~/.cache}/tracebench/kmod), keyed by everything that goes
+# into them: the module's sources, this script, the headers' configuration
+# and symbol versions, the compiler and pahole, and the kernel image (its BTF).
+# A VM-lab boot otherwise spends most of its set-up rebuilding the same module;
+# `--cache ''` builds afresh.  The newest 8 entries are kept.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../kmod" && pwd)
-headers="" out="" kernel=""
+headers="" out="" kernel="" cache=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracebench/kmod
 while [ $# -gt 0 ]; do
   case "$1" in
     --headers) headers=$2; shift 2;;
     --out) out=$2; shift 2;;
     --kernel) kernel=$2; shift 2;;
+    --cache) cache=$2; shift 2;;
     *) echo "build-kmod: unknown argument '$1'" >&2; exit 1;;
   esac
 done
@@ -29,6 +36,42 @@ if [ ! -f "$headers/Makefile" ]; then
   exit 1
 fi
 mkdir -p "$out"
+
+# What the module is made of, as one hash (see the top).
+cache_key() {
+  local f
+  {
+    (cd "$src" && find . -type f ! -name '*.o' ! -name '*.ko' ! -name '*.mod*' ! -name '.*' -print0 |
+       LC_ALL=C sort -z | xargs -0 sha256sum)
+    sha256sum "$0"
+    for f in .config Module.symvers include/generated/utsrelease.h include/config/kernel.release; do
+      [ -f "$headers/$f" ] && sha256sum "$headers/$f"
+    done
+    realpath "$headers"
+    gcc --version 2>/dev/null | head -1 || true
+    pahole --version 2>/dev/null || true
+    if [ -n "$kernel" ]; then sha256sum < "$kernel"; fi
+  } 2>/dev/null | sha256sum | cut -c1-24
+}
+entry=""
+if [ -n "$cache" ]; then
+  entry=$cache/$(cache_key)
+  if [ -f "$entry/.complete" ]; then
+    touch "$entry/.complete"
+    cp "$entry"/*.ko "$out/"
+    # Into the cache: filled beside it, then renamed into place, so a
+# concurrent build of the same key never sees half an entry.
+if [ -n "$entry" ] && mkdir -p "$cache" 2>/dev/null; then
+  fill=$(mktemp -d "$cache/.fill.XXXXXX")
+  cp "$out"/tracebench*.ko "$fill/" && touch "$fill/.complete" && mv -T "$fill" "$entry" 2>/dev/null || rm -rf "$fill"
+  # Keep the newest 8 (by last use).
+  ls -1dt "$cache"/*/ 2>/dev/null | tail -n +9 | xargs -r rm -rf
+fi
+echo "$out/tracebench.ko"
+    exit 0
+  fi
+fi
+
 build=$(mktemp -d "$out/.kmod-build.XXXXXX")
 trap 'rm -rf "$build"' EXIT
 cp -r "$src/." "$build/"
@@ -57,7 +100,8 @@ extract_vmlinux() {  # $1 = image, $2 = output
     magic=$(echo "$spec" | cut -d'|' -f2); cmd=$(echo "$spec" | cut -d'|' -f3)
     command -v "${cmd%% *}" >/dev/null || continue
     for off in $(LC_ALL=C grep -obUaP "$magic" "$img" 2>/dev/null | cut -d: -f1 | head -5); do
-      tail -c +$((off + 1)) "$img" | $cmd > "$dst" 2>/dev/null
+      # (tail's stderr: the decompressor stops reading at the stream's end.)
+      tail -c +$((off + 1)) "$img" 2>/dev/null | $cmd > "$dst" 2>/dev/null
       if has_btf "$dst"; then return 0; fi
     done
   done
@@ -81,5 +125,13 @@ if [ -n "$kernel" ] && command -v pahole >/dev/null && ! has_btf "$out/tracebenc
   else
     echo "build-kmod: no vmlinux with BTF for $kernel; module built without BTF" >&2
   fi
+fi
+# Into the cache: filled beside it, then renamed into place, so a
+# concurrent build of the same key never sees half an entry.
+if [ -n "$entry" ] && mkdir -p "$cache" 2>/dev/null; then
+  fill=$(mktemp -d "$cache/.fill.XXXXXX")
+  cp "$out"/tracebench*.ko "$fill/" && touch "$fill/.complete" && mv -T "$fill" "$entry" 2>/dev/null || rm -rf "$fill"
+  # Keep the newest 8 (by last use).
+  ls -1dt "$cache"/*/ 2>/dev/null | tail -n +9 | xargs -r rm -rf
 fi
 echo "$out/tracebench.ko"
