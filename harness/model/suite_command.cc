@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/cli_range.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
@@ -142,9 +143,7 @@ std::vector<Plan> plan_tracers(const std::vector<std::string>& names, const Suit
       rows->push_back({name, "—", "—", std::nullopt, "not available: " + av.reason});
       continue;
     }
-    const OptionSchema& schema = t->option_schema();
-    const bool has_ecbs =
-        std::any_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; });
+    const bool has_ecbs = has_handler_count(t->option_schema());
     Plan p{name, description, {}};
     for (const auto& s : all) {
       const Workload* w = find_workload(s.workload);

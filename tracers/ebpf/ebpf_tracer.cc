@@ -35,6 +35,7 @@
 #include "bpf/tb_shared.h"
 #include "libbpf_log.h"
 #include "self_probe.h"
+#include "tracebench/handler_count.h"
 #include "tracebench/verification.h"
 #include "tracers/common/proc.h"
 
@@ -605,9 +606,8 @@ nlohmann::json EbpfTracer::details() const {
     j["timer_fired"] = timer_.fired();
   }
   // The handler-count sweep (`tracebench model fit` reads ecbs and extra_predicate).
-  j["ecbs"] = 1 + extras_.size();
+  put_handler_count(&j, 1 + extras_.size(), !extra_false_);
   if (!extras_.empty()) {
-    j["extra_predicate"] = extra_false_ ? "false" : "true";
     nlohmann::json per = nlohmann::json::array();
     per.push_back(sum_percpu(obj_->count, 0));
     for (const Extra& e : extras_) per.push_back(sum_percpu(e.obj->count, 0));

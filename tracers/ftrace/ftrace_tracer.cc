@@ -26,6 +26,7 @@
 
 #include "tracers/common/tracefs_cxx.h"
 
+#include "tracebench/handler_count.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
 #include "tracebench/system.h"
@@ -152,24 +153,15 @@ const OptionSchema& option_schema() {
        .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
                "(then a small `buffer_kb` loses events, which are counted)",
        .default_value = "disable", .words = {"disable", "end"}},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "handlers on the probe point: the event enabled in `ecbs` instances, this one and `ecbs - 1` extra "
-               "instances `tracebench-<pid>-[<n>-]h<i>` with the same filters (a handler-count sweep for "
-               "`tracebench model fit`); event probes only, not `kMarker` or the function tracer",
-       .default_value = "1", .min = 1, .max = kMaxEcbs},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra instances record every event too (`true`, each checked to hold what the "
-               "first holds), or carry the event filter `common_pid == -1`, evaluated on every event and never "
-               "true (`false`, each checked empty)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("handlers on the probe point: the event enabled in `ecbs` instances, this one and `ecbs - 1` "
+                  "extra instances `tracebench-<pid>-[<n>-]h<i>` with the same filters (a handler-count sweep for "
+                  "`tracebench model fit`); event probes only, not `kMarker` or the function tracer",
+                  kMaxEcbs),
+      extra_predicate_option("with ecbs > 1: the extra instances record every event too (`true`, each checked to "
+                             "hold what the first holds), or carry the event filter `common_pid == -1`, evaluated "
+                             "on every event and never true (`false`, each checked empty)"),
   };
   return schema;
-}
-
-Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out);
 }
 
 Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out) {
@@ -930,9 +922,8 @@ nlohmann::json FtraceTracer::details() const {
   for (const auto& [k, v] : applied_) j["config"][k] = v;
   j["read_passes"] = reads_;
   j["other_records"] = other_events_;
-  j["ecbs"] = static_cast<int>(config_.ecbs);
+  put_handler_count(&j, config_.ecbs, config_.extra_predicate);
   if (config_.ecbs > 1) {
-    j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
     // Per handler, the first (this instance) then the extra instances.
     nlohmann::json rec = nlohmann::json::array({recorded_}), lost = nlohmann::json::array({lost_});
     nlohmann::json names = nlohmann::json::array({instance_name_});

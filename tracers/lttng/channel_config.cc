@@ -1,4 +1,5 @@
 #include "channel_config.h"
+#include "tracebench/handler_count.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -31,15 +32,12 @@ const OptionSchema& option_schema(bool user_space) {
       {.name = "register_timeout_ms", .type = T::kUint,
        .help = "how long `attach()` waits for the process to show its tracepoint to the daemon",
        .default_value = "10000", .min = 1, .max = 600000},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "handlers on the tracepoint: one channel each, each with its own event rule for it (a handler-count "
-               "sweep for `tracebench model fit`); the extra ones as `extra_predicate` says",
-       .default_value = "1", .min = 1, .max = kMaxHandlers},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra handlers record every event too (`true`, each channel's copy checked), or "
-               "their event rule has a filter lttng-ust evaluates on every event and that never holds (`false`: "
-               "`" + std::string(kFalseFilter) + "`)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("handlers on the tracepoint: one channel each, each with its own event rule for it (a "
+                  "handler-count sweep for `tracebench model fit`); the extra ones as `extra_predicate` says",
+                  kMaxHandlers),
+      extra_predicate_option("with ecbs > 1: the extra handlers record every event too (`true`, each channel's copy "
+                             "checked), or their event rule has a filter lttng-ust evaluates on every event and that "
+                             "never holds (`false`: `" + std::string(kFalseFilter) + "`)"),
   };
   // Kernel channels have global buffers, never block, and nothing registers:
   // the user-space keys are refused, saying so.
@@ -47,7 +45,7 @@ const OptionSchema& option_schema(bool user_space) {
     OptionSchema k;
     // The handler-count sweep is the user-space adapter's only.
     for (const auto& o : user)
-      if (o.name != "ecbs" && o.name != "extra_predicate") k.push_back(o);
+      if (o.name != kEcbsOption && o.name != kExtraPredicateOption) k.push_back(o);
     for (auto& o : k) {
       if (o.name == "subbuf_size") o.help = "sub-buffer size in bytes";  // kernel blocks are not shrunk to fit
       if (!is_user_space_only(o.name)) continue;
@@ -64,12 +62,6 @@ const OptionSchema& option_schema(bool user_space) {
 
 bool is_user_space_only(const std::string& key) {
   return key == "buffers" || key == "blocking_timeout_us" || key == "register_timeout_ms";
-}
-
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out, user_space);
 }
 
 Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space) {

@@ -1,6 +1,7 @@
 #include "lttng_tracer.h"
 
 #include "tracers/common/names.h"
+#include "tracebench/handler_count.h"
 
 #include <unistd.h>
 
@@ -434,8 +435,7 @@ nlohmann::json LttngTracer::details() const {
   j["trace"] = to_json(trace_);
   // The handler-count sweep (`tracebench model fit` reads ecbs and
   // extra_predicate from here).
-  j["ecbs"] = static_cast<int>(handlers_.size());
-  if (handlers_.size() > 1) j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
+  put_handler_count(&j, handlers_.size(), config_.extra_predicate);
   nlohmann::json hs = nlohmann::json::array();
   for (const Handler& h : handlers_) {
     nlohmann::json x = {{"channel", h.channel},

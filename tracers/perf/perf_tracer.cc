@@ -27,6 +27,7 @@
 #include <future>
 #include <sstream>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/parse.h"
 #include "tracebench/system.h"
 #include "tracers/common/names.h"
@@ -109,28 +110,19 @@ const OptionSchema& option_schema() {
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
                "cross-check uses it)",
        .default_value = "minimal", .words = {"minimal", "record"}},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "handlers on the probe point: `ecbs` perf events per (thread, CPU) on the tracepoint, the extra ones "
-               "writing into the same rings (a handler-count sweep for `tracebench model fit`)",
-       .default_value = "1", .min = 1, .max = kMaxEcbs},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra events record every hit too (`true`; samples then carry "
-               "`PERF_SAMPLE_IDENTIFIER` and are counted per event, each checked equal to the first), or carry the "
-               "filter `common_pid == -1`, evaluated on every hit and never true (`false`, each checked to have no "
-               "hit)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("handlers on the probe point: `ecbs` perf events per (thread, CPU) on the tracepoint, the extra "
+                  "ones writing into the same rings (a handler-count sweep for `tracebench model fit`)",
+                  kMaxEcbs),
+      extra_predicate_option("with ecbs > 1: the extra events record every hit too (`true`; samples then carry "
+                             "`PERF_SAMPLE_IDENTIFIER` and are counted per event, each checked equal to the first), "
+                             "or carry the filter `common_pid == -1`, evaluated on every hit and never true "
+                             "(`false`, each checked to have no hit)"),
       {.name = "profile_hz", .type = T::kUint,
        .help = "profile probes: samples per second of the firing thread's CPU time, a `cpu-clock` event with "
                "`sample_period` 1e9/hz ns (`perf record -e cpu-clock -c`)",
        .default_value = "10000", .min = 1, .max = 100000},
   };
   return schema;
-}
-
-Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out);
 }
 
 Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
@@ -854,9 +846,8 @@ nlohmann::json PerfTracer::details() const {
     j["kernel_hits"] = kernel_hits_[0];  // the first handler's
   }
   j["kernel_lost_samples"] = kernel_lost_[0];
-  j["ecbs"] = static_cast<int>(config_.ecbs);
+  put_handler_count(&j, config_.ecbs, config_.extra_predicate);
   if (config_.ecbs > 1) {
-    j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
     // Per handler, the first then the extras: events per enable(), samples
     // and lost samples in the rings (by id), the kernel's hit counts.
     nlohmann::json fds = nlohmann::json::array(), samples = nlohmann::json::array(), lost = nlohmann::json::array(),
