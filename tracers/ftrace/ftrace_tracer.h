@@ -46,9 +46,9 @@ inline constexpr unsigned kMaxEcbs = 32;
 
 // The adapter's `--option ftrace.<key>=<value>` keys.
 const OptionSchema& option_schema();
-// Parses and validates options against it; unknown keys are an error.
-Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options as a configuration: the values the plan parsed, when it
+// carries them, else its raw options checked against the schema (unknown
+// keys are an error).
 Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out);
 
 // The most payload bytes one trace_marker write keeps on the running kernel

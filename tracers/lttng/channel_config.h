@@ -52,8 +52,7 @@ inline constexpr const char* kFalseFilter = "$ctx.vpid == 0";
 // block, and nothing registers).
 const OptionSchema& option_schema(bool user_space);
 bool is_user_space_only(const std::string& key);
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space = true);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options: the values the plan parsed, when it carries them, else its raw options.
 Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space = true);
 
 // A channel description named `name` with config's geometry, mode and

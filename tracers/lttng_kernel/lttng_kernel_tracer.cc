@@ -114,10 +114,6 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
   return Status::ok();
 }
 
-Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out) {
-  return lttng::parse_options(options, out, /*user_space=*/false);
-}
-
 Status parse_kernel_spec_options(const AttachSpec& spec, lttng::LttngConfig* out) {
   return lttng::parse_spec_options(spec, out, /*user_space=*/false);
 }

@@ -53,8 +53,7 @@ inline constexpr unsigned kMaxEcbs = 32;
 
 // The adapter's `--option perf.<key>=<value>` keys, and their parse into a PerfConfig.
 const OptionSchema& option_schema();
-Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options: the values the plan parsed, when it carries them, else its raw options.
 Status parse_spec_options(const AttachSpec& spec, PerfConfig* out);
 
 class PerfTracer final : public Tracer {
