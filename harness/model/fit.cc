@@ -21,6 +21,7 @@
 #include "tracebench/handler_count.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
+#include "tracebench/run_request.h"
 #include "tracebench/tracer.h"
 #include "tracebench/stats.h"
 #include "tracebench/workload.h"
@@ -234,20 +235,20 @@ bool takes_payload(const Entry& e) {
   return false;
 }
 
-// The tracer's own check of the entry's configuration with `extra` options at
-// payload 0, as `run`'s plan asks it: a command the list names must run.
+// The entry's configuration with `extra` options at payload 0, planned as
+// `run` plans it (run_request.h), on each of its workloads: a command the
+// list names must run.  Where the runs were made (the VM lab) is not asked:
+// availability is left out.
 Status tracer_accepts(const Entry& e, const std::map<std::string, std::string>& extra) {
-  std::unique_ptr<Tracer> t = make_tracer(e.tracer);
-  if (!t) return Status::ok();  // a tracer this binary lacks: it cannot tell
+  if (!make_tracer(e.tracer)) return Status::ok();  // a tracer this binary lacks: it cannot tell
+  std::map<std::string, std::string> options = e.options;
+  for (const auto& [k, v] : extra) options[k] = v;
+  std::vector<std::string> raw;
+  for (const auto& [k, v] : options) raw.push_back(k + "=" + v);  // the sole tracer's
   for (const auto& name : e.workloads) {
-    const Workload* w = find_workload(name);
-    if (!w) continue;
-    AttachSpec as;
-    as.probe = w->probe;
-    as.action = e.action;
-    as.options = e.options;
-    for (const auto& [k, v] : extra) as.options[k] = v;
-    TB_TRY(t->validate(as));
+    if (!find_workload(name)) continue;
+    AttachSpec spec;
+    TB_TRY(plan_single_run({e.tracer, name, e.action, 0, raw, /*availability_by_caller=*/true}, &spec));
   }
   return Status::ok();
 }

@@ -92,7 +92,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   TB_TRY(check_payloads_carried(opt));
   std::set<std::string> unavailable_workloads;
   for (const auto& w : workload_registry()) {
-    if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest) continue;
+    if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest || opt.availability_by_caller) continue;
     if (Availability a = w.available(); !a.ok) {
       unavailable_workloads.insert(w.name);
       plan->skipped.emplace_back("workload " + w.name, a.reason);
