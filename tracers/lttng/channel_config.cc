@@ -1,4 +1,6 @@
 #include "channel_config.h"
+#include "ctl_call.h"
+#include "ctl_status.h"
 #include "tracebench/handler_count.h"
 
 #include <cstdint>
@@ -105,7 +107,9 @@ lttng_channel* channel_for(const lttng_domain& dom, const LttngConfig& config, c
   return chan;
 }
 
-Status track_only(const std::string& session, lttng_domain_type domain, pid_t pid) {
+namespace {
+
+Status track_process(const std::string& session, lttng_domain_type domain, pid_t pid) {
   const bool user = domain == LTTNG_DOMAIN_UST;
   const char* what = user ? "vpid" : "pid";
   lttng_process_attr_tracker_handle* tracker = nullptr;
@@ -121,6 +125,32 @@ Status track_only(const std::string& session, lttng_domain_type domain, pid_t pi
   lttng_process_attr_tracker_handle_destroy(tracker);
   if (!tracked) return Status::error("cannot restrict session " + session + " to " + what + " " + std::to_string(pid));
   return Status::ok();
+}
+
+}  // namespace
+
+Status track_only(const std::string& who, const std::string& session, lttng_domain_type domain, pid_t pid) {
+  return bounded_call(who + ": track process " + std::to_string(pid), kCtlTimeout, [&](std::string*) {
+    Status t = track_process(session, domain, pid);
+    return t ? t : Status::error(who + ": " + t.message());
+  });
+}
+
+Status create_local_session(const std::string& who, const std::string& name, const std::string& dir, bool* created) {
+  (void)ctl_call(who + ": destroy session " + name, [&] { return lttng_destroy_session(name.c_str()); });
+  TB_TRY(sessiond_responsive());
+  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(name.c_str(), dir.c_str());
+  if (!desc) return Status::error(who + ": cannot build a session descriptor");
+  *created = true;
+  Status s = ctl_call(who + ": create session " + name, [&] { return create_session(desc); });
+  lttng_session_descriptor_destroy(desc);
+  return s;
+}
+
+void put_channel_details(nlohmann::json* details, const LttngConfig& config) {
+  (*details)["overwrite"] = config.overwrite;
+  (*details)["subbuf_size"] = config.subbuf_size;
+  (*details)["num_subbuf"] = config.num_subbuf;
 }
 
 }  // namespace tracebench::lttng
