@@ -115,7 +115,13 @@ class FtraceTracer final : public Tracer {
 
   Status read_back();          // consume the raw buffers, update counts
   Status read_lost(tracefs_instance* inst, const std::string& name, std::uint64_t* lost) const;
+  // attach()'s steps, in order.
+  Status create_instance(int seq);
   Status setup_event(const AttachSpec& spec);
+  Status configure_buffer(const AttachSpec& spec);
+  Status setup_filters(const AttachSpec& spec);
+  Status load_event_format();
+  Status open_toggle();
   Status setup_uprobe(const AttachSpec& spec);
   Status setup_pid_filter(pid_t pid);
   Status add_extra(const std::string& name, const std::string& filter);
