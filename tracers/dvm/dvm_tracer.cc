@@ -141,6 +141,8 @@ class DvmTracer final : public Tracer {
 
   // Everything before the session: options, the D program for the action,
   // its compilation.  Touches nothing outside this process.
+  // Long (~85 lines): one D program per action, written where the action's
+  // checks are, so that what each action traces reads as one table.
   Status prepare(const AttachSpec& spec, tbdvm::Options* opts, std::string* source, std::string* action,
                  tbdvm::CompileResult* out) const {
     std::string desc = probe_desc(spec.probe, kernel_);

@@ -175,6 +175,9 @@ Status EbpfTracer::validate(const AttachSpec& spec) const {
 }
 
 
+// One switch over the probe kinds (~100 lines), each a few lines from the
+// probe point to the program's target (a tracepoint, a function, a file and
+// offset): what each kind attaches to reads in one place.
 Status EbpfTracer::resolve_target() {
   const ProbePoint& p = spec_.probe;
   pid_ = spec_.pid > 0 ? spec_.pid : static_cast<int>(getpid());
@@ -583,6 +586,9 @@ EventCounts EbpfTracer::counts() {
   return c;
 }
 
+// Long (~95 lines): every details() field in one place, before attach (what
+// each attach type does here) and after (the run's configuration and
+// counters, per handler).
 nlohmann::json EbpfTracer::details() const {
   nlohmann::json j;
   if (!obj_) {

@@ -65,6 +65,9 @@ const OptionSchema& option_schema() {
   return schema;
 }
 
+// Long (~155 lines) on purpose: the options one after another, each a few
+// lines from its typed value to the configuration with the checks that tie
+// it to the action and probe, so that a key's reading sits in one place.
 Status EbpfTracer::parse_options(const AttachSpec& spec) {
   OptionValues opts;
   TB_TRY(tracebench::option_values("ebpf", option_schema(), spec, &opts));
