@@ -99,6 +99,10 @@ class PerfTracer final : public Tracer {
   };
 
   Status open_events(const AttachSpec& spec);
+  // open_events()'s steps.
+  Status resolve_event(const ProbePoint& p, pid_t pid, std::string* file, std::uint64_t* offset);
+  perf_event_attr event_attr();
+  Status open_rings(const perf_event_attr& a);
   Status open_traced();
   void close_traced() noexcept;
   // A uprobe event at `where` (common::uprobe_location: path:0xOFFSET, with
