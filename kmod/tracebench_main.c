@@ -229,6 +229,10 @@ static long tb_ioctl_info(void __user *uarg)
 	return ret;
 }
 
+/* Long (~110 lines) on purpose: the request's checks, the timed firing loop
+ * and its per-chunk bookkeeping (samples, migrations, the CPU it ran on) in
+ * one function, so that what is inside a timed interval and what is outside
+ * reads in one place. */
 static long tb_ioctl_fire(void __user *uarg)
 {
 	struct tb_kmod_fire req;

@@ -18,8 +18,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
+#include "tracebench/run_request.h"
 #include "tracebench/tracer.h"
 #include "tracebench/stats.h"
 #include "tracebench/workload.h"
@@ -96,7 +98,7 @@ std::pair<std::map<std::string, std::string>, std::string> config_of(const Bench
   std::map<std::string, std::string> o;
   std::string text;
   for (const auto& [k, v] : b.options) {
-    if (k == "ecbs" || k == "extra_predicate" || skip.count(k)) continue;
+    if (k == kEcbsOption || k == kExtraPredicateOption || skip.count(k)) continue;
     o[k] = v;
     text += (text.empty() ? "" : ",") + k + "=" + v;
   }
@@ -200,18 +202,18 @@ Status same_machine(const std::vector<RunResult>& runs) {
 // The handlers a benchmark enabled on its probe point: what the tracer
 // reports (details.ecbs), else the option, else one.
 int handlers_of(const BenchmarkResult& b) {
-  if (b.tracer_details.contains("ecbs") && b.tracer_details["ecbs"].is_number_integer())
-    return std::max(1, b.tracer_details["ecbs"].get<int>());
-  auto it = b.options.find("ecbs");
+  if (b.tracer_details.contains(kEcbsOption) && b.tracer_details[kEcbsOption].is_number_integer())
+    return std::max(1, b.tracer_details[kEcbsOption].get<int>());
+  auto it = b.options.find(kEcbsOption);
   return it == b.options.end() ? 1 : std::max(1, std::atoi(it->second.c_str()));
 }
 
 // Whether a benchmark's extra handlers' predicates hold: as the tracer
 // reports it, else the option (default: they hold).
 bool extra_predicate_holds(const BenchmarkResult& b) {
-  if (b.tracer_details.contains("extra_predicate") && b.tracer_details["extra_predicate"].is_string())
-    return b.tracer_details["extra_predicate"].get<std::string>() != "false";
-  auto it = b.options.find("extra_predicate");
+  if (b.tracer_details.contains(kExtraPredicateOption) && b.tracer_details[kExtraPredicateOption].is_string())
+    return b.tracer_details[kExtraPredicateOption].get<std::string>() != "false";
+  auto it = b.options.find(kExtraPredicateOption);
   return it == b.options.end() || it->second != "false";
 }
 
@@ -233,20 +235,20 @@ bool takes_payload(const Entry& e) {
   return false;
 }
 
-// The tracer's own check of the entry's configuration with `extra` options at
-// payload 0, as `run`'s plan asks it: a command the list names must run.
+// The entry's configuration with `extra` options at payload 0, planned as
+// `run` plans it (run_request.h), on each of its workloads: a command the
+// list names must run.  Where the runs were made (the VM lab) is not asked:
+// availability is left out.
 Status tracer_accepts(const Entry& e, const std::map<std::string, std::string>& extra) {
-  std::unique_ptr<Tracer> t = make_tracer(e.tracer);
-  if (!t) return Status::ok();  // a tracer this binary lacks: it cannot tell
+  if (!make_tracer(e.tracer)) return Status::ok();  // a tracer this binary lacks: it cannot tell
+  std::map<std::string, std::string> options = e.options;
+  for (const auto& [k, v] : extra) options[k] = v;
+  std::vector<std::string> raw;
+  for (const auto& [k, v] : options) raw.push_back(k + "=" + v);  // the sole tracer's
   for (const auto& name : e.workloads) {
-    const Workload* w = find_workload(name);
-    if (!w) continue;
-    AttachSpec as;
-    as.probe = w->probe;
-    as.action = e.action;
-    as.options = e.options;
-    for (const auto& [k, v] : extra) as.options[k] = v;
-    TB_TRY(t->validate(as));
+    if (!find_workload(name)) continue;
+    AttachSpec spec;
+    TB_TRY(plan_single_run({e.tracer, name, e.action, 0, raw, /*availability_by_caller=*/true}, &spec));
   }
   return Status::ok();
 }
@@ -259,16 +261,15 @@ std::string handler_sweep_missing(const Entry& e, bool predicate) {
            "timers)";
   // A tracer this binary knows says whether it has the handler-count option.
   if (std::unique_ptr<Tracer> t = make_tracer(e.tracer)) {
-    const OptionSchema& schema = t->option_schema();
-    if (std::none_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; }))
+    if (!has_handler_count(t->option_schema()))
       return fmt::format("not measured for {} by this version of the suite ({} has no handler-count option)", e.tracer,
                          e.tracer);
   }
-  if (Status s = tracer_accepts(e, {{"ecbs", "2"}}); !s)
+  if (Status s = tracer_accepts(e, {{kEcbsOption, "2"}}); !s)
     return "no handler-count sweep applies to this configuration: " + s.message();
-  return fmt::format("no handler-count sweep in the runs: `for n in 1 2 4 10; do {} -p 0 -o {}.ecbs=$n{}; done`",
-                     run_command(e), e.tracer,
-                     predicate ? "" : fmt::format(" -o {}.extra_predicate=false", e.tracer));
+  return fmt::format("no handler-count sweep in the runs: `for n in 1 2 4 10; do {} -p 0 -o {}.{}=$n{}; done`",
+                     run_command(e), e.tracer, kEcbsOption,
+                     predicate ? "" : fmt::format(" -o {}.{}=false", e.tracer, kExtraPredicateOption));
 }
 
 // Extra cycles per extra handler: least squares through (0, one handler) and

@@ -14,17 +14,12 @@
 #include "tracebench/model.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
+#include "fit_command.h"
 #include "suite_command.h"
 #include "validate_command.h"
 
 namespace tracebench::model {
 namespace {
-
-struct FitArgs {
-  std::vector<std::string> inputs;
-  std::string out = "model.json";
-  int bootstrap = 1000;
-};
 
 struct PredictArgs {
   std::string model, scenario, out;
@@ -59,40 +54,6 @@ std::vector<std::string> leave_out_partial(std::vector<RunResult>* runs, const s
   return out;
 }
 
-int run_fit(const FitArgs& a) {
-  if (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json")
-    return fail("fit", Status::error("--out names the model.json to write (a path ending in .json)"));
-  std::vector<std::string> files;
-  for (const auto& in : a.inputs)
-    if (Status s = result_files(in, &files); !s) return fail("fit", s);
-  for (const auto& out : {a.out, sibling(a.out, ".md"), sibling(a.out, ".csv")})
-    if (Status s = check_output_not_input("--out", out, files); !s) return fail("fit", s);
-  std::vector<RunResult> runs(files.size());
-  for (std::size_t i = 0; i < files.size(); ++i)
-    if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);
-  const std::vector<std::string> left_out = leave_out_partial(&runs, files);
-  Model m;
-  if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);
-  // What the fit gives is checked as the model's readers check it: a term
-  // no reader would accept is never written.
-  if (Status s = check_model_terms(m); !s)
-    return fail("fit", Status::error(s.message() + " (nothing written: the runs fitted are inconsistent)"));
-  if (Status s = check_fixed_against_points(m); !s) return fail("fit", s);
-  // Everything computed before anything is written; each file replaced atomically.
-  const std::string md = to_markdown(m);
-  const std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !std::filesystem::is_directory(dir, ec) && !std::filesystem::create_directories(dir, ec))
-    return fail("fit", Status::error(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())));
-  for (const auto& [path, text] : {std::pair{a.out, to_json(m).dump(2) + "\n"}, std::pair{sibling(a.out, ".md"), md},
-                                   std::pair{sibling(a.out, ".csv"), to_csv(m)}}) {
-    if (Status s = write_file_atomic(path, text); !s) return fail("fit", s);
-  }
-  std::cout << md << fmt::format("\nwrote {}, {}, {}\n", a.out, sibling(a.out, ".md"), sibling(a.out, ".csv"));
-  for (const auto& l : left_out) std::cerr << "tracebench model fit: left out " << l << "\n";
-  return 0;
-}
-
 int run_predict(const PredictArgs& a) {
   nlohmann::json mj, sj;
   Model m;
@@ -124,7 +85,7 @@ void install(CLI::App& app, int* exit_status) {
   f->add_option("--bootstrap", fa->bootstrap, "Bootstrap resamples for the 95% intervals")
       ->capture_default_str()
       ->check(CLI::Range(100, 100000));
-  f->callback([fa, exit_status] { *exit_status = run_fit(*fa); });
+  f->callback([fa, exit_status] { *exit_status = run_fit(*fa, std::cout, std::cerr); });
   auto pa = std::make_shared<PredictArgs>();
   auto* p = model->add_subcommand("predict", "Per-probe cycles (eq. 4) and CPU share (eqs. 5-8) of a scenario");
   p->add_option("--model", pa->model, "model.json from `tracebench model fit`")->required();
@@ -137,6 +98,44 @@ void install(CLI::App& app, int* exit_status) {
 }
 
 }  // namespace
+
+int run_fit(const FitArgs& a, std::ostream& out, std::ostream& err) {
+  auto fail = [&](const char* what, const Status& s) {
+    err << "tracebench model " << what << ": " << s.message() << "\n";
+    return 2;
+  };
+  if (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json")
+    return fail("fit", Status::error("--out names the model.json to write (a path ending in .json)"));
+  std::vector<std::string> files;
+  for (const auto& in : a.inputs)
+    if (Status s = result_files(in, &files); !s) return fail("fit", s);
+  for (const auto& path : {a.out, sibling(a.out, ".md"), sibling(a.out, ".csv")})
+    if (Status s = check_output_not_input("--out", path, files); !s) return fail("fit", s);
+  std::vector<RunResult> runs(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);
+  const std::vector<std::string> left_out = leave_out_partial(&runs, files);
+  Model m;
+  if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);
+  // What the fit gives is checked as the model's readers check it: a term
+  // no reader would accept is never written.
+  if (Status s = check_model_terms(m); !s)
+    return fail("fit", Status::error(s.message() + " (nothing written: the runs fitted are inconsistent)"));
+  if (Status s = check_fixed_against_points(m); !s) return fail("fit", s);
+  // Everything computed before anything is written; each file replaced atomically.
+  const std::string md = to_markdown(m);
+  const std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec) && !std::filesystem::create_directories(dir, ec))
+    return fail("fit", Status::error(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())));
+  for (const auto& [path, text] : {std::pair{a.out, to_json(m).dump(2) + "\n"}, std::pair{sibling(a.out, ".md"), md},
+                                   std::pair{sibling(a.out, ".csv"), to_csv(m)}}) {
+    if (Status s = write_file_atomic(path, text); !s) return fail("fit", s);
+  }
+  out << md << fmt::format("\nwrote {}, {}, {}\n", a.out, sibling(a.out, ".md"), sibling(a.out, ".csv"));
+  for (const auto& l : left_out) err << "tracebench model fit: left out " << l << "\n";
+  return 0;
+}
 }  // namespace tracebench::model
 
 TRACEBENCH_REGISTER_COMMAND(model, tracebench::Command{"model", tracebench::model::install});

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/model.h"
 #include "tracebench/tracer.h"
 
@@ -22,7 +23,8 @@ std::vector<std::string> ModelScenario::option_args(const std::string& tracer) c
   for (const auto& o : options) a.insert(a.end(), {"-o", o});
   if (handlers > 1) {
     a.insert(a.end(),
-             {"-o", fmt::format("{}.ecbs={}", tracer, handlers), "-o", fmt::format("{}.extra_predicate=false", tracer)});
+             {"-o", fmt::format("{}.{}={}", tracer, kEcbsOption, handlers), "-o",
+              fmt::format("{}.{}=false", tracer, kExtraPredicateOption)});
   }
   return a;
 }
@@ -175,8 +177,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
       for (int n : {2, 4, s.handlers})
         for (const char* truth : {"true", "false"}) {
           std::vector<std::string> r = base;
-          r.insert(r.end(), {"-p", "0", "-o", fmt::format("{}.ecbs={}", tracer, n), "-o",
-                             fmt::format("{}.extra_predicate={}", tracer, truth)});
+          r.insert(r.end(), {"-p", "0", "-o", fmt::format("{}.{}={}", tracer, kEcbsOption, n), "-o",
+                             fmt::format("{}.{}={}", tracer, kExtraPredicateOption, truth)});
           add(r, n == s.handlers && std::string(truth) == "false" ? 3 : 1);
         }
     }

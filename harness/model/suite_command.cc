@@ -2,11 +2,15 @@
 // For every tracer asked for (default: every tracer this machine has) it runs
 // the measurements its held-out scenarios need (`tracebench run`), fits the
 // model on them (`tracebench model fit`), validates each scenario at a paced
-// rate (`tracebench model validate`) and writes Table 7.  Each step is this
-// binary run as a child with the arguments a user would type (printed, and
-// kept in suite.json), so any figure can be reproduced alone; a tracer's
-// failing step is reported in its rows and the others go on.
+// rate (`tracebench model validate`) and writes Table 7.  Each step is
+// printed and kept in suite.json with the arguments a user would type, so any
+// figure can be reproduced alone; a tracer's failing step is reported in its
+// rows and the others go on.  The steps that attach a tracer (run, validate)
+// run as children of this binary; the fit, which reads files and attaches
+// nothing, runs in this process (spawn_self says why).
 #include "suite_command.h"
+
+#include "fit_command.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -27,6 +32,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/cli_range.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
@@ -69,6 +75,14 @@ struct Step {
 // Runs this binary with `args`, stdout and stderr into `log`.  SIGINT and
 // SIGTERM stay blocked here and are unblocked in the child, which tears its
 // tracer down on them; the caller stops after it.
+// A child, not a call, for the steps that attach a tracer (`run`,
+// `model validate`), because isolation is their point: a tracer that
+// crashes the process (a library's abort, a fault in a BPF loader or in
+// liblttng-ctl), hangs in teardown, or leaves process-wide state (libbpf's
+// print callback, liblttng-ctl's socket, signal dispositions, a uprobe in
+// this binary) costs one step, which its row reports, and never the suite,
+// its other tracers' rows or the next step's measurement.  Each child also
+// takes the machine lock this process holds for it (hold_for_children).
 int spawn_self(const std::string& self, const std::vector<std::string>& args, const std::string& log) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -142,9 +156,7 @@ std::vector<Plan> plan_tracers(const std::vector<std::string>& names, const Suit
       rows->push_back({name, "—", "—", std::nullopt, "not available: " + av.reason});
       continue;
     }
-    const OptionSchema& schema = t->option_schema();
-    const bool has_ecbs =
-        std::any_of(schema.begin(), schema.end(), [](const OptionSpec& o) { return o.name == "ecbs"; });
+    const bool has_ecbs = has_handler_count(t->option_schema());
     Plan p{name, description, {}};
     for (const auto& s : all) {
       const Workload* w = find_workload(s.workload);
@@ -269,12 +281,18 @@ int run_suite(const SuiteArgs& a) {
   pthread_sigmask(SIG_BLOCK, &block, nullptr);
 
   std::vector<Step> steps;
-  auto step = [&](std::vector<std::string> args) -> int {
+  // A step: a child of this binary, or `in_process` with the log it writes to.
+  auto step = [&](std::vector<std::string> args, const std::function<int(std::ostream&)>& in_process = nullptr) -> int {
     Step s;
     s.args = std::move(args);
     s.log = (fs::path(out) / "logs" / fmt::format("{:02}-{}.txt", steps.size() + 1, s.args[0] == "model" ? s.args[1] : s.args[0])).string();
     const auto t0 = std::chrono::steady_clock::now();
-    s.exit_code = spawn_self(self, s.args, s.log);
+    if (in_process) {
+      std::ofstream log(s.log, std::ios::trunc);
+      s.exit_code = in_process(log);
+    } else {
+      s.exit_code = spawn_self(self, s.args, s.log);
+    }
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << fmt::format("[{}] {} ({:.1f} s, {})\n", steps.size() + 1, shell_words(s.args), s.seconds,
                              s.exit_code == 0 ? "ok" : fmt::format("exit {}, log {}", s.exit_code, s.log))
@@ -296,7 +314,12 @@ int run_suite(const SuiteArgs& a) {
       failed[tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
   }
   bool fitted = false;
-  if (!stopped && fs::exists(runs, ec)) fitted = step({"model", "fit", runs, "--out", model}) == 0;
+  // The fit reads the runs' files and writes the model: nothing attached,
+  // nothing to isolate, so it is called here (its output in its log).
+  if (!stopped && fs::exists(runs, ec))
+    fitted = step({"model", "fit", runs, "--out", model}, [&](std::ostream& log) {
+               return run_fit(FitArgs{.inputs = {runs}, .out = model}, log, log);
+             }) == 0;
   // (tracer, scenario) -> every round's validation, or why a round has none.
   std::map<std::pair<std::string, std::string>, std::vector<nlohmann::json>> done;
   std::map<std::pair<std::string, std::string>, std::string> problems;

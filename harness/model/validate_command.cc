@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/cli_range.h"
 #include "tracebench/clock.h"
 #include "tracebench/lock_flags.h"
@@ -159,11 +160,11 @@ int run_validate(const ValidateArgs& a) {
   // The handler count and the extra handlers' predicate are terms of the
   // model, not a configuration of its entry.
   sc.options = spec.options;
-  if (auto it = sc.options.find("ecbs"); it != sc.options.end()) {
+  if (auto it = sc.options.find(kEcbsOption); it != sc.options.end()) {
     sc.handlers = std::max(1, std::atoi(it->second.c_str()));  // the schema checked it
     sc.options.erase(it);
   }
-  if (auto it = sc.options.find("extra_predicate"); it != sc.options.end()) {
+  if (auto it = sc.options.find(kExtraPredicateOption); it != sc.options.end()) {
     sc.predicate_true = it->second == "false" ? 0 : 1;
     sc.options.erase(it);
   }

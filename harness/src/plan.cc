@@ -92,7 +92,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   TB_TRY(check_payloads_carried(opt));
   std::set<std::string> unavailable_workloads;
   for (const auto& w : workload_registry()) {
-    if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest) continue;
+    if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest || opt.availability_by_caller) continue;
     if (Availability a = w.available(); !a.ok) {
       unavailable_workloads.insert(w.name);
       plan->skipped.emplace_back("workload " + w.name, a.reason);
@@ -112,7 +112,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       TB_TRY(parse_options(entry.name, tracer->option_schema(),
                            it == opt.options.end() ? std::map<std::string, std::string>{} : it->second, parsed.get()));
     }
-    Availability av = opt.plan_for_guest ? Availability::yes() : tracer->available();
+    Availability av = opt.plan_for_guest || opt.availability_by_caller ? Availability::yes() : tracer->available();
     if (!av.ok) {
       plan->skipped.emplace_back(entry.name, av.reason);
       continue;
@@ -209,9 +209,7 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   std::set<std::string> planned;
   for (const auto& s : plan->specs) planned.insert(s.tracer);
   for (const auto& [t, kv] : opt.options) {
-    if (!planned.count(t))
-      return Status::error(fmt::format("--option {}.{}: tracer {} is not in this run (running: {})", t,
-                                       kv.begin()->first, t, fmt::join(planned, ", ")));
+    if (!planned.count(t)) return tracer_not_in_run(t, kv.begin()->first, fmt::format("{}", fmt::join(planned, ", ")));
   }
   if (plan->specs.empty()) {
     std::string why = "nothing to run: no available tracer supports the selected workloads";

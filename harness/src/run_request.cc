@@ -47,9 +47,29 @@ Status attach_spec_of(const BenchSpec& bench, const RunOptions& opt, AttachSpec*
   return Status::ok();
 }
 
+Status tracer_not_in_run(const std::string& tracer, const std::string& key, const std::string& running) {
+  return Status::error(
+      fmt::format("--option {}.{}: tracer {} is not in this run (running: {})", tracer, key, tracer, running));
+}
+
+Status plan_tracer_options(const std::string& tracer, const std::vector<std::string>& raw_options,
+                           std::shared_ptr<const OptionValues>* parsed) {
+  TracerOptions split;
+  TB_TRY(split_option_args(raw_options, tracer, &split));
+  for (const auto& [t, kv] : split)
+    if (t != tracer) return tracer_not_in_run(t, kv.begin()->first, tracer);
+  std::unique_ptr<Tracer> t = make_tracer(tracer);
+  if (!t) return Status::error(fmt::format("unknown tracer '{}' (see `tracebench list`)", tracer));
+  auto values = std::make_shared<OptionValues>();
+  TB_TRY(parse_options(tracer, t->option_schema(), split[tracer], values.get()));
+  *parsed = std::move(values);
+  return Status::ok();
+}
+
 Status plan_single_run(const SingleRunRequest& req, AttachSpec* spec, BenchSpec* bench) {
   TB_TRY(check_payload_arg(req.payload));
   RunOptions opt;
+  opt.availability_by_caller = req.availability_by_caller;
   TB_TRY(split_option_args(req.raw_options, req.tracer, &opt.options));
   opt.tracers = {req.tracer};
   opt.workloads = {req.workload};

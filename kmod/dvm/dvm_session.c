@@ -30,6 +30,16 @@
  * the VM or the provider calls) is dropped and counted (busy_drops).
  * A firing masks local interrupts (DTrace's way: the CPU's slot then has
  * one writer, and a buffer switch done on that CPU by IPI needs no lock).
+ *
+ * One file, longer than the suite's ~600-line guide, on purpose: every
+ * provider's handler reaches the VM through tb_dvm_fire_here(), inlined
+ * (__always_inline) so that a firing makes no call between the provider's
+ * entry and the VM (what the stage timing reports as "provider entry"), and
+ * the ioctls that arm and disarm the providers share the session record
+ * (struct tb_dvm) and its mutex with them.  Its parts, in order: the firing
+ * path; the providers (sdt, profile timers, fbt and syscall kprobes, pid and
+ * usdt uprobes, raw syscall tracepoints); arming; ENABLE and its checks; GO,
+ * STOP, the snapshots and STATUS.
  */
 #include <linux/cpumask.h>
 #include <linux/cred.h>
@@ -341,17 +351,25 @@ static void tb_dvm_timers_stop(struct tb_dvm *d)
 	}
 }
 
+/* arg0..arg5 of a function entry (fbt, pid): the calling convention's
+ * argument registers. */
+static void tb_dvm_entry_args(struct pt_regs *regs, unsigned long long args[6])
+{
+	unsigned int i;
+
+	for (i = 0; i < 6; i++)
+		args[i] = regs_get_kernel_argument(regs, i);
+}
+
 static int tb_dvm_kp_entry(struct kprobe *p, struct pt_regs *regs)
 {
 	struct tb_dvm_fbt *f = container_of(p, struct tb_dvm_fbt, kp);
 	u64 t0 = f->d->stages ? tb_now() : 0;
 	unsigned long long args[6];
-	unsigned int i;
 
 	if (!READ_ONCE(f->d->fbt_on))
 		return 0;
-	for (i = 0; i < 6; i++)
-		args[i] = regs_get_kernel_argument(regs, i);
+	tb_dvm_entry_args(regs, args);
 	tb_dvm_fire_here(f->d, f->probe1, args, 6, t0);
 	return 0;
 }
@@ -448,17 +466,33 @@ static void tb_dvm_fbt_enable(struct tb_dvm *d, bool on)
 	}
 }
 
-/* An array of `size`-byte elements, one per probe of a kind in the mask `kinds`
- * (zeroed; NULL when there are none or no memory), their number in *count. */
-static void *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 kinds, size_t size, u32 *count)
+/* Whether a probe is of a kind in the mask `kinds`. */
+static bool tb_dvm_kind_in(const struct tb_kmod_dvm_probe *p, u32 kinds)
+{
+	return p->kind < 32 && (kinds & (1u << p->kind));
+}
+
+/* The registration records of the probes of a kind in `kinds` (fbt's or
+ * pid/usdt's): an array of `size`-byte elements, one per such probe, zeroed,
+ * at *arr and their number in *count (0 and NULL when there are none); NULL,
+ * or why not with *err set. */
+static const char *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 kinds, size_t size,
+				    void **arr, u32 *count, long *err)
 {
 	u32 i;
 
 	*count = 0;
+	*arr = NULL;
 	for (i = 0; i < n; i++)
-		if (probes[i].kind < 32 && (kinds & (1u << probes[i].kind)))
+		if (tb_dvm_kind_in(&probes[i], kinds))
 			(*count)++;
-	return *count ? kvcalloc(*count, size, GFP_KERNEL) : NULL;
+	if (!*count)
+		return NULL;
+	*arr = kvcalloc(*count, size, GFP_KERNEL);
+	if (*arr)
+		return NULL;
+	*err = -ENOMEM;
+	return "out of memory";
 }
 
 /* Registers f's kprobe (or kretprobe) on f->sym, disabled. */
@@ -484,22 +518,18 @@ static int tb_dvm_fbt_place(struct tb_dvm_fbt *f)
 static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
 {
 	const u32 kinds = TB_KMOD_FBT_KINDS | (d->sys_kprobe ? TB_KMOD_SYS_KINDS : 0);
+	const char *why = tb_dvm_alloc_for(probes, n, kinds, sizeof(*d->fbt), (void **)&d->fbt, &d->nfbt, err);
 	u32 i, k = 0;
 
-	d->fbt = tb_dvm_alloc_for(probes, n, kinds, sizeof(*d->fbt), &d->nfbt);
-	if (!d->nfbt)
-		return NULL;
-	if (!d->fbt) {
-		*err = -ENOMEM;
-		return "out of memory";
-	}
+	if (why || !d->nfbt)
+		return why;
 	for (i = 0; i < n; i++) {
 		const struct tb_kmod_dvm_probe *p = &probes[i];
 		struct tb_dvm_fbt *f;
 		const char *func;
 		int ret;
 
-		if (p->kind >= 32 || !(kinds & (1u << p->kind)))
+		if (!tb_dvm_kind_in(p, kinds))
 			continue;
 		f = &d->fbt[k++];
 		f->d = d;
@@ -560,7 +590,6 @@ static int tb_dvm_up_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	struct tb_dvm_upr *u = container_of(uc, struct tb_dvm_upr, uc);
 	u64 t0 = u->d->stages ? tb_now() : 0;
 	unsigned long long args[6];
-	unsigned int i;
 
 	/* Breakpoints are in every process that maps the file: D sees one.
 	 * Preemption off from the check on, so STOP's grace period waits
@@ -570,8 +599,7 @@ static int tb_dvm_up_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 		return 0;
 	preempt_disable();
 	if (READ_ONCE(u->d->upr_on)) {
-		for (i = 0; i < 6; i++)
-			args[i] = regs_get_kernel_argument(regs, i);
+		tb_dvm_entry_args(regs, args);
 		tb_dvm_fire_here(u->d, u->probe1, args, 6, t0);
 	}
 	preempt_enable();
@@ -732,15 +760,12 @@ static int tb_dvm_upr_place_all(struct tb_dvm *d)
  * one cannot be. */
 static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
 {
+	const char *why = tb_dvm_alloc_for(probes, n, TB_KMOD_UPR_KINDS, sizeof(*d->upr), (void **)&d->upr, &d->nupr,
+					   err);
 	u32 i, k = 0;
 
-	d->upr = tb_dvm_alloc_for(probes, n, TB_KMOD_UPR_KINDS, sizeof(*d->upr), &d->nupr);
-	if (!d->nupr)
-		return NULL;
-	if (!d->upr) {
-		*err = -ENOMEM;
-		return "out of memory";
-	}
+	if (why || !d->nupr)
+		return why;
 	for (i = 0; i < n; i++) {
 		const struct tb_kmod_dvm_probe *p = &probes[i];
 		struct tb_dvm_upr *u;
@@ -749,7 +774,7 @@ static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dv
 		char *name;
 		int ret;
 
-		if (p->kind >= 32 || !(TB_KMOD_UPR_KINDS & (1u << p->kind)))
+		if (!tb_dvm_kind_in(p, TB_KMOD_UPR_KINDS))
 			continue;
 		u = &d->upr[k++];
 		u->d = d;
@@ -1040,7 +1065,9 @@ static const char *tb_dvm_usdt_args_check(const struct tb_kmod_dvm_probe *p)
 	return NULL;
 }
 
-/* Probe kinds: what each arms.  Sets *why on a bad probe. */
+/* Probe kinds: what each arms.  Sets *why on a bad probe.  One switch over
+ * the kinds (~90 lines), each case a few lines: the list of what a probe of
+ * each kind may be reads in one place. */
 static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n)
 {
 	u32 i;
@@ -1051,7 +1078,7 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 
 		if (p->kind < TB_KMOD_DVM_KINDS)
 			d->kinds[i] = p->kind; /* an unknown kind is refused below */
-		if ((p->kind >= 32 || !(TB_KMOD_UPR_KINDS & (1u << p->kind))) && (p->path_ptr || p->offset))
+		if (!tb_dvm_kind_in(p, TB_KMOD_UPR_KINDS) && (p->path_ptr || p->offset))
 			return "probe: only pid and usdt probes take a file and an offset";
 		if (p->kind != TB_KMOD_DVM_PROBE_USDT && (p->ref_ctr_offset || p->usdt_nargs))
 			return "probe: only usdt probes take a semaphore and argument specs";
@@ -1131,20 +1158,120 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 	return NULL;
 }
 
+/* The arrays an ENABLE request points to, copied in. */
+struct tb_dvm_arrays {
+	struct tb_kmod_dif_verify *objs;
+	u32 *keys;
+	struct tb_kmod_dvm_action *acts;
+	struct tb_kmod_dvm_ecb *ecbs;
+	struct tb_kmod_dvm_probe *probes;
+};
+
+static void tb_dvm_free_arrays(struct tb_dvm_arrays *a)
+{
+	kvfree(a->probes);
+	kvfree(a->ecbs);
+	kvfree(a->acts);
+	kvfree(a->keys);
+	kvfree(a->objs);
+}
+
+/* 0, or an errno with what was copied left for tb_dvm_free_arrays(). */
+static long tb_dvm_copy_arrays(const struct tb_kmod_dvm_enable *req, struct tb_dvm_arrays *a)
+{
+	long ret = 0;
+
+	a->objs = tb_copy_array(req->objects_ptr, req->n_objects, sizeof(*a->objs), &ret);
+	if (!ret)
+		a->keys = tb_copy_array(req->key_objects_ptr, req->n_key_objects, sizeof(*a->keys), &ret);
+	if (!ret)
+		a->acts = tb_copy_array(req->actions_ptr, req->n_actions, sizeof(*a->acts), &ret);
+	if (!ret)
+		a->ecbs = tb_copy_array(req->ecbs_ptr, req->n_ecbs, sizeof(*a->ecbs), &ret);
+	if (!ret)
+		a->probes = tb_copy_array(req->probes_ptr, req->n_probes, sizeof(*a->probes), &ret);
+	return ret;
+}
+
+/* The timers, kprobes and uprobes of the probes, last in ENABLE: their names
+ * are checked here, and a refusal unregisters what was (the session's
+ * destroy).  0, a refusal (-EINVAL, said in req), or an errno. */
+static long tb_dvm_register_probes(struct tb_dvm *d, struct tb_kmod_dvm_enable *req,
+				   const struct tb_kmod_dvm_probe *probes)
+{
+	const char *why;
+	long ret = tb_dvm_timers_init(d, probes, req->n_probes);
+
+	if (ret)
+		return ret;
+	why = tb_dvm_fbt_register(d, probes, req->n_probes, &ret);
+	if (!why)
+		why = tb_dvm_upr_register(d, probes, req->n_probes, &ret);
+	if (why)
+		return ret ? ret : tb_dvm_refuse(req, why, 0, 0);
+	return 0;
+}
+
+/* A session's record for `req`: its per-CPU, per-syscall and per-object
+ * arrays allocated; NULL when memory is short (what was allocated freed). */
+static struct tb_dvm *tb_dvm_alloc(const struct tb_kmod_dvm_enable *req)
+{
+	struct tb_dvm *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	mutex_init(&d->lock);
+	d->ncpus = nr_cpu_ids;
+	d->bufsize = req->bufsize;
+	d->aggsize = req->aggsize;
+	d->entry = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
+	d->exit = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
+	d->agg_copy = kvmalloc(req->aggsize, GFP_KERNEL);
+	d->busy = kvcalloc(d->ncpus, 1, GFP_KERNEL);
+	d->objects = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*d->objects), GFP_KERNEL);
+	d->kinds = kvcalloc(req->n_probes, 1, GFP_KERNEL);
+	if (req->flags & TB_KMOD_DVM_TIMED)
+		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
+	d->trap = req->flags & TB_KMOD_DVM_TIMED_TRAP;
+	d->sys_kprobe = req->flags & TB_KMOD_DVM_SYSCALL_KPROBE;
+	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !d->busy || !d->kinds ||
+	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
+		tb_dvm_destroy(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* Every object verified by the core's verifier, as DIF_VERIFY does, and
+ * loaded into d (dobjs[i] its core object): 0, a refusal (-EINVAL, said in
+ * req), or an errno. */
+static long tb_dvm_load_objects(struct tb_dvm *d, struct tb_kmod_dvm_enable *req,
+				struct tb_kmod_dif_verify *objs, struct tb_dif_object *dobjs)
+{
+	long ret;
+	u32 i;
+
+	for (i = 0; i < req->n_objects; i++) {
+		ret = tb_dif_load(&objs[i], &d->objects[i]);
+		if (ret == -EINVAL)
+			return tb_dvm_refuse(req, objs[i].err_rule, i + 1, objs[i].err_pc);
+		if (ret)
+			return ret;
+		d->n_objects = i + 1;
+		dobjs[i] = d->objects[i].o;
+	}
+	return 0;
+}
+
 static long tb_dvm_enable(struct file *file, void __user *uarg)
 {
 	struct tb_kmod_dvm_enable *req;
-	struct tb_kmod_dif_verify *objs = NULL;
+	struct tb_dvm_arrays a = {};
 	struct tb_dif_object *dobjs = NULL;
-	u32 *keys = NULL;
-	struct tb_kmod_dvm_action *acts = NULL;
-	struct tb_kmod_dvm_ecb *ecbs = NULL;
-	struct tb_kmod_dvm_probe *probes = NULL;
 	struct tb_dvm *d = NULL;
 	const char *why = NULL;
 	unsigned int idx = 0;
 	long ret = 0;
-	u32 i;
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
@@ -1165,77 +1292,33 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	ret = tb_dvm_check_sizes(req);
 	if (ret)
 		goto out_copy;
-	objs = tb_copy_array(req->objects_ptr, req->n_objects, sizeof(*objs), &ret);
-	if (!ret)
-		keys = tb_copy_array(req->key_objects_ptr, req->n_key_objects, sizeof(*keys), &ret);
-	if (!ret)
-		acts = tb_copy_array(req->actions_ptr, req->n_actions, sizeof(*acts), &ret);
-	if (!ret)
-		ecbs = tb_copy_array(req->ecbs_ptr, req->n_ecbs, sizeof(*ecbs), &ret);
-	if (!ret)
-		probes = tb_copy_array(req->probes_ptr, req->n_probes, sizeof(*probes), &ret);
+	ret = tb_dvm_copy_arrays(req, &a);
 	if (ret)
 		goto out;
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
-	if (!d) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	mutex_init(&d->lock);
-	d->ncpus = nr_cpu_ids;
-	d->bufsize = req->bufsize;
-	d->aggsize = req->aggsize;
-	d->entry = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
-	d->exit = kvcalloc(NR_syscalls, sizeof(int), GFP_KERNEL);
-	d->agg_copy = kvmalloc(req->aggsize, GFP_KERNEL);
-	d->busy = kvcalloc(d->ncpus, 1, GFP_KERNEL);
-	d->objects = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*d->objects), GFP_KERNEL);
+	d = tb_dvm_alloc(req);
 	dobjs = kvcalloc(req->n_objects ? req->n_objects : 1, sizeof(*dobjs), GFP_KERNEL);
-	d->kinds = kvcalloc(req->n_probes, 1, GFP_KERNEL);
-	if (req->flags & TB_KMOD_DVM_TIMED)
-		d->stages = kvcalloc(d->ncpus, sizeof(*d->stages), GFP_KERNEL);
-	d->trap = req->flags & TB_KMOD_DVM_TIMED_TRAP;
-	d->sys_kprobe = req->flags & TB_KMOD_DVM_SYSCALL_KPROBE;
-	if (!d->entry || !d->exit || !d->agg_copy || !d->objects || !dobjs || !d->busy || !d->kinds ||
-	    ((req->flags & TB_KMOD_DVM_TIMED) && !d->stages)) {
+	if (!d || !dobjs) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	if (!tb_tp_sys_enter || !tb_tp_sys_exit)
 		for_each_kernel_tracepoint(tb_find_tp, NULL);
-	why = tb_dvm_map_probes(d, probes, req->n_probes);
+	why = tb_dvm_map_probes(d, a.probes, req->n_probes);
 	if (why) {
 		ret = tb_dvm_refuse(req, why, 0, 0);
 		goto out_copy;
 	}
-	/* Every object verified by the core's verifier, as DIF_VERIFY does. */
-	for (i = 0; i < req->n_objects; i++) {
-		ret = tb_dif_load(&objs[i], &d->objects[i]);
-		if (ret == -EINVAL) {
-			ret = tb_dvm_refuse(req, objs[i].err_rule, i + 1, objs[i].err_pc);
-			goto out_copy;
-		}
-		if (ret)
-			goto out;
-		d->n_objects = i + 1;
-		dobjs[i] = d->objects[i].o;
-	}
-	d->s = tb_dvm_session_build(req, dobjs, keys, acts, ecbs, probes, d->ncpus, &why, &idx);
+	ret = tb_dvm_load_objects(d, req, a.objs, dobjs);
+	if (ret)
+		goto out_copy;
+	d->s = tb_dvm_session_build(req, dobjs, a.keys, a.acts, a.ecbs, a.probes, d->ncpus, &why, &idx);
 	if (!d->s) {
 		ret = tb_dvm_refuse(req, why, 0, idx);
 		goto out_copy;
 	}
-	ret = tb_dvm_timers_init(d, probes, req->n_probes);
+	ret = tb_dvm_register_probes(d, req, a.probes);
 	if (ret)
-		goto out;
-	/* Last: the names are checked, and a refusal here unregisters what was. */
-	why = tb_dvm_fbt_register(d, probes, req->n_probes, &ret);
-	if (!why)
-		why = tb_dvm_upr_register(d, probes, req->n_probes, &ret);
-	if (why) {
-		ret = ret ? ret : tb_dvm_refuse(req, why, 0, 0);
 		goto out_copy;
-	}
 	req->ncpus = d->ncpus;
 	file->private_data = d;
 	tb_dvm_active = d;
@@ -1253,11 +1336,7 @@ out:
 	mutex_unlock(&tb_dvm_mutex);
 	tb_dvm_destroy(d);
 	kvfree(dobjs);
-	kvfree(probes);
-	kvfree(ecbs);
-	kvfree(acts);
-	kvfree(keys);
-	kvfree(objs);
+	tb_dvm_free_arrays(&a);
 	kfree(req);
 	return ret;
 }

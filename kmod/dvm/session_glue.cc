@@ -101,6 +101,10 @@ const char* check_action(const tb_kmod_dvm_action& a, uint32_t n_objects, uint32
 
 }  // namespace
 
+// Long (~180 lines) on purpose: one pass that checks each ECB, action and key
+// object the ioctl handed over against the objects it names and builds it
+// in the same step, with one `fail` that names the index of what was
+// refused; the kernel home's counterpart of Session::enable.
 extern "C" struct tb_dvm_session* tb_dvm_session_build(const struct tb_kmod_dvm_enable* req,
                                                        const struct tb_dif_object* objs, const unsigned int* key_objects,
                                                        const struct tb_kmod_dvm_action* acts,

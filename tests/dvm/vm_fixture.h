@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kmod/dvm/core/vm.h"
+#include "tracers/dvm/one_slot.h"
 
 namespace tbdvm::test {
 
@@ -33,27 +34,18 @@ inline uint32_t fake_stack(uint64_t* pcs, uint32_t max) {
   return max < 3 ? max : 3;
 }
 
-struct VmFixture {
-  SpinLock lock;
-  Slot slot;
-  State st;
-  Probe probe;
-  FireArgs fa;
-  std::string names = std::string("prov\0mod\0func\0name\0", 19);
-  std::vector<uint8_t> scratch = std::vector<uint8_t>(4096);
-  std::vector<uint8_t> chunks;
-  std::vector<uint32_t> buckets;
-  std::vector<uint64_t> gvals = std::vector<uint64_t>(kMaxGlobals);
-  std::vector<uint8_t> gstr;
-  std::vector<uint8_t> bufmem = std::vector<uint8_t>(2 * 4096);
-  std::vector<uint8_t> aggmem = std::vector<uint8_t>(1 << 16);
-  std::vector<uint32_t> aggbuckets = std::vector<uint32_t>(64);
+// The interpreter tests' State: one slot of small buffers, fake host
+// functions (fixed clocks, copyin from g_user_mem only), probe 9.
+struct VmFixture : OneSlot {
   std::vector<Program> progs;  // keep programs alive
   std::vector<std::vector<Insn>> code;
   std::vector<std::vector<uint64_t>> ints;
   std::vector<std::string> strs;
 
-  explicit VmFixture(uint32_t nchunks = 64) {
+  explicit VmFixture(uint32_t nchunks = 64)
+      : OneSlot({.strsize = 64, .scratch = 4096, .buf_half = 4096, .agg = 1 << 16, .agg_buckets = 64,
+                 .dyn_chunks = nchunks},
+                std::string("prov\0mod\0func\0name\0", 19), "vmtest") {
     st.host.timestamp = fake_time;
     st.host.vtimestamp = fake_vtime;
     st.host.walltimestamp = fake_wall;
@@ -61,37 +53,7 @@ struct VmFixture {
     st.host.copyin = fake_copyin;
     st.host.stack = fake_stack;
     st.host.pid = 777;
-    st.strsize = 64;
-    std::strcpy(st.execname, "vmtest");
-    slot.lock = &lock;
-    slot.scratch = scratch.data();
-    slot.scratch_size = static_cast<uint32_t>(scratch.size());
-    slot.buf.data[0] = bufmem.data();
-    slot.buf.data[1] = bufmem.data() + 4096;
-    slot.buf.size = 4096;
-    slot.agg.arena = aggmem.data();
-    slot.agg.size = static_cast<uint32_t>(aggmem.size());
-    slot.agg.used = 8;
-    slot.agg.buckets = aggbuckets.data();
-    slot.agg.nbuckets = 64;
-    st.slots = &slot;
-    st.nslots = 1;
-    uint32_t cb = dynvar_chunk_bytes(st.strsize);
-    chunks.assign(static_cast<size_t>(nchunks) * cb, 0);
-    uint32_t nb = 1;
-    while (nb < nchunks) nb <<= 1;
-    buckets.assign(nb, 0);
-    dynvar_init(&st.dyn, chunks.data(), cb, nchunks, buckets.data(), nb);
-    st.gvals = gvals.data();
-    gstr.assign(static_cast<size_t>(kMaxGlobals) * st.strsize, 0);
-    st.gstr = gstr.data();
     probe.id = 9;
-    probe.names = names.data();
-    probe.names_len = static_cast<uint32_t>(names.size());
-    probe.provider = names.data();
-    probe.module = names.data() + 5;
-    probe.function = names.data() + 9;
-    probe.name = names.data() + 14;
     fa.tid = 1001;
     fa.thread = 0xabc;
     for (uint32_t i = 0; i < kMaxArgs; i++) fa.args[i] = 100 + i;
@@ -102,10 +64,7 @@ struct VmFixture {
     strs.reserve(256);
   }
 
-  void reset_ms() {
-    dvm_prepare_firing(&slot.ms, &st, &slot, &probe, &fa);
-    dvm_prepare_ecb(&slot.ms, &slot, 5);
-  }
+  void reset_ms() { begin_firing(5); }
 
   const Program* make(std::vector<Insn> c, std::vector<uint64_t> in = {}, std::string s = {},
                       bool returns_string = false) {

@@ -253,12 +253,12 @@ TEST(KprobesHostTest, OffsetMeansWhatTheSchemaParsed) {
   for (const auto& [given, want] : std::vector<std::pair<std::string, std::string>>{
            {"010", "10"}, {"0x10", "16"}, {"16", "16"}, {"0", "0"}, {"body", "body"}}) {
     KprobesConfig c;
-    Status s = parse_options({{"offset", given}}, &c);
+    Status s = parse_spec_options(AttachSpec{.options = {{"offset", given}}}, &c);
     ASSERT_TRUE(s.is_ok()) << given << ": " << s.message();
     EXPECT_EQ(c.offset, want) << given;
   }
   KprobesConfig c;
-  EXPECT_FALSE(parse_options({{"offset", "4097"}}, &c).is_ok());
+  EXPECT_FALSE(parse_spec_options(AttachSpec{.options = {{"offset", "4097"}}}, &c).is_ok());
 }
 
 TEST(KprobesHostTest, UnavailableKernelSaysUseTheVm) {

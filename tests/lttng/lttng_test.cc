@@ -158,14 +158,14 @@ class LttngTest : public ::testing::Test {
 
 TEST(LttngOptions, ParsesKnownKeys) {
   lt::LttngConfig c;
-  ASSERT_TRUE(lt::parse_options({{"subbuf_size", "64k"},
+  ASSERT_TRUE(lt::parse_spec_options(AttachSpec{.options = {{"subbuf_size", "64k"},
                                  {"num_subbuf", "8"},
                                  {"overwrite", "off"},
                                  {"blocking_timeout_us", "inf"},
                                  {"buffers", "pid"},
                                  {"switch_timer_us", "1000"},
                                  {"read_timer_us", "200"},
-                                 {"register_timeout_ms", "5000"}},
+                                 {"register_timeout_ms", "5000"}}},
                                 &c));
   EXPECT_EQ(c.subbuf_size, 65536u);
   EXPECT_EQ(c.num_subbuf, 8u);
@@ -176,7 +176,7 @@ TEST(LttngOptions, ParsesKnownKeys) {
   EXPECT_EQ(c.switch_timer_us, 1000u);
   EXPECT_EQ(c.read_timer_us, 200u);
   EXPECT_EQ(c.register_timeout_ms, 5000u);
-  ASSERT_TRUE(lt::parse_options({{"subbuf_size", "1M"}, {"overwrite", "on"}}, &c));
+  ASSERT_TRUE(lt::parse_spec_options(AttachSpec{.options = {{"subbuf_size", "1M"}, {"overwrite", "on"}}}, &c));
   EXPECT_EQ(c.subbuf_size, 1u << 20);
   EXPECT_TRUE(c.overwrite);
 }
@@ -199,28 +199,28 @@ TEST(LttngOptions, RejectsBadOnes) {
   };
   for (const auto& opts : bad) {
     lt::LttngConfig c;
-    tracebench::Status s = lt::parse_options(opts, &c);
+    tracebench::Status s = lt::parse_spec_options(AttachSpec{.options = opts}, &c);
     EXPECT_FALSE(s) << opts.begin()->first << "=" << opts.begin()->second;
     EXPECT_NE(s.message().find(opts.begin()->first), std::string::npos) << s.message();
   }
   lt::LttngConfig c;
-  tracebench::Status s = lt::parse_options({{"bogus", "1"}}, &c);
+  tracebench::Status s = lt::parse_spec_options(AttachSpec{.options = {{"bogus", "1"}}}, &c);
   EXPECT_NE(s.message().find("unknown option 'bogus'; options: subbuf_size, num_subbuf"), std::string::npos)
       << s.message();
 }
 
 TEST(LttngOptions, HandlerCount) {
   lt::LttngConfig c;
-  ASSERT_TRUE(lt::parse_options({}, &c));
+  ASSERT_TRUE(lt::parse_spec_options(AttachSpec{}, &c));
   EXPECT_EQ(c.ecbs, 1u);
   EXPECT_TRUE(c.extra_predicate);
-  ASSERT_TRUE(lt::parse_options({{"ecbs", "16"}, {"extra_predicate", "false"}}, &c));
+  ASSERT_TRUE(lt::parse_spec_options(AttachSpec{.options = {{"ecbs", "16"}, {"extra_predicate", "false"}}}, &c));
   EXPECT_EQ(c.ecbs, 16u);
   EXPECT_FALSE(c.extra_predicate);
   for (const auto& opts : std::vector<std::map<std::string, std::string>>{
            {{"ecbs", "0"}}, {{"ecbs", "17"}}, {{"ecbs", "-1"}}, {{"ecbs", "two"}}, {{"extra_predicate", "maybe"}},
            {{"extra_predicate", "off"}}}) {
-    tracebench::Status s = lt::parse_options(opts, &c);
+    tracebench::Status s = lt::parse_spec_options(AttachSpec{.options = opts}, &c);
     EXPECT_FALSE(s) << opts.begin()->first << "=" << opts.begin()->second;
     EXPECT_NE(s.message().find(opts.begin()->first), std::string::npos) << s.message();
   }
@@ -231,8 +231,9 @@ TEST(LttngOptions, HandlerCount) {
   EXPECT_NE(s.message().find("ecbs"), std::string::npos) << s.message();
   EXPECT_TRUE(t.validate(spec_for("ust_hot", 0, {{"ecbs", "4"}, {"extra_predicate", "false"}})));
   // The kernel-domain adapter has no handler-count sweep.
-  EXPECT_FALSE(lt::parse_options({{"ecbs", "2"}}, &c, /*user_space=*/false));
-  EXPECT_FALSE(lt::parse_options({{"extra_predicate", "true"}}, &c, /*user_space=*/false));
+  EXPECT_FALSE(lt::parse_spec_options(AttachSpec{.options = {{"ecbs", "2"}}}, &c, /*user_space=*/false));
+  EXPECT_FALSE(
+      lt::parse_spec_options(AttachSpec{.options = {{"extra_predicate", "true"}}}, &c, /*user_space=*/false));
 }
 
 TEST(LttngReader, ChannelOfStream) {

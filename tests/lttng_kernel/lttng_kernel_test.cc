@@ -103,13 +103,14 @@ TEST(LttngKernelHostTest, PlanMapsProbesToLttngInstrumentation) {
 TEST(LttngKernelHostTest, UserSpaceOnlyAndBadOptionsAreRejected) {
   lttng::LttngConfig c;
   for (const char* key : {"buffers", "blocking_timeout_us", "register_timeout_ms"}) {
-    Status s = parse_kernel_options({{key, "1"}}, &c);
+    Status s = parse_kernel_spec_options(AttachSpec{.options = {{key, "1"}}}, &c);
     ASSERT_FALSE(s) << key;
     EXPECT_TRUE(contains(s.message(), "user-space domain only")) << s.message();
   }
-  EXPECT_FALSE(parse_kernel_options({{"subbuf_size", "1000"}}, &c));
-  EXPECT_FALSE(parse_kernel_options({{"bogus", "1"}}, &c));
-  ASSERT_TRUE(parse_kernel_options({{"subbuf_size", "64k"}, {"num_subbuf", "4"}, {"overwrite", "on"}}, &c));
+  EXPECT_FALSE(parse_kernel_spec_options(AttachSpec{.options = {{"subbuf_size", "1000"}}}, &c));
+  EXPECT_FALSE(parse_kernel_spec_options(AttachSpec{.options = {{"bogus", "1"}}}, &c));
+  ASSERT_TRUE(parse_kernel_spec_options(
+      AttachSpec{.options = {{"subbuf_size", "64k"}, {"num_subbuf", "4"}, {"overwrite", "on"}}}, &c));
   EXPECT_EQ(c.subbuf_size, 64u * 1024);
   EXPECT_EQ(c.num_subbuf, 4u);
   EXPECT_TRUE(c.overwrite);

@@ -330,6 +330,8 @@ std::vector<std::uint64_t> kernel_ns_served(std::vector<std::string>* left_out) 
   return served;
 }
 
+// The command (~105 lines): lock, the known costs to recover, a run per
+// cost, the table, the verdict, in the order they are printed.
 int selftest(const SelftestArgs& a) {
   LockRequest req;
   if (Status s = a.lock.request(&req); !s) {

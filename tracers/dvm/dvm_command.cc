@@ -12,6 +12,7 @@
 // -x -o -c -p); -w is dtrace's "permit destructive actions", which the D-VM
 // has none of: refused with a pointer to --workload.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
@@ -188,123 +189,289 @@ bool session_only(const std::string& x) {
   return key == "quiet" || key == "zdefs" || key == "Z" || key == "cpus";
 }
 
-// The user home's run (no -c/-p, no --kernel: its workload fires the
-// tracer's own sites) through the plan; the kernel home's workload only
-// fires, its probes are the kernel's, so it and the -x flags it takes go to
-// the session as given.
+// Another process (-c/-p): only the kernel home's probes see it.
+bool traces_other(const DvmArgs& a) { return !a.command.empty() || a.target_pid >= 0; }
+
+// The request planned as `run -t dvm` (`-t dvm_kernel` with --kernel) plans
+// it (tracebench/run_request.h): its workload, payload and -x options refused
+// the same way, in the same words, and the options parsed once into the
+// values the session is set from.  The module's presence is the session's to
+// report (-l and the compiler run without it).  With -c/-p there is no
+// workload: the options are parsed as the plan parses them, and a payload,
+// which only a workload hands over, is refused.
 Status plan_request(const DvmArgs& a, std::vector<std::string>* session_x,
                     std::shared_ptr<const OptionValues>* planned_x) {
-  const bool other = !a.command.empty() || a.target_pid >= 0;
-  if (other || a.kernel) {
-    *session_x = a.xopts;
-    return Status::ok();
+  const std::string tracer = a.kernel ? "dvm_kernel" : "dvm";
+  std::vector<std::string> raw;
+  for (const auto& x : a.xopts) (session_only(x) ? *session_x : raw).push_back(x);
+  if (traces_other(a)) {
+    if (a.payload != 0)
+      return Status::error(fmt::format("--payload {}: -c/-p trace another process, whose events carry what it "
+                                       "hands over; --payload is for this one's --workload",
+                                       a.payload));
+    return plan_tracer_options(tracer, raw, planned_x);
   }
-  SingleRunRequest req{"dvm", a.workload, "default", a.payload, {}};
-  for (const auto& x : a.xopts) (session_only(x) ? *session_x : req.raw_options).push_back(x);
+  SingleRunRequest req{tracer, a.workload, "default", a.payload, std::move(raw), /*availability_by_caller=*/true};
   AttachSpec spec;
   TB_TRY(plan_single_run(req, &spec));
   *planned_x = spec.parsed_options;
   return Status::ok();
 }
 
-int run_dvm(const DvmArgs& a) {
-  if (!check_numbers(a) || !check_output_path(a)) return 2;
-  if (a.destructive) {
+// -l: the probes (the kernel home's with the pid and usdt probes the
+// description names), like dtrace -l; a description that matches none is
+// an error.
+int list_probes(const DvmArgs& a) {
+  std::vector<tbdvm::ProbeInfo> matched;
+  std::vector<tbdvm::ProbeInfo> probes = a.kernel ? tbdvm::list_kernel_probes() : tbdvm::list_probes();
+  if (a.kernel && !a.script.empty()) {
+    tbdvm::Error e = tbdvm::kernel_process_probes({a.script}, {}, static_cast<uint32_t>(probes.size()) + 1, &probes);
+    if (!e.ok()) {
+      std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
+      return 1;
+    }
+  }
+  for (const auto& p : probes)
+    if (a.script.empty() || tbdvm::probe_matches(a.script, p)) matched.push_back(p);
+  if (matched.empty()) {
+    std::fprintf(stderr, "tracebench dvm: no probe matches '%s'; `tracebench dvm -l` lists them all\n",
+                 a.script.c_str());
+    return 1;
+  }
+  std::printf("%5s %10s %12s %24s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
+  for (const auto& p : matched)
+    std::printf("%5u %10s %12s %24s %s\n", p.id, p.provider.c_str(), p.module.c_str(), p.function.c_str(),
+                p.name.c_str());
+  return 0;
+}
+
+// The D program's text (-n, or -s FILE: bounded, and a FIFO or device
+// refused without a read) and its origin for messages.
+Status read_program(const DvmArgs& a, std::string* src, std::string* origin) {
+  *src = a.script;
+  *origin = "-n";
+  if (!a.file.empty()) {
+    if (Status st = read_input_file(a.file, 16 << 20, src); !st) return Status::error("-s " + st.message());
+    *origin = a.file;
+  }
+  if (src->empty())
+    return Status::error("give a D program with -n '<clauses>' or -s file.d (or -l to list probes)");
+  return Status::ok();
+}
+
+// dvm's own rules for -c, -p, --kernel and --workload, which no `run` has.
+Status check_process_flags(const DvmArgs& a) {
+  if (!a.command.empty() && a.target_pid >= 0) return Status::error("-c and -p both name the traced process; give one");
+  if (traces_other(a) && !a.kernel)
+    return Status::error("-c/-p trace another process, which only the kernel home's probes see: add --kernel (the "
+                         "user home's probes are this process's own sites)");
+  if (traces_other(a) && a.workload_given)
+    return Status::error("-c/-p trace a process until it exits; --workload is for tracing this one");
+  if (a.target_pid >= 0 && kill(static_cast<pid_t>(a.target_pid), 0) != 0 && errno == ESRCH)
+    return Status::error(fmt::format("-p {}: no such process", a.target_pid));
+  return Status::ok();
+}
+
+// The session's options: the program's pragmas, then the session-only -x
+// flags, then the values the plan parsed.  -x quiet sets *quiet.
+bool apply_options(const tbdvm::CompileResult& r, const std::vector<std::string>& session_x,
+                   const std::shared_ptr<const OptionValues>& planned_x, bool kernel, tbdvm::Options* o, bool* quiet) {
+  auto apply = [&](const std::string& k, const std::string& v) -> bool {
+    if (k == "quiet") {
+      *quiet = true;
+      return true;
+    }
+    tbdvm::Error e = tbdvm::set_option(o, k, v);
+    if (!e.ok()) std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
+    return e.ok();
+  };
+  for (const auto& [k, v] : r.options)
+    if (!apply(k, v)) return false;
+  for (const auto& x : session_x) {
+    auto eq = x.find('=');
+    if (!apply(x.substr(0, eq), eq == std::string::npos ? "" : x.substr(eq + 1))) return false;
+  }
+  if (planned_x)
+    for (const auto& spec : make_tracer(kernel ? "dvm_kernel" : "dvm")->option_schema())
+      if (planned_x->given(spec.name) && !apply(spec.name, planned_x->text(spec.name))) return false;
+  return true;
+}
+
+// The workload fired in chunks, so that an exit() action or Ctrl-C stops it early.
+void fire_workload(const DvmArgs& a, WorkloadState* state, const tbdvm::Session& session) {
+  std::uint64_t left = static_cast<std::uint64_t>(a.events);
+  while (left > 0 && !session.exited() && !g_interrupted) {
+    std::uint64_t n = left < kChunk ? left : kChunk;
+    state->fire(n);
+    left -= n;
+  }
+}
+
+// -c/-p: lets the held command run, then waits until the process exits (or
+// exit(), or a signal), and says how it ended.
+void trace_process(const DvmArgs& a, Child* child, const tbdvm::Session& session, bool quiet) {
+  const pid_t pid = child->pid > 0 ? child->pid : static_cast<pid_t>(a.target_pid);
+  if (child->go_fd >= 0) {
+    char go = 1;
+    if (write(child->go_fd, &go, 1) != 1) std::fprintf(stderr, "tracebench dvm: -c: the command did not start\n");
+    close(child->go_fd);
+    child->go_fd = -1;
+  }
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  while (!session.exited() && !g_interrupted) {
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      if (poll(&p, 1, 100) > 0) break;
+    } else if (kill(pid, 0) != 0 && errno == ESRCH) {
+      break;
+    } else {
+      usleep(100000);
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+  int status = 0;
+  if (child->pid > 0 && waitpid(child->pid, &status, g_interrupted || session.exited() ? WNOHANG : 0) == child->pid) {
+    child->pid = -1;
+    if (!quiet)
+      std::fprintf(stderr, "dvm: pid %d %s %d\n", static_cast<int>(pid),
+                   WIFEXITED(status) ? "exited with status" : "killed by signal",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  } else if (child->pid > 0) {
+    // Stopped by exit() or a signal first: released, as dtrace does, not waited for.
+    if (!quiet) std::fprintf(stderr, "dvm: pid %d released, still running\n", static_cast<int>(pid));
+    child->pid = -1;
+  } else if (a.target_pid >= 0 && !quiet && kill(pid, 0) != 0) {
+    std::fprintf(stderr, "dvm: pid %d has exited\n", static_cast<int>(pid));
+  }
+}
+
+// Firings, errors and drops (always when there were errors or drops), the
+// stage timing when the module took it, and each fault's count.
+void print_counters(const tbdvm::Counters& c, bool quiet) {
+  if (quiet && !c.errors && !c.drops && !c.agg_drops) return;
+  std::fprintf(stderr, "dvm: %llu probe firings, %llu ECB firings, %llu errors, %llu drops, %llu aggregation drops\n",
+               static_cast<unsigned long long>(c.fired), static_cast<unsigned long long>(c.ecb_fired),
+               static_cast<unsigned long long>(c.errors), static_cast<unsigned long long>(c.drops),
+               static_cast<unsigned long long>(c.agg_drops));
+  if (c.stages.firings) {
+    // Each interval holds one pair of reads: their floor comes off.
+    const double n = static_cast<double>(c.stages.firings), floor = c.stages.floor_cycles / n;
+    std::fprintf(stderr,
+                 "dvm: stages over %llu timed firings, cycles each (a read pair's %.0f taken off): provider entry "
+                 "%.0f, VM %.0f\n",
+                 static_cast<unsigned long long>(c.stages.firings), floor, c.stages.entry_cycles / n - floor,
+                 c.stages.vm_cycles / n - floor);
+    for (const auto& p : c.stages.providers) {
+      const double m = static_cast<double>(p.firings);
+      std::fprintf(stderr, "dvm:   %-15s %10llu firings: provider entry %.0f, VM %.0f\n", p.name.c_str(),
+                   static_cast<unsigned long long>(p.firings), p.entry_cycles / m - floor, p.vm_cycles / m - floor);
+    }
+  }
+  for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
+    if (c.faults[f])
+      std::fprintf(stderr, "dvm: %llu error%s: %s\n", static_cast<unsigned long long>(c.faults[f]),
+                   c.faults[f] == 1 ? "" : "s", tbdvm::fault_name(f));
+}
+
+// What is refused before anything is spawned, compiled or attached, after
+// the flags every mode shares (check_flags): the program, the process flags
+// and the planned request.  False when refused (said).
+bool check_request(const DvmArgs& a, std::string* src, std::string* origin, std::vector<std::string>* session_x,
+                   std::shared_ptr<const OptionValues>* planned_x) {
+  Status st = read_program(a, src, origin);
+  if (st) st = check_process_flags(a);
+  if (st) st = plan_request(a, session_x, planned_x);
+  if (!st) std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
+  return st.is_ok();
+}
+
+// The numbers, -o and -w, refused in every mode (-l too).
+bool check_flags(const DvmArgs& a) {
+  if (!check_numbers(a) || !check_output_path(a)) return false;
+  if (a.destructive)
     std::fprintf(stderr,
                  "tracebench dvm: -w is dtrace's 'permit destructive actions'; the D-VM has no destructive actions. "
                  "The workload that fires the probes is --workload NAME\n");
-    return 2;
-  }
-  if (a.list) {
-    std::vector<tbdvm::ProbeInfo> matched;
-    std::vector<tbdvm::ProbeInfo> probes = a.kernel ? tbdvm::list_kernel_probes() : tbdvm::list_probes();
-    if (a.kernel && !a.script.empty()) {  // the pid and usdt probes the description names
-      tbdvm::Error e =
-          tbdvm::kernel_process_probes({a.script}, {}, static_cast<uint32_t>(probes.size()) + 1, &probes);
-      if (!e.ok()) {
-        std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
-        return 1;
-      }
-    }
-    for (const auto& p : probes)
-      if (a.script.empty() || tbdvm::probe_matches(a.script, p)) matched.push_back(p);
-    if (matched.empty()) {  // like dtrace -l: a description that matches nothing is an error
-      std::fprintf(stderr, "tracebench dvm: no probe matches '%s'; `tracebench dvm -l` lists them all\n",
-                   a.script.c_str());
-      return 1;
-    }
-    std::printf("%5s %10s %12s %24s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
-    for (const auto& p : matched)
-      std::printf("%5u %10s %12s %24s %s\n", p.id, p.provider.c_str(), p.module.c_str(), p.function.c_str(),
-                  p.name.c_str());
-    return 0;
-  }
-  std::string src = a.script;
-  std::string origin = "-n";
-  if (!a.file.empty()) {
-    // Bounded, and a FIFO or device (-s /dev/zero) refused without a read.
-    if (Status st = read_input_file(a.file, 16 << 20, &src); !st) {
-      std::fprintf(stderr, "tracebench dvm: -s %s\n", st.message().c_str());
-      return 2;
-    }
-    origin = a.file;
-  }
-  if (src.empty()) {
-    std::fprintf(stderr, "tracebench dvm: give a D program with -n '<clauses>' or -s file.d (or -l to list probes)\n");
-    return 2;
-  }
-  // Another process: only the kernel home's probes see it.
-  const bool other = !a.command.empty() || a.target_pid >= 0;
-  if (!a.command.empty() && a.target_pid >= 0) {
-    std::fprintf(stderr, "tracebench dvm: -c and -p both name the traced process; give one\n");
-    return 2;
-  }
-  if (other && !a.kernel) {
-    std::fprintf(stderr,
-                 "tracebench dvm: -c/-p trace another process, which only the kernel home's probes see: add --kernel "
-                 "(the user home's probes are this process's own sites)\n");
-    return 2;
-  }
-  if (other && a.workload_given) {
-    std::fprintf(stderr, "tracebench dvm: -c/-p trace a process until it exits; --workload is for tracing this one\n");
-    return 2;
-  }
-  if (a.target_pid >= 0 && kill(static_cast<pid_t>(a.target_pid), 0) != 0 && errno == ESRCH) {
-    std::fprintf(stderr, "tracebench dvm: -p %lld: no such process\n", a.target_pid);
-    return 2;
-  }
-  // The user home's workload, payload and -x options, planned as `run -t dvm`
-  // plans them (tracebench/run_request.h): refused the same way, and the
-  // options parsed once into the values the session is set from.
-  std::vector<std::string> session_x;
-  std::shared_ptr<const OptionValues> planned_x;
-  if (Status st = plan_request(a, &session_x, &planned_x); !st) {
-    std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
-    return 2;
-  }
+  return !a.destructive;
+}
+
+// Spawns the -c command held (unless -e), and compiles the program with
+// $target set.  A result without a program on failure (said).
+tbdvm::CompileResult compile(const DvmArgs& a, const std::string& src, const std::string& origin, Child* child) {
   tbdvm::CompileOptions copts;
   copts.args.push_back(a.file.empty() ? "tracebench" : a.file);
   copts.args.insert(copts.args.end(), a.macro_args.begin(), a.macro_args.end());
-  Child child;
   if (!a.command.empty() && !a.exit_after_compile) {
     std::string err;
-    if (!spawn_held(a.command, &child, &err)) {
+    if (!spawn_held(a.command, child, &err)) {
       std::fprintf(stderr, "tracebench dvm: %s\n", err.c_str());
-      return 2;
+      return {};
     }
-    copts.target = child.pid;
+    copts.target = child->pid;
   } else if (!a.command.empty()) {
     copts.target = 0;  // -e: compiled, never run
   }
   if (a.target_pid >= 0) copts.target = static_cast<pid_t>(a.target_pid);
   tbdvm::CompileResult r = tbdvm::compile_d(src, copts);
-  if (!r.program) {
-    std::fprintf(stderr, "tracebench dvm: %s: %s\n", origin.c_str(), r.error.c_str());
-    return 2;
+  if (!r.program) std::fprintf(stderr, "tracebench dvm: %s: %s\n", origin.c_str(), r.error.c_str());
+  return r;
+}
+
+// The workload this process fires (none with -c/-p), set up.  Exit status 1
+// when its setup fails (said), else 0.
+int setup_workload(const DvmArgs& a, std::unique_ptr<WorkloadState>* state) {
+  if (traces_other(a)) return 0;
+  const Workload* w = find_workload(a.workload);  // the plan found it
+  WorkloadParams wp;
+  wp.payload_bytes = static_cast<std::size_t>(a.payload);
+  if (Status st = w->setup(wp, state); !st) {
+    std::fprintf(stderr, "tracebench dvm: workload %s: %s\n", w->name.c_str(), st.message().c_str());
+    return 1;
   }
+  return 0;
+}
+
+// Enabled: fires the workload or traces the process until done, exit() or
+// a signal, then prints the aggregations and counters.  Like dtrace, the
+// first SIGINT/SIGTERM ends the firing and the aggregations are still
+// printed; a second one kills (SA_RESETHAND).
+void run_session(const DvmArgs& a, tbdvm::Session* session, WorkloadState* state, Child* child, std::FILE* out,
+                 bool quiet) {
+  if (!quiet)
+    std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session->matched_probes().size(),
+                 session->matched_probes().size() == 1 ? "" : "s", session->necbs(), session->necbs() == 1 ? "" : "s");
+  session->start_consumer(out);
+  struct sigaction sa {}, old_int{}, old_term{};
+  sa.sa_handler = [](int) { g_interrupted = 1; };
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  g_interrupted = 0;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  if (state)
+    fire_workload(a, state, *session);
+  else
+    trace_process(a, child, *session, quiet);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  session->disable();
+  std::fflush(out);
+  session->print_aggregations(out);
+  print_counters(session->counters(), quiet);
+}
+
+int run_dvm(const DvmArgs& a) {
+  if (!check_flags(a)) return 2;
+  if (a.list) return list_probes(a);
+  std::string src, origin;
+  std::vector<std::string> session_x;
+  std::shared_ptr<const OptionValues> planned_x;
+  if (!check_request(a, &src, &origin, &session_x, &planned_x)) return 2;
+  Child child;
+  tbdvm::CompileResult r = compile(a, src, origin, &child);
+  if (!r.program) return 2;
   if (a.print_dif) std::fputs(tbdvm::disassemble(*r.program).c_str(), stdout);
   if (a.exit_after_compile) return 0;
-
   tbdvm::Options o;
   o.kernel = a.kernel;
   if (child.pid > 0) {
@@ -314,39 +481,9 @@ int run_dvm(const DvmArgs& a) {
     o.target_pid = static_cast<pid_t>(a.target_pid);
   }
   bool quiet = a.quiet;
-  auto apply = [&](const std::string& k, const std::string& v) -> bool {
-    if (k == "quiet") {
-      quiet = true;
-      return true;
-    }
-    tbdvm::Error e = tbdvm::set_option(&o, k, v);
-    if (!e.ok()) std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
-    return e.ok();
-  };
-  for (const auto& [k, v] : r.options)
-    if (!apply(k, v)) return 2;
-  for (const auto& x : session_x) {
-    auto eq = x.find('=');
-    if (!apply(x.substr(0, eq), eq == std::string::npos ? "" : x.substr(eq + 1))) return 2;
-  }
-  if (planned_x)
-    for (const auto& spec : make_tracer("dvm")->option_schema())
-      if (planned_x->given(spec.name) && !apply(spec.name, planned_x->text(spec.name))) return 2;
+  if (!apply_options(r, session_x, planned_x, a.kernel, &o, &quiet)) return 2;
   std::unique_ptr<WorkloadState> state;
-  if (!other) {
-    const Workload* w = find_workload(a.workload);
-    if (!w) {
-      std::fprintf(stderr, "tracebench dvm: unknown workload '%s' (see `tracebench list`)\n", a.workload.c_str());
-      return 2;
-    }
-    WorkloadParams wp;
-    wp.payload_bytes = static_cast<std::size_t>(a.payload);
-    Status st = w->setup(wp, &state);
-    if (!st) {
-      std::fprintf(stderr, "tracebench dvm: workload %s: %s\n", w->name.c_str(), st.message().c_str());
-      return 1;
-    }
-  }
+  if (int failed = setup_workload(a, &state)) return failed;
   // Attaching: one such command per machine (tracebench/machine_lock.h).
   MachineLock lock;
   LockRequest req;
@@ -357,8 +494,7 @@ int run_dvm(const DvmArgs& a) {
     return 2;
   }
   tbdvm::Session session(o);
-  tbdvm::Error e = session.enable(r.program);
-  if (!e.ok()) {
+  if (tbdvm::Error e = session.enable(r.program); !e.ok()) {
     std::fprintf(stderr, "tracebench dvm: %s\n", e.message.c_str());
     return 1;
   }
@@ -366,101 +502,11 @@ int run_dvm(const DvmArgs& a) {
   // on stderr.  Opened once the session is enabled: a refused program leaves
   // no file behind.
   AppendOutput outfile;
-  if (!a.output.empty()) {
-    std::string err;
-    if (!outfile.open(a.output, &err)) {
-      std::fprintf(stderr, "tracebench dvm: %s\n", err.c_str());
-      return 2;
-    }
+  if (std::string err; !a.output.empty() && !outfile.open(a.output, &err)) {
+    std::fprintf(stderr, "tracebench dvm: %s\n", err.c_str());
+    return 2;
   }
-  std::FILE* out = outfile.file() ? outfile.file() : stdout;
-  if (!quiet)
-    std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session.matched_probes().size(),
-                 session.matched_probes().size() == 1 ? "" : "s", session.necbs(), session.necbs() == 1 ? "" : "s");
-  session.start_consumer(out);
-  // Fire in chunks so an exit() action or Ctrl-C stops the run early.  Like
-  // dtrace, the first SIGINT/SIGTERM ends the firing and the aggregations are
-  // still printed; a second one kills (SA_RESETHAND).
-  struct sigaction sa {}, old_int{}, old_term{};
-  sa.sa_handler = [](int) { g_interrupted = 1; };
-  sa.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  g_interrupted = 0;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  int child_status = 0;
-  if (!other) {
-    std::uint64_t left = static_cast<std::uint64_t>(a.events);
-    while (left > 0 && !session.exited() && !g_interrupted) {
-      std::uint64_t n = left < kChunk ? left : kChunk;
-      state->fire(n);
-      left -= n;
-    }
-  } else {
-    // Until the process exits (or exit(), or a signal).
-    const pid_t pid = child.pid > 0 ? child.pid : a.target_pid;
-    if (child.go_fd >= 0) {
-      char go = 1;
-      if (write(child.go_fd, &go, 1) != 1) std::fprintf(stderr, "tracebench dvm: -c: the command did not start\n");
-      close(child.go_fd);
-      child.go_fd = -1;
-    }
-    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-    while (!session.exited() && !g_interrupted) {
-      if (pidfd >= 0) {
-        pollfd p{pidfd, POLLIN, 0};
-        if (poll(&p, 1, 100) > 0) break;
-      } else if (kill(pid, 0) != 0 && errno == ESRCH) {
-        break;
-      } else {
-        usleep(100000);
-      }
-    }
-    if (pidfd >= 0) close(pidfd);
-    if (child.pid > 0 && waitpid(child.pid, &child_status, g_interrupted || session.exited() ? WNOHANG : 0) == child.pid) {
-      child.pid = -1;
-      if (!quiet)
-        std::fprintf(stderr, "dvm: pid %d %s %d\n", static_cast<int>(pid),
-                     WIFEXITED(child_status) ? "exited with status" : "killed by signal",
-                     WIFEXITED(child_status) ? WEXITSTATUS(child_status) : WTERMSIG(child_status));
-    } else if (child.pid > 0) {
-      // Stopped by exit() or a signal first: released, as dtrace does, not waited for.
-      if (!quiet) std::fprintf(stderr, "dvm: pid %d released, still running\n", static_cast<int>(pid));
-      child.pid = -1;
-    } else if (a.target_pid >= 0 && !quiet && kill(pid, 0) != 0) {
-      std::fprintf(stderr, "dvm: pid %d has exited\n", static_cast<int>(pid));
-    }
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  session.disable();
-  std::fflush(out);
-  session.print_aggregations(out);
-  tbdvm::Counters c = session.counters();
-  if (!quiet || c.errors || c.drops || c.agg_drops) {
-    std::fprintf(stderr, "dvm: %llu probe firings, %llu ECB firings, %llu errors, %llu drops, %llu aggregation drops\n",
-                 static_cast<unsigned long long>(c.fired), static_cast<unsigned long long>(c.ecb_fired),
-                 static_cast<unsigned long long>(c.errors), static_cast<unsigned long long>(c.drops),
-                 static_cast<unsigned long long>(c.agg_drops));
-    if (c.stages.firings) {
-      // Each interval holds one pair of reads: their floor comes off.
-      const double n = static_cast<double>(c.stages.firings), floor = c.stages.floor_cycles / n;
-      std::fprintf(stderr,
-                   "dvm: stages over %llu timed firings, cycles each (a read pair's %.0f taken off): provider entry "
-                   "%.0f, VM %.0f\n",
-                   static_cast<unsigned long long>(c.stages.firings), floor, c.stages.entry_cycles / n - floor,
-                   c.stages.vm_cycles / n - floor);
-      for (const auto& p : c.stages.providers) {
-        const double m = static_cast<double>(p.firings);
-        std::fprintf(stderr, "dvm:   %-15s %10llu firings: provider entry %.0f, VM %.0f\n", p.name.c_str(),
-                     static_cast<unsigned long long>(p.firings), p.entry_cycles / m - floor, p.vm_cycles / m - floor);
-      }
-    }
-    for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
-      if (c.faults[f])
-        std::fprintf(stderr, "dvm: %llu error%s: %s\n", static_cast<unsigned long long>(c.faults[f]),
-                     c.faults[f] == 1 ? "" : "s", tbdvm::fault_name(f));
-  }
+  run_session(a, &session, state.get(), &child, outfile.file() ? outfile.file() : stdout, quiet);
   if (std::string err; !outfile.commit(&err)) {
     std::fprintf(stderr, "tracebench dvm: %s (the file is as it was before)\n", err.c_str());
     return 1;

@@ -37,6 +37,7 @@
 #include <vector>
 #include <string>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/payload_pattern.h"
 #include "tracers/common/proc.h"
 #include "tracers/dvm/compiler/dcompile.h"
@@ -87,15 +88,12 @@ const OptionSchema& dvm_option_schema() {
        .help = "CPU the consumer thread pins itself to. On the measured CPU its passes run between the workload's "
                "events and are in the traced figure; the result then says so in `warnings`",
        .default_help = "the first CPU the measured thread is not pinned to", .max = 4095},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "ECBs on the site. predicate-false: ecbs - 1 false predicates + one count (the paper's sys10); count: "
-               "ecbs clauses, the extra ones as `extra_predicate` says (a handler-count sweep for `tracebench model "
-               "fit`)",
-       .default_help = "10 for predicate-false, 1 for count", .min = 1, .max = 1000},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "count with ecbs > 1: the extra clauses count too (`true`: each its own aggregation, all checked), or "
-               "carry a predicate that never holds (`false`)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("ECBs on the site. predicate-false: ecbs - 1 false predicates + one count (the paper's sys10); "
+                  "count: ecbs clauses, the extra ones as `extra_predicate` says (a handler-count sweep for "
+                  "`tracebench model fit`)",
+                  1000, "10 for predicate-false, 1 for count"),
+      extra_predicate_option("count with ecbs > 1: the extra clauses count too (`true`: each its own aggregation, "
+                             "all checked), or carry a predicate that never holds (`false`)"),
       {.name = "script", .type = T::kText, .help = "the script action's D clauses; `$probe` is replaced by the site",
        .format = "D clauses"},
       {.name = "stagetiming", .type = T::kChoice,
@@ -143,6 +141,8 @@ class DvmTracer final : public Tracer {
 
   // Everything before the session: options, the D program for the action,
   // its compilation.  Touches nothing outside this process.
+  // Long (~85 lines): one D program per action, written where the action's
+  // checks are, so that what each action traces reads as one table.
   Status prepare(const AttachSpec& spec, tbdvm::Options* opts, std::string* source, std::string* action,
                  tbdvm::CompileResult* out) const {
     std::string desc = probe_desc(spec.probe, kernel_);
@@ -408,9 +408,7 @@ class DvmTracer final : public Tracer {
     tbdvm::Counters k = session_->counters();
     const tbdvm::ConsumerStats& cs = session_->consumer_stats();
     j["script"] = source_;
-    j["ecbs"] = session_->necbs();
-    // For `tracebench model fit`: what the ECBs beyond the first do.
-    if (session_->necbs() > 1) j["extra_predicate"] = extra_predicate_false_ ? "false" : "true";
+    put_handler_count(&j, session_->necbs(), !extra_predicate_false_);
     j["probe_firings"] = k.fired;
     j["ecb_firings"] = k.ecb_fired;
     j["principal_drops"] = k.drops;

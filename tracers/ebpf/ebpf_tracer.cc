@@ -35,6 +35,7 @@
 #include "bpf/tb_shared.h"
 #include "libbpf_log.h"
 #include "self_probe.h"
+#include "tracebench/handler_count.h"
 #include "tracebench/verification.h"
 #include "tracers/common/proc.h"
 
@@ -174,6 +175,9 @@ Status EbpfTracer::validate(const AttachSpec& spec) const {
 }
 
 
+// One switch over the probe kinds (~100 lines), each a few lines from the
+// probe point to the program's target (a tracepoint, a function, a file and
+// offset): what each kind attaches to reads in one place.
 Status EbpfTracer::resolve_target() {
   const ProbePoint& p = spec_.probe;
   pid_ = spec_.pid > 0 ? spec_.pid : static_cast<int>(getpid());
@@ -582,6 +586,9 @@ EventCounts EbpfTracer::counts() {
   return c;
 }
 
+// Long (~95 lines): every details() field in one place, before attach (what
+// each attach type does here) and after (the run's configuration and
+// counters, per handler).
 nlohmann::json EbpfTracer::details() const {
   nlohmann::json j;
   if (!obj_) {
@@ -605,9 +612,8 @@ nlohmann::json EbpfTracer::details() const {
     j["timer_fired"] = timer_.fired();
   }
   // The handler-count sweep (`tracebench model fit` reads ecbs and extra_predicate).
-  j["ecbs"] = 1 + extras_.size();
+  put_handler_count(&j, 1 + extras_.size(), !extra_false_);
   if (!extras_.empty()) {
-    j["extra_predicate"] = extra_false_ ? "false" : "true";
     nlohmann::json per = nlohmann::json::array();
     per.push_back(sum_percpu(obj_->count, 0));
     for (const Extra& e : extras_) per.push_back(sum_percpu(e.obj->count, 0));

@@ -10,6 +10,7 @@
 #include "ebpf_tracer.h"
 #include "bpf/tb_shared.h"
 #include "bpf_objects.h"
+#include "tracebench/handler_count.h"
 #include "tracebench/options.h"
 #include "tracers/common/proc.h"
 
@@ -51,15 +52,12 @@ const OptionSchema& option_schema() {
        .default_value = "percpu", .words = {"percpu", "shared"}},
       {.name = "hash_entries", .type = T::kUint, .help = "hash map capacity", .default_value = "10240", .min = 1,
        .max = 1u << 24},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "programs on the probe point (count action): the extra ones are separate programs with their own "
-               "counters and links on the same hook, filtering as `extra_predicate` says (a handler-count sweep for "
-               "`tracebench model fit`)",
-       .default_value = "1", .min = 1, .max = 64},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra programs' process filter holds (`true`: each counts every event, checked) "
-               "or never holds (`false`: a tgid no task has, compared on every event)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("programs on the probe point (count action): the extra ones are separate programs with their "
+                  "own counters and links on the same hook, filtering as `extra_predicate` says (a handler-count "
+                  "sweep for `tracebench model fit`)",
+                  64),
+      extra_predicate_option("with ecbs > 1: the extra programs' process filter holds (`true`: each counts every "
+                             "event, checked) or never holds (`false`: a tgid no task has, compared on every event)"),
       {.name = "stats", .type = T::kBool,
        .help = "kernel run statistics (`bpf_enable_stats(BPF_STATS_RUN_TIME)`, held from attach to teardown)",
        .default_help = "off; on for `empty`"},
@@ -67,6 +65,9 @@ const OptionSchema& option_schema() {
   return schema;
 }
 
+// Long (~155 lines) on purpose: the options one after another, each a few
+// lines from its typed value to the configuration with the checks that tie
+// it to the action and probe, so that a key's reading sits in one place.
 Status EbpfTracer::parse_options(const AttachSpec& spec) {
   OptionValues opts;
   TB_TRY(tracebench::option_values("ebpf", option_schema(), spec, &opts));

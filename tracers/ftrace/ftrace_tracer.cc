@@ -26,6 +26,7 @@
 
 #include "tracers/common/tracefs_cxx.h"
 
+#include "tracebench/handler_count.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/parse.h"
 #include "tracebench/system.h"
@@ -152,24 +153,15 @@ const OptionSchema& option_schema() {
        .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
                "(then a small `buffer_kb` loses events, which are counted)",
        .default_value = "disable", .words = {"disable", "end"}},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "handlers on the probe point: the event enabled in `ecbs` instances, this one and `ecbs - 1` extra "
-               "instances `tracebench-<pid>-[<n>-]h<i>` with the same filters (a handler-count sweep for "
-               "`tracebench model fit`); event probes only, not `kMarker` or the function tracer",
-       .default_value = "1", .min = 1, .max = kMaxEcbs},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra instances record every event too (`true`, each checked to hold what the "
-               "first holds), or carry the event filter `common_pid == -1`, evaluated on every event and never "
-               "true (`false`, each checked empty)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("handlers on the probe point: the event enabled in `ecbs` instances, this one and `ecbs - 1` "
+                  "extra instances `tracebench-<pid>-[<n>-]h<i>` with the same filters (a handler-count sweep for "
+                  "`tracebench model fit`); event probes only, not `kMarker` or the function tracer",
+                  kMaxEcbs),
+      extra_predicate_option("with ecbs > 1: the extra instances record every event too (`true`, each checked to "
+                             "hold what the first holds), or carry the event filter `common_pid == -1`, evaluated "
+                             "on every event and never true (`false`, each checked empty)"),
   };
   return schema;
-}
-
-Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out);
 }
 
 Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out) {
@@ -524,7 +516,38 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   first_other_.clear();
   applied_.clear();
 
-  int seq = g_instance_seq.fetch_add(1);
+  const int seq = g_instance_seq.fetch_add(1);
+  TB_TRY(create_instance(seq));
+  auto fail = [this](Status st) {
+    teardown();
+    return st;
+  };
+  // Nothing is recorded until enable().
+  if (tracefs_trace_off(instance_) < 0) return fail(errno_status("tracing_on=0 in " + instance_name_, errno));
+  Status st = setup_event(spec);
+  if (st) st = configure_buffer(spec);
+  if (st) st = setup_filters(spec);
+  if (st) st = load_event_format();
+  // Option ecbs: the same event in ecbs - 1 more instances, named so the
+  // leftovers cleanup knows them as this process's.
+  for (unsigned i = 2; st && i <= config_.ecbs; ++i) {
+    std::string name = common::owned_name((seq ? std::to_string(seq) + "-" : std::string()) + "h" + std::to_string(i));
+    std::string filter = config_.extra_predicate ? (applied_.count("filter") ? applied_["filter"] : "") : kFalseFilter;
+    st = add_extra(name, filter);
+  }
+  if (st) st = open_toggle();
+  if (!st) return fail(st);
+  applied_["instance"] = instance_name_;
+  applied_["event"] = system_ + ":" + event_;
+  applied_["clock"] = config_.clock;
+  applied_["mode"] = config_.overwrite ? "overwrite" : "discard";
+  applied_["buffer_kb"] = std::to_string(tracefs_instance_get_buffer_size(instance_, 0));
+  if (!extras_.empty() && !config_.extra_predicate) applied_["extra_filter"] = kFalseFilter;
+  return Status::ok();
+}
+
+// This process's instance number `seq`, created afresh.
+Status FtraceTracer::create_instance(int seq) {
   instance_name_ = common::owned_name(seq ? std::to_string(seq) : "");
   if (tracefs_instance_exists(instance_name_.c_str())) {
     std::string n = instance_name_;
@@ -537,38 +560,35 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
     instance_name_.clear();
     return errno_status("create tracefs instance", err);
   }
+  return Status::ok();
+}
 
-  auto fail = [this](Status st) {
-    teardown();
-    return st;
-  };
-  // Nothing is recorded until enable().
-  if (tracefs_trace_off(instance_) < 0) return fail(errno_status("tracing_on=0 in " + instance_name_, errno));
-  Status st = setup_event(spec);
-  if (!st) return fail(st);
-
-  if (config_.buffer_kb) {
-    if (Status s = write_instance_file(instance_, "buffer_size_kb", std::to_string(config_.buffer_kb)); !s)
-      return fail(s);
-  }
-  {
-    if (Status s = check_clock(instance_, config_.clock); !s) return fail(s);
-    if (Status s = write_instance_file(instance_, "trace_clock", config_.clock); !s) return fail(s);
-  }
+// The instance's buffer size, clock and mode, and the function tracer
+// defined (not enabled until enable()).
+Status FtraceTracer::configure_buffer(const AttachSpec& spec) {
+  if (config_.buffer_kb)
+    TB_TRY(write_instance_file(instance_, "buffer_size_kb", std::to_string(config_.buffer_kb)));
+  TB_TRY(check_clock(instance_, config_.clock));
+  TB_TRY(write_instance_file(instance_, "trace_clock", config_.clock));
   if ((config_.overwrite ? tracefs_option_enable(instance_, TRACEFS_OPTION_OVERWRITE)
                          : tracefs_option_disable(instance_, TRACEFS_OPTION_OVERWRITE)) < 0)
-    return fail(errno_status("set option overwrite in " + instance_name_, errno));
-
+    return errno_status("set option overwrite in " + instance_name_, errno);
   if (function_) {
-    if (Status s = try_function_tracer(instance_, spec.probe.target); !s) return fail(s);
-    // Defined but not enabled until enable().
-    tracefs_tracer_clear(instance_);
+    TB_TRY(try_function_tracer(instance_, spec.probe.target));
+    tracefs_tracer_clear(instance_);  // defined but not enabled until enable()
   }
+  return Status::ok();
+}
+
+// The pid filter (this process, or spec.pid) and, on raw_syscalls, the
+// syscall id filter; exact_ says whether only the workload's events can be
+// recorded.
+Status FtraceTracer::setup_filters(const AttachSpec& spec) {
   exact_ = true;
   if (!marker_) {
     pid_t pid = spec.pid ? spec.pid : getpid();
     if (config_.pid_filter) {
-      if (Status s = setup_pid_filter(pid); !s) return fail(s);
+      TB_TRY(setup_pid_filter(pid));
     } else {
       exact_ = false;  // other processes can hit the same event
     }
@@ -580,52 +600,42 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
     if (config_.id_filter && spec.probe.kind == ProbeKind::kSyscall) {
       long nr = syscall_number(spec.probe.target);
       if (nr < 0)
-        return fail(Status::error("no syscall number known for '" + spec.probe.target +
-                                  "'; pass --option id_filter=off"));
+        return Status::error("no syscall number known for '" + spec.probe.target + "'; pass --option id_filter=off");
       std::string filter = "id == " + std::to_string(nr);
       if (tracefs_event_file_write(instance_, system_.c_str(), event_.c_str(), "filter", filter.c_str()) < 0)
-        return fail(errno_status("set filter '" + filter + "' on " + system_ + ":" + event_, errno));
+        return errno_status("set filter '" + filter + "' on " + system_ + ":" + event_, errno);
       applied_["filter"] = filter;
       filtered = true;
     }
     if (!filtered) exact_ = false;
   }
+  return Status::ok();
+}
 
-  // libtraceevent handle with the formats of our event (after the uprobe exists).
+// libtraceevent's handle with the formats of our event (after the uprobe
+// exists), and the event's id.
+Status FtraceTracer::load_event_format() {
   const char* systems[] = {system_.c_str(), "ftrace", nullptr};
   tep_ = tracefs_local_events_system(nullptr, systems);
-  if (!tep_) return fail(Status::error("libtraceevent: cannot parse the formats of system " + system_));
+  if (!tep_) return Status::error("libtraceevent: cannot parse the formats of system " + system_);
   tep_event* e = tep_find_event_by_name(tep_, system_.c_str(), event_.c_str());
-  if (!e) return fail(Status::error("libtraceevent: no format for " + system_ + ":" + event_));
+  if (!e) return Status::error("libtraceevent: no format for " + system_ + ":" + event_);
   event_id_ = e->id;
-  if (marker_ && !tep_find_field(e, "buf")) return fail(Status::error("ftrace:print has no buf field"));
+  if (marker_ && !tep_find_field(e, "buf")) return Status::error("ftrace:print has no buf field");
+  return Status::ok();
+}
 
-  // Option ecbs: the same event in ecbs - 1 more instances, named so the
-  // leftovers cleanup knows them as this process's.
-  for (unsigned i = 2; i <= config_.ecbs; ++i) {
-    std::string name = common::owned_name((seq ? std::to_string(seq) + "-" : std::string()) + "h" + std::to_string(i));
-    std::string filter = config_.extra_predicate ? (applied_.count("filter") ? applied_["filter"] : "") : kFalseFilter;
-    if (Status s = add_extra(name, filter); !s) return fail(s);
-  }
-
-  // Marker writes are gated by tracing_on; events by their enable file, so
-  // the buffer itself stays on for them.
-  if (!marker_ && tracefs_trace_on(instance_) < 0)
-    return fail(errno_status("tracing_on=1 in " + instance_name_, errno));
-  if (!function_) {
-    char* path = marker_ ? tracefs_instance_get_file(instance_, "tracing_on")
-                         : tracefs_event_get_file(instance_, system_.c_str(), event_.c_str(), "enable");
-    toggle_fd_ = path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
-    int err = errno;
-    tracefs_put_tracing_file(path);
-    if (toggle_fd_ < 0) return fail(errno_status("open the enable file of " + system_ + ":" + event_, err));
-  }
-  applied_["instance"] = instance_name_;
-  applied_["event"] = system_ + ":" + event_;
-  applied_["clock"] = config_.clock;
-  applied_["mode"] = config_.overwrite ? "overwrite" : "discard";
-  applied_["buffer_kb"] = std::to_string(tracefs_instance_get_buffer_size(instance_, 0));
-  if (!extras_.empty() && !config_.extra_predicate) applied_["extra_filter"] = kFalseFilter;
+// The file enable() and disable() write: marker writes are gated by
+// tracing_on, events by their enable file (the buffer itself then stays on).
+Status FtraceTracer::open_toggle() {
+  if (!marker_ && tracefs_trace_on(instance_) < 0) return errno_status("tracing_on=1 in " + instance_name_, errno);
+  if (function_) return Status::ok();
+  char* path = marker_ ? tracefs_instance_get_file(instance_, "tracing_on")
+                       : tracefs_event_get_file(instance_, system_.c_str(), event_.c_str(), "enable");
+  toggle_fd_ = path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+  int err = errno;
+  tracefs_put_tracing_file(path);
+  if (toggle_fd_ < 0) return errno_status("open the enable file of " + system_ + ":" + event_, err);
   return Status::ok();
 }
 
@@ -930,9 +940,8 @@ nlohmann::json FtraceTracer::details() const {
   for (const auto& [k, v] : applied_) j["config"][k] = v;
   j["read_passes"] = reads_;
   j["other_records"] = other_events_;
-  j["ecbs"] = static_cast<int>(config_.ecbs);
+  put_handler_count(&j, config_.ecbs, config_.extra_predicate);
   if (config_.ecbs > 1) {
-    j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
     // Per handler, the first (this instance) then the extra instances.
     nlohmann::json rec = nlohmann::json::array({recorded_}), lost = nlohmann::json::array({lost_});
     nlohmann::json names = nlohmann::json::array({instance_name_});

@@ -46,9 +46,9 @@ inline constexpr unsigned kMaxEcbs = 32;
 
 // The adapter's `--option ftrace.<key>=<value>` keys.
 const OptionSchema& option_schema();
-// Parses and validates options against it; unknown keys are an error.
-Status parse_options(const std::map<std::string, std::string>& options, FtraceConfig* out);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options as a configuration: the values the plan parsed, when it
+// carries them, else its raw options checked against the schema (unknown
+// keys are an error).
 Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out);
 
 // The most payload bytes one trace_marker write keeps on the running kernel
@@ -115,7 +115,13 @@ class FtraceTracer final : public Tracer {
 
   Status read_back();          // consume the raw buffers, update counts
   Status read_lost(tracefs_instance* inst, const std::string& name, std::uint64_t* lost) const;
+  // attach()'s steps, in order.
+  Status create_instance(int seq);
   Status setup_event(const AttachSpec& spec);
+  Status configure_buffer(const AttachSpec& spec);
+  Status setup_filters(const AttachSpec& spec);
+  Status load_event_format();
+  Status open_toggle();
   Status setup_uprobe(const AttachSpec& spec);
   Status setup_pid_filter(pid_t pid);
   Status add_extra(const std::string& name, const std::string& filter);

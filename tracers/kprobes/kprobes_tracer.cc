@@ -170,12 +170,6 @@ const OptionSchema& option_schema() {
   return schema;
 }
 
-Status parse_options(const std::map<std::string, std::string>& options, KprobesConfig* out) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out);
-}
-
 Status parse_spec_options(const AttachSpec& spec, KprobesConfig* out) {
   OptionValues v;
   TB_TRY(tracebench::option_values("kprobes", option_schema(), spec, &v));

@@ -34,8 +34,7 @@ struct KprobesConfig {
 
 // The adapter's `--option kprobes.<key>=<value>` keys, and their parse.
 const OptionSchema& option_schema();
-Status parse_options(const std::map<std::string, std::string>& options, KprobesConfig* out);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options: the values the plan parsed, when it carries them, else its raw options.
 Status parse_spec_options(const AttachSpec& spec, KprobesConfig* out);
 
 // The kernel function a probe point maps to ("__x64_sys_getpid" for

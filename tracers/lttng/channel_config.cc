@@ -1,4 +1,7 @@
 #include "channel_config.h"
+#include "ctl_call.h"
+#include "ctl_status.h"
+#include "tracebench/handler_count.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -31,15 +34,12 @@ const OptionSchema& option_schema(bool user_space) {
       {.name = "register_timeout_ms", .type = T::kUint,
        .help = "how long `attach()` waits for the process to show its tracepoint to the daemon",
        .default_value = "10000", .min = 1, .max = 600000},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "handlers on the tracepoint: one channel each, each with its own event rule for it (a handler-count "
-               "sweep for `tracebench model fit`); the extra ones as `extra_predicate` says",
-       .default_value = "1", .min = 1, .max = kMaxHandlers},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra handlers record every event too (`true`, each channel's copy checked), or "
-               "their event rule has a filter lttng-ust evaluates on every event and that never holds (`false`: "
-               "`" + std::string(kFalseFilter) + "`)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("handlers on the tracepoint: one channel each, each with its own event rule for it (a "
+                  "handler-count sweep for `tracebench model fit`); the extra ones as `extra_predicate` says",
+                  kMaxHandlers),
+      extra_predicate_option("with ecbs > 1: the extra handlers record every event too (`true`, each channel's copy "
+                             "checked), or their event rule has a filter lttng-ust evaluates on every event and that "
+                             "never holds (`false`: `" + std::string(kFalseFilter) + "`)"),
   };
   // Kernel channels have global buffers, never block, and nothing registers:
   // the user-space keys are refused, saying so.
@@ -47,7 +47,7 @@ const OptionSchema& option_schema(bool user_space) {
     OptionSchema k;
     // The handler-count sweep is the user-space adapter's only.
     for (const auto& o : user)
-      if (o.name != "ecbs" && o.name != "extra_predicate") k.push_back(o);
+      if (o.name != kEcbsOption && o.name != kExtraPredicateOption) k.push_back(o);
     for (auto& o : k) {
       if (o.name == "subbuf_size") o.help = "sub-buffer size in bytes";  // kernel blocks are not shrunk to fit
       if (!is_user_space_only(o.name)) continue;
@@ -64,12 +64,6 @@ const OptionSchema& option_schema(bool user_space) {
 
 bool is_user_space_only(const std::string& key) {
   return key == "buffers" || key == "blocking_timeout_us" || key == "register_timeout_ms";
-}
-
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out, user_space);
 }
 
 Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space) {
@@ -113,7 +107,9 @@ lttng_channel* channel_for(const lttng_domain& dom, const LttngConfig& config, c
   return chan;
 }
 
-Status track_only(const std::string& session, lttng_domain_type domain, pid_t pid) {
+namespace {
+
+Status track_process(const std::string& session, lttng_domain_type domain, pid_t pid) {
   const bool user = domain == LTTNG_DOMAIN_UST;
   const char* what = user ? "vpid" : "pid";
   lttng_process_attr_tracker_handle* tracker = nullptr;
@@ -129,6 +125,32 @@ Status track_only(const std::string& session, lttng_domain_type domain, pid_t pi
   lttng_process_attr_tracker_handle_destroy(tracker);
   if (!tracked) return Status::error("cannot restrict session " + session + " to " + what + " " + std::to_string(pid));
   return Status::ok();
+}
+
+}  // namespace
+
+Status track_only(const std::string& who, const std::string& session, lttng_domain_type domain, pid_t pid) {
+  return bounded_call(who + ": track process " + std::to_string(pid), kCtlTimeout, [&](std::string*) {
+    Status t = track_process(session, domain, pid);
+    return t ? t : Status::error(who + ": " + t.message());
+  });
+}
+
+Status create_local_session(const std::string& who, const std::string& name, const std::string& dir, bool* created) {
+  (void)ctl_call(who + ": destroy session " + name, [&] { return lttng_destroy_session(name.c_str()); });
+  TB_TRY(sessiond_responsive());
+  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(name.c_str(), dir.c_str());
+  if (!desc) return Status::error(who + ": cannot build a session descriptor");
+  *created = true;
+  Status s = ctl_call(who + ": create session " + name, [&] { return create_session(desc); });
+  lttng_session_descriptor_destroy(desc);
+  return s;
+}
+
+void put_channel_details(nlohmann::json* details, const LttngConfig& config) {
+  (*details)["overwrite"] = config.overwrite;
+  (*details)["subbuf_size"] = config.subbuf_size;
+  (*details)["num_subbuf"] = config.num_subbuf;
 }
 
 }  // namespace tracebench::lttng

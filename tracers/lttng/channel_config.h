@@ -9,6 +9,7 @@
 #include <string>
 
 #include <lttng/lttng.h>
+#include <nlohmann/json.hpp>
 
 #include "tracebench/options.h"
 #include "tracebench/status.h"
@@ -52,8 +53,7 @@ inline constexpr const char* kFalseFilter = "$ctx.vpid == 0";
 // block, and nothing registers).
 const OptionSchema& option_schema(bool user_space);
 bool is_user_space_only(const std::string& key);
-Status parse_options(const std::map<std::string, std::string>& options, LttngConfig* out, bool user_space = true);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options: the values the plan parsed, when it carries them, else its raw options.
 Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_space = true);
 
 // A channel description named `name` with config's geometry, mode and
@@ -62,7 +62,19 @@ Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_sp
 lttng_channel* channel_for(const lttng_domain& dom, const LttngConfig& config, const char* name);
 
 // Restricts what `session` records in `domain` to one process: the vpid
-// tracker (user space) or the pid tracker (kernel), include set {pid}.
-Status track_only(const std::string& session, lttng_domain_type domain, pid_t pid);
+// tracker (user space) or the pid tracker (kernel), include set {pid}; a
+// bounded control call (ctl_call.h).  `who` ("lttng", "lttng_kernel")
+// begins its messages.
+Status track_only(const std::string& who, const std::string& session, lttng_domain_type domain, pid_t pid);
+
+// Creates session `name` writing a local trace into `dir`, afresh: a session
+// of that name (one of this process's own names, common/names.h) can only be
+// a leftover of this process and is destroyed first.  `*created` is set
+// before the daemon is asked, since a call that timed out may have created
+// it: the caller destroys the session whenever it is set.
+Status create_local_session(const std::string& who, const std::string& name, const std::string& dir, bool* created);
+
+// The channel geometry both adapters report in details().
+void put_channel_details(nlohmann::json* details, const LttngConfig& config);
 
 }  // namespace tracebench::lttng

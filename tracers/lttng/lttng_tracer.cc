@@ -1,6 +1,7 @@
 #include "lttng_tracer.h"
 
 #include "tracers/common/names.h"
+#include "tracebench/handler_count.h"
 
 #include <unistd.h>
 
@@ -116,17 +117,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
   trace_dir_ = tmpl;
 
   session_ = common::owned_name();
-  // A session of this name can only be a leftover of this process.
-  (void)ctl_call("lttng: destroy session " + session_, [&] { return lttng_destroy_session(session_.c_str()); });
-  TB_TRY(sessiond_responsive());
-  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(session_.c_str(), trace_dir_.c_str());
-  if (!desc) return Status::error("lttng: cannot build a session descriptor");
-  // Created from here on as far as teardown() knows: a call that timed out
-  // may have created it in the daemon.
-  session_created_ = true;
-  Status created = ctl_call("lttng: create session " + session_, [&] { return create_session(desc); });
-  lttng_session_descriptor_destroy(desc);
-  TB_TRY(created);
+  TB_TRY(create_local_session("lttng", session_, trace_dir_, &session_created_));  // teardown() destroys it
 
   lttng_domain dom;
   std::memset(&dom, 0, sizeof dom);
@@ -137,10 +128,7 @@ Status LttngTracer::attach(const AttachSpec& spec) {
 
   // Only the workload's process is traced, whatever else runs with the same
   // tracepoints.
-  TB_TRY(bounded_call("lttng: track process " + std::to_string(pid_), kCtlTimeout, [&](std::string*) {
-    Status t = track_only(session_, LTTNG_DOMAIN_UST, pid_);
-    return t ? t : Status::error("lttng: " + t.message());
-  }));
+  TB_TRY(track_only("lttng", session_, LTTNG_DOMAIN_UST, pid_));
 
   // One channel per handler, all of one geometry.
   for (const Handler& h : handlers_) TB_TRY(add_channel(dom, h.channel));
@@ -414,9 +402,7 @@ nlohmann::json LttngTracer::details() const {
   std::lock_guard<std::mutex> lock(mu_);
   nlohmann::json j;
   j["buffers"] = config_.per_pid_buffers ? "pid" : "uid";
-  j["overwrite"] = config_.overwrite;
-  j["subbuf_size"] = config_.subbuf_size;
-  j["num_subbuf"] = config_.num_subbuf;
+  put_channel_details(&j, config_);
   if (session_.empty()) {  // never attached: the configuration only
     j["ecbs"] = static_cast<int>(config_.ecbs);
     return j;
@@ -434,8 +420,7 @@ nlohmann::json LttngTracer::details() const {
   j["trace"] = to_json(trace_);
   // The handler-count sweep (`tracebench model fit` reads ecbs and
   // extra_predicate from here).
-  j["ecbs"] = static_cast<int>(handlers_.size());
-  if (handlers_.size() > 1) j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
+  put_handler_count(&j, handlers_.size(), config_.extra_predicate);
   nlohmann::json hs = nlohmann::json::array();
   for (const Handler& h : handlers_) {
     nlohmann::json x = {{"channel", h.channel},

@@ -110,6 +110,10 @@ std::string find_sessiond_binary() {
   return {};
 }
 
+// Long (~85 lines): starting the daemon is one sequence of steps that each
+// wait on the last (spawn with the signals reset, the daemonizing parent's
+// exit, the pid file, the daemon's answer), each failure said with what the
+// daemon had done by then.
 Status start_sessiond(pid_t* pid, bool kernel) {
   *pid = 0;
   std::string bin = find_sessiond_binary();

@@ -114,10 +114,6 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
   return Status::ok();
 }
 
-Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out) {
-  return lttng::parse_options(options, out, /*user_space=*/false);
-}
-
 Status parse_kernel_spec_options(const AttachSpec& spec, lttng::LttngConfig* out) {
   return lttng::parse_spec_options(spec, out, /*user_space=*/false);
 }
@@ -273,29 +269,17 @@ Status LttngKernelTracer::open_session() {
   std::string name = common::owned_name("k" + std::to_string(sessions_));
   std::string out = trace_dir_ + "/" + std::to_string(sessions_);
   ++sessions_;
-  // A leftover of this very process.
-  (void)lttng::ctl_call("lttng_kernel: destroy session " + name, [&] { return lttng_destroy_session(name.c_str()); });
-  TB_TRY(lttng::sessiond_responsive());
-  lttng_session_descriptor* desc = lttng_session_descriptor_local_create(name.c_str(), out.c_str());
-  if (!desc) return Status::error("lttng_kernel: cannot build a session descriptor");
-  // Destroyed by destroy_session() from here on: a call that timed out may
-  // have created it in the daemon.
-  session_ = name;
-  Status created =
-      lttng::ctl_call("lttng_kernel: create session " + name, [&] { return lttng::create_session(desc); });
-  lttng_session_descriptor_destroy(desc);
-  TB_TRY(created);
+  bool created = false;
+  Status s = lttng::create_local_session("lttng_kernel", name, out, &created);
+  if (created) session_ = name;  // destroy_session() destroys it from here on
+  TB_TRY(s);
 
   lttng_domain dom = kernel_domain();
   std::unique_ptr<lttng_handle, void (*)(lttng_handle*)> handle(lttng_create_handle(session_.c_str(), &dom),
                                                                 lttng_destroy_handle);
   if (!handle) return Status::error("lttng_kernel: cannot create a handle for " + session_);
 
-  TB_TRY(lttng::bounded_call("lttng_kernel: track process " + std::to_string(pid_), lttng::kCtlTimeout,
-                              [&](std::string*) {
-                                Status t = lttng::track_only(session_, LTTNG_DOMAIN_KERNEL, pid_);
-                                return t ? t : Status::error("lttng_kernel: " + t.message());
-                              }));
+  TB_TRY(lttng::track_only("lttng_kernel", session_, LTTNG_DOMAIN_KERNEL, pid_));
 
   lttng_channel* chan = lttng::channel_for(dom, config_, kChannel);
   if (!chan) return Status::error("lttng_kernel: cannot create a channel description");
@@ -436,9 +420,7 @@ EventCounts LttngKernelTracer::counts() {
 nlohmann::json LttngKernelTracer::details() const {
   std::lock_guard<std::mutex> lock(mu_);
   nlohmann::json j;
-  j["overwrite"] = config_.overwrite;
-  j["subbuf_size"] = config_.subbuf_size;
-  j["num_subbuf"] = config_.num_subbuf;
+  lttng::put_channel_details(&j, config_);
   if (!attached_ && sessions_ == 0) return j;  // never attached: the default channel only
   static const char* kinds[] = {"syscall", "kprobe", "kretprobe", "tracepoint"};
   j["instrumentation"] = kinds[static_cast<int>(plan_.kind)];

@@ -39,9 +39,8 @@ struct KernelEventPlan {
 // kernel function, or on the syscall's entry function).
 Status plan_events(const ProbePoint& probe, const std::string& action, KernelEventPlan* out);
 
-// Options: those of the user-space adapter that apply to a kernel channel.
-Status parse_kernel_options(const std::map<std::string, std::string>& options, lttng::LttngConfig* out);
-// The same from a spec: the values the plan parsed, when it carries them.
+// Options: those of the user-space adapter that apply to a kernel channel;
+// the values the plan parsed, when the spec carries them, else its raw options.
 Status parse_kernel_spec_options(const AttachSpec& spec, lttng::LttngConfig* out);
 
 // Why this kernel cannot run LTTng's kernel tracer ("" when it can, as far

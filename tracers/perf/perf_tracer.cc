@@ -27,6 +27,7 @@
 #include <future>
 #include <sstream>
 
+#include "tracebench/handler_count.h"
 #include "tracebench/parse.h"
 #include "tracebench/system.h"
 #include "tracers/common/names.h"
@@ -109,28 +110,19 @@ const OptionSchema& option_schema() {
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
                "cross-check uses it)",
        .default_value = "minimal", .words = {"minimal", "record"}},
-      {.name = "ecbs", .type = T::kUint,
-       .help = "handlers on the probe point: `ecbs` perf events per (thread, CPU) on the tracepoint, the extra ones "
-               "writing into the same rings (a handler-count sweep for `tracebench model fit`)",
-       .default_value = "1", .min = 1, .max = kMaxEcbs},
-      {.name = "extra_predicate", .type = T::kChoice,
-       .help = "with ecbs > 1: the extra events record every hit too (`true`; samples then carry "
-               "`PERF_SAMPLE_IDENTIFIER` and are counted per event, each checked equal to the first), or carry the "
-               "filter `common_pid == -1`, evaluated on every hit and never true (`false`, each checked to have no "
-               "hit)",
-       .default_value = "true", .words = {"true", "false"}},
+      ecbs_option("handlers on the probe point: `ecbs` perf events per (thread, CPU) on the tracepoint, the extra "
+                  "ones writing into the same rings (a handler-count sweep for `tracebench model fit`)",
+                  kMaxEcbs),
+      extra_predicate_option("with ecbs > 1: the extra events record every hit too (`true`; samples then carry "
+                             "`PERF_SAMPLE_IDENTIFIER` and are counted per event, each checked equal to the first), "
+                             "or carry the filter `common_pid == -1`, evaluated on every hit and never true "
+                             "(`false`, each checked to have no hit)"),
       {.name = "profile_hz", .type = T::kUint,
        .help = "profile probes: samples per second of the firing thread's CPU time, a `cpu-clock` event with "
                "`sample_period` 1e9/hz ns (`perf record -e cpu-clock -c`)",
        .default_value = "10000", .min = 1, .max = 100000},
   };
   return schema;
-}
-
-Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out) {
-  AttachSpec spec;
-  spec.options = options;
-  return parse_spec_options(spec, out);
 }
 
 Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
@@ -360,7 +352,43 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   const ProbePoint& p = spec.probe;
   pid_t pid = spec.pid ? spec.pid : getpid();
   std::string uprobe_file;
-  std::uint64_t uprobe_offset = 0, semaphore = 0;
+  std::uint64_t uprobe_offset = 0;
+  TB_TRY(resolve_event(p, pid, &uprobe_file, &uprobe_offset));
+  std::string filter;
+  if (p.kind == ProbeKind::kSyscall && event_label_.rfind("raw_syscalls:", 0) == 0 && config_.id_filter) {
+    long nr = syscall_number(p.target);
+    if (nr < 0) return Status::error("no syscall number known for '" + p.target + "'; pass --option id_filter=off");
+    filter = "id == " + std::to_string(nr);
+    exact_ = true;
+  }
+  perf_event_attr a = event_attr();
+  const bool user = p.kind == ProbeKind::kUserFunction || p.kind == ProbeKind::kUsdt;
+  if (user && config_.uprobe_pmu) {
+    uprobe_path_ = uprobe_file;
+    a.config1 = reinterpret_cast<std::uint64_t>(uprobe_path_.c_str());
+    a.config2 = uprobe_offset;
+  }
+  attr_ = a;
+  filter_ = filter;
+  pid_ = pid;
+  TB_TRY(open_rings(a));
+  // Opened once here so that attach() reports what cannot be traced, then
+  // closed: an open but disabled event is not an untraced workload (a
+  // perf uprobe keeps its breakpoint in the code, a tracepoint its probe
+  // registered), and the baseline blocks must run untraced.
+  TB_TRY(open_traced());
+  close_traced();
+  closed_hits_ = closed_lost_ = {};
+  return Status::ok();
+}
+
+// The event the probe point is: its type, config and label (type_,
+// config_id_, event_label_); a user probe's file and offset in *file and
+// *offset (the uprobe PMU takes them as config1/config2).
+Status PerfTracer::resolve_event(const ProbePoint& p, pid_t pid, std::string* file, std::uint64_t* offset) {
+  std::string& uprobe_file = *file;
+  std::uint64_t& uprobe_offset = *offset;
+  std::uint64_t semaphore = 0;
   const bool user = p.kind == ProbeKind::kUserFunction || p.kind == ProbeKind::kUsdt;
   if (p.kind == ProbeKind::kUsdt) TB_TRY(common::usdt_site(pid, p.target, &uprobe_file, &uprobe_offset, &semaphore));
   else if (p.kind == ProbeKind::kUserFunction) TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
@@ -420,24 +448,17 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     event_label_ = system + ":" + event;
     if (system == "raw_syscalls") exact_ = false;
   }
+  return Status::ok();
+}
 
-  std::string filter;
-  if (p.kind == ProbeKind::kSyscall && event_label_.rfind("raw_syscalls:", 0) == 0 && config_.id_filter) {
-    long nr = syscall_number(p.target);
-    if (nr < 0) return Status::error("no syscall number known for '" + p.target + "'; pass --option id_filter=off");
-    filter = "id == " + std::to_string(nr);
-    exact_ = true;
-  }
-
+// The traced events' attributes (but a PMU uprobe's file and offset): the
+// sample layout (tid_offset_, raw_size_offset_, by_id_), the wakeups, the
+// clock.
+perf_event_attr PerfTracer::event_attr() {
   perf_event_attr a{};
   a.size = sizeof a;
   a.type = type_;
   a.config = config_id_;
-  if (user && config_.uprobe_pmu) {
-    uprobe_path_ = uprobe_file;
-    a.config1 = reinterpret_cast<std::uint64_t>(uprobe_path_.c_str());
-    a.config2 = uprobe_offset;
-  }
   a.sample_period = profile_ ? profile_period_ns_ : 1;
   a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   // Sample body in sample_type order: [ip] pid tid time [cpu res] [period] raw.
@@ -471,15 +492,15 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     a.use_clockid = 1;
     a.clockid = clock_id(config_.clock);
   }
+  return a;
+}
 
-  attr_ = a;
-  filter_ = filter;
-  pid_ = pid;
-  // Per CPU: the ring, on the consumer's flush event (a page fault of the
-  // consumer on this CPU, fired after the workload stopped so that a pending
-  // PERF_RECORD_LOST is written out).  A software event, not a syscall
-  // tracepoint: a BPF program that another tool attaches to a syscall
-  // tracepoint and that returns 0 suppresses perf delivery on that tracepoint.
+// Per CPU: the ring, on the consumer's flush event (a page fault of the
+// consumer on this CPU, fired after the workload stopped so that a pending
+// PERF_RECORD_LOST is written out).  A software event, not a syscall
+// tracepoint: a BPF program that another tool attaches to a syscall
+// tracepoint and that returns 0 suppresses perf delivery on that tracepoint.
+Status PerfTracer::open_rings(const perf_event_attr& a) {
   for (int cpu : online_cpus()) {
     Ring ring;
     ring.cpu = cpu;
@@ -503,13 +524,6 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
     }
     r.base = m;
   }
-  // Opened once here so that attach() reports what cannot be traced, then
-  // closed: an open but disabled event is not an untraced workload (a
-  // perf uprobe keeps its breakpoint in the code, a tracepoint its probe
-  // registered), and the baseline blocks must run untraced.
-  TB_TRY(open_traced());
-  close_traced();
-  closed_hits_ = closed_lost_ = {};
   return Status::ok();
 }
 
@@ -854,9 +868,8 @@ nlohmann::json PerfTracer::details() const {
     j["kernel_hits"] = kernel_hits_[0];  // the first handler's
   }
   j["kernel_lost_samples"] = kernel_lost_[0];
-  j["ecbs"] = static_cast<int>(config_.ecbs);
+  put_handler_count(&j, config_.ecbs, config_.extra_predicate);
   if (config_.ecbs > 1) {
-    j["extra_predicate"] = config_.extra_predicate ? "true" : "false";
     // Per handler, the first then the extras: events per enable(), samples
     // and lost samples in the rings (by id), the kernel's hit counts.
     nlohmann::json fds = nlohmann::json::array(), samples = nlohmann::json::array(), lost = nlohmann::json::array(),

@@ -53,8 +53,7 @@ inline constexpr unsigned kMaxEcbs = 32;
 
 // The adapter's `--option perf.<key>=<value>` keys, and their parse into a PerfConfig.
 const OptionSchema& option_schema();
-Status parse_options(const std::map<std::string, std::string>& options, PerfConfig* out);
-// The same from a spec: the values the plan parsed, when it carries them.
+// A spec's options: the values the plan parsed, when it carries them, else its raw options.
 Status parse_spec_options(const AttachSpec& spec, PerfConfig* out);
 
 class PerfTracer final : public Tracer {
@@ -100,6 +99,10 @@ class PerfTracer final : public Tracer {
   };
 
   Status open_events(const AttachSpec& spec);
+  // open_events()'s steps.
+  Status resolve_event(const ProbePoint& p, pid_t pid, std::string* file, std::uint64_t* offset);
+  perf_event_attr event_attr();
+  Status open_rings(const perf_event_attr& a);
   Status open_traced();
   void close_traced() noexcept;
   // A uprobe event at `where` (common::uprobe_location: path:0xOFFSET, with

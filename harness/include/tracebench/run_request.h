@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,7 @@ struct SingleRunRequest {
   std::string action = "default";  // "default": the tracer's first action
   long long payload = 0;
   std::vector<std::string> raw_options;  // as split_option_args() takes them
+  bool availability_by_caller = false;   // RunOptions::availability_by_caller
 };
 
 // Plans `req` exactly as `run -t T -w W [-a A] -p P -o ...` would (the same
@@ -47,6 +49,15 @@ struct SingleRunRequest {
 // attach spec (probe, action, payload, options parsed once) and `bench` with
 // its name and parts.
 Status plan_single_run(const SingleRunRequest& req, AttachSpec* spec, BenchSpec* bench = nullptr);
+
+// A request with no workload (`dvm -c/-p` traces another process): the
+// tracer's `-o` options split and parsed as the plan parses them, the same
+// refusals in the same words; `parsed` gets the typed values.
+Status plan_tracer_options(const std::string& tracer, const std::vector<std::string>& raw_options,
+                           std::shared_ptr<const OptionValues>* parsed);
+
+// The refusal of `-o <tracer>.<key>=...` for a tracer the request does not run.
+Status tracer_not_in_run(const std::string& tracer, const std::string& key, const std::string& running);
 
 // The attach spec of a planned benchmark: its probe, action, payload and
 // the options the plan parsed (pid left 0: the caller's process).

@@ -61,6 +61,12 @@ struct RunOptions {
   // the benchmark filter only; nothing of this kernel (tracer and workload
   // availability, the tracers' validate(), payload limits) is asked.
   bool plan_for_guest = false;
+  // Availability (the tracers' and the workloads') is the caller's to
+  // report: `dvm --kernel` compiles, lists and resolves probes before it
+  // asks the module, and says so in its own words when the module is
+  // missing; `model fit` names commands for runs made elsewhere (the VM
+  // lab).  All else is planned: options, payloads, the tracers' validate().
+  bool availability_by_caller = false;
 };
 
 // One planned benchmark.

@@ -62,6 +62,10 @@ bool is_branch(uint8_t op) { return op >= kOpBa && op <= kOpBleu; }
 
 }  // namespace
 
+// One pass over the instructions with a case per opcode class (~130
+// lines): the rules stay side by side, as DTrace's dtrace_difo_validate()
+// keeps them, so that a reader checks each opcode's against the
+// interpreter's case for it.
 VerifyError dif_verify(const Program* p, VerifyWork* w) {
   auto fail = [](uint32_t pc, const char* rule) { return VerifyError{pc, rule}; };
   if (!p || !p->insns || p->ninsns == 0) return fail(0, "empty program");

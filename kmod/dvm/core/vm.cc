@@ -1,5 +1,12 @@
 // The D-VM interpreter, dynamic variables, aggregations and the probe path.
 // Freestanding: no allocation, no exceptions, no libc calls.
+// One file, longer than the suite's ~600-line guide, on purpose: every call a
+// firing makes (dvm_fire -> dif_exec -> the subroutines, dynamic-variable and
+// aggregation lookups, the buffer's record writes) stays in one translation
+// unit, where the compiler can inline it; neither Kbuild nor the suite's
+// CMake builds with LTO, so a split by topic would turn them into calls on
+// every firing.  Its parts, in order: byte helpers, dynamic variables,
+// strings and subroutines, the interpreter, aggregations, the probe path.
 #include "vm.h"
 
 namespace tbdvm {
@@ -389,6 +396,8 @@ uint64_t load_builtin(MState* ms, uint32_t id) {
   }
 }
 
+// One switch over the subroutines, each case a few lines: what every
+// subroutine does reads as one table.
 uint64_t call_subr(MState* ms, uint32_t subr) {
   uint32_t n = kSubrArgs[subr];
   const TupleEntry* a = &ms->tuple[ms->ntuple - n];
@@ -516,6 +525,10 @@ inline bool store_mem(MState* ms, uint64_t addr, uint64_t val) {
 #define TBDVM_JUMP_TABLE
 #endif
 
+// One function on purpose (~220 lines): the dispatch over every opcode,
+// with the registers in locals the compiler keeps in machine registers; a
+// handler per function would make each instruction a call and the registers
+// memory.
 uint64_t dif_exec(const Program* p, MState* ms) {
   // Registers start at zero so no stale stack data can reach a record.
   // (CMake sets -mmemset-strategy so this is not `rep stos`, ~30 cycles.)

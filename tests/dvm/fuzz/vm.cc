@@ -7,6 +7,7 @@
 
 #include "tests/dvm/fuzz/input.h"
 #include "kmod/dvm/core/vm.h"
+#include "tracers/dvm/one_slot.h"
 
 namespace {
 using namespace tbdvm;
@@ -22,55 +23,19 @@ uint32_t t_stack(uint64_t* pcs, uint32_t max) {
   return max;
 }
 
-struct World {
-  SpinLock lock;
-  Slot slot;
-  State st;
-  Probe probe;
-  FireArgs fa;
-  std::string names = std::string("p\0m\0f\0n\0", 8);
-  std::vector<uint8_t> scratch = std::vector<uint8_t>(2048);
-  std::vector<uint8_t> chunks;
-  std::vector<uint32_t> buckets = std::vector<uint32_t>(16);
-  std::vector<uint64_t> gvals = std::vector<uint64_t>(kMaxGlobals);
-  std::vector<uint8_t> gstr;
-  std::vector<uint8_t> buf = std::vector<uint8_t>(8192);
-  std::vector<uint8_t> agg = std::vector<uint8_t>(16384);
-  std::vector<uint32_t> aggb = std::vector<uint32_t>(16);
+// Small buffers, so that the fuzzer reaches their limits (drops, full
+// arenas, no dynamic-variable chunk left) quickly.
+struct World : OneSlot {
   uint8_t region[64];
-  World() {
+  World()
+      : OneSlot({.strsize = 32, .scratch = 2048, .buf_half = 4096, .agg = 16384, .agg_buckets = 16, .dyn_chunks = 16},
+                std::string("p\0m\0f\0n\0", 8), "") {
     st.host.timestamp = t_now;
     st.host.vtimestamp = t_now;
     st.host.walltimestamp = t_now;
     st.host.cpu = t_cpu;
     st.host.copyin = t_copyin;
     st.host.stack = t_stack;
-    st.strsize = 32;
-    slot.lock = &lock;
-    slot.scratch = scratch.data();
-    slot.scratch_size = 2048;
-    slot.buf.data[0] = buf.data();
-    slot.buf.data[1] = buf.data() + 4096;
-    slot.buf.size = 4096;
-    slot.agg.arena = agg.data();
-    slot.agg.size = 16384;
-    slot.agg.used = 8;
-    slot.agg.buckets = aggb.data();
-    slot.agg.nbuckets = 16;
-    st.slots = &slot;
-    st.nslots = 1;
-    uint32_t cb = dynvar_chunk_bytes(st.strsize);
-    chunks.assign(16ull * cb, 0);
-    dynvar_init(&st.dyn, chunks.data(), cb, 16, buckets.data(), 16);
-    st.gvals = gvals.data();
-    gstr.assign(kMaxGlobals * st.strsize, 0);
-    st.gstr = gstr.data();
-    probe.names = names.data();
-    probe.names_len = 8;
-    probe.provider = names.data();
-    probe.module = names.data() + 2;
-    probe.function = names.data() + 4;
-    probe.name = names.data() + 6;
     for (int i = 0; i < 64; i++) region[i] = static_cast<uint8_t>(i);
     fa.region = Region{reinterpret_cast<uint64_t>(region), 64};
     fa.args[0] = reinterpret_cast<uint64_t>(region);
@@ -121,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (W.slot.agg.used > 12000) {  // keep the aggregation arena from filling for good
     W.slot.agg.used = 8;
     std::memset(W.slot.agg.nokey, 0, sizeof W.slot.agg.nokey);
-    std::memset(W.aggb.data(), 0, W.aggb.size() * 4);
+    std::memset(W.aggbuckets.data(), 0, W.aggbuckets.size() * 4);
   }
   return 0;
 }

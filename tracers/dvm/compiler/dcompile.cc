@@ -308,6 +308,8 @@ class Compiler {
     for (auto& a : acts) c->actions.push_back(std::move(a));
   }
 
+  // Long (~80 lines): the aggregating functions' argument rules side by
+  // side, one table of what each function takes.
   void aggregation(const Node* st, ClauseDesc* c) {
     const Node* keys = st->kids[0].get();
     const Node* call = st->kids[1].get();

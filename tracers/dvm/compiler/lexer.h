@@ -116,6 +116,8 @@ class Lexer {
     return t;
   }
 
+  // One switch over the next character (~100 lines): every token's shape
+  // in one place, as a hand-written lexer keeps it.
   Token next() {
     skip_space();
     Token t;

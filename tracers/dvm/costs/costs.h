@@ -29,6 +29,7 @@
 #include "tracebench/clock.h"
 #include "tracebench/stats.h"
 #include "tracers/dvm/compiler/dcompile.h"
+#include "tracers/dvm/one_slot.h"
 #include "kmod/dvm/core/vm.h"
 #include "tracers/dvm/runtime.h"
 
@@ -76,55 +77,18 @@ extern double g_validation_seconds;
 extern nlohmann::json g_validation;
 
 // ---------------------------------------------------------------------------
-// A State built by hand for the core measurements (one slot, like one CPU).
-struct Core {
-  SpinLock lock;
-  Slot slot;
-  State st;
-  Probe probe;
-  FireArgs fa;
-  std::string names = std::string("tb\0tracebench\0bench\0fire\0", 26);
-  std::vector<uint8_t> scratch = std::vector<uint8_t>(1 << 16);
-  std::vector<uint8_t> chunks;
-  std::vector<uint32_t> buckets;
-  std::vector<uint64_t> gvals = std::vector<uint64_t>(kMaxGlobals);
-  std::vector<uint8_t> gstr;
-  std::vector<uint8_t> bufmem = std::vector<uint8_t>(2u << 20);
-  std::vector<uint8_t> aggmem = std::vector<uint8_t>(4u << 20);
-  std::vector<uint32_t> aggbuckets = std::vector<uint32_t>(4096);
+// The core measurements' State: one slot (like one CPU) with room for the
+// tables' programs, the runtime's host functions, a 256-byte region as the
+// probe's payload.
+struct Core : OneSlot {
   alignas(64) uint8_t region[256];
 
-  Core() {
+  Core()
+      : OneSlot({.strsize = 256, .scratch = 1 << 16, .buf_half = 1u << 20, .agg = 4u << 20, .agg_buckets = 4096,
+                 .dyn_chunks = 4096},
+                std::string("tb\0tracebench\0bench\0fire\0", 24), "tracebench_dvm_costs") {
     st.host = default_host();
-    st.strsize = 256;
-    std::strcpy(st.execname, "tracebench_dvm_costs");
-    slot.lock = &lock;
-    slot.scratch = scratch.data();
-    slot.scratch_size = static_cast<uint32_t>(scratch.size());
-    slot.buf.data[0] = bufmem.data();
-    slot.buf.data[1] = bufmem.data() + (1u << 20);
-    slot.buf.size = 1u << 20;
-    slot.agg.arena = aggmem.data();
-    slot.agg.size = static_cast<uint32_t>(aggmem.size());
-    slot.agg.used = 8;
-    slot.agg.buckets = aggbuckets.data();
-    slot.agg.nbuckets = 4096;
-    st.slots = &slot;
-    st.nslots = 1;
-    uint32_t cb = dynvar_chunk_bytes(st.strsize);
-    chunks.assign(4096ull * cb, 0);
-    buckets.assign(4096, 0);
-    dynvar_init(&st.dyn, chunks.data(), cb, 4096, buckets.data(), 4096);
-    st.gvals = gvals.data();
-    gstr.assign(static_cast<size_t>(kMaxGlobals) * st.strsize, 0);
-    st.gstr = gstr.data();
     probe.id = 1;
-    probe.names = names.data();
-    probe.names_len = static_cast<uint32_t>(names.size());
-    probe.provider = names.data();
-    probe.module = names.data() + 3;
-    probe.function = names.data() + 14;
-    probe.name = names.data() + 20;
     for (int i = 0; i < 256; i++) region[i] = static_cast<uint8_t>(i);
     fa.region = Region{reinterpret_cast<uint64_t>(region), sizeof region};
     fa.args[0] = reinterpret_cast<uint64_t>(region);
@@ -132,10 +96,7 @@ struct Core {
     fa.tid = static_cast<uint64_t>(syscall(SYS_gettid));
     begin_firing();
   }
-  void begin_firing() {
-    dvm_prepare_firing(&slot.ms, &st, &slot, &probe, &fa);
-    dvm_prepare_ecb(&slot.ms, &slot, 1);
-  }
+  void begin_firing() { OneSlot::begin_firing(1); }
 };
 
 Core& core();

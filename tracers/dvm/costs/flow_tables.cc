@@ -62,6 +62,7 @@ std::unique_ptr<Session> session_for(const std::string& src, bool kernel = false
   return s;
 }
 
+// Table 6's rows, one registration each (~80 lines), in the table's order.
 void register_table6() {
   benchmark::RegisterBenchmark("table6/site_disabled", [](benchmark::State& s) {
     timed(s, "table6/site_disabled", 1000, [](uint32_t n) {

@@ -178,6 +178,10 @@ KernelHome::~KernelHome() {
   if (fd_ >= 0) close(fd_);  // the module disarms and frees the session
 }
 
+// Long (~120 lines) on purpose: it lays the session out in the module's ABI
+// (tracebench_kmod_abi.h: objects, key objects, actions, ECBs, probes) as
+// DVM_ENABLE takes them and reads the module's refusal back, so that the
+// layout is read against the ABI in one place.
 Error KernelHome::enable(const std::vector<const Binding*>& bindings,
                          const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
                          const Options& o) {

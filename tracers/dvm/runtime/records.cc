@@ -127,6 +127,9 @@ int64_t agg_stddev(const std::vector<int64_t>& v) {
   return var > 0 ? static_cast<int64_t>(std::sqrt(var)) : 0;
 }
 
+// One loop over a buffer's records (~125 lines) with a switch over the
+// actions of each record's ECB: each case prints one kind of action's data,
+// in one place.
 void Session::chew(const uint8_t* data, uint32_t len) {
   uint32_t off = 0;
   while (off + sizeof(RecordHeader) <= len) {
