@@ -1,5 +1,5 @@
 // The eBPF adapter: one class over libbpf skeletons.  Longer than the
-// suite's ~500-line guide, on purpose: target resolution per attach type,
+// suite's ~600-line guide (README, Contributing), on purpose: target resolution per attach type,
 // links, the kernel run statistics and the counts judged against the
 // workload share the loaded object's state and are read together.  The
 // options are in options.cc, the BPF objects in bpf_objects.cc, the ring

@@ -1,6 +1,6 @@
 // The Ftrace adapter: one class over one tracefs instance (and, for option
 // ecbs, the extra instances that enable the same event).  Longer than the
-// suite's ~500-line guide, on purpose: attach (static event, uprobe event or
+// suite's ~600-line guide (README, Contributing), on purpose: attach (static event, uprobe event or
 // trace_marker, the pid and id filters), enable/disable, the read-back through
 // libtraceevent and teardown all work on the same instance state and are
 // read together; the options schema and the feature probes sit above it

@@ -1,6 +1,6 @@
 // The kprobes adapter (VM lab kernels): one class over three ways of
 // placing a kprobe (a tracefs kprobe event, a perf kprobe PMU event, a BPF
-// program on it).  Longer than the suite's ~500-line guide, on purpose: the
+// program on it).  Longer than the suite's ~600-line guide (README, Contributing), on purpose: the
 // three share symbol resolution, placement checks (debugfs kprobes/list) and
 // teardown, and differ only in attach and read-back, side by side here.
 #include "kprobes_tracer.h"

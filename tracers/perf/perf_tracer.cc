@@ -1,5 +1,5 @@
 // The perf adapter: one class over perf_event_open.  Longer than the suite's
-// ~500-line guide, on purpose: opening the events (tracepoint, tracefs or PMU
+// ~600-line guide (README, Contributing), on purpose: opening the events (tracepoint, tracefs or PMU
 // uprobe, per thread or per CPU), the mmap rings, the consumer thread that
 // drains them and the counts judged against the workload share the same
 // per-ring state and are read together.
