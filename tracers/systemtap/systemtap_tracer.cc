@@ -1,0 +1,234 @@
+#include "systemtap_tracer.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "tracers/common/names.h"
+#include "tracers/common/proc.h"
+#include "build_id.h"
+#include "compile.h"
+
+namespace fs = std::filesystem;
+
+namespace tracebench::systemtap {
+
+const OptionSchema& SystemtapTracer::option_schema() const {
+  static const OptionSchema schema = {
+      {.name = "ready_timeout_s",
+       .type = OptionSpec::Type::kUint,
+       .help = "seconds each enable() waits for staprun to load the module and run the script's begin probe "
+               "(outside the timed region; a guest under TCG takes seconds)",
+       .default_value = "120",
+       .min = 1,
+       .max = 3600}};
+  return schema;
+}
+
+Status SystemtapTracer::validate(const AttachSpec& spec) const {
+  OptionValues v;
+  TB_TRY(option_values("systemtap", option_schema(), spec, &v));
+  if (spec.payload_bytes > 0)
+    return Status::error("systemtap: the scripts record no payload (payload 0 only)");
+  StapScript s;
+  // The module's build-id is known at attach(); any stands in for it here.
+  return make_script(spec.probe, spec.action, "0", &s);
+}
+
+Status SystemtapTracer::attach(const AttachSpec& spec) {
+  teardown();
+  counts_ = EventCounts{};
+  sessions_ = 0;
+  transport_failures_ = 0;
+  per_session_.clear();
+  warnings_.clear();
+  TB_TRY(validate(spec));
+  OptionValues v;
+  TB_TRY(option_values("systemtap", option_schema(), spec, &v));
+  ready_timeout_s_ = static_cast<unsigned>(v.number("ready_timeout_s"));
+  TB_TRY(make_script(spec.probe, spec.action, loaded_kmod_build_id(), &script_));
+  target_ = spec.probe.target;
+  const HostFacts facts = probe_host();
+  if (Availability a = judge(facts); !a.ok) return Status::error("systemtap: " + a.reason);
+  staprun_ = facts.staprun;
+  if (!facts.module_dir.empty()) {
+    ko_ = facts.module_dir + "/" + script_.module + ".ko";
+    if (access(ko_.c_str(), R_OK) != 0)
+      return Status::error("systemtap: " + ko_ + " was not compiled for this kernel (the VM lab compiles the "
+                           "scripts of every supported workload: tracebench systemtap build)");
+    module_source_ = "precompiled";
+  } else {
+    CompileTree tree;
+    TB_TRY(prepare_tree(facts.build_tree, &tree));
+    // The companion module's .ko is not known here (the VM lab passes it
+    // to `tracebench systemtap build`): its probes compile there.
+    TB_TRY(compile_module(tree, script_, "", &compile_seconds_, &compile_cached_));
+    ko_ = tree.modules + "/" + script_.module + ".ko";
+    module_source_ = compile_cached_ ? "cached" : "compiled here";
+  }
+  pid_ = spec.pid ? spec.pid : getpid();
+  params_ = {"tb_pid=" + std::to_string(pid_)};
+  if (script_.takes_syscall_nr) params_.push_back("tb_nr=" + std::to_string(syscall_number(spec.probe.target)));
+  char tmpl[64];
+  std::snprintf(tmpl, sizeof tmpl, "/tmp/%s-XXXXXX", common::owned_name("stap").c_str());
+  if (!mkdtemp(tmpl)) return Status::error("systemtap: mkdtemp " + std::string(tmpl) + " failed");
+  dir_ = tmpl;
+  if (script_.needs_kmod) {
+    // One session before the measured ones, its count not used: in the VM
+    // lab the first session of a script on the companion module counted
+    // none of the events fired after its probe was armed (the later ones
+    // counted every event); the cause is not known, so it is said here
+    // and in the README, and every counted session is still held to the
+    // exact count.
+    TB_TRY(enable());
+    SessionOutput o;
+    TB_TRY(session_.stop(&o));
+    warmup_count_ = o.count;
+  }
+  return Status::ok();
+}
+
+namespace {
+
+// A probe on a module's function is placed when the runtime has relocated
+// the module's addresses, which it does after the begin probe ran, in a
+// worker (staprun's ready line comes first: events fired between the two
+// were seen in the VM lab to go uncounted).  It is in the kernel's kprobe
+// list ("<addr> k <symbol>+0x0 <module>") once placed, and armed when
+// that line has no [DISABLED].
+Status wait_kprobe_listed(const std::string& symbol, unsigned timeout_s) {
+  const std::string list = "/sys/kernel/debug/kprobes/list", want = " " + symbol + "+0x0";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  auto armed = [&] {
+    const std::string text = common::read_text(list);
+    const auto at = text.find(want);
+    if (at == std::string::npos) return false;
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    return line.find("DISABLED") == std::string::npos && line.find("GONE") == std::string::npos;
+  };
+  while (!armed()) {
+    if (access(list.c_str(), R_OK) != 0)
+      return Status::error("systemtap: cannot read " + list + " to see the probe on " + symbol +
+                           " placed (mount -t debugfs none /sys/kernel/debug)");
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::error("systemtap: the probe on " + symbol + " was not placed within " +
+                           std::to_string(timeout_s) + " s of the script's start (" + list + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status SystemtapTracer::enable() {
+  if (dir_.empty()) return Status::error("systemtap: enable() before attach()");
+  TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_));
+  if (script_.needs_kmod) {
+    if (Status s = wait_kprobe_listed(target_, ready_timeout_s_); !s) {
+      session_.kill_now();
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
+Status SystemtapTracer::disable() {
+  SessionOutput o;
+  TB_TRY(session_.stop(&o));
+  ++sessions_;
+  if (!o.count_seen) {
+    if (!counts_.tracer_errors++)
+      counts_.tracer_error_detail = "the script's end probe printed no count (session " + std::to_string(sessions_) + ")";
+  }
+  // Skipped probes are firings whose handler did not run (reentrancy, a
+  // busy lock, MAXACTION): events the script did not count.
+  counts_.lost += o.skipped;
+  counts_.recorded += o.count;
+  if (o.errors) {
+    if (!counts_.tracer_errors) counts_.tracer_error_detail = "stap reported errors: " + o.warnings;
+    counts_.tracer_errors += o.errors;
+  }
+  transport_failures_ += o.transport_failures;
+  per_session_.push_back(o.count);
+  if (!o.warnings.empty() && warnings_.find(o.warnings) == std::string::npos)
+    warnings_ += (warnings_.empty() ? "" : "; ") + o.warnings;
+  return Status::ok();
+}
+
+nlohmann::json SystemtapTracer::details() const {
+  nlohmann::json d = {{"runtime", "module"},
+                      {"module", script_.module},
+                      {"module_source", module_source_},
+                      {"compile_seconds", compile_seconds_},
+                      {"sessions", sessions_}};
+  if (script_.needs_kmod) d["warmup_session_count"] = warmup_count_;
+  if (!warnings_.empty()) d["stap_warnings"] = warnings_;
+  if (transport_failures_) d["transport_failures"] = transport_failures_;
+  d["per_session"] = per_session_;
+  return d;
+}
+
+void SystemtapTracer::teardown() noexcept {
+  session_.kill_now();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    dir_.clear();
+  }
+}
+
+namespace {
+
+// The module a stapio process runs, from its command line ("" when none of ours).
+std::string stapio_module(const std::string& cmdline) {
+  if (cmdline.find("stapio") == std::string::npos) return {};
+  const auto at = cmdline.find("tracebench_stap_");
+  if (at == std::string::npos) return {};
+  const auto end = cmdline.find(".ko", at);
+  return cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+}  // namespace
+
+std::vector<std::string> leftovers(bool remove) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  std::vector<std::string> held;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = common::read_text("/proc/" + pid + "/cmdline");
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    const std::string module = stapio_module(cmd);
+    if (module.empty()) continue;
+    held.push_back(module);
+    // Ours while the tracebench that started it lives (stapio is its child).
+    const std::string stat = common::read_text("/proc/" + pid + "/stat");
+    long ppid = 0;
+    const auto rp = stat.rfind(')');
+    if (rp != std::string::npos) std::sscanf(stat.c_str() + rp + 1, " %*c %ld", &ppid);
+    if (ppid > 1 && common::pid_alive(static_cast<pid_t>(ppid))) continue;
+    found.push_back("stapio " + pid + " (" + module + ")");
+    if (remove) ::kill(std::stol(pid), SIGTERM);  // runs the end probe and unloads the module
+  }
+  for (const auto& e : fs::directory_iterator("/sys/module", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tracebench_stap_", 0) != 0) continue;
+    if (std::find(held.begin(), held.end(), name) != held.end()) continue;
+    found.push_back("module " + name);
+    if (remove) remove_module("", name);
+  }
+  return found;
+}
+
+}  // namespace tracebench::systemtap
+
+TRACEBENCH_REGISTER_TRACER(systemtap, [] { return std::make_unique<tracebench::systemtap::SystemtapTracer>(); });
+TRACEBENCH_REGISTER_CLEANUP(systemtap, tracebench::systemtap::leftovers);
