@@ -218,6 +218,15 @@ std::vector<std::string> leftovers(bool remove) {
     found.push_back("stapio " + pid + " (" + module + ")");
     if (remove) ::kill(std::stol(pid), SIGTERM);  // runs the end probe and unloads the module
   }
+  // Session folders (/tmp/tracebench-<pid>-stap-XXXXXX) of runs that are gone.
+  for (const auto& e : fs::directory_iterator("/tmp", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find("-stap-") == std::string::npos) continue;
+    const long owner = common::name_owner(name.substr(0, name.find("-stap-")));
+    if (owner <= 0 || !common::owner_is_gone(owner)) continue;
+    found.push_back("session folder " + e.path().string());
+    if (remove) fs::remove_all(e.path(), ec);
+  }
   for (const auto& e : fs::directory_iterator("/sys/module", ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("tracebench_stap_", 0) != 0) continue;

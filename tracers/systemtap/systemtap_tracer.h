@@ -55,7 +55,8 @@ class SystemtapTracer final : public Tracer {
 };
 
 // Objects a killed run left: stapio processes of tracebench_stap_* modules
-// whose parent is gone, and such modules no stapio holds.
+// whose parent is gone, such modules no stapio holds, and session folders
+// of dead runs.
 std::vector<std::string> leftovers(bool remove);
 
 }  // namespace tracebench::systemtap
