@@ -8,6 +8,7 @@
 #include "host_facts.h"
 #include "script.h"
 #include "session.h"
+#include "systemtap_tracer.h"
 
 namespace tracebench::systemtap {
 namespace {
@@ -130,6 +131,20 @@ TEST(SystemtapScript, RefusedWithReasons) {
   EXPECT_FALSE(script_supports(ProbePoint{"kfunc:vfs_read", ProbeKind::kKernelFunction, "vfs_read", 0, "", -1, -1}, &why));
   EXPECT_NE(why.find("symbol table"), std::string::npos) << why;
   EXPECT_FALSE(script_supports(ProbePoint{"kmod:x", ProbeKind::kKmodTracepoint, "tracebench:x", 0, "", -1, -1}, &why));
+}
+
+// A user function is planned and refused with the reason, not left out unsaid.
+TEST(SystemtapScript, TracerRefusesUprobesWithReason) {
+  SystemtapTracer t;
+  AttachSpec spec;
+  spec.probe = ProbePoint{"user:tb_hot_nop", ProbeKind::kUserFunction, "tb_hot_nop", 0, "", -1, -1};
+  spec.action = "count";
+  EXPECT_TRUE(t.supports(spec.probe));
+  const Status s = t.validate(spec);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("uprobes"), std::string::npos) << s.message();
+  spec.probe = syscall_probe("getpid");
+  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
 }
 
 TEST(SystemtapSession, ParsesCountAndWarnings) {

@@ -42,6 +42,8 @@ for w, b in rows.items():
     assert e["tracer_errors"] == 0, (w, e)
     assert d["module_source"] == "precompiled" and d["module"].startswith("tracebench_stap_"), (w, d)
     assert sum(d["per_session"]) == e["recorded"] and d["sessions"] == len(d["per_session"]), (w, d)
+    # Each session saw its probe count (its own events) before its block.
+    assert d["liveness_events"] >= d["sessions"], (w, d)
     print(f"  {w}: {e['recorded']} of {e['fired']} events counted by the script in {d['sessions']} sessions, "
           f"overhead {b['overhead_ns_per_event']['median'] if isinstance(b['overhead_ns_per_event'], dict) else b['overhead_ns_per_event']} ns")
 assert wall <= 180, f"the run took {wall} s, over its 3-minute budget"

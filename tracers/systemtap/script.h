@@ -15,6 +15,8 @@ namespace tracebench::systemtap {
 // Lines the scripts print (begin, end), parsed by session.cc.
 inline constexpr const char* kReadyLine = "tracebench_stap ready";
 inline constexpr const char* kCountPrefix = "tracebench_stap count ";
+// /proc/systemtap/<module>/<this>: the count while a kmod script runs.
+inline constexpr const char* kLiveCountFile = "tb_count";
 
 struct StapScript {
   std::string text;
@@ -42,7 +44,7 @@ bool script_supports(const ProbePoint& probe, std::string* why = nullptr);
 // "tracebench_stap_" + FNV-1a 64 of the text in hex: the cache key and the
 // module's name, so a changed script is a different module.
 std::string module_name(const std::string& text);
-// The x86-64 number of a syscall a workload names; -1 when unknown.
+// The number of an argument-less syscall a workload names; -1 otherwise.
 long syscall_number(const std::string& name);
 
 }  // namespace tracebench::systemtap

@@ -26,7 +26,21 @@ class SystemtapTracer final : public Tracer {
   }
   Availability available() override { return judge(probe_host()); }
   std::vector<std::string> actions() const override { return {"count"}; }
-  bool supports(const ProbePoint& p) const override { return script_supports(p); }
+  // Every kind SystemTap has a probe for; validate() refuses, with the
+  // reason, those this adapter cannot run (script_supports()), so a run
+  // lists them as skipped and why.
+  bool supports(const ProbePoint& p) const override {
+    switch (p.kind) {
+      case ProbeKind::kSyscall:
+      case ProbeKind::kKernelFunction:
+      case ProbeKind::kKmodTracepoint:
+      case ProbeKind::kUserFunction:
+      case ProbeKind::kUsdt:
+        return true;
+      default:
+        return false;
+    }
+  }
   std::size_t max_payload_bytes(const ProbePoint&, const std::string&) const override { return 0; }
   const OptionSchema& option_schema() const override;
   ModelDescription model() const override;
@@ -49,7 +63,10 @@ class SystemtapTracer final : public Tracer {
   std::string module_source_;  // "compiled here", "cached", "precompiled"
   StapSession session_;
   EventCounts counts_;
-  std::uint64_t sessions_ = 0, warmup_count_ = 0, transport_failures_ = 0;
+  std::uint64_t sessions_ = 0, transport_failures_ = 0, restarts_ = 0;
+  // Events enable() saw counted while it fired its own to see the probe live.
+  std::uint64_t self_fired_ = 0, self_fired_total_ = 0;
+  long syscall_nr_ = -1;
   std::vector<std::uint64_t> per_session_;  // events each session counted
   std::string warnings_;
 };
