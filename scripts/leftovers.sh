@@ -1,7 +1,8 @@
 #!/bin/bash
 # Lists kernel tracing state tagged as tracebench's: tracefs instances,
 # dynamic (uprobe/kprobe) events, BPF programs named tb_*, enabled events in
-# the top-level buffer that we might have touched.  Prints nothing and exits
+# the top-level buffer that we might have touched, SystemTap's modules
+# (tracebench_stap_*), their stapio and session folders.  Prints nothing and exits
 # 0 when there is none; prints what it found and exits 1 otherwise.  The
 # names are the scheme of tracers/common/names.h (tracebench-<pid>[-...],
 # tb<pid>_..., /tmp/tracebench-lttng-<pid>...).
@@ -28,6 +29,16 @@ if [ -e /dev/tracebench ] || grep -q '^tracebench ' /proc/modules 2>/dev/null; t
   echo "kernel module: tracebench loaded"
   found=1
 fi
+for m in /sys/module/tracebench_stap_*; do
+  [ -e "$m" ] && { echo "systemtap module: ${m##*/}"; found=1; }
+done
+if pgrep -f 'stapio .*tracebench_stap_' >/dev/null 2>&1; then
+  pgrep -af 'stapio .*tracebench_stap_' | sed 's/^/systemtap stapio: /'
+  found=1
+fi
+for d in /tmp/tracebench-*-stap-*; do
+  [ -e "$d" ] && { echo "systemtap session directory: $d"; found=1; }
+done
 for d in /tmp/tracebench-lttng-*; do
   [ -e "$d" ] && { echo "lttng trace directory: $d"; found=1; }
 done

@@ -26,6 +26,8 @@ packages=(
   libbabeltrace2-dev python3-bt2
   # VM lab: a Debian kernel + headers to build the module against, qemu, busybox initramfs
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio pahole zstd xz-utils file
+  # SystemTap: stap compiles the scripts on the host (for the guest's kernel), staprun/stapio run them
+  systemtap systemtap-runtime
   # pgrep: the VM lab checks that no qemu is left behind (procps, normally present)
   procps
   # VM lab, LTTng kernel domain: lttng-modules is built from its .deb (apt-get download), depmod

@@ -27,7 +27,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-kernel="" headers="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
+kernel="" headers="" outdir="" stap=0 accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
 bins=() files=() kparams=() initramfs_out="" lava=()
 die() { echo "tracebench-vm: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
@@ -97,6 +97,24 @@ if [ $lttng_modules -eq 1 ]; then
   plugins=$(ls -d /usr/lib/*/babeltrace2/plugins 2>/dev/null | head -1)
   [ -n "$plugins" ] || die "babeltrace2's plugins not found: apt-get install libbabeltrace2-0"
   kargs+=(--file "$plugins:$plugins")
+fi
+# SystemTap (a guest command that names the systemtap tracer): the tracebench
+# binary that goes into the guest compiles its scripts here against the
+# guest's headers (`tracebench systemtap build`, cached), and the guest gets
+# the modules in /tb/stap with staprun and stapio (tracers/systemtap/README.md).
+for a in "$@"; do
+  case "$a" in systemtap|-tsystemtap|--tracer=systemtap) stap=1;; esac
+done
+if [ $stap -eq 1 ]; then
+  tb=""
+  for b in "${bins[@]}"; do case "$b" in *:/tb/bin/tracebench) tb=${b%%:*};; esac; done
+  [ -n "$tb" ] || die "the guest runs SystemTap but no tracebench binary goes in (--bin TRACEBENCH:/tb/bin/tracebench) to compile its scripts"
+  [ -n "$headers" ] || headers=$(headers_for "$krel")
+  [ -n "$headers" ] || die "SystemTap's scripts are compiled against the guest kernel's headers: apt-get install linux-headers-${krel:-<release>}"
+  "$tb" systemtap build --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
+  stapio=/usr/lib/systemtap/stapio
+  [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
+  kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")
 fi
 # The guest command, quoted for busybox sh.
 q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }

@@ -1,0 +1,188 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "build_id.h"
+#include "host_facts.h"
+#include "script.h"
+#include "session.h"
+#include "systemtap_tracer.h"
+
+namespace tracebench::systemtap {
+namespace {
+
+HostFacts all_present() {
+  HostFacts f;
+  f.release = "6.1.0-56-amd64";
+  f.stap = "/usr/bin/stap";
+  f.staprun = "/usr/bin/staprun";
+  f.build_tree = "/lib/modules/6.1.0-56-amd64/build";
+  f.modules_supported = true;
+  return f;
+}
+
+TEST(SystemtapAvailability, AllPresentIsAvailable) { EXPECT_TRUE(judge(all_present()).ok); }
+
+TEST(SystemtapAvailability, StaprunMissing) {
+  HostFacts f = all_present();
+  f.staprun.clear();
+  const Availability a = judge(f);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("apt-get install systemtap"), std::string::npos) << a.reason;
+}
+
+TEST(SystemtapAvailability, StapMissingWithoutPrecompiledModules) {
+  HostFacts f = all_present();
+  f.stap.clear();
+  const Availability a = judge(f);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("stap not found"), std::string::npos) << a.reason;
+  f.module_dir = kGuestModuleDir;  // the VM lab's guest: compiled on the host
+  EXPECT_TRUE(judge(f).ok);
+}
+
+TEST(SystemtapAvailability, NoBuildTree) {
+  HostFacts f = all_present();
+  f.build_tree.clear();
+  const Availability a = judge(f);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("no build tree for the running kernel (/lib/modules/6.1.0-56-amd64/build/.config)"),
+            std::string::npos)
+      << a.reason;
+  EXPECT_NE(a.reason.find("tracebench vm"), std::string::npos) << a.reason;
+}
+
+TEST(SystemtapAvailability, ModulesRefused) {
+  HostFacts f = all_present();
+  f.modules_supported = false;
+  Availability a = judge(f);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("cannot load modules (no /proc/modules)"), std::string::npos) << a.reason;
+  f = all_present();
+  f.modules_disabled = true;
+  a = judge(f);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("kernel.modules_disabled = 1"), std::string::npos) << a.reason;
+}
+
+// This machine's case: both reasons are said, not only the first.
+TEST(SystemtapAvailability, EveryReasonSaid) {
+  HostFacts f = all_present();
+  f.modules_supported = false;
+  f.build_tree.clear();
+  const Availability a = judge(f);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("no /proc/modules"), std::string::npos) << a.reason;
+  EXPECT_NE(a.reason.find("no build tree"), std::string::npos) << a.reason;
+}
+
+ProbePoint syscall_probe(const std::string& name) {
+  return ProbePoint{"syscall:" + name, ProbeKind::kSyscall, name, 0, "", -1, -1};
+}
+
+ProbePoint kmod_probe() {
+  return ProbePoint{"kfunc:tracebench_kmod_target", ProbeKind::kKernelFunction, "tracebench_kmod_target", 0, "", -1,
+                    -1};
+}
+
+TEST(SystemtapScript, SyscallFilteredOnPidAndNumber) {
+  StapScript s;
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &s));
+  EXPECT_NE(s.text.find("probe kernel.trace(\"raw_syscalls:sys_enter\") { if (pid() == tb_pid && $id == tb_nr) "
+                        "tb_hits++ }"),
+            std::string::npos)
+      << s.text;
+  EXPECT_NE(s.text.find(kReadyLine), std::string::npos);
+  EXPECT_NE(s.text.find(kCountPrefix), std::string::npos);
+  EXPECT_TRUE(s.takes_syscall_nr);
+  EXPECT_FALSE(s.needs_kmod);
+  EXPECT_EQ(s.module.rfind("tracebench_stap_", 0), 0u);
+  // The number is a load-time parameter: one module for every syscall.
+  StapScript other;
+  ASSERT_TRUE(make_script(syscall_probe("getppid"), "count", "", &other));
+  EXPECT_EQ(s.module, other.module);
+  EXPECT_EQ(s.module, module_name(s.text));
+}
+
+TEST(SystemtapScript, KmodFunctionNamesTheModuleBuild) {
+  StapScript s;
+  const Status none = make_script(kmod_probe(), "count", "", &s);
+  EXPECT_FALSE(none);
+  EXPECT_NE(none.message().find("companion module is not loaded"), std::string::npos) << none.message();
+  StapScript a, b;
+  ASSERT_TRUE(make_script(kmod_probe(), "count", "4127e7cc", &a));
+  ASSERT_TRUE(make_script(kmod_probe(), "count", "e0253ad0", &b));
+  EXPECT_TRUE(a.needs_kmod);
+  EXPECT_NE(a.text.find(std::string("module(\"") + kKmodPathToken + "\").function(\"tracebench_kmod_target\")"),
+            std::string::npos)
+      << a.text;
+  EXPECT_NE(a.module, b.module) << "a rebuilt companion module must be a different script";
+}
+
+TEST(SystemtapScript, RefusedWithReasons) {
+  StapScript s;
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", "", &s));
+  EXPECT_FALSE(make_script(syscall_probe("no_such_call"), "count", "", &s));
+  std::string why;
+  EXPECT_FALSE(script_supports(ProbePoint{"user:f", ProbeKind::kUserFunction, "f", 0, "", -1, -1}, &why));
+  EXPECT_NE(why.find("uprobes"), std::string::npos) << why;
+  EXPECT_FALSE(script_supports(ProbePoint{"kfunc:vfs_read", ProbeKind::kKernelFunction, "vfs_read", 0, "", -1, -1}, &why));
+  EXPECT_NE(why.find("symbol table"), std::string::npos) << why;
+  EXPECT_FALSE(script_supports(ProbePoint{"kmod:x", ProbeKind::kKmodTracepoint, "tracebench:x", 0, "", -1, -1}, &why));
+}
+
+// A user function is planned and refused with the reason, not left out unsaid.
+TEST(SystemtapScript, TracerRefusesUprobesWithReason) {
+  SystemtapTracer t;
+  AttachSpec spec;
+  spec.probe = ProbePoint{"user:tb_hot_nop", ProbeKind::kUserFunction, "tb_hot_nop", 0, "", -1, -1};
+  spec.action = "count";
+  EXPECT_TRUE(t.supports(spec.probe));
+  const Status s = t.validate(spec);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("uprobes"), std::string::npos) << s.message();
+  spec.probe = syscall_probe("getpid");
+  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+}
+
+TEST(SystemtapSession, ParsesCountAndWarnings) {
+  const SessionOutput o = parse_output(std::string(kReadyLine) + "\n" + kCountPrefix + "12345\n",
+                                       "WARNING: Number of errors: 2, skipped probes: 7\n"
+                                       "WARNING: There were 35 transport failures. Try stap -s\n");
+  EXPECT_TRUE(o.count_seen);
+  EXPECT_EQ(o.count, 12345u);
+  EXPECT_EQ(o.errors, 2u);
+  EXPECT_EQ(o.skipped, 7u);
+  EXPECT_EQ(o.transport_failures, 35u);
+  EXPECT_NE(o.warnings.find("skipped probes: 7"), std::string::npos);
+  // No end line (stapio killed, the module gone first): no count.
+  const SessionOutput none = parse_output(std::string(kReadyLine) + "\n" + kCountPrefix + "\n", "");
+  EXPECT_FALSE(none.count_seen);
+  EXPECT_TRUE(none.warnings.empty());
+}
+
+TEST(SystemtapBuildId, ReadsAGnuNote) {
+  std::string note(12, '\0');
+  const std::uint32_t namesz = 4, descsz = 4, type = 3;
+  std::memcpy(&note[0], &namesz, 4);
+  std::memcpy(&note[4], &descsz, 4);
+  std::memcpy(&note[8], &type, 4);
+  note += std::string("GNU\0", 4) + std::string("\x41\x27\xe7\xcc", 4);
+  EXPECT_EQ(build_id_of_note(note), "4127e7cc");
+  std::string other = note;
+  other[8] = 1;  // not NT_GNU_BUILD_ID
+  EXPECT_EQ(build_id_of_note(other), "");
+  EXPECT_EQ(build_id_of_note(note.substr(0, 17)), "");  // cut short
+}
+
+TEST(SystemtapBuildId, OfThisTestBinary) {
+  // The toolchain links a build-id into executables (ld --build-id, Debian's default).
+  const std::string id = elf_build_id("/proc/self/exe");
+  EXPECT_FALSE(id.empty());
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+}
+
+}  // namespace
+}  // namespace tracebench::systemtap

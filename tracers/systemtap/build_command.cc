@@ -1,0 +1,92 @@
+// `tracebench systemtap build --headers DIR --out DIR`: compiles, on this
+// machine, the script of every workload and action the adapter supports
+// for another kernel's headers, and puts the modules in DIR.  The VM lab
+// runs it for the guest's kernel (scripts/vm/tracebench-vm.sh) and packs
+// DIR as /tb/stap: the guest has no compiler and no headers.  The scripts
+// depend only on the probe and the action, so a handful of modules serves
+// every run; stap's own cache and this adapter's make a second build quick.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "build_id.h"
+#include "compile.h"
+#include "script.h"
+#include "tracebench/command.h"
+#include "tracebench/workload.h"
+
+namespace fs = std::filesystem;
+
+namespace tracebench::systemtap {
+namespace {
+
+struct BuildArgs {
+  std::string headers, out, kmod;
+};
+
+int run_build(const BuildArgs& a) {
+  CompileTree tree;
+  if (Status s = prepare_tree(a.headers, &tree); !s) {
+    std::cerr << "tracebench systemtap build: " << s.message() << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  fs::create_directories(a.out, ec);
+  if (ec) {
+    std::cerr << "tracebench systemtap build: mkdir " << a.out << ": " << ec.message() << "\n";
+    return 1;
+  }
+  std::string build_id;
+  if (!a.kmod.empty()) {
+    build_id = elf_build_id(a.kmod);
+    if (build_id.empty()) {
+      std::cerr << "tracebench systemtap build: --kmod " << a.kmod << " has no GNU build-id note\n";
+      return 2;
+    }
+  }
+  std::set<std::string> done;
+  for (const auto& w : workload_registry()) {
+    if (!w.only_tracer.empty() && w.only_tracer != "systemtap") continue;
+    if (!script_supports(w.probe)) continue;
+    for (const char* action : {"count"}) {
+      StapScript s;
+      // Without --kmod the companion module's probes are left out.
+      if (!make_script(w.probe, action, build_id, &s) || !done.insert(s.module).second) continue;
+      double seconds = 0;
+      bool cached = false;
+      if (Status st = compile_module(tree, s, a.kmod, &seconds, &cached); !st) {
+        std::cerr << "tracebench systemtap build: " << st.message() << "\n";
+        return 1;
+      }
+      fs::copy_file(tree.modules + "/" + s.module + ".ko", a.out + "/" + s.module + ".ko",
+                    fs::copy_options::overwrite_existing, ec);
+      if (ec) {
+        std::cerr << "tracebench systemtap build: copy " << s.module << ".ko: " << ec.message() << "\n";
+        return 1;
+      }
+      std::cerr << "systemtap: " << s.module << " (" << w.probe.name << ", " << action << "): "
+                << (cached ? "cached" : "compiled in " + std::to_string(static_cast<int>(seconds)) + " s") << "\n";
+    }
+  }
+  std::cout << a.out << "\n";
+  return 0;
+}
+
+void install(CLI::App& app, int* exit_status) {
+  auto args = std::make_shared<BuildArgs>();
+  CLI::App* sub = app.add_subcommand("systemtap", "SystemTap's scripts compiled for a kernel (the VM lab's guest)");
+  CLI::App* build = sub->add_subcommand("build", "Compile every supported workload's script against a kernel's headers");
+  build->add_option("--headers", args->headers, "The kernel's build tree (/usr/src/linux-headers-<release>)")->required();
+  build->add_option("--out", args->out, "Folder the modules are copied to")->required();
+  build->add_option("--kmod", args->kmod,
+                    "The companion module's .ko that the kernel will load (its probes are compiled against it)");
+  sub->require_subcommand(1);
+  build->callback([args, exit_status] { *exit_status = run_build(*args); });
+}
+
+}  // namespace
+}  // namespace tracebench::systemtap
+
+TRACEBENCH_REGISTER_COMMAND(systemtap, tracebench::Command{"systemtap", tracebench::systemtap::install});

@@ -1,0 +1,44 @@
+// The compile step: a stap script to a kernel module for a kernel build
+// tree (stap -p4), outside any timed region, cached by the script's hash.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "script.h"
+#include "tracebench/status.h"
+
+namespace tracebench::systemtap {
+
+// What stap compiles against: a build tree it can use and a runtime.
+struct CompileTree {
+  std::string build;    // the build tree stap -r gets
+  std::string runtime;  // the runtime stap -R gets
+  std::string modules;  // where compiled modules are cached for this tree
+};
+
+// ~/.cache/tracebench/systemtap (XDG_CACHE_HOME honoured).
+std::string cache_root();
+
+// Makes the tree for a kernel's headers (a Debian linux-headers-<release>
+// folder, or /lib/modules/<release>/build), under cache_root():
+//  - build/: links to the headers' files, plus `source` -> the common
+//    headers a Debian Makefile includes (stap looks for tracepoint headers
+//    in the build tree or its `source`, and Debian splits them apart);
+//  - runtime/: SystemTap's runtime, patched where the kernel renamed
+//    task_work_cancel(task, func) to task_work_cancel_func() (6.1.y stable
+//    took that change after SystemTap 4.8 was released; the runtime would
+//    not compile).
+Status prepare_tree(const std::string& headers, CompileTree* out);
+
+// Compiles `script` to <tree.modules>/<module>.ko unless it is there;
+// `seconds` gets stap's time (0 when the cached module was used).
+// `kmod`: the companion module's .ko, for a script that needs_kmod.
+Status compile_module(const CompileTree& tree, const StapScript& script, const std::string& kmod, double* seconds,
+                      bool* cached);
+
+// Runs argv (argv[0] looked up in PATH) in `cwd` with stdout and stderr to
+// `log`; its exit status in *status (-1 when it did not exit).
+Status run_logged(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log, int* status);
+
+}  // namespace tracebench::systemtap

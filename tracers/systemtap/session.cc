@@ -1,0 +1,174 @@
+#include "session.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tracers/common/proc.h"
+#include "compile.h"
+#include "script.h"
+
+extern char** environ;
+namespace fs = std::filesystem;
+
+namespace tracebench::systemtap {
+namespace {
+
+std::uint64_t first_number(const std::string& text, const std::regex& re) {
+  std::smatch m;
+  return std::regex_search(text, m, re) ? std::stoull(m[1].str()) : 0;
+}
+
+bool wait_exit(pid_t pid, unsigned timeout_ms, int* ws) {
+  for (unsigned waited = 0;; waited += 20) {
+    const pid_t r = waitpid(pid, ws, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;
+    if (waited >= timeout_ms) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
+SessionOutput parse_output(const std::string& out, const std::string& err) {
+  SessionOutput o;
+  std::istringstream in(out);
+  const std::string count = kCountPrefix;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(count, 0) == 0 && line.find_first_not_of("0123456789", count.size()) == std::string::npos &&
+        line.size() > count.size()) {
+      o.count_seen = true;
+      o.count = std::stoull(line.substr(count.size()));
+    }
+  }
+  const std::string all = err + "\n" + out;
+  o.errors = first_number(all, std::regex(R"(Number of errors: (\d+))"));
+  o.skipped = first_number(all, std::regex(R"(skipped probes: (\d+))"));
+  o.transport_failures = first_number(all, std::regex(R"(There were (\d+) transport failures)"));
+  // The module's own warnings (skipped probes, transport failures) go to
+  // stderr; a script's runtime errors may come with its output.
+  std::istringstream e(all);
+  for (std::string line; std::getline(e, line);)
+    if (line.find("WARNING") != std::string::npos || line.find("ERROR") != std::string::npos)
+      o.warnings += (o.warnings.empty() ? "" : "; ") + line;
+  return o;
+}
+
+bool module_loaded(const std::string& name) {
+  std::error_code ec;
+  return !name.empty() && fs::exists("/sys/module/" + name, ec);
+}
+
+void remove_module(const std::string& staprun, const std::string& name) noexcept {
+  if (!module_loaded(name)) return;
+  int status = 0;
+  (void)run_logged({staprun.empty() ? "staprun" : staprun, "-d", name}, "", "/dev/null", &status);
+}
+
+Status StapSession::start(const std::string& staprun, const std::string& ko, const std::vector<std::string>& params,
+                          const std::string& dir, unsigned timeout_s) {
+  kill_now();
+  module_ = fs::path(ko).stem().string();
+  dir_ = dir;
+  staprun_ = staprun;
+  if (module_loaded(module_))
+    return Status::error("systemtap: module " + module_ +
+                         " is loaded already (another run of the same script, or a leftover: tracebench cleanup)");
+  // A previous session's output must not pass for this one's ready line.
+  std::error_code ec;
+  fs::remove(dir + "/out.txt", ec);
+  std::vector<std::string> argv = {staprun, "-o", dir + "/out.txt", ko};
+  argv.insert(argv.end(), params.begin(), params.end());
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, (dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // Its own process group: a Ctrl-C of the terminal reaches tracebench,
+  // whose teardown stops stapio in order (end probe, unload).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  // The harness blocks and catches signals for its own teardown; stapio
+  // must get SIGTERM with its own handler (end probe, unload).
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, staprun.c_str(), &fa, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Status::error("systemtap: spawn " + staprun + ": " + std::strerror(rc));
+  pid_ = pid;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  while (common::read_text(dir + "/out.txt").find(kReadyLine) == std::string::npos) {
+    int ws = 0;
+    if (waitpid(pid_, &ws, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Status::error("systemtap: staprun " + ko + " exited before the script started: " +
+                           common::read_text(dir + "/stderr.txt"));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill_now();
+      return Status::error("systemtap: staprun " + ko + " did not start the script within " +
+                           std::to_string(timeout_s) + " s (option ready_timeout_s): " +
+                           common::read_text(dir + "/stderr.txt"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return Status::ok();
+}
+
+Status StapSession::stop(SessionOutput* out) {
+  if (pid_ <= 0) return Status::error("systemtap: no session to stop");
+  ::kill(pid_, SIGTERM);
+  int ws = 0;
+  const bool exited = wait_exit(pid_, 120000, &ws);
+  if (!exited) {
+    kill_now();
+    return Status::error("systemtap: stapio did not exit within 120 s of SIGTERM; killed, module removed");
+  }
+  pid_ = -1;
+  *out = parse_output(common::read_text(dir_ + "/out.txt"), common::read_text(dir_ + "/stderr.txt"));
+  if (module_loaded(module_)) {
+    remove_module(staprun_, module_);
+    return Status::error("systemtap: module " + module_ + " was still loaded after stapio exited (removed)");
+  }
+  if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+    return Status::error("systemtap: staprun " +
+                         (WIFEXITED(ws) ? "exited with status " + std::to_string(WEXITSTATUS(ws))
+                                        : "was killed by signal " + std::to_string(WTERMSIG(ws))) +
+                         ": " + common::read_text(dir_ + "/stderr.txt"));
+  return Status::ok();
+}
+
+void StapSession::kill_now() noexcept {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    int ws = 0;
+    if (!wait_exit(pid_, 30000, &ws)) {
+      ::kill(pid_, SIGKILL);
+      waitpid(pid_, &ws, 0);
+    }
+    pid_ = -1;
+  }
+  remove_module(staprun_, module_);
+}
+
+}  // namespace tracebench::systemtap

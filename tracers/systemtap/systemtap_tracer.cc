@@ -1,0 +1,309 @@
+#include "systemtap_tracer.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <thread>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "tracers/common/names.h"
+#include "tracers/common/proc.h"
+#include "build_id.h"
+#include "tracebench_kmod_abi.h"
+#include "compile.h"
+
+namespace fs = std::filesystem;
+
+namespace tracebench::systemtap {
+
+const OptionSchema& SystemtapTracer::option_schema() const {
+  static const OptionSchema schema = {
+      {.name = "ready_timeout_s",
+       .type = OptionSpec::Type::kUint,
+       .help = "seconds each enable() waits for staprun to load the module and run the script's begin probe "
+               "(outside the timed region; a guest under TCG takes seconds)",
+       .default_value = "120",
+       .min = 1,
+       .max = 3600}};
+  return schema;
+}
+
+Status SystemtapTracer::validate(const AttachSpec& spec) const {
+  OptionValues v;
+  TB_TRY(option_values("systemtap", option_schema(), spec, &v));
+  if (spec.payload_bytes > 0)
+    return Status::error("systemtap: the scripts record no payload (payload 0 only)");
+  StapScript s;
+  // The module's build-id is known at attach(); any stands in for it here.
+  return make_script(spec.probe, spec.action, "0", &s);
+}
+
+Status SystemtapTracer::attach(const AttachSpec& spec) {
+  teardown();
+  counts_ = EventCounts{};
+  sessions_ = 0;
+  transport_failures_ = 0;
+  self_fired_total_ = 0;
+  restarts_ = 0;
+  per_session_.clear();
+  warnings_.clear();
+  TB_TRY(validate(spec));
+  OptionValues v;
+  TB_TRY(option_values("systemtap", option_schema(), spec, &v));
+  ready_timeout_s_ = static_cast<unsigned>(v.number("ready_timeout_s"));
+  TB_TRY(make_script(spec.probe, spec.action, loaded_kmod_build_id(), &script_));
+  target_ = spec.probe.target;
+  const HostFacts facts = probe_host();
+  if (Availability a = judge(facts); !a.ok) return Status::error("systemtap: " + a.reason);
+  staprun_ = facts.staprun;
+  if (!facts.module_dir.empty()) {
+    ko_ = facts.module_dir + "/" + script_.module + ".ko";
+    if (access(ko_.c_str(), R_OK) != 0)
+      return Status::error("systemtap: " + ko_ + " was not compiled for this kernel (the VM lab compiles the "
+                           "scripts of every supported workload: tracebench systemtap build)");
+    module_source_ = "precompiled";
+  } else {
+    CompileTree tree;
+    TB_TRY(prepare_tree(facts.build_tree, &tree));
+    // The companion module's .ko is not known here (the VM lab passes it
+    // to `tracebench systemtap build`): its probes compile there.
+    TB_TRY(compile_module(tree, script_, "", &compile_seconds_, &compile_cached_));
+    ko_ = tree.modules + "/" + script_.module + ".ko";
+    module_source_ = compile_cached_ ? "cached" : "compiled here";
+  }
+  pid_ = spec.pid ? spec.pid : getpid();
+  params_ = {"tb_pid=" + std::to_string(pid_)};
+  syscall_nr_ = script_.takes_syscall_nr ? syscall_number(spec.probe.target) : -1;
+  if (script_.takes_syscall_nr) params_.push_back("tb_nr=" + std::to_string(syscall_nr_));
+  char tmpl[64];
+  std::snprintf(tmpl, sizeof tmpl, "/tmp/%s-XXXXXX", common::owned_name("stap").c_str());
+  if (!mkdtemp(tmpl)) return Status::error("systemtap: mkdtemp " + std::string(tmpl) + " failed");
+  dir_ = tmpl;
+  return Status::ok();
+}
+
+namespace {
+
+// A probe on a module's function is placed when the runtime has relocated
+// the module's addresses, which it does after the begin probe ran, in a
+// worker (staprun's ready line comes first: events fired between the two
+// were seen in the VM lab to go uncounted).  It is in the kernel's kprobe
+// list ("<addr> k <symbol>+0x0 <module>") once placed, and armed when
+// that line has no [DISABLED].
+Status wait_kprobe_listed(const std::string& symbol, unsigned timeout_s) {
+  const std::string list = "/sys/kernel/debug/kprobes/list", want = " " + symbol + "+0x0";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  auto armed = [&] {
+    const std::string text = common::read_text(list);
+    const auto at = text.find(want);
+    if (at == std::string::npos) return false;
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    return line.find("DISABLED") == std::string::npos && line.find("GONE") == std::string::npos;
+  };
+  while (!armed()) {
+    if (access(list.c_str(), R_OK) != 0)
+      return Status::error("systemtap: cannot read " + list + " to see the probe on " + symbol +
+                           " placed (mount -t debugfs none /sys/kernel/debug)");
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::error("systemtap: the probe on " + symbol + " was not placed within " +
+                           std::to_string(timeout_s) + " s of the script's start (" + list + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Status::ok();
+}
+
+// Fires one event of the probe from this thread (the script's pid filter
+// sees it): the module's target through its ioctl, or the syscall.
+class SelfFire {
+ public:
+  explicit SelfFire(long syscall_nr) : nr_(syscall_nr) {}
+  ~SelfFire() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status fire() {
+    if (nr_ >= 0) {
+      ::syscall(nr_);
+      return Status::ok();
+    }
+    if (fd_ < 0 && (fd_ = ::open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC)) < 0)
+      return Status::error(std::string("systemtap: open ") + TB_KMOD_DEVICE_PATH + ": " + std::strerror(errno));
+    tb_kmod_fire f{};
+    f.event_id = TB_KMOD_EV_TARGET;
+    f.count = 1;
+    f.batch = 1;
+    if (::ioctl(fd_, TB_KMOD_IOC_FIRE, &f) != 0)
+      return Status::error(std::string("systemtap: fire the module's target: ") + std::strerror(errno));
+    return Status::ok();
+  }
+
+ private:
+  long nr_;
+  int fd_ = -1;
+};
+
+// Fires events until the script's live count is above 0: the probe is live
+// (the begin probe's line and the kprobe list come before it, and events
+// fired in between went uncounted in the VM lab).  `counted` gets the count
+// then: events of this start, not of the workload.
+Status wait_counting(const std::string& module, SelfFire* self, unsigned timeout_s, std::uint64_t* counted) {
+  const std::string live = "/proc/systemtap/" + module + "/" + kLiveCountFile;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (std::uint64_t fired = 1;; ++fired) {
+    TB_TRY(self->fire());
+    const std::string text = common::read_text(live);
+    if (const std::uint64_t n = text.empty() ? 0 : std::strtoull(text.c_str(), nullptr, 10); n > 0) {
+      *counted = n;
+      return Status::ok();
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::error("systemtap: the script counted none of " + std::to_string(fired) +
+                           " events fired at its probe within " + std::to_string(timeout_s) + " s (" + live + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+}  // namespace
+
+Status SystemtapTracer::enable() {
+  if (dir_.empty()) return Status::error("systemtap: enable() before attach()");
+  TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_));
+  self_fired_ = 0;
+  SelfFire self(script_.takes_syscall_nr ? syscall_nr_ : -1);
+  // A session whose probe counted nothing at all was seen in the VM lab (a
+  // whole block's events missing, the other sessions exact): such a
+  // session is stopped and started again, once (details.restarted_sessions).
+  for (int attempt = 0;; ++attempt) {
+    Status s = script_.needs_kmod ? wait_kprobe_listed(target_, ready_timeout_s_) : Status::ok();
+    if (s) s = wait_counting(script_.module, &self, attempt == 0 ? 5 : ready_timeout_s_, &self_fired_);
+    if (s) return Status::ok();
+    session_.kill_now();
+    if (attempt == 1) return s;
+    ++restarts_;
+    self_fired_ = 0;
+    TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_));
+  }
+}
+
+Status SystemtapTracer::disable() {
+  SessionOutput o;
+  TB_TRY(session_.stop(&o));
+  ++sessions_;
+  if (!o.count_seen) {
+    if (!counts_.tracer_errors++)
+      counts_.tracer_error_detail = "the script's end probe printed no count (session " + std::to_string(sessions_) + ")";
+  }
+  // Skipped probes are firings whose handler did not run (reentrancy, a
+  // busy lock, MAXACTION): events the script did not count.
+  counts_.lost += o.skipped;
+  // Events enable() fired itself to see the probe live are not the workload's.
+  if (o.count < self_fired_) {
+    if (!counts_.tracer_errors++)
+      counts_.tracer_error_detail = "a session counted " + std::to_string(o.count) + " events, fewer than the " +
+                                    std::to_string(self_fired_) + " its start fired itself";
+  } else {
+    o.count -= self_fired_;
+  }
+  self_fired_total_ += self_fired_;
+  counts_.recorded += o.count;
+  if (o.errors) {
+    if (!counts_.tracer_errors) counts_.tracer_error_detail = "stap reported errors: " + o.warnings;
+    counts_.tracer_errors += o.errors;
+  }
+  transport_failures_ += o.transport_failures;
+  per_session_.push_back(o.count);
+  if (!o.warnings.empty() && warnings_.find(o.warnings) == std::string::npos)
+    warnings_ += (warnings_.empty() ? "" : "; ") + o.warnings;
+  return Status::ok();
+}
+
+nlohmann::json SystemtapTracer::details() const {
+  nlohmann::json d = {{"runtime", "module"},
+                      {"module", script_.module},
+                      {"module_source", module_source_},
+                      {"compile_seconds", compile_seconds_},
+                      {"sessions", sessions_}};
+  d["liveness_events"] = self_fired_total_;
+  d["restarted_sessions"] = restarts_;
+  if (!warnings_.empty()) d["stap_warnings"] = warnings_;
+  if (transport_failures_) d["transport_failures"] = transport_failures_;
+  d["per_session"] = per_session_;
+  return d;
+}
+
+void SystemtapTracer::teardown() noexcept {
+  session_.kill_now();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    dir_.clear();
+  }
+}
+
+namespace {
+
+// The module a stapio process runs, from its command line ("" when none of ours).
+std::string stapio_module(const std::string& cmdline) {
+  if (cmdline.find("stapio") == std::string::npos) return {};
+  const auto at = cmdline.find("tracebench_stap_");
+  if (at == std::string::npos) return {};
+  const auto end = cmdline.find(".ko", at);
+  return cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+}  // namespace
+
+std::vector<std::string> leftovers(bool remove) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  std::vector<std::string> held;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = common::read_text("/proc/" + pid + "/cmdline");
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    const std::string module = stapio_module(cmd);
+    if (module.empty()) continue;
+    held.push_back(module);
+    // Ours while the tracebench that started it lives (stapio is its child).
+    const std::string stat = common::read_text("/proc/" + pid + "/stat");
+    long ppid = 0;
+    const auto rp = stat.rfind(')');
+    if (rp != std::string::npos) std::sscanf(stat.c_str() + rp + 1, " %*c %ld", &ppid);
+    if (ppid > 1 && common::pid_alive(static_cast<pid_t>(ppid))) continue;
+    found.push_back("stapio " + pid + " (" + module + ")");
+    if (remove) ::kill(std::stol(pid), SIGTERM);  // runs the end probe and unloads the module
+  }
+  // Session folders (/tmp/tracebench-<pid>-stap-XXXXXX) of runs that are gone.
+  for (const auto& e : fs::directory_iterator("/tmp", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find("-stap-") == std::string::npos) continue;
+    const long owner = common::name_owner(name.substr(0, name.find("-stap-")));
+    if (owner <= 0 || !common::owner_is_gone(owner)) continue;
+    found.push_back("session folder " + e.path().string());
+    if (remove) fs::remove_all(e.path(), ec);
+  }
+  for (const auto& e : fs::directory_iterator("/sys/module", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tracebench_stap_", 0) != 0) continue;
+    if (std::find(held.begin(), held.end(), name) != held.end()) continue;
+    found.push_back("module " + name);
+    if (remove) remove_module("", name);
+  }
+  return found;
+}
+
+}  // namespace tracebench::systemtap
+
+TRACEBENCH_REGISTER_TRACER(systemtap, [] { return std::make_unique<tracebench::systemtap::SystemtapTracer>(); });
+TRACEBENCH_REGISTER_CLEANUP(systemtap, tracebench::systemtap::leftovers);

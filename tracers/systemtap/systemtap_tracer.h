@@ -1,0 +1,79 @@
+// SystemTap adapter, module runtime: the script for the probe and action
+// (script.h) is compiled to a kernel module before anything is timed
+// (compile.h, cached by the script's hash), or taken precompiled from the
+// VM lab's /tb/stap; each enable() runs staprun on it (the begin probe says
+// it is armed) and each disable() stops it (the end probe prints the
+// script's own counter, the module is unloaded), so a disabled block runs
+// with no probe in the kernel at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host_facts.h"
+#include "script.h"
+#include "session.h"
+#include "tracebench/tracer.h"
+
+namespace tracebench::systemtap {
+
+class SystemtapTracer final : public Tracer {
+ public:
+  std::string_view name() const override { return "systemtap"; }
+  std::string_view description() const override {
+    return "SystemTap: a stap script compiled to a kernel module, run by staprun (a counter per event)";
+  }
+  Availability available() override { return judge(probe_host()); }
+  std::vector<std::string> actions() const override { return {"count"}; }
+  // Every kind SystemTap has a probe for; validate() refuses, with the
+  // reason, those this adapter cannot run (script_supports()), so a run
+  // lists them as skipped and why.
+  bool supports(const ProbePoint& p) const override {
+    switch (p.kind) {
+      case ProbeKind::kSyscall:
+      case ProbeKind::kKernelFunction:
+      case ProbeKind::kKmodTracepoint:
+      case ProbeKind::kUserFunction:
+      case ProbeKind::kUsdt:
+        return true;
+      default:
+        return false;
+    }
+  }
+  std::size_t max_payload_bytes(const ProbePoint&, const std::string&) const override { return 0; }
+  const OptionSchema& option_schema() const override;
+  ModelDescription model() const override;
+  Status validate(const AttachSpec& spec) const override;
+  Status attach(const AttachSpec& spec) override;
+  Status enable() override;
+  Status disable() override;
+  EventCounts counts() override { return counts_; }
+  nlohmann::json details() const override;
+  void teardown() noexcept override;
+
+ private:
+  StapScript script_;
+  std::string ko_, staprun_, dir_, target_;
+  std::vector<std::string> params_;
+  long pid_ = 0;
+  unsigned ready_timeout_s_ = 120;
+  double compile_seconds_ = 0;
+  bool compile_cached_ = false;
+  std::string module_source_;  // "compiled here", "cached", "precompiled"
+  StapSession session_;
+  EventCounts counts_;
+  std::uint64_t sessions_ = 0, transport_failures_ = 0, restarts_ = 0;
+  // Events enable() saw counted while it fired its own to see the probe live.
+  std::uint64_t self_fired_ = 0, self_fired_total_ = 0;
+  long syscall_nr_ = -1;
+  std::vector<std::uint64_t> per_session_;  // events each session counted
+  std::string warnings_;
+};
+
+// Objects a killed run left: stapio processes of tracebench_stap_* modules
+// whose parent is gone, such modules no stapio holds, and session folders
+// of dead runs.
+std::vector<std::string> leftovers(bool remove);
+
+}  // namespace tracebench::systemtap
