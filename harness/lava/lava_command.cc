@@ -14,12 +14,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "kmod_params.h"
 #include "lava_cases.h"
 #include "lava_job.h"
 #include "lava_remote_command.h"
@@ -41,6 +43,7 @@ struct JobArgs {
   std::string job_timeout = "60m", test_timeout = "40m", boot_timeout = "10m";
   int smp = 2, mem = 2048;
   bool no_kmod = false;
+  std::vector<std::string> kmod_params;  // NAME=VALUE for the guest's insmod of the module
   std::vector<std::string> command;
 };
 
@@ -90,6 +93,7 @@ Status build_initramfs(const JobArgs& a, const std::string& self, const std::str
                                    "--bin", self + ":/tb/bin/tracebench", "--initramfs-out", out, "--lava"};
   if (!a.modules_from.empty()) argv.insert(argv.end(), {"--headers", a.modules_from});
   if (a.no_kmod) argv.push_back("--no-kmod");
+  for (const auto& p : a.kmod_params) argv.insert(argv.end(), {"--kmod-param", p});
   argv.push_back("--");
   for (const auto& w : lava::guest_argv(a.command)) argv.push_back(w);
   argv.insert(argv.end(), a.command.begin(), a.command.end());
@@ -117,6 +121,42 @@ Status publish(const JobArgs& a, const std::string& path, const std::string& art
   return Status::ok();
 }
 
+// The module parameters: each of the form the guest's insmod takes, named
+// once, one the module declares (its source beside the scripts, when there);
+// none with --no-kmod or --initramfs (the parameters are in the initramfs).
+bool kmod_params_ok(const JobArgs& a) {
+  const std::string kRefused = "tracebench lava job: --kmod-param ";
+  if (a.kmod_params.empty()) return true;
+  if (a.no_kmod || !a.initramfs.empty()) {
+    std::cerr << kRefused << "with " << (a.no_kmod ? "--no-kmod: there is no module to give parameters to"
+                                                   : "--initramfs: the parameters are built into the initramfs")
+              << "\n";
+    return false;
+  }
+  std::string scripts;
+  const std::set<std::string> names =
+      find_vm_scripts(&scripts) ? kmod_param_names(fs::path(scripts) / ".." / ".." / "kmod") : std::set<std::string>{};
+  for (std::size_t i = 0; i < a.kmod_params.size(); ++i) {
+    const std::string& p = a.kmod_params[i];
+    const std::string name = p.substr(0, p.find('='));
+    if (std::string why = kmod_param_problem(p); !why.empty()) {
+      std::cerr << kRefused << "'" << p << "': " << why << "\n";
+      return false;
+    }
+    for (std::size_t k = 0; k < i; ++k) {
+      if (a.kmod_params[k].substr(0, a.kmod_params[k].find('=')) == name) {
+        std::cerr << kRefused << name << " is given twice\n";
+        return false;
+      }
+    }
+    if (!names.empty() && !names.count(name)) {
+      std::cerr << kRefused << p << ": the companion module has no parameter '" << name << "' (kmod/README.md)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int run_job(JobArgs a) {
   const std::string kRefused = "tracebench lava job: ";
   if (a.command.empty()) {
@@ -137,6 +177,7 @@ int run_job(JobArgs a) {
     std::cerr << kRefused << "--url-base must be an http:// or https:// URL (the lab's workers download from it)\n";
     return 2;
   }
+  if (!kmod_params_ok(a)) return 2;
   lava::LavaJob job;
   job.device_type = a.device_type;
   job.job_name = a.job_name;
@@ -235,6 +276,10 @@ void install(CLI::App& app, int* exit_status) {
                   "/usr/src/linux-headers-<release>)");
   job->add_option("--initramfs", ja->initramfs, "Deploy this initramfs (one made by an earlier `lava job`) instead of building one");
   job->add_flag("--no-kmod", ja->no_kmod, "Do not build the companion module into the initramfs");
+  job->add_option("--kmod-param", ja->kmod_params,
+                  "Module parameter NAME=VALUE for the guest's insmod of the companion module (repeatable; built "
+                  "into the initramfs; e.g. inject_delay_ns=100, kmod/README.md)")
+      ->allow_extra_args(false);
   job->add_option("--out", ja->out, "The job file (- for stdout)")->capture_default_str();
   job->add_option("--artifacts", ja->artifacts, "Folder for the initramfs (and, with --url-base, the kernel); default: --out's");
   job->add_option("--url-base", ja->url_base,

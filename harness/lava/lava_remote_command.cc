@@ -5,6 +5,8 @@
 //   lava fetch ID DIR              DIR/job.log.yaml, DIR/lava-results.json, the run
 //                                  rebuilt from the log, DIR/lava.json (lava_record.h)
 //   lava fetch --log LOG DIR       the run rebuilt from a log alone, DIR/lava.json
+//   lava devices [--idle]          the server's devices, their health and state;
+//                                  --idle: the names of those a job could start on now
 //
 // The server: --identity NAME [--identity-file FILE] (lavacli's file, default
 // $XDG_CONFIG_HOME/lavacli.yaml or ~/.config/lavacli.yaml), else LAVA_URL and
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -220,6 +223,52 @@ int run_fetch(const ServerArgs& a, const std::string& log_path, const std::vecto
   return run_fetch_server(a, args[0], args[1]);
 }
 
+// A string field of a REST row; empty when absent or null.
+std::string field(const nlohmann::json& row, const char* key) {
+  return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : std::string();
+}
+
+// A device a job could start on now: Idle, its health Good or Unknown (the
+// health LAVA's scheduler gives jobs to), on a worker that is online and
+// active; of `type` when one is given.
+bool device_idle(const nlohmann::json& d, const std::set<std::string>& online_workers, const std::string& type) {
+  const auto str = [&](const char* k) { return field(d, k); };
+  const std::string health = str("health");
+  return str("state") == "Idle" && (health == "Good" || health == "Unknown") &&
+         online_workers.count(str("worker_host")) && (type.empty() || str("device_type") == type);
+}
+
+// GET /devices/ and /workers/: one line a device (name, type, health,
+// state, worker and its state), or with `idle_only` the names of the idle
+// ones, one a line (what `bisect-kernels.sh --lava` counts).
+int run_devices(const ServerArgs& a, bool idle_only, const std::string& type) {
+  std::unique_ptr<RestClient> c;
+  if (!make_client("devices", a, &c)) return 2;
+  std::vector<nlohmann::json> devices, workers;
+  if (Status s = c->get_all("devices/?limit=1000", &devices); !s) return fail("devices", s.message(), 1);
+  if (Status s = c->get_all("workers/?limit=1000", &workers); !s) return fail("devices", s.message(), 1);
+  std::set<std::string> online;
+  std::map<std::string, std::string> worker_state;
+  for (const auto& w : workers) {
+    const std::string name = field(w, "hostname"), state = field(w, "state"), health = field(w, "health");
+    worker_state[name] = state + "/" + health;
+    if (state == "Online" && health == "Active") online.insert(name);
+  }
+  for (const auto& d : devices) {
+    const bool idle = device_idle(d, online, type);
+    if (idle_only) {
+      if (idle) std::cout << field(d, "hostname") << "\n";
+      continue;
+    }
+    if (!type.empty() && field(d, "device_type") != type) continue;
+    const std::string worker = field(d, "worker_host").empty() ? "-" : field(d, "worker_host");
+    std::cout << field(d, "hostname") << " " << field(d, "device_type") << " health " << field(d, "health")
+              << " state " << field(d, "state") << " worker " << worker << " ("
+              << (worker_state.count(worker) ? worker_state[worker] : "unknown") << ")" << (idle ? " idle" : "") << "\n";
+  }
+  return 0;
+}
+
 void add_server_options(CLI::App* sub, ServerArgs* a) {
   sub->add_option("--identity,-i", a->identity, "lavacli identity naming the server (default: LAVA_URL + LAVA_TOKEN, else `default`)");
   sub->add_option("--identity-file", a->identity_file,
@@ -256,6 +305,15 @@ void lava::install_remote_commands(CLI::App* lava, int* exit_status) {
   fetch->add_option("--log", *log, "Read this job log instead of a server (lava-run's output, or lavacli jobs logs --raw ID)");
   fetch->add_option("args", *args, "ID DIR (a job on the server), or DIR with --log")->required()->expected(1, 2);
   fetch->callback([=] { *exit_status = run_fetch(*server, *log, *args); });
+
+  auto idle = std::make_shared<bool>(false);
+  auto type = std::make_shared<std::string>();
+  auto* devices = lava->add_subcommand(
+      "devices", "The server's devices: health, state, worker; --idle: the names of those a job could start on now");
+  add_server_options(devices, server.get());
+  devices->add_flag("--idle", *idle, "Only the idle devices' names, one a line (Idle, health Good or Unknown, worker online)");
+  devices->add_option("--device-type", *type, "Only devices of this type (e.g. qemu)");
+  devices->callback([=] { *exit_status = run_devices(*server, *idle, *type); });
 }
 
 }  // namespace tracebench

@@ -77,6 +77,20 @@
 #   --accel auto|kvm|tcg   (default auto: the first boot decides, every later
 #                       boot uses the same, so no step compares TCG with KVM)
 #   --timeout S         per boot (default 1800)
+#   --lava IDENTITY     boot on a LAVA lab instead of this machine's qemu: the
+#                       server of lavacli's identity IDENTITY
+#                       (--lava-identity-file FILE, else
+#                       $XDG_CONFIG_HOME/lavacli.yaml); each boot a LAVA job
+#                       (`tracebench lava job|submit|wait|fetch`), and each step
+#                       tests as many candidates at once as the server has idle
+#                       devices (k-ary; scripts/lava/kary.sh says how).
+#                       --lava-job-option OPT (repeatable) passes OPT to
+#                       `tracebench lava job` (--smp=1, --boot-timeout=120s);
+#                       --timeout S is then the wait allowed per job.  A job
+#                       that did not pass is a failed boot (exit 1, LAVA's error
+#                       in its lava.json).  The output is the same, with each
+#                       boot's job, device and worker and each step's k in
+#                       bisect.json (steps of k candidates share a number).
 #
 # Output: a line per step as it finishes and the step table at the end on
 # stdout; DIR/bisect.json (candidates, steps with their evidence: reference,
@@ -108,8 +122,8 @@ die() { echo "$me: $*" >&2; exit 2; }
 cmdline=("$0" "$@")
 
 tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=3 max_rounds=10 fixed=0 headers="" kernels="" kernels_file=""
-threshold="" alpha=""
-inject_from=() inject_param=()
+threshold="" alpha="" lava="" lava_file=""
+inject_from=() inject_param=() lava_job_opts=()
 pos=()
 need() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
@@ -127,6 +141,10 @@ while [ $# -gt 0 ]; do
     --kernels-file) need "$@"; kernels_file=$2; shift 2;;
     --threshold) need "$@"; threshold=$2; shift 2;;
     --alpha) need "$@"; alpha=$2; shift 2;;
+    --lava) need "$@"; lava=$2; shift 2;;
+    --lava-identity-file) need "$@"; lava_file=$2; shift 2;;
+    --lava-job-option) need "$@"; lava_job_opts+=("$2"); shift 2;;
+    --lava-job-option=?*) lava_job_opts+=("${1#--lava-job-option=}"); shift;;
     --inject-from)
       [ $# -ge 3 ] && [ -n "$2" ] && [ -n "$3" ] || die "--inject-from needs KERNEL NAME=VALUE"
       inject_from+=("$2"); inject_param+=("$3"); shift 3;;
@@ -154,6 +172,12 @@ case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg (got 
 [ -z "$alpha" ] || [[ "$alpha" =~ ^(0(\.[0-9]+)?|1(\.0*)?|\.[0-9]+)$ ]] || die "--alpha must be a number in 0..1 (got '$alpha')"
 [ -z "$headers" ] || [ -f "$headers/Makefile" ] || die "--headers '$headers' is not a kernel build directory (no Makefile)"
 [ -z "$kernels" ] || [ -z "$kernels_file" ] || die "give the candidates with --kernels or --kernels-file, not both"
+if [ -n "$lava" ]; then
+  [ "$accel" = auto ] || die "--accel with --lava: the LAVA device decides KVM or TCG (its device dictionary)"
+  [ -z "$lava_file" ] || [ -f "$lava_file" ] || die "--lava-identity-file '$lava_file' is not a file"
+else
+  [ -z "$lava_file" ] && [ ${#lava_job_opts[@]} -eq 0 ] || die "--lava-identity-file and --lava-job-option need --lava IDENTITY"
+fi
 [ ${#run_args[@]} -gt 0 ] || die "need tracebench run arguments after -- (e.g. -- run --quick -t none -w kmod_target -p 0)"
 [ "${run_args[0]}" = run ] || die "the guest command must be 'run ...' (got '${run_args[0]}')"
 # The script names the guest's output (--out runs); BENCH's tracer and
@@ -338,9 +362,11 @@ trap on_signal INT TERM HUP
 finish() {
   local status=$1 msg=$2
   "$py" - "$outdir" "$status" "$msg" "$bench" "$rounds" "$accel" "$gi" "$bi" "$t_start" \
-    "$((SECONDS - s_start))" "${threshold:-}" "${alpha:-}" "$max_rounds" "$fixed" <<'PY' || echo "$me: writing bisect.json failed" >&2
+    "$((SECONDS - s_start))" "${threshold:-}" "${alpha:-}" "$max_rounds" "$fixed" "$lava" "$lava_file" \
+    "${lava_job_opts[@]}" <<'PY' || echo "$me: writing bisect.json failed" >&2
 import json, os, sys, datetime
-out, status, msg, bench, rounds, accel, gi, bi, t_start, wall, thr, alpha, max_rounds, fixed = sys.argv[1:15]
+out, status, msg, bench, rounds, accel, gi, bi, t_start, wall, thr, alpha, max_rounds, fixed, lava, lava_file = sys.argv[1:17]
+lava_job_opts = sys.argv[17:]
 st = os.path.join(out, ".state")
 def nul(path):
     with open(path, "rb") as f:
@@ -384,6 +410,9 @@ doc = {
     "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     "wall_seconds": int(wall),
 }
+if lava:
+    # Each boot a LAVA job; a step's records share its number, k and the jobs of each boot.
+    doc["lava"] = {"identity": lava, "identity_file": lava_file or None, "job_options": lava_job_opts}
 tmp = os.path.join(out, "bisect.json.tmp")
 with open(tmp, "w") as f:
     json.dump(doc, f, indent=2)
@@ -412,6 +441,19 @@ md.append("")
 if doc["first_bad"]:
     md.append(f"First bad kernel: **`{doc['first_bad']}`** ({doc['first_bad_kernel']}); "
               f"last good: `{doc['last_good']}` ({doc['last_good_kernel']}).")
+    md.append("")
+lava_steps = [s for s in steps if "jobs" in s]
+if lava_steps:
+    md.append(f"Boots as LAVA jobs (identity `{lava}`); a step tests k candidates at once, "
+              "each against the reference as its own ABBA pairs:")
+    md.append("")
+    md.append("| # | k | idle devices | candidate | reference boots by device | candidate boots by device | jobs |")
+    md.append("|---:|---:|---:|---|---|---|---|")
+    by_dev = lambda d: ", ".join(f"{n}: {c}" for n, c in sorted(d.items())) or "-"
+    for s in lava_steps:
+        jobs = " ".join(f"{j['side']}{j['round']}:{j['job_id']}@{j['device']}" for j in s["jobs"])
+        md.append(f"| {s['step']} | {s['k']} | {s['idle_devices']} | `{s['candidate']}` | {by_dev(s['devices']['G'])} | "
+                  f"{by_dev(s['devices']['C'])} | {jobs} |")
     md.append("")
 inj = [c for c in cands if c["kmod_params"]]
 if inj:
@@ -485,18 +527,23 @@ boot() {
   fi
   if [ $first_boot -eq 1 ]; then
     first_boot=0
-    local res names
-    res=$(ls -1 "$dir"/runs/*/result.json 2>/dev/null | head -1)
-    [ -n "$res" ] || fail 1 failed "no result.json came back from the first boot ($dir)"
-    names=$("$py" -c 'import json,sys; print("\n".join(b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]))' "$res")
-    if ! grep -qxF "$bench" <<< "$names"; then
-      echo "$me: the run produces: $(echo $names)" >&2
-      fail 2 bad_input "BENCH '$bench' is not among the benchmarks the run arguments produce (listed above); nothing bisected"
-    fi
+    first_run_checks "$dir"
     if [ "$accel" = auto ]; then
       accel=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["accel"])' "$dir/vm.json" 2>/dev/null || echo auto)
       echo "$me: the first boot ran under $accel: every later boot uses --accel $accel" >&2
     fi
+  fi
+}
+
+# The first run that came back (boot directory $1) must produce BENCH.
+first_run_checks() {
+  local dir=$1 res names
+  res=$(ls -1 "$dir"/runs/*/result.json 2>/dev/null | head -1)
+  [ -n "$res" ] || fail 1 failed "no result.json came back from the first boot ($dir)"
+  names=$("$py" -c 'import json,sys; print("\n".join(b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]))' "$res")
+  if ! grep -qxF "$bench" <<< "$names"; then
+    echo "$me: the run produces: $(echo $names)" >&2
+    fail 2 bad_input "BENCH '$bench' is not among the benchmarks the run arguments produce (listed above); nothing bisected"
   fi
 }
 
@@ -515,31 +562,17 @@ rows = [r for r in json.load(open(sys.argv[1])).get("rows", []) if r.get("benchm
 print(rows[0].get("verdict") or "missing" if rows else "missing")' "$sd/compare.json" "$bench")
 }
 
-# One comparison: reference GOOD (index gi) vs candidate $2; $1 = step number,
-# $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
-verdict=""
-step() {
-  local k=$1 c=$2 kind=$3 sd r t0=$SECONDS
-  sd=$outdir/step$k-$(printf '%s' "${labels[$c]}" | tr -c 'A-Za-z0-9._+-' '_')
-  mkdir -p "$sd/G/runs" "$sd/C/runs" "$sd/G/pairs" "$sd/C/pairs"
-  for ((r = 1; r <= max_rounds; ++r)); do
-    local order=(G C)
-    [ $((r % 2)) -eq 0 ] && order=(C G)  # ABBA: a drift linear over two pairs cancels
-    for side in "${order[@]}"; do
-      local i=$gi; [ $side = C ] && i=$c
-      boot "$i" "$sd/$side/round$r"
-      link_runs "$sd/$side/round$r" "$sd/$side/runs"
-      link_pair "$sd/$side/round$r" "$sd/$side/pairs" "$r" || fail 1 failed "boot $sd/$side/round$r did not leave one run"
-    done
-    [ "$r" -ge "$rounds" ] || continue
-    compare_step "$k" "$sd"
-    [ "$verdict" = undecided ] || break
-    echo "$me: step $k (${labels[$c]}): undecided after $r pair(s)" >&2
-  done
-  verdict=$("$py" - "$sd" "$bench" "$k" "$kind" "${labels[$gi]}" "${labels[$c]}" "${params[$gi]}" "${params[$c]}" \
-    "$outdir" "$((SECONDS - t0))" "$((r > max_rounds ? max_rounds : r))" <<'PY'
+# The evidence of one comparison (GOOD vs candidate $3) from its compare.json:
+# a record in .state/steps (one per step; a LAVA step has one per candidate,
+# $2 its slot, and $8 $9 the step's k and the idle devices seen).  Sets verdict.
+record_step() {  # $1 = step, $2 = slot or "", $3 = candidate, $4 = kind, $5 = dir, $6 = seconds, $7 = pairs
+  local k=$1 slot=$2 c=$3 kind=$4 sd=$5
+  verdict=$("$py" - "$sd" "$bench" "$k" "$slot" "$kind" "${labels[$gi]}" "${labels[$c]}" "${params[$gi]}" "${params[$c]}" \
+    "$outdir" "$6" "$7" "${8:-}" "${9:-}" <<'PY'
 import json, os, sys, glob
-sd, bench, k, kind, ref, cand, ref_params, cand_params, out, secs, rounds = sys.argv[1:12]
+def record_name(k, slot):
+    return "%03d.json" % int(k) if not slot else "%03d-%02d.json" % (int(k), int(slot))
+sd, bench, k, slot, kind, ref, cand, ref_params, cand_params, out, secs, rounds, kk, idle = sys.argv[1:15]
 c = json.load(open(os.path.join(sd, "compare.json")))
 rows = [r for r in c.get("rows", []) if r.get("benchmark") == bench]
 if not rows:
@@ -575,8 +608,24 @@ rec = {
     "compare_json": os.path.relpath(os.path.join(sd, "compare.json"), out),
     "seconds": int(secs),
 }
+if kk:
+    # A LAVA step: k candidates at once, each boot a job.
+    rec["k"], rec["idle_devices"] = int(kk), int(idle)
+    rec["jobs"] = []
+    for side in ("G", "C"):
+        for f in sorted(glob.glob(os.path.join(sd, side, "round*", "lava.json")),
+                        key=lambda f: int(os.path.basename(os.path.dirname(f))[5:])):
+            j = json.load(open(f))
+            rec["jobs"].append({"side": side, "round": int(os.path.basename(os.path.dirname(f))[5:]),
+                                "job_id": j.get("job_id"), "job_url": j.get("job_url"), "device": j.get("device"),
+                                "worker": j.get("worker"), "start_time": j.get("start_time"),
+                                "end_time": j.get("end_time"), "outcome": j.get("outcome")})
+    rec["devices"] = {side: {} for side in ("G", "C")}
+    for j in rec["jobs"]:
+        d = rec["devices"][j["side"]]
+        d[j["device"] or "?"] = d.get(j["device"] or "?", 0) + 1
 os.makedirs(os.path.join(out, ".state", "steps"), exist_ok=True)
-with open(os.path.join(out, ".state", "steps", "%03d.json" % int(k)), "w") as f:
+with open(os.path.join(out, ".state", "steps", record_name(k, slot)), "w") as f:
     json.dump(rec, f, indent=2)
 print(verdict)
 PY
@@ -584,19 +633,44 @@ PY
   [ -n "$verdict" ] || fail 1 failed "could not read $sd/compare.json"
 }
 
+# One comparison: reference GOOD (index gi) vs candidate $2; $1 = step number,
+# $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
+verdict=""
+step() {
+  local k=$1 c=$2 kind=$3 sd r t0=$SECONDS
+  sd=$outdir/step$k-$(printf '%s' "${labels[$c]}" | tr -c 'A-Za-z0-9._+-' '_')
+  mkdir -p "$sd/G/runs" "$sd/C/runs" "$sd/G/pairs" "$sd/C/pairs"
+  for ((r = 1; r <= max_rounds; ++r)); do
+    local order=(G C)
+    [ $((r % 2)) -eq 0 ] && order=(C G)  # ABBA: a drift linear over two pairs cancels
+    for side in "${order[@]}"; do
+      local i=$gi; [ $side = C ] && i=$c
+      boot "$i" "$sd/$side/round$r"
+      link_runs "$sd/$side/round$r" "$sd/$side/runs"
+      link_pair "$sd/$side/round$r" "$sd/$side/pairs" "$r" || fail 1 failed "boot $sd/$side/round$r did not leave one run"
+    done
+    [ "$r" -ge "$rounds" ] || continue
+    compare_step "$k" "$sd"
+    [ "$verdict" = undecided ] || break
+    echo "$me: step $k (${labels[$c]}): undecided after $r pair(s)" >&2
+  done
+  record_step "$k" "" "$c" "$kind" "$sd" "$((SECONDS - t0))" "$((r > max_rounds ? max_rounds : r))"
+}
+
 # Updates the last step record with the decision and the range left, prints its line.
-decide() {  # $1 = step, $2 = decision (good|bad), $3 = range text
+decide() {  # $1 = step (K, or K-J for slot J of a LAVA step), $2 = decision (good|bad), $3 = range text
   "$py" - "$outdir" "$1" "$2" "$3" <<'PY'
 import json, os, sys
 out, k, decision, rng = sys.argv[1:5]
-p = os.path.join(out, ".state", "steps", "%03d.json" % int(k))
+p = os.path.join(out, ".state", "steps", "-".join("%03d" % int(x) if i == 0 else "%02d" % int(x)
+                                                  for i, x in enumerate(k.split("-"))) + ".json")
 s = json.load(open(p))
 s["decision"], s["range_after"] = decision, rng
 json.dump(s, open(p, "w"), indent=2)
 PY
 }
 
-row_line() {  # the step table's line for step $1, or its header
+row_line() {  # the step table's line for step $1 (K or K-J), its header, or all lines
   "$py" - "$outdir" "$1" <<'PY'
 import json, os, sys
 out, k = sys.argv[1:3]
@@ -605,15 +679,35 @@ if k == "header":
     print(f"{'step':>4}  {'candidate':<{w}}  {'reference':<{w}}  {'ref ns':>9} {'runs':>4}  {'cand ns':>9} {'runs':>4}  "
           f"{'ratio':>7}  {'p':>8}  {'verdict':<11} {'is':<5} range left")
     sys.exit(0)
-s = json.load(open(os.path.join(out, ".state", "steps", "%03d.json" % int(k))))
+d = os.path.join(out, ".state", "steps")
+names = sorted(os.listdir(d)) if k == "all" else \
+    ["-".join("%03d" % int(x) if i == 0 else "%02d" % int(x) for i, x in enumerate(k.split("-"))) + ".json"]
 f = lambda x, fm: "-" if x is None else format(x, fm)
-print(f"{s['step']:>4}  {s['candidate']:<{w}}  {s['reference']:<{w}}  {f(s['a_median_ns'], '.2f'):>9} {f(s['a_runs'], 'd'):>4}  "
+for name in names:
+  s = json.load(open(os.path.join(d, name)))
+  print(f"{s['step']:>4}  {s['candidate']:<{w}}  {s['reference']:<{w}}  {f(s['a_median_ns'], '.2f'):>9} {f(s['a_runs'], 'd'):>4}  "
       f"{f(s['b_median_ns'], '.2f'):>9} {f(s['b_runs'], 'd'):>4}  {f(s['ratio'], '.3f'):>7}  {f(s['p_value'], '.2g'):>8}  "
       f"{s['verdict']:<11} {s.get('decision', '-'):<5} {s.get('range_after', '')}")
 PY
 }
 
 echo "$me: $bench: GOOD ${labels[$gi]}, BAD ${labels[$bi]}, $((bi - gi + 1)) candidates, $rounds..$max_rounds pair(s) of boots a step" >&2
+if [ -n "$lava" ]; then
+  # The boots as LAVA jobs, k candidates a step (scripts/lava/kary.sh).
+  accel=lava
+  . "$here/../lava/kary.sh"
+  lava_bisect
+  printf '{"first_bad": %d, "last_good": %d}\n' "$hi" "$lo" > "$outdir/.state/answer.json"
+  msg="first bad kernel: ${labels[$hi]} (${img[$hi]}); last good: ${labels[$lo]} (${img[$lo]}); $((k + 1)) steps, $((SECONDS - s_start)) s"
+  finish found "$msg"
+  echo
+  row_line header
+  row_line all
+  echo
+  echo "$me: $msg"
+  echo "$me: evidence in $outdir/bisect.json and $outdir/bisect.md"
+  exit 0
+fi
 # Step 0: GOOD vs BAD must be a regression.
 step 0 "$bi" confirm
 row_line header
@@ -653,7 +747,7 @@ msg="first bad kernel: ${labels[$hi]} (${img[$hi]}); last good: ${labels[$lo]} (
 finish found "$msg"
 echo
 row_line header
-for ((s = 0; s <= k; ++s)); do row_line $s; done
+row_line all
 echo
 echo "$me: $msg"
 echo "$me: evidence in $outdir/bisect.json and $outdir/bisect.md"

@@ -5,6 +5,9 @@
 #     and collected, both workers used, the rounds compared as pairs;
 #  2. on that lab, a B kernel that does not boot: compare-kernels exits 1,
 #     says LAVA's error, and nothing of B's job is collected (no figure);
+#  2b. on that lab still (one lab start for both), bisect-kernels.sh --lava
+#     over five candidates with a planted regression: the answer, a k = 2
+#     step on both devices at once (bisect_on_lab below);
 #  3. the same comparison as 1 on a one-worker lab;
 #  4. the two-worker wall time is at most 0.6x the one-worker's where each
 #     guest has CPUs of its own (as a lab's boards do).  Where the two
@@ -51,6 +54,13 @@ for side in a b; do mkdir -p "$work/$side" && ln -s "$kernel" "$work/$side/vmlin
 # A kernel that does not boot, of the same name.
 mkdir -p "$work/bad" && head -c 4194304 /dev/urandom >"$work/bad/vmlinuz-$rel"
 run_args=(run --quick -t none -t ftrace -w getpid)
+# The sequential test as bisect-kernels uses it by default, its first look at
+# five pairs (it decides nothing before): one batch of 10 jobs for the confirm
+# step and one of 20 for the k = 2 step when each decides at five.  Three pairs
+# with --fixed (18 jobs) were tried: one outlier pair under TCG (one boot 7x
+# the other) left `same` inconclusive (MDE 3133%), where the sequential test
+# takes more pairs.
+bisect_design=(--rounds 5 --max-rounds 10)
 job_opts=(--lava-job-option=--smp=1 --lava-job-option=--boot-timeout=120s)
 
 start_lab() {  # start_lab DIR WORKERS
@@ -130,6 +140,64 @@ json.dump({"job_seconds": secs, "workers_used": sorted(used), **phases}, open(f"
 PY
 }
 
+# bisect_on_lab DIR: bisect-kernels.sh --lava on the lab in DIR (two idle
+# devices) over five candidates, links to the one kernel, the companion
+# module's inject_delay_ns=100 planted from cand3 on (as
+# tests/vm/bisect_kernels.sh plants it).  The answer must be cand3 (last good
+# cand2): the confirm step (cand1 vs cand5), then one k = 2 step testing the
+# split points cand2 and cand3 at once, jobs of it running on both devices at
+# the same time, every boot's job passed, the planted delay where it belongs.
+bisect_on_lab() {
+  local d=$1 ks="" i t0
+  mkdir -p "$work/bk"
+  for i in 1 2 3 4 5; do ln -s "$kernel" "$work/bk/cand$i"; ks+="${ks:+,}$work/bk/cand$i"; done
+  t0=$SECONDS
+  "$src/scripts/vm/bisect-kernels.sh" --tracebench "$tb" --outdir "$work/bisect" "${bisect_design[@]}" --threshold 4 \
+    --timeout 600 --kernels "$ks" --lava tracebench-lab --lava-identity-file "$d/lavacli.yaml" "${job_opts[@]}" \
+    --inject-from cand3 inject_delay_ns=100 none/kmod_target/none/payload:0/threads:1 cand1 cand5 \
+    -- run -t none -w kmod_target -p 0 --quick -r 6 -n 300 --no-samples >"$work/bisect.txt" 2>&1
+  rc=$?
+  bisect_wall=$((SECONDS - t0))
+  [ $rc -eq 0 ] || { cat "$work/bisect.txt"; cat "$work/bisect/bisect.md" 2>/dev/null; fail "bisect-kernels --lava exited $rc"; }
+  grep -q '^bisect-kernels: first bad kernel: cand3 ' "$work/bisect.txt" || { cat "$work/bisect.txt"; fail "the printed answer is not cand3"; }
+  /usr/bin/python3 - "$work/bisect" "$bisect_wall" <<'PY' || { cat "$work/bisect.txt"; fail "bisect-kernels --lava evidence"; }
+import datetime, json, os, sys
+d, wall = sys.argv[1], int(sys.argv[2])
+b = json.load(open(os.path.join(d, "bisect.json")))
+assert b["status"] == "found" and b["first_bad"] == "cand3" and b["last_good"] == "cand2", (b["status"], b["first_bad"], b["last_good"])
+assert b["lava"]["identity"] == "tracebench-lab", b.get("lava")
+steps = b["steps"]
+got = [(s["step"], s["kind"], s["candidate"]) for s in steps]
+assert got == [(0, "confirm", "cand5"), (1, "bisect", "cand2"), (1, "bisect", "cand3")], got
+t = lambda x: datetime.datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
+for s in steps:
+    name = f"step {s['step']} ({s['candidate']})"
+    assert s["idle_devices"] == 2, (name, s["idle_devices"])
+    assert s["k"] == (1 if s["kind"] == "confirm" else 2), (name, s["k"])
+    n = s["rounds"]
+    assert len(s["jobs"]) == 2 * n and s["a_runs"] == n and s["b_runs"] == n, (name, n, len(s["jobs"]))
+    for j in s["jobs"]:
+        assert j["outcome"] == "passed" and j["device"] in ("qemu-1", "qemu-2"), (name, j)
+    injected = s["candidate"] in ("cand3", "cand5")
+    assert s["kmod_params_in_effect"]["candidate"] == [f"inject_delay_ns={100 if injected else 0}"], (name, s["kmod_params_in_effect"])
+    assert s["kmod_params_in_effect"]["reference"] == ["inject_delay_ns=0"], (name, s["kmod_params_in_effect"])
+    want = ("regression", "bad") if injected else ("same", "good")
+    assert (s["verdict"], s["decision"]) == want, (name, s["verdict"], s["decision"])
+    print(f"ok: {name}: k={s['k']}, {n} pairs, ratio {s['ratio']:.2f}, {s['verdict']}; "
+          f"reference boots {s['devices']['G']}, candidate boots {s['devices']['C']}")
+# The k = 2 step ran on both devices at once: two of its jobs overlapped in time on different devices.
+jobs = [j for s in steps if s["step"] == 1 for j in s["jobs"]]
+assert {j["device"] for j in jobs} == {"qemu-1", "qemu-2"}, jobs
+both = [(a["job_id"], b["job_id"]) for a in jobs for b in jobs
+        if a["device"] != b["device"] and t(a["start_time"]) < t(b["end_time"]) and t(b["start_time"]) < t(a["end_time"])]
+assert both, "no two jobs of the k = 2 step ran at the same time on the two devices"
+md = open(os.path.join(d, "bisect.md")).read()
+assert "First bad kernel: **`cand3`**" in md and "Boots as LAVA jobs" in md, md
+print(f"ok: bisection through LAVA: cand3 in {len(steps)} comparisons over 2 steps, {len(jobs)} jobs in the k = 2 step "
+      f"(e.g. jobs {both[0][0]} and {both[0][1]} at once), {wall} s")
+PY
+}
+
 # --- 1. two workers -----------------------------------------------------------
 start_lab "$work/lab2" 2
 compare_on "$work/lab2" two "$work/a/vmlinuz-$rel" "$work/b/vmlinuz-$rel" 2
@@ -151,6 +219,8 @@ r = json.load(open(sys.argv[1]))
 assert r["figures_valid"] is False and r["outcome"] != "passed" and r["error_type"], r
 print("ok: the bad kernel's job:", r["outcome"], "-", r["error_type"], r["error_msg"])
 PY
+# --- 2b. k-ary bisection through LAVA, on the same lab ---------------------------
+bisect_on_lab "$work/lab2"
 stop_lab "$work/lab2"
 
 # --- 3. one worker --------------------------------------------------------------

@@ -113,6 +113,10 @@ bk "--inject-from an unlisted kernel" "--inject-from 'k7' is not in the candidat
 bk "a guest command other than run" "must be 'run ...'" --kernels k1,k2 "$B" k1 k2 -- list
 bk "run --out" "run --out is set by" --kernels k1,k2 "$B" k1 k2 -- run --out x
 bk "an unknown option" "unknown option '--bogus'" --bogus --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--accel with --lava" "--accel with --lava" --lava lab --accel tcg --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--lava-identity-file missing" "--lava-identity-file '/nonexistent/l.yaml' is not a file" --lava lab \
+  --lava-identity-file /nonexistent/l.yaml --kernels k1,k2 "$B" k1 k2 "${R[@]}"
+bk "--lava-job-option without --lava" "need --lava IDENTITY" --lava-job-option=--smp=1 --kernels k1,k2 "$B" k1 k2 "${R[@]}"
 bk "a missing image" "kernel image '$t/nope' not found" --kernels "$t/nope,k2" "$B" nope k2 "${R[@]}"
 printf '# candidates\n\n' > "$t/empty.list"
 bk "an empty --kernels-file" "lists no kernel" --kernels-file "$t/empty.list" "$B" k1 k2 "${R[@]}"
