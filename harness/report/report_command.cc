@@ -22,7 +22,7 @@
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/model.h"
-#include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
 
@@ -265,7 +265,8 @@ int run_report(const ReportArgs& a) {
     }
     CompareResult c;
     if (Status s = compare_runs(pa, pb, 0.05, 0.05, &c); !s) return fail(s.message());
-    input["compare"] = compare_json(c, pa, pb);
+    if (Status s = compare_reporters().document("json", CompareReport{c, pa, pb}, &input["compare"]); !s)
+      return fail(s.message());
   }
   // Drawn into a temp directory beside --out, renamed to it at the end: a
   // failed report leaves no half-written folder.
