@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/json_read.h"
 #include "tracebench/model.h"
 
 namespace tracebench::model {
@@ -41,10 +42,40 @@ std::vector<std::string> validation_problems(const ValidationScenario& s, const 
   return out;
 }
 
-bool validation_held(const nlohmann::json& v) {
-  if (!v.is_object() || !v.contains("conditions")) return true;  // written before conditions existed
-  const nlohmann::json& c = v.at("conditions");
-  return c.is_object() && c.value("held", false);
+Status validation_from_json(const nlohmann::json& j, ValidationFile* out) {
+  ValidationFile v;
+  const JsonFields doc(j, "");
+  TB_TRY(doc.object());
+  JsonFields m({}, ""), p({}, ""), e({}, "");
+  TB_TRY(doc.child("measured", &m));
+  TB_TRY(m.number("rate_hz", &v.measured.rate_hz));
+  TB_TRY(m.number("probe_cycles", &v.measured.probe_cycles));
+  TB_TRY(m.number("probe_cpu_percent", &v.measured.probe_cpu_percent));
+  TB_TRY(m.number("consumer_cpu_percent", &v.measured.consumer_cpu_percent));
+  TB_TRY(m.number("cpu_percent", &v.measured.cpu_percent));
+  TB_TRY(m.number("untraced_spread_ns_per_event", &v.measured.untraced_spread_ns_per_event));
+  TB_TRY(doc.child("predicted", &p));
+  TB_TRY(p.number("probe_cycles", &v.predicted.probe_cycles));
+  TB_TRY(p.number("probe_cpu_percent", &v.predicted.probe_cpu_percent));
+  TB_TRY(p.number_or_null("consumer_cpu_percent", &v.predicted.consumer_cpu_percent));
+  TB_TRY(p.number_or_null("cpu_percent", &v.predicted.cpu_percent));
+  TB_TRY(doc.child("error", &e));
+  TB_TRY(e.number_or_null("cpu_percent", &v.error_cpu_percent));
+  if (doc.has("conditions")) {  // written before conditions existed: held
+    JsonFields c({}, "");
+    TB_TRY(doc.child("conditions", &c));
+    TB_TRY(c.boolean("held", &v.held));
+    if (c.has("problems")) TB_TRY(c.strings("problems", &v.problems));
+  }
+  if (doc.has("model")) {
+    JsonFields c({}, "");
+    TB_TRY(doc.child("model", &c));
+    if (c.has("emulated")) TB_TRY(c.boolean("emulated", &v.emulated));
+    if (c.has("execution")) TB_TRY(c.string("execution", &v.execution));
+  }
+  v.document = j;
+  *out = std::move(v);
+  return Status::ok();
 }
 
 Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out,

@@ -136,6 +136,8 @@ Status read_validations(const std::vector<std::string>& args, json* out) {
       if (!j.is_object() || j.value("schema", "") != "tracebench.validation" || !j.contains("measured") ||
           !j.contains("predicted") || !j.contains("scenario"))
         return Status::error(f + ": not a validation file (schema tracebench.validation)");
+      model::ValidationFile typed;
+      if (Status s = model::validation_from_json(j, &typed); !s) return Status::error(f + ": " + s.message());
       j["file"] = f;
       out->push_back(j);
     }
