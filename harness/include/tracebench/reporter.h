@@ -89,7 +89,8 @@ class ReporterTable {
   Status document(std::string_view format, const Input& in, nlohmann::json* out) const {
     const Reporter<Input>* r = nullptr;
     TB_TRY(find(format, &r));
-    if (Status s = r->document(in, out); !s) return Status::error(what_ + " format " + std::string(format) + ": " + s.message());
+    if (Status s = r->document(in, out); !s)
+      return Status::error(what_ + " format " + std::string(format) + ": " + s.message());
     return Status::ok();
   }
   std::vector<std::string> formats() const {
