@@ -367,7 +367,8 @@ TEST(ValidationVerdict, Table7SaysNotValidNeverYes) {
   EXPECT_FALSE(m::validation_held(typed(validation(0.2, false))));
   // Rounds: one that did not hold has no error to count.
   std::vector<double> errors;
-  auto r = m::median_round({typed(validation(0.1, false)), typed(validation(3.0, true)), typed(validation(2.5, true))}, &errors);
+  auto r = m::median_round({typed(validation(0.1, false)), typed(validation(3.0, true)), typed(validation(2.5, true))},
+                           &errors);
   EXPECT_EQ(errors, (std::vector<double>{3.0, 2.5}));
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(m::validation_held(*r));
