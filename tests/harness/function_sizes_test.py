@@ -39,8 +39,6 @@ ALLOWED = {
         "not yet split: model validate's command, from its arguments to the validation file",
     "harness/model/fit.cc fit_consumer":
         "not yet split: the consumer terms' least-squares fit and its bootstrap",
-    "harness/model/validate.cc evaluate":
-        "not yet split: the measured segments summed and the model's prediction for them",
     "harness/model/suite_command.cc run_suite":
         "not yet split: model suite's runs, fit, rounds of validations and Table 7",
     "harness/model/fit.cc fit":
