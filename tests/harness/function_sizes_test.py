@@ -33,8 +33,6 @@ ALLOWED = {
         "the verification rules of harness/README.md in their numbered order, each a few lines",
     "harness/src/clock_check.cc decide_clock":
         "the clock checks of harness/README.md's table in its order, each a few lines",
-    "harness/src/compare.cc compare_runs":
-        "not yet split: matching benchmarks across sides, then each one's test (Welch, paired, U) and verdict",
     "harness/model/validate_command.cc run_validate":
         "not yet split: model validate's command, from its arguments to the validation file",
     "harness/model/fit.cc fit_consumer":
