@@ -34,7 +34,7 @@
 #include "lava_remote_command.h"
 #include "lava_remote.h"
 #include "lava_rest.h"
-#include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
 
@@ -159,7 +159,10 @@ void print_summaries(const std::string& dir) {
       std::cerr << "tracebench lava fetch: cannot read " << f.string() << ": " << s.message() << "\n";
       continue;
     }
-    std::cout << summary_table(run) << "results: " << f.string() << (run.context.complete ? "" : " (incomplete run)")
+    Report summary;
+    if (Status s = run_reporters().write("console", RunReport{run}, &summary); !s)
+      std::cerr << "tracebench lava fetch: " << s.message() << "\n";
+    std::cout << summary.text << "results: " << f.string() << (run.context.complete ? "" : " (incomplete run)")
               << "\n";
   }
 }

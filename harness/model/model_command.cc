@@ -15,6 +15,7 @@
 #include "tracebench/results.h"
 #include "tracebench/util.h"
 #include "fit_command.h"
+#include "harness/model/model_reporters.h"
 #include "suite_command.h"
 #include "validate_command.h"
 
@@ -123,16 +124,18 @@ int run_fit(const FitArgs& a, std::ostream& out, std::ostream& err) {
     return fail("fit", Status::error(s.message() + " (nothing written: the runs fitted are inconsistent)"));
   if (Status s = check_fixed_against_points(m); !s) return fail("fit", s);
   // Everything computed before anything is written; each file replaced atomically.
-  const std::string md = to_markdown(m);
+  Report model_json, md, csv;
+  for (const auto& [format, text] : {std::pair{"json", &model_json}, std::pair{"markdown", &md}, std::pair{"csv", &csv}})
+    if (Status s = model_reporters().write(format, ModelReport{m}, text); !s) return fail("fit", s);
   const std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
   std::error_code ec;
   if (!dir.empty() && !std::filesystem::is_directory(dir, ec) && !std::filesystem::create_directories(dir, ec))
     return fail("fit", Status::error(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message())));
-  for (const auto& [path, text] : {std::pair{a.out, to_json(m).dump(2) + "\n"}, std::pair{sibling(a.out, ".md"), md},
-                                   std::pair{sibling(a.out, ".csv"), to_csv(m)}}) {
-    if (Status s = write_file_atomic(path, text); !s) return fail("fit", s);
+  for (const auto& [path, text] : {std::pair{a.out, &model_json.text}, std::pair{sibling(a.out, ".md"), &md.text},
+                                   std::pair{sibling(a.out, ".csv"), &csv.text}}) {
+    if (Status s = write_file_atomic(path, *text); !s) return fail("fit", s);
   }
-  out << md << fmt::format("\nwrote {}, {}, {}\n", a.out, sibling(a.out, ".md"), sibling(a.out, ".csv"));
+  out << md.text << fmt::format("\nwrote {}, {}, {}\n", a.out, sibling(a.out, ".md"), sibling(a.out, ".csv"));
   for (const auto& l : left_out) err << "tracebench model fit: left out " << l << "\n";
   return 0;
 }

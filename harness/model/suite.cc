@@ -187,36 +187,33 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
 }
 
 namespace {
-std::string num(const nlohmann::json& v, const char* f) {
-  return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : std::string("—");
+std::string num(std::optional<double> v, const char* f) {
+  return v ? fmt::format(fmt::runtime(f), *v) : std::string("—");
 }
 }  // namespace
 
 // Which term is off: the probe's or the consumer's error, whichever is the
 // larger share of the total's.
-std::string term_off(const nlohmann::json& v) {
-  const nlohmann::json& m = v.at("measured");
-  const nlohmann::json& p = v.at("predicted");
-  const double probe = m.at("probe_cpu_percent").get<double>() - p.at("probe_cpu_percent").get<double>();
-  if (!p.at("consumer_cpu_percent").is_number()) return "consumer: not predicted";
-  const double consumer = m.at("consumer_cpu_percent").get<double>() - p.at("consumer_cpu_percent").get<double>();
+std::string term_off(const ValidationFile& v) {
+  const double probe = v.measured.probe_cpu_percent - v.predicted.probe_cpu_percent;
+  if (!v.predicted.consumer_cpu_percent) return "consumer: not predicted";
+  const double consumer = v.measured.consumer_cpu_percent - *v.predicted.consumer_cpu_percent;
   return std::fabs(probe) >= std::fabs(consumer) ? fmt::format("probe ({:+.2f})", probe)
                                                   : fmt::format("consumer ({:+.2f})", consumer);
 }
 
-std::optional<nlohmann::json> median_round(const std::vector<nlohmann::json>& rounds, std::vector<double>* errors) {
+std::optional<ValidationFile> median_round(const std::vector<ValidationFile>& rounds, std::vector<double>* errors) {
   std::vector<std::pair<double, std::size_t>> by_error;
   errors->clear();
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     // A round that did not hold its scenario has no error to count.
     if (!validation_held(rounds[i])) continue;
-    const nlohmann::json* e = nullptr;
-    if (rounds[i].contains("error") && rounds[i]["error"].contains("cpu_percent")) e = &rounds[i]["error"]["cpu_percent"];
-    if (!e || !e->is_number()) continue;
-    errors->push_back(e->get<double>());
-    by_error.emplace_back(e->get<double>(), i);
+    const std::optional<double>& e = rounds[i].error_cpu_percent;
+    if (!e) continue;
+    errors->push_back(*e);
+    by_error.emplace_back(*e, i);
   }
-  if (by_error.empty()) return rounds.empty() ? std::nullopt : std::optional<nlohmann::json>(rounds.front());
+  if (by_error.empty()) return rounds.empty() ? std::nullopt : std::optional<ValidationFile>(rounds.front());
   std::sort(by_error.begin(), by_error.end());
   const std::size_t n = by_error.size();
   std::size_t m = n / 2;  // odd: the middle one
@@ -237,30 +234,22 @@ std::string table7_markdown(const std::vector<SuiteRow>& rows) {
                          rounds ? " |" : "");
       continue;
     }
-    const nlohmann::json& v = *r.validation;
-    const nlohmann::json& m = v.at("measured");
-    const nlohmann::json& p = v.at("predicted");
-    const nlohmann::json& err = v.at("error").at("cpu_percent");
+    const ValidationFile& v = *r.validation;
+    const ValidationFile::Measured& m = v.measured;
+    const ValidationFile::Predicted& p = v.predicted;
+    const std::optional<double>& err = v.error_cpu_percent;
     std::string within = "—";
-    if (err.is_number()) within = std::fabs(err.get<double>()) <= 1 ? "yes (±1)" : std::fabs(err.get<double>()) <= 2 ? "yes" : "**no**";
+    if (err) within = std::fabs(*err) <= 1 ? "yes (±1)" : std::fabs(*err) <= 2 ? "yes" : "**no**";
     // A run that did not hold the scenario (its rate, a stop, lost events)
     // tests nothing: its row says what happened, never "yes".
-    if (!validation_held(v)) {
-      std::vector<std::string> why;
-      for (const auto& p : v.at("conditions").value("problems", nlohmann::json::array()))
-        if (p.is_string()) why.push_back(p.get<std::string>());
-      within = fmt::format("**not valid**: {}", fmt::join(why, "; "));
-    }
+    if (!validation_held(v)) within = fmt::format("**not valid**: {}", fmt::join(v.problems, "; "));
     // An emulator's rows say so: its cycles and CPU points are the
     // emulator's, comparable with each other, not with a host's.
-    const nlohmann::json ctx = v.value("model", nlohmann::json::object());
     out += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.tracer,
-                       ctx.value("emulated", false) ? fmt::format(" ({}, emulated)", ctx.value("execution", "")) : "",
-                       r.scenario,
-                       r.workload, num(m.at("rate_hz"), "{:.0f}"), num(p.at("probe_cycles"), "{:.0f}"),
-                       num(m.at("probe_cycles"), "{:.0f}"), num(p.at("cpu_percent"), "{:.2f}"),
-                       num(m.at("cpu_percent"), "{:.2f}"), num(err, "{:+.2f}"),
-                       num(m.at("untraced_spread_ns_per_event"), "{:.0f}"), within, term_off(v));
+                       v.emulated ? fmt::format(" ({}, emulated)", v.execution) : "", r.scenario, r.workload,
+                       num(m.rate_hz, "{:.0f}"), num(p.probe_cycles, "{:.0f}"), num(m.probe_cycles, "{:.0f}"),
+                       num(p.cpu_percent, "{:.2f}"), num(m.cpu_percent, "{:.2f}"), num(err, "{:+.2f}"),
+                       num(m.untraced_spread_ns_per_event, "{:.0f}"), within, term_off(v));
     if (rounds) {
       out.pop_back();  // the newline
       std::vector<std::string> e;

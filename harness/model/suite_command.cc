@@ -321,7 +321,7 @@ int run_suite(const SuiteArgs& a) {
                return run_fit(FitArgs{.inputs = {runs}, .out = model}, log, log);
              }) == 0;
   // (tracer, scenario) -> every round's validation, or why a round has none.
-  std::map<std::pair<std::string, std::string>, std::vector<nlohmann::json>> done;
+  std::map<std::pair<std::string, std::string>, std::vector<ValidationFile>> done;
   std::map<std::pair<std::string, std::string>, std::string> problems;
   for (int round = 1; round <= a.rounds && !stopped && fitted; ++round) {
     for (const auto& p : plans) {
@@ -333,13 +333,17 @@ int run_suite(const SuiteArgs& a) {
         const int code = step(v);
         // A validation that did not hold its scenario exits 1 and keeps its
         // file: its row says what happened instead of an error.
-        std::optional<nlohmann::json> j;
+        std::optional<ValidationFile> j;
         if (std::ifstream in(vout); in && (code == 0 || code == 1)) {
+          ValidationFile file;
+          Status read = Status::ok();
           try {
-            j = nlohmann::json::parse(in);
+            read = validation_from_json(nlohmann::json::parse(in), &file);
           } catch (const std::exception& e) {
-            if (code == 0) problems[key] = fmt::format("{}: {}", vout, e.what());
+            read = Status::error(e.what());
           }
+          if (read) j = std::move(file);
+          else if (code == 0) problems[key] = fmt::format("{}: {}", vout, read.message());
         }
         if (j && (code == 0 || !validation_held(*j)))
           done[key].push_back(std::move(*j));

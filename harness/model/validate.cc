@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/json_read.h"
 #include "tracebench/model.h"
 
 namespace tracebench::model {
@@ -41,184 +42,262 @@ std::vector<std::string> validation_problems(const ValidationScenario& s, const 
   return out;
 }
 
-bool validation_held(const nlohmann::json& v) {
-  if (!v.is_object() || !v.contains("conditions")) return true;  // written before conditions existed
-  const nlohmann::json& c = v.at("conditions");
-  return c.is_object() && c.value("held", false);
+Status validation_from_json(const nlohmann::json& j, ValidationFile* out) {
+  ValidationFile v;
+  const JsonFields doc(j, "");
+  TB_TRY(doc.object());
+  JsonFields m({}, ""), p({}, ""), e({}, "");
+  TB_TRY(doc.child("measured", &m));
+  TB_TRY(m.number("rate_hz", &v.measured.rate_hz));
+  TB_TRY(m.number("probe_cycles", &v.measured.probe_cycles));
+  TB_TRY(m.number("probe_cpu_percent", &v.measured.probe_cpu_percent));
+  TB_TRY(m.number("consumer_cpu_percent", &v.measured.consumer_cpu_percent));
+  TB_TRY(m.number("cpu_percent", &v.measured.cpu_percent));
+  TB_TRY(m.number("untraced_spread_ns_per_event", &v.measured.untraced_spread_ns_per_event));
+  TB_TRY(doc.child("predicted", &p));
+  TB_TRY(p.number("probe_cycles", &v.predicted.probe_cycles));
+  TB_TRY(p.number("probe_cpu_percent", &v.predicted.probe_cpu_percent));
+  TB_TRY(p.number_or_null("consumer_cpu_percent", &v.predicted.consumer_cpu_percent));
+  TB_TRY(p.number_or_null("cpu_percent", &v.predicted.cpu_percent));
+  TB_TRY(doc.child("error", &e));
+  TB_TRY(e.number_or_null("cpu_percent", &v.error_cpu_percent));
+  if (doc.has("conditions")) {  // written before conditions existed: held
+    JsonFields c({}, "");
+    TB_TRY(doc.child("conditions", &c));
+    TB_TRY(c.boolean("held", &v.held));
+    if (c.has("problems")) TB_TRY(c.strings("problems", &v.problems));
+  }
+  if (doc.has("model")) {
+    JsonFields c({}, "");
+    TB_TRY(doc.child("model", &c));
+    if (c.has("emulated")) TB_TRY(c.boolean("emulated", &v.emulated));
+    if (c.has("execution")) TB_TRY(c.string("execution", &v.execution));
+  }
+  v.document = j;
+  *out = std::move(v);
+  return Status::ok();
 }
 
-Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out,
-                const ValidationLimits& limits) {
-  double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = x.drain_consumer_cpu_ns;
+namespace {
+
+// The segments summed by kind ([0] untraced, [1] traced), and the traced
+// consumer tasks split by whether perf's task-clock counted them.
+struct SegmentSums {
+  double wall[2] = {0, 0}, cpu[2] = {0, 0}, busy[2] = {0, 0}, consumer = 0;
   double tasks = 0, tasks_perf = 0, tasks_counted = 0, wall_counted = 0, tasks_uncounted = 0, wall_uncounted = 0;
   std::uint64_t switches = 0;
   bool perf_all = true, any_tasks = false, any_counted = false, any_uncounted = false;
   std::uint64_t events[2] = {0, 0}, ticks = 0, late = 0, enables = 0, bursts = 0;
+};
+
+SegmentSums sum_segments(const ValidationMeasured& x) {
+  SegmentSums a;
+  a.consumer = x.drain_consumer_cpu_ns;
   for (const auto& g : x.segments) {
     const int t = g.traced ? 1 : 0;
-    enables += t;  // each traced segment is one enable() and one disable()
-    wall[t] += g.wall_ns;
-    cpu[t] += g.thread_cpu_ns;
-    busy[t] += g.machine_busy_ns;
-    events[t] += g.events;
+    a.enables += t;  // each traced segment is one enable() and one disable()
+    a.wall[t] += g.wall_ns;
+    a.cpu[t] += g.thread_cpu_ns;
+    a.busy[t] += g.machine_busy_ns;
+    a.events[t] += g.events;
     if (g.traced) {
-      bursts += g.bursts;
-      consumer += g.consumer_cpu_ns;
-      tasks += g.consumer_tasks_ns;
-      any_tasks |= g.consumer_tasks_ns > 0 || g.consumer_tasks_perf_ns.has_value();
+      a.bursts += g.bursts;
+      a.consumer += g.consumer_cpu_ns;
+      a.tasks += g.consumer_tasks_ns;
+      a.any_tasks |= g.consumer_tasks_ns > 0 || g.consumer_tasks_perf_ns.has_value();
       // The cross-check is over the segments perf counted; the others are
       // the same tasks uncounted, for what counting costs them.
       if (g.task_clock) {
-        any_counted = true;
-        tasks_counted += g.consumer_tasks_ns;
-        wall_counted += g.wall_ns;
-        if (g.consumer_tasks_perf_ns) tasks_perf += *g.consumer_tasks_perf_ns;
-        else perf_all = false;
-        switches += g.consumer_tasks_switches;
+        a.any_counted = true;
+        a.tasks_counted += g.consumer_tasks_ns;
+        a.wall_counted += g.wall_ns;
+        if (g.consumer_tasks_perf_ns) a.tasks_perf += *g.consumer_tasks_perf_ns;
+        else a.perf_all = false;
+        a.switches += g.consumer_tasks_switches;
       } else {
-        any_uncounted = true;
-        tasks_uncounted += g.consumer_tasks_ns;
-        wall_uncounted += g.wall_ns;
+        a.any_uncounted = true;
+        a.tasks_uncounted += g.consumer_tasks_ns;
+        a.wall_uncounted += g.wall_ns;
       }
     }
-    ticks += g.ticks;
-    late += g.late_ticks;
+    a.ticks += g.ticks;
+    a.late += g.late_ticks;
   }
-  if (events[0] == 0 || events[1] == 0 || !(wall[0] > 0) || !(wall[1] > 0))
-    return Status::error("model validate: no events in the untraced or the traced segments");
-  Validation v;
-  v.ops_hz = static_cast<double>(events[1]) / (wall[1] / 1e9);
-  // A profile probe's events are its timer's firings while the ops ran.
-  if (x.timer_firings && *x.timer_firings == 0)
-    return Status::error("model validate: the tracer's timer never fired in the traced segments");
-  const double firings_per_op =
-      x.timer_firings ? static_cast<double>(*x.timer_firings) / static_cast<double>(events[1]) : 1.0;
-  v.rate_hz = v.ops_hz * firings_per_op;
-  v.untraced_ns_per_event = cpu[0] / static_cast<double>(events[0]);
-  v.traced_ns_per_event = cpu[1] / static_cast<double>(events[1]);
-  const double probe_ns = v.traced_ns_per_event - v.untraced_ns_per_event;  // per op
-  v.probe_cycles = probe_ns / firings_per_op * m.tsc_hz / 1e9;
-  v.probe_cpu_percent = 100 * v.ops_hz * probe_ns / 1e9;
-  v.consumer_cpu_percent = 100 * consumer / wall[1];
-  v.consumer_tasks_cpu_percent = 100 * tasks / wall[1];
-  if (perf_all && any_tasks && any_counted) {
+  return a;
+}
+
+// The consumer tasks' CPU by schedstat against perf's task-clock, over the
+// segments perf counted, and what counting them cost.
+void cross_check_consumer(const SegmentSums& a, Validation* v) {
+  if (a.perf_all && a.any_tasks && a.any_counted) {
     // Both accounts over the segments perf counted.
-    const double counted_percent = 100 * tasks_counted / wall_counted;
-    v.consumer_tasks_counted_cpu_percent = counted_percent;
-    v.consumer_tasks_perf_cpu_percent = 100 * tasks_perf / wall_counted;
-    v.consumer_tasks_switches = switches;
+    const double counted_percent = 100 * a.tasks_counted / a.wall_counted;
+    v->consumer_tasks_counted_cpu_percent = counted_percent;
+    v->consumer_tasks_perf_cpu_percent = 100 * a.tasks_perf / a.wall_counted;
+    v->consumer_tasks_switches = a.switches;
     // schedstat counts the switches into and out of a task, task-clock does
     // not: the gap per switch is what a switch costs, a few µs; more, or
     // task-clock above schedstat, and the two accounts do not agree.
-    const double gap_ns = tasks_counted - tasks_perf;
-    if (switches > 0) v.consumer_switch_gap_us = gap_ns / static_cast<double>(switches) / 1e3;
-    const bool perf_above = -gap_ns > 0.1 * tasks_counted && -gap_ns / wall_counted * 100 > 0.05;
-    const bool gap_too_large =
-        gap_ns / wall_counted * 100 > 0.05 && (switches == 0 || gap_ns / static_cast<double>(switches) > 50e3);
+    const double gap_ns = a.tasks_counted - a.tasks_perf;
+    if (a.switches > 0) v->consumer_switch_gap_us = gap_ns / static_cast<double>(a.switches) / 1e3;
+    const bool perf_above = -gap_ns > 0.1 * a.tasks_counted && -gap_ns / a.wall_counted * 100 > 0.05;
+    const bool gap_too_large = gap_ns / a.wall_counted * 100 > 0.05 &&
+                               (a.switches == 0 || gap_ns / static_cast<double>(a.switches) > 50e3);
     if (perf_above || gap_too_large)
-      v.warnings.push_back(fmt::format(
+      v->warnings.push_back(fmt::format(
           "the consumer tasks' CPU from /proc schedstat ({:.3f} %) and from perf's task-clock ({:.3f} %) differ by "
           "more than their {} context switches explain: the consumer figure is not confirmed",
-          counted_percent, *v.consumer_tasks_perf_cpu_percent, switches));
+          counted_percent, *v->consumer_tasks_perf_cpu_percent, a.switches));
   }
-  if (any_tasks && any_counted && any_uncounted && wall_counted > 0 && wall_uncounted > 0)
-    v.task_clock_effect_percent = 100 * (tasks_counted / wall_counted - tasks_uncounted / wall_uncounted);
-  v.cpu_percent = v.probe_cpu_percent + v.consumer_cpu_percent;
-  v.system_busy_delta_percent = 100 * (busy[1] / wall[1] - busy[0] / wall[0]);
-  v.late_share = ticks ? static_cast<double>(late) / static_cast<double>(ticks) : 0;
-  // The noise: how far the untraced segments' cost per event spread.
+  if (a.any_tasks && a.any_counted && a.any_uncounted && a.wall_counted > 0 && a.wall_uncounted > 0)
+    v->task_clock_effect_percent = 100 * (a.tasks_counted / a.wall_counted - a.tasks_uncounted / a.wall_uncounted);
+}
+
+// The noise (how far the untraced segments' cost per event spread), and
+// what makes the figures doubtful: a probe inside the noise, a rate not held.
+void judge_noise(const ValidationMeasured& x, const SegmentSums& a, double probe_ns, Validation* v) {
   double lo = 1e300, hi = 0;
   for (const auto& g : x.segments) {
     if (g.traced || g.events == 0) continue;
     lo = std::min(lo, g.thread_cpu_ns / static_cast<double>(g.events));
     hi = std::max(hi, g.thread_cpu_ns / static_cast<double>(g.events));
   }
-  v.untraced_spread_ns_per_event = hi >= lo ? hi - lo : 0;
-  if (std::fabs(probe_ns) < v.untraced_spread_ns_per_event)
-    v.warnings.push_back(fmt::format(
+  v->untraced_spread_ns_per_event = hi >= lo ? hi - lo : 0;
+  if (std::fabs(probe_ns) < v->untraced_spread_ns_per_event)
+    v->warnings.push_back(fmt::format(
         "the probe's measured cost ({:.0f} ns per event) is inside the spread of the untraced segments ({:.0f} ns): "
         "noise, not a measurement; a costlier configuration, a higher rate or longer segments",
-        probe_ns, v.untraced_spread_ns_per_event));
-  if (v.late_share > 0.05)
-    v.warnings.push_back(fmt::format("{:.0f}% of the pacing periods began late: the rate was not held", 100 * v.late_share));
-  const double untraced_rate = static_cast<double>(events[0]) / (wall[0] / 1e9);
-  if (std::fabs(untraced_rate - v.ops_hz) > 0.02 * v.ops_hz)
-    v.warnings.push_back(fmt::format("untraced segments ran at {:.0f} Hz, traced at {:.0f} Hz", untraced_rate, v.ops_hz));
+        probe_ns, v->untraced_spread_ns_per_event));
+  if (v->late_share > 0.05)
+    v->warnings.push_back(
+        fmt::format("{:.0f}% of the pacing periods began late: the rate was not held", 100 * v->late_share));
+  const double untraced_rate = static_cast<double>(a.events[0]) / (a.wall[0] / 1e9);
+  if (std::fabs(untraced_rate - v->ops_hz) > 0.02 * v->ops_hz)
+    v->warnings.push_back(
+        fmt::format("untraced segments ran at {:.0f} Hz, traced at {:.0f} Hz", untraced_rate, v->ops_hz));
+}
 
+// What was measured: rates, the probe's and the consumer's cost, the machine.
+Status measure(const Model& m, const ValidationMeasured& x, const SegmentSums& a, Validation* v) {
+  if (a.events[0] == 0 || a.events[1] == 0 || !(a.wall[0] > 0) || !(a.wall[1] > 0))
+    return Status::error("model validate: no events in the untraced or the traced segments");
+  v->ops_hz = static_cast<double>(a.events[1]) / (a.wall[1] / 1e9);
+  // A profile probe's events are its timer's firings while the ops ran.
+  if (x.timer_firings && *x.timer_firings == 0)
+    return Status::error("model validate: the tracer's timer never fired in the traced segments");
+  const double firings_per_op =
+      x.timer_firings ? static_cast<double>(*x.timer_firings) / static_cast<double>(a.events[1]) : 1.0;
+  v->rate_hz = v->ops_hz * firings_per_op;
+  v->untraced_ns_per_event = a.cpu[0] / static_cast<double>(a.events[0]);
+  v->traced_ns_per_event = a.cpu[1] / static_cast<double>(a.events[1]);
+  const double probe_ns = v->traced_ns_per_event - v->untraced_ns_per_event;  // per op
+  v->probe_cycles = probe_ns / firings_per_op * m.tsc_hz / 1e9;
+  v->probe_cpu_percent = 100 * v->ops_hz * probe_ns / 1e9;
+  v->consumer_cpu_percent = 100 * a.consumer / a.wall[1];
+  v->consumer_tasks_cpu_percent = 100 * a.tasks / a.wall[1];
+  cross_check_consumer(a, v);
+  v->cpu_percent = v->probe_cpu_percent + v->consumer_cpu_percent;
+  v->system_busy_delta_percent = 100 * (a.busy[1] / a.wall[1] - a.busy[0] / a.wall[0]);
+  v->late_share = a.ticks ? static_cast<double>(a.late) / static_cast<double>(a.ticks) : 0;
+  judge_noise(x, a, probe_ns, v);
+  return Status::ok();
+}
+
+// The consumer at the rates it ran at, as the model predicts it.
+void predict_consumer(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const SegmentSums& a,
+                      const Entry* entry, const Scenario& probe_only, double wake_wall, Validation* v) {
+  if (x.records == 0) {
+    v->predicted_consumer_cpu_percent = 0;
+    v->consumer_missing = "";
+    return;
+  }
+  Scenario with = probe_only;
+  ConsumerLoad c;
+  c.tracer = s.tracer;
+  c.probe_kind = s.probe_kind;
+  c.action = s.action;
+  c.options = s.options;
+  c.payload_bytes = s.payload_bytes;
+  c.records_hz = static_cast<double>(x.records) / (a.wall[1] / 1e9);
+  if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
+  c.enables_hz = static_cast<double>(a.enables) / (a.wall[1] / 1e9);
+  c.handlers = s.handlers;
+  if (v->idle_wakeups_hz > 0 && entry) {
+    if (entry->consumer_per_idle_wakeup.ok())
+      c.idle_wakeups_hz = std::min(v->idle_wakeups_hz, c.wakeups_hz);
+    else
+      v->idle_note += fmt::format("{}{:.0f} of the consumer's wakeups/s found it asleep, costed as warm ones: {}",
+                                  v->idle_note.empty() ? "" : "; ", v->idle_wakeups_hz,
+                                  entry->consumer_per_idle_wakeup.missing);
+  }
+  with.consumers.push_back(c);
+  Prediction q;
+  if (Status st = predict(m, with, &q); st) {
+    v->predicted_consumer_cpu_percent = q.consumer_cpu_percent();
+  } else if (c.wakeups_hz > 0) {
+    // A model without a per-wakeup term has the wakeups in its per-record one.
+    with.consumers[0].wakeups_hz = 0;
+    with.consumers[0].idle_wakeups_hz = 0;
+    if (Status st2 = predict(m, with, &q); st2)
+      v->predicted_consumer_cpu_percent = q.consumer_cpu_percent();
+    else
+      v->consumer_missing = st2.message();
+  } else {
+    v->consumer_missing = st.message();
+  }
+}
+
+// What the model predicts for the rates achieved: the probe (with its
+// wakeups and idle bursts), then the consumer.
+Status predict_measured(const Model& m, const ValidationScenario& s, const ValidationMeasured& x,
+                        const SegmentSums& a, Validation* v) {
   Scenario probe_only;
-  ProbeLoad load = s.probe_load(v.rate_hz);
+  ProbeLoad load = s.probe_load(v->rate_hz);
   // What the probe pays for waking the consumer, at the wakeups this
   // scenario caused.
   // The consumer's wakeups per second: over the traced segments, or for a
   // consumer on its own timer (it runs in the untraced ones too) over all.
-  const double wake_wall = x.wakes_on_timer ? wall[0] + wall[1] : wall[1];
+  const double wake_wall = x.wakes_on_timer ? a.wall[0] + a.wall[1] : a.wall[1];
   if (x.wakeups && x.records > 0) load.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
   // Each pacing period's events are a burst after the thread slept: its
   // first one pays idle_start, and its first wakeup (if it wakes the
   // consumer) finds the consumer asleep.
-  v.bursts_hz = static_cast<double>(bursts) / (wall[1] / 1e9);
-  if (load.wakeups_hz && !x.wakes_on_timer) v.idle_wakeups_hz = std::min(*load.wakeups_hz, v.bursts_hz);
+  v->bursts_hz = static_cast<double>(a.bursts) / (a.wall[1] / 1e9);
+  if (load.wakeups_hz && !x.wakes_on_timer) v->idle_wakeups_hz = std::min(*load.wakeups_hz, v->bursts_hz);
   const Entry* entry = m.find(s.tracer, s.probe_kind, s.action, s.options);
   // A profile probe's bursts each stop and restart its timer, fired or not.
   if (entry && entry->idle_start.ok())
-    load.bursts_hz = x.timer_firings ? v.bursts_hz : std::min(v.bursts_hz, v.rate_hz);
-  else if (entry && v.bursts_hz > 0)
-    v.idle_note = fmt::format("{:.0f} bursts/s after an idle gap, not costed: {}", v.bursts_hz,
-                              entry->idle_start.missing);
+    load.bursts_hz = x.timer_firings ? v->bursts_hz : std::min(v->bursts_hz, v->rate_hz);
+  else if (entry && v->bursts_hz > 0)
+    v->idle_note = fmt::format("{:.0f} bursts/s after an idle gap, not costed: {}", v->bursts_hz,
+                               entry->idle_start.missing);
   probe_only.probes.push_back(load);
   Prediction p;
   TB_TRY(predict(m, probe_only, &p));
-  v.predicted_probe_cycles = p.probes[0].cycles;
-  v.predicted_wakeup_cycles = p.probes[0].wakeup_cycles;
-  v.predicted_idle_cycles = p.probes[0].idle_cycles;
-  v.wakeup_note = p.probes[0].wakeup_note;
-  v.predicted_probe_cpu_percent = p.cpu_percent_b;
-  // The consumer at the rates it ran at.
-  if (x.records == 0) {
-    v.predicted_consumer_cpu_percent = 0;
-    v.consumer_missing = "";
-  } else {
-    Scenario with = probe_only;
-    ConsumerLoad c;
-    c.tracer = s.tracer;
-    c.probe_kind = s.probe_kind;
-    c.action = s.action;
-    c.options = s.options;
-    c.payload_bytes = s.payload_bytes;
-    c.records_hz = static_cast<double>(x.records) / (wall[1] / 1e9);
-    if (x.wakeups) c.wakeups_hz = static_cast<double>(*x.wakeups) / (wake_wall / 1e9);
-    c.enables_hz = static_cast<double>(enables) / (wall[1] / 1e9);
-    c.handlers = s.handlers;
-    if (v.idle_wakeups_hz > 0 && entry) {
-      if (entry->consumer_per_idle_wakeup.ok())
-        c.idle_wakeups_hz = std::min(v.idle_wakeups_hz, c.wakeups_hz);
-      else
-        v.idle_note += fmt::format("{}{:.0f} of the consumer's wakeups/s found it asleep, costed as warm ones: {}",
-                                   v.idle_note.empty() ? "" : "; ", v.idle_wakeups_hz,
-                                   entry->consumer_per_idle_wakeup.missing);
-    }
-    with.consumers.push_back(c);
-    Prediction q;
-    if (Status st = predict(m, with, &q); st) {
-      v.predicted_consumer_cpu_percent = q.consumer_cpu_percent();
-    } else if (c.wakeups_hz > 0) {
-      // A model without a per-wakeup term has the wakeups in its per-record one.
-      with.consumers[0].wakeups_hz = 0;
-      with.consumers[0].idle_wakeups_hz = 0;
-      if (Status st2 = predict(m, with, &q); st2)
-        v.predicted_consumer_cpu_percent = q.consumer_cpu_percent();
-      else
-        v.consumer_missing = st2.message();
-    } else {
-      v.consumer_missing = st.message();
-    }
-  }
-  if (v.predicted_consumer_cpu_percent && *v.predicted_consumer_cpu_percent < 0)
-    v.warnings.push_back(fmt::format(
+  v->predicted_probe_cycles = p.probes[0].cycles;
+  v->predicted_wakeup_cycles = p.probes[0].wakeup_cycles;
+  v->predicted_idle_cycles = p.probes[0].idle_cycles;
+  v->wakeup_note = p.probes[0].wakeup_note;
+  v->predicted_probe_cpu_percent = p.cpu_percent_b;
+  predict_consumer(m, s, x, a, entry, probe_only, wake_wall, v);
+  if (v->predicted_consumer_cpu_percent && *v->predicted_consumer_cpu_percent < 0)
+    v->warnings.push_back(fmt::format(
         "the model's consumer terms predict a negative cost ({:.2f} % CPU) at these rates: its consumer fit does not "
         "hold for this tracer (see the fit's R² and residuals in model.md)",
-        *v.predicted_consumer_cpu_percent));
-  if (v.predicted_consumer_cpu_percent) v.predicted_cpu_percent = v.predicted_probe_cpu_percent + *v.predicted_consumer_cpu_percent;
+        *v->predicted_consumer_cpu_percent));
+  if (v->predicted_consumer_cpu_percent)
+    v->predicted_cpu_percent = v->predicted_probe_cpu_percent + *v->predicted_consumer_cpu_percent;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out,
+                const ValidationLimits& limits) {
+  const SegmentSums a = sum_segments(x);
+  Validation v;
+  TB_TRY(measure(m, x, a, &v));
+  TB_TRY(predict_measured(m, s, x, a, &v));
   for (const auto& g : x.segments) v.longest_period_ms = std::max(v.longest_period_ms, g.longest_period_ns / 1e6);
   v.lost_share = x.seen ? static_cast<double>(x.lost) / static_cast<double>(x.seen) : 0;
   v.problems = validation_problems(s, x, v, limits);

@@ -22,7 +22,7 @@
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/model.h"
-#include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
 
@@ -136,6 +136,8 @@ Status read_validations(const std::vector<std::string>& args, json* out) {
       if (!j.is_object() || j.value("schema", "") != "tracebench.validation" || !j.contains("measured") ||
           !j.contains("predicted") || !j.contains("scenario"))
         return Status::error(f + ": not a validation file (schema tracebench.validation)");
+      model::ValidationFile typed;
+      if (Status s = model::validation_from_json(j, &typed); !s) return Status::error(f + ": " + s.message());
       j["file"] = f;
       out->push_back(j);
     }
@@ -265,7 +267,8 @@ int run_report(const ReportArgs& a) {
     }
     CompareResult c;
     if (Status s = compare_runs(pa, pb, 0.05, 0.05, &c); !s) return fail(s.message());
-    input["compare"] = compare_json(c, pa, pb);
+    if (Status s = compare_reporters().document("json", CompareReport{c, pa, pb}, &input["compare"]); !s)
+      return fail(s.message());
   }
   // Drawn into a temp directory beside --out, renamed to it at the end: a
   // failed report leaves no half-written folder.

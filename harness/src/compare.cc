@@ -112,17 +112,13 @@ void decide_sequentially(const std::vector<double>& a, const std::vector<double>
 
 }  // namespace
 
-Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
-                    double threshold, double alpha, CompareResult* out, const PairIds* pairs) {
-  out->threshold = threshold;
-  out->alpha = alpha;
-  out->rows.clear();
-  out->warnings.clear();
-  out->b_benchmarks = 0;
-  for (const RunResult* r : b) out->b_benchmarks += r->benchmarks.size();
-  if (a.empty() || b.empty()) return Status::error("compare needs at least one run on each side");
-  if (pairs && (pairs->a.size() != a.size() || pairs->b.size() != b.size()))
-    return Status::error("compare: the pair names do not match the runs one to one");
+namespace {
+
+// The runs' contexts against each other: emulated with host is refused;
+// concurrent runs, other CPUs, other executions and a side of mixed kernels
+// are warnings.
+Status check_contexts(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
+                      CompareResult* out) {
   const RunResult* first = a.front();
   std::vector<const RunResult*> all(a);
   all.insert(all.end(), b.begin(), b.end());
@@ -160,27 +156,35 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
       }
     }
   }
+  return Status::ok();
+}
 
-  // Per benchmark and side: the per-repetition values (in ns, each run at its
-  // own TSC rate) of every run in which the benchmark succeeded.
-  struct Pool {
-    std::vector<double> ns;
-    std::vector<double> run_medians;  // one per run in which it succeeded
-    std::vector<std::string> run_pairs;  // with `pairs`: the pair of each of those runs
-    std::size_t runs = 0;     // runs in which it succeeded
-    std::size_t present = 0;  // runs that have it at all
-    std::string error;        // the first failure's reason
-  };
-  std::vector<std::string> order;
-  std::map<std::string, std::pair<Pool, Pool>> pools;
+// Per benchmark and side: the per-repetition values (in ns, each run at its
+// own TSC rate) of every run in which the benchmark succeeded.
+struct Pool {
+  std::vector<double> ns;
+  std::vector<double> run_medians;  // one per run in which it succeeded
+  std::vector<std::string> run_pairs;  // with `pairs`: the pair of each of those runs
+  std::size_t runs = 0;     // runs in which it succeeded
+  std::size_t present = 0;  // runs that have it at all
+  std::string error;        // the first failure's reason
+};
+struct Pools {
+  std::vector<std::string> order;  // benchmarks in the order first met
+  std::map<std::string, std::pair<Pool, Pool>> sides;
   std::map<std::string, std::string> whats;
+};
+
+Pools pool_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
+                const PairIds* pairs) {
+  Pools out;
   for (int s = 0; s < 2; ++s) {
     const auto& side_runs = s == 0 ? a : b;
     for (std::size_t ri = 0; ri < side_runs.size(); ++ri) {
       const RunResult* r = side_runs[ri];
       for (const auto& x : r->benchmarks) {
-        if (!pools.count(x.name)) order.push_back(x.name);
-        Pool& p = s == 0 ? pools[x.name].first : pools[x.name].second;
+        if (!out.sides.count(x.name)) out.order.push_back(x.name);
+        Pool& p = s == 0 ? out.sides[x.name].first : out.sides[x.name].second;
         ++p.present;
         // A benchmark without figures (error, skipped, or no overhead) is
         // failed in that run, never a number.
@@ -194,107 +198,127 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
         p.ns.insert(p.ns.end(), run_ns.begin(), run_ns.end());
         p.run_medians.push_back(median_of(run_ns));
         if (pairs) p.run_pairs.push_back((s == 0 ? pairs->a : pairs->b)[ri]);
-        whats[x.name] = what;
+        out.whats[x.name] = what;
         ++p.runs;
       }
     }
   }
-  bool few = false;
-  for (const auto& name : order) {
-    const auto& [pa, pb] = pools[name];
-    CompareRow row;
-    row.benchmark = name;
-    row.a_runs = pa.runs;
-    row.b_runs = pb.runs;
-    if (pa.ns.empty() || pb.ns.empty()) {
-      // Absent from a side, or failed in every run of it.
-      const Pool& bad = pa.ns.empty() ? pa : pb;
-      const char* side = pa.ns.empty() ? "A" : "B";
-      row.verdict = bad.present ? "failed" : "missing";
-      row.side = side;
-      row.detail = bad.present ? fmt::format("failed in every run of {}: {}", side, bad.error)
-                               : fmt::format("not in {}", side);
-      out->rows.push_back(row);
-      continue;
-    }
-    // A benchmark that failed in some runs of a side is a warning; one that
-    // is simply not in every run (a run of other workloads) is not.
-    for (auto [side, pool, n] : {std::tuple{"A", &pa, a.size()}, std::tuple{"B", &pb, b.size()}}) {
-      if (pool->runs < pool->present)
-        out->warnings.push_back(fmt::format("{}: failed in {} of the {} runs of {} that have it ({})", name,
-                                            pool->present - pool->runs, pool->present, side, pool->error));
-      else if (pool->present < n)
-        row.detail += fmt::format("{}in {} of the {} runs of {}", row.detail.empty() ? "" : "; ", pool->present, n, side);
-    }
-    row.what = whats[name];
-    row.a_n = pa.ns.size();
-    row.b_n = pb.ns.size();
-    // The run medians of the pairs in which both runs have the benchmark.
-    std::vector<double> pair_a, pair_b;
-    for (std::size_t i = 0; pairs && i < pa.run_pairs.size(); ++i) {
-      auto it = std::find(pb.run_pairs.begin(), pb.run_pairs.end(), pa.run_pairs[i]);
-      if (it == pb.run_pairs.end()) continue;
-      pair_a.push_back(pa.run_medians[i]);
-      pair_b.push_back(pb.run_medians[static_cast<std::size_t>(it - pb.run_pairs.begin())]);
-    }
-    const bool positive = std::all_of(pair_a.begin(), pair_a.end(), [](double v) { return v > 0; }) &&
-                          std::all_of(pair_b.begin(), pair_b.end(), [](double v) { return v > 0; });
-    if (pairs && pair_a.size() >= 2 && !positive) {
-      out->warnings.push_back(fmt::format("{}: a run median is not positive, so no log ratio: tested as unpaired runs",
-                                          name));
-    }
-    // The MDE in ns turned relative to A's median.
-    auto relative = [&](double mde_ns) {
-      return row.a_median != 0 ? mde_ns / std::fabs(row.a_median) : std::numeric_limits<double>::infinity();
-    };
-    if (pair_a.size() >= 2 && positive) {
-      row.method = "pairs";
-      row.a_median = median_of(pair_a);
-      row.b_median = median_of(pair_b);
-      const PairedT pt = paired_log_t(pair_a, pair_b);
-      row.p_value = pt.p_value;
-      row.ratio = std::exp(pt.mean_log);
-      row.mde80 = std::expm1(mde_paired(pt.sd_log, pt.n, alpha, 0.8));
-      row.mde90 = std::expm1(mde_paired(pt.sd_log, pt.n, alpha, 0.9));
-    } else if (pa.run_medians.size() >= 2 && pb.run_medians.size() >= 2) {
-      row.method = "runs";
-      row.a_median = median_of(pa.run_medians);
-      row.b_median = median_of(pb.run_medians);
-      row.p_value = welch_t(pa.run_medians, pb.run_medians).p_value;
-      const double sa = sample_sd(pa.run_medians), sb = sample_sd(pb.run_medians);
-      row.mde80 = relative(mde_welch(sa, pa.run_medians.size(), sb, pb.run_medians.size(), alpha, 0.8));
-      row.mde90 = relative(mde_welch(sa, pa.run_medians.size(), sb, pb.run_medians.size(), alpha, 0.9));
-    } else {
-      row.method = "repetitions";
-      row.a_median = median_of(pa.ns);
-      row.b_median = median_of(pb.ns);
-      row.p_value = mann_whitney_u(pa.ns, pb.ns).p_value;
-      few |= pa.ns.size() < 9 || pb.ns.size() < 9;
-      // The two sides' robust spreads, pooled.
-      const double ra = robust_sd(pa.ns), rb = robust_sd(pb.ns);
-      const double sd = std::sqrt((ra * ra + rb * rb) / 2);
-      row.mde80 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.8));
-      row.mde90 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.9));
-    }
-    if (row.a_median > 0 && !row.ratio) row.ratio = row.b_median / row.a_median;
-    if (pairs && pairs->sequential && row.method == "pairs") {
-      decide_sequentially(pair_a, pair_b, alpha / static_cast<double>(order.size()), threshold, &row);
-      out->rows.push_back(row);
-      continue;
-    }
-    bool significant = row.p_value < alpha;
-    double change = row.ratio ? *row.ratio - 1 : (row.b_median - row.a_median);
-    if (significant && std::fabs(change) >= threshold) {
-      row.verdict = change > 0 ? "regression" : "improvement";
-    } else if (!significant && !(*row.mde80 <= threshold)) {
-      row.verdict = "inconclusive";
-    } else {
-      row.verdict = "same";
-      // A significant p with a small change: the threshold decided.
-      row.threshold_decided = significant;
-    }
-    out->rows.push_back(row);
+  return out;
+}
+
+// The test that fits what both sides have (paired t on pairs, Welch on run
+// medians, Mann-Whitney U on repetitions), with its medians, p and MDE;
+// `few` when the U test had fewer than 9 values a side.
+void test_row(const Pool& pa, const Pool& pb, const std::vector<double>& pair_a, const std::vector<double>& pair_b,
+              bool positive, double alpha, CompareRow* row, bool* few) {
+  // The MDE in ns turned relative to A's median.
+  auto relative = [&](double mde_ns) {
+    return row->a_median != 0 ? mde_ns / std::fabs(row->a_median) : std::numeric_limits<double>::infinity();
+  };
+  if (pair_a.size() >= 2 && positive) {
+    row->method = "pairs";
+    row->a_median = median_of(pair_a);
+    row->b_median = median_of(pair_b);
+    const PairedT pt = paired_log_t(pair_a, pair_b);
+    row->p_value = pt.p_value;
+    row->ratio = std::exp(pt.mean_log);
+    row->mde80 = std::expm1(mde_paired(pt.sd_log, pt.n, alpha, 0.8));
+    row->mde90 = std::expm1(mde_paired(pt.sd_log, pt.n, alpha, 0.9));
+  } else if (pa.run_medians.size() >= 2 && pb.run_medians.size() >= 2) {
+    row->method = "runs";
+    row->a_median = median_of(pa.run_medians);
+    row->b_median = median_of(pb.run_medians);
+    row->p_value = welch_t(pa.run_medians, pb.run_medians).p_value;
+    const double sa = sample_sd(pa.run_medians), sb = sample_sd(pb.run_medians);
+    row->mde80 = relative(mde_welch(sa, pa.run_medians.size(), sb, pb.run_medians.size(), alpha, 0.8));
+    row->mde90 = relative(mde_welch(sa, pa.run_medians.size(), sb, pb.run_medians.size(), alpha, 0.9));
+  } else {
+    row->method = "repetitions";
+    row->a_median = median_of(pa.ns);
+    row->b_median = median_of(pb.ns);
+    row->p_value = mann_whitney_u(pa.ns, pb.ns).p_value;
+    *few |= pa.ns.size() < 9 || pb.ns.size() < 9;
+    // The two sides' robust spreads, pooled.
+    const double ra = robust_sd(pa.ns), rb = robust_sd(pb.ns);
+    const double sd = std::sqrt((ra * ra + rb * rb) / 2);
+    row->mde80 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.8));
+    row->mde90 = relative(mde_mann_whitney(sd, pa.ns.size(), pb.ns.size(), alpha, 0.9));
   }
+  if (row->a_median > 0 && !row->ratio) row->ratio = row->b_median / row->a_median;
+}
+
+// The verdict of a tested row: p against alpha, the change against the
+// threshold, the MDE against the threshold when p is not significant.
+void decide(double threshold, double alpha, CompareRow* row) {
+  bool significant = row->p_value < alpha;
+  double change = row->ratio ? *row->ratio - 1 : (row->b_median - row->a_median);
+  if (significant && std::fabs(change) >= threshold) {
+    row->verdict = change > 0 ? "regression" : "improvement";
+  } else if (!significant && !(*row->mde80 <= threshold)) {
+    row->verdict = "inconclusive";
+  } else {
+    row->verdict = "same";
+    // A significant p with a small change: the threshold decided.
+    row->threshold_decided = significant;
+  }
+}
+
+// One benchmark's row: missing or failed on a side, or tested and decided.
+CompareRow compare_benchmark(const std::string& name, const Pool& pa, const Pool& pb, const std::string& what,
+                             std::size_t a_runs, std::size_t b_runs, std::size_t benchmarks, double threshold,
+                             double alpha, const PairIds* pairs, CompareResult* out, bool* few) {
+  CompareRow row;
+  row.benchmark = name;
+  row.a_runs = pa.runs;
+  row.b_runs = pb.runs;
+  if (pa.ns.empty() || pb.ns.empty()) {
+    // Absent from a side, or failed in every run of it.
+    const Pool& bad = pa.ns.empty() ? pa : pb;
+    const char* side = pa.ns.empty() ? "A" : "B";
+    row.verdict = bad.present ? "failed" : "missing";
+    row.side = side;
+    row.detail = bad.present ? fmt::format("failed in every run of {}: {}", side, bad.error)
+                             : fmt::format("not in {}", side);
+    return row;
+  }
+  // A benchmark that failed in some runs of a side is a warning; one that
+  // is simply not in every run (a run of other workloads) is not.
+  for (auto [side, pool, n] : {std::tuple{"A", &pa, a_runs}, std::tuple{"B", &pb, b_runs}}) {
+    if (pool->runs < pool->present)
+      out->warnings.push_back(fmt::format("{}: failed in {} of the {} runs of {} that have it ({})", name,
+                                          pool->present - pool->runs, pool->present, side, pool->error));
+    else if (pool->present < n)
+      row.detail += fmt::format("{}in {} of the {} runs of {}", row.detail.empty() ? "" : "; ", pool->present, n, side);
+  }
+  row.what = what;
+  row.a_n = pa.ns.size();
+  row.b_n = pb.ns.size();
+  // The run medians of the pairs in which both runs have the benchmark.
+  std::vector<double> pair_a, pair_b;
+  for (std::size_t i = 0; pairs && i < pa.run_pairs.size(); ++i) {
+    auto it = std::find(pb.run_pairs.begin(), pb.run_pairs.end(), pa.run_pairs[i]);
+    if (it == pb.run_pairs.end()) continue;
+    pair_a.push_back(pa.run_medians[i]);
+    pair_b.push_back(pb.run_medians[static_cast<std::size_t>(it - pb.run_pairs.begin())]);
+  }
+  const bool positive = std::all_of(pair_a.begin(), pair_a.end(), [](double v) { return v > 0; }) &&
+                        std::all_of(pair_b.begin(), pair_b.end(), [](double v) { return v > 0; });
+  if (pairs && pair_a.size() >= 2 && !positive) {
+    out->warnings.push_back(fmt::format("{}: a run median is not positive, so no log ratio: tested as unpaired runs",
+                                        name));
+  }
+  test_row(pa, pb, pair_a, pair_b, positive, alpha, &row, few);
+  if (pairs && pairs->sequential && row.method == "pairs") {
+    decide_sequentially(pair_a, pair_b, alpha / static_cast<double>(benchmarks), threshold, &row);
+    return row;
+  }
+  decide(threshold, alpha, &row);
+  return row;
+}
+
+// What the whole comparison rests on: few repetitions, partial runs, few runs a side.
+void warn_about_sides(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b, bool few,
+                      CompareResult* out) {
   if (few) {
     out->warnings.push_back("fewer than 9 repetitions: the U test has little power; use --repetitions 9 or more");
   }
@@ -315,6 +339,30 @@ Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<co
         "two runs on a side: the test on run medians has one degree of freedom or so and finds only large changes; "
         "3 to 5 runs a side, interleaved in time, are what it needs");
   }
+}
+
+}  // namespace
+
+Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
+                    double threshold, double alpha, CompareResult* out, const PairIds* pairs) {
+  out->threshold = threshold;
+  out->alpha = alpha;
+  out->rows.clear();
+  out->warnings.clear();
+  out->b_benchmarks = 0;
+  for (const RunResult* r : b) out->b_benchmarks += r->benchmarks.size();
+  if (a.empty() || b.empty()) return Status::error("compare needs at least one run on each side");
+  if (pairs && (pairs->a.size() != a.size() || pairs->b.size() != b.size()))
+    return Status::error("compare: the pair names do not match the runs one to one");
+  TB_TRY(check_contexts(a, b, out));
+  Pools pools = pool_runs(a, b, pairs);
+  bool few = false;
+  for (const auto& name : pools.order) {
+    const auto& [pa, pb] = pools.sides[name];
+    out->rows.push_back(compare_benchmark(name, pa, pb, pools.whats[name], a.size(), b.size(), pools.order.size(),
+                                          threshold, alpha, pairs, out, &few));
+  }
+  warn_about_sides(a, b, few, out);
   return Status::ok();
 }
 

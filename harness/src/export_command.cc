@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tracebench/command.h"
-#include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
 
@@ -53,15 +53,10 @@ int export_bencher(const ExportArgs& a) {
   RunResult r;
   std::string file;
   if (Status s = one_run(a, "Bencher", &r, &file); !s) return fail(s.message());
-  const std::string text = bencher_json(r).dump(2) + "\n";
-  if (const auto few = intervals_below_95(r); !few.empty()) {
-    std::cerr << "tracebench export bencher: note: " << few.size()
-              << " overhead interval(s) cover less than 95% (too few repetitions) and are left out, the value alone "
-                 "written:";
-    for (const auto& f : few) std::cerr << " " << f;
-    std::cerr << "\n";
-  }
-  return write_out(a, "bencher", file, text);
+  Report out;
+  if (Status s = run_reporters().write("bencher", RunReport{r}, &out); !s) return fail(s.message());
+  if (!out.notes.empty()) std::cerr << "tracebench export bencher: " << out.notes << "\n";
+  return write_out(a, "bencher", file, out.text);
 }
 
 // What KCIDB's schema requires of the values given on the command line.
@@ -85,7 +80,9 @@ int export_kcidb(const ExportArgs& a) {
   KcidbSource src = a.kcidb;
   src.run_hash = sha256_file(file, false).substr(0, 12);
   if (src.run_hash.size() != 12) return fail(file + ": could not be read again to hash it (check it is still there)");
-  return write_out(a, "kcidb", file, kcidb_json(r, src).dump(2) + "\n");
+  Report out;
+  if (Status s = run_reporters().write("kcidb", RunReport{r, false, nullptr, src}, &out); !s) return fail(s.message());
+  return write_out(a, "kcidb", file, out.text);
 }
 
 void install(CLI::App& app, int* exit_status) {

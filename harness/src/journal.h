@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 #include "tracebench/status.h"
@@ -39,7 +39,7 @@ class Journal {
     if (samples) {
       samples_ = std::fopen((dir_ + "/samples.csv").c_str(), "w");
       if (!samples_) fail(errno_status("create " + dir_ + "/samples.csv", errno));
-      else if (std::fputs(kSamplesCsvHeader, samples_) < 0 || std::fflush(samples_) != 0)
+      else if (std::fputs(samples_rows(nullptr).c_str(), samples_) < 0 || std::fflush(samples_) != 0)
         fail(errno_status("write " + dir_ + "/samples.csv", errno));
       else samples_good_ = static_cast<long>(std::ftell(samples_));
     }
@@ -53,7 +53,7 @@ class Journal {
   // Adds a finished benchmark (its samples too) to the run, and commits it to disk.
   void add(BenchmarkResult r) {
     names_.insert(r.name);
-    std::string rows = samples_ ? samples_csv_rows(r) : std::string();
+    std::string rows = samples_ ? samples_rows(&r) : std::string();
     run_->benchmarks.push_back(std::move(r));
     if (!ok()) return;  // stopped: what is on disk stays as it was
     if (Status s = check_dir(); !s) return fail(s);
@@ -85,6 +85,15 @@ class Journal {
   }
 
  private:
+  // samples.csv by its reporter: the header (`b` null: the file of a run
+  // with no benchmark yet), or one benchmark's rows to append.
+  static std::string samples_rows(const BenchmarkResult* b) {
+    static const RunResult kEmpty;
+    Report r;
+    // The format is in run_reporters()' own table (reporter_test holds it).
+    (void)run_reporters().write("samples-csv", RunReport{kEmpty, false, b}, &r);
+    return r.text;
+  }
   // The directory this run made, still there: a removed one (or another
   // made in its place) must not be refilled as if nothing happened.
   Status check_dir() const {

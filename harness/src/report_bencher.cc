@@ -4,6 +4,7 @@
 // where the run has one that covers 95%; a benchmark that failed, or has no figure, is left
 // out (never written as 0).
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 
 namespace tracebench {
 
@@ -39,6 +40,32 @@ std::vector<std::string> intervals_below_95(const RunResult& run) {
     if (b.status == "ok" && b.overhead_cycles && b.overhead_cycles->confidence < 0.95)
       out.push_back(b.name + " (" + confidence_label(b.overhead_cycles->confidence) + ")");
   return out;
+}
+
+namespace {
+// Bencher Metric Format; the intervals it gets without bounds are named in the notes.
+class BencherRunReporter final : public JsonReporter<RunReport> {
+ public:
+  Status document(const RunReport& in, nlohmann::json* out) const override {
+    *out = bencher_json(in.run);
+    return Status::ok();
+  }
+  Status write(const RunReport& in, Report* out) const override {
+    TB_TRY(JsonReporter<RunReport>::write(in, out));
+    if (const auto few = intervals_below_95(in.run); !few.empty()) {
+      out->notes = "note: " + std::to_string(few.size()) +
+                   " overhead interval(s) cover less than 95% (too few repetitions) and are left out, the value alone "
+                   "written:";
+      for (const auto& f : few) out->notes += " " + f;
+    }
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<RunReport>& bencher_run_reporter() {
+  static const BencherRunReporter r;
+  return r;
 }
 
 }  // namespace tracebench

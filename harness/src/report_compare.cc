@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 
 namespace tracebench {
 
@@ -99,6 +100,32 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
                     {"threshold_decided", r.threshold_decided}, {"sequential", sequential_json(r)}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
+}
+
+namespace {
+class TextCompareReporter final : public Reporter<CompareReport> {
+ public:
+  Status write(const CompareReport& in, Report* out) const override {
+    out->text = compare_text(in.result, in.a, in.b);
+    return Status::ok();
+  }
+};
+class JsonCompareReporter final : public JsonReporter<CompareReport> {
+ public:
+  Status document(const CompareReport& in, nlohmann::json* out) const override {
+    *out = compare_json(in.result, in.a, in.b);
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<CompareReport>& text_compare_reporter() {
+  static const TextCompareReporter r;
+  return r;
+}
+const Reporter<CompareReport>& json_compare_reporter() {
+  static const JsonCompareReporter r;
+  return r;
 }
 
 }  // namespace tracebench

@@ -7,6 +7,7 @@
 
 #include "tracebench/notes.h"
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 
 namespace tracebench {
 
@@ -68,6 +69,21 @@ std::string summary_table(const RunResult& run, bool verbose) {
     out += "CONCURRENT: measured while another tracebench command ran (--allow-concurrent): these figures may hold "
            "its probes and load\n";
   return out;
+}
+
+namespace {
+class ConsoleRunReporter final : public Reporter<RunReport> {
+ public:
+  Status write(const RunReport& in, Report* out) const override {
+    out->text = summary_table(in.run, in.verbose);
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<RunReport>& console_run_reporter() {
+  static const ConsoleRunReporter r;
+  return r;
 }
 
 }  // namespace tracebench

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/util.h"
 #include "tracebench/results.h"
 
@@ -139,6 +140,40 @@ Status read_samples_csv(const std::string& path, RunResult* run) {
   }
   if (n == 0) return Status::error(path + ": empty (no header)");
   return Status::ok();
+}
+
+namespace {
+// summary.csv.
+class CsvRunReporter final : public Reporter<RunReport> {
+ public:
+  Status write(const RunReport& in, Report* out) const override {
+    out->text = summary_csv(in.run);
+    return Status::ok();
+  }
+};
+// samples.csv: the whole file (the header, then every benchmark's rows), or
+// one benchmark's rows alone, as the run's journal appends them.
+class SamplesCsvRunReporter final : public Reporter<RunReport> {
+ public:
+  Status write(const RunReport& in, Report* out) const override {
+    if (in.benchmark) {
+      out->text = samples_csv_rows(*in.benchmark);
+      return Status::ok();
+    }
+    out->text = kSamplesCsvHeader;
+    for (const auto& b : in.run.benchmarks) out->text += samples_csv_rows(b);
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<RunReport>& csv_run_reporter() {
+  static const CsvRunReporter r;
+  return r;
+}
+const Reporter<RunReport>& samples_csv_run_reporter() {
+  static const SamplesCsvRunReporter r;
+  return r;
 }
 
 }  // namespace tracebench

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/util.h"
 #include "tracebench/results.h"
 
@@ -318,6 +319,22 @@ Status read_result_json(const std::string& path, RunResult* run) {
     return Status::error(fmt::format("{}: {}", path, e.what()));
   }
   return Status::ok();
+}
+
+namespace {
+// result.json: the run as results.h's to_json writes it.
+class JsonRunReporter final : public JsonReporter<RunReport> {
+ public:
+  Status document(const RunReport& in, json* out) const override {
+    *out = in.run;
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<RunReport>& json_run_reporter() {
+  static const JsonRunReporter r;
+  return r;
 }
 
 }  // namespace tracebench

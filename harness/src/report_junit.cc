@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 
 namespace tracebench {
 namespace {
@@ -102,6 +103,21 @@ std::string compare_junit(const CompareResult& c, const std::vector<const RunRes
       "  </testsuite>\n</testsuites>\n",
       c.rows.size(), failures, skipped, xml_escape(ids(a)), xml_escape(ids(b)), threshold, alpha, cases,
       warnings.empty() ? std::string() : "    <system-err>" + xml_escape(warnings) + "</system-err>\n");
+}
+
+namespace {
+class JunitCompareReporter final : public Reporter<CompareReport> {
+ public:
+  Status write(const CompareReport& in, Report* out) const override {
+    out->text = compare_junit(in.result, in.a, in.b, in.threshold, in.alpha);
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<CompareReport>& junit_compare_reporter() {
+  static const JunitCompareReporter r;
+  return r;
 }
 
 }  // namespace tracebench

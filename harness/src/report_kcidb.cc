@@ -8,6 +8,7 @@
 // carries its result.json's hash, so two runs that share a run id (older,
 // second-precision ids could) never name the same test.
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 
 #include <fmt/format.h>
 
@@ -126,6 +127,21 @@ nlohmann::json kcidb_json(const RunResult& run, const KcidbSource& src) {
           {"checkouts", nlohmann::json::array({co})},
           {"builds", nlohmann::json::array({bu})},
           {"tests", tests}};
+}
+
+namespace {
+class KcidbRunReporter final : public JsonReporter<RunReport> {
+ public:
+  Status document(const RunReport& in, nlohmann::json* out) const override {
+    *out = kcidb_json(in.run, in.kcidb);
+    return Status::ok();
+  }
+};
+}  // namespace
+
+const Reporter<RunReport>& kcidb_run_reporter() {
+  static const KcidbRunReporter r;
+  return r;
 }
 
 }  // namespace tracebench

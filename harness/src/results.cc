@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/result_check.h"
 #include "tracebench/util.h"
 
@@ -68,8 +69,11 @@ Status make_run_dir(const std::string& base, RunContext* ctx, std::string* dir) 
 
 Status write_run(const std::string& dir, const RunResult& run) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return errno_status("mkdir " + dir, errno);
-  TB_TRY(write_file_atomic(dir + "/result.json", result_json_text(run)));
-  TB_TRY(write_file_atomic(dir + "/summary.csv", summary_csv(run)));
+  for (const auto& [file, format] : {std::pair{"/result.json", "json"}, std::pair{"/summary.csv", "csv"}}) {
+    Report r;
+    TB_TRY(run_reporters().write(format, RunReport{run}, &r));
+    TB_TRY(write_file_atomic(dir + file, r.text));
+  }
   return Status::ok();
 }
 

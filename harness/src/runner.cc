@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,190 +84,222 @@ bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, double tsc_hz) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// The run.
+// The run's steps, in the order run_benchmarks takes them.
 
-Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, std::string* dir) {
-  RunContext& ctx = run->context;
-  int cpu = opt.measured_cpu >= 0 ? opt.measured_cpu : default_measured_cpu();
-  TB_TRY(pin_current_thread(cpu));
-  std::string tracefs;
-  if (Status s = ensure_tracefs(&tracefs); !s) {
-    std::fprintf(stderr, "tracebench: warning: %s\n", s.message().c_str());
-  }
-  // Warm-up: keep the measured CPU busy for a while first, so the first
-  // benchmark does not pay for a CPU (or vCPU) that was idle and clocked down.
-  {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(opt.quick ? 300 : 1000);
-    while (std::chrono::steady_clock::now() < until) {
-      for (int i = 0; i < 1000; ++i) asm volatile("" ::: "memory");
-    }
-  }
-  SystemInfo sys = probe_system(cpu);
-  // The clock self-check: how regions end, how migrations are detected, the
-  // TSC's rate and step, the floor.  A failed check stops the run here,
-  // before anything is attached or written.
-  ClockFacts facts = observe_clock(cpu);
-  Machine m;
-  m.clock = decide_clock(facts);
-  if (!m.clock.ok()) return Status::error("clock self-check failed (see `tracebench env`):\n" + m.clock.failures());
-  Counters counters;
-  counters.open();
-  m.measured_cpu = cpu;
-  m.counters = &counters;
-  m.interrupt_gap_cycles = 1e-6 * m.clock.tsc_hz;  // an interrupt costs at least ~1 us
+namespace {
 
-  ctx.date_utc = utc_now_iso8601();
-  ctx.host = sys.hostname;
-  ctx.cpu_model = sys.cpu_model;
-  ctx.cpus = sys.cpus;
-  ctx.measured_cpu = cpu;
-  ctx.kernel_release = sys.kernel_release;
-  ctx.kernel_version = sys.kernel_version;
-  ctx.kernel_config_hash = sys.kernel_config_hash;
-  ctx.kernel_config_source = sys.kernel_config_source;
-  ctx.clocksource = sys.clocksource;
-  ctx.virtualized = sys.virtualized;
-  ctx.hypervisor = sys.hypervisor;
-  TB_TRY(check_execution(opt.execution, sys.hypervisor, &ctx.execution));
-  ctx.emulated = ctx.execution == "qemu-tcg";
-  ctx.tsc_hz = m.clock.tsc_hz;
-  ctx.tsc_calibrated_hz = facts.calibrated_hz;
-  ctx.tsc_source = m.clock.tsc_source;
-  ctx.tsc_invariant = (facts.flag_constant_tsc && facts.flag_nonstop_tsc) || facts.cpuid_invariant_tsc;
-  ctx.floor_cycles = m.clock.floor_cycles;
-  ctx.floor_mad_cycles = m.clock.floor_mad_cycles;
-  ctx.clock = clock_json(facts, m.clock);
-  ctx.counter_read_cycles = counters.read_cost_cycles();
-  for (const auto& c : counters.info()) ctx.counters.push_back({c.name, c.source, c.live, c.unavailable_reason});
-  ctx.noise_warnings = sys.noise_warnings;
+// Keeps the measured CPU busy for a while first, so the first benchmark does
+// not pay for a CPU (or vCPU) that was idle and clocked down.
+void warm_up(bool quick) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(quick ? 300 : 1000);
+  while (std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < 1000; ++i) asm volatile("" ::: "memory");
+  }
+}
+
+// The clock self-check: how regions end, how migrations are detected, the
+// TSC's rate and step, the floor.  A failed check stops the run here, before
+// anything is attached or written.
+Status check_clock(int cpu, ClockFacts* facts, Machine* m) {
+  *facts = observe_clock(cpu);
+  m->clock = decide_clock(*facts);
+  if (!m->clock.ok()) return Status::error("clock self-check failed (see `tracebench env`):\n" + m->clock.failures());
+  return Status::ok();
+}
+
+// The machine, kernel and clock as the run context records them.
+Status describe_machine(const RunOptions& opt, const SystemInfo& sys, const ClockFacts& facts, const Machine& m,
+                        const Counters& counters, RunContext* ctx) {
+  ctx->date_utc = utc_now_iso8601();
+  ctx->host = sys.hostname;
+  ctx->cpu_model = sys.cpu_model;
+  ctx->cpus = sys.cpus;
+  ctx->measured_cpu = m.measured_cpu;
+  ctx->kernel_release = sys.kernel_release;
+  ctx->kernel_version = sys.kernel_version;
+  ctx->kernel_config_hash = sys.kernel_config_hash;
+  ctx->kernel_config_source = sys.kernel_config_source;
+  ctx->clocksource = sys.clocksource;
+  ctx->virtualized = sys.virtualized;
+  ctx->hypervisor = sys.hypervisor;
+  TB_TRY(check_execution(opt.execution, sys.hypervisor, &ctx->execution));
+  ctx->emulated = ctx->execution == "qemu-tcg";
+  ctx->tsc_hz = m.clock.tsc_hz;
+  ctx->tsc_calibrated_hz = facts.calibrated_hz;
+  ctx->tsc_source = m.clock.tsc_source;
+  ctx->tsc_invariant = (facts.flag_constant_tsc && facts.flag_nonstop_tsc) || facts.cpuid_invariant_tsc;
+  ctx->floor_cycles = m.clock.floor_cycles;
+  ctx->floor_mad_cycles = m.clock.floor_mad_cycles;
+  ctx->clock = clock_json(facts, m.clock);
+  ctx->counter_read_cycles = counters.read_cost_cycles();
+  for (const auto& c : counters.info()) ctx->counters.push_back({c.name, c.source, c.live, c.unavailable_reason});
+  ctx->noise_warnings = sys.noise_warnings;
   for (const auto& c : m.clock.checks) {
-    if (c.verdict == "warn") ctx.noise_warnings.push_back(fmt::format("clock {}: {} ({})", c.name, c.reason, c.value));
+    if (c.verdict == "warn") ctx->noise_warnings.push_back(fmt::format("clock {}: {} ({})", c.name, c.reason, c.value));
   }
-  ctx.tracebench_version = kVersion;
-  ctx.git_sha = kGitSha;
-  ctx.build_type = kBuildType;
-  ctx.compiler = kCompiler;
-  ctx.library_versions = library_versions();
-  ctx.library_versions["papi"] = counters.papi_version();
+  return Status::ok();
+}
+
+// What built the run and with what: versions, the tracers' libraries, the
+// command line, a concurrent holder of the machine lock.
+void describe_build(const RunOptions& opt, const Plan& plan, const Counters& counters, RunContext* ctx) {
+  ctx->tracebench_version = kVersion;
+  ctx->git_sha = kGitSha;
+  ctx->build_type = kBuildType;
+  ctx->compiler = kCompiler;
+  ctx->library_versions = library_versions();
+  ctx->library_versions["papi"] = counters.papi_version();
   std::set<std::string> tracer_names;
   for (const auto& spec : plan.specs) tracer_names.insert(spec.tracer);
   for (const auto& name : tracer_names) {
     if (auto t = make_tracer(name)) {
-      for (const auto& [k, v] : t->versions()) ctx.library_versions[k] = v;
+      for (const auto& [k, v] : t->versions()) ctx->library_versions[k] = v;
     }
   }
-  ctx.command_line = opt.command_line;
-  if (opt.machine_lock && opt.machine_lock->concurrent()) mark_concurrent(&ctx, opt.machine_lock->concurrent_with());
+  ctx->command_line = opt.command_line;
+  if (opt.machine_lock && opt.machine_lock->concurrent()) mark_concurrent(ctx, opt.machine_lock->concurrent_with());
+}
 
-  // The run's directory exists from the start and result.json is rewritten
-  // (atomically) as each benchmark finishes, marked incomplete until the
-  // end: a killed or failed run keeps what it measured and says so.
-  // Its id is unique across folders and processes (make_run_dir).
-  const std::string base = opt.out_base.empty() ? "results" : opt.out_base;
-  TB_TRY(make_run_dir(base, &ctx, dir));
-  ctx.complete = false;
-  TB_TRY(write_run(*dir, *run));
-  Journal journal(*dir, opt.write_samples, run);
+// Progress: the time since the first benchmark began, and how many finished.
+struct Progress {
+  std::chrono::steady_clock::time_point start;
+  bool started = false;
+  std::size_t finished = 0;
+};
 
-  // Google Benchmark calls each benchmark once per repetition, all
-  // repetitions of one benchmark before the next (no flag that changes that
-  // is accepted: gbench.h).  The calls are still checked: a call for another
-  // benchmark while one is open, or more calls than repetitions, fails the
-  // benchmark instead of mixing its blocks.
-  std::vector<std::unique_ptr<BenchRun>> runs;
+// One benchmark as Google Benchmark calls it, once per repetition.  Google
+// Benchmark calls each benchmark once per repetition, all repetitions of one
+// benchmark before the next (no flag that changes that is accepted:
+// gbench.h).  The calls are still checked: a call for another benchmark
+// while one is open, or more calls than repetitions, fails the benchmark
+// instead of mixing its blocks.
+class BenchCall {
+ public:
+  BenchCall(BenchRun* raw, std::shared_ptr<BenchRun*> open, std::shared_ptr<Progress> progress, Journal* journal,
+            StopRule rule, int reps, std::size_t index, std::size_t total, double tsc_hz)
+      : raw_(raw), open_(std::move(open)), progress_(std::move(progress)), journal_(journal), rule_(rule),
+        reps_(reps), index_(index), total_(total), tsc_hz_(tsc_hz) {}
+
+  void operator()(benchmark::State& state) {
+    const int rep = (*calls_)++;
+    if (*done_) {
+      skip_stopped_repetition(state);
+      return;
+    }
+    check_call(rep);
+    if (rep == 0 && !g_stop_requested && !raw_->failed()) begin();
+    if (g_stop_requested && !raw_->failed()) raw_->fail("interrupted");
+    measure(state, rep);
+    if (stop_repetitions(raw_, rep, rule_, tsc_hz_) || rep == reps_ - 1) finish();
+  }
+
+ private:
+  // A call out of order, one too many, or after the run's files failed
+  // fails the benchmark.
+  void check_call(int rep) {
+    if (*open_ != nullptr && *open_ != raw_) {
+      (*open_)->fail("Google Benchmark called another benchmark before this one's repetitions were done");
+      *open_ = nullptr;
+    }
+    if (rep >= reps_ && !raw_->failed())
+      raw_->fail("Google Benchmark called this benchmark more often than its repetitions");
+    // A run whose files can no longer be written measures nothing more.
+    if (!journal_->ok() && !raw_->failed())
+      raw_->fail("not run: the run stopped when its files could not be written (" + journal_->error().message() + ")");
+  }
+  // The first call: the progress line, then the benchmark's setup.
+  void begin() {
+    const auto now = std::chrono::steady_clock::now();
+    if (!progress_->started) {
+      progress_->start = now;
+      progress_->started = true;
+    }
+    const double elapsed = std::chrono::duration<double>(now - progress_->start).count();
+    // Benchmarks a --benchmark_filter left out are never begun: the
+    // estimate counts from this one's index on.
+    const std::size_t to_go = total_ - index_ + 1;  // this one and those after it
+    const auto left = time_left_s(elapsed, progress_->finished, progress_->finished + to_go);
+    std::fprintf(stderr, "%s\n", progress_line(index_, total_, elapsed, left, raw_->result().name).c_str());
+    *open_ = raw_;
+    if (Status s = raw_->setup(); !s) raw_->fail(s.message());
+  }
+  // Every repetition runs its one iteration, even a failed one: Google
+  // Benchmark requires equal iteration counts across repetitions.
+  void measure(benchmark::State& state, int rep) {
+    double base = 0, traced = 0;
+    bool counted = false;
+    for (auto _ : state) {
+      if (raw_->failed()) {
+        state.SkipWithError(raw_->result().error.c_str());
+        break;
+      }
+      if (Status s = raw_->repetition(rep); !s) {
+        raw_->fail(s.message());
+        state.SkipWithError(raw_->result().error.c_str());
+        break;
+      }
+      // Google Benchmark's time column: traced cost per event (0 for a
+      // repetition whose blocks lost too many samples; the result file
+      // and summary never show such a figure).
+      counted = raw_->book()->last(&base, &traced);
+      state.SetIterationTime(counted ? std::max(traced, 0.0) / tsc_hz_ : 0.0);
+    }
+    if (!raw_->failed() && counted) {
+      state.counters["base_cyc"] = base;
+      state.counters["traced_cyc"] = traced;
+      state.counters["overhead_cyc"] = traced - base;
+      state.counters["batch"] = static_cast<double>(raw_->result().batch);
+    }
+  }
+  // Its repetitions stopped: torn down, checked, committed to the journal.
+  void finish() {
+    *done_ = true;
+    raw_->finish();
+    raw_->teardown();
+    raw_->check_site_after();
+    if (*open_ == raw_) *open_ = nullptr;
+    journal_->add(raw_->take_result());
+    progress_->finished++;
+  }
+
+  BenchRun* raw_;
+  std::shared_ptr<BenchRun*> open_;
+  std::shared_ptr<Progress> progress_;
+  Journal* journal_;
+  StopRule rule_;
+  int reps_;
+  std::size_t index_, total_;
+  double tsc_hz_;
+  // Google Benchmark copies the callable: the call count and the stop are shared.
+  std::shared_ptr<int> calls_ = std::make_shared<int>(0);
+  std::shared_ptr<bool> done_ = std::make_shared<bool>(false);  // its repetitions stopped (adaptive.h)
+};
+
+// Each planned benchmark registered with Google Benchmark; `runs` owns them.
+void register_benchmarks(const RunOptions& opt, const Plan& plan, const Machine& m, Journal* journal,
+                         std::vector<std::unique_ptr<BenchRun>>* runs) {
   auto open = std::make_shared<BenchRun*>(nullptr);
-  // Progress: the time since the first benchmark began, and how many finished.
-  struct Progress {
-    std::chrono::steady_clock::time_point start;
-    bool started = false;
-    std::size_t finished = 0;
-  };
   auto progress = std::make_shared<Progress>();
   std::size_t index = 0;
   for (const auto& spec : plan.specs) {
     auto br = std::make_unique<BenchRun>(spec, opt, m);
     BenchRun* raw = br.get();
-    runs.push_back(std::move(br));
-    std::size_t my_index = ++index;
-    std::size_t total = plan.specs.size();
-    auto calls = std::make_shared<int>(0);
-    auto done = std::make_shared<bool>(false);  // its repetitions stopped (adaptive.h): the rest return at once
-    int reps = opt.repetitions;
-    StopRule rule{reps, opt.ci_target, m.clock.floor_cycles};
-    benchmark::RegisterBenchmark(spec.name().c_str(), [raw, calls, done, rule, open, reps, my_index, total,
-                                                        journal = &journal, progress,
-                                                        tsc_hz = m.clock.tsc_hz](benchmark::State& state) {
-      int rep = (*calls)++;
-      if (*done) {
-        skip_stopped_repetition(state);
-        return;
-      }
-      if (*open != nullptr && *open != raw) {
-        (*open)->fail("Google Benchmark called another benchmark before this one's repetitions were done");
-        *open = nullptr;
-      }
-      if (rep >= reps && !raw->failed()) raw->fail("Google Benchmark called this benchmark more often than its repetitions");
-      // A run whose files can no longer be written measures nothing more.
-      if (!journal->ok() && !raw->failed())
-        raw->fail("not run: the run stopped when its files could not be written (" + journal->error().message() + ")");
-      if (rep == 0 && !g_stop_requested && !raw->failed()) {
-        const auto now = std::chrono::steady_clock::now();
-        if (!progress->started) {
-          progress->start = now;
-          progress->started = true;
-        }
-        const double elapsed = std::chrono::duration<double>(now - progress->start).count();
-        // Benchmarks a --benchmark_filter left out are never begun: the
-        // estimate counts from this one's index on.
-        const std::size_t to_go = total - my_index + 1;  // this one and those after it
-        const auto left = time_left_s(elapsed, progress->finished, progress->finished + to_go);
-        std::fprintf(stderr, "%s\n", progress_line(my_index, total, elapsed, left, raw->result().name).c_str());
-        *open = raw;
-        if (Status s = raw->setup(); !s) raw->fail(s.message());
-      }
-      if (g_stop_requested && !raw->failed()) raw->fail("interrupted");
-      // Every repetition runs its one iteration, even a failed one: Google
-      // Benchmark requires equal iteration counts across repetitions.
-      double base = 0, traced = 0;
-      bool counted = false;
-      for (auto _ : state) {
-        if (raw->failed()) {
-          state.SkipWithError(raw->result().error.c_str());
-          break;
-        }
-        if (Status s = raw->repetition(rep); !s) {
-          raw->fail(s.message());
-          state.SkipWithError(raw->result().error.c_str());
-          break;
-        }
-        // Google Benchmark's time column: traced cost per event (0 for a
-        // repetition whose blocks lost too many samples; the result file
-        // and summary never show such a figure).
-        counted = raw->book()->last(&base, &traced);
-        state.SetIterationTime(counted ? std::max(traced, 0.0) / tsc_hz : 0.0);
-      }
-      if (!raw->failed() && counted) {
-        state.counters["base_cyc"] = base;
-        state.counters["traced_cyc"] = traced;
-        state.counters["overhead_cyc"] = traced - base;
-        state.counters["batch"] = static_cast<double>(raw->result().batch);
-      }
-      if (stop_repetitions(raw, rep, rule, tsc_hz) || rep == reps - 1) {
-        *done = true;
-        raw->finish();
-        raw->teardown();
-        raw->check_site_after();
-        if (*open == raw) *open = nullptr;
-        journal->add(raw->take_result());
-        progress->finished++;
-      }
-    })
+    runs->push_back(std::move(br));
+    const int reps = opt.repetitions;
+    const StopRule rule{reps, opt.ci_target, m.clock.floor_cycles};
+    benchmark::RegisterBenchmark(spec.name().c_str(), BenchCall(raw, open, progress, journal, rule, reps, ++index,
+                                                                plan.specs.size(), m.clock.tsc_hz))
         ->Iterations(1)
         ->Repetitions(reps)
         ->UseManualTime()
         ->Unit(benchmark::kNanosecond);
   }
+}
 
+// Google Benchmark runs what was registered (with the flags after `--`);
+// `matched` is how many benchmarks it ran.  Other processes' CPU load
+// meanwhile goes into the context.
+Status run_registered(const RunOptions& opt, RunContext* ctx, std::size_t* matched) {
   std::vector<std::string> args_storage = {"tracebench"};
   for (const auto& a : opt.gbench_args) args_storage.push_back(a);
   std::vector<char*> argv;
@@ -281,25 +314,73 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   auto display = make_display_reporter(opt.gbench_args, opt.gbench_console);
   // The plan refused a filter that selects nothing; should the library
   // still find none, the run is not complete.
-  const std::size_t matched = benchmark::RunSpecifiedBenchmarks(display.get());
+  *matched = benchmark::RunSpecifiedBenchmarks(display.get());
   benchmark::ClearRegisteredBenchmarks();
   if (const CpuTimeSnapshot after = cpu_time_snapshot(); before.ok && after.ok) {
-    ctx.foreign_cpu_load = foreign_cpu_load(before, after);
-    if (ctx.foreign_cpu_load > kBusyNeighbourCpus)
-      ctx.noise_warnings.push_back(fmt::format(
+    ctx->foreign_cpu_load = foreign_cpu_load(before, after);
+    if (ctx->foreign_cpu_load > kBusyNeighbourCpus)
+      ctx->noise_warnings.push_back(fmt::format(
           "other processes kept {:.2f} of {} CPUs busy while this run measured (tracer daemons included): "
           "they slow the measured CPU too; compare runs made on a quiet machine",
-          ctx.foreign_cpu_load, ctx.cpus));
+          ctx->foreign_cpu_load, ctx->cpus));
   }
+  return Status::ok();
+}
 
-  for (auto& br : runs) {
+// What Google Benchmark did not finish: torn down, and committed as failed
+// (interrupted) unless a filter left it out.
+void settle_unfinished(std::vector<std::unique_ptr<BenchRun>>* runs, Journal* journal) {
+  for (auto& br : *runs) {
     br->teardown();  // filtered out by --benchmark_filter, or interrupted
     BenchmarkResult& r = br->result();
     if (!br->started() && r.status == "ok") continue;  // filtered out by --benchmark_filter
     if (br->started() && r.status == "ok" && !r.overhead_cycles)  // interrupted between calls
       br->fail("interrupted before its repetitions were done");
-    if (!journal.has(r.name)) journal.add(br->take_result());
+    if (!journal->has(r.name)) journal->add(br->take_result());
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The run.
+
+Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, std::string* dir) {
+  RunContext& ctx = run->context;
+  int cpu = opt.measured_cpu >= 0 ? opt.measured_cpu : default_measured_cpu();
+  TB_TRY(pin_current_thread(cpu));
+  std::string tracefs;
+  if (Status s = ensure_tracefs(&tracefs); !s) {
+    std::fprintf(stderr, "tracebench: warning: %s\n", s.message().c_str());
+  }
+  warm_up(opt.quick);
+  SystemInfo sys = probe_system(cpu);
+  ClockFacts facts;
+  Machine m;
+  TB_TRY(check_clock(cpu, &facts, &m));
+  Counters counters;
+  counters.open();
+  m.measured_cpu = cpu;
+  m.counters = &counters;
+  m.interrupt_gap_cycles = 1e-6 * m.clock.tsc_hz;  // an interrupt costs at least ~1 us
+  TB_TRY(describe_machine(opt, sys, facts, m, counters, &ctx));
+  describe_build(opt, plan, counters, &ctx);
+
+  // The run's directory exists from the start and result.json is rewritten
+  // (atomically) as each benchmark finishes, marked incomplete until the
+  // end: a killed or failed run keeps what it measured and says so.
+  // Its id is unique across folders and processes (make_run_dir).
+  const std::string base = opt.out_base.empty() ? "results" : opt.out_base;
+  TB_TRY(make_run_dir(base, &ctx, dir));
+  ctx.complete = false;
+  TB_TRY(write_run(*dir, *run));
+  Journal journal(*dir, opt.write_samples, run);
+
+  std::vector<std::unique_ptr<BenchRun>> runs;
+  register_benchmarks(opt, plan, m, &journal, &runs);
+  std::size_t matched = 0;
+  TB_TRY(run_registered(opt, &ctx, &matched));
+  settle_unfinished(&runs, &journal);
   counters.close();
   if (opt.machine_lock && !ctx.concurrent && opt.machine_lock->others_ran_beside())
     mark_concurrent(&ctx, "a command run with --allow-concurrent");

@@ -32,7 +32,7 @@
 #include "kmod_params.h"
 #include "vm_scripts.h"
 #include "tracebench/command.h"
-#include "tracebench/report.h"
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/status.h"
 
@@ -273,8 +273,11 @@ void print_guest_summaries(const std::string& dir) {
       std::cerr << "tracebench vm: cannot read the guest's " << f.string() << ": " << s.message() << "\n";
       continue;
     }
+    Report summary;
+    if (Status s = run_reporters().write("console", RunReport{run}, &summary); !s)
+      std::cerr << "tracebench vm: " << s.message() << "\n";
     std::cout << "\nguest (kernel " << run.context.kernel_release << ", " << run.context.execution << "):\n"
-              << summary_table(run) << "results: " << f.string() << "\n";
+              << summary.text << "results: " << f.string() << "\n";
   }
 }
 

@@ -347,24 +347,33 @@ nlohmann::json validation(double err, bool held) {
   return v;
 }
 
+// A validation document read back as the suite reads it.
+m::ValidationFile typed(const nlohmann::json& j) {
+  m::ValidationFile v;
+  const Status s = m::validation_from_json(j, &v);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return v;
+}
+
 TEST(ValidationVerdict, Table7SaysNotValidNeverYes) {
-  const std::string t = m::table7_markdown({{"ebpf", "sys", "getpid", validation(0.2, false), ""}});
+  const std::string t = m::table7_markdown({{"ebpf", "sys", "getpid", typed(validation(0.2, false)), ""}});
   EXPECT_FALSE(has(t, "yes")) << t;
   EXPECT_TRUE(has(t, "**not valid**: the rate was not held: 98000 Hz of the 2000000 Hz")) << t;
-  EXPECT_TRUE(has(m::table7_markdown({{"ebpf", "sys", "getpid", validation(0.2, true), ""}}), "yes (±1)"));
+  EXPECT_TRUE(has(m::table7_markdown({{"ebpf", "sys", "getpid", typed(validation(0.2, true)), ""}}), "yes (±1)"));
   // Files written before conditions existed are taken as they are.
   nlohmann::json old = validation(0.2, true);
   old.erase("conditions");
-  EXPECT_TRUE(m::validation_held(old));
-  EXPECT_FALSE(m::validation_held(validation(0.2, false)));
+  EXPECT_TRUE(m::validation_held(typed(old)));
+  EXPECT_FALSE(m::validation_held(typed(validation(0.2, false))));
   // Rounds: one that did not hold has no error to count.
   std::vector<double> errors;
-  auto r = m::median_round({validation(0.1, false), validation(3.0, true), validation(2.5, true)}, &errors);
+  auto r = m::median_round({typed(validation(0.1, false)), typed(validation(3.0, true)), typed(validation(2.5, true))},
+                           &errors);
   EXPECT_EQ(errors, (std::vector<double>{3.0, 2.5}));
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(m::validation_held(*r));
   // None held: the row is a round that did not, and says so.
-  r = m::median_round({validation(0.1, false)}, &errors);
+  r = m::median_round({typed(validation(0.1, false))}, &errors);
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(m::validation_held(*r));
   EXPECT_TRUE(errors.empty());

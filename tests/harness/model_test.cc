@@ -1683,28 +1683,36 @@ TEST(ModelValidate, BurstsAfterTheThreadSleptAreCostedAfterAnIdleGap) {
   }
 }
 
+// A validation document read back as the suite reads it.
+ValidationFile typed(const nlohmann::json& j) {
+  ValidationFile v;
+  const Status s = validation_from_json(j, &v);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return v;
+}
+
 TEST(ModelSuite, RoundsShowTheMedianRoundAndEveryError) {
   auto val = [](double err, double probe) {
-    return nlohmann::json{
+    return typed(nlohmann::json{
         {"measured",
          {{"rate_hz", 50000}, {"probe_cycles", probe}, {"cpu_percent", 3.0 + err}, {"probe_cpu_percent", 2.0},
           {"consumer_cpu_percent", 1.0 + err}, {"untraced_spread_ns_per_event", 40}}},
         {"predicted", {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 2.0},
                        {"consumer_cpu_percent", 1.0}}},
-        {"error", {{"cpu_percent", err}}}};
+        {"error", {{"cpu_percent", err}}}});
   };
   std::vector<double> errors;
   // Errors +2.6, -0.4, +1.1: the median round is the third (its own probe
   // figure comes with it), every error kept in round order.
   auto m = median_round({val(2.6, 901), val(-0.4, 902), val(1.1, 903)}, &errors);
   ASSERT_TRUE(m.has_value());
-  EXPECT_EQ((*m)["measured"]["probe_cycles"], 903);
+  EXPECT_EQ(m->measured.probe_cycles, 903);
   EXPECT_EQ(errors, (std::vector<double>{2.6, -0.4, 1.1}));
   // An even count: of the two middle ones, the one farther from zero.
   m = median_round({val(2.6, 901), val(-0.4, 902)}, &errors);
-  EXPECT_EQ((*m)["measured"]["probe_cycles"], 901);
+  EXPECT_EQ(m->measured.probe_cycles, 901);
   m = median_round({val(0.2, 901), val(-1.4, 902), val(5, 903), val(-9, 904)}, &errors);
-  EXPECT_EQ((*m)["measured"]["probe_cycles"], 902);
+  EXPECT_EQ(m->measured.probe_cycles, 902);
   EXPECT_FALSE(median_round({}, &errors).has_value());
   SuiteRow row{"ebpf", "sys", "getpid", median_round({val(2.6, 901), val(-0.4, 902), val(1.1, 903)}, &errors), "", errors};
   const std::string t = table7_markdown({row, {"perf", "sys", "getpid", std::nullopt, "not available: x", {}}});
@@ -1724,8 +1732,8 @@ TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {
       {"predicted", {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 1.9},
                      {"consumer_cpu_percent", 1.1}}},
       {"error", {{"cpu_percent", 0.5}}}};
-  EXPECT_EQ(term_off(v), "consumer (+0.40)");
-  std::vector<SuiteRow> rows = {{"ebpf", "sys", "getpid", v, ""},
+  EXPECT_EQ(term_off(typed(v)), "consumer (+0.40)");
+  std::vector<SuiteRow> rows = {{"ebpf", "sys", "getpid", typed(v), ""},
                                 {"kprobes", "—", "—", std::nullopt, "not available: no kprobes"}};
   std::string t = table7_markdown(rows);
   EXPECT_NE(t.find("| ebpf | sys | getpid | 50000 | 800 | 900 | 3.00 | 3.50 | +0.50 | 40 | yes (±1) | consumer (+0.40) |"),
@@ -1734,10 +1742,10 @@ TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {
   EXPECT_NE(t.find("| kprobes | — | — |"), std::string::npos) << t;
   EXPECT_NE(t.find("not available: no kprobes"), std::string::npos) << t;
   v["error"]["cpu_percent"] = -2.5;
-  EXPECT_NE(table7_markdown({{"ebpf", "sys", "getpid", v, ""}}).find("**no**"), std::string::npos);
+  EXPECT_NE(table7_markdown({{"ebpf", "sys", "getpid", typed(v), ""}}).find("**no**"), std::string::npos);
   v["predicted"]["consumer_cpu_percent"] = nullptr;
   v["error"]["cpu_percent"] = nullptr;
-  EXPECT_EQ(term_off(v), "consumer: not predicted");
+  EXPECT_EQ(term_off(typed(v)), "consumer: not predicted");
 }
 
 }  // namespace

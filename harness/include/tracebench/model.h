@@ -350,10 +350,34 @@ struct Validation {
 // with them.
 std::vector<std::string> validation_problems(const ValidationScenario& s, const ValidationMeasured& x,
                                              const Validation& v, const ValidationLimits& limits);
-// Whether a validation file (results/validation.schema.json) held its
-// scenario: false when its "conditions" say it did not; true for files
-// written before conditions existed.
-bool validation_held(const nlohmann::json& validation);
+// A validation file (results/validation.schema.json, `to_json` above) as the
+// suite reads it back: the figures Table 7 shows, typed, and the document
+// as it was read (passed on unchanged).
+struct ValidationFile {
+  struct Measured {
+    double rate_hz = 0, probe_cycles = 0, probe_cpu_percent = 0, consumer_cpu_percent = 0, cpu_percent = 0;
+    double untraced_spread_ns_per_event = 0;
+  } measured;
+  struct Predicted {
+    double probe_cycles = 0, probe_cpu_percent = 0;
+    std::optional<double> consumer_cpu_percent, cpu_percent;  // null: the model lacks the consumer
+  } predicted;
+  std::optional<double> error_cpu_percent;  // measured minus predicted; null without a prediction
+  // Whether the run held its scenario, and why not; files written before
+  // "conditions" existed held it.
+  bool held = true;
+  std::vector<std::string> problems;
+  // The model's context: an emulator's figures are the emulator's.
+  bool emulated = false;
+  std::string execution;
+  nlohmann::json document;
+};
+// Refuses a missing or ill-typed field, naming it ("measured.rate_hz is a
+// string, not a number").
+Status validation_from_json(const nlohmann::json& j, ValidationFile* out);
+// Whether a validation held its scenario: false when its "conditions" say it
+// did not; true for files written before conditions existed.
+inline bool validation_held(const ValidationFile& v) { return v.held; }
 // The measured figures and the prediction for them; an error when the model
 // cannot predict the probe or a segment kind is missing.
 Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, Validation* out,
@@ -384,7 +408,7 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
                                                  bool quick);
 struct SuiteRow {
   std::string tracer, scenario, workload;
-  std::optional<nlohmann::json> validation;  // results/validation.schema.json
+  std::optional<ValidationFile> validation;  // results/validation.schema.json
   std::string problem;                       // why there is none
   // With several rounds (`model suite --rounds N`): every round's error in
   // CPU points; `validation` is then the round whose error is the median
@@ -394,9 +418,9 @@ struct SuiteRow {
 // Of several rounds' validations of one scenario, the one whose error is the
 // median (of an even count, the middle one farther from zero: a tie never
 // flatters the model); null when none has an error.  Fills `errors` with every round's error, in round order.
-std::optional<nlohmann::json> median_round(const std::vector<nlohmann::json>& rounds, std::vector<double>* errors);
+std::optional<ValidationFile> median_round(const std::vector<ValidationFile>& rounds, std::vector<double>* errors);
 // The larger of the probe's and the consumer's error, in CPU points.
-std::string term_off(const nlohmann::json& validation);
+std::string term_off(const ValidationFile& validation);
 std::string table7_markdown(const std::vector<SuiteRow>& rows);
 
 }  // namespace tracebench::model

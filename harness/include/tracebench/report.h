@@ -1,6 +1,7 @@
 // The reporters.  Each turns the one in-memory result (results.h, and
 // compare.h for a comparison) into one format, in a file of its own; none
 // reads another's output, and none computes a figure the result lacks.
+// Commands reach them by format name through reporter.h's tables.
 //
 //   console   report_console.cc   the summary table at the end of a run
 //   JSON      report_json.cc      result.json (to_json/from_json, results.h)

@@ -1,5 +1,5 @@
-// The tables as JSON and Markdown, and the same cells in the suite's
-// results schema.
+// The tables as JSON and Markdown (a reporter each, by format name in
+// cost_reporters()), and the same cells in the suite's results schema.
 #include "tracers/dvm/costs/costs.h"
 
 #include <sys/utsname.h>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tracebench/reporter.h"
 #include "tracebench/results.h"
 #include "tracebench/util.h"
 
@@ -40,19 +41,40 @@ void subtract_helpers() {
   }
 }
 
-// One function on purpose (~270 lines): it writes the seven tables in the
-// order of the paper's, each a short block from its cells to JSON and
-// Markdown rows side by side, so that a table's JSON and Markdown columns are
-// checked against each other in one place (dvm_costs_schema tests the files).
-void write_tables(const std::string& dir) {
-  subtract_helpers();
-  std::filesystem::create_directories(dir);
-  json ctx;
+namespace {
+
+// What the tables are written from: the cells the benchmarks filled, the
+// machine they ran on, Table 7's rows.  Each format below is one reporter
+// (tracebench/reporter.h), found by name in cost_reporters().
+struct CostTables {
+  const std::map<std::string, Cell>& cells;
+  const json& validation;
+  json context;  // kernel, machine, tsc_hz, ncpus, cpu_model, unit
+  std::string kernel_release, kernel_version;
+  double tsc_hz = 0;
+
+  bool has(const std::string& k) const { return cells.count(k) > 0; }
+  double val(const std::string& k) const { return has(k) ? cells.at(k).cycles : NAN; }
+  json cell(const std::string& k) const {
+    auto it = cells.find(k);
+    if (it == cells.end()) return nullptr;
+    return json{{"cycles", it->second.cycles}, {"cycles_min", it->second.min}};
+  }
+  // Per-ECB prepare: the extra cost of each further empty ECB on a real site.
+  double ecb_prepare() const { return (val("table6/static/flow_10ecb") - val("table6/static/flow_1ecb")) / 9; }
+};
+
+// The machine the cells were measured on, as dvm_costs.json's context says it.
+CostTables describe(const json& validation, double tsc_hz) {
+  CostTables t{g_cells, validation, json::object(), "", "", tsc_hz};
   utsname u{};
   uname(&u);
+  t.kernel_release = u.release;
+  t.kernel_version = u.version;
+  json& ctx = t.context;
   ctx["kernel"] = std::string(u.release);
   ctx["machine"] = std::string(u.machine);
-  ctx["tsc_hz"] = g_tsc_hz;
+  ctx["tsc_hz"] = tsc_hz;
   ctx["ncpus"] = sysconf(_SC_NPROCESSORS_ONLN);
   {
     std::ifstream ci("/proc/cpuinfo");
@@ -64,20 +86,12 @@ void write_tables(const std::string& dir) {
       }
   }
   ctx["unit"] = "cycles (rdtsc), median of batches";
-  json j = {{"schema", "tracebench.dvm_costs"}, {"schema_version", 1}, {"context", ctx}};
-  auto cell = [](const std::string& k) -> json {
-    auto it = g_cells.find(k);
-    if (it == g_cells.end()) return nullptr;
-    return json{{"cycles", it->second.cycles}, {"cycles_min", it->second.min}};
-  };
-  auto val = [](const std::string& k) { return g_cells.count(k) ? g_cells[k].cycles : NAN; };
-  std::string md = "# D-VM cost tables\n\nMeasured on " + ctx.value("cpu_model", std::string("?")) + ", kernel " +
-                   std::string(u.release) + ", TSC " + fmt(g_tsc_hz / 1e9) + " GHz. Cycles per operation (rdtsc, median).\n\n";
+  return t;
+}
 
-  // Table 1.
-  json t1 = json::array();
-  md += "## Table 1: DIF instructions\n\n| instruction | class | cycles | DTrace (P4) |\n|---|---|---:|---:|\n";
-  std::map<std::string, const char*> paper = {
+// The paper's Table 1 figures (DTrace on a Pentium 4) beside ours, by class.
+const std::map<std::string, const char*>& paper_table1() {
+  static const std::map<std::string, const char*> paper = {
       {"logic", "44"}, {"add/sub", "41"}, {"mul", "62"}, {"div/rem", "127"}, {"set constant", "31"},
       {"push (by value)", "49"}, {"push (by reference)", "318"}, {"flush stack", "31"}, {"cmp", "60"}, {"tst", "38"},
       {"branch", "37"}, {"branch (conditional)", "37"}, {"load memory", "90"}, {"store memory", "985"}, {"mov", "29"},
@@ -85,185 +99,301 @@ void write_tables(const std::string& dir) {
       {"load thread-local", "982"}, {"store thread-local", "1562"}, {"store thread-local (by reference)", "16000"},
       {"load clause-local", "40"}, {"store clause-local", "57"}, {"load global assoc", "999"},
       {"store global assoc", "1566"}, {"load thread assoc", "2227"}, {"store thread assoc", "2692"}};
-  md += "| (invoke: prologue + ret) | call | " + fmt(val("table1/dif_invoke_empty")) + " | |\n";
-  md += "| ret (empty program) | ret | " + fmt(val("table6/dif_call_ret")) + " | 28 |\n";
-  for (auto& c : g_insn_cases) {
-    std::string k = std::string("table1/") + c.name;
-    t1.push_back({{"instruction", c.name}, {"class", c.cls}, {"cost", cell(k)}});
-    md += std::string("| ") + c.name + " | " + c.cls + " | " + fmt(val(k)) + " | " +
-          (paper.count(c.cls) ? paper[c.cls] : "") + " |\n";
-  }
-  j["table1_instructions"] = t1;
-  j["dif_call_ret"] = cell("table6/dif_call_ret");
+  return paper;
+}
 
-  // Table 2.
-  json t2 = json::array();
-  md += "\n## Table 2: built-in variables (one load, fresh firing)\n\n| variable | cycles |\n|---|---:|\n";
-  for (uint32_t id = 0; id < kVarBuiltinEnd; id++) {
-    const char* n = builtin_name(id);
-    if (!n) continue;
-    std::string k = std::string("table2/") + n;
-    t2.push_back({{"variable", n}, {"cost", cell(k)}});
-    md += std::string("| ") + n + " | " + fmt(val(k)) + " |\n";
-  }
-  j["table2_builtins"] = t2;
+constexpr const char* kTable3Terms[] = {"status_snapshot", "buffer_switch", "aggregation_snapshot",
+                                        "aggregation_rebuild", "chew_per_record", "bytes_per_pass"};
+constexpr const char* kTable3kTerms[] = {"status_snapshot",     "buffer_switch",    "aggregation_snapshot",
+                                         "aggregation_rebuild", "chew_per_record",  "bytes_per_pass",
+                                         "aggregation_snapshot_bytes", "records_per_pass"};
+constexpr const char* kProviders[] = {"static", "syscall", "fbt", "profile"};
+constexpr const char* kKernelProviders[] = {"syscall", "pid", "usdt", "sdt", "fbt"};
 
-  // Table 3.
-  json t3;
-  md += "\n## Table 3: consumer (per pass: 2000 firings, 1000 aggregation keys, 64-byte records)\n\n| term | value |\n|---|---:|\n";
-  for (const char* k : {"status_snapshot", "buffer_switch", "aggregation_snapshot", "aggregation_rebuild",
-                        "chew_per_record", "bytes_per_pass"}) {
-    std::string key = std::string("table3/") + k;
-    t3[k] = val(key);
-    md += std::string("| ") + k + (std::string(k) == "bytes_per_pass" ? " (bytes)" : " (cycles)") + " | " + fmt(val(key)) + " |\n";
+// ---- dvm_costs.json
+
+class JsonCostReporter final : public tracebench::JsonReporter<CostTables> {
+ public:
+  tracebench::Status document(const CostTables& t, json* out) const override {
+    json j = {{"schema", "tracebench.dvm_costs"}, {"schema_version", 1}, {"context", t.context}};
+    table1(t, &j);
+    table2(t, &j);
+    table3(t, &j);
+    table5(t, &j);
+    table4(t, &j);
+    table6(t, &j);
+    j["table7_validation"] = t.validation;
+    j["targets"] = {{"site_disabled", t.val("table6/site_disabled")},
+                    {"count_end_to_end", t.val("table6/static/count")},
+                    {"count_tid_end_to_end", t.val("table6/static/count_tid")},
+                    {"ecb_prepare", t.ecb_prepare()},
+                    {"alu_add", t.val("table1/add")},
+                    {"mixed_per_insn", t.val("table1/mixed")}};
+    *out = std::move(j);
+    return tracebench::Status::ok();
   }
-  if (val("table3/aggregation_snapshot") > 0) {
-    // Copy-out bandwidth: the aggregation snapshot is a memcpy under the slot lock.
-    double bpc = val("table3/aggregation_snapshot_bytes") / val("table3/aggregation_snapshot");
-    t3["aggregation_snapshot_bytes"] = val("table3/aggregation_snapshot_bytes");
-    t3["copy_bandwidth_MBps"] = bpc * g_tsc_hz / 1e6;
-    md += "| aggregation snapshot bytes | " + fmt(val("table3/aggregation_snapshot_bytes")) + " |\n";
-    md += "| copy-out bandwidth (MB/s) | " + fmt(bpc * g_tsc_hz / 1e6) + " |\n";
+
+ private:
+  static void table1(const CostTables& t, json* j) {
+    json t1 = json::array();
+    for (auto& c : g_insn_cases) {
+      std::string k = std::string("table1/") + c.name;
+      t1.push_back({{"instruction", c.name}, {"class", c.cls}, {"cost", t.cell(k)}});
+    }
+    (*j)["table1_instructions"] = t1;
+    (*j)["dif_call_ret"] = t.cell("table6/dif_call_ret");
   }
-  j["table3_consumer"] = t3;
-  if (g_cells.count("table3k/status_snapshot")) {
-    // The kernel home: each term an ioctl (its copy-out included), from this process.
+  static void table2(const CostTables& t, json* j) {
+    json t2 = json::array();
+    for (uint32_t id = 0; id < kVarBuiltinEnd; id++) {
+      const char* n = builtin_name(id);
+      if (!n) continue;
+      t2.push_back({{"variable", n}, {"cost", t.cell(std::string("table2/") + n)}});
+    }
+    (*j)["table2_builtins"] = t2;
+  }
+  static void table3(const CostTables& t, json* j) {
+    json t3;
+    for (const char* k : kTable3Terms) t3[k] = t.val(std::string("table3/") + k);
+    if (t.val("table3/aggregation_snapshot") > 0) {
+      // Copy-out bandwidth: the aggregation snapshot is a memcpy under the slot lock.
+      double bpc = t.val("table3/aggregation_snapshot_bytes") / t.val("table3/aggregation_snapshot");
+      t3["aggregation_snapshot_bytes"] = t.val("table3/aggregation_snapshot_bytes");
+      t3["copy_bandwidth_MBps"] = bpc * t.tsc_hz / 1e6;
+    }
+    (*j)["table3_consumer"] = t3;
+    if (!t.has("table3k/status_snapshot")) return;
     json t3k;
-    md += "\n## Table 3, kernel home (the module's DVM_STATUS, DVM_BUFSNAP and DVM_AGGSNAP ioctls, per pass: " +
-          fmt(val("table3k/records_per_pass")) + " records of the payload tracepoint, 1000 aggregation keys, " +
-          "every CPU's buffers)\n\n| term | value |\n|---|---:|\n";
-    for (const char* k : {"status_snapshot", "buffer_switch", "aggregation_snapshot", "aggregation_rebuild",
-                          "chew_per_record", "bytes_per_pass", "aggregation_snapshot_bytes", "records_per_pass"}) {
-      const std::string key = std::string("table3k/") + k;
-      t3k[k] = val(key);
-      const bool count = std::string(k).find("bytes") != std::string::npos || std::string(k) == "records_per_pass";
-      md += std::string("| ") + k + (count ? "" : " (cycles)") + " | " + fmt(val(key)) + " |\n";
+    for (const char* k : kTable3kTerms) t3k[k] = t.val(std::string("table3k/") + k);
+    if (t.val("table3k/aggregation_snapshot") > 0) {
+      const double bpc = t.val("table3k/aggregation_snapshot_bytes") / t.val("table3k/aggregation_snapshot");
+      t3k["copy_bandwidth_MBps"] = bpc * t.tsc_hz / 1e6;
     }
-    if (val("table3k/aggregation_snapshot") > 0) {
-      const double bpc = val("table3k/aggregation_snapshot_bytes") / val("table3k/aggregation_snapshot");
-      t3k["copy_bandwidth_MBps"] = bpc * g_tsc_hz / 1e6;
-      md += "| copy-out bandwidth, aggregation snapshot (MB/s) | " + fmt(bpc * g_tsc_hz / 1e6) + " |\n";
-    }
-    j["table3_consumer_kernel"] = t3k;
+    (*j)["table3_consumer_kernel"] = t3k;
   }
-
-  // Table 5.
-  {
+  static void table5(const CostTables& t, json* j) {
     json t5;
-    md += "\n## Table 5: context switch (a one-byte token through two pipes, per hop, minus the hop's own pipe write "
-          "and read in one thread; lmbench's lat_ctx way)\n\n| term | cycles | ns | DTrace (P4, idle) |\n|---|---:|---:|---:|\n";
     for (const char* k : {"switch_one_cpu", "wakeup_other_cpu"}) {
       const std::string key = std::string("table5/") + k;
-      if (!g_cells.count(key)) continue;  // one CPU: nothing to wake on another
-      t5[k] = cell(key);
-      t5[std::string(k) + "_ns"] = val(key) / g_tsc_hz * 1e9;
-      md += std::string("| ") + (std::string(k) == "switch_one_cpu" ? "context switch, both threads on one CPU"
-                                                                      : "wakeup of a thread on another CPU") +
-            " | " + fmt(val(key)) + " | " + fmt(val(key) / g_tsc_hz * 1e9) + " | " +
-            (std::string(k) == "switch_one_cpu" ? "8 µs" : "") + " |\n";
+      if (!t.has(key)) continue;  // one CPU: nothing to wake on another
+      t5[k] = t.cell(key);
+      t5[std::string(k) + "_ns"] = t.val(key) / t.tsc_hz * 1e9;
     }
-    if (g_cells.count("table5/switch_one_cpu")) {
-      t5["pipe_write_read"] = median(g_cells["table5/switch_one_cpu"].base);
-      md += "| pipe write + read, one thread (the baseline) | " + fmt(t5["pipe_write_read"].get<double>()) + " | " +
-            fmt(t5["pipe_write_read"].get<double>() / g_tsc_hz * 1e9) + " | |\n";
+    if (t.has("table5/switch_one_cpu")) t5["pipe_write_read"] = median(t.cells.at("table5/switch_one_cpu").base);
+    (*j)["table5_context_switch"] = t5;
+  }
+  static void table4(const CostTables& t, json* j) {
+    json t4 = json::array();
+    for (auto& [k, c] : t.cells) {
+      if (k.rfind("table4/", 0) != 0) continue;
+      t4.push_back({{"name", k.substr(7)}, {"cost", t.cell(k)}});
     }
-    j["table5_context_switch"] = t5;
+    (*j)["table4_actions"] = t4;
   }
-
-  // Table 4.
-  json t4 = json::array();
-  md += "\n## Table 4: subroutines, actions, aggregations (fire with the action minus fire without; subroutines include argument set-up)\n\n| name | cycles |\n|---|---:|\n";
-  for (auto& [k, c] : g_cells) {
-    if (k.rfind("table4/", 0) != 0) continue;
-    t4.push_back({{"name", k.substr(7)}, {"cost", cell(k)}});
-    md += "| " + k.substr(7) + " | " + fmt(c.cycles) + " |\n";
-  }
-  j["table4_actions"] = t4;
-
-  // Table 6.
-  json t6;
-  double st15 = val("table6/stage15_marshal");
-  double vm = val("table6/core_vm_prepare");
-  // Per-ECB prepare: the extra cost of each further empty ECB on a real site.
-  double ecb = (val("table6/static/flow_10ecb") - val("table6/static/flow_1ecb")) / 9;
-  t6["site_disabled"] = cell("table6/site_disabled");
-  t6["stage1_5_marshal_call"] = cell("table6/stage15_marshal");
-  t6["vm_prepare"] = cell("table6/core_vm_prepare");
-  t6["ecb_prepare"] = ecb;
-  md += "\n## Table 6: flow per provider\n\nC_vm_prepare = " + fmt(vm) + " (DTrace 432), C_ecb_prepare = " + fmt(ecb) +
-        " (DTrace 298); disabled site = " + fmt(val("table6/site_disabled")) + "; site call marshalling beyond a plain call (stage 1+5) = " +
-        fmt(st15) + ".\n\n| provider | flow, 1 empty ECB | flow, 10 empty ECBs | count() end to end | @[tid] = count() end to end | stage 2+4 (derived) |\n|---|---:|---:|---:|---:|---:|\n";
-  json provs = json::object();
-  for (const char* p : {"static", "syscall", "fbt", "profile"}) {
-    std::string b = std::string("table6/") + p + "/";
-    double f1 = val(b + "flow_1ecb");
-    double stage24 = f1 - st15 - vm - ecb;
-    provs[p] = {{"flow_1ecb", cell(b + "flow_1ecb")}, {"flow_10ecb", cell(b + "flow_10ecb")}, {"count", cell(b + "count")},
-                {"count_tid", cell(b + "count_tid")},
-                {"stage2_4_derived", std::string(p) == "profile" ? json(nullptr) : json(stage24)}};
-    md += std::string("| ") + p + " | " + fmt(f1) + " | " + fmt(val(b + "flow_10ecb")) + " | " + fmt(val(b + "count")) +
-          " | " + fmt(val(b + "count_tid")) + " | " + (std::string(p) == "profile" ? "x = " + fmt(val("table6/profile/signal_roundtrip")) + " (signal round trip)" : fmt(stage24)) + " |\n";
-  }
-  t6["providers"] = provs;
-  j["table6_flow"] = t6;
-  if (g_cells.count("table6k/syscall/stage2")) {
+  static void table6(const CostTables& t, json* j) {
+    json t6;
+    const double st15 = t.val("table6/stage15_marshal"), vm = t.val("table6/core_vm_prepare"), ecb = t.ecb_prepare();
+    t6["site_disabled"] = t.cell("table6/site_disabled");
+    t6["stage1_5_marshal_call"] = t.cell("table6/stage15_marshal");
+    t6["vm_prepare"] = t.cell("table6/core_vm_prepare");
+    t6["ecb_prepare"] = ecb;
+    json provs = json::object();
+    for (const char* p : kProviders) {
+      std::string b = std::string("table6/") + p + "/";
+      double stage24 = t.val(b + "flow_1ecb") - st15 - vm - ecb;
+      provs[p] = {{"flow_1ecb", t.cell(b + "flow_1ecb")}, {"flow_10ecb", t.cell(b + "flow_10ecb")},
+                  {"count", t.cell(b + "count")}, {"count_tid", t.cell(b + "count_tid")},
+                  {"stage2_4_derived", std::string(p) == "profile" ? json(nullptr) : json(stage24)}};
+    }
+    t6["providers"] = provs;
+    (*j)["table6_flow"] = t6;
+    if (!t.has("table6k/syscall/stage2")) return;
     // The kernel home: the module times each firing's stages.
     json t6k;
-    md += "\n## Table 6, kernel home (the module's stage timing of a count() clause, cycles per firing, a TSC read "
-          "pair's floor off each)\n\nStage 1 is the call's trap to the provider's callback (the syscall entry; the "
-          "breakpoint and the uprobe's dispatch, pid and usdt), measured from the TSC the call hands over as its first argument; "
-          "the module's own loop fires sdt and fbt, so theirs is not measured.\n\n"
-          "| provider | stage 1: trap to callback | stage 2: provider entry | stage 3: VM |\n|---|---:|---:|---:|\n";
-    for (const char* p : {"syscall", "pid", "usdt", "sdt", "fbt"}) {
+    for (const char* p : kKernelProviders) {
       const std::string b = std::string("table6k/") + p + "/";
-      if (!g_cells.count(b + "stage2")) continue;
-      t6k[p] = {{"stage1_trap", cell(b + "stage1")}, {"stage2_provider_entry", cell(b + "stage2")},
-                {"stage3_vm", cell(b + "stage3")}};
-      md += std::string("| ") + p + " | " + (g_cells.count(b + "stage1") ? fmt(val(b + "stage1")) : "not measured") +
-            " | " + fmt(val(b + "stage2")) + " | " + fmt(val(b + "stage3")) + " |\n";
+      if (!t.has(b + "stage2")) continue;
+      t6k[p] = {{"stage1_trap", t.cell(b + "stage1")}, {"stage2_provider_entry", t.cell(b + "stage2")},
+                {"stage3_vm", t.cell(b + "stage3")}};
     }
-    j["table6_stages_kernel"] = t6k;
+    (*j)["table6_stages_kernel"] = t6k;
+  }
+};
+
+// ---- dvm_costs.md
+
+class MarkdownCostReporter final : public tracebench::Reporter<CostTables> {
+ public:
+  tracebench::Status write(const CostTables& t, tracebench::Report* out) const override {
+    std::string md = "# D-VM cost tables\n\nMeasured on " + t.context.value("cpu_model", std::string("?")) +
+                     ", kernel " + t.kernel_release + ", TSC " + fmt(t.tsc_hz / 1e9) +
+                     " GHz. Cycles per operation (rdtsc, median).\n\n";
+    md += table1(t) + table2(t) + table3(t) + table5(t) + table4(t) + table6(t) + validation(t) + targets(t);
+    out->text = std::move(md);
+    return tracebench::Status::ok();
   }
 
-  // Validation.
-  j["table7_validation"] = g_validation;
-  md += "\n## The tables checked bottom up: sys vs sys10 at 50 kHz (getpid)\n\nCycles per event in the paced event "
+ private:
+  static std::string table1(const CostTables& t) {
+    std::string md =
+        "## Table 1: DIF instructions\n\n| instruction | class | cycles | DTrace (P4) |\n|---|---|---:|---:|\n";
+    const auto& paper = paper_table1();
+    md += "| (invoke: prologue + ret) | call | " + fmt(t.val("table1/dif_invoke_empty")) + " | |\n";
+    md += "| ret (empty program) | ret | " + fmt(t.val("table6/dif_call_ret")) + " | 28 |\n";
+    for (auto& c : g_insn_cases) {
+      std::string k = std::string("table1/") + c.name;
+      md += std::string("| ") + c.name + " | " + c.cls + " | " + fmt(t.val(k)) + " | " +
+            (paper.count(c.cls) ? paper.at(c.cls) : "") + " |\n";
+    }
+    return md;
+  }
+  static std::string table2(const CostTables& t) {
+    std::string md = "\n## Table 2: built-in variables (one load, fresh firing)\n\n| variable | cycles |\n|---|---:|\n";
+    for (uint32_t id = 0; id < kVarBuiltinEnd; id++) {
+      const char* n = builtin_name(id);
+      if (!n) continue;
+      md += std::string("| ") + n + " | " + fmt(t.val(std::string("table2/") + n)) + " |\n";
+    }
+    return md;
+  }
+  static std::string table3(const CostTables& t) {
+    std::string md = "\n## Table 3: consumer (per pass: 2000 firings, 1000 aggregation keys, 64-byte records)\n\n| "
+                     "term | value |\n|---|---:|\n";
+    for (const char* k : kTable3Terms) {
+      std::string key = std::string("table3/") + k;
+      md += std::string("| ") + k + (std::string(k) == "bytes_per_pass" ? " (bytes)" : " (cycles)") + " | " +
+            fmt(t.val(key)) + " |\n";
+    }
+    if (t.val("table3/aggregation_snapshot") > 0) {
+      double bpc = t.val("table3/aggregation_snapshot_bytes") / t.val("table3/aggregation_snapshot");
+      md += "| aggregation snapshot bytes | " + fmt(t.val("table3/aggregation_snapshot_bytes")) + " |\n";
+      md += "| copy-out bandwidth (MB/s) | " + fmt(bpc * t.tsc_hz / 1e6) + " |\n";
+    }
+    if (!t.has("table3k/status_snapshot")) return md;
+    // The kernel home: each term an ioctl (its copy-out included), from this process.
+    md += "\n## Table 3, kernel home (the module's DVM_STATUS, DVM_BUFSNAP and DVM_AGGSNAP ioctls, per pass: " +
+          fmt(t.val("table3k/records_per_pass")) + " records of the payload tracepoint, 1000 aggregation keys, " +
+          "every CPU's buffers)\n\n| term | value |\n|---|---:|\n";
+    for (const char* k : kTable3kTerms) {
+      const std::string key = std::string("table3k/") + k;
+      const bool count = std::string(k).find("bytes") != std::string::npos || std::string(k) == "records_per_pass";
+      md += std::string("| ") + k + (count ? "" : " (cycles)") + " | " + fmt(t.val(key)) + " |\n";
+    }
+    if (t.val("table3k/aggregation_snapshot") > 0) {
+      const double bpc = t.val("table3k/aggregation_snapshot_bytes") / t.val("table3k/aggregation_snapshot");
+      md += "| copy-out bandwidth, aggregation snapshot (MB/s) | " + fmt(bpc * t.tsc_hz / 1e6) + " |\n";
+    }
+    return md;
+  }
+  static std::string table5(const CostTables& t) {
+    std::string md =
+        "\n## Table 5: context switch (a one-byte token through two pipes, per hop, minus the hop's own pipe write "
+        "and read in one thread; lmbench's lat_ctx way)\n\n| term | cycles | ns | DTrace (P4, idle) |\n|---|---:|---:|---:|\n";
+    for (const char* k : {"switch_one_cpu", "wakeup_other_cpu"}) {
+      const std::string key = std::string("table5/") + k;
+      if (!t.has(key)) continue;  // one CPU: nothing to wake on another
+      md += std::string("| ") + (std::string(k) == "switch_one_cpu" ? "context switch, both threads on one CPU"
+                                                                      : "wakeup of a thread on another CPU") +
+            " | " + fmt(t.val(key)) + " | " + fmt(t.val(key) / t.tsc_hz * 1e9) + " | " +
+            (std::string(k) == "switch_one_cpu" ? "8 µs" : "") + " |\n";
+    }
+    if (t.has("table5/switch_one_cpu")) {
+      const double pipe = median(t.cells.at("table5/switch_one_cpu").base);
+      md += "| pipe write + read, one thread (the baseline) | " + fmt(pipe) + " | " + fmt(pipe / t.tsc_hz * 1e9) +
+            " | |\n";
+    }
+    return md;
+  }
+  static std::string table4(const CostTables& t) {
+    std::string md = "\n## Table 4: subroutines, actions, aggregations (fire with the action minus fire without; "
+                     "subroutines include argument set-up)\n\n| name | cycles |\n|---|---:|\n";
+    for (auto& [k, c] : t.cells) {
+      if (k.rfind("table4/", 0) != 0) continue;
+      md += "| " + k.substr(7) + " | " + fmt(c.cycles) + " |\n";
+    }
+    return md;
+  }
+  static std::string table6(const CostTables& t) {
+    const double st15 = t.val("table6/stage15_marshal"), vm = t.val("table6/core_vm_prepare"), ecb = t.ecb_prepare();
+    std::string md = "\n## Table 6: flow per provider\n\nC_vm_prepare = " + fmt(vm) + " (DTrace 432), C_ecb_prepare = " +
+                     fmt(ecb) + " (DTrace 298); disabled site = " + fmt(t.val("table6/site_disabled")) +
+                     "; site call marshalling beyond a plain call (stage 1+5) = " + fmt(st15) +
+                     ".\n\n| provider | flow, 1 empty ECB | flow, 10 empty ECBs | count() end to end | @[tid] = count() "
+                     "end to end | stage 2+4 (derived) |\n|---|---:|---:|---:|---:|---:|\n";
+    for (const char* p : kProviders) {
+      std::string b = std::string("table6/") + p + "/";
+      double f1 = t.val(b + "flow_1ecb");
+      double stage24 = f1 - st15 - vm - ecb;
+      md += std::string("| ") + p + " | " + fmt(f1) + " | " + fmt(t.val(b + "flow_10ecb")) + " | " +
+            fmt(t.val(b + "count")) + " | " + fmt(t.val(b + "count_tid")) + " | " +
+            (std::string(p) == "profile"
+                 ? "x = " + fmt(t.val("table6/profile/signal_roundtrip")) + " (signal round trip)"
+                 : fmt(stage24)) +
+            " |\n";
+    }
+    if (!t.has("table6k/syscall/stage2")) return md;
+    md += "\n## Table 6, kernel home (the module's stage timing of a count() clause, cycles per firing, a TSC read "
+          "pair's floor off each)\n\nStage 1 is the call's trap to the provider's callback (the syscall entry; the "
+          "breakpoint and the uprobe's dispatch, pid and usdt), measured from the TSC the call hands over as its first "
+          "argument; the module's own loop fires sdt and fbt, so theirs is not measured.\n\n"
+          "| provider | stage 1: trap to callback | stage 2: provider entry | stage 3: VM |\n|---|---:|---:|---:|\n";
+    for (const char* p : kKernelProviders) {
+      const std::string b = std::string("table6k/") + p + "/";
+      if (!t.has(b + "stage2")) continue;
+      md += std::string("| ") + p + " | " + (t.has(b + "stage1") ? fmt(t.val(b + "stage1")) : "not measured") +
+            " | " + fmt(t.val(b + "stage2")) + " | " + fmt(t.val(b + "stage3")) + " |\n";
+    }
+    return md;
+  }
+  static std::string validation(const CostTables& t) {
+    std::string md =
+        "\n## The tables checked bottom up: sys vs sys10 at 50 kHz (getpid)\n\nCycles per event in the paced event "
         "region, traced less untraced, against the sum of the Table 1, 2, 4 and 6 cells the probe path runs through. "
         "The CPU a paced workload uses traced and untraced (Table 7) is measured by `tracebench model suite -t dvm`."
         "\n\n| run | ECBs | predicted cycles/probe | measured | error |\n|---|---:|---:|---:|---:|\n";
-  for (auto& v : g_validation) {
-    md += "| " + v["name"].get<std::string>() + " | " + std::to_string(v["ecbs"].get<int>()) + " | " +
-          fmt(v["predicted_probe_cycles"].get<double>()) + " | " + fmt(v["measured_probe_cycles"].get<double>()) + " | " +
-          fmt(v["error_cycles"].get<double>()) + " |\n";
+    for (auto& v : t.validation) {
+      md += "| " + v.at("name").get<std::string>() + " | " + std::to_string(v.at("ecbs").get<int>()) + " | " +
+            fmt(v.at("predicted_probe_cycles").get<double>()) + " | " + fmt(v.at("measured_probe_cycles").get<double>()) +
+            " | " + fmt(v.at("error_cycles").get<double>()) + " |\n";
+    }
+    return md;
   }
   // Targets from the issue, checked against what was measured.
-  md += "\n## Targets\n\n| target | limit | measured |\n|---|---:|---:|\n";
-  md += "| disabled site | <= 2 | " + fmt(val("table6/site_disabled")) + " |\n";
-  md += "| one ECB with count(), end to end | <= 80 | " + fmt(val("table6/static/count")) + " |\n";
-  md += "| per-ECB prepare | <= 15 | " + fmt(ecb) + " |\n";
-  md += "| simple ALU instruction (add) | <= 3 | " + fmt(val("table1/add")) + " |\n";
-  md += "| mixed instruction stream, per instruction | <= 5 | " + fmt(val("table1/mixed")) + " |\n";
-  md += "| one ECB with @[tid] = count(), end to end | <= 150 | " + fmt(val("table6/static/count_tid")) + " |\n";
-  j["targets"] = {{"site_disabled", val("table6/site_disabled")},
-                  {"count_end_to_end", val("table6/static/count")},
-                  {"count_tid_end_to_end", val("table6/static/count_tid")},
-                  {"ecb_prepare", ecb},
-                  {"alu_add", val("table1/add")},
-                  {"mixed_per_insn", val("table1/mixed")}};
-  std::ofstream(dir + "/dvm_costs.json") << j.dump(2) << "\n";
-  // The same cells in the suite's results schema: one benchmark per cell,
-  // tracer "dvm", workload "dvm_costs", traced = the cell's per-op cycles
-  // (baseline already subtracted per batch), the table in tracer_details.
+  static std::string targets(const CostTables& t) {
+    std::string md = "\n## Targets\n\n| target | limit | measured |\n|---|---:|---:|\n";
+    md += "| disabled site | <= 2 | " + fmt(t.val("table6/site_disabled")) + " |\n";
+    md += "| one ECB with count(), end to end | <= 80 | " + fmt(t.val("table6/static/count")) + " |\n";
+    md += "| per-ECB prepare | <= 15 | " + fmt(t.ecb_prepare()) + " |\n";
+    md += "| simple ALU instruction (add) | <= 3 | " + fmt(t.val("table1/add")) + " |\n";
+    md += "| mixed instruction stream, per instruction | <= 5 | " + fmt(t.val("table1/mixed")) + " |\n";
+    md += "| one ECB with @[tid] = count(), end to end | <= 150 | " + fmt(t.val("table6/static/count_tid")) + " |\n";
+    return md;
+  }
+};
+
+// The cost tables' formats by name.
+const tracebench::ReporterTable<CostTables>& cost_reporters() {
+  static const JsonCostReporter json_reporter;
+  static const MarkdownCostReporter markdown_reporter;
+  static const tracebench::ReporterTable<CostTables> t("D-VM cost tables",
+                                                       {{"json", &json_reporter}, {"markdown", &markdown_reporter}});
+  return t;
+}
+
+// The same cells in the suite's results schema: one benchmark per cell,
+// tracer "dvm", workload "dvm_costs", traced = the cell's per-op cycles
+// (baseline already subtracted per batch), the table in tracer_details.
+tracebench::RunResult results_run(const CostTables& t) {
   tracebench::RunResult run;
   run.context.date_utc = tracebench::utc_now_iso8601();
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   run.context.host = host;
-  run.context.cpu_model = ctx.value("cpu_model", std::string());
+  run.context.cpu_model = t.context.value("cpu_model", std::string());
   run.context.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  run.context.kernel_release = u.release;
-  run.context.kernel_version = u.version;
-  run.context.tsc_hz = g_tsc_hz;
+  run.context.kernel_release = t.kernel_release;
+  run.context.kernel_version = t.kernel_version;
+  run.context.tsc_hz = t.tsc_hz;
   run.context.tsc_calibrated_hz = g_tsc_calibrated_hz;
   run.context.tsc_source = g_tsc_source;
   run.context.tracebench_version = "dvm_costs";
@@ -275,12 +405,12 @@ void write_tables(const std::string& dir) {
   // per-op cycles of each batch (a batch stands for a repetition), the
   // overhead the median of their paired differences.  A cell the consumer
   // counted itself has no baseline: listed as skipped, saying where it is.
-  const double ns_per_cycle = g_tsc_hz > 0 ? 1e9 / g_tsc_hz : 0;
+  const double ns_per_cycle = t.tsc_hz > 0 ? 1e9 / t.tsc_hz : 0;
   auto scaled = [](std::vector<double> v, double f) {
     for (double& x : v) x *= f;
     return v;
   };
-  for (auto& [k, c] : g_cells) {
+  for (auto& [k, c] : t.cells) {
     tracebench::BenchmarkResult b;
     b.name = "dvm/dvm_costs/" + k;
     b.tracer = "dvm";
@@ -311,10 +441,25 @@ void write_tables(const std::string& dir) {
     b.overhead_ns = tracebench::median_ci(scaled(c.samples, ns_per_cycle));
     run.benchmarks.push_back(std::move(b));
   }
+  return run;
+}
+
+}  // namespace
+
+void write_tables(const std::string& dir) {
+  subtract_helpers();
+  std::filesystem::create_directories(dir);
+  const CostTables t = describe(g_validation, g_tsc_hz);
+  tracebench::Report json_file, md_file;
+  for (const auto& [format, out] : {std::pair{"json", &json_file}, std::pair{"markdown", &md_file}})
+    if (tracebench::Status s = cost_reporters().write(format, t, out); !s)
+      std::fprintf(stderr, "dvm_costs: %s\n", s.message().c_str());
+  std::ofstream(dir + "/dvm_costs.json") << json_file.text;
+  tracebench::RunResult run = results_run(t);
   tracebench::Status ws = tracebench::write_run(dir + "/" + run.context.run_id, run);
   if (!ws) std::fprintf(stderr, "dvm_costs: results schema: %s\n", ws.message().c_str());
   else std::printf("wrote %s/%s/result.json (results schema)\n", dir.c_str(), run.context.run_id.c_str());
-  std::ofstream(dir + "/dvm_costs.md") << md;
+  std::ofstream(dir + "/dvm_costs.md") << md_file.text;
   std::printf("\nwrote %s/dvm_costs.json and %s/dvm_costs.md\n", dir.c_str(), dir.c_str());
 }
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""No function over 80 lines and no file over 600 in harness/ without a reason.
+
+usage: function_sizes_test.py SOURCE_DIR
+
+Runs scripts/function_sizes.py over harness/.  A function longer than the
+limit fails the test unless it is in ALLOWED below with the reason it is
+one piece (or what it is waiting for); an entry that is no longer over the
+limit fails it too, so the list only shrinks.  A file longer than the file
+limit needs the words "longer than" and "600 lines" in its opening comment
+(its first 40 lines), saying why.
+"""
+import os
+import re
+import subprocess
+import sys
+
+LIMIT, FILE_LIMIT = 80, 600
+
+# "path function": why it is longer than the guide.
+ALLOWED = {
+    "harness/src/report_json.cc from_json":
+        "result.json's fields read one line each, in the schema's order: a table, not steps",
+    "harness/src/report_json.cc to_json":
+        "result.json's fields written one line each, in the schema's order: a table, not steps",
+    "harness/model/model_files.cc scenario_from_json":
+        "SCENARIO.json's fields and their checks, one line each, in the file's order",
+    "harness/src/plan.cc make_plan":
+        "the one way in (issue 42 item 2) is reshaping plan.cc; split with that change",
+    "harness/model/suite.cc suite_runs":
+        "model suite's argument lists, reshaped by the one way in (issue 42 item 2); split with that change",
+    "harness/src/verification.cc judge_counts":
+        "the verification rules of harness/README.md in their numbered order, each a few lines",
+    "harness/src/clock_check.cc decide_clock":
+        "the clock checks of harness/README.md's table in its order, each a few lines",
+    "harness/model/validate_command.cc run_validate":
+        "not yet split: model validate's command, from its arguments to the validation file",
+    "harness/model/fit.cc fit_consumer":
+        "not yet split: the consumer terms' least-squares fit and its bootstrap",
+    "harness/model/suite_command.cc run_suite":
+        "not yet split: model suite's runs, fit, rounds of validations and Table 7",
+    "harness/model/fit.cc fit":
+        "not yet split: grouping runs into entries and fitting each",
+    "harness/model/predict.cc predict":
+        "eqs. 4-8 of model.h term by term, each a few lines, in the equations' order",
+    "harness/src/cli.cc cli_dispatch":
+        "not yet split: the top-level command line (list, env, run, cleanup) and the registered subcommands",
+    "harness/vm/vm_command.cc run_vm":
+        "not yet split: the VM lab's command, from its arguments to the guest's results copied back",
+    "harness/model/fit.cc fit_entry":
+        "not yet split: one entry's payload, handler, contention and idle fits",
+    "harness/lava/lava_command.cc run_job":
+        "not yet split: a LAVA job from a command, submitted or written",
+    "harness/report/report_command.cc run_report":
+        "not yet split: the report's inputs gathered into one document and drawn",
+    "harness/src/machine_lock.cc MachineLock::acquire":
+        "the lock's take, wait and refuse paths around one flock, with the holder's record",
+}
+
+
+def main():
+    src = sys.argv[1]
+    script = os.path.join(src, "scripts", "function_sizes.py")
+    out = subprocess.run([sys.executable, script, "--limit", str(LIMIT), "--file-limit", str(FILE_LIMIT), "harness"],
+                         cwd=src, capture_output=True, text=True, check=True).stdout
+    problems, over = [], set()
+    for line in out.splitlines():
+        m = re.fullmatch(r"(\d+) (\S+?)(?::\d+)? (.+)", line)
+        if not m:
+            problems.append(f"cannot read the script's line: {line}")
+            continue
+        n, path, name = int(m.group(1)), m.group(2), m.group(3)
+        if name == "file":
+            with open(os.path.join(src, path), encoding="utf-8") as f:
+                head = "".join(f.readlines()[:40])
+            if not (re.search(r"longer than", head, re.I) and "600 lines" in head):
+                problems.append(f"{path}: {n} lines, and its opening comment does not say why it is longer than 600 "
+                                f"lines: say why there, or split it by responsibility")
+            continue
+        key = f"{path} {name}"
+        over.add(key)
+        if key not in ALLOWED:
+            problems.append(f"{path}: {name} is {n} lines (over {LIMIT}): split it into named steps, or add it to "
+                            f"ALLOWED in {os.path.relpath(__file__, src)} with the reason it is one piece")
+    for key in sorted(set(ALLOWED) - over):
+        problems.append(f"{key} is no longer over {LIMIT} lines (or is gone): remove it from ALLOWED")
+    for p in problems:
+        print(p)
+    print(f"{len(over)} function(s) over {LIMIT} lines, {len(ALLOWED)} allowed with a reason")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
