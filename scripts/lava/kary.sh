@@ -1,6 +1,6 @@
 # Sourced by scripts/vm/bisect-kernels.sh --lava: k-ary kernel bisection
-# whose boots are LAVA jobs, as many candidates tested at once as the lab has
-# idle devices.
+# whose boots are LAVA jobs, as many candidates tested at once as the lab's
+# idle devices can boot side by side as pairs.
 #
 # Uses the caller's state and helpers: $tb, $outdir, $me, $lava, $lava_file,
 # $lava_job_opts, $timeout_s (per job), $rounds, $max_rounds, $fixed, $gi,
@@ -11,9 +11,13 @@
 #
 # A step.  With D idle devices (`tracebench lava devices --idle`: the REST
 # API's /devices/ and /workers/, Idle, health Good or Unknown, worker online),
-# k = min(D, candidates left inside the range) split points cut the range
-# into k + 1 near-equal parts (lo + floor(j (hi - lo) / (k + 1)), j = 1..k;
-# k = 1 is the middle, as the binary search takes it).  Each candidate is
+# k = min(max(1, floor(D / 2)), candidates left inside the range) split
+# points cut the range into k + 1 near-equal parts (lo + floor(j (hi - lo) /
+# (k + 1)), j = 1..k; k = 1 is the middle, as the binary search takes it).
+# D / 2: a candidate's pair is two boots side by side, so D devices run D / 2
+# candidates' pairs at once; k = D would queue half of each round and, on two
+# devices, cost more boots than binary search for no fewer rounds (measured:
+# results/vm/lava-bisect-2026-11-28.md).  Each candidate is
 # compared with GOOD as ABBA pairs of its own: round r of candidate j is
 # G C when r + j is even, else C G, and every round of every candidate is
 # submitted in that order, so the devices take a pair's two boots side by
@@ -200,7 +204,15 @@ lava_bounds() {
   return 0
 }
 
-# The split points of (lo, hi): k = min(idle devices, candidates inside).
+# How many candidates a step tests: $1 = idle devices, $2 = candidates
+# inside the range.
+lava_k() {
+  local k=$(($1 / 2))
+  [ $k -ge 1 ] || k=1
+  echo $((k < $2 ? k : $2))
+}
+
+# The split points of (lo, hi) for k = $1.
 lava_points() {  # $1 = k
   local kk=$1 j p last=$lo pts=()
   for ((j = 1; j <= kk; ++j)); do
@@ -237,7 +249,7 @@ lava_bisect() {
     k=$((k + 1))
     lava_idle_devices
     inside=$((hi - lo - 1))
-    kk=$((lava_idle < inside ? lava_idle : inside))
+    kk=$(lava_k "$lava_idle" "$inside")
     read -r -a pts <<< "$(lava_points "$kk")"
     lava_step "$k" bisect "$lava_idle_seen" "${pts[@]}"
     for ((j = 1; j <= ${#pts[@]}; ++j)); do

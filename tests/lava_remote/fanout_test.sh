@@ -6,8 +6,9 @@
 #  2. on that lab, a B kernel that does not boot: compare-kernels exits 1,
 #     says LAVA's error, and nothing of B's job is collected (no figure);
 #  2b. on that lab still (one lab start for both), bisect-kernels.sh --lava
-#     over five candidates with a planted regression: the answer, a k = 2
-#     step on both devices at once (bisect_on_lab below);
+#     over five candidates with a planted regression: the answer, k = 1 (two
+#     devices: a pair takes both), each step's pairs on both devices at once
+#     (bisect_on_lab below);
 #  3. the same comparison as 1 on a one-worker lab;
 #  4. the two-worker wall time is at most 0.6x the one-worker's where each
 #     guest has CPUs of its own (as a lab's boards do).  Where the two
@@ -55,8 +56,8 @@ for side in a b; do mkdir -p "$work/$side" && ln -s "$kernel" "$work/$side/vmlin
 mkdir -p "$work/bad" && head -c 4194304 /dev/urandom >"$work/bad/vmlinuz-$rel"
 run_args=(run --quick -t none -t ftrace -w getpid)
 # The sequential test as bisect-kernels uses it by default, its first look at
-# five pairs (it decides nothing before): one batch of 10 jobs for the confirm
-# step and one of 20 for the k = 2 step when each decides at five.  Three pairs
+# five pairs (it decides nothing before): a batch of 10 jobs for each of the
+# three steps when each decides at five.  Three pairs
 # with --fixed (18 jobs) were tried: one outlier pair under TCG (one boot 7x
 # the other) left `same` inconclusive (MDE 3133%), where the sequential test
 # takes more pairs.
@@ -144,9 +145,10 @@ PY
 # devices) over five candidates, links to the one kernel, the companion
 # module's inject_delay_ns=100 planted from cand3 on (as
 # tests/vm/bisect_kernels.sh plants it).  The answer must be cand3 (last good
-# cand2): the confirm step (cand1 vs cand5), then one k = 2 step testing the
-# split points cand2 and cand3 at once, jobs of it running on both devices at
-# the same time, every boot's job passed, the planted delay where it belongs.
+# cand2): two idle devices make k = 1 (a candidate's pair takes both), so the
+# confirm step (cand1 vs cand5), then cand3, then cand2, each step's pairs
+# running on both devices at the same time, every boot's job passed, the
+# planted delay where it belongs.
 bisect_on_lab() {
   local d=$1 ks="" i t0
   mkdir -p "$work/bk"
@@ -168,12 +170,12 @@ assert b["status"] == "found" and b["first_bad"] == "cand3" and b["last_good"] =
 assert b["lava"]["identity"] == "tracebench-lab", b.get("lava")
 steps = b["steps"]
 got = [(s["step"], s["kind"], s["candidate"]) for s in steps]
-assert got == [(0, "confirm", "cand5"), (1, "bisect", "cand2"), (1, "bisect", "cand3")], got
+assert got == [(0, "confirm", "cand5"), (1, "bisect", "cand3"), (2, "bisect", "cand2")], got
 t = lambda x: datetime.datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()
 for s in steps:
     name = f"step {s['step']} ({s['candidate']})"
     assert s["idle_devices"] == 2, (name, s["idle_devices"])
-    assert s["k"] == (1 if s["kind"] == "confirm" else 2), (name, s["k"])
+    assert s["k"] == 1, (name, s["k"])
     n = s["rounds"]
     assert len(s["jobs"]) == 2 * n and s["a_runs"] == n and s["b_runs"] == n, (name, n, len(s["jobs"]))
     for j in s["jobs"]:
@@ -185,16 +187,16 @@ for s in steps:
     assert (s["verdict"], s["decision"]) == want, (name, s["verdict"], s["decision"])
     print(f"ok: {name}: k={s['k']}, {n} pairs, ratio {s['ratio']:.2f}, {s['verdict']}; "
           f"reference boots {s['devices']['G']}, candidate boots {s['devices']['C']}")
-# The k = 2 step ran on both devices at once: two of its jobs overlapped in time on different devices.
-jobs = [j for s in steps if s["step"] == 1 for j in s["jobs"]]
-assert {j["device"] for j in jobs} == {"qemu-1", "qemu-2"}, jobs
-both = [(a["job_id"], b["job_id"]) for a in jobs for b in jobs
-        if a["device"] != b["device"] and t(a["start_time"]) < t(b["end_time"]) and t(b["start_time"]) < t(a["end_time"])]
-assert both, "no two jobs of the k = 2 step ran at the same time on the two devices"
+# Each step ran on both devices at once: two of its jobs overlapped in time on different devices.
+for s in steps:
+    jobs = s["jobs"]
+    assert {j["device"] for j in jobs} == {"qemu-1", "qemu-2"}, (s["step"], jobs)
+    both = [(a["job_id"], b["job_id"]) for a in jobs for b in jobs
+            if a["device"] != b["device"] and t(a["start_time"]) < t(b["end_time"]) and t(b["start_time"]) < t(a["end_time"])]
+    assert both, f"no two jobs of step {s['step']} ran at the same time on the two devices"
 md = open(os.path.join(d, "bisect.md")).read()
 assert "First bad kernel: **`cand3`**" in md and "Boots as LAVA jobs" in md, md
-print(f"ok: bisection through LAVA: cand3 in {len(steps)} comparisons over 2 steps, {len(jobs)} jobs in the k = 2 step "
-      f"(e.g. jobs {both[0][0]} and {both[0][1]} at once), {wall} s")
+print(f"ok: bisection through LAVA: cand3 in {len(steps)} steps, each step's pairs side by side on both devices, {wall} s")
 PY
 }
 

@@ -121,4 +121,13 @@ bk "a missing image" "kernel image '$t/nope' not found" --kernels "$t/nope,k2" "
 printf '# candidates\n\n' > "$t/empty.list"
 bk "an empty --kernels-file" "lists no kernel" --kernels-file "$t/empty.list" "$B" k1 k2 "${R[@]}"
 
+# The k-ary rule of bisect-kernels --lava (scripts/lava/kary.sh): D idle
+# devices test D/2 candidates a step (a pair takes two), at least one, at most
+# those left; the split points cut the range into k + 1 near-equal parts.
+kary() { (here=$vm lava_job_opts=() && . "$vm/../lava/kary.sh" && lo=$1 hi=$2 && shift 2 && "$@"); }
+check "k-ary: one or two idle devices test one candidate" '[ "$(kary 0 9 lava_k 1 8)" = 1 ] && [ "$(kary 0 9 lava_k 2 8)" = 1 ]'
+check "k-ary: four devices test two, seven three" '[ "$(kary 0 9 lava_k 4 8)" = 2 ] && [ "$(kary 0 9 lava_k 7 8)" = 3 ]'
+check "k-ary: never more than the candidates left" '[ "$(kary 0 2 lava_k 6 1)" = 1 ]'
+check "k-ary: the split points (binary middle, thirds)" '[ "$(kary 0 4 lava_points 1)" = 2 ] && [ "$(kary 0 9 lava_points 2)" = "3 6" ]'
+
 exit $fail
