@@ -508,10 +508,10 @@ struct IdlePass {
 // Where the runs' enable cycles per pass vary (the suite's run with 10
 // samples per block has several times the others'), the pass is the
 // intercept of their cycles per pass on enables per pass: an enable cycle
-// costs the thread too (with the module's syscall probe a kprobe, arming and
-// disarming it cost the consumer thread ~15-19 ms per cycle under TCG, a
-// hundred passes' worth), and that cost is the per-enable term's (fitted
-// with the others), not a pass's.  Else the median.
+// costs the thread too (with the module's syscall probe a kprobe, whose
+// arming and disarming patch kernel text and can cost the thread as much as
+// a hundred passes), and that cost is the per-enable term's (fitted with the
+// others), not a pass's.  Else the median.
 Param idle_pass_cost(const std::vector<IdlePass>& runs, int bootstrap, std::mt19937_64& rng) {
   if (runs.size() < 2) return Param::absent("fewer than two count runs after an idle gap");
   double e_lo = 1e300, e_hi = -1;
@@ -761,11 +761,11 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
     }
   }
   // Each figure weighs as its run's records: a run's consumer time varies by
-  // about as much from run to run whatever its records (~0.5 ms of ftrace's
-  // reads here), so per record a run of 197 records is a hundred times as
-  // noisy as one of 18,000, and an unweighted fit passed through the short
-  // runs and took the per-record term from the difference (ftrace's came out
-  // at -456 cycles in one suite round).
+  // about as much from run to run whatever its records (the reader's fixed
+  // costs: waking, opening, parsing headers), so per record a run of a few
+  // hundred records is a hundred times as noisy as one of tens of thousands,
+  // and an unweighted fit passes through the short runs and takes the
+  // per-record term from their difference (it can come out negative).
   std::vector<double> records;
   for (const auto& p : pts) records.push_back(p.records);
   const bool fitted = fit_rows(x, y, bootstrap, rng, &f, records);

@@ -161,8 +161,9 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     // is the flow, Table 6) for the syscall probe's count and the payload
     // scenario's action (record, ringbuf): both in one run, one after the
     // other, at payload 0.
-    // Not for the uprobe rows (~30,000 cycles that swing by thousands from
-    // block to block: an action of tens of cycles is lost in them).
+    // Not for the uprobe rows: a uprobe's trap and return cost tens of
+    // thousands of cycles that swing by thousands from block to block, and
+    // an action of tens of cycles is lost in them.
     if (d.empty_handler_options && (s.name == "sys" || s.name == "payload")) {
       std::vector<std::string> r = {"run", "-t", tracer, "-w", s.workload, "-a", kEmptyAction, "-a", s.action, "-p", "0"};
       for (const auto& o : dash_o(*d.empty_handler_options)) r.push_back(o);

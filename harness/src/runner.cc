@@ -38,9 +38,10 @@ namespace tracebench {
 
 namespace {
 
-// Above this many CPUs of other processes' load, a run is flagged: measured
-// here, getpid's baseline moves from ~113 to ~137 ns while a compile runs on
-// the other vCPU, and back when it stops.
+// Above this many CPUs of other processes' load, a run is flagged: a
+// neighbour busy on another CPU (a compile, say) shares the caches, the
+// memory bandwidth and, on a VM, the host's cores with the measured thread,
+// and moves even a syscall's baseline while it runs.
 constexpr double kBusyNeighbourCpus = 0.25;
 
 // Another command measured or attached while this run did (the machine

@@ -18,7 +18,7 @@ ModelDescription EbpfTracer::model() const {
                  model_scenario("pid", kPidWhat, "call", "count", 0, 2000), payload,
                  // The paper's profile-997: here bpftrace's profile:hz on the
                  // firing thread's CPU clock (10 kHz), while 5000 ops of
-                 // ~15 µs a second run: its events are the timer's firings.
+                 // the spin workload run: its events are the timer's firings.
                  model_scenario("profile", "a profile probe (the thread's CPU clock sampled at 10 kHz), count", "spin",
                                 "count", 0, 5000)};
   d.wakeup_knobs = {"wakeup", "poll_ms"};

@@ -213,8 +213,8 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     return Status::error("ebpf: ecbs=" + std::to_string(ecbs_) +
                          " applies to the count action (each extra program counts, or filters everything out)");
 
-  // Kernel run stats cost two sched_clock() reads per run (about 90 ns per
-  // event on the development VM), so they are off unless asked for; the
+  // Kernel run stats cost two sched_clock() reads per run of the program
+  // (on a VM's clock, more than the program itself), so they are off unless asked for; the
   // empty action has no other way to count and turns them on.
   stats_ = opts.has("stats") ? opts.on("stats") : action == "empty";
   if (!stats_ && action == "empty")
