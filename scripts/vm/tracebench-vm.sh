@@ -101,9 +101,12 @@ fi
 # SystemTap (a guest command that names the systemtap tracer): the tracebench
 # binary that goes into the guest compiles its scripts here against the
 # guest's headers (`tracebench systemtap build`, cached), and the guest gets
-# the modules in /tb/stap with staprun and stapio (tracers/systemtap/README.md).
+# the modules in /tb/stap with staprun and stapio (tracers/systemtap/README.md);
+# with -o systemtap.runtime=bpf also the BPF scripts (.bo) and stapbpf.
+stap_runtime=module
 for a in "$@"; do
   case "$a" in systemtap|-tsystemtap|--tracer=systemtap) stap=1;; esac
+  case "$a" in *systemtap.runtime=bpf*) stap_runtime=all;; esac
 done
 if [ $stap -eq 1 ]; then
   tb=""
@@ -111,10 +114,14 @@ if [ $stap -eq 1 ]; then
   [ -n "$tb" ] || die "the guest runs SystemTap but no tracebench binary goes in (--bin TRACEBENCH:/tb/bin/tracebench) to compile its scripts"
   [ -n "$headers" ] || headers=$(headers_for "$krel")
   [ -n "$headers" ] || die "SystemTap's scripts are compiled against the guest kernel's headers: apt-get install linux-headers-${krel:-<release>}"
-  "$tb" systemtap build --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
+  "$tb" systemtap build --runtime "$stap_runtime" --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
   stapio=/usr/lib/systemtap/stapio
   [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
   kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")
+  if [ "$stap_runtime" = all ]; then
+    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap.runtime=bpf): apt-get install systemtap-runtime"
+    kargs+=(--bin "$(command -v stapbpf):/usr/bin/stapbpf")
+  fi
 fi
 # The guest command, quoted for busybox sh.
 q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }

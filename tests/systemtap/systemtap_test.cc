@@ -147,6 +147,62 @@ TEST(SystemtapScript, TracerRefusesUprobesWithReason) {
   EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
 }
 
+// The BPF runtime: stapbpf takes no script parameters, so the number is
+// compiled in (one script per syscall), the pid is target() (-x), and the
+// liveness syscall is filtered apart from the counted one.
+TEST(SystemtapBpfScript, NumberCompiledInPidIsTarget) {
+  StapScript s;
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &s, Runtime::kBpf));
+  EXPECT_EQ(s.runtime, Runtime::kBpf);
+  EXPECT_NE(s.text.find("if (pid() == target()) {"), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("if ($id == " + std::to_string(syscall_number("getpid")) + ") tb_hits++"),
+            std::string::npos)
+      << s.text;
+  EXPECT_NE(s.text.find("else if ($id == " + std::to_string(kLiveSyscallNr) + " && tb_live == 0)"),
+            std::string::npos)
+      << s.text;
+  EXPECT_NE(s.text.find(kLiveLine), std::string::npos);
+  EXPECT_NE(s.text.find(kCountPrefix), std::string::npos);
+  EXPECT_EQ(s.text.find("tb_nr"), std::string::npos) << "no module parameter in a BPF script";
+  EXPECT_EQ(s.text.find("procfs"), std::string::npos) << "stapbpf has no procfs probes";
+  EXPECT_EQ(compiled_file(s), s.module + ".bo");
+  StapScript other, mod;
+  ASSERT_TRUE(make_script(syscall_probe("getppid"), "count", "", &other, Runtime::kBpf));
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &mod));
+  EXPECT_NE(s.module, other.module) << "the number is compiled in: one script per syscall";
+  EXPECT_NE(s.module, mod.module);
+  EXPECT_EQ(compiled_file(mod), mod.module + ".ko");
+}
+
+TEST(SystemtapBpfScript, KmodFunctionRefusedWithReason) {
+  StapScript s;
+  const Status st = make_script(kmod_probe(), "count", "4127e7cc", &s, Runtime::kBpf);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("systemtap.runtime=module"), std::string::npos) << st.message();
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", "", &s, Runtime::kBpf));
+}
+
+TEST(SystemtapBpfScript, RuntimeOption) {
+  SystemtapTracer t;
+  AttachSpec spec;
+  spec.probe = syscall_probe("getpid");
+  spec.action = "count";
+  spec.options["runtime"] = "bpf";
+  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+  spec.probe = kmod_probe();
+  const Status st = t.validate(spec);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("BPF runtime"), std::string::npos) << st.message();
+  spec.options["runtime"] = "module";
+  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+  spec.options["runtime"] = "ebpf";
+  EXPECT_FALSE(t.validate(spec));
+  Runtime r = Runtime::kModule;
+  EXPECT_TRUE(parse_runtime("bpf", &r));
+  EXPECT_EQ(r, Runtime::kBpf);
+  EXPECT_FALSE(parse_runtime("kmod", &r));
+}
+
 TEST(SystemtapSession, ParsesCountAndWarnings) {
   const SessionOutput o = parse_output(std::string(kReadyLine) + "\n" + kCountPrefix + "12345\n",
                                        "WARNING: Number of errors: 2, skipped probes: 7\n"

@@ -49,4 +49,49 @@ for w, b in rows.items():
 assert wall <= 180, f"the run took {wall} s, over its 3-minute budget"
 PY
 if pgrep -f 'stapio .*tracebench_stap_' >/dev/null; then echo "FAIL: a stapio is left on the host"; exit 1; fi
+
+# The BPF runtime (-o systemtap.runtime=bpf): getpid counted by stapbpf's
+# script (the number compiled in, the pid as -x), kmod_target refused with
+# the reason.  Its own guest boot: one `run` takes one set of options.
+bout=$out-bpf
+rm -rf "$bout"
+start=$SECONDS
+"$tracebench" "${args[@]}" -- run --quick --out "$bout" -t systemtap -w getpid -w kmod_target -o systemtap.runtime=bpf
+rc=$?
+bwall=$((SECONDS - start))
+echo "vm systemtap (bpf): status $rc, $bwall s, results in $bout"
+if [ $rc -ne 0 ]; then
+  echo "--- guest output (tail) ---"; tail -n 40 "$bout/guest-output.txt" 2>/dev/null
+  exit 1
+fi
+bresults=("$bout"/results/*/result.json)
+[ -f "${bresults[0]}" ] || { echo "FAIL: no result.json came back from the bpf run"; exit 1; }
+grep -q "skipping systemtap/kmod_target/.*the BPF runtime (systemtap.runtime=bpf) is built for syscall entry only" \
+  "$bout/guest-output.txt" || { echo "FAIL: kmod_target under the bpf runtime not refused with its reason"; exit 1; }
+/usr/bin/python3 - "${bresults[0]}" "${results[0]}" "$bwall" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[2]))
+bwall = int(sys.argv[3])
+rows = [b for b in r["benchmarks"] if b["tracer"] == "systemtap" and b["workload"] == "getpid"]
+assert len(rows) == 1, f"bpf getpid rows: {len(rows)}"
+b = rows[0]
+e, d = b["events"], b["tracer_details"]
+assert b["status"] == "ok", b.get("error")
+assert d["runtime"] == "bpf" and d["module_source"] == "precompiled", d
+assert e["verification"] == "passed" and e["exact"], e
+assert e["fired"] > 0 and e["recorded"] == e["fired"] and e["lost"] == 0 and e["tracer_errors"] == 0, e
+assert d["liveness_events"] == 0, d
+assert sum(d["per_session"]) == e["recorded"] and d["sessions"] == len(d["per_session"]), d
+# kmod_target: refused (its reason checked in the guest's output above), never measured.
+assert not any(x["workload"] == "kmod_target" and x["status"] == "ok" for x in r["benchmarks"] if x["tracer"] == "systemtap")
+def med(x):
+    o = x["overhead_ns_per_event"]
+    return o["median"] if isinstance(o, dict) else o
+mod = [x for x in m["benchmarks"] if x["tracer"] == "systemtap" and x["workload"] == "getpid"][0]
+print(f"  getpid (bpf): {e['recorded']} of {e['fired']} events counted by stapbpf's script in {d['sessions']} "
+      f"sessions, overhead {med(b)} ns (module runtime: {med(mod)} ns)")
+assert bwall <= 120, f"the bpf run took {bwall} s, over its 2-minute budget"
+PY
+if pgrep -f 'stapbpf .*tracebench_stap_' >/dev/null; then echo "FAIL: a stapbpf is left on the host"; exit 1; fi
 echo "vm systemtap: passed"

@@ -24,6 +24,7 @@ namespace {
 
 struct BuildArgs {
   std::string headers, out, kmod;
+  std::string runtime = "module";  // module, bpf or all
 };
 
 int run_build(const BuildArgs& a) {
@@ -49,25 +50,28 @@ int run_build(const BuildArgs& a) {
   std::set<std::string> done;
   for (const auto& w : workload_registry()) {
     if (!w.only_tracer.empty() && w.only_tracer != "systemtap") continue;
-    if (!script_supports(w.probe)) continue;
+    for (const Runtime runtime : {Runtime::kModule, Runtime::kBpf}) {
+    if (a.runtime != "all" && a.runtime != to_string(runtime)) continue;
+    if (!script_supports(w.probe, nullptr, runtime)) continue;
     for (const char* action : {"count"}) {
       StapScript s;
       // Without --kmod the companion module's probes are left out.
-      if (!make_script(w.probe, action, build_id, &s) || !done.insert(s.module).second) continue;
+      if (!make_script(w.probe, action, build_id, &s, runtime) || !done.insert(s.module).second) continue;
       double seconds = 0;
       bool cached = false;
       if (Status st = compile_module(tree, s, a.kmod, &seconds, &cached); !st) {
         std::cerr << "tracebench systemtap build: " << st.message() << "\n";
         return 1;
       }
-      fs::copy_file(tree.modules + "/" + s.module + ".ko", a.out + "/" + s.module + ".ko",
+      fs::copy_file(tree.modules + "/" + compiled_file(s), a.out + "/" + compiled_file(s),
                     fs::copy_options::overwrite_existing, ec);
       if (ec) {
         std::cerr << "tracebench systemtap build: copy " << s.module << ".ko: " << ec.message() << "\n";
         return 1;
       }
-      std::cerr << "systemtap: " << s.module << " (" << w.probe.name << ", " << action << "): "
+      std::cerr << "systemtap: " << compiled_file(s) << " (" << w.probe.name << ", " << action << "): "
                 << (cached ? "cached" : "compiled in " + std::to_string(static_cast<int>(seconds)) + " s") << "\n";
+    }
     }
   }
   std::cout << a.out << "\n";
@@ -82,6 +86,9 @@ void install(CLI::App& app, int* exit_status) {
   build->add_option("--out", args->out, "Folder the modules are copied to")->required();
   build->add_option("--kmod", args->kmod,
                     "The companion module's .ko that the kernel will load (its probes are compiled against it)");
+  build->add_option("--runtime", args->runtime,
+                    "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")
+      ->check(CLI::IsMember({"module", "bpf", "all"}));
   sub->require_subcommand(1);
   build->callback([args, exit_status] { *exit_status = run_build(*args); });
 }

@@ -131,7 +131,7 @@ Status run_logged(const std::vector<std::string>& argv, const std::string& cwd, 
 
 Status compile_module(const CompileTree& tree, const StapScript& script, const std::string& kmod, double* seconds,
                       bool* cached) {
-  const std::string ko = tree.modules + "/" + script.module + ".ko";
+  const std::string ko = tree.modules + "/" + compiled_file(script);
   *seconds = 0;
   *cached = access(ko.c_str(), R_OK) == 0;
   if (*cached) return Status::ok();
@@ -150,15 +150,23 @@ Status compile_module(const CompileTree& tree, const StapScript& script, const s
   std::ofstream(work + "/script.stp") << text;
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
-  Status st = run_logged({"stap", "-r", tree.build, "-R", tree.runtime, kCompileDefine, "-p4", "-m", script.module, "script.stp"}, work,
-                         work + "/stap.log", &status);
+  // The BPF runtime: its tracepoint probes need --compatible=4.1 for the
+  // guest's headers ("new BPF TRACEPOINT behavior not supported by target
+  // kernel"); the module runtime's -R and overload define do not apply.
+  const std::vector<std::string> argv =
+      script.runtime == Runtime::kBpf
+          ? std::vector<std::string>{"stap", "-r", tree.build, "--runtime=bpf", "--compatible=4.1", "-p4", "-m",
+                                     script.module, "script.stp"}
+          : std::vector<std::string>{"stap", "-r", tree.build, "-R", tree.runtime, kCompileDefine, "-p4", "-m",
+                                     script.module, "script.stp"};
+  Status st = run_logged(argv, work, work + "/stap.log", &status);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::error_code ec;
   if (st && status != 0)
     st = Status::error("stap -p4 of " + script.module + " against " + tree.build + " failed (status " +
                        std::to_string(status) + "):" + tail_of(work + "/stap.log", 12));
   if (st) {
-    fs::copy_file(work + "/" + script.module + ".ko", ko + ".tmp", fs::copy_options::overwrite_existing, ec);
+    fs::copy_file(work + "/" + compiled_file(script), ko + ".tmp", fs::copy_options::overwrite_existing, ec);
     if (!ec) fs::rename(ko + ".tmp", ko, ec);
     if (ec) st = Status::error("keep " + ko + ": " + ec.message());
   }

@@ -33,6 +33,7 @@ HostFacts probe_host() {
   if (uname(&u) == 0) f.release = u.release;
   f.stap = in_path("stap");
   f.staprun = in_path("staprun");
+  f.stapbpf = in_path("stapbpf");
   const std::string build = "/lib/modules/" + f.release + "/build";
   if (access((build + "/.config").c_str(), R_OK) == 0) f.build_tree = build;
   f.modules_supported = access("/proc/modules", F_OK) == 0;

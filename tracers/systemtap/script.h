@@ -18,7 +18,23 @@ inline constexpr const char* kCountPrefix = "tracebench_stap count ";
 // /proc/systemtap/<module>/<this>: the count while a kmod script runs.
 inline constexpr const char* kLiveCountFile = "tb_count";
 
+// Which SystemTap runtime runs the script: a kernel module (staprun), or
+// BPF programs loaded by stapbpf (stap --runtime=bpf, a .bo file).
+enum class Runtime { kModule, kBpf };
+const char* to_string(Runtime r);
+// "module" or "bpf" (the option's words); false for anything else.
+bool parse_runtime(const std::string& word, Runtime* out);
+
+// The BPF runtime's scripts: stapbpf takes no script parameters, so the
+// syscall number is compiled in and the pid is target() (stapbpf -x PID).
+// enable() makes this invalid syscall (ENOSYS; raw_syscalls:sys_enter sees
+// it) until the script prints kLiveLine: its probe is then attached, and
+// the liveness events are never among those it counts.
+inline constexpr long kLiveSyscallNr = 4095;
+inline constexpr const char* kLiveLine = "tracebench_stap live";
+
 struct StapScript {
+  Runtime runtime = Runtime::kModule;
   std::string text;
   std::string module;  // tracebench_stap_<16 hex digits of the text's hash>
   bool takes_syscall_nr = false;
@@ -38,9 +54,11 @@ inline constexpr const char* kCompileDefine = "-DSTP_NO_OVERLOAD";
 // adapter cannot probe it.  `kmod_build_id`: the companion module's (see
 // build_id.h), needed for a probe on its function.
 Status make_script(const ProbePoint& probe, const std::string& action, const std::string& kmod_build_id,
-                   StapScript* out);
+                   StapScript* out, Runtime runtime = Runtime::kModule);
+// The compiled file's name: <module>.ko, or <module>.bo for the BPF runtime.
+std::string compiled_file(const StapScript& s);
 // Whether make_script() accepts the probe kind (the reason when it does not).
-bool script_supports(const ProbePoint& probe, std::string* why = nullptr);
+bool script_supports(const ProbePoint& probe, std::string* why = nullptr, Runtime runtime = Runtime::kModule);
 // "tracebench_stap_" + FNV-1a 64 of the text in hex: the cache key and the
 // module's name, so a changed script is a different module.
 std::string module_name(const std::string& text);

@@ -70,15 +70,17 @@ bool module_loaded(const std::string& name) {
 }
 
 void remove_module(const std::string& staprun, const std::string& name) noexcept {
-  if (!module_loaded(name)) return;
+  if (name.empty() || !module_loaded(name)) return;
   int status = 0;
   (void)run_logged({staprun.empty() ? "staprun" : staprun, "-d", name}, "", "/dev/null", &status);
 }
 
 Status StapSession::start(const std::string& staprun, const std::string& ko, const std::vector<std::string>& params,
-                          const std::string& dir, unsigned timeout_s) {
+                          const std::string& dir, unsigned timeout_s, Runtime runtime) {
   kill_now();
-  module_ = fs::path(ko).stem().string();
+  runtime_ = runtime;
+  // The BPF runtime loads no module: nothing to check or remove by name.
+  module_ = runtime == Runtime::kBpf ? std::string() : fs::path(ko).stem().string();
   dir_ = dir;
   staprun_ = staprun;
   if (module_loaded(module_))
@@ -87,8 +89,14 @@ Status StapSession::start(const std::string& staprun, const std::string& ko, con
   // A previous session's output must not pass for this one's ready line.
   std::error_code ec;
   fs::remove(dir + "/out.txt", ec);
-  std::vector<std::string> argv = {staprun, "-o", dir + "/out.txt", ko};
-  argv.insert(argv.end(), params.begin(), params.end());
+  std::vector<std::string> argv = {staprun, "-o", dir + "/out.txt"};
+  if (runtime == Runtime::kBpf) {
+    argv.insert(argv.end(), params.begin(), params.end());
+    argv.push_back(ko);
+  } else {
+    argv.push_back(ko);
+    argv.insert(argv.end(), params.begin(), params.end());
+  }
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -121,12 +129,12 @@ Status StapSession::start(const std::string& staprun, const std::string& ko, con
     int ws = 0;
     if (waitpid(pid_, &ws, WNOHANG) == pid_) {
       pid_ = -1;
-      return Status::error("systemtap: staprun " + ko + " exited before the script started: " +
+      return Status::error("systemtap: " + fs::path(staprun).filename().string() + " " + ko + " exited before the script started: " +
                            common::read_text(dir + "/stderr.txt"));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       kill_now();
-      return Status::error("systemtap: staprun " + ko + " did not start the script within " +
+      return Status::error("systemtap: " + fs::path(staprun).filename().string() + " " + ko + " did not start the script within " +
                            std::to_string(timeout_s) + " s (option ready_timeout_s): " +
                            common::read_text(dir + "/stderr.txt"));
     }
@@ -151,7 +159,7 @@ Status StapSession::stop(SessionOutput* out) {
     return Status::error("systemtap: module " + module_ + " was still loaded after stapio exited (removed)");
   }
   if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-    return Status::error("systemtap: staprun " +
+    return Status::error("systemtap: " + fs::path(staprun_).filename().string() + " " +
                          (WIFEXITED(ws) ? "exited with status " + std::to_string(WEXITSTATUS(ws))
                                         : "was killed by signal " + std::to_string(WTERMSIG(ws))) +
                          ": " + common::read_text(dir_ + "/stderr.txt"));

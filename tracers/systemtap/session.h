@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "script.h"
 #include "tracebench/status.h"
 
 namespace tracebench::systemtap {
@@ -29,10 +30,12 @@ SessionOutput parse_output(const std::string& out, const std::string& err);
 class StapSession {
  public:
   ~StapSession() { kill_now(); }
-  // staprun -o <dir>/out.txt <ko> <params...>, then waits (up to
-  // `timeout_s`) for the script's begin probe to print its ready line.
-  Status start(const std::string& staprun, const std::string& ko, const std::vector<std::string>& params,
-               const std::string& dir, unsigned timeout_s);
+  // staprun -o <dir>/out.txt <ko> <params...> (the module runtime) or
+  // stapbpf -o <dir>/out.txt <params...> <bo> (the BPF runtime: stapbpf
+  // loads the programs, runs begin, and on SIGTERM runs end and exits),
+  // then waits (up to `timeout_s`) for the begin probe's ready line.
+  Status start(const std::string& runner, const std::string& file, const std::vector<std::string>& params,
+               const std::string& dir, unsigned timeout_s, Runtime runtime = Runtime::kModule);
   // SIGTERM, wait for stapio to exit (the end probe ran, the module is
   // unloaded), and read what it wrote.
   Status stop(SessionOutput* out);
@@ -43,6 +46,7 @@ class StapSession {
  private:
   pid_t pid_ = -1;
   std::string module_, dir_, staprun_;
+  Runtime runtime_ = Runtime::kModule;
 };
 
 // Whether a module of this name is loaded (/sys/module/<name>).

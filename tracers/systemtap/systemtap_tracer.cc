@@ -34,7 +34,13 @@ const OptionSchema& SystemtapTracer::option_schema() const {
                "(outside the timed region; a guest under TCG takes seconds)",
        .default_value = "120",
        .min = 1,
-       .max = 3600}};
+       .max = 3600},
+      {.name = "runtime",
+       .type = OptionSpec::Type::kChoice,
+       .help = "module: the script compiled to a kernel module, run by staprun; bpf: compiled to BPF programs "
+               "(stap --runtime=bpf), run by stapbpf -x <pid> (syscall entry only)",
+       .default_value = "module",
+       .words = {"module", "bpf"}}};
   return schema;
 }
 
@@ -43,9 +49,11 @@ Status SystemtapTracer::validate(const AttachSpec& spec) const {
   TB_TRY(option_values("systemtap", option_schema(), spec, &v));
   if (spec.payload_bytes > 0)
     return Status::error("systemtap: the scripts record no payload (payload 0 only)");
+  Runtime runtime = Runtime::kModule;
+  parse_runtime(v.text("runtime"), &runtime);
   StapScript s;
   // The module's build-id is known at attach(); any stands in for it here.
-  return make_script(spec.probe, spec.action, "0", &s);
+  return make_script(spec.probe, spec.action, "0", &s, runtime);
 }
 
 Status SystemtapTracer::attach(const AttachSpec& spec) {
@@ -61,16 +69,28 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   OptionValues v;
   TB_TRY(option_values("systemtap", option_schema(), spec, &v));
   ready_timeout_s_ = static_cast<unsigned>(v.number("ready_timeout_s"));
-  TB_TRY(make_script(spec.probe, spec.action, loaded_kmod_build_id(), &script_));
+  runtime_ = Runtime::kModule;
+  parse_runtime(v.text("runtime"), &runtime_);
+  TB_TRY(make_script(spec.probe, spec.action, runtime_ == Runtime::kBpf ? "" : loaded_kmod_build_id(), &script_,
+                     runtime_));
   target_ = spec.probe.target;
   const HostFacts facts = probe_host();
-  if (Availability a = judge(facts); !a.ok) return Status::error("systemtap: " + a.reason);
-  staprun_ = facts.staprun;
+  if (runtime_ == Runtime::kBpf) {
+    // stapbpf loads BPF programs, no module: the module verdict does not apply.
+    if (facts.stapbpf.empty()) return Status::error("systemtap: stapbpf not found (apt-get install systemtap-runtime)");
+    if (facts.module_dir.empty() && (facts.stap.empty() || facts.build_tree.empty()))
+      return Status::error("systemtap: " + judge(facts).reason);
+    staprun_ = facts.stapbpf;
+  } else {
+    if (Availability a = judge(facts); !a.ok) return Status::error("systemtap: " + a.reason);
+    staprun_ = facts.staprun;
+  }
   if (!facts.module_dir.empty()) {
-    ko_ = facts.module_dir + "/" + script_.module + ".ko";
+    ko_ = facts.module_dir + "/" + compiled_file(script_);
     if (access(ko_.c_str(), R_OK) != 0)
       return Status::error("systemtap: " + ko_ + " was not compiled for this kernel (the VM lab compiles the "
-                           "scripts of every supported workload: tracebench systemtap build)");
+                           "scripts of every supported workload: tracebench systemtap build --runtime " +
+                           std::string(to_string(runtime_)) + ")");
     module_source_ = "precompiled";
   } else {
     CompileTree tree;
@@ -78,13 +98,17 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
     // The companion module's .ko is not known here (the VM lab passes it
     // to `tracebench systemtap build`): its probes compile there.
     TB_TRY(compile_module(tree, script_, "", &compile_seconds_, &compile_cached_));
-    ko_ = tree.modules + "/" + script_.module + ".ko";
+    ko_ = tree.modules + "/" + compiled_file(script_);
     module_source_ = compile_cached_ ? "cached" : "compiled here";
   }
   pid_ = spec.pid ? spec.pid : getpid();
-  params_ = {"tb_pid=" + std::to_string(pid_)};
   syscall_nr_ = script_.takes_syscall_nr ? syscall_number(spec.probe.target) : -1;
-  if (script_.takes_syscall_nr) params_.push_back("tb_nr=" + std::to_string(syscall_nr_));
+  if (runtime_ == Runtime::kBpf) {
+    params_ = {"-x", std::to_string(pid_)};  // target(); the number is compiled in
+  } else {
+    params_ = {"tb_pid=" + std::to_string(pid_)};
+    if (script_.takes_syscall_nr) params_.push_back("tb_nr=" + std::to_string(syscall_nr_));
+  }
   char tmpl[64];
   std::snprintf(tmpl, sizeof tmpl, "/tmp/%s-XXXXXX", common::owned_name("stap").c_str());
   if (!mkdtemp(tmpl)) return Status::error("systemtap: mkdtemp " + std::string(tmpl) + " failed");
@@ -172,11 +196,34 @@ Status wait_counting(const std::string& module, SelfFire* self, unsigned timeout
   }
 }
 
+// The BPF runtime: stapbpf runs the begin probe and attaches the programs;
+// the script prints kLiveLine on the first kLiveSyscallNr it sees from the
+// target, which only an attached program can.  Those calls are not the
+// workload's syscall: nothing is taken off the count.
+Status wait_bpf_live(const std::string& dir, unsigned timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (std::uint64_t fired = 1;; ++fired) {
+    ::syscall(kLiveSyscallNr);
+    if (common::read_text(dir + "/out.txt").find(kLiveLine) != std::string::npos) return Status::ok();
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::error("systemtap: stapbpf's probe saw none of " + std::to_string(fired) + " syscalls " +
+                           std::to_string(kLiveSyscallNr) + " made within " + std::to_string(timeout_s) +
+                           " s (no '" + kLiveLine + "' in its output)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 }  // namespace
 
 Status SystemtapTracer::enable() {
   if (dir_.empty()) return Status::error("systemtap: enable() before attach()");
-  TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_));
+  TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_, runtime_));
+  if (runtime_ == Runtime::kBpf) {
+    self_fired_ = 0;
+    Status s = wait_bpf_live(dir_, ready_timeout_s_);
+    if (!s) session_.kill_now();
+    return s;
+  }
   self_fired_ = 0;
   SelfFire self(script_.takes_syscall_nr ? syscall_nr_ : -1);
   // A session whose probe counted nothing at all was seen in the VM lab (a
@@ -227,7 +274,7 @@ Status SystemtapTracer::disable() {
 }
 
 nlohmann::json SystemtapTracer::details() const {
-  nlohmann::json d = {{"runtime", "module"},
+  nlohmann::json d = {{"runtime", to_string(runtime_)},
                       {"module", script_.module},
                       {"module_source", module_source_},
                       {"compile_seconds", compile_seconds_},
@@ -253,10 +300,11 @@ namespace {
 
 // The module a stapio process runs, from its command line ("" when none of ours).
 std::string stapio_module(const std::string& cmdline) {
-  if (cmdline.find("stapio") == std::string::npos) return {};
+  if (cmdline.find("stapio") == std::string::npos && cmdline.find("stapbpf") == std::string::npos) return {};
   const auto at = cmdline.find("tracebench_stap_");
   if (at == std::string::npos) return {};
-  const auto end = cmdline.find(".ko", at);
+  auto end = cmdline.find(".ko", at);
+  if (end == std::string::npos) end = cmdline.find(".bo", at);
   return cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
@@ -281,7 +329,8 @@ std::vector<std::string> leftovers(bool remove) {
     const auto rp = stat.rfind(')');
     if (rp != std::string::npos) std::sscanf(stat.c_str() + rp + 1, " %*c %ld", &ppid);
     if (ppid > 1 && common::pid_alive(static_cast<pid_t>(ppid))) continue;
-    found.push_back("stapio " + pid + " (" + module + ")");
+    found.push_back(std::string(cmd.find("stapbpf") != std::string::npos ? "stapbpf " : "stapio ") + pid + " (" +
+                    module + ")");
     if (remove) ::kill(std::stol(pid), SIGTERM);  // runs the end probe and unloads the module
   }
   // Session folders (/tmp/tracebench-<pid>-stap-XXXXXX) of runs that are gone.

@@ -55,6 +55,7 @@ class SystemtapTracer final : public Tracer {
  private:
   StapScript script_;
   std::string ko_, staprun_, dir_, target_;
+  Runtime runtime_ = Runtime::kModule;
   std::vector<std::string> params_;
   long pid_ = 0;
   unsigned ready_timeout_s_ = 120;
