@@ -45,21 +45,23 @@ Status make_loop(const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
 
 }  // namespace
 
-TRACEBENCH_REGISTER_WORKLOAD(delay_site, Workload{
-    .name = "delay_site",
-    .family = "delay_sites",
-    .description = "call of tb_delay_site(), a delay site (the delay tracer's known cost)",
-    .probe = ProbePoint{"delay:tb_delay_site", ProbeKind::kUserFunction, "tb_delay_site",
-                        reinterpret_cast<std::uintptr_t>(&tb_delay_site), "delay site in a noinline function"},
-    .setup = make_loop<SiteLoop>,
-    .only_tracer = "delay"});
+TRACEBENCH_REGISTER_WORKLOAD(
+    delay_site,
+    Workload{.name = "delay_site",
+             .family = "delay_sites",
+             .description = "call of tb_delay_site(), a delay site (the delay tracer's known cost)",
+             .probe = ProbePoint{"delay:tb_delay_site", ProbeKind::kUserFunction, "tb_delay_site",
+                                 reinterpret_cast<std::uintptr_t>(&tb_delay_site), "delay site in a noinline function"},
+             .setup = make_loop<SiteLoop>,
+             .only_tracer = "delay"});
 
-TRACEBENCH_REGISTER_WORKLOAD(delay_getpid, Workload{
-    .name = "delay_getpid",
-    .family = "delay_sites",
-    .description = "syscall(SYS_getpid) after a delay site (the delay tracer's known cost)",
-    .probe = ProbePoint{"delay:getpid", ProbeKind::kSyscall, "getpid", 0, "delay site before the getpid syscall"},
-    .setup = make_loop<GetpidLoop>,
-    .only_tracer = "delay"});
+TRACEBENCH_REGISTER_WORKLOAD(
+    delay_getpid, Workload{.name = "delay_getpid",
+                           .family = "delay_sites",
+                           .description = "syscall(SYS_getpid) after a delay site (the delay tracer's known cost)",
+                           .probe = ProbePoint{"delay:getpid", ProbeKind::kSyscall, "getpid", 0,
+                                               "delay site before the getpid syscall"},
+                           .setup = make_loop<GetpidLoop>,
+                           .only_tracer = "delay"});
 
 }  // namespace tracebench

@@ -44,9 +44,8 @@ class KmodFire final : public WorkloadState {
     if (ioctl(fd_, TB_KMOD_IOC_INFO, &info) != 0)
       return errno_status("TB_KMOD_IOC_INFO (module from another tracebench version?)", errno);
     if (info.abi_version != TB_KMOD_ABI_VERSION)
-      return Status::error("tracebench module ABI " + std::to_string(info.abi_version) +
-                           ", this binary speaks " + std::to_string(TB_KMOD_ABI_VERSION) +
-                           ": rebuild kmod/ from this source tree");
+      return Status::error("tracebench module ABI " + std::to_string(info.abi_version) + ", this binary speaks " +
+                           std::to_string(TB_KMOD_ABI_VERSION) + ": rebuild kmod/ from this source tree");
     if (payload_ > info.max_payload)
       return Status::error("payload " + std::to_string(payload_) + " bytes exceeds the module's " +
                            std::to_string(info.max_payload));
@@ -98,37 +97,49 @@ Availability module_loaded() {
 
 }  // namespace
 
-TRACEBENCH_REGISTER_WORKLOAD(kmod_fixed, Workload{
-    "kmod_fixed", "kmod", "in-kernel loop firing tracebench:tracebench_fixed (needs kmod/)",
-    ProbePoint{"kmod:tracebench_fixed", ProbeKind::kKmodTracepoint, "tracebench:tracebench_fixed", 0,
-               "companion-module tracepoint with two u64 fields"},
-    false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      return make_fire(TB_KMOD_EV_FIXED, 0, out);
-    },
-    module_loaded, kKmodMinBatch});
+TRACEBENCH_REGISTER_WORKLOAD(kmod_fixed, Workload{"kmod_fixed", "kmod",
+                                                  "in-kernel loop firing tracebench:tracebench_fixed (needs kmod/)",
+                                                  ProbePoint{"kmod:tracebench_fixed", ProbeKind::kKmodTracepoint,
+                                                             "tracebench:tracebench_fixed", 0,
+                                                             "companion-module tracepoint with two u64 fields"},
+                                                  false,
+                                                  [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                                    return make_fire(TB_KMOD_EV_FIXED, 0, out);
+                                                  },
+                                                  module_loaded, kKmodMinBatch});
 
-TRACEBENCH_REGISTER_WORKLOAD(kmod_payload, Workload{
-    "kmod_payload", "kmod",
-    "in-kernel loop firing tracebench:tracebench_payload with N pattern bytes (needs kmod/)",
-    ProbePoint{"kmod:tracebench_payload", ProbeKind::kKmodTracepoint, "tracebench:tracebench_payload", 0,
-               "companion-module tracepoint with a 0..4096-byte dynamic array"},
-    true,
-    [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
-      return make_fire(TB_KMOD_EV_PAYLOAD, p.payload_bytes, out);
-    },
-    module_loaded, kKmodMinBatch, {}, "", TB_KMOD_MAX_PAYLOAD});
+TRACEBENCH_REGISTER_WORKLOAD(
+    kmod_payload,
+    Workload{"kmod_payload",
+             "kmod",
+             "in-kernel loop firing tracebench:tracebench_payload with N pattern bytes (needs kmod/)",
+             ProbePoint{"kmod:tracebench_payload", ProbeKind::kKmodTracepoint, "tracebench:tracebench_payload", 0,
+                        "companion-module tracepoint with a 0..4096-byte dynamic array"},
+             true,
+             [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
+               return make_fire(TB_KMOD_EV_PAYLOAD, p.payload_bytes, out);
+             },
+             module_loaded,
+             kKmodMinBatch,
+             {},
+             "",
+             TB_KMOD_MAX_PAYLOAD});
 
-TRACEBENCH_REGISTER_WORKLOAD(kmod_target, Workload{
-    "kmod_target", "kmod",
-    "in-kernel loop calling the noinline tracebench_kmod_target(seq, payload, len) (needs kmod/)",
-    ProbePoint{"kfunc:tracebench_kmod_target", ProbeKind::kKernelFunction, TB_KMOD_TARGET_SYMBOL, 0,
-               "companion-module function: kprobe, fentry/fexit and function-tracer site"},
-    true,
-    [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
-      return make_fire(TB_KMOD_EV_TARGET, p.payload_bytes, out);
-    },
-    module_loaded, kKmodMinBatch, {}, "", TB_KMOD_MAX_PAYLOAD});
+TRACEBENCH_REGISTER_WORKLOAD(
+    kmod_target, Workload{"kmod_target",
+                          "kmod",
+                          "in-kernel loop calling the noinline tracebench_kmod_target(seq, payload, len) (needs kmod/)",
+                          ProbePoint{"kfunc:tracebench_kmod_target", ProbeKind::kKernelFunction, TB_KMOD_TARGET_SYMBOL,
+                                     0, "companion-module function: kprobe, fentry/fexit and function-tracer site"},
+                          true,
+                          [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
+                            return make_fire(TB_KMOD_EV_TARGET, p.payload_bytes, out);
+                          },
+                          module_loaded,
+                          kKmodMinBatch,
+                          {},
+                          "",
+                          TB_KMOD_MAX_PAYLOAD});
 
 // The delay tracer's kernel site (`tracebench selftest`): kmod_fixed's
 // events, with samples of 100 events rather than 1000.  The known cost is up
@@ -138,16 +149,18 @@ TRACEBENCH_REGISTER_WORKLOAD(kmod_target, Workload{
 // short mostly miss those gaps, and the blocks' medians see past them.
 constexpr std::uint64_t kDelayKmodMinBatch = 100;
 
-TRACEBENCH_REGISTER_WORKLOAD(delay_kmod, Workload{
-    .name = "delay_kmod",
-    .family = "kmod",
-    .description = "kmod_fixed's in-kernel loop in FIREs of 100 events: the delay tracer's kernel site (needs kmod/)",
-    .probe = ProbePoint{"kmod:tracebench_fixed", ProbeKind::kKmodTracepoint, "tracebench:tracebench_fixed", 0,
-                        "companion-module tracepoint with two u64 fields"},
-    .setup = [](const WorkloadParams&,
-                std::unique_ptr<WorkloadState>* out) { return make_fire(TB_KMOD_EV_FIXED, 0, out); },
-    .available = module_loaded,
-    .min_batch = kDelayKmodMinBatch,
-    .only_tracer = "delay"});
+TRACEBENCH_REGISTER_WORKLOAD(
+    delay_kmod,
+    Workload{.name = "delay_kmod",
+             .family = "kmod",
+             .description =
+                 "kmod_fixed's in-kernel loop in FIREs of 100 events: the delay tracer's kernel site (needs kmod/)",
+             .probe = ProbePoint{"kmod:tracebench_fixed", ProbeKind::kKmodTracepoint, "tracebench:tracebench_fixed", 0,
+                                 "companion-module tracepoint with two u64 fields"},
+             .setup = [](const WorkloadParams&,
+                         std::unique_ptr<WorkloadState>* out) { return make_fire(TB_KMOD_EV_FIXED, 0, out); },
+             .available = module_loaded,
+             .min_batch = kDelayKmodMinBatch,
+             .only_tracer = "delay"});
 
 }  // namespace tracebench

@@ -27,22 +27,22 @@ class CallLoop final : public WorkloadState {
 
 }  // namespace
 
-TRACEBENCH_REGISTER_WORKLOAD(empty, Workload{
-    "empty", "loops", "one iteration of an empty loop (the harness's own per-event cost)",
-    ProbePoint{"none", ProbeKind::kNone, "", 0, "fires nothing"}, false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<EmptyLoop>();
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(empty, Workload{"empty", "loops",
+                                             "one iteration of an empty loop (the harness's own per-event cost)",
+                                             ProbePoint{"none", ProbeKind::kNone, "", 0, "fires nothing"}, false,
+                                             [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                               *out = std::make_unique<EmptyLoop>();
+                                               return Status::ok();
+                                             }});
 
-TRACEBENCH_REGISTER_WORKLOAD(call, Workload{
-    "call", "loops", "a call of the noinline function tb_noinline_call",
-    ProbePoint{"user:tb_noinline_call", ProbeKind::kUserFunction, "tb_noinline_call",
-               reinterpret_cast<std::uintptr_t>(&tb_noinline_call), "entry of a noinline C function"},
-    false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<CallLoop>();
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(call,
+                             Workload{"call", "loops", "a call of the noinline function tb_noinline_call",
+                                      ProbePoint{"user:tb_noinline_call", ProbeKind::kUserFunction, "tb_noinline_call",
+                                                 reinterpret_cast<std::uintptr_t>(&tb_noinline_call),
+                                                 "entry of a noinline C function"},
+                                      false, [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                        *out = std::make_unique<CallLoop>();
+                                        return Status::ok();
+                                      }});
 
 }  // namespace tracebench

@@ -99,8 +99,7 @@ Workload ust_workload(const char* name, const char* event, const char* what, boo
   w.family = "lttng_ust";
   w.description = what;
   w.probe = ProbePoint{std::string("ust:tracebench:") + event, ProbeKind::kUstTracepoint,
-                       std::string("tracebench:") + event, 0,
-                       std::string("LTTng-UST tracepoint tracebench:") + event};
+                       std::string("tracebench:") + event, 0, std::string("LTTng-UST tracepoint tracebench:") + event};
   w.takes_payload = takes_payload;
   w.setup = std::move(setup);
   w.available = provider_available;
@@ -109,21 +108,21 @@ Workload ust_workload(const char* name, const char* event, const char* what, boo
 
 }  // namespace
 
-TRACEBENCH_REGISTER_WORKLOAD(ust_hot, ust_workload("ust_hot", "hot",
-                                                   "LTTng-UST tracepoint tracebench:hot with a 4-byte payload",
-                                                   false, setup_hot));
+TRACEBENCH_REGISTER_WORKLOAD(ust_hot,
+                             ust_workload("ust_hot", "hot", "LTTng-UST tracepoint tracebench:hot with a 4-byte payload",
+                                          false, setup_hot));
 
 TRACEBENCH_REGISTER_WORKLOAD(ust_array64, [] {
-  Workload w = ust_workload("ust_array64", "array64",
-                            "LTTng-UST tracepoint tracebench:array64 carrying 64 bytes as a fixed-size array "
-                            "(lttng_ust_field_array)",
-                            true, [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
-                              if (p.payload_bytes != 64)
-                                return Status::error("ust_array64 carries exactly 64 bytes, not " +
-                                                     std::to_string(p.payload_bytes));
-                              *out = std::make_unique<UstArrayLoop>();
-                              return Status::ok();
-                            });
+  Workload w = ust_workload(
+      "ust_array64", "array64",
+      "LTTng-UST tracepoint tracebench:array64 carrying 64 bytes as a fixed-size array "
+      "(lttng_ust_field_array)",
+      true, [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
+        if (p.payload_bytes != 64)
+          return Status::error("ust_array64 carries exactly 64 bytes, not " + std::to_string(p.payload_bytes));
+        *out = std::make_unique<UstArrayLoop>();
+        return Status::ok();
+      });
   w.fixed_payloads = {64};
   return w;
 }());

@@ -42,8 +42,9 @@ class MarkerState final : public WorkloadState {
 
 Status setup_marker(const WorkloadParams& params, std::unique_ptr<WorkloadState>* out) {
   if (params.marker_file.empty())
-    return Status::error("workload 'marker' needs a tracer that owns a trace_marker "
-                         "(Tracer::marker_file()); run it with --tracer ftrace");
+    return Status::error(
+        "workload 'marker' needs a tracer that owns a trace_marker "
+        "(Tracer::marker_file()); run it with --tracer ftrace");
   int fd = open(params.marker_file.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return errno_status("open " + params.marker_file, errno);
   *out = std::make_unique<MarkerState>(fd, params.payload_bytes);
@@ -53,15 +54,16 @@ Status setup_marker(const WorkloadParams& params, std::unique_ptr<WorkloadState>
 }  // namespace
 }  // namespace tracebench
 
-TRACEBENCH_REGISTER_WORKLOAD(marker, ::tracebench::Workload{
-    .name = "marker",
-    .family = "marker",
-    .description = "write(2) of payload_bytes of a known pattern to the tracer's trace_marker",
-    .probe = {.name = "marker:trace_marker",
-              .kind = ::tracebench::ProbeKind::kMarker,
-              .target = "trace_marker",
-              .address = 0,
-              .description = "one trace_marker write per event"},
-    .takes_payload = true,
-    .setup = ::tracebench::setup_marker,
-});
+TRACEBENCH_REGISTER_WORKLOAD(
+    marker, ::tracebench::Workload{
+                .name = "marker",
+                .family = "marker",
+                .description = "write(2) of payload_bytes of a known pattern to the tracer's trace_marker",
+                .probe = {.name = "marker:trace_marker",
+                          .kind = ::tracebench::ProbeKind::kMarker,
+                          .target = "trace_marker",
+                          .address = 0,
+                          .description = "one trace_marker write per event"},
+                .takes_payload = true,
+                .setup = ::tracebench::setup_marker,
+            });

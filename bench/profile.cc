@@ -30,17 +30,21 @@ class Spin final : public WorkloadState {
 // 250 ops (~3 ms) per timed sample at least: a sample then spans ~30 of a
 // 10 kHz timer's periods, so whether it holds n or n+1 firings moves its
 // time by 3 % of the firings' cost at most.
-TRACEBENCH_REGISTER_WORKLOAD(spin, Workload{
-    "spin", "profile",
-    "~35k cycles of dependent arithmetic per op, no probe of its own: a profile probe (the tracer's timer on the "
-    "thread's CPU clock) fires while it runs",
-    ProbePoint{"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0,
-               "the tracer's timer on the firing thread's CPU clock (bpftrace's profile:hz, perf record -F)"},
-    false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<Spin>();
-      return Status::ok();
-    },
-    {}, 250});
+TRACEBENCH_REGISTER_WORKLOAD(
+    spin,
+    Workload{
+        "spin",
+        "profile",
+        "~35k cycles of dependent arithmetic per op, no probe of its own: a profile probe (the tracer's timer on the "
+        "thread's CPU clock) fires while it runs",
+        ProbePoint{"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0,
+                   "the tracer's timer on the firing thread's CPU clock (bpftrace's profile:hz, perf record -F)"},
+        false,
+        [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+          *out = std::make_unique<Spin>();
+          return Status::ok();
+        },
+        {},
+        250});
 
 }  // namespace tracebench

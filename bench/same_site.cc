@@ -23,8 +23,7 @@
 #include "tracers/dvm/site.h"
 #include "tracers/lttng/ust_provider.h"
 
-extern "C" __attribute__((noinline, used)) void tb_same_site(std::uint64_t i, const char* p,
-                                                              std::uint32_t n) {
+extern "C" __attribute__((noinline, used)) void tb_same_site(std::uint64_t i, const char* p, std::uint32_t n) {
   DVM_PROBE_REGION(tb, "tb_same_site", "fire", p, n, i, reinterpret_cast<std::uint64_t>(p), n);
   lttng_ust_tracepoint(tracebench, payload, p, n);
   asm volatile("" ::: "memory");
@@ -68,12 +67,12 @@ Availability available() {
 
 // "dvm:" names the D-VM site (function tb_same_site); the kind and target
 // name the LTTng-UST tracepoint.
-TRACEBENCH_REGISTER_WORKLOAD(same_site, Workload{
-    "same_site", "same_site",
-    "noinline tb_same_site() holding a D-VM site and the LTTng-UST tracepoint tracebench:payload "
-    "on the same payload_bytes bytes (compare dvm and lttng at one site)",
-    ProbePoint{"dvm:tb_same_site", ProbeKind::kUstTracepoint, "tracebench:payload", 0,
-               "D-VM static site + LTTng-UST tracepoint in one function"},
-    true, setup, available});
+TRACEBENCH_REGISTER_WORKLOAD(
+    same_site, Workload{"same_site", "same_site",
+                        "noinline tb_same_site() holding a D-VM site and the LTTng-UST tracepoint tracebench:payload "
+                        "on the same payload_bytes bytes (compare dvm and lttng at one site)",
+                        ProbePoint{"dvm:tb_same_site", ProbeKind::kUstTracepoint, "tracebench:payload", 0,
+                                   "D-VM static site + LTTng-UST tracepoint in one function"},
+                        true, setup, available});
 
 }  // namespace tracebench

@@ -95,43 +95,43 @@ class WriteNullLoop final : public WorkloadState {
 
 }  // namespace
 
-TRACEBENCH_REGISTER_WORKLOAD(getpid, Workload{
-    "getpid", "syscalls", "syscall(SYS_getpid)",
-    ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "entry of the getpid syscall"}, false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<SyscallLoop<SYS_getpid>>();
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(getpid, Workload{"getpid", "syscalls", "syscall(SYS_getpid)",
+                                              ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0,
+                                                         "entry of the getpid syscall"},
+                                              false, [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                                *out = std::make_unique<SyscallLoop<SYS_getpid>>();
+                                                return Status::ok();
+                                              }});
 
 // What `perf bench syscall basic` times, for the cross-check against it.
-TRACEBENCH_REGISTER_WORKLOAD(getppid, Workload{
-    "getppid", "syscalls", "syscall(SYS_getppid), the loop of `perf bench syscall basic`",
-    ProbePoint{"syscall:getppid", ProbeKind::kSyscall, "getppid", 0, "entry of the getppid syscall"}, false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<SyscallLoop<SYS_getppid>>();
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(
+    getppid, Workload{"getppid", "syscalls", "syscall(SYS_getppid), the loop of `perf bench syscall basic`",
+                      ProbePoint{"syscall:getppid", ProbeKind::kSyscall, "getppid", 0, "entry of the getppid syscall"},
+                      false, [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                        *out = std::make_unique<SyscallLoop<SYS_getppid>>();
+                        return Status::ok();
+                      }});
 
-TRACEBENCH_REGISTER_WORKLOAD(read, Workload{
-    "read", "syscalls", "read(2) of 1 byte from a regular file",
-    ProbePoint{"syscall:read", ProbeKind::kSyscall, "read", 0, "entry of the read syscall"}, false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      auto w = std::make_unique<ReadLoop>();
-      TB_TRY(w->open_file());
-      *out = std::move(w);
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(read, Workload{"read", "syscalls", "read(2) of 1 byte from a regular file",
+                                            ProbePoint{"syscall:read", ProbeKind::kSyscall, "read", 0,
+                                                       "entry of the read syscall"},
+                                            false, [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                              auto w = std::make_unique<ReadLoop>();
+                                              TB_TRY(w->open_file());
+                                              *out = std::move(w);
+                                              return Status::ok();
+                                            }});
 
-TRACEBENCH_REGISTER_WORKLOAD(write_null, Workload{
-    "write_null", "syscalls", "write(2) of N payload bytes to /dev/null",
-    ProbePoint{"syscall:write", ProbeKind::kSyscall, "write", 0, "entry of the write syscall",
-               /*payload_addr_arg=*/1, /*payload_len_arg=*/2},
-    true,
-    [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
-      auto w = std::make_unique<WriteNullLoop>(p.payload_bytes);
-      TB_TRY(w->open_null());
-      *out = std::move(w);
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(write_null,
+                             Workload{"write_null", "syscalls", "write(2) of N payload bytes to /dev/null",
+                                      ProbePoint{"syscall:write", ProbeKind::kSyscall, "write", 0,
+                                                 "entry of the write syscall",
+                                                 /*payload_addr_arg=*/1, /*payload_len_arg=*/2},
+                                      true, [](const WorkloadParams& p, std::unique_ptr<WorkloadState>* out) {
+                                        auto w = std::make_unique<WriteNullLoop>(p.payload_bytes);
+                                        TB_TRY(w->open_null());
+                                        *out = std::move(w);
+                                        return Status::ok();
+                                      }});
 
 }  // namespace tracebench

@@ -85,25 +85,29 @@ ProbePoint site(const char* symbol, void (*fn)(), const char* what) {
 
 }  // namespace
 
-TRACEBENCH_REGISTER_WORKLOAD(site_nop, Workload{
-    "site_nop", "user_sites", "call of a function whose first instruction is a 1-byte nop",
-    site("tb_site_nop", tb_site_nop, "first instruction: nop"), false, make_site<tb_site_nop>});
+TRACEBENCH_REGISTER_WORKLOAD(site_nop, Workload{"site_nop", "user_sites",
+                                                "call of a function whose first instruction is a 1-byte nop",
+                                                site("tb_site_nop", tb_site_nop, "first instruction: nop"), false,
+                                                make_site<tb_site_nop>});
 
-TRACEBENCH_REGISTER_WORKLOAD(site_push, Workload{
-    "site_push", "user_sites", "call of a function whose first instruction is push %rbp",
-    site("tb_site_push", tb_site_push, "first instruction: push %rbp"), false, make_site<tb_site_push>});
+TRACEBENCH_REGISTER_WORKLOAD(site_push, Workload{"site_push", "user_sites",
+                                                 "call of a function whose first instruction is push %rbp",
+                                                 site("tb_site_push", tb_site_push, "first instruction: push %rbp"),
+                                                 false, make_site<tb_site_push>});
 
-TRACEBENCH_REGISTER_WORKLOAD(site_nop5, Workload{
-    "site_nop5", "user_sites", "call of a function whose first instruction is a 5-byte nop",
-    site("tb_site_nop5", tb_site_nop5, "first instruction: nopl 0x0(%rax,%rax,1)"), false,
-    make_site<tb_site_nop5>});
+TRACEBENCH_REGISTER_WORKLOAD(site_nop5,
+                             Workload{"site_nop5", "user_sites",
+                                      "call of a function whose first instruction is a 5-byte nop",
+                                      site("tb_site_nop5", tb_site_nop5, "first instruction: nopl 0x0(%rax,%rax,1)"),
+                                      false, make_site<tb_site_nop5>});
 
-TRACEBENCH_REGISTER_WORKLOAD(usdt, Workload{
-    "usdt", "user_sites", "a sys/sdt.h probe tracebench:hot guarded by its semaphore",
-    ProbePoint{"usdt:tracebench:hot", ProbeKind::kUsdt, "tracebench:hot", 0, "USDT probe with semaphore"}, false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<UsdtLoop>();
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(usdt,
+                             Workload{"usdt", "user_sites", "a sys/sdt.h probe tracebench:hot guarded by its semaphore",
+                                      ProbePoint{"usdt:tracebench:hot", ProbeKind::kUsdt, "tracebench:hot", 0,
+                                                 "USDT probe with semaphore"},
+                                      false, [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                        *out = std::make_unique<UsdtLoop>();
+                                        return Status::ok();
+                                      }});
 
 }  // namespace tracebench

@@ -51,7 +51,7 @@
 #include "delay_probe.h"
 #include "tracebench_trace.h"
 
-#define TB_DELAY_WINDOWS 61
+#define TB_DELAY_WINDOWS   61
 #define TB_DELAY_WINDOW_NS 50000ull
 
 struct tb_delay_count {
@@ -129,7 +129,8 @@ struct tb_delay_windows {
 static struct tb_delay_windows tb_delay_loop_mcycles(u64 spin, u64 hz)
 {
 	u64 per_event[TB_DELAY_WINDOWS];
-	u64 events = max_t(u64, 20, div64_u64(hz * TB_DELAY_WINDOW_NS, NSEC_PER_SEC * max_t(u64, spin, 100)));
+	u64 events = max_t(
+		u64, 20, div64_u64(hz * TB_DELAY_WINDOW_NS, NSEC_PER_SEC * max_t(u64, spin, 100)));
 	struct tb_delay_windows r;
 	int w;
 
@@ -182,7 +183,7 @@ static void tb_delay_reset_counts(void)
 {
 	int cpu;
 
-	for_each_possible_cpu(cpu) {
+	for_each_possible_cpu (cpu) {
 		struct tb_delay_count *c = per_cpu_ptr(&tb_delay_counts, cpu);
 
 		c->firings = 0;
@@ -201,7 +202,7 @@ static void tb_delay_reset_counts(void)
 static long tb_delay_calibrate(struct tb_kmod_delay_set *req)
 {
 	u64 hz = tb_delay_rate_hz();
-	struct tb_delay_windows off, on = { 0, 0 };
+	struct tb_delay_windows off, on = {0, 0};
 	s64 target, spin, least;
 	long ret;
 	int round;
@@ -300,7 +301,7 @@ static long tb_delay_status(struct file *file, void __user *uarg)
 		mutex_unlock(&tb_delay_lock);
 		return ret;
 	}
-	for_each_possible_cpu(cpu) {
+	for_each_possible_cpu (cpu) {
 		const struct tb_delay_count *c = per_cpu_ptr(&tb_delay_counts, cpu);
 		u64 least = READ_ONCE(c->min_spent_cycles);
 

@@ -84,7 +84,8 @@ static int tb_inject_delay_set(const char *val, const struct kernel_param *kp)
 	if (ret)
 		return ret;
 	if (v > TB_INJECT_DELAY_MAX_NS) {
-		pr_err("tracebench: inject_delay_ns=%u is above the maximum %u\n", v, TB_INJECT_DELAY_MAX_NS);
+		pr_err("tracebench: inject_delay_ns=%u is above the maximum %u\n", v,
+		       TB_INJECT_DELAY_MAX_NS);
 		return -EINVAL;
 	}
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
@@ -96,8 +97,9 @@ static const struct kernel_param_ops tb_inject_delay_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(inject_delay_ns, &tb_inject_delay_ops, &tb_inject_delay_ns, 0644);
-MODULE_PARM_DESC(inject_delay_ns,
-		 "Calibration: ns every tracebench_kmod_target() call spins (0..100000, default 0)");
+MODULE_PARM_DESC(
+	inject_delay_ns,
+	"Calibration: ns every tracebench_kmod_target() call spins (0..100000, default 0)");
 
 static noinline void tb_spin_ns(unsigned int ns)
 {
@@ -162,12 +164,12 @@ static __always_inline void tb_fire_one(u32 id, u64 seq, u8 *buf, u32 len)
 }
 
 /* One id per loop so the switch folds away in the hot path. */
-#define TB_DEFINE_LOOP(name, ID)                                        \
-	static noinline void name(u64 seq, u32 n, u8 *buf, u32 len)     \
-	{                                                               \
-		u32 i;                                                  \
-		for (i = 0; i < n; i++)                                 \
-			tb_fire_one(ID, seq + i, buf, len);             \
+#define TB_DEFINE_LOOP(name, ID)                                    \
+	static noinline void name(u64 seq, u32 n, u8 *buf, u32 len) \
+	{                                                           \
+		u32 i;                                              \
+		for (i = 0; i < n; i++)                             \
+			tb_fire_one(ID, seq + i, buf, len);         \
 	}
 TB_DEFINE_LOOP(tb_loop_fixed, TB_KMOD_EV_FIXED)
 TB_DEFINE_LOOP(tb_loop_payload, TB_KMOD_EV_PAYLOAD)
@@ -188,11 +190,11 @@ static long tb_ioctl_info(void __user *uarg)
 		u32 id, kind, max_payload;
 		const char *name;
 	} events[] = {
-		{ TB_KMOD_EV_FIXED, TB_KMOD_KIND_TRACEPOINT, 0, "tracebench:tracebench_fixed" },
-		{ TB_KMOD_EV_PAYLOAD, TB_KMOD_KIND_TRACEPOINT, TB_KMOD_MAX_PAYLOAD,
-		  "tracebench:tracebench_payload" },
-		{ TB_KMOD_EV_TARGET, TB_KMOD_KIND_FUNCTION, TB_KMOD_MAX_PAYLOAD,
-		  "function:" TB_KMOD_TARGET_SYMBOL },
+		{TB_KMOD_EV_FIXED, TB_KMOD_KIND_TRACEPOINT, 0, "tracebench:tracebench_fixed"},
+		{TB_KMOD_EV_PAYLOAD, TB_KMOD_KIND_TRACEPOINT, TB_KMOD_MAX_PAYLOAD,
+		 "tracebench:tracebench_payload"},
+		{TB_KMOD_EV_TARGET, TB_KMOD_KIND_FUNCTION, TB_KMOD_MAX_PAYLOAD,
+		 "function:" TB_KMOD_TARGET_SYMBOL},
 	};
 	struct tb_kmod_info *info;
 	long ret = 0;
@@ -202,8 +204,8 @@ static long tb_ioctl_info(void __user *uarg)
 	if (!info)
 		return -ENOMEM;
 	info->abi_version = TB_KMOD_ABI_VERSION;
-	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF | TB_KMOD_CAP_DVM |
-		     TB_KMOD_CAP_DELAY;
+	info->caps = TB_KMOD_CAP_IRQS_OFF | TB_KMOD_CAP_PAYLOAD | TB_KMOD_CAP_DIF |
+		     TB_KMOD_CAP_DVM | TB_KMOD_CAP_DELAY;
 #ifdef CONFIG_X86
 	info->caps |= TB_KMOD_CAP_TSC;
 #endif
@@ -322,8 +324,8 @@ static long tb_ioctl_fire(void __user *uarg)
 	}
 	w1 = ktime_get_ns();
 
-	if (samples && k && copy_to_user(u64_to_user_ptr(req.samples_ptr), samples,
-					 (size_t)k * sizeof(u64)))
+	if (samples && k &&
+	    copy_to_user(u64_to_user_ptr(req.samples_ptr), samples, (size_t)k * sizeof(u64)))
 		ret = -EFAULT;
 	req.samples_written = samples ? k : 0;
 	req.cpu = cpu;

@@ -38,9 +38,10 @@ int main(int argc, char **argv) {
     qsort(per, chunks, sizeof(double), cmp);
     median = chunks % 2 ? per[chunks / 2] : (per[chunks / 2 - 1] + per[chunks / 2]) / 2;
   }
-  printf("{\"calls\": %ld, \"warmup_calls\": %ld, \"chunk\": %ld, \"ns_per_call_mean\": %.4f, "
-         "\"ns_per_call_median_chunk\": %.4f}\n", chunks * chunk, warm, chunk,
-         chunks ? total / (chunks * chunk) : 0.0, median);
+  printf(
+      "{\"calls\": %ld, \"warmup_calls\": %ld, \"chunk\": %ld, \"ns_per_call_mean\": %.4f, "
+      "\"ns_per_call_median_chunk\": %.4f}\n",
+      chunks * chunk, warm, chunk, chunks ? total / (chunks * chunk) : 0.0, median);
   free(per);
   return 0;
 }

@@ -18,6 +18,8 @@ packages=(
   libboost-dev
   # eBPF: skeletons are generated at build time
   libbpf-dev bpftool clang llvm libelf-dev systemtap-sdt-dev
+  # the formatting .clang-format settles (scripts/format.sh, tests.format)
+  clang-format
   # independent tools the cross-checks compare against
   linux-perf bpftrace trace-cmd lttng-tools
   # readelf, which the usdt provider's notes are checked against (binutils, normally with g++)

@@ -73,11 +73,11 @@ Figures figures_of(const RunResult& r) {
 // so two runs made in one second in two folders share one.
 Status stored_is_same(Db& db, const std::string& id, const RunResult& r, bool* same) {
   Figures stored;
-  TB_TRY(db.query("SELECT name, status, baseline_ns, traced_ns FROM benchmarks WHERE run_id = ?", {id},
-                  [&](const Row& s) {
-                    auto real = [&](int c) { return s.is_null(c) ? -1.0 : s.real(c); };
-                    stored[s.text(0)] = {s.text(1), real(2), real(3)};
-                  }));
+  TB_TRY(
+      db.query("SELECT name, status, baseline_ns, traced_ns FROM benchmarks WHERE run_id = ?", {id}, [&](const Row& s) {
+        auto real = [&](int c) { return s.is_null(c) ? -1.0 : s.real(c); };
+        stored[s.text(0)] = {s.text(1), real(2), real(3)};
+      }));
   *same = stored == figures_of(r);
   return Status::ok();
 }
@@ -152,9 +152,9 @@ Status add_runs(Db& db, const std::vector<RunResult>& runs, const std::vector<st
     if (id != c.run_id)
       out->renamed.push_back(
           fmt::format("{}: another run already has its id {}; stored as {}", files[i], c.run_id, id));
-    TB_TRY(db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)",
-                  {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c), c.kernel_release, c.execution,
-                   absolute_path(files[i])}));
+    TB_TRY(
+        db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)", {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c),
+                                                            c.kernel_release, c.execution, absolute_path(files[i])}));
     for (const auto& b : runs[i].benchmarks) TB_TRY(insert_benchmark(db, id, b));
     ++out->added;
   }
@@ -169,7 +169,8 @@ int cmd_add(const Args& a) {
   for (std::size_t i = 0; i < files.size(); ++i) {
     Status s = read_run(files[i], &runs[i]);
     if (s) s = check_comparable(runs[i], files[i]);
-    if (s && !runs[i].context.complete) s = Status::error(files[i] + ": the run did not finish (context.complete is false)");
+    if (s && !runs[i].context.complete)
+      s = Status::error(files[i] + ": the run did not finish (context.complete is false)");
     if (!s) return fail("add", s.message() + " (nothing was added)");
   }
   std::unique_ptr<Db> db;
@@ -211,8 +212,12 @@ int cmd_list(const Args& a) {
   if (a.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& c : series)
-      j.push_back({{"benchmark", c.benchmark}, {"host", c.host}, {"host_fingerprint", c.fp}, {"runs", c.runs},
-                   {"runs_with_figure", c.with_figure}, {"first_date_utc", c.first_date},
+      j.push_back({{"benchmark", c.benchmark},
+                   {"host", c.host},
+                   {"host_fingerprint", c.fp},
+                   {"runs", c.runs},
+                   {"runs_with_figure", c.with_figure},
+                   {"first_date_utc", c.first_date},
                    {"last_date_utc", c.last_date}});
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -222,8 +227,8 @@ int cmd_list(const Args& a) {
   std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {}\n", "benchmark", width, "host", "runs", "figures",
                            "first .. last run");
   for (const auto& c : series)
-    std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {} .. {}\n", c.benchmark, width, c.host, c.runs,
-                             c.with_figure, c.first_date, c.last_date);
+    std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {} .. {}\n", c.benchmark, width, c.host, c.runs, c.with_figure,
+                             c.first_date, c.last_date);
   std::cout << fmt::format("history: {} series in {}\n", series.size(), db->name());
   return 0;
 }
@@ -251,7 +256,8 @@ int cmd_show(const Args& a) {
                                fmt::format("[{:.2f}, {:.2f}]", pts[i].low, pts[i].high));
     for (const auto& c : ser.changes)
       std::cout << fmt::format("  change at {} ({}): {:.2f} -> {:.2f} ns ({:+.1f}%), p {:.3f}\n", pts[c.index].date,
-                               pts[c.index].run_id, c.before_median, c.after_median, 100 * c.relative_change, c.p_value);
+                               pts[c.index].run_id, c.before_median, c.after_median, 100 * c.relative_change,
+                               c.p_value);
   }
   if (a.json) std::cout << j.dump(2) << "\n";
   return 0;
@@ -266,8 +272,10 @@ int cmd_changes(const Args& a) {
   int slower = 0, found = 0;
   for (const auto& name : names) {
     std::vector<Series> series;
-    if (Status s = history::series_of(*db, name, a.host, cp_options(a), &series); !s) return fail("changes", s.message());
-    if (series.empty() && !a.benchmarks.empty()) return fail("changes", unknown_benchmark(*db, name, db->name(), a.host));
+    if (Status s = history::series_of(*db, name, a.host, cp_options(a), &series); !s)
+      return fail("changes", s.message());
+    if (series.empty() && !a.benchmarks.empty())
+      return fail("changes", unknown_benchmark(*db, name, db->name(), a.host));
     for (const Series& ser : series) {
       const auto& pts = ser.points;
       for (const auto& c : ser.changes) {
@@ -282,17 +290,22 @@ int cmd_changes(const Args& a) {
   }
   std::cout << fmt::format("history: {} change(s) in {} benchmark(s), {} slower\n", found, names.size(), slower);
   if (a.fail_on_change && slower > 0) {
-    std::cerr << "tracebench history changes: failing (--fail-on-change): " << slower << " change(s) made a benchmark slower\n";
+    std::cerr << "tracebench history changes: failing (--fail-on-change): " << slower
+              << " change(s) made a benchmark slower\n";
     return 1;
   }
   return 0;
 }
 
 void install(CLI::App& app, int* exit_status) {
-  auto* h = app.add_subcommand("history", "Results history: runs in a SQLite file or a PostgreSQL database, series, change points");
+  auto* h = app.add_subcommand(
+      "history", "Results history: runs in a SQLite file or a PostgreSQL database, series, change points");
   h->require_subcommand(1);
   auto a = std::make_shared<Args>();
-  auto db_opt = [&](CLI::App* c) { c->add_option("--db", a->db, "The history: a SQLite file, or a postgresql:// (postgres://) connection URI")->capture_default_str(); };
+  auto db_opt = [&](CLI::App* c) {
+    c->add_option("--db", a->db, "The history: a SQLite file, or a postgresql:// (postgres://) connection URI")
+        ->capture_default_str();
+  };
   auto* add = h->add_subcommand("add", "Add runs (idempotent; a bad run refuses the lot and changes nothing)");
   add->add_option("RUN", a->runs, "Run directories, result.json files, or directories of runs")->required();
   db_opt(add);
@@ -312,8 +325,12 @@ void install(CLI::App& app, int* exit_status) {
   changes->add_flag("--fail-on-change", a->fail_on_change, "Exit 1 when a change made a benchmark slower");
   db_opt(changes);
   for (CLI::App* c : {show, changes}) {
-    c->add_option("--alpha", a->alpha, "Significance level of the permutation test")->capture_default_str()->check(finite_range(0.001, 0.5));
-    c->add_option("--min-change", a->min_change, "Relative change below which a change is not reported")->capture_default_str()->check(finite_range(0.0, 10.0));
+    c->add_option("--alpha", a->alpha, "Significance level of the permutation test")
+        ->capture_default_str()
+        ->check(finite_range(0.001, 0.5));
+    c->add_option("--min-change", a->min_change, "Relative change below which a change is not reported")
+        ->capture_default_str()
+        ->check(finite_range(0.0, 10.0));
   }
   show->callback([a, exit_status] { *exit_status = cmd_show(*a); });
   changes->callback([a, exit_status] { *exit_status = cmd_changes(*a); });

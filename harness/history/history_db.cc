@@ -62,8 +62,8 @@ Status series_of(Db& db, const std::string& name, const std::string& host, const
       "b.what FROM benchmarks b JOIN runs r ON r.run_id = b.run_id WHERE b.name = ? AND b.value_ns IS NOT NULL "
       "AND (? = '' OR r.host = ? OR r.host_fingerprint = ?) ORDER BY r.date_utc, r.run_id",
       {name, host, host, host}, [&](const Row& r) {
-        Point p{r.text(0), r.text(1), r.text(2), r.text(3), r.text(4), r.text(5), r.real(6), r.real(7), r.real(8),
-                r.text(9)};
+        Point p{r.text(0), r.text(1), r.text(2), r.text(3), r.text(4),
+                r.text(5), r.real(6), r.real(7), r.real(8), r.text(9)};
         by_machine[p.fp].push_back(p);
       }));
   for (auto& [fp, pts] : by_machine) {
@@ -79,9 +79,8 @@ Status series_of(Db& db, const std::string& name, const std::string& host, const
 }
 
 Status benchmark_names(Db& db, std::vector<std::string>* out) {
-  return db.query("SELECT DISTINCT name FROM benchmarks ORDER BY name", {}, [&](const Row& r) {
-    out->push_back(r.text(0));
-  });
+  return db.query("SELECT DISTINCT name FROM benchmarks ORDER BY name", {},
+                  [&](const Row& r) { out->push_back(r.text(0)); });
 }
 
 Status series_counts(Db& db, std::vector<SeriesCount>* out) {
@@ -97,14 +96,23 @@ Status series_counts(Db& db, std::vector<SeriesCount>* out) {
 nlohmann::json to_json(const Series& s) {
   nlohmann::json pj = nlohmann::json::array(), cj = nlohmann::json::array();
   for (const auto& p : s.points)
-    pj.push_back({{"run_id", p.run_id}, {"date_utc", p.date}, {"git_sha", p.git}, {"kernel", p.kernel},
-                  {"value_ns", p.value}, {"low_ns", p.low}, {"high_ns", p.high}});
+    pj.push_back({{"run_id", p.run_id},
+                  {"date_utc", p.date},
+                  {"git_sha", p.git},
+                  {"kernel", p.kernel},
+                  {"value_ns", p.value},
+                  {"low_ns", p.low},
+                  {"high_ns", p.high}});
   for (const auto& c : s.changes)
-    cj.push_back({{"index", c.index}, {"run_id", s.points[c.index].run_id}, {"before_ns", c.before_median},
-                  {"after_ns", c.after_median}, {"relative_change", c.relative_change}, {"p_value", c.p_value}});
+    cj.push_back({{"index", c.index},
+                  {"run_id", s.points[c.index].run_id},
+                  {"before_ns", c.before_median},
+                  {"after_ns", c.after_median},
+                  {"relative_change", c.relative_change},
+                  {"p_value", c.p_value}});
   const Point& first = s.points.front();
-  return {{"benchmark", s.benchmark}, {"host", first.host}, {"host_fingerprint", first.fp}, {"what", first.what},
-          {"points", pj}, {"changes", cj}};
+  return {{"benchmark", s.benchmark}, {"host", first.host}, {"host_fingerprint", first.fp},
+          {"what", first.what},       {"points", pj},       {"changes", cj}};
 }
 
 }  // namespace tracebench::history

@@ -54,8 +54,10 @@ std::string numbered(const std::string& sql) {
   bool quoted = false;
   for (char c : sql) {
     if (c == '\'') quoted = !quoted;
-    if (c == '?' && !quoted) out += "$" + std::to_string(++n);
-    else out += c;
+    if (c == '?' && !quoted)
+      out += "$" + std::to_string(++n);
+    else
+      out += c;
   }
   return out;
 }
@@ -72,7 +74,9 @@ class PgDb : public Db {
   const std::string& name() const override { return name_; }
 
  private:
-  Status exec(const std::string& sql) { return query(sql, {}, [](const Row&) {}); }
+  Status exec(const std::string& sql) {
+    return query(sql, {}, [](const Row&) {});
+  }
   Status check_ours(bool* empty);
   Status make_schema();
   // Whether the last error was a lost race that running again resolves.
@@ -91,9 +95,10 @@ Status PgDb::open(bool create) {
     std::string why = conn_ ? PQerrorMessage(conn_) : "out of memory";
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
     for (std::size_t nl; (nl = why.find("\n\t")) != std::string::npos;) why.replace(nl, 2, " ");
-    return Status::error(fmt::format("{}: cannot connect to the history server ({}); is it running, and does the URI "
-                                     "name it (host, port, dbname, user)?",
-                                     name_, why));
+    return Status::error(
+        fmt::format("{}: cannot connect to the history server ({}); is it running, and does the URI "
+                    "name it (host, port, dbname, user)?",
+                    name_, why));
   }
   TB_TRY(exec(fmt::format("SET lock_timeout = {}; SET client_min_messages = error", kBusyTimeoutMs)));
   if (!create) {
@@ -122,17 +127,18 @@ Status PgDb::open(bool create) {
 Status PgDb::check_ours(bool* empty) {
   std::string schema;
   std::int64_t objects = 0, ours = 0, marked = 0;
-  TB_TRY(query("SELECT current_schema(), count(c.oid), "
-               "count(CASE WHEN c.relkind = 'r' AND c.relname IN ('runs', 'benchmarks') THEN 1 END), "
-               "count(CASE WHEN c.relkind = 'r' AND c.relname = 'tracebench_history' THEN 1 END) "
-               "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-               "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f', 'S')",
-               {}, [&](const Row& r) {
-                 schema = r.text(0);
-                 objects = r.integer(1);
-                 ours = r.integer(2);
-                 marked = r.integer(3);
-               }));
+  TB_TRY(
+      query("SELECT current_schema(), count(c.oid), "
+            "count(CASE WHEN c.relkind = 'r' AND c.relname IN ('runs', 'benchmarks') THEN 1 END), "
+            "count(CASE WHEN c.relkind = 'r' AND c.relname = 'tracebench_history' THEN 1 END) "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f', 'S')",
+            {}, [&](const Row& r) {
+              schema = r.text(0);
+              objects = r.integer(1);
+              ours = r.integer(2);
+              marked = r.integer(3);
+            }));
   if (schema.empty())
     return Status::error(name_ + ": the connection has no current schema (search_path names none that exists)");
   *empty = objects == 0;
@@ -158,21 +164,21 @@ Status PgDb::check_ours(bool* empty) {
 // text compared byte by byte (COLLATE "C") so that series are ordered as
 // SQLite orders them, whatever the server's locale.
 Status PgDb::make_schema() {
-  return exec(fmt::format(
-      "CREATE TABLE runs(run_id TEXT COLLATE \"C\" PRIMARY KEY, date_utc TEXT COLLATE \"C\" NOT NULL, "
-      "git_sha TEXT COLLATE \"C\", host TEXT COLLATE \"C\", host_fingerprint TEXT COLLATE \"C\" NOT NULL, "
-      "kernel TEXT COLLATE \"C\" NOT NULL, execution TEXT COLLATE \"C\", file TEXT COLLATE \"C\");"
-      "CREATE TABLE benchmarks(run_id TEXT COLLATE \"C\" NOT NULL REFERENCES runs(run_id), "
-      "name TEXT COLLATE \"C\" NOT NULL, tracer TEXT COLLATE \"C\", workload TEXT COLLATE \"C\", "
-      "action TEXT COLLATE \"C\", payload_bytes BIGINT, threads BIGINT, options TEXT COLLATE \"C\", "
-      "status TEXT COLLATE \"C\", verification TEXT COLLATE \"C\", what TEXT COLLATE \"C\", "
-      "value_ns DOUBLE PRECISION, low_ns DOUBLE PRECISION, high_ns DOUBLE PRECISION, "
-      "overhead_cycles DOUBLE PRECISION, baseline_ns DOUBLE PRECISION, traced_ns DOUBLE PRECISION, "
-      "PRIMARY KEY(run_id, name));"
-      "CREATE TABLE tracebench_history(application_id INTEGER NOT NULL, schema_version INTEGER NOT NULL);"
-      "COMMENT ON TABLE tracebench_history IS 'tracebench results history: schema version and owner mark';"
-      "INSERT INTO tracebench_history VALUES({}, {})",
-      kApplicationId, kSchemaVersion));
+  return exec(
+      fmt::format("CREATE TABLE runs(run_id TEXT COLLATE \"C\" PRIMARY KEY, date_utc TEXT COLLATE \"C\" NOT NULL, "
+                  "git_sha TEXT COLLATE \"C\", host TEXT COLLATE \"C\", host_fingerprint TEXT COLLATE \"C\" NOT NULL, "
+                  "kernel TEXT COLLATE \"C\" NOT NULL, execution TEXT COLLATE \"C\", file TEXT COLLATE \"C\");"
+                  "CREATE TABLE benchmarks(run_id TEXT COLLATE \"C\" NOT NULL REFERENCES runs(run_id), "
+                  "name TEXT COLLATE \"C\" NOT NULL, tracer TEXT COLLATE \"C\", workload TEXT COLLATE \"C\", "
+                  "action TEXT COLLATE \"C\", payload_bytes BIGINT, threads BIGINT, options TEXT COLLATE \"C\", "
+                  "status TEXT COLLATE \"C\", verification TEXT COLLATE \"C\", what TEXT COLLATE \"C\", "
+                  "value_ns DOUBLE PRECISION, low_ns DOUBLE PRECISION, high_ns DOUBLE PRECISION, "
+                  "overhead_cycles DOUBLE PRECISION, baseline_ns DOUBLE PRECISION, traced_ns DOUBLE PRECISION, "
+                  "PRIMARY KEY(run_id, name));"
+                  "CREATE TABLE tracebench_history(application_id INTEGER NOT NULL, schema_version INTEGER NOT NULL);"
+                  "COMMENT ON TABLE tracebench_history IS 'tracebench results history: schema version and owner mark';"
+                  "INSERT INTO tracebench_history VALUES({}, {})",
+                  kApplicationId, kSchemaVersion));
 }
 
 Status PgDb::write(const std::function<Status()>& body) {
@@ -198,9 +204,12 @@ Status PgDb::query(const std::string& sql, const std::vector<Value>& args, const
   std::vector<const char*> values(args.size());
   std::vector<Oid> types(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (auto* t = std::get_if<std::string>(&args[i])) text[i] = *t, types[i] = 25;  // text
-    else if (auto* d = std::get_if<double>(&args[i])) text[i] = fmt::format("{}", *d), types[i] = 701;  // float8
-    else if (auto* n = std::get_if<std::int64_t>(&args[i])) text[i] = std::to_string(*n), types[i] = 20;  // int8
+    if (auto* t = std::get_if<std::string>(&args[i]))
+      text[i] = *t, types[i] = 25;  // text
+    else if (auto* d = std::get_if<double>(&args[i]))
+      text[i] = fmt::format("{}", *d), types[i] = 701;  // float8
+    else if (auto* n = std::get_if<std::int64_t>(&args[i]))
+      text[i] = std::to_string(*n), types[i] = 20;  // int8
     values[i] = std::holds_alternative<std::nullptr_t>(args[i]) ? nullptr : text[i].c_str();
   }
   PGresult* r = args.empty() ? PQexec(conn_, sql.c_str())

@@ -17,9 +17,10 @@ namespace fs = std::filesystem;
 
 // What a SQLITE_BUSY after the busy timeout means.
 std::string busy_advice() {
-  return fmt::format(" (another process held the database's lock for the whole {} s this one waited; is a "
-                     "`history add` stuck? try again when it has finished)",
-                     kBusyTimeoutMs / 1000);
+  return fmt::format(
+      " (another process held the database's lock for the whole {} s this one waited; is a "
+      "`history add` stuck? try again when it has finished)",
+      kBusyTimeoutMs / 1000);
 }
 
 class SqliteRow : public Row {
@@ -65,12 +66,13 @@ Status SqliteDb::check_ours(bool* empty) {
   int app_id = 0, version = 0, objects = 0, ours = 0;
   TB_TRY(query("PRAGMA application_id", {}, [&](const Row& r) { app_id = static_cast<int>(r.integer(0)); }));
   TB_TRY(query("PRAGMA user_version", {}, [&](const Row& r) { version = static_cast<int>(r.integer(0)); }));
-  TB_TRY(query("SELECT count(*), count(CASE WHEN type = 'table' AND name IN ('runs', 'benchmarks') THEN 1 END) "
-               "FROM sqlite_master",
-               {}, [&](const Row& r) {
-                 objects = static_cast<int>(r.integer(0));
-                 ours = static_cast<int>(r.integer(1));
-               }));
+  TB_TRY(
+      query("SELECT count(*), count(CASE WHEN type = 'table' AND name IN ('runs', 'benchmarks') THEN 1 END) "
+            "FROM sqlite_master",
+            {}, [&](const Row& r) {
+              objects = static_cast<int>(r.integer(0));
+              ours = static_cast<int>(r.integer(1));
+            }));
   *empty = app_id == 0 && version == 0 && objects == 0;
   if (*empty) return Status::ok();
   const bool tagged = app_id == kApplicationId;
@@ -106,8 +108,7 @@ Status SqliteDb::open(bool create) {
   if (fs::exists(path_, ec) || ec) TB_TRY(check_input_file(path_, UINT64_MAX));
   if (create)
     if (const fs::path parent = fs::path(path_).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
-  if (sqlite3_open_v2(path_.c_str(), &db_,
-                      create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
+  if (sqlite3_open_v2(path_.c_str(), &db_, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
                       nullptr) != SQLITE_OK)
     return Status::error(path_ + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"));
   // Another `history add` may hold the write lock: wait for it (its
@@ -156,10 +157,14 @@ Status SqliteDb::prepare(const std::string& sql, const std::vector<Value>& args,
     return Status::error(std::string("sqlite: ") + sqlite3_errmsg(db_));
   for (std::size_t i = 0; i < args.size(); ++i) {
     const int k = static_cast<int>(i + 1);
-    if (auto* t = std::get_if<std::string>(&args[i])) sqlite3_bind_text(s, k, t->c_str(), -1, SQLITE_TRANSIENT);
-    else if (auto* d = std::get_if<double>(&args[i])) sqlite3_bind_double(s, k, *d);
-    else if (auto* n = std::get_if<std::int64_t>(&args[i])) sqlite3_bind_int64(s, k, *n);
-    else sqlite3_bind_null(s, k);
+    if (auto* t = std::get_if<std::string>(&args[i]))
+      sqlite3_bind_text(s, k, t->c_str(), -1, SQLITE_TRANSIENT);
+    else if (auto* d = std::get_if<double>(&args[i]))
+      sqlite3_bind_double(s, k, *d);
+    else if (auto* n = std::get_if<std::int64_t>(&args[i]))
+      sqlite3_bind_int64(s, k, *n);
+    else
+      sqlite3_bind_null(s, k);
   }
   *out = s;
   return Status::ok();

@@ -7,8 +7,8 @@ namespace tracebench::lava {
 std::string case_name(const std::string& benchmark) {
   std::string out;
   for (char c : benchmark) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                c == '-';
+    bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     out += c == '/' ? '.' : keep ? c : '_';
   }
   return out;

@@ -61,8 +61,7 @@ int run_child(const std::vector<std::string>& argv) {
     _exit(127);
   }
   int ws = 0;
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
@@ -89,8 +88,9 @@ bool guest_command_ok(const JobArgs& a, const std::string& self) {
 Status build_initramfs(const JobArgs& a, const std::string& self, const std::string& out) {
   std::string scripts;
   TB_TRY(find_vm_scripts(&scripts));
-  std::vector<std::string> argv = {scripts + "/tracebench-vm.sh", "--kernel", a.kernel, "--smp", std::to_string(a.smp),
-                                   "--bin", self + ":/tb/bin/tracebench", "--initramfs-out", out, "--lava"};
+  std::vector<std::string> argv = {
+      scripts + "/tracebench-vm.sh", "--kernel",        a.kernel, "--smp", std::to_string(a.smp), "--bin",
+      self + ":/tb/bin/tracebench",  "--initramfs-out", out,      "--lava"};
   if (!a.modules_from.empty()) argv.insert(argv.end(), {"--headers", a.modules_from});
   if (a.no_kmod) argv.push_back("--no-kmod");
   for (const auto& p : a.kmod_params) argv.insert(argv.end(), {"--kmod-param", p});
@@ -98,7 +98,8 @@ Status build_initramfs(const JobArgs& a, const std::string& self, const std::str
   for (const auto& w : lava::guest_argv(a.command)) argv.push_back(w);
   argv.insert(argv.end(), a.command.begin(), a.command.end());
   int rc = run_child(argv);
-  if (rc != 0) return Status::error("building the initramfs failed (tracebench-vm.sh exit " + std::to_string(rc) + ", above)");
+  if (rc != 0)
+    return Status::error("building the initramfs failed (tracebench-vm.sh exit " + std::to_string(rc) + ", above)");
   return Status::ok();
 }
 
@@ -128,8 +129,9 @@ bool kmod_params_ok(const JobArgs& a) {
   const std::string kRefused = "tracebench lava job: --kmod-param ";
   if (a.kmod_params.empty()) return true;
   if (a.no_kmod || !a.initramfs.empty()) {
-    std::cerr << kRefused << "with " << (a.no_kmod ? "--no-kmod: there is no module to give parameters to"
-                                                   : "--initramfs: the parameters are built into the initramfs")
+    std::cerr << kRefused << "with "
+              << (a.no_kmod ? "--no-kmod: there is no module to give parameters to"
+                            : "--initramfs: the parameters are built into the initramfs")
               << "\n";
     return false;
   }
@@ -160,8 +162,9 @@ bool kmod_params_ok(const JobArgs& a) {
 int run_job(JobArgs a) {
   const std::string kRefused = "tracebench lava job: ";
   if (a.command.empty()) {
-    std::cerr << kRefused << "no tracebench command after --, e.g.\n"
-              << "  tracebench lava job --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -t kprobes -w kmod_target\n";
+    std::cerr
+        << kRefused << "no tracebench command after --, e.g.\n"
+        << "  tracebench lava job --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -t kprobes -w kmod_target\n";
     return 2;
   }
   struct stat st {};
@@ -184,11 +187,12 @@ int run_job(JobArgs a) {
   job.command = a.command;
   job.kernel_release = release_of(a.kernel);
   for (auto [flag, text, seconds] : {std::tuple{"--job-timeout", a.job_timeout, &job.job_timeout_s},
-                                      std::tuple{"--test-timeout", a.test_timeout, &job.test_timeout_s},
-                                      std::tuple{"--boot-timeout", a.boot_timeout, &job.boot_timeout_s}}) {
+                                     std::tuple{"--test-timeout", a.test_timeout, &job.test_timeout_s},
+                                     std::tuple{"--boot-timeout", a.boot_timeout, &job.boot_timeout_s}}) {
     *seconds = lava::parse_duration(text);
     if (*seconds < 0) {
-      std::cerr << kRefused << flag << " '" << text << "': expected a duration like 90s, 40m or 2h (a number alone: minutes)\n";
+      std::cerr << kRefused << flag << " '" << text
+                << "': expected a duration like 90s, 40m or 2h (a number alone: minutes)\n";
       return 2;
     }
   }
@@ -219,7 +223,9 @@ int run_job(JobArgs a) {
   std::string initramfs = a.initramfs;
   if (initramfs.empty()) {
     // Named by its content: jobs written earlier keep theirs (their sha256 holds).
-    const std::string stem = (fs::path(artifacts) / ("tracebench-initramfs-" + (job.kernel_release.empty() ? "kernel" : job.kernel_release))).string();
+    const std::string stem =
+        (fs::path(artifacts) / ("tracebench-initramfs-" + (job.kernel_release.empty() ? "kernel" : job.kernel_release)))
+            .string();
     const std::string building = stem + ".building." + std::to_string(getpid());
     Status s = build_initramfs(a, self.string(), building);
     if (s) {
@@ -260,35 +266,44 @@ int run_cases(const std::string& path) {
     std::cerr << "tracebench lava cases: " << s.message() << "\n";
     return 2;
   }
-  for (const auto& c : lava::benchmark_cases(run)) std::cout << c.name << " " << c.result << " " << c.measurement << "\n";
+  for (const auto& c : lava::benchmark_cases(run))
+    std::cout << c.name << " " << c.result << " " << c.measurement << "\n";
   return 0;
 }
 
 void install(CLI::App& app, int* exit_status) {
-  auto* lava = app.add_subcommand("lava", "tracebench as a LAVA test: write a job, submit it to a server, wait, fetch the run back");
+  auto* lava = app.add_subcommand(
+      "lava", "tracebench as a LAVA test: write a job, submit it to a server, wait, fetch the run back");
   lava->require_subcommand(1);
 
   auto ja = std::make_shared<JobArgs>();
-  auto* job = lava->add_subcommand("job", "Write a LAVA job that boots a kernel and runs the tracebench command after --");
+  auto* job =
+      lava->add_subcommand("job", "Write a LAVA job that boots a kernel and runs the tracebench command after --");
   job->add_option("--kernel", ja->kernel, "Kernel image (bzImage) to deploy")->required();
   job->add_option("--modules-from", ja->modules_from,
                   "Kernel build (headers) directory to build the companion module against (default: "
                   "/usr/src/linux-headers-<release>)");
-  job->add_option("--initramfs", ja->initramfs, "Deploy this initramfs (one made by an earlier `lava job`) instead of building one");
+  job->add_option("--initramfs", ja->initramfs,
+                  "Deploy this initramfs (one made by an earlier `lava job`) instead of building one");
   job->add_flag("--no-kmod", ja->no_kmod, "Do not build the companion module into the initramfs");
   job->add_option("--kmod-param", ja->kmod_params,
                   "Module parameter NAME=VALUE for the guest's insmod of the companion module (repeatable; built "
                   "into the initramfs; e.g. inject_delay_ns=100, kmod/README.md)")
       ->allow_extra_args(false);
   job->add_option("--out", ja->out, "The job file (- for stdout)")->capture_default_str();
-  job->add_option("--artifacts", ja->artifacts, "Folder for the initramfs (and, with --url-base, the kernel); default: --out's");
-  job->add_option("--url-base", ja->url_base,
-                  "HTTP URL the lab serves the artifacts folder at (default: file:// URLs, for a worker on this machine)");
-  job->add_option("--device-type", ja->device_type, "qemu (LAVA's qemu device type) or x86 (a PC booted by iPXE over TFTP)")
+  job->add_option("--artifacts", ja->artifacts,
+                  "Folder for the initramfs (and, with --url-base, the kernel); default: --out's");
+  job->add_option(
+      "--url-base", ja->url_base,
+      "HTTP URL the lab serves the artifacts folder at (default: file:// URLs, for a worker on this machine)");
+  job->add_option("--device-type", ja->device_type,
+                  "qemu (LAVA's qemu device type) or x86 (a PC booted by iPXE over TFTP)")
       ->capture_default_str();
   job->add_option("--job-name", ja->job_name, "LAVA job name (default: tracebench <command>)");
-  job->add_option("--job-timeout", ja->job_timeout, "The whole job's time limit (90s, 40m, 2h; a number: minutes)")->capture_default_str();
-  job->add_option("--test-timeout", ja->test_timeout, "The test action's time limit (the benchmarks)")->capture_default_str();
+  job->add_option("--job-timeout", ja->job_timeout, "The whole job's time limit (90s, 40m, 2h; a number: minutes)")
+      ->capture_default_str();
+  job->add_option("--test-timeout", ja->test_timeout, "The test action's time limit (the benchmarks)")
+      ->capture_default_str();
   job->add_option("--boot-timeout", ja->boot_timeout, "The boot action's time limit")->capture_default_str();
   job->add_option("--smp", ja->smp, "Guest CPUs (qemu)")->capture_default_str()->check(CLI::Range(1, 64));
   job->add_option("--mem", ja->mem, "Guest memory in MiB (qemu)")->capture_default_str()->check(CLI::Range(256, 65536));

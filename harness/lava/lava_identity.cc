@@ -41,7 +41,8 @@ Status base_url_from_uri(const std::string& uri, std::string* base, std::string*
   if (host.empty()) return Status::error("'" + scheme + "...' has no host");
   while (!path.empty() && path.back() == '/') path.pop_back();
   for (const char* tail : {"/RPC2", "/api/v0.2"})
-    if (path.size() >= std::string(tail).size() && path.compare(path.size() - std::string(tail).size(), std::string::npos, tail) == 0)
+    if (path.size() >= std::string(tail).size() &&
+        path.compare(path.size() - std::string(tail).size(), std::string::npos, tail) == 0)
       path.resize(path.size() - std::string(tail).size());
   *base = scheme + host + path;
   return Status::ok();
@@ -55,17 +56,21 @@ Status identity_from_yaml(const std::string& text, const std::string& file, cons
     std::string known;
     for (auto& [k, v] : doc.items()) known += (known.empty() ? "" : ", ") + k;
     return Status::error(file + ": no identity '" + name + "' (it has: " + (known.empty() ? "none" : known) +
-                         "); add one with `lavacli identities add --uri URL --username USER --token TOKEN " + name + "`");
+                         "); add one with `lavacli identities add --uri URL --username USER --token TOKEN " + name +
+                         "`");
   }
   const nlohmann::json& id = doc[name];
-  auto str = [&](const char* key) { return id.contains(key) && id[key].is_string() ? id[key].get<std::string>() : std::string(); };
+  auto str = [&](const char* key) {
+    return id.contains(key) && id[key].is_string() ? id[key].get<std::string>() : std::string();
+  };
   if (str("uri").empty()) return Status::error(file + ": identity '" + name + "' has no uri");
   out->username = str("username");
   out->token = str("token");
   if (Status s = base_url_from_uri(str("uri"), &out->base_url, &out->username, &out->token); !s)
     return Status::error(file + ": identity '" + name + "': uri " + s.message());
   if (out->token.empty())
-    return Status::error(file + ": identity '" + name + "' has no token (LAVA's REST API needs one: Profile > API tokens)");
+    return Status::error(file + ": identity '" + name +
+                         "' has no token (LAVA's REST API needs one: Profile > API tokens)");
   out->source = "identity " + name + " in " + file;
   return Status::ok();
 }

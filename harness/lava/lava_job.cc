@@ -40,8 +40,10 @@ bool url_ok(const std::string& u) {
 }
 
 void timeout(std::ostream& y, const std::string& indent, const std::string& key, int seconds) {
-  if (seconds % 60 == 0) y << indent << key << ":\n" << indent << "  minutes: " << seconds / 60 << "\n";
-  else y << indent << key << ":\n" << indent << "  seconds: " << seconds << "\n";
+  if (seconds % 60 == 0)
+    y << indent << key << ":\n" << indent << "  minutes: " << seconds / 60 << "\n";
+  else
+    y << indent << key << ":\n" << indent << "  seconds: " << seconds << "\n";
 }
 
 void header(std::ostream& y, const LavaJob& j) {
@@ -72,9 +74,7 @@ void qemu_context(std::ostream& y, const LavaJob& j) {
     << scalar("-accel tcg,thread=single") << "\n  - " << scalar("-cpu max") << "\n";
 }
 
-void x86_context(std::ostream& y) {
-  y << "context:\n  extra_kernel_args: " << scalar(kernel_args()) << "\n";
-}
+void x86_context(std::ostream& y) { y << "context:\n  extra_kernel_args: " << scalar(kernel_args()) << "\n"; }
 
 void image(std::ostream& y, const std::string& indent, const std::string& url, const std::string& sha256) {
   y << indent << "url: " << scalar(url) << "\n";
@@ -136,9 +136,7 @@ int parse_duration(const std::string& text) {
   long value = 0;
   try {
     value = std::stol(text, &used);
-  } catch (...) {
-    return -1;
-  }
+  } catch (...) { return -1; }
   const std::string unit = text.substr(used);
   const long scale = unit.empty() || unit == "m" ? 60 : unit == "s" ? 1 : unit == "h" ? 3600 : -1;
   if (scale < 0 || value < 1 || value > 7 * 24 * 3600 / scale) return -1;
@@ -167,11 +165,15 @@ std::string job_problem(const LavaJob& j) {
 std::string job_yaml(const LavaJob& j) {
   std::ostringstream y;
   header(y, j);
-  if (j.device_type == "qemu") qemu_context(y, j);
-  else x86_context(y);
+  if (j.device_type == "qemu")
+    qemu_context(y, j);
+  else
+    x86_context(y);
   y << "actions:\n";
-  if (j.device_type == "qemu") qemu_deploy_boot(y, j);
-  else x86_deploy_boot(y, j);
+  if (j.device_type == "qemu")
+    qemu_deploy_boot(y, j);
+  else
+    x86_deploy_boot(y, j);
   test_action(y, j);
   return y.str();
 }

@@ -59,8 +59,10 @@ bool yaml_line_to_json(const std::string& line, std::string* json) {
         break;
       }
       if (c != '\\') {
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        else
+          out += c;
         ++i;
         continue;
       }
@@ -72,7 +74,10 @@ bool yaml_line_to_json(const std::string& line, std::string* json) {
         unsigned long v = 0;
         for (std::size_t k = 0; k < n; ++k) {
           char h = line[i + k];
-          int d = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+          int d = (h >= '0' && h <= '9')   ? h - '0'
+                  : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                  : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                           : -1;
           if (d < 0) return -1;
           v = v * 16 + static_cast<unsigned>(d);
         }
@@ -80,7 +85,14 @@ bool yaml_line_to_json(const std::string& line, std::string* json) {
         return static_cast<long>(v);
       };
       switch (e) {
-        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        case '"':
+        case '\\':
+        case '/':
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
           out += '\\';
           out += e;
           break;
@@ -93,7 +105,9 @@ bool yaml_line_to_json(const std::string& line, std::string* json) {
         case '_': append_utf16_escape(&out, 0xA0); break;
         case 'L': append_utf16_escape(&out, 0x2028); break;
         case 'P': append_utf16_escape(&out, 0x2029); break;
-        case 'x': case 'u': case 'U': {
+        case 'x':
+        case 'u':
+        case 'U': {
           long v = hex(e == 'x' ? 2 : e == 'u' ? 4 : 8);
           if (v < 0 || v > 0x10FFFF) return false;
           append_utf16_escape(&out, static_cast<unsigned>(v));
@@ -213,8 +227,8 @@ void read_results(const std::vector<LogRecord>& records, FetchOutcome* out) {
     } else if (rec.field("definition") == "lava") {
       if (rec.field("result") == "fail" && out->failed_action.empty()) out->failed_action = rec.field("case");
     } else {
-      out->cases.push_back({rec.field("definition"), rec.field("case"), rec.field("result"),
-                            rec.field("measurement"), rec.field("units")});
+      out->cases.push_back({rec.field("definition"), rec.field("case"), rec.field("result"), rec.field("measurement"),
+                            rec.field("units")});
     }
   }
 }
@@ -255,8 +269,9 @@ Status read_log(const std::string& text, std::vector<LogRecord>* records, std::s
   }
   if (skipped) *skipped = bad;
   if (records->empty())
-    return Status::error("no LAVA log records in it (expected lines like - {\"dt\": ..., \"lvl\": ..., \"msg\": ...}: "
-                         "lava-run's output, or a server's job log: lavacli jobs logs --raw ID)");
+    return Status::error(
+        "no LAVA log records in it (expected lines like - {\"dt\": ..., \"lvl\": ..., \"msg\": ...}: "
+        "lava-run's output, or a server's job log: lavacli jobs logs --raw ID)");
   return Status::ok();
 }
 
@@ -268,15 +283,20 @@ bool FetchOutcome::complete() const {
 }
 
 std::string FetchOutcome::verdict() const {
-  if (complete()) return fmt::format("complete: the job passed, the guest's run exited 0, {} files back and checked", files.size());
+  if (complete())
+    return fmt::format("complete: the job passed, the guest's run exited 0, {} files back and checked", files.size());
   std::string v;
-  if (job_result.empty()) v = "the log has no job result (the job is still running, or the log was cut)";
+  if (job_result.empty())
+    v = "the log has no job result (the job is still running, or the log was cut)";
   else if (job_result != "pass")
     v = "the job failed" + (failed_action.empty() ? std::string() : " in " + failed_action) + ": " +
         (error_type.empty() ? std::string("?") : error_type) + (error_msg.empty() ? "" : ": " + error_msg);
-  else v = "the job passed";
-  if (!guest_status) v += "; the guest's run did not finish (no TBLAVA DONE)";
-  else if (*guest_status != 0) v += fmt::format("; the guest's run exited {}", *guest_status);
+  else
+    v = "the job passed";
+  if (!guest_status)
+    v += "; the guest's run did not finish (no TBLAVA DONE)";
+  else if (*guest_status != 0)
+    v += fmt::format("; the guest's run exited {}", *guest_status);
   std::size_t journal = 0;
   for (const auto& f : files) journal += f.final ? 0 : 1;
   v += fmt::format("; {} files back", files.size());

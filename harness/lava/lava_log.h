@@ -19,8 +19,8 @@ namespace tracebench::lava {
 
 // One record of the log.
 struct LogRecord {
-  std::string level;  // target, results, info, error, ...
-  std::string msg;    // a string record's text
+  std::string level;                                        // target, results, info, error, ...
+  std::string msg;                                          // a string record's text
   std::vector<std::pair<std::string, std::string>> fields;  // a mapping record's (results)
   std::string field(const std::string& key) const;
 };
@@ -30,8 +30,8 @@ struct LogRecord {
 Status read_log(const std::string& text, std::vector<LogRecord>* records, std::size_t* skipped);
 
 struct FetchedFile {
-  std::string name;  // relative to the guest's /results
-  int revision = 0;  // the guest's revision number
+  std::string name;    // relative to the guest's /results
+  int revision = 0;    // the guest's revision number
   bool final = false;  // sent after the run ended (else a journal revision)
   std::uint64_t size = 0;
   std::string sha256;
@@ -42,15 +42,15 @@ struct TestCase {
 };
 
 struct FetchOutcome {
-  std::vector<FetchedFile> files;          // written under the directory
-  std::vector<std::string> broken;         // revisions that did not check, why
-  std::optional<int> guest_status;         // from TBLAVA DONE
-  std::string job_result;                  // LAVA's: pass | fail | "" (not in the log)
-  std::string error_type, error_msg;       // LAVA's, when it failed
-  std::string failed_action;               // the first of LAVA's actions that failed (boot-qemu-image, ...)
-  std::vector<TestCase> cases;             // LAVA's results of the tracebench definition
-  bool complete() const;                   // the job passed, the guest finished with 0, all final
-  std::string verdict() const;             // one line: what happened
+  std::vector<FetchedFile> files;     // written under the directory
+  std::vector<std::string> broken;    // revisions that did not check, why
+  std::optional<int> guest_status;    // from TBLAVA DONE
+  std::string job_result;             // LAVA's: pass | fail | "" (not in the log)
+  std::string error_type, error_msg;  // LAVA's, when it failed
+  std::string failed_action;          // the first of LAVA's actions that failed (boot-qemu-image, ...)
+  std::vector<TestCase> cases;        // LAVA's results of the tracebench definition
+  bool complete() const;              // the job passed, the guest finished with 0, all final
+  std::string verdict() const;        // one line: what happened
 };
 
 // Rebuilds the run's files under `dir` from a log's text: per file, the

@@ -32,8 +32,8 @@ void add_log_facts(const FetchOutcome& r, nlohmann::json* j) {
   (*j)["guest_status"] = r.guest_status ? nlohmann::json(*r.guest_status) : nlohmann::json();
   (*j)["files"] = nlohmann::json::array();
   for (const auto& f : r.files)
-    (*j)["files"].push_back({{"name", f.name}, {"revision", f.revision}, {"final", f.final}, {"size", f.size},
-                             {"sha256", f.sha256}});
+    (*j)["files"].push_back(
+        {{"name", f.name}, {"revision", f.revision}, {"final", f.final}, {"size", f.size}, {"sha256", f.sha256}});
   (*j)["broken_revisions"] = r.broken;
   (*j)["test_cases"] = nlohmann::json::array();
   for (const auto& c : r.cases) {

@@ -54,7 +54,8 @@ LogVerdict verdict_from_log(const std::string& log_text) {
         v.job_result = result;
         v.error_type = str(m, "error_type");
         v.error_msg = str(m, "error_msg");
-        while (!v.error_msg.empty() && (v.error_msg.back() == '\n' || v.error_msg.back() == ' ')) v.error_msg.pop_back();
+        while (!v.error_msg.empty() && (v.error_msg.back() == '\n' || v.error_msg.back() == ' '))
+          v.error_msg.pop_back();
       }
       continue;
     }
@@ -67,7 +68,8 @@ LogVerdict verdict_from_log(const std::string& log_text) {
 std::string JobOutcome::kind() const {
   if (!status.finished()) return status.state == "Canceling" ? "canceled" : "running";
   if (status.health == "Canceled" || log.error_type == "Canceled") return "canceled";
-  if (status.health == "Complete" && log.job_result != "fail") return log.failed_cases.empty() ? "passed" : "test failure";
+  if (status.health == "Complete" && log.job_result != "fail")
+    return log.failed_cases.empty() ? "passed" : "test failure";
   const std::string& t = log.error_type;
   if (t == "Infrastructure") return "infrastructure error";
   if (t == "Job") return "job error";
@@ -81,7 +83,8 @@ std::string JobOutcome::kind() const {
 std::string JobOutcome::lava_error() const {
   std::string e;
   if (!log.error_type.empty()) e = "LAVA: [" + log.error_type + "] " + log.error_msg;
-  if (!status.failure_comment.empty()) e += (e.empty() ? "" : "; ") + std::string("failure comment: ") + status.failure_comment;
+  if (!status.failure_comment.empty())
+    e += (e.empty() ? "" : "; ") + std::string("failure comment: ") + status.failure_comment;
   if (!log.failed_cases.empty()) {
     e += (e.empty() ? "" : "; ") + std::string("failed test cases:");
     for (const auto& c : log.failed_cases) e += " " + c;

@@ -16,9 +16,9 @@ namespace tracebench::lava {
 // /api/v0.2/jobs/<id>/ (the fields used here).
 struct JobStatus {
   long id = 0;
-  std::string state;    // Submitted, Scheduling, Scheduled, Running, Canceling, Finished
-  std::string health;   // Unknown, Complete, Incomplete, Canceled
-  std::string device;   // actual_device: empty until scheduled
+  std::string state;   // Submitted, Scheduling, Scheduled, Running, Canceling, Finished
+  std::string health;  // Unknown, Complete, Incomplete, Canceled
+  std::string device;  // actual_device: empty until scheduled
   std::string device_type, description, submit_time, start_time, end_time;
   std::string failure_comment;  // set by LAVA (or an admin) on some failures
   bool finished() const { return state == "Finished"; }

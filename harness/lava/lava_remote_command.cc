@@ -81,8 +81,9 @@ int run_submit(const ServerArgs& a, const std::vector<std::string>& files) {
       // LAVA answered and refused the definition: the input's fault (2);
       // no answer at all: the run's (1).
       const bool refused = s.message().rfind("LAVA refused", 0) == 0;
-      fail("submit", files[i] + ": " + s.message() +
-                         (i > 0 ? " (the files before it were submitted: their ids are above)" : ""), 0);
+      fail("submit",
+           files[i] + ": " + s.message() + (i > 0 ? " (the files before it were submitted: their ids are above)" : ""),
+           0);
       return refused ? 2 : 1;
     }
     for (long id : ids) std::cout << id << "\n" << std::flush;
@@ -127,8 +128,10 @@ int run_wait(const ServerArgs& a, const std::vector<std::string>& id_args, int t
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string left;
       for (long id : pending) left += " " + std::to_string(id);
-      return fail("wait", "timed out after " + std::to_string(timeout_s) + " s; not finished:" + left +
-                              " (they go on running on the server: wait again, or cancel them there)", 1);
+      return fail("wait",
+                  "timed out after " + std::to_string(timeout_s) + " s; not finished:" + left +
+                      " (they go on running on the server: wait again, or cancel them there)",
+                  1);
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(poll_s));
   }
@@ -162,8 +165,7 @@ void print_summaries(const std::string& dir) {
     Report summary;
     if (Status s = run_reporters().write("console", RunReport{run}, &summary); !s)
       std::cerr << "tracebench lava fetch: " << s.message() << "\n";
-    std::cout << summary.text << "results: " << f.string() << (run.context.complete ? "" : " (incomplete run)")
-              << "\n";
+    std::cout << summary.text << "results: " << f.string() << (run.context.complete ? "" : " (incomplete run)") << "\n";
   }
 }
 
@@ -177,7 +179,8 @@ int rebuild_and_record(const std::string& log, const std::string& dir, const lav
     // with --log that is not one is refused input.
     return fail("fetch", s.message(), server ? 1 : 2);
   }
-  if (Status s = lava::write_lava_record(dir, lava::lava_record(run, job, server)); !s) return fail("fetch", s.message(), 1);
+  if (Status s = lava::write_lava_record(dir, lava::lava_record(run, job, server)); !s)
+    return fail("fetch", s.message(), 1);
   print_summaries(dir);
   for (const auto& b : run.broken) std::cerr << "tracebench lava fetch: " << b << "\n";
   std::cerr << "tracebench lava fetch: " << run.verdict() << " (" << dir << "/lava.json)\n";
@@ -199,7 +202,9 @@ int run_fetch_server(const ServerArgs& a, const std::string& id_arg, const std::
   std::string log;
   if (Status s = lava::read_outcome(*c, ids[0], &o, &log); !s) return fail("fetch", s.message(), 1);
   if (!o.status.finished())
-    return fail("fetch", "job " + id_arg + " is " + o.status.state + ", not finished: `tracebench lava wait " + id_arg + "` first", 1);
+    return fail(
+        "fetch",
+        "job " + id_arg + " is " + o.status.state + ", not finished: `tracebench lava wait " + id_arg + "` first", 1);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail("fetch", "cannot create " + dir + ": " + ec.message(), 1);
@@ -209,7 +214,8 @@ int run_fetch_server(const ServerArgs& a, const std::string& id_arg, const std::
   if (log.empty()) {
     // A job refused before it started has no log: nothing of a run, LAVA's error in lava.json.
     lava::FetchOutcome none;
-    if (Status s = lava::write_lava_record(dir, lava::lava_record(none, o, &c->server())); !s) return fail("fetch", s.message(), 1);
+    if (Status s = lava::write_lava_record(dir, lava::lava_record(none, o, &c->server())); !s)
+      return fail("fetch", s.message(), 1);
     std::cerr << "tracebench lava fetch: job " << id_arg << " has no log (" << dir << "/lava.json)\n";
     return 1;
   }
@@ -222,7 +228,8 @@ int run_fetch(const ServerArgs& a, const std::string& log_path, const std::vecto
     if (args.size() != 1) return fail("fetch", "with --log LOG, give only the directory: fetch --log LOG DIR", 2);
     return run_fetch_log(log_path, args[0]);
   }
-  if (args.size() != 2) return fail("fetch", "give a job id and a directory (fetch ID DIR), or a log (fetch --log LOG DIR)", 2);
+  if (args.size() != 2)
+    return fail("fetch", "give a job id and a directory (fetch ID DIR), or a log (fetch --log LOG DIR)", 2);
   return run_fetch_server(a, args[0], args[1]);
 }
 
@@ -265,15 +272,17 @@ int run_devices(const ServerArgs& a, bool idle_only, const std::string& type) {
     }
     if (!type.empty() && field(d, "device_type") != type) continue;
     const std::string worker = field(d, "worker_host").empty() ? "-" : field(d, "worker_host");
-    std::cout << field(d, "hostname") << " " << field(d, "device_type") << " health " << field(d, "health")
-              << " state " << field(d, "state") << " worker " << worker << " ("
-              << (worker_state.count(worker) ? worker_state[worker] : "unknown") << ")" << (idle ? " idle" : "") << "\n";
+    std::cout << field(d, "hostname") << " " << field(d, "device_type") << " health " << field(d, "health") << " state "
+              << field(d, "state") << " worker " << worker << " ("
+              << (worker_state.count(worker) ? worker_state[worker] : "unknown") << ")" << (idle ? " idle" : "")
+              << "\n";
   }
   return 0;
 }
 
 void add_server_options(CLI::App* sub, ServerArgs* a) {
-  sub->add_option("--identity,-i", a->identity, "lavacli identity naming the server (default: LAVA_URL + LAVA_TOKEN, else `default`)");
+  sub->add_option("--identity,-i", a->identity,
+                  "lavacli identity naming the server (default: LAVA_URL + LAVA_TOKEN, else `default`)");
   sub->add_option("--identity-file", a->identity_file,
                   "lavacli's identity file (default: $XDG_CONFIG_HOME/lavacli.yaml, else ~/.config/lavacli.yaml)");
 }
@@ -292,20 +301,27 @@ void lava::install_remote_commands(CLI::App* lava, int* exit_status) {
   auto ids = std::make_shared<std::vector<std::string>>();
   auto timeout = std::make_shared<int>(3600);
   auto poll = std::make_shared<double>(2.0);
-  auto* wait = lava->add_subcommand("wait", "Wait until the jobs finished; one line each; exit 0 only when every job passed");
+  auto* wait =
+      lava->add_subcommand("wait", "Wait until the jobs finished; one line each; exit 0 only when every job passed");
   add_server_options(wait, server.get());
   wait->add_option("ids", *ids, "Job ids")->required();
-  wait->add_option("--timeout", *timeout, "Seconds to wait in all (exit 1 when reached)")->capture_default_str()->check(CLI::Range(1, 7 * 86400));
-  wait->add_option("--poll", *poll, "Seconds between two looks at the server")->capture_default_str()->check(CLI::Range(0.2, 600.0));
+  wait->add_option("--timeout", *timeout, "Seconds to wait in all (exit 1 when reached)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 7 * 86400));
+  wait->add_option("--poll", *poll, "Seconds between two looks at the server")
+      ->capture_default_str()
+      ->check(CLI::Range(0.2, 600.0));
   wait->callback([=] { *exit_status = run_wait(*server, *ids, *timeout, *poll); });
 
   auto log = std::make_shared<std::string>();
   auto args = std::make_shared<std::vector<std::string>>();
   auto* fetch = lava->add_subcommand(
-      "fetch", "Fetch a finished job (ID DIR from the server, or --log LOG DIR): its run rebuilt and checked, lava.json; "
-               "exit 0 only when the job passed and the run came back whole");
+      "fetch",
+      "Fetch a finished job (ID DIR from the server, or --log LOG DIR): its run rebuilt and checked, lava.json; "
+      "exit 0 only when the job passed and the run came back whole");
   add_server_options(fetch, server.get());
-  fetch->add_option("--log", *log, "Read this job log instead of a server (lava-run's output, or lavacli jobs logs --raw ID)");
+  fetch->add_option("--log", *log,
+                    "Read this job log instead of a server (lava-run's output, or lavacli jobs logs --raw ID)");
   fetch->add_option("args", *args, "ID DIR (a job on the server), or DIR with --log")->required()->expected(1, 2);
   fetch->callback([=] { *exit_status = run_fetch(*server, *log, *args); });
 
@@ -314,7 +330,8 @@ void lava::install_remote_commands(CLI::App* lava, int* exit_status) {
   auto* devices = lava->add_subcommand(
       "devices", "The server's devices: health, state, worker; --idle: the names of those a job could start on now");
   add_server_options(devices, server.get());
-  devices->add_flag("--idle", *idle, "Only the idle devices' names, one a line (Idle, health Good or Unknown, worker online)");
+  devices->add_flag("--idle", *idle,
+                    "Only the idle devices' names, one a line (Idle, health Good or Unknown, worker online)");
   devices->add_option("--device-type", *type, "Only devices of this type (e.g. qemu)");
   devices->callback([=] { *exit_status = run_devices(*server, *idle, *type); });
 }

@@ -67,7 +67,8 @@ Status RestClient::request(const std::string& url, const std::string* post_body,
   CURLcode rc = curl_easy_perform(curl.get());
   if (rc != CURLE_OK) {
     reply->code = 0;
-    return Status::error("no reply from the LAVA server at " + url + ": " + (errbuf[0] ? errbuf : curl_easy_strerror(rc)) +
+    return Status::error("no reply from the LAVA server at " + url + ": " +
+                         (errbuf[0] ? errbuf : curl_easy_strerror(rc)) +
                          " (is the lab up? scripts/lava/lab.sh status)");
   }
   curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &reply->code);

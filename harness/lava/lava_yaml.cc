@@ -16,8 +16,7 @@ nlohmann::json node_to_json(yaml_document_t* doc, yaml_node_t* node, int depth) 
     case YAML_SCALAR_NODE: {
       std::string v(reinterpret_cast<const char*>(node->data.scalar.value), node->data.scalar.length);
       // A plain `~`, `null` or nothing is YAML's null (a token never is).
-      if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && (v.empty() || v == "~" || v == "null"))
-        return nullptr;
+      if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && (v.empty() || v == "~" || v == "null")) return nullptr;
       return v;
     }
     case YAML_SEQUENCE_NODE: {
@@ -35,8 +34,7 @@ nlohmann::json node_to_json(yaml_document_t* doc, yaml_node_t* node, int depth) 
       }
       return o;
     }
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 
@@ -44,7 +42,8 @@ nlohmann::json node_to_json(yaml_document_t* doc, yaml_node_t* node, int depth) 
 
 Status parse_yaml(const std::string& text, const std::string& what, nlohmann::json* out) {
   yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser)) return Status::error(what + ": cannot initialise the YAML parser (out of memory)");
+  if (!yaml_parser_initialize(&parser))
+    return Status::error(what + ": cannot initialise the YAML parser (out of memory)");
   std::unique_ptr<yaml_parser_t, void (*)(yaml_parser_t*)> parser_guard(&parser, yaml_parser_delete);
   yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
   yaml_document_t doc;

@@ -41,12 +41,12 @@ struct ConsumerPoint {
   double cycles_per_record = 0;
   double records = 1;  // what the figure is over
   double payload_bytes = 0;
-  double wakeups_per_record = -1;  // -1: not counted
-  double enables_per_record = -1;  // -1: not counted (results written before it)
+  double wakeups_per_record = -1;          // -1: not counted
+  double enables_per_record = -1;          // -1: not counted (results written before it)
   double user_ticks = 0, split_ticks = 0;  // pooled over benchmarks for the user/kernel split
-  double overhead_cycles = 0;  // the benchmark's overhead per event (median over repetitions)
-  std::string config;          // its configuration, wakeup knobs included
-  bool wakes_on_timer = false;  // the probe causes none of the consumer's wakeups
+  double overhead_cycles = 0;              // the benchmark's overhead per event (median over repetitions)
+  std::string config;                      // its configuration, wakeup knobs included
+  bool wakes_on_timer = false;             // the probe causes none of the consumer's wakeups
 };
 
 // A benchmark run with a sleep before each sample (`run --gap-us`, one
@@ -70,11 +70,11 @@ struct Observations {
   std::map<int, std::vector<double>> by_threads;            // payload 0, > 1 thread, one handler
   // Payload 0, one thread, N > 1 handlers: the extra ones doing the action
   // too, or carrying a predicate that never holds.
-  std::map<int, std::vector<double>> by_handlers[2];        // [0] predicate false, [1] true
+  std::map<int, std::vector<double>> by_handlers[2];  // [0] predicate false, [1] true
   std::set<std::string> workloads;
   bool carries_payload = false;
   std::map<std::string, std::string> options;
-  Key consumer_pool;  // where its consumer figures go
+  Key consumer_pool;                // where its consumer figures go
   std::vector<double> own_wakeups;  // wakeups per record of its one-handler, one-thread benchmarks
   std::vector<IdleRun> idle_runs;   // after an idle gap: apart from everything above
   std::vector<IdleConsumerPoint> idle_consumer;
@@ -181,18 +181,20 @@ Status same_machine(const std::vector<RunResult>& runs) {
   for (const auto& r : runs) {
     const RunContext& b = r.context;
     auto differ = [&](const char* what, const std::string& x, const std::string& y) {
-      return Status::error(fmt::format("model fit: one model is for one machine and kernel: run {} has {} '{}', run {} "
-                                       "has '{}'",
-                                       a.run_id, what, x, b.run_id, y));
+      return Status::error(
+          fmt::format("model fit: one model is for one machine and kernel: run {} has {} '{}', run {} "
+                      "has '{}'",
+                      a.run_id, what, x, b.run_id, y));
     };
     if (b.emulated != a.emulated || b.execution != a.execution)
       return Status::error(fmt::format("model fit: refusing to mix emulated and host runs: {} ran on {}, {} on {}",
                                        a.run_id, a.execution, b.run_id, b.execution));
     if (b.concurrent)
-      return Status::error(fmt::format("model fit: run {} was measured concurrently with another tracebench command "
-                                       "(context.concurrent): its figures may hold the other's probes and load; "
-                                       "measure it again alone",
-                                       b.run_id));
+      return Status::error(
+          fmt::format("model fit: run {} was measured concurrently with another tracebench command "
+                      "(context.concurrent): its figures may hold the other's probes and load; "
+                      "measure it again alone",
+                      b.run_id));
     if (b.host != a.host) return differ("host", a.host, b.host);
     if (b.cpu_model != a.cpu_model) return differ("CPU", a.cpu_model, b.cpu_model);
     if (b.kernel_release != a.kernel_release) return differ("kernel", a.kernel_release, b.kernel_release);
@@ -432,9 +434,10 @@ std::vector<double> row_of(const Columns& c, const ConsumerPoint& p) {
   return r;
 }
 std::string wakeups_flat(const Columns& c, const std::string& tracer, const char* where) {
-  return fmt::format("wakeups per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
-                     "apart (it is in {}): {}",
-                     c.w_lo, c.w_hi, where, wakeup_hint(tracer));
+  return fmt::format(
+      "wakeups per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
+      "apart (it is in {}): {}",
+      c.w_lo, c.w_hi, where, wakeup_hint(tracer));
 }
 
 // What one pass of a consumer on its own timer costs (the D-VM's, at its
@@ -603,8 +606,8 @@ struct Excess {
 // units per record magnify a figure's noise).  `what` names the unit in the
 // reason it is not used: an interval not above zero.
 enum class Pooling { kMedian, kSlope };
-Param excess_per_unit(const std::vector<Excess>& pts, const RowFit& f, Pooling pooling, const char* what,
-                      int bootstrap, std::mt19937_64& rng) {
+Param excess_per_unit(const std::vector<Excess>& pts, const RowFit& f, Pooling pooling, const char* what, int bootstrap,
+                      std::mt19937_64& rng) {
   auto estimate = [&](const std::vector<double>& b, const std::vector<std::size_t>& pick) {
     std::vector<double> per;
     double xy = 0, xx = 0;
@@ -637,9 +640,10 @@ Param excess_per_unit(const std::vector<Excess>& pts, const RowFit& f, Pooling p
   }
   interval(d, &p);
   if (!(p.ci_low > 0))
-    return Param::absent(fmt::format("{:.0f} cycles per {} over the fitted terms, 95% interval [{:.0f}, {:.0f}]: not "
-                                     "above them; not used",
-                                     *p.cycles, what, p.ci_low, p.ci_high));
+    return Param::absent(
+        fmt::format("{:.0f} cycles per {} over the fitted terms, 95% interval [{:.0f}, {:.0f}]: not "
+                    "above them; not used",
+                    *p.cycles, what, p.ci_low, p.ci_high));
   return p;
 }
 
@@ -650,7 +654,8 @@ Param excess_per_unit(const std::vector<Excess>& pts, const RowFit& f, Pooling p
 Param idle_wakeup_cost(const std::vector<IdleConsumerPoint>& idle, const Columns& cols, const RowFit& f, int bootstrap,
                        std::mt19937_64& rng) {
   std::vector<Excess> pts;
-  for (const auto& p : idle) pts.push_back({row_of(cols, p.point), p.point.cycles_per_record, p.idle_wakeups_per_record});
+  for (const auto& p : idle)
+    pts.push_back({row_of(cols, p.point), p.point.cycles_per_record, p.idle_wakeups_per_record});
   return excess_per_unit(pts, f, Pooling::kMedian, "idle wakeup", bootstrap, rng);
 }
 
@@ -671,8 +676,9 @@ Param handler_enable_cost(const std::vector<std::pair<ConsumerPoint, int>>& swee
                    (handlers - 1) * p.enables_per_record});
   }
   if (pts.empty())
-    return Param::absent("the handler sweep's runs predate the count of enable/disable cycles: their consumer "
-                         "figures cannot be put per cycle");
+    return Param::absent(
+        "the handler sweep's runs predate the count of enable/disable cycles: their consumer "
+        "figures cannot be put per cycle");
   // The sweep's runs have 1 to 9 extra handlers: their units differ ninefold.
   return excess_per_unit(pts, f, Pooling::kSlope, "extra handler per enable cycle", bootstrap, rng);
 }
@@ -692,19 +698,19 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
       o.by_handlers[0].empty()
           ? handler_sweep_missing(*e, false)
           : std::string("the handler sweep's runs whose extra predicates fail have no consumer figure");
-  e->consumer_per_enable_ecb =
-      Param::absent(o.handler_consumer.empty() ? no_sweep
-                                               : "no consumer fit to set the handler sweep's consumer figures against");
+  e->consumer_per_enable_ecb = Param::absent(
+      o.handler_consumer.empty() ? no_sweep : "no consumer fit to set the handler sweep's consumer figures against");
   if (pts.empty()) {
     // With one-thread runs of this very configuration in hand, running them
     // again would measure nothing more: the action has no consumer.
     const std::string why =
         o.by_payload.empty()
             ? fmt::format("no consumer figure in the runs (a consumer is measured at one thread): `{} -j 1`", run_cmd)
-            : fmt::format("no consumer figure in the runs: {} {} keeps nothing for a consumer to read, so this "
-                          "configuration has no consumer term (a recording action of {} has one: `tracebench list`; "
-                          "runs written before tracebench measured consumers have none either)",
-                          e->tracer, e->action, e->tracer);
+            : fmt::format(
+                  "no consumer figure in the runs: {} {} keeps nothing for a consumer to read, so this "
+                  "configuration has no consumer term (a recording action of {} has one: `tracebench list`; "
+                  "runs written before tracebench measured consumers have none either)",
+                  e->tracer, e->action, e->tracer);
     e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
         Param::absent(why);
     if (!o.by_payload.empty() && o.idle_consumer.empty()) e->consumer_per_idle_wakeup = Param::absent(why);
@@ -782,8 +788,8 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
   q.worst_residual_cycles = f.worst_residual;
   auto param = [&](std::size_t j) {
     if (f.draws[j].size() < 100)
-      return Param::absent(fmt::format("{} consumer figures are too few to bound the fit (more runs: `{}`)",
-                                       pts.size(), run_cmd));
+      return Param::absent(
+          fmt::format("{} consumer figures are too few to bound the fit (more runs: `{}`)", pts.size(), run_cmd));
     Param p;
     p.cycles = f.b[j];
     p.n = pts.size();
@@ -801,23 +807,25 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
   if (on_timer) {
     e->consumer_per_wakeup = pass->used();
     const std::string hot =
-        pass->hot.ok()
-            ? fmt::format("{:.0f} cycles per pass, 95% interval [{:.0f}, {:.0f}], in the {} hot `count` figures of "
-                          "its configuration (their consumer cycles per record on wakeups and enable/disable cycles "
-                          "per record)",
-                          *pass->hot.cycles, pass->hot.ci_low, pass->hot.ci_high, pass->hot_figures)
-            : std::string("no pass cost from the hot `count` figures (too few, or their wakeups too alike)");
+        pass->hot.ok() ? fmt::format(
+                             "{:.0f} cycles per pass, 95% interval [{:.0f}, {:.0f}], in the {} hot `count` figures of "
+                             "its configuration (their consumer cycles per record on wakeups and enable/disable cycles "
+                             "per record)",
+                             *pass->hot.cycles, pass->hot.ci_low, pass->hot.ci_high, pass->hot_figures)
+                       : std::string("no pass cost from the hot `count` figures (too few, or their wakeups too alike)");
     q.per_wakeup_from =
         pass->idle.ok()
-            ? fmt::format("the consumer wakes on its own timer: a pass, measured where it has nothing to read and the "
-                          "firing CPU idles (the consumer thread's cycles per pass in the {} `count` runs of its "
-                          "configuration after an idle gap), as in a paced workload; {}; the other terms are fitted to "
-                          "the hot figures less {:.0f} cycles per pass",
-                          pass->idle_figures, hot, *pass->off_hot().cycles)
-            : fmt::format("the consumer wakes on its own timer: a pass, measured where it has nothing to read: {}; not "
-                          "fitted here; the other terms are fitted to what the passes leave (no `count` run after an "
-                          "idle gap: `tracebench run -t {} -a count -p 0 --gap-us 1000`)",
-                          hot, e->tracer);
+            ? fmt::format(
+                  "the consumer wakes on its own timer: a pass, measured where it has nothing to read and the "
+                  "firing CPU idles (the consumer thread's cycles per pass in the {} `count` runs of its "
+                  "configuration after an idle gap), as in a paced workload; {}; the other terms are fitted to "
+                  "the hot figures less {:.0f} cycles per pass",
+                  pass->idle_figures, hot, *pass->off_hot().cycles)
+            : fmt::format(
+                  "the consumer wakes on its own timer: a pass, measured where it has nothing to read: {}; not "
+                  "fitted here; the other terms are fitted to what the passes leave (no `count` run after an "
+                  "idle gap: `tracebench run -t {} -a count -p 0 --gap-us 1000`)",
+                  hot, e->tracer);
   } else if (cols.by_wakeup)
     e->consumer_per_wakeup = param(col++);
   else if (!cols.wakeups_known)
@@ -838,9 +846,8 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
         "enable/disable cycles per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
         "apart (it is in consumer_per_record): a run with fewer samples per block, `{} -n 10`",
         cols.n_lo, cols.n_hi, run_cmd));
-  e->consumer_per_enable_ecb =
-      handler_enable_cost(o.handler_consumer, cols, f, on_timer ? *pass->off_hot().cycles : 0.0, no_sweep, bootstrap,
-                          rng);
+  e->consumer_per_enable_ecb = handler_enable_cost(o.handler_consumer, cols, f,
+                                                   on_timer ? *pass->off_hot().cycles : 0.0, no_sweep, bootstrap, rng);
   if (on_timer)
     e->consumer_per_idle_wakeup = Param::absent(
         "the consumer wakes on its own timer, never because of a record: its passes are in consumer_per_wakeup");
@@ -865,8 +872,8 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
 // The probe's own cost per consumer wakeup: the benchmarks' overhead per
 // event regressed on payload bytes and wakeups per record, pooled like the
 // consumer's figures (runs that differ only in the wakeup knob).
-void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& pts, int bootstrap,
-                      std::mt19937_64& rng, Entry* e) {
+void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& pts, int bootstrap, std::mt19937_64& rng,
+                      Entry* e) {
   if (!o.own_wakeups.empty()) {
     double sum = 0;
     for (double w : o.own_wakeups) sum += w;
@@ -916,9 +923,9 @@ void fit_probe_wakeup(const Observations& o, const std::vector<ConsumerPoint>& p
   }
   RowFit f;
   if (!fit_rows(x, y, bootstrap, rng, &f) || f.draws.back().size() < 100) {
-    e->probe_per_wakeup = Param::absent(fmt::format(
-        "{} benchmarks with a consumer are too few to fit the probe's per-wakeup cost: {}", pts.size(),
-        wakeup_hint(e->tracer)));
+    e->probe_per_wakeup =
+        Param::absent(fmt::format("{} benchmarks with a consumer are too few to fit the probe's per-wakeup cost: {}",
+                                  pts.size(), wakeup_hint(e->tracer)));
     return;
   }
   Param p;
@@ -962,22 +969,25 @@ void fit_idle_start(const Observations& o, const Entry& base, const std::vector<
   std::set<std::uint64_t> gaps;
   for (const auto& r : o.idle_runs) gaps.insert(r.gap_us);
   if (gaps.size() > 1) {
-    e->idle_start = Param::absent(fmt::format("runs after idle gaps of {} µs: one gap per model (an idle gap's cost "
-                                              "grows with it), fit them apart",
-                                              fmt::join(gaps, ", ")));
+    e->idle_start =
+        Param::absent(fmt::format("runs after idle gaps of {} µs: one gap per model (an idle gap's cost "
+                                  "grows with it), fit them apart",
+                                  fmt::join(gaps, ", ")));
     return;
   }
   e->idle_gap_us = static_cast<double>(*gaps.begin());
   if (&base != e) e->idle_base_options = base.options;
   if (!base.fixed.ok()) {
-    e->idle_start = Param::absent("no hot cost (fixed) to set the runs after an idle gap against: " + base.fixed.missing);
+    e->idle_start =
+        Param::absent("no hot cost (fixed) to set the runs after an idle gap against: " + base.fixed.missing);
     return;
   }
   for (const auto& r : o.idle_runs)
     if (r.payload_bytes > 0 && !base.per_byte.ok()) {
-      e->idle_start = Param::absent(fmt::format("a run after an idle gap has a payload of {} bytes and the model no "
-                                                "per-byte cost for it: {}",
-                                                r.payload_bytes, base.per_byte.missing));
+      e->idle_start =
+          Param::absent(fmt::format("a run after an idle gap has a payload of {} bytes and the model no "
+                                    "per-byte cost for it: {}",
+                                    r.payload_bytes, base.per_byte.missing));
       return;
     }
   auto extra = [&](double fixed, double per_byte, const std::vector<std::vector<double>>& overheads) {
@@ -1024,7 +1034,8 @@ void fit_idle_start(const Observations& o, const Entry& base, const std::vector<
 // (kEmptyAction) of its tracer at the same probe kind and configuration.  The
 // two fits' bootstrap draws come from independent runs, so their difference
 // draw by draw is a draw of the difference.
-void fit_action_over_empty(std::vector<Entry>& entries, const std::vector<std::vector<std::pair<double, double>>>& lines,
+void fit_action_over_empty(std::vector<Entry>& entries,
+                           const std::vector<std::vector<std::pair<double, double>>>& lines,
                            const std::vector<const Observations*>& of, std::size_t i) {
   Entry& e = entries[i];
   if (e.action == kEmptyAction) {
@@ -1058,9 +1069,9 @@ void fit_action_over_empty(std::vector<Entry>& entries, const std::vector<std::v
         ran = fmt::format(" (it ran as `{}`)", action_label(q));
         break;
       }
-    e.action_over_empty = Param::absent(
-        fmt::format("no run of the empty handler at this probe kind and configuration{}: `{} -a {} -p 0`", ran,
-                    run_command(alike), kEmptyAction));
+    e.action_over_empty =
+        Param::absent(fmt::format("no run of the empty handler at this probe kind and configuration{}: `{} -a {} -p 0`",
+                                  ran, run_command(alike), kEmptyAction));
     return;
   }
   const Entry& q = entries[flow];
@@ -1077,9 +1088,9 @@ void fit_action_over_empty(std::vector<Entry>& entries, const std::vector<std::v
     return;
   }
   if (!e.fixed.ok() || !q.fixed.ok()) {
-    e.action_over_empty = Param::absent(
-        fmt::format("no fixed cost for {}: {}", e.fixed.ok() ? "the empty handler" : "this action",
-                    e.fixed.ok() ? q.fixed.missing : e.fixed.missing));
+    e.action_over_empty =
+        Param::absent(fmt::format("no fixed cost for {}: {}", e.fixed.ok() ? "the empty handler" : "this action",
+                                  e.fixed.ok() ? q.fixed.missing : e.fixed.missing));
     return;
   }
   Param p;
@@ -1096,9 +1107,8 @@ void fit_action_over_empty(std::vector<Entry>& entries, const std::vector<std::v
   e.action_over_empty = p;
 }
 
-Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer,
-                const PassCost* pass, int bootstrap, std::mt19937_64& rng,
-                std::vector<std::pair<double, double>>* line_draws) {
+Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer, const PassCost* pass,
+                int bootstrap, std::mt19937_64& rng, std::vector<std::pair<double, double>>* line_draws) {
   Entry e;
   std::tie(e.tracer, e.probe_kind, e.action, std::ignore) = k;
   e.options = o.options;
@@ -1120,9 +1130,9 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
     if (bytes != 0)
       e.fixed = Param::absent(fmt::format("the runs have one payload size ({} bytes) and none of 0: `{} -p 0 -p {}`",
                                           bytes, run_cmd, bytes));
-    e.per_byte = Param::absent(o.carries_payload
-                                   ? fmt::format("one payload size in the runs: `{} -p 0 -p 256 -p 4096`", run_cmd)
-                                   : std::string("the action records no payload"));
+    e.per_byte =
+        Param::absent(o.carries_payload ? fmt::format("one payload size in the runs: `{} -p 0 -p 256 -p 4096`", run_cmd)
+                                        : std::string("the action records no payload"));
     e.points.push_back({bytes, median_of(v), median_of(v), v.size()});
   } else {
     std::vector<double> x, y;
@@ -1175,10 +1185,12 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
     }
   }
   if (o.by_threads.empty()) {
-    e.contention[2] = Param::absent(fmt::format("no runs with more than one firing thread: `{} -p 0 -j 1 -j 2`", run_cmd));
+    e.contention[2] =
+        Param::absent(fmt::format("no runs with more than one firing thread: `{} -p 0 -j 1 -j 2`", run_cmd));
   } else if (one == o.by_payload.end()) {
     for (const auto& [t, v] : o.by_threads)
-      e.contention[t] = Param::absent(fmt::format("no one-thread run at payload 0 to compare with: `{} -p 0 -j 1`", run_cmd));
+      e.contention[t] =
+          Param::absent(fmt::format("no one-thread run at payload 0 to compare with: `{} -p 0 -j 1`", run_cmd));
   } else {
     for (const auto& [t, v] : o.by_threads) {
       Param p;
@@ -1229,8 +1241,8 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
       if (b.gap_us > 0) {
         // After an idle gap: its own terms, kept out of the hot ones.
         if (handlers != 1 || b.threads != 1) continue;
-        o.idle_runs.push_back({b.payload_bytes, static_cast<double>(std::max<std::uint64_t>(1, b.batch)) * per_op,
-                               b.gap_us, v});
+        o.idle_runs.push_back(
+            {b.payload_bytes, static_cast<double>(std::max<std::uint64_t>(1, b.batch)) * per_op, b.gap_us, v});
         const auto& c = b.consumer;
         if (c && c->wakes_on_timer && b.action == "count" && c->wakeups && *c->wakeups > 0 && tsc > 0) {
           // A consumer on its own timer with nothing to read: what its
@@ -1246,9 +1258,9 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
           // With the tasks' time in the traced blocks alone, the records are
           // those blocks' (the pilot's hot ones left out).
           const double samples = static_cast<double>(b.repetitions) * static_cast<double>(b.samples_per_block);
-          const double records =
-              c->traced_cpu_ns ? std::min(static_cast<double>(c->records), samples * static_cast<double>(b.batch))
-                               : static_cast<double>(c->records);
+          const double records = c->traced_cpu_ns
+                                     ? std::min(static_cast<double>(c->records), samples * static_cast<double>(b.batch))
+                                     : static_cast<double>(c->records);
           const double idle = std::min(static_cast<double>(*c->wakeups), samples);
           // The tasks' time in the traced blocks alone where the run has it:
           // these runs' few records would magnify what the tasks do idle in
@@ -1301,8 +1313,9 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
     }
   }
   if (obs.empty())
-    return Status::error("model fit: no benchmark with an overhead figure in the runs (the none tracer is the "
-                         "baseline, not a tracer): `tracebench run -t <tracer>`");
+    return Status::error(
+        "model fit: no benchmark with an overhead figure in the runs (the none tracer is the "
+        "baseline, not a tracer): `tracebench run -t <tracer>`");
   Model m;
   const RunContext& c = runs.front().context;
   m.host = c.host;

@@ -30,16 +30,18 @@ Status check_term(const Entry& e, const std::string& name, const Param& p) {
     return Status::error(fmt::format("model entry {}: term {}: {}", entry_name(e), name, what));
   };
   const double v = *p.cycles;
-  for (const auto& [field, x] : {std::pair{"cycles", v}, std::pair{"ci_low", p.ci_low}, std::pair{"ci_high", p.ci_high}}) {
+  for (const auto& [field, x] :
+       {std::pair{"cycles", v}, std::pair{"ci_low", p.ci_low}, std::pair{"ci_high", p.ci_high}}) {
     if (!std::isfinite(x)) return bad(fmt::format("{} is {}, not a finite number", field, x));
   }
   // The estimate is held to a magnitude a cost can have; its interval only
   // to being finite and ordered: a wide interval (a consumer term fitted
   // from few, noisy runs) says the term is uncertain, not that it is absurd.
   if (std::fabs(v) > kMaxTermCycles)
-    return bad(fmt::format("{:.6g} cycles is beyond {:.0e} cycles (a second of a GHz CPU for each event, record or "
-                           "wakeup it counts)",
-                           v, kMaxTermCycles));
+    return bad(
+        fmt::format("{:.6g} cycles is beyond {:.0e} cycles (a second of a GHz CPU for each event, record or "
+                    "wakeup it counts)",
+                    v, kMaxTermCycles));
   if (p.ci_low > p.ci_high) return bad(fmt::format("interval [{}, {}] is inverted", p.ci_low, p.ci_high));
   // A bootstrap interval holds its estimate, or nearly: one more than twice
   // the interval's width and magnitude away is not that estimate's interval.
@@ -57,8 +59,8 @@ Status check_model_terms(const Model& m) {
   for (const auto& e : m.entries) {
     for (const auto& [name, p] : named_params(e)) TB_TRY(check_term(e, name, *p));
     if (e.wakeups_per_record && (!std::isfinite(*e.wakeups_per_record) || *e.wakeups_per_record < 0))
-      return Status::error(fmt::format("model entry {}: wakeups_per_record {} is not a share of records",
-                                       entry_name(e), *e.wakeups_per_record));
+      return Status::error(fmt::format("model entry {}: wakeups_per_record {} is not a share of records", entry_name(e),
+                                       *e.wakeups_per_record));
     if (e.idle_gap_us && (!std::isfinite(*e.idle_gap_us) || *e.idle_gap_us <= 0))
       return Status::error(fmt::format("model entry {}: idle_gap_us {} is not a gap", entry_name(e), *e.idle_gap_us));
   }

@@ -47,9 +47,10 @@ std::vector<std::string> leave_out_partial(std::vector<RunResult>* runs, const s
     auto& bs = (*runs)[i].benchmarks;
     for (const auto& b : bs)
       if (b.events.verification == "partial")
-        out.push_back(fmt::format("{} of {}: its tracer lost {} of {} events (verification partial)", b.name,
-                                  files[i], b.events.lost, b.events.recorded + b.events.lost));
-    bs.erase(std::remove_if(bs.begin(), bs.end(), [](const BenchmarkResult& b) { return b.events.verification == "partial"; }),
+        out.push_back(fmt::format("{} of {}: its tracer lost {} of {} events (verification partial)", b.name, files[i],
+                                  b.events.lost, b.events.recorded + b.events.lost));
+    bs.erase(std::remove_if(bs.begin(), bs.end(),
+                            [](const BenchmarkResult& b) { return b.events.verification == "partial"; }),
              bs.end());
   }
   return out;
@@ -63,7 +64,8 @@ int run_predict(const PredictArgs& a) {
   if (Status st = read_json_file(a.model, &mj); !st) return fail("predict", st);
   if (Status st = from_json(mj, &m); !st) return fail("predict", Status::error(a.model + ": " + st.message()));
   if (Status st = read_json_file(a.scenario, &sj); !st) return fail("predict", st);
-  if (Status st = scenario_from_json(sj, &s); !st) return fail("predict", Status::error(a.scenario + ": " + st.message()));
+  if (Status st = scenario_from_json(sj, &s); !st)
+    return fail("predict", Status::error(a.scenario + ": " + st.message()));
   if (Status st = predict(m, s, &p); !st) return fail("predict", st);
   nlohmann::json out = to_json(s, p);
   out["model"] = a.model;
@@ -125,7 +127,8 @@ int run_fit(const FitArgs& a, std::ostream& out, std::ostream& err) {
   if (Status s = check_fixed_against_points(m); !s) return fail("fit", s);
   // Everything computed before anything is written; each file replaced atomically.
   Report model_json, md, csv;
-  for (const auto& [format, text] : {std::pair{"json", &model_json}, std::pair{"markdown", &md}, std::pair{"csv", &csv}})
+  for (const auto& [format, text] :
+       {std::pair{"json", &model_json}, std::pair{"markdown", &md}, std::pair{"csv", &csv}})
     if (Status s = model_reporters().write(format, ModelReport{m}, text); !s) return fail("fit", s);
   const std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
   std::error_code ec;

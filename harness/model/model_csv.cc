@@ -18,8 +18,8 @@ std::string to_csv(const Model& m) {
     for (char& ch : why)
       if (ch == ',' || ch == '"' || ch == '\n') ch = ' ';
     if (p.ok())
-      out += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{:.3f},\n", e.tracer, e.probe_kind, e.action, opts, name,
-                         *p.cycles, p.ci_low, p.ci_high, p.n, *p.cycles * ns);
+      out += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{:.3f},\n", e.tracer, e.probe_kind, e.action, opts,
+                         name, *p.cycles, p.ci_low, p.ci_high, p.n, *p.cycles * ns);
     else
       out += fmt::format("{},{},{},{},{},,,,,,{}\n", e.tracer, e.probe_kind, e.action, opts, name, why);
   };

@@ -78,27 +78,47 @@ json to_json(const Model& m) {
     }
     json points = json::array();
     for (const auto& p : e.points)
-      points.push_back({{"payload_bytes", p.payload_bytes}, {"median_cycles", p.median_cycles},
-                        {"predicted_cycles", p.predicted_cycles}, {"n", p.n}});
+      points.push_back({{"payload_bytes", p.payload_bytes},
+                        {"median_cycles", p.median_cycles},
+                        {"predicted_cycles", p.predicted_cycles},
+                        {"n", p.n}});
     json consumer = nullptr;
     if (const auto& q = e.consumer_fit) {
-      consumer = {{"points", q->points}, {"r2", q->r2}, {"worst_residual_cycles", q->worst_residual_cycles},
-                  {"user_fraction", opt(q->user_fraction)}, {"ticks", q->ticks}};
+      consumer = {{"points", q->points},
+                  {"r2", q->r2},
+                  {"worst_residual_cycles", q->worst_residual_cycles},
+                  {"user_fraction", opt(q->user_fraction)},
+                  {"ticks", q->ticks}};
       if (!q->user_fraction) consumer["user_fraction_missing"] = q->user_fraction_missing;
       if (!q->per_wakeup_from.empty()) consumer["per_wakeup_from"] = q->per_wakeup_from;
     }
-    entries.push_back({{"tracer", e.tracer}, {"probe_kind", e.probe_kind}, {"action", e.action},
-                       {"options", e.options}, {"workloads", e.workloads}, {"parameters", params}, {"contention", cont},
-                       {"wakeups_per_record", opt(e.wakeups_per_record)}, {"idle_gap_us", opt(e.idle_gap_us)},
+    entries.push_back({{"tracer", e.tracer},
+                       {"probe_kind", e.probe_kind},
+                       {"action", e.action},
+                       {"options", e.options},
+                       {"workloads", e.workloads},
+                       {"parameters", params},
+                       {"contention", cont},
+                       {"wakeups_per_record", opt(e.wakeups_per_record)},
+                       {"idle_gap_us", opt(e.idle_gap_us)},
                        {"idle_base_options", opt(e.idle_base_options)},
-                       {"fit", {{"r2", opt(e.r2)}, {"worst_residual_cycles", opt(e.worst_residual_cycles)},
-                                {"points", points}, {"handlers", handlers}, {"consumer", consumer}}}});
+                       {"fit",
+                        {{"r2", opt(e.r2)},
+                         {"worst_residual_cycles", opt(e.worst_residual_cycles)},
+                         {"points", points},
+                         {"handlers", handlers},
+                         {"consumer", consumer}}}});
   }
   return {{"schema", kModelSchema},
           {"schema_version", kModelSchemaVersion},
           {"context",
-           {{"host", m.host}, {"cpu_model", m.cpu_model}, {"kernel_release", m.kernel_release},
-            {"execution", m.execution}, {"emulated", m.emulated}, {"tsc_hz", m.tsc_hz}, {"runs", m.runs}}},
+           {{"host", m.host},
+            {"cpu_model", m.cpu_model},
+            {"kernel_release", m.kernel_release},
+            {"execution", m.execution},
+            {"emulated", m.emulated},
+            {"tsc_hz", m.tsc_hz},
+            {"runs", m.runs}}},
           {"equation",
            "Cost(P) = fixed + b*per_byte + (N-1)*(false_predicate + p*(per_ecb - false_predicate)) + contention(t) "
            "+ (w' - wakeups_per_record)*probe_per_wakeup + (bursts/rate)*idle_start, w' = (wakeups/s - bursts/s)/rate; "
@@ -125,7 +145,8 @@ Status from_json(const json& j, Model* out) {
     m.emulated = c.at("emulated");
     m.tsc_hz = c.at("tsc_hz");
     m.runs = c.at("runs").get<std::vector<std::string>>();
-    if (!(m.tsc_hz > 0) || !std::isfinite(m.tsc_hz)) return Status::error("model: context.tsc_hz is not a positive rate");
+    if (!(m.tsc_hz > 0) || !std::isfinite(m.tsc_hz))
+      return Status::error("model: context.tsc_hz is not a positive rate");
     for (const auto& ej : j.at("entries")) {
       Entry e;
       e.tracer = ej.at("tracer");
@@ -141,7 +162,8 @@ Status from_json(const json& j, Model* out) {
         e.idle_base_options = ej.at("idle_base_options").get<std::map<std::string, std::string>>();
       const json& f = ej.at("fit");
       if (!f.at("r2").is_null()) e.r2 = f.at("r2").get<double>();
-      if (!f.at("worst_residual_cycles").is_null()) e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
+      if (!f.at("worst_residual_cycles").is_null())
+        e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
       for (const auto& p : f.at("points"))
         e.points.push_back({p.at("payload_bytes"), p.at("median_cycles"), p.at("predicted_cycles"), p.at("n")});
       for (int truth : {1, 0}) {
@@ -165,9 +187,7 @@ Status from_json(const json& j, Model* out) {
     if (Status s = check_model_terms(m); !s)
       return Status::error(s.message() + "; the file was edited or damaged (fit it again: tracebench model fit)");
     *out = std::move(m);
-  } catch (const std::exception& e) {
-    return Status::error(std::string("model: ") + e.what());
-  }
+  } catch (const std::exception& e) { return Status::error(std::string("model: ") + e.what()); }
   return Status::ok();
 }
 
@@ -185,18 +205,18 @@ Status scenario_from_json(const json& j, Scenario* out) {
     *v = o.at(k).get<std::string>();
     return Status::ok();
   };
-  auto number = [&](const json& o, const char* k, double lo, double hi, double* v,
-                    const std::string& where) -> Status {
+  auto number = [&](const json& o, const char* k, double lo, double hi, double* v, const std::string& where) -> Status {
     if (!o.contains(k)) return Status::ok();  // the default stands
     if (!o.at(k).is_number()) return bad(where + ": \"" + k + "\" must be a number");
     double x = o.at(k).get<double>();
-    if (!std::isfinite(x) || x < lo || x > hi) return bad(fmt::format("{}: \"{}\" = {} is outside {}..{}", where, k, x, lo, hi));
+    if (!std::isfinite(x) || x < lo || x > hi)
+      return bad(fmt::format("{}: \"{}\" = {} is outside {}..{}", where, k, x, lo, hi));
     *v = x;
     return Status::ok();
   };
-  const std::set<std::string> probe_keys = {"tracer",     "probe_kind", "action",  "options",    "payload_bytes",
-                                            "handlers",   "predicate_true", "rate_hz", "threads", "wakeups_hz",
-                                            "bursts_hz"};
+  const std::set<std::string> probe_keys = {"tracer",        "probe_kind", "action",         "options",
+                                            "payload_bytes", "handlers",   "predicate_true", "rate_hz",
+                                            "threads",       "wakeups_hz", "bursts_hz"};
   auto options = [&](const json& o, std::optional<std::map<std::string, std::string>>* v,
                      const std::string& where) -> Status {
     if (!o.contains("options")) return Status::ok();
@@ -245,9 +265,8 @@ Status scenario_from_json(const json& j, Scenario* out) {
   }
   if (j.contains("consumers")) {
     if (!j.at("consumers").is_array()) return bad("\"consumers\" must be an array");
-    const std::set<std::string> keys = {"tracer",     "probe_kind", "action",     "options",       "records_hz",
-                                        "wakeups_hz", "enables_hz", "payload_bytes", "idle_wakeups_hz",
-                                        "handlers"};
+    const std::set<std::string> keys = {"tracer",     "probe_kind", "action",        "options",         "records_hz",
+                                        "wakeups_hz", "enables_hz", "payload_bytes", "idle_wakeups_hz", "handlers"};
     for (std::size_t i = 0; i < j.at("consumers").size(); ++i) {
       const json& o = j.at("consumers")[i];
       std::string where = fmt::format("consumers[{}]", i);

@@ -38,9 +38,10 @@ std::string header(const Model& m) {
 // the empty handler, contention.
 std::string tracer_tables(const Model& m, const std::string& t, double ns) {
   std::string md;
-  md += fmt::format("\n## {}\n\n| probe kind | action | fixed (Table 6 analog) | per byte | R² | worst residual "
-                    "| workloads |\n|---|---|---|---|---:|---:|---|\n",
-                    t);
+  md += fmt::format(
+      "\n## {}\n\n| probe kind | action | fixed (Table 6 analog) | per byte | R² | worst residual "
+      "| workloads |\n|---|---|---|---|---:|---:|---|\n",
+      t);
   for (const auto& e : m.entries) {
     if (e.tracer != t) continue;
     std::string wl;
@@ -49,17 +50,16 @@ std::string tracer_tables(const Model& m, const std::string& t, double ns) {
                       e.per_byte.ok() ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.per_byte.cycles, e.per_byte.ci_low,
                                                     e.per_byte.ci_high)
                                       : "—",
-                      e.r2 ? fmt::format("{:.3f}", *e.r2) : "", e.worst_residual_cycles
-                                                                    ? fmt::format("{:.1f}", *e.worst_residual_cycles)
-                                                                    : "",
-                      wl);
+                      e.r2 ? fmt::format("{:.3f}", *e.r2) : "",
+                      e.worst_residual_cycles ? fmt::format("{:.1f}", *e.worst_residual_cycles) : "", wl);
   }
   bool handlers = false;
   for (const auto& e : m.entries) {
     if (e.tracer != t || (!e.per_ecb.ok() && !e.false_predicate.ok())) continue;
     if (!handlers)
-      md += "\n| probe kind | action | per extra handler, acting (`per_ecb`) | R², worst residual | per extra "
-            "handler, predicate false (`false_predicate`) | R², worst residual |\n|---|---|---|---|---|---|\n";
+      md +=
+          "\n| probe kind | action | per extra handler, acting (`per_ecb`) | R², worst residual | per extra "
+          "handler, predicate false (`false_predicate`) | R², worst residual |\n|---|---|---|---|---|---|\n";
     handlers = true;
     auto quality = [](const std::optional<Entry::LineQuality>& q) {
       return q ? fmt::format("{:.3f}, {:.1f} ({} points)", q->r2, q->worst_residual_cycles, q->points) : std::string();
@@ -72,9 +72,10 @@ std::string tracer_tables(const Model& m, const std::string& t, double ns) {
   for (const auto& e : m.entries) {
     if (e.tracer != t || !e.action_over_empty.ok()) continue;
     if (!actions)
-      md += fmt::format("\n| probe kind | action | over the empty handler (Table 4 analog; the `{}` row's fixed is "
-                        "the flow, Table 6) |\n|---|---|---|\n",
-                        kEmptyAction);
+      md += fmt::format(
+          "\n| probe kind | action | over the empty handler (Table 4 analog; the `{}` row's fixed is "
+          "the flow, Table 6) |\n|---|---|---|\n",
+          kEmptyAction);
     actions = true;
     md += fmt::format("| {} | {} | {} |\n", e.probe_kind, action_label(e), cell(e.action_over_empty, ns));
   }
@@ -98,19 +99,18 @@ std::string consumer_table(const Model& m, double ns) {
   for (const auto& e : m.entries) {
     if (!e.consumer_fit || !e.consumer_per_record.ok()) continue;
     if (!consumers)
-      md += "\n## Consumers (Table 3 analog)\n\nThe consumer's CPU time (reader threads, daemons, reads on the "
-            "measuring thread) per record, per recorded byte, per wakeup and per enable/disable cycle (a session's "
-            "start and stop, a read pass at disable), and per enable/disable cycle of each extra handler (from the "
-            "handler sweep's runs whose extra predicates fail), fitted over benchmarks; its idle time is spread over "
-            "them.\n\n"
-            "| tracer | probe kind | action | per record | per byte | per wakeup | per enable | per enable, extra "
-            "handler | user share | R², worst residual (points) |\n|---|---|---|---|---|---|---|---|---:|---|\n";
+      md +=
+          "\n## Consumers (Table 3 analog)\n\nThe consumer's CPU time (reader threads, daemons, reads on the "
+          "measuring thread) per record, per recorded byte, per wakeup and per enable/disable cycle (a session's "
+          "start and stop, a read pass at disable), and per enable/disable cycle of each extra handler (from the "
+          "handler sweep's runs whose extra predicates fail), fitted over benchmarks; its idle time is spread over "
+          "them.\n\n"
+          "| tracer | probe kind | action | per record | per byte | per wakeup | per enable | per enable, extra "
+          "handler | user share | R², worst residual (points) |\n|---|---|---|---|---|---|---|---|---:|---|\n";
     consumers = true;
     const auto& q = *e.consumer_fit;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer,
-                      e.probe_kind,
-                      action_label(e),
-                      cell(e.consumer_per_record, ns),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}, {:.1f} ({}) |\n", e.tracer, e.probe_kind,
+                      action_label(e), cell(e.consumer_per_record, ns),
                       e.consumer_per_record_byte.ok()
                           ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", *e.consumer_per_record_byte.cycles,
                                         e.consumer_per_record_byte.ci_low, e.consumer_per_record_byte.ci_high)
@@ -130,11 +130,12 @@ std::string wakeup_table(const Model& m, double ns) {
   for (const auto& e : m.entries) {
     if (!e.probe_per_wakeup.ok()) continue;
     if (!wakeups)
-      md += "\n## What a probe pays per consumer wakeup\n\nThe benchmarks' overhead per event regressed on wakeups "
-            "per record (runs that differ only in the wakeup policy, pooled): the probe's own share of a wakeup "
-            "(an irq_work, a wakeup of the reader). `fixed` holds it at the entry's own wakeups per record "
-            "(w_fit).\n\n| tracer | probe kind | action | per wakeup (`probe_per_wakeup`) | w_fit |\n"
-            "|---|---|---|---|---:|\n";
+      md +=
+          "\n## What a probe pays per consumer wakeup\n\nThe benchmarks' overhead per event regressed on wakeups "
+          "per record (runs that differ only in the wakeup policy, pooled): the probe's own share of a wakeup "
+          "(an irq_work, a wakeup of the reader). `fixed` holds it at the entry's own wakeups per record "
+          "(w_fit).\n\n| tracer | probe kind | action | per wakeup (`probe_per_wakeup`) | w_fit |\n"
+          "|---|---|---|---|---:|\n";
     wakeups = true;
     md += fmt::format("| {} | {} | {} | {} | {} |\n", e.tracer, e.probe_kind, action_label(e),
                       cell(e.probe_per_wakeup, ns),
@@ -150,14 +151,15 @@ std::string idle_table(const Model& m, double ns) {
   for (const auto& e : m.entries) {
     if (!e.idle_start.ok() && !e.consumer_per_idle_wakeup.ok()) continue;
     if (!idle)
-      md += "\n## After an idle gap (Table 5 analog)\n\nRuns with a sleep before each sample (`run --gap-us`): what "
-            "a burst's first event costs beyond `fixed` when it follows an idle gap (the consumer asleep on an idle "
-            "CPU, caches and predictors cold; `idle_start`), and what waking such a consumer costs it "
-            "(`consumer_per_idle_wakeup`, the paper's context switch on an idle system). `idle_start` is over the hot "
-            "cost of the burst's other events: the entry's own, or where its hot runs wake the consumer, that of the "
-            "configuration named (it wakes none; a burst's other events wake no one).\n\n| tracer | probe kind | "
-            "action | gap (µs) | per burst (`idle_start`) | over the hot line of | consumer per idle wakeup |\n"
-            "|---|---|---|---:|---|---|---|\n";
+      md +=
+          "\n## After an idle gap (Table 5 analog)\n\nRuns with a sleep before each sample (`run --gap-us`): what "
+          "a burst's first event costs beyond `fixed` when it follows an idle gap (the consumer asleep on an idle "
+          "CPU, caches and predictors cold; `idle_start`), and what waking such a consumer costs it "
+          "(`consumer_per_idle_wakeup`, the paper's context switch on an idle system). `idle_start` is over the hot "
+          "cost of the burst's other events: the entry's own, or where its hot runs wake the consumer, that of the "
+          "configuration named (it wakes none; a burst's other events wake no one).\n\n| tracer | probe kind | "
+          "action | gap (µs) | per burst (`idle_start`) | over the hot line of | consumer per idle wakeup |\n"
+          "|---|---|---|---:|---|---|---|\n";
     idle = true;
     std::string base = "itself";
     if (e.idle_base_options) {
@@ -207,6 +209,5 @@ std::string to_markdown(const Model& m) {
   for (const auto& t : tracers) md += tracer_tables(m, t, ns);
   return md + consumer_table(m, ns) + wakeup_table(m, ns) + idle_table(m, ns) + not_measured(m);
 }
-
 
 }  // namespace tracebench::model

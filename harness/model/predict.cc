@@ -11,8 +11,8 @@ namespace {
 
 Status need(const Param& p, const char* name, const Entry& e) {
   if (p.ok()) return Status::ok();
-  return Status::error(fmt::format("model predict: {} {} {}: the model has no {}: {}", e.tracer, e.probe_kind,
-                                   e.action, name, p.missing));
+  return Status::error(fmt::format("model predict: {} {} {}: the model has no {}: {}", e.tracer, e.probe_kind, e.action,
+                                   name, p.missing));
 }
 
 std::string options_text(const std::map<std::string, std::string>& o) {
@@ -37,16 +37,19 @@ Status entry_for(const Model& m, const std::string& tracer, const std::string& k
   }
   if (!same.empty()) {
     std::string configs;
-    for (const Entry* x : same) configs += fmt::format("{}{{{}}}", configs.empty() ? "" : ", ", options_text(x->options));
-    return Status::error(fmt::format("model predict: the model has {} configuration(s) of {} {} {} ({}){}: say which "
-                                     "with \"options\"",
-                                     same.size(), tracer, kind, action, configs,
-                                     options ? fmt::format(", none with {}", options_text(*options)) : ""));
+    for (const Entry* x : same)
+      configs += fmt::format("{}{{{}}}", configs.empty() ? "" : ", ", options_text(x->options));
+    return Status::error(
+        fmt::format("model predict: the model has {} configuration(s) of {} {} {} ({}){}: say which "
+                    "with \"options\"",
+                    same.size(), tracer, kind, action, configs,
+                    options ? fmt::format(", none with {}", options_text(*options)) : ""));
   }
   std::string known;
-  for (const auto& x : m.entries) known += fmt::format("{}{} {} {}", known.empty() ? "" : ", ", x.tracer, x.probe_kind, x.action);
-  return Status::error(fmt::format("model predict: the model has no entry for {} {} {} (it has: {})", tracer, kind,
-                                   action, known));
+  for (const auto& x : m.entries)
+    known += fmt::format("{}{} {} {}", known.empty() ? "" : ", ", x.tracer, x.probe_kind, x.action);
+  return Status::error(
+      fmt::format("model predict: the model has no entry for {} {} {} (it has: {})", tracer, kind, action, known));
 }
 
 }  // namespace
@@ -85,18 +88,20 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
     if (load.bursts_hz > 0 && load.rate_hz > 0) {
       // Each burst's first event follows an idle gap.
       if (load.bursts_hz > load.rate_hz)
-        return Status::error(fmt::format("model predict: {} {} {}: {} bursts/s at {} firings/s: a burst has at least "
-                                         "one firing",
-                                         e->tracer, e->probe_kind, e->action, load.bursts_hz, load.rate_hz));
+        return Status::error(
+            fmt::format("model predict: {} {} {}: {} bursts/s at {} firings/s: a burst has at least "
+                        "one firing",
+                        e->tracer, e->probe_kind, e->action, load.bursts_hz, load.rate_hz));
       TB_TRY(need(e->idle_start, "cost of a burst's first event after an idle gap (idle_start)", *e));
       if (e->idle_base_options) {
         // The burst's other events at the quiet configuration's hot line,
         // against which idle_start was measured (it woke no consumer).
         const Entry* base = m.find(e->tracer, e->probe_kind, e->action, *e->idle_base_options);
         if (!base)
-          return Status::error(fmt::format("model predict: {} {} {}: idle_start is against the configuration {{{}}}, "
-                                           "which the model lacks",
-                                           e->tracer, e->probe_kind, e->action, options_text(*e->idle_base_options)));
+          return Status::error(
+              fmt::format("model predict: {} {} {}: idle_start is against the configuration {{{}}}, "
+                          "which the model lacks",
+                          e->tracer, e->probe_kind, e->action, options_text(*e->idle_base_options)));
         TB_TRY(need(base->fixed, "fixed cost (of the quiet configuration)", *base));
         c += *base->fixed.cycles - *e->fixed.cycles;
         if (load.payload_bytes > 0) {
@@ -113,9 +118,9 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       // entry's own; a burst's first wakeup is in idle_start.
       const double w = std::max(0.0, *load.wakeups_hz - load.bursts_hz) / load.rate_hz;
       if (!e->probe_per_wakeup.ok())
-        pc.wakeup_note = fmt::format("{:.3g} wakeups per firing, not costed (fixed holds {} of its runs): {}", w,
-                                     w_fit ? fmt::format("the {:.3g}", *w_fit) : std::string("those"),
-                                     e->probe_per_wakeup.missing);
+        pc.wakeup_note =
+            fmt::format("{:.3g} wakeups per firing, not costed (fixed holds {} of its runs): {}", w,
+                        w_fit ? fmt::format("the {:.3g}", *w_fit) : std::string("those"), e->probe_per_wakeup.missing);
       else if (!w_fit)
         pc.wakeup_note = "the entry's runs did not count their wakeups per record";
       else
@@ -142,9 +147,10 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
       d += load.records_hz * per;
     }
     if (load.idle_wakeups_hz > load.wakeups_hz)
-      return Status::error(fmt::format("model predict: {} {} {}: idle_wakeups_hz {} is more than wakeups_hz {} (they "
-                                       "are some of them)",
-                                       e->tracer, e->probe_kind, e->action, load.idle_wakeups_hz, load.wakeups_hz));
+      return Status::error(
+          fmt::format("model predict: {} {} {}: idle_wakeups_hz {} is more than wakeups_hz {} (they "
+                      "are some of them)",
+                      e->tracer, e->probe_kind, e->action, load.idle_wakeups_hz, load.wakeups_hz));
     if (load.wakeups_hz > load.idle_wakeups_hz) {
       TB_TRY(need(e->consumer_per_wakeup, "consumer cost per wakeup", *e));
       d += (load.wakeups_hz - load.idle_wakeups_hz) * *e->consumer_per_wakeup.cycles;
@@ -165,10 +171,9 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
     if (!e->consumer_fit || !e->consumer_fit->user_fraction) {
       // The total holds; only its split is unknown.
       p.cost_ac_unsplit += d;
-      p.split_missing = fmt::format("{} {} {}: no user/kernel split of the consumer's time (Cost_A vs Cost_C): {}",
-                                    e->tracer, e->probe_kind, e->action,
-                                    e->consumer_fit ? e->consumer_fit->user_fraction_missing
-                                                    : std::string("no consumer fit"));
+      p.split_missing = fmt::format(
+          "{} {} {}: no user/kernel split of the consumer's time (Cost_A vs Cost_C): {}", e->tracer, e->probe_kind,
+          e->action, e->consumer_fit ? e->consumer_fit->user_fraction_missing : std::string("no consumer fit"));
       continue;
     }
     const double u = *e->consumer_fit->user_fraction;
@@ -188,10 +193,16 @@ nlohmann::json to_json(const Scenario& s, const Prediction& p) {
   nlohmann::json probes = nlohmann::json::array();
   for (std::size_t i = 0; i < s.probes.size(); ++i) {
     const auto& l = s.probes[i];
-    probes.push_back({{"tracer", l.tracer}, {"probe_kind", l.probe_kind}, {"action", l.action},
-                      {"payload_bytes", l.payload_bytes}, {"handlers", l.handlers},
-                      {"predicate_true", l.predicate_true}, {"rate_hz", l.rate_hz}, {"threads", l.threads},
-                      {"cycles", p.probes[i].cycles}, {"cycles_per_s", p.probes[i].cycles_per_s},
+    probes.push_back({{"tracer", l.tracer},
+                      {"probe_kind", l.probe_kind},
+                      {"action", l.action},
+                      {"payload_bytes", l.payload_bytes},
+                      {"handlers", l.handlers},
+                      {"predicate_true", l.predicate_true},
+                      {"rate_hz", l.rate_hz},
+                      {"threads", l.threads},
+                      {"cycles", p.probes[i].cycles},
+                      {"cycles_per_s", p.probes[i].cycles_per_s},
                       {"cpu_percent", p.probes[i].cpu_percent}});
     if (l.bursts_hz > 0) {
       probes.back()["bursts_hz"] = l.bursts_hz;
@@ -203,15 +214,17 @@ nlohmann::json to_json(const Scenario& s, const Prediction& p) {
       if (!p.probes[i].wakeup_note.empty()) probes.back()["wakeup_note"] = p.probes[i].wakeup_note;
     }
   }
-  nlohmann::json j = {
-      {"probes", probes},
-      {"cost_a_cycles_per_s", p.cost_a},
-      {"cost_b_cycles_per_s", p.cost_b},
-      {"cost_c_cycles_per_s", p.cost_c},
-      {"cost_ac_unsplit_cycles_per_s", p.cost_ac_unsplit},
-      {"cpu_percent",
-       {{"a_consumer_user", p.cpu_percent_a}, {"b_probes", p.cpu_percent_b}, {"c_consumer_kernel", p.cpu_percent_c},
-        {"ac_consumer_unsplit", p.cpu_percent_ac_unsplit}, {"total", p.cpu_percent}}}};
+  nlohmann::json j = {{"probes", probes},
+                      {"cost_a_cycles_per_s", p.cost_a},
+                      {"cost_b_cycles_per_s", p.cost_b},
+                      {"cost_c_cycles_per_s", p.cost_c},
+                      {"cost_ac_unsplit_cycles_per_s", p.cost_ac_unsplit},
+                      {"cpu_percent",
+                       {{"a_consumer_user", p.cpu_percent_a},
+                        {"b_probes", p.cpu_percent_b},
+                        {"c_consumer_kernel", p.cpu_percent_c},
+                        {"ac_consumer_unsplit", p.cpu_percent_ac_unsplit},
+                        {"total", p.cpu_percent}}}};
   if (!p.split_missing.empty()) j["split_missing"] = p.split_missing;
   return j;
 }
@@ -225,8 +238,8 @@ std::string to_text(const Scenario& s, const Prediction& p) {
                        fmt::format("{} {} {}", l.tracer, l.probe_kind, l.action), l.payload_bytes, l.handlers,
                        l.rate_hz, p.probes[i].cycles, p.probes[i].cpu_percent);
     if (l.wakeups_hz && p.probes[i].wakeup_note.empty())
-      out += fmt::format("  of which {:.1f} cycles for {:.0f} wakeups/s (probe_per_wakeup)\n", p.probes[i].wakeup_cycles,
-                         *l.wakeups_hz);
+      out += fmt::format("  of which {:.1f} cycles for {:.0f} wakeups/s (probe_per_wakeup)\n",
+                         p.probes[i].wakeup_cycles, *l.wakeups_hz);
     if (!p.probes[i].wakeup_note.empty()) out += "  note: " + p.probes[i].wakeup_note + "\n";
     if (l.bursts_hz > 0)
       out += fmt::format("  of which {:.1f} cycles for {:.0f} bursts/s after an idle gap (idle_start)\n",

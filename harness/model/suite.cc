@@ -22,9 +22,8 @@ std::vector<std::string> ModelScenario::option_args(const std::string& tracer) c
   std::vector<std::string> a;
   for (const auto& o : options) a.insert(a.end(), {"-o", o});
   if (handlers > 1) {
-    a.insert(a.end(),
-             {"-o", fmt::format("{}.{}={}", tracer, kEcbsOption, handlers), "-o",
-              fmt::format("{}.{}=false", tracer, kExtraPredicateOption)});
+    a.insert(a.end(), {"-o", fmt::format("{}.{}={}", tracer, kEcbsOption, handlers), "-o",
+                       fmt::format("{}.{}=false", tracer, kExtraPredicateOption)});
   }
   return a;
 }
@@ -165,7 +164,8 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
     // thousands of cycles that swing by thousands from block to block, and
     // an action of tens of cycles is lost in them.
     if (d.empty_handler_options && (s.name == "sys" || s.name == "payload")) {
-      std::vector<std::string> r = {"run", "-t", tracer, "-w", s.workload, "-a", kEmptyAction, "-a", s.action, "-p", "0"};
+      std::vector<std::string> r = {"run",        "-t", tracer,   "-w", s.workload, "-a",
+                                    kEmptyAction, "-a", s.action, "-p", "0"};
       for (const auto& o : dash_o(*d.empty_handler_options)) r.push_back(o);
       add(r);
     }
@@ -200,7 +200,7 @@ std::string term_off(const ValidationFile& v) {
   if (!v.predicted.consumer_cpu_percent) return "consumer: not predicted";
   const double consumer = v.measured.consumer_cpu_percent - *v.predicted.consumer_cpu_percent;
   return std::fabs(probe) >= std::fabs(consumer) ? fmt::format("probe ({:+.2f})", probe)
-                                                  : fmt::format("consumer ({:+.2f})", consumer);
+                                                 : fmt::format("consumer ({:+.2f})", consumer);
 }
 
 std::optional<ValidationFile> median_round(const std::vector<ValidationFile>& rounds, std::vector<double>* errors) {
@@ -223,7 +223,8 @@ std::optional<ValidationFile> median_round(const std::vector<ValidationFile>& ro
 }
 
 std::string table7_markdown(const std::vector<SuiteRow>& rows) {
-  const bool rounds = std::any_of(rows.begin(), rows.end(), [](const SuiteRow& r) { return r.round_errors.size() > 1; });
+  const bool rounds =
+      std::any_of(rows.begin(), rows.end(), [](const SuiteRow& r) { return r.round_errors.size() > 1; });
   std::string out =
       "| tracer | scenario | workload | rate (Hz) | cycles/probe predicted | measured | CPU % predicted | measured | "
       "error (points) | noise (ns/event) | within ±2 | largest term error |" +

@@ -104,8 +104,7 @@ int spawn_self(const std::string& self, const std::vector<std::string>& args, co
   posix_spawnattr_destroy(&at);
   if (err) return -err;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
@@ -201,13 +200,15 @@ std::string validation_file(const std::string& out, const Plan& p, const SuiteSc
 // `tracebench model validate` of one scenario at its paced rate.
 std::vector<std::string> validation_step(const Plan& p, const SuiteScenario& s, const SuiteArgs& a,
                                          const std::string& model, const std::string& vout) {
-  std::vector<std::string> v = {"model", "validate", "--model", model, "-t", p.tracer, "-w", s.workload,
-                                "-a",    s.action};
+  std::vector<std::string> v = {"model",  "validate", "--model",  model, "-t",
+                                p.tracer, "-w",       s.workload, "-a",  s.action};
   if (s.payload_bytes) v.insert(v.end(), {"-p", std::to_string(s.payload_bytes)});
   for (const auto& o : s.option_args(p.tracer)) v.push_back(o);
   v.insert(v.end(), {"--rate", fmt::format("{:.0f}", s.rate_hz)});
-  if (a.quick) v.push_back("--quick");
-  else v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
+  if (a.quick)
+    v.push_back("--quick");
+  else
+    v.insert(v.end(), {"--seconds", fmt::format("{}", a.seconds)});
   v.insert(v.end(), {"--out", vout});
   return v;
 }
@@ -285,7 +286,9 @@ int run_suite(const SuiteArgs& a) {
   auto step = [&](std::vector<std::string> args, const std::function<int(std::ostream&)>& in_process = nullptr) -> int {
     Step s;
     s.args = std::move(args);
-    s.log = (fs::path(out) / "logs" / fmt::format("{:02}-{}.txt", steps.size() + 1, s.args[0] == "model" ? s.args[1] : s.args[0])).string();
+    s.log = (fs::path(out) / "logs" /
+             fmt::format("{:02}-{}.txt", steps.size() + 1, s.args[0] == "model" ? s.args[1] : s.args[0]))
+                .string();
     const auto t0 = std::chrono::steady_clock::now();
     if (in_process) {
       std::ofstream log(s.log, std::ios::trunc);
@@ -317,9 +320,8 @@ int run_suite(const SuiteArgs& a) {
   // The fit reads the runs' files and writes the model: nothing attached,
   // nothing to isolate, so it is called here (its output in its log).
   if (!stopped && fs::exists(runs, ec))
-    fitted = step({"model", "fit", runs, "--out", model}, [&](std::ostream& log) {
-               return run_fit(FitArgs{.inputs = {runs}, .out = model}, log, log);
-             }) == 0;
+    fitted = step({"model", "fit", runs, "--out", model},
+                  [&](std::ostream& log) { return run_fit(FitArgs{.inputs = {runs}, .out = model}, log, log); }) == 0;
   // (tracer, scenario) -> every round's validation, or why a round has none.
   std::map<std::pair<std::string, std::string>, std::vector<ValidationFile>> done;
   std::map<std::pair<std::string, std::string>, std::string> problems;
@@ -339,11 +341,11 @@ int run_suite(const SuiteArgs& a) {
           Status read = Status::ok();
           try {
             read = validation_from_json(nlohmann::json::parse(in), &file);
-          } catch (const std::exception& e) {
-            read = Status::error(e.what());
-          }
-          if (read) j = std::move(file);
-          else if (code == 0) problems[key] = fmt::format("{}: {}", vout, read.message());
+          } catch (const std::exception& e) { read = Status::error(e.what()); }
+          if (read)
+            j = std::move(file);
+          else if (code == 0)
+            problems[key] = fmt::format("{}: {}", vout, read.message());
         }
         if (j && (code == 0 || !validation_held(*j)))
           done[key].push_back(std::move(*j));
@@ -359,13 +361,10 @@ int run_suite(const SuiteArgs& a) {
       const auto key = std::pair{p.tracer, s.name};
       if (done.count(key)) {
         row.validation = median_round(done[key], &row.round_errors);
-        if (problems.count(key))
-          row.round_errors.clear();  // a round failed: the rounds are not all there
+        if (problems.count(key)) row.round_errors.clear();  // a round failed: the rounds are not all there
       }
       if (!row.validation)
-        row.problem = problems.count(key) ? problems[key]
-                      : stopped           ? "interrupted"
-                                          : "the model could not be fitted";
+        row.problem = problems.count(key) ? problems[key] : stopped ? "interrupted" : "the model could not be fitted";
       if (!row.validation && failed.count(p.tracer)) row.problem += "; " + failed[p.tracer];
       rows.push_back(row);
     }
@@ -374,22 +373,27 @@ int run_suite(const SuiteArgs& a) {
   const std::string table = table7_markdown(rows);
   nlohmann::json steps_j = nlohmann::json::array();
   for (const auto& s : steps)
-    steps_j.push_back({{"command", shell_words(s.args)}, {"exit_code", s.exit_code}, {"seconds", s.seconds}, {"log", s.log}});
-  nlohmann::json j = {{"date_utc", utc_now_iso8601()}, {"quick", a.quick}, {"rounds", a.rounds}, {"steps", steps_j},
+    steps_j.push_back(
+        {{"command", shell_words(s.args)}, {"exit_code", s.exit_code}, {"seconds", s.seconds}, {"log", s.log}});
+  nlohmann::json j = {{"date_utc", utc_now_iso8601()},
+                      {"quick", a.quick},
+                      {"rounds", a.rounds},
+                      {"steps", steps_j},
                       {"interrupted", stopped}};
   std::string md = fmt::format(
       "# Table 7 on {} ({})\n\nMade by `tracebench model suite{}{}{}`; the model is `model.json` beside this file, "
       "fitted on the runs in `runs/`; each row is `validation/<tracer>-<scenario>{}.json`. CPU % is of one CPU; the "
       "error is measured minus predicted, in CPU points; the noise is the spread of the untraced segments' cost per "
       "event.{}\n\n",
-      host_name(), utc_now_iso8601(), a.quick ? " --quick" : "", a.rounds > 1 ? fmt::format(" --rounds {}", a.rounds) : "",
+      host_name(), utc_now_iso8601(), a.quick ? " --quick" : "",
+      a.rounds > 1 ? fmt::format(" --rounds {}", a.rounds) : "",
       a.tracers.empty() ? "" : fmt::format(" -t {}", fmt::join(a.tracers, " -t ")), a.rounds > 1 ? "-r<round>" : "",
       a.rounds > 1 ? fmt::format(" Every measurement and validation ran {} times, round after round; a row shows the "
                                  "round whose error is the median, and every round's error in the last column.",
                                  a.rounds)
                    : "");
-  for (const auto& [file, text] : {std::pair<std::string, std::string>{"table7.md", md + table},
-                                   {"suite.json", j.dump(2) + "\n"}})
+  for (const auto& [file, text] :
+       {std::pair<std::string, std::string>{"table7.md", md + table}, {"suite.json", j.dump(2) + "\n"}})
     if (Status st = write_file_atomic((fs::path(out) / file).string(), text); !st) {
       std::cerr << "tracebench model suite: " << st.message() << "\n";
       return 1;

@@ -28,17 +28,20 @@ std::vector<std::string> validation_problems(const ValidationScenario& s, const 
                                              const Validation& v, const ValidationLimits& limits) {
   std::vector<std::string> out;
   if (s.rate_hz > 0 && v.ops_hz < limits.min_rate_share * s.rate_hz)
-    out.push_back(fmt::format("the rate was not held: {:.0f} Hz of the {:.0f} Hz asked ({:.0f}%, under {:.0f}%) while "
-                              "traced: the thread could not fire that fast, or lost the CPU",
-                              v.ops_hz, s.rate_hz, 100 * v.ops_hz / s.rate_hz, 100 * limits.min_rate_share));
+    out.push_back(
+        fmt::format("the rate was not held: {:.0f} Hz of the {:.0f} Hz asked ({:.0f}%, under {:.0f}%) while "
+                    "traced: the thread could not fire that fast, or lost the CPU",
+                    v.ops_hz, s.rate_hz, 100 * v.ops_hz / s.rate_hz, 100 * limits.min_rate_share));
   if (v.longest_period_ms > limits.max_period_ms)
-    out.push_back(fmt::format("a 1 ms pacing period lasted {:.0f} ms (over {:.0f} ms): the process was stopped "
-                              "(SIGSTOP) or kept off the CPU, and caught up after; the load was not the scenario's",
-                              v.longest_period_ms, limits.max_period_ms));
+    out.push_back(
+        fmt::format("a 1 ms pacing period lasted {:.0f} ms (over {:.0f} ms): the process was stopped "
+                    "(SIGSTOP) or kept off the CPU, and caught up after; the load was not the scenario's",
+                    v.longest_period_ms, limits.max_period_ms));
   if (x.seen > 0 && v.lost_share > limits.max_lost_share)
-    out.push_back(fmt::format("the tracer lost {} of the {} events it saw ({:.1f}%, over {:g}%): a tracer that drops "
-                              "costs less per event than one that records; enlarge its buffer",
-                              x.lost, x.seen, 100 * v.lost_share, 100 * limits.max_lost_share));
+    out.push_back(
+        fmt::format("the tracer lost {} of the {} events it saw ({:.1f}%, over {:g}%): a tracer that drops "
+                    "costs less per event than one that records; enlarge its buffer",
+                    x.lost, x.seen, 100 * v.lost_share, 100 * limits.max_lost_share));
   return out;
 }
 
@@ -111,8 +114,10 @@ SegmentSums sum_segments(const ValidationMeasured& x) {
         a.any_counted = true;
         a.tasks_counted += g.consumer_tasks_ns;
         a.wall_counted += g.wall_ns;
-        if (g.consumer_tasks_perf_ns) a.tasks_perf += *g.consumer_tasks_perf_ns;
-        else a.perf_all = false;
+        if (g.consumer_tasks_perf_ns)
+          a.tasks_perf += *g.consumer_tasks_perf_ns;
+        else
+          a.perf_all = false;
         a.switches += g.consumer_tasks_switches;
       } else {
         a.any_uncounted = true;
@@ -141,8 +146,8 @@ void cross_check_consumer(const SegmentSums& a, Validation* v) {
     const double gap_ns = a.tasks_counted - a.tasks_perf;
     if (a.switches > 0) v->consumer_switch_gap_us = gap_ns / static_cast<double>(a.switches) / 1e3;
     const bool perf_above = -gap_ns > 0.1 * a.tasks_counted && -gap_ns / a.wall_counted * 100 > 0.05;
-    const bool gap_too_large = gap_ns / a.wall_counted * 100 > 0.05 &&
-                               (a.switches == 0 || gap_ns / static_cast<double>(a.switches) > 50e3);
+    const bool gap_too_large =
+        gap_ns / a.wall_counted * 100 > 0.05 && (a.switches == 0 || gap_ns / static_cast<double>(a.switches) > 50e3);
     if (perf_above || gap_too_large)
       v->warnings.push_back(fmt::format(
           "the consumer tasks' CPU from /proc schedstat ({:.3f} %) and from perf's task-clock ({:.3f} %) differ by "
@@ -226,9 +231,9 @@ void predict_consumer(const Model& m, const ValidationScenario& s, const Validat
     if (entry->consumer_per_idle_wakeup.ok())
       c.idle_wakeups_hz = std::min(v->idle_wakeups_hz, c.wakeups_hz);
     else
-      v->idle_note += fmt::format("{}{:.0f} of the consumer's wakeups/s found it asleep, costed as warm ones: {}",
-                                  v->idle_note.empty() ? "" : "; ", v->idle_wakeups_hz,
-                                  entry->consumer_per_idle_wakeup.missing);
+      v->idle_note +=
+          fmt::format("{}{:.0f} of the consumer's wakeups/s found it asleep, costed as warm ones: {}",
+                      v->idle_note.empty() ? "" : "; ", v->idle_wakeups_hz, entry->consumer_per_idle_wakeup.missing);
   }
   with.consumers.push_back(c);
   Prediction q;
@@ -249,8 +254,8 @@ void predict_consumer(const Model& m, const ValidationScenario& s, const Validat
 
 // What the model predicts for the rates achieved: the probe (with its
 // wakeups and idle bursts), then the consumer.
-Status predict_measured(const Model& m, const ValidationScenario& s, const ValidationMeasured& x,
-                        const SegmentSums& a, Validation* v) {
+Status predict_measured(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const SegmentSums& a,
+                        Validation* v) {
   Scenario probe_only;
   ProbeLoad load = s.probe_load(v->rate_hz);
   // What the probe pays for waking the consumer, at the wakeups this
@@ -269,8 +274,8 @@ Status predict_measured(const Model& m, const ValidationScenario& s, const Valid
   if (entry && entry->idle_start.ok())
     load.bursts_hz = x.timer_firings ? v->bursts_hz : std::min(v->bursts_hz, v->rate_hz);
   else if (entry && v->bursts_hz > 0)
-    v->idle_note = fmt::format("{:.0f} bursts/s after an idle gap, not costed: {}", v->bursts_hz,
-                               entry->idle_start.missing);
+    v->idle_note =
+        fmt::format("{:.0f} bursts/s after an idle gap, not costed: {}", v->bursts_hz, entry->idle_start.missing);
   probe_only.probes.push_back(load);
   Prediction p;
   TB_TRY(predict(m, probe_only, &p));
@@ -315,13 +320,20 @@ nlohmann::json opt(const std::optional<T>& v) {
 nlohmann::json to_json(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const Validation& v) {
   nlohmann::json segs = nlohmann::json::array();
   for (const auto& g : x.segments)
-    segs.push_back({{"traced", g.traced}, {"wall_ns", g.wall_ns}, {"thread_cpu_ns", g.thread_cpu_ns},
-                    {"machine_busy_ns", g.machine_busy_ns}, {"events", g.events},
-                    {"consumer_cpu_ns", g.consumer_cpu_ns}, {"consumer_tasks_ns", g.consumer_tasks_ns},
+    segs.push_back({{"traced", g.traced},
+                    {"wall_ns", g.wall_ns},
+                    {"thread_cpu_ns", g.thread_cpu_ns},
+                    {"machine_busy_ns", g.machine_busy_ns},
+                    {"events", g.events},
+                    {"consumer_cpu_ns", g.consumer_cpu_ns},
+                    {"consumer_tasks_ns", g.consumer_tasks_ns},
                     {"consumer_tasks_perf_ns", opt(g.consumer_tasks_perf_ns)},
-                    {"consumer_tasks_switches", g.consumer_tasks_switches}, {"task_clock", g.task_clock},
-                    {"ticks", g.ticks}, {"bursts", g.bursts},
-                    {"late_ticks", g.late_ticks}, {"longest_period_ns", g.longest_period_ns}});
+                    {"consumer_tasks_switches", g.consumer_tasks_switches},
+                    {"task_clock", g.task_clock},
+                    {"ticks", g.ticks},
+                    {"bursts", g.bursts},
+                    {"late_ticks", g.late_ticks},
+                    {"longest_period_ns", g.longest_period_ns}});
   nlohmann::json j = {
       {"schema", "tracebench.validation"},
       {"schema_version", 4},
@@ -333,26 +345,43 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
         {"tsc_hz", m.tsc_hz},
         {"runs", m.runs}}},
       {"scenario",
-       {{"tracer", s.tracer}, {"workload", s.workload}, {"probe_kind", s.probe_kind}, {"action", s.action},
-        {"options", s.options}, {"handlers", s.handlers}, {"predicate_true", s.predicate_true},
-        {"payload_bytes", s.payload_bytes}, {"rate_hz", s.rate_hz}, {"seconds", s.seconds}}},
+       {{"tracer", s.tracer},
+        {"workload", s.workload},
+        {"probe_kind", s.probe_kind},
+        {"action", s.action},
+        {"options", s.options},
+        {"handlers", s.handlers},
+        {"predicate_true", s.predicate_true},
+        {"payload_bytes", s.payload_bytes},
+        {"rate_hz", s.rate_hz},
+        {"seconds", s.seconds}}},
       {"measured",
-       {{"rate_hz", v.rate_hz}, {"untraced_ns_per_event", v.untraced_ns_per_event},
-        {"traced_ns_per_event", v.traced_ns_per_event}, {"probe_cycles", v.probe_cycles},
-        {"probe_cpu_percent", v.probe_cpu_percent}, {"consumer_cpu_percent", v.consumer_cpu_percent},
-        {"cpu_percent", v.cpu_percent}, {"system_busy_delta_percent", v.system_busy_delta_percent},
+       {{"rate_hz", v.rate_hz},
+        {"untraced_ns_per_event", v.untraced_ns_per_event},
+        {"traced_ns_per_event", v.traced_ns_per_event},
+        {"probe_cycles", v.probe_cycles},
+        {"probe_cpu_percent", v.probe_cpu_percent},
+        {"consumer_cpu_percent", v.consumer_cpu_percent},
+        {"cpu_percent", v.cpu_percent},
+        {"system_busy_delta_percent", v.system_busy_delta_percent},
         {"consumer_tasks_cpu_percent", v.consumer_tasks_cpu_percent},
         {"consumer_tasks_counted_cpu_percent", opt(v.consumer_tasks_counted_cpu_percent)},
         {"consumer_tasks_perf_cpu_percent", opt(v.consumer_tasks_perf_cpu_percent)},
         {"consumer_tasks_switches", v.consumer_tasks_switches},
         {"consumer_switch_gap_us", opt(v.consumer_switch_gap_us)},
         {"task_clock_effect_percent", opt(v.task_clock_effect_percent)},
-        {"late_share", v.late_share}, {"untraced_spread_ns_per_event", v.untraced_spread_ns_per_event},
-        {"records", x.records}, {"wakeups", opt(x.wakeups)}, {"wakes_on_timer", x.wakes_on_timer},
-        {"drain_consumer_cpu_ns", x.drain_consumer_cpu_ns}, {"segments", segs}}},
+        {"late_share", v.late_share},
+        {"untraced_spread_ns_per_event", v.untraced_spread_ns_per_event},
+        {"records", x.records},
+        {"wakeups", opt(x.wakeups)},
+        {"wakes_on_timer", x.wakes_on_timer},
+        {"drain_consumer_cpu_ns", x.drain_consumer_cpu_ns},
+        {"segments", segs}}},
       {"predicted",
-       {{"probe_cycles", v.predicted_probe_cycles}, {"probe_cpu_percent", v.predicted_probe_cpu_percent},
-        {"consumer_cpu_percent", opt(v.predicted_consumer_cpu_percent)}, {"cpu_percent", opt(v.predicted_cpu_percent)}}},
+       {{"probe_cycles", v.predicted_probe_cycles},
+        {"probe_cpu_percent", v.predicted_probe_cpu_percent},
+        {"consumer_cpu_percent", opt(v.predicted_consumer_cpu_percent)},
+        {"cpu_percent", opt(v.predicted_cpu_percent)}}},
       {"error",
        {{"probe_cycles", v.probe_cycles - v.predicted_probe_cycles},
         {"cpu_percent", v.predicted_cpu_percent ? nlohmann::json(v.cpu_percent - *v.predicted_cpu_percent)
@@ -361,8 +390,11 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
       // Whether the run held the scenario; a validation that did not is
       // neither agreement nor disagreement with the model.
       {"conditions",
-       {{"held", v.held()}, {"problems", v.problems}, {"rate_asked_hz", s.rate_hz},
-        {"longest_period_ms", v.longest_period_ms}, {"lost_share", v.lost_share}}}};
+       {{"held", v.held()},
+        {"problems", v.problems},
+        {"rate_asked_hz", s.rate_hz},
+        {"longest_period_ms", v.longest_period_ms},
+        {"lost_share", v.lost_share}}}};
   if (!v.consumer_missing.empty()) j["predicted"]["consumer_missing"] = v.consumer_missing;
   if (x.wakeups && x.records > 0) j["predicted"]["probe_wakeup_cycles"] = v.predicted_wakeup_cycles;
   j["measured"]["ops_hz"] = v.ops_hz;
@@ -379,13 +411,13 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
   auto pct = [](const std::optional<double>& x) { return x ? fmt::format("{:.3f}", *x) : std::string("—"); };
   std::string out = fmt::format("{} {} {} payload {}{} at {:.0f} Hz (asked {:.0f}), CPU % of one CPU\n", s.tracer,
                                 s.workload, s.action, s.payload_bytes,
-                                s.handlers > 1 ? fmt::format(", {} handlers (the extra ones' predicates {})", s.handlers,
-                                                             s.predicate_true > 0 ? "hold" : "fail")
+                                s.handlers > 1 ? fmt::format(", {} handlers (the extra ones' predicates {})",
+                                                             s.handlers, s.predicate_true > 0 ? "hold" : "fail")
                                                : std::string(),
                                 v.ops_hz, s.rate_hz);
   if (s.probe_kind == "profile")
-    out += fmt::format("the probe is the tracer's timer: it fired {:.0f} times per second while the ops ran\n",
-                       v.rate_hz);
+    out +=
+        fmt::format("the probe is the tracer's timer: it fired {:.0f} times per second while the ops ran\n", v.rate_hz);
   out += fmt::format("{:<22} {:>12} {:>12} {:>12}\n", "", "predicted", "measured", "error");
   out += fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>12.1f}\n", "cycles per probe", v.predicted_probe_cycles,
                      v.probe_cycles, v.probe_cycles - v.predicted_probe_cycles);
@@ -396,26 +428,29 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
                      v.predicted_consumer_cpu_percent
                          ? fmt::format("{:.3f}", v.consumer_cpu_percent - *v.predicted_consumer_cpu_percent)
                          : std::string("—"));
-  out += fmt::format("{:<22} {:>12} {:>12.3f} {:>12}\n", "total, CPU %", pct(v.predicted_cpu_percent), v.cpu_percent,
-                     v.predicted_cpu_percent ? fmt::format("{:.3f}", v.cpu_percent - *v.predicted_cpu_percent)
-                                             : std::string("—"));
-  out += fmt::format("machine busy, traced minus untraced (/proc/stat, independent, tick-sampled): {:.3f} % of one "
-                     "CPU\n",
-                     v.system_busy_delta_percent);
+  out += fmt::format(
+      "{:<22} {:>12} {:>12.3f} {:>12}\n", "total, CPU %", pct(v.predicted_cpu_percent), v.cpu_percent,
+      v.predicted_cpu_percent ? fmt::format("{:.3f}", v.cpu_percent - *v.predicted_cpu_percent) : std::string("—"));
+  out += fmt::format(
+      "machine busy, traced minus untraced (/proc/stat, independent, tick-sampled): {:.3f} % of one "
+      "CPU\n",
+      v.system_busy_delta_percent);
   if (v.consumer_tasks_perf_cpu_percent)
     out += fmt::format(
         "consumer tasks, in the segments perf counted: {:.3f} % by /proc schedstat, {:.3f} % by perf task-clock "
         "(independent){}\n",
         *v.consumer_tasks_counted_cpu_percent, *v.consumer_tasks_perf_cpu_percent,
         v.consumer_switch_gap_us
-            ? fmt::format("; schedstat's extra is {:.1f} µs per context switch ({} switches): the switches into and out "
-                          "of the consumer, which task-clock leaves out",
-                          *v.consumer_switch_gap_us, v.consumer_tasks_switches)
+            ? fmt::format(
+                  "; schedstat's extra is {:.1f} µs per context switch ({} switches): the switches into and out "
+                  "of the consumer, which task-clock leaves out",
+                  *v.consumer_switch_gap_us, v.consumer_tasks_switches)
             : std::string());
   if (v.task_clock_effect_percent)
-    out += fmt::format("perf's task-clock counted the consumer tasks in two of the four traced segments: their share "
-                       "there minus in the other two, {:+.3f} CPU points (what counting costs them, noise included)\n",
-                       *v.task_clock_effect_percent);
+    out += fmt::format(
+        "perf's task-clock counted the consumer tasks in two of the four traced segments: their share "
+        "there minus in the other two, {:+.3f} CPU points (what counting costs them, noise included)\n",
+        *v.task_clock_effect_percent);
   out += fmt::format("untraced segments' cost per event spread over {:.0f} ns (the noise)\n",
                      v.untraced_spread_ns_per_event);
   if (v.predicted_wakeup_cycles != 0)
@@ -429,8 +464,9 @@ std::string to_text(const ValidationScenario& s, const Validation& v) {
   if (!v.consumer_missing.empty()) out += "no consumer prediction: " + v.consumer_missing + "\n";
   for (const auto& w : v.warnings) out += "warning: " + w + "\n";
   if (!v.held()) {
-    out += "verdict: NOT A VALIDATION: the run did not hold the scenario, so its figures neither confirm nor refute "
-           "the model:\n";
+    out +=
+        "verdict: NOT A VALIDATION: the run did not hold the scenario, so its figures neither confirm nor refute "
+        "the model:\n";
     for (const auto& p : v.problems) out += "  " + p + "\n";
   }
   return out;

@@ -103,8 +103,7 @@ Status paced(WorkloadState* st, double rate, double seconds, ValidationSegment* 
     const double late = clock_ns(CLOCK_MONOTONIC) -
                         (static_cast<double>(deadline.tv_sec) * 1e9 + static_cast<double>(deadline.tv_nsec));
     if (late > kPeriodNs) ++g->late_ticks;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
-    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {}
   }
   g->ticks = periods;
   g->thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -147,11 +146,11 @@ int run_validate(const ValidateArgs& a) {
   // A model and its validation come from the same kind of machine: an
   // emulator's cycles predict nothing on a host, nor the other way round.
   std::string here;
-  if (Status s = check_execution("", hypervisor_vendor(), &here); !s)
-    return refuse(s.message());
+  if (Status s = check_execution("", hypervisor_vendor(), &here); !s) return refuse(s.message());
   if (m.emulated != (here == "qemu-tcg"))
-    return refuse(m.emulated ? "the model was fitted in an emulator; validate it there (tracebench vm -- model validate ...)"
-                             : "the model was fitted on a host and this is an emulator: fit one here first");
+    return refuse(m.emulated
+                      ? "the model was fitted in an emulator; validate it there (tracebench vm -- model validate ...)"
+                      : "the model was fitted on a host and this is an emulator: fit one here first");
   ValidationScenario sc;
   sc.tracer = a.tracer;
   sc.workload = a.workload;
@@ -283,13 +282,16 @@ int run_validate(const ValidateArgs& a) {
   limits.max_lost_share = a.max_lost_percent / 100;
   if (Status s = evaluate(m, sc, x, &v, limits); !s) return refuse(s.message());
   if (events.fired > 0 && events.lost * 100 > events.fired && v.lost_share <= limits.max_lost_share)
-    v.warnings.push_back(fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
-                                     "costs less per event than one that records; enlarge its buffer",
-                                     100.0 * static_cast<double>(events.lost) / static_cast<double>(events.fired)));
+    v.warnings.push_back(
+        fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
+                    "costs less per event than one that records; enlarge its buffer",
+                    100.0 * static_cast<double>(events.lost) / static_cast<double>(events.fired)));
   nlohmann::json j = to_json(m, sc, x, v);
   j["date_utc"] = utc_now_iso8601();
-  j["events"] = {{"fired", events.fired},           {"recorded", events.recorded},
-                 {"lost", events.lost},             {"verification", events.verification},
+  j["events"] = {{"fired", events.fired},
+                 {"recorded", events.recorded},
+                 {"lost", events.lost},
+                 {"verification", events.verification},
                  {"reason", events.verification_reason}};
   if (!a.out.empty()) {
     std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
@@ -316,14 +318,17 @@ int run_validate(const ValidateArgs& a) {
 void install_validate(CLI::App* model, int* exit_status) {
   auto va = std::make_shared<ValidateArgs>();
   auto* v = model->add_subcommand(
-      "validate", "Table 7: fire a workload at a paced rate untraced and traced, measure the CPU, compare with the model");
+      "validate",
+      "Table 7: fire a workload at a paced rate untraced and traced, measure the CPU, compare with the model");
   v->add_option("--model", va->model, "model.json from `tracebench model fit` on this machine")->required();
   v->add_option("-t,--tracer", va->tracer, "Tracer")->required();
   v->add_option("-w,--workload", va->workload, "Workload (see `tracebench list`)")->required();
   v->add_option("-a,--action", va->action, "The tracer's action")->capture_default_str();
   v->add_option("-p,--payload", va->payload, "Payload bytes per event");
   v->add_option("-o,--option", va->options, "Tracer option key=value (or tracer.key=value), as in `tracebench run`");
-  v->add_option("--rate", va->rate, "Events per second to hold")->capture_default_str()->check(finite_range(1000.0, 2e6));
+  v->add_option("--rate", va->rate, "Events per second to hold")
+      ->capture_default_str()
+      ->check(finite_range(1000.0, 2e6));
   v->add_option("--seconds", va->seconds, "Length of the whole run (eight segments)")
       ->capture_default_str()
       ->check(finite_range(0.4, 600.0));

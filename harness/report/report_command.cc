@@ -43,14 +43,18 @@ constexpr std::size_t kMaxHistorySeries = 24;
 
 json opt_ci(const std::optional<MedianCI>& c) {
   if (!c) return nullptr;
-  return json{{"median", c->median}, {"low", c->low}, {"high", c->high}, {"n", c->n},
-              {"confidence", c->confidence}, {"confidence_label", confidence_label(c->confidence)}};
+  return json{{"median", c->median},
+              {"low", c->low},
+              {"high", c->high},
+              {"n", c->n},
+              {"confidence", c->confidence},
+              {"confidence_label", confidence_label(c->confidence)}};
 }
 
 json variant(const VariantResult& v) {
   if (v.ns.n == 0) return nullptr;
-  return json{{"ns_p50", v.ns.p50}, {"ns_p10", v.ns.p10}, {"ns_p90", v.ns.p90}, {"cycles_p50", v.cycles.p50},
-              {"samples", v.samples}, {"disturbed", v.disturbed}};
+  return json{{"ns_p50", v.ns.p50},         {"ns_p10", v.ns.p10},   {"ns_p90", v.ns.p90},
+              {"cycles_p50", v.cycles.p50}, {"samples", v.samples}, {"disturbed", v.disturbed}};
 }
 
 // The undisturbed samples of one variant in ns per event (at most 2000,
@@ -70,28 +74,49 @@ json run_json(const RunResult& r, const std::string& file) {
   json benches = json::array();
   for (const auto& b : r.benchmarks) {
     benches.push_back(
-        {{"name", b.name}, {"tracer", b.tracer}, {"workload", b.workload}, {"action", b.action},
-         {"probe_kind", b.probe_kind}, {"payload_bytes", b.payload_bytes}, {"threads", b.threads},
-         {"gap_us", b.gap_us}, {"samples_per_block", b.samples_per_block},
-         {"options", b.options}, {"status", b.status}, {"error", b.error}, {"warnings", b.warnings},
-         {"overhead_ns", opt_ci(b.overhead_ns)}, {"overhead_cycles", opt_ci(b.overhead_cycles)},
-         {"baseline", variant(b.baseline)}, {"traced", variant(b.traced)},
+        {{"name", b.name},
+         {"tracer", b.tracer},
+         {"workload", b.workload},
+         {"action", b.action},
+         {"probe_kind", b.probe_kind},
+         {"payload_bytes", b.payload_bytes},
+         {"threads", b.threads},
+         {"gap_us", b.gap_us},
+         {"samples_per_block", b.samples_per_block},
+         {"options", b.options},
+         {"status", b.status},
+         {"error", b.error},
+         {"warnings", b.warnings},
+         {"overhead_ns", opt_ci(b.overhead_ns)},
+         {"overhead_cycles", opt_ci(b.overhead_cycles)},
+         {"baseline", variant(b.baseline)},
+         {"traced", variant(b.traced)},
          {"events",
-          {{"fired", b.events.fired}, {"recorded", b.events.recorded}, {"lost", b.events.lost},
-           {"payload_source", b.events.payload_source}, {"payload_verified", b.events.payload_verified},
+          {{"fired", b.events.fired},
+           {"recorded", b.events.recorded},
+           {"lost", b.events.lost},
+           {"payload_source", b.events.payload_source},
+           {"payload_verified", b.events.payload_verified},
            {"verification", b.events.verification}}},
-         {"samples_ns",
-          {{"baseline", samples_ns(b, false, c.tsc_hz)}, {"traced", samples_ns(b, true, c.tsc_hz)}}}});
+         {"samples_ns", {{"baseline", samples_ns(b, false, c.tsc_hz)}, {"traced", samples_ns(b, true, c.tsc_hz)}}}});
   }
   return {{"file", file},
           {"run_id", c.run_id},
           {"date_utc", c.date_utc},
           {"complete", c.complete},
           {"context",
-           {{"host", c.host}, {"cpu_model", c.cpu_model}, {"cpus", c.cpus}, {"kernel_release", c.kernel_release},
-            {"hypervisor", c.virtualized ? c.hypervisor : std::string("none")}, {"clocksource", c.clocksource},
-            {"execution", c.execution}, {"emulated", c.emulated}, {"tsc_ghz", c.tsc_hz / 1e9},
-            {"floor_cycles", c.floor_cycles}, {"git_sha", c.git_sha}, {"noise_warnings", c.noise_warnings}}},
+           {{"host", c.host},
+            {"cpu_model", c.cpu_model},
+            {"cpus", c.cpus},
+            {"kernel_release", c.kernel_release},
+            {"hypervisor", c.virtualized ? c.hypervisor : std::string("none")},
+            {"clocksource", c.clocksource},
+            {"execution", c.execution},
+            {"emulated", c.emulated},
+            {"tsc_ghz", c.tsc_hz / 1e9},
+            {"floor_cycles", c.floor_cycles},
+            {"git_sha", c.git_sha},
+            {"noise_warnings", c.noise_warnings}}},
           {"benchmarks", benches}};
 }
 
@@ -189,7 +214,8 @@ Status find_script(std::string* path) {
       *path = c;
       return Status::ok();
     }
-  return Status::error("cannot find scripts/report/report.py (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts)");
+  return Status::error(
+      "cannot find scripts/report/report.py (set TRACEBENCH_SCRIPTS_DIR to the source tree's scripts)");
 }
 
 // A directory beside `out` (same file system, so it can be renamed to it).
@@ -248,8 +274,9 @@ int run_report(const ReportArgs& a) {
   json history_j = nullptr;
   if (!a.history.empty())
     if (Status s = read_history(a, b, &history_j); !s) return fail("--history: " + s.message());
-  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 2}, {"made_utc", utc_now_iso8601()},
-                {"model", model_j}, {"validations", validations}, {"history", history_j}};
+  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 2},
+                {"made_utc", utc_now_iso8601()},       {"model", model_j},
+                {"validations", validations},          {"history", history_j}};
   input["runs"] = json::array();
   for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
   // What the charts draw: one point per configuration, repeated runs pooled.

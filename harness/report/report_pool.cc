@@ -37,7 +37,11 @@ int rank(const std::string& verification) {
 // With the confidence the interval has (a pool of few repetitions covers
 // less than 95%): the report labels each interval with it.
 json ci_json(const MedianCI& c) {
-  return {{"median", c.median}, {"low", c.low}, {"high", c.high}, {"n", c.n}, {"confidence", c.confidence},
+  return {{"median", c.median},
+          {"low", c.low},
+          {"high", c.high},
+          {"n", c.n},
+          {"confidence", c.confidence},
           {"confidence_label", confidence_label(c.confidence)}};
 }
 

@@ -90,9 +90,10 @@ Status parse_spec(const std::string& text, Spec* s) {
     bin = fs::read_symlink("/proc/self/exe", ec).string();
     if (ec) return Status::error("cannot resolve /proc/self/exe: " + ec.message());
   } else if (access(bin.c_str(), X_OK) != 0 || !fs::is_regular_file(bin)) {
-    return Status::error(fmt::format("spec '{}': '{}' is not an executable file (a spec is [BINARY][:RUN-ARGS], "
-                                     "\".\" for this tracebench)",
-                                     text, bin));
+    return Status::error(
+        fmt::format("spec '{}': '{}' is not an executable file (a spec is [BINARY][:RUN-ARGS], "
+                    "\".\" for this tracebench)",
+                    text, bin));
   }
   s->binary = bin;
   if (colon != std::string::npos) {
@@ -130,9 +131,7 @@ Status run_side(const Spec& spec, const std::vector<std::string>& run_args, cons
   if (rc != 0) return Status::error(fmt::format("spawn {}: {}", spec.binary, std::strerror(rc)));
   int ws = 0;
   pid_t w;
-  do {
-    w = waitpid(pid, &ws, 0);
-  } while (w < 0 && errno == EINTR);
+  do { w = waitpid(pid, &ws, 0); } while (w < 0 && errno == EINTR);
   if (w < 0) return Status::error(fmt::format("waitpid: {}", std::strerror(errno)));
   const int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
   std::vector<std::string> files;
@@ -176,8 +175,11 @@ Status run_pair(const AbArgs& a, const Spec specs[2], int index, const fs::path&
       figures[ba.name] = {{"a_ns", *fa}, {"b_ns", *fb}, {"log_ratio", t.d.back()}};
     }
   }
-  *record = {{"pair", pair}, {"order", first == 0 ? "AB" : "BA"},
-             {"a_run", runs[0].context.run_id}, {"b_run", runs[1].context.run_id}, {"figures", figures}};
+  *record = {{"pair", pair},
+             {"order", first == 0 ? "AB" : "BA"},
+             {"a_run", runs[0].context.run_id},
+             {"b_run", runs[1].context.run_id},
+             {"figures", figures}};
   return Status::ok();
 }
 
@@ -220,10 +222,15 @@ json verdicts(const AbArgs& a, const Session& s, std::string* table) {
     const std::string verdict = t.state.verdict.empty() ? "inconclusive" : t.state.verdict;
     const double mde = std::expm1(mde_paired(t.state.sd, t.state.n, al, 0.8));
     auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    rows.push_back({{"benchmark", name}, {"what", t.what}, {"pairs", t.state.n},
-                    {"ratio", std::exp(t.state.mean)}, {"change_low", num(std::expm1(t.state.low))},
-                    {"change_high", num(std::expm1(t.state.high))}, {"bayes_factor", t.state.bayes_factor},
-                    {"mde_80", num(mde)}, {"verdict", verdict}});
+    rows.push_back({{"benchmark", name},
+                    {"what", t.what},
+                    {"pairs", t.state.n},
+                    {"ratio", std::exp(t.state.mean)},
+                    {"change_low", num(std::expm1(t.state.low))},
+                    {"change_high", num(std::expm1(t.state.high))},
+                    {"bayes_factor", t.state.bayes_factor},
+                    {"mde_80", num(mde)},
+                    {"verdict", verdict}});
     *table += fmt::format("{:<52} {:>5} {:>8.3f} {:>20} {:>8}  {}\n", name, t.state.n, std::exp(t.state.mean),
                           fmt::format("[{}, {}]", percent(t.state.low), percent(t.state.high)),
                           std::isfinite(mde) ? fmt::format("{:.1f}%", 100 * mde) : "inf", verdict);
@@ -287,7 +294,8 @@ void update_tests(const AbArgs& a, Session* s, const json& record) {
 // Pairs until every benchmark is decided, the budget is spent, a run fails
 // or a signal comes.
 void run_until_decided(const AbArgs& a, const Spec specs[2], Session* s) {
-  struct sigaction act {}, old_int{}, old_term{};
+  struct sigaction act {
+  }, old_int{}, old_term{};
   act.sa_handler = on_signal;
   sigemptyset(&act.sa_mask);
   sigaction(SIGINT, &act, &old_int);
@@ -335,11 +343,18 @@ int finish(const AbArgs& a, const Spec specs[2], const Session& s) {
   json doc = {{"a", {{"spec", a.a_spec}, {"binary", specs[0].binary}, {"args", specs[0].args}}},
               {"b", {{"spec", a.b_spec}, {"binary", specs[1].binary}, {"args", specs[1].args}}},
               {"run_args", a.run_args},
-              {"test", "always-valid mixture SPRT on log(B/A) of each pair's run figures (t mixture, tau 1, "
-                       "right-Haar prior on the sd); alpha split over the benchmarks"},
-              {"alpha", a.alpha}, {"alpha_per_benchmark", alpha_each(a, s)},
-              {"threshold", a.threshold}, {"max_pairs", a.max_pairs}, {"max_seconds", a.max_seconds},
-              {"stopped", stopped}, {"seconds", s.seconds}, {"pairs", s.pairs}, {"rows", rows}};
+              {"test",
+               "always-valid mixture SPRT on log(B/A) of each pair's run figures (t mixture, tau 1, "
+               "right-Haar prior on the sd); alpha split over the benchmarks"},
+              {"alpha", a.alpha},
+              {"alpha_per_benchmark", alpha_each(a, s)},
+              {"threshold", a.threshold},
+              {"max_pairs", a.max_pairs},
+              {"max_seconds", a.max_seconds},
+              {"stopped", stopped},
+              {"seconds", s.seconds},
+              {"pairs", s.pairs},
+              {"rows", rows}};
   if (Status w = write_file_atomic((fs::path(a.out) / "ab.json").string(), doc.dump(1) + "\n"); !w) {
     std::cerr << "tracebench ab: " << w.message() << "\n";
     return 1;
@@ -411,7 +426,8 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("--threshold", args->threshold,
                   "Relative change: regression/improvement at least this, same when the interval excludes it")
       ->capture_default_str();
-  sub->add_option("--alpha", args->alpha, "Error rate of each verdict, shared by the benchmarks")->capture_default_str();
+  sub->add_option("--alpha", args->alpha, "Error rate of each verdict, shared by the benchmarks")
+      ->capture_default_str();
   sub->add_option("--max-pairs", args->max_pairs, "Budget: pairs of runs")->capture_default_str();
   sub->add_option("--min-pairs", args->min_pairs, "Pairs before any verdict")->capture_default_str();
   sub->add_option("--max-seconds", args->max_seconds, "Budget: no pair is started that would end after this")
@@ -420,8 +436,9 @@ void install(CLI::App& app, int* exit_status) {
   add_lock_flags(sub, &args->lock);
   sub->add_flag("--fail-on-regression", args->fail_on_regression, "Exit 1 when a benchmark regressed");
   sub->add_option("run-args", args->run_args, "Arguments of `tracebench run` for both sides, after --")->required();
-  sub->footer("Example: tracebench ab . \":-o none.inject_cycles=30\" -- -t none -w getpid --quick\n"
-              "Exit: 0 done, 1 a run failed (or --fail-on-regression and a regression), 2 refused input, 130 interrupted.");
+  sub->footer(
+      "Example: tracebench ab . \":-o none.inject_cycles=30\" -- -t none -w getpid --quick\n"
+      "Exit: 0 done, 1 a run failed (or --fail-on-regression and a regression), 2 refused input, 130 interrupted.");
   sub->callback([args, exit_status] { *exit_status = run_ab(*args); });
 }
 

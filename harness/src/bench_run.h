@@ -81,12 +81,12 @@ inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, 
 // until batch * cycles have passed.
 class InjectedCost final : public WorkloadState {
  public:
-  InjectedCost(std::unique_ptr<WorkloadState> inner, std::uint64_t cycles) : inner_(std::move(inner)), cycles_(cycles) {}
+  InjectedCost(std::unique_ptr<WorkloadState> inner, std::uint64_t cycles)
+      : inner_(std::move(inner)), cycles_(cycles) {}
   void fire(std::uint64_t n) override {
     inner_->fire(n);
     const std::uint64_t until = __rdtsc() + n * cycles_;
-    while (__rdtsc() < until) {
-    }
+    while (__rdtsc() < until) {}
   }
 
  private:
@@ -135,15 +135,16 @@ class BenchRun {
     WorkloadParams wp;
     wp.payload_bytes = spec_.payload_bytes;
     wp.marker_file = tracer_->marker_file();
-    if (Status s = workload_->setup(wp, &state_); !s) return Status::error(fmt::format("workload setup: {}", s.message()));
+    if (Status s = workload_->setup(wp, &state_); !s)
+      return Status::error(fmt::format("workload setup: {}", s.message()));
     if (const std::uint64_t c = tracer_->injected_cycles_per_event(); c > 0)
       state_ = std::make_unique<InjectedCost>(std::move(state_), c);
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
     ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
     TB_TRY(pilot());
     if (Status s = tracer_->plan_block(samples_ * r_.batch); !s)
-      return Status::error(fmt::format("size the tracer's buffer for a block of {} events: {}", samples_ * r_.batch,
-                                       s.message()));
+      return Status::error(
+          fmt::format("size the tracer's buffer for a block of {} events: {}", samples_ * r_.batch, s.message()));
     return Status::ok();
   }
 
@@ -190,9 +191,8 @@ class BenchRun {
     record_interrupts();
     std::string no_figure = book_->finish(m_.clock.tsc_hz, m_.counters->live_names(), &r_);
     const bool timer_probe = workload_->probe.kind == ProbeKind::kProfile;
-    if (Verification v =
-            verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events, timer_probe,
-                          opt_.max_lost_share);
+    if (Verification v = verify_events(c, fired_, spec_.payload_bytes, workload_->takes_payload, &r_.events,
+                                       timer_probe, opt_.max_lost_share);
         v.failed()) {
       fail(v.reason);
       return;
@@ -299,7 +299,8 @@ class BenchRun {
       std::uint8_t mig0 = 0;
       time_block(state_.get(), unit, 1, m_, &raw0, &mig0);
       std::uint64_t fired = unit;
-      (traced ? r_.traced : r_.baseline).cold_first_event_cycles = std::max(0.0, raw0 - floor) / static_cast<double>(unit);
+      (traced ? r_.traced : r_.baseline).cold_first_event_cycles =
+          std::max(0.0, raw0 - floor) / static_cast<double>(unit);
       Status s = estimate_cost(unit, &cost[traced], &fired);
       if (traced) {
         fired_ += fired;
@@ -391,7 +392,8 @@ class BenchRun {
         if (!migrated[i]) v.push_back(raw[i]);
       }
       if (v.empty())
-        return Status::error(fmt::format("every pilot sample migrated CPU (detected by {})", to_string(m_.clock.migration)));
+        return Status::error(
+            fmt::format("every pilot sample migrated CPU (detected by {})", to_string(m_.clock.migration)));
       double med = summarize(std::move(v)).p50;
       *cost = std::max(0.0, med - m_.clock.floor_cycles) / static_cast<double>(b);
       if (med >= m_.clock.min_sample_cycles || b >= kMaxBatch) return Status::ok();

@@ -54,8 +54,8 @@ json schema_json(const OptionSchema& schema) {
   static const char* const kType[] = {"uint", "bool", "choice", "text"};
   json a = json::array();
   for (const auto& o : schema) {
-    json e = {{"name", o.name}, {"type", kType[static_cast<int>(o.type)]}, {"values", describe_values(o)},
-              {"help", o.help}};
+    json e = {
+        {"name", o.name}, {"type", kType[static_cast<int>(o.type)]}, {"values", describe_values(o)}, {"help", o.help}};
     e["default"] = o.default_value ? json(*o.default_value) : json(nullptr);
     if (!o.default_help.empty()) e["default_help"] = o.default_help;
     a.push_back(e);
@@ -157,10 +157,11 @@ int cmd_env(bool as_json) {
                            sys.kernel_release);
   std::cout << fmt::format("tracefs: {}\n", j["tracefs"].get<std::string>());
   for (const auto& w : sys.noise_warnings) std::cout << "warning: " << w << "\n";
-  std::cout << fmt::format("\nclock (measured CPU {}): regions end with {}, migrations detected by {}, floor {:.0f} "
-                           "cycles, a sample spans >= {:.0f} cycles\n",
-                           facts.measured_cpu, to_string(clock.end_read), to_string(clock.migration),
-                           clock.floor_cycles, clock.min_sample_cycles);
+  std::cout << fmt::format(
+      "\nclock (measured CPU {}): regions end with {}, migrations detected by {}, floor {:.0f} "
+      "cycles, a sample spans >= {:.0f} cycles\n",
+      facts.measured_cpu, to_string(clock.end_read), to_string(clock.migration), clock.floor_cycles,
+      clock.min_sample_cycles);
   for (const auto& c : clock.checks) {
     std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
   }
@@ -183,10 +184,11 @@ int cmd_cleanup() {
   // or a tool that takes no lock may still own one).
   const LockHolder me = this_process();
   if (me.pid_ns != "pid:[4026531836]") {
-    std::cerr << fmt::format("tracebench cleanup: this process runs in pid namespace {}, not the machine's initial "
-                             "one: the pids in the objects' names may be of processes it cannot see, so nothing "
-                             "is removed; run `tracebench cleanup` from the initial pid namespace\n",
-                             me.pid_ns.empty() ? std::string("unknown") : me.pid_ns);
+    std::cerr << fmt::format(
+        "tracebench cleanup: this process runs in pid namespace {}, not the machine's initial "
+        "one: the pids in the objects' names may be of processes it cannot see, so nothing "
+        "is removed; run `tracebench cleanup` from the initial pid namespace\n",
+        me.pid_ns.empty() ? std::string("unknown") : me.pid_ns);
     return 1;
   }
   std::size_t n = 0;
@@ -208,9 +210,10 @@ void warn_leftovers() {
     for (const auto& what : fn(false)) found.push_back(fmt::format("{}: {}", name, what));
   }
   if (found.empty()) return;
-  std::cerr << fmt::format("tracebench: warning: {} object(s) left by tracebench processes that are gone "
-                           "(`tracebench cleanup` removes them):\n",
-                           found.size());
+  std::cerr << fmt::format(
+      "tracebench: warning: {} object(s) left by tracebench processes that are gone "
+      "(`tracebench cleanup` removes them):\n",
+      found.size());
   for (const auto& f : found) std::cerr << "  " << f << "\n";
 }
 
@@ -253,14 +256,16 @@ int cmd_compare(const CompareArgs& c) {
   for (const auto& r : runs[1]) b.push_back(&r);
   CompareResult res;
   if (c.sequential && !paired[0]) {
-    std::cerr << "tracebench compare: --sequential needs both sides laid out as pairs (pair-NNNN/<run>/, as `tracebench "
-                 "ab` writes DIR/A and DIR/B)\n";
+    std::cerr
+        << "tracebench compare: --sequential needs both sides laid out as pairs (pair-NNNN/<run>/, as `tracebench "
+           "ab` writes DIR/A and DIR/B)\n";
     return 2;
   }
   pair_ids.sequential = c.sequential;
   if (paired[0] != paired[1]) {
     std::cerr << "tracebench compare: " << (paired[0] ? c.a : c.b) << " is laid out as pairs (pair-NNNN/) and "
-              << (paired[0] ? c.b : c.a) << " is not: give both sides of the pairs (DIR/A and DIR/B of `tracebench ab`)\n";
+              << (paired[0] ? c.b : c.a)
+              << " is not: give both sides of the pairs (DIR/A and DIR/B of `tracebench ab`)\n";
     return 2;
   }
   if (Status s = compare_runs(a, b, c.threshold, c.alpha, &res, paired[0] ? &pair_ids : nullptr); !s) {
@@ -286,8 +291,9 @@ int cmd_compare(const CompareArgs& c) {
   }
   std::cout << shown.text;
   if ((c.fail_on_regression || c.fail_on_inconclusive) && failing) {
-    std::cerr << "tracebench compare: failing (" << (c.fail_on_inconclusive ? "--fail-on-inconclusive" : "--fail-on-regression")
-              << "):\n" << why << "\n";
+    std::cerr << "tracebench compare: failing ("
+              << (c.fail_on_inconclusive ? "--fail-on-inconclusive" : "--fail-on-regression") << "):\n"
+              << why << "\n";
     return 1;
   }
   return 0;
@@ -343,8 +349,9 @@ Status check_out_dir(const std::string& out) {
   // Write-test where the results will go, and leave nothing behind.
   std::string tmpl = (probe / ".tracebench-write-test-XXXXXX").string();
   char* made = mkdtemp(tmpl.data());
-  if (!made) return Status::error(fmt::format("--out {}: cannot create anything in {}: {}", out, probe.string(),
-                                              std::strerror(errno)));
+  if (!made)
+    return Status::error(
+        fmt::format("--out {}: cannot create anything in {}: {}", out, probe.string(), std::strerror(errno)));
   rmdir(made);
   return Status::ok();
 }
@@ -368,9 +375,10 @@ Status check_run_args(RunArgs& a) {
   }
   if (a.o_ci_target && a.o_ci_target->count()) {
     if (!(a.ci_target >= 0 && a.ci_target <= 1))
-      return Status::error(fmt::format("--ci-target {} is outside 0..1 (a share of the figure; 0: every repetition "
-                                       "runs)",
-                                       a.ci_target));
+      return Status::error(
+          fmt::format("--ci-target {} is outside 0..1 (a share of the figure; 0: every repetition "
+                      "runs)",
+                      a.ci_target));
   }
   opt.ci_target = a.ci_target;
   if (a.o_samples && a.o_samples->count()) {
@@ -403,17 +411,19 @@ Status check_run_args(RunArgs& a) {
   TB_TRY(no_duplicates("--payload", opt.payloads));
   TB_TRY(no_duplicates("--threads", opt.threads));
   if (a.o_gap && a.o_gap->count()) {
-    TB_TRY(range("--gap-us", a.gap_us, 1, 100000,
-                 "µs of idle before each timed sample; a block is at least 20 samples"));
+    TB_TRY(
+        range("--gap-us", a.gap_us, 1, 100000, "µs of idle before each timed sample; a block is at least 20 samples"));
     opt.gap_us = static_cast<std::uint64_t>(a.gap_us);
     if (std::any_of(opt.threads.begin(), opt.threads.end(), [](int t) { return t > 1; }))
-      return Status::error("--gap-us idles the CPUs before each sample; threads firing meanwhile would keep them "
-                           "busy: use it with one thread (-j 1)");
+      return Status::error(
+          "--gap-us idles the CPUs before each sample; threads firing meanwhile would keep them "
+          "busy: use it with one thread (-j 1)");
   }
   if (!(a.max_lost_percent >= 0 && a.max_lost_percent <= 100))
-    return Status::error(fmt::format("--max-lost-percent {} is outside 0..100 (share of the events a tracer may lose "
-                                     "and still pass verification)",
-                                     a.max_lost_percent));
+    return Status::error(
+        fmt::format("--max-lost-percent {} is outside 0..100 (share of the events a tracer may lose "
+                    "and still pass verification)",
+                    a.max_lost_percent));
   opt.max_lost_share = a.max_lost_percent / 100;
   TB_TRY(check_gbench_args(opt.gbench_args));
   TB_TRY(split_option_args(a.raw_options, "", &opt.options));
@@ -569,8 +579,8 @@ namespace {
 int cli_dispatch(int argc, char** argv) {
   CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha,
-                                                kBuildType, kCompiler));
+  app.set_version_flag("--version",
+                       fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha, kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
   bool list_json = false;
@@ -595,13 +605,15 @@ int cli_dispatch(int argc, char** argv) {
   run->add_option("-a,--action", ra.opt.actions, "Tracer actions (default: each tracer's first)");
   run->add_option("-p,--payload", ra.payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
   run->add_option("-j,--threads", ra.threads, "Firing threads (1..nproc); several values sweep");
-  ra.o_repetitions = run->add_option("-r,--repetitions", ra.repetitions,
-                                     "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
+  ra.o_repetitions = run->add_option(
+      "-r,--repetitions", ra.repetitions,
+      "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
   ra.o_ci_target = run->add_option(
       "--ci-target", ra.ci_target,
       "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
       "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
-  ra.o_samples = run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
+  ra.o_samples =
+      run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
   ra.o_gap = run->add_option("--gap-us", ra.gap_us,
                              "Sleep this many µs (1..100000) before each timed sample: the figure is then of events "
@@ -613,8 +625,9 @@ int cli_dispatch(int argc, char** argv) {
       ->capture_default_str();
   ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
   ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
-  run->add_option("--execution", ra.opt.execution,
-                  "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
+  run->add_option(
+      "--execution", ra.opt.execution,
+      "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
   run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
   run->add_option("--check-for-guest", ra.guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
@@ -622,7 +635,8 @@ int cli_dispatch(int argc, char** argv) {
       ->group("");
   run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
   add_lock_flags(run, &ra.lock);
-  run->add_flag("-v,--verbose", ra.verbose, "Also print the information notes under the summary (result.json has them all)");
+  run->add_flag("-v,--verbose", ra.verbose,
+                "Also print the information notes under the summary (result.json has them all)");
   run->add_flag("--gbench-console", ra.opt.gbench_console,
                 "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
                 "flag after -- does too)");
@@ -630,18 +644,35 @@ int cli_dispatch(int argc, char** argv) {
   run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
 
   CompareArgs ca;
-  auto* compare = app.add_subcommand("compare", "Compare two sides of runs benchmark by benchmark, each verdict with its minimum detectable effect");
-  compare->add_option("A", ca.a, "The reference: a run directory, a result.json, a directory of run directories (pooled), or a directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
+  auto* compare = app.add_subcommand(
+      "compare", "Compare two sides of runs benchmark by benchmark, each verdict with its minimum detectable effect");
+  compare
+      ->add_option("A", ca.a,
+                   "The reference: a run directory, a result.json, a directory of run directories (pooled), or a "
+                   "directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
       ->required();
   compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
-  compare->add_option("--threshold", ca.threshold, "Relative change below which a difference is 'same'; a benchmark with no significant change whose MDE at 80% power is above it is 'inconclusive'")
-      ->capture_default_str()->check(finite_range(0.0, 10.0));
+  compare
+      ->add_option("--threshold", ca.threshold,
+                   "Relative change below which a difference is 'same'; a benchmark with no significant change whose "
+                   "MDE at 80% power is above it is 'inconclusive'")
+      ->capture_default_str()
+      ->check(finite_range(0.0, 10.0));
   compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
   compare->add_flag("--json", ca.json, "Print JSON");
-  compare->add_option("--junit", ca.junit, "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A missing or failed in B, is a failure)");
-  compare->add_flag("--fail-on-regression", ca.fail_on_regression, "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an inconclusive benchmark does not fail it)");
-  compare->add_flag("--sequential", ca.sequential, "Sides laid out as pairs: decide with the always-valid sequential test (`tracebench ab`'s) on the pairs in order, valid however often more pairs are added and compare re-run; a benchmark it has not decided is 'undecided'");
-  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive, "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above --threshold) or undecided (--sequential); implies --fail-on-regression");
+  compare->add_option("--junit", ca.junit,
+                      "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A "
+                      "missing or failed in B, is a failure)");
+  compare->add_flag("--fail-on-regression", ca.fail_on_regression,
+                    "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an "
+                    "inconclusive benchmark does not fail it)");
+  compare->add_flag("--sequential", ca.sequential,
+                    "Sides laid out as pairs: decide with the always-valid sequential test (`tracebench ab`'s) on the "
+                    "pairs in order, valid however often more pairs are added and compare re-run; a benchmark it has "
+                    "not decided is 'undecided'");
+  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive,
+                    "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above "
+                    "--threshold) or undecided (--sequential); implies --fail-on-regression");
 
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {

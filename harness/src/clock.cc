@@ -45,8 +45,7 @@ double calibrate_tsc_hz() {
   for (double& e : est) {
     double n0 = now_raw_ns();
     std::uint64_t t0 = __rdtsc();
-    while (now_raw_ns() - n0 < 20e6) {
-    }
+    while (now_raw_ns() - n0 < 20e6) {}
     std::uint64_t t1 = __rdtsc();
     double n1 = now_raw_ns();
     e = static_cast<double>(t1 - t0) * 1e9 / (n1 - n0);
@@ -63,9 +62,7 @@ bool cpu_has_flag(const std::string& flag) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) {
-      return (line + " ").find(" " + flag + " ") != std::string::npos;
-    }
+    if (line.rfind("flags", 0) == 0) { return (line + " ").find(" " + flag + " ") != std::string::npos; }
   }
   return false;
 }

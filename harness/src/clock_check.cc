@@ -45,9 +45,10 @@ std::string aux_list(const ClockFacts& f) {
   std::string out;
   for (const auto& c : f.cpus) {
     if (!c.pinned) continue;
-    std::string v = !c.aux_first ? "?" : *c.aux_first == c.aux_second.value_or(*c.aux_first)
-                                            ? std::to_string(*c.aux_first)
-                                            : fmt::format("{} then {}", *c.aux_first, *c.aux_second);
+    std::string v = !c.aux_first ? "?"
+                    : *c.aux_first == c.aux_second.value_or(*c.aux_first)
+                        ? std::to_string(*c.aux_first)
+                        : fmt::format("{} then {}", *c.aux_first, *c.aux_second);
     out += fmt::format("{}CPU {}: {}", out.empty() ? "" : ", ", c.cpu, v);
   }
   return out;
@@ -218,13 +219,12 @@ ClockPlan decide_clock(const ClockFacts& f) {
                                                "the floor are uncertain",
                                                spread, limit)));
   }
-  p.min_sample_cycles = std::max({400.0, kFloorsPerSample * p.floor_cycles,
-                                  kStepsPerSample * static_cast<double>(p.step_cycles)});
+  p.min_sample_cycles =
+      std::max({400.0, kFloorsPerSample * p.floor_cycles, kStepsPerSample * static_cast<double>(p.step_cycles)});
   return p;
 }
 
-std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, std::uint64_t batch,
-                                 std::uint64_t unit) {
+std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, std::uint64_t batch, std::uint64_t unit) {
   const double per_event = std::max(0.0, per_event_cycles);
   // What the clock reads for one sample: the events and the empty region.
   const double span = per_event * static_cast<double>(batch) + p.floor_cycles;
@@ -243,9 +243,8 @@ std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, st
       "--batch {}: a sample spans ~{:.0f} cycles ({:.2f} per event and the {:.0f}-cycle floor), under the {:.0f} the "
       "clock needs ({:.0f} steps of its {} cycles, {:.0f}x the floor, 400 at least): the figure would be the clock's "
       "step over the batch (~{:.2f} cycles per event), not the events' cost; {}",
-      batch, span, per_event, p.floor_cycles, p.min_sample_cycles, kStepsPerSample, p.step_cycles,
-      kFloorsPerSample, static_cast<double>(p.step_cycles) / static_cast<double>(std::max<std::uint64_t>(1, batch)),
-      instead);
+      batch, span, per_event, p.floor_cycles, p.min_sample_cycles, kStepsPerSample, p.step_cycles, kFloorsPerSample,
+      static_cast<double>(p.step_cycles) / static_cast<double>(std::max<std::uint64_t>(1, batch)), instead);
 }
 
 void calibrate_floor_rounds(EndRead end, int rounds, int samples, std::vector<double>* round_medians, double* median,
@@ -259,8 +258,8 @@ void calibrate_floor_rounds(EndRead end, int rounds, int samples, std::vector<do
     v.reserve(static_cast<std::size_t>(samples));
     for (int i = 0; i < samples; ++i) {
       std::uint64_t t0 = tsc_begin();
-      std::uint64_t t1 = end == EndRead::kRdtscp ? tsc_end_as<EndRead::kRdtscp>(&aux)
-                                                 : tsc_end_as<EndRead::kLfenceRdtsc>(&aux);
+      std::uint64_t t1 =
+          end == EndRead::kRdtscp ? tsc_end_as<EndRead::kRdtscp>(&aux) : tsc_end_as<EndRead::kLfenceRdtsc>(&aux);
       v.push_back(static_cast<double>(t1 - t0));
     }
     all.insert(all.end(), v.begin(), v.end());

@@ -137,15 +137,18 @@ Status check_contexts(const std::vector<const RunResult*>& a, const std::vector<
   }
   for (const RunResult* r : all) {
     if (r->context.concurrent)
-      out->warnings.push_back(fmt::format("run {} was measured concurrently with another tracebench command "
-                                          "(context.concurrent): its figures may hold the other's probes and load",
-                                          r->context.run_id));
+      out->warnings.push_back(
+          fmt::format("run {} was measured concurrently with another tracebench command "
+                      "(context.concurrent): its figures may hold the other's probes and load",
+                      r->context.run_id));
   }
   if (const RunResult* r = differing([](const RunResult& x) { return x.context.cpu_model; })) {
-    out->warnings.push_back(fmt::format("different CPUs: '{}' vs '{}'", first->context.cpu_model, r->context.cpu_model));
+    out->warnings.push_back(
+        fmt::format("different CPUs: '{}' vs '{}'", first->context.cpu_model, r->context.cpu_model));
   }
   if (const RunResult* r = differing([](const RunResult& x) { return x.context.execution; })) {
-    out->warnings.push_back(fmt::format("different execution: {} vs {}", first->context.execution, r->context.execution));
+    out->warnings.push_back(
+        fmt::format("different execution: {} vs {}", first->context.execution, r->context.execution));
   }
   for (const auto* side : {&a, &b}) {
     for (const RunResult* r : *side) {
@@ -163,11 +166,11 @@ Status check_contexts(const std::vector<const RunResult*>& a, const std::vector<
 // own TSC rate) of every run in which the benchmark succeeded.
 struct Pool {
   std::vector<double> ns;
-  std::vector<double> run_medians;  // one per run in which it succeeded
+  std::vector<double> run_medians;     // one per run in which it succeeded
   std::vector<std::string> run_pairs;  // with `pairs`: the pair of each of those runs
-  std::size_t runs = 0;     // runs in which it succeeded
-  std::size_t present = 0;  // runs that have it at all
-  std::string error;        // the first failure's reason
+  std::size_t runs = 0;                // runs in which it succeeded
+  std::size_t present = 0;             // runs that have it at all
+  std::string error;                   // the first failure's reason
 };
 struct Pools {
   std::vector<std::string> order;  // benchmarks in the order first met
@@ -175,8 +178,7 @@ struct Pools {
   std::map<std::string, std::string> whats;
 };
 
-Pools pool_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
-                const PairIds* pairs) {
+Pools pool_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b, const PairIds* pairs) {
   Pools out;
   for (int s = 0; s < 2; ++s) {
     const auto& side_runs = s == 0 ? a : b;
@@ -277,8 +279,8 @@ CompareRow compare_benchmark(const std::string& name, const Pool& pa, const Pool
     const char* side = pa.ns.empty() ? "A" : "B";
     row.verdict = bad.present ? "failed" : "missing";
     row.side = side;
-    row.detail = bad.present ? fmt::format("failed in every run of {}: {}", side, bad.error)
-                             : fmt::format("not in {}", side);
+    row.detail =
+        bad.present ? fmt::format("failed in every run of {}: {}", side, bad.error) : fmt::format("not in {}", side);
     return row;
   }
   // A benchmark that failed in some runs of a side is a warning; one that
@@ -304,8 +306,8 @@ CompareRow compare_benchmark(const std::string& name, const Pool& pa, const Pool
   const bool positive = std::all_of(pair_a.begin(), pair_a.end(), [](double v) { return v > 0; }) &&
                         std::all_of(pair_b.begin(), pair_b.end(), [](double v) { return v > 0; });
   if (pairs && pair_a.size() >= 2 && !positive) {
-    out->warnings.push_back(fmt::format("{}: a run median is not positive, so no log ratio: tested as unpaired runs",
-                                        name));
+    out->warnings.push_back(
+        fmt::format("{}: a run median is not positive, so no log ratio: tested as unpaired runs", name));
   }
   test_row(pa, pb, pair_a, pair_b, positive, alpha, &row, few);
   if (pairs && pairs->sequential && row.method == "pairs") {
@@ -325,9 +327,10 @@ void warn_about_sides(const std::vector<const RunResult*>& a, const std::vector<
   for (const auto* side : {&a, &b}) {
     for (const RunResult* r : *side) {
       if (!r->context.complete)
-        out->warnings.push_back(fmt::format("{}: run {} is partial (it did not finish): its {} benchmarks are those that "
-                                            "finished",
-                                            side == &a ? "A" : "B", r->context.run_id, r->benchmarks.size()));
+        out->warnings.push_back(
+            fmt::format("{}: run {} is partial (it did not finish): its {} benchmarks are those that "
+                        "finished",
+                        side == &a ? "A" : "B", r->context.run_id, r->benchmarks.size()));
     }
   }
   if (a.size() == 1 || b.size() == 1) {
@@ -343,8 +346,8 @@ void warn_about_sides(const std::vector<const RunResult*>& a, const std::vector<
 
 }  // namespace
 
-Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
-                    double threshold, double alpha, CompareResult* out, const PairIds* pairs) {
+Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b, double threshold,
+                    double alpha, CompareResult* out, const PairIds* pairs) {
   out->threshold = threshold;
   out->alpha = alpha;
   out->rows.clear();
@@ -406,8 +409,8 @@ bool fails_check(const CompareResult& c, std::string* why, bool inconclusive_fai
     if (inconclusive_fails && r.verdict == "inconclusive")
       reasons.push_back(fmt::format("{}: inconclusive (MDE at 80% power {:.1f}%)", r.benchmark, 100 * *r.mde80));
     if (inconclusive_fails && r.verdict == "undecided")
-      reasons.push_back(fmt::format("{}: undecided by the sequential test after {} pairs", r.benchmark,
-                                    r.sequential->n));
+      reasons.push_back(
+          fmt::format("{}: undecided by the sequential test after {} pairs", r.benchmark, r.sequential->n));
     if ((r.verdict == "missing" || r.verdict == "failed") && r.side == "B")
       reasons.push_back(r.benchmark + ": " + r.detail);
   }

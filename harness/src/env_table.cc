@@ -39,10 +39,12 @@ std::vector<std::string> detail_lines(const std::string& key, const json& v) {
       if (x["ok"].get<bool>()) yes.push_back(k);
     std::string name = key;
     std::replace(name.begin(), name.end(), '_', ' ');
-    out.push_back(fmt::format("{} that work: {}", name, yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, ", "))));
+    out.push_back(
+        fmt::format("{} that work: {}", name, yes.empty() ? "none" : fmt::format("{}", fmt::join(yes, ", "))));
     for (const auto& [k, x] : v.items())
       if (!x["ok"].get<bool>())
-        out.push_back(fmt::format("  {} does not: {}", k, x.contains("reason") ? short_reason(scalar(x["reason"])) : "—"));
+        out.push_back(
+            fmt::format("  {} does not: {}", k, x.contains("reason") ? short_reason(scalar(x["reason"])) : "—"));
     return out;
   }
   if (v.is_object()) {

@@ -94,8 +94,9 @@ void install(CLI::App& app, int* exit_status) {
   b->add_option("--out", ba->out, "Write to this file instead of standard output");
   b->callback([ba, exit_status] { *exit_status = export_bencher(*ba); });
   auto ka = std::make_shared<ExportArgs>();
-  auto* k = e->add_subcommand("kcidb", "A KernelCI KCIDB submission (schema v5.3): the kernel, its build, a test per "
-                                       "benchmark with its status and figure in ns");
+  auto* k = e->add_subcommand("kcidb",
+                              "A KernelCI KCIDB submission (schema v5.3): the kernel, its build, a test per "
+                              "benchmark with its status and figure in ns");
   k->add_option("RUN", ka->run, "A run directory or its result.json")->required();
   k->add_option("--origin", ka->kcidb.origin, "The CI system's name in KCIDB ([a-z0-9_]+): every id starts with it")
       ->required();

@@ -10,11 +10,17 @@
 namespace tracebench {
 
 const std::vector<std::string>& allowed_gbench_flags() {
-  static const std::vector<std::string> flags = {
-      "--benchmark_filter",          "--benchmark_format",          "--benchmark_out",
-      "--benchmark_out_format",      "--benchmark_color",           "--benchmark_counters_tabular",
-      "--benchmark_list_tests",      "--benchmark_context",         "--benchmark_display_aggregates_only",
-      "--benchmark_report_aggregates_only", "--v"};
+  static const std::vector<std::string> flags = {"--benchmark_filter",
+                                                 "--benchmark_format",
+                                                 "--benchmark_out",
+                                                 "--benchmark_out_format",
+                                                 "--benchmark_color",
+                                                 "--benchmark_counters_tabular",
+                                                 "--benchmark_list_tests",
+                                                 "--benchmark_context",
+                                                 "--benchmark_display_aggregates_only",
+                                                 "--benchmark_report_aggregates_only",
+                                                 "--v"};
   return flags;
 }
 
@@ -90,10 +96,11 @@ class Silent : public benchmark::BenchmarkReporter {
 }  // namespace
 
 Status gbench_selects(const std::vector<std::string>& args, const std::vector<std::string>& names, int repetitions,
-                     std::size_t* selected) {
+                      std::size_t* selected) {
   *selected = names.size();
   std::string spec;
-  if (!flag_value(args, "--benchmark_filter", &spec) || spec.empty() || spec == "all" || spec == ".") return Status::ok();
+  if (!flag_value(args, "--benchmark_filter", &spec) || spec.empty() || spec == "all" || spec == ".")
+    return Status::ok();
   // As the library does (benchmark_register.cc, FindBenchmarks): a leading
   // '-' negates, the rest is an extended regular expression searched for in
   // the instance's full name.

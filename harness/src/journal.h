@@ -38,10 +38,12 @@ class Journal {
     note_results_kept(dir_, 0);
     if (samples) {
       samples_ = std::fopen((dir_ + "/samples.csv").c_str(), "w");
-      if (!samples_) fail(errno_status("create " + dir_ + "/samples.csv", errno));
+      if (!samples_)
+        fail(errno_status("create " + dir_ + "/samples.csv", errno));
       else if (std::fputs(samples_rows(nullptr).c_str(), samples_) < 0 || std::fflush(samples_) != 0)
         fail(errno_status("write " + dir_ + "/samples.csv", errno));
-      else samples_good_ = static_cast<long>(std::ftell(samples_));
+      else
+        samples_good_ = static_cast<long>(std::ftell(samples_));
     }
   }
   ~Journal() {
@@ -76,12 +78,16 @@ class Journal {
       if (std::fclose(f) != 0) fail(errno_status("write " + dir_ + "/samples.csv", errno));
     }
     if (ok()) {
-      if (Status s = check_dir(); !s) fail(s);
-      else if (Status w = write_run(dir_, *run_); !w) fail(w);
-      else note_results_kept(dir_, run_->benchmarks.size());
+      if (Status s = check_dir(); !s)
+        fail(s);
+      else if (Status w = write_run(dir_, *run_); !w)
+        fail(w);
+      else
+        note_results_kept(dir_, run_->benchmarks.size());
     }
     if (ok()) return error_;
-    return Status::error(fmt::format("writing the run's files failed, so it stopped: {}; {}", error_.message(), kept()));
+    return Status::error(
+        fmt::format("writing the run's files failed, so it stopped: {}; {}", error_.message(), kept()));
   }
 
  private:
@@ -118,8 +124,8 @@ class Journal {
   }
   std::string kept() const {
     if (dir_gone_) return "nothing of this run was kept (its directory is gone)";
-    std::string s = fmt::format("kept: {}/result.json with the {} benchmark(s) finished before, marked partial", dir_,
-                                kept_);
+    std::string s =
+        fmt::format("kept: {}/result.json with the {} benchmark(s) finished before, marked partial", dir_, kept_);
     if (samples_good_ >= 0)
       s += fmt::format(", and samples.csv with the samples of {} benchmark(s)", samples_benchmarks_);
     return s;

@@ -76,7 +76,8 @@ std::string holder_of(int fd) {
 }
 
 bool same_file(int fd, const std::string& path) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   return fstat(fd, &a) == 0 && stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -133,8 +134,7 @@ std::string describe_holder(const LockHolder& h, const std::string& here_ns, con
   if (!h.pid_ns.empty() && h.pid_ns != here_ns)
     s += fmt::format(" of another pid namespace ({}; that pid means nothing here)", h.pid_ns);
   if (!h.started_utc.empty()) s += ", since " + h.started_utc;
-  if (!h.boot_id.empty() && !here_boot.empty() && h.boot_id != here_boot)
-    s += " (recorded in an earlier boot)";
+  if (!h.boot_id.empty() && !here_boot.empty() && h.boot_id != here_boot) s += " (recorded in an earlier boot)";
   s += ": " + (h.command.empty() ? std::string("command unknown") : h.command);
   return s;
 }
@@ -252,8 +252,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
           "every process that maps its file, and each run loads the CPUs the other measures on). Let it finish, "
           "or wait for it with --wait-lock[=SECONDS], or run beside it with --allow-concurrent (the results are "
           "then marked concurrent)",
-          what, path, who,
-          req.mode == LockMode::kWait ? fmt::format(" (waited {:g} s)", req.wait_s) : std::string()));
+          what, path, who, req.mode == LockMode::kWait ? fmt::format(" (waited {:g} s)", req.wait_s) : std::string()));
     }
     if (!said_waiting) {
       std::fprintf(stderr, "tracebench: waiting up to %g s for the machine lock %s, held by %s\n", req.wait_s,
@@ -272,17 +271,19 @@ Status MachineLock::acquire_for_cleanup() {
   if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const std::string who = holder_of(fd_);
     release();
-    return Status::error(fmt::format("the machine lock {} is held by {}: a run is alive, so what tracebench "
-                                     "processes made is not left over, whatever pid namespace it was named in; "
-                                     "nothing removed (run cleanup when it has finished)",
-                                     path, who));
+    return Status::error(
+        fmt::format("the machine lock {} is held by {}: a run is alive, so what tracebench "
+                    "processes made is not left over, whatever pid namespace it was named in; "
+                    "nothing removed (run cleanup when it has finished)",
+                    path, who));
   }
   concurrent_fd_ = open_lock_file(cpath);
   if (concurrent_fd_ >= 0 && flock(concurrent_fd_, LOCK_EX | LOCK_NB) != 0) {
     release();
-    return Status::error(fmt::format("{} is held: a command run with --allow-concurrent is alive; nothing removed "
-                                     "(run cleanup when it has finished)",
-                                     cpath));
+    return Status::error(
+        fmt::format("{} is held: a command run with --allow-concurrent is alive; nothing removed "
+                    "(run cleanup when it has finished)",
+                    cpath));
   }
   take_held_lock();
   return Status::ok();

@@ -41,9 +41,12 @@ bool parse_number(const std::string& s, bool suffix, std::uint64_t* out) {
     if (!suffix || i + 1 != s.size()) return false;
     int shift = 0;
     switch (s[i]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
+      case 'k':
+      case 'K': shift = 10; break;
+      case 'm':
+      case 'M': shift = 20; break;
+      case 'g':
+      case 'G': shift = 30; break;
       default: return false;
     }
     if (v > (UINT64_MAX >> shift)) return false;
@@ -108,7 +111,8 @@ std::string parse_value(const OptionSpec& spec, const std::string& value, std::s
 
 std::string check_system_event(const std::string& v) {
   auto colon = v.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size() || v.find_first_of(" /.\n") != std::string::npos)
+  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size() ||
+      v.find_first_of(" /.\n") != std::string::npos)
     return "expected system:event, e.g. raw_syscalls:sys_enter";
   return "";
 }
@@ -117,19 +121,17 @@ std::string describe_values(const OptionSpec& spec) {
   if (!spec.refused.empty()) return "refused";
   switch (spec.type) {
     case OptionSpec::Type::kUint: {
-      std::string s = spec.max == UINT64_MAX ? ">= " + human(spec.min, spec.size_suffix)
-                                             : human(spec.min, spec.size_suffix) + ".." + human(spec.max, spec.size_suffix);
+      std::string s = spec.max == UINT64_MAX
+                          ? ">= " + human(spec.min, spec.size_suffix)
+                          : human(spec.min, spec.size_suffix) + ".." + human(spec.max, spec.size_suffix);
       if (spec.power_of_two) s += ", a power of two";
       if (spec.size_suffix) s += " (suffix k, M or G)";
       if (!spec.words.empty()) s += ", or " + join_words(spec.words, "or");
       return s;
     }
-    case OptionSpec::Type::kBool:
-      return "on or off";
-    case OptionSpec::Type::kChoice:
-      return join_words(spec.words, "or");
-    case OptionSpec::Type::kText:
-      return spec.format.empty() ? "text" : spec.format;
+    case OptionSpec::Type::kBool: return "on or off";
+    case OptionSpec::Type::kChoice: return join_words(spec.words, "or");
+    case OptionSpec::Type::kText: return spec.format.empty() ? "text" : spec.format;
   }
   return {};
 }

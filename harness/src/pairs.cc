@@ -11,8 +11,8 @@
 
 namespace tracebench {
 
-Status paired_result_files(const std::string& dir, std::vector<std::string>* files,
-                           std::vector<std::string>* pair_ids, bool* paired) {
+Status paired_result_files(const std::string& dir, std::vector<std::string>* files, std::vector<std::string>* pair_ids,
+                           bool* paired) {
   namespace fs = std::filesystem;
   *paired = false;
   std::error_code ec;

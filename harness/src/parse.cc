@@ -8,10 +8,10 @@ namespace tracebench {
 
 long syscall_number(const std::string& name) {
   static const std::map<std::string, long> table = {
-      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
-      {"read", SYS_read},       {"write", SYS_write},     {"close", SYS_close},
-      {"openat", SYS_openat},   {"nanosleep", SYS_nanosleep},
-      {"sched_yield", SYS_sched_yield}, {"getuid", SYS_getuid},
+      {"getpid", SYS_getpid}, {"getppid", SYS_getppid},     {"gettid", SYS_gettid},
+      {"read", SYS_read},     {"write", SYS_write},         {"close", SYS_close},
+      {"openat", SYS_openat}, {"nanosleep", SYS_nanosleep}, {"sched_yield", SYS_sched_yield},
+      {"getuid", SYS_getuid},
   };
   auto it = table.find(name);
   return it == table.end() ? -1 : it->second;

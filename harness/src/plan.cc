@@ -59,9 +59,10 @@ Status check_payloads_carried(const RunOptions& opt) {
   bool any_takes = false;
   for (const auto& name : opt.workloads) any_takes |= find_workload(name)->takes_payload;
   if (!only_zero && !any_takes)
-    return Status::error(fmt::format("--payload: none of the selected workloads ({}) takes a payload (see "
-                                     "`tracebench list`: [payload])",
-                                     fmt::join(opt.workloads, ", ")));
+    return Status::error(
+        fmt::format("--payload: none of the selected workloads ({}) takes a payload (see "
+                    "`tracebench list`: [payload])",
+                    fmt::join(opt.workloads, ", ")));
   std::vector<std::string> why;
   for (const auto& name : opt.workloads) {
     const Workload& w = *find_workload(name);
@@ -140,20 +141,20 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
       if (!selected(opt.workloads, w.name) || unavailable_workloads.count(w.name)) continue;
       if (!tracer->supports(w.probe)) continue;
       if (!w.only_tracer.empty() && w.only_tracer != entry.name) continue;
-      std::vector<std::size_t> payloads = !w.takes_payload            ? std::vector<std::size_t>{0}
+      std::vector<std::size_t> payloads = !w.takes_payload           ? std::vector<std::size_t>{0}
                                           : w.fixed_payloads.empty() ? sweep
                                           : opt.payloads.empty()     ? w.fixed_payloads
                                                                      : opt.payloads;
       for (const auto& action : actions) {
         if (!tracer->supports_action(w.probe, action)) continue;
         const bool default_sweep = w.takes_payload && w.fixed_payloads.empty() && opt.payloads.empty();
-        for (std::size_t p : opt.quick && default_sweep ? quick_payloads(action, w.probe.kind, payloads) : payloads) {
+        for (std::size_t p : opt.quick&& default_sweep ? quick_payloads(action, w.probe.kind, payloads) : payloads) {
           // A payload the tracer cannot carry whole: left out of the default
           // sweep (and said); asked for, it is skipped with the sweep's other
           // combinations that do not apply (settle_sweep).
           if (std::size_t max = opt.plan_for_guest ? SIZE_MAX : tracer->max_payload_bytes(w.probe, action); p > max) {
-            std::string why = fmt::format("{} carries at most {} bytes per event at {} on this kernel", entry.name,
-                                          max, w.probe.name);
+            std::string why = fmt::format("{} carries at most {} bytes per event at {} on this kernel", entry.name, max,
+                                          w.probe.name);
             std::string name = fmt::format("{}/{}/{}/payload:{}", entry.name, w.name, action, p);
             if (opt.payloads.empty())
               plan->skipped.emplace_back(name, why);
@@ -202,8 +203,8 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
     if (actions_used.count(a)) continue;
     std::string has;
     for (const auto& [t, acts] : supported_actions) has += fmt::format("\n  {}: {}", t, fmt::join(acts, ", "));
-    return Status::error(fmt::format("--action {}: no selected tracer runs it on the selected workloads; actions:{}",
-                                     a, has));
+    return Status::error(
+        fmt::format("--action {}: no selected tracer runs it on the selected workloads; actions:{}", a, has));
   }
   // Options for a tracer that is not in the run would be silently unused.
   std::set<std::string> planned;
@@ -223,9 +224,10 @@ Status make_plan(const RunOptions& opt, Plan* plan) {
   std::size_t selected = 0;
   TB_TRY(gbench_selects(opt.gbench_args, names, opt.repetitions, &selected));
   if (selected == 0)
-    return Status::error(fmt::format("the Google Benchmark filter selects none of the {} planned benchmarks (e.g. "
-                                     "{}): nothing would run; see them with --plan",
-                                     names.size(), names.front()));
+    return Status::error(
+        fmt::format("the Google Benchmark filter selects none of the {} planned benchmarks (e.g. "
+                    "{}): nothing would run; see them with --plan",
+                    names.size(), names.front()));
   return Status::ok();
 }
 

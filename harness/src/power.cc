@@ -46,8 +46,8 @@ double mde_welch(double sd_a, std::size_t n_a, double sd_b, std::size_t n_b, dou
 
 double mde_mann_whitney(double sd, std::size_t n_a, std::size_t n_b, double alpha, double power) {
   if (n_a < 2 || n_b < 2) return std::numeric_limits<double>::infinity();
-  const double se =
-      sd * std::sqrt(std::numbers::pi / 3.0) * std::sqrt(1.0 / static_cast<double>(n_a) + 1.0 / static_cast<double>(n_b));
+  const double se = sd * std::sqrt(std::numbers::pi / 3.0) *
+                    std::sqrt(1.0 / static_cast<double>(n_a) + 1.0 / static_cast<double>(n_b));
   return mde_from_se(se, std::numeric_limits<double>::infinity(), alpha, power);
 }
 

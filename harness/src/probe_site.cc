@@ -119,9 +119,10 @@ Status check_probe_site_unshared(std::uintptr_t address, const std::string& prob
   }
   if (fd < 0 || fstat(fd, &st) != 0) {
     if (fd >= 0) close(fd);
-    *unchecked = fmt::format("probe site {}: cannot read {} as mapped (replaced on disk, or no /proc/self/map_files): "
-                             "its code was not compared with the file, so a foreign uprobe would go unseen",
-                             probe, m.path);
+    *unchecked = fmt::format(
+        "probe site {}: cannot read {} as mapped (replaced on disk, or no /proc/self/map_files): "
+        "its code was not compared with the file, so a foreign uprobe would go unseen",
+        probe, m.path);
     return Status::ok();
   }
   // The range compared: [from, to) of the mapping, within the file.
@@ -155,8 +156,8 @@ Status check_probe_site_unshared(std::uintptr_t address, const std::string& prob
   std::vector<std::string> where;
   for (std::size_t off : at) {
     std::string name = site != 0 ? fmt::format(" (the probe site {} +{})", probe, off) : std::string();
-    where.push_back(
-        fmt::format("file offset 0x{:x}{}: 0x{:02x} here, 0x{:02x} on disk", first + off, name, mapped[off], disk[off]));
+    where.push_back(fmt::format("file offset 0x{:x}{}: 0x{:02x} here, 0x{:02x} on disk", first + off, name, mapped[off],
+                                disk[off]));
   }
   std::string events = slurp("/sys/kernel/tracing/uprobe_events");
   if (events.empty()) events = slurp("/sys/kernel/debug/tracing/uprobe_events");
@@ -179,10 +180,8 @@ Status check_probe_point_unshared(const ProbePoint& p, std::string* unchecked) {
     case ProbeKind::kUserFunction:
       return p.address == 0 ? Status::ok() : check_probe_site_unshared(p.address, p.name, unchecked);
     case ProbeKind::kUsdt:
-    case ProbeKind::kUstTracepoint:
-      return check_probe_site_unshared(0, p.name, unchecked);
-    default:
-      return Status::ok();
+    case ProbeKind::kUstTracepoint: return check_probe_site_unshared(0, p.name, unchecked);
+    default: return Status::ok();
   }
 }
 

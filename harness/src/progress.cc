@@ -20,8 +20,7 @@ std::string clock_text(double seconds) {
 std::string progress_line(std::size_t index, std::size_t total, double elapsed_s, std::optional<double> left_s,
                           const std::string& name) {
   if (!left_s) return fmt::format("[{}/{} {} elapsed] {}", index, total, clock_text(elapsed_s), name);
-  return fmt::format("[{}/{} {} elapsed, ~{} left] {}", index, total, clock_text(elapsed_s), clock_text(*left_s),
-                     name);
+  return fmt::format("[{}/{} {} elapsed, ~{} left] {}", index, total, clock_text(elapsed_s), clock_text(*left_s), name);
 }
 
 }  // namespace tracebench

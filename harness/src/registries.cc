@@ -42,11 +42,13 @@ const std::vector<TracerEntry>& tracer_registry() { return tracers(); }
 
 bool register_tracer(std::string name, TracerFactory make) {
   auto& v = tracers();
-  auto at = std::lower_bound(v.begin(), v.end(), name,
-                             [](const TracerEntry& e, const std::string& n) { return e.name < n; });
+  auto at =
+      std::lower_bound(v.begin(), v.end(), name, [](const TracerEntry& e, const std::string& n) { return e.name < n; });
   // The baseline first: every other tracer is read against it.
-  if (name == kBaselineTracer) at = v.begin();
-  else if (at == v.begin() && !v.empty() && v.front().name == kBaselineTracer) ++at;
+  if (name == kBaselineTracer)
+    at = v.begin();
+  else if (at == v.begin() && !v.empty() && v.front().name == kBaselineTracer)
+    ++at;
   v.insert(at, TracerEntry{std::move(name), std::move(make)});
   return true;
 }

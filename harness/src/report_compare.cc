@@ -28,14 +28,16 @@ json finite_json(double v) { return std::isfinite(v) ? json(v) : json(nullptr); 
 json sequential_json(const CompareRow& r) {
   if (!r.sequential) return nullptr;
   const SequentialState& s = *r.sequential;
-  return {{"pairs", s.n}, {"bayes_factor", s.bayes_factor}, {"change_low", finite_json(std::expm1(s.low))},
+  return {{"pairs", s.n},
+          {"bayes_factor", s.bayes_factor},
+          {"change_low", finite_json(std::expm1(s.low))},
           {"change_high", finite_json(std::expm1(s.high))}};
 }
 }  // namespace
 
 std::string compare_table(const CompareResult& c) {
-  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5} {:>8}  {}\n", "benchmark", "what",
-                                "A ns", "B ns", "B/A", "p", "test", "MDE80", "verdict");
+  std::string out = fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5} {:>8}  {}\n", "benchmark", "what", "A ns",
+                                "B ns", "B/A", "p", "test", "MDE80", "verdict");
   for (const auto& r : c.rows) {
     if (r.verdict == "missing" || r.verdict == "failed") {
       out += fmt::format("{:<52} {:>9} {:>12} {:>12} {:>8} {:>8} {:>5} {:>8}  {}: {}\n", r.benchmark, "-", "-", "-",
@@ -46,24 +48,27 @@ std::string compare_table(const CompareResult& c) {
     if (r.sequential)
       verdict += fmt::format(" (sequential, {} pairs: B/A-1 in [{}, {}])", r.sequential->n,
                              percent_of_log(r.sequential->low), percent_of_log(r.sequential->high));
-    if (r.threshold_decided) verdict += fmt::format(" (p < {}, but the change is below the {:.0f}% threshold)", c.alpha,
-                                                    100 * c.threshold);
+    if (r.threshold_decided)
+      verdict += fmt::format(" (p < {}, but the change is below the {:.0f}% threshold)", c.alpha, 100 * c.threshold);
     out += fmt::format("{:<52} {:>9} {:>12.2f} {:>12.2f} {:>8} {:>8.3f} {:>5} {:>8}  {}\n", r.benchmark, r.what,
                        r.a_median, r.b_median, r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.p_value,
                        r.method == "repetitions" ? "reps" : r.method, mde_text(r.mde80), verdict);
   }
-  out += fmt::format("verdict: same = no significant difference (p >= {}) with MDE80 within the {:.0f}% threshold, or a "
-                     "significant change below the threshold (--threshold decides then); regression/improvement = "
-                     "significant and at least the threshold; inconclusive = not significant and MDE80 above the "
-                     "threshold\n",
-                     c.alpha, 100 * c.threshold);
+  out += fmt::format(
+      "verdict: same = no significant difference (p >= {}) with MDE80 within the {:.0f}% threshold, or a "
+      "significant change below the threshold (--threshold decides then); regression/improvement = "
+      "significant and at least the threshold; inconclusive = not significant and MDE80 above the "
+      "threshold\n",
+      c.alpha, 100 * c.threshold);
   if (std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) { return r.sequential.has_value(); }))
-    out += "sequential (--sequential): the always-valid test of `tracebench ab` on the pairs in order, alpha split over "
-           "the benchmarks; its interval holds at every pair at once; undecided = more pairs are needed\n";
-  out += "test: pairs = paired t on the log ratios of interleaved pairs, runs = Welch's t on each run's median (2+ runs "
-         "a side), reps = Mann-Whitney U on the pooled repetitions\n"
-         "MDE80: the smallest change the test would find with 80% power (reps: from one run's repetitions, which "
-         "understate the run-to-run noise)\n";
+    out +=
+        "sequential (--sequential): the always-valid test of `tracebench ab` on the pairs in order, alpha split over "
+        "the benchmarks; its interval holds at every pair at once; undecided = more pairs are needed\n";
+  out +=
+      "test: pairs = paired t on the log ratios of interleaved pairs, runs = Welch's t on each run's median (2+ runs "
+      "a side), reps = Mann-Whitney U on the pooled repetitions\n"
+      "MDE80: the smallest change the test would find with 80% power (reps: from one run's repetitions, which "
+      "understate the run-to-run noise)\n";
   for (const auto& w : c.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -71,7 +76,8 @@ std::string compare_table(const CompareResult& c) {
 namespace {
 std::string side_head(const char* side, const std::vector<const RunResult*>& v) {
   if (v.empty()) return fmt::format("{}: no run\n", side);
-  if (v.size() == 1) return fmt::format("{}: {} (kernel {})\n", side, v[0]->context.run_id, v[0]->context.kernel_release);
+  if (v.size() == 1)
+    return fmt::format("{}: {} (kernel {})\n", side, v[0]->context.run_id, v[0]->context.kernel_release);
   return fmt::format("{}: {} runs, {} .. {} (kernel {})\n", side, v.size(), v.front()->context.run_id,
                      v.back()->context.run_id, v[0]->context.kernel_release);
 }
@@ -92,12 +98,23 @@ json compare_json(const CompareResult& c, const std::vector<const RunResult*>& a
                   const std::vector<const RunResult*>& b) {
   json rows = json::array();
   for (const auto& r : c.rows) {
-    rows.push_back({{"benchmark", r.benchmark}, {"what", r.what}, {"a_median_ns", r.a_median},
-                    {"b_median_ns", r.b_median}, {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
-                    {"p_value", r.p_value}, {"a_n", r.a_n}, {"b_n", r.b_n}, {"a_runs", r.a_runs},
-                    {"b_runs", r.b_runs}, {"method", r.method}, {"mde_80", mde_json(r.mde80)},
-                    {"mde_90", mde_json(r.mde90)}, {"verdict", r.verdict}, {"detail", r.detail},
-                    {"threshold_decided", r.threshold_decided}, {"sequential", sequential_json(r)}});
+    rows.push_back({{"benchmark", r.benchmark},
+                    {"what", r.what},
+                    {"a_median_ns", r.a_median},
+                    {"b_median_ns", r.b_median},
+                    {"ratio", r.ratio ? json(*r.ratio) : json(nullptr)},
+                    {"p_value", r.p_value},
+                    {"a_n", r.a_n},
+                    {"b_n", r.b_n},
+                    {"a_runs", r.a_runs},
+                    {"b_runs", r.b_runs},
+                    {"method", r.method},
+                    {"mde_80", mde_json(r.mde80)},
+                    {"mde_90", mde_json(r.mde90)},
+                    {"verdict", r.verdict},
+                    {"detail", r.detail},
+                    {"threshold_decided", r.threshold_decided},
+                    {"sequential", sequential_json(r)}});
   }
   return json{{"a", run_ids(a)}, {"b", run_ids(b)}, {"rows", rows}, {"warnings", c.warnings}};
 }

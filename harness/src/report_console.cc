@@ -17,9 +17,10 @@ namespace {
 // the figure is no longer the cost of recording one.
 std::string lost_events_warning(const BenchmarkResult& b) {
   if (!b.events.fired || b.events.lost * 20 <= b.events.fired) return "";
-  return fmt::format("{:.0f}% of the events were lost (dropped or discarded): the overhead mixes recording and "
-                     "dropping; give the tracer bigger buffers (its README)",
-                     100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired));
+  return fmt::format(
+      "{:.0f}% of the events were lost (dropped or discarded): the overhead mixes recording and "
+      "dropping; give the tracer bigger buffers (its README)",
+      100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired));
 }
 
 }  // namespace
@@ -27,8 +28,8 @@ std::string lost_events_warning(const BenchmarkResult& b) {
 std::string summary_table(const RunResult& run, bool verbose) {
   // The interval's column says each interval's own confidence (few
   // repetitions cover less than 95%).
-  std::string out = fmt::format("{:<52} {:>12} {:>12} {:>12} {:>28} {:>10} {:>8}\n", "benchmark", "base ns", "traced ns",
-                                "overhead ns", "CI (ns), its confidence", "events", "verify");
+  std::string out = fmt::format("{:<52} {:>12} {:>12} {:>12} {:>28} {:>10} {:>8}\n", "benchmark", "base ns",
+                                "traced ns", "overhead ns", "CI (ns), its confidence", "events", "verify");
   std::size_t hidden = 0, warned = 0;
   for (const auto& b : run.benchmarks) {
     // Only a benchmark that kept valid samples in both variants has figures;
@@ -58,16 +59,19 @@ std::string summary_table(const RunResult& run, bool verbose) {
     for (const auto& w : warnings) out += fmt::format("  ! {}\n", w);
     warned += !warnings.empty();
   }
-  out += "\nns per event, medians over repetitions; overhead = traced - base, with its interval and the confidence that interval has; verify passed = "
-         "every event fired was recorded (and every payload byte checked), - = the tracer records nothing to check; "
-         "! = a warning to act on";
-  out += verbose ? ", i = information.\n"
-                 : fmt::format("; {} information note(s) not shown (-v shows them; result.json keeps them all).\n",
-                               hidden);
+  out +=
+      "\nns per event, medians over repetitions; overhead = traced - base, with its interval and the confidence that "
+      "interval has; verify passed = "
+      "every event fired was recorded (and every payload byte checked), - = the tracer records nothing to check; "
+      "! = a warning to act on";
+  out += verbose
+             ? ", i = information.\n"
+             : fmt::format("; {} information note(s) not shown (-v shows them; result.json keeps them all).\n", hidden);
   if (warned) out += fmt::format("{} benchmark(s) carry warnings (!).\n", warned);
   if (run.context.concurrent)
-    out += "CONCURRENT: measured while another tracebench command ran (--allow-concurrent): these figures may hold "
-           "its probes and load\n";
+    out +=
+        "CONCURRENT: measured while another tracebench command ran (--allow-concurrent): these figures may hold "
+        "its probes and load\n";
   return out;
 }
 

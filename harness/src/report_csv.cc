@@ -48,9 +48,8 @@ std::string summary_csv(const RunResult& run) {
                        b.payload_bytes, b.threads, b.status, stat(b.baseline.cycles, b.baseline.cycles.p50),
                        stat(b.traced.cycles, b.traced.cycles.p50), oc, lo, hi, conf, on,
                        stat(b.baseline.ns, b.baseline.ns.p50), stat(b.traced.ns, b.traced.ns.p50),
-                       stat(b.traced.cycles, b.traced.cycles.p99),
-                       b.events.fired, b.events.recorded, b.events.lost, b.events.verification,
-                       csv_field(b.error));
+                       stat(b.traced.cycles, b.traced.cycles.p99), b.events.fired, b.events.recorded, b.events.lost,
+                       b.events.verification, csv_field(b.error));
   }
   return out;
 }
@@ -73,9 +72,12 @@ bool split_csv(const std::string& line, std::vector<std::string>* f) {
   for (std::size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') f->back() += line[++i];
-      else if (c == '"') quoted = false;
-      else f->back() += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        f->back() += line[++i];
+      else if (c == '"')
+        quoted = false;
+      else
+        f->back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -126,8 +128,8 @@ Status read_samples_csv(const std::string& path, RunResult* run) {
     r.cycles_per_event = std::strtod(f[4].c_str(), &end);
     if (f[1] != "traced" && f[1] != "baseline") return bad("variant '" + f[1] + "'");
     if (!to_long(f[2], &rep) || !to_long(f[3], &idx) || !to_long(f[5], &batch) || !to_long(f[6], &dis) ||
-        !to_long(f[7], &mig) || f[4].empty() || *end != '\0' || rep < 0 || idx < 0 || idx > UINT32_MAX ||
-        dis < 0 || dis > 1 || mig < 0 || mig > 1)
+        !to_long(f[7], &mig) || f[4].empty() || *end != '\0' || rep < 0 || idx < 0 || idx > UINT32_MAX || dis < 0 ||
+        dis > 1 || mig < 0 || mig > 1)
       return bad("not a sample: " + line);
     if (static_cast<std::uint64_t>(batch) != it->second->batch)
       return bad(fmt::format("batch {} where the result says {}", batch, it->second->batch));

@@ -33,9 +33,12 @@ double ctx_tsc_hz(const RunResult& r) { return r.context.tsc_hz; }
 
 json consumer_json(const ConsumerResult& c, double tsc_hz) {
   json tasks = json::array();
-  for (const auto& t : c.tasks) tasks.push_back({{"role", t.role}, {"pid", t.pid}, {"tid", t.tid}, {"cpu_ns", t.cpu_ns}});
-  json j = {{"cpu_ns", c.cpu_ns}, {"caller_cpu_ns", c.caller_cpu_ns}, {"ticks", c.ticks}, {"user_ticks", c.user_ticks}, {"precise", c.precise},
-            {"records", c.records}, {"window_s", c.window_s}, {"tasks", tasks}};
+  for (const auto& t : c.tasks)
+    tasks.push_back({{"role", t.role}, {"pid", t.pid}, {"tid", t.tid}, {"cpu_ns", t.cpu_ns}});
+  json j = {{"cpu_ns", c.cpu_ns},     {"caller_cpu_ns", c.caller_cpu_ns},
+            {"ticks", c.ticks},       {"user_ticks", c.user_ticks},
+            {"precise", c.precise},   {"records", c.records},
+            {"window_s", c.window_s}, {"tasks", tasks}};
   put_opt(j, "user_fraction", c.user_fraction);
   put_opt(j, "wakeups", c.wakeups);
   put_opt(j, "traced_cpu_ns", c.traced_cpu_ns);
@@ -58,9 +61,9 @@ ConsumerResult consumer_from(const json& j) {
   j.at("window_s").get_to(c.window_s);
   get_opt(j, "user_fraction", c.user_fraction);
   get_opt(j, "wakeups", c.wakeups);
-  get_opt(j, "traced_cpu_ns", c.traced_cpu_ns);  // absent in results written before it
+  get_opt(j, "traced_cpu_ns", c.traced_cpu_ns);                                 // absent in results written before it
   if (j.contains("enables")) c.enables = j.at("enables").get<std::uint64_t>();  // absent in results written before it
-  c.wakes_on_timer = j.value("wakes_on_timer", false);  // absent in results written before it
+  c.wakes_on_timer = j.value("wakes_on_timer", false);                          // absent in results written before it
   for (const auto& t : j.at("tasks")) {
     ConsumerTaskResult x;
     t.at("role").get_to(x.role);
@@ -198,7 +201,8 @@ void to_json(json& j, const RunResult& r) {
 void from_json(const json& j, RunResult& r) {
   if (j.at("schema").get<std::string>() != kSchemaName) throw std::runtime_error("not a tracebench result");
   if (j.at("schema_version").get<int>() != kSchemaVersion) {
-    throw std::runtime_error(fmt::format("schema_version {} is not {}", j.at("schema_version").get<int>(), kSchemaVersion));
+    throw std::runtime_error(
+        fmt::format("schema_version {} is not {}", j.at("schema_version").get<int>(), kSchemaVersion));
   }
   const json& ctx = j.at("context");
   RunContext& c = r.context;
@@ -315,9 +319,7 @@ Status read_result_json(const std::string& path, RunResult* run) {
   try {
     json j = json::parse(text);
     *run = j.get<RunResult>();
-  } catch (const std::exception& e) {
-    return Status::error(fmt::format("{}: {}", path, e.what()));
-  }
+  } catch (const std::exception& e) { return Status::error(fmt::format("{}: {}", path, e.what())); }
   return Status::ok();
 }
 

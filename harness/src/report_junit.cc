@@ -26,8 +26,10 @@ std::string xml_escape(const std::string& s) {
       case '\'': out += "&apos;"; break;
       default:
         // XML 1.0 allows no control characters but tab, newline and return.
-        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += '?';
-        else out += static_cast<char>(ch);
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+          out += '?';
+        else
+          out += static_cast<char>(ch);
     }
   }
   return out;
@@ -57,9 +59,9 @@ std::string compare_junit(const CompareResult& c, const std::vector<const RunRes
     std::string body;
     if (r.verdict == "regression") {
       ++failures;
-      body = fmt::format("      <failure type=\"regression\" message=\"{}\"/>\n",
-                         xml_escape(fmt::format("regression: {} (threshold {:.3g}, alpha {:.3g})", figures(r),
-                                                threshold, alpha)));
+      body = fmt::format(
+          "      <failure type=\"regression\" message=\"{}\"/>\n",
+          xml_escape(fmt::format("regression: {} (threshold {:.3g}, alpha {:.3g})", figures(r), threshold, alpha)));
     } else if (missing && r.side == "B") {
       ++failures;
       body = fmt::format("      <failure type=\"{}\" message=\"{}\"/>\n", r.verdict, xml_escape(r.detail));
@@ -77,11 +79,12 @@ std::string compare_junit(const CompareResult& c, const std::vector<const RunRes
           "name=\"test\" value=\"{}\"/>\n        <property name=\"mde_80\" value=\"{}\"/>\n        <property "
           "name=\"mde_90\" value=\"{}\"/>\n        <property name=\"verdict\" value=\"{}\"/>\n      </properties>\n",
           r.a_median, r.b_median,
-          r.ratio ? fmt::format("        <property name=\"ratio\" value=\"{}\"/>\n", *r.ratio) : std::string(), r.p_value,
-          xml_escape(r.method), mde(r.mde80), mde(r.mde90), r.verdict);
+          r.ratio ? fmt::format("        <property name=\"ratio\" value=\"{}\"/>\n", *r.ratio) : std::string(),
+          r.p_value, xml_escape(r.method), mde(r.mde80), mde(r.mde90), r.verdict);
     }
-    cases += fmt::format("    <testcase classname=\"tracebench.compare\" name=\"{}\" time=\"0\">\n{}{}    </testcase>\n",
-                         xml_escape(r.benchmark), props, body);
+    cases +=
+        fmt::format("    <testcase classname=\"tracebench.compare\" name=\"{}\" time=\"0\">\n{}{}    </testcase>\n",
+                    xml_escape(r.benchmark), props, body);
   }
   auto ids = [](const std::vector<const RunResult*>& v) {
     std::string s;

@@ -56,8 +56,8 @@ std::string test_status(const BenchmarkResult& b) {
 }
 
 nlohmann::json checkout(const RunContext& c, const KcidbSource& src, std::string* id) {
-  const std::string key = src.kernel_commit.empty() ? short_hash(c.kernel_release + "|" + c.kernel_version)
-                                                    : src.kernel_commit;
+  const std::string key =
+      src.kernel_commit.empty() ? short_hash(c.kernel_release + "|" + c.kernel_version) : src.kernel_commit;
   *id = fmt::format("{}:kernel-{}", src.origin, key);
   nlohmann::json j = {{"id", *id}, {"origin", src.origin}, {"git_commit_name", c.kernel_release}, {"valid", true}};
   if (!src.kernel_commit.empty()) j["git_commit_hash"] = src.kernel_commit;
@@ -88,10 +88,17 @@ nlohmann::json test(const RunContext& c, const BenchmarkResult& b, const KcidbSo
                       {"status", test_status(b)},
                       {"start_time", c.date_utc}};
   j["environment"] = {{"comment", c.host + " (" + c.cpu_model + ", " + c.execution + ")"},
-                      {"misc", {{"host", c.host}, {"cpu_model", c.cpu_model}, {"cpus", c.cpus},
-                                {"execution", c.execution}, {"hypervisor", c.virtualized ? c.hypervisor : ""}}}};
-  nlohmann::json misc = {{"run_id", c.run_id}, {"benchmark", b.name}, {"tracer", b.tracer},
-                         {"workload", b.workload}, {"verification", b.events.verification}};
+                      {"misc",
+                       {{"host", c.host},
+                        {"cpu_model", c.cpu_model},
+                        {"cpus", c.cpus},
+                        {"execution", c.execution},
+                        {"hypervisor", c.virtualized ? c.hypervisor : ""}}}};
+  nlohmann::json misc = {{"run_id", c.run_id},
+                         {"benchmark", b.name},
+                         {"tracer", b.tracer},
+                         {"workload", b.workload},
+                         {"verification", b.events.verification}};
   // The figure: the overhead per event, or the none tracer's own cost
   // (what compare and the history follow); a benchmark without one has no
   // number (never 0).
@@ -104,8 +111,8 @@ nlohmann::json test(const RunContext& c, const BenchmarkResult& b, const KcidbSo
   if (b.status == "ok" && !base && b.overhead_ns) {
     j["number"] = {{"value", b.overhead_ns->median}, {"unit", "ns"}};
     misc["figure"] = "overhead_ns_per_event";
-    misc["interval_ns"] = {{"low", b.overhead_ns->low}, {"high", b.overhead_ns->high},
-                           {"confidence", b.overhead_ns->confidence}};
+    misc["interval_ns"] = {
+        {"low", b.overhead_ns->low}, {"high", b.overhead_ns->high}, {"confidence", b.overhead_ns->confidence}};
   }
   if (!base && b.overhead_cycles) misc["overhead_cycles"] = b.overhead_cycles->median;
   misc["events"] = {{"fired", b.events.fired}, {"recorded", b.events.recorded}, {"lost", b.events.lost}};

@@ -62,12 +62,12 @@ void check_context(const RunContext& c, Checker* k) {
   if (c.tsc_calibrated_hz < 0) k->bad("context.tsc.calibrated_hz", fmt::format("{} is negative", c.tsc_calibrated_hz));
   // The rate the figures use is the kernel's or the calibration's, and the
   // clock check refuses a run where the two differ by more than 5%.
-  if (c.tsc_hz > 0 && c.tsc_calibrated_hz > 0 &&
-      std::fabs(c.tsc_hz / c.tsc_calibrated_hz - 1) > kResultRateTolerance)
-    k->bad("context.tsc.hz",
-           fmt::format("{:.6g} Hz is {:.2f} times the calibrated {:.6g} Hz (context.tsc.calibrated_hz); the clock check "
-                       "allows {:.0f}%",
-                       c.tsc_hz, c.tsc_hz / c.tsc_calibrated_hz, c.tsc_calibrated_hz, 100 * kResultRateTolerance));
+  if (c.tsc_hz > 0 && c.tsc_calibrated_hz > 0 && std::fabs(c.tsc_hz / c.tsc_calibrated_hz - 1) > kResultRateTolerance)
+    k->bad(
+        "context.tsc.hz",
+        fmt::format("{:.6g} Hz is {:.2f} times the calibrated {:.6g} Hz (context.tsc.calibrated_hz); the clock check "
+                    "allows {:.0f}%",
+                    c.tsc_hz, c.tsc_hz / c.tsc_calibrated_hz, c.tsc_calibrated_hz, 100 * kResultRateTolerance));
   if (c.floor_cycles < 0) k->bad("context.floor.cycles", fmt::format("{} is negative", c.floor_cycles));
   if (c.floor_mad_cycles < 0) k->bad("context.floor.mad_cycles", fmt::format("{} is negative", c.floor_mad_cycles));
 }
@@ -77,8 +77,8 @@ void check_context(const RunContext& c, Checker* k) {
 // figure is at least -floor / batch.
 void check_summary(const std::string& where, const Summary& s, double lowest, Checker* k) {
   if (s.n == 0) return;
-  const std::pair<const char*, double> fields[] = {{"min", s.min},   {"p10", s.p10},   {"p50", s.p50},
-                                                   {"p90", s.p90},   {"p99", s.p99},   {"max", s.max},
+  const std::pair<const char*, double> fields[] = {{"min", s.min},   {"p10", s.p10},       {"p50", s.p50},
+                                                   {"p90", s.p90},   {"p99", s.p99},       {"max", s.max},
                                                    {"mean", s.mean}, {"stddev", s.stddev}, {"mad", s.mad}};
   for (const auto& [name, v] : fields) k->finite(where + "." + name, v);
   if (k->failed()) return;
@@ -144,13 +144,13 @@ void check_counts(const std::string& where, const BenchmarkResult& b, Checker* k
   if (b.batch == 0) k->bad(where + ".batch", "0 events per sample");
   if (b.samples_per_block == 0) k->bad(where + ".samples_per_block", "0 samples per block");
   if (b.baseline.samples == 0 || b.traced.samples == 0)
-    k->bad(where, fmt::format("{} baseline and {} traced samples behind a figure", b.baseline.samples,
-                              b.traced.samples));
+    k->bad(where,
+           fmt::format("{} baseline and {} traced samples behind a figure", b.baseline.samples, b.traced.samples));
   if (k->failed()) return;
   const std::size_t nb = b.baseline.repetition_medians.size(), nt = b.traced.repetition_medians.size();
   if (nb != nt)
-    k->bad(where, fmt::format("{} baseline and {} traced repetition medians: each kept repetition has one of each",
-                              nb, nt));
+    k->bad(where,
+           fmt::format("{} baseline and {} traced repetition medians: each kept repetition has one of each", nb, nt));
   const auto reps = static_cast<std::uint64_t>(b.repetitions);
   if (b.dropped_repetitions) {
     if (*b.dropped_repetitions > reps || nt != reps - *b.dropped_repetitions)

@@ -79,8 +79,8 @@ Status plan_single_run(const SingleRunRequest& req, AttachSpec* spec, BenchSpec*
   Plan plan;
   TB_TRY(make_plan(opt, &plan));
   if (plan.specs.size() != 1)
-    return Status::error(fmt::format("{} x {} plans {} benchmarks; name one action (-a)", req.tracer, req.workload,
-                                     plan.specs.size()));
+    return Status::error(
+        fmt::format("{} x {} plans {} benchmarks; name one action (-a)", req.tracer, req.workload, plan.specs.size()));
   if (bench) *bench = plan.specs.front();
   return attach_spec_of(plan.specs.front(), opt, spec);
 }

@@ -72,13 +72,15 @@ bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, double tsc_hz) {
   r.repetitions_stop = stop;
   const double ns = 1e9 / tsc_hz;
   if (stop.rule == "interval")
-    r.warnings.push_back(fmt::format("repetitions stopped after {} of at most {}: the 95% interval is within "
-                                     "+-{:.2f} ns of the median (target +-{:.2f} ns)",
-                                     rep + 1, rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
+    r.warnings.push_back(
+        fmt::format("repetitions stopped after {} of at most {}: the 95% interval is within "
+                    "+-{:.2f} ns of the median (target +-{:.2f} ns)",
+                    rep + 1, rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
   else if (stop.rule == "cap" && stop.target_cycles > 0)
-    r.warnings.push_back(fmt::format("repetitions stopped at the cap ({}): the 95% interval is +-{:.2f} ns of the "
-                                     "median, wider than the target +-{:.2f} ns; more repetitions (-r) tighten it",
-                                     rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
+    r.warnings.push_back(
+        fmt::format("repetitions stopped at the cap ({}): the 95% interval is +-{:.2f} ns of the "
+                    "median, wider than the target +-{:.2f} ns; more repetitions (-r) tighten it",
+                    rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
   return true;
 }
 
@@ -178,8 +180,15 @@ class BenchCall {
  public:
   BenchCall(BenchRun* raw, std::shared_ptr<BenchRun*> open, std::shared_ptr<Progress> progress, Journal* journal,
             StopRule rule, int reps, std::size_t index, std::size_t total, double tsc_hz)
-      : raw_(raw), open_(std::move(open)), progress_(std::move(progress)), journal_(journal), rule_(rule),
-        reps_(reps), index_(index), total_(total), tsc_hz_(tsc_hz) {}
+      : raw_(raw),
+        open_(std::move(open)),
+        progress_(std::move(progress)),
+        journal_(journal),
+        rule_(rule),
+        reps_(reps),
+        index_(index),
+        total_(total),
+        tsc_hz_(tsc_hz) {}
 
   void operator()(benchmark::State& state) {
     const int rep = (*calls_)++;
@@ -320,10 +329,10 @@ Status run_registered(const RunOptions& opt, RunContext* ctx, std::size_t* match
   if (const CpuTimeSnapshot after = cpu_time_snapshot(); before.ok && after.ok) {
     ctx->foreign_cpu_load = foreign_cpu_load(before, after);
     if (ctx->foreign_cpu_load > kBusyNeighbourCpus)
-      ctx->noise_warnings.push_back(fmt::format(
-          "other processes kept {:.2f} of {} CPUs busy while this run measured (tracer daemons included): "
-          "they slow the measured CPU too; compare runs made on a quiet machine",
-          ctx->foreign_cpu_load, ctx->cpus));
+      ctx->noise_warnings.push_back(
+          fmt::format("other processes kept {:.2f} of {} CPUs busy while this run measured (tracer daemons included): "
+                      "they slow the measured CPU too; compare runs made on a quiet machine",
+                      ctx->foreign_cpu_load, ctx->cpus));
   }
   return Status::ok();
 }
@@ -334,7 +343,7 @@ void settle_unfinished(std::vector<std::unique_ptr<BenchRun>>* runs, Journal* jo
   for (auto& br : *runs) {
     br->teardown();  // filtered out by --benchmark_filter, or interrupted
     BenchmarkResult& r = br->result();
-    if (!br->started() && r.status == "ok") continue;  // filtered out by --benchmark_filter
+    if (!br->started() && r.status == "ok") continue;             // filtered out by --benchmark_filter
     if (br->started() && r.status == "ok" && !r.overhead_cycles)  // interrupted between calls
       br->fail("interrupted before its repetitions were done");
     if (!journal->has(r.name)) journal->add(br->take_result());

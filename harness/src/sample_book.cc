@@ -37,8 +37,8 @@ void SampleBook::add_block(bool traced, int repetition, const TimedBlock& b) {
   }
   a.counter_sum.resize(b.counter_delta.size(), 0);
   for (std::size_t k = 0; k < b.counter_delta.size(); ++k) {
-    a.counter_sum[k] += static_cast<double>(b.counter_delta[k]) -
-                        (k < empty_counter_delta_.size() ? empty_counter_delta_[k] : 0);
+    a.counter_sum[k] +=
+        static_cast<double>(b.counter_delta[k]) - (k < empty_counter_delta_.size() ? empty_counter_delta_[k] : 0);
   }
   a.events += b.events;
 }
@@ -67,8 +67,7 @@ bool SampleBook::last(double* baseline, double* traced) const {
   return true;
 }
 
-std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& counter_names,
-                               BenchmarkResult* r) const {
+std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& counter_names, BenchmarkResult* r) const {
   std::string why;
   for (int traced = 0; traced < 2; ++traced) {
     const Acc& a = acc_[traced];
@@ -90,9 +89,10 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
       if (why.empty()) why = fmt::format("the {} variant took no sample", name);
     } else if (a.values.empty()) {
       if (why.empty())
-        why = fmt::format("no valid sample in the {} variant: all {} samples excluded ({} migrated CPU, {} hit by an "
-                          "interrupt or preemption)",
-                          name, a.samples, a.migrated, a.excluded - a.migrated);
+        why = fmt::format(
+            "no valid sample in the {} variant: all {} samples excluded ({} migrated CPU, {} hit by an "
+            "interrupt or preemption)",
+            name, a.samples, a.migrated, a.excluded - a.migrated);
     } else if (static_cast<double>(a.excluded) > kMaxExcludedShare * static_cast<double>(a.samples)) {
       r->warnings.push_back(fmt::format(
           "{:.0f}% of the {} samples excluded ({} migrated CPU, {} hit by an interrupt or preemption): the figure "

@@ -50,9 +50,12 @@ SequentialState sequential_test(const std::vector<double>& d, double alpha, doub
     s.high = s.mean + c * se;
   }
   const double bound = std::log1p(threshold);
-  if (s.low > -bound && s.high < bound) s.verdict = "same";
-  else if (s.low > 0) s.verdict = "regression";
-  else if (s.high < 0) s.verdict = "improvement";
+  if (s.low > -bound && s.high < bound)
+    s.verdict = "same";
+  else if (s.low > 0)
+    s.verdict = "regression";
+  else if (s.high < 0)
+    s.verdict = "improvement";
   return s;
 }
 

@@ -111,9 +111,9 @@ std::vector<bool> flag_disturbed(const std::vector<double>& values, double min_g
 }
 
 void to_json(nlohmann::json& j, const Summary& s) {
-  j = nlohmann::json{{"n", s.n},       {"min", s.min},   {"p10", s.p10},       {"p50", s.p50},
-                     {"p90", s.p90},   {"p99", s.p99},   {"max", s.max},       {"mean", s.mean},
-                     {"stddev", s.stddev}, {"cv", s.cv}, {"mad", s.mad}};
+  j = nlohmann::json{{"n", s.n},           {"min", s.min}, {"p10", s.p10}, {"p50", s.p50},
+                     {"p90", s.p90},       {"p99", s.p99}, {"max", s.max}, {"mean", s.mean},
+                     {"stddev", s.stddev}, {"cv", s.cv},   {"mad", s.mad}};
 }
 void from_json(const nlohmann::json& j, Summary& s) {
   j.at("n").get_to(s.n);
@@ -129,8 +129,8 @@ void from_json(const nlohmann::json& j, Summary& s) {
   j.at("mad").get_to(s.mad);
 }
 void to_json(nlohmann::json& j, const MedianCI& c) {
-  j = nlohmann::json{{"median", c.median}, {"ci_low", c.low}, {"ci_high", c.high},
-                     {"ci_confidence", c.confidence}, {"n", c.n}};
+  j = nlohmann::json{
+      {"median", c.median}, {"ci_low", c.low}, {"ci_high", c.high}, {"ci_confidence", c.confidence}, {"n", c.n}};
 }
 void from_json(const nlohmann::json& j, MedianCI& c) {
   j.at("median").get_to(c.median);

@@ -93,7 +93,6 @@ std::string cpuinfo_field(const std::string& root, const std::string& key) {
   return {};
 }
 
-
 void kernel_config(SystemInfo& s) {
   namespace fs = std::filesystem;
   std::string boot = "/boot/config-" + s.kernel_release;
@@ -203,7 +202,7 @@ void detect_run_context(const std::string& root, int measured_cpu, SystemInfo* s
 
 Status ensure_tracefs(std::string* path) {
   const char* tracing = "/sys/kernel/tracing";
-  struct statfs sf{};
+  struct statfs sf {};
   constexpr long kTracefsMagic = 0x74726163;
   if (statfs(tracing, &sf) == 0 && static_cast<long>(sf.f_type) == kTracefsMagic) {
     *path = tracing;
@@ -249,7 +248,6 @@ double foreign_cpu_load(const CpuTimeSnapshot& a, const CpuTimeSnapshot& b) {
   const double other = (b.machine_busy_s - a.machine_busy_s) - (b.self_s - a.self_s);
   return other > 0 ? other / wall : 0;
 }
-
 
 std::string hypervisor_vendor() {
   unsigned a, b, c, d;

@@ -145,9 +145,7 @@ void install_signal_watcher() {
     if (auto e = std::current_exception()) {
       try {
         std::rethrow_exception(e);
-      } catch (const std::exception& x) {
-        what = x.what();
-      } catch (...) {
+      } catch (const std::exception& x) { what = x.what(); } catch (...) {
       }
     }
     std::fprintf(stderr, "tracebench: uncaught exception (%s); tearing down\n", what.c_str());

@@ -180,14 +180,13 @@ Status read_json_file(const std::string& path, nlohmann::json* j) {
   TB_TRY(read_input_file(path, kMaxInputBytes, &text));
   try {
     *j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return Status::error(path + ": " + e.what());
-  }
+  } catch (const std::exception& e) { return Status::error(path + ": " + e.what()); }
   return Status::ok();
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (stat(a.c_str(), &sa) != 0 || stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -195,9 +194,10 @@ bool same_file(const std::string& a, const std::string& b) {
 Status check_output_not_input(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
   for (const auto& in : inputs) {
     if (same_file(out, in))
-      return Status::error(fmt::format("{} {} is {}, one of the inputs: writing it would destroy what it is computed "
-                                       "from; name another file",
-                                       flag, out, in));
+      return Status::error(
+          fmt::format("{} {} is {}, one of the inputs: writing it would destroy what it is computed "
+                      "from; name another file",
+                      flag, out, in));
   }
   return Status::ok();
 }

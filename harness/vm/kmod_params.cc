@@ -36,7 +36,8 @@ std::string kmod_param_problem(const std::string& p) {
 // the source folder.  Empty when it cannot be read.
 std::set<std::string> kmod_param_names(const fs::path& kmod) {
   std::set<std::string> names;
-  static const std::regex decl(R"(\bmodule_param(?:_named|_cb|_array|_string|_unsafe)?\s*\(\s*([A-Za-z_][A-Za-z0-9_]*))");
+  static const std::regex decl(
+      R"(\bmodule_param(?:_named|_cb|_array|_string|_unsafe)?\s*\(\s*([A-Za-z_][A-Za-z0-9_]*))");
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(kmod, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {

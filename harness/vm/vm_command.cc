@@ -54,8 +54,8 @@ struct VmArgs {
   bool no_kmod = false;
   bool lttng_modules = false;
   bool verbose = false;
-  std::vector<std::string> files;  // extra SRC[:DEST] copied into the guest
-  std::vector<std::string> bins;   // extra EXE[:DEST] copied with its shared libraries
+  std::vector<std::string> files;        // extra SRC[:DEST] copied into the guest
+  std::vector<std::string> bins;         // extra EXE[:DEST] copied with its shared libraries
   std::vector<std::string> kmod_params;  // NAME=VALUE for the guest's insmod
   std::vector<std::string> guest_args;
 };
@@ -68,9 +68,8 @@ std::string newest_boot_kernel() {
     std::string n = e.path().filename().string();
     if (n.rfind("vmlinuz-", 0) == 0) found.push_back(e.path().string());
   }
-  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
-    return strverscmp(a.c_str(), b.c_str()) < 0;
-  });
+  std::sort(found.begin(), found.end(),
+            [](const std::string& a, const std::string& b) { return strverscmp(a.c_str(), b.c_str()) < 0; });
   return found.empty() ? std::string() : found.back();
 }
 
@@ -114,7 +113,8 @@ Status spawn_wait(const std::vector<std::string>& argv, int* status) {
   // INT/TERM/HUP go to the script's whole group (the script tears the VM
   // down and exits; qemu stops too); we wait for it instead of dying first.
   g_child = pid;
-  struct sigaction fwd {}, old_int{}, old_term{}, old_hup{};
+  struct sigaction fwd {
+  }, old_int{}, old_term{}, old_hup{};
   fwd.sa_handler = forward_signal;
   sigemptyset(&fwd.sa_mask);
   sigaction(SIGINT, &fwd, &old_int);
@@ -122,9 +122,7 @@ Status spawn_wait(const std::vector<std::string>& argv, int* status) {
   sigaction(SIGHUP, &fwd, &old_hup);
   int ws = 0;
   pid_t w;
-  do {
-    w = waitpid(pid, &ws, 0);
-  } while (w < 0 && errno == EINTR);
+  do { w = waitpid(pid, &ws, 0); } while (w < 0 && errno == EINTR);
   g_child = 0;
   kill(-pid, SIGKILL);  // anything of the group still there (nothing, normally)
   sigaction(SIGINT, &old_int, nullptr);
@@ -235,8 +233,7 @@ bool guest_command_ok(const VmArgs& a, const std::string& self) {
   posix_spawn_file_actions_destroy(&fa);
   int ws = 0;
   if (rc == 0) {
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
   }
   if (rc == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) return true;
   if (rc != 0)
@@ -327,20 +324,28 @@ int run_vm(VmArgs a) {
                  "  apt-get install --no-install-recommends linux-image-amd64 linux-headers-amd64\n";
     return 2;
   }
-  struct stat st{};
+  struct stat st {};
   if (stat(kernel.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     std::cerr << "tracebench vm: kernel image '" << kernel << "' does not exist\n";
     return 2;
   }
   if (!a.headers.empty() && access((a.headers + "/Makefile").c_str(), R_OK) != 0) {
-    std::cerr << "tracebench vm: --headers '" << a.headers
-              << "' is not a kernel build directory (no Makefile)\n";
+    std::cerr << "tracebench vm: --headers '" << a.headers << "' is not a kernel build directory (no Makefile)\n";
     return 2;
   }
-  std::vector<std::string> argv = {scripts + "/tracebench-vm.sh", "--kernel", kernel,
-                                   "--accel", a.accel, "--timeout", std::to_string(a.timeout_s),
-                                   "--smp", std::to_string(a.smp), "--mem", std::to_string(a.mem_mb),
-                                   "--bin", self.string() + ":/tb/bin/tracebench"};
+  std::vector<std::string> argv = {scripts + "/tracebench-vm.sh",
+                                   "--kernel",
+                                   kernel,
+                                   "--accel",
+                                   a.accel,
+                                   "--timeout",
+                                   std::to_string(a.timeout_s),
+                                   "--smp",
+                                   std::to_string(a.smp),
+                                   "--mem",
+                                   std::to_string(a.mem_mb),
+                                   "--bin",
+                                   self.string() + ":/tb/bin/tracebench"};
   if (!a.headers.empty()) argv.insert(argv.end(), {"--headers", a.headers});
   if (a.out_dir.empty()) {
     // Named here (the script's default) so the files can be checked after.
@@ -363,7 +368,7 @@ int run_vm(VmArgs a) {
   }
   for (const auto& b : a.bins) {
     const std::string src = b.substr(0, b.find(':'));
-    struct stat bst{};
+    struct stat bst {};
     if (stat(src.c_str(), &bst) != 0 || !S_ISREG(bst.st_mode) || access(src.c_str(), X_OK) != 0) {
       std::cerr << "tracebench vm: --bin '" << src << "' is not an executable file\n";
       return 2;
@@ -410,7 +415,8 @@ void install(CLI::App& app, int* exit_status) {
   sub->add_option("--out-dir", args->out_dir,
                   "Host directory for the guest's result files (default: vm-results/<release>-<time>)");
   sub->add_option("--accel", args->accel, "auto (KVM if it boots, else TCG), kvm or tcg")->capture_default_str();
-  sub->add_option("--timeout", args->timeout_s, "Seconds before the VM is killed")->capture_default_str()
+  sub->add_option("--timeout", args->timeout_s, "Seconds before the VM is killed")
+      ->capture_default_str()
       ->check(CLI::Range(10, 86400));
   sub->add_option("--smp", args->smp, "Guest CPUs")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("--mem", args->mem_mb, "Guest memory in MiB")->capture_default_str()->check(CLI::Range(256, 65536));

@@ -107,7 +107,8 @@ long tb_dif_load(struct tb_kmod_dif_verify *req, struct tb_dif_loaded *l)
 	if (req->strtab_len > TB_KMOD_DIF_MAX_STRTAB)
 		return tb_dif_reject(req, 0, "string table too large");
 
-	l->insns = tb_dif_copy_in(req->insns_ptr, (size_t)req->n_insns * sizeof(struct tb_kmod_dif_insn), &ret);
+	l->insns = tb_dif_copy_in(req->insns_ptr,
+				  (size_t)req->n_insns * sizeof(struct tb_kmod_dif_insn), &ret);
 	if (!ret)
 		l->ints = tb_dif_copy_in(req->ints_ptr, (size_t)req->n_ints * sizeof(u64), &ret);
 	if (!ret)

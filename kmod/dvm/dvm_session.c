@@ -78,10 +78,13 @@ static_assert(sizeof(struct tb_kmod_dvm_probe) == 400);
 static_assert(sizeof(struct tb_kmod_dvm_usdt_arg) == 16);
 
 /* Probe kinds that are kprobes (and syscall ones with TB_KMOD_DVM_SYSCALL_KPROBE), and that are uprobes. */
-#define TB_KMOD_FBT_KINDS ((1u << TB_KMOD_DVM_PROBE_FBT_ENTRY) | (1u << TB_KMOD_DVM_PROBE_FBT_RETURN))
-#define TB_KMOD_SYS_KINDS ((1u << TB_KMOD_DVM_PROBE_SYSCALL_ENTRY) | (1u << TB_KMOD_DVM_PROBE_SYSCALL_RETURN))
-#define TB_KMOD_UPR_KINDS \
-	((1u << TB_KMOD_DVM_PROBE_PID_ENTRY) | (1u << TB_KMOD_DVM_PROBE_PID_RETURN) | (1u << TB_KMOD_DVM_PROBE_USDT))
+#define TB_KMOD_FBT_KINDS \
+	((1u << TB_KMOD_DVM_PROBE_FBT_ENTRY) | (1u << TB_KMOD_DVM_PROBE_FBT_RETURN))
+#define TB_KMOD_SYS_KINDS \
+	((1u << TB_KMOD_DVM_PROBE_SYSCALL_ENTRY) | (1u << TB_KMOD_DVM_PROBE_SYSCALL_RETURN))
+#define TB_KMOD_UPR_KINDS                                                             \
+	((1u << TB_KMOD_DVM_PROBE_PID_ENTRY) | (1u << TB_KMOD_DVM_PROBE_PID_RETURN) | \
+	 (1u << TB_KMOD_DVM_PROBE_USDT))
 
 /* uprobe_register() returns the uprobe, unregistering is two steps (6.12). */
 #define TB_UPROBE_HANDLE (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
@@ -106,7 +109,8 @@ void tb_dvm_host_free(void *p)
 /* A CPU's stage sums (TB_KMOD_DVM_TIMED), written with interrupts masked. */
 struct tb_dvm_stages {
 	u64 floor;
-	u64 n[TB_KMOD_DVM_KINDS], entry[TB_KMOD_DVM_KINDS], vm[TB_KMOD_DVM_KINDS]; /* by probe kind */
+	u64 n[TB_KMOD_DVM_KINDS], entry[TB_KMOD_DVM_KINDS],
+		vm[TB_KMOD_DVM_KINDS];				/* by probe kind */
 	u64 trap_n[TB_KMOD_DVM_KINDS], trap[TB_KMOD_DVM_KINDS]; /* TB_KMOD_DVM_TIMED_TRAP */
 } ____cacheline_aligned;
 
@@ -119,7 +123,7 @@ struct tb_dvm_fbt {
 	struct tb_dvm *d;
 	int probe1;
 	bool ret;
-	bool sys;        /* a syscall probe: arguments from the caller's user registers */
+	bool sys; /* a syscall probe: arguments from the caller's user registers */
 	bool registered;
 	char sym[TB_KMOD_DVM_NAMES_LEN];
 };
@@ -130,11 +134,11 @@ struct tb_dvm_upr {
 	struct uprobe_consumer uc;
 	struct tb_dvm *d;
 	int probe1;
-	pid_t tgid;      /* the only process it fires in */
+	pid_t tgid;	     /* the only process it fires in */
 	struct inode *inode; /* held (igrab) for the session */
 	loff_t offset;
-	loff_t ref_ctr;  /* usdt: the semaphore's file offset, or 0 */
-	u32 usdt_nargs;  /* usdt: arguments read from usdt_args */
+	loff_t ref_ctr; /* usdt: the semaphore's file offset, or 0 */
+	u32 usdt_nargs; /* usdt: arguments read from usdt_args */
 	struct tb_kmod_dvm_usdt_arg usdt_args[TB_KMOD_DVM_USDT_ARGS];
 #if TB_UPROBE_HANDLE
 	struct uprobe *up;
@@ -147,7 +151,7 @@ struct tb_dvm_timer {
 	struct hrtimer t;
 	struct tb_dvm *d;
 	int probe1;
-	int cpu;         /* profile: the CPU it runs on; tick: -1 (GO's CPU) */
+	int cpu; /* profile: the CPU it runs on; tick: -1 (GO's CPU) */
 	ktime_t period;
 	bool started;
 };
@@ -159,15 +163,15 @@ struct tb_dvm {
 	bool timers_on;
 	struct tb_dvm_fbt *fbt; /* nfbt */
 	u32 nfbt;
-	bool fbt_on;     /* the fbt probes are enabled (their handlers fire) */
-	bool sys_kprobe; /* TB_KMOD_DVM_SYSCALL_KPROBE: syscall probes are in fbt[] */
-	char why[160];   /* a refusal that names what it refuses */
+	bool fbt_on;		/* the fbt probes are enabled (their handlers fire) */
+	bool sys_kprobe;	/* TB_KMOD_DVM_SYSCALL_KPROBE: syscall probes are in fbt[] */
+	char why[160];		/* a refusal that names what it refuses */
 	struct tb_dvm_upr *upr; /* nupr */
 	u32 nupr;
-	bool upr_on;     /* the pid probes' handlers fire */
-	u8 *busy;        /* ncpus: a firing is running on that CPU */
+	bool upr_on;		      /* the pid probes' handlers fire */
+	u8 *busy;		      /* ncpus: a firing is running on that CPU */
 	struct tb_dvm_stages *stages; /* ncpus, when timed */
-	bool trap;       /* TB_KMOD_DVM_TIMED_TRAP: entry probes' arg0 is the caller's TSC */
+	bool trap; /* TB_KMOD_DVM_TIMED_TRAP: entry probes' arg0 is the caller's TSC */
 	struct tb_dif_loaded *objects;
 	u32 n_objects;
 	u32 ncpus;
@@ -176,14 +180,14 @@ struct tb_dvm {
 	int begin_probe; /* probe index + 1, 0 = none */
 	int end_probe;
 	bool error_probe; /* dtrace:::ERROR given (the VM fires it; nothing to arm) */
-	u8 *kinds;        /* n_probes: each probe's kind, for the stage sums */
-	int *entry;      /* NR_syscalls: probe index + 1 */
+	u8 *kinds;	  /* n_probes: each probe's kind, for the stage sums */
+	int *entry;	  /* NR_syscalls: probe index + 1 */
 	int *exit;
 	int sdt[TB_KMOD_EV_COUNT]; /* by event id: probe index + 1 */
 	bool want_enter, want_exit;
 	bool enter_on, exit_on, fixed_on, payload_on;
 	bool begun, ended;
-	void *agg_copy;  /* aggsize bytes: a CPU's aggregation buffer, copied on that CPU */
+	void *agg_copy;	   /* aggsize bytes: a CPU's aggregation buffer, copied on that CPU */
 	struct mutex lock; /* ioctls on this session */
 };
 
@@ -193,8 +197,9 @@ static struct tb_dvm *tb_dvm_active;
 static struct tracepoint *tb_tp_sys_enter, *tb_tp_sys_exit;
 
 /* t0: the callback's first read (0 when not timed); [base, base + len): memory D may read. */
-static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const unsigned long long *args,
-					   unsigned int nargs, u64 base, u64 len, u64 t0, long err)
+static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1,
+					   const unsigned long long *args, unsigned int nargs,
+					   u64 base, u64 len, u64 t0, long err)
 {
 	struct tb_dvm_who who;
 	unsigned long flags;
@@ -232,8 +237,9 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 		st->entry[k] += t1 - t0;
 		st->vm[k] += t2 - t1;
 		st->floor += t3 - t2;
-		if (d->trap && nargs && (k == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY || k == TB_KMOD_DVM_PROBE_PID_ENTRY ||
-				    k == TB_KMOD_DVM_PROBE_USDT) &&
+		if (d->trap && nargs &&
+		    (k == TB_KMOD_DVM_PROBE_SYSCALL_ENTRY || k == TB_KMOD_DVM_PROBE_PID_ENTRY ||
+		     k == TB_KMOD_DVM_PROBE_USDT) &&
 		    args[0] < t0 && t0 - args[0] < (1ull << 32)) {
 			st->trap_n[k]++;
 			st->trap[k] += t0 - args[0];
@@ -243,8 +249,9 @@ static __always_inline void tb_dvm_fire_in(struct tb_dvm *d, int probe1, const u
 	local_irq_restore(flags);
 }
 
-static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1, const unsigned long long *args,
-					     unsigned int nargs, u64 t0)
+static __always_inline void tb_dvm_fire_here(struct tb_dvm *d, int probe1,
+					     const unsigned long long *args, unsigned int nargs,
+					     u64 t0)
 {
 	tb_dvm_fire_in(d, probe1, args, nargs, 0, 0, t0, 0);
 }
@@ -253,7 +260,7 @@ static void tb_dvm_sdt_fixed(void *data, u64 seq, u64 value)
 {
 	struct tb_dvm *d = data;
 	u64 t0 = d->stages ? tb_now() : 0;
-	unsigned long long args[2] = { seq, value };
+	unsigned long long args[2] = {seq, value};
 
 	tb_dvm_fire_here(d, d->sdt[TB_KMOD_EV_FIXED], args, 2, t0);
 }
@@ -262,7 +269,7 @@ static void tb_dvm_sdt_payload(void *data, u64 seq, const u8 *payload, u32 len)
 {
 	struct tb_dvm *d = data;
 	u64 t0 = d->stages ? tb_now() : 0;
-	unsigned long long args[3] = { seq, (unsigned long long)(unsigned long)payload, len };
+	unsigned long long args[3] = {seq, (unsigned long long)(unsigned long)payload, len};
 
 	tb_dvm_fire_in(d, d->sdt[TB_KMOD_EV_PAYLOAD], args, 3, (unsigned long)payload, len, t0, 0);
 }
@@ -272,7 +279,7 @@ static enum hrtimer_restart tb_dvm_timer_fire(struct hrtimer *t)
 	struct tb_dvm_timer *x = container_of(t, struct tb_dvm_timer, t);
 	struct pt_regs *regs = get_irq_regs();
 	u64 t0 = x->d->stages ? tb_now() : 0;
-	unsigned long long args[2] = { 0, 0 };
+	unsigned long long args[2] = {0, 0};
 
 	if (regs)
 		args[user_mode(regs) ? 1 : 0] = instruction_pointer(regs);
@@ -289,7 +296,8 @@ static long tb_dvm_timers_init(struct tb_dvm *d, const struct tb_kmod_dvm_probe 
 
 	for (i = 0; i < n; i++)
 		d->ntimers += probes[i].kind == TB_KMOD_DVM_PROBE_PROFILE ? d->ncpus
-			      : probes[i].kind == TB_KMOD_DVM_PROBE_TICK ? 1 : 0;
+			      : probes[i].kind == TB_KMOD_DVM_PROBE_TICK  ? 1
+									  : 0;
 	if (!d->ntimers)
 		return 0;
 	d->timers = kvcalloc(d->ntimers, sizeof(*d->timers), GFP_KERNEL);
@@ -297,7 +305,8 @@ static long tb_dvm_timers_init(struct tb_dvm *d, const struct tb_kmod_dvm_probe 
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		u32 count = probes[i].kind == TB_KMOD_DVM_PROBE_PROFILE ? d->ncpus
-			    : probes[i].kind == TB_KMOD_DVM_PROBE_TICK ? 1 : 0;
+			    : probes[i].kind == TB_KMOD_DVM_PROBE_TICK	? 1
+									: 0;
 
 		for (c = 0; c < count; c++, k++) {
 			struct tb_dvm_timer *x = &d->timers[k];
@@ -346,7 +355,8 @@ static void tb_dvm_timers_stop(struct tb_dvm *d)
 	WRITE_ONCE(d->timers_on, false);
 	for (k = 0; k < d->ntimers; k++) {
 		if (d->timers[k].started)
-			hrtimer_cancel(&d->timers[k].t); /* waits for a callback running elsewhere */
+			hrtimer_cancel(
+				&d->timers[k].t); /* waits for a callback running elsewhere */
 		d->timers[k].started = false;
 	}
 }
@@ -378,7 +388,7 @@ static int tb_dvm_kp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct tb_dvm_fbt *f = container_of(get_kretprobe(ri), struct tb_dvm_fbt, krp);
 	u64 t0 = f->d->stages ? tb_now() : 0;
-	unsigned long long args[2] = { 0, regs_return_value(regs) };
+	unsigned long long args[2] = {0, regs_return_value(regs)};
 
 	/* A return whose entry came before GO or after STOP fires nothing. */
 	if (!READ_ONCE(f->d->fbt_on))
@@ -411,7 +421,7 @@ static int tb_dvm_kp_sys_return(struct kretprobe_instance *ri, struct pt_regs *r
 	struct tb_dvm_fbt *f = container_of(get_kretprobe(ri), struct tb_dvm_fbt, krp);
 	u64 t0 = f->d->stages ? tb_now() : 0;
 	long ret = (long)regs_return_value(regs);
-	unsigned long long args[2] = { (unsigned long long)ret, (unsigned long long)ret };
+	unsigned long long args[2] = {(unsigned long long)ret, (unsigned long long)ret};
 
 	if (!READ_ONCE(f->d->fbt_on))
 		return 0;
@@ -439,8 +449,8 @@ static const char *tb_dvm_sys_prefix(void)
 static const char *tb_dvm_sys_function(const char *name)
 {
 	static const char *const alias[][2] = {
-		{ "stat", "newstat" }, { "fstat", "newfstat" }, { "lstat", "newlstat" },
-		{ "uname", "newuname" }, { "umount2", "umount" },
+		{"stat", "newstat"},   {"fstat", "newfstat"}, {"lstat", "newlstat"},
+		{"uname", "newuname"}, {"umount2", "umount"},
 	};
 	unsigned int i;
 
@@ -476,8 +486,8 @@ static bool tb_dvm_kind_in(const struct tb_kmod_dvm_probe *p, u32 kinds)
  * pid/usdt's): an array of `size`-byte elements, one per such probe, zeroed,
  * at *arr and their number in *count (0 and NULL when there are none); NULL,
  * or why not with *err set. */
-static const char *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 kinds, size_t size,
-				    void **arr, u32 *count, long *err)
+static const char *tb_dvm_alloc_for(const struct tb_kmod_dvm_probe *probes, u32 n, u32 kinds,
+				    size_t size, void **arr, u32 *count, long *err)
 {
 	u32 i;
 
@@ -515,10 +525,12 @@ static int tb_dvm_fbt_place(struct tb_dvm_fbt *f)
 
 /* Registers every fbt probe (and with sys_kprobe every syscall probe),
  * disabled; NULL, or why one cannot be. */
-static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
+static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes,
+				       u32 n, long *err)
 {
 	const u32 kinds = TB_KMOD_FBT_KINDS | (d->sys_kprobe ? TB_KMOD_SYS_KINDS : 0);
-	const char *why = tb_dvm_alloc_for(probes, n, kinds, sizeof(*d->fbt), (void **)&d->fbt, &d->nfbt, err);
+	const char *why = tb_dvm_alloc_for(probes, n, kinds, sizeof(*d->fbt), (void **)&d->fbt,
+					   &d->nfbt, err);
 	u32 i, k = 0;
 
 	if (why || !d->nfbt)
@@ -535,25 +547,30 @@ static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dv
 		f->d = d;
 		f->probe1 = i + 1;
 		f->sys = !(TB_KMOD_FBT_KINDS & (1u << p->kind));
-		f->ret = p->kind == TB_KMOD_DVM_PROBE_FBT_RETURN || p->kind == TB_KMOD_DVM_PROBE_SYSCALL_RETURN;
+		f->ret = p->kind == TB_KMOD_DVM_PROBE_FBT_RETURN ||
+			 p->kind == TB_KMOD_DVM_PROBE_SYSCALL_RETURN;
 		/* names: provider, module, function, name (checked NUL-separated by the caller). */
 		func = p->names + strnlen(p->names, p->names_len) + 1;
 		func += strnlen(func, p->names + p->names_len - func) + 1;
 		if (func >= p->names + p->names_len || !*func)
-			return f->sys ? "probe: syscall without a name" : "probe: fbt without a function name";
+			return f->sys ? "probe: syscall without a name"
+				      : "probe: fbt without a function name";
 		if (f->sys) {
 			const char *prefix = tb_dvm_sys_prefix();
 
 			if (!prefix)
-				return "probe: syscall probes on their functions are known on x86-64 and arm64 only";
+				return "probe: syscall probes on their functions are known on "
+				       "x86-64 and arm64 only";
 			ret = -ENAMETOOLONG;
-			if (snprintf(f->sym, sizeof(f->sym), "%s%s", prefix, tb_dvm_sys_function(func)) <
-			    (int)sizeof(f->sym))
+			if (snprintf(f->sym, sizeof(f->sym), "%s%s", prefix,
+				     tb_dvm_sys_function(func)) < (int)sizeof(f->sym))
 				ret = tb_dvm_fbt_place(f);
 			if (ret) {
 				snprintf(d->why, sizeof(d->why),
-					 "probe: syscall %s: its function cannot be probed (%s: no such symbol, or kprobes "
-					 "refuse it); syscallprobe=tracepoint takes every syscall", func, f->sym);
+					 "probe: syscall %s: its function cannot be probed (%s: no "
+					 "such symbol, or kprobes "
+					 "refuse it); syscallprobe=tracepoint takes every syscall",
+					 func, f->sym);
 				return d->why;
 			}
 			f->registered = true;
@@ -562,7 +579,8 @@ static const char *tb_dvm_fbt_register(struct tb_dvm *d, const struct tb_kmod_dv
 		strscpy(f->sym, func, sizeof(f->sym));
 		ret = tb_dvm_fbt_place(f);
 		if (ret)
-			return "probe: fbt cannot probe this function (no such symbol, or kprobes refuse it)";
+			return "probe: fbt cannot probe this function (no such symbol, or kprobes "
+			       "refuse it)";
 		f->registered = true;
 	}
 	return NULL;
@@ -611,23 +629,40 @@ static unsigned long tb_usdt_reg(const struct pt_regs *r, u8 reg)
 {
 #ifdef CONFIG_X86_64
 	switch (reg) {
-	case TB_KMOD_USDT_REG_AX: return r->ax;
-	case TB_KMOD_USDT_REG_BX: return r->bx;
-	case TB_KMOD_USDT_REG_CX: return r->cx;
-	case TB_KMOD_USDT_REG_DX: return r->dx;
-	case TB_KMOD_USDT_REG_SI: return r->si;
-	case TB_KMOD_USDT_REG_DI: return r->di;
-	case TB_KMOD_USDT_REG_BP: return r->bp;
-	case TB_KMOD_USDT_REG_SP: return r->sp;
-	case TB_KMOD_USDT_REG_R8: return r->r8;
-	case TB_KMOD_USDT_REG_R9: return r->r9;
-	case TB_KMOD_USDT_REG_R10: return r->r10;
-	case TB_KMOD_USDT_REG_R11: return r->r11;
-	case TB_KMOD_USDT_REG_R12: return r->r12;
-	case TB_KMOD_USDT_REG_R13: return r->r13;
-	case TB_KMOD_USDT_REG_R14: return r->r14;
-	case TB_KMOD_USDT_REG_R15: return r->r15;
-	case TB_KMOD_USDT_REG_IP: return r->ip;
+	case TB_KMOD_USDT_REG_AX:
+		return r->ax;
+	case TB_KMOD_USDT_REG_BX:
+		return r->bx;
+	case TB_KMOD_USDT_REG_CX:
+		return r->cx;
+	case TB_KMOD_USDT_REG_DX:
+		return r->dx;
+	case TB_KMOD_USDT_REG_SI:
+		return r->si;
+	case TB_KMOD_USDT_REG_DI:
+		return r->di;
+	case TB_KMOD_USDT_REG_BP:
+		return r->bp;
+	case TB_KMOD_USDT_REG_SP:
+		return r->sp;
+	case TB_KMOD_USDT_REG_R8:
+		return r->r8;
+	case TB_KMOD_USDT_REG_R9:
+		return r->r9;
+	case TB_KMOD_USDT_REG_R10:
+		return r->r10;
+	case TB_KMOD_USDT_REG_R11:
+		return r->r11;
+	case TB_KMOD_USDT_REG_R12:
+		return r->r12;
+	case TB_KMOD_USDT_REG_R13:
+		return r->r13;
+	case TB_KMOD_USDT_REG_R14:
+		return r->r14;
+	case TB_KMOD_USDT_REG_R15:
+		return r->r15;
+	case TB_KMOD_USDT_REG_IP:
+		return r->ip;
 	}
 #endif
 	return 0;
@@ -689,7 +724,7 @@ static int tb_dvm_up_return(struct uprobe_consumer *uc, unsigned long func, stru
 {
 	struct tb_dvm_upr *u = container_of(uc, struct tb_dvm_upr, uc);
 	u64 t0 = u->d->stages ? tb_now() : 0;
-	unsigned long long args[2] = { 0, regs_return_value(regs) };
+	unsigned long long args[2] = {0, regs_return_value(regs)};
 
 	if (task_tgid_nr(current) != u->tgid)
 		return 0;
@@ -758,10 +793,11 @@ static int tb_dvm_upr_place_all(struct tb_dvm *d)
  * placement the kernel accepts, lifted again, so the untraced process runs
  * without breakpoints (and with its semaphores down) until GO; NULL, or why
  * one cannot be. */
-static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n, long *err)
+static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes,
+				       u32 n, long *err)
 {
-	const char *why = tb_dvm_alloc_for(probes, n, TB_KMOD_UPR_KINDS, sizeof(*d->upr), (void **)&d->upr, &d->nupr,
-					   err);
+	const char *why = tb_dvm_alloc_for(probes, n, TB_KMOD_UPR_KINDS, sizeof(*d->upr),
+					   (void **)&d->upr, &d->nupr, err);
 	u32 i, k = 0;
 
 	if (why || !d->nupr)
@@ -793,7 +829,8 @@ static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dv
 		name = strndup_user(u64_to_user_ptr(p->path_ptr), PATH_MAX);
 		if (IS_ERR(name)) {
 			*err = PTR_ERR(name) == -EFAULT ? -EFAULT : 0;
-			return "probe: pid or usdt probe's path is not a string of at most PATH_MAX bytes";
+			return "probe: pid or usdt probe's path is not a string of at most "
+			       "PATH_MAX bytes";
 		}
 		ret = kern_path(name, LOOKUP_FOLLOW, &path);
 		kfree(name);
@@ -814,9 +851,12 @@ static const char *tb_dvm_upr_register(struct tb_dvm *d, const struct tb_kmod_dv
 		u->inode = inode;
 		/* A refusal here: the session's destroy lifts what was placed. */
 		if (tb_dvm_upr_place(u))
-			return u->ref_ctr ? "probe: uprobes refuse this offset or semaphore (not an instruction they can "
-					    "probe, or a semaphore another probe there counts elsewhere)"
-					  : "probe: uprobes refuse this offset (not an instruction they can probe)";
+			return u->ref_ctr ? "probe: uprobes refuse this offset or semaphore (not "
+					    "an instruction they can "
+					    "probe, or a semaphore another probe there counts "
+					    "elsewhere)"
+					  : "probe: uprobes refuse this offset (not an instruction "
+					    "they can probe)";
 	}
 	tb_dvm_upr_lift(d); /* one wait for every trial placement (6.12: a single sync) */
 	return NULL;
@@ -883,7 +923,8 @@ static void tb_find_tp(struct tracepoint *tp, void *priv)
 
 static void tb_dvm_disarm(struct tb_dvm *d)
 {
-	bool any = d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->upr_on;
+	bool any =
+		d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->upr_on;
 
 	if (d->timers_on)
 		tb_dvm_timers_stop(d);
@@ -925,15 +966,19 @@ static long tb_dvm_arm(struct tb_dvm *d)
 	int ret = 0;
 
 	if (d->want_enter)
-		ret = tb_dvm_armed(d, tracepoint_probe_register(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d),
-				   &d->enter_on);
+		ret = tb_dvm_armed(
+			d, tracepoint_probe_register(tb_tp_sys_enter, (void *)tb_dvm_sys_enter, d),
+			&d->enter_on);
 	if (!ret && d->want_exit)
-		ret = tb_dvm_armed(d, tracepoint_probe_register(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d),
-				   &d->exit_on);
+		ret = tb_dvm_armed(
+			d, tracepoint_probe_register(tb_tp_sys_exit, (void *)tb_dvm_sys_exit, d),
+			&d->exit_on);
 	if (!ret && d->sdt[TB_KMOD_EV_FIXED])
-		ret = tb_dvm_armed(d, register_trace_tracebench_fixed(tb_dvm_sdt_fixed, d), &d->fixed_on);
+		ret = tb_dvm_armed(d, register_trace_tracebench_fixed(tb_dvm_sdt_fixed, d),
+				   &d->fixed_on);
 	if (!ret && d->sdt[TB_KMOD_EV_PAYLOAD])
-		ret = tb_dvm_armed(d, register_trace_tracebench_payload(tb_dvm_sdt_payload, d), &d->payload_on);
+		ret = tb_dvm_armed(d, register_trace_tracebench_payload(tb_dvm_sdt_payload, d),
+				   &d->payload_on);
 	if (!ret && d->nupr)
 		ret = tb_dvm_armed(d, tb_dvm_upr_place_all(d), &d->upr_on);
 	if (ret)
@@ -1019,7 +1064,8 @@ static long tb_dvm_check_sizes(struct tb_kmod_dvm_enable *req)
 		return tb_dvm_refuse(req, "strsize: 16 to 4096 bytes", 0, 0);
 	if (req->scratchsize > TB_KMOD_DVM_MAX_SCRATCH || req->scratchsize % 8)
 		return tb_dvm_refuse(req, "scratchsize: a multiple of 8 up to 1 MiB", 0, 0);
-	if (req->n_objects > TB_KMOD_DVM_MAX_OBJECTS || req->n_key_objects > TB_KMOD_DVM_MAX_OBJECTS ||
+	if (req->n_objects > TB_KMOD_DVM_MAX_OBJECTS ||
+	    req->n_key_objects > TB_KMOD_DVM_MAX_OBJECTS ||
 	    req->n_actions > TB_KMOD_DVM_MAX_ACTIONS || req->n_ecbs > TB_KMOD_DVM_MAX_ECBS ||
 	    req->n_probes > TB_KMOD_DVM_MAX_PROBES)
 		return tb_dvm_refuse(req, "too many objects, actions, ECBs or probes", 0, 0);
@@ -1055,10 +1101,12 @@ static const char *tb_dvm_usdt_args_check(const struct tb_kmod_dvm_probe *p)
 			return "probe: usdt argument names no register this module reads";
 		if (a->kind == TB_KMOD_USDT_ARG_REG && a->value)
 			return "probe: usdt register argument has a displacement";
-		if (a->scale ? a->kind != TB_KMOD_USDT_ARG_MEM || (a->scale & (a->scale - 1)) || a->scale > 8 ||
-				       a->index >= TB_KMOD_USDT_REG_IP || a->reg == TB_KMOD_USDT_REG_IP
+		if (a->scale ? a->kind != TB_KMOD_USDT_ARG_MEM || (a->scale & (a->scale - 1)) ||
+				       a->scale > 8 || a->index >= TB_KMOD_USDT_REG_IP ||
+				       a->reg == TB_KMOD_USDT_REG_IP
 			     : a->index != 0)
-			return "probe: usdt argument's index is not a register scaled by 1, 2, 4 or 8 in a memory operand";
+			return "probe: usdt argument's index is not a register scaled by 1, 2, 4 "
+			       "or 8 in a memory operand";
 		if (!IS_ENABLED(CONFIG_X86_64) && a->kind != TB_KMOD_USDT_ARG_IMM)
 			return "probe: usdt arguments in registers are read on x86-64 only";
 	}
@@ -1068,7 +1116,8 @@ static const char *tb_dvm_usdt_args_check(const struct tb_kmod_dvm_probe *p)
 /* Probe kinds: what each arms.  Sets *why on a bad probe.  One switch over
  * the kinds (~90 lines), each case a few lines: the list of what a probe of
  * each kind may be reads in one place. */
-static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes, u32 n)
+static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_probe *probes,
+				     u32 n)
 {
 	u32 i;
 	const char *why;
@@ -1126,7 +1175,8 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 		case TB_KMOD_DVM_PROBE_FBT_ENTRY:
 		case TB_KMOD_DVM_PROBE_FBT_RETURN:
 			if (p->arg)
-				return "probe: fbt takes no argument (the function is in the names)";
+				return "probe: fbt takes no argument (the function is in the "
+				       "names)";
 			break;
 		case TB_KMOD_DVM_PROBE_PROFILE:
 		case TB_KMOD_DVM_PROBE_TICK:
@@ -1154,7 +1204,8 @@ static const char *tb_dvm_map_probes(struct tb_dvm *d, const struct tb_kmod_dvm_
 		}
 	}
 	if ((d->want_enter && !tb_tp_sys_enter) || (d->want_exit && !tb_tp_sys_exit))
-		return "probe: this kernel has no raw syscall tracepoints (CONFIG_HAVE_SYSCALL_TRACEPOINTS)";
+		return "probe: this kernel has no raw syscall tracepoints "
+		       "(CONFIG_HAVE_SYSCALL_TRACEPOINTS)";
 	return NULL;
 }
 
@@ -1183,7 +1234,8 @@ static long tb_dvm_copy_arrays(const struct tb_kmod_dvm_enable *req, struct tb_d
 
 	a->objs = tb_copy_array(req->objects_ptr, req->n_objects, sizeof(*a->objs), &ret);
 	if (!ret)
-		a->keys = tb_copy_array(req->key_objects_ptr, req->n_key_objects, sizeof(*a->keys), &ret);
+		a->keys = tb_copy_array(req->key_objects_ptr, req->n_key_objects, sizeof(*a->keys),
+					&ret);
 	if (!ret)
 		a->acts = tb_copy_array(req->actions_ptr, req->n_actions, sizeof(*a->acts), &ret);
 	if (!ret)
@@ -1311,7 +1363,8 @@ static long tb_dvm_enable(struct file *file, void __user *uarg)
 	ret = tb_dvm_load_objects(d, req, a.objs, dobjs);
 	if (ret)
 		goto out_copy;
-	d->s = tb_dvm_session_build(req, dobjs, a.keys, a.acts, a.ecbs, a.probes, d->ncpus, &why, &idx);
+	d->s = tb_dvm_session_build(req, dobjs, a.keys, a.acts, a.ecbs, a.probes, d->ncpus, &why,
+				    &idx);
 	if (!d->s) {
 		ret = tb_dvm_refuse(req, why, 0, idx);
 		goto out_copy;
@@ -1348,7 +1401,8 @@ static long tb_dvm_go(struct tb_dvm *d)
 
 	if (d->ended)
 		return -EINVAL;
-	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->upr_on || d->timers_on)
+	if (d->enter_on || d->exit_on || d->fixed_on || d->payload_on || d->fbt_on || d->upr_on ||
+	    d->timers_on)
 		return 0;
 	if (!d->begun && d->begin_probe)
 		tb_dvm_fire_here(d, d->begin_probe, none, 0, 0);
@@ -1399,7 +1453,7 @@ static void tb_dvm_snap_here(void *arg)
 static long tb_dvm_snap(struct tb_dvm *d, void __user *uarg, bool agg)
 {
 	struct tb_kmod_dvm_snap req;
-	struct tb_dvm_ipi x = { .d = d, .agg = agg };
+	struct tb_dvm_ipi x = {.d = d, .agg = agg};
 	u64 t0;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
@@ -1440,15 +1494,15 @@ static void tb_dvm_aggreset_here(void *arg)
 
 	local_irq_save(flags);
 	x->changed = tb_dvm_agg_reset(x->d->s, x->cpu, r->agg_id, x->kind,
-				      (r->flags & TB_KMOD_DVM_AGGRESET_KEY) ? r->key : NULL, r->keylen,
-				      (r->flags & TB_KMOD_DVM_AGGRESET_TRUNC) != 0);
+				      (r->flags & TB_KMOD_DVM_AGGRESET_KEY) ? r->key : NULL,
+				      r->keylen, (r->flags & TB_KMOD_DVM_AGGRESET_TRUNC) != 0);
 	local_irq_restore(flags);
 }
 
 static long tb_dvm_aggreset(struct tb_dvm *d, void __user *uarg)
 {
 	struct tb_kmod_dvm_aggreset *req;
-	struct tb_dvm_reset_ipi x = { .d = d };
+	struct tb_dvm_reset_ipi x = {.d = d};
 	long ret = 0;
 	u32 cpu;
 
@@ -1461,8 +1515,9 @@ static long tb_dvm_aggreset(struct tb_dvm *d, void __user *uarg)
 	}
 	x.kind = tb_dvm_agg_kind(d->s, req->agg_id);
 	if (x.kind < 0 || (req->flags & ~(TB_KMOD_DVM_AGGRESET_TRUNC | TB_KMOD_DVM_AGGRESET_KEY)) ||
-	    ((req->flags & TB_KMOD_DVM_AGGRESET_KEY) ?
-		     req->keylen % 8 || req->keylen > TB_KMOD_DVM_AGG_KEY_MAX : req->keylen != 0)) {
+	    ((req->flags & TB_KMOD_DVM_AGGRESET_KEY)
+		     ? req->keylen % 8 || req->keylen > TB_KMOD_DVM_AGG_KEY_MAX
+		     : req->keylen != 0)) {
 		ret = -EINVAL;
 		goto out;
 	}

@@ -21,7 +21,7 @@
 
 #define LTTNG_PACKAGE_BUILD
 #define CREATE_TRACE_POINTS
-#define TRACE_INCLUDE_PATH instrumentation/events
+#define TRACE_INCLUDE_PATH instrumentation / events
 
 #include <instrumentation/events/tracebench.h>
 

@@ -16,23 +16,12 @@
 #include <lttng/tracepoint-event.h>
 #include <linux/types.h>
 
-LTTNG_TRACEPOINT_EVENT(tracebench_fixed,
-	TP_PROTO(u64 seq, u64 value),
-	TP_ARGS(seq, value),
-	TP_FIELDS(
-		ctf_integer(u64, seq, seq)
-		ctf_integer_hex(u64, value, value)
-	)
-)
+LTTNG_TRACEPOINT_EVENT(tracebench_fixed, TP_PROTO(u64 seq, u64 value), TP_ARGS(seq, value),
+		       TP_FIELDS(ctf_integer(u64, seq, seq) ctf_integer_hex(u64, value, value)))
 
-LTTNG_TRACEPOINT_EVENT(tracebench_payload,
-	TP_PROTO(u64 seq, const u8 *data, u32 len),
-	TP_ARGS(seq, data, len),
-	TP_FIELDS(
-		ctf_integer(u64, seq, seq)
-		ctf_sequence(u8, data, data, u32, len)
-	)
-)
+LTTNG_TRACEPOINT_EVENT(tracebench_payload, TP_PROTO(u64 seq, const u8 *data, u32 len),
+		       TP_ARGS(seq, data, len),
+		       TP_FIELDS(ctf_integer(u64, seq, seq) ctf_sequence(u8, data, data, u32, len)))
 
 #endif /* LTTNG_TRACE_TRACEBENCH_H */
 

@@ -23,10 +23,10 @@ inline bool capability_required(std::string_view cap) {
 
 }  // namespace tracebench::test
 
-#define TB_SKIP_OR_FAIL(cap, reason)                                                             \
-  do {                                                                                           \
-    if (::tracebench::test::capability_required(cap))                                            \
+#define TB_SKIP_OR_FAIL(cap, reason)                                                              \
+  do {                                                                                            \
+    if (::tracebench::test::capability_required(cap))                                             \
       FAIL() << (cap) << " is required (TRACEBENCH_REQUIRE=" << std::getenv("TRACEBENCH_REQUIRE") \
-             << ") but cannot run: " << reason;                                                  \
-    GTEST_SKIP() << reason;                                                                      \
+             << ") but cannot run: " << reason;                                                   \
+    GTEST_SKIP() << reason;                                                                       \
   } while (0)

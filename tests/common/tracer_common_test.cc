@@ -60,7 +60,7 @@ TEST(OwnedNames, OthersNamesAreNotOurs) {
   for (const char* n : {"tracebench-xcheck-12", "tracebench-", "tracebench-12x", "other-12", "tracebench-1234567890",
                         "tb12", "tracebench12"})
     EXPECT_EQ(name_owner(n), -1) << n;
-  EXPECT_EQ(event_owner("tb_count"), -1);   // a BPF program name, no pid
+  EXPECT_EQ(event_owner("tb_count"), -1);  // a BPF program name, no pid
   EXPECT_EQ(event_owner("tb12-x"), -1);
 }
 
@@ -124,9 +124,7 @@ TEST(Proc, ConsumerCpuIsAwayFromThisThreadsPin) {
     EXPECT_FALSE(this_thread_pinned_to(-1));
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
-  if (CPU_COUNT(&all) == static_cast<int>(cpus.size())) {
-    EXPECT_EQ(cpu_away_from_this_thread(), cpus.front());
-  }
+  if (CPU_COUNT(&all) == static_cast<int>(cpus.size())) { EXPECT_EQ(cpu_away_from_this_thread(), cpus.front()); }
 }
 
 // The one rule for a consumer_cpu a user asks for, whichever adapter: an
@@ -159,7 +157,8 @@ TEST(Proc, UprobeLocationAsUprobeEventsWritesIt) {
 
 TEST(TracefsLeftovers, DeadOwnersObjectsOfEveryAdapterAreRemovedOnce) {
   const std::string tracing = "/sys/kernel/tracing";
-  if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0) TB_SKIP_OR_FAIL("ftrace", "no writable tracefs (not root?)");
+  if (access((tracing + "/uprobe_events").c_str(), W_OK) != 0)
+    TB_SKIP_OR_FAIL("ftrace", "no writable tracefs (not root?)");
   pid_t dead = fork();
   if (dead == 0) _exit(0);
   ASSERT_GT(dead, 0);

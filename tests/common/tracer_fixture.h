@@ -19,9 +19,7 @@
 
 namespace tracebench::test {
 
-inline ProbePoint getpid_probe() {
-  return ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "getpid(2)"};
-}
+inline ProbePoint getpid_probe() { return ProbePoint{"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, "getpid(2)"}; }
 
 inline void fire_getpid(std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) syscall(SYS_getpid);
@@ -39,8 +37,7 @@ inline double thread_cpu_seconds() {
 // Burns `seconds` of this thread's CPU time.
 inline void spin_cpu(double seconds) {
   const double until = thread_cpu_seconds() + seconds;
-  while (thread_cpu_seconds() < until) {
-  }
+  while (thread_cpu_seconds() < until) {}
 }
 
 inline AttachSpec spec_for(ProbePoint p, std::map<std::string, std::string> options = {}) {

@@ -34,20 +34,22 @@ extern "C" __attribute__((noinline, used)) int tb_test_usdt_target(long x, const
 }
 // A note as sys/sdt.h writes one, with its argument specs spelled out (no
 // semaphore); for extended asm ("%%" is "%").
-#define TB_TEST_SDT_NOTE(name, args)                   \
-  "990: nop\n"                                         \
-  ".pushsection .note.stapsdt,\"?\",\"note\"\n"        \
-  ".balign 4\n"                                        \
-  ".4byte 992f-991f, 994f-993f, 3\n"                   \
-  "991: .asciz \"stapsdt\"\n"                          \
-  "992: .balign 4\n"                                   \
-  "993: .8byte 990b\n"                                 \
-  ".8byte _.stapsdt.base\n"                            \
-  ".8byte 0\n"                                         \
-  ".asciz \"tb_test_usdt\"\n"                          \
-  ".asciz \"" name "\"\n"                               \
-  ".asciz \"" args "\"\n"                               \
-  "994: .balign 4\n"                                   \
+#define TB_TEST_SDT_NOTE(name, args)            \
+  "990: nop\n"                                  \
+  ".pushsection .note.stapsdt,\"?\",\"note\"\n" \
+  ".balign 4\n"                                 \
+  ".4byte 992f-991f, 994f-993f, 3\n"            \
+  "991: .asciz \"stapsdt\"\n"                   \
+  "992: .balign 4\n"                            \
+  "993: .8byte 990b\n"                          \
+  ".8byte _.stapsdt.base\n"                     \
+  ".8byte 0\n"                                  \
+  ".asciz \"tb_test_usdt\"\n"                   \
+  ".asciz \"" name                              \
+  "\"\n"                                        \
+  ".asciz \"" args                              \
+  "\"\n"                                        \
+  "994: .balign 4\n"                            \
   ".popsection\n"
 
 // arg0 = p[i + 2], an int, through base + index * scale + displacement;

@@ -149,9 +149,7 @@ TEST(DvmAdapter, ConsumerRunsAwayFromTheMeasuredCpu) {
     EXPECT_EQ(tasks.size(), 1u);
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (!tasks.empty()) {
-      EXPECT_EQ(sched_getaffinity(tasks[0].tid, sizeof set, &set), 0);
-    }
+    if (!tasks.empty()) { EXPECT_EQ(sched_getaffinity(tasks[0].tid, sizeof set, &set), 0); }
     for (int c = 0; c < CPU_SETSIZE; c++)
       if (CPU_ISSET(c, &set)) where.push_back(c);
     EXPECT_TRUE(t->disable());
@@ -266,8 +264,8 @@ TEST(DvmAdapter, RejectsWhatItCannotDo) {
   spec.options = {{"nosuch", "1"}};
   EXPECT_FALSE(t->attach(spec));
   // The kernel home's options, refused by the user-space one before anything runs.
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"syscallprobe", "kprobe"},
-                                                                              {"stagetiming", "true"}}) {
+  for (const auto& [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"syscallprobe", "kprobe"}, {"stagetiming", "true"}}) {
     spec.options = {{k, v}};
     st = t->validate(spec);
     EXPECT_NE(st.message().find("option " + k + " applies to the kernel home"), std::string::npos) << st.message();

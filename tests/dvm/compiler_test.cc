@@ -192,15 +192,19 @@ TEST(DvmCompiler, MacroArgumentsAndVariables) {
   CompileOptions o;
   o.args = {"script.d", "42", "getpid", "a b", "0x10"};
   o.target = 777;
-  CompileResult r = compile_d(
-      "syscall::$2:entry /arg0 == $1 && pid == $target && arg1 == $4/ { trace($$3); trace($pid); }", o);
+  CompileResult r =
+      compile_d("syscall::$2:entry /arg0 == $1 && pid == $target && arg1 == $4/ { trace($$3); trace($pid); }", o);
   ASSERT_TRUE(r.program) << r.error;
   EXPECT_EQ(r.program->clauses[0].probes[0], "syscall::getpid:entry");
   const std::string listing = disassemble(*r.program);
   EXPECT_NE(listing.find("! 0x2a"), std::string::npos) << listing;
   EXPECT_NE(listing.find("! 0x309"), std::string::npos) << listing;  // $target
   EXPECT_NE(listing.find("! 0x10"), std::string::npos) << listing;
-  const std::string pid = "! 0x" + [] { char b[32]; std::snprintf(b, sizeof b, "%x", static_cast<unsigned>(getpid())); return std::string(b); }();
+  const std::string pid = "! 0x" + [] {
+    char b[32];
+    std::snprintf(b, sizeof b, "%x", static_cast<unsigned>(getpid()));
+    return std::string(b);
+  }();
   EXPECT_NE(listing.find(pid), std::string::npos) << listing;
   EXPECT_NE(r.program->clauses[0].actions[0].value->strtab.find("a b"), std::string::npos);
   // $2 is an identifier: here, a variable name.
@@ -226,10 +230,10 @@ TEST(DvmCompiler, MacroArgumentsAndVariables) {
 // A divisor that is constant but not zero, or not constant, compiles: the
 // VM's own fault catches a zero that appears at run time.
 TEST(DvmCompilerErrors, NonZeroOrRuntimeDivisorsCompile) {
-  for (const char* src : {"tb:::x { trace(arg0 / 2); }", "tb:::x { trace(arg0 % (7 / 3)); }",
-                          "tb:::x { trace(arg0 / arg1); }", "tb:::x { trace(arg0 / (arg1 - arg1)); }",
-                          "tb:::x { x = 8; x /= -1; }",
-                          "tb:::x { trace(arg0 / (1 << 64)); }"}) {  // the VM masks the count: 1 << 64 == 1
+  for (const char* src :
+       {"tb:::x { trace(arg0 / 2); }", "tb:::x { trace(arg0 % (7 / 3)); }", "tb:::x { trace(arg0 / arg1); }",
+        "tb:::x { trace(arg0 / (arg1 - arg1)); }", "tb:::x { x = 8; x /= -1; }",
+        "tb:::x { trace(arg0 / (1 << 64)); }"}) {  // the VM masks the count: 1 << 64 == 1
     CompileResult r = compile_d(src);
     EXPECT_TRUE(r.program) << src << ": " << r.error;
   }
@@ -285,8 +289,7 @@ TEST(DvmCompiler, PragmasAndProbeLists) {
   EXPECT_EQ(r.program->clauses[1].line, 4);
   ASSERT_EQ(r.program->formats.size(), 1u);
   EXPECT_EQ(r.program->formats[0].format, "%s %d\n");
-  EXPECT_EQ(r.program->formats[0].arg_types,
-            (std::vector<ValueType>{ValueType::kString, ValueType::kInt}));
+  EXPECT_EQ(r.program->formats[0].arg_types, (std::vector<ValueType>{ValueType::kString, ValueType::kInt}));
   ASSERT_EQ(r.program->aggs.size(), 1u);
   EXPECT_EQ(r.program->aggs[0].key_types, std::vector<ValueType>{ValueType::kString});
 }
@@ -356,7 +359,7 @@ TEST(DvmCompiler, ExpressionsFollowCSemantics) {
   EXPECT_EQ(e.eval("arg0 ^^ arg1", 5, 0), 1u);
   EXPECT_EQ(e.eval("arg0 ^^ arg1", 5, 7), 0u);
   EXPECT_EQ(e.eval("arg0 ^^ arg1", 0, 0), 0u);
-  EXPECT_EQ(e.eval("4 ^^ 0"), 1u);  // folded as the VM computes it
+  EXPECT_EQ(e.eval("4 ^^ 0"), 1u);       // folded as the VM computes it
   EXPECT_EQ(e.eval("1 || 1 ^^ 1"), 1u);  // 1 || (1 ^^ 1)
   EXPECT_EQ(e.eval("1 ^^ 1 && 0"), 1u);  // 1 ^^ (1 && 0)
   EXPECT_EQ(e.eval("arg0 ? 10 : 20", 1), 10u);

@@ -160,7 +160,7 @@ TEST(DvmSession, MinMaxAvgQuantizeAcrossThreadsMerged) {
   for (auto v : aggs[3].rows.at(0).values) qtotal += v;
   EXPECT_EQ(qtotal, 20000);
   EXPECT_EQ(aggs[3].rows.at(0).values[kQuantizeZero], 1);  // only t=0, i=0 is zero
-  ASSERT_EQ(aggs[4].rows.size(), 4u);  // one row per thread id
+  ASSERT_EQ(aggs[4].rows.size(), 4u);                      // one row per thread id
   for (auto& r : aggs[4].rows) EXPECT_EQ(r.values[0], 5000);
 }
 
@@ -197,7 +197,8 @@ TEST(DvmSession, StddevMergesAcrossThreadsIn128Bits) {
 
 TEST(DvmSession, TenEcbsNinePredicatesFalse) {
   std::string src;
-  for (int i = 0; i < 9; i++) src += "syscall::getpid:entry /arg0 == 12345/ { @no[" + std::to_string(i) + "] = count(); }\n";
+  for (int i = 0; i < 9; i++)
+    src += "syscall::getpid:entry /arg0 == 12345/ { @no[" + std::to_string(i) + "] = count(); }\n";
   src += "syscall::getpid:entry { @yes = count(); }\n";
   Session s;
   ASSERT_TRUE(s.enable(compile(src)).ok());
@@ -496,8 +497,7 @@ TEST(DvmSession, ConsumerYieldsToALockHolderOnItsCpu) {
     s.state()->slots[0].lock->lock();  // a firing that holds the lock
     phase = 1;
     const double t0 = thread_cpu_ms();
-    while (thread_cpu_ms() - t0 < kHoldMs) {
-    }
+    while (thread_cpu_ms() - t0 < kHoldMs) {}
     s.state()->slots[0].lock->unlock();
   });
   pin_to(cpu);
@@ -538,7 +538,6 @@ TEST(DvmSession, ProbePathDoesNotAllocate) {
   EXPECT_EQ(g_mallocs.load(), 1);
 }
 
-
 // Output of a session's consumer passes.
 struct Captured {
   char* text = nullptr;
@@ -561,13 +560,14 @@ TEST(DvmSession, PrintaClearTruncNormalize) {
   Session s;
   Captured out;
   s.set_output(out.f);
-  ASSERT_TRUE(s.enable(compile(
-                  "tbtest:::hot { @c[arg0] = count(); @m = max(arg1); }\n"
-                  "tbtest:::other /arg0 == 1/ { printa(\"k=%d n=%@d\\n\", @c); normalize(@c, 10); printa(@c);"
-                  "  denormalize(@c); trunc(@c, 2); clear(@m); printf(\"--\\n\"); }\n"
-                  "tbtest:::other /arg0 == 2/ { printa(\"%d:%@d \", @c); printa(\"max %@d\\n\", @m); trunc(@c); }\n"
-                  "tbtest:::other /arg0 == 3/ { printa(\"%d:%@d \", @c); printf(\"end\\n\"); }\n"))
-                  .ok());
+  ASSERT_TRUE(
+      s.enable(
+           compile("tbtest:::hot { @c[arg0] = count(); @m = max(arg1); }\n"
+                   "tbtest:::other /arg0 == 1/ { printa(\"k=%d n=%@d\\n\", @c); normalize(@c, 10); printa(@c);"
+                   "  denormalize(@c); trunc(@c, 2); clear(@m); printf(\"--\\n\"); }\n"
+                   "tbtest:::other /arg0 == 2/ { printa(\"%d:%@d \", @c); printa(\"max %@d\\n\", @m); trunc(@c); }\n"
+                   "tbtest:::other /arg0 == 3/ { printa(\"%d:%@d \", @c); printf(\"end\\n\"); }\n"))
+          .ok());
   for (uint64_t k = 0; k < 4; k++)
     for (uint64_t i = 0; i < (k + 1) * 10; i++) fire_hot(k, 1000 + k);
   fire_other(1);
@@ -589,7 +589,7 @@ TEST(DvmSession, PrintaClearTruncNormalize) {
   EXPECT_NE(all.find("--\n0:1 2:31 3:40 max 7\n"), std::string::npos) << all;
   EXPECT_NE(all.find("max 7\n1:1 end\n"), std::string::npos) << all;  // trunc(@c) left only the new key 1
   EXPECT_EQ(all.find("@c"), std::string::npos) << all;                // printa'd: not printed again
-  EXPECT_EQ(all.substr(all.find("end\n") + 4), "") << all;          // nor @m
+  EXPECT_EQ(all.substr(all.find("end\n") + 4), "") << all;            // nor @m
 }
 
 // With no output (an adapter that only counts), clear and trunc still act.
@@ -612,8 +612,8 @@ TEST(DvmSession, ClearAndTruncActWithoutAnOutput) {
 // 20 steps per order; an order's step is never below 1).
 TEST(DvmSession, LlquantizeBuckets) {
   const int64_t lh = llquantize_limit(0, 2);
-  const std::pair<int64_t, uint32_t> cases[] = {{-5, 0},  {0, 0},   {1, 1},    {9, 9},     {10, 10},
-                                                {14, 10}, {15, 11}, {99, 27},  {100, 28},  {149, 28},
+  const std::pair<int64_t, uint32_t> cases[] = {{-5, 0},   {0, 0},    {1, 1},     {9, 9},         {10, 10},
+                                                {14, 10},  {15, 11},  {99, 27},   {100, 28},      {149, 28},
                                                 {150, 29}, {999, 45}, {1000, 46}, {INT64_MAX, 46}};
   for (auto [v, b] : cases) EXPECT_EQ(llquantize_bucket(10, lh, 20, v), b) << v;
   EXPECT_EQ(agg_nvals(kAggLlquantize, 10, lh, 20), 47u);
@@ -637,9 +637,7 @@ TEST(DvmSession, LlquantizeBuckets) {
   for (int64_t v = 1; v < 12000; v++) {
     const uint32_t b = llquantize_bucket(10, lh3, 50, v);
     ASSERT_LE(llquantize_bucket_min(10, lh3, 50, b), v) << v;
-    if (b + 1 < n50) {
-      ASSERT_GT(llquantize_bucket_min(10, lh3, 50, b + 1), v) << v;
-    }
+    if (b + 1 < n50) { ASSERT_GT(llquantize_bucket_min(10, lh3, 50, b + 1), v) << v; }
   }
   EXPECT_EQ(llquantize_bucket(10, lh3, 50, 120), 1u + 9 + 45 + 1);  // [120, 140): the second step of 100..999
   EXPECT_EQ(agg_nvals(kAggLlquantize, 10, lh3, 30), 0u);
@@ -653,11 +651,11 @@ TEST(DvmSession, LlquantizeBuckets) {
   auto aggs = s.aggregations();
   const auto& v = aggs.at(0).rows.at(0).values;
   ASSERT_EQ(v.size(), 47u);
-  EXPECT_EQ(v[0], 1);    // 0
-  EXPECT_EQ(v[5], 1);    // 5
-  EXPECT_EQ(v[12], 5);   // 20..24
-  EXPECT_EQ(v[30], 50);  // 200..249
-  EXPECT_EQ(v[46], 100); // 1000..1099
+  EXPECT_EQ(v[0], 1);     // 0
+  EXPECT_EQ(v[5], 1);     // 5
+  EXPECT_EQ(v[12], 5);    // 20..24
+  EXPECT_EQ(v[30], 50);   // 200..249
+  EXPECT_EQ(v[46], 100);  // 1000..1099
   s.print_aggregations(out.f);
   const std::string text = out.str();
   EXPECT_NE(text.find("             < 1 |"), std::string::npos) << text;
@@ -703,13 +701,15 @@ TEST(DvmSession, FaultsAreReportedAndFireError) {
   std::map<std::vector<int64_t>, int64_t> e;
   for (auto& r : aggs.at(1).rows) e[r.key_ints] = r.values[0];  // @ok, @e, @n
   const std::map<std::vector<int64_t>, int64_t> want = {{{1, 1, ld, kFaultBadAddr, 48}, 1},
-                                                         {{2, 2, div, kFaultDivZero, 0}, 1}};
+                                                        {{2, 2, div, kFaultDivZero, 0}, 1}};
   EXPECT_EQ(e, want);
   EXPECT_EQ(aggs.at(2).rows.at(0).values[0], 10);  // @n: after the faulting ECBs, every firing
   const std::string text = err.str();
   EXPECT_NE(text.find("dtrace: error on enabled probe ID 1 (ID "), std::string::npos) << text;
-  EXPECT_NE(text.find("tbtest:tracebench:loop:hot): invalid address (0x30) in action #1 at DIF offset " + std::to_string(ld) + "\n"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("tbtest:tracebench:loop:hot): invalid address (0x30) in action #1 at DIF offset " +
+                      std::to_string(ld) + "\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("division by zero in action #2 at DIF offset " + std::to_string(div) + "\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("(ID "), std::string::npos);

@@ -43,7 +43,11 @@ struct VmFixture : OneSlot {
   std::vector<std::string> strs;
 
   explicit VmFixture(uint32_t nchunks = 64)
-      : OneSlot({.strsize = 64, .scratch = 4096, .buf_half = 4096, .agg = 1 << 16, .agg_buckets = 64,
+      : OneSlot({.strsize = 64,
+                 .scratch = 4096,
+                 .buf_half = 4096,
+                 .agg = 1 << 16,
+                 .agg_buckets = 64,
                  .dyn_chunks = nchunks},
                 std::string("prov\0mod\0func\0name\0", 19), "vmtest") {
     st.host.timestamp = fake_time;

@@ -11,8 +11,17 @@
 namespace tbdvm::test {
 namespace {
 
-const uint64_t kVals[] = {0, 1, 2, 7, 63, 64, 0x7fffffffffffffffull, 0x8000000000000000ull,
-                          0xffffffffffffffffull, 0xfffffffffffffff9ull /* -7 */, 12345678901ull};
+const uint64_t kVals[] = {0,
+                          1,
+                          2,
+                          7,
+                          63,
+                          64,
+                          0x7fffffffffffffffull,
+                          0x8000000000000000ull,
+                          0xffffffffffffffffull,
+                          0xfffffffffffffff9ull /* -7 */,
+                          12345678901ull};
 
 // rd = a OP b through setx/setx/op/ret.
 uint64_t alu(VmFixture& f, uint8_t op, uint64_t a, uint64_t b) {
@@ -55,8 +64,7 @@ TEST(DvmOpcodes, LogicAndArithmetic) {
 
 TEST(DvmOpcodes, SetxSetsNopRet) {
   VmFixture f;
-  EXPECT_EQ(f.run({I(kOpNop), I(kOpSetx, 4, 0, 0, 2), I(kOpRet, 4)}, {1, 2, 0xdeadbeefcafeull}),
-            0xdeadbeefcafeull);
+  EXPECT_EQ(f.run({I(kOpNop), I(kOpSetx, 4, 0, 0, 2), I(kOpRet, 4)}, {1, 2, 0xdeadbeefcafeull}), 0xdeadbeefcafeull);
   std::string tab("ab\0hello\0", 9);
   uint64_t p = f.run({I(kOpSets, 1, 0, 0, 3), I(kOpRet, 1)}, {}, tab);
   EXPECT_STREQ(reinterpret_cast<const char*>(p), "hello");
@@ -100,12 +108,14 @@ TEST(DvmOpcodes, CompareAndBranches) {
 TEST(DvmOpcodes, StringCompare) {
   VmFixture f;
   std::string tab("abc\0abd\0ab\0abc\0", 15);
-  struct Case { uint32_t a, b; int expect; } cases[] = {
-      {0, 4, -1}, {4, 0, 1}, {0, 11, 0}, {8, 0, -1}, {0, 8, 1}, {8, 8, 0}};
+  struct Case {
+    uint32_t a, b;
+    int expect;
+  } cases[] = {{0, 4, -1}, {4, 0, 1}, {0, 11, 0}, {8, 0, -1}, {0, 8, 1}, {8, 8, 0}};
   for (auto c : cases) {
     auto run = [&](uint8_t br) {
-      return f.run({I(kOpSets, 1, 0, 0, c.a), I(kOpSets, 2, 0, 0, c.b), I(kOpScmp, 0, 1, 2),
-                    I(br, 0, 0, 0, 6), I(kOpMov, 3, 0), I(kOpRet, 3), I(kOpSetx, 3, 0, 0, 0), I(kOpRet, 3)},
+      return f.run({I(kOpSets, 1, 0, 0, c.a), I(kOpSets, 2, 0, 0, c.b), I(kOpScmp, 0, 1, 2), I(br, 0, 0, 0, 6),
+                    I(kOpMov, 3, 0), I(kOpRet, 3), I(kOpSetx, 3, 0, 0, 0), I(kOpRet, 3)},
                    {1}, tab);
     };
     EXPECT_EQ(run(kOpBe), c.expect == 0);
@@ -123,7 +133,13 @@ TEST(DvmOpcodes, MemoryLoadsFromRegion) {
   auto ld = [&](uint8_t op, uint64_t off) {
     return f.run({I(kOpSetx, 1, 0, 0, 0), I(op, 2, 1), I(kOpRet, 2)}, {reinterpret_cast<uint64_t>(buf) + off});
   };
-  int8_t s8; int16_t s16; int32_t s32; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+  int8_t s8;
+  int16_t s16;
+  int32_t s32;
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
   std::memcpy(&s8, buf, 1);
   std::memcpy(&s16, buf, 2);
   std::memcpy(&s32, buf + 4, 4);
@@ -234,8 +250,8 @@ TEST(DvmOpcodes, AssociativeArraysAndTupleStack) {
   VmFixture f;
   std::string tab("key\0other\0", 10);
   // g[5, "key"] = 77
-  f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSets, 2, 0, 0, 0), I(kOpSetx, 3, 0, 0, 1), I(kOpFlushts),
-         I(kOpPushtv, 0, 1), I(kOpPushtr, 0, 2), I(kOpStga, 0, 3, 0, 2), I(kOpRet, 0)},
+  f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSets, 2, 0, 0, 0), I(kOpSetx, 3, 0, 0, 1), I(kOpFlushts), I(kOpPushtv, 0, 1),
+         I(kOpPushtr, 0, 2), I(kOpStga, 0, 3, 0, 2), I(kOpRet, 0)},
         {5, 77}, tab);
   auto get = [&](uint64_t k, uint32_t soff, uint8_t op, uint32_t id) {
     return f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSets, 2, 0, 0, soff), I(kOpFlushts), I(kOpPushtv, 0, 1),
@@ -249,8 +265,8 @@ TEST(DvmOpcodes, AssociativeArraysAndTupleStack) {
   f.fa.tid = 3003;
   EXPECT_EQ(get(5, 0, kOpLdga, 2), 77u);  // global: any thread
   // Thread-local array: only this thread.
-  f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSets, 2, 0, 0, 0), I(kOpSetx, 3, 0, 0, 1), I(kOpFlushts),
-         I(kOpPushtv, 0, 1), I(kOpPushtr, 0, 2), I(kOpStta, 0, 3, 0, 2), I(kOpRet, 0)},
+  f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSets, 2, 0, 0, 0), I(kOpSetx, 3, 0, 0, 1), I(kOpFlushts), I(kOpPushtv, 0, 1),
+         I(kOpPushtr, 0, 2), I(kOpStta, 0, 3, 0, 2), I(kOpRet, 0)},
         {5, 88}, tab);
   EXPECT_EQ(get(5, 0, kOpLdta, 2), 88u);
   f.fa.tid = 1001;
@@ -258,8 +274,8 @@ TEST(DvmOpcodes, AssociativeArraysAndTupleStack) {
   // pushtr with an explicit size keys on the bytes.
   alignas(8) uint8_t blob[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   f.fa.region = Region{reinterpret_cast<uint64_t>(blob), sizeof blob};
-  f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSetx, 2, 0, 0, 1), I(kOpSetx, 3, 0, 0, 2), I(kOpFlushts),
-         I(kOpPushtr, 0, 1, 2), I(kOpStga, 0, 3, 0, 9), I(kOpRet, 0)},
+  f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSetx, 2, 0, 0, 1), I(kOpSetx, 3, 0, 0, 2), I(kOpFlushts), I(kOpPushtr, 0, 1, 2),
+         I(kOpStga, 0, 3, 0, 9), I(kOpRet, 0)},
         {reinterpret_cast<uint64_t>(blob), 12, 4242});
   EXPECT_EQ(f.run({I(kOpSetx, 1, 0, 0, 0), I(kOpSetx, 2, 0, 0, 1), I(kOpFlushts), I(kOpPushtr, 0, 1, 2),
                    I(kOpLdga, 3, 0, 0, 9), I(kOpRet, 3)},
@@ -274,20 +290,20 @@ TEST(DvmOpcodes, Subroutines) {
   EXPECT_EQ(f.run({I(kOpSets, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrStrlen), I(kOpRet, 2)},
                   {}, tab),
             5u);
-  uint64_t j = f.run({I(kOpSets, 1), I(kOpSets, 2, 0, 0, 6), I(kOpFlushts), I(kOpPushtv, 0, 1),
-                      I(kOpPushtv, 0, 2), I(kOpCall, 3, 0, 0, kSubrStrjoin), I(kOpRet, 3)},
+  uint64_t j = f.run({I(kOpSets, 1), I(kOpSets, 2, 0, 0, 6), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpPushtv, 0, 2),
+                      I(kOpCall, 3, 0, 0, kSubrStrjoin), I(kOpRet, 3)},
                      {}, tab);
   EXPECT_STREQ(reinterpret_cast<const char*>(j), "hello, world");
   // alloca returns zeroed, 8-aligned scratch.
-  uint64_t a = f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrAlloca), I(kOpRet, 2)},
-                     {24});
+  uint64_t a =
+      f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrAlloca), I(kOpRet, 2)}, {24});
   EXPECT_EQ(a % 8, 0u);
   EXPECT_GE(a, reinterpret_cast<uint64_t>(f.scratch.data()));
   // bcopy(src, alloca(6), 6)
-  uint64_t b = f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrAlloca),
-                      I(kOpSets, 3), I(kOpFlushts), I(kOpPushtv, 0, 3), I(kOpPushtv, 0, 2), I(kOpPushtv, 0, 1),
-                      I(kOpCall, 4, 0, 0, kSubrBcopy), I(kOpRet, 2)},
-                     {6}, tab);
+  uint64_t b = f.run(
+      {I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrAlloca), I(kOpSets, 3), I(kOpFlushts),
+       I(kOpPushtv, 0, 3), I(kOpPushtv, 0, 2), I(kOpPushtv, 0, 1), I(kOpCall, 4, 0, 0, kSubrBcopy), I(kOpRet, 2)},
+      {6}, tab);
   EXPECT_STREQ(reinterpret_cast<const char*>(b), "hello");
   // copyin / copyinstr from "user" memory.
   static const char user[64] = "user-string";  // copyinstr reads up to strsize
@@ -297,9 +313,9 @@ TEST(DvmOpcodes, Subroutines) {
                       I(kOpCall, 3, 0, 0, kSubrCopyin), I(kOpRet, 3)},
                      {reinterpret_cast<uint64_t>(user), 4});
   EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(c), "user", 4), 0);
-  uint64_t s = f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 3, 0, 0, kSubrCopyinstr),
-                      I(kOpRet, 3)},
-                     {reinterpret_cast<uint64_t>(user)});
+  uint64_t s =
+      f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 3, 0, 0, kSubrCopyinstr), I(kOpRet, 3)},
+            {reinterpret_cast<uint64_t>(user)});
   EXPECT_EQ(f.fault(), kFaultNone);
   EXPECT_STREQ(reinterpret_cast<const char*>(s), "user-string");
   // rand: varies.
@@ -349,8 +365,7 @@ TEST(DvmFaults, MisalignedLoadAndStoreOutsideScratch) {
 
 TEST(DvmFaults, ScratchExhausted) {
   VmFixture f;
-  f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrAlloca), I(kOpRet, 2)},
-        {1u << 20});
+  f.run({I(kOpSetx, 1), I(kOpFlushts), I(kOpPushtv, 0, 1), I(kOpCall, 2, 0, 0, kSubrAlloca), I(kOpRet, 2)}, {1u << 20});
   EXPECT_EQ(f.fault(), kFaultNoScratch);
 }
 
@@ -411,13 +426,28 @@ TEST(DvmProbePath, FaultAbortsOnlyItsEcbAndCountsAnError) {
   const Program* divzero = f.make({I(kOpSetx, 1), I(kOpUdiv, 2, 1, 0), I(kOpRet, 2)}, {1});
   const Program* val = f.make({I(kOpLdgs, 1, 0, 0, kVarArg0), I(kOpRet, 1)});
   Action bad[2];
-  bad[0].kind = kActTrace; bad[0].value = val; bad[0].offset = 8; bad[0].size = 8;
-  bad[1].kind = kActTrace; bad[1].value = divzero; bad[1].offset = 16; bad[1].size = 8;
+  bad[0].kind = kActTrace;
+  bad[0].value = val;
+  bad[0].offset = 8;
+  bad[0].size = 8;
+  bad[1].kind = kActTrace;
+  bad[1].value = divzero;
+  bad[1].offset = 16;
+  bad[1].size = 8;
   Action good[1];
-  good[0].kind = kActTrace; good[0].value = val; good[0].offset = 8; good[0].size = 8;
+  good[0].kind = kActTrace;
+  good[0].value = val;
+  good[0].offset = 8;
+  good[0].size = 8;
   Ecb e1, e2;
-  e1.epid = 1; e1.actions = bad; e1.nactions = 2; e1.record_size = 24;
-  e2.epid = 2; e2.actions = good; e2.nactions = 1; e2.record_size = 16;
+  e1.epid = 1;
+  e1.actions = bad;
+  e1.nactions = 2;
+  e1.record_size = 24;
+  e2.epid = 2;
+  e2.actions = good;
+  e2.nactions = 1;
+  e2.record_size = 16;
   Ecb* chain[2] = {&e1, &e2};
   f.probe.ecbs = chain;
   f.probe.necbs = 2;
@@ -451,16 +481,23 @@ TEST(DvmProbePath, FaultAbortsOnlyItsEcbAndCountsAnError) {
 
 TEST(DvmProbePath, PredicatesBufferFullDropsAndSwitching) {
   VmFixture f;
-  const Program* is_even = f.make({I(kOpLdgs, 1, 0, 0, kVarArg0), I(kOpSetx, 2), I(kOpAnd, 3, 1, 2), I(kOpTst, 0, 3),
-                                   I(kOpBe, 0, 0, 0, 7), I(kOpMov, 4, 0), I(kOpRet, 4), I(kOpSetx, 4, 0, 0, 0),
-                                   I(kOpRet, 4)},
-                                  {1});
+  const Program* is_even =
+      f.make({I(kOpLdgs, 1, 0, 0, kVarArg0), I(kOpSetx, 2), I(kOpAnd, 3, 1, 2), I(kOpTst, 0, 3), I(kOpBe, 0, 0, 0, 7),
+              I(kOpMov, 4, 0), I(kOpRet, 4), I(kOpSetx, 4, 0, 0, 0), I(kOpRet, 4)},
+             {1});
   ASSERT_EQ(f.verify(is_even), nullptr);
   const Program* val = f.make({I(kOpLdgs, 1, 0, 0, kVarArg0), I(kOpRet, 1)});
   Action a;
-  a.kind = kActTrace; a.value = val; a.offset = 8; a.size = 8;
+  a.kind = kActTrace;
+  a.value = val;
+  a.offset = 8;
+  a.size = 8;
   Ecb e;
-  e.epid = 1; e.predicate = is_even; e.actions = &a; e.nactions = 1; e.record_size = 16;
+  e.epid = 1;
+  e.predicate = is_even;
+  e.actions = &a;
+  e.nactions = 1;
+  e.record_size = 16;
   Ecb* chain[1] = {&e};
   f.probe.ecbs = chain;
   f.probe.necbs = 1;
@@ -503,15 +540,23 @@ TEST(DvmProbePath, AggregationsExactAgainstReference) {
     a.keys = keys;
     a.nkeys = 1;
     a.agg_id = i;
-    a.lq_base = 0; a.lq_limit = 100; a.lq_step = 10;
+    a.lq_base = 0;
+    a.lq_limit = 100;
+    a.lq_step = 10;
     acts.push_back(a);
   }
   Ecb e;
-  e.epid = 1; e.actions = acts.data(); e.nactions = 7;
+  e.epid = 1;
+  e.actions = acts.data();
+  e.nactions = 7;
   Ecb* chain[1] = {&e};
   f.probe.ecbs = chain;
   f.probe.necbs = 1;
-  struct Ref { int64_t count = 0, sum = 0, min = INT64_MAX, max = INT64_MIN; int64_t q[kQuantizeBuckets] = {}; int64_t lq[12] = {}; };
+  struct Ref {
+    int64_t count = 0, sum = 0, min = INT64_MAX, max = INT64_MIN;
+    int64_t q[kQuantizeBuckets] = {};
+    int64_t lq[12] = {};
+  };
   std::map<int64_t, Ref> ref;
   uint64_t x = 12345;
   for (int i = 0; i < 5000; i++) {
@@ -528,8 +573,16 @@ TEST(DvmProbePath, AggregationsExactAgainstReference) {
     r.max = std::max(r.max, v);
     // Reference quantize: power-of-two buckets computed independently.
     int b = 63;
-    if (v > 0) { int l = 0; while ((v >> (l + 1)) > 0) l++; b = 64 + l; }
-    if (v < 0) { int l = 0; while (((-v) >> (l + 1)) > 0) l++; b = 62 - l; }
+    if (v > 0) {
+      int l = 0;
+      while ((v >> (l + 1)) > 0) l++;
+      b = 64 + l;
+    }
+    if (v < 0) {
+      int l = 0;
+      while (((-v) >> (l + 1)) > 0) l++;
+      b = 62 - l;
+    }
     r.q[b]++;
     int lb = v < 0 ? 0 : v >= 100 ? 11 : 1 + static_cast<int>(v / 10);
     r.lq[lb]++;
@@ -549,7 +602,10 @@ TEST(DvmProbePath, AggregationsExactAgainstReference) {
       case kAggSum: EXPECT_EQ(v[0], r.sum); break;
       case kAggMin: EXPECT_EQ(v[0], r.min); break;
       case kAggMax: EXPECT_EQ(v[0], r.max); break;
-      case kAggAvg: EXPECT_EQ(v[0], r.count); EXPECT_EQ(v[1], r.sum); break;
+      case kAggAvg:
+        EXPECT_EQ(v[0], r.count);
+        EXPECT_EQ(v[1], r.sum);
+        break;
       case kAggQuantize:
         for (uint32_t b = 0; b < kQuantizeBuckets; b++) EXPECT_EQ(v[b], r.q[b]) << "bucket " << b;
         break;
@@ -571,9 +627,14 @@ TEST(DvmProbePath, AggregationBufferFullIsADrop) {
   const Program* key = f.make({I(kOpLdgs, 1, 0, 0, kVarArg0), I(kOpRet, 1)});
   const Program* const keys[1] = {key};
   Action a;
-  a.kind = kActAggregate; a.agg_kind = kAggCount; a.keys = keys; a.nkeys = 1;
+  a.kind = kActAggregate;
+  a.agg_kind = kAggCount;
+  a.keys = keys;
+  a.nkeys = 1;
   Ecb e;
-  e.epid = 1; e.actions = &a; e.nactions = 1;
+  e.epid = 1;
+  e.actions = &a;
+  e.nactions = 1;
   Ecb* chain[1] = {&e};
   f.probe.ecbs = chain;
   f.probe.necbs = 1;
@@ -608,11 +669,22 @@ TEST(DvmProbePath, StackAndTracememAndStringTrace) {
   const Program* addr = f.make({I(kOpLdgs, 1, 0, 0, kVarArg0), I(kOpRet, 1)});
   const Program* str = f.make({I(kOpLdgs, 1, 0, 0, kVarProbename), I(kOpRet, 1)}, {}, {}, true);
   Action a[3];
-  a[0].kind = kActTracemem; a[0].value = addr; a[0].offset = 8; a[0].size = 32;
-  a[1].kind = kActStack; a[1].offset = 40; a[1].size = 32;
-  a[2].kind = kActTrace; a[2].value = str; a[2].offset = 72; a[2].size = 64;
+  a[0].kind = kActTracemem;
+  a[0].value = addr;
+  a[0].offset = 8;
+  a[0].size = 32;
+  a[1].kind = kActStack;
+  a[1].offset = 40;
+  a[1].size = 32;
+  a[2].kind = kActTrace;
+  a[2].value = str;
+  a[2].offset = 72;
+  a[2].size = 64;
   Ecb e;
-  e.epid = 3; e.actions = a; e.nactions = 3; e.record_size = 136;
+  e.epid = 3;
+  e.actions = a;
+  e.nactions = 3;
+  e.record_size = 136;
   Ecb* chain[1] = {&e};
   f.probe.ecbs = chain;
   f.probe.necbs = 1;

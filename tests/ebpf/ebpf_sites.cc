@@ -8,6 +8,6 @@ extern "C" __attribute__((noinline, used)) void tb_ebpf_test_site(int i) {
 }
 
 extern "C" __attribute__((noinline, used)) void tb_ebpf_test_payload_site(unsigned long i, const char* p,
-                                                                           unsigned long n) {
+                                                                          unsigned long n) {
   asm volatile("" ::"r"(i), "r"(p), "r"(n) : "memory");
 }

@@ -3,8 +3,7 @@
 #include "ebpf_sites.h"
 
 extern "C" {
-__extension__ unsigned short tb_ebpf_test_sem_site_semaphore
-    __attribute__((unused, section(".probes")));
+__extension__ unsigned short tb_ebpf_test_sem_site_semaphore __attribute__((unused, section(".probes")));
 }
 
 extern "C" __attribute__((noinline, used)) void tb_ebpf_test_sem_site(int i) {

@@ -52,10 +52,10 @@ std::string skip_reason() {
   return {};
 }
 
-#define REQUIRE_TRACEFS()                                   \
-  do {                                                      \
-    std::string why = skip_reason();                        \
-    if (!why.empty()) TB_SKIP_OR_FAIL("ftrace", why);       \
+#define REQUIRE_TRACEFS()                             \
+  do {                                                \
+    std::string why = skip_reason();                  \
+    if (!why.empty()) TB_SKIP_OR_FAIL("ftrace", why); \
   } while (0)
 
 bool instance_exists(const std::string& name) {
@@ -121,8 +121,8 @@ TEST_F(FtraceTest, DisabledEventRecordsNothing) {
   ASSERT_TRUE(tracer.enable().is_ok());
   ASSERT_TRUE(tracer.disable().is_ok());
   // Defined but disabled: the enable file says 0, the event still exists.
-  std::string en = read_file(kTracing + "/instances/" + tracer.instance_name() +
-                             "/events/syscalls/sys_enter_getpid/enable");
+  std::string en =
+      read_file(kTracing + "/instances/" + tracer.instance_name() + "/events/syscalls/sys_enter_getpid/enable");
   EXPECT_EQ(en.substr(0, 1), "0");
   fire_getpid(3000);
   ASSERT_TRUE(tracer.drain().is_ok());
@@ -155,8 +155,7 @@ TEST_F(FtraceTest, ThreadsBeforeAndAfterAttachAreCounted) {
 // A 16 KiB buffer read only at the end cannot hold 50000 events: the kernel
 // overwrites (overrun) or drops (discard) and the count says how many.
 void expect_small_buffer_accounts_for_every_event(FtraceTracer& tracer, const std::string& mode) {
-  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"buffer_kb", "16"}, {"mode", mode}, {"read", "end"}}))
-                  .is_ok());
+  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"buffer_kb", "16"}, {"mode", mode}, {"read", "end"}})).is_ok());
   ASSERT_TRUE(tracer.enable().is_ok());
   fire_getpid(50000);
   ASSERT_TRUE(tracer.disable().is_ok());
@@ -191,9 +190,11 @@ TEST_F(FtraceTest, ClockAndBufferOptionsAreApplied) {
 
 TEST_F(FtraceTest, BadOptionsChangeNothing) {
   REQUIRE_TRACEFS();
-  for (auto opts : std::vector<std::map<std::string, std::string>>{
-           {{"bogus", "1"}}, {{"buffer_kb", "-3"}}, {{"mode", "ring"}}, {{"clock", "sundial"}},
-           {{"event", "nosuch:event"}}}) {
+  for (auto opts : std::vector<std::map<std::string, std::string>>{{{"bogus", "1"}},
+                                                                   {{"buffer_kb", "-3"}},
+                                                                   {{"mode", "ring"}},
+                                                                   {{"clock", "sundial"}},
+                                                                   {{"event", "nosuch:event"}}}) {
     tracebench::Status st = tracer.attach(spec_for(getpid_probe(), opts));
     EXPECT_FALSE(st.is_ok()) << opts.begin()->first;
     EXPECT_FALSE(st.message().empty());
@@ -317,8 +318,7 @@ TEST_P(FtraceMarkerTest, PayloadIsVerified) {
     EXPECT_EQ(c.payload_verified, 0u);
     EXPECT_TRUE(v.failed());
     EXPECT_NE(v.reason.find("truncated"), std::string::npos) << v.reason;
-    EXPECT_NE(v.reason.find("kept " + std::to_string(limit) + " of the " + std::to_string(payload)),
-              std::string::npos)
+    EXPECT_NE(v.reason.find("kept " + std::to_string(limit) + " of the " + std::to_string(payload)), std::string::npos)
         << v.reason;
   }
 }
@@ -519,8 +519,8 @@ struct Sweep {
 void expect_handler_sweep(FtraceTracer& tracer, const ProbePoint& p, Sweep sw, const std::function<void()>& fire,
                           std::uint64_t n) {
   SCOPED_TRACE("ecbs=" + std::to_string(sw.ecbs) + " extra_predicate=" + (sw.truth ? "true" : "false"));
-  tracebench::Status st = tracer.attach(
-      spec_for(p, {{"ecbs", std::to_string(sw.ecbs)}, {"extra_predicate", sw.truth ? "true" : "false"}}));
+  tracebench::Status st =
+      tracer.attach(spec_for(p, {{"ecbs", std::to_string(sw.ecbs)}, {"extra_predicate", sw.truth ? "true" : "false"}}));
   ASSERT_TRUE(st.is_ok()) << st.message();
   std::vector<std::string> all{tracer.instance_name()};
   for (const auto& x : tracer.extra_instance_names()) all.push_back(x);
@@ -572,7 +572,8 @@ TEST_F(FtraceTest, EcbsSweepOnSyscall) {
   REQUIRE_TRACEFS();
   for (unsigned ecbs : {1u, 2u, 4u})
     for (bool truth : {true, false}) {
-      expect_handler_sweep(tracer, getpid_probe(), {ecbs, truth}, [] { fire_getpid(2000); }, 2000);
+      expect_handler_sweep(
+          tracer, getpid_probe(), {ecbs, truth}, [] { fire_getpid(2000); }, 2000);
       EXPECT_TRUE(our_leftovers().empty());
     }
 }
@@ -612,13 +613,12 @@ TEST_F(FtraceTest, EcbsHandlerThatDisagreesIsATracerError) {
   REQUIRE_TRACEFS();
   for (bool truth : {true, false}) {
     SCOPED_TRACE(truth ? "true" : "false");
-    ASSERT_TRUE(
-        tracer.attach(spec_for(getpid_probe(), {{"ecbs", "3"}, {"extra_predicate", truth ? "true" : "false"}}))
-            .is_ok());
+    ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"ecbs", "3"}, {"extra_predicate", truth ? "true" : "false"}}))
+                    .is_ok());
     // Behind the adapter's back: the last extra instance filters everything
     // out (true), or its always-false filter is removed (false).
-    std::string path = kTracing + "/instances/" + tracer.extra_instance_names().at(1) +
-                       "/events/syscalls/sys_enter_getpid/filter";
+    std::string path =
+        kTracing + "/instances/" + tracer.extra_instance_names().at(1) + "/events/syscalls/sys_enter_getpid/filter";
     {
       std::ofstream f(path);
       f << (truth ? "common_pid == -1" : "0");

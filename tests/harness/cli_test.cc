@@ -178,9 +178,9 @@ TEST(Cli, GapIsNamedRangeCheckedAndForOneThread) {
   EXPECT_NE(out.find("none/getpid/none/payload:0/threads:1/gap_us:1000"), std::string::npos) << out;
   EXPECT_EQ(run_cli({"run", "-t", "none", "-w", "getpid", "--gap-us", "0", "--plan"}, nullptr, &err), 2);
   EXPECT_NE(err.find("--gap-us 0 is outside 1..100000"), std::string::npos) << err;
-  EXPECT_EQ(run_cli({"run", "-t", "none", "-w", "getpid", "--gap-us", "1000", "-j", "1", "-j", "2", "--plan"}, nullptr,
-                    &err),
-            2);
+  EXPECT_EQ(
+      run_cli({"run", "-t", "none", "-w", "getpid", "--gap-us", "1000", "-j", "1", "-j", "2", "--plan"}, nullptr, &err),
+      2);
   EXPECT_NE(err.find("use it with one thread"), std::string::npos) << err;
 }
 

@@ -133,8 +133,8 @@ TEST(Compare, SmallChangesBelowThresholdAreSame) {
     t2.push_back(202 + i * 0.01);  // significant, but 2% < 5%
   }
   CompareResult c;
-  ASSERT_TRUE(compare_runs(run_with({bench("ebpf", base, t1)}), run_with({bench("ebpf", base, t2)}), 0.05, 0.05, &c)
-                  .is_ok());
+  ASSERT_TRUE(
+      compare_runs(run_with({bench("ebpf", base, t1)}), run_with({bench("ebpf", base, t2)}), 0.05, 0.05, &c).is_ok());
   EXPECT_EQ(c.rows[0].verdict, "same");
   // p is small: the table says that the threshold decided.
   EXPECT_TRUE(c.rows[0].threshold_decided);
@@ -264,8 +264,10 @@ BenchmarkResult overhead_bench(double ns, int reps = 6) {
 }
 
 TEST(ComparePooled, PoolsTheRepetitionsOfEveryRunOnASide) {
-  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(101)}), a3 = run_with({overhead_bench(99)});
-  RunResult b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(152)}), b3 = run_with({overhead_bench(149)});
+  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(101)}),
+            a3 = run_with({overhead_bench(99)});
+  RunResult b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(152)}),
+            b3 = run_with({overhead_bench(149)});
   CompareResult c;
   ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&b1, &b2, &b3}, 0.05, 0.05, &c).is_ok());
   ASSERT_EQ(c.rows.size(), 1u);
@@ -311,8 +313,10 @@ TEST(ComparePooled, WithSeveralRunsASideTheRunIsTheUnitOfTheTest) {
   // run (the machine's state), each run's repetitions tight.  Pooled, the
   // repetitions of B sit mostly above A's and a U test calls it a regression;
   // the runs' medians say it is run-to-run noise.
-  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(96)}), a3 = run_with({overhead_bench(99)});
-  RunResult b1 = run_with({overhead_bench(105)}), b2 = run_with({overhead_bench(98)}), b3 = run_with({overhead_bench(106)});
+  RunResult a1 = run_with({overhead_bench(100)}), a2 = run_with({overhead_bench(96)}),
+            a3 = run_with({overhead_bench(99)});
+  RunResult b1 = run_with({overhead_bench(105)}), b2 = run_with({overhead_bench(98)}),
+            b3 = run_with({overhead_bench(106)});
   std::vector<double> pa, pb;
   for (const RunResult* r : {&a1, &a2, &a3})
     for (std::size_t i = 0; i < 6; ++i) pa.push_back(r->benchmarks[0].traced.repetition_medians[i] - 100);
@@ -330,7 +334,8 @@ TEST(ComparePooled, WithSeveralRunsASideTheRunIsTheUnitOfTheTest) {
   EXPECT_NEAR(c.rows[0].b_median, 106.25, 1e-9);
 
   // A real +10% over the same run-to-run noise is found.
-  RunResult c1 = run_with({overhead_bench(110)}), c2 = run_with({overhead_bench(107)}), c3 = run_with({overhead_bench(109)});
+  RunResult c1 = run_with({overhead_bench(110)}), c2 = run_with({overhead_bench(107)}),
+            c3 = run_with({overhead_bench(109)});
   CompareResult d;
   ASSERT_TRUE(compare_runs({&a1, &a2, &a3}, {&c1, &c2, &c3}, 0.05, 0.05, &d).is_ok());
   EXPECT_EQ(d.rows[0].method, "runs");
@@ -340,7 +345,8 @@ TEST(ComparePooled, WithSeveralRunsASideTheRunIsTheUnitOfTheTest) {
 }
 
 TEST(ComparePooled, OneRunOnASideTestsTheRepetitions) {
-  RunResult a1 = run_with({overhead_bench(100)}), b1 = run_with({overhead_bench(150)}), b2 = run_with({overhead_bench(150)});
+  RunResult a1 = run_with({overhead_bench(100)}), b1 = run_with({overhead_bench(150)}),
+            b2 = run_with({overhead_bench(150)});
   CompareResult c;
   ASSERT_TRUE(compare_runs({&a1}, {&b1, &b2}, 0.05, 0.05, &c).is_ok());
   EXPECT_EQ(c.rows[0].method, "repetitions");

@@ -122,7 +122,10 @@ TEST(ResultCheck, EachInconsistencyIsRefusedNamingItsField) {
       {[](RunResult& r) { r.benchmarks[0].samples_per_block = 0; }, ".samples_per_block"},
       {[](RunResult& r) { r.benchmarks[0].traced.samples = 0; }, "0 traced samples"},
       {[](RunResult& r) { r.benchmarks[0].baseline.disturbed = 99; }, "baseline: 6 samples, 99 disturbed"},
-      {[](RunResult& r) { r.benchmarks[0].overhead_cycles->n = 4; r.benchmarks[0].overhead_ns->n = 4; },
+      {[](RunResult& r) {
+         r.benchmarks[0].overhead_cycles->n = 4;
+         r.benchmarks[0].overhead_ns->n = 4;
+       },
        "overhead_cycles_per_event.n"},
       {[](RunResult& r) { r.benchmarks[0].events.verification = "fine"; }, "events.verification"},
       {[](RunResult& r) { r.benchmarks[0].status = "great"; }, ".status"},
@@ -187,7 +190,8 @@ TEST(ForcedBatch, ASampleUnderTheClocksSpanIsRefusedWithWhatToGive) {
   EXPECT_TRUE(has(why, "under the 20000")) << why;
   EXPECT_TRUE(has(why, "give --batch 9985 or more")) << why;
   // Whole units of the workload's smallest batch.
-  EXPECT_TRUE(has(forced_batch_problem(p, 2, 1, 64), "give --batch 10048 or more")) << forced_batch_problem(p, 2, 1, 64);
+  EXPECT_TRUE(has(forced_batch_problem(p, 2, 1, 64), "give --batch 10048 or more"))
+      << forced_batch_problem(p, 2, 1, 64);
   // Free events (0 cycles after the floor): no batch helps.
   why = forced_batch_problem(p, 0, 1000, 1);
   EXPECT_FALSE(has(why, "give --batch")) << why;
@@ -333,8 +337,12 @@ TEST(ValidationVerdict, SaysWhatTheRunDidNotHold) {
 nlohmann::json validation(double err, bool held) {
   nlohmann::json v = {
       {"measured",
-       {{"rate_hz", 98000}, {"probe_cycles", 900}, {"cpu_percent", 3.0 + err}, {"probe_cpu_percent", 2.0},
-        {"consumer_cpu_percent", 1.0 + err}, {"untraced_spread_ns_per_event", 40}}},
+       {{"rate_hz", 98000},
+        {"probe_cycles", 900},
+        {"cpu_percent", 3.0 + err},
+        {"probe_cpu_percent", 2.0},
+        {"consumer_cpu_percent", 1.0 + err},
+        {"untraced_spread_ns_per_event", 40}}},
       {"predicted",
        {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 2.0}, {"consumer_cpu_percent", 1.0}}},
       {"error", {{"cpu_percent", err}}}};

@@ -73,7 +73,8 @@ TEST(Console, LostEventsAreAWarning) {
 TEST(Sweep, RunsWhatAppliesAndListsTheRestOrRefusesWhenNothingDoes) {
   Plan plan;
   plan.specs.push_back(BenchSpec{"lttng", "ust_array64", "record", 64, 1});
-  ASSERT_TRUE(settle_sweep({"lttng/ust_array64/record/payload:0: ust_array64 carries exactly 64 bytes"}, &plan).is_ok());
+  ASSERT_TRUE(
+      settle_sweep({"lttng/ust_array64/record/payload:0: ust_array64 carries exactly 64 bytes"}, &plan).is_ok());
   ASSERT_EQ(plan.skipped.size(), 1u);
   EXPECT_EQ(plan.skipped[0].first, "lttng/ust_array64/record/payload:0");
   EXPECT_EQ(plan.skipped[0].second, "ust_array64 carries exactly 64 bytes");

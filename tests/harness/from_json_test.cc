@@ -68,9 +68,7 @@ TEST(FromJson, ValidationRoundTrips) {
     EXPECT_DOUBLE_EQ(v.predicted.probe_cpu_percent, 0.04);
     EXPECT_EQ(v.predicted.consumer_cpu_percent.has_value(), consumer);
     EXPECT_EQ(v.error_cpu_percent.has_value(), consumer);
-    if (consumer) {
-      EXPECT_NEAR(*v.error_cpu_percent, 0.55 - 0.29, 1e-12);
-    }
+    if (consumer) { EXPECT_NEAR(*v.error_cpu_percent, 0.55 - 0.29, 1e-12); }
     EXPECT_FALSE(v.held);
     EXPECT_EQ(v.problems, std::vector<std::string>{"the rate was not held"});
     EXPECT_TRUE(v.emulated);
@@ -81,12 +79,21 @@ TEST(FromJson, ValidationRoundTrips) {
 
 // Each field the suite reads, removed and then given another type.
 TEST(FromJson, ValidationRefusesAMissingOrIllTypedFieldByName) {
-  const std::vector<std::pair<std::string, std::string>> fields = {
-      {"measured", "rate_hz"},          {"measured", "probe_cycles"},       {"measured", "probe_cpu_percent"},
-      {"measured", "consumer_cpu_percent"}, {"measured", "cpu_percent"},  {"measured", "untraced_spread_ns_per_event"},
-      {"predicted", "probe_cycles"},    {"predicted", "probe_cpu_percent"}, {"predicted", "consumer_cpu_percent"},
-      {"predicted", "cpu_percent"},     {"error", "cpu_percent"},           {"conditions", "held"},
-      {"conditions", "problems"},       {"model", "emulated"},              {"model", "execution"}};
+  const std::vector<std::pair<std::string, std::string>> fields = {{"measured", "rate_hz"},
+                                                                   {"measured", "probe_cycles"},
+                                                                   {"measured", "probe_cpu_percent"},
+                                                                   {"measured", "consumer_cpu_percent"},
+                                                                   {"measured", "cpu_percent"},
+                                                                   {"measured", "untraced_spread_ns_per_event"},
+                                                                   {"predicted", "probe_cycles"},
+                                                                   {"predicted", "probe_cpu_percent"},
+                                                                   {"predicted", "consumer_cpu_percent"},
+                                                                   {"predicted", "cpu_percent"},
+                                                                   {"error", "cpu_percent"},
+                                                                   {"conditions", "held"},
+                                                                   {"conditions", "problems"},
+                                                                   {"model", "emulated"},
+                                                                   {"model", "execution"}};
   for (const auto& [group, key] : fields) {
     const std::string name = group + "." + key;
     json j = validation_document(true);
@@ -146,7 +153,8 @@ TEST(FromJson, ModelRoundTripsAndNamesABadField) {
   j["entries"][0]["parameters"]["fixed"]["ci_low"] = true;
   s = model::from_json(j, &back);
   ASSERT_FALSE(s);
-  EXPECT_TRUE(has(s.message(), "(/entries/0/parameters/fixed/ci_low) type must be number, but is boolean")) << s.message();
+  EXPECT_TRUE(has(s.message(), "(/entries/0/parameters/fixed/ci_low) type must be number, but is boolean"))
+      << s.message();
   j = model::to_json(m);
   j["entries"][0].erase("workloads");
   s = model::from_json(j, &back);

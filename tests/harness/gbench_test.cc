@@ -8,8 +8,8 @@ namespace tracebench {
 namespace {
 
 TEST(GbenchFlags, SelectingAndFormattingFlagsPass) {
-  EXPECT_TRUE(check_gbench_args({"--benchmark_filter=getpid", "--benchmark_format=json",
-                                 "--benchmark_out=/tmp/x.json", "--benchmark_counters_tabular=true"})
+  EXPECT_TRUE(check_gbench_args({"--benchmark_filter=getpid", "--benchmark_format=json", "--benchmark_out=/tmp/x.json",
+                                 "--benchmark_counters_tabular=true"})
                   .is_ok());
 }
 

@@ -106,7 +106,8 @@ TEST(SameFile, OutputThatIsAnInputIsRefusedAndNamed) {
   const fs::path in = t.path / "result.json";
   write(in, "{}");
   fs::create_symlink(in, t.path / "link.json");
-  Status s = check_output_not_input("--out", (t.path / "link.json").string(), {(t.path / "x.json").string(), in.string()});
+  Status s =
+      check_output_not_input("--out", (t.path / "link.json").string(), {(t.path / "x.json").string(), in.string()});
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("--out"), std::string::npos);
   EXPECT_NE(s.message().find("one of the inputs"), std::string::npos) << s.message();

@@ -50,16 +50,16 @@ TEST(LockRecord, ParsesOrRefusesTable) {
     const char* command;
   };
   const Case cases[] = {
-      {"", false, 0, ""},                                      // a free lock, or a holder not written yet
-      {"command=tracebench run\n", false, 0, ""},              // no pid
-      {"pid=abc\n", false, 0, ""},                             // not a number
-      {"pid=12x\n", false, 0, ""},                             // trailing garbage
-      {"pid=0\n", false, 0, ""},                               // no process has pid 0
+      {"", false, 0, ""},                          // a free lock, or a holder not written yet
+      {"command=tracebench run\n", false, 0, ""},  // no pid
+      {"pid=abc\n", false, 0, ""},                 // not a number
+      {"pid=12x\n", false, 0, ""},                 // trailing garbage
+      {"pid=0\n", false, 0, ""},                   // no process has pid 0
       {"pid=-5\n", false, 0, ""},
-      {"pid=12", true, 12, ""},                                // no final newline
-      {"pid=12\ncommand=a=b c\n", true, 12, "a=b c"},          // '=' in a value
+      {"pid=12", true, 12, ""},                                      // no final newline
+      {"pid=12\ncommand=a=b c\n", true, 12, "a=b c"},                // '=' in a value
       {"junk line\npid=31\nnew_key=1\ncommand=x\n", true, 31, "x"},  // unknown lines ignored
-      {"pid=31\nstart_ticks=zz\n", true, 31, ""},              // a bad optional field is dropped
+      {"pid=31\nstart_ticks=zz\n", true, 31, ""},                    // a bad optional field is dropped
   };
   for (const auto& c : cases) {
     LockHolder h;
@@ -83,8 +83,8 @@ TEST(LockRecord, DescribesTheHolderTable) {
     std::string want, not_want;
   };
   const Case cases[] = {
-      {"pid:[4026531836]", "boot-a", h.command,
-       "pid 812, since 2026-11-27T19:40:02Z: tracebench run -t ftrace -w call", "namespace"},
+      {"pid:[4026531836]", "boot-a", h.command, "pid 812, since 2026-11-27T19:40:02Z: tracebench run -t ftrace -w call",
+       "namespace"},
       {"pid:[4026532999]", "boot-a", h.command, "pid 812 of another pid namespace (pid:[4026531836]", "earlier boot"},
       {"pid:[4026531836]", "boot-b", h.command, "(recorded in an earlier boot)", "namespace"},
       {"pid:[4026531836]", "boot-a", "", ": command unknown", "tracebench run"},
@@ -200,7 +200,7 @@ TEST_F(LockDir, ChildInheritsOnlyTheRealLock) {
     MachineLock child;
     EXPECT_TRUE(child.acquire({}, "tracebench run").is_ok());
     EXPECT_FALSE(child.concurrent());
-  }  // a child's release never frees its parent's lock
+  }                                // a child's release never frees its parent's lock
   unsetenv("TRACEBENCH_LOCK_FD");  // another process: no such descriptor
   MachineLock other;
   EXPECT_FALSE(other.acquire({}, "tracebench run").is_ok()) << "the child's end released the parent's lock";

@@ -22,14 +22,25 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   EXPECT_EQ(count(sys), 2);  // sys and sys10 share it; two consumer figures
   for (int n : {2, 4, 10})
     for (const char* truth : {"true", "false"}) {
-      std::vector<std::string> r = {"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0",
-                                    "-o", fmt::format("ebpf.ecbs={}", n), "-o",
-                                    fmt::format("ebpf.extra_predicate={}", truth), "--quick"};
+      std::vector<std::string> r = {"run",
+                                    "-t",
+                                    "ebpf",
+                                    "-w",
+                                    "getpid",
+                                    "-a",
+                                    "count",
+                                    "-p",
+                                    "0",
+                                    "-o",
+                                    fmt::format("ebpf.ecbs={}", n),
+                                    "-o",
+                                    fmt::format("ebpf.extra_predicate={}", truth),
+                                    "--quick"};
       // The scenario's own handlers with failing predicates three times.
       EXPECT_EQ(count(r), n == 10 && std::string(truth) == "false" ? 3 : 1) << fmt::format("{}", fmt::join(r, " "));
     }
-  const std::vector<std::string> payload = {"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "0",
-                                            "-p", "64", "-p", "256", "-p", "1024", "--quick"};
+  const std::vector<std::string> payload = {"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p",
+                                            "0",   "-p", "64",   "-p", "256",        "-p", "1024",    "--quick"};
   EXPECT_EQ(count(payload), 2);
   // The payload sweep again with the reader woken on few records (the
   // probe's and the consumer's per-wakeup terms).
@@ -55,8 +66,8 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   // sys's and payload's action beside the empty program (the Table 4
   // analog), both with the kernel's run stats that program needs.
   EXPECT_EQ(runs.size(), 2u + 8u + 2u + 2u + 1u + 1u + 2u + 4u + 2u);
-  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "empty", "-a", "count", "-p", "0", "-o",
-                   "ebpf.stats=on", "--quick"}),
+  EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "empty", "-a", "count", "-p", "0", "-o", "ebpf.stats=on",
+                   "--quick"}),
             1);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "empty", "-a", "ringbuf", "-p", "0", "-o",
                    "ebpf.stats=on", "--quick"}),
@@ -65,7 +76,8 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
     for (const auto& r : suite_runs(t, suite_scenarios(t), true))
       EXPECT_EQ(std::count(r.begin(), r.end(), "empty"), 0) << t << " has no empty handler";
   int dvm_empty = 0;
-  for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true)) dvm_empty += std::count(r.begin(), r.end(), "empty");
+  for (const auto& r : suite_runs("dvm", suite_scenarios("dvm"), true))
+    dvm_empty += std::count(r.begin(), r.end(), "empty");
   EXPECT_EQ(dvm_empty, 2) << "sys (dvm_getpid) and payload (dvm_hot)";
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "256", "-n", "10", "--quick"}), 1);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "count", "-p", "0", "-n", "10", "--quick"}), 1);
@@ -103,7 +115,8 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   EXPECT_EQ(gap_counts("dvm"), 8) << "sys and pid";
   EXPECT_EQ(gap_counts("dvm_kernel"), 12) << "sys, sys_kprobe and pid";
   EXPECT_EQ(gap_counts("ebpf"), 0);
-  for (const auto& r : suite_runs("ebpf", sc, true)) EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
+  for (const auto& r : suite_runs("ebpf", sc, true))
+    EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
 
 // ftrace reads its buffer only between validation segments: the payload
@@ -128,14 +141,10 @@ TEST(ModelSuite, FtracePayloadBufferHoldsASegment) {
   EXPECT_EQ(payload->options, std::vector<std::string>{"ftrace.buffer_kb=16384"});
   EXPECT_EQ(payload->option_args("ftrace"), (std::vector<std::string>{"-o", "ftrace.buffer_kb=16384"}));
   for (const auto& s : sized(30.0 / 8)) {
-    if (s.name == "payload") {
-      EXPECT_EQ(s.options, std::vector<std::string>{"ftrace.buffer_kb=262144"});
-    }
+    if (s.name == "payload") { EXPECT_EQ(s.options, std::vector<std::string>{"ftrace.buffer_kb=262144"}); }
   }
   for (const auto& s : sized(600.0 / 8)) {
-    if (s.name == "payload") {
-      EXPECT_EQ(s.options, std::vector<std::string>{"ftrace.buffer_kb=1048576"}) << "capped";
-    }
+    if (s.name == "payload") { EXPECT_EQ(s.options, std::vector<std::string>{"ftrace.buffer_kb=1048576"}) << "capped"; }
   }
   // Every measurement of the scenario carries it; the other scenarios' do not.
   int with = 0;

@@ -85,7 +85,8 @@ TEST(ModelFit, RecoversKnownParametersWithinTheirIntervals) {
   ASSERT_EQ(m.entries.size(), 2u) << "ringbuf and count; none and failed benchmarks are not fitted";
   const Entry* e = m.find("ebpf", "syscall", "ringbuf");
   ASSERT_NE(e, nullptr);
-  EXPECT_TRUE(within(e->fixed, kFixed)) << *e->fixed.cycles << " [" << e->fixed.ci_low << ", " << e->fixed.ci_high << "]";
+  EXPECT_TRUE(within(e->fixed, kFixed)) << *e->fixed.cycles << " [" << e->fixed.ci_low << ", " << e->fixed.ci_high
+                                        << "]";
   EXPECT_TRUE(within(e->per_byte, kPerByte)) << *e->per_byte.cycles;
   EXPECT_NEAR(*e->fixed.cycles, kFixed, 10);
   EXPECT_NEAR(*e->per_byte.cycles, kPerByte, 0.01);
@@ -173,7 +174,8 @@ TEST(ModelFit, ActionOverTheEmptyHandler) {
   ASSERT_NE(count, nullptr);
   EXPECT_NEAR(*flow->fixed.cycles, 700, 10);
   EXPECT_FALSE(flow->action_over_empty.ok());
-  EXPECT_NE(flow->action_over_empty.missing.find("the flow alone"), std::string::npos) << flow->action_over_empty.missing;
+  EXPECT_NE(flow->action_over_empty.missing.find("the flow alone"), std::string::npos)
+      << flow->action_over_empty.missing;
   ASSERT_TRUE(count->action_over_empty.ok()) << count->action_over_empty.missing;
   EXPECT_TRUE(within(count->action_over_empty, 60))
       << *count->action_over_empty.cycles << " [" << count->action_over_empty.ci_low << ", "
@@ -231,7 +233,8 @@ TEST(ModelFit, OnePayloadSizeGivesNoPerByteCostAndSaysHowToGetOne) {
   const Entry& e = m.entries.at(0);
   EXPECT_TRUE(within(e.fixed, 700));
   EXPECT_FALSE(e.per_byte.ok());
-  EXPECT_NE(e.per_byte.missing.find("tracebench run -t ebpf -w getpid -a ringbuf -p 0 -p 256 -p 4096"), std::string::npos)
+  EXPECT_NE(e.per_byte.missing.find("tracebench run -t ebpf -w getpid -a ringbuf -p 0 -p 256 -p 4096"),
+            std::string::npos)
       << e.per_byte.missing;
   EXPECT_FALSE(e.r2.has_value());
 }
@@ -306,21 +309,20 @@ TEST(ModelFit, HandlerSweepGivesPerEcbAndFalsePredicateCosts) {
   const Entry* e = m.find("dvm", "user_function", "count");
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(within(e->fixed, kBase)) << *e->fixed.cycles;
-  EXPECT_TRUE(within(e->per_ecb, kPerEcb)) << *e->per_ecb.cycles << " [" << e->per_ecb.ci_low << ", "
-                                            << e->per_ecb.ci_high << "]";
-  EXPECT_TRUE(within(e->false_predicate, kFalse)) << *e->false_predicate.cycles << " [" << e->false_predicate.ci_low
-                                                  << ", " << e->false_predicate.ci_high << "]";
+  EXPECT_TRUE(within(e->per_ecb, kPerEcb))
+      << *e->per_ecb.cycles << " [" << e->per_ecb.ci_low << ", " << e->per_ecb.ci_high << "]";
+  EXPECT_TRUE(within(e->false_predicate, kFalse))
+      << *e->false_predicate.cycles << " [" << e->false_predicate.ci_low << ", " << e->false_predicate.ci_high << "]";
   EXPECT_EQ(e->fixed.n, 20u) << "only one-handler runs make the fixed cost";
   ASSERT_TRUE(e->handler_fit[0].has_value() && e->handler_fit[1].has_value());
   EXPECT_EQ(e->handler_fit[1]->points, 4u);
   EXPECT_GT(e->handler_fit[1]->r2, 0.99);
   expect_json_round_trip(m);
   // Without the false-predicate half of the sweep it says how to run it.
-  r.benchmarks.erase(std::remove_if(r.benchmarks.begin(), r.benchmarks.end(),
-                                    [](const BenchmarkResult& b) {
-                                      return b.tracer_details.value("extra_predicate", "") == "false";
-                                    }),
-                     r.benchmarks.end());
+  r.benchmarks.erase(
+      std::remove_if(r.benchmarks.begin(), r.benchmarks.end(),
+                     [](const BenchmarkResult& b) { return b.tracer_details.value("extra_predicate", "") == "false"; }),
+      r.benchmarks.end());
   ASSERT_TRUE(fit({r}, &m).is_ok());
   e = m.find("dvm", "user_function", "count");
   EXPECT_TRUE(e->per_ecb.ok());
@@ -596,8 +598,9 @@ TEST(ModelFit, ConsumerCostPerExtraHandlerEnableCycle) {
     b.tracer = "ftrace";
     b.tracer_details = {{"ecbs", handlers}};
     if (handlers > 1) b.tracer_details["extra_predicate"] = extra_true ? "true" : "false";
-    b.consumer = consumer_figure(1000000, static_cast<std::uint64_t>(per_record * 1e6),
-                                 kRec + extra_per_record + (kEnable + (handlers - 1) * kEnableEcb) * per_record + jitter);
+    b.consumer =
+        consumer_figure(1000000, static_cast<std::uint64_t>(per_record * 1e6),
+                        kRec + extra_per_record + (kEnable + (handlers - 1) * kEnableEcb) * per_record + jitter);
     return b;
   };
   RunResult r = run_of("ecb");
@@ -628,9 +631,9 @@ TEST(ModelFit, ConsumerCostPerExtraHandlerEnableCycle) {
   s.consumers.push_back(c);
   Prediction p;
   ASSERT_TRUE(predict(m, s, &p).is_ok());
-  EXPECT_DOUBLE_EQ(p.cost_a + p.cost_c + p.cost_ac_unsplit,
-                   1000 * *e->consumer_per_record.cycles + *e->consumer_per_enable.cycles +
-                       9 * *e->consumer_per_enable_ecb.cycles);
+  EXPECT_DOUBLE_EQ(
+      p.cost_a + p.cost_c + p.cost_ac_unsplit,
+      1000 * *e->consumer_per_record.cycles + *e->consumer_per_enable.cycles + 9 * *e->consumer_per_enable_ecb.cycles);
 
   // Extra handlers that cost the consumer nothing (figures with a cycle of
   // noise): not above the noise, not used, and said so.
@@ -702,7 +705,8 @@ TEST(ModelFit, ConfigurationsAreEntriesAndTheWakeupPolicyPoolsTheConsumer) {
   expect_json_round_trip(m);
 
   Scenario s;
-  const char* ambiguous = R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "rate_hz": 1000}]})";
+  const char* ambiguous =
+      R"({"probes": [{"tracer": "ebpf", "probe_kind": "syscall", "action": "ringbuf", "rate_hz": 1000}]})";
   ASSERT_TRUE(scenario_from_json(nlohmann::json::parse(ambiguous), &s).is_ok());
   Prediction p;
   Status st = predict(m, s, &p);
@@ -789,7 +793,8 @@ TEST(ModelFit, ProbePerWakeupFromTheWakeupPolicies) {
   ASSERT_TRUE(fit({one}, &m).is_ok());
   d = m.find("ebpf", "syscall", "ringbuf");
   EXPECT_FALSE(d->probe_per_wakeup.ok());
-  EXPECT_NE(d->probe_per_wakeup.missing.find("ebpf.wakeup=no_wakeup"), std::string::npos) << d->probe_per_wakeup.missing;
+  EXPECT_NE(d->probe_per_wakeup.missing.find("ebpf.wakeup=no_wakeup"), std::string::npos)
+      << d->probe_per_wakeup.missing;
   ASSERT_TRUE(predict(m, s, &p).is_ok());
   EXPECT_EQ(p.probes[0].wakeup_cycles, 0);
   EXPECT_NE(p.probes[0].wakeup_note.find("not costed"), std::string::npos) << p.probes[0].wakeup_note;
@@ -872,7 +877,8 @@ TEST(ModelFit, TimerConsumerPassIsMeasuredWhereItReadsNothing) {
   for (int i = 0; i < 3; ++i) {
     r.benchmarks.push_back(timer("count", 0, 0.0001 * jitter(rng)));
     r.benchmarks.push_back(timer("count", 0, 0.0005 * jitter(rng)));  // switchrate 5x
-    for (std::uint64_t bytes : {0, 64, 1024, 4096}) r.benchmarks.push_back(timer("record", bytes, 0.0001 * jitter(rng)));
+    for (std::uint64_t bytes : {0, 64, 1024, 4096})
+      r.benchmarks.push_back(timer("record", bytes, 0.0001 * jitter(rng)));
   }
   Model m;
   ASSERT_TRUE(fit({r}, &m).is_ok());
@@ -1111,7 +1117,8 @@ TEST(ModelFit, IdleStartAndIdleWakeupFromRunsAfterAGap) {
   EXPECT_TRUE(within(d->consumer_per_idle_wakeup, kIdleWake)) << shown(d->consumer_per_idle_wakeup);
   EXPECT_NEAR(*d->consumer_per_idle_wakeup.cycles, kIdleWake, 200)
       << "the tasks' time in the traced blocks, over the blocks' records: not the baseline blocks' timeouts";
-  EXPECT_TRUE(within(d->consumer_per_wakeup, kWake)) << "the hot consumer terms as before: " << shown(d->consumer_per_wakeup);
+  EXPECT_TRUE(within(d->consumer_per_wakeup, kWake))
+      << "the hot consumer terms as before: " << shown(d->consumer_per_wakeup);
   const std::string md = to_markdown(m);
   EXPECT_NE(md.find("After an idle gap"), std::string::npos);
   EXPECT_NE(md.find("| ringbuf (poll_ms=2, wakeup=no_wakeup) |"), std::string::npos) << md;
@@ -1666,11 +1673,11 @@ TEST(ModelValidate, BurstsAfterTheThreadSleptAreCostedAfterAnIdleGap) {
     EXPECT_DOUBLE_EQ(w.predicted_idle_cycles, 0);
     EXPECT_NEAR(w.predicted_probe_cycles, 1000 + (1100.0 / 20000 - 0.1) * 4000, 1e-9);
     EXPECT_NE(w.idle_note.find("1000 bursts/s after an idle gap, not costed: no run after an idle gap"),
-              std::string::npos) << w.idle_note;
+              std::string::npos)
+        << w.idle_note;
     EXPECT_NE(w.idle_note.find("costed as warm ones"), std::string::npos) << w.idle_note;
     EXPECT_NEAR(*w.predicted_consumer_cpu_percent, 100 * (20000 * 130 + 1100 * 5000) / 2.1e9, 1e-12);
-    EXPECT_NE(to_json(hot, s, x, w)["predicted"]["idle_note"].get<std::string>().find("not costed"),
-              std::string::npos);
+    EXPECT_NE(to_json(hot, s, x, w)["predicted"]["idle_note"].get<std::string>().find("not costed"), std::string::npos);
   }
   {
     // A consumer on its own timer: none of its wakeups is the probe's.
@@ -1695,10 +1702,14 @@ TEST(ModelSuite, RoundsShowTheMedianRoundAndEveryError) {
   auto val = [](double err, double probe) {
     return typed(nlohmann::json{
         {"measured",
-         {{"rate_hz", 50000}, {"probe_cycles", probe}, {"cpu_percent", 3.0 + err}, {"probe_cpu_percent", 2.0},
-          {"consumer_cpu_percent", 1.0 + err}, {"untraced_spread_ns_per_event", 40}}},
-        {"predicted", {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 2.0},
-                       {"consumer_cpu_percent", 1.0}}},
+         {{"rate_hz", 50000},
+          {"probe_cycles", probe},
+          {"cpu_percent", 3.0 + err},
+          {"probe_cpu_percent", 2.0},
+          {"consumer_cpu_percent", 1.0 + err},
+          {"untraced_spread_ns_per_event", 40}}},
+        {"predicted",
+         {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 2.0}, {"consumer_cpu_percent", 1.0}}},
         {"error", {{"cpu_percent", err}}}});
   };
   std::vector<double> errors;
@@ -1714,7 +1725,8 @@ TEST(ModelSuite, RoundsShowTheMedianRoundAndEveryError) {
   m = median_round({val(0.2, 901), val(-1.4, 902), val(5, 903), val(-9, 904)}, &errors);
   EXPECT_EQ(m->measured.probe_cycles, 902);
   EXPECT_FALSE(median_round({}, &errors).has_value());
-  SuiteRow row{"ebpf", "sys", "getpid", median_round({val(2.6, 901), val(-0.4, 902), val(1.1, 903)}, &errors), "", errors};
+  SuiteRow row{"ebpf", "sys", "getpid", median_round({val(2.6, 901), val(-0.4, 902), val(1.1, 903)}, &errors),
+               "",     errors};
   const std::string t = table7_markdown({row, {"perf", "sys", "getpid", std::nullopt, "not available: x", {}}});
   EXPECT_NE(t.find("| errors of the rounds |"), std::string::npos) << t;
   EXPECT_NE(t.find("| +1.10 | 40 | yes | consumer (+1.10) | +2.60 -0.40 +1.10 |"), std::string::npos) << t;
@@ -1727,17 +1739,22 @@ TEST(ModelSuite, RoundsShowTheMedianRoundAndEveryError) {
 TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {
   nlohmann::json v = {
       {"measured",
-       {{"rate_hz", 50000}, {"probe_cycles", 900}, {"cpu_percent", 3.5}, {"probe_cpu_percent", 2.0},
-        {"consumer_cpu_percent", 1.5}, {"untraced_spread_ns_per_event", 40}}},
-      {"predicted", {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 1.9},
-                     {"consumer_cpu_percent", 1.1}}},
+       {{"rate_hz", 50000},
+        {"probe_cycles", 900},
+        {"cpu_percent", 3.5},
+        {"probe_cpu_percent", 2.0},
+        {"consumer_cpu_percent", 1.5},
+        {"untraced_spread_ns_per_event", 40}}},
+      {"predicted",
+       {{"probe_cycles", 800}, {"cpu_percent", 3.0}, {"probe_cpu_percent", 1.9}, {"consumer_cpu_percent", 1.1}}},
       {"error", {{"cpu_percent", 0.5}}}};
   EXPECT_EQ(term_off(typed(v)), "consumer (+0.40)");
   std::vector<SuiteRow> rows = {{"ebpf", "sys", "getpid", typed(v), ""},
                                 {"kprobes", "—", "—", std::nullopt, "not available: no kprobes"}};
   std::string t = table7_markdown(rows);
-  EXPECT_NE(t.find("| ebpf | sys | getpid | 50000 | 800 | 900 | 3.00 | 3.50 | +0.50 | 40 | yes (±1) | consumer (+0.40) |"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find("| ebpf | sys | getpid | 50000 | 800 | 900 | 3.00 | 3.50 | +0.50 | 40 | yes (±1) | consumer (+0.40) |"),
+      std::string::npos)
       << t;
   EXPECT_NE(t.find("| kprobes | — | — |"), std::string::npos) << t;
   EXPECT_NE(t.find("not available: no kprobes"), std::string::npos) << t;

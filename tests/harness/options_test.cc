@@ -15,7 +15,12 @@ using T = OptionSpec::Type;
 
 const OptionSchema& schema() {
   static const OptionSchema s = {
-      {.name = "pages", .type = T::kUint, .help = "ring pages", .default_value = "64", .min = 1, .max = 65536,
+      {.name = "pages",
+       .type = T::kUint,
+       .help = "ring pages",
+       .default_value = "64",
+       .min = 1,
+       .max = 65536,
        .power_of_two = true},
       {.name = "size", .type = T::kUint, .help = "bytes", .default_value = "2M", .min = 4096, .size_suffix = true},
       {.name = "timeout", .type = T::kUint, .help = "us", .max = 1000, .words = {"inf"}},
@@ -44,7 +49,11 @@ TEST(Options, DefaultsFillWhatIsNotGiven) {
 
 TEST(Options, GoodValuesAreTyped) {
   OptionValues v;
-  ASSERT_TRUE(parse({{"pages", "128"}, {"size", "64k"}, {"timeout", "inf"}, {"filter", "0"}, {"mode", "c"},
+  ASSERT_TRUE(parse({{"pages", "128"},
+                     {"size", "64k"},
+                     {"timeout", "inf"},
+                     {"filter", "0"},
+                     {"mode", "c"},
                      {"event", "raw_syscalls:sys_enter"}},
                     &v));
   EXPECT_EQ(v.number("pages"), 128u);
@@ -119,9 +128,7 @@ TEST(Options, EveryTracerSchemaIsWellFormed) {
     for (const auto& o : t->option_schema()) {
       EXPECT_TRUE(names.insert(o.name).second) << o.name << " twice";
       EXPECT_FALSE(o.help.empty()) << o.name;
-      if (o.type == T::kChoice) {
-        EXPECT_GE(o.words.size(), 2u) << o.name;
-      }
+      if (o.type == T::kChoice) { EXPECT_GE(o.words.size(), 2u) << o.name; }
     }
     OptionValues v;
     EXPECT_NO_THROW({ EXPECT_TRUE(parse_options(e.name, t->option_schema(), {}, &v)); });

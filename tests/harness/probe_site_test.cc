@@ -72,8 +72,8 @@ TEST(ProbeSite, DifferingOffsetsTable) {
   const Case cases[] = {
       {{}, 4, {}, 0},
       {{0}, 4, {0}, 1},
-      {{4095, 4096}, 4, {4095, 4096}, 2},        // across a chunk boundary
-      {{19999}, 4, {19999}, 1},                  // the last byte
+      {{4095, 4096}, 4, {4095, 4096}, 2},                // across a chunk boundary
+      {{19999}, 4, {19999}, 1},                          // the last byte
       {{10, 11, 12, 13, 14, 9000}, 3, {10, 11, 12}, 6},  // capped list, full count
   };
   for (const auto& c : cases) {
@@ -92,8 +92,8 @@ TEST(ProbeSite, UprobeEntriesOnTheSameInode) {
   ASSERT_EQ(stat(self, &st), 0);
   const std::string mine = std::string(self);
   const std::string events = "p:tracebench/tb99999_call " + mine + ":0x0000000000001139\n" +
-                             "p:foreign/x /usr/bin/true:0x0000000000001000\n" +
-                             "p:sdt/hot " + mine + ":0x0000000000002000(0x0000000000004010) arg1=%di\n" +
+                             "p:foreign/x /usr/bin/true:0x0000000000001000\n" + "p:sdt/hot " + mine +
+                             ":0x0000000000002000(0x0000000000004010) arg1=%di\n" +
                              "r:uprobes/gone /no/such/file:0x0000000000000010\n" + "garbage\n";
   std::vector<std::string> got = uprobe_entries_on(events, mine, st.st_dev, st.st_ino);
   ASSERT_EQ(got.size(), 2u);
@@ -105,7 +105,8 @@ TEST(ProbeSite, UprobeEntriesOnTheSameInode) {
 
 TEST(ProbeSite, ThisBinaryIsClean) {
   std::string unchecked;
-  Status s = check_probe_site_unshared(reinterpret_cast<std::uintptr_t>(&tb_probe_site_test_target), "test", &unchecked);
+  Status s =
+      check_probe_site_unshared(reinterpret_cast<std::uintptr_t>(&tb_probe_site_test_target), "test", &unchecked);
   EXPECT_TRUE(s.is_ok()) << s.message();
   EXPECT_TRUE(unchecked.empty()) << unchecked;
   // 0: this binary's code wherever the harness lives in it.
@@ -123,8 +124,8 @@ TEST(ProbeSite, PatchedSiteIsNamedAndRestoredSiteIsClean) {
   const std::uint8_t original = *site;
   *site = 0xcc;
   std::string unchecked;
-  Status s = check_probe_site_unshared(reinterpret_cast<std::uintptr_t>(site), "user:tb_probe_site_test_target",
-                                       &unchecked);
+  Status s =
+      check_probe_site_unshared(reinterpret_cast<std::uintptr_t>(site), "user:tb_probe_site_test_target", &unchecked);
   *site = original;
   ASSERT_EQ(mprotect(page_start, len, PROT_READ | PROT_EXEC), 0);
   ASSERT_FALSE(s.is_ok());

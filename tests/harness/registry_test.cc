@@ -28,19 +28,21 @@ TEST(Registry, BaselineWorkloadsDeclareTheirProbePoints) {
   struct Want {
     const char* name;
     ProbeKind kind;
-  } want[] = {{"empty", ProbeKind::kNone},         {"call", ProbeKind::kUserFunction},
-              {"getpid", ProbeKind::kSyscall},     {"read", ProbeKind::kSyscall},
-              {"write_null", ProbeKind::kSyscall}, {"site_nop", ProbeKind::kUserFunction},
-              {"site_push", ProbeKind::kUserFunction}, {"site_nop5", ProbeKind::kUserFunction},
+  } want[] = {{"empty", ProbeKind::kNone},
+              {"call", ProbeKind::kUserFunction},
+              {"getpid", ProbeKind::kSyscall},
+              {"read", ProbeKind::kSyscall},
+              {"write_null", ProbeKind::kSyscall},
+              {"site_nop", ProbeKind::kUserFunction},
+              {"site_push", ProbeKind::kUserFunction},
+              {"site_nop5", ProbeKind::kUserFunction},
               {"usdt", ProbeKind::kUsdt}};
   for (const auto& w : want) {
     const Workload* wl = find_workload(w.name);
     ASSERT_NE(wl, nullptr) << w.name;
     EXPECT_EQ(wl->probe.kind, w.kind) << w.name;
     EXPECT_FALSE(wl->probe.name.empty());
-    if (w.kind == ProbeKind::kUserFunction) {
-      EXPECT_NE(wl->probe.address, 0u) << w.name;
-    }
+    if (w.kind == ProbeKind::kUserFunction) { EXPECT_NE(wl->probe.address, 0u) << w.name; }
   }
   EXPECT_TRUE(find_workload("write_null")->takes_payload);
   EXPECT_FALSE(find_workload("getpid")->takes_payload);

@@ -250,8 +250,8 @@ TEST(Results, SamplesRoundTripThroughSamplesCsv) {
   std::filesystem::remove_all(dir);
   RunResult r = sample_run();
   r.benchmarks[0].batch = 4;
-  r.benchmarks[0].samples = {{false, 0, 0, 12.5, false, false}, {true, 0, 0, 40.25, true, true},
-                             {true, 1, 7, 38.0, false, false}};
+  r.benchmarks[0].samples = {
+      {false, 0, 0, 12.5, false, false}, {true, 0, 0, 40.25, true, true}, {true, 1, 7, 38.0, false, false}};
   r.benchmarks[1].name = "none/odd,name/x";  // quoted in CSV
   r.benchmarks[1].samples = {{false, 3, 1, 2.0, false, true}};
   ASSERT_TRUE(write_run(dir.string(), r).is_ok());

@@ -41,7 +41,8 @@ class SimulatedRoot : public ::testing::Test {
     put("sys/devices/system/cpu/nohz_full", "1,3");
     put("sys/devices/system/cpu/vulnerabilities/meltdown", "Not affected");
     put("sys/devices/system/cpu/vulnerabilities/spectre_v1", "Vulnerable: __user pointer sanitization");
-    put("proc/cpuinfo", "processor\t: 3\nmodel name\t: Simulated CPU\nflags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n\n");
+    put("proc/cpuinfo",
+        "processor\t: 3\nmodel name\t: Simulated CPU\nflags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n\n");
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -156,7 +157,7 @@ TEST_F(SimulatedRoot, HardwarePmuIsTheCpuEventSource) {
   EXPECT_FALSE(hardware_pmu_exposed(root_.string()));
   EXPECT_NE(perf_refusal_hint(ENOENT, true, root_.string()).find("no hardware PMU exposed"), std::string::npos);
   EXPECT_EQ(perf_refusal_hint(ENOENT, false, root_.string()), "");  // a software event: the PMU is not why
-  put("sys/bus/event_source/devices/cpu_core/type", "4");  // a hybrid CPU's
+  put("sys/bus/event_source/devices/cpu_core/type", "4");           // a hybrid CPU's
   EXPECT_TRUE(hardware_pmu_exposed(root_.string()));
   EXPECT_EQ(perf_refusal_hint(ENOENT, true, root_.string()), "");
   drop("sys/bus/event_source/devices/cpu_core");

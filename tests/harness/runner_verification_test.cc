@@ -140,13 +140,13 @@ class ConsumerTracer final : public Tracer {
   std::uint64_t at_enable_ = 0, recorded_ = 0;
 };
 
-TRACEBENCH_REGISTER_WORKLOAD(test_counting, Workload{
-    "test_counting", "test", "a loop that counts its events",
-    ProbePoint{"test:counting", ProbeKind::kNone, "", 0, "counted in the test"}, false,
-    [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
-      *out = std::make_unique<CountingLoop>();
-      return Status::ok();
-    }});
+TRACEBENCH_REGISTER_WORKLOAD(test_counting,
+                             Workload{"test_counting", "test", "a loop that counts its events",
+                                      ProbePoint{"test:counting", ProbeKind::kNone, "", 0, "counted in the test"},
+                                      false, [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+                                        *out = std::make_unique<CountingLoop>();
+                                        return Status::ok();
+                                      }});
 TRACEBENCH_REGISTER_TRACER(test_honest, [] { return std::make_unique<FakeTracer>("test_honest", 0, 0); });
 TRACEBENCH_REGISTER_TRACER(test_under, [] { return std::make_unique<FakeTracer>("test_under", 1, 0); });
 TRACEBENCH_REGISTER_TRACER(test_faulty, [] { return std::make_unique<FakeTracer>("test_faulty", 0, 7); });

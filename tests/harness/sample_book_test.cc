@@ -35,8 +35,7 @@ BenchmarkResult result_named(const char* name) {
 }
 
 // Runs `reps` repetitions with the given blocks and returns the reason.
-std::string run_book(SampleBook& book, int reps, const TimedBlock& base, const TimedBlock& traced,
-                     BenchmarkResult* r) {
+std::string run_book(SampleBook& book, int reps, const TimedBlock& base, const TimedBlock& traced, BenchmarkResult* r) {
   for (int rep = 0; rep < reps; ++rep) {
     book.add_block(false, rep, base);
     book.add_block(true, rep, traced);
@@ -108,9 +107,9 @@ TEST(SampleBook, GarbageTscAuxBlockGivesFiguresOnlyWithAMethodThatDoesNotTrustIt
     for (auto& mig : b.migrated) mig = sample_migrated(m, expected, 1, 205, 1, 1);
     return b;
   };
-  for (auto [m, expected, ok] : {std::tuple{MigrationMethod::kTscAux, 1u, false},
-                                 std::tuple{MigrationMethod::kTscAuxLearned, 205u, true},
-                                 std::tuple{MigrationMethod::kGetcpu, 0u, true}}) {
+  for (auto [m, expected, ok] :
+       {std::tuple{MigrationMethod::kTscAux, 1u, false}, std::tuple{MigrationMethod::kTscAuxLearned, 205u, true},
+        std::tuple{MigrationMethod::kGetcpu, 0u, true}}) {
     SCOPED_TRACE(std::string(to_string(m)));
     SampleBook book(kGap, 1);
     BenchmarkResult r = result_named("aux");
@@ -166,13 +165,13 @@ TEST(SampleBook, NoSampleAtAllIsAnError) {
 }
 
 TEST(ChooseBatch, SpansTheClockPlansMinimumInWholeUnits) {
-  EXPECT_EQ(choose_batch(2000, 21000, 1, 0), 11u);    // getpid on a TSC with 21-cycle steps
-  EXPECT_EQ(choose_batch(2000, 1000, 1, 0), 1u);      // the same on a fine TSC
-  EXPECT_EQ(choose_batch(0.6, 21000, 1, 0), 35000u);  // empty loop
+  EXPECT_EQ(choose_batch(2000, 21000, 1, 0), 11u);      // getpid on a TSC with 21-cycle steps
+  EXPECT_EQ(choose_batch(2000, 1000, 1, 0), 1u);        // the same on a fine TSC
+  EXPECT_EQ(choose_batch(0.6, 21000, 1, 0), 35000u);    // empty loop
   EXPECT_EQ(choose_batch(0.6, 210000, 1, 0), 100000u);  // capped
-  EXPECT_EQ(choose_batch(5, 1000, 1000, 0), 1000u);   // kmod: one ioctl of 1000
+  EXPECT_EQ(choose_batch(5, 1000, 1000, 0), 1000u);     // kmod: one ioctl of 1000
   EXPECT_EQ(choose_batch(0.5, 1000, 1000, 0), 2000u);   // whole ioctls
-  EXPECT_EQ(choose_batch(2000, 21000, 1, 7), 7u);     // the user's batch wins
+  EXPECT_EQ(choose_batch(2000, 21000, 1, 7), 7u);       // the user's batch wins
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ TEST(ForeignCpuLoad, NotMeasuredIsZero) {
   CpuTimeSnapshot a{10.0, 100.0, 1.0, true};
   CpuTimeSnapshot b{12.0, 103.0, 2.0, false};
   EXPECT_EQ(foreign_cpu_load(a, b), 0.0);
-  EXPECT_EQ(foreign_cpu_load(a, a), 0.0);  // no time passed
+  EXPECT_EQ(foreign_cpu_load(a, a), 0.0);     // no time passed
   CpuTimeSnapshot c{12.0, 101.0, 2.0, true};  // only we ran (tick rounding can go below)
   EXPECT_EQ(foreign_cpu_load(a, c), 0.0);
 }
@@ -38,9 +38,7 @@ TEST(ForeignCpuLoad, OwnThreadsAreNotForeign) {
   // 300 ms of wall time: on a loaded machine it gets a fraction of a CPU.
   std::thread spin([] {
     timespec ts{};
-    do {
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    } while (ts.tv_sec == 0 && ts.tv_nsec < 300'000'000);
+    do { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); } while (ts.tv_sec == 0 && ts.tv_nsec < 300'000'000);
   });
   spin.join();
   const CpuTimeSnapshot b = cpu_time_snapshot();
@@ -54,8 +52,7 @@ TEST(ForeignCpuLoad, OwnThreadsAreNotForeign) {
 TEST(TaskCpu, StatTicksAfterTheLastParenthesis) {
   std::uint64_t u = 0, k = 0;
   // A command name with spaces and parentheses, as /proc prints it.
-  const std::string stat =
-      "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 1000 0 0 0 317 58 0 0 20 0 3 0 12345 1000000 100";
+  const std::string stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 1000 0 0 0 317 58 0 0 20 0 3 0 12345 1000000 100";
   ASSERT_TRUE(parse_stat_ticks(stat, &u, &k));
   EXPECT_EQ(u, 317u);
   EXPECT_EQ(k, 58u);
@@ -87,8 +84,7 @@ TEST(TaskCpu, ReadsALiveThreadAndTheWholeProcess) {
       return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
     };
     double until = now() + 100e6;
-    while (now() < until) {
-    }
+    while (now() < until) {}
     own.store(now());
     done.store(true);
     while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

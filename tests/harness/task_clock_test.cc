@@ -50,8 +50,7 @@ TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
     // Like a consumer: short bursts of work, sleeps between them.
     for (int i = 0; i < 200; ++i) {
       const double t0 = thread_cpu_ns();
-      while (thread_cpu_ns() - t0 < 200e3) {
-      }
+      while (thread_cpu_ns() - t0 < 200e3) {}
       std::this_thread::sleep_for(std::chrono::microseconds(300));
     }
     self_ns = thread_cpu_ns() - c0;

@@ -82,7 +82,7 @@ class KmodTest : public ::testing::Test {
 };
 
 TEST_F(KmodTest, DeviceIsRootOnly0600) {
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(TB_KMOD_DEVICE_PATH, &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
   EXPECT_EQ(st.st_mode & 07777, 0600u);
@@ -137,8 +137,7 @@ TEST_F(KmodTest, InfoReportsAbiAndEvents) {
       EXPECT_EQ(e.kind, 0u);
     }
   }
-  for (size_t b = strlen(info.target_symbol); b < sizeof(info.target_symbol); b++)
-    ASSERT_EQ(info.target_symbol[b], 0);
+  for (size_t b = strlen(info.target_symbol); b < sizeof(info.target_symbol); b++) ASSERT_EQ(info.target_symbol[b], 0);
   for (size_t b = strlen(info.kernel_release); b < sizeof(info.kernel_release); b++)
     ASSERT_EQ(info.kernel_release[b], 0);
 }
@@ -154,8 +153,7 @@ TEST_F(KmodTest, ModuleBtfInTheVmLab) {
     return;
   }
   EXPECT_EQ(access("/sys/kernel/btf/tracebench", R_OK), 0)
-      << "module BTF not registered (TB_KMOD_PATH=" << (getenv("TB_KMOD_PATH") ? getenv("TB_KMOD_PATH") : "")
-      << ")";
+      << "module BTF not registered (TB_KMOD_PATH=" << (getenv("TB_KMOD_PATH") ? getenv("TB_KMOD_PATH") : "") << ")";
 }
 
 TEST_F(KmodTest, UnknownIoctlIsEnotty) {
@@ -362,8 +360,7 @@ class KmodTraceTest : public KmodTest {
       }
       for (int i = 0; i < len; i++) {
         if (data[i] != tb_kmod_expected_byte(seq, static_cast<uint32_t>(i))) {
-          if (s->first_error.empty())
-            s->first_error = "seq " + std::to_string(seq) + " byte " + std::to_string(i);
+          if (s->first_error.empty()) s->first_error = "seq " + std::to_string(seq) + " byte " + std::to_string(i);
           s->bad++;
           return 0;
         }
@@ -372,8 +369,7 @@ class KmodTraceTest : public KmodTest {
     }
     return 0;
   }
-  Seen record(const char* event, uint32_t id, uint64_t count, uint32_t payload,
-              tb_kmod_fire* out) {
+  Seen record(const char* event, uint32_t id, uint64_t count, uint32_t payload, tb_kmod_fire* out) {
     Seen s;
     s.want_len = payload;
     EXPECT_EQ(tracefs_instance_file_write(inst_, "trace", "\n"), 1);  // clear
@@ -442,8 +438,7 @@ TEST_F(KmodTest, FatalSignalStopsALongFire) {
   auto t0 = std::chrono::steady_clock::now();
   int status = 0;
   pid_t r = 0;
-  while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+  while ((r = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(r, pid) << "FIRE did not stop within 20 s of SIGKILL";
   EXPECT_TRUE(WIFSIGNALED(status));
@@ -458,9 +453,7 @@ int delay_enable(int fd, uint32_t on) {
   e.on = on;
   return ioctl(fd, TB_KMOD_IOC_DELAY_ENABLE, &e) == 0 ? 0 : errno;
 }
-int delay_status(int fd, tb_kmod_delay_status* st) {
-  return ioctl(fd, TB_KMOD_IOC_DELAY_STATUS, st) == 0 ? 0 : errno;
-}
+int delay_status(int fd, tb_kmod_delay_status* st) { return ioctl(fd, TB_KMOD_IOC_DELAY_STATUS, st) == 0 ? 0 : errno; }
 
 TEST_F(KmodTest, DelayProbeRefusesBadInputAndHasOneOwner) {
   tb_kmod_info info{};
@@ -518,9 +511,7 @@ TEST_F(KmodTest, DelayProbeSpinsOnTracedFixedEventsOnly) {
   EXPECT_NEAR(r.firing_mcycles / 1000.0, target, 0.1 * target);
   EXPECT_GT(r.spin_cycles, 0u);
   EXPECT_LT(r.spin_cycles, static_cast<uint64_t>(target));
-  if (r.tsc_khz) {
-    EXPECT_NEAR(static_cast<double>(r.tsc_hz), r.tsc_khz * 1e3, 0.02 * r.tsc_khz * 1e3);
-  }
+  if (r.tsc_khz) { EXPECT_NEAR(static_cast<double>(r.tsc_hz), r.tsc_khz * 1e3, 0.02 * r.tsc_khz * 1e3); }
 
   tb_kmod_fire off = fire_req(TB_KMOD_EV_FIXED, kEvents);
   ASSERT_EQ(do_fire(fd_, &off), 0);

@@ -182,22 +182,26 @@ class KmodDvmSession : public ::testing::Test {
 
 TEST_F(KmodDvmSession, OneScriptGivesTheSameAggregationsInBothHomes) {
   const std::string pred = "/tid == " + tid_ + "/";
-  const std::string script =
-      "syscall::getpid:entry " + pred + " {\n"
-      "  @calls[probefunc, probename] = count();\n"
-      "  @by7[arg0 % 7] = sum(arg1);\n"
-      "  @lo = min(arg0); @hi = max(arg1); @mean = avg(arg0); @sd = stddev(arg1);\n"
-      "  @q = quantize(arg0);\n"
-      "  @lq[arg0 % 3 == 0 ? \"three\" : \"other\"] = lquantize(arg0 % 100, 0, 100, 10);\n"
-      "  self->seen = arg0 + 1;\n"
-      "  n++;\n"
-      "  @who[ppid == " + std::to_string(getppid()) + ", uid == " + std::to_string(getuid()) + ", errno] = count();\n"
-      "}\n"
-      "syscall::getpid:return " + pred + " /* arg0 is the return value */ {\n"
-      "  @ret[arg0 == pid, self->seen > 0] = count();\n"
-      "  @total = max(n);\n"
-      "  self->seen = 0;\n"
-      "}\n";
+  const std::string script = "syscall::getpid:entry " + pred +
+                             " {\n"
+                             "  @calls[probefunc, probename] = count();\n"
+                             "  @by7[arg0 % 7] = sum(arg1);\n"
+                             "  @lo = min(arg0); @hi = max(arg1); @mean = avg(arg0); @sd = stddev(arg1);\n"
+                             "  @q = quantize(arg0);\n"
+                             "  @lq[arg0 % 3 == 0 ? \"three\" : \"other\"] = lquantize(arg0 % 100, 0, 100, 10);\n"
+                             "  self->seen = arg0 + 1;\n"
+                             "  n++;\n"
+                             "  @who[ppid == " +
+                             std::to_string(getppid()) + ", uid == " + std::to_string(getuid()) +
+                             ", errno] = count();\n"
+                             "}\n"
+                             "syscall::getpid:return " +
+                             pred +
+                             " /* arg0 is the return value */ {\n"
+                             "  @ret[arg0 == pid, self->seen > 0] = count();\n"
+                             "  @total = max(n);\n"
+                             "  self->seen = 0;\n"
+                             "}\n";
   const Outcome user = run(script, false, kCalls), kern = run(script, true, kCalls);
   ASSERT_EQ(user.error, "");
   ASSERT_EQ(kern.error, "");
@@ -218,8 +222,12 @@ TEST_F(KmodDvmSession, OneScriptGivesTheSameAggregationsInBothHomes) {
 TEST_F(KmodDvmSession, RecordsBeginAndEndComeOutAlike) {
   const std::string script =
       "dtrace:::BEGIN { printf(\"begin %s\\n\", probename); }\n"
-      "syscall::getpid:entry /tid == " + tid_ + " && arg0 < 50/ { printf(\"%d %s:%s %d\\n\", arg0, probefunc, probename, arg1); }\n"
-      "syscall::getpid:entry /tid == " + tid_ + " && arg0 >= 50 && arg0 < 53/ { trace(arg1); trace(probefunc); }\n"
+      "syscall::getpid:entry /tid == " +
+      tid_ +
+      " && arg0 < 50/ { printf(\"%d %s:%s %d\\n\", arg0, probefunc, probename, arg1); }\n"
+      "syscall::getpid:entry /tid == " +
+      tid_ +
+      " && arg0 >= 50 && arg0 < 53/ { trace(arg1); trace(probefunc); }\n"
       "dtrace:::END { printf(\"end\\n\"); }\n";
   const Outcome user = run(script, false, 100), kern = run(script, true, 100);
   ASSERT_EQ(user.error, "");
@@ -252,10 +260,15 @@ TEST_F(KmodDvmSession, RecordsBeginAndEndComeOutAlike) {
 TEST_F(KmodDvmSession, PrintaTruncClearLlquantizeAndErrorsComeOutAlike) {
   const std::string me = "tid == " + tid_;
   const std::string script =
-      "syscall::getpid:entry /" + me + "/ { @c[arg0 % 4] = count(); @l = llquantize(arg0, 10, 0, 2, 20); @m = max(arg0); }\n"
-      "syscall::getpid:entry /" + me + " && arg0 == 50/ {\n"
+      "syscall::getpid:entry /" + me +
+      "/ { @c[arg0 % 4] = count(); @l = llquantize(arg0, 10, 0, 2, 20); @m = max(arg0); }\n"
+      "syscall::getpid:entry /" +
+      me +
+      " && arg0 == 50/ {\n"
       "  printa(\"%d:%@d\\n\", @c); normalize(@c, 2); printa(@c); denormalize(@c); trunc(@c, 2); clear(@m); }\n"
-      "syscall::getpid:entry /" + me + " && arg0 == 60/ { x = *(arg0 * 16); }\n"
+      "syscall::getpid:entry /" +
+      me +
+      " && arg0 == 60/ { x = *(arg0 * 16); }\n"
       "dtrace:::ERROR { printf(\"ERROR %d %d %d %x\\n\", arg2, arg3, arg4, arg5); }\n"
       "dtrace:::END { printa(@c); printa(@l); printa(\"max %@d\\n\", @m); }\n";
   const Outcome user = run(script, false, 103), kern = run(script, true, 103);
@@ -326,11 +339,14 @@ int kprobes_on(const std::string& list, const std::string& symbol) {
 // ends; a syscall without a function to probe is refused with the reason.
 TEST_F(KmodDvmSession, SyscallProbesOnTheirFunctionsGiveWhatTheTracepointsGive) {
   const std::string pred = "/tid == " + tid_ + "/";
-  const std::string script =
-      "syscall::getpid:entry " + pred + " { @calls[probefunc, probename] = count(); @by7[arg0 % 7] = sum(arg1); "
-      "self->seen = arg0 + 1; }\n"
-      "syscall::getpid:return " + pred + " { @ret[arg0 == pid, self->seen > 0] = count(); self->seen = 0; }\n"
-      "syscall::close:return " + pred + " { @close[errno] = count(); }\n";
+  const std::string script = "syscall::getpid:entry " + pred +
+                             " { @calls[probefunc, probename] = count(); @by7[arg0 % 7] = sum(arg1); "
+                             "self->seen = arg0 + 1; }\n"
+                             "syscall::getpid:return " +
+                             pred +
+                             " { @ret[arg0 == pid, self->seen > 0] = count(); self->seen = 0; }\n"
+                             "syscall::close:return " +
+                             pred + " { @close[errno] = count(); }\n";
   Options kp;
   kp.syscall_kprobe = true;
   // Both homes' calls are getpid; close(-1) fails with EBADF in neither run
@@ -344,9 +360,14 @@ TEST_F(KmodDvmSession, SyscallProbesOnTheirFunctionsGiveWhatTheTracepointsGive) 
   EXPECT_EQ(kpr.counters.errors, 0u);
 
   // errno from the kretprobe, and where the kprobes are while it runs.
-  auto session = kernel_session("syscall::close:return /tid == " + tid_ + "/ { @[errno] = count(); }\n"
-                                "syscall::getppid:entry /tid == " + tid_ + "/ { @ppid = count(); }\n"
-                                "syscall::uname:entry /tid == " + tid_ + "/ { @uname = count(); }", kp);
+  auto session = kernel_session("syscall::close:return /tid == " + tid_ +
+                                    "/ { @[errno] = count(); }\n"
+                                    "syscall::getppid:entry /tid == " +
+                                    tid_ +
+                                    "/ { @ppid = count(); }\n"
+                                    "syscall::uname:entry /tid == " +
+                                    tid_ + "/ { @uname = count(); }",
+                                kp);
   ASSERT_TRUE(session);
   const std::string live = kprobe_list();  // one successful close of its own
   EXPECT_EQ(kprobes_on(live, "sys_close+0x"), 1) << live;
@@ -395,7 +416,8 @@ TEST_F(KmodDvmSession, AFullBufferCountsDrops) {
 }
 
 TEST_F(KmodDvmSession, FaultsAreCountedPerKind) {
-  const Outcome kern = run("syscall::getpid:entry /tid == " + tid_ + "/ { @ = count(); x = 10 / (arg0 % 2); }", true, 100);
+  const Outcome kern =
+      run("syscall::getpid:entry /tid == " + tid_ + "/ { @ = count(); x = 10 / (arg0 % 2); }", true, 100);
   ASSERT_EQ(kern.error, "");
   EXPECT_EQ(kern.counters.errors, 50u);
   EXPECT_EQ(kern.counters.faults[kFaultDivZero], 50u);
@@ -405,18 +427,22 @@ TEST_F(KmodDvmSession, FaultsAreCountedPerKind) {
 // loop: every event counted, the fixed event's value and the payload's
 // first 8 bytes (the sequence number) read by D, its length seen.
 TEST_F(KmodDvmSession, SdtProbesSeeTheModulesEvents) {
-  auto session = kernel_session(
-      "sdt:tracebench::tracebench_fixed /pid == " + std::to_string(getpid()) + "/ {\n"
-      "  @fixed = count(); @magic[(arg0 ^ arg1) == " + std::to_string(static_cast<int64_t>(TB_KMOD_FIXED_MAGIC)) +
-      "] = count();\n}\n"
-      "sdt:tracebench::tracebench_payload /pid == " + std::to_string(getpid()) + "/ {\n"
-      "  @payload = count(); @len = max(arg2); @seq_in_payload[*arg1 == arg0] = count();\n}\n");
+  auto session =
+      kernel_session("sdt:tracebench::tracebench_fixed /pid == " + std::to_string(getpid()) +
+                     "/ {\n"
+                     "  @fixed = count(); @magic[(arg0 ^ arg1) == " +
+                     std::to_string(static_cast<int64_t>(TB_KMOD_FIXED_MAGIC)) +
+                     "] = count();\n}\n"
+                     "sdt:tracebench::tracebench_payload /pid == " +
+                     std::to_string(getpid()) +
+                     "/ {\n"
+                     "  @payload = count(); @len = max(arg2); @seq_in_payload[*arg1 == arg0] = count();\n}\n");
   ASSERT_TRUE(session);
   fire(TB_KMOD_EV_FIXED, 3000);
   fire(TB_KMOD_EV_PAYLOAD, 3000, 100);
   session->disable();
-  const std::map<std::string, int64_t> want = {{"fixed", 3000}, {"magic[1]", 3000}, {"payload", 3000},
-                                               {"len", 100}, {"seq_in_payload[1]", 3000}};
+  const std::map<std::string, int64_t> want = {
+      {"fixed", 3000}, {"magic[1]", 3000}, {"payload", 3000}, {"len", 100}, {"seq_in_payload[1]", 3000}};
   EXPECT_EQ(totals(*session), want);
   EXPECT_EQ(session->counters().errors, 0u);
 }
@@ -428,12 +454,16 @@ TEST_F(KmodDvmSession, SdtProbesSeeTheModulesEvents) {
 // counted, never run on the busy slot.
 TEST_F(KmodDvmSession, FbtSeesEntryAndReturnAndNeverNests) {
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session(
-      "fbt:tracebench:tracebench_kmod_target:entry /pid == " + me + "/ { @entry = count(); self->seq = arg0 + 1; }\n"
-      "fbt:tracebench:tracebench_kmod_target:return /pid == " + me + " && self->seq/ {\n"
-      "  @ret = count(); self->seq = 0;\n}\n"
-      "syscall::getpid:entry /tid == " + tid_ + "/ { @getpid = count(); }\n"
-      "fbt:tracebench:tb_dvm_fire_region:entry { @nested = count(); }\n");
+  auto session = kernel_session("fbt:tracebench:tracebench_kmod_target:entry /pid == " + me +
+                                "/ { @entry = count(); self->seq = arg0 + 1; }\n"
+                                "fbt:tracebench:tracebench_kmod_target:return /pid == " +
+                                me +
+                                " && self->seq/ {\n"
+                                "  @ret = count(); self->seq = 0;\n}\n"
+                                "syscall::getpid:entry /tid == " +
+                                tid_ +
+                                "/ { @getpid = count(); }\n"
+                                "fbt:tracebench:tb_dvm_fire_region:entry { @nested = count(); }\n");
   ASSERT_TRUE(session);
   Session& s = *session;
   fire(TB_KMOD_EV_TARGET, 2000);
@@ -508,18 +538,24 @@ TEST_F(KmodDvmSession, StageTimingPerProvider) {
   Options o;
   o.stage_timing = true;
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session("syscall::getpid:entry /tid == " + tid_ + "/ { @a = count(); }\n"
-                                "syscall::getpid:return /tid == " + tid_ + "/ { @b = count(); }\n"
-                                "sdt:tracebench::tracebench_fixed /pid == " + me + "/ { @c = count(); }\n"
-                                "fbt:tracebench:tracebench_kmod_target:entry /pid == " + me + "/ { @d = count(); }\n"
-                                "profile:::profile-997 { @e = count(); }\n",
+  auto session = kernel_session("syscall::getpid:entry /tid == " + tid_ +
+                                    "/ { @a = count(); }\n"
+                                    "syscall::getpid:return /tid == " +
+                                    tid_ +
+                                    "/ { @b = count(); }\n"
+                                    "sdt:tracebench::tracebench_fixed /pid == " +
+                                    me +
+                                    "/ { @c = count(); }\n"
+                                    "fbt:tracebench:tracebench_kmod_target:entry /pid == " +
+                                    me +
+                                    "/ { @d = count(); }\n"
+                                    "profile:::profile-997 { @e = count(); }\n",
                                 o);
   ASSERT_TRUE(session);
   for (int i = 0; i < 1000; i++) syscall(SYS_getpid);
   fire(TB_KMOD_EV_FIXED, 1000);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
-  while (std::chrono::steady_clock::now() < until) {
-  }
+  while (std::chrono::steady_clock::now() < until) {}
   session->disable();
   const Counters c = session->counters();
   const Counters::Stages& st = c.stages;
@@ -541,9 +577,10 @@ TEST_F(KmodDvmSession, StageTimingPerProvider) {
   EXPECT_EQ(by["sdt"]->firings, 1000u);
   EXPECT_EQ(by["fbt entry"]->firings, 1000u);
   const double floor = static_cast<double>(st.floor_cycles) / static_cast<double>(st.firings);
-  std::printf("Table 6, kernel home (cycles per firing, a read pair's %.0f off each; the trap or dispatch before "
-              "the callback is the run's overhead minus these):\n",
-              floor);
+  std::printf(
+      "Table 6, kernel home (cycles per firing, a read pair's %.0f off each; the trap or dispatch before "
+      "the callback is the run's overhead minus these):\n",
+      floor);
   for (const auto& p : st.providers) {
     const double n = static_cast<double>(p.firings);
     std::printf("  %-15s %8llu firings: provider entry %6.0f, VM %6.0f\n", p.name.c_str(),
@@ -565,9 +602,12 @@ TEST_F(KmodDvmSession, PidProbesSeeThisProcesssCallsOnly) {
   Options o;
   o.stage_timing = true;
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session("pid" + me + ":a.out:tb_pid_probe_target:entry { @entry = count(); @args = sum(arg1 - 2 * arg0); @a1 = sum(arg1); }\n"
-                                "pid" + me + ":a.out:tb_pid_probe_target:return { @ret = count(); @rv = sum(arg1); }\n",
-                                o);
+  auto session = kernel_session(
+      "pid" + me +
+          ":a.out:tb_pid_probe_target:entry { @entry = count(); @args = sum(arg1 - 2 * arg0); @a1 = sum(arg1); }\n"
+          "pid" +
+          me + ":a.out:tb_pid_probe_target:return { @ret = count(); @rv = sum(arg1); }\n",
+      o);
   ASSERT_TRUE(session);
   EXPECT_EQ(session->matched_probes().size(), 2u);
   const pid_t child = fork();
@@ -610,8 +650,7 @@ TEST_F(KmodDvmSession, PidProbesOnMissingThingsAreRefusedWithWhy) {
     return s.enable(c.program).message;
   };
   EXPECT_NE(refusal("pid999999999:a.out:main:entry { }").find("no such process"), std::string::npos);
-  EXPECT_NE(refusal("pid" + me + ":libnosuch.so:f:entry { }").find("maps no module libnosuch.so"),
-            std::string::npos);
+  EXPECT_NE(refusal("pid" + me + ":libnosuch.so:f:entry { }").find("maps no module libnosuch.so"), std::string::npos);
   EXPECT_NE(refusal("pid" + me + ":a.out:tb_no_such_function:entry { }").find("does not match any probes"),
             std::string::npos);
   // A library this process maps, by its basename: its functions are there.
@@ -627,8 +666,10 @@ TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
   Options o;
   o.stage_timing = true;
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session("tb_test_usdt" + me + ":a.out:tb_test_usdt_target:fired { @n = count(); "
-                                "@x = sum(arg0); @k = sum(arg1); @g = sum(arg2); @b = sum(arg3); }\n", o);
+  auto session = kernel_session("tb_test_usdt" + me +
+                                    ":a.out:tb_test_usdt_target:fired { @n = count(); "
+                                    "@x = sum(arg0); @k = sum(arg1); @g = sum(arg2); @b = sum(arg3); }\n",
+                                o);
   ASSERT_TRUE(session);
   EXPECT_EQ(session->matched_probes().size(), 1u);
   EXPECT_EQ(tb_test_usdt_target(0, &pair), 1) << "semaphore not raised";
@@ -680,7 +721,8 @@ TEST_F(KmodDvmSession, UsdtProbesReadTheirArgumentsAndRaiseTheSemaphore) {
 TEST_F(KmodDvmSession, UsdtIndexedOperandsReadTheElement) {
   const int values[10] = {0, 0, -5, 7, -11, 13, 1000000, -1000000, 42, -42};
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session("tb_test_usdt" + me + ":a.out::indexed { @n = count(); @v = sum(arg0); @i = sum(arg1); }");
+  auto session =
+      kernel_session("tb_test_usdt" + me + ":a.out::indexed { @n = count(); @v = sum(arg0); @i = sum(arg1); }");
   ASSERT_TRUE(session);
   int64_t want_v = 0, want_i = 0;
   for (long k = 0; k < 240; k++) {
@@ -706,9 +748,13 @@ TEST_F(KmodDvmSession, StageOneIsMeasuredFromTheCallersTsc) {
   o.stage_timing = true;
   o.stage_trap = true;
   const std::string me = std::to_string(getpid());
-  auto session = kernel_session("syscall::getpid:entry /tid == " + tid_ + "/ { @a = count(); }\n"
-                                "syscall::getppid:entry /tid == " + tid_ + "/ { @c = count(); }\n"
-                                "pid" + me + ":a.out:tb_pid_probe_target:entry { @b = count(); }\n",
+  auto session = kernel_session("syscall::getpid:entry /tid == " + tid_ +
+                                    "/ { @a = count(); }\n"
+                                    "syscall::getppid:entry /tid == " +
+                                    tid_ +
+                                    "/ { @c = count(); }\n"
+                                    "pid" +
+                                    me + ":a.out:tb_pid_probe_target:entry { @b = count(); }\n",
                                 o);
   ASSERT_TRUE(session);
   auto tsc = [] {
@@ -728,17 +774,17 @@ TEST_F(KmodDvmSession, StageOneIsMeasuredFromTheCallersTsc) {
   const auto& sys = *by["syscall entry"];
   const auto& pid = *by["pid entry"];
   EXPECT_GE(sys.firings, 3u * kN);
-  EXPECT_GE(sys.trap_firings, static_cast<uint64_t>(kN));  // getpid's; not getppid's
+  EXPECT_GE(sys.trap_firings, static_cast<uint64_t>(kN));       // getpid's; not getppid's
   EXPECT_LE(sys.trap_firings, static_cast<uint64_t>(kN) + 20);  // another process's getpid, by chance
   EXPECT_EQ(pid.trap_firings, static_cast<uint64_t>(kN));
   const double floor = static_cast<double>(c.stages.floor_cycles) / static_cast<double>(c.stages.firings);
   const double sys1 = static_cast<double>(sys.trap_cycles) / sys.trap_firings - floor;
   const double pid1 = static_cast<double>(pid.trap_cycles) / pid.trap_firings - floor;
-  std::printf("stage 1, measured (cycles per firing, a read pair's %.0f off): syscall entry %.0f, pid entry %.0f "
-              "(then provider entry %.0f / %.0f, VM %.0f / %.0f)\n",
-              floor, sys1, pid1, sys.entry_cycles / double(sys.firings) - floor,
-              pid.entry_cycles / double(pid.firings) - floor, sys.vm_cycles / double(sys.firings) - floor,
-              pid.vm_cycles / double(pid.firings) - floor);
+  std::printf(
+      "stage 1, measured (cycles per firing, a read pair's %.0f off): syscall entry %.0f, pid entry %.0f "
+      "(then provider entry %.0f / %.0f, VM %.0f / %.0f)\n",
+      floor, sys1, pid1, sys.entry_cycles / double(sys.firings) - floor, pid.entry_cycles / double(pid.firings) - floor,
+      sys.vm_cycles / double(sys.firings) - floor, pid.vm_cycles / double(pid.firings) - floor);
   EXPECT_GT(sys1, 0);
   EXPECT_GT(pid1, 0);
   // Without stage timing there is nothing to put stage 1 in.
@@ -881,7 +927,10 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
       {"probe kind", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.kind = 77; }, "probe: unknown kind"},
       {"names", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.names_len = 3; },
        "probe: names not NUL-terminated within their length"},
-      {"bad object", [](Parts& p, tb_kmod_dvm_enable&) { p.insns = {Insn{0xff, 0, 0, 0, 0}, Insn{kOpRet, 0, 0, 0, 0}}; },
+      {"bad object",
+       [](Parts& p, tb_kmod_dvm_enable&) {
+         p.insns = {Insn{0xff, 0, 0, 0, 0}, Insn{kOpRet, 0, 0, 0, 0}};
+       },
        "unknown opcode"},
       {"value index", [](Parts& p, tb_kmod_dvm_enable&) { p.act.value = 2; }, "action: value object out of range"},
       {"record overflow", [](Parts& p, tb_kmod_dvm_enable&) { p.act.offset = 16; },
@@ -947,8 +996,7 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
        "probe: only usdt probes take a semaphore and argument specs"},
       {"probe reserved", [](Parts& p, tb_kmod_dvm_enable&) { p.probe.reserved = 1; },
        "probe: reserved fields must be 0"},
-      {"usdt with 11 arguments",
-       [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_nargs = 11; },
+      {"usdt with 11 arguments", [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_nargs = 11; },
        "probe: usdt probes carry at most 10 arguments"},
       {"usdt argument of 3 bytes",
        [](Parts& p, tb_kmod_dvm_enable&) { p.set_usdt_probe(), p.probe.usdt_args[0].size = -3; },
@@ -1000,7 +1048,7 @@ TEST_F(KmodDvmSession, HostileEnableRequestsAreRefusedWithAReasonAndLeaveNothing
     tb_kmod_dvm_enable ignored{};
     c.spoil(p, ignored);  // the parts (each spoiler is idempotent) ...
     tb_kmod_dvm_enable r = p.request();
-    c.spoil(p, r);        // ... and the request made of them
+    c.spoil(p, r);  // ... and the request made of them
     r = p.request(), c.spoil(p, r);
     EXPECT_EQ(refusal(&fd, r), c.reason) << c.what;
     // The good request is accepted again: nothing was left enabled.
@@ -1030,8 +1078,16 @@ TEST_F(KmodDvmSession, HostileAggResetRequestsAreRefused) {
   const std::vector<std::pair<const char*, std::function<void(tb_kmod_dvm_aggreset&)>>> bad = {
       {"agg no action updates", [](tb_kmod_dvm_aggreset& x) { x.agg_id = 4; }},
       {"unknown flag", [](tb_kmod_dvm_aggreset& x) { x.flags = 1u << 7; }},
-      {"key of 12 bytes", [](tb_kmod_dvm_aggreset& x) { x.flags = TB_KMOD_DVM_AGGRESET_KEY; x.keylen = 12; }},
-      {"key too long", [](tb_kmod_dvm_aggreset& x) { x.flags = TB_KMOD_DVM_AGGRESET_KEY; x.keylen = 520; }},
+      {"key of 12 bytes",
+       [](tb_kmod_dvm_aggreset& x) {
+         x.flags = TB_KMOD_DVM_AGGRESET_KEY;
+         x.keylen = 12;
+       }},
+      {"key too long",
+       [](tb_kmod_dvm_aggreset& x) {
+         x.flags = TB_KMOD_DVM_AGGRESET_KEY;
+         x.keylen = 520;
+       }},
       {"keylen without a key", [](tb_kmod_dvm_aggreset& x) { x.keylen = 8; }},
   };
   for (const auto& [what, spoil] : bad) {

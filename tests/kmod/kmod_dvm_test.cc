@@ -196,9 +196,7 @@ Object mutate(const Object& o, std::mt19937_64& rng) {
     case 5:  // a shorter or unterminated string table
       if (!m.strtab.empty()) m.strtab.resize(pick(m.strtab.size()));
       break;
-    case 6:
-      m.returns_string = !m.returns_string;
-      break;
+    case 6: m.returns_string = !m.returns_string; break;
     default: {  // a random byte of a random instruction
       if (m.insns.empty()) break;
       auto* b = reinterpret_cast<uint8_t*>(&m.insns[pick(m.insns.size())]);
@@ -254,8 +252,10 @@ TEST_F(KmodDif, MutatedObjectsGetTheSameVerdictInBothHomes) {
       if (round % 2) m = mutate(m, rng);  // two mutations at once, every other round
       const Verdict u = user_verdict(m), k = kernel_verdict(fd_, request(m));
       ASSERT_EQ(k, u) << m.origin << ", mutation " << checked;
-      if (u.err) rules[u.rule]++;
-      else accepted++;
+      if (u.err)
+        rules[u.rule]++;
+      else
+        accepted++;
       checked++;
     }
   }
@@ -346,8 +346,8 @@ struct ExecRun {
 // (a string's, a scratch buffer's, a probe name's).
 bool reads_time_or_cpu(const Object& o) {
   for (const Insn& i : o.insns)
-    if (i.op == kOpLdgs && (i.imm == kVarTimestamp || i.imm == kVarVtimestamp || i.imm == kVarWalltimestamp ||
-                            i.imm == kVarCpu))
+    if (i.op == kOpLdgs &&
+        (i.imm == kVarTimestamp || i.imm == kVarVtimestamp || i.imm == kVarWalltimestamp || i.imm == kVarCpu))
       return true;
   return false;
 }
@@ -373,9 +373,9 @@ ExecRun user_run(const Object& o, const std::vector<uint64_t>& args) {
   static std::vector<uint8_t> work;
   work.assign(tb_dif_exec_work_size() + 64, 0);
   void* w = work.data() + (64 - reinterpret_cast<uintptr_t>(work.data()) % 64) % 64;
-  tb_dif_object d{o.insns.data(), static_cast<unsigned>(o.insns.size()), o.ints.data(),
-                  static_cast<unsigned>(o.ints.size()), o.strtab.data(), static_cast<unsigned>(o.strtab.size()),
-                  o.returns_string};
+  tb_dif_object d{
+      o.insns.data(),  static_cast<unsigned>(o.insns.size()),  o.ints.data(),   static_cast<unsigned>(o.ints.size()),
+      o.strtab.data(), static_cast<unsigned>(o.strtab.size()), o.returns_string};
   std::vector<unsigned long long> a(args.begin(), args.end());
   a.resize(TB_KMOD_DIF_MAX_ARGS);
   tb_dif_result r{};
@@ -396,9 +396,12 @@ ExecRun kernel_run(int fd, const Object& o, const std::vector<uint64_t>& args) {
 // Compares a run in each home; returns what differs ("" = nothing).
 std::string compare(const Object& o, const ExecRun& u, const ExecRun& k) {
   std::ostringstream d;
-  if (k.err) d << "the module refused it: " << strerror(k.err) << " " << k.str;
-  else if (u.fault != k.fault) d << "fault " << fault_name(u.fault) << " in user space, " << fault_name(k.fault) << " in the module";
-  else if (u.str != k.str) d << "string \"" << u.str << "\" in user space, \"" << k.str << "\" in the module";
+  if (k.err)
+    d << "the module refused it: " << strerror(k.err) << " " << k.str;
+  else if (u.fault != k.fault)
+    d << "fault " << fault_name(u.fault) << " in user space, " << fault_name(k.fault) << " in the module";
+  else if (u.str != k.str)
+    d << "string \"" << u.str << "\" in user space, \"" << k.str << "\" in the module";
   else if (!u.fault && !may_return_address(o) && u.value != k.value)
     d << "value " << u.value << " in user space, " << k.value << " in the module";
   return d.str();

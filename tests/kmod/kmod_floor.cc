@@ -45,10 +45,8 @@ int main(int argc, char** argv) {
     const char* name;
     std::uint32_t id, payload, flags;
   } rows[] = {
-      {"fixed", TB_KMOD_EV_FIXED, 0, 0},
-      {"fixed_irqs_off", TB_KMOD_EV_FIXED, 0, TB_KMOD_FIRE_IRQS_OFF},
-      {"payload_32", TB_KMOD_EV_PAYLOAD, 32, 0},
-      {"payload_4096", TB_KMOD_EV_PAYLOAD, 4096, 0},
+      {"fixed", TB_KMOD_EV_FIXED, 0, 0},         {"fixed_irqs_off", TB_KMOD_EV_FIXED, 0, TB_KMOD_FIRE_IRQS_OFF},
+      {"payload_32", TB_KMOD_EV_PAYLOAD, 32, 0}, {"payload_4096", TB_KMOD_EV_PAYLOAD, 4096, 0},
       {"target_16", TB_KMOD_EV_TARGET, 16, 0},
   };
   for (const Row& r : rows) {
@@ -69,8 +67,8 @@ int main(int argc, char** argv) {
     // sample per batch, and no batch timed as free.
     if (f.fired != count || f.samples_written != count / batch) {
       std::fprintf(stderr, "tracebench_kmod_floor: %s fired %llu of %llu events, %u of %llu samples\n", r.name,
-                   static_cast<unsigned long long>(f.fired), static_cast<unsigned long long>(count),
-                   f.samples_written, static_cast<unsigned long long>(count / batch));
+                   static_cast<unsigned long long>(f.fired), static_cast<unsigned long long>(count), f.samples_written,
+                   static_cast<unsigned long long>(count / batch));
       return 1;
     }
     samples.resize(f.samples_written);

@@ -30,9 +30,7 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-bool contains(const std::string& hay, const std::string& needle) {
-  return hay.find(needle) != std::string::npos;
-}
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
 const Workload& target_workload() {
   const Workload* w = find_workload("kmod_target");
@@ -84,16 +82,14 @@ class KprobesTest : public ::testing::Test {
     return fired;
   }
 
-  static void expect_nothing_left(const KprobesTracer& t, const std::string& instance,
-                                  const std::string& event) {
+  static void expect_nothing_left(const KprobesTracer& t, const std::string& instance, const std::string& event) {
     std::string tracing = "/sys/kernel/tracing";
     if (!instance.empty()) {
       EXPECT_NE(access((tracing + "/instances/" + instance).c_str(), F_OK), 0)
           << "instance " << instance << " left behind";
     }
     if (!event.empty()) {
-      EXPECT_FALSE(contains(slurp(tracing + "/kprobe_events"), event))
-          << "kprobe event " << event << " left behind";
+      EXPECT_FALSE(contains(slurp(tracing + "/kprobe_events"), event)) << "kprobe event " << event << " left behind";
     }
     EXPECT_FALSE(contains(slurp("/sys/kernel/debug/kprobes/list"), TB_KMOD_TARGET_SYMBOL))
         << "a kprobe on the target is still registered";
@@ -125,8 +121,7 @@ TEST_P(KprobesActionTest, CountsEveryEventOnTheModuleTarget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, KprobesActionTest,
-                         ::testing::Values("tracefs_kprobe", "tracefs_kretprobe", "bpf_kprobe",
-                                           "bpf_kretprobe"));
+                         ::testing::Values("tracefs_kprobe", "tracefs_kretprobe", "bpf_kprobe", "bpf_kretprobe"));
 
 TEST_F(KprobesTest, SyscallEntryIsCountedAtLeastOncePerCall) {
   for (const char* action : {"tracefs_kprobe", "bpf_kprobe"}) {
@@ -165,14 +160,13 @@ TEST_F(KprobesTest, Int3VersusOptimizedPlacement) {
     ASSERT_TRUE(t.drain());
     EventCounts c = t.counts();
     EXPECT_EQ(c.recorded + c.lost, fired)
-        << "offset " << t.offset() << "\n" << slurp("/sys/kernel/debug/kprobes/list")
-        << slurp("/sys/kernel/tracing/kprobe_events");
+        << "offset " << t.offset() << "\n"
+        << slurp("/sys/kernel/debug/kprobes/list") << slurp("/sys/kernel/tracing/kprobe_events");
     placed[opt] = t.details()["placement"].get<std::string>();
     EXPECT_EQ(t.details()["kprobes_optimization"], opt);
     t.teardown();
   }
-  std::printf("offset=body: optimize=0 -> %s, optimize=1 -> %s\n", placed[0].c_str(),
-              placed[1].c_str());
+  std::printf("offset=body: optimize=0 -> %s, optimize=1 -> %s\n", placed[0].c_str(), placed[1].c_str());
   EXPECT_EQ(placed[0], "int3");
   // Whether the site can take a 5-byte jump depends on the compiled code;
   // the adapter reports what the kernel did, and it is never the ftrace site.
@@ -194,9 +188,13 @@ TEST_F(KprobesTest, BadInputIsAClearErrorAndCreatesNothing) {
       {"tracefs_kprobe", target, {{"offset", "-3"}}, "offset"},
       {"tracefs_kprobe", target, {{"optimize", "2"}}, "optimize"},
       {"nonsense", target, {}, "unknown action"},
-      {"tracefs_kprobe", ProbePoint{"kfunc:x", ProbeKind::kKernelFunction, "tb_no_such_function_xyz", 0, ""},
-       {}, "not in /proc/kallsyms"},
-      {"bpf_kprobe", ProbePoint{"syscall:x", ProbeKind::kSyscall, "no_such_syscall", 0, ""}, {},
+      {"tracefs_kprobe",
+       ProbePoint{"kfunc:x", ProbeKind::kKernelFunction, "tb_no_such_function_xyz", 0, ""},
+       {},
+       "not in /proc/kallsyms"},
+      {"bpf_kprobe",
+       ProbePoint{"syscall:x", ProbeKind::kSyscall, "no_such_syscall", 0, ""},
+       {},
        "no kernel entry function"},
       {"tracefs_kprobe", ProbePoint{"user:x", ProbeKind::kUserFunction, "x", 0, ""}, {}, "cannot attach"},
       {"tracefs_kretprobe", target, {{"offset", "body"}}, "kretprobe"},

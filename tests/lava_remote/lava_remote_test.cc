@@ -110,8 +110,10 @@ TEST(LavaIdentity, EnvironmentAndFileOrder) {
 }
 
 TEST(LavaReply, SaysLavasMessage) {
-  EXPECT_EQ(reply_error({400, R"({"message":"Problem with submitted job data: required key not provided @ data['timeouts']"})"}),
-            "HTTP 400: Problem with submitted job data: required key not provided @ data['timeouts']");
+  EXPECT_EQ(
+      reply_error(
+          {400, R"({"message":"Problem with submitted job data: required key not provided @ data['timeouts']"})"}),
+      "HTTP 400: Problem with submitted job data: required key not provided @ data['timeouts']");
   EXPECT_EQ(reply_error({403, R"({"detail":"Invalid token."})"}), "HTTP 403: Invalid token.");
   EXPECT_EQ(reply_error({502, "<html>\nBad Gateway</html>"}), "HTTP 502: <html> Bad Gateway</html>");
   EXPECT_EQ(reply_error({500, ""}), "HTTP 500");
@@ -147,8 +149,8 @@ TEST(LavaLog, BadKernelIsLavasJobError) {
   EXPECT_FALSE(o.passed());
   LavaServer s{"http://lab:1", "u", "TOPSECRET", "test"};
   const std::string line = outcome_line(s, o);
-  EXPECT_EQ(line, "job 4 on qemu-1 (worker-1): job error: LAVA: [Job] " + o.log.error_msg +
-                      "  http://lab:1/scheduler/job/4");
+  EXPECT_EQ(line,
+            "job 4 on qemu-1 (worker-1): job error: LAVA: [Job] " + o.log.error_msg + "  http://lab:1/scheduler/job/4");
   nlohmann::json rec = lava_record(FetchOutcome{}, o, &s);
   EXPECT_EQ(rec["figures_valid"], false);
   EXPECT_EQ(rec["source"], "server");
@@ -234,7 +236,8 @@ TEST(LavaJobStatus, FromServerJson) {
   JobStatus st;
   ASSERT_TRUE(job_status_from_json(nlohmann::json::parse(R"({"id": 7, "state": "Finished", "health": "Complete",
       "actual_device": "qemu-2", "requested_device_type": "qemu", "failure_comment": null,
-      "start_time": "2026-11-27T22:49:24.265266Z", "end_time": null})"), &st));
+      "start_time": "2026-11-27T22:49:24.265266Z", "end_time": null})"),
+                                   &st));
   EXPECT_EQ(st.id, 7);
   EXPECT_TRUE(st.finished());
   EXPECT_EQ(st.device, "qemu-2");

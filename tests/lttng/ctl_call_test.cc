@@ -21,10 +21,14 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 TEST(BoundedCall, TheAnswerAndTheErrorComeBack) {
   forget_silent_sessiond();
   std::string out;
-  ASSERT_TRUE(bounded_call("answer", milliseconds(5000), [](std::string* o) {
-                *o = std::string("two\0words", 9);
-                return Status::ok();
-              }, &out).is_ok());
+  ASSERT_TRUE(bounded_call(
+                  "answer", milliseconds(5000),
+                  [](std::string* o) {
+                    *o = std::string("two\0words", 9);
+                    return Status::ok();
+                  },
+                  &out)
+                  .is_ok());
   EXPECT_EQ(out, std::string("two\0words", 9));
   Status s = bounded_call("error", milliseconds(5000), [](std::string*) { return Status::error("it said no"); });
   ASSERT_FALSE(s.is_ok());

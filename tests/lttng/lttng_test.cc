@@ -126,9 +126,7 @@ class LttngTest : public ::testing::Test {
       EXPECT_TRUE(lt::process_is(started, "lttng-sessiond"));
       EXPECT_EQ(lt::own_sessiond(), started);
     }
-    if (!sessiond_was_alive && !external_sessiond && !lt::own_sessiond()) {
-      EXPECT_FALSE(lt::sessiond_alive());
-    }
+    if (!sessiond_was_alive && !external_sessiond && !lt::own_sessiond()) { EXPECT_FALSE(lt::sessiond_alive()); }
   }
 
   // attach, enable, fire n, disable, fire `after` more while disabled, drain.
@@ -159,14 +157,14 @@ class LttngTest : public ::testing::Test {
 TEST(LttngOptions, ParsesKnownKeys) {
   lt::LttngConfig c;
   ASSERT_TRUE(lt::parse_spec_options(AttachSpec{.options = {{"subbuf_size", "64k"},
-                                 {"num_subbuf", "8"},
-                                 {"overwrite", "off"},
-                                 {"blocking_timeout_us", "inf"},
-                                 {"buffers", "pid"},
-                                 {"switch_timer_us", "1000"},
-                                 {"read_timer_us", "200"},
-                                 {"register_timeout_ms", "5000"}}},
-                                &c));
+                                                            {"num_subbuf", "8"},
+                                                            {"overwrite", "off"},
+                                                            {"blocking_timeout_us", "inf"},
+                                                            {"buffers", "pid"},
+                                                            {"switch_timer_us", "1000"},
+                                                            {"read_timer_us", "200"},
+                                                            {"register_timeout_ms", "5000"}}},
+                                     &c));
   EXPECT_EQ(c.subbuf_size, 65536u);
   EXPECT_EQ(c.num_subbuf, 8u);
   EXPECT_FALSE(c.overwrite);
@@ -217,9 +215,12 @@ TEST(LttngOptions, HandlerCount) {
   ASSERT_TRUE(lt::parse_spec_options(AttachSpec{.options = {{"ecbs", "16"}, {"extra_predicate", "false"}}}, &c));
   EXPECT_EQ(c.ecbs, 16u);
   EXPECT_FALSE(c.extra_predicate);
-  for (const auto& opts : std::vector<std::map<std::string, std::string>>{
-           {{"ecbs", "0"}}, {{"ecbs", "17"}}, {{"ecbs", "-1"}}, {{"ecbs", "two"}}, {{"extra_predicate", "maybe"}},
-           {{"extra_predicate", "off"}}}) {
+  for (const auto& opts : std::vector<std::map<std::string, std::string>>{{{"ecbs", "0"}},
+                                                                          {{"ecbs", "17"}},
+                                                                          {{"ecbs", "-1"}},
+                                                                          {{"ecbs", "two"}},
+                                                                          {{"extra_predicate", "maybe"}},
+                                                                          {{"extra_predicate", "off"}}}) {
     tracebench::Status s = lt::parse_spec_options(AttachSpec{.options = opts}, &c);
     EXPECT_FALSE(s) << opts.begin()->first << "=" << opts.begin()->second;
     EXPECT_NE(s.message().find(opts.begin()->first), std::string::npos) << s.message();
@@ -232,8 +233,7 @@ TEST(LttngOptions, HandlerCount) {
   EXPECT_TRUE(t.validate(spec_for("ust_hot", 0, {{"ecbs", "4"}, {"extra_predicate", "false"}})));
   // The kernel-domain adapter has no handler-count sweep.
   EXPECT_FALSE(lt::parse_spec_options(AttachSpec{.options = {{"ecbs", "2"}}}, &c, /*user_space=*/false));
-  EXPECT_FALSE(
-      lt::parse_spec_options(AttachSpec{.options = {{"extra_predicate", "true"}}}, &c, /*user_space=*/false));
+  EXPECT_FALSE(lt::parse_spec_options(AttachSpec{.options = {{"extra_predicate", "true"}}}, &c, /*user_space=*/false));
 }
 
 TEST(LttngReader, ChannelOfStream) {
@@ -399,8 +399,8 @@ TEST_F(LttngTest, OverwriteModeIsALowerBound) {
 TEST_F(LttngTest, BlockingChannel) {
   // With a blocking timeout the application waits for room instead of
   // discarding (LTTNG_UST_ALLOW_BLOCKING is set when the provider loads).
-  EventCounts c = run("ust_payload", 1024, 400, 0,
-                      {{"subbuf_size", "4096"}, {"num_subbuf", "2"}, {"blocking_timeout_us", "inf"}});
+  EventCounts c =
+      run("ust_payload", 1024, 400, 0, {{"subbuf_size", "4096"}, {"num_subbuf", "2"}, {"blocking_timeout_us", "inf"}});
   EXPECT_EQ(c.lost, 0u);
   EXPECT_EQ(c.recorded, 400u);
   EXPECT_EQ(c.payload_verified, 400u * 1024u);
@@ -453,9 +453,11 @@ TEST_F(LttngTest, WrongHotTagIsAnError) {
 }
 
 TEST_F(LttngTest, BadOptionsChangeNothing) {
-  for (const auto& opts : std::vector<std::map<std::string, std::string>>{
-           {{"bogus", "1"}}, {{"subbuf_size", "100"}}, {{"buffers", "x"}}, {{"ecbs", "0"}},
-           {{"ecbs", "2"}, {"extra_predicate", "no"}}}) {
+  for (const auto& opts : std::vector<std::map<std::string, std::string>>{{{"bogus", "1"}},
+                                                                          {{"subbuf_size", "100"}},
+                                                                          {{"buffers", "x"}},
+                                                                          {{"ecbs", "0"}},
+                                                                          {{"ecbs", "2"}, {"extra_predicate", "no"}}}) {
     lt::LttngTracer t;
     tracebench::Status s = t.attach(spec_for("ust_hot", 0, opts));
     EXPECT_FALSE(s);
@@ -564,8 +566,7 @@ TEST_P(LttngHandlers, EachHandlerAsConfigured) {
   EXPECT_TRUE(our_trace_dirs().empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Sweep, LttngHandlers,
-                         ::testing::Combine(::testing::Values(1u, 2u, 4u), ::testing::Bool()),
+INSTANTIATE_TEST_SUITE_P(Sweep, LttngHandlers, ::testing::Combine(::testing::Values(1u, 2u, 4u), ::testing::Bool()),
                          [](const auto& info) {
                            return "ecbs" + std::to_string(std::get<0>(info.param)) +
                                   (std::get<1>(info.param) ? "_true" : "_false");
@@ -707,9 +708,7 @@ TEST_F(LttngTest, ExternalDaemonLeftRunning) {
   tracer.teardown();
   EXPECT_TRUE(lt::sessiond_alive());
   for (const auto& s : our_sessions()) EXPECT_NE(s, "tracebench-" + std::to_string(getpid()));
-  if (own) {
-    EXPECT_TRUE(lt::stop_sessiond(own));
-  }
+  if (own) { EXPECT_TRUE(lt::stop_sessiond(own)); }
 }
 
 TEST_F(LttngTest, LaterAttachesInTheSameProcessUseTheSameDaemon) {

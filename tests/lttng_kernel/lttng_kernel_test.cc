@@ -158,8 +158,7 @@ class LttngKernelTest : public ::testing::Test {
   // Like the harness: `reps` times an untraced block, then a traced one
   // between enable() and disable(); returns the fires while enabled.
   template <class Fire>
-  static std::uint64_t blocks(LttngKernelTracer& t, int reps, std::uint64_t untraced, std::uint64_t traced,
-                              Fire fire) {
+  static std::uint64_t blocks(LttngKernelTracer& t, int reps, std::uint64_t untraced, std::uint64_t traced, Fire fire) {
     std::uint64_t fired = 0;
     for (int rep = 0; rep < reps; ++rep) {
       fire(untraced);
@@ -266,7 +265,8 @@ TEST_F(LttngKernelTest, ModuleTracepointsAreVerifiedByteForByte) {
     const char* workload;
     std::size_t payload;
   };
-  for (Case k : {Case{"kmod_fixed", 0}, Case{"kmod_payload", 0}, Case{"kmod_payload", 64}, Case{"kmod_payload", 4096}}) {
+  for (Case k :
+       {Case{"kmod_fixed", 0}, Case{"kmod_payload", 0}, Case{"kmod_payload", 64}, Case{"kmod_payload", 4096}}) {
     SCOPED_TRACE(std::string(k.workload) + " " + std::to_string(k.payload));
     const Workload* wl = find_workload(k.workload);
     ASSERT_NE(wl, nullptr);
@@ -300,8 +300,8 @@ TEST_F(LttngKernelTest, SmallBufferDiscardsAreAccountedPerCall) {
   // calls, which the adapter reports as events that do not pair up).  So the
   // consumer gets two read-timer periods to free a sub-buffer first.
   LttngKernelTracer t;
-  Status s = t.attach(spec(getpid_probe(), "record",
-                           {{"subbuf_size", "4096"}, {"num_subbuf", "4"}, {"read_timer_us", "100000"}}));
+  Status s = t.attach(
+      spec(getpid_probe(), "record", {{"subbuf_size", "4096"}, {"num_subbuf", "4"}, {"read_timer_us", "100000"}}));
   ASSERT_TRUE(s) << s.message();
   ASSERT_TRUE(t.enable());
   fire_getpid(50000);
@@ -320,8 +320,8 @@ TEST_F(LttngKernelTest, SmallBufferDiscardsAreAccountedPerCall) {
 TEST_F(LttngKernelTest, BadInputFailsAtAttachAndLeavesNothing) {
   ProbePoint nosuch{"syscall:nosuch", ProbeKind::kSyscall, "tb_no_such_syscall", 0, ""};
   ProbePoint nofunc{"kfunc:nosuch", ProbeKind::kKernelFunction, "tb_no_such_function", 0, ""};
-  for (const AttachSpec& bad : {spec(nosuch, "record"), spec(nofunc, "record"),
-                                spec(getpid_probe(), "record", {{"buffers", "pid"}})}) {
+  for (const AttachSpec& bad :
+       {spec(nosuch, "record"), spec(nofunc, "record"), spec(getpid_probe(), "record", {{"buffers", "pid"}})}) {
     LttngKernelTracer t;
     Status s = t.attach(bad);
     EXPECT_FALSE(s) << bad.probe.name;

@@ -33,8 +33,8 @@ using tracebench::ProbePoint;
 using tracebench::perf::PerfTracer;
 using tracebench::test::fire_getpid;
 using tracebench::test::getpid_probe;
-using tracebench::test::read_file;
 using tracebench::test::profile_probe;
+using tracebench::test::read_file;
 using tracebench::test::spec_for;
 using tracebench::test::spin_cpu;
 
@@ -66,7 +66,8 @@ int perf_fds() {
 }
 
 bool our_uprobe_events_left() {
-  return tracebench::test::read_file("/sys/kernel/tracing/dynamic_events").find("tracebench/tb" + std::to_string(getpid()) + "_p") != std::string::npos;
+  return tracebench::test::read_file("/sys/kernel/tracing/dynamic_events")
+             .find("tracebench/tb" + std::to_string(getpid()) + "_p") != std::string::npos;
 }
 
 class PerfTest : public ::testing::Test {
@@ -80,9 +81,7 @@ class PerfTest : public ::testing::Test {
     tracer.teardown();
     EXPECT_EQ(perf_fds(), 0) << "perf event fds left open";
     EXPECT_FALSE(our_uprobe_events_left()) << "uprobe event left in tracefs";
-    if (fds_before) {
-      EXPECT_EQ(open_fds(), fds_before);
-    }
+    if (fds_before) { EXPECT_EQ(open_fds(), fds_before); }
   }
   PerfTracer tracer;
   int fds_before = 0;
@@ -131,7 +130,7 @@ TEST_F(PerfTest, GetpidCountIsExact) {
   EXPECT_EQ(d["foreign_samples"], 0);
   EXPECT_EQ(d["flush_samples"], d["rings"]);
   EXPECT_EQ(d["kernel_hits"], fired) << d.dump();  // the kernel's own count agrees
-  EXPECT_EQ(d["enables"], 3);                       // opened at each enable()
+  EXPECT_EQ(d["enables"], 3);                      // opened at each enable()
   EXPECT_GT(d["event_fds"].get<std::size_t>(), 0u);
 }
 
@@ -232,7 +231,8 @@ TEST_F(PerfTest, SmallRingCountsLost) {
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"mmap_pages", "1"}, {"consumer_cpu", std::to_string(cpu)}})).is_ok());
+  ASSERT_TRUE(
+      tracer.attach(spec_for(getpid_probe(), {{"mmap_pages", "1"}, {"consumer_cpu", std::to_string(cpu)}})).is_ok());
   ASSERT_EQ(tracer.consumer_cpu(), cpu);
   ASSERT_TRUE(tracer.enable().is_ok());
   sched_param fifo{};
@@ -351,8 +351,12 @@ TEST_F(PerfTest, UprobeWithThreadsCreatedAfterAttach) {
                reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
   ASSERT_TRUE(tracer.attach(spec_for(p)).is_ok());
   ASSERT_TRUE(tracer.enable().is_ok());
-  std::thread t1([&] { for (int i = 0; i < 1500; ++i) fn(); });
-  std::thread t2([&] { for (int i = 0; i < 2500; ++i) fn(); });
+  std::thread t1([&] {
+    for (int i = 0; i < 1500; ++i) fn();
+  });
+  std::thread t2([&] {
+    for (int i = 0; i < 2500; ++i) fn();
+  });
   t1.join();
   t2.join();
   ASSERT_TRUE(tracer.disable().is_ok());
@@ -463,9 +467,12 @@ TEST_F(PerfTest, ProfileBadOptionsAreRefused) {
 }
 
 TEST_F(PerfTest, BadOptionsChangeNothing) {
-  for (auto opts : std::vector<std::map<std::string, std::string>>{
-           {{"bogus", "1"}}, {{"mmap_pages", "3"}}, {{"consumer_cpu", "x"}}, {{"clock", "sundial"}},
-           {{"event", "nosuch:event"}}, {{"consumer_cpu", "4000"}}}) {
+  for (auto opts : std::vector<std::map<std::string, std::string>>{{{"bogus", "1"}},
+                                                                   {{"mmap_pages", "3"}},
+                                                                   {{"consumer_cpu", "x"}},
+                                                                   {{"clock", "sundial"}},
+                                                                   {{"event", "nosuch:event"}},
+                                                                   {{"consumer_cpu", "4000"}}}) {
     tracebench::Status st = tracer.attach(spec_for(getpid_probe(), opts));
     EXPECT_FALSE(st.is_ok()) << opts.begin()->first;
     EXPECT_FALSE(st.message().empty());
@@ -491,13 +498,12 @@ void expect_handler_sweep(PerfTracer& tracer, const ProbePoint& p, unsigned ecbs
   tracebench::Status st =
       // Rings that hold a whole repetition (up to 4 x 5000 records): the
       // count must not depend on how fast this host's reader keeps up.
-      tracer.attach(spec_for(p, {{"ecbs", std::to_string(ecbs)},
-                                 {"extra_predicate", truth ? "true" : "false"},
-                                 {"mmap_pages", "512"}}));
+      tracer.attach(spec_for(
+          p, {{"ecbs", std::to_string(ecbs)}, {"extra_predicate", truth ? "true" : "false"}, {"mmap_pages", "512"}}));
   ASSERT_TRUE(st.is_ok()) << st.message();
   const std::size_t rings = tracer.details()["rings"].get<std::size_t>();
   const std::size_t traced_threads = static_cast<std::size_t>(tasks_of_this_process() - 1);  // less the consumer
-  fire();  // disabled
+  fire();                                                                                    // disabled
   std::uint64_t fired = 0;
   for (int rep = 0; rep < 3; ++rep) {
     ASSERT_TRUE(tracer.enable().is_ok());
@@ -543,7 +549,8 @@ void expect_handler_sweep(PerfTracer& tracer, const ProbePoint& p, unsigned ecbs
 TEST_F(PerfTest, EcbsSweepOnSyscall) {
   for (unsigned ecbs : {1u, 2u, 4u})
     for (bool truth : {true, false}) {
-      expect_handler_sweep(tracer, getpid_probe(), ecbs, truth, [] { fire_getpid(5000); }, 5000);
+      expect_handler_sweep(
+          tracer, getpid_probe(), ecbs, truth, [] { fire_getpid(5000); }, 5000);
       tracer.teardown();
       EXPECT_EQ(perf_fds(), 0);
     }
@@ -575,9 +582,10 @@ TEST_F(PerfTest, EcbsSmallRingLosesPerHandler) {
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-  ASSERT_TRUE(tracer.attach(spec_for(getpid_probe(), {{"ecbs", "3"}, {"mmap_pages", "1"},
-                                                      {"consumer_cpu", std::to_string(cpu)}}))
-                  .is_ok());
+  ASSERT_TRUE(
+      tracer
+          .attach(spec_for(getpid_probe(), {{"ecbs", "3"}, {"mmap_pages", "1"}, {"consumer_cpu", std::to_string(cpu)}}))
+          .is_ok());
   ASSERT_TRUE(tracer.enable().is_ok());
   sched_param fifo{};
   fifo.sched_priority = 1;

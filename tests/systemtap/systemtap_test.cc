@@ -83,8 +83,8 @@ ProbePoint syscall_probe(const std::string& name) {
 }
 
 ProbePoint kmod_probe() {
-  return ProbePoint{"kfunc:tracebench_kmod_target", ProbeKind::kKernelFunction, "tracebench_kmod_target", 0, "", -1,
-                    -1};
+  return ProbePoint{
+      "kfunc:tracebench_kmod_target", ProbeKind::kKernelFunction, "tracebench_kmod_target", 0, "", -1, -1};
 }
 
 TEST(SystemtapScript, SyscallFilteredOnPidAndNumber) {
@@ -128,7 +128,8 @@ TEST(SystemtapScript, RefusedWithReasons) {
   std::string why;
   EXPECT_FALSE(script_supports(ProbePoint{"user:f", ProbeKind::kUserFunction, "f", 0, "", -1, -1}, &why));
   EXPECT_NE(why.find("uprobes"), std::string::npos) << why;
-  EXPECT_FALSE(script_supports(ProbePoint{"kfunc:vfs_read", ProbeKind::kKernelFunction, "vfs_read", 0, "", -1, -1}, &why));
+  EXPECT_FALSE(
+      script_supports(ProbePoint{"kfunc:vfs_read", ProbeKind::kKernelFunction, "vfs_read", 0, "", -1, -1}, &why));
   EXPECT_NE(why.find("symbol table"), std::string::npos) << why;
   EXPECT_FALSE(script_supports(ProbePoint{"kmod:x", ProbeKind::kKmodTracepoint, "tracebench:x", 0, "", -1, -1}, &why));
 }
@@ -155,11 +156,9 @@ TEST(SystemtapBpfScript, NumberCompiledInPidIsTarget) {
   ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &s, Runtime::kBpf));
   EXPECT_EQ(s.runtime, Runtime::kBpf);
   EXPECT_NE(s.text.find("if (pid() == target()) {"), std::string::npos) << s.text;
-  EXPECT_NE(s.text.find("if ($id == " + std::to_string(syscall_number("getpid")) + ") tb_hits++"),
-            std::string::npos)
+  EXPECT_NE(s.text.find("if ($id == " + std::to_string(syscall_number("getpid")) + ") tb_hits++"), std::string::npos)
       << s.text;
-  EXPECT_NE(s.text.find("else if ($id == " + std::to_string(kLiveSyscallNr) + " && tb_live == 0)"),
-            std::string::npos)
+  EXPECT_NE(s.text.find("else if ($id == " + std::to_string(kLiveSyscallNr) + " && tb_live == 0)"), std::string::npos)
       << s.text;
   EXPECT_NE(s.text.find(kLiveLine), std::string::npos);
   EXPECT_NE(s.text.find(kCountPrefix), std::string::npos);

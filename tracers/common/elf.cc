@@ -46,8 +46,7 @@ bool File::file_offset(std::uint64_t addr, bool exec, std::uint64_t* off) const 
 void File::for_each_symbol(const std::function<void(const char*, std::uint64_t, std::uint64_t, bool)>& fn) const {
   for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
-      continue;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
     const size_t n = data ? sh.sh_size / sh.sh_entsize : 0;
     for (size_t i = 0; i < n; i++) {

@@ -82,15 +82,16 @@ Status check_consumer_cpu(const std::string& tracer, long cpu) {
   if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end()) return Status::ok();
   std::string online = read_text("/sys/devices/system/cpu/online");
   while (!online.empty() && (online.back() == '\n' || online.back() == ' ')) online.pop_back();
-  return Status::error(tracer + ": option consumer_cpu=" + std::to_string(cpu) + " is not an online CPU (online: " +
-                       (online.empty() ? "unknown" : online) + ")");
+  return Status::error(tracer + ": option consumer_cpu=" + std::to_string(cpu) +
+                       " is not an online CPU (online: " + (online.empty() ? "unknown" : online) + ")");
 }
 
 Status check_profile_rate(const std::string& tracer, std::uint64_t hz, const std::string& max_sample_rate) {
   const unsigned long long rate = std::strtoull(max_sample_rate.c_str(), nullptr, 10);
   if (rate > 0 && hz > rate)
-    return Status::error(tracer + ": profile_hz=" + std::to_string(hz) + " is above kernel.perf_event_max_sample_rate (" +
-                         std::to_string(rate) + "): the kernel would throttle the timer; give a profile_hz of at most " +
+    return Status::error(tracer + ": profile_hz=" + std::to_string(hz) +
+                         " is above kernel.perf_event_max_sample_rate (" + std::to_string(rate) +
+                         "): the kernel would throttle the timer; give a profile_hz of at most " +
                          std::to_string(rate));
   return Status::ok();
 }
@@ -193,7 +194,8 @@ Status address_to_file_offset(pid_t pid, std::uintptr_t addr, std::string* file,
                            "'); uprobes need a symbol in an ELF file");
     if (path.find(" (deleted)") != std::string::npos)
       return Status::error("the binary " + path + " was replaced on disk; rebuild and rerun");
-    if (perms[2] != 'x') return Status::error(std::string("address ") + hex + " is not in an executable mapping: " + line);
+    if (perms[2] != 'x')
+      return Status::error(std::string("address ") + hex + " is not in an executable mapping: " + line);
     *file = path;
     *offset = addr - start + off;
     return Status::ok();

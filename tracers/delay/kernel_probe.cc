@@ -30,9 +30,10 @@ std::string not_loaded() {
       ::close(fd);
     }
   }
-  return fmt::format("{} does not exist: {}; run it in the VM lab (`tracebench vm -- selftest --only kernel`), "
-                     "which builds and loads the module, or insmod kmod/tracebench.ko",
-                     TB_KMOD_DEVICE_PATH, why);
+  return fmt::format(
+      "{} does not exist: {}; run it in the VM lab (`tracebench vm -- selftest --only kernel`), "
+      "which builds and loads the module, or insmod kmod/tracebench.ko",
+      TB_KMOD_DEVICE_PATH, why);
 }
 
 }  // namespace
@@ -53,18 +54,19 @@ Status KernelProbe::open() {
   }
   if (info.abi_version != TB_KMOD_ABI_VERSION || !(info.caps & TB_KMOD_CAP_DELAY)) {
     close();
-    return Status::error(fmt::format("the tracebench module speaks ABI {}, this binary {} (the delay probe needs {}): "
-                                     "rebuild kmod/ from this source tree",
-                                     info.abi_version, TB_KMOD_ABI_VERSION, TB_KMOD_ABI_VERSION));
+    return Status::error(
+        fmt::format("the tracebench module speaks ABI {}, this binary {} (the delay probe needs {}): "
+                    "rebuild kmod/ from this source tree",
+                    info.abi_version, TB_KMOD_ABI_VERSION, TB_KMOD_ABI_VERSION));
   }
   return Status::ok();
 }
 
 Status KernelProbe::calibrate(std::uint32_t ns, KernelCalibration* out) {
   if (ns > TB_KMOD_DELAY_MAX_NS)
-    return Status::error(fmt::format(
-        "delay.ns={} is above the module's {} ns (its FIRE loop runs 4096 events with preemption off)", ns,
-        TB_KMOD_DELAY_MAX_NS));
+    return Status::error(
+        fmt::format("delay.ns={} is above the module's {} ns (its FIRE loop runs 4096 events with preemption off)", ns,
+                    TB_KMOD_DELAY_MAX_NS));
   tb_kmod_delay_set req{};
   req.ns = ns;
   const int rc = ioctl(fd_, TB_KMOD_IOC_DELAY_SET, &req);

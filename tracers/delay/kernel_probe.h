@@ -33,10 +33,10 @@ struct KernelCalibration {
 // What the probe did since DELAY_SET.
 struct KernelProbeStatus {
   std::uint64_t firings = 0;
-  std::uint64_t spent_cycles = 0;    // in the probe, first clock read to last
+  std::uint64_t spent_cycles = 0;      // in the probe, first clock read to last
   std::uint64_t min_spent_cycles = 0;  // ... in the shortest firing (0: none)
-  std::uint64_t enabled_cycles = 0;  // the enabled intervals, by the module's clock
-  std::uint64_t enabled_ns = 0;      // ... and by ktime_get_raw_ns()
+  std::uint64_t enabled_cycles = 0;    // the enabled intervals, by the module's clock
+  std::uint64_t enabled_ns = 0;        // ... and by ktime_get_raw_ns()
 };
 
 class KernelProbe {

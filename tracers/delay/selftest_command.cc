@@ -90,8 +90,8 @@ struct Case {
   std::vector<std::string> errors;
   double floor_per_event_ns = NAN;  // the run's floor over the events of one sample
   bool emulated = false;
-  nlohmann::json probe;  // the kernel probe's own figures (the last round's tracer details)
-  std::vector<double> overruns;  // per round: mean ns per firing beyond the shortest firing's
+  nlohmann::json probe;               // the kernel probe's own figures (the last round's tracer details)
+  std::vector<double> overruns;       // per round: mean ns per firing beyond the shortest firing's
   std::vector<double> uncertainties;  // per round: calibration_uncertainty()
 };
 
@@ -209,8 +209,8 @@ Status run_one(const SelftestArgs& a, const Selection& sel, bool kernel, const M
   TB_TRY(make_plan(opt, &plan));
   for (const auto& [what, why] : plan.skipped) return Status::error(fmt::format("{} is unavailable: {}", what, why));
   if (plan.specs.size() != opt.workloads.size())
-    return Status::error(fmt::format("the plan holds {} benchmarks, not the {} delay sites", plan.specs.size(),
-                                     opt.workloads.size()));
+    return Status::error(
+        fmt::format("the plan holds {} benchmarks, not the {} delay sites", plan.specs.size(), opt.workloads.size()));
   std::string dir;
   Quiet quiet(!a.verbose);
   return run_benchmarks(opt, plan, run, &dir);
@@ -450,8 +450,9 @@ void install(CLI::App& app, int* exit_status) {
       ->check(CLI::Range(1.0, 3600.0));
   s->add_option("--repetitions,-r", a->repetitions, "Repetitions per run (pairs of blocks)")->check(CLI::Range(2, 100));
   s->add_option("--cpu", a->cpu, "Measured CPU (default: the last)")->check(CLI::NonNegativeNumber);
-  s->add_option("--only", a->only, "Check one half: user (a user site and a syscall) or kernel (the module's "
-                                   "tracepoint; needs the module: `tracebench vm -- selftest --only kernel`)")
+  s->add_option("--only", a->only,
+                "Check one half: user (a user site and a syscall) or kernel (the module's "
+                "tracepoint; needs the module: `tracebench vm -- selftest --only kernel`)")
       ->check(CLI::IsMember({"user", "kernel"}));
   s->add_option("--keep", a->keep, "Keep the runs' results in this directory");
   s->add_flag("--verbose,-v", a->verbose, "Show the runs' own output");

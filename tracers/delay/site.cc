@@ -47,8 +47,7 @@ void handle(std::uint64_t cycles) {
   } else {
     g_overflow.fetch_add(1, std::memory_order_relaxed);
   }
-  while (__rdtsc() - start < cycles) {
-  }
+  while (__rdtsc() - start < cycles) {}
 }
 
 void reset_handled() {

@@ -96,8 +96,8 @@ std::string resolve_program(const std::string& word) {
 // grabs it stopped), then exec'd.
 struct Child {
   pid_t pid = -1;
-  int go_fd = -1;  // writing here lets the child exec
-  std::string exe; // the program it will run (pid probes' a.out)
+  int go_fd = -1;   // writing here lets the child exec
+  std::string exe;  // the program it will run (pid probes' a.out)
   ~Child() {
     if (go_fd >= 0) close(go_fd);  // the child exits without exec
     if (pid > 0) waitpid(pid, nullptr, 0);
@@ -122,7 +122,7 @@ bool spawn_held(const std::string& command, Child* c, std::string* err) {
     close(p[1]);
     char go;
     if (read(p[0], &go, 1) != 1) _exit(127);  // the tracer gave up
-    std::signal(SIGPIPE, SIG_DFL);  // tracebench ignores it (cli.cc); the command gets the default
+    std::signal(SIGPIPE, SIG_DFL);            // tracebench ignores it (cli.cc); the command gets the default
     execvp(we.we_wordv[0], we.we_wordv);
     std::fprintf(stderr, "tracebench dvm: -c: cannot run %s: %s\n", we.we_wordv[0], std::strerror(errno));
     _exit(127);
@@ -146,7 +146,7 @@ constexpr std::uint64_t kChunk = 10000;
 // Ranges of the numeric options, checked before anything is compiled or run.
 // --events: 1e15 is "until exit() or Ctrl-C" (as dtrace runs until stopped), yet no wrapped negative.
 constexpr long long kMaxEvents = 1000000000000000LL;
-constexpr long long kMaxPid = INT_MAX;      // pid_t; a pid that does not exist is "no such process"
+constexpr long long kMaxPid = INT_MAX;  // pid_t; a pid that does not exist is "no such process"
 
 bool check_numbers(const DvmArgs& a) {
   auto range = [](const char* flag, long long v, long long lo, long long hi, const char* what) {
@@ -171,10 +171,10 @@ bool check_output_path(const DvmArgs& a) {
   const std::string name = p.filename().string();
   std::error_code ec;
   if (st && (name == "result.json" || name == "samples.csv" || name == "summary.csv") &&
-      std::filesystem::exists(p.parent_path().empty() ? std::filesystem::path("result.json")
-                                                       : p.parent_path() / "result.json",
-                              ec))
-    st = Status::error("-o " + a.output + " is a file of a tracebench run: appending the traced data would spoil it; "
+      std::filesystem::exists(
+          p.parent_path().empty() ? std::filesystem::path("result.json") : p.parent_path() / "result.json", ec))
+    st = Status::error("-o " + a.output +
+                       " is a file of a tracebench run: appending the traced data would spoil it; "
                        "name another file");
   if (!st) std::fprintf(stderr, "tracebench dvm: %s\n", st.message().c_str());
   return st.is_ok();
@@ -206,9 +206,10 @@ Status plan_request(const DvmArgs& a, std::vector<std::string>* session_x,
   for (const auto& x : a.xopts) (session_only(x) ? *session_x : raw).push_back(x);
   if (traces_other(a)) {
     if (a.payload != 0)
-      return Status::error(fmt::format("--payload {}: -c/-p trace another process, whose events carry what it "
-                                       "hands over; --payload is for this one's --workload",
-                                       a.payload));
+      return Status::error(
+          fmt::format("--payload {}: -c/-p trace another process, whose events carry what it "
+                      "hands over; --payload is for this one's --workload",
+                      a.payload));
     return plan_tracer_options(tracer, raw, planned_x);
   }
   SingleRunRequest req{tracer, a.workload, "default", a.payload, std::move(raw), /*availability_by_caller=*/true};
@@ -254,8 +255,7 @@ Status read_program(const DvmArgs& a, std::string* src, std::string* origin) {
     if (Status st = read_input_file(a.file, 16 << 20, src); !st) return Status::error("-s " + st.message());
     *origin = a.file;
   }
-  if (src->empty())
-    return Status::error("give a D program with -n '<clauses>' or -s file.d (or -l to list probes)");
+  if (src->empty()) return Status::error("give a D program with -n '<clauses>' or -s file.d (or -l to list probes)");
   return Status::ok();
 }
 
@@ -263,8 +263,9 @@ Status read_program(const DvmArgs& a, std::string* src, std::string* origin) {
 Status check_process_flags(const DvmArgs& a) {
   if (!a.command.empty() && a.target_pid >= 0) return Status::error("-c and -p both name the traced process; give one");
   if (traces_other(a) && !a.kernel)
-    return Status::error("-c/-p trace another process, which only the kernel home's probes see: add --kernel (the "
-                         "user home's probes are this process's own sites)");
+    return Status::error(
+        "-c/-p trace another process, which only the kernel home's probes see: add --kernel (the "
+        "user home's probes are this process's own sites)");
   if (traces_other(a) && a.workload_given)
     return Status::error("-c/-p trace a process until it exits; --workload is for tracing this one");
   if (a.target_pid >= 0 && kill(static_cast<pid_t>(a.target_pid), 0) != 0 && errno == ESRCH)
@@ -441,7 +442,8 @@ void run_session(const DvmArgs& a, tbdvm::Session* session, WorkloadState* state
     std::fprintf(stderr, "dvm: matched %zu probe%s, %zu ECB%s\n", session->matched_probes().size(),
                  session->matched_probes().size() == 1 ? "" : "s", session->necbs(), session->necbs() == 1 ? "" : "s");
   session->start_consumer(out);
-  struct sigaction sa {}, old_int{}, old_term{};
+  struct sigaction sa {
+  }, old_int{}, old_term{};
   sa.sa_handler = [](int) { g_interrupted = 1; };
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigemptyset(&sa.sa_mask);

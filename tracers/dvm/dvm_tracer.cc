@@ -61,8 +61,12 @@ std::string dvm_check(const char* key, const std::string& value) {
 const OptionSchema& dvm_option_schema() {
   using T = OptionSpec::Type;
   auto dvm_size = [](const char* name, const char* help, std::optional<std::string> def, const char* format) {
-    return OptionSpec{.name = name, .type = T::kText, .help = help, .default_value = std::move(def),
-                      .format = format, .check = [name](const std::string& v) { return dvm_check(name, v); }};
+    return OptionSpec{.name = name,
+                      .type = T::kText,
+                      .help = help,
+                      .default_value = std::move(def),
+                      .format = format,
+                      .check = [name](const std::string& v) { return dvm_check(name, v); }};
   };
   // Defaults sized so a hot loop's records are recorded, not dropped (a
   // dropped record costs less than a recorded one, so drops flatter the
@@ -82,30 +86,40 @@ const OptionSchema& dvm_option_schema() {
       }(),
       dvm_size("switchrate", "consumer wakeups per second (each reads the principal buffers)", "1000hz",
                "a rate like 10hz, up to 10000hz"),
-      dvm_size("aggrate", "aggregation snapshots per second (at most one per consumer wakeup; printa() and the "
-               "final pass take their own), DTrace's default", "1hz", "a rate like 10hz, up to 10000hz"),
-      {.name = "consumer_cpu", .type = T::kUint,
+      dvm_size("aggrate",
+               "aggregation snapshots per second (at most one per consumer wakeup; printa() and the "
+               "final pass take their own), DTrace's default",
+               "1hz", "a rate like 10hz, up to 10000hz"),
+      {.name = "consumer_cpu",
+       .type = T::kUint,
        .help = "CPU the consumer thread pins itself to. On the measured CPU its passes run between the workload's "
                "events and are in the traced figure; the result then says so in `warnings`",
-       .default_help = "the first CPU the measured thread is not pinned to", .max = 4095},
+       .default_help = "the first CPU the measured thread is not pinned to",
+       .max = 4095},
       ecbs_option("ECBs on the site. predicate-false: ecbs - 1 false predicates + one count (the paper's sys10); "
                   "count: ecbs clauses, the extra ones as `extra_predicate` says (a handler-count sweep for "
                   "`tracebench model fit`)",
                   1000, "10 for predicate-false, 1 for count"),
       extra_predicate_option("count with ecbs > 1: the extra clauses count too (`true`: each its own aggregation, "
                              "all checked), or carry a predicate that never holds (`false`)"),
-      {.name = "script", .type = T::kText, .help = "the script action's D clauses; `$probe` is replaced by the site",
+      {.name = "script",
+       .type = T::kText,
+       .help = "the script action's D clauses; `$probe` is replaced by the site",
        .format = "D clauses"},
-      {.name = "stagetiming", .type = T::kChoice,
+      {.name = "stagetiming",
+       .type = T::kChoice,
        .help = "dvm_kernel: time every firing's stages in the module (provider entry, VM; details().stages), at the "
                "cost of four TSC reads per firing",
-       .default_value = "false", .words = {"true", "false"}},
-      {.name = "syscallprobe", .type = T::kChoice,
+       .default_value = "false",
+       .words = {"true", "false"}},
+      {.name = "syscallprobe",
+       .type = T::kChoice,
        .help = "dvm_kernel: how syscall probes attach. `tracepoint`: the raw syscall tracepoints, whose callback runs "
                "on every syscall once one syscall probe is enabled; `kprobe`: a kprobe (kretprobe) on each enabled "
                "syscall's function (__x64_sys_<name>), DTrace's way: other syscalls run untouched, a firing pays the "
                "kprobe",
-       .default_value = "tracepoint", .words = {"tracepoint", "kprobe"}},
+       .default_value = "tracepoint",
+       .words = {"tracepoint", "kprobe"}},
   };
   return schema;
 }
@@ -159,9 +173,8 @@ class DvmTracer final : public Tracer {
     TB_TRY(option_values("dvm", dvm_option_schema(), spec, &v));
     tbdvm::Options o;
     o.kernel = kernel_;
-    for (const char* k :
-         {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate", "aggrate", "stagetiming",
-          "syscallprobe"}) {
+    for (const char* k : {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate",
+                          "aggrate", "stagetiming", "syscallprobe"}) {
       if (!v.has(k)) continue;
       tbdvm::Error e = tbdvm::set_option(&o, k, v.text(k));
       if (!e.ok()) return Status::error("dvm: " + e.message);  // the schema ran the same check
@@ -171,8 +184,8 @@ class DvmTracer final : public Tracer {
                            " applies to the kernel home (tracer dvm_kernel)");
     // The consumer away from the measured CPU, as the other tracers' readers
     // are (a thread inherits its creator's pin: the measured CPU's).
-    o.consumer_cpu = v.has("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu"))
-                                           : common::cpu_away_from_this_thread();
+    o.consumer_cpu =
+        v.has("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu")) : common::cpu_away_from_this_thread();
     if (v.has("consumer_cpu")) TB_TRY(common::check_consumer_cpu(std::string(name()), o.consumer_cpu));
     *action = spec.action == "default" ? "count" : spec.action;
     const int ecbs = v.has("ecbs") ? static_cast<int>(v.number("ecbs")) : *action == "predicate-false" ? 10 : 1;
@@ -190,8 +203,9 @@ class DvmTracer final : public Tracer {
                           : "\n" + desc + " /arg0 == -1/ { @f = count(); }";
     } else if (*action == "record") {
       if (kernel_ && spec.payload_bytes && spec.probe.kind != ProbeKind::kKmodTracepoint)
-        return Status::error("dvm_kernel: a payload record copies the payload the probe hands over: the module's "
-                             "payload tracepoint does (-w kmod_payload), a syscall does not; record with payload 0");
+        return Status::error(
+            "dvm_kernel: a payload record copies the payload the probe hands over: the module's "
+            "payload tracepoint does (-w kmod_payload), a syscall does not; record with payload 0");
       // In the module the payload's first 8 bytes are the event's sequence
       // number (arg0), recorded first so the consumer can check them too.
       src = !spec.payload_bytes ? desc + ours + " { trace(arg0); }"
@@ -242,10 +256,10 @@ class DvmTracer final : public Tracer {
                            " MiB; lower bufsize, aggsize or nslots");
     const std::uint64_t have = common::mem_available_bytes();
     if (have == 0 || need <= have) return Status::ok();
-    return Status::error("dvm: the buffers need " + std::to_string(need >> 20) + " MiB (" +
-                         std::to_string(tbdvm::slot_count(o)) + " slots of 2 x bufsize + aggsize + scratchsize) but " +
-                         std::to_string(have >> 20) +
-                         " MiB of memory are available (MemAvailable in /proc/meminfo); lower bufsize, aggsize or nslots");
+    return Status::error(
+        "dvm: the buffers need " + std::to_string(need >> 20) + " MiB (" + std::to_string(tbdvm::slot_count(o)) +
+        " slots of 2 x bufsize + aggsize + scratchsize) but " + std::to_string(have >> 20) +
+        " MiB of memory are available (MemAvailable in /proc/meminfo); lower bufsize, aggsize or nslots");
   }
 
   Status validate(const AttachSpec& spec) const override {
@@ -296,11 +310,11 @@ class DvmTracer final : public Tracer {
           // endian), the rest the suite's pattern.
           const size_t head = have_seq ? std::min<size_t>(8, a.size) : 0;
           bool head_ok = true;
-          for (size_t i = 0; i < head; i++) head_ok = head_ok && rec[a.offset + i] == static_cast<uint8_t>(seq >> (8 * i));
+          for (size_t i = 0; i < head; i++)
+            head_ok = head_ok && rec[a.offset + i] == static_cast<uint8_t>(seq >> (8 * i));
           if (a.size != expected_.size()) {
             if (payload_truncated_.fetch_add(1, std::memory_order_relaxed) == 0) payload_kept_ = a.size;
-          } else if (head_ok &&
-                     std::memcmp(rec + a.offset + head, expected_.data() + head, a.size - head) == 0) {
+          } else if (head_ok && std::memcmp(rec + a.offset + head, expected_.data() + head, a.size - head) == 0) {
             verified_bytes_.fetch_add(a.size, std::memory_order_relaxed);
           } else {
             payload_mismatches_.fetch_add(1, std::memory_order_relaxed);
@@ -350,7 +364,8 @@ class DvmTracer final : public Tracer {
     if (k.errors) {
       std::string what;
       for (uint32_t f = 1; f < tbdvm::kFaultCount; f++)
-        if (k.faults[f]) what += (what.empty() ? "" : ", ") + std::to_string(k.faults[f]) + " x " + tbdvm::fault_name(f);
+        if (k.faults[f])
+          what += (what.empty() ? "" : ", ") + std::to_string(k.faults[f]) + " x " + tbdvm::fault_name(f);
       c.tracer_error_detail = "D-VM faults: " + (what.empty() ? std::to_string(k.errors) + " errors" : what) + " in " +
                               std::to_string(k.ecb_fired) + " ECB firings";
     }
@@ -370,7 +385,8 @@ class DvmTracer final : public Tracer {
     } else if (action_ == "disabled") {
       // The live clause must not have fired either (nothing else calls it here).
       c.probe_disabled = true;
-      c.disabled_detail = std::string("the session is live on ") + (kernel_ ? kDisabledKernelProbe : kDisabledUserProbe);
+      c.disabled_detail =
+          std::string("the session is live on ") + (kernel_ ? kDisabledKernelProbe : kDisabledUserProbe);
       for (const auto& a : session_->aggregations())
         for (const auto& row : a.rows) c.recorded += static_cast<std::uint64_t>(row.values.at(0));
     } else if (action_ == "script") {
@@ -395,8 +411,9 @@ class DvmTracer final : public Tracer {
       for (const auto& [n, sum] : sums) {
         if (n == "c" || n == "q" || sum == c.recorded) continue;
         ++c.tracer_errors;
-        c.tracer_error_detail += (c.tracer_error_detail.empty() ? "" : "; ") + ("clause @" + n + " counted " +
-                                 std::to_string(sum) + ", @c " + std::to_string(c.recorded));
+        c.tracer_error_detail +=
+            (c.tracer_error_detail.empty() ? "" : "; ") +
+            ("clause @" + n + " counted " + std::to_string(sum) + ", @c " + std::to_string(c.recorded));
       }
     }
     return c;
@@ -486,14 +503,12 @@ class DvmTracer final : public Tracer {
   static std::string probe_desc(const ProbePoint& p, bool kernel) {
     if (kernel) {
       // A function of this binary: the pid provider's uprobe on it.
-      if (p.kind == ProbeKind::kUserFunction)
-        return "pid" + std::to_string(getpid()) + ":a.out:" + p.target + ":entry";
+      if (p.kind == ProbeKind::kUserFunction) return "pid" + std::to_string(getpid()) + ":a.out:" + p.target + ":entry";
       // A USDT site of this binary ("provider:name"): the usdt provider's.
       if (const auto colon = p.target.find(':'); p.kind == ProbeKind::kUsdt && colon != std::string::npos)
         return p.target.substr(0, colon) + std::to_string(getpid()) + ":a.out::" + p.target.substr(colon + 1);
       for (const auto& pi : tbdvm::list_kernel_probes()) {
-        if (p.kind == ProbeKind::kSyscall && pi.provider == "syscall" && pi.function == p.target &&
-            pi.name == "entry")
+        if (p.kind == ProbeKind::kSyscall && pi.provider == "syscall" && pi.function == p.target && pi.name == "entry")
           return "syscall::" + pi.function + ":entry";
         // The module's tracepoints: "tracebench:<event>" is sdt:tracebench::<event>.
         if (p.kind == ProbeKind::kKmodTracepoint && pi.provider == "sdt" && p.target == pi.module + ":" + pi.name)

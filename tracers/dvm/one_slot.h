@@ -16,12 +16,12 @@
 namespace tbdvm {
 
 struct OneSlotSizes {
-  uint32_t strsize = 64;        // the State's string size (dynvar chunks, global strings)
-  uint32_t scratch = 4096;      // clause-local scratch
-  uint32_t buf_half = 4096;     // each of the principal buffer's two halves
-  uint32_t agg = 1 << 16;       // the aggregation arena
-  uint32_t agg_buckets = 64;    // its hash buckets
-  uint32_t dyn_chunks = 64;     // dynamic-variable chunks (buckets: the next power of two)
+  uint32_t strsize = 64;      // the State's string size (dynvar chunks, global strings)
+  uint32_t scratch = 4096;    // clause-local scratch
+  uint32_t buf_half = 4096;   // each of the principal buffer's two halves
+  uint32_t agg = 1 << 16;     // the aggregation arena
+  uint32_t agg_buckets = 64;  // its hash buckets
+  uint32_t dyn_chunks = 64;   // dynamic-variable chunks (buckets: the next power of two)
 };
 
 struct OneSlot {

@@ -62,10 +62,10 @@ struct AggDesc {
 
 // A format as the compiler split it, once: the consumer walks the pieces.
 struct FormatPiece {
-  std::string text;   // literal text before the conversion ("%%" already "%")
-  std::string spec;   // "%" with flags, width and precision (length modifiers dropped); "" = text only
-  char conv = 0;      // d i o u x X c s p
-  bool value = false; // printa's %@: the aggregation's value, not a key
+  std::string text;    // literal text before the conversion ("%%" already "%")
+  std::string spec;    // "%" with flags, width and precision (length modifiers dropped); "" = text only
+  char conv = 0;       // d i o u x X c s p
+  bool value = false;  // printa's %@: the aggregation's value, not a key
 };
 
 struct PrintfDesc {

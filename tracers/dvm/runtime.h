@@ -29,20 +29,20 @@ struct Error {
 };
 
 struct Options {
-  uint32_t nslots = 0;                 // 0 = online CPUs
-  uint32_t bufsize = 1u << 20;         // principal buffer bytes per slot (each half)
-  uint32_t aggsize = 1u << 20;         // aggregation buffer bytes per slot
-  uint32_t dynvarsize = 1u << 20;      // dynamic variable space bytes
+  uint32_t nslots = 0;             // 0 = online CPUs
+  uint32_t bufsize = 1u << 20;     // principal buffer bytes per slot (each half)
+  uint32_t aggsize = 1u << 20;     // aggregation buffer bytes per slot
+  uint32_t dynvarsize = 1u << 20;  // dynamic variable space bytes
   uint32_t strsize = 256;
-  uint32_t scratchsize = 8192;         // per slot
-  double switchrate_hz = 1.0;          // consumer wakeups per second (principal buffers read)
-  double aggrate_hz = 1.0;             // aggregation snapshots per second (DTrace's default too)
-  bool allow_zero_probes = false;      // dtrace -Z
+  uint32_t scratchsize = 8192;     // per slot
+  double switchrate_hz = 1.0;      // consumer wakeups per second (principal buffers read)
+  double aggrate_hz = 1.0;         // aggregation snapshots per second (DTrace's default too)
+  bool allow_zero_probes = false;  // dtrace -Z
   // The CPU the consumer thread pins itself to; -1: where its creator may run
   // (a harness's adapter sets one away from the measured CPU, as the other
   // tracers' readers are; a thread inherits its creator's pin).
   int consumer_cpu = -1;
-  uint64_t profile_target_tid = 0;     // profile provider signals this thread (0 = enabler)
+  uint64_t profile_target_tid = 0;  // profile provider signals this thread (0 = enabler)
   // Where the session lives: false = this process (its static sites), true =
   // the tracebench module (/dev/tracebench: the kernel's probes, slots per CPU).
   bool kernel = false;
@@ -78,12 +78,12 @@ constexpr uint64_t kMaxSlotMemory = 4ull << 30;
 // "8@$5", "-4@-20(%rbp)", "8@(%rax,%rdx,8)", "8@sym(%rip)"): the module's
 // tb_kmod_dvm_usdt_arg (kind, size, register numbers are the module's).
 struct UsdtArg {
-  uint8_t kind = 0;  // TB_KMOD_USDT_ARG_IMM, _REG or _MEM
-  int8_t size = 0;   // bytes; negative: signed
-  uint8_t reg = 0;   // TB_KMOD_USDT_REG_*
-  uint8_t index = 0; // memory: the index register, when scale is not 0
-  uint8_t scale = 0; // memory: 0, or 1, 2, 4, 8 (base + index * scale + value)
-  int64_t value = 0; // immediate, or displacement (rip: from the probe's address)
+  uint8_t kind = 0;   // TB_KMOD_USDT_ARG_IMM, _REG or _MEM
+  int8_t size = 0;    // bytes; negative: signed
+  uint8_t reg = 0;    // TB_KMOD_USDT_REG_*
+  uint8_t index = 0;  // memory: the index register, when scale is not 0
+  uint8_t scale = 0;  // memory: 0, or 1, 2, 4, 8 (base + index * scale + value)
+  int64_t value = 0;  // immediate, or displacement (rip: from the probe's address)
 };
 // Parses one x86-64 argument spec.  `pc` is the probe's address in its file
 // and `symbol` finds a symbol's address for "sym(%rip)" / "sym+8(%rip)"
@@ -97,10 +97,10 @@ struct ProbeInfo {
   Site* site;  // nullptr: a probe of the kernel home
   std::string provider, module, function, name;
   uint32_t kernel_kind = 0, kernel_arg = 0;  // the kernel home's probe (tb_kmod_dvm_probe)
-  std::string kernel_path;                    // pid/usdt probes: the file and the instruction's offset in it
+  std::string kernel_path;                   // pid/usdt probes: the file and the instruction's offset in it
   uint64_t kernel_offset = 0;
-  uint64_t kernel_ref_ctr = 0;                // usdt: the semaphore's file offset, 0: none
-  std::vector<UsdtArg> usdt_args;             // usdt: where its arguments are
+  uint64_t kernel_ref_ctr = 0;     // usdt: the semaphore's file offset, 0: none
+  std::vector<UsdtArg> usdt_args;  // usdt: where its arguments are
 };
 std::vector<ProbeInfo> list_probes();
 // The probes of the kernel home (Options::kernel): dtrace:::BEGIN/END, the
@@ -144,9 +144,8 @@ bool probe_matches(const std::string& pattern, const ProbeInfo& p);
 struct ConsumerStats {
   uint64_t passes = 0;
   uint64_t agg_snapshots = 0;  // of the aggregations (each pass's at most one; printa's and trunc's too)
-  uint64_t status_cycles = 0, buf_switch_cycles = 0, agg_snapshot_cycles = 0,
-           agg_rebuild_cycles = 0, chew_cycles = 0;
-  uint64_t bytes_copied = 0;  // principal + aggregation bytes read
+  uint64_t status_cycles = 0, buf_switch_cycles = 0, agg_snapshot_cycles = 0, agg_rebuild_cycles = 0, chew_cycles = 0;
+  uint64_t bytes_copied = 0;      // principal + aggregation bytes read
   uint64_t agg_bytes_copied = 0;  // aggregation snapshot bytes (memcpy)
   uint64_t records = 0;
   uint64_t error_records = 0;  // faults reported (ErrorRecord), not counted in records
@@ -267,7 +266,7 @@ class Session {
   std::vector<std::unique_ptr<Ecb>> ecbs_;
   std::vector<std::vector<Action>> action_store_;
   std::vector<std::vector<const Program*>> key_store_;
-  std::vector<EcbInfo> epids_;  // index = epid - 1
+  std::vector<EcbInfo> epids_;   // index = epid - 1
   std::vector<uint8_t> memory_;  // all slot memory in one block
   std::vector<uint8_t> dyn_chunks_;
   std::vector<uint32_t> dyn_buckets_;
@@ -298,7 +297,7 @@ class Session {
   std::unique_ptr<KernelHome> kernel_;  // Options::kernel, enabled until disable()
   Counters kernel_final_;               // the module's counters at disable()
   uint32_t kernel_ncpus_ = 0;
-  std::vector<uint8_t> buf_copy_;       // the kernel home's principal buffer copy-out
+  std::vector<uint8_t> buf_copy_;  // the kernel home's principal buffer copy-out
 };
 
 // Host defaults (rdtsc-scaled monotonic clock, process_vm_readv copyin, ...).

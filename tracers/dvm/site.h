@@ -49,27 +49,29 @@ inline bool site_enabled(const Site& s) {
 
 #define TBDVM_SITE_ATTR __attribute__((section("tbdvm_sites"), used, aligned(8)))
 
-#define TBDVM_SITE_FIRE_(prov, func, nm, region, ...)                               \
-  do {                                                                              \
-    static ::tbdvm::Site tbdvm_site_ TBDVM_SITE_ATTR = {prov, TBDVM_MODULE, func, nm, \
-                                                        {nullptr}};                 \
-    if (::tbdvm::site_enabled(tbdvm_site_))                                         \
-      ::tbdvm::site_fire_args(&tbdvm_site_, region __VA_OPT__(, ) __VA_ARGS__);     \
+#define TBDVM_SITE_FIRE_(prov, func, nm, region, ...)                                                                 \
+  do {                                                                                                                \
+    static ::tbdvm::Site tbdvm_site_ TBDVM_SITE_ATTR = {prov, TBDVM_MODULE, func, nm, {nullptr}};                     \
+    if (::tbdvm::site_enabled(tbdvm_site_)) ::tbdvm::site_fire_args(&tbdvm_site_, region __VA_OPT__(, ) __VA_ARGS__); \
   } while (0)
 
 #define DVM_PROBE(provider, function, name, ...) \
-  TBDVM_SITE_FIRE_(#provider, function, name, ::tbdvm::Region{} __VA_OPT__(, ) __VA_ARGS__)
+  TBDVM_SITE_FIRE_(                              \
+      #provider, function, name, ::tbdvm::Region {} __VA_OPT__(, ) __VA_ARGS__)
 
-#define DVM_PROBE_REGION(provider, function, name, ptr, len, ...)                        \
-  TBDVM_SITE_FIRE_(#provider, function, name,                                            \
-                   (::tbdvm::Region{reinterpret_cast<uint64_t>(ptr),                     \
-                                    static_cast<uint64_t>(len)}) __VA_OPT__(, ) __VA_ARGS__)
+#define DVM_PROBE_REGION(provider, function, name, ptr, len, ...)                                               \
+  TBDVM_SITE_FIRE_(#provider, function, name,                                                                   \
+                   (::tbdvm::Region{reinterpret_cast<uint64_t>(ptr), static_cast<uint64_t>(len)})__VA_OPT__(, ) \
+                       __VA_ARGS__)
 
 #define DVM_SYSCALL_ENTRY(sysname, ...) \
-  TBDVM_SITE_FIRE_("syscall", #sysname, "entry", ::tbdvm::Region{} __VA_OPT__(, ) __VA_ARGS__)
+  TBDVM_SITE_FIRE_(                     \
+      "syscall", #sysname, "entry", ::tbdvm::Region {} __VA_OPT__(, ) __VA_ARGS__)
 
 #define DVM_SYSCALL_RETURN(sysname, ...) \
-  TBDVM_SITE_FIRE_("syscall", #sysname, "return", ::tbdvm::Region{} __VA_OPT__(, ) __VA_ARGS__)
+  TBDVM_SITE_FIRE_(                      \
+      "syscall", #sysname, "return", ::tbdvm::Region {} __VA_OPT__(, ) __VA_ARGS__)
 
 #define DVM_FUNCTION_ENTRY(...) \
-  TBDVM_SITE_FIRE_("fbt", __func__, "entry", ::tbdvm::Region{} __VA_OPT__(, ) __VA_ARGS__)
+  TBDVM_SITE_FIRE_(             \
+      "fbt", __func__, "entry", ::tbdvm::Region {} __VA_OPT__(, ) __VA_ARGS__)

@@ -89,8 +89,7 @@ std::string with_libbpf(std::string msg) {
 // Every skeleton has the same .rodata variables and maps, so one template
 // configures any of them.
 template <class Skel>
-Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*),
-                          LoadedObject* lo) {
+Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*), LoadedObject* lo) {
   s->rodata->tb_tgid = cfg.tgid;
   s->rodata->tb_sys_nr = cfg.sys_nr;
   s->rodata->tb_record_bytes = cfg.record_bytes;
@@ -127,35 +126,34 @@ Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*),
   if (cfg.attach == AttachType::kFentry || cfg.attach == AttachType::kFexit) {
     int err = bpf_program__set_attach_target(lo->prog, 0, cfg.btf_target.c_str());
     if (err)
-      return Status::error(with_libbpf("setting the " + std::string(to_string(cfg.attach)) +
-                                       " target " + cfg.btf_target + ": " + errstr(err)));
+      return Status::error(with_libbpf("setting the " + std::string(to_string(cfg.attach)) + " target " +
+                                       cfg.btf_target + ": " + errstr(err)));
   }
   int err = load(s);
   if (err) {
     std::string what = "loading BPF program " + lo->program_name + " (" + to_string(cfg.attach);
     if (!cfg.btf_target.empty()) what += " on " + cfg.btf_target;
     what += "): " + errstr(err);
-    if (libbpf_messages(1u << 20).find("BEGIN PROG LOAD LOG") == std::string::npos)
-      what += ", verifier log empty";
+    if (libbpf_messages(1u << 20).find("BEGIN PROG LOAD LOG") == std::string::npos) what += ", verifier log empty";
     // libbpf blames RLIMIT_MEMLOCK on every EPERM; as root on a kernel that
     // charges BPF memory to the cgroup, EPERM is the kernel's own refusal.
     if (err == -EPERM && geteuid() == 0)
-      what += " (the running kernel refuses this program to root: not a memlock limit, whatever libbpf suggests; "
-              "run it in the VM lab, `tracebench vm`)";
+      what +=
+          " (the running kernel refuses this program to root: not a memlock limit, whatever libbpf suggests; "
+          "run it in the VM lab, `tracebench vm`)";
     return Status::error(with_libbpf(what));
   }
   return Status::ok();
 }
 
 template <class Skel>
-Status open_family(Skel* (*open)(const bpf_object_open_opts*), int (*load)(Skel*),
-                   void (*destroy)(Skel*), const LoadConfig& cfg,
-                   std::unique_ptr<LoadedObject>* out) {
+Status open_family(Skel* (*open)(const bpf_object_open_opts*), int (*load)(Skel*), void (*destroy)(Skel*),
+                   const LoadConfig& cfg, std::unique_ptr<LoadedObject>* out) {
   Skel* s = open(nullptr);
   if (!s) {
     const int err = errno;
-    return Status::error(with_libbpf(std::string("opening BPF skeleton ") + family_of(cfg.attach) +
-                                     ": " + errstr(err)));
+    return Status::error(
+        with_libbpf(std::string("opening BPF skeleton ") + family_of(cfg.attach) + ": " + errstr(err)));
   }
   auto lo = std::make_unique<LoadedObject>();
   lo->destroy = [s, destroy] { destroy(s); };
@@ -171,8 +169,7 @@ Status load_program(const LoadConfig& cfg, std::unique_ptr<LoadedObject>* out) {
   install_libbpf_log();
   clear_libbpf_messages();
   switch (cfg.attach) {
-    case AttachType::kTracepoint:
-      return open_family<tb_tp>(tb_tp__open_opts, tb_tp__load, tb_tp__destroy, cfg, out);
+    case AttachType::kTracepoint: return open_family<tb_tp>(tb_tp__open_opts, tb_tp__load, tb_tp__destroy, cfg, out);
     case AttachType::kRawTp:
     case AttachType::kTpBtf:
       return open_family<tb_rawtp>(tb_rawtp__open_opts, tb_rawtp__load, tb_rawtp__destroy, cfg, out);

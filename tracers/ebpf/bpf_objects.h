@@ -19,9 +19,8 @@ namespace tracebench::ebpf {
 enum class AttachType { kTracepoint, kRawTp, kTpBtf, kUprobe, kUretprobe, kUsdt, kFentry, kFexit, kKprobe, kPerfEvent };
 
 inline constexpr AttachType kAllAttachTypes[] = {
-    AttachType::kTracepoint, AttachType::kRawTp,  AttachType::kTpBtf,
-    AttachType::kUprobe,     AttachType::kUretprobe, AttachType::kUsdt,
-    AttachType::kFentry,     AttachType::kFexit,  AttachType::kKprobe, AttachType::kPerfEvent};
+    AttachType::kTracepoint, AttachType::kRawTp,  AttachType::kTpBtf, AttachType::kUprobe, AttachType::kUretprobe,
+    AttachType::kUsdt,       AttachType::kFentry, AttachType::kFexit, AttachType::kKprobe, AttachType::kPerfEvent};
 
 const char* to_string(AttachType t);
 bool parse_attach_type(const std::string& s, AttachType* out);
@@ -54,7 +53,7 @@ struct LoadedObject {
   bpf_map* count = nullptr;
   bpf_map* drops = nullptr;
   bpf_map* faults = nullptr;  // failed copies of the workload's buffer
-  bpf_map* hash = nullptr;  // the one the action uses
+  bpf_map* hash = nullptr;    // the one the action uses
   bpf_map* rb = nullptr;
   bpf_map* pb = nullptr;
   std::string program_name;

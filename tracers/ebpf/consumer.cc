@@ -39,14 +39,10 @@ Status Consumer::start(const ConsumerConfig& cfg) {
   clear_libbpf_messages();
   if (cfg.kind == BufferKind::kRingbuf) {
     rb_ = ring_buffer__new(cfg.map_fd, ringbuf_cb, this, nullptr);
-    if (!rb_)
-      return Status::error("ring_buffer__new: " + std::string(std::strerror(errno)) + " " +
-                           libbpf_messages());
+    if (!rb_) return Status::error("ring_buffer__new: " + std::string(std::strerror(errno)) + " " + libbpf_messages());
   } else {
     pb_ = perf_buffer__new(cfg.map_fd, cfg.perf_pages, perf_sample_cb, perf_lost_cb, this, nullptr);
-    if (!pb_)
-      return Status::error("perf_buffer__new: " + std::string(std::strerror(errno)) + " " +
-                           libbpf_messages());
+    if (!pb_) return Status::error("perf_buffer__new: " + std::string(std::strerror(errno)) + " " + libbpf_messages());
   }
   stop_ = false;
   ready_ = false;
@@ -96,8 +92,7 @@ Status Consumer::drain() {
     std::uint64_t before = records_.load();
     int n = consume_once(false);
     if (n < 0 && n != -EINTR)
-      return Status::error("consuming the " +
-                           std::string(rb_ ? "ring buffer" : "perf buffer") +
+      return Status::error("consuming the " + std::string(rb_ ? "ring buffer" : "perf buffer") +
                            " failed: " + std::strerror(-n));
     if (records_.load() == before) break;
   }

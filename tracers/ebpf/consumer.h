@@ -32,8 +32,8 @@ struct ConsumerConfig {
   // the program generates them and the consumer checks its pattern.
   bool workload_payload = false;
   std::size_t payload_bytes = 0;
-  int cpu = 0;                  // consumer thread's CPU (-1 = not pinned)
-  int poll_ms = 50;             // epoll timeout; bounds how long stop() waits
+  int cpu = 0;       // consumer thread's CPU (-1 = not pinned)
+  int poll_ms = 50;  // epoll timeout; bounds how long stop() waits
 };
 
 class Consumer {

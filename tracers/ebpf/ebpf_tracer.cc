@@ -62,12 +62,23 @@ std::string with_libbpf(std::string msg) {
 // Syscalls a workload may name; raw_tp/tp_btf filter on the number.
 long syscall_number(const std::string& name) {
   static const std::map<std::string, long> table = {
-      {"getpid", SYS_getpid},   {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
-      {"getuid", SYS_getuid},   {"read", SYS_read},       {"write", SYS_write},
-      {"pread64", SYS_pread64}, {"pwrite64", SYS_pwrite64}, {"close", SYS_close},
-      {"openat", SYS_openat},   {"futex", SYS_futex},     {"nanosleep", SYS_nanosleep},
-      {"sched_yield", SYS_sched_yield}, {"clock_gettime", SYS_clock_gettime},
-      {"ioctl", SYS_ioctl},     {"lseek", SYS_lseek},     {"fstat", SYS_fstat},
+      {"getpid", SYS_getpid},
+      {"getppid", SYS_getppid},
+      {"gettid", SYS_gettid},
+      {"getuid", SYS_getuid},
+      {"read", SYS_read},
+      {"write", SYS_write},
+      {"pread64", SYS_pread64},
+      {"pwrite64", SYS_pwrite64},
+      {"close", SYS_close},
+      {"openat", SYS_openat},
+      {"futex", SYS_futex},
+      {"nanosleep", SYS_nanosleep},
+      {"sched_yield", SYS_sched_yield},
+      {"clock_gettime", SYS_clock_gettime},
+      {"ioctl", SYS_ioctl},
+      {"lseek", SYS_lseek},
+      {"fstat", SYS_fstat},
   };
   auto it = table.find(name);
   return it == table.end() ? -1 : it->second;
@@ -96,7 +107,6 @@ const char* tracefs_dir() {
   }
   return nullptr;
 }
-
 
 std::atomic<bool> g_mounted_tracefs{false};
 
@@ -136,9 +146,8 @@ Status ensure_tracefs(bool* mounted_by_us) {
   if (tracefs_dir()) return Status::ok();
   if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0) {
     const int err = errno;
-    return Status::error(
-        "tracefs is not mounted and mounting it at /sys/kernel/tracing failed (" + errstr(err) +
-        "); mount it with `mount -t tracefs nodev /sys/kernel/tracing` (needs root)");
+    return Status::error("tracefs is not mounted and mounting it at /sys/kernel/tracing failed (" + errstr(err) +
+                         "); mount it with `mount -t tracefs nodev /sys/kernel/tracing` (needs root)");
   }
   g_mounted_tracefs = true;
   if (mounted_by_us) *mounted_by_us = true;
@@ -174,7 +183,6 @@ Status EbpfTracer::validate(const AttachSpec& spec) const {
   return scratch.parse_options(spec);
 }
 
-
 // One switch over the probe kinds (~100 lines), each a few lines from the
 // probe point to the program's target (a tracepoint, a function, a file and
 // offset): what each kind attaches to reads in one place.
@@ -185,8 +193,7 @@ Status EbpfTracer::resolve_target() {
   const AttachType t = cfg_.attach;
   switch (p.kind) {
     case ProbeKind::kSyscall: {
-      if (!valid_ident(p.target))
-        return Status::error("ebpf: probe '" + p.name + "' has no valid syscall name");
+      if (!valid_ident(p.target)) return Status::error("ebpf: probe '" + p.name + "' has no valid syscall name");
       cfg_.sys_nr = syscall_number(p.target);
       if (t == AttachType::kTracepoint) {
         bool mounted = false;
@@ -212,11 +219,10 @@ Status EbpfTracer::resolve_target() {
         clear_libbpf_messages();
         btf* vmlinux = btf__load_vmlinux_btf();
         if (!vmlinux)
-          return Status::error(with_libbpf("ebpf: loading the kernel's BTF failed: " +
-                                           errstr(errno) + " (needs CONFIG_DEBUG_INFO_BTF)"));
+          return Status::error(with_libbpf("ebpf: loading the kernel's BTF failed: " + errstr(errno) +
+                                           " (needs CONFIG_DEBUG_INFO_BTF)"));
         std::string tried;
-        for (std::string cand : {kSyscallPrefix + p.target, "__do_sys_" + p.target,
-                                 "ksys_" + p.target}) {
+        for (std::string cand : {kSyscallPrefix + p.target, "__do_sys_" + p.target, "ksys_" + p.target}) {
           if (btf__find_by_name_kind(vmlinux, cand.c_str(), BTF_KIND_FUNC) >= 0) {
             kernel_func_ = cand;
             break;
@@ -224,8 +230,7 @@ Status EbpfTracer::resolve_target() {
           tried += (tried.empty() ? "" : ", ") + cand;
         }
         btf__free(vmlinux);
-        if (kernel_func_.empty())
-          return Status::error("ebpf: none of " + tried + " is a function in the kernel's BTF");
+        if (kernel_func_.empty()) return Status::error("ebpf: none of " + tried + " is a function in the kernel's BTF");
         target_desc_ = kernel_func_;
       }
       break;
@@ -273,8 +278,7 @@ Status EbpfTracer::resolve_target() {
       }
       break;
     }
-    default:
-      return Status::error("ebpf: unsupported probe kind");
+    default: return Status::error("ebpf: unsupported probe kind");
   }
   cfg_.btf_target = kernel_func_;
   return Status::ok();
@@ -357,17 +361,11 @@ Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_l
     case AttachType::kTracepoint:
       link = bpf_program__attach_tracepoint(prog, tp_category_.c_str(), tp_name_.c_str());
       break;
-    case AttachType::kRawTp:
-      link = bpf_program__attach_raw_tracepoint(prog, "sys_enter");
-      break;
+    case AttachType::kRawTp: link = bpf_program__attach_raw_tracepoint(prog, "sys_enter"); break;
     case AttachType::kTpBtf:
     case AttachType::kFentry:
-    case AttachType::kFexit:
-      link = bpf_program__attach_trace(prog);
-      break;
-    case AttachType::kKprobe:
-      link = bpf_program__attach_kprobe(prog, false, kernel_func_.c_str());
-      break;
+    case AttachType::kFexit: link = bpf_program__attach_trace(prog); break;
+    case AttachType::kKprobe: link = bpf_program__attach_kprobe(prog, false, kernel_func_.c_str()); break;
     case AttachType::kUprobe:
     case AttachType::kUretprobe: {
       LIBBPF_OPTS(bpf_uprobe_opts, opts);
@@ -377,8 +375,7 @@ Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_l
       break;
     }
     case AttachType::kUsdt:
-      link = bpf_program__attach_usdt(prog, pid_, binary_.c_str(), usdt_provider_.c_str(),
-                                      usdt_name_.c_str(), nullptr);
+      link = bpf_program__attach_usdt(prog, pid_, binary_.c_str(), usdt_provider_.c_str(), usdt_name_.c_str(), nullptr);
       break;
     case AttachType::kPerfEvent: {
       // A software cpu-clock event sampling the firing thread with a fixed
@@ -575,7 +572,8 @@ EventCounts EbpfTracer::counts() {
   if (const std::uint64_t faults = sum_percpu(obj_->faults, 0)) {
     c.lost += faults;
     c.tracer_errors = faults;
-    c.tracer_error_detail = "bpf_probe_read_user() of the workload's buffer failed " + std::to_string(faults) + " times";
+    c.tracer_error_detail =
+        "bpf_probe_read_user() of the workload's buffer failed " + std::to_string(faults) + " times";
   }
   // Runs the kernel skipped (recursion) were not recorded either; they cannot
   // be attributed to our process, so the count is no longer exact.
@@ -595,8 +593,7 @@ nlohmann::json EbpfTracer::details() const {
     // Not attached (`tracebench env`): what each attach type does here.
     nlohmann::json types = nlohmann::json::object();
     for (const auto& [name, av] : attach_type_availability()) {
-      types[name] = av.ok ? nlohmann::json{{"ok", true}}
-                          : nlohmann::json{{"ok", false}, {"reason", av.reason}};
+      types[name] = av.ok ? nlohmann::json{{"ok", true}} : nlohmann::json{{"ok", false}, {"reason", av.reason}};
     }
     j["attach_types"] = types;
     return j;
@@ -632,11 +629,11 @@ nlohmann::json EbpfTracer::details() const {
     opts["consumer"] = consumer_cfg_.mode == ConsumerMode::kEpoll ? "epoll" : "spin";
     opts["consumer_cpu"] = consumer_cfg_.cpu;
     if (consumer_shares_cpu_)
-      j["warnings"] = {"the consumer thread runs on the measured CPU (consumer_cpu=" +
-                       std::to_string(consumer_cfg_.cpu) +
-                       "): it drains the buffer between the workload's events, so its work is in the traced figure "
-                       "and no cross-CPU wakeup is paid; give ebpf.consumer_cpu another CPU to measure the "
-                       "producer's cost alone"};
+      j["warnings"] = {
+          "the consumer thread runs on the measured CPU (consumer_cpu=" + std::to_string(consumer_cfg_.cpu) +
+          "): it drains the buffer between the workload's events, so its work is in the traced figure "
+          "and no cross-CPU wakeup is paid; give ebpf.consumer_cpu another CPU to measure the "
+          "producer's cost alone"};
     if (cfg_.action == "ringbuf") opts["wakeup"] = wakeup_;
   }
   if (cfg_.action == "hash") {
@@ -729,9 +726,7 @@ Availability try_attach_type(AttachType t) {
       spec.probe = {"profile:cpu-clock", ProbeKind::kProfile, "cpu-clock", 0, ""};
       spec.options["profile_hz"] = "10000";
       break;
-    default:
-      spec.probe = {"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""};
-      break;
+    default: spec.probe = {"syscall:getpid", ProbeKind::kSyscall, "getpid", 0, ""}; break;
   }
   EbpfTracer tracer;
   Status st = tracer.attach(spec);
@@ -741,8 +736,7 @@ Availability try_attach_type(AttachType t) {
   if (st && profile) {
     // ~2 ms of this thread's CPU time: about 20 of the timer's periods.
     const double until = thread_cpu_seconds() + 0.002;
-    while (thread_cpu_seconds() < until) {
-    }
+    while (thread_cpu_seconds() < until) {}
   }
   if (st && !profile) {
     for (int i = 0; i < kFires; i++) {
@@ -762,8 +756,8 @@ Availability try_attach_type(AttachType t) {
   } else if (st) {
     EventCounts c = tracer.counts();
     if (c.recorded != kFires)
-      st = Status::error("attached, but counted " + std::to_string(c.recorded) + " of " +
-                         std::to_string(kFires) + " events");
+      st = Status::error("attached, but counted " + std::to_string(c.recorded) + " of " + std::to_string(kFires) +
+                         " events");
   }
   tracer.teardown();
   return st ? Availability::yes() : Availability::no(st.message());

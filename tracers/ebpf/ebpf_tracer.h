@@ -113,8 +113,8 @@ class EbpfTracer final : public Tracer {
   bool copy_payload_ = false;
   // Resolved target.
   int pid_ = 0;
-  std::string binary_;          // uprobe/usdt: /proc/<pid>/exe
-  std::string target_desc_;     // "syscalls:sys_enter_getpid", ...
+  std::string binary_;       // uprobe/usdt: /proc/<pid>/exe
+  std::string target_desc_;  // "syscalls:sys_enter_getpid", ...
   std::string usdt_provider_, usdt_name_, kernel_func_;
   std::string tp_category_, tp_name_;  // attach=tracepoint: the tracefs event
 

@@ -6,8 +6,8 @@ namespace tracebench::ebpf {
 
 ModelDescription EbpfTracer::model() const {
   ModelDescription d;
-  ModelScenario payload = model_scenario(
-      "payload", "256 B copied from write(2) into the ring buffer, its reader", "write_null", "ringbuf", 256, 20000);
+  ModelScenario payload = model_scenario("payload", "256 B copied from write(2) into the ring buffer, its reader",
+                                         "write_null", "ringbuf", 256, 20000);
   // The payload sweep again with the reader woken on few records: a hot
   // loop wakes it on most records, a paced workload on few.  The reader then
   // reads on its timer, every 2 ms: often enough that a hot loop of 1 KiB

@@ -19,38 +19,65 @@ namespace tracebench::ebpf {
 const OptionSchema& option_schema() {
   using T = OptionSpec::Type;
   static const OptionSchema schema = {
-      {.name = "attach", .type = T::kChoice, .help = "the BPF program type and hook (table above)",
+      {.name = "attach",
+       .type = T::kChoice,
+       .help = "the BPF program type and hook (table above)",
        .default_help = "from the probe kind (table above)",
        .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "fentry", "fexit", "kprobe",
                  "perf_event"}},
-      {.name = "profile_hz", .type = T::kUint,
+      {.name = "profile_hz",
+       .type = T::kUint,
        .help = "profile probes (attach=perf_event): samples per second of the firing thread's CPU time, a "
                "software cpu-clock event with a fixed period of 1e9/hz ns (bpftrace's `profile:hz`)",
-       .default_value = "10000", .min = 1, .max = 100000},
-      {.name = "wakeup", .type = T::kChoice,
+       .default_value = "10000",
+       .min = 1,
+       .max = 100000},
+      {.name = "wakeup",
+       .type = T::kChoice,
        .help = "`bpf_ringbuf_submit()` flags 0, `BPF_RB_NO_WAKEUP`, `BPF_RB_FORCE_WAKEUP` (ringbuf only)",
-       .default_value = "default", .words = {"default", "no_wakeup", "force"}},
-      {.name = "consumer", .type = T::kChoice,
+       .default_value = "default",
+       .words = {"default", "no_wakeup", "force"}},
+      {.name = "consumer",
+       .type = T::kChoice,
        .help = "`epoll` (`ring_buffer__poll`/`perf_buffer__poll`) or `spin` (`__consume` in a loop)",
-       .default_value = "epoll", .words = {"epoll", "spin"}},
-      {.name = "consumer_cpu", .type = T::kUint,
+       .default_value = "epoll",
+       .words = {"epoll", "spin"}},
+      {.name = "consumer_cpu",
+       .type = T::kUint,
        .help = "CPU the consumer thread pins itself to. On the measured CPU (e.g. `--cpu 0 -o "
                "ebpf.consumer_cpu=0`) it drains the buffer between the workload's events: its work is then in "
                "the traced figure and no cross-CPU wakeup is paid, and the result says so in `warnings`",
-       .default_help = "the first CPU the measured thread is not pinned to", .max = 4095},
-      {.name = "poll_ms", .type = T::kUint,
-       .help = "epoll timeout; with `no_wakeup` the consumer only runs on timeouts", .default_value = "10", .min = 1,
+       .default_help = "the first CPU the measured thread is not pinned to",
+       .max = 4095},
+      {.name = "poll_ms",
+       .type = T::kUint,
+       .help = "epoll timeout; with `no_wakeup` the consumer only runs on timeouts",
+       .default_value = "10",
+       .min = 1,
        .max = 10000},
-      {.name = "buffer_kb", .type = T::kUint,
+      {.name = "buffer_kb",
+       .type = T::kUint,
        .help = "ring buffer size, or perf buffer size per CPU; at least one page",
-       .default_help = "4096 (ringbuf), 256 (perfbuf)", .min = 4, .max = 1u << 20, .power_of_two = true},
-      {.name = "record_bytes", .type = T::kUint,
+       .default_help = "4096 (ringbuf), 256 (perfbuf)",
+       .min = 4,
+       .max = 1u << 20,
+       .power_of_two = true},
+      {.name = "record_bytes",
+       .type = T::kUint,
        .help = "record size, a multiple of 8 (16.. when copying the workload's buffer)",
-       .default_help = "the payload size rounded up to 8 (+ 8 for the header when copied), or 64", .min = 8,
+       .default_help = "the payload size rounded up to 8 (+ 8 for the header when copied), or 64",
+       .min = 8,
        .max = TB_MAX_RECORD_BYTES},
-      {.name = "hash_map", .type = T::kChoice, .help = "per-CPU or shared hash map for the hash action",
-       .default_value = "percpu", .words = {"percpu", "shared"}},
-      {.name = "hash_entries", .type = T::kUint, .help = "hash map capacity", .default_value = "10240", .min = 1,
+      {.name = "hash_map",
+       .type = T::kChoice,
+       .help = "per-CPU or shared hash map for the hash action",
+       .default_value = "percpu",
+       .words = {"percpu", "shared"}},
+      {.name = "hash_entries",
+       .type = T::kUint,
+       .help = "hash map capacity",
+       .default_value = "10240",
+       .min = 1,
        .max = 1u << 24},
       ecbs_option("programs on the probe point (count action): the extra ones are separate programs with their "
                   "own counters and links on the same hook, filtering as `extra_predicate` says (a handler-count "
@@ -58,7 +85,8 @@ const OptionSchema& option_schema() {
                   64),
       extra_predicate_option("with ecbs > 1: the extra programs' process filter holds (`true`: each counts every "
                              "event, checked) or never holds (`false`: a tgid no task has, compared on every event)"),
-      {.name = "stats", .type = T::kBool,
+      {.name = "stats",
+       .type = T::kBool,
        .help = "kernel run statistics (`bpf_enable_stats(BPF_STATS_RUN_TIME)`, held from attach to teardown)",
        .default_help = "off; on for `empty`"},
   };
@@ -103,13 +131,10 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   bool compatible = false;
   switch (spec.probe.kind) {
     case ProbeKind::kSyscall:
-      compatible = t == AttachType::kTracepoint || t == AttachType::kRawTp ||
-                   t == AttachType::kTpBtf || t == AttachType::kFentry ||
-                   t == AttachType::kFexit || t == AttachType::kKprobe;
+      compatible = t == AttachType::kTracepoint || t == AttachType::kRawTp || t == AttachType::kTpBtf ||
+                   t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
       break;
-    case ProbeKind::kUserFunction:
-      compatible = t == AttachType::kUprobe || t == AttachType::kUretprobe;
-      break;
+    case ProbeKind::kUserFunction: compatible = t == AttachType::kUprobe || t == AttachType::kUretprobe; break;
     case ProbeKind::kUsdt: compatible = t == AttachType::kUsdt; break;
     case ProbeKind::kKernelFunction:
       compatible = t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
@@ -119,17 +144,21 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
     default: break;
   }
   if (!compatible)
-    return Status::error("ebpf: attach=" + attach + " cannot attach to " +
-                         std::string(to_string(spec.probe.kind)) + " probe '" + spec.probe.name +
-                         "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
-                         "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint; "
-                         "profile: perf_event)");
+    return Status::error(
+        "ebpf: attach=" + attach + " cannot attach to " + std::string(to_string(spec.probe.kind)) + " probe '" +
+        spec.probe.name +
+        "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
+        "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint; "
+        "profile: perf_event)");
 
   // Ring buffer wakeup policy.
   wakeup_ = opts.text("wakeup");
-  if (wakeup_ == "default") cfg_.wakeup_flags = 0;
-  else if (wakeup_ == "no_wakeup") cfg_.wakeup_flags = BPF_RB_NO_WAKEUP;
-  else cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
+  if (wakeup_ == "default")
+    cfg_.wakeup_flags = 0;
+  else if (wakeup_ == "no_wakeup")
+    cfg_.wakeup_flags = BPF_RB_NO_WAKEUP;
+  else
+    cfg_.wakeup_flags = BPF_RB_FORCE_WAKEUP;
   if (wakeup_ != "default" && action != "ringbuf")
     return Status::error("ebpf: wakeup=" + wakeup_ +
                          " applies to the ringbuf action only (perf buffers wake per record)");
@@ -141,8 +170,8 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   const std::vector<int> online = common::online_cpus();
   const int away = common::cpu_away_from_this_thread();
   std::uint64_t v = opts.has("consumer_cpu") ? opts.number("consumer_cpu")
-                    : away >= 0                ? static_cast<std::uint64_t>(away)
-                                               : static_cast<std::uint64_t>(online.empty() ? 0 : online.front());
+                    : away >= 0              ? static_cast<std::uint64_t>(away)
+                                             : static_cast<std::uint64_t>(online.empty() ? 0 : online.front());
   if (opts.has("consumer_cpu")) TB_TRY(common::check_consumer_cpu("ebpf", static_cast<long>(v)));
   const long ncpu = static_cast<long>(online.size());
   consumer_cfg_.cpu = static_cast<int>(v);
@@ -156,13 +185,12 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   // with bpf_probe_read_user() at probes that hand one over (the syscall's
   // or function's arguments named by the probe point), else generated.
   const ProbePoint& pp = spec.probe;
-  const bool buffer_at_probe =
-      pp.payload_addr_arg >= 0 && pp.payload_len_arg >= 0 &&
-      ((pp.kind == ProbeKind::kSyscall &&
-        (t == AttachType::kTracepoint || t == AttachType::kRawTp || t == AttachType::kTpBtf) &&
-        pp.payload_addr_arg < 5 && pp.payload_len_arg < 5) ||
-       (pp.kind == ProbeKind::kUserFunction && t == AttachType::kUprobe && pp.payload_addr_arg < 5 &&
-        pp.payload_len_arg < 5));
+  const bool buffer_at_probe = pp.payload_addr_arg >= 0 && pp.payload_len_arg >= 0 &&
+                               ((pp.kind == ProbeKind::kSyscall &&
+                                 (t == AttachType::kTracepoint || t == AttachType::kRawTp || t == AttachType::kTpBtf) &&
+                                 pp.payload_addr_arg < 5 && pp.payload_len_arg < 5) ||
+                                (pp.kind == ProbeKind::kUserFunction && t == AttachType::kUprobe &&
+                                 pp.payload_addr_arg < 5 && pp.payload_len_arg < 5));
   copy_payload_ = (action == "ringbuf" || action == "perfbuf") && spec.payload_bytes > 0 && buffer_at_probe;
   cfg_.payload_arg = copy_payload_ ? pp.payload_addr_arg : -1;
   cfg_.payload_len_arg = copy_payload_ ? pp.payload_len_arg : -1;
@@ -174,20 +202,17 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   if (def_record < 8) def_record = 8;
   if (def_record > TB_MAX_RECORD_BYTES)
     return Status::error("ebpf: payload of " + std::to_string(spec.payload_bytes) +
-                         " bytes exceeds the largest record (" +
-                         std::to_string(TB_MAX_RECORD_BYTES) + " bytes)");
+                         " bytes exceeds the largest record (" + std::to_string(TB_MAX_RECORD_BYTES) + " bytes)");
   v = opts.has("record_bytes") ? opts.number("record_bytes") : def_record;
   if (v < (copy_payload_ ? 16u : 8u) || v % 8)
-    return Status::error("ebpf: record_bytes must be a multiple of 8 in 8.." +
-                         std::to_string(TB_MAX_RECORD_BYTES));
+    return Status::error("ebpf: record_bytes must be a multiple of 8 in 8.." + std::to_string(TB_MAX_RECORD_BYTES));
   cfg_.record_bytes = static_cast<std::uint32_t>(v);
 
   const bool perf = action == "perfbuf";
   v = opts.has("buffer_kb") ? opts.number("buffer_kb") : perf ? 256 : 4096;
   buffer_kb_ = v;
   const long page = sysconf(_SC_PAGESIZE);
-  if (v * 1024 < static_cast<std::uint64_t>(page))
-    return Status::error("ebpf: buffer_kb must be at least one page");
+  if (v * 1024 < static_cast<std::uint64_t>(page)) return Status::error("ebpf: buffer_kb must be at least one page");
   cfg_.ringbuf_bytes = static_cast<std::uint32_t>(v * 1024);
   consumer_cfg_.perf_pages = v * 1024 / static_cast<std::uint64_t>(page);
 

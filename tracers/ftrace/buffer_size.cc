@@ -8,9 +8,9 @@
 namespace tracebench::ftrace {
 
 namespace {
-constexpr std::uint64_t kEventHeader = 4;       // type_len:5, time_delta:27
-constexpr std::uint64_t kSmallDataMax = 28 * 4; // RB_MAX_SMALL_DATA: longer entries carry a length word
-constexpr std::uint64_t kSubbufHeader = 16;     // buffer_data_page: u64 time stamp + commit
+constexpr std::uint64_t kEventHeader = 4;        // type_len:5, time_delta:27
+constexpr std::uint64_t kSmallDataMax = 28 * 4;  // RB_MAX_SMALL_DATA: longer entries carry a length word
+constexpr std::uint64_t kSubbufHeader = 16;      // buffer_data_page: u64 time stamp + commit
 constexpr std::uint64_t kBoundKb = 256 * 1024;
 
 std::uint64_t mem_available_kb() {

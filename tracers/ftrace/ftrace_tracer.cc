@@ -60,8 +60,9 @@ Status write_instance_file(tracefs_instance* inst, const char* file, const std::
   if (tracefs_instance_file_write(inst, file, value.c_str()) < 0) {
     int err = errno ? errno : EIO;
     std::string extra = last_tracefs_error(inst);
-    return Status::error("write '" + value + "' to " + std::string(tracefs_instance_get_name(inst) ? tracefs_instance_get_name(inst) : "") + "/" + file +
-                         ": " + std::strerror(err) + (extra.empty() ? "" : " (" + extra + ")"));
+    return Status::error("write '" + value + "' to " +
+                         std::string(tracefs_instance_get_name(inst) ? tracefs_instance_get_name(inst) : "") + "/" +
+                         file + ": " + std::strerror(err) + (extra.empty() ? "" : " (" + extra + ")"));
   }
   return Status::ok();
 }
@@ -92,7 +93,7 @@ Status try_function_tracer(tracefs_instance* inst, const std::string& function) 
 std::size_t max_payload_bytes() {
   // Found by trying once per process: one write far above any limit into the
   // trace_marker of a throw-away instance; the kernel returns what it kept.
-  static const std::size_t limit = [] () -> std::size_t {
+  static const std::size_t limit = []() -> std::size_t {
     if (!tracing_dir()) return 0;
     std::string name = common::owned_name("markerlimit");
     tracefs_instance* inst = tracefs_instance_create(name.c_str());
@@ -123,36 +124,50 @@ std::size_t max_payload_bytes() {
 const OptionSchema& option_schema() {
   using T = OptionSpec::Type;
   static const OptionSchema schema = {
-      {.name = "buffer_kb", .type = T::kUint,
+      {.name = "buffer_kb",
+       .type = T::kUint,
        .help = "per-CPU ring buffer size in KiB (`buffer_size_kb`; the kernel rounds up to whole sub-buffers)",
        .default_help = "sized per benchmark to hold one traced block, read back after it: events per block x record "
                        "bytes (+1/8, in whole sub-buffers), never below the kernel's default for a new instance "
                        "(1410 KiB on 6.18), at most 256 MiB per CPU and 1/8 of MemAvailable over every CPU's buffer; "
                        "with `read=end` the kernel's default",
-       .min = 1, .max = 1u << 22},
-      {.name = "clock", .type = T::kText, .help = "trace clock; the instance's `trace_clock` lists the kernel's",
-       .default_value = "local", .format = "a trace clock name (local, global, x86-tsc, mono, ...)",
+       .min = 1,
+       .max = 1u << 22},
+      {.name = "clock",
+       .type = T::kText,
+       .help = "trace clock; the instance's `trace_clock` lists the kernel's",
+       .default_value = "local",
+       .format = "a trace clock name (local, global, x86-tsc, mono, ...)",
        .check = [](const std::string& v) -> std::string {
          return v.find_first_of(" \n[]") == std::string::npos ? "" : "expected a trace clock name (local, global, ...)";
        }},
-      {.name = "mode", .type = T::kChoice,
+      {.name = "mode",
+       .type = T::kChoice,
        .help = "`options/overwrite`: overwrite the oldest events, or drop new ones when full",
-       .default_value = "overwrite", .words = {"overwrite", "discard"}},
-      {.name = "event", .type = T::kText,
+       .default_value = "overwrite",
+       .words = {"overwrite", "discard"}},
+      {.name = "event",
+       .type = T::kText,
        .help = "the tracepoint a syscall probe uses (e.g. `raw_syscalls:sys_enter`)",
-       .default_help = "`syscalls:sys_enter_<target>`", .format = "system:event", .check = check_system_event},
-      {.name = "pid_filter", .type = T::kBool,
+       .default_help = "`syscalls:sys_enter_<target>`",
+       .format = "system:event",
+       .check = check_system_event},
+      {.name = "pid_filter",
+       .type = T::kBool,
        .help = "`set_event_pid` = all threads of the target process + `options/event-fork` (threads created "
                "later are added by the kernel); off makes counts inexact",
        .default_value = "on"},
-      {.name = "id_filter", .type = T::kBool,
+      {.name = "id_filter",
+       .type = T::kBool,
        .help = "for `raw_syscalls:*`: event filter `id == __NR_<target>`; off records every syscall of the "
                "process (counts inexact)",
        .default_value = "on"},
-      {.name = "read", .type = T::kChoice,
+      {.name = "read",
+       .type = T::kChoice,
        .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
                "(then a small `buffer_kb` loses events, which are counted)",
-       .default_value = "disable", .words = {"disable", "end"}},
+       .default_value = "disable",
+       .words = {"disable", "end"}},
       ecbs_option("handlers on the probe point: the event enabled in `ecbs` instances, this one and `ecbs - 1` "
                   "extra instances `tracebench-<pid>-[<n>-]h<i>` with the same filters (a handler-count sweep for "
                   "`tracebench model fit`); event probes only, not `kMarker` or the function tracer",
@@ -235,8 +250,8 @@ nlohmann::json probe_features() {
   {
     std::string file;
     std::uint64_t offset = 0;
-    Status st = address_to_file_offset(getpid(), reinterpret_cast<std::uintptr_t>(&tb_ftrace_feature_probe_site),
-                                       &file, &offset);
+    Status st = address_to_file_offset(getpid(), reinterpret_cast<std::uintptr_t>(&tb_ftrace_feature_probe_site), &file,
+                                       &offset);
     if (st) {
       std::string ev = common::owned_event_name("features");
       tracefs_dynevent* d = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
@@ -269,12 +284,15 @@ std::string_view FtraceTracer::description() const {
 Availability FtraceTracer::available() {
   if (geteuid() != 0) return Availability::no("ftrace needs root (tracefs is root-only); run as root");
   const char* dir = tracing_dir();
-  if (!dir) return Availability::no("tracefs is not mounted at /sys/kernel/tracing and mounting it failed: "
-                                    "mount -t tracefs nodev /sys/kernel/tracing");
+  if (!dir)
+    return Availability::no(
+        "tracefs is not mounted at /sys/kernel/tracing and mounting it failed: "
+        "mount -t tracefs nodev /sys/kernel/tracing");
   std::string name = common::owned_name("probe");
   tracefs_instance* inst = tracefs_instance_create(name.c_str());
-  if (!inst) return Availability::no("cannot create a tracefs instance (" + std::string(std::strerror(errno)) +
-                                     "); the kernel needs CONFIG_TRACING with instances");
+  if (!inst)
+    return Availability::no("cannot create a tracefs instance (" + std::string(std::strerror(errno)) +
+                            "); the kernel needs CONFIG_TRACING with instances");
   bool ok = tracefs_file_exists(inst, "trace_marker");
   tracefs_instance_destroy(inst);
   tracefs_instance_free(inst);
@@ -296,14 +314,10 @@ bool FtraceTracer::supports(const ProbePoint& probe) const {
     case ProbeKind::kSyscall:
     case ProbeKind::kMarker:
     case ProbeKind::kKernelFunction:
-    case ProbeKind::kKmodTracepoint:
-      return true;
-    case ProbeKind::kUserFunction:
-      return probe.address != 0;
-    case ProbeKind::kUsdt:
-      return probe.target.find(':') != std::string::npos;
-    default:
-      return false;
+    case ProbeKind::kKmodTracepoint: return true;
+    case ProbeKind::kUserFunction: return probe.address != 0;
+    case ProbeKind::kUsdt: return probe.target.find(':') != std::string::npos;
+    default: return false;
   }
 }
 
@@ -339,8 +353,10 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
   std::string file;
   std::uint64_t offset = 0, semaphore = 0;
   const bool usdt = spec.probe.kind == ProbeKind::kUsdt;
-  if (usdt) TB_TRY(common::usdt_site(pid, spec.probe.target, &file, &offset, &semaphore));
-  else TB_TRY(address_to_file_offset(pid, spec.probe.address, &file, &offset));
+  if (usdt)
+    TB_TRY(common::usdt_site(pid, spec.probe.target, &file, &offset, &semaphore));
+  else
+    TB_TRY(address_to_file_offset(pid, spec.probe.address, &file, &offset));
   // tb<pid>_<symbol>, a C identifier of at most 63 characters.
   std::string sym;
   for (char c : spec.probe.target) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
@@ -418,11 +434,8 @@ Status FtraceTracer::setup_event(const AttachSpec& spec) {
       function_ = true;
       break;
     case ProbeKind::kUserFunction:
-    case ProbeKind::kUsdt:
-      TB_TRY(setup_uprobe(spec));
-      break;
-    default:
-      return Status::error("ftrace cannot attach to probe kind " + std::string(to_string(p.kind)));
+    case ProbeKind::kUsdt: TB_TRY(setup_uprobe(spec)); break;
+    default: return Status::error("ftrace cannot attach to probe kind " + std::string(to_string(p.kind)));
   }
   if (!marker_ && !function_ && !tracefs_event_file_exists(instance_, system_.c_str(), event_.c_str(), "enable"))
     return Status::error("tracefs event " + system_ + ":" + event_ +
@@ -505,12 +518,12 @@ Status FtraceTracer::attach(const AttachSpec& spec) {
   TB_TRY(validate(spec));  // probe, options, action
   FtraceConfig config;
   TB_TRY(parse_spec_options(spec, &config));
-  if (!tracing_dir())
-    return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
+  if (!tracing_dir()) return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
 
   config_ = config;
   spec_ = spec;
-  recorded_ = lost_ = other_events_ = payload_verified_ = payload_bad_events_ = payload_short_events_ = reads_ = lost_before_reset_ = 0;
+  recorded_ = lost_ = other_events_ = payload_verified_ = payload_bad_events_ = payload_short_events_ = reads_ =
+      lost_before_reset_ = 0;
   payload_checked_events_ = payload_kept_bytes_ = 0;
   payload_problem_.clear();
   first_other_.clear();
@@ -566,8 +579,7 @@ Status FtraceTracer::create_instance(int seq) {
 // The instance's buffer size, clock and mode, and the function tracer
 // defined (not enabled until enable()).
 Status FtraceTracer::configure_buffer(const AttachSpec& spec) {
-  if (config_.buffer_kb)
-    TB_TRY(write_instance_file(instance_, "buffer_size_kb", std::to_string(config_.buffer_kb)));
+  if (config_.buffer_kb) TB_TRY(write_instance_file(instance_, "buffer_size_kb", std::to_string(config_.buffer_kb)));
   TB_TRY(check_clock(instance_, config_.clock));
   TB_TRY(write_instance_file(instance_, "trace_clock", config_.clock));
   if ((config_.overwrite ? tracefs_option_enable(instance_, TRACEFS_OPTION_OVERWRITE)
@@ -659,8 +671,7 @@ Status FtraceTracer::add_extra(const std::string& name, const std::string& filte
     if (tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) < 0)
       return errno_status("enable option event-fork in " + name, errno);
   }
-  if (!filter.empty() &&
-      tracefs_event_file_write(inst, system_.c_str(), event_.c_str(), "filter", filter.c_str()) < 0)
+  if (!filter.empty() && tracefs_event_file_write(inst, system_.c_str(), event_.c_str(), "filter", filter.c_str()) < 0)
     return errno_status("set filter '" + filter + "' on " + system_ + ":" + event_ + " in " + name, errno);
   if (tracefs_trace_on(inst) < 0) return errno_status("tracing_on=1 in " + name, errno);
   char* path = tracefs_event_get_file(inst, system_.c_str(), event_.c_str(), "enable");
@@ -873,7 +884,8 @@ Status FtraceTracer::plan_block(std::uint64_t events_per_block) {
   const std::uint64_t need = buffer_kb_for(events_per_block, record, subbuf_bytes(instance_), now_kb, UINT64_MAX);
   const std::uint64_t kb = std::min(need, std::max(bound, now_kb));
   applied_["buffer_kb_reason"] = std::to_string(events_per_block) + " events per block x " + std::to_string(record) +
-                                 " B records" + (kb < need ? ", capped at the bound " + std::to_string(bound) + " KiB" : "");
+                                 " B records" +
+                                 (kb < need ? ", capped at the bound " + std::to_string(bound) + " KiB" : "");
   if (kb == now_kb) return Status::ok();
   TB_TRY(write_instance_file(instance_, "buffer_size_kb", std::to_string(kb)));
   for (const auto& x : extras_) TB_TRY(write_instance_file(x.instance, "buffer_size_kb", std::to_string(kb)));
@@ -897,8 +909,8 @@ EventCounts FtraceTracer::counts() {
   // Records of another event in our instance should not exist.
   c.tracer_errors = other_events_;
   if (other_events_)
-    c.tracer_error_detail = std::to_string(other_events_) + " records of another event than " + system_ + ":" +
-                            event_ + " in " + instance_name_ + " (first: " + first_other_ + ")";
+    c.tracer_error_detail = std::to_string(other_events_) + " records of another event than " + system_ + ":" + event_ +
+                            " in " + instance_name_ + " (first: " + first_other_ + ")";
   // Option ecbs: every extra handler saw what the first saw (recorded or
   // lost), or with a false predicate nothing.  Where other activity reaches
   // the event (inexact), the instances' enable files flip one after the

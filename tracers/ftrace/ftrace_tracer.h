@@ -25,16 +25,16 @@ namespace tracebench::ftrace {
 
 // Parsed AttachSpec.options; see tracers/ftrace/README.md.
 struct FtraceConfig {
-  std::size_t buffer_kb = 0;      // 0 = kernel default for a new instance
-  std::size_t subbuf_kb = 0;      // 0 = kernel default (one page)
+  std::size_t buffer_kb = 0;  // 0 = kernel default for a new instance
+  std::size_t subbuf_kb = 0;  // 0 = kernel default (one page)
   std::string clock = "local";
-  bool overwrite = true;          // mode=overwrite|discard
-  std::string event;              // "system:event" override for syscalls
-  bool pid_filter = true;         // set_event_pid (+ event-fork)
-  bool id_filter = true;          // raw_syscalls: filter "id == __NR_x"
-  bool consume_on_disable = true; // read=disable|end
-  unsigned ecbs = 1;              // handlers: instances with the event enabled
-  bool extra_predicate = true;    // the extra instances record (true) or filter all out (false)
+  bool overwrite = true;           // mode=overwrite|discard
+  std::string event;               // "system:event" override for syscalls
+  bool pid_filter = true;          // set_event_pid (+ event-fork)
+  bool id_filter = true;           // raw_syscalls: filter "id == __NR_x"
+  bool consume_on_disable = true;  // read=disable|end
+  unsigned ecbs = 1;               // handlers: instances with the event enabled
+  bool extra_predicate = true;     // the extra instances record (true) or filter all out (false)
   bool extra_predicate_given = false;
 };
 
@@ -113,7 +113,7 @@ class FtraceTracer final : public Tracer {
     std::uint64_t lost = 0;
   };
 
-  Status read_back();          // consume the raw buffers, update counts
+  Status read_back();  // consume the raw buffers, update counts
   Status read_lost(tracefs_instance* inst, const std::string& name, std::uint64_t* lost) const;
   // attach()'s steps, in order.
   Status create_instance(int seq);
@@ -137,31 +137,31 @@ class FtraceTracer final : public Tracer {
   std::vector<Extra> extras_;  // option ecbs: handlers 2..N
   tracefs_dynevent* uprobe_ = nullptr;
   tep_handle* tep_ = nullptr;
-  std::string system_;         // "syscalls", "ftrace", "tracebench", ...
-  std::string event_;          // "sys_enter_getpid", "print", "tb123_fn"
+  std::string system_;  // "syscalls", "ftrace", "tracebench", ...
+  std::string event_;   // "sys_enter_getpid", "print", "tb123_fn"
   int event_id_ = -1;
   // enable()/disable() toggle with pwrite(2) on this fd (the event's
   // "enable", or "tracing_on" for markers) so that the toggle itself is not a
   // write(2) the syscalls:sys_enter_write event would record.
   int toggle_fd_ = -1;
-  bool marker_ = false;        // trace_marker probe: enable = tracing_on
-  bool function_ = false;      // kernel function tracer
+  bool marker_ = false;    // trace_marker probe: enable = tracing_on
+  bool function_ = false;  // kernel function tracer
   bool enabled_ = false;
   bool exact_ = true;
 
   std::uint64_t recorded_ = 0;
-  std::uint64_t other_events_ = 0;      // records of another type (must stay 0)
+  std::uint64_t other_events_ = 0;  // records of another type (must stay 0)
   std::uint64_t payload_verified_ = 0;
-  std::uint64_t payload_bad_events_ = 0;  // marker records not matching the pattern
+  std::uint64_t payload_bad_events_ = 0;    // marker records not matching the pattern
   std::uint64_t payload_short_events_ = 0;  // kernel kept fewer bytes than written
   std::uint64_t payload_checked_events_ = 0;
-  std::uint64_t payload_kept_bytes_ = 0;    // length kept in the first short record
-  std::string payload_problem_;             // first mismatch or truncation, in words
-  std::string first_other_;                 // first record of another event
+  std::uint64_t payload_kept_bytes_ = 0;  // length kept in the first short record
+  std::string payload_problem_;           // first mismatch or truncation, in words
+  std::string first_other_;               // first record of another event
   std::uint64_t reads_ = 0;
   std::uint64_t lost_ = 0;
-  std::uint64_t lost_before_reset_ = 0;  // function tracer: lost before a current_tracer reset
-  std::map<std::string, std::string> applied_;  // what was written into tracefs
+  std::uint64_t lost_before_reset_ = 0;                 // function tracer: lost before a current_tracer reset
+  std::map<std::string, std::string> applied_;          // what was written into tracefs
   nlohmann::json features_ = nlohmann::json::object();  // from available(), by trying
 };
 

@@ -86,9 +86,7 @@ int read_int_file(const std::string& path, int fallback) {
   if (!read_file(path, &s)) return fallback;
   try {
     return std::stoi(s);
-  } catch (...) {
-    return fallback;
-  }
+  } catch (...) { return fallback; }
 }
 
 int perf_kprobe_type() { return read_int_file(std::string(kKprobePmu) + "/type", -1); }
@@ -101,9 +99,7 @@ int perf_retprobe_bit() {
   if (c == std::string::npos) return -1;
   try {
     return std::stoi(s.substr(c + 1));
-  } catch (...) {
-    return -1;
-  }
+  } catch (...) { return -1; }
 }
 
 // Counting program for BPF_PROG_TYPE_KPROBE: one u64 per CPU in a
@@ -133,14 +129,13 @@ int load_count_program(int map_fd, std::string* log) {
   static char buf[8192];
   buf[0] = 0;
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_level = 1, .log_size = sizeof(buf), .log_buf = buf);
-  int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "tb_kprobe_count", "GPL", insns,
-                         sizeof(insns) / sizeof(insns[0]), &opts);
+  int fd =
+      bpf_prog_load(BPF_PROG_TYPE_KPROBE, "tb_kprobe_count", "GPL", insns, sizeof(insns) / sizeof(insns[0]), &opts);
   if (fd < 0) {
     int err = errno;
     // Retry without a log: some kernels reject the log for tiny programs.
     LIBBPF_OPTS(bpf_prog_load_opts, quiet);
-    fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "tb_kprobe_count", "GPL", insns,
-                       sizeof(insns) / sizeof(insns[0]), &quiet);
+    fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "tb_kprobe_count", "GPL", insns, sizeof(insns) / sizeof(insns[0]), &quiet);
     if (fd < 0) {
       *log = buf;
       errno = err;
@@ -154,18 +149,29 @@ int load_count_program(int map_fd, std::string* log) {
 const OptionSchema& option_schema() {
   using T = OptionSpec::Type;
   static const OptionSchema schema = {
-      {.name = "offset", .type = T::kUint,
+      {.name = "offset",
+       .type = T::kUint,
        .help = "byte offset into the function; `body` is the first instruction boundary after the ftrace call "
                "site (probes at a function's entry are ftrace-based on x86, `placement: ftrace`)",
-       .default_value = "0", .max = 4096, .words = {"body"}},
-      {.name = "optimize", .type = T::kBool,
+       .default_value = "0",
+       .max = 4096,
+       .words = {"body"}},
+      {.name = "optimize",
+       .type = T::kBool,
        .help = "sets `debug.kprobes-optimization` for the run (restored at teardown): with `offset=body`, off "
                "gives an int3 probe and on a jump-optimized one where the code allows it",
        .default_help = "the sysctl is left as it is"},
-      {.name = "buffer_kb", .type = T::kUint, .help = "per-CPU buffer of the instance in KiB",
-       .default_value = "4096", .min = 4, .max = 1u << 20},
-      {.name = "maxactive", .type = T::kUint, .help = "kretprobe instances (0 = the kernel's default)",
-       .default_value = "0", .max = 4096},
+      {.name = "buffer_kb",
+       .type = T::kUint,
+       .help = "per-CPU buffer of the instance in KiB",
+       .default_value = "4096",
+       .min = 4,
+       .max = 1u << 20},
+      {.name = "maxactive",
+       .type = T::kUint,
+       .help = "kretprobe instances (0 = the kernel's default)",
+       .default_value = "0",
+       .max = 4096},
   };
   return schema;
 }
@@ -204,14 +210,16 @@ std::string probe_mode(const std::string& symbol, std::uint64_t offset, bool ret
     f >> addr >> type >> where;
     if ((type == "r") != retprobe) continue;
     std::size_t plus = where.rfind("+0x");
-    if (plus == std::string::npos || where.compare(0, plus, symbol) != 0 || plus != symbol.size())
-      continue;
+    if (plus == std::string::npos || where.compare(0, plus, symbol) != 0 || plus != symbol.size()) continue;
     std::uint64_t off = std::strtoull(where.c_str() + plus + 3, nullptr, 16);
     // Placement, whether or not the probe is armed right now ([DISABLED]).
     std::string mode = "int3";
-    if (line.find("[GONE]") != std::string::npos) mode = "gone";
-    else if (line.find("[FTRACE]") != std::string::npos) mode = "ftrace";
-    else if (line.find("[OPTIMIZED]") != std::string::npos) mode = "optimized";
+    if (line.find("[GONE]") != std::string::npos)
+      mode = "gone";
+    else if (line.find("[FTRACE]") != std::string::npos)
+      mode = "ftrace";
+    else if (line.find("[OPTIMIZED]") != std::string::npos)
+      mode = "optimized";
     std::string& slot = off == offset ? exact : near;
     if (off != offset && !(offset == 0 && off <= 16)) continue;
     if (slot.empty() || slot == "gone" || mode == "optimized") slot = mode;
@@ -254,8 +262,7 @@ std::map<std::string, std::string> KprobesTracer::versions() const {
 
 Status KprobesTracer::validate(const AttachSpec& spec) const {
   const std::string& a = spec.action;
-  if (a != "tracefs_kprobe" && a != "tracefs_kretprobe" && a != "bpf_kprobe" && a != "bpf_kretprobe" &&
-      a != "default")
+  if (a != "tracefs_kprobe" && a != "tracefs_kretprobe" && a != "bpf_kprobe" && a != "bpf_kretprobe" && a != "default")
     return Status::error("kprobes: unknown action '" + a +
                          "' (tracefs_kprobe, tracefs_kretprobe, bpf_kprobe, bpf_kretprobe)");
   if (!supports(spec.probe))
@@ -304,8 +311,8 @@ Status KprobesTracer::attach(const AttachSpec& spec) {
 // call site that the kernel accepts; found by trying, as the kernel checks
 // instruction boundaries itself (EILSEQ otherwise).
 template <typename Create>
-static Status place_probe(const std::string& offset_opt, const std::string& symbol, bool retprobe,
-                          Create create, std::uint64_t* placed) {
+static Status place_probe(const std::string& offset_opt, const std::string& symbol, bool retprobe, Create create,
+                          std::uint64_t* placed) {
   if (offset_opt != "body") {
     std::uint64_t off = std::strtoull(offset_opt.c_str(), nullptr, 10);  // decimal: parse_options wrote it
     TB_TRY(create(off));
@@ -324,8 +331,7 @@ static Status place_probe(const std::string& offset_opt, const std::string& symb
     }
     last = s.message();
   }
-  return Status::error("kprobes: no probe-able offset inside " + symbol + " after its entry: " +
-                       last);
+  return Status::error("kprobes: no probe-able offset inside " + symbol + " after its entry: " + last);
 }
 
 Status KprobesTracer::create_tracefs_probe(std::uint64_t offset) {
@@ -338,10 +344,9 @@ Status KprobesTracer::create_tracefs_probe(std::uint64_t offset) {
     fmt = retprobe_ ? "ret=$retval:u64" : "seq=$arg1:u64 len=$arg3:u32";
   else
     fmt = retprobe_ ? "ret=$retval:s64" : "";
-  tracefs_dynevent* ev =
-      retprobe_ ? tracefs_kretprobe_alloc(kGroup, event_.c_str(), addr.c_str(), fmt.c_str(),
-                                          static_cast<unsigned>(config_.maxactive))
-                : tracefs_kprobe_alloc(kGroup, event_.c_str(), addr.c_str(), fmt.c_str());
+  tracefs_dynevent* ev = retprobe_ ? tracefs_kretprobe_alloc(kGroup, event_.c_str(), addr.c_str(), fmt.c_str(),
+                                                             static_cast<unsigned>(config_.maxactive))
+                                   : tracefs_kprobe_alloc(kGroup, event_.c_str(), addr.c_str(), fmt.c_str());
   if (!ev) return errno_status("kprobes: allocate kprobe " + addr, errno);
   if (tracefs_dynevent_create(ev) != 0) {
     int err = errno;
@@ -352,9 +357,8 @@ Status KprobesTracer::create_tracefs_probe(std::uint64_t offset) {
       hint = std::string(" (") + el + ")";
       free(el);
     }
-    return errno_status("kprobes: create " + std::string(retprobe_ ? "r:" : "p:") + kGroup + "/" +
-                            event_ + " " + addr + hint,
-                        err);
+    return errno_status(
+        "kprobes: create " + std::string(retprobe_ ? "r:" : "p:") + kGroup + "/" + event_ + " " + addr + hint, err);
   }
   if (config_.offset == "body" && probe_mode(symbol_, offset, retprobe_) == "ftrace") {
     // A body probe must not sit on the ftrace call site (that measures ftrace).
@@ -370,8 +374,8 @@ Status KprobesTracer::attach_tracefs() {
   int n = g_seq.fetch_add(1);
   event_ = common::owned_event_name("kp" + std::to_string(n));
   instance_name_ = common::owned_name("kp" + std::to_string(n));
-  TB_TRY(place_probe(config_.offset, symbol_, retprobe_,
-                     [this](std::uint64_t off) { return create_tracefs_probe(off); }, &offset_));
+  TB_TRY(place_probe(
+      config_.offset, symbol_, retprobe_, [this](std::uint64_t off) { return create_tracefs_probe(off); }, &offset_));
   instance_ = tracefs_instance_create(instance_name_.c_str());
   if (!instance_) return errno_status("kprobes: create tracefs instance " + instance_name_, errno);
   std::string kb = std::to_string(config_.buffer_kb);
@@ -381,8 +385,7 @@ Status KprobesTracer::attach_tracefs() {
   tep_ = tracefs_local_events_system(nullptr, systems);
   if (!tep_) return errno_status("kprobes: parse event formats of " + std::string(kGroup), errno);
   if (!tep_find_event_by_name(tep_, kGroup, event_.c_str()))
-    return Status::error("kprobes: event " + std::string(kGroup) + ":" + event_ +
-                         " not found after creating it");
+    return Status::error("kprobes: event " + std::string(kGroup) + ":" + event_ + " not found after creating it");
   return Status::ok();
 }
 
@@ -400,14 +403,14 @@ Status KprobesTracer::open_perf_kprobe(std::uint64_t offset) {
     attr.config |= 1ull << bit;
   }
   attr.config1 = reinterpret_cast<std::uintptr_t>(symbol_.c_str());  // kprobe_func
-  attr.config2 = offset;                                               // probe_offset
+  attr.config2 = offset;                                             // probe_offset
   attr.disabled = 1;
   attr.sample_period = 1;
   attr.wakeup_events = 1;
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0)
-    return errno_status("kprobes: perf_event_open(kprobe " + symbol_ + "+" +
-                            std::to_string(offset) + (retprobe_ ? ", retprobe" : "") + ")",
+    return errno_status("kprobes: perf_event_open(kprobe " + symbol_ + "+" + std::to_string(offset) +
+                            (retprobe_ ? ", retprobe" : "") + ")",
                         errno);
   if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd_) != 0) {
     int err = errno;
@@ -416,8 +419,7 @@ Status KprobesTracer::open_perf_kprobe(std::uint64_t offset) {
   }
   if (config_.offset == "body" && probe_mode(symbol_, offset, retprobe_) == "ftrace") {
     close(fd);
-    return Status::error("kprobes: " + symbol_ + "+" + std::to_string(offset) +
-                         " is the ftrace call site");
+    return Status::error("kprobes: " + symbol_ + "+" + std::to_string(offset) + " is the ftrace call site");
   }
   perf_fd_ = fd;
   return Status::ok();
@@ -427,17 +429,16 @@ Status KprobesTracer::attach_bpf() {
   ncpus_ = libbpf_num_possible_cpus();
   if (ncpus_ <= 0) return Status::error("kprobes: cannot count possible CPUs");
   LIBBPF_OPTS(bpf_map_create_opts, mopts);
-  map_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "tb_kp_counts", sizeof(__u32),
-                           sizeof(__u64), 1, &mopts);
+  map_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "tb_kp_counts", sizeof(__u32), sizeof(__u64), 1, &mopts);
   if (map_fd_ < 0) return errno_status("kprobes: create BPF map tb_kp_counts", errno);
   std::string log;
   prog_fd_ = load_count_program(map_fd_, &log);
   if (prog_fd_ < 0)
-    return errno_status("kprobes: load BPF program tb_kprobe_count" +
-                            (log.empty() ? std::string() : " (verifier: " + log + ")"),
-                        errno);
-  TB_TRY(place_probe(config_.offset, symbol_, retprobe_,
-                     [this](std::uint64_t off) { return open_perf_kprobe(off); }, &offset_));
+    return errno_status(
+        "kprobes: load BPF program tb_kprobe_count" + (log.empty() ? std::string() : " (verifier: " + log + ")"),
+        errno);
+  TB_TRY(place_probe(
+      config_.offset, symbol_, retprobe_, [this](std::uint64_t off) { return open_perf_kprobe(off); }, &offset_));
   // The kprobe is armed for as long as the perf event exists, enabled or not
   // (and the BPF program runs on every hit), so the baseline blocks must run
   // without it: enable() opens it, disable() closes it.
@@ -453,8 +454,8 @@ void KprobesTracer::wait_for_placement() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   for (;;) {
     mode_ = probe_mode(symbol_, offset_, retprobe_);
-    if (mode_ != "int3" || config_.optimize == 0 ||
-        read_int_file(kOptimizationSysctl, 0) == 0 || std::chrono::steady_clock::now() > deadline)
+    if (mode_ != "int3" || config_.optimize == 0 || read_int_file(kOptimizationSysctl, 0) == 0 ||
+        std::chrono::steady_clock::now() > deadline)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -464,13 +465,10 @@ Status KprobesTracer::enable() {
   if (!attached_) return Status::error("kprobes: enable() before attach()");
   if (bpf_) {
     if (perf_fd_ < 0) TB_TRY(open_perf_kprobe(offset_));
-    if (ioctl(perf_fd_, PERF_EVENT_IOC_ENABLE, 0) != 0)
-      return errno_status("kprobes: PERF_EVENT_IOC_ENABLE", errno);
+    if (ioctl(perf_fd_, PERF_EVENT_IOC_ENABLE, 0) != 0) return errno_status("kprobes: PERF_EVENT_IOC_ENABLE", errno);
   } else {
     if (tracefs_event_enable(instance_, kGroup, event_.c_str()) != 0)
-      return errno_status("kprobes: enable " + std::string(kGroup) + ":" + event_ + " in " +
-                              instance_name_,
-                          errno);
+      return errno_status("kprobes: enable " + std::string(kGroup) + ":" + event_ + " in " + instance_name_, errno);
   }
   enables_++;
   wait_for_placement();

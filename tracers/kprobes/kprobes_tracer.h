@@ -26,10 +26,10 @@ struct tep_handle;
 namespace tracebench::kprobes {
 
 struct KprobesConfig {
-  std::string offset = "0";   // byte offset into the function, or "body"
-  int optimize = -1;          // -1 = leave debug.kprobes-optimization alone, else 0/1
+  std::string offset = "0";      // byte offset into the function, or "body"
+  int optimize = -1;             // -1 = leave debug.kprobes-optimization alone, else 0/1
   std::size_t buffer_kb = 4096;  // tracefs instance per-CPU buffer
-  int maxactive = 0;          // kretprobe instances (0 = kernel default)
+  int maxactive = 0;             // kretprobe instances (0 = kernel default)
 };
 
 // The adapter's `--option kprobes.<key>=<value>` keys, and their parse.

@@ -10,11 +10,10 @@ namespace tracebench::kprobes {
 ModelDescription KprobesTracer::model() const {
   const std::string fbt = "kernel function probe on the module's tracebench_kmod_target";
   ModelDescription d;
-  d.scenarios = {
-      model_scenario("fbt", fbt + " (kprobe), BPF count", "kmod_target", "bpf_kprobe", 0, 5000),
-      model_scenario("fbt_return", fbt + " (kretprobe), BPF count", "kmod_target", "bpf_kretprobe", 0, 5000),
-      model_scenario("fbt_record", fbt + " (kprobe event, seq and len recorded, the buffer read back)", "kmod_target",
-                     "tracefs_kprobe", 0, 5000)};
+  d.scenarios = {model_scenario("fbt", fbt + " (kprobe), BPF count", "kmod_target", "bpf_kprobe", 0, 5000),
+                 model_scenario("fbt_return", fbt + " (kretprobe), BPF count", "kmod_target", "bpf_kretprobe", 0, 5000),
+                 model_scenario("fbt_record", fbt + " (kprobe event, seq and len recorded, the buffer read back)",
+                                "kmod_target", "tracefs_kprobe", 0, 5000)};
   return d;
 }
 

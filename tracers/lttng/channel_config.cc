@@ -10,36 +10,64 @@ namespace tracebench::lttng {
 const OptionSchema& option_schema(bool user_space) {
   using T = OptionSpec::Type;
   static const OptionSchema user = {
-      {.name = "subbuf_size", .type = T::kUint,
+      {.name = "subbuf_size",
+       .type = T::kUint,
        .help = "sub-buffer size in bytes; with this and `num_subbuf` left at their defaults (16 MiB per CPU), a "
                "traced block fires at most what half the channel holds, (size x (count - 1) / 2) / (payload + 32 "
                "bytes) records, so none is discarded while lttng-consumerd falls behind (the harness shrinks the "
                "block: a 1 KiB quick block holds ~7,000 events); given, the channel is yours and blocks keep "
                "their size",
-       .default_value = "2M", .min = 4096, .size_suffix = true, .power_of_two = true},
-      {.name = "num_subbuf", .type = T::kUint, .help = "sub-buffers per ring", .default_value = "8", .min = 2,
-       .max = 1u << 20, .power_of_two = true},
-      {.name = "overwrite", .type = T::kBool,
-       .help = "flight-recorder mode (off = discard mode); then `exact` = false, see below", .default_value = "off"},
-      {.name = "blocking_timeout_us", .type = T::kUint,
+       .default_value = "2M",
+       .min = 4096,
+       .size_suffix = true,
+       .power_of_two = true},
+      {.name = "num_subbuf",
+       .type = T::kUint,
+       .help = "sub-buffers per ring",
+       .default_value = "8",
+       .min = 2,
+       .max = 1u << 20,
+       .power_of_two = true},
+      {.name = "overwrite",
+       .type = T::kBool,
+       .help = "flight-recorder mode (off = discard mode); then `exact` = false, see below",
+       .default_value = "off"},
+      {.name = "blocking_timeout_us",
+       .type = T::kUint,
        .help = "the application waits for room instead of discarding (the provider loader sets "
                "`LTTNG_UST_ALLOW_BLOCKING=1`, which lttng-ust requires); inf = wait forever",
-       .default_help = "non-blocking", .max = INT32_MAX, .words = {"inf"}},
-      {.name = "buffers", .type = T::kChoice, .help = "per-user or per-process ring buffers",
-       .default_value = "uid", .default_help = "LTTng's UST default", .words = {"uid", "pid"}},
-      {.name = "switch_timer_us", .type = T::kUint, .help = "channel switch timer (0 = LTTng's default)",
-       .default_value = "0", .max = UINT32_MAX},
-      {.name = "read_timer_us", .type = T::kUint, .help = "channel read timer (0 = LTTng's default)",
-       .default_value = "0", .max = UINT32_MAX},
-      {.name = "register_timeout_ms", .type = T::kUint,
+       .default_help = "non-blocking",
+       .max = INT32_MAX,
+       .words = {"inf"}},
+      {.name = "buffers",
+       .type = T::kChoice,
+       .help = "per-user or per-process ring buffers",
+       .default_value = "uid",
+       .default_help = "LTTng's UST default",
+       .words = {"uid", "pid"}},
+      {.name = "switch_timer_us",
+       .type = T::kUint,
+       .help = "channel switch timer (0 = LTTng's default)",
+       .default_value = "0",
+       .max = UINT32_MAX},
+      {.name = "read_timer_us",
+       .type = T::kUint,
+       .help = "channel read timer (0 = LTTng's default)",
+       .default_value = "0",
+       .max = UINT32_MAX},
+      {.name = "register_timeout_ms",
+       .type = T::kUint,
        .help = "how long `attach()` waits for the process to show its tracepoint to the daemon",
-       .default_value = "10000", .min = 1, .max = 600000},
+       .default_value = "10000",
+       .min = 1,
+       .max = 600000},
       ecbs_option("handlers on the tracepoint: one channel each, each with its own event rule for it (a "
                   "handler-count sweep for `tracebench model fit`); the extra ones as `extra_predicate` says",
                   kMaxHandlers),
       extra_predicate_option("with ecbs > 1: the extra handlers record every event too (`true`, each channel's copy "
                              "checked), or their event rule has a filter lttng-ust evaluates on every event and that "
-                             "never holds (`false`: `" + std::string(kFalseFilter) + "`)"),
+                             "never holds (`false`: `" +
+                             std::string(kFalseFilter) + "`)"),
   };
   // Kernel channels have global buffers, never block, and nothing registers:
   // the user-space keys are refused, saying so.
@@ -54,8 +82,9 @@ const OptionSchema& option_schema(bool user_space) {
       o.default_value.reset();
       o.default_help.clear();
       o.help = "user space only (kernel channels have global buffers, never block, and nothing registers)";
-      o.refused = "applies to the user-space domain only (kernel channels have global buffers, never block, and "
-                  "nothing registers)";
+      o.refused =
+          "applies to the user-space domain only (kernel channels have global buffers, never block, and "
+          "nothing registers)";
     }
     return k;
   }();
@@ -88,8 +117,9 @@ Status parse_spec_options(const AttachSpec& spec, LttngConfig* out, bool user_sp
   c.switch_timer_us = static_cast<unsigned>(v.number("switch_timer_us"));
   c.read_timer_us = static_cast<unsigned>(v.number("read_timer_us"));
   if (c.overwrite && c.blocking_set && c.blocking_timeout_us != 0) {
-    return Status::error("lttng options overwrite=on and blocking_timeout_us exclude each other "
-                         "(LTTng blocks only in discard mode)");
+    return Status::error(
+        "lttng options overwrite=on and blocking_timeout_us exclude each other "
+        "(LTTng blocks only in discard mode)");
   }
   *out = c;
   return Status::ok();
@@ -116,12 +146,11 @@ Status track_process(const std::string& session, lttng_domain_type domain, pid_t
   lttng_error_code code = lttng_session_get_tracker_handle(
       session.c_str(), domain, user ? LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID : LTTNG_PROCESS_ATTR_PROCESS_ID, &tracker);
   if (code != LTTNG_OK) return Status::error(std::string(what) + " tracker: " + lttng_strerror(-code));
-  bool tracked =
-      lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
-          LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
-      (user ? lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tracker, pid)
-            : lttng_process_attr_process_id_tracker_handle_add_pid(tracker, pid)) ==
-          LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
+  bool tracked = lttng_process_attr_tracker_handle_set_tracking_policy(tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) ==
+                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK &&
+                 (user ? lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tracker, pid)
+                       : lttng_process_attr_process_id_tracker_handle_add_pid(tracker, pid)) ==
+                     LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK;
   lttng_process_attr_tracker_handle_destroy(tracker);
   if (!tracked) return Status::error("cannot restrict session " + session + " to " + what + " " + std::to_string(pid));
   return Status::ok();

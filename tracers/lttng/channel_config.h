@@ -27,12 +27,12 @@ struct LttngConfig {
   // subbuf_size or num_subbuf given: the channel is the user's, and blocks
   // are not shrunk to fit it (LttngTracer::block_event_capacity).
   bool geometry_given = false;
-  bool overwrite = false;             // false = discard mode
+  bool overwrite = false;  // false = discard mode
   bool blocking_set = false;
   std::int64_t blocking_timeout_us = 0;  // -1 = wait forever
-  bool per_pid_buffers = false;       // buffers=pid; default per-UID (LTTng's UST default)
-  unsigned switch_timer_us = 0;       // 0 = LTTng's default
-  unsigned read_timer_us = 0;         // 0 = LTTng's default
+  bool per_pid_buffers = false;          // buffers=pid; default per-UID (LTTng's UST default)
+  unsigned switch_timer_us = 0;          // 0 = LTTng's default
+  unsigned read_timer_us = 0;            // 0 = LTTng's default
   unsigned register_timeout_ms = 10000;
   // The handler-count sweep (user space only): `ecbs` handlers on the
   // tracepoint, one channel and event rule each; the extra ones record too

@@ -70,7 +70,8 @@ bool check_int_fields(SinkState* s, const bt_event* ev, const std::string& name)
   const bt_field* payload = bt_event_borrow_payload_field_const(ev);
   for (const IntFieldCheck& c : s->expect->int_fields) {
     if (c.event_name != name) continue;
-    const bt_field* f = payload ? bt_field_structure_borrow_member_field_by_name_const(payload, c.field.c_str()) : nullptr;
+    const bt_field* f =
+        payload ? bt_field_structure_borrow_member_field_by_name_const(payload, c.field.c_str()) : nullptr;
     std::int64_t v = 0;
     if (f && bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_SIGNED_INTEGER) {
       v = bt_field_integer_signed_get_value(f);
@@ -124,8 +125,8 @@ bool check_kmod_event(SinkState* s, const bt_field* payload) {
       const bt_field* b = bt_field_array_borrow_element_field_by_index_const(data, i);
       if (!is_unsigned(b) ||
           bt_field_integer_unsigned_get_value(b) != tb_kmod_expected_byte(seq, static_cast<__u32>(i))) {
-        payload_mismatch(s, "`data` byte " + std::to_string(i) + " of seq " + std::to_string(seq) +
-                                " differs from the pattern");
+        payload_mismatch(
+            s, "`data` byte " + std::to_string(i) + " of seq " + std::to_string(seq) + " differs from the pattern");
         return false;
       }
     }
@@ -222,26 +223,19 @@ void tally(SinkState* s, const bt_message* msg) {
       }
       break;
     }
-    case BT_MESSAGE_TYPE_PACKET_BEGINNING:
-      s->out->packets++;
-      break;
-    default:
-      break;
+    case BT_MESSAGE_TYPE_PACKET_BEGINNING: s->out->packets++; break;
+    default: break;
   }
 }
 
 const bt_stream* stream_of(const bt_message* msg) {
   switch (bt_message_get_type(msg)) {
-    case BT_MESSAGE_TYPE_EVENT:
-      return bt_event_borrow_stream_const(bt_message_event_borrow_event_const(msg));
-    case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
-      return bt_message_discarded_events_borrow_stream_const(msg);
-    case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
-      return bt_message_discarded_packets_borrow_stream_const(msg);
+    case BT_MESSAGE_TYPE_EVENT: return bt_event_borrow_stream_const(bt_message_event_borrow_event_const(msg));
+    case BT_MESSAGE_TYPE_DISCARDED_EVENTS: return bt_message_discarded_events_borrow_stream_const(msg);
+    case BT_MESSAGE_TYPE_DISCARDED_PACKETS: return bt_message_discarded_packets_borrow_stream_const(msg);
     case BT_MESSAGE_TYPE_PACKET_BEGINNING:
       return bt_packet_borrow_stream_const(bt_message_packet_beginning_borrow_packet_const(msg));
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 
@@ -271,16 +265,12 @@ bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_itera
   bt_message_array_const msgs;
   std::uint64_t count = 0;
   switch (bt_message_iterator_next(it, &msgs, &count)) {
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-      break;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
       return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-    default:
-      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
   }
   for (std::uint64_t i = 0; i < count; ++i) {
     on_message(s, msgs[i]);
@@ -404,8 +394,7 @@ Status read_traces(const std::string& root, const TraceExpectation& expect, Trac
   return Status::ok();
 }
 
-void report_trace(const TraceSummary& t, const TraceExpectation& expect, std::size_t payload_bytes,
-                  EventCounts* c) {
+void report_trace(const TraceSummary& t, const TraceExpectation& expect, std::size_t payload_bytes, EventCounts* c) {
   if (payload_bytes && (expect.payload_bytes || expect.kmod_pattern)) {
     c->payload_source = PayloadSource::kWorkload;
     c->payload_checked_events = t.payload_checked_events;
@@ -424,8 +413,7 @@ void report_trace(const TraceSummary& t, const TraceExpectation& expect, std::si
               " events other than " + expect.event_name +
               (expect.paired_event_name.empty() ? "" : " and " + expect.paired_event_name);
   c->tracer_errors += t.mismatches + t.other_events;
-  if (!detail.empty())
-    c->tracer_error_detail += (c->tracer_error_detail.empty() ? "" : "; ") + detail;
+  if (!detail.empty()) c->tracer_error_detail += (c->tracer_error_detail.empty() ? "" : "; ") + detail;
 }
 
 nlohmann::json to_json(const TraceSummary& t) {

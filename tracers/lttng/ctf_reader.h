@@ -26,7 +26,7 @@ struct IntFieldCheck {
 };
 
 struct TraceExpectation {
-  std::string event_name;                    // "tracebench:payload"
+  std::string event_name;  // "tracebench:payload"
   // An event expected once per `event_name` event (a syscall's exit, a
   // kretprobe's return); counted apart, "" when there is none.
   std::string paired_event_name;
@@ -41,27 +41,27 @@ struct TraceExpectation {
 };
 
 struct TraceSummary {
-  std::size_t traces = 0;               // CTF trace directories found
-  std::uint64_t events = 0;             // events named event_name
-  std::uint64_t paired_events = 0;      // events named paired_event_name
-  std::uint64_t other_events = 0;       // any other event (must stay 0)
+  std::size_t traces = 0;           // CTF trace directories found
+  std::uint64_t events = 0;         // events named event_name
+  std::uint64_t paired_events = 0;  // events named paired_event_name
+  std::uint64_t other_events = 0;   // any other event (must stay 0)
   // The `data` payload field (when payload_bytes or kmod_pattern is set):
   std::uint64_t payload_checked_events = 0;     // events whose `data` was compared
   std::uint64_t payload_mismatched_events = 0;  // of those: bytes differ (or no such field)
   std::uint64_t payload_truncated_events = 0;   // of those: another length than payload_bytes
   std::uint64_t payload_kept_bytes = 0;         // the length of the first truncated one
   std::string first_payload_problem;
-  std::uint64_t payload_bytes_verified = 0;     // bytes of events that matched completely
-  std::uint64_t fields_verified = 0;    // events whose fields all matched
+  std::uint64_t payload_bytes_verified = 0;  // bytes of events that matched completely
+  std::uint64_t fields_verified = 0;         // events whose fields all matched
   // Other fields (tag, seq/value, syscall return values) that do not match.
   std::uint64_t mismatches = 0;
   std::string first_mismatch;
-  std::uint64_t discarded_events = 0;   // from discarded-events messages
+  std::uint64_t discarded_events = 0;  // from discarded-events messages
   std::uint64_t discarded_events_msgs = 0;
   std::uint64_t discarded_packets = 0;  // from discarded-packets messages
   std::uint64_t packets = 0;
-  std::uint64_t bytes = 0;              // size of every file under the trace root
-  double read_ms = 0;                   // how long reading took
+  std::uint64_t bytes = 0;  // size of every file under the trace root
+  double read_ms = 0;       // how long reading took
 };
 
 // The part of the verification contract (tracers/tracer.h) a trace holds,
@@ -69,8 +69,7 @@ struct TraceSummary {
 // "workload" when payload_bytes > 0), and, as tracer errors, events whose
 // other fields do not match and events of another name.  Leaves recorded,
 // lost and exact to the adapter.
-void report_trace(const TraceSummary& t, const TraceExpectation& expect, std::size_t payload_bytes,
-                  EventCounts* c);
+void report_trace(const TraceSummary& t, const TraceExpectation& expect, std::size_t payload_bytes, EventCounts* c);
 
 // The summary as the adapters report it in details()["trace"].
 nlohmann::json to_json(const TraceSummary& t);

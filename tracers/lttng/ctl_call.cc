@@ -32,7 +32,8 @@ constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 std::atomic<pid_t> g_silent{0};
 
 std::string daemon_name(pid_t pid) {
-  return pid > 0 ? fmt::format("LTTng session daemon (pid {})", pid) : std::string("LTTng session daemon (pid unknown)");
+  return pid > 0 ? fmt::format("LTTng session daemon (pid {})", pid)
+                 : std::string("LTTng session daemon (pid unknown)");
 }
 
 // The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...), 0 when unknown.
@@ -109,9 +110,10 @@ Status sessiond_responsive() {
   if (pid > 0) {
     const char state = process_state(pid);
     if (state == 'T' || state == 't')
-      return Status::error(fmt::format("{} is stopped (state {} in /proc/{}/stat: SIGSTOP?) and cannot answer; "
-                                       "resume it (kill -CONT {}) or end it",
-                                       daemon_name(pid), state, pid, pid));
+      return Status::error(
+          fmt::format("{} is stopped (state {} in /proc/{}/stat: SIGSTOP?) and cannot answer; "
+                      "resume it (kill -CONT {}) or end it",
+                      daemon_name(pid), state, pid, pid));
   }
   const pid_t silent = g_silent.load();
   if (silent != 0 && (silent == pid || silent == -1))
@@ -141,8 +143,7 @@ Status bounded_call(const std::string& what, milliseconds limit, const std::func
   ::close(fds[0]);
   if (!finished) ::kill(child, SIGKILL);
   int ws = 0;
-  while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(child, &ws, 0) < 0 && errno == EINTR) {}
   if (!finished) {
     const pid_t pid = sessiond_pid();
     g_silent.store(pid > 0 ? pid : -1);
@@ -159,34 +160,40 @@ Status ctl_call(const std::string& what, const std::function<int()>& call, milli
 Status probe_sessiond(bool* alive, milliseconds limit) {
   *alive = false;
   std::string answer;
-  TB_TRY(bounded_call("lttng: is a session daemon running", limit, [](std::string* out) {
-    *out = lttng_session_daemon_alive() == 1 ? "1" : "0";
-    return Status::ok();
-  }, &answer));
+  TB_TRY(bounded_call(
+      "lttng: is a session daemon running", limit,
+      [](std::string* out) {
+        *out = lttng_session_daemon_alive() == 1 ? "1" : "0";
+        return Status::ok();
+      },
+      &answer));
   *alive = answer == "1";
   return Status::ok();
 }
 
 Status list_channels(const std::string& what, lttng_handle* handle, std::vector<ChannelFacts>* out) {
   std::string bytes;
-  TB_TRY(bounded_call(what, kCtlTimeout, [&](std::string* o) {
-    lttng_channel* chans = nullptr;
-    int n = lttng_list_channels(handle, &chans);
-    if (n < 0) return ctl_status(what, n);
-    for (int i = 0; i < n; ++i) {
-      ChannelFacts f;
-      std::snprintf(f.name, sizeof f.name, "%s", chans[i].name);
-      f.counters = lttng_channel_get_discarded_event_count(&chans[i], &f.discarded_events) >= 0 &&
-                   lttng_channel_get_lost_packet_count(&chans[i], &f.lost_packets) >= 0;
-      f.subbuf_size = chans[i].attr.subbuf_size;
-      f.num_subbuf = chans[i].attr.num_subbuf;
-      f.switch_timer_us = chans[i].attr.switch_timer_interval;
-      f.read_timer_us = chans[i].attr.read_timer_interval;
-      o->append(reinterpret_cast<const char*>(&f), sizeof f);
-    }
-    std::free(chans);
-    return Status::ok();
-  }, &bytes));
+  TB_TRY(bounded_call(
+      what, kCtlTimeout,
+      [&](std::string* o) {
+        lttng_channel* chans = nullptr;
+        int n = lttng_list_channels(handle, &chans);
+        if (n < 0) return ctl_status(what, n);
+        for (int i = 0; i < n; ++i) {
+          ChannelFacts f;
+          std::snprintf(f.name, sizeof f.name, "%s", chans[i].name);
+          f.counters = lttng_channel_get_discarded_event_count(&chans[i], &f.discarded_events) >= 0 &&
+                       lttng_channel_get_lost_packet_count(&chans[i], &f.lost_packets) >= 0;
+          f.subbuf_size = chans[i].attr.subbuf_size;
+          f.num_subbuf = chans[i].attr.num_subbuf;
+          f.switch_timer_us = chans[i].attr.switch_timer_interval;
+          f.read_timer_us = chans[i].attr.read_timer_interval;
+          o->append(reinterpret_cast<const char*>(&f), sizeof f);
+        }
+        std::free(chans);
+        return Status::ok();
+      },
+      &bytes));
   out->assign(bytes.size() / sizeof(ChannelFacts), ChannelFacts{});
   std::memcpy(out->data(), bytes.data(), out->size() * sizeof(ChannelFacts));
   return Status::ok();

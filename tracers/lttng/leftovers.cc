@@ -19,13 +19,16 @@ namespace fs = std::filesystem;
 // The names of the daemon's sessions, in a bounded call.
 Status session_names(std::vector<std::string>* names) {
   std::string all;
-  TB_TRY(bounded_call("lttng: list sessions", kLeftoverTimeout, [](std::string* out) {
-    lttng_session* sessions = nullptr;
-    int n = lttng_list_sessions(&sessions);
-    for (int i = 0; i < n; ++i) out->append(sessions[i].name).push_back('\0');
-    std::free(sessions);
-    return n < 0 ? Status::error(std::string("lttng: list sessions: ") + lttng_strerror(n)) : Status::ok();
-  }, &all));
+  TB_TRY(bounded_call(
+      "lttng: list sessions", kLeftoverTimeout,
+      [](std::string* out) {
+        lttng_session* sessions = nullptr;
+        int n = lttng_list_sessions(&sessions);
+        for (int i = 0; i < n; ++i) out->append(sessions[i].name).push_back('\0');
+        std::free(sessions);
+        return n < 0 ? Status::error(std::string("lttng: list sessions: ") + lttng_strerror(n)) : Status::ok();
+      },
+      &all));
   for (std::size_t at = 0, end; (end = all.find('\0', at)) != std::string::npos; at = end + 1)
     names->push_back(all.substr(at, end - at));
   return Status::ok();
@@ -48,8 +51,8 @@ void dead_sessions(bool remove, std::vector<std::string>* removed) {
     if (name.rfind(kSessionPrefix, 0) != 0) continue;
     if (!common::owner_is_gone(common::name_owner(name, kSessionPrefix))) continue;
     if (remove) {
-      Status d = ctl_call("lttng: destroy session " + name, [&] { return lttng_destroy_session(name.c_str()); },
-                          kLeftoverTimeout);
+      Status d = ctl_call(
+          "lttng: destroy session " + name, [&] { return lttng_destroy_session(name.c_str()); }, kLeftoverTimeout);
       if (!d) {
         std::fprintf(stderr, "tracebench: warning: %s\n", d.message().c_str());
         continue;

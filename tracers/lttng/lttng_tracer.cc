@@ -43,7 +43,8 @@ Availability LttngTracer::available() {
     return Availability::no("the LTTng-UST provider library " + provider_path() +
                             " is missing (build the tracebench_lttng_provider target)");
   }
-  if (!ctf_plugin_present()) return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
+  if (!ctf_plugin_present())
+    return Availability::no("babeltrace2's ctf plugin is missing (apt-get install libbabeltrace2-0)");
   bool alive = false;
   if (Status s = probe_sessiond(&alive); !s) return Availability::no(s.message());
   if (alive) return Availability::yes();
@@ -51,8 +52,9 @@ Availability LttngTracer::available() {
     return Availability::no("no lttng-sessiond is running and none is installed (apt-get install lttng-tools)");
   }
   if (::geteuid() != 0) {
-    return Availability::no("no root lttng-sessiond is running and only root can start one "
-                            "(sudo lttng-sessiond --daemonize)");
+    return Availability::no(
+        "no root lttng-sessiond is running and only root can start one "
+        "(sudo lttng-sessiond --daemonize)");
   }
   return Availability::yes();
 }
@@ -151,17 +153,20 @@ Status LttngTracer::wait_for_registration() {
   for (;;) {
     // "1" when the process shows the tracepoint, else "0" and the error.
     std::string answer;
-    TB_TRY(bounded_call("lttng: list tracepoints", kCtlTimeout, [&](std::string* out) {
-      lttng_event* events = nullptr;
-      int n = lttng_list_tracepoints(handle_, &events);
-      bool found = false;
-      for (int i = 0; i < n; ++i) {
-        if (events[i].pid == pid_ && event_ == events[i].name) found = true;
-      }
-      std::free(events);
-      *out = found ? "1" : n < 0 ? std::string("0: ") + lttng_strerror(n) : "0";
-      return Status::ok();
-    }, &answer));
+    TB_TRY(bounded_call(
+        "lttng: list tracepoints", kCtlTimeout,
+        [&](std::string* out) {
+          lttng_event* events = nullptr;
+          int n = lttng_list_tracepoints(handle_, &events);
+          bool found = false;
+          for (int i = 0; i < n; ++i) {
+            if (events[i].pid == pid_ && event_ == events[i].name) found = true;
+          }
+          std::free(events);
+          *out = found ? "1" : n < 0 ? std::string("0: ") + lttng_strerror(n) : "0";
+          return Status::ok();
+        },
+        &answer));
     if (answer == "1") {
       registration_ms_ = ms_since(t0);
       return Status::ok();
@@ -169,8 +174,8 @@ Status LttngTracer::wait_for_registration() {
     if (Clock::now() > deadline) {
       std::string why = answer.substr(1);
       return Status::error("lttng: process " + std::to_string(pid_) + " has not registered tracepoint " + event_ +
-                           " with lttng-sessiond within " + std::to_string(config_.register_timeout_ms) + " ms" +
-                           why + " (is the provider loaded in it? see `lttng list --userspace`)");
+                           " with lttng-sessiond within " + std::to_string(config_.register_timeout_ms) + " ms" + why +
+                           " (is the provider loaded in it? see `lttng list --userspace`)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -191,8 +196,8 @@ Status LttngTracer::add_channel(const lttng_domain& dom, const std::string& name
 // (lttng-tools compiles it to bytecode, lttng-ust links it to the event and
 // interprets it on every hit before anything is reserved in the ring).
 Status LttngTracer::set_event(const Handler& h, bool on) {
-  const std::string what = std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ +
-                           " in channel " + h.channel + (h.filter.empty() ? "" : " (filter " + h.filter + ")");
+  const std::string what = std::string("lttng: ") + (on ? "enable" : "disable") + " event " + event_ + " in channel " +
+                           h.channel + (h.filter.empty() ? "" : " (filter " + h.filter + ")");
   return bounded_call(what, kCtlTimeout, [&](std::string*) {
     int ret = 0;
     if (on) {
@@ -302,7 +307,8 @@ Status LttngTracer::drain() {
   if (!handle_) return Status::error("lttng: drain() before attach()");
   if (started_) {
     // Waits until the consumer daemon has written every sub-buffer out.
-    TB_TRY(ctl_call("lttng: stop " + session_, [&] { return lttng_stop_tracing(session_.c_str()); }, kStopTimeout));
+    TB_TRY(ctl_call(
+        "lttng: stop " + session_, [&] { return lttng_stop_tracing(session_.c_str()); }, kStopTimeout));
     started_ = false;
   }
   TB_TRY(query_channels());
@@ -371,9 +377,8 @@ void LttngTracer::check_handlers(EventCounts* c) const {
     if (!h.filter.empty()) {
       if (t.events + h.discarded_events + t.other_events != 0)
         error(std::max<std::uint64_t>(1, t.events + h.discarded_events + t.other_events),
-              who + " recorded " + std::to_string(t.events) + " and discarded " +
-                  std::to_string(h.discarded_events) + " events although its filter `" + h.filter +
-                  "` never holds");
+              who + " recorded " + std::to_string(t.events) + " and discarded " + std::to_string(h.discarded_events) +
+                  " events although its filter `" + h.filter + "` never holds");
       continue;
     }
     const std::uint64_t got = t.events + h.discarded_events;

@@ -79,7 +79,7 @@ class LttngTracer final : public Tracer {
 
   mutable std::mutex mu_;
   LttngConfig config_;
-  std::string event_;        // "provider:event"
+  std::string event_;  // "provider:event"
   TraceExpectation expect_;
   pid_t pid_ = 0;
   std::string session_;
@@ -95,7 +95,7 @@ class LttngTracer final : public Tracer {
   std::string false_filter_ = kFalseFilter;
   std::uint64_t discarded_events_ = 0;  // handlers_[0]'s
   std::uint64_t lost_packets_ = 0;
-  TraceSummary trace_;                  // handlers_[0]'s events, the whole trace's size and read time
+  TraceSummary trace_;                        // handlers_[0]'s events, the whole trace's size and read time
   std::uint64_t foreign_channel_events_ = 0;  // events of a channel that is no handler's
   std::string foreign_channel_;
 };

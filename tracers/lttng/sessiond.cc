@@ -119,8 +119,9 @@ Status start_sessiond(pid_t* pid, bool kernel) {
   std::string bin = find_sessiond_binary();
   if (bin.empty()) return Status::error("lttng-sessiond is not installed (apt-get install lttng-tools)");
   if (::geteuid() != 0) {
-    return Status::error("no root lttng-sessiond is running and only root can start one "
-                         "(run `sudo lttng-sessiond --daemonize` or run tracebench as root)");
+    return Status::error(
+        "no root lttng-sessiond is running and only root can start one "
+        "(run `sudo lttng-sessiond --daemonize` or run tracebench as root)");
   }
   // The harness blocks SIGINT/SIGTERM in its threads; the daemon must not
   // inherit that mask, or stop_sessiond()'s SIGTERM would never arrive.
@@ -286,8 +287,8 @@ std::string stop_orphaned_sessiond(bool stop) {
   }
   if (process_is(daemon, "lttng-sessiond")) {
     Status s = stop_sessiond(daemon);
-    what = s ? "lttng-sessiond pid " + std::to_string(daemon) + " (started by tracebench pid " +
-                   std::to_string(owner) + ")"
+    what = s ? "lttng-sessiond pid " + std::to_string(daemon) + " (started by tracebench pid " + std::to_string(owner) +
+                   ")"
              : "failed to stop lttng-sessiond pid " + std::to_string(daemon) + ": " + s.message();
   }
   ::unlink(kMarkerFile);

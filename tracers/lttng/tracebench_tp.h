@@ -24,26 +24,17 @@
 
 #include <lttng/tracepoint.h>
 
-LTTNG_UST_TRACEPOINT_EVENT(
-    tracebench, hot,
-    LTTNG_UST_TP_ARGS(uint32_t, tag),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, tag, tag)))
+LTTNG_UST_TRACEPOINT_EVENT(tracebench, hot, LTTNG_UST_TP_ARGS(uint32_t, tag),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint32_t, tag, tag)))
 
-LTTNG_UST_TRACEPOINT_EVENT(
-    tracebench, payload,
-    LTTNG_UST_TP_ARGS(const char *, data, uint32_t, len),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_sequence_text(char, data, data, uint32_t, len)))
+LTTNG_UST_TRACEPOINT_EVENT(tracebench, payload, LTTNG_UST_TP_ARGS(const char *, data, uint32_t, len),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_sequence_text(char, data, data, uint32_t, len)))
 
 /* The same 64 bytes as a fixed-size array of integers: no length field,
  * a size known when the probe is compiled (how a C program would usually
  * declare a fixed payload). */
-LTTNG_UST_TRACEPOINT_EVENT(
-    tracebench, array64,
-    LTTNG_UST_TP_ARGS(const uint8_t *, data),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_array(uint8_t, data, data, 64)))
+LTTNG_UST_TRACEPOINT_EVENT(tracebench, array64, LTTNG_UST_TP_ARGS(const uint8_t *, data),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_array(uint8_t, data, data, 64)))
 
 #endif /* TRACEBENCH_LTTNG_TRACEBENCH_TP_H */
 

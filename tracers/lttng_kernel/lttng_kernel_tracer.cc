@@ -44,14 +44,17 @@ lttng_domain kernel_domain() {
 Status event_names(const std::string& error, const std::function<int(lttng_event**)>& list,
                    std::vector<std::string>* names) {
   std::string all;
-  TB_TRY(lttng::bounded_call(error, lttng::kCtlTimeout, [&](std::string* out) {
-    lttng_event* events = nullptr;
-    int n = list(&events);
-    if (n < 0) return Status::error(error + ": " + lttng_strerror(n));
-    for (int i = 0; i < n; ++i) out->append(events[i].name).push_back('\0');
-    std::free(events);
-    return Status::ok();
-  }, &all));
+  TB_TRY(lttng::bounded_call(
+      error, lttng::kCtlTimeout,
+      [&](std::string* out) {
+        lttng_event* events = nullptr;
+        int n = list(&events);
+        if (n < 0) return Status::error(error + ": " + lttng_strerror(n));
+        for (int i = 0; i < n; ++i) out->append(events[i].name).push_back('\0');
+        std::free(events);
+        return Status::ok();
+      },
+      &all));
   for (std::size_t at = 0, end; (end = all.find('\0', at)) != std::string::npos; at = end + 1)
     names->push_back(all.substr(at, end - at));
   return Status::ok();
@@ -60,8 +63,8 @@ Status event_names(const std::string& error, const std::function<int(lttng_event
 // The syscalls the kernel tracer instruments (its syscall table), or an
 // error when the daemon has no kernel tracer.
 Status kernel_syscalls(std::vector<std::string>* names) {
-  return event_names("the session daemon has no kernel tracer", [](lttng_event** e) { return lttng_list_syscalls(e); },
-                     names);
+  return event_names(
+      "the session daemon has no kernel tracer", [](lttng_event** e) { return lttng_list_syscalls(e); }, names);
 }
 
 // The kernel tracepoints LTTng has probes for (its loaded probe modules).
@@ -69,8 +72,9 @@ Status kernel_tracepoints(std::vector<std::string>* names) {
   lttng_domain dom = kernel_domain();
   lttng_handle* handle = lttng_create_handle(nullptr, &dom);
   if (!handle) return Status::error("lttng_kernel: cannot create a kernel-domain handle");
-  Status s = event_names("lttng_kernel: list kernel tracepoints",
-                         [&](lttng_event** e) { return lttng_list_tracepoints(handle, e); }, names);
+  Status s = event_names(
+      "lttng_kernel: list kernel tracepoints", [&](lttng_event** e) { return lttng_list_tracepoints(handle, e); },
+      names);
   lttng_destroy_handle(handle);
   return s;
 }
@@ -107,7 +111,8 @@ Status plan_events(const ProbePoint& probe, const std::string& action, KernelEve
     // entry function other processes' calls are recorded too.
     p.exact = probe.kind == ProbeKind::kKernelFunction;
   } else {
-    return Status::error("lttng_kernel: probe " + probe.name + " is not a syscall, kernel function or module tracepoint");
+    return Status::error("lttng_kernel: probe " + probe.name +
+                         " is not a syscall, kernel function or module tracepoint");
   }
   if (p.name.size() >= LTTNG_SYMBOL_NAME_LEN) return Status::error("lttng_kernel: name too long: " + p.name);
   *out = p;
@@ -125,7 +130,8 @@ std::string kernel_tracer_missing() {
   ::uname(&u);
   std::string release = u.release;
   if (!fs::exists("/proc/modules", ec)) {
-    return "kernel " + release + " cannot load modules (no /proc/modules) and LTTng's kernel tracer is "
+    return "kernel " + release +
+           " cannot load modules (no /proc/modules) and LTTng's kernel tracer is "
            "lttng-modules; run it in the VM lab: tracebench vm --lttng-modules";
   }
   fs::path dir = "/lib/modules/" + release;
@@ -205,9 +211,7 @@ Status LttngKernelTracer::attach(const AttachSpec& spec) {
         expect_.int_fields.push_back({expect_.paired_event_name, "ret", ::getppid()});
       }
       break;
-    case KernelEventPlan::Kind::kKprobe:
-      expect_.event_name = plan_.name;
-      break;
+    case KernelEventPlan::Kind::kKprobe: expect_.event_name = plan_.name; break;
     case KernelEventPlan::Kind::kKretprobe:
       expect_.event_name = plan_.name + "_entry";
       expect_.paired_event_name = plan_.name + "_exit";
@@ -292,12 +296,8 @@ Status LttngKernelTracer::open_session() {
   if (!ev) return Status::error("lttng_kernel: out of memory");
   std::snprintf(ev->name, sizeof ev->name, "%s", plan_.name.c_str());
   switch (plan_.kind) {
-    case KernelEventPlan::Kind::kSyscall:
-      ev->type = LTTNG_EVENT_SYSCALL;
-      break;
-    case KernelEventPlan::Kind::kTracepoint:
-      ev->type = LTTNG_EVENT_TRACEPOINT;
-      break;
+    case KernelEventPlan::Kind::kSyscall: ev->type = LTTNG_EVENT_SYSCALL; break;
+    case KernelEventPlan::Kind::kTracepoint: ev->type = LTTNG_EVENT_TRACEPOINT; break;
     case KernelEventPlan::Kind::kKprobe:
     case KernelEventPlan::Kind::kKretprobe:
       // `--probe` is a kprobe, `--function` a kretprobe; both take the
@@ -322,8 +322,8 @@ Status LttngKernelTracer::close_session() {
   // Waits until the consumer daemon has written every sub-buffer out.  Like
   // every control call it runs in a child process (lttng/ctl_call.h), whose
   // getpid() for the command's credentials the session does not track.
-  Status st = lttng::ctl_call("lttng_kernel: stop " + session_, [&] { return lttng_stop_tracing(session_.c_str()); },
-                              lttng::kStopTimeout);
+  Status st = lttng::ctl_call(
+      "lttng_kernel: stop " + session_, [&] { return lttng_stop_tracing(session_.c_str()); }, lttng::kStopTimeout);
   if (st) {
     lttng_domain dom = kernel_domain();
     lttng_handle* handle = lttng_create_handle(session_.c_str(), &dom);
@@ -339,7 +339,8 @@ Status LttngKernelTracer::close_session() {
       config_.num_subbuf = c.num_subbuf;
     }
     if (handle) lttng_destroy_handle(handle);
-    if (st && !found) st = Status::error("lttng_kernel: no discarded/lost counters for channel " + std::string(kChannel));
+    if (st && !found)
+      st = Status::error("lttng_kernel: no discarded/lost counters for channel " + std::string(kChannel));
   }
   destroy_session();
   close_ms_max_ = std::max(close_ms_max_, lttng::ms_since(t0));

@@ -15,9 +15,7 @@ namespace {
 class NoneTracer final : public Tracer {
  public:
   std::string_view name() const override { return "none"; }
-  std::string_view description() const override {
-    return "no tracer: the untraced baseline of every workload";
-  }
+  std::string_view description() const override { return "no tracer: the untraced baseline of every workload"; }
   Availability available() override { return Availability::yes(); }
   std::vector<std::string> actions() const override { return {"none"}; }
   // A marker write needs a tracer's instance to write to.

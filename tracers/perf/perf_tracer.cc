@@ -83,33 +83,54 @@ int clock_id(const std::string& name) {
 const OptionSchema& option_schema() {
   using T = OptionSpec::Type;
   static const OptionSchema schema = {
-      {.name = "event", .type = T::kText,
+      {.name = "event",
+       .type = T::kText,
        .help = "tracepoint for syscall probes (e.g. `raw_syscalls:sys_enter`)",
-       .default_help = "`syscalls:sys_enter_<target>`", .format = "system:event", .check = check_system_event},
-      {.name = "id_filter", .type = T::kBool,
+       .default_help = "`syscalls:sys_enter_<target>`",
+       .format = "system:event",
+       .check = check_system_event},
+      {.name = "id_filter",
+       .type = T::kBool,
        .help = "`raw_syscalls`: `PERF_EVENT_IOC_SET_FILTER \"id == __NR_<target>\"`; off makes counts inexact",
        .default_value = "on"},
-      {.name = "mmap_pages", .type = T::kUint,
+      {.name = "mmap_pages",
+       .type = T::kUint,
        .help = "data pages per CPU ring; the consumer thread empties it beside the firing thread and falls behind on "
                "a busy machine, so with the default a traced block fires at most what half the ring holds in samples "
                "of at most 128 bytes (4096 per MiB: the harness shrinks the block to it); 2 MiB per CPU holds 8192, "
                "near a 10 ms quick block of the cheapest probes (uprobes, ~10,000 events); given, the ring is yours "
                "and blocks keep their size",
-       .default_value = "512", .min = 1, .max = 1u << 16, .power_of_two = true},
-      {.name = "wakeup_events", .type = T::kUint,
-       .help = "wake the consumer every N samples; 0 = watermark at half a ring", .default_value = "0",
+       .default_value = "512",
+       .min = 1,
+       .max = 1u << 16,
+       .power_of_two = true},
+      {.name = "wakeup_events",
+       .type = T::kUint,
+       .help = "wake the consumer every N samples; 0 = watermark at half a ring",
+       .default_value = "0",
        .max = 1u << 30},
-      {.name = "consumer_cpu", .type = T::kUint, .help = "consumer thread affinity; none = unpinned",
+      {.name = "consumer_cpu",
+       .type = T::kUint,
+       .help = "consumer thread affinity; none = unpinned",
        .default_help = "the first online CPU outside the attaching thread's affinity; unpinned on 1 CPU",
-       .max = 4095, .words = {"none"}},
-      {.name = "clock", .type = T::kChoice, .help = "`use_clockid` for `PERF_SAMPLE_TIME`",
-       .default_help = "perf's local clock", .words = {"monotonic", "monotonic_raw", "boottime", "tai", "realtime"}},
-      {.name = "uprobe", .type = T::kChoice, .help = "how a user-function probe is created (see above)",
-       .default_value = "tracefs", .words = {"tracefs", "pmu"}},
-      {.name = "sample", .type = T::kChoice,
+       .max = 4095,
+       .words = {"none"}},
+      {.name = "clock",
+       .type = T::kChoice,
+       .help = "`use_clockid` for `PERF_SAMPLE_TIME`",
+       .default_help = "perf's local clock",
+       .words = {"monotonic", "monotonic_raw", "boottime", "tai", "realtime"}},
+      {.name = "uprobe",
+       .type = T::kChoice,
+       .help = "how a user-function probe is created (see above)",
+       .default_value = "tracefs",
+       .words = {"tracefs", "pmu"}},
+      {.name = "sample",
+       .type = T::kChoice,
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
                "cross-check uses it)",
-       .default_value = "minimal", .words = {"minimal", "record"}},
+       .default_value = "minimal",
+       .words = {"minimal", "record"}},
       ecbs_option("handlers on the probe point: `ecbs` perf events per (thread, CPU) on the tracepoint, the extra "
                   "ones writing into the same rings (a handler-count sweep for `tracebench model fit`)",
                   kMaxEcbs),
@@ -117,10 +138,13 @@ const OptionSchema& option_schema() {
                              "`PERF_SAMPLE_IDENTIFIER` and are counted per event, each checked equal to the first), "
                              "or carry the filter `common_pid == -1`, evaluated on every hit and never true "
                              "(`false`, each checked to have no hit)"),
-      {.name = "profile_hz", .type = T::kUint,
+      {.name = "profile_hz",
+       .type = T::kUint,
        .help = "profile probes: samples per second of the firing thread's CPU time, a `cpu-clock` event with "
                "`sample_period` 1e9/hz ns (`perf record -e cpu-clock -c`)",
-       .default_value = "10000", .min = 1, .max = 100000},
+       .default_value = "10000",
+       .min = 1,
+       .max = 100000},
   };
   return schema;
 }
@@ -134,7 +158,8 @@ Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
   c.mmap_pages = v.number("mmap_pages");
   c.mmap_pages_given = v.given("mmap_pages");
   c.wakeup_events = v.number("wakeup_events");
-  if (v.has("consumer_cpu")) c.consumer_cpu = v.is_number("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu")) : -1;
+  if (v.has("consumer_cpu"))
+    c.consumer_cpu = v.is_number("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu")) : -1;
   if (v.has("clock")) c.clock = v.text("clock");
   c.uprobe_pmu = v.text("uprobe") == "pmu";
   c.record_layout = v.text("sample") == "record";
@@ -206,8 +231,9 @@ std::string_view PerfTracer::description() const {
 Availability PerfTracer::available() {
   int id = tracepoint_id("syscalls", "sys_enter_getpid");
   if (id < 0)
-    return Availability::no("cannot read the tracepoint id of syscalls:sys_enter_getpid from tracefs "
-                            "(mount -t tracefs nodev /sys/kernel/tracing; needs CONFIG_FTRACE_SYSCALLS)");
+    return Availability::no(
+        "cannot read the tracepoint id of syscalls:sys_enter_getpid from tracefs "
+        "(mount -t tracefs nodev /sys/kernel/tracing; needs CONFIG_FTRACE_SYSCALLS)");
   perf_event_attr a{};
   a.size = sizeof a;
   a.type = PERF_TYPE_TRACEPOINT;
@@ -229,16 +255,11 @@ Availability PerfTracer::available() {
 bool PerfTracer::supports(const ProbePoint& probe) const {
   switch (probe.kind) {
     case ProbeKind::kSyscall:
-    case ProbeKind::kKmodTracepoint:
-      return true;
-    case ProbeKind::kUserFunction:
-      return probe.address != 0;
-    case ProbeKind::kUsdt:
-      return probe.target.find(':') != std::string::npos;
-    case ProbeKind::kProfile:
-      return true;
-    default:
-      return false;
+    case ProbeKind::kKmodTracepoint: return true;
+    case ProbeKind::kUserFunction: return probe.address != 0;
+    case ProbeKind::kUsdt: return probe.target.find(':') != std::string::npos;
+    case ProbeKind::kProfile: return true;
+    default: return false;
   }
 }
 
@@ -263,7 +284,8 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("perf option event= applies to syscall probes only");
   const bool profile = spec.probe.kind == ProbeKind::kProfile;
-  if (config.profile_hz_given && !profile) return Status::error("perf option profile_hz applies to profile probes only");
+  if (config.profile_hz_given && !profile)
+    return Status::error("perf option profile_hz applies to profile probes only");
   if (profile && config.ecbs > 1)
     return Status::error("perf: ecbs=" + std::to_string(config.ecbs) +
                          " cannot apply to a profile probe: more cpu-clock events would be more timers, not more "
@@ -314,7 +336,6 @@ Status PerfTracer::attach(const AttachSpec& spec) {
     consumer_cpu_ = config_.consumer_cpu;
   }
   if (consumer_cpu_ >= 0) TB_TRY(common::check_consumer_cpu("perf", consumer_cpu_));
-
 
   // The consumer exists before any event is opened, so it is never inherited
   // into the traced set; it only owns the per-CPU flush events.
@@ -390,8 +411,10 @@ Status PerfTracer::resolve_event(const ProbePoint& p, pid_t pid, std::string* fi
   std::uint64_t& uprobe_offset = *offset;
   std::uint64_t semaphore = 0;
   const bool user = p.kind == ProbeKind::kUserFunction || p.kind == ProbeKind::kUsdt;
-  if (p.kind == ProbeKind::kUsdt) TB_TRY(common::usdt_site(pid, p.target, &uprobe_file, &uprobe_offset, &semaphore));
-  else if (p.kind == ProbeKind::kUserFunction) TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
+  if (p.kind == ProbeKind::kUsdt)
+    TB_TRY(common::usdt_site(pid, p.target, &uprobe_file, &uprobe_offset, &semaphore));
+  else if (p.kind == ProbeKind::kUserFunction)
+    TB_TRY(address_to_file_offset(pid, p.address, &uprobe_file, &uprobe_offset));
   std::string where;  // the uprobe's place, as uprobe_events writes it
   if (user) TB_TRY(common::uprobe_location(uprobe_file, uprobe_offset, semaphore, &where));
   if (profile_) {
@@ -400,17 +423,19 @@ Status PerfTracer::resolve_event(const ProbePoint& p, pid_t pid, std::string* fi
     type_ = PERF_TYPE_SOFTWARE;
     config_id_ = PERF_COUNT_SW_CPU_CLOCK;
     check_type_ = false;
-    event_label_ = "cpu-clock of thread " + std::to_string(profile_tid_) + " every " +
-                   std::to_string(profile_period_ns_) + " ns";
+    event_label_ =
+        "cpu-clock of thread " + std::to_string(profile_tid_) + " every " + std::to_string(profile_period_ns_) + " ns";
   } else if (user && config_.uprobe_pmu) {
     type_ = uprobe_pmu_type();
-    if (!type_) return Status::error("no uprobe PMU (/sys/bus/event_source/devices/uprobe/type); needs CONFIG_UPROBE_EVENTS");
+    if (!type_)
+      return Status::error("no uprobe PMU (/sys/bus/event_source/devices/uprobe/type); needs CONFIG_UPROBE_EVENTS");
     config_id_ = 0;
     if (semaphore) {
       const int shift = uprobe_pmu_ref_ctr_shift();
       if (shift < 0 || (shift > 0 && semaphore >> (64 - shift)))
-        return Status::error("the uprobe PMU of this kernel takes no reference counter (format/ref_ctr_offset; "
-                             "Linux 4.20 or later): the SDT note's semaphore cannot be raised; use uprobe=tracefs");
+        return Status::error(
+            "the uprobe PMU of this kernel takes no reference counter (format/ref_ctr_offset; "
+            "Linux 4.20 or later): the SDT note's semaphore cannot be raised; use uprobe=tracefs");
       config_id_ = semaphore << shift;
     }
     check_type_ = false;  // the RAW type of a PMU uprobe is allocated on open
@@ -441,7 +466,8 @@ Status PerfTracer::resolve_event(const ProbePoint& p, pid_t pid, std::string* fi
     }
     int id = tracepoint_id(system, event);
     if (id < 0)
-      return Status::error("tracepoint " + system + ":" + event + " does not exist on this kernel "
+      return Status::error("tracepoint " + system + ":" + event +
+                           " does not exist on this kernel "
                            "(see /sys/kernel/tracing/available_events)");
     type_ = PERF_TYPE_TRACEPOINT;
     config_id_ = static_cast<std::uint64_t>(id);
@@ -519,8 +545,9 @@ Status PerfTracer::open_rings(const perf_event_attr& a) {
     void* m = mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.flush_fd, 0);
     if (m == MAP_FAILED) {
       r.base = nullptr;
-      return errno_status("mmap perf ring (" + std::to_string(config_.mmap_pages) +
-                          " pages; see /proc/sys/kernel/perf_event_mlock_kb)", errno);
+      return errno_status(
+          "mmap perf ring (" + std::to_string(config_.mmap_pages) + " pages; see /proc/sys/kernel/perf_event_mlock_kb)",
+          errno);
     }
     r.base = m;
   }
@@ -546,9 +573,8 @@ Status PerfTracer::open_traced() {
           if (errno == ESRCH) break;  // thread exited meanwhile
           int err = errno;
           return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
-                               std::to_string(r.cpu) + (h ? ", handler " + std::to_string(h + 1) : "") +
-                               "): " + strerror(err) +
-                               (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
+                               std::to_string(r.cpu) + (h ? ", handler " + std::to_string(h + 1) : "") + "): " +
+                               strerror(err) + (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
         }
         r.fds.push_back(static_cast<int>(fd));
         r.handler.push_back(h);
@@ -882,7 +908,7 @@ nlohmann::json PerfTracer::details() const {
     }
     j["handler_event_fds"] = fds;
     j["handler_samples"] = samples;
-    j["handler_lost"] = lost;  // the kernel's lost samples of each handler's events
+    j["handler_lost"] = lost;               // the kernel's lost samples of each handler's events
     j["ring_lost_samples"] = lost_.load();  // every handler's, from PERF_RECORD_LOST
     j["handler_kernel_hits"] = hits;
     if (!config_.extra_predicate) j["extra_filter"] = kFalseFilter;
@@ -909,9 +935,7 @@ void PerfTracer::teardown() noexcept {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   stop_consumer();
   for (auto& r : rings_) {
-    for (int fd : r.fds) {
-      ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-    }
+    for (int fd : r.fds) { ioctl(fd, PERF_EVENT_IOC_DISABLE, 0); }
     if (r.base) munmap(r.base, r.map_bytes);
     for (int fd : r.fds) close(fd);
     r.fds.clear();

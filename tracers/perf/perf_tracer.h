@@ -29,19 +29,19 @@
 namespace tracebench::perf {
 
 struct PerfConfig {
-  std::string event;            // "system:event" override for syscall probes
-  bool id_filter = true;        // raw_syscalls: PERF_EVENT_IOC_SET_FILTER "id == N"
-  std::size_t mmap_pages = 512;  // data pages per CPU ring (power of two)
+  std::string event;              // "system:event" override for syscall probes
+  bool id_filter = true;          // raw_syscalls: PERF_EVENT_IOC_SET_FILTER "id == N"
+  std::size_t mmap_pages = 512;   // data pages per CPU ring (power of two)
   bool mmap_pages_given = false;  // the ring is the user's: blocks are not shrunk to fit it
   std::size_t wakeup_events = 0;  // 0 = wake the consumer at half a ring
-  int consumer_cpu = -2;        // -2 = CPU 0 when there are >1 CPUs; -1 = unpinned
-  std::string clock;            // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
-  bool uprobe_pmu = false;      // uprobe=pmu: the uprobe PMU instead of a tracefs uprobe event
+  int consumer_cpu = -2;          // -2 = CPU 0 when there are >1 CPUs; -1 = unpinned
+  std::string clock;              // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
+  bool uprobe_pmu = false;        // uprobe=pmu: the uprobe PMU instead of a tracefs uprobe event
   // sample=minimal: RAW|TID|TIME; sample=record: what `perf record -e <tp>`
   // asks for (IP|TID|TIME|CPU|PERIOD|RAW, sample_id_all), for comparing with it.
   bool record_layout = false;
-  unsigned ecbs = 1;              // handlers: perf events per (thread, CPU) on the tracepoint
-  bool extra_predicate = true;    // the extra events record (true) or filter everything out (false)
+  unsigned ecbs = 1;                 // handlers: perf events per (thread, CPU) on the tracepoint
+  bool extra_predicate = true;       // the extra events record (true) or filter everything out (false)
   std::uint64_t profile_hz = 10000;  // profile probes: cpu-clock samples per second of CPU time
   bool profile_hz_given = false;
 };
@@ -94,7 +94,7 @@ class PerfTracer final : public Tracer {
     int flush_fd = -1;
     void* base = nullptr;
     std::size_t map_bytes = 0;
-    std::vector<int> fds;       // traced events (per thread and handler), open while enabled
+    std::vector<int> fds;           // traced events (per thread and handler), open while enabled
     std::vector<unsigned> handler;  // fds[i] is handler handler[i] (0 = the first)
   };
 
@@ -131,7 +131,7 @@ class PerfTracer final : public Tracer {
   // time an inherited event is created (at every clone of a traced thread),
   // so the string must live as long as the events.
   std::string uprobe_path_;
-  std::string uprobe_event_;   // tracefs uprobe event we created (group tracebench)
+  std::string uprobe_event_;  // tracefs uprobe event we created (group tracebench)
   static constexpr const char* kUprobeGroup = common::kDynamicEventGroup;  // tracefs_leftovers.h
   std::size_t page_size_ = 4096;
   int consumer_cpu_ = -1;
@@ -142,9 +142,9 @@ class PerfTracer final : public Tracer {
   // Per handler: {hits, lost} read from traced events before closing them.
   std::array<std::uint64_t, kMaxEcbs> closed_hits_{};
   std::array<std::uint64_t, kMaxEcbs> closed_lost_{};
-  std::size_t opened_fds_ = 0;     // traced events opened by the last open_traced()
+  std::size_t opened_fds_ = 0;                       // traced events opened by the last open_traced()
   std::array<std::size_t, kMaxEcbs> handler_fds_{};  // of those, per handler
-  std::uint64_t enables_ = 0;      // enable() calls that opened them
+  std::uint64_t enables_ = 0;                        // enable() calls that opened them
 
   std::thread consumer_;
   int wake_fd_ = -1;
@@ -169,7 +169,7 @@ class PerfTracer final : public Tracer {
   // each event (PERF_FORMAT_LOST, kernel_lost_).
   std::array<std::atomic<std::uint64_t>, kMaxEcbs> handler_samples_{};  // [0] unused: samples_
   std::atomic<std::uint64_t> lost_records_{0};
-  std::atomic<std::uint64_t> foreign_{0};   // samples of another type (must stay 0)
+  std::atomic<std::uint64_t> foreign_{0};  // samples of another type (must stay 0)
   std::atomic<std::uint64_t> flush_samples_{0};
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<std::uint64_t> wakeups_{0};
@@ -178,7 +178,7 @@ class PerfTracer final : public Tracer {
   // kernel's own hit count and lost-sample count, a cross-check of the rings.
   std::array<std::uint64_t, kMaxEcbs> kernel_hits_{};  // per handler
   std::array<std::uint64_t, kMaxEcbs> kernel_lost_{};
-  std::vector<char> scratch_;              // consumer-only: records that wrap
+  std::vector<char> scratch_;  // consumer-only: records that wrap
   // A profile probe: a cpu-clock event of the attaching (firing) thread
   // with a sampling period; its read(2) value is the thread's CPU time in
   // ns, so the events' firings are that over the period, summed over the

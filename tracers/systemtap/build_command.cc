@@ -51,27 +51,28 @@ int run_build(const BuildArgs& a) {
   for (const auto& w : workload_registry()) {
     if (!w.only_tracer.empty() && w.only_tracer != "systemtap") continue;
     for (const Runtime runtime : {Runtime::kModule, Runtime::kBpf}) {
-    if (a.runtime != "all" && a.runtime != to_string(runtime)) continue;
-    if (!script_supports(w.probe, nullptr, runtime)) continue;
-    for (const char* action : {"count"}) {
-      StapScript s;
-      // Without --kmod the companion module's probes are left out.
-      if (!make_script(w.probe, action, build_id, &s, runtime) || !done.insert(s.module).second) continue;
-      double seconds = 0;
-      bool cached = false;
-      if (Status st = compile_module(tree, s, a.kmod, &seconds, &cached); !st) {
-        std::cerr << "tracebench systemtap build: " << st.message() << "\n";
-        return 1;
+      if (a.runtime != "all" && a.runtime != to_string(runtime)) continue;
+      if (!script_supports(w.probe, nullptr, runtime)) continue;
+      for (const char* action : {"count"}) {
+        StapScript s;
+        // Without --kmod the companion module's probes are left out.
+        if (!make_script(w.probe, action, build_id, &s, runtime) || !done.insert(s.module).second) continue;
+        double seconds = 0;
+        bool cached = false;
+        if (Status st = compile_module(tree, s, a.kmod, &seconds, &cached); !st) {
+          std::cerr << "tracebench systemtap build: " << st.message() << "\n";
+          return 1;
+        }
+        fs::copy_file(tree.modules + "/" + compiled_file(s), a.out + "/" + compiled_file(s),
+                      fs::copy_options::overwrite_existing, ec);
+        if (ec) {
+          std::cerr << "tracebench systemtap build: copy " << s.module << ".ko: " << ec.message() << "\n";
+          return 1;
+        }
+        std::cerr << "systemtap: " << compiled_file(s) << " (" << w.probe.name << ", " << action
+                  << "): " << (cached ? "cached" : "compiled in " + std::to_string(static_cast<int>(seconds)) + " s")
+                  << "\n";
       }
-      fs::copy_file(tree.modules + "/" + compiled_file(s), a.out + "/" + compiled_file(s),
-                    fs::copy_options::overwrite_existing, ec);
-      if (ec) {
-        std::cerr << "tracebench systemtap build: copy " << s.module << ".ko: " << ec.message() << "\n";
-        return 1;
-      }
-      std::cerr << "systemtap: " << compiled_file(s) << " (" << w.probe.name << ", " << action << "): "
-                << (cached ? "cached" : "compiled in " + std::to_string(static_cast<int>(seconds)) + " s") << "\n";
-    }
     }
   }
   std::cout << a.out << "\n";
@@ -81,13 +82,14 @@ int run_build(const BuildArgs& a) {
 void install(CLI::App& app, int* exit_status) {
   auto args = std::make_shared<BuildArgs>();
   CLI::App* sub = app.add_subcommand("systemtap", "SystemTap's scripts compiled for a kernel (the VM lab's guest)");
-  CLI::App* build = sub->add_subcommand("build", "Compile every supported workload's script against a kernel's headers");
-  build->add_option("--headers", args->headers, "The kernel's build tree (/usr/src/linux-headers-<release>)")->required();
+  CLI::App* build =
+      sub->add_subcommand("build", "Compile every supported workload's script against a kernel's headers");
+  build->add_option("--headers", args->headers, "The kernel's build tree (/usr/src/linux-headers-<release>)")
+      ->required();
   build->add_option("--out", args->out, "Folder the modules are copied to")->required();
   build->add_option("--kmod", args->kmod,
                     "The companion module's .ko that the kernel will load (its probes are compiled against it)");
-  build->add_option("--runtime", args->runtime,
-                    "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")
+  build->add_option("--runtime", args->runtime, "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")
       ->check(CLI::IsMember({"module", "bpf", "all"}));
   sub->require_subcommand(1);
   build->callback([args, exit_status] { *exit_status = run_build(*args); });

@@ -32,7 +32,12 @@ std::string build_id_of_note(const std::string& note) {
 
 std::string elf_build_id(const std::string& path) {
   const std::string f = common::read_text(path);
-  if (f.size() < 64 || f.compare(0, 4, "\x7f" "ELF") != 0 || f[4] != 2) return {};  // ELF64 only
+  if (f.size() < 64 ||
+      f.compare(0, 4,
+                "\x7f"
+                "ELF") != 0 ||
+      f[4] != 2)
+    return {};  // ELF64 only
   std::uint64_t shoff = 0;
   std::uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
   if (!load(f, 0x28, &shoff) || !load(f, 0x3A, &shentsize) || !load(f, 0x3C, &shnum) || !load(f, 0x3E, &shstrndx))

@@ -50,7 +50,8 @@ Status copy_runtime(const std::string& build, const std::string& common, const s
   const std::string tmp = dest + ".tmp" + std::to_string(getpid());
   fs::remove_all(tmp, ec);
   fs::copy(kStapRuntime, tmp, fs::copy_options::recursive, ec);
-  if (ec) return Status::error("copy " + std::string(kStapRuntime) + ": " + ec.message() + " (apt-get install systemtap)");
+  if (ec)
+    return Status::error("copy " + std::string(kStapRuntime) + ": " + ec.message() + " (apt-get install systemtap)");
   std::string task_work = common::read_text(build + "/include/linux/task_work.h");
   if (task_work.empty() && !common.empty()) task_work = common::read_text(common + "/include/linux/task_work.h");
   if (task_work.find("task_work_cancel_func") != std::string::npos) {
@@ -60,8 +61,9 @@ Status copy_runtime(const std::string& build, const std::string& common, const s
                       to2 = "kallsyms_lookup_name(\"task_work_cancel_func\")";
     auto p1 = c.find(from1), p2 = c.find(from2);
     if (p1 == std::string::npos || p2 == std::string::npos)
-      return Status::error("SystemTap's runtime stp_task_work.c is not the one this adapter knows how to patch for "
-                           "task_work_cancel_func()");
+      return Status::error(
+          "SystemTap's runtime stp_task_work.c is not the one this adapter knows how to patch for "
+          "task_work_cancel_func()");
     c.replace(p1, from1.size(), to1);
     c.replace(c.find(from2), from2.size(), to2);
     std::ofstream(tmp + "/stp_task_work.c", std::ios::trunc) << c;
@@ -85,7 +87,8 @@ Status prepare_tree(const std::string& headers, CompileTree* out) {
   std::error_code ec;
   const fs::path real = fs::canonical(headers, ec);
   if (ec || !fs::exists(real / ".config"))
-    return Status::error("'" + headers + "' is not a kernel build tree (no .config): apt-get install linux-headers-<release>");
+    return Status::error("'" + headers +
+                         "' is not a kernel build tree (no .config): apt-get install linux-headers-<release>");
   const std::string dir = cache_root() + "/" + real.filename().string();
   const std::string build = dir + "/build";
   const std::string common = debian_common_tree(real.string());
@@ -94,7 +97,8 @@ Status prepare_tree(const std::string& headers, CompileTree* out) {
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);
     if (ec) return Status::error("mkdir " + tmp + ": " + ec.message());
-    for (const auto& e : fs::directory_iterator(real, ec)) fs::create_symlink(e.path(), tmp + "/" + e.path().filename().string(), ec);
+    for (const auto& e : fs::directory_iterator(real, ec))
+      fs::create_symlink(e.path(), tmp + "/" + e.path().filename().string(), ec);
     if (!common.empty() && !fs::exists(real / "source")) fs::create_symlink(common, tmp + "/source", ec);
     fs::rename(tmp, build, ec);
     if (ec && !fs::exists(build + "/.config")) return Status::error("rename " + tmp + ": " + ec.message());
@@ -142,7 +146,8 @@ Status compile_module(const CompileTree& tree, const StapScript& script, const s
   if (script.needs_kmod) {
     if (kmod.empty()) {
       fs::remove_all(work);
-      return Status::error("systemtap: " + script.module + " probes the companion module: its .ko is needed to compile it");
+      return Status::error("systemtap: " + script.module +
+                           " probes the companion module: its .ko is needed to compile it");
     }
     const auto at = text.find(kKmodPathToken);
     if (at != std::string::npos) text.replace(at, std::string(kKmodPathToken).size(), fs::absolute(kmod).string());
@@ -155,10 +160,10 @@ Status compile_module(const CompileTree& tree, const StapScript& script, const s
   // kernel"); the module runtime's -R and overload define do not apply.
   const std::vector<std::string> argv =
       script.runtime == Runtime::kBpf
-          ? std::vector<std::string>{"stap", "-r", tree.build, "--runtime=bpf", "--compatible=4.1", "-p4", "-m",
-                                     script.module, "script.stp"}
-          : std::vector<std::string>{"stap", "-r", tree.build, "-R", tree.runtime, kCompileDefine, "-p4", "-m",
-                                     script.module, "script.stp"};
+          ? std::vector<std::string>{"stap", "-r", tree.build,    "--runtime=bpf", "--compatible=4.1",
+                                     "-p4",  "-m", script.module, "script.stp"}
+          : std::vector<std::string>{"stap",         "-r",  tree.build, "-R",          tree.runtime,
+                                     kCompileDefine, "-p4", "-m",       script.module, "script.stp"};
   Status st = run_logged(argv, work, work + "/stap.log", &status);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::error_code ec;

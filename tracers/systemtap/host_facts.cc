@@ -29,7 +29,7 @@ std::string in_path(const std::string& name) {
 
 HostFacts probe_host() {
   HostFacts f;
-  struct utsname u{};
+  struct utsname u {};
   if (uname(&u) == 0) f.release = u.release;
   f.stap = in_path("stap");
   f.staprun = in_path("staprun");
@@ -44,8 +44,7 @@ HostFacts probe_host() {
 }
 
 Availability judge(const HostFacts& f) {
-  if (f.staprun.empty())
-    return Availability::no("staprun not found (apt-get install systemtap systemtap-runtime)");
+  if (f.staprun.empty()) return Availability::no("staprun not found (apt-get install systemtap systemtap-runtime)");
   // Every reason that applies, so the user learns all that is missing at once.
   std::vector<std::string> why;
   if (!f.modules_supported)
@@ -58,7 +57,8 @@ Availability judge(const HostFacts& f) {
     else if (f.build_tree.empty())
       why.push_back("no build tree for the running kernel (/lib/modules/" + f.release +
                     "/build/.config): stap compiles every script against it, for the BPF runtime too "
-                    "(apt-get install linux-headers-" + f.release + ")");
+                    "(apt-get install linux-headers-" +
+                    f.release + ")");
   }
   if (why.empty()) return Availability::yes();
   std::string msg;

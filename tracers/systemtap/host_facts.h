@@ -13,11 +13,11 @@ namespace tracebench::systemtap {
 inline constexpr const char* kGuestModuleDir = "/tb/stap";
 
 struct HostFacts {
-  std::string release;          // uname -r
-  std::string stap;             // path of stap, "" when not installed
-  std::string staprun;          // path of staprun, "" when not installed
-  std::string stapbpf;          // path of stapbpf (the BPF runtime), "" when not installed
-  std::string build_tree;       // /lib/modules/<release>/build when its .config is readable, else ""
+  std::string release;             // uname -r
+  std::string stap;                // path of stap, "" when not installed
+  std::string staprun;             // path of staprun, "" when not installed
+  std::string stapbpf;             // path of stapbpf (the BPF runtime), "" when not installed
+  std::string build_tree;          // /lib/modules/<release>/build when its .config is readable, else ""
   bool modules_supported = false;  // /proc/modules exists (CONFIG_MODULES)
   bool modules_disabled = false;   // kernel.modules_disabled = 1
   std::string module_dir;          // precompiled modules (kGuestModuleDir), "" when absent

@@ -17,7 +17,7 @@ namespace tracebench::systemtap {
 // the probe live (SystemtapTracer::enable()), harmless for these alone.
 long syscall_number(const std::string& name) {
   static const std::map<std::string, long> table = {
-      {"getpid", SYS_getpid}, {"getppid", SYS_getppid}, {"gettid", SYS_gettid},
+      {"getpid", SYS_getpid}, {"getppid", SYS_getppid},         {"gettid", SYS_gettid},
       {"getuid", SYS_getuid}, {"sched_yield", SYS_sched_yield},
   };
   auto it = table.find(name);
@@ -36,9 +36,12 @@ std::string module_name(const std::string& text) {
 const char* to_string(Runtime r) { return r == Runtime::kBpf ? "bpf" : "module"; }
 
 bool parse_runtime(const std::string& word, Runtime* out) {
-  if (word == "module") *out = Runtime::kModule;
-  else if (word == "bpf") *out = Runtime::kBpf;
-  else return false;
+  if (word == "module")
+    *out = Runtime::kModule;
+  else if (word == "bpf")
+    *out = Runtime::kBpf;
+  else
+    return false;
   return true;
 }
 
@@ -60,7 +63,8 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
   switch (probe.kind) {
     case ProbeKind::kSyscall:
       if (syscall_number(probe.target) >= 0) return true;
-      reason = "syscall '" + probe.target + "': the adapter sees its probe live by making the syscall itself, "
+      reason = "syscall '" + probe.target +
+               "': the adapter sees its probe live by making the syscall itself, "
                "so only syscalls without arguments (getpid, getppid, gettid, getuid, sched_yield)";
       break;
     case ProbeKind::kKernelFunction:
@@ -70,16 +74,17 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
                "System.map is a placeholder; the real one is in linux-image-<release>-dbg)";
       break;
     case ProbeKind::kKmodTracepoint:
-      reason = "kernel.trace() finds tracepoints in the kernel headers' trace/events, and the companion module's "
-               "header is not among them (its target function is probed instead: workload kmod_target)";
+      reason =
+          "kernel.trace() finds tracepoints in the kernel headers' trace/events, and the companion module's "
+          "header is not among them (its target function is probed instead: workload kmod_target)";
       break;
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt:
-      reason = "process(\"...\").function()/.mark() uprobes are not built by this adapter yet (the path of the "
-               "binary is compiled into the module)";
+      reason =
+          "process(\"...\").function()/.mark() uprobes are not built by this adapter yet (the path of the "
+          "binary is compiled into the module)";
       break;
-    default:
-      reason = std::string("SystemTap has no probe for ") + std::string(to_string(probe.kind)) + " sites here";
+    default: reason = std::string("SystemTap has no probe for ") + std::string(to_string(probe.kind)) + " sites here";
   }
   if (why) *why = reason;
   return false;
@@ -117,9 +122,10 @@ StapScript bpf_script(const ProbePoint& probe, const std::string& action) {
 Status make_script(const ProbePoint& probe, const std::string& action, const std::string& kmod_build_id,
                    StapScript* out, Runtime runtime) {
   if (action == "record")
-    return Status::error("systemtap: no record action: a printf per event reaches the output through stap's relay "
-                         "transport, which dropped lines at a workload's rate in the VM lab (\"transport failures\", "
-                         "the end probe's own line among them), so what it recorded could not be read back whole");
+    return Status::error(
+        "systemtap: no record action: a printf per event reaches the output through stap's relay "
+        "transport, which dropped lines at a workload's rate in the VM lab (\"transport failures\", "
+        "the end probe's own line among them), so what it recorded could not be read back whole");
   if (action != "count") return Status::error("systemtap: unknown action '" + action + "' (count)");
   std::string why;
   if (!script_supports(probe, &why, runtime)) return Status::error("systemtap: " + probe.name + ": " + why);
@@ -159,8 +165,8 @@ Status make_script(const ProbePoint& probe, const std::string& action, const std
       "probe begin {{ printf(\"{ready}\\n\") }}\n"
       "probe {point} {{ if ({filter}) {body} }}\n"
       "probe end {{ printf(\"{count}%d\\n\", tb_hits) }}\n{extra}",
-      fmt::arg("kind", to_string(probe.kind)), fmt::arg("define", kCompileDefine), fmt::arg("action", action), fmt::arg("globals", globals),
-      fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("filter", filter),
+      fmt::arg("kind", to_string(probe.kind)), fmt::arg("define", kCompileDefine), fmt::arg("action", action),
+      fmt::arg("globals", globals), fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("filter", filter),
       fmt::arg("body", body), fmt::arg("count", kCountPrefix), fmt::arg("extra", extra));
   s.module = module_name(s.text);
   *out = std::move(s);

@@ -103,8 +103,10 @@ Status StapSession::start(const std::string& staprun, const std::string& ko, con
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, (dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, (dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   // Its own process group: a Ctrl-C of the terminal reaches tracebench,
   // whose teardown stops stapio in order (end probe, unload).
   posix_spawnattr_t attr;
@@ -129,14 +131,14 @@ Status StapSession::start(const std::string& staprun, const std::string& ko, con
     int ws = 0;
     if (waitpid(pid_, &ws, WNOHANG) == pid_) {
       pid_ = -1;
-      return Status::error("systemtap: " + fs::path(staprun).filename().string() + " " + ko + " exited before the script started: " +
-                           common::read_text(dir + "/stderr.txt"));
+      return Status::error("systemtap: " + fs::path(staprun).filename().string() + " " + ko +
+                           " exited before the script started: " + common::read_text(dir + "/stderr.txt"));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       kill_now();
-      return Status::error("systemtap: " + fs::path(staprun).filename().string() + " " + ko + " did not start the script within " +
-                           std::to_string(timeout_s) + " s (option ready_timeout_s): " +
-                           common::read_text(dir + "/stderr.txt"));
+      return Status::error("systemtap: " + fs::path(staprun).filename().string() + " " + ko +
+                           " did not start the script within " + std::to_string(timeout_s) +
+                           " s (option ready_timeout_s): " + common::read_text(dir + "/stderr.txt"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -16,12 +16,12 @@ namespace tracebench::systemtap {
 
 // What one session's output and staprun's warnings say.
 struct SessionOutput {
-  bool count_seen = false;        // the end probe printed the counter
-  std::uint64_t count = 0;        // the script's own counter
-  std::uint64_t errors = 0;       // "Number of errors: N"
-  std::uint64_t skipped = 0;      // "skipped probes: N"
+  bool count_seen = false;               // the end probe printed the counter
+  std::uint64_t count = 0;               // the script's own counter
+  std::uint64_t errors = 0;              // "Number of errors: N"
+  std::uint64_t skipped = 0;             // "skipped probes: N"
   std::uint64_t transport_failures = 0;  // "There were N transport failures"
-  std::string warnings;           // staprun's WARNING/ERROR lines, as printed
+  std::string warnings;                  // staprun's WARNING/ERROR lines, as printed
 };
 
 // Parses a session's output file (`out`) and staprun's stderr (`err`).

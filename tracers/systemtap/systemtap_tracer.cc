@@ -47,8 +47,7 @@ const OptionSchema& SystemtapTracer::option_schema() const {
 Status SystemtapTracer::validate(const AttachSpec& spec) const {
   OptionValues v;
   TB_TRY(option_values("systemtap", option_schema(), spec, &v));
-  if (spec.payload_bytes > 0)
-    return Status::error("systemtap: the scripts record no payload (payload 0 only)");
+  if (spec.payload_bytes > 0) return Status::error("systemtap: the scripts record no payload (payload 0 only)");
   Runtime runtime = Runtime::kModule;
   parse_runtime(v.text("runtime"), &runtime);
   StapScript s;
@@ -88,7 +87,8 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   if (!facts.module_dir.empty()) {
     ko_ = facts.module_dir + "/" + compiled_file(script_);
     if (access(ko_.c_str(), R_OK) != 0)
-      return Status::error("systemtap: " + ko_ + " was not compiled for this kernel (the VM lab compiles the "
+      return Status::error("systemtap: " + ko_ +
+                           " was not compiled for this kernel (the VM lab compiles the "
                            "scripts of every supported workload: tracebench systemtap build --runtime " +
                            std::string(to_string(runtime_)) + ")");
     module_source_ = "precompiled";
@@ -139,8 +139,8 @@ Status wait_kprobe_listed(const std::string& symbol, unsigned timeout_s) {
       return Status::error("systemtap: cannot read " + list + " to see the probe on " + symbol +
                            " placed (mount -t debugfs none /sys/kernel/debug)");
     if (std::chrono::steady_clock::now() > deadline)
-      return Status::error("systemtap: the probe on " + symbol + " was not placed within " +
-                           std::to_string(timeout_s) + " s of the script's start (" + list + ")");
+      return Status::error("systemtap: the probe on " + symbol + " was not placed within " + std::to_string(timeout_s) +
+                           " s of the script's start (" + list + ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return Status::ok();
@@ -207,8 +207,8 @@ Status wait_bpf_live(const std::string& dir, unsigned timeout_s) {
     if (common::read_text(dir + "/out.txt").find(kLiveLine) != std::string::npos) return Status::ok();
     if (std::chrono::steady_clock::now() > deadline)
       return Status::error("systemtap: stapbpf's probe saw none of " + std::to_string(fired) + " syscalls " +
-                           std::to_string(kLiveSyscallNr) + " made within " + std::to_string(timeout_s) +
-                           " s (no '" + kLiveLine + "' in its output)");
+                           std::to_string(kLiveSyscallNr) + " made within " + std::to_string(timeout_s) + " s (no '" +
+                           kLiveLine + "' in its output)");
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 }
@@ -247,7 +247,8 @@ Status SystemtapTracer::disable() {
   ++sessions_;
   if (!o.count_seen) {
     if (!counts_.tracer_errors++)
-      counts_.tracer_error_detail = "the script's end probe printed no count (session " + std::to_string(sessions_) + ")";
+      counts_.tracer_error_detail =
+          "the script's end probe printed no count (session " + std::to_string(sessions_) + ")";
   }
   // Skipped probes are firings whose handler did not run (reentrancy, a
   // busy lock, MAXACTION): events the script did not count.

@@ -35,10 +35,8 @@ class SystemtapTracer final : public Tracer {
       case ProbeKind::kKernelFunction:
       case ProbeKind::kKmodTracepoint:
       case ProbeKind::kUserFunction:
-      case ProbeKind::kUsdt:
-        return true;
-      default:
-        return false;
+      case ProbeKind::kUsdt: return true;
+      default: return false;
     }
   }
   std::size_t max_payload_bytes(const ProbePoint&, const std::string&) const override { return 0; }

@@ -29,8 +29,8 @@ struct StopRule {
 
 // What stopped a benchmark's repetitions, as result.json says it.
 struct RepetitionStop {
-  std::string rule;          // "interval": within the target; "cap": the cap came first; "fixed": no target
-  double target_cycles = 0;  // the target at the last repetition, cycles per event (0 when fixed)
+  std::string rule;              // "interval": within the target; "cap": the cap came first; "fixed": no target
+  double target_cycles = 0;      // the target at the last repetition, cycles per event (0 when fixed)
   double half_width_cycles = 0;  // the interval's larger distance from the median then
   int cap = 0;
 };

@@ -85,11 +85,11 @@ inline std::uint64_t tsc_end_as(unsigned* aux) {
 }
 
 struct TscInfo {
-  double hz = 0;               // ticks per second
-  std::string source;          // "perf_event_mmap_page" or "calibrated"
-  double calibrated_hz = 0;    // always measured, as a cross-check
-  double kernel_hz = 0;        // from the perf mmap page; 0 when not exposed
-  bool invariant = false;      // constant_tsc && nonstop_tsc
+  double hz = 0;             // ticks per second
+  std::string source;        // "perf_event_mmap_page" or "calibrated"
+  double calibrated_hz = 0;  // always measured, as a cross-check
+  double kernel_hz = 0;      // from the perf mmap page; 0 when not exposed
+  bool invariant = false;    // constant_tsc && nonstop_tsc
 };
 
 // Reads the kernel's TSC->ns conversion (perf mmap page time_mult/shift) when

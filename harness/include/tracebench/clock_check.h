@@ -24,22 +24,22 @@ namespace tracebench {
 // What one CPU showed.
 struct CpuClockFacts {
   int cpu = 0;
-  bool pinned = false;             // could pin a thread there
+  bool pinned = false;  // could pin a thread there
   // TSC_AUX from two rdtscp reads some time apart (only read when CPUID
   // reports RDTSCP).
   std::optional<unsigned> aux_first, aux_second;
-  std::uint64_t step_cycles = 0;   // the TSC's step: recurring_step() of consecutive rdtsc differences
-  bool went_backwards = false;     // a later read returned less than an earlier one
+  std::uint64_t step_cycles = 0;  // the TSC's step: recurring_step() of consecutive rdtsc differences
+  bool went_backwards = false;    // a later read returned less than an earlier one
   // sched_getcpu() while pinned there (checks the fallback method works).
   int getcpu = -1;
 };
 
 struct ClockFacts {
-  bool cpuid_rdtscp = false;       // CPUID 0x80000001 EDX[27]
-  bool cpuid_invariant_tsc = false;  // CPUID 0x80000007 EDX[8]
+  bool cpuid_rdtscp = false;                                 // CPUID 0x80000001 EDX[27]
+  bool cpuid_invariant_tsc = false;                          // CPUID 0x80000007 EDX[8]
   bool flag_constant_tsc = false, flag_nonstop_tsc = false;  // /proc/cpuinfo
-  double kernel_hz = 0;            // perf mmap page; 0 = not exposed
-  double calibrated_hz = 0;        // against CLOCK_MONOTONIC_RAW
+  double kernel_hz = 0;                                      // perf mmap page; 0 = not exposed
+  double calibrated_hz = 0;                                  // against CLOCK_MONOTONIC_RAW
   std::vector<CpuClockFacts> cpus;
   int measured_cpu = 0;
   // Floor: median (cycles) of each calibration round, and of all samples.
@@ -57,21 +57,21 @@ struct ClockCheck {
 struct ClockPlan {
   EndRead end_read = EndRead::kRdtscp;
   MigrationMethod migration = MigrationMethod::kTscAux;
-  unsigned expected_aux = 0;       // kTscAux/kTscAuxLearned: TSC_AUX of the measured CPU
+  unsigned expected_aux = 0;  // kTscAux/kTscAuxLearned: TSC_AUX of the measured CPU
   double tsc_hz = 0;
-  std::string tsc_source;          // "perf_event_mmap_page" | "calibrated"
-  std::uint64_t step_cycles = 1;   // the measured CPU's TSC step
+  std::string tsc_source;         // "perf_event_mmap_page" | "calibrated"
+  std::uint64_t step_cycles = 1;  // the measured CPU's TSC step
   double floor_cycles = 0, floor_mad_cycles = 0;
   // A timed sample spans at least this many cycles (batching): 20x the
   // floor, 1000x the TSC's step, and 400 cycles.
   double min_sample_cycles = 400;
   std::vector<ClockCheck> checks;
-  bool ok() const;                 // no check failed
-  std::string failures() const;    // the failed checks, one per line
+  bool ok() const;               // no check failed
+  std::string failures() const;  // the failed checks, one per line
 };
 
 // Thresholds (documented in harness/README.md, "How a figure is measured").
-inline constexpr double kRateWarn = 0.01;   // kernel vs calibrated TSC rate
+inline constexpr double kRateWarn = 0.01;  // kernel vs calibrated TSC rate
 inline constexpr double kRateFail = 0.05;
 inline constexpr double kStepsPerSample = 1000;  // a step is then <= 0.1% of a sample
 inline constexpr double kFloorsPerSample = 20;
@@ -83,8 +83,7 @@ ClockPlan decide_clock(const ClockFacts& facts);
 // the plan's min_sample_cycles, or its figure is the clock's step divided by
 // the batch, not the events' cost.  "" when it does; else what is wrong and
 // what to give instead (`unit`: the workload's smallest batch).
-std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, std::uint64_t batch,
-                                 std::uint64_t unit);
+std::string forced_batch_problem(const ClockPlan& p, double per_event_cycles, std::uint64_t batch, std::uint64_t unit);
 
 // The common step of consecutive-read differences (difference -> count):
 // the gcd of those seen at least `min_count` times; 1 when none recurs.
@@ -106,10 +105,8 @@ inline bool sample_migrated(MigrationMethod m, unsigned expected_aux, int measur
   switch (m) {
     case MigrationMethod::kTscAux:
       return static_cast<int>(aux & 0xfff) != measured_cpu;  // Linux: CPU number in TSC_AUX[11:0]
-    case MigrationMethod::kTscAuxLearned:
-      return aux != expected_aux;
-    case MigrationMethod::kGetcpu:
-      return cpu_before != measured_cpu || cpu_after != measured_cpu;
+    case MigrationMethod::kTscAuxLearned: return aux != expected_aux;
+    case MigrationMethod::kGetcpu: return cpu_before != measured_cpu || cpu_after != measured_cpu;
   }
   return true;
 }

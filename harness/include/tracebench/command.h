@@ -26,7 +26,6 @@ const std::vector<Command>& command_registry();
 
 }  // namespace tracebench
 
-#define TRACEBENCH_REGISTER_COMMAND(id, ...)                                       \
+#define TRACEBENCH_REGISTER_COMMAND(id, ...)                                         \
   [[maybe_unused]] static const bool TRACEBENCH_CONCAT(tb_registered_command_, id) = \
       ::tracebench::register_command(__VA_ARGS__)
-

@@ -74,7 +74,7 @@ struct CompareRow {
 struct CompareResult {
   std::vector<CompareRow> rows;
   std::vector<std::string> warnings;
-  std::size_t b_benchmarks = 0;  // benchmarks in the runs of B
+  std::size_t b_benchmarks = 0;     // benchmarks in the runs of B
   double threshold = 0, alpha = 0;  // as compared (the table's legend says them)
 };
 
@@ -113,7 +113,7 @@ struct PairIds {
   // Decide each paired benchmark with the sequential test (CompareRow::sequential).
   bool sequential = false;
 };
-Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b,
-                    double threshold, double alpha, CompareResult* out, const PairIds* pairs = nullptr);
+Status compare_runs(const std::vector<const RunResult*>& a, const std::vector<const RunResult*>& b, double threshold,
+                    double alpha, CompareResult* out, const PairIds* pairs = nullptr);
 
 }  // namespace tracebench

@@ -64,7 +64,7 @@ class Counters {
   void calibrate();
 
   std::vector<CounterInfo> info_;
-  std::vector<std::size_t> live_;   // indices into info_
+  std::vector<std::size_t> live_;  // indices into info_
   int papi_eventset_ = -1;
   std::size_t papi_live_ = 0;
   int perf_leader_ = -1;

@@ -28,7 +28,7 @@ Status check_gbench_args(const std::vector<std::string>& args);
 // leading '-' negates): all of them without a filter.  An error when the
 // filter is not a regular expression.
 Status gbench_selects(const std::vector<std::string>& args, const std::vector<std::string>& names, int repetitions,
-                     std::size_t* selected);
+                      std::size_t* selected);
 
 // Whether Google Benchmark's own per-repetition display is wanted: with
 // `run --gbench-console`, or when a flag after -- formats it

@@ -19,8 +19,9 @@ struct LockFlags {
   Status request(LockRequest* out) const {
     const bool waits = wait && wait->count() > 0;
     if (waits && allow_concurrent)
-      return Status::error("--wait-lock and --allow-concurrent exclude each other: wait for the lock, or run beside "
-                           "its holder");
+      return Status::error(
+          "--wait-lock and --allow-concurrent exclude each other: wait for the lock, or run beside "
+          "its holder");
     out->mode = allow_concurrent ? LockMode::kConcurrent : waits ? LockMode::kWait : LockMode::kRefuse;
     out->wait_s = wait_s;
     return Status::ok();

@@ -33,12 +33,12 @@ namespace tracebench {
 
 // Who holds the lock, as its file records it.
 struct LockHolder {
-  long pid = 0;                     // in its own pid namespace
-  std::string pid_ns;               // "pid:[4026531836]" (/proc/self/ns/pid)
+  long pid = 0;                        // in its own pid namespace
+  std::string pid_ns;                  // "pid:[4026531836]" (/proc/self/ns/pid)
   unsigned long long start_ticks = 0;  // /proc/<pid>/stat field 22: tells a reused pid apart
-  std::string started_utc;          // "2026-11-27T19:40:02Z"
-  std::string boot_id;              // /proc/sys/kernel/random/boot_id
-  std::string command;              // the command line, words joined by spaces
+  std::string started_utc;             // "2026-11-27T19:40:02Z"
+  std::string boot_id;                 // /proc/sys/kernel/random/boot_id
+  std::string command;                 // the command line, words joined by spaces
 };
 
 // The lock file's text: one `key=value` line per field (readable with cat).

@@ -69,7 +69,7 @@ inline constexpr const char* kEmptyAction = "empty";
 struct Param {
   std::optional<double> cycles;  // absent: `missing` says why
   double ci_low = 0, ci_high = 0;
-  std::size_t n = 0;  // observations (repetitions) it rests on
+  std::size_t n = 0;    // observations (repetitions) it rests on
   std::string missing;  // the reason, and what would produce it
   bool ok() const { return cycles.has_value(); }
   static Param absent(std::string why) {
@@ -120,7 +120,7 @@ struct Entry {
   // woke no consumer (another wakeup policy), this entry's hot runs waking
   // it.  idle_start is measured against that line, and predicted with it.
   std::optional<std::map<std::string, std::string>> idle_base_options;
-  std::map<int, Param> contention;  // threads -> extra cycles per event over one thread
+  std::map<int, Param> contention;              // threads -> extra cycles per event over one thread
   std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
   std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
   std::vector<FitPoint> points;
@@ -136,9 +136,9 @@ struct Entry {
   struct ConsumerFit {
     std::size_t points = 0;
     double r2 = 0, worst_residual_cycles = 0;  // per record
-    std::optional<double> user_fraction;        // of the consumer's time, from /proc ticks
-    std::uint64_t ticks = 0;                    // what the split rests on
-    std::string user_fraction_missing;          // why there is no split
+    std::optional<double> user_fraction;       // of the consumer's time, from /proc ticks
+    std::uint64_t ticks = 0;                   // what the split rests on
+    std::string user_fraction_missing;         // why there is no split
     // A consumer on its own timer: where consumer_per_wakeup (a pass) was
     // measured instead of fitted here ("" = fitted here).
     std::string per_wakeup_from;
@@ -192,8 +192,8 @@ struct ConsumerLoad {
   std::string tracer, probe_kind, action;  // the entry whose consumer parameters apply
   double records_hz = 0, wakeups_hz = 0;
   std::uint64_t payload_bytes = 0;  // per record
-  double enables_hz = 0;  // enable/disable cycles per second (0: tracing runs throughout)
-  int handlers = 1;       // on the probe point: each extra one's enable cycles at consumer_per_enable_ecb
+  double enables_hz = 0;            // enable/disable cycles per second (0: tracing runs throughout)
+  int handlers = 1;                 // on the probe point: each extra one's enable cycles at consumer_per_enable_ecb
   std::optional<std::map<std::string, std::string>> options;
   // Of wakeups_hz, those that find the consumer asleep on an idle CPU (at
   // most one per burst): costed at consumer_per_idle_wakeup.
@@ -256,8 +256,8 @@ std::string to_text(const Scenario& s, const Prediction& p);
 struct ValidationScenario {
   std::string tracer, workload, probe_kind, action;
   std::map<std::string, std::string> options;  // the configuration (the model entry's), without the two below
-  int handlers = 1;           // option ecbs: handlers on the probe point
-  double predicate_true = 1;  // option extra_predicate: whether the extra handlers' predicates hold
+  int handlers = 1;                            // option ecbs: handlers on the probe point
+  double predicate_true = 1;                   // option extra_predicate: whether the extra handlers' predicates hold
   std::uint64_t payload_bytes = 0;
   double rate_hz = 0;  // requested
   double seconds = 0;
@@ -280,7 +280,7 @@ struct ValidationSegment {
   // counting them costs the tasks is measured (with against without).
   bool task_clock = false;
   std::uint64_t ticks = 0, late_ticks = 0;  // pacing periods, and those begun > 1 period late
-  std::uint64_t bursts = 0;                  // periods that fired at least one event
+  std::uint64_t bursts = 0;                 // periods that fired at least one event
   // The longest pacing period, start to next start: a process stopped
   // (SIGSTOP) or starved of the CPU shows as one period of that length.
   double longest_period_ns = 0;
@@ -302,17 +302,17 @@ struct ValidationMeasured {
 // What a validation must hold for its figures to test the model at the
 // scenario's rate (`model validate` says so, Table 7's row too).
 struct ValidationLimits {
-  double min_rate_share = 0.9;    // of the rate asked, held over the traced segments
-  double max_period_ms = 100;     // of a 1 ms pacing period: longer, the process was stopped or starved
-  double max_lost_share = 0.05;   // of the events the tracer saw (model validate --max-lost-percent)
+  double min_rate_share = 0.9;   // of the rate asked, held over the traced segments
+  double max_period_ms = 100;    // of a 1 ms pacing period: longer, the process was stopped or starved
+  double max_lost_share = 0.05;  // of the events the tracer saw (model validate --max-lost-percent)
 };
 struct Validation {
   double rate_hz = 0;  // probe events per second achieved while traced (a profile probe's: its timer's)
   double ops_hz = 0;   // the workload's events (ops) per second while traced: the paced rate
   double untraced_ns_per_event = 0, traced_ns_per_event = 0;
   double probe_cycles = 0, probe_cpu_percent = 0, consumer_cpu_percent = 0, cpu_percent = 0;
-  double system_busy_delta_percent = 0;  // machine busy, traced minus untraced
-  double late_share = 0;                 // of the pacing periods
+  double system_busy_delta_percent = 0;     // machine busy, traced minus untraced
+  double late_share = 0;                    // of the pacing periods
   double untraced_spread_ns_per_event = 0;  // max - min over the untraced segments: the noise
   // The consumer tasks' CPU share by schedstat (the traced segments), and in
   // the segments perf's task-clock counted, by both (the cross-check; absent
@@ -328,8 +328,8 @@ struct Validation {
   // the cross-check costs them, noise included (absent without both kinds).
   std::optional<double> task_clock_effect_percent;
   double predicted_probe_cycles = 0, predicted_probe_cpu_percent = 0;
-  double predicted_wakeup_cycles = 0;  // of predicted_probe_cycles
-  std::string wakeup_note;             // wakeups measured, the term not applied: why
+  double predicted_wakeup_cycles = 0;         // of predicted_probe_cycles
+  std::string wakeup_note;                    // wakeups measured, the term not applied: why
   double bursts_hz = 0, idle_wakeups_hz = 0;  // traced: bursts after an idle gap, and wakeups at most one per burst
   double predicted_idle_cycles = 0;           // of predicted_probe_cycles: the bursts' idle_start
   std::string idle_note;                      // bursts (or idle wakeups) not costed: why

@@ -27,14 +27,14 @@ struct OptionSpec {
   };
   std::string name;
   Type type = Type::kUint;
-  std::string help;                    // what it does (the README's "meaning" column)
+  std::string help;                          // what it does (the README's "meaning" column)
   std::optional<std::string> default_value;  // parsed like a user's value; none = computed or unset
-  std::string default_help;            // shown when the default is computed (or to explain it)
+  std::string default_help;                  // shown when the default is computed (or to explain it)
   std::uint64_t min = 0, max = UINT64_MAX;
-  bool size_suffix = false;            // kUint: k, M, G (binary) accepted
-  bool power_of_two = false;           // kUint
-  std::vector<std::string> words;      // kChoice: the choices; kUint: words accepted besides numbers
-  std::string format;                  // kText: what a value looks like (shown, and in errors)
+  bool size_suffix = false;        // kUint: k, M, G (binary) accepted
+  bool power_of_two = false;       // kUint
+  std::vector<std::string> words;  // kChoice: the choices; kUint: words accepted besides numbers
+  std::string format;              // kText: what a value looks like (shown, and in errors)
   // kText (or extra checks on any type): returns an error text, empty if the value is good.
   std::function<std::string(const std::string&)> check;
   // Non-empty: a key a sibling tracer takes that this one refuses, whatever

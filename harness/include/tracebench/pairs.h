@@ -20,8 +20,8 @@ namespace tracebench {
 // `files` and its pair's name ("pair-0003") in `pair_ids`, in pair order.
 // False (nothing added) when it is not; an error when a pair directory
 // does not hold exactly one run.
-Status paired_result_files(const std::string& dir, std::vector<std::string>* files,
-                           std::vector<std::string>* pair_ids, bool* paired);
+Status paired_result_files(const std::string& dir, std::vector<std::string>* files, std::vector<std::string>* pair_ids,
+                           bool* paired);
 
 // The paired t test on d_i = log(b_i / a_i) (values > 0): mean and sd of the
 // d's, t, df = n - 1, two-sided p.

@@ -107,7 +107,7 @@ class ReporterTable {
 // ---- a run: result.json's RunResult
 struct RunReport {
   const RunResult& run;
-  bool verbose = false;                         // console: information notes too
+  bool verbose = false;                        // console: information notes too
   const BenchmarkResult* benchmark = nullptr;  // samples-csv: only its rows (no header)
   KcidbSource kcidb;                           // kcidb: where the submission comes from
 };

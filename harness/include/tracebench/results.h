@@ -72,20 +72,20 @@ struct RunContext {
 
 // One variant (baseline or traced) of a benchmark.
 struct VariantResult {
-  Summary cycles;             // per event, floor subtracted, undisturbed samples
-  Summary ns;                 // n == 0: no valid sample (written as null, never as 0)
-  std::uint64_t samples = 0;  // all samples taken
+  Summary cycles;               // per event, floor subtracted, undisturbed samples
+  Summary ns;                   // n == 0: no valid sample (written as null, never as 0)
+  std::uint64_t samples = 0;    // all samples taken
   std::uint64_t disturbed = 0;  // flagged and excluded from the statistics
   std::uint64_t migrated = 0;   // of those, samples whose CPU changed
   std::optional<double> cold_first_event_cycles;
-  std::vector<double> repetition_medians;  // cycles per event, one per repetition
+  std::vector<double> repetition_medians;            // cycles per event, one per repetition
   std::map<std::string, double> counters_per_event;  // live counters only
 };
 
 // What the tracer recorded and the verdict of the one judge
 // (tracebench/verification.h); the fields mirror EventCounts (tracebench/tracer.h).
 struct EventsResult {
-  std::uint64_t fired = 0;     // while the tracer was enabled
+  std::uint64_t fired = 0;  // while the tracer was enabled
   // A profile probe (fired by the tracer's timer): its firings per workload
   // op in the enabled windows.  `fired` is then the timer's count, the
   // overhead figures are per firing, the baseline and traced distributions
@@ -123,7 +123,7 @@ struct ConsumerTaskResult {
   double cpu_ns = 0;
 };
 struct ConsumerResult {
-  double cpu_ns = 0;        // every task and the drain
+  double cpu_ns = 0;         // every task and the drain
   double caller_cpu_ns = 0;  // of it: disable()/drain() on the measuring thread (Tracer::reads_on_caller)
   // The tasks' CPU inside the traced blocks alone (from before each enable()
   // to after its disable()): what the records and their wakeups cost them,
@@ -134,8 +134,8 @@ struct ConsumerResult {
   // absent below 20 ticks (too few to split).
   std::optional<double> user_fraction;
   std::uint64_t ticks = 0;
-  double user_ticks = 0;  // of them in user space (the caller's in tick equivalents)
-  bool precise = true;  // false: some task's time came from ticks only
+  double user_ticks = 0;      // of them in user space (the caller's in tick equivalents)
+  bool precise = true;        // false: some task's time came from ticks only
   std::uint64_t records = 0;  // = events.recorded
   std::optional<std::uint64_t> wakeups;
   bool wakes_on_timer = false;  // EventCounts::consumer_wakes_on_timer

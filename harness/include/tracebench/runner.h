@@ -45,7 +45,7 @@ struct RunOptions {
   // Bound on one block's traced time, seconds (quick: 0.01); the samples
   // per block and the batch cap follow from it (bench_run.h).
   double block_seconds = 0.05;
-  int measured_cpu = -1;         // -1: the last CPU
+  int measured_cpu = -1;  // -1: the last CPU
   std::string out_base = "results";
   bool write_samples = true;
   std::vector<std::string> gbench_args;  // forwarded to benchmark::Initialize

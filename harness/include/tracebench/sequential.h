@@ -61,10 +61,10 @@ double confidence_sequence_factor(std::size_t n, double alpha, double tau = kMix
 
 struct SequentialState {
   std::size_t n = 0;
-  double mean = 0, sd = 0;        // of the log-ratio differences
-  double bayes_factor = 1;        // against delta = 0
-  double low = 0, high = 0;       // the confidence sequence on delta (log scale); +-inf while unbounded
-  std::string verdict;            // "regression", "improvement", "same", or "" (undecided)
+  double mean = 0, sd = 0;   // of the log-ratio differences
+  double bayes_factor = 1;   // against delta = 0
+  double low = 0, high = 0;  // the confidence sequence on delta (log scale); +-inf while unbounded
+  std::string verdict;       // "regression", "improvement", "same", or "" (undecided)
 };
 
 // The state after the differences `d` (log ratios), at `alpha` and the

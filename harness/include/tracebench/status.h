@@ -28,8 +28,8 @@ Status errno_status(const std::string& what, int err);
 
 }  // namespace tracebench
 
-#define TB_TRY(expr)                              \
-  do {                                            \
-    ::tracebench::Status tb_status_ = (expr);     \
-    if (!tb_status_) return tb_status_;           \
+#define TB_TRY(expr)                          \
+  do {                                        \
+    ::tracebench::Status tb_status_ = (expr); \
+    if (!tb_status_) return tb_status_;       \
   } while (0)

@@ -22,7 +22,8 @@ namespace tracebench {
 // the payload, so the overhead does not depend on its size (a marker write
 // copies it into the tracer's buffer, so it does); the full suite still
 // sweeps every size.
-std::vector<std::size_t> quick_payloads(const std::string& action, ProbeKind kind, const std::vector<std::size_t>& sweep);
+std::vector<std::size_t> quick_payloads(const std::string& action, ProbeKind kind,
+                                        const std::vector<std::size_t>& sweep);
 
 // `not_applicable`: "name: reason" lines.  With planned specs, each becomes
 // a skipped entry of `plan`; without, the error lists them all.

@@ -25,7 +25,7 @@ struct SystemInfo {
   std::string kernel_config_source;
   std::string clocksource;
   bool virtualized = false;
-  std::string hypervisor;          // from cpuid leaf 0x40000000 when virtualized
+  std::string hypervisor;  // from cpuid leaf 0x40000000 when virtualized
   std::vector<std::string> noise_warnings;
 };
 

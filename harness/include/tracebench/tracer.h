@@ -34,18 +34,18 @@ namespace tracebench {
 // What kind of site a probe point is; adapters decide what they can attach to
 // from the kind, not from the name.
 enum class ProbeKind {
-  kNone,           // fires nothing a tracer can see (empty loop)
-  kSyscall,        // a syscall; `target` is the syscall name ("getpid")
-  kUserFunction,   // a noinline function in this binary; `target` is its symbol
-  kUsdt,           // a sys/sdt.h site; `target` is "provider:name"
-  kMarker,         // a write to tracefs trace_marker; payload = bytes written
-  kKernelFunction, // a kernel function (kprobe / fentry / function tracer)
-  kKmodTracepoint, // a tracepoint of the companion module
-  kUstTracepoint,  // an LTTng-UST tracepoint; `target` is "provider:event"
-  kProfile,        // a timer the tracer arms fires it while the firing thread
-                   // runs (a profile probe); `target` is the clock ("cpu-clock").
-                   // The workload only burns CPU: its events are the timer's
-                   // firings, which the tracer counts (EventCounts::timer_fired)
+  kNone,            // fires nothing a tracer can see (empty loop)
+  kSyscall,         // a syscall; `target` is the syscall name ("getpid")
+  kUserFunction,    // a noinline function in this binary; `target` is its symbol
+  kUsdt,            // a sys/sdt.h site; `target` is "provider:name"
+  kMarker,          // a write to tracefs trace_marker; payload = bytes written
+  kKernelFunction,  // a kernel function (kprobe / fentry / function tracer)
+  kKmodTracepoint,  // a tracepoint of the companion module
+  kUstTracepoint,   // an LTTng-UST tracepoint; `target` is "provider:event"
+  kProfile,         // a timer the tracer arms fires it while the firing thread
+                    // runs (a profile probe); `target` is the clock ("cpu-clock").
+                    // The workload only burns CPU: its events are the timer's
+                    // firings, which the tracer counts (EventCounts::timer_fired)
 };
 
 std::string_view to_string(ProbeKind kind);
@@ -55,8 +55,8 @@ std::string_view to_string(ProbeKind kind);
 struct ProbePoint {
   std::string name;
   ProbeKind kind = ProbeKind::kNone;
-  std::string target;            // syscall name, symbol, "provider:name", ...
-  std::uintptr_t address = 0;    // resolved address for kUserFunction, else 0
+  std::string target;          // syscall name, symbol, "provider:name", ...
+  std::uintptr_t address = 0;  // resolved address for kUserFunction, else 0
   std::string description;
   // Where a payload workload's buffer is at this probe, for tracers that copy
   // it from there: the (0-based) argument of the syscall or function holding
@@ -79,7 +79,7 @@ struct AttachSpec {
   // once per run; null in a spec built by hand (tests), which option_values()
   // then parses.
   std::shared_ptr<const OptionValues> parsed_options;
-  int pid = 0;                     // process that fires (0 = this process)
+  int pid = 0;  // process that fires (0 = this process)
 };
 
 // The options of `spec` as typed values: the plan's (parsed_options), else
@@ -321,9 +321,9 @@ void keep_until_exit(void (*release)());
 
 }  // namespace tracebench
 
-#define TRACEBENCH_REGISTER_TRACER(id, factory) \
+#define TRACEBENCH_REGISTER_TRACER(id, factory)                                     \
   [[maybe_unused]] static const bool TRACEBENCH_CONCAT(tb_registered_tracer_, id) = \
       ::tracebench::register_tracer(#id, factory)
-#define TRACEBENCH_REGISTER_CLEANUP(id, fn) \
+#define TRACEBENCH_REGISTER_CLEANUP(id, fn)                                          \
   [[maybe_unused]] static const bool TRACEBENCH_CONCAT(tb_registered_cleanup_, id) = \
       ::tracebench::register_cleanup(#id, fn)

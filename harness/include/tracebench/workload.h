@@ -32,10 +32,10 @@ struct WorkloadParams {
 };
 
 struct Workload {
-  std::string name;         // "getpid"
-  std::string family;       // file in bench/ that defines it ("syscalls")
+  std::string name;    // "getpid"
+  std::string family;  // file in bench/ that defines it ("syscalls")
   std::string description;
-  ProbePoint probe;         // where its events fire
+  ProbePoint probe;  // where its events fire
   bool takes_payload = false;
   // Called on the firing thread after the tracer is attached.
   std::function<Status(const WorkloadParams&, std::unique_ptr<WorkloadState>*)> setup;
@@ -65,6 +65,6 @@ bool register_workload(Workload w);
 
 }  // namespace tracebench
 
-#define TRACEBENCH_REGISTER_WORKLOAD(id, ...)                                     \
+#define TRACEBENCH_REGISTER_WORKLOAD(id, ...)                                         \
   [[maybe_unused]] static const bool TRACEBENCH_CONCAT(tb_registered_workload_, id) = \
       ::tracebench::register_workload(__VA_ARGS__)

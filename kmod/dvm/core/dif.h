@@ -17,29 +17,71 @@ namespace tbdvm {
 enum Op : uint8_t {
   kOpNop = 0,
   // logic: rd = r1 op r2 (not: rd = ~r1)
-  kOpOr, kOpXor, kOpAnd, kOpNot, kOpSll, kOpSrl, kOpSra,
+  kOpOr,
+  kOpXor,
+  kOpAnd,
+  kOpNot,
+  kOpSll,
+  kOpSrl,
+  kOpSra,
   // arithmetic
-  kOpAdd, kOpSub, kOpMul, kOpSdiv, kOpUdiv, kOpSrem, kOpUrem,
+  kOpAdd,
+  kOpSub,
+  kOpMul,
+  kOpSdiv,
+  kOpUdiv,
+  kOpSrem,
+  kOpUrem,
   // constants: setx rd = inttab[imm]; sets rd = &strtab[imm]
-  kOpSetx, kOpSets, kOpMov,
+  kOpSetx,
+  kOpSets,
+  kOpMov,
   // compare: set condition codes
-  kOpCmp, kOpTst, kOpScmp,
+  kOpCmp,
+  kOpTst,
+  kOpScmp,
   // branches to imm
-  kOpBa, kOpBe, kOpBne, kOpBg, kOpBgu, kOpBge, kOpBgeu, kOpBl, kOpBlu, kOpBle, kOpBleu,
+  kOpBa,
+  kOpBe,
+  kOpBne,
+  kOpBg,
+  kOpBgu,
+  kOpBge,
+  kOpBgeu,
+  kOpBl,
+  kOpBlu,
+  kOpBle,
+  kOpBleu,
   kOpRet,  // return rd
   // memory loads rd = *(r1), checked against readable ranges
-  kOpLdsb, kOpLdsh, kOpLdsw, kOpLdx, kOpLdub, kOpLduh, kOpLduw,
+  kOpLdsb,
+  kOpLdsh,
+  kOpLdsw,
+  kOpLdx,
+  kOpLdub,
+  kOpLduh,
+  kOpLduw,
   // memory stores *(rd) = r1, scratch only
-  kOpStb, kOpSth, kOpStw, kOpStx,
+  kOpStb,
+  kOpSth,
+  kOpStw,
+  kOpStx,
   // variables: ld* rd = var[imm]; st* var[imm] = r1.  imm bit 31 = by reference
-  kOpLdgs, kOpStgs,  // global scalars (ids < 0x100 are built-ins, read-only)
-  kOpLdts, kOpStts,  // thread-local (self->)
-  kOpLdls, kOpStls,  // clause-local (this->)
-  kOpLdga, kOpStga,  // global associative arrays, keys on the tuple stack
-  kOpLdta, kOpStta,  // thread-local associative arrays
+  kOpLdgs,
+  kOpStgs,  // global scalars (ids < 0x100 are built-ins, read-only)
+  kOpLdts,
+  kOpStts,  // thread-local (self->)
+  kOpLdls,
+  kOpStls,  // clause-local (this->)
+  kOpLdga,
+  kOpStga,  // global associative arrays, keys on the tuple stack
+  kOpLdta,
+  kOpStta,  // thread-local associative arrays
   // tuple (argument) stack: pushtv r1 (by value); pushtr r1, size r2 (by ref,
   // r2 == %r0 means NUL-terminated string); flushts
-  kOpPushtv, kOpPushtr, kOpFlushts,
+  kOpPushtv,
+  kOpPushtr,
+  kOpFlushts,
   kOpCall,  // rd = subr[imm](tuple stack)
   kOpCount
 };

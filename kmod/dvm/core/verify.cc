@@ -36,21 +36,50 @@ enum Fmt : uint8_t {
 
 Fmt fmt_of(uint8_t op) {
   switch (op) {
-    case kOpNop: case kOpFlushts: return kFNone;
-    case kOpOr: case kOpXor: case kOpAnd: case kOpSll: case kOpSrl: case kOpSra:
-    case kOpAdd: case kOpSub: case kOpMul: case kOpSdiv: case kOpUdiv: case kOpSrem:
+    case kOpNop:
+    case kOpFlushts: return kFNone;
+    case kOpOr:
+    case kOpXor:
+    case kOpAnd:
+    case kOpSll:
+    case kOpSrl:
+    case kOpSra:
+    case kOpAdd:
+    case kOpSub:
+    case kOpMul:
+    case kOpSdiv:
+    case kOpUdiv:
+    case kOpSrem:
     case kOpUrem: return kFAlu3;
-    case kOpNot: case kOpMov: return kFAlu2;
+    case kOpNot:
+    case kOpMov: return kFAlu2;
     case kOpSetx: return kFSetx;
     case kOpSets: return kFSets;
-    case kOpCmp: case kOpScmp: return kFCmp;
+    case kOpCmp:
+    case kOpScmp: return kFCmp;
     case kOpTst: return kFTst;
     case kOpRet: return kFRet;
-    case kOpLdsb: case kOpLdsh: case kOpLdsw: case kOpLdx: case kOpLdub: case kOpLduh:
+    case kOpLdsb:
+    case kOpLdsh:
+    case kOpLdsw:
+    case kOpLdx:
+    case kOpLdub:
+    case kOpLduh:
     case kOpLduw: return kFLoad;
-    case kOpStb: case kOpSth: case kOpStw: case kOpStx: return kFStore;
-    case kOpLdgs: case kOpLdts: case kOpLdls: case kOpLdga: case kOpLdta: return kFLdVar;
-    case kOpStgs: case kOpStts: case kOpStls: case kOpStga: case kOpStta: return kFStVar;
+    case kOpStb:
+    case kOpSth:
+    case kOpStw:
+    case kOpStx: return kFStore;
+    case kOpLdgs:
+    case kOpLdts:
+    case kOpLdls:
+    case kOpLdga:
+    case kOpLdta: return kFLdVar;
+    case kOpStgs:
+    case kOpStts:
+    case kOpStls:
+    case kOpStga:
+    case kOpStta: return kFStVar;
     case kOpPushtv: return kFPushv;
     case kOpPushtr: return kFPushr;
     case kOpCall: return kFCall;
@@ -83,7 +112,8 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
       case kFNone: break;
       case kFAlu3: write_rd = use_r1 = use_r2 = true; break;
       case kFAlu2: write_rd = use_r1 = true; break;
-      case kFSetx: case kFSets: write_rd = use_imm = true; break;
+      case kFSetx:
+      case kFSets: write_rd = use_imm = true; break;
       case kFCmp: use_r1 = use_r2 = true; break;
       case kFTst: use_r1 = true; break;
       case kFBranch: use_imm = true; break;
@@ -96,10 +126,8 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
       case kFPushr: use_r1 = use_r2 = true; break;
       case kFCall: write_rd = use_imm = true; break;
     }
-    if (in.rd >= kNumRegs || in.r1 >= kNumRegs || in.r2 >= kNumRegs)
-      return fail(pc, "register out of range");
-    if ((!use_rd && !write_rd && in.rd) || (!use_r1 && in.r1) || (!use_r2 && in.r2) ||
-        (!use_imm && in.imm))
+    if (in.rd >= kNumRegs || in.r1 >= kNumRegs || in.r2 >= kNumRegs) return fail(pc, "register out of range");
+    if ((!use_rd && !write_rd && in.rd) || (!use_r1 && in.r1) || (!use_r2 && in.r2) || (!use_imm && in.imm))
       return fail(pc, "reserved field not zero");
     if (write_rd && in.rd == 0) return fail(pc, "write to %r0");
     switch (f) {
@@ -114,7 +142,10 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
         if (!p->strtab || in.imm >= p->strtab_len) return fail(pc, "string table offset out of range");
         bool nul = false;
         for (uint32_t i = in.imm; i < p->strtab_len; i++)
-          if (p->strtab[i] == 0) { nul = true; break; }
+          if (p->strtab[i] == 0) {
+            nul = true;
+            break;
+          }
         if (!nul) return fail(pc, "unterminated string in string table");
         break;
       }
@@ -124,7 +155,8 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
         uint32_t id = in.imm & kVarIdMask;
         bool store = f == kFStVar;
         switch (in.op) {
-          case kOpLdgs: case kOpStgs:
+          case kOpLdgs:
+          case kOpStgs:
             if (id < kVarFirstUser) {
               if (store) return fail(pc, "store to a built-in variable");
               if (!builtin_name(id)) return fail(pc, "unknown built-in variable");
@@ -133,10 +165,12 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
               return fail(pc, "variable id out of range");
             }
             break;
-          case kOpLdls: case kOpStls:
+          case kOpLdls:
+          case kOpStls:
             if (id >= kMaxLocals) return fail(pc, "variable id out of range");
             break;
-          case kOpLdts: case kOpStts:
+          case kOpLdts:
+          case kOpStts:
             if (id >= kMaxTls) return fail(pc, "variable id out of range");
             break;
           default:
@@ -167,7 +201,8 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
     const Insn& in = p->insns[pc];
     uint32_t lo = w->min_depth[pc], hi = w->max_depth[pc];
     switch (in.op) {
-      case kOpPushtv: case kOpPushtr:
+      case kOpPushtv:
+      case kOpPushtr:
         lo++;
         hi++;
         if (hi > kMaxTuple) return fail(pc, "tuple stack too deep");
@@ -176,7 +211,10 @@ VerifyError dif_verify(const Program* p, VerifyWork* w) {
       case kOpCall:
         if (lo < kSubrArgs[in.imm]) return fail(pc, "too few tuple entries for subroutine");
         break;
-      case kOpLdga: case kOpStga: case kOpLdta: case kOpStta:
+      case kOpLdga:
+      case kOpStga:
+      case kOpLdta:
+      case kOpStta:
         if (lo < 1) return fail(pc, "associative access without keys");
         break;
       default: break;

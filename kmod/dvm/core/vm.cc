@@ -74,23 +74,20 @@ inline uint8_t* scratch_alloc(MState* ms, uint64_t n) {
 // ---------------------------------------------------------------------------
 const char* op_name(uint8_t op) {
   static const char* const kNames[kOpCount] = {
-      "nop",  "or",   "xor",  "and",  "not",  "sll",  "srl",  "sra",  "add",    "sub",
-      "mul",  "sdiv", "udiv", "srem", "urem", "setx", "sets", "mov",  "cmp",    "tst",
-      "scmp", "ba",   "be",   "bne",  "bg",   "bgu",  "bge",  "bgeu", "bl",     "blu",
-      "ble",  "bleu", "ret",  "ldsb", "ldsh", "ldsw", "ldx",  "ldub", "lduh",   "lduw",
-      "stb",  "sth",  "stw",  "stx",  "ldgs", "stgs", "ldts", "stts", "ldls",   "stls",
-      "ldga", "stga", "ldta", "stta", "pushtv", "pushtr", "flushts", "call"};
+      "nop",  "or",   "xor",  "and",  "not",  "sll",  "srl",    "sra",    "add",     "sub",  "mul",  "sdiv",
+      "udiv", "srem", "urem", "setx", "sets", "mov",  "cmp",    "tst",    "scmp",    "ba",   "be",   "bne",
+      "bg",   "bgu",  "bge",  "bgeu", "bl",   "blu",  "ble",    "bleu",   "ret",     "ldsb", "ldsh", "ldsw",
+      "ldx",  "ldub", "lduh", "lduw", "stb",  "sth",  "stw",    "stx",    "ldgs",    "stgs", "ldts", "stts",
+      "ldls", "stls", "ldga", "stga", "ldta", "stta", "pushtv", "pushtr", "flushts", "call"};
   return op < kOpCount ? kNames[op] : "???";
 }
 
 const char* builtin_name(uint32_t id) {
   static const char* const kArgs[kMaxArgs] = {"arg0", "arg1", "arg2", "arg3", "arg4",
                                               "arg5", "arg6", "arg7", "arg8", "arg9"};
-  static const char* const kNames[] = {"timestamp", "vtimestamp", "walltimestamp", "pid",
-                                       "tid",       "cpu",        "id",            "epid",
-                                       "probeprov", "probemod",   "probefunc",     "probename",
-                                       "execname",  "curthread",  "ppid",          "uid",
-                                       "errno"};
+  static const char* const kNames[] = {"timestamp", "vtimestamp", "walltimestamp", "pid",      "tid",       "cpu",
+                                       "id",        "epid",       "probeprov",     "probemod", "probefunc", "probename",
+                                       "execname",  "curthread",  "ppid",          "uid",      "errno"};
   static_assert(sizeof kNames / sizeof kNames[0] == kVarBuiltinEnd - kVarTimestamp, "a name per built-in");
   if (id < kMaxArgs) return kArgs[id];
   if (id >= kVarTimestamp && id < kVarBuiltinEnd) return kNames[id - kVarTimestamp];
@@ -98,16 +95,21 @@ const char* builtin_name(uint32_t id) {
 }
 
 const char* subr_name(uint32_t id) {
-  static const char* const kNames[kSubrCount] = {"strlen", "strjoin",   "alloca", "bcopy",
-                                                 "copyin", "copyinstr", "rand"};
+  static const char* const kNames[kSubrCount] = {"strlen", "strjoin", "alloca", "bcopy", "copyin", "copyinstr", "rand"};
   return id < kSubrCount ? kNames[id] : nullptr;
 }
 
 const char* fault_name(uint32_t f) {
-  static const char* const kNames[kFaultCount] = {
-      "none",           "division by zero",   "invalid address", "misaligned address",
-      "out of scratch space", "out of dynamic variable space", "tuple stack overflow",
-      "key too large",  "copyin failed",      "illegal operation"};
+  static const char* const kNames[kFaultCount] = {"none",
+                                                  "division by zero",
+                                                  "invalid address",
+                                                  "misaligned address",
+                                                  "out of scratch space",
+                                                  "out of dynamic variable space",
+                                                  "tuple stack overflow",
+                                                  "key too large",
+                                                  "copyin failed",
+                                                  "illegal operation"};
   return f < kFaultCount ? kNames[f] : "unknown fault";
 }
 
@@ -116,26 +118,19 @@ bool dvm_can_load(const MState* ms, uint64_t a, uint64_t len) {
   const Slot* s = ms->slot;
   const State* st = ms->state;
   if (in_range(a, len, reinterpret_cast<uint64_t>(s->scratch), s->scratch_top)) return true;
-  if (ms->fa && ms->fa->region.len &&
-      in_range(a, len, ms->fa->region.base, ms->fa->region.len))
+  if (ms->fa && ms->fa->region.len && in_range(a, len, ms->fa->region.base, ms->fa->region.len)) return true;
+  if (ms->prog && in_range(a, len, reinterpret_cast<uint64_t>(ms->prog->strtab), ms->prog->strtab_len)) return true;
+  if (st->gstr &&
+      in_range(a, len, reinterpret_cast<uint64_t>(st->gstr), static_cast<uint64_t>(kMaxGlobals) * st->strsize))
     return true;
-  if (ms->prog && in_range(a, len, reinterpret_cast<uint64_t>(ms->prog->strtab),
-                           ms->prog->strtab_len))
-    return true;
-  if (st->gstr && in_range(a, len, reinterpret_cast<uint64_t>(st->gstr),
-                           static_cast<uint64_t>(kMaxGlobals) * st->strsize))
-    return true;
-  if (st->dyn.chunks &&
-      in_range(a, len, reinterpret_cast<uint64_t>(st->dyn.chunks),
-               static_cast<uint64_t>(st->dyn.nchunks) * st->dyn.chunk_bytes))
+  if (st->dyn.chunks && in_range(a, len, reinterpret_cast<uint64_t>(st->dyn.chunks),
+                                 static_cast<uint64_t>(st->dyn.nchunks) * st->dyn.chunk_bytes))
     return true;
   if (ms->probe && ms->probe->names &&
       in_range(a, len, reinterpret_cast<uint64_t>(ms->probe->names), ms->probe->names_len))
     return true;
-  if (in_range(a, len, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname)))
-    return true;
-  if (ms->fa && ms->fa->who &&
-      in_range(a, len, reinterpret_cast<uint64_t>(ms->fa->who->execname), kFireExecnameLen))
+  if (in_range(a, len, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname))) return true;
+  if (ms->fa && ms->fa->who && in_range(a, len, reinterpret_cast<uint64_t>(ms->fa->who->execname), kFireExecnameLen))
     return true;
   return false;
 }
@@ -154,8 +149,8 @@ uint64_t dvm_readable_extent(const MState* ms, uint64_t a) {
   if ((e = extent_in(a, reinterpret_cast<uint64_t>(s->scratch), s->scratch_top))) return e;
   if (ms->fa && (e = extent_in(a, ms->fa->region.base, ms->fa->region.len))) return e;
   if (ms->prog && (e = extent_in(a, reinterpret_cast<uint64_t>(ms->prog->strtab), ms->prog->strtab_len))) return e;
-  if (st->gstr && (e = extent_in(a, reinterpret_cast<uint64_t>(st->gstr),
-                                 static_cast<uint64_t>(kMaxGlobals) * st->strsize)))
+  if (st->gstr &&
+      (e = extent_in(a, reinterpret_cast<uint64_t>(st->gstr), static_cast<uint64_t>(kMaxGlobals) * st->strsize)))
     return e;
   if (st->dyn.chunks && (e = extent_in(a, reinterpret_cast<uint64_t>(st->dyn.chunks),
                                        static_cast<uint64_t>(st->dyn.nchunks) * st->dyn.chunk_bytes)))
@@ -164,8 +159,7 @@ uint64_t dvm_readable_extent(const MState* ms, uint64_t a) {
       (e = extent_in(a, reinterpret_cast<uint64_t>(ms->probe->names), ms->probe->names_len)))
     return e;
   if ((e = extent_in(a, reinterpret_cast<uint64_t>(st->execname), sizeof(st->execname)))) return e;
-  if (ms->fa && ms->fa->who)
-    return extent_in(a, reinterpret_cast<uint64_t>(ms->fa->who->execname), kFireExecnameLen);
+  if (ms->fa && ms->fa->who) return extent_in(a, reinterpret_cast<uint64_t>(ms->fa->who->execname), kFireExecnameLen);
   return 0;
 }
 
@@ -197,12 +191,10 @@ static uint64_t copy_string(MState* ms, uint8_t* dst, uint64_t src) {
 
 // ---------------------------------------------------------------------------
 // Dynamic variables.
-uint32_t dynvar_chunk_bytes(uint32_t strsize) {
-  return static_cast<uint32_t>((sizeof(DynChunk) + strsize + 7u) & ~7u);
-}
+uint32_t dynvar_chunk_bytes(uint32_t strsize) { return static_cast<uint32_t>((sizeof(DynChunk) + strsize + 7u) & ~7u); }
 
-void dynvar_init(DynvarSpace* d, uint8_t* chunks, uint32_t chunk_bytes, uint32_t nchunks,
-                 uint32_t* buckets, uint32_t nbuckets) {
+void dynvar_init(DynvarSpace* d, uint8_t* chunks, uint32_t chunk_bytes, uint32_t nchunks, uint32_t* buckets,
+                 uint32_t nbuckets) {
   d->chunks = chunks;
   d->chunk_bytes = chunk_bytes;
   d->nchunks = nchunks;
@@ -242,7 +234,10 @@ uint8_t* dynvar_op(MState* ms, const uint8_t* key, uint32_t keylen, DynOp op) {
     DynChunk* c = chunk_at(d, i);
     if (c->hash == h && c->keylen == keylen && equal_bytes(c->key, key, keylen)) {
       if (op == kDynDelete) {
-        if (prev) chunk_at(d, prev)->next = c->next; else d->buckets[b] = c->next;
+        if (prev)
+          chunk_at(d, prev)->next = c->next;
+        else
+          d->buckets[b] = c->next;
         c->next = d->free_head;
         d->free_head = i;
         d->in_use--;
@@ -280,8 +275,7 @@ uint8_t* dynvar_op(MState* ms, const uint8_t* key, uint32_t keylen, DynOp op) {
 
 // Encodes the tuple stack after `prefix_len` bytes already in `out`.
 // Element: u32 len | (string ? 1<<31 : 0), u32 0, bytes padded to 8.
-uint32_t encode_tuple(MState* ms, uint8_t* out, uint32_t pos, uint32_t max, uint32_t first,
-                      uint32_t count) {
+uint32_t encode_tuple(MState* ms, uint8_t* out, uint32_t pos, uint32_t max, uint32_t first, uint32_t count) {
   for (uint32_t k = first; k < first + count; k++) {
     const TupleEntry& t = ms->tuple[k];
     uint64_t n;
@@ -361,8 +355,10 @@ void dyn_store(MState* ms, DynKind kind, uint32_t imm, bool tuple, uint64_t val)
   }
   uint8_t* v = dynvar_for(ms, kind, imm & kVarIdMask, tuple, kDynCreate);
   if (!v) return;
-  if (imm & kVarRef) copy_string(ms, v, val);
-  else copy_bytes(v, &val, 8);
+  if (imm & kVarRef)
+    copy_string(ms, v, val);
+  else
+    copy_bytes(v, &val, 8);
 }
 
 uint64_t load_builtin(MState* ms, uint32_t id) {
@@ -462,7 +458,10 @@ uint64_t call_subr(MState* ms, uint32_t subr) {
         }
         bool nul = false;
         for (uint64_t i = 0; i < want; i++)
-          if (d[got + i] == 0) { nul = true; break; }
+          if (d[got + i] == 0) {
+            nul = true;
+            break;
+          }
         got += want;
         if (nul) break;
       }
@@ -548,70 +547,107 @@ uint64_t dif_exec(const Program* p, MState* ms) {
   uint64_t result = 0;
 
   static void* const kDispatch[kOpCount] TBDVM_JUMP_TABLE = {
-      &&op_nop,  &&op_or,   &&op_xor,  &&op_and,  &&op_not,  &&op_sll,  &&op_srl,
-      &&op_sra,  &&op_add,  &&op_sub,  &&op_mul,  &&op_sdiv, &&op_udiv, &&op_srem,
-      &&op_urem, &&op_setx, &&op_sets, &&op_mov,  &&op_cmp,  &&op_tst,  &&op_scmp,
-      &&op_ba,   &&op_be,   &&op_bne,  &&op_bg,   &&op_bgu,  &&op_bge,  &&op_bgeu,
-      &&op_bl,   &&op_blu,  &&op_ble,  &&op_bleu, &&op_ret,  &&op_ldsb, &&op_ldsh,
-      &&op_ldsw, &&op_ldx,  &&op_ldub, &&op_lduh, &&op_lduw, &&op_stb,  &&op_sth,
-      &&op_stw,  &&op_stx,  &&op_ldgs, &&op_stgs, &&op_ldts, &&op_stts, &&op_ldls,
-      &&op_stls, &&op_ldga, &&op_stga, &&op_ldta, &&op_stta, &&op_pushtv, &&op_pushtr,
-      &&op_flushts, &&op_call};
+      &&op_nop,    &&op_or,     &&op_xor,     &&op_and,  &&op_not,  &&op_sll,  &&op_srl,  &&op_sra,  &&op_add,
+      &&op_sub,    &&op_mul,    &&op_sdiv,    &&op_udiv, &&op_srem, &&op_urem, &&op_setx, &&op_sets, &&op_mov,
+      &&op_cmp,    &&op_tst,    &&op_scmp,    &&op_ba,   &&op_be,   &&op_bne,  &&op_bg,   &&op_bgu,  &&op_bge,
+      &&op_bgeu,   &&op_bl,     &&op_blu,     &&op_ble,  &&op_bleu, &&op_ret,  &&op_ldsb, &&op_ldsh, &&op_ldsw,
+      &&op_ldx,    &&op_ldub,   &&op_lduh,    &&op_lduw, &&op_stb,  &&op_sth,  &&op_stw,  &&op_stx,  &&op_ldgs,
+      &&op_stgs,   &&op_ldts,   &&op_stts,    &&op_ldls, &&op_stls, &&op_ldga, &&op_stga, &&op_ldta, &&op_stta,
+      &&op_pushtv, &&op_pushtr, &&op_flushts, &&op_call};
 #define NEXT()               \
   do {                       \
     in++;                    \
     goto* kDispatch[in->op]; \
   } while (0)
-#define FAULTED() \
-  do {            \
+#define FAULTED()                \
+  do {                           \
     if (ms->fault) goto faulted; \
   } while (0)
-#define BRANCH(cond)                  \
-  do {                                \
-    if (cond) {                       \
-      in = code + in->imm;            \
-      goto* kDispatch[in->op];        \
-    }                                 \
-    NEXT();                           \
+#define BRANCH(cond)           \
+  do {                         \
+    if (cond) {                \
+      in = code + in->imm;     \
+      goto* kDispatch[in->op]; \
+    }                          \
+    NEXT();                    \
   } while (0)
 
   goto* kDispatch[in->op];
 
-op_nop: NEXT();
-op_or: r[in->rd] = r[in->r1] | r[in->r2]; NEXT();
-op_xor: r[in->rd] = r[in->r1] ^ r[in->r2]; NEXT();
-op_and: r[in->rd] = r[in->r1] & r[in->r2]; NEXT();
-op_not: r[in->rd] = ~r[in->r1]; NEXT();
-op_sll: r[in->rd] = r[in->r1] << (r[in->r2] & 63); NEXT();
-op_srl: r[in->rd] = r[in->r1] >> (r[in->r2] & 63); NEXT();
-op_sra: r[in->rd] = static_cast<uint64_t>(static_cast<int64_t>(r[in->r1]) >> (r[in->r2] & 63)); NEXT();
-op_add: r[in->rd] = r[in->r1] + r[in->r2]; NEXT();
-op_sub: r[in->rd] = r[in->r1] - r[in->r2]; NEXT();
-op_mul: r[in->rd] = r[in->r1] * r[in->r2]; NEXT();
-op_sdiv: {
+op_nop:
+  NEXT();
+op_or:
+  r[in->rd] = r[in->r1] | r[in->r2];
+  NEXT();
+op_xor:
+  r[in->rd] = r[in->r1] ^ r[in->r2];
+  NEXT();
+op_and:
+  r[in->rd] = r[in->r1] & r[in->r2];
+  NEXT();
+op_not:
+  r[in->rd] = ~r[in->r1];
+  NEXT();
+op_sll:
+  r[in->rd] = r[in->r1] << (r[in->r2] & 63);
+  NEXT();
+op_srl:
+  r[in->rd] = r[in->r1] >> (r[in->r2] & 63);
+  NEXT();
+op_sra:
+  r[in->rd] = static_cast<uint64_t>(static_cast<int64_t>(r[in->r1]) >> (r[in->r2] & 63));
+  NEXT();
+op_add:
+  r[in->rd] = r[in->r1] + r[in->r2];
+  NEXT();
+op_sub:
+  r[in->rd] = r[in->r1] - r[in->r2];
+  NEXT();
+op_mul:
+  r[in->rd] = r[in->r1] * r[in->r2];
+  NEXT();
+op_sdiv : {
   int64_t a = static_cast<int64_t>(r[in->r1]), b = static_cast<int64_t>(r[in->r2]);
-  if (b == 0) { set_fault(ms, kFaultDivZero); goto faulted; }
+  if (b == 0) {
+    set_fault(ms, kFaultDivZero);
+    goto faulted;
+  }
   r[in->rd] = (b == -1) ? 0 - static_cast<uint64_t>(a) : static_cast<uint64_t>(a / b);
   NEXT();
 }
 op_udiv:
-  if (r[in->r2] == 0) { set_fault(ms, kFaultDivZero); goto faulted; }
+  if (r[in->r2] == 0) {
+    set_fault(ms, kFaultDivZero);
+    goto faulted;
+  }
   r[in->rd] = r[in->r1] / r[in->r2];
   NEXT();
-op_srem: {
+op_srem : {
   int64_t a = static_cast<int64_t>(r[in->r1]), b = static_cast<int64_t>(r[in->r2]);
-  if (b == 0) { set_fault(ms, kFaultDivZero); goto faulted; }
+  if (b == 0) {
+    set_fault(ms, kFaultDivZero);
+    goto faulted;
+  }
   r[in->rd] = (b == -1) ? 0 : static_cast<uint64_t>(a % b);
   NEXT();
 }
 op_urem:
-  if (r[in->r2] == 0) { set_fault(ms, kFaultDivZero); goto faulted; }
+  if (r[in->r2] == 0) {
+    set_fault(ms, kFaultDivZero);
+    goto faulted;
+  }
   r[in->rd] = r[in->r1] % r[in->r2];
   NEXT();
-op_setx: r[in->rd] = p->inttab[in->imm]; NEXT();
-op_sets: r[in->rd] = reinterpret_cast<uint64_t>(p->strtab + in->imm); NEXT();
-op_mov: r[in->rd] = r[in->r1]; NEXT();
-op_cmp: {
+op_setx:
+  r[in->rd] = p->inttab[in->imm];
+  NEXT();
+op_sets:
+  r[in->rd] = reinterpret_cast<uint64_t>(p->strtab + in->imm);
+  NEXT();
+op_mov:
+  r[in->rd] = r[in->r1];
+  NEXT();
+op_cmp : {
   uint64_t a = r[in->r1], b = r[in->r2], d = a - b;
   cc.n = static_cast<int64_t>(d) < 0;
   cc.z = d == 0;
@@ -624,7 +660,7 @@ op_tst:
   cc.z = r[in->r1] == 0;
   cc.v = cc.c = false;
   NEXT();
-op_scmp: {
+op_scmp : {
   uint64_t a = r[in->r1], b = r[in->r2];
   uint64_t la = dvm_strlen(ms, a), lb = dvm_strlen(ms, b);
   FAULTED();
@@ -634,7 +670,10 @@ op_scmp: {
   uint64_t n = (la < lb ? la : lb) + 1;
   for (uint64_t i = 0; i < n; i++) {
     uint8_t cx = i < la ? x[i] : 0, cy = i < lb ? y[i] : 0;
-    if (cx != cy) { c = cx < cy ? -1 : 1; break; }
+    if (cx != cy) {
+      c = cx < cy ? -1 : 1;
+      break;
+    }
   }
   cc.n = c < 0;
   cc.z = c == 0;
@@ -642,45 +681,100 @@ op_scmp: {
   cc.c = c < 0;
   NEXT();
 }
-op_ba: in = code + in->imm; goto* kDispatch[in->op];
-op_be: BRANCH(cc.z);
-op_bne: BRANCH(!cc.z);
-op_bg: BRANCH(!(cc.z || (cc.n != cc.v)));
-op_bgu: BRANCH(!(cc.c || cc.z));
-op_bge: BRANCH(cc.n == cc.v);
-op_bgeu: BRANCH(!cc.c);
-op_bl: BRANCH(cc.n != cc.v);
-op_blu: BRANCH(cc.c);
-op_ble: BRANCH(cc.z || (cc.n != cc.v));
-op_bleu: BRANCH(cc.c || cc.z);
+op_ba:
+  in = code + in->imm;
+  goto* kDispatch[in->op];
+op_be:
+  BRANCH(cc.z);
+op_bne:
+  BRANCH(!cc.z);
+op_bg:
+  BRANCH(!(cc.z || (cc.n != cc.v)));
+op_bgu:
+  BRANCH(!(cc.c || cc.z));
+op_bge:
+  BRANCH(cc.n == cc.v);
+op_bgeu:
+  BRANCH(!cc.c);
+op_bl:
+  BRANCH(cc.n != cc.v);
+op_blu:
+  BRANCH(cc.c);
+op_ble:
+  BRANCH(cc.z || (cc.n != cc.v));
+op_bleu:
+  BRANCH(cc.c || cc.z);
 op_ret:
   result = r[in->rd];
   return result;
-op_ldsb: { uint64_t v; if (!load_mem<int8_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_ldsh: { uint64_t v; if (!load_mem<int16_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_ldsw: { uint64_t v; if (!load_mem<int32_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_ldx: { uint64_t v; if (!load_mem<uint64_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_ldub: { uint64_t v; if (!load_mem<uint8_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_lduh: { uint64_t v; if (!load_mem<uint16_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_lduw: { uint64_t v; if (!load_mem<uint32_t>(ms, r[in->r1], &v)) goto faulted; r[in->rd] = v; NEXT(); }
-op_stb: if (!store_mem<uint8_t>(ms, r[in->rd], r[in->r1])) goto faulted; NEXT();
-op_sth: if (!store_mem<uint16_t>(ms, r[in->rd], r[in->r1])) goto faulted; NEXT();
-op_stw: if (!store_mem<uint32_t>(ms, r[in->rd], r[in->r1])) goto faulted; NEXT();
-op_stx: if (!store_mem<uint64_t>(ms, r[in->rd], r[in->r1])) goto faulted; NEXT();
-op_ldgs: {
+op_ldsb : {
+  uint64_t v;
+  if (!load_mem<int8_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_ldsh : {
+  uint64_t v;
+  if (!load_mem<int16_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_ldsw : {
+  uint64_t v;
+  if (!load_mem<int32_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_ldx : {
+  uint64_t v;
+  if (!load_mem<uint64_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_ldub : {
+  uint64_t v;
+  if (!load_mem<uint8_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_lduh : {
+  uint64_t v;
+  if (!load_mem<uint16_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_lduw : {
+  uint64_t v;
+  if (!load_mem<uint32_t>(ms, r[in->r1], &v)) goto faulted;
+  r[in->rd] = v;
+  NEXT();
+}
+op_stb:
+  if (!store_mem<uint8_t>(ms, r[in->rd], r[in->r1])) goto faulted;
+  NEXT();
+op_sth:
+  if (!store_mem<uint16_t>(ms, r[in->rd], r[in->r1])) goto faulted;
+  NEXT();
+op_stw:
+  if (!store_mem<uint32_t>(ms, r[in->rd], r[in->r1])) goto faulted;
+  NEXT();
+op_stx:
+  if (!store_mem<uint64_t>(ms, r[in->rd], r[in->r1])) goto faulted;
+  NEXT();
+op_ldgs : {
   uint32_t id = in->imm & kVarIdMask;
   if (id < kVarFirstUser) {
     r[in->rd] = load_builtin(ms, id);
     FAULTED();
   } else if (in->imm & kVarRef) {
-    r[in->rd] = reinterpret_cast<uint64_t>(ms->state->gstr +
-                                           static_cast<uint64_t>(id - kVarFirstUser) * ms->state->strsize);
+    r[in->rd] =
+        reinterpret_cast<uint64_t>(ms->state->gstr + static_cast<uint64_t>(id - kVarFirstUser) * ms->state->strsize);
   } else {
     r[in->rd] = ms->state->gvals[id - kVarFirstUser];
   }
   NEXT();
 }
-op_stgs: {
+op_stgs : {
   uint32_t id = (in->imm & kVarIdMask) - kVarFirstUser;
   if (in->imm & kVarRef) {
     State* st = ms->state;
@@ -698,14 +792,20 @@ op_stgs: {
   }
   NEXT();
 }
-op_ldts: r[in->rd] = dyn_load(ms, kDynTls, in->imm, false); FAULTED(); NEXT();
-op_stts: dyn_store(ms, kDynTls, in->imm, false, r[in->r1]); FAULTED(); NEXT();
-op_ldls: {
+op_ldts:
+  r[in->rd] = dyn_load(ms, kDynTls, in->imm, false);
+  FAULTED();
+  NEXT();
+op_stts:
+  dyn_store(ms, kDynTls, in->imm, false, r[in->r1]);
+  FAULTED();
+  NEXT();
+op_ldls : {
   uint32_t id = in->imm & kVarIdMask;
   r[in->rd] = (ms->locals_valid >> id) & 1 ? ms->locals[id] : 0;
   NEXT();
 }
-op_stls: {
+op_stls : {
   uint32_t id = in->imm & kVarIdMask;
   if (in->imm & kVarRef) {
     uint64_t n = dvm_strlen(ms, r[in->r1]);
@@ -721,26 +821,49 @@ op_stls: {
   ms->locals_valid |= 1ull << id;
   NEXT();
 }
-op_ldga: r[in->rd] = dyn_load(ms, kDynGlobalAssoc, in->imm, true); FAULTED(); NEXT();
-op_stga: dyn_store(ms, kDynGlobalAssoc, in->imm, true, r[in->r1]); FAULTED(); NEXT();
-op_ldta: r[in->rd] = dyn_load(ms, kDynThreadAssoc, in->imm, true); FAULTED(); NEXT();
-op_stta: dyn_store(ms, kDynThreadAssoc, in->imm, true, r[in->r1]); FAULTED(); NEXT();
+op_ldga:
+  r[in->rd] = dyn_load(ms, kDynGlobalAssoc, in->imm, true);
+  FAULTED();
+  NEXT();
+op_stga:
+  dyn_store(ms, kDynGlobalAssoc, in->imm, true, r[in->r1]);
+  FAULTED();
+  NEXT();
+op_ldta:
+  r[in->rd] = dyn_load(ms, kDynThreadAssoc, in->imm, true);
+  FAULTED();
+  NEXT();
+op_stta:
+  dyn_store(ms, kDynThreadAssoc, in->imm, true, r[in->r1]);
+  FAULTED();
+  NEXT();
 op_pushtv:
-  if (ms->ntuple >= kMaxTuple) { set_fault(ms, kFaultTupleOverflow); goto faulted; }
+  if (ms->ntuple >= kMaxTuple) {
+    set_fault(ms, kFaultTupleOverflow);
+    goto faulted;
+  }
   ms->tuple[ms->ntuple].value = r[in->r1];
   ms->tuple[ms->ntuple].size = 0;
   ms->ntuple++;
   NEXT();
 op_pushtr:
-  if (ms->ntuple >= kMaxTuple) { set_fault(ms, kFaultTupleOverflow); goto faulted; }
+  if (ms->ntuple >= kMaxTuple) {
+    set_fault(ms, kFaultTupleOverflow);
+    goto faulted;
+  }
   ms->tuple[ms->ntuple].value = r[in->r1];
   ms->tuple[ms->ntuple].size = in->r2 ? r[in->r2] : kTupleString;
   if (ms->tuple[ms->ntuple].size == 0) ms->tuple[ms->ntuple].size = kTupleString;
   ms->ntuple++;
   NEXT();
-op_flushts: ms->ntuple = 0; NEXT();
+op_flushts:
+  ms->ntuple = 0;
+  NEXT();
 op_call:
-  if (ms->ntuple < kSubrArgs[in->imm]) { set_fault(ms, kFaultIllegalOp); goto faulted; }
+  if (ms->ntuple < kSubrArgs[in->imm]) {
+    set_fault(ms, kFaultIllegalOp);
+    goto faulted;
+  }
   r[in->rd] = call_subr(ms, in->imm);
   FAULTED();
   NEXT();
@@ -860,9 +983,7 @@ int64_t llquantize_bucket_min(int64_t factor, int64_t low_high, int64_t nsteps, 
   return min;
 }
 
-int64_t* agg_values(AggEntry* e) {
-  return reinterpret_cast<int64_t*>(reinterpret_cast<uint8_t*>(e + 1) + e->keylen);
-}
+int64_t* agg_values(AggEntry* e) { return reinterpret_cast<int64_t*>(reinterpret_cast<uint8_t*>(e + 1) + e->keylen); }
 const int64_t* agg_values(const AggEntry* e) {
   return reinterpret_cast<const int64_t*>(reinterpret_cast<const uint8_t*>(e + 1) + e->keylen);
 }
@@ -892,16 +1013,23 @@ void agg_apply(const Action* act, int64_t* v, int64_t x) {
   switch (act->agg_kind) {
     case kAggCount: wrap_add(&v[0], 1); break;
     case kAggSum: wrap_add(&v[0], x); break;
-    case kAggMin: if (x < v[0]) v[0] = x; break;
-    case kAggMax: if (x > v[0]) v[0] = x; break;
-    case kAggAvg: wrap_add(&v[0], 1); wrap_add(&v[1], x); break;
+    case kAggMin:
+      if (x < v[0]) v[0] = x;
+      break;
+    case kAggMax:
+      if (x > v[0]) v[0] = x;
+      break;
+    case kAggAvg:
+      wrap_add(&v[0], 1);
+      wrap_add(&v[1], x);
+      break;
     case kAggStddev: {
       wrap_add(&v[0], 1);
       wrap_add(&v[1], x);
       // x^2 into the 128-bit sum (DTrace keeps it in 128 bits too).
       const unsigned __int128 sq = static_cast<unsigned __int128>(static_cast<__int128>(x) * x);
-      unsigned __int128 acc = (static_cast<unsigned __int128>(static_cast<uint64_t>(v[3])) << 64) |
-                              static_cast<uint64_t>(v[2]);
+      unsigned __int128 acc =
+          (static_cast<unsigned __int128>(static_cast<uint64_t>(v[3])) << 64) | static_cast<uint64_t>(v[2]);
       acc += sq;
       v[2] = static_cast<int64_t>(static_cast<uint64_t>(acc));
       v[3] = static_cast<int64_t>(static_cast<uint64_t>(acc >> 64));
@@ -912,9 +1040,12 @@ void agg_apply(const Action* act, int64_t* v, int64_t x) {
     case kAggLquantize: {
       uint32_t n = agg_nvals(kAggLquantize, act->lq_base, act->lq_limit, act->lq_step);
       uint32_t b;
-      if (x < act->lq_base) b = 0;
-      else if (x >= act->lq_limit) b = n - 1;
-      else b = 1 + static_cast<uint32_t>((x - act->lq_base) / act->lq_step);
+      if (x < act->lq_base)
+        b = 0;
+      else if (x >= act->lq_limit)
+        b = n - 1;
+      else
+        b = 1 + static_cast<uint32_t>((x - act->lq_base) / act->lq_step);
       if (b > n - 1) b = n - 1;
       wrap_add(&v[b], 1);
       break;
@@ -936,8 +1067,7 @@ bool agg_update(MState* ms, const Action* act, const uint8_t* key, uint32_t keyl
   uint32_t b = h & (a->nbuckets - 1);
   for (uint32_t off = a->buckets[b]; off != 0;) {
     auto* e = reinterpret_cast<AggEntry*>(a->arena + off - 1);
-    if (e->hash == h && e->agg_id == act->agg_id && e->keylen == keylen &&
-        equal_bytes(e + 1, key, keylen)) {
+    if (e->hash == h && e->agg_id == act->agg_id && e->keylen == keylen && equal_bytes(e + 1, key, keylen)) {
       agg_apply(act, agg_values(e), x);
       return true;
     }
@@ -977,8 +1107,8 @@ uint32_t dvm_agg_reset(AggBuffer* a, uint32_t agg_id, uint16_t agg_kind, const u
     uint32_t* link = &a->buckets[b];
     while (*link) {
       auto* e = reinterpret_cast<AggEntry*>(a->arena + *link - 1);
-      const bool hit = e->agg_id == agg_id &&
-                       (!key || (e->hash == h && e->keylen == keylen && equal_bytes(e + 1, key, keylen)));
+      const bool hit =
+          e->agg_id == agg_id && (!key || (e->hash == h && e->keylen == keylen && equal_bytes(e + 1, key, keylen)));
       if (!hit) {
         link = &e->next;
         continue;
@@ -1006,9 +1136,7 @@ namespace {
 bool run_action(MState* ms, const Action* act, uint8_t* rec) {
   State* st = ms->state;
   switch (act->kind) {
-    case kActDifExpr:
-      dif_exec(act->value, ms);
-      return ms->fault == kFaultNone;
+    case kActDifExpr: dif_exec(act->value, ms); return ms->fault == kFaultNone;
     case kActTrace:
     case kActPrintf:
     case kActExit: {
@@ -1071,17 +1199,14 @@ bool run_action(MState* ms, const Action* act, uint8_t* rec) {
       if (!agg_update(ms, act, key, keylen, x)) bump(ms->slot->agg_drops);
       return true;
     }
-    default:
-      set_fault(ms, kFaultIllegalOp);
-      return false;
+    default: set_fault(ms, kFaultIllegalOp); return false;
   }
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------
-void dvm_fire(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index,
-              bool in_signal) {
+void dvm_fire(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index, bool in_signal) {
   Slot* s = &st->slots[slot_index];
   if (!s->lock->try_lock()) {
     if (in_signal) {

@@ -72,8 +72,8 @@ struct DynvarSpace {
 };
 uint32_t dynvar_chunk_bytes(uint32_t strsize);
 // chunks/buckets are caller memory; nbuckets must be a power of two.
-void dynvar_init(DynvarSpace* d, uint8_t* chunks, uint32_t chunk_bytes, uint32_t nchunks,
-                 uint32_t* buckets, uint32_t nbuckets);
+void dynvar_init(DynvarSpace* d, uint8_t* chunks, uint32_t chunk_bytes, uint32_t nchunks, uint32_t* buckets,
+                 uint32_t nbuckets);
 
 // ---- principal buffers ------------------------------------------------------
 // Record: u32 epid, u32 size (bytes incl. header), then action data (8-aligned).
@@ -97,21 +97,27 @@ static_assert(sizeof(ErrorRecord) == 32, "error record is 32 bytes");
 
 struct PrincipalBuffer {
   uint8_t* data[2] = {nullptr, nullptr};
-  uint32_t size = 0;          // bytes per half
+  uint32_t size = 0;  // bytes per half
   uint32_t offset[2] = {0, 0};
   uint32_t active = 0;
 };
 
 // ---- aggregation buffers ----------------------------------------------------
 enum AggKind : uint16_t {
-  kAggCount = 1, kAggSum, kAggMin, kAggMax, kAggAvg, kAggQuantize, kAggLquantize,
+  kAggCount = 1,
+  kAggSum,
+  kAggMin,
+  kAggMax,
+  kAggAvg,
+  kAggQuantize,
+  kAggLquantize,
   kAggStddev,  // values: count, sum, sum of squares (128 bits: low, high word)
   // llquantize(x, factor, low, high, nsteps): lq_base = factor, lq_limit =
   // low | high << 32 (llquantize_limit() packs them), lq_step = nsteps.
   kAggLlquantize,
   kAggKindEnd
 };
-constexpr uint32_t kAggMaxBuckets = 4098;  // lquantize/llquantize, under- and overflow included
+constexpr uint32_t kAggMaxBuckets = 4098;   // lquantize/llquantize, under- and overflow included
 constexpr uint32_t kQuantizeBuckets = 127;  // 63 negative, zero, 63 positive
 constexpr uint32_t kQuantizeZero = 63;
 
@@ -138,8 +144,8 @@ struct AggBuffer {
   uint32_t nentries = 0;
 };
 uint32_t agg_nvals(uint16_t kind, int64_t lq_base, int64_t lq_limit, int64_t lq_step);
-constexpr uint32_t kAggKeyMax = 512;          // encoded key bytes of one entry
-constexpr uint32_t kAggDead = 0xffffffffu;    // agg_id of an entry trunc() unlinked
+constexpr uint32_t kAggKeyMax = 512;        // encoded key bytes of one entry
+constexpr uint32_t kAggDead = 0xffffffffu;  // agg_id of an entry trunc() unlinked
 // Consumer side (clear, trunc), with the slot's firings excluded (its lock
 // held, or interrupts off on its CPU).  Aggregation agg_id's entries (with
 // `key`, only the entry of that encoded key): clear sets their values back
@@ -179,7 +185,7 @@ enum ActionKind : uint16_t {
 struct Action {
   uint16_t kind = 0;
   uint16_t agg_kind = 0;
-  const Program* value = nullptr;       // may be null (count, stack)
+  const Program* value = nullptr;        // may be null (count, stack)
   const Program* const* keys = nullptr;  // aggregation keys
   uint32_t nkeys = 0;
   uint32_t agg_id = 0;
@@ -232,7 +238,7 @@ struct FireArgs {
   uint64_t args[kMaxArgs] = {};
   Region region;
   uint64_t tid = 0;
-  uint64_t thread = 0;  // curthread: the runtime's per-thread block
+  uint64_t thread = 0;       // curthread: the runtime's per-thread block
   const Who* who = nullptr;  // one pointer on the user-space probe path
 };
 
@@ -277,11 +283,11 @@ struct Slot {
   uint32_t scratch_top = 0;
   MState ms;
   // Counters read by the consumer (relaxed loads).
-  std::atomic<uint64_t> fired{0};        // probe firings handled in this slot
-  std::atomic<uint64_t> ecb_fired{0};    // ECBs whose actions all completed
-  std::atomic<uint64_t> drops{0};        // principal buffer full
-  std::atomic<uint64_t> agg_drops{0};    // aggregation buffer full
-  std::atomic<uint64_t> busy_drops{0};   // slot busy (re-entered from a signal)
+  std::atomic<uint64_t> fired{0};       // probe firings handled in this slot
+  std::atomic<uint64_t> ecb_fired{0};   // ECBs whose actions all completed
+  std::atomic<uint64_t> drops{0};       // principal buffer full
+  std::atomic<uint64_t> agg_drops{0};   // aggregation buffer full
+  std::atomic<uint64_t> busy_drops{0};  // slot busy (re-entered from a signal)
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> faults[kFaultCount] = {};
 } __attribute__((aligned(64)));
@@ -337,8 +343,7 @@ uint64_t dvm_strlen(MState* ms, uint64_t addr);
 
 // The probe path: runs every ECB of `probe` in slot `slot_index`.
 // `in_signal`: do not spin on a busy slot (count a busy drop instead).
-void dvm_fire(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index,
-              bool in_signal);
+void dvm_fire(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index, bool in_signal);
 // Same, with the slot's lock already held by the caller.
 void dvm_fire_locked(State* st, const Probe* probe, const FireArgs* fa, uint32_t slot_index);
 

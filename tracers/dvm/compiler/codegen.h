@@ -38,38 +38,50 @@ class Codegen {
   static bool constant_value(const Node* n, uint64_t* v) {
     uint64_t a = 0, b = 0;
     switch (n->kind) {
-      case NK::kInt:
-        *v = n->ival;
-        return true;
+      case NK::kInt: *v = n->ival; return true;
       case NK::kUnary:
         if (!constant_value(n->kids[0].get(), &a)) return false;
-        if (n->op == "-") *v = 0 - a;
-        else if (n->op == "~") *v = ~a;
-        else if (n->op == "!") *v = a == 0;
-        else if (n->op == "+") *v = a;
-        else return false;
+        if (n->op == "-")
+          *v = 0 - a;
+        else if (n->op == "~")
+          *v = ~a;
+        else if (n->op == "!")
+          *v = a == 0;
+        else if (n->op == "+")
+          *v = a;
+        else
+          return false;
         return true;
       case NK::kBinary: {
         if (!constant_value(n->kids[0].get(), &a) || !constant_value(n->kids[1].get(), &b)) return false;
         const std::string& o = n->op;
-        if (o == "+") *v = a + b;
-        else if (o == "-") *v = a - b;
-        else if (o == "*") *v = a * b;
-        else if (o == "&") *v = a & b;
-        else if (o == "|") *v = a | b;
-        else if (o == "^") *v = a ^ b;
-        else if (o == "^^") *v = (a != 0) ^ (b != 0);
-        else if (o == "<<") *v = a << (b & 63);  // the VM masks shift counts the same way
-        else if (o == ">>") *v = static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63));
+        if (o == "+")
+          *v = a + b;
+        else if (o == "-")
+          *v = a - b;
+        else if (o == "*")
+          *v = a * b;
+        else if (o == "&")
+          *v = a & b;
+        else if (o == "|")
+          *v = a | b;
+        else if (o == "^")
+          *v = a ^ b;
+        else if (o == "^^")
+          *v = (a != 0) ^ (b != 0);
+        else if (o == "<<")
+          *v = a << (b & 63);  // the VM masks shift counts the same way
+        else if (o == ">>")
+          *v = static_cast<uint64_t>(static_cast<int64_t>(a) >> (b & 63));
         else if (o == "/" || o == "%") {
           int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
           if (y == 0 || (y == -1 && x == INT64_MIN)) return false;  // refused or trapped on its own
           *v = static_cast<uint64_t>(o == "/" ? x / y : x % y);
-        } else return false;  // comparisons
+        } else
+          return false;  // comparisons
         return true;
       }
-      default:
-        return false;
+      default: return false;
     }
   }
 
@@ -159,19 +171,22 @@ class Codegen {
   }
 
   // Variable symbol for a store; creates it with type t on first assignment.
-  VarSym& sym_for_store(std::map<std::string, VarSym>& tab, uint32_t& next, uint32_t limit,
-                        const Node* n, Ty t, const char* what) {
+  VarSym& sym_for_store(std::map<std::string, VarSym>& tab, uint32_t& next, uint32_t limit, const Node* n, Ty t,
+                        const char* what) {
     auto it = tab.find(n->name);
     if (it == tab.end()) {
       if (next >= limit) fail(n, std::string("too many ") + what + " variables");
       it = tab.emplace(n->name, VarSym{next++, t}).first;
-      const char* scope = &tab == &globals ? "global" : &tab == &selfs ? "self" : &tab == &locals ? "this"
-                        : &tab == &assocs ? "assoc" : "self-assoc";
-      prog_->vars.push_back(VarInfo{n->name, scope, it->second.id,
-                                    t == Ty::kString ? ValueType::kString : ValueType::kInt});
+      const char* scope = &tab == &globals  ? "global"
+                          : &tab == &selfs  ? "self"
+                          : &tab == &locals ? "this"
+                          : &tab == &assocs ? "assoc"
+                                            : "self-assoc";
+      prog_->vars.push_back(
+          VarInfo{n->name, scope, it->second.id, t == Ty::kString ? ValueType::kString : ValueType::kInt});
     } else if (it->second.type != t) {
-      fail(n, "operands have incompatible types: " + std::string(what) + " variable '" + n->name +
-                  "' is " + (it->second.type == Ty::kString ? "string" : "integer") + ", assigned " +
+      fail(n, "operands have incompatible types: " + std::string(what) + " variable '" + n->name + "' is " +
+                  (it->second.type == Ty::kString ? "string" : "integer") + ", assigned " +
                   (t == Ty::kString ? "string" : "integer"));
     }
     return it->second;
@@ -349,8 +364,10 @@ class Codegen {
         Ty at;
         uint8_t r = gen(n->kids[0].get(), &at);
         if (at != Ty::kInt) fail(n, "operator " + n->op + " needs an integer operand");
-        if (n->op == "-") emit(kOpSub, r, 0, r, 0);
-        else if (n->op == "~") emit(kOpNot, r, r, 0, 0);
+        if (n->op == "-")
+          emit(kOpSub, r, 0, r, 0);
+        else if (n->op == "~")
+          emit(kOpNot, r, r, 0, 0);
         else {  // !
           emit(kOpTst, 0, r, 0, 0);
           gen_cond_value(kOpBe, r);
@@ -363,8 +380,8 @@ class Codegen {
         uint8_t a = gen(n->kids[0].get(), &ta);
         uint8_t b = gen(n->kids[1].get(), &tb);
         if (ta == Ty::kVoid || tb == Ty::kVoid) fail(n, "operand has no value");
-        static const std::map<std::string, uint8_t> kCmp = {
-            {"==", kOpBe}, {"!=", kOpBne}, {"<", kOpBl}, {"<=", kOpBle}, {">", kOpBg}, {">=", kOpBge}};
+        static const std::map<std::string, uint8_t> kCmp = {{"==", kOpBe},  {"!=", kOpBne}, {"<", kOpBl},
+                                                            {"<=", kOpBle}, {">", kOpBg},   {">=", kOpBge}};
         auto c = kCmp.find(n->op);
         if (c != kCmp.end()) {
           if (ta != tb) fail(n, "operands of " + n->op + " have incompatible types (string and integer)");
@@ -501,18 +518,17 @@ class Codegen {
         {"rand", {kSubrRand, {}}}};
     auto it = kSubrs.find(n->name);
     if (it == kSubrs.end()) {
-      static const char* const kActions[] = {"printf", "trace", "tracemem", "stack", "exit",
-                                             "count", "sum", "min", "max", "avg", "quantize", "lquantize",
-                                             "llquantize", "stddev", "printa", "clear", "trunc", "normalize",
-                                             "denormalize"};
+      static const char* const kActions[] = {
+          "printf",   "trace",     "tracemem",   "stack",  "exit",   "count", "sum",   "min",       "max",        "avg",
+          "quantize", "lquantize", "llquantize", "stddev", "printa", "clear", "trunc", "normalize", "denormalize"};
       for (const char* a : kActions)
         if (n->name == a) fail(n, n->name + "() may only be used as a statement");
       fail(n, "unknown function '" + n->name + "'");
     }
     const auto& [subr, argt] = it->second;
     if (n->kids.size() != argt.size())
-      fail(n, n->name + "() takes " + std::to_string(argt.size()) + " argument" + (argt.size() == 1 ? "" : "s") +
-                  ", " + std::to_string(n->kids.size()) + " given");
+      fail(n, n->name + "() takes " + std::to_string(argt.size()) + " argument" + (argt.size() == 1 ? "" : "s") + ", " +
+                  std::to_string(n->kids.size()) + " given");
     std::vector<std::pair<uint8_t, Ty>> regs;
     for (size_t i = 0; i < n->kids.size(); i++) {
       Ty at;
@@ -530,9 +546,7 @@ class Codegen {
     uint8_t rd = alloc(n);
     emit(kOpCall, rd, 0, 0, subr);
     emit(kOpFlushts, 0, 0, 0, 0);
-    *t = (subr == kSubrStrjoin || subr == kSubrCopyinstr) ? Ty::kString
-         : subr == kSubrBcopy                              ? Ty::kVoid
-                                                           : Ty::kInt;
+    *t = (subr == kSubrStrjoin || subr == kSubrCopyinstr) ? Ty::kString : subr == kSubrBcopy ? Ty::kVoid : Ty::kInt;
     return rd;
   }
 };

@@ -83,8 +83,10 @@ class Compiler {
       p.spec = "%";
       size_t j = i + 1;
       for (; j < f.size() && std::strchr(printa ? "-+ #0123456789.@" : "-+ #0123456789.", f[j]); j++) {
-        if (f[j] == '@') p.value = true;
-        else p.spec += f[j];
+        if (f[j] == '@')
+          p.value = true;
+        else
+          p.spec += f[j];
       }
       while (j < f.size() && std::strchr("hlLqjzt", f[j])) j++;
       if (j >= f.size() || !std::strchr("diouxXcsp", f[j]))
@@ -153,8 +155,8 @@ class Compiler {
     // The lexer is now positioned after '{' (the parser consumed it as the current token).
     ps.advance();
     while (!ps.is("}")) {
-      if (ps.cur().kind == Tok::kEnd) ps.fail(ps.cur(), "expected '}' to close the clause that starts at line " +
-                                                           std::to_string(c.line));
+      if (ps.cur().kind == Tok::kEnd)
+        ps.fail(ps.cur(), "expected '}' to close the clause that starts at line " + std::to_string(c.line));
       if (ps.is(";")) {
         ps.advance();
         continue;
@@ -243,7 +245,8 @@ class Compiler {
       }
       a.agg_op = AggOp::kPrinta;
     } else if (f == "trunc") {
-      if (st->kids.empty() || st->kids.size() > 2) Codegen::fail(st, "trunc() takes an aggregation and an optional count");
+      if (st->kids.empty() || st->kids.size() > 2)
+        Codegen::fail(st, "trunc() takes an aggregation and an optional count");
       a.agg_op = AggOp::kTrunc;
       a.agg_has_count = st->kids.size() == 2;
     } else if (f == "normalize") {
@@ -254,7 +257,8 @@ class Compiler {
       a.agg_op = f == "clear" ? AggOp::kClear : AggOp::kDenormalize;
     }
     const Node* ref = st->kids[ai].get();
-    if (ref->kind != NK::kAggRef) Codegen::fail(ref, f + "() needs an aggregation (@name) as argument " + std::to_string(ai + 1));
+    if (ref->kind != NK::kAggRef)
+      Codegen::fail(ref, f + "() needs an aggregation (@name) as argument " + std::to_string(ai + 1));
     Ty t;
     if (st->kids.size() == 2 && ai == 0) {
       a.value = cg_->expr_object(st->kids[1].get(), &t);
@@ -313,10 +317,15 @@ class Compiler {
   void aggregation(const Node* st, ClauseDesc* c) {
     const Node* keys = st->kids[0].get();
     const Node* call = st->kids[1].get();
-    static const std::map<std::string, AggKind> kFns = {
-        {"count", kAggCount}, {"sum", kAggSum}, {"min", kAggMin}, {"max", kAggMax},
-        {"avg", kAggAvg}, {"quantize", kAggQuantize}, {"lquantize", kAggLquantize}, {"stddev", kAggStddev},
-        {"llquantize", kAggLlquantize}};
+    static const std::map<std::string, AggKind> kFns = {{"count", kAggCount},
+                                                        {"sum", kAggSum},
+                                                        {"min", kAggMin},
+                                                        {"max", kAggMax},
+                                                        {"avg", kAggAvg},
+                                                        {"quantize", kAggQuantize},
+                                                        {"lquantize", kAggLquantize},
+                                                        {"stddev", kAggStddev},
+                                                        {"llquantize", kAggLlquantize}};
     auto it = kFns.find(call->name);
     if (it == kFns.end()) Codegen::fail(call, "'" + call->name + "' is not an aggregating function");
     AggKind kind = it->second;

@@ -14,7 +14,7 @@ namespace tbdvm {
 
 struct CompileResult {
   std::shared_ptr<CompiledProgram> program;  // null on error
-  std::string error;  // "line L, column C: message"
+  std::string error;                         // "line L, column C: message"
   int line = 0, column = 0;
   // `#pragma D option name=value` lines, in order.
   std::map<std::string, std::string> options;

@@ -19,10 +19,14 @@ std::string reg(uint8_t r) { return "%r" + std::to_string(r); }
 
 const char* scope_of(uint8_t op) {
   switch (op) {
-    case kOpLdgs: case kOpStgs: return "global";
-    case kOpLdts: case kOpStts: return "self";
-    case kOpLdls: case kOpStls: return "this";
-    case kOpLdga: case kOpStga: return "assoc";
+    case kOpLdgs:
+    case kOpStgs: return "global";
+    case kOpLdts:
+    case kOpStts: return "self";
+    case kOpLdls:
+    case kOpStls: return "this";
+    case kOpLdga:
+    case kOpStga: return "assoc";
     default: return "self-assoc";
   }
 }
@@ -30,10 +34,14 @@ const char* scope_of(uint8_t op) {
 std::string escape(const char* s) {
   std::string o;
   for (; *s; s++) {
-    if (*s == '\n') o += "\\n";
-    else if (*s == '\t') o += "\\t";
-    else if (*s == '"') o += "\\\"";
-    else o += *s;
+    if (*s == '\n')
+      o += "\\n";
+    else if (*s == '\t')
+      o += "\\t";
+    else if (*s == '"')
+      o += "\\\"";
+    else
+      o += *s;
   }
   return o;
 }
@@ -49,14 +57,24 @@ std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars) {
     text.resize(8, ' ');
     std::string comment;
     switch (in.op) {
-      case kOpNot: case kOpMov: case kOpLdsb: case kOpLdsh: case kOpLdsw: case kOpLdx:
-      case kOpLdub: case kOpLduh: case kOpLduw:
-        if (in.op >= kOpLdsb) text += "[" + reg(in.r1) + "], " + reg(in.rd);
-        else text += reg(in.r1) + ", " + reg(in.rd);
+      case kOpNot:
+      case kOpMov:
+      case kOpLdsb:
+      case kOpLdsh:
+      case kOpLdsw:
+      case kOpLdx:
+      case kOpLdub:
+      case kOpLduh:
+      case kOpLduw:
+        if (in.op >= kOpLdsb)
+          text += "[" + reg(in.r1) + "], " + reg(in.rd);
+        else
+          text += reg(in.r1) + ", " + reg(in.rd);
         break;
-      case kOpStb: case kOpSth: case kOpStw: case kOpStx:
-        text += reg(in.r1) + ", [" + reg(in.rd) + "]";
-        break;
+      case kOpStb:
+      case kOpSth:
+      case kOpStw:
+      case kOpStx: text += reg(in.r1) + ", [" + reg(in.rd) + "]"; break;
       case kOpSetx:
         text += "DT_INTEGER[" + std::to_string(in.imm) + "], " + reg(in.rd);
         if (in.imm < d.ints.size()) {
@@ -68,32 +86,47 @@ std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars) {
         text += "DT_STRING[" + std::to_string(in.imm) + "], " + reg(in.rd);
         if (in.imm < d.strtab.size()) comment = "! \"" + escape(d.strtab.c_str() + in.imm) + "\"";
         break;
-      case kOpCmp: case kOpScmp: text += reg(in.r1) + ", " + reg(in.r2); break;
-      case kOpTst: case kOpPushtv: text += reg(in.r1); break;
+      case kOpCmp:
+      case kOpScmp: text += reg(in.r1) + ", " + reg(in.r2); break;
+      case kOpTst:
+      case kOpPushtv: text += reg(in.r1); break;
       case kOpPushtr: text += reg(in.r1) + ", " + (in.r2 ? reg(in.r2) : std::string("DT_STRING")); break;
       case kOpRet: text += reg(in.rd); break;
-      case kOpLdgs: case kOpLdts: case kOpLdls: case kOpLdga: case kOpLdta: {
+      case kOpLdgs:
+      case kOpLdts:
+      case kOpLdls:
+      case kOpLdga:
+      case kOpLdta: {
         uint32_t id = in.imm & kVarIdMask;
         std::snprintf(line, sizeof line, "DT_VAR(%u), ", id);
         text += line + reg(in.rd);
         const char* b = in.op == kOpLdgs ? builtin_name(id) : nullptr;
         std::string nm = b ? b : var_name(vars, scope_of(in.op), id);
-        comment = "! " + std::string(in.op == kOpLdts || in.op == kOpLdta ? "self->" : in.op == kOpLdls ? "this->" : "") +
+        comment = "! " +
+                  std::string(in.op == kOpLdts || in.op == kOpLdta ? "self->"
+                              : in.op == kOpLdls                   ? "this->"
+                                                                   : "") +
                   nm + ((in.imm & kVarRef) ? " (by ref)" : "");
         break;
       }
-      case kOpStgs: case kOpStts: case kOpStls: case kOpStga: case kOpStta: {
+      case kOpStgs:
+      case kOpStts:
+      case kOpStls:
+      case kOpStga:
+      case kOpStta: {
         uint32_t id = in.imm & kVarIdMask;
         std::snprintf(line, sizeof line, ", DT_VAR(%u)", id);
         text += reg(in.r1) + line;
-        comment = "! " + std::string(in.op == kOpStts || in.op == kOpStta ? "self->" : in.op == kOpStls ? "this->" : "") +
+        comment = "! " +
+                  std::string(in.op == kOpStts || in.op == kOpStta ? "self->"
+                              : in.op == kOpStls                   ? "this->"
+                                                                   : "") +
                   var_name(vars, scope_of(in.op), id) + ((in.imm & kVarRef) ? " (by ref)" : "");
         break;
       }
-      case kOpCall:
-        text += std::string(subr_name(in.imm) ? subr_name(in.imm) : "?") + ", " + reg(in.rd);
-        break;
-      case kOpFlushts: case kOpNop: break;
+      case kOpCall: text += std::string(subr_name(in.imm) ? subr_name(in.imm) : "?") + ", " + reg(in.rd); break;
+      case kOpFlushts:
+      case kOpNop: break;
       default:
         if (in.op >= kOpBa && in.op <= kOpBleu) {
           std::snprintf(line, sizeof line, "%02u", in.imm);
@@ -102,19 +135,20 @@ std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars) {
           text += reg(in.r1) + ", " + reg(in.r2) + ", " + reg(in.rd);
         }
     }
-    std::snprintf(line, sizeof line, "    %02zu: %02x%02x%02x%02x %08x    %-32s %s\n", pc, in.op, in.rd, in.r1,
-                  in.r2, in.imm, text.c_str(), comment.c_str());
+    std::snprintf(line, sizeof line, "    %02zu: %02x%02x%02x%02x %08x    %-32s %s\n", pc, in.op, in.rd, in.r1, in.r2,
+                  in.imm, text.c_str(), comment.c_str());
     out += line;
   }
   if (!d.strtab.empty()) out += "    (string table " + std::to_string(d.strtab.size()) + " bytes)\n";
-  out += std::string("    returns ") + (d.returns_string ? "D type (string) by ref" : "D type (integer) (size 8)") + "\n";
+  out +=
+      std::string("    returns ") + (d.returns_string ? "D type (string) by ref" : "D type (integer) (size 8)") + "\n";
   return out;
 }
 
 std::string disassemble(const CompiledProgram& p) {
   static const char* const kActs[] = {"", "difexpr", "trace", "tracemem", "printf", "stack", "aggregate", "exit"};
-  static const char* const kAggs[] = {"",         "count",     "sum",    "min",       "max",
-                                      "avg",      "quantize",  "lquantize", "stddev", "llquantize"};
+  static const char* const kAggs[] = {"",    "count",    "sum",       "min",    "max",
+                                      "avg", "quantize", "lquantize", "stddev", "llquantize"};
   static const char* const kAggOps[] = {"", "printa", "clear", "trunc", "normalize", "denormalize"};
   std::string out;
   for (size_t i = 0; i < p.clauses.size(); i++) {

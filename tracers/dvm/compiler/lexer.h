@@ -21,9 +21,7 @@ struct CompileError {
   std::string msg;
 };
 
-enum class Tok {
-  kEnd, kIdent, kInt, kString, kPunct, kProbeDesc
-};
+enum class Tok { kEnd, kIdent, kInt, kString, kPunct, kProbeDesc };
 
 struct Token {
   Tok kind = Tok::kEnd;
@@ -34,8 +32,8 @@ struct Token {
 
 // Macro variables and arguments (dcompile.h's CompileOptions, resolved).
 struct Macros {
-  std::vector<std::string> args;          // $0..$N
-  std::map<std::string, int64_t> vars;    // target (when -c/-p gave one), pid, ppid, uid, ...
+  std::vector<std::string> args;        // $0..$N
+  std::map<std::string, int64_t> vars;  // target (when -c/-p gave one), pid, ppid, uid, ...
 };
 
 class Lexer {
@@ -47,9 +45,14 @@ class Lexer {
   void skip_space() {
     while (pos_ < s_.size()) {
       char c = s_[pos_];
-      if (c == '\n') { line_++; col_ = 1; pos_++; }
-      else if (std::isspace(static_cast<unsigned char>(c))) { col_++; pos_++; }
-      else if (c == '/' && peekc(1) == '*') {
+      if (c == '\n') {
+        line_++;
+        col_ = 1;
+        pos_++;
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        col_++;
+        pos_++;
+      } else if (c == '/' && peekc(1) == '*') {
         int l = line_, co = col_;
         adv(2);
         while (pos_ < s_.size() && !(s_[pos_] == '*' && peekc(1) == '/')) adv(1);
@@ -66,11 +69,19 @@ class Lexer {
   char peekc(size_t k = 0) const { return pos_ + k < s_.size() ? s_[pos_ + k] : '\0'; }
   void adv(size_t n) {
     for (size_t i = 0; i < n && pos_ < s_.size(); i++) {
-      if (s_[pos_] == '\n') { line_++; col_ = 1; } else { col_++; }
+      if (s_[pos_] == '\n') {
+        line_++;
+        col_ = 1;
+      } else {
+        col_++;
+      }
       pos_++;
     }
   }
-  bool at_end() { skip_space(); return pos_ >= s_.size(); }
+  bool at_end() {
+    skip_space();
+    return pos_ >= s_.size();
+  }
   int line() const { return line_; }
   int col() const { return col_; }
 
@@ -138,16 +149,24 @@ class Lexer {
       t.kind = Tok::kInt;
       size_t start = pos_;
       int base = 10;
-      if (c == '0' && (peekc(1) == 'x' || peekc(1) == 'X')) { base = 16; adv(2); }
-      else if (c == '0' && std::isdigit(static_cast<unsigned char>(peekc(1)))) { base = 8; adv(1); }
+      if (c == '0' && (peekc(1) == 'x' || peekc(1) == 'X')) {
+        base = 16;
+        adv(2);
+      } else if (c == '0' && std::isdigit(static_cast<unsigned char>(peekc(1)))) {
+        base = 8;
+        adv(1);
+      }
       uint64_t v = 0;
       bool any = base != 16;
       while (true) {
         char d = peekc();
         int dv;
-        if (std::isdigit(static_cast<unsigned char>(d))) dv = d - '0';
-        else if (base == 16 && std::isxdigit(static_cast<unsigned char>(d))) dv = std::tolower(d) - 'a' + 10;
-        else break;
+        if (std::isdigit(static_cast<unsigned char>(d)))
+          dv = d - '0';
+        else if (base == 16 && std::isxdigit(static_cast<unsigned char>(d)))
+          dv = std::tolower(d) - 'a' + 10;
+        else
+          break;
         if (dv >= base) fail(line_, col_, "invalid digit in integer constant");
         uint64_t nv = v * base + dv;
         if ((nv - dv) / base != v) fail(t.line, t.col, "integer constant too large");
@@ -171,7 +190,10 @@ class Lexer {
         if (pos_ >= s_.size() || peekc() == '\n')
           fail(t.line, t.col, q == '"' ? "unterminated string constant" : "unterminated character constant");
         char d = peekc();
-        if (d == q) { adv(1); break; }
+        if (d == q) {
+          adv(1);
+          break;
+        }
         if (d == '\\') {
           char e = peekc(1);
           int el = line_, ec = col_;
@@ -204,11 +226,10 @@ class Lexer {
       }
       return t;
     }
-    static const char* const kPuncts[] = {
-        "<<=", ">>=", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "^^", "+=",
-        "-=",  "*=",  "/=", "%=", "&=", "|=", "^=", "{",  "}",  "(",  ")",  "[",  "]",  ",",
-        ";",   ":",   "/",  "?",  "+",  "-",  "*",  "%",  "&",  "|",  "^",  "~",  "!",  "<",
-        ">",   "=",   "@",  "."};
+    static const char* const kPuncts[] = {"<<=", ">>=", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+                                          "||",  "^^",  "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "{",  "}",
+                                          "(",   ")",   "[",  "]",  ",",  ";",  ":",  "/",  "?",  "+",  "-",  "*",
+                                          "%",   "&",   "|",  "^",  "~",  "!",  "<",  ">",  "=",  "@",  "."};
     for (const char* p : kPuncts) {
       size_t n = std::strlen(p);
       if (s_.compare(pos_, n, p) == 0) {
@@ -249,8 +270,9 @@ class Lexer {
       const size_t n = name.size() > 6 ? SIZE_MAX : std::stoul(name);
       const size_t have = macros_ ? macros_->args.size() : 0;
       if (n >= have)
-        fail(at.line, at.col, "macro argument $" + name + " is not defined (" +
-                                  std::to_string(have > 0 ? have - 1 : 0) + " given after the program)");
+        fail(at.line, at.col,
+             "macro argument $" + name + " is not defined (" + std::to_string(have > 0 ? have - 1 : 0) +
+                 " given after the program)");
       return macros_->args[n];
     }
     if (macros_) {
@@ -284,8 +306,9 @@ class Lexer {
     bool ident = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
     for (char ch : text) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
     if (!ident)
-      fail(t.line, t.col, "macro argument $" + name + " ('" + text +
-                              "') is neither an integer nor an identifier; $$" + name + " gives it as a string");
+      fail(t.line, t.col,
+           "macro argument $" + name + " ('" + text + "') is neither an integer nor an identifier; $$" + name +
+               " gives it as a string");
     t.kind = Tok::kIdent;
     t.text = text;
     return t;
@@ -309,7 +332,11 @@ class Lexer {
   }
 
   size_t pos() const { return pos_; }
-  void reset(size_t p, int l, int c) { pos_ = p; line_ = l; col_ = c; }
+  void reset(size_t p, int l, int c) {
+    pos_ = p;
+    line_ = l;
+    col_ = c;
+  }
 
  private:
   const std::string& s_;

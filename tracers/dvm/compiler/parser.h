@@ -21,8 +21,22 @@ struct Node;
 using NodeP = std::unique_ptr<Node>;
 
 enum class NK {
-  kInt, kString, kIdent, kSelf, kThis, kAssoc, kSelfAssoc, kCall, kUnary, kBinary, kLogical,
-  kTernary, kAssign, kIncDec, kDeref, kAgg,
+  kInt,
+  kString,
+  kIdent,
+  kSelf,
+  kThis,
+  kAssoc,
+  kSelfAssoc,
+  kCall,
+  kUnary,
+  kBinary,
+  kLogical,
+  kTernary,
+  kAssign,
+  kIncDec,
+  kDeref,
+  kAgg,
   kAggRef  // @name as an argument (printa, clear, trunc, normalize, denormalize)
 };
 
@@ -131,9 +145,8 @@ class Parser {
 
   static int prec(const std::string& op) {
     static const std::map<std::string, int> kPrec = {
-        {"||", 1}, {"^^", 2}, {"&&", 3}, {"|", 4}, {"^", 5}, {"&", 6}, {"==", 7}, {"!=", 7},
-        {"<", 8},  {"<=", 8}, {">", 8},  {">=", 8}, {"<<", 9}, {">>", 9}, {"+", 10}, {"-", 10},
-        {"*", 11}, {"/", 11}, {"%", 11}};
+        {"||", 1}, {"^^", 2}, {"&&", 3}, {"|", 4},  {"^", 5},  {"&", 6},  {"==", 7}, {"!=", 7}, {"<", 8}, {"<=", 8},
+        {">", 8},  {">=", 8}, {"<<", 9}, {">>", 9}, {"+", 10}, {"-", 10}, {"*", 11}, {"/", 11}, {"%", 11}};
     auto it = kPrec.find(op);
     return it == kPrec.end() ? -1 : it->second;
   }

@@ -12,8 +12,8 @@ std::string g_tsc_source;
 double g_validation_seconds = 1.0;
 nlohmann::json g_validation = nlohmann::json::array();
 
-void timed(benchmark::State& state, const std::string& cell, uint32_t inner,
-           const std::function<void(uint32_t)>& fn, const std::function<void(uint32_t)>& base_fn) {
+void timed(benchmark::State& state, const std::string& cell, uint32_t inner, const std::function<void(uint32_t)>& fn,
+           const std::function<void(uint32_t)>& base_fn) {
   std::vector<double> samples, base;
   fn(inner);  // warm
   if (base_fn) base_fn(inner);
@@ -51,9 +51,18 @@ Core& core() {
 // Prologue: r1..r4 = small non-zero values, r5 = region address, r6 = a
 // string, r7 = 8-aligned scratch (alloca 512), r8 = string "abcdefgh" (copy).
 std::vector<Insn> prologue() {
-  return {I(kOpSetx, 1, 0, 0, 0), I(kOpSetx, 2, 0, 0, 1), I(kOpSetx, 3, 0, 0, 2), I(kOpSetx, 4, 0, 0, 3),
-          I(kOpLdgs, 5, 0, 0, kVarArg0), I(kOpSets, 6, 0, 0, 0), I(kOpSetx, 7, 0, 0, 4), I(kOpFlushts),
-          I(kOpPushtv, 0, 7), I(kOpCall, 7, 0, 0, kSubrAlloca), I(kOpFlushts), I(kOpSets, 8, 0, 0, 0)};
+  return {I(kOpSetx, 1, 0, 0, 0),
+          I(kOpSetx, 2, 0, 0, 1),
+          I(kOpSetx, 3, 0, 0, 2),
+          I(kOpSetx, 4, 0, 0, 3),
+          I(kOpLdgs, 5, 0, 0, kVarArg0),
+          I(kOpSets, 6, 0, 0, 0),
+          I(kOpSetx, 7, 0, 0, 4),
+          I(kOpFlushts),
+          I(kOpPushtv, 0, 7),
+          I(kOpCall, 7, 0, 0, kSubrAlloca),
+          I(kOpFlushts),
+          I(kOpSets, 8, 0, 0, 0)};
 }
 Dif make_prog(const std::vector<Insn>& body, uint32_t repeat) {
   Dif d;

@@ -46,7 +46,7 @@ inline double median(std::vector<double> v) { return v.empty() ? 0 : tracebench:
 
 // Results collected by the benchmarks, read back when the tables are built.
 struct Cell {
-  double cycles = 0;     // median per operation
+  double cycles = 0;  // median per operation
   double min = 0;
   std::string note;
   std::vector<double> samples;  // per-batch cycles per op (baseline subtracted)
@@ -66,8 +66,8 @@ void subtract_part(Cell* c, double cycles, double min_cycles);
 // `base_fn` (an empty timed region when there is none, the measurement
 // floor).  The cell: median(traced) - median(baseline) per op, and the
 // paired per-batch differences.
-void timed(benchmark::State& state, const std::string& cell, uint32_t inner,
-           const std::function<void(uint32_t)>& fn, const std::function<void(uint32_t)>& base_fn = nullptr);
+void timed(benchmark::State& state, const std::string& cell, uint32_t inner, const std::function<void(uint32_t)>& fn,
+           const std::function<void(uint32_t)>& base_fn = nullptr);
 
 // The TSC rate of this run (tracebench::probe_tsc) and the validation's length.
 extern double g_tsc_hz, g_tsc_calibrated_hz;
@@ -84,7 +84,11 @@ struct Core : OneSlot {
   alignas(64) uint8_t region[256];
 
   Core()
-      : OneSlot({.strsize = 256, .scratch = 1 << 16, .buf_half = 1u << 20, .agg = 4u << 20, .agg_buckets = 4096,
+      : OneSlot({.strsize = 256,
+                 .scratch = 1 << 16,
+                 .buf_half = 1u << 20,
+                 .agg = 4u << 20,
+                 .agg_buckets = 4096,
                  .dyn_chunks = 4096},
                 std::string("tb\0tracebench\0bench\0fire\0", 24), "tracebench_dvm_costs") {
     st.host = default_host();
@@ -117,7 +121,9 @@ struct Dif {
   }
 };
 
-inline Insn I(uint8_t op, uint8_t rd = 0, uint8_t r1 = 0, uint8_t r2 = 0, uint32_t imm = 0) { return Insn{op, rd, r1, r2, imm}; }
+inline Insn I(uint8_t op, uint8_t rd = 0, uint8_t r1 = 0, uint8_t r2 = 0, uint32_t imm = 0) {
+  return Insn{op, rd, r1, r2, imm};
+}
 
 constexpr uint32_t kRepeat = 64;  // copies of the measured instruction
 

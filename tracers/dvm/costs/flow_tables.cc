@@ -65,22 +65,28 @@ std::unique_ptr<Session> session_for(const std::string& src, bool kernel = false
 // Table 6's rows, one registration each (~80 lines), in the table's order.
 void register_table6() {
   benchmark::RegisterBenchmark("table6/site_disabled", [](benchmark::State& s) {
-    timed(s, "table6/site_disabled", 1000, [](uint32_t n) {
-      for (uint32_t i = 0; i < n; i++) tb_cost_site(i, 2);
-    }, [](uint32_t n) {
-      for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
-    });
+    timed(
+        s, "table6/site_disabled", 1000,
+        [](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) tb_cost_site(i, 2);
+        },
+        [](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
+        });
   })->Iterations(301);
   benchmark::RegisterBenchmark("table6/stage15_marshal", [](benchmark::State& s) {
     static Site dummy{};
-    timed(s, "table6/stage15_marshal", 1000, [](uint32_t n) {
-      for (uint32_t i = 0; i < n; i++) {
-        const uint64_t v[3] = {i, 2, 0};
-        tb_cost_stub(&dummy, Region{}, v, 2);
-      }
-    }, [](uint32_t n) {
-      for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
-    });
+    timed(
+        s, "table6/stage15_marshal", 1000,
+        [](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) {
+            const uint64_t v[3] = {i, 2, 0};
+            tb_cost_stub(&dummy, Region{}, v, 2);
+          }
+        },
+        [](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
+        });
   })->Iterations(301);
   // The core alone: VM prepare with no ECBs, and per-ECB prepare.
   benchmark::RegisterBenchmark("table6/core_vm_prepare", [](benchmark::State& s) {
@@ -90,7 +96,11 @@ void register_table6() {
   })->Iterations(301);
   // End to end per provider: site enabled with an empty clause (flow only),
   // with 10 empty clauses, and with count().
-  struct P { const char* name; const char* desc; void (*fn)(uint64_t, uint64_t); } provs[] = {
+  struct P {
+    const char* name;
+    const char* desc;
+    void (*fn)(uint64_t, uint64_t);
+  } provs[] = {
       {"static", "tbcost:::fire", tb_cost_site},
       {"syscall", "syscall::tbcost_getpid:entry", tb_cost_syscall_site},
       {"fbt", "fbt::tb_cost_fbt:entry", tb_cost_fbt},
@@ -111,11 +121,14 @@ void register_table6() {
       auto fn = p.fn;
       benchmark::RegisterBenchmark(name.c_str(), [name, src, fn](benchmark::State& s) {
         auto sess = session_for(src);
-        timed(s, name, 1000, [fn](uint32_t n) {
-          for (uint32_t i = 0; i < n; i++) fn(i, 2);
-        }, [](uint32_t n) {
-          for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
-        });
+        timed(
+            s, name, 1000,
+            [fn](uint32_t n) {
+              for (uint32_t i = 0; i < n; i++) fn(i, 2);
+            },
+            [](uint32_t n) {
+              for (uint32_t i = 0; i < n; i++) tb_cost_nosite(i, 2);
+            });
         sess->disable();
       })->Iterations(301);
     }
@@ -123,7 +136,8 @@ void register_table6() {
   // Profile provider: a self-directed SIGPROF (tgkill) with the probe armed,
   // against the same signal with an empty handler (stage 1+5 = "x").
   benchmark::RegisterBenchmark("table6/profile/signal_roundtrip", [](benchmark::State& s) {
-    struct sigaction sa {}, old{};
+    struct sigaction sa {
+    }, old{};
     sa.sa_sigaction = [](int, siginfo_t*, void*) {};
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGPROF, &sa, &old);
@@ -144,7 +158,6 @@ void register_table6() {
     subtract_part(&g_cells["table6/profile/flow_1ecb"], rt.cycles, rt.min);
   })->Iterations(101);
 }
-
 
 // ---------------------------------------------------------------------------
 // Table 6 in the kernel home (table6k/<provider>/stage1|stage2|stage3), where
@@ -338,7 +351,6 @@ void register_table3() {
   })->Iterations(51);
 }
 
-
 // ---------------------------------------------------------------------------
 // The tables checked bottom up: a getpid loop paced at 50 kHz; per-event
 // cycles in the event region untraced vs traced, against the sum of the
@@ -349,7 +361,6 @@ extern "C" __attribute__((noinline)) long tb_cost_getpid(uint64_t i) {
   DVM_SYSCALL_ENTRY(getpid, i, 0);
   return syscall(SYS_getpid);
 }
-
 
 // Busy-waits between events so the rate is `hz`; appends the cycles of each
 // event region (site + syscall) to `out`.
@@ -381,7 +392,6 @@ void paced_interleaved(Session* sess, double hz, double seconds, double* untrace
   *traced = median(on);
 }
 
-
 void register_validation() {
   // The cost of one DIF program invocation (call, register file, ret).
   benchmark::RegisterBenchmark("table6/dif_call_ret", [](benchmark::State& s) {
@@ -403,7 +413,11 @@ void register_validation() {
       std::string sys10;
       for (int i = 0; i < 9; i++) sys10 += "syscall::getpid:entry /arg0 == -1/ { @f = count(); }\n";
       sys10 += "syscall::getpid:entry { @c = count(); }";
-      struct Run { const char* name; std::string src; int false_preds; } runs[] = {{"sys", sys1, 0}, {"sys10", sys10, 9}};
+      struct Run {
+        const char* name;
+        std::string src;
+        int false_preds;
+      } runs[] = {{"sys", sys1, 0}, {"sys10", sys10, 9}};
       for (auto& r : runs) {
         auto sess = session_for(r.src);
         double untraced = 0, traced = 0;
@@ -428,10 +442,14 @@ void register_validation() {
             const Insn& in = d.insns[pc];
             std::string op = op_name(in.op);
             if (op == "ret") break;
-            if (op == "ldgs") one += cell("table2/arg0");
-            else if (op == "ba") one += cell("table1/ba");
-            else if (in.op > kOpBa && in.op <= kOpBleu) one += cell("table1/be");
-            else one += cell("table1/" + op);
+            if (op == "ldgs")
+              one += cell("table2/arg0");
+            else if (op == "ba")
+              one += cell("table1/ba");
+            else if (in.op > kOpBa && in.op <= kOpBleu)
+              one += cell("table1/be");
+            else
+              one += cell("table1/" + op);
             pc = op == "ba" ? in.imm : pc + 1;
           }
           one += cell("table6/dif_call_ret");

@@ -26,9 +26,12 @@ int main(int argc, char** argv) {
   std::vector<char*> rest;
   for (int i = 0; i < argc; i++) {
     std::string a = argv[i];
-    if (a.rfind("--dvm_out=", 0) == 0) out = a.substr(10);
-    else if (a.rfind("--dvm_validation_seconds=", 0) == 0) g_validation_seconds = std::stod(a.substr(25));
-    else rest.push_back(argv[i]);
+    if (a.rfind("--dvm_out=", 0) == 0)
+      out = a.substr(10);
+    else if (a.rfind("--dvm_validation_seconds=", 0) == 0)
+      g_validation_seconds = std::stod(a.substr(25));
+    else
+      rest.push_back(argv[i]);
   }
   int rc = static_cast<int>(rest.size());
   const tracebench::TscInfo tsc = tracebench::probe_tsc();

@@ -91,22 +91,41 @@ CostTables describe(const json& validation, double tsc_hz) {
 
 // The paper's Table 1 figures (DTrace on a Pentium 4) beside ours, by class.
 const std::map<std::string, const char*>& paper_table1() {
-  static const std::map<std::string, const char*> paper = {
-      {"logic", "44"}, {"add/sub", "41"}, {"mul", "62"}, {"div/rem", "127"}, {"set constant", "31"},
-      {"push (by value)", "49"}, {"push (by reference)", "318"}, {"flush stack", "31"}, {"cmp", "60"}, {"tst", "38"},
-      {"branch", "37"}, {"branch (conditional)", "37"}, {"load memory", "90"}, {"store memory", "985"}, {"mov", "29"},
-      {"load global", "252"}, {"store global", "33"}, {"store global (by reference)", "15000"},
-      {"load thread-local", "982"}, {"store thread-local", "1562"}, {"store thread-local (by reference)", "16000"},
-      {"load clause-local", "40"}, {"store clause-local", "57"}, {"load global assoc", "999"},
-      {"store global assoc", "1566"}, {"load thread assoc", "2227"}, {"store thread assoc", "2692"}};
+  static const std::map<std::string, const char*> paper = {{"logic", "44"},
+                                                           {"add/sub", "41"},
+                                                           {"mul", "62"},
+                                                           {"div/rem", "127"},
+                                                           {"set constant", "31"},
+                                                           {"push (by value)", "49"},
+                                                           {"push (by reference)", "318"},
+                                                           {"flush stack", "31"},
+                                                           {"cmp", "60"},
+                                                           {"tst", "38"},
+                                                           {"branch", "37"},
+                                                           {"branch (conditional)", "37"},
+                                                           {"load memory", "90"},
+                                                           {"store memory", "985"},
+                                                           {"mov", "29"},
+                                                           {"load global", "252"},
+                                                           {"store global", "33"},
+                                                           {"store global (by reference)", "15000"},
+                                                           {"load thread-local", "982"},
+                                                           {"store thread-local", "1562"},
+                                                           {"store thread-local (by reference)", "16000"},
+                                                           {"load clause-local", "40"},
+                                                           {"store clause-local", "57"},
+                                                           {"load global assoc", "999"},
+                                                           {"store global assoc", "1566"},
+                                                           {"load thread assoc", "2227"},
+                                                           {"store thread assoc", "2692"}};
   return paper;
 }
 
-constexpr const char* kTable3Terms[] = {"status_snapshot", "buffer_switch", "aggregation_snapshot",
+constexpr const char* kTable3Terms[] = {"status_snapshot",     "buffer_switch",   "aggregation_snapshot",
                                         "aggregation_rebuild", "chew_per_record", "bytes_per_pass"};
-constexpr const char* kTable3kTerms[] = {"status_snapshot",     "buffer_switch",    "aggregation_snapshot",
-                                         "aggregation_rebuild", "chew_per_record",  "bytes_per_pass",
-                                         "aggregation_snapshot_bytes", "records_per_pass"};
+constexpr const char* kTable3kTerms[] = {
+    "status_snapshot", "buffer_switch",  "aggregation_snapshot",       "aggregation_rebuild",
+    "chew_per_record", "bytes_per_pass", "aggregation_snapshot_bytes", "records_per_pass"};
 constexpr const char* kProviders[] = {"static", "syscall", "fbt", "profile"};
 constexpr const char* kKernelProviders[] = {"syscall", "pid", "usdt", "sdt", "fbt"};
 
@@ -201,8 +220,10 @@ class JsonCostReporter final : public tracebench::JsonReporter<CostTables> {
     for (const char* p : kProviders) {
       std::string b = std::string("table6/") + p + "/";
       double stage24 = t.val(b + "flow_1ecb") - st15 - vm - ecb;
-      provs[p] = {{"flow_1ecb", t.cell(b + "flow_1ecb")}, {"flow_10ecb", t.cell(b + "flow_10ecb")},
-                  {"count", t.cell(b + "count")}, {"count_tid", t.cell(b + "count_tid")},
+      provs[p] = {{"flow_1ecb", t.cell(b + "flow_1ecb")},
+                  {"flow_10ecb", t.cell(b + "flow_10ecb")},
+                  {"count", t.cell(b + "count")},
+                  {"count_tid", t.cell(b + "count_tid")},
                   {"stage2_4_derived", std::string(p) == "profile" ? json(nullptr) : json(stage24)}};
     }
     t6["providers"] = provs;
@@ -213,7 +234,8 @@ class JsonCostReporter final : public tracebench::JsonReporter<CostTables> {
     for (const char* p : kKernelProviders) {
       const std::string b = std::string("table6k/") + p + "/";
       if (!t.has(b + "stage2")) continue;
-      t6k[p] = {{"stage1_trap", t.cell(b + "stage1")}, {"stage2_provider_entry", t.cell(b + "stage2")},
+      t6k[p] = {{"stage1_trap", t.cell(b + "stage1")},
+                {"stage2_provider_entry", t.cell(b + "stage2")},
                 {"stage3_vm", t.cell(b + "stage3")}};
     }
     (*j)["table6_stages_kernel"] = t6k;
@@ -257,8 +279,9 @@ class MarkdownCostReporter final : public tracebench::Reporter<CostTables> {
     return md;
   }
   static std::string table3(const CostTables& t) {
-    std::string md = "\n## Table 3: consumer (per pass: 2000 firings, 1000 aggregation keys, 64-byte records)\n\n| "
-                     "term | value |\n|---|---:|\n";
+    std::string md =
+        "\n## Table 3: consumer (per pass: 2000 firings, 1000 aggregation keys, 64-byte records)\n\n| "
+        "term | value |\n|---|---:|\n";
     for (const char* k : kTable3Terms) {
       std::string key = std::string("table3/") + k;
       md += std::string("| ") + k + (std::string(k) == "bytes_per_pass" ? " (bytes)" : " (cycles)") + " | " +
@@ -288,12 +311,14 @@ class MarkdownCostReporter final : public tracebench::Reporter<CostTables> {
   static std::string table5(const CostTables& t) {
     std::string md =
         "\n## Table 5: context switch (a one-byte token through two pipes, per hop, minus the hop's own pipe write "
-        "and read in one thread; lmbench's lat_ctx way)\n\n| term | cycles | ns | DTrace (P4, idle) |\n|---|---:|---:|---:|\n";
+        "and read in one thread; lmbench's lat_ctx way)\n\n| term | cycles | ns | DTrace (P4, idle) "
+        "|\n|---|---:|---:|---:|\n";
     for (const char* k : {"switch_one_cpu", "wakeup_other_cpu"}) {
       const std::string key = std::string("table5/") + k;
       if (!t.has(key)) continue;  // one CPU: nothing to wake on another
-      md += std::string("| ") + (std::string(k) == "switch_one_cpu" ? "context switch, both threads on one CPU"
-                                                                      : "wakeup of a thread on another CPU") +
+      md += std::string("| ") +
+            (std::string(k) == "switch_one_cpu" ? "context switch, both threads on one CPU"
+                                                : "wakeup of a thread on another CPU") +
             " | " + fmt(t.val(key)) + " | " + fmt(t.val(key) / t.tsc_hz * 1e9) + " | " +
             (std::string(k) == "switch_one_cpu" ? "8 µs" : "") + " |\n";
     }
@@ -305,8 +330,9 @@ class MarkdownCostReporter final : public tracebench::Reporter<CostTables> {
     return md;
   }
   static std::string table4(const CostTables& t) {
-    std::string md = "\n## Table 4: subroutines, actions, aggregations (fire with the action minus fire without; "
-                     "subroutines include argument set-up)\n\n| name | cycles |\n|---|---:|\n";
+    std::string md =
+        "\n## Table 4: subroutines, actions, aggregations (fire with the action minus fire without; "
+        "subroutines include argument set-up)\n\n| name | cycles |\n|---|---:|\n";
     for (auto& [k, c] : t.cells) {
       if (k.rfind("table4/", 0) != 0) continue;
       md += "| " + k.substr(7) + " | " + fmt(c.cycles) + " |\n";
@@ -315,33 +341,35 @@ class MarkdownCostReporter final : public tracebench::Reporter<CostTables> {
   }
   static std::string table6(const CostTables& t) {
     const double st15 = t.val("table6/stage15_marshal"), vm = t.val("table6/core_vm_prepare"), ecb = t.ecb_prepare();
-    std::string md = "\n## Table 6: flow per provider\n\nC_vm_prepare = " + fmt(vm) + " (DTrace 432), C_ecb_prepare = " +
-                     fmt(ecb) + " (DTrace 298); disabled site = " + fmt(t.val("table6/site_disabled")) +
-                     "; site call marshalling beyond a plain call (stage 1+5) = " + fmt(st15) +
-                     ".\n\n| provider | flow, 1 empty ECB | flow, 10 empty ECBs | count() end to end | @[tid] = count() "
-                     "end to end | stage 2+4 (derived) |\n|---|---:|---:|---:|---:|---:|\n";
+    std::string md =
+        "\n## Table 6: flow per provider\n\nC_vm_prepare = " + fmt(vm) + " (DTrace 432), C_ecb_prepare = " + fmt(ecb) +
+        " (DTrace 298); disabled site = " + fmt(t.val("table6/site_disabled")) +
+        "; site call marshalling beyond a plain call (stage 1+5) = " + fmt(st15) +
+        ".\n\n| provider | flow, 1 empty ECB | flow, 10 empty ECBs | count() end to end | @[tid] = count() "
+        "end to end | stage 2+4 (derived) |\n|---|---:|---:|---:|---:|---:|\n";
     for (const char* p : kProviders) {
       std::string b = std::string("table6/") + p + "/";
       double f1 = t.val(b + "flow_1ecb");
       double stage24 = f1 - st15 - vm - ecb;
-      md += std::string("| ") + p + " | " + fmt(f1) + " | " + fmt(t.val(b + "flow_10ecb")) + " | " +
-            fmt(t.val(b + "count")) + " | " + fmt(t.val(b + "count_tid")) + " | " +
-            (std::string(p) == "profile"
-                 ? "x = " + fmt(t.val("table6/profile/signal_roundtrip")) + " (signal round trip)"
-                 : fmt(stage24)) +
-            " |\n";
+      md +=
+          std::string("| ") + p + " | " + fmt(f1) + " | " + fmt(t.val(b + "flow_10ecb")) + " | " +
+          fmt(t.val(b + "count")) + " | " + fmt(t.val(b + "count_tid")) + " | " +
+          (std::string(p) == "profile" ? "x = " + fmt(t.val("table6/profile/signal_roundtrip")) + " (signal round trip)"
+                                       : fmt(stage24)) +
+          " |\n";
     }
     if (!t.has("table6k/syscall/stage2")) return md;
-    md += "\n## Table 6, kernel home (the module's stage timing of a count() clause, cycles per firing, a TSC read "
-          "pair's floor off each)\n\nStage 1 is the call's trap to the provider's callback (the syscall entry; the "
-          "breakpoint and the uprobe's dispatch, pid and usdt), measured from the TSC the call hands over as its first "
-          "argument; the module's own loop fires sdt and fbt, so theirs is not measured.\n\n"
-          "| provider | stage 1: trap to callback | stage 2: provider entry | stage 3: VM |\n|---|---:|---:|---:|\n";
+    md +=
+        "\n## Table 6, kernel home (the module's stage timing of a count() clause, cycles per firing, a TSC read "
+        "pair's floor off each)\n\nStage 1 is the call's trap to the provider's callback (the syscall entry; the "
+        "breakpoint and the uprobe's dispatch, pid and usdt), measured from the TSC the call hands over as its first "
+        "argument; the module's own loop fires sdt and fbt, so theirs is not measured.\n\n"
+        "| provider | stage 1: trap to callback | stage 2: provider entry | stage 3: VM |\n|---|---:|---:|---:|\n";
     for (const char* p : kKernelProviders) {
       const std::string b = std::string("table6k/") + p + "/";
       if (!t.has(b + "stage2")) continue;
-      md += std::string("| ") + p + " | " + (t.has(b + "stage1") ? fmt(t.val(b + "stage1")) : "not measured") +
-            " | " + fmt(t.val(b + "stage2")) + " | " + fmt(t.val(b + "stage3")) + " |\n";
+      md += std::string("| ") + p + " | " + (t.has(b + "stage1") ? fmt(t.val(b + "stage1")) : "not measured") + " | " +
+            fmt(t.val(b + "stage2")) + " | " + fmt(t.val(b + "stage3")) + " |\n";
     }
     return md;
   }
@@ -353,8 +381,8 @@ class MarkdownCostReporter final : public tracebench::Reporter<CostTables> {
         "\n\n| run | ECBs | predicted cycles/probe | measured | error |\n|---|---:|---:|---:|---:|\n";
     for (auto& v : t.validation) {
       md += "| " + v.at("name").get<std::string>() + " | " + std::to_string(v.at("ecbs").get<int>()) + " | " +
-            fmt(v.at("predicted_probe_cycles").get<double>()) + " | " + fmt(v.at("measured_probe_cycles").get<double>()) +
-            " | " + fmt(v.at("error_cycles").get<double>()) + " |\n";
+            fmt(v.at("predicted_probe_cycles").get<double>()) + " | " +
+            fmt(v.at("measured_probe_cycles").get<double>()) + " | " + fmt(v.at("error_cycles").get<double>()) + " |\n";
     }
     return md;
   }
@@ -418,15 +446,18 @@ tracebench::RunResult results_run(const CostTables& t) {
     b.probe = "tb:tracebench:bench:fire";
     b.probe_kind = "user_function";  // D-VM sites are static probes in user code, as the dvm_* workloads say
     b.action = k;
-    b.tracer_details = {{"table", k.substr(0, k.find('/'))}, {"cell", k}, {"cycles_median", c.cycles},
+    b.tracer_details = {{"table", k.substr(0, k.find('/'))},
+                        {"cell", k},
+                        {"cycles_median", c.cycles},
                         {"unit", "cycles per operation"}};
     b.repetitions = static_cast<int>(std::max<std::size_t>(2, c.samples.size()));
     const bool paired = !c.traced.empty() && c.traced.size() == c.base.size() && c.samples.size() == c.traced.size() &&
                         c.samples.size() >= 2 && ns_per_cycle > 0;
     if (!paired) {
       b.status = "skipped";
-      b.error = "measured by the consumer's own cycle counters, without a paired baseline: the figure is in "
-                "dvm_costs.json";
+      b.error =
+          "measured by the consumer's own cycle counters, without a paired baseline: the figure is in "
+          "dvm_costs.json";
       run.benchmarks.push_back(std::move(b));
       continue;
     }
@@ -457,8 +488,10 @@ void write_tables(const std::string& dir) {
   std::ofstream(dir + "/dvm_costs.json") << json_file.text;
   tracebench::RunResult run = results_run(t);
   tracebench::Status ws = tracebench::write_run(dir + "/" + run.context.run_id, run);
-  if (!ws) std::fprintf(stderr, "dvm_costs: results schema: %s\n", ws.message().c_str());
-  else std::printf("wrote %s/%s/result.json (results schema)\n", dir.c_str(), run.context.run_id.c_str());
+  if (!ws)
+    std::fprintf(stderr, "dvm_costs: results schema: %s\n", ws.message().c_str());
+  else
+    std::printf("wrote %s/%s/result.json (results schema)\n", dir.c_str(), run.context.run_id.c_str());
   std::ofstream(dir + "/dvm_costs.md") << md_file.text;
   std::printf("\nwrote %s/dvm_costs.json and %s/dvm_costs.md\n", dir.c_str(), dir.c_str());
 }

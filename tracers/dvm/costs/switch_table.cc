@@ -41,8 +41,10 @@ class Partner {
   ~Partner() {
     if (thread_.joinable()) {
       const char q = 'q';
-      if (write(to_[1], &q, 1) == 1) thread_.join();
-      else thread_.detach();
+      if (write(to_[1], &q, 1) == 1)
+        thread_.join();
+      else
+        thread_.detach();
     }
     for (int fd : {to_[0], to_[1], from_[0], from_[1]})
       if (fd >= 0) close(fd);
@@ -83,12 +85,13 @@ void register_table5() {
         if (!p.ok()) {
           s.SkipWithError(("cannot pin the partner thread to CPU " + std::to_string(partner_cpu)).c_str());
         } else {
-          timed(s, name, 200, [&p](uint32_t n) { p.hops(n); },
-                [&self](uint32_t n) {
-                  char c = 'x';
-                  for (uint32_t i = 0; i < n; i++)
-                    if (write(self[1], &c, 1) != 1 || read(self[0], &c, 1) != 1) return;
-                });
+          timed(
+              s, name, 200, [&p](uint32_t n) { p.hops(n); },
+              [&self](uint32_t n) {
+                char c = 'x';
+                for (uint32_t i = 0; i < n; i++)
+                  if (write(self[1], &c, 1) != 1 || read(self[0], &c, 1) != 1) return;
+              });
         }
       }
       close(self[0]);

@@ -44,17 +44,34 @@ std::vector<InsnCase> insn_cases() {
       {"stts_ref", "store thread-local (by reference)", {I(kOpStts, 0, 6, 0, 2 | kVarRef)}},
       {"ldls", "load clause-local", {I(kOpLdls, 9, 0, 0, 1)}},
       {"stls", "store clause-local", {I(kOpStls, 0, 1, 0, 1)}},
-      {"ldga", "load global assoc", {I(kOpPushtv, 0, 1), I(kOpLdga, 9, 0, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
-      {"stga", "store global assoc", {I(kOpPushtv, 0, 1), I(kOpStga, 0, 2, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
-      {"ldta", "load thread assoc", {I(kOpPushtv, 0, 1), I(kOpLdta, 9, 0, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
-      {"stta", "store thread assoc", {I(kOpPushtv, 0, 1), I(kOpStta, 0, 2, 0, 1), I(kOpFlushts)}, 1, {"pushtv", "flushts"}},
+      {"ldga",
+       "load global assoc",
+       {I(kOpPushtv, 0, 1), I(kOpLdga, 9, 0, 0, 1), I(kOpFlushts)},
+       1,
+       {"pushtv", "flushts"}},
+      {"stga",
+       "store global assoc",
+       {I(kOpPushtv, 0, 1), I(kOpStga, 0, 2, 0, 1), I(kOpFlushts)},
+       1,
+       {"pushtv", "flushts"}},
+      {"ldta",
+       "load thread assoc",
+       {I(kOpPushtv, 0, 1), I(kOpLdta, 9, 0, 0, 1), I(kOpFlushts)},
+       1,
+       {"pushtv", "flushts"}},
+      {"stta",
+       "store thread assoc",
+       {I(kOpPushtv, 0, 1), I(kOpStta, 0, 2, 0, 1), I(kOpFlushts)},
+       1,
+       {"pushtv", "flushts"}},
       // What a predicate and an expression compile to, interleaved so each
       // result feeds the next (no class runs alone): per instruction.
-      {"mixed", "mixed stream (argument and memory loads, ALU, compare, branch, locals)",
+      {"mixed",
+       "mixed stream (argument and memory loads, ALU, compare, branch, locals)",
        {I(kOpLdgs, 9, 0, 0, kVarArg0 + 1), I(kOpSetx, 10, 0, 0, 1), I(kOpAdd, 9, 9, 10), I(kOpAnd, 11, 9, 2),
         I(kOpSll, 11, 11, 4), I(kOpCmp, 0, 9, 10), I(kOpBe, 0, 0, 0, 0xffffffff), I(kOpMov, 12, 9),
-        I(kOpStls, 0, 11, 0, 1), I(kOpLdls, 13, 0, 0, 1), I(kOpSub, 9, 9, 13), I(kOpOr, 12, 12, 11),
-        I(kOpLdx, 14, 5), I(kOpTst, 0, 14)},
+        I(kOpStls, 0, 11, 0, 1), I(kOpLdls, 13, 0, 0, 1), I(kOpSub, 9, 9, 13), I(kOpOr, 12, 12, 11), I(kOpLdx, 14, 5),
+        I(kOpTst, 0, 14)},
        14},
   };
 }
@@ -98,17 +115,20 @@ void register_table1() {
       // Thread-local / assoc loads need the variable to exist.
       Core& c = core();
       if (g_insn_cases[k].seq[0].op == kOpLdts || g_insn_cases[k].seq.size() > 1) {
-        Dif pre = make_prog({I(kOpStts, 0, 1, 0, 1), I(kOpPushtv, 0, 1), I(kOpStga, 0, 2, 0, 1),
-                             I(kOpStta, 0, 2, 0, 1), I(kOpFlushts)},
-                            1);
+        Dif pre = make_prog(
+            {I(kOpStts, 0, 1, 0, 1), I(kOpPushtv, 0, 1), I(kOpStga, 0, 2, 0, 1), I(kOpStta, 0, 2, 0, 1), I(kOpFlushts)},
+            1);
         run_prog(pre.prog());
       }
       (void)c;
-      timed(s, name, 50, [p](uint32_t n) {
-        for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(p));
-      }, [e](uint32_t n) {
-        for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(e));
-      });
+      timed(
+          s, name, 50,
+          [p](uint32_t n) {
+            for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(p));
+          },
+          [e](uint32_t n) {
+            for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(e));
+          });
       g_cells[name].cycles /= kRepeat * g_insn_cases[k].per_seq;
       g_cells[name].min /= kRepeat * g_insn_cases[k].per_seq;
       for (double& x : g_cells[name].samples) x /= kRepeat * g_insn_cases[k].per_seq;
@@ -116,7 +136,6 @@ void register_table1() {
     })->Iterations(201);
   }
 }
-
 
 // ---------------------------------------------------------------------------
 // Table 2: built-in variables, one load per (fresh) firing.
@@ -139,15 +158,17 @@ void register_table2() {
     benchmark::RegisterBenchmark(name.c_str(), [k, name](benchmark::State& s) {
       const Program* p = progs[k].second.prog();
       const Program* b = base.prog();
-      timed(s, name, 200, [p](uint32_t n) {
-        for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(p));
-      }, [b](uint32_t n) {
-        for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(b));
-      });
+      timed(
+          s, name, 200,
+          [p](uint32_t n) {
+            for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(p));
+          },
+          [b](uint32_t n) {
+            for (uint32_t i = 0; i < n; i++) benchmark::DoNotOptimize(run_prog(b));
+          });
     })->Iterations(201);
   }
 }
-
 
 // ---------------------------------------------------------------------------
 // Table 4: subroutines (call minus its argument set-up), actions and
@@ -156,8 +177,6 @@ struct FireCase {
   std::string name;
   std::shared_ptr<CompiledProgram> prog;
 };
-
-
 
 std::unique_ptr<CoreEcb> core_ecb(const std::string& clause_body, uint32_t copies) {
   CompileResult r = compile_d("tb:::bench " + clause_body);
@@ -216,11 +235,14 @@ void register_fire_case(const std::string& name, const std::string& body, const 
   benchmark::RegisterBenchmark(name.c_str(), [name, body, base_body](benchmark::State& s) {
     auto e = core_ecb(body);
     auto b = core_ecb(base_body);
-    timed(s, name, 100, [&](uint32_t n) {
-      for (uint32_t i = 0; i < n; i++) fire_core(e.get(), 1);
-    }, [&](uint32_t n) {
-      for (uint32_t i = 0; i < n; i++) fire_core(b.get(), 1);
-    });
+    timed(
+        s, name, 100,
+        [&](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) fire_core(e.get(), 1);
+        },
+        [&](uint32_t n) {
+          for (uint32_t i = 0; i < n; i++) fire_core(b.get(), 1);
+        });
   })->Iterations(201);
 }
 
@@ -228,7 +250,10 @@ void register_table4() {
   // Subroutines: "x = f(args)" minus "x = args" (argument evaluation).
   static char user_buf[256] = "a user-space string for copyin";
   std::string ub = std::to_string(reinterpret_cast<uint64_t>(user_buf));
-  struct S { const char* name; std::string with, without; } subrs[] = {
+  struct S {
+    const char* name;
+    std::string with, without;
+  } subrs[] = {
       {"strlen", "{ this->x = strlen(\"abcdefghijklmnop\"); }", "{ this->x = 1; }"},
       {"strjoin", "{ trace(strjoin(\"abcdefgh\", \"ijklmnop\")); }", "{ trace(\"abcdefghijklmnop\"); }"},
       {"alloca", "{ this->x = alloca(64); }", "{ this->x = 64; }"},
@@ -238,7 +263,10 @@ void register_table4() {
       {"rand", "{ this->x = rand(); }", "{ this->x = 1; }"},
   };
   for (auto& sc : subrs) register_fire_case(std::string("table4/subr/") + sc.name, sc.with, sc.without);
-  struct A { const char* name; const char* body; } acts[] = {
+  struct A {
+    const char* name;
+    const char* body;
+  } acts[] = {
       {"trace_int", "{ trace(arg1); }"},
       {"trace_string", "{ trace(probename); }"},
       {"tracemem_64", "{ tracemem(arg0, 64); }"},

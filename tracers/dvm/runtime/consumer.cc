@@ -141,7 +141,8 @@ void Session::reset_agg(uint32_t agg_id, const std::string* key, bool unlink) {
   const uint16_t kind = prog_->aggs[agg_id].kind;
   if (kernel_) {
     Error e = kernel_->agg_reset(agg_id, key, unlink);
-    if (!e.ok() && out_ && err_) std::fprintf(err_, "dtrace: %s() failed: %s\n", unlink ? "trunc" : "clear", e.message.c_str());
+    if (!e.ok() && out_ && err_)
+      std::fprintf(err_, "dtrace: %s() failed: %s\n", unlink ? "trunc" : "clear", e.message.c_str());
     return;
   }
   for (uint32_t i = 0; i < state_.nslots; i++) {
@@ -183,9 +184,12 @@ void Session::merge_aggs(const uint8_t* arena, uint32_t used) {
         continue;
       }
       for (uint32_t k = 0; k < e->nvals && k < dst.size(); k++) {
-        if (kind == kAggMin) dst[k] = std::min(dst[k], v[k]);
-        else if (kind == kAggMax) dst[k] = std::max(dst[k], v[k]);
-        else dst[k] = static_cast<int64_t>(static_cast<uint64_t>(dst[k]) + static_cast<uint64_t>(v[k]));
+        if (kind == kAggMin)
+          dst[k] = std::min(dst[k], v[k]);
+        else if (kind == kAggMax)
+          dst[k] = std::max(dst[k], v[k]);
+        else
+          dst[k] = static_cast<int64_t>(static_cast<uint64_t>(dst[k]) + static_cast<uint64_t>(v[k]));
       }
     }
     off += static_cast<uint32_t>(bytes);

@@ -62,11 +62,10 @@ class KernelHome {
  public:
   ~KernelHome();
   // Hands the module every object, action, ECB and probe; it verifies them again.
-  Error enable(const std::vector<const Binding*>& bindings,
-               const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
-               const Options& o);
-  Error go();                 // arms (BEGIN fires at the first)
-  Error stop(bool end);       // disarms (END fires with end)
+  Error enable(const std::vector<const Binding*>& bindings, const std::vector<const Ecb*>& ecbs,
+               const std::vector<const std::vector<Action>*>& actions, const Options& o);
+  Error go();            // arms (BEGIN fires at the first)
+  Error stop(bool end);  // disarms (END fires with end)
   // A CPU's principal buffer (switched) or aggregation buffer, copied into
   // dst; returns its bytes and adds the module's switch time to *ns.
   uint32_t snap(bool agg, uint32_t cpu, uint8_t* dst, uint32_t cap, uint64_t* ns);

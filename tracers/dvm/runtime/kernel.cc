@@ -76,37 +76,38 @@ std::string kernel_probe_kind_name(uint32_t kind) {
 
 const std::vector<ProbeInfo>& list_kernel_probes() {
   static const std::vector<ProbeInfo> probes = [] {
-  std::vector<ProbeInfo> out;
-  uint32_t id = 1;
-  out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "BEGIN", TB_KMOD_DVM_PROBE_BEGIN, 0});
-  out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "END", TB_KMOD_DVM_PROBE_END, 0});
-  out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "ERROR", TB_KMOD_DVM_PROBE_ERROR, 0});
-  // The module's own tracepoints, fired by its FIRE loop (workloads kmod_fixed, kmod_payload).
-  out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_fixed", TB_KMOD_DVM_PROBE_SDT,
-                          TB_KMOD_EV_FIXED});
-  out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_payload", TB_KMOD_DVM_PROBE_SDT,
-                          TB_KMOD_EV_PAYLOAD});
-  // Syscall numbers are the architecture's ABI; libseccomp knows their names,
-  // the module (when loaded) how many this kernel's table holds.
-  uint32_t nr_syscalls = 0;
-  const int nr_end = kernel_home_check(&nr_syscalls).ok() && nr_syscalls > 0 && nr_syscalls <= 1024
-                         ? static_cast<int>(nr_syscalls) : 1024;
-  for (int nr = 0; nr < nr_end; nr++) {
-    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-    if (!name) continue;
-    out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "entry", TB_KMOD_DVM_PROBE_SYSCALL_ENTRY,
-                            static_cast<uint32_t>(nr)});
-    out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "return", TB_KMOD_DVM_PROBE_SYSCALL_RETURN,
-                            static_cast<uint32_t>(nr)});
-    std::free(name);
-  }
-  // Kernel functions: a kprobe (entry) or kretprobe (return) each, made when
-  // a session enables them; one the kernel will not probe is refused then.
-  for (const auto& [mod, func] : kernel_functions()) {
-    out.push_back(ProbeInfo{id++, nullptr, "fbt", mod, func, "entry", TB_KMOD_DVM_PROBE_FBT_ENTRY, 0});
-    out.push_back(ProbeInfo{id++, nullptr, "fbt", mod, func, "return", TB_KMOD_DVM_PROBE_FBT_RETURN, 0});
-  }
-  return out;
+    std::vector<ProbeInfo> out;
+    uint32_t id = 1;
+    out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "BEGIN", TB_KMOD_DVM_PROBE_BEGIN, 0});
+    out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "END", TB_KMOD_DVM_PROBE_END, 0});
+    out.push_back(ProbeInfo{id++, nullptr, "dtrace", "", "", "ERROR", TB_KMOD_DVM_PROBE_ERROR, 0});
+    // The module's own tracepoints, fired by its FIRE loop (workloads kmod_fixed, kmod_payload).
+    out.push_back(
+        ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_fixed", TB_KMOD_DVM_PROBE_SDT, TB_KMOD_EV_FIXED});
+    out.push_back(ProbeInfo{id++, nullptr, "sdt", "tracebench", "", "tracebench_payload", TB_KMOD_DVM_PROBE_SDT,
+                            TB_KMOD_EV_PAYLOAD});
+    // Syscall numbers are the architecture's ABI; libseccomp knows their names,
+    // the module (when loaded) how many this kernel's table holds.
+    uint32_t nr_syscalls = 0;
+    const int nr_end = kernel_home_check(&nr_syscalls).ok() && nr_syscalls > 0 && nr_syscalls <= 1024
+                           ? static_cast<int>(nr_syscalls)
+                           : 1024;
+    for (int nr = 0; nr < nr_end; nr++) {
+      char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+      if (!name) continue;
+      out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "entry", TB_KMOD_DVM_PROBE_SYSCALL_ENTRY,
+                              static_cast<uint32_t>(nr)});
+      out.push_back(ProbeInfo{id++, nullptr, "syscall", "", name, "return", TB_KMOD_DVM_PROBE_SYSCALL_RETURN,
+                              static_cast<uint32_t>(nr)});
+      std::free(name);
+    }
+    // Kernel functions: a kprobe (entry) or kretprobe (return) each, made when
+    // a session enables them; one the kernel will not probe is refused then.
+    for (const auto& [mod, func] : kernel_functions()) {
+      out.push_back(ProbeInfo{id++, nullptr, "fbt", mod, func, "entry", TB_KMOD_DVM_PROBE_FBT_ENTRY, 0});
+      out.push_back(ProbeInfo{id++, nullptr, "fbt", mod, func, "return", TB_KMOD_DVM_PROBE_FBT_RETURN, 0});
+    }
+    return out;
   }();
   return probes;
 }
@@ -182,9 +183,8 @@ KernelHome::~KernelHome() {
 // (tracebench_kmod_abi.h: objects, key objects, actions, ECBs, probes) as
 // DVM_ENABLE takes them and reads the module's refusal back, so that the
 // layout is read against the ABI in one place.
-Error KernelHome::enable(const std::vector<const Binding*>& bindings,
-                         const std::vector<const Ecb*>& ecbs, const std::vector<const std::vector<Action>*>& actions,
-                         const Options& o) {
+Error KernelHome::enable(const std::vector<const Binding*>& bindings, const std::vector<const Ecb*>& ecbs,
+                         const std::vector<const std::vector<Action>*>& actions, const Options& o) {
   tb_kmod_info info{};
   if (Error e = open_module(&fd_, &info); !e.ok()) return e;
 
@@ -246,7 +246,8 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
     p.path_ptr = b->kernel.kernel_path.empty() ? 0 : reinterpret_cast<uint64_t>(b->kernel.kernel_path.c_str());
     p.offset = b->kernel.kernel_offset;
     p.ref_ctr_offset = b->kernel.kernel_ref_ctr;
-    if (b->kernel.usdt_args.size() > TB_KMOD_DVM_USDT_ARGS) return {"usdt probe with more than 10 arguments: " + b->names};
+    if (b->kernel.usdt_args.size() > TB_KMOD_DVM_USDT_ARGS)
+      return {"usdt probe with more than 10 arguments: " + b->names};
     p.usdt_nargs = static_cast<uint32_t>(b->kernel.usdt_args.size());
     for (size_t i = 0; i < b->kernel.usdt_args.size(); i++) {
       p.usdt_args[i].value = b->kernel.usdt_args[i].value;
@@ -296,8 +297,8 @@ Error KernelHome::enable(const std::vector<const Binding*>& bindings,
     int err = errno;
     if (err == EINVAL && req.err[0]) {
       std::string why = std::string("the module refused the program: ") + req.err;
-      if (req.err_object) why += " (DIF object " + std::to_string(req.err_object) + ", instruction " +
-                                 std::to_string(req.err_pc) + ")";
+      if (req.err_object)
+        why += " (DIF object " + std::to_string(req.err_object) + ", instruction " + std::to_string(req.err_pc) + ")";
       return {why};
     }
     if (err == EBUSY) return {"another D-VM session is enabled in the module (one at a time)"};

@@ -16,9 +16,12 @@ Error set_option(Options* o, const std::string& key, const std::string& value) {
     unsigned long long v = std::strtoull(value.c_str(), &end, 10);
     if (errno || end == value.c_str()) return {"option " + key + "=" + value + ": expected a size like 64k or 4m"};
     std::string suf(end);
-    if (suf == "k" || suf == "K") v <<= 10;
-    else if (suf == "m" || suf == "M") v <<= 20;
-    else if (!suf.empty()) return {"option " + key + "=" + value + ": unknown size suffix '" + suf + "' (use k or m)"};
+    if (suf == "k" || suf == "K")
+      v <<= 10;
+    else if (suf == "m" || suf == "M")
+      v <<= 20;
+    else if (!suf.empty())
+      return {"option " + key + "=" + value + ": unknown size suffix '" + suf + "' (use k or m)"};
     if (v == 0 || v > (1ull << 30)) return {"option " + key + "=" + value + ": must be between 1 and 1g"};
     *out = static_cast<uint32_t>(v);
     return Error::none();

@@ -86,22 +86,23 @@ void elf_functions(const ElfFile& f, std::vector<FileFunction>* out) {
 Error process_modules(long pid, const std::string& mod, const Options& o, const std::string& where,
                       std::vector<ProcessModule>* out) {
   if (pid <= 0 || pid > (1l << 22)) return {where + "no such process"};  // PID_MAX_LIMIT
-  const bool held = pid == o.target_pid && !o.target_exe.empty();  // -c: not exec'd yet
+  const bool held = pid == o.target_pid && !o.target_exe.empty();        // -c: not exec'd yet
   std::string exe = held ? o.target_exe : "";
   if (!held) {
     char buf[PATH_MAX];
     const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
     if (n < 0)
-      return {where + (errno == ENOENT ? "no such process" : "/proc/" + std::to_string(pid) + "/exe: " +
-                                                               std::strerror(errno))};
+      return {where +
+              (errno == ENOENT ? "no such process" : "/proc/" + std::to_string(pid) + "/exe: " + std::strerror(errno))};
     exe.assign(buf, static_cast<size_t>(n));
   }
   // The module: a.out (the executable) or the basename of a file the
   // process maps (globs allowed; D's descriptions hold no paths).
   if (glob(mod, "a.out")) out->push_back({"a.out", exe});
   if (held && out->empty())
-    return {where + "the -c command has not started, so a.out is its only module; trace a library's "
-                    "probes in a running process (-p PID)"};
+    return {where +
+            "the -c command has not started, so a.out is its only module; trace a library's "
+            "probes in a running process (-p PID)"};
   if (!held)
     for (const std::string& path : mapped_files(pid))
       if (path != exe && glob(mod, base_name(path))) out->push_back({base_name(path), path});
@@ -142,7 +143,12 @@ Error kernel_pid_probes(const std::vector<std::string>& patterns, const Options&
           if (made.size() > kMaxPidProbes)
             return {where + "more than " + std::to_string(kMaxPidProbes) +
                     " pid probes; name fewer functions or modules"};
-          ProbeInfo p{first_id++, nullptr, f[0], mod_name, fn.name, name,
+          ProbeInfo p{first_id++,
+                      nullptr,
+                      f[0],
+                      mod_name,
+                      fn.name,
+                      name,
                       std::strcmp(name, "entry") == 0 ? TB_KMOD_DVM_PROBE_PID_ENTRY : TB_KMOD_DVM_PROBE_PID_RETURN,
                       static_cast<uint32_t>(pid)};
           p.kernel_path = path;

@@ -40,8 +40,7 @@ inline ThreadInfo* thread_info() {
     // A thread keeps the slot of the CPU it first fired on (threads pinned
     // to different CPUs never share a slot); round-robin if that fails.
     int cpu = sched_getcpu();
-    t->slot_ordinal = cpu >= 0 ? static_cast<uint32_t>(cpu)
-                               : g_next_thread.fetch_add(1, std::memory_order_relaxed);
+    t->slot_ordinal = cpu >= 0 ? static_cast<uint32_t>(cpu) : g_next_thread.fetch_add(1, std::memory_order_relaxed);
     t->init = true;
   }
   return t;
@@ -112,7 +111,7 @@ Site g_error TBDVM_SITE_ATTR = {"dtrace", "", "", "ERROR", {nullptr}};
 
 namespace {
 std::mutex g_probe_mu;
-std::deque<Site> g_dynamic_sites;          // profile-N
+std::deque<Site> g_dynamic_sites;  // profile-N
 std::deque<std::string> g_dynamic_names;
 std::map<Site*, uint32_t> g_probe_ids;
 uint32_t g_next_probe_id = 1;

@@ -189,8 +189,7 @@ void Session::chew(const uint8_t* data, uint32_t len) {
           std::vector<const uint8_t*> args;
           const PrintfDesc& f = prog_->formats[a.format_id];
           uint32_t k2 = k;
-          while (k2 < e->nactions && e->actions[k2].kind == kActPrintf &&
-                 e->actions[k2].format_id == a.format_id &&
+          while (k2 < e->nactions && e->actions[k2].kind == kActPrintf && e->actions[k2].format_id == a.format_id &&
                  (k2 == k || e->actions[k2].arg_index > 0)) {
             if (e->actions[k2].value) args.push_back(rec + e->actions[k2].offset);
             k2++;
@@ -247,8 +246,8 @@ void Session::chew(const uint8_t* data, uint32_t len) {
       bool has_printf = agg_ops;
       for (uint32_t k = 0; k < e->nactions; k++) has_printf |= e->actions[k].kind == kActPrintf;
       if (!has_printf) {
-        std::fprintf(out_, "%3u %6u %32s:%-12s%s\n", 0u, info.binding->probe.id,
-                     info.binding->probe.function, info.binding->probe.name, line.c_str());
+        std::fprintf(out_, "%3u %6u %32s:%-12s%s\n", 0u, info.binding->probe.id, info.binding->probe.function,
+                     info.binding->probe.name, line.c_str());
       } else {
         std::fputs(line.c_str(), out_);
       }
@@ -392,9 +391,11 @@ void Session::agg_op(const ActionDesc& d, int64_t arg) {
       return;
     }
     case AggOp::kNormalize:
-      if (arg > 0) normal_[id] = arg;
-      else if (out_ && err_) std::fprintf(err_, "dtrace: normalize() of @%s by %lld ignored: the factor must be positive\n",
-                                          prog_->aggs[id].name.c_str(), static_cast<long long>(arg));
+      if (arg > 0)
+        normal_[id] = arg;
+      else if (out_ && err_)
+        std::fprintf(err_, "dtrace: normalize() of @%s by %lld ignored: the factor must be positive\n",
+                     prog_->aggs[id].name.c_str(), static_cast<long long>(arg));
       return;
     case AggOp::kDenormalize: normal_.erase(id); return;
     case AggOp::kClear: reset_agg(id, nullptr, false); return;

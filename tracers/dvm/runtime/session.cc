@@ -45,7 +45,6 @@ void profile_handler(int, siginfo_t*, void* uc) {
 }
 }  // namespace
 
-
 // ---------------------------------------------------------------------------
 Session::Session(Options o) : opt_(o) {}
 
@@ -82,8 +81,8 @@ Error Session::alloc_state() {
   state_.strsize = opt_.strsize;
   std::snprintf(state_.execname, sizeof(state_.execname), "%s", program_invocation_short_name);
   uint64_t total = slot_memory_bytes(opt_);
-  if (total > kMaxSlotMemory) return {"D-VM buffers would need " + std::to_string(total >> 20) +
-                                    " MB; lower bufsize/aggsize or nslots"};
+  if (total > kMaxSlotMemory)
+    return {"D-VM buffers would need " + std::to_string(total >> 20) + " MB; lower bufsize/aggsize or nslots"};
   memory_.assign(total + 64, 0);
   slots_ = std::vector<Slot>(nslots);
   uint8_t* p = memory_.data();
@@ -91,15 +90,20 @@ Error Session::alloc_state() {
   for (uint32_t i = 0; i < nslots; i++) {
     Slot& s = slots_[i];
     s.lock = &g_slot_locks[i];
-    s.buf.data[0] = p; p += opt_.bufsize;
-    s.buf.data[1] = p; p += opt_.bufsize;
+    s.buf.data[0] = p;
+    p += opt_.bufsize;
+    s.buf.data[1] = p;
+    p += opt_.bufsize;
     s.buf.size = opt_.bufsize;
-    s.agg.arena = p; p += opt_.aggsize;
+    s.agg.arena = p;
+    p += opt_.aggsize;
     s.agg.size = opt_.aggsize;
     s.agg.used = 1;  // offset 0 means "end of chain"
-    s.agg.buckets = reinterpret_cast<uint32_t*>(p); p += kAggBuckets * 4ull;
+    s.agg.buckets = reinterpret_cast<uint32_t*>(p);
+    p += kAggBuckets * 4ull;
     s.agg.nbuckets = kAggBuckets;
-    s.scratch = p; p += opt_.scratchsize;
+    s.scratch = p;
+    p += opt_.scratchsize;
     s.scratch_size = opt_.scratchsize;
     p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
     s.ms.rand_state = 0x9e3779b97f4a7c15ull * (i + 1);
@@ -135,8 +139,8 @@ static Error verify_difo(const DifObject* d, const ClauseDesc& c, const char* wh
   auto work = std::make_unique<VerifyWork>();
   VerifyError v = dif_verify(&d->prog, work.get());
   if (v.rule)
-    return {"DIF verifier rejected the " + std::string(what) + " of the clause at line " +
-            std::to_string(c.line) + ": " + v.rule + " at instruction " + std::to_string(v.pc)};
+    return {"DIF verifier rejected the " + std::string(what) + " of the clause at line " + std::to_string(c.line) +
+            ": " + v.rule + " at instruction " + std::to_string(v.pc)};
   return Error::none();
 }
 
@@ -151,8 +155,9 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
   if (opt_.stage_timing && !opt_.kernel)
     return {"option stagetiming times the kernel home's stages (tracebench dvm --kernel, tracer dvm_kernel)"};
   if (opt_.syscall_kprobe && !opt_.kernel)
-    return {"option syscallprobe chooses how the kernel home attaches syscall probes (tracebench dvm --kernel, tracer "
-            "dvm_kernel)"};
+    return {
+        "option syscallprobe chooses how the kernel home attaches syscall probes (tracebench dvm --kernel, tracer "
+        "dvm_kernel)"};
   prog_ = std::move(prog);
   // Verify everything first: bad input changes nothing.
   for (auto& c : prog_->clauses) {
@@ -167,8 +172,7 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
         k->finalize();
         if (!(e = verify_difo(k.get(), c, "aggregation key")).ok()) return e;
       }
-      if (a.kind == kActAggregate &&
-          agg_nvals(a.agg_kind, a.lq_base, a.lq_limit, a.lq_step) == 0)
+      if (a.kind == kActAggregate && agg_nvals(a.agg_kind, a.lq_base, a.lq_limit, a.lq_step) == 0)
         return {"lquantize()/llquantize() at line " + std::to_string(c.line) +
                 ": parameters refused (lquantize: limit > base, step > 0; llquantize: see the compiler's rules)"};
     }
@@ -223,10 +227,11 @@ Error Session::enable(std::shared_ptr<CompiledProgram> prog) {
       x.arg_index = a.arg_index;
       uint32_t sz = 0;
       switch (a.kind) {
-        case kActTrace: case kActPrintf: case kActExit:
-          sz = !a.value ? 0 : a.value->returns_string ? opt_.strsize : 8;
-          break;
-        case kActTracemem: case kActStack: sz = a.size; break;
+        case kActTrace:
+        case kActPrintf:
+        case kActExit: sz = !a.value ? 0 : a.value->returns_string ? opt_.strsize : 8; break;
+        case kActTracemem:
+        case kActStack: sz = a.size; break;
         default: break;
       }
       x.offset = off;
@@ -357,8 +362,7 @@ Error Session::resume() {
       sigevent sev{};
       sev.sigev_notify = SIGEV_THREAD_ID;
       sev.sigev_signo = SIGPROF;
-      sev._sigev_un._tid = static_cast<pid_t>(opt_.profile_target_tid ? opt_.profile_target_tid
-                                                                      : syscall(SYS_gettid));
+      sev._sigev_un._tid = static_cast<pid_t>(opt_.profile_target_tid ? opt_.profile_target_tid : syscall(SYS_gettid));
       if (timer_create(CLOCK_MONOTONIC, &sev, &pt->timer) == 0) {
         itimerspec its{};
         long ns = hz ? static_cast<long>(1000000000ul / hz) : 1000000000l;
@@ -409,7 +413,6 @@ void Session::pause() {
   }
   armed_ = false;
 }
-
 
 void Session::disable() {
   if (!enabled_) return;
@@ -463,9 +466,7 @@ Counters Session::counters() const {
   return c;
 }
 
-uint32_t Session::nslots() const {
-  return kernel_ ? kernel_->ncpus() : opt_.kernel ? kernel_ncpus_ : state_.nslots;
-}
+uint32_t Session::nslots() const { return kernel_ ? kernel_->ncpus() : opt_.kernel ? kernel_ncpus_ : state_.nslots; }
 
 uint64_t Session::records_for_epid(uint32_t epid) const {
   return epid < epid_records_.size() ? epid_records_[epid] : 0;
@@ -474,8 +475,8 @@ uint64_t Session::records_for_epid(uint32_t epid) const {
 std::vector<std::string> Session::matched_probes() const {
   std::vector<std::string> out;
   for (auto& b : bindings_)
-    out.push_back(std::string(b->probe.provider) + ":" + b->probe.module + ":" + b->probe.function +
-                  ":" + b->probe.name);
+    out.push_back(std::string(b->probe.provider) + ":" + b->probe.module + ":" + b->probe.function + ":" +
+                  b->probe.name);
   return out;
 }
 

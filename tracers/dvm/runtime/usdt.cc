@@ -32,10 +32,10 @@ bool usdt_register(const std::string& name, uint8_t* reg) {
       const char* names[4];
       uint8_t reg;
     } legacy[] = {
-        {{"rax", "eax", "ax", "al"}, TB_KMOD_USDT_REG_AX},   {{"rbx", "ebx", "bx", "bl"}, TB_KMOD_USDT_REG_BX},
-        {{"rcx", "ecx", "cx", "cl"}, TB_KMOD_USDT_REG_CX},   {{"rdx", "edx", "dx", "dl"}, TB_KMOD_USDT_REG_DX},
-        {{"rsi", "esi", "si", "sil"}, TB_KMOD_USDT_REG_SI},  {{"rdi", "edi", "di", "dil"}, TB_KMOD_USDT_REG_DI},
-        {{"rbp", "ebp", "bp", "bpl"}, TB_KMOD_USDT_REG_BP},  {{"rsp", "esp", "sp", "spl"}, TB_KMOD_USDT_REG_SP},
+        {{"rax", "eax", "ax", "al"}, TB_KMOD_USDT_REG_AX},  {{"rbx", "ebx", "bx", "bl"}, TB_KMOD_USDT_REG_BX},
+        {{"rcx", "ecx", "cx", "cl"}, TB_KMOD_USDT_REG_CX},  {{"rdx", "edx", "dx", "dl"}, TB_KMOD_USDT_REG_DX},
+        {{"rsi", "esi", "si", "sil"}, TB_KMOD_USDT_REG_SI}, {{"rdi", "edi", "di", "dil"}, TB_KMOD_USDT_REG_DI},
+        {{"rbp", "ebp", "bp", "bpl"}, TB_KMOD_USDT_REG_BP}, {{"rsp", "esp", "sp", "spl"}, TB_KMOD_USDT_REG_SP},
     };
     for (const auto& l : legacy)
       for (const char* n : l.names) m[n] = l.reg;
@@ -167,7 +167,8 @@ Error parse_usdt_arg(const std::string& spec, uint64_t pc,
     a.kind = TB_KMOD_USDT_ARG_REG;
   } else {  // memory: [disp](%base)
     const auto open = op.find('('), close = op.rfind(')');
-    if (open == std::string::npos || close != op.size() - 1) return {what + ": not a register, immediate or memory operand"};
+    if (open == std::string::npos || close != op.size() - 1)
+      return {what + ": not a register, immediate or memory operand"};
     std::string inner = op.substr(open + 1, close - open - 1);
     const std::string disp = op.substr(0, open);
     // (%base) or (%base,%index[,scale])
@@ -244,7 +245,13 @@ Error kernel_usdt_probes(const std::vector<std::string>& patterns, const Options
         if (!made.insert(f[0] + ":" + path + ":" + std::to_string(n.offset)).second) continue;
         if (made.size() > kMaxUsdtProbes)
           return {where + "more than " + std::to_string(kMaxUsdtProbes) + " usdt sites; name fewer"};
-        ProbeInfo p{first_id++, nullptr, f[0], mod_name, n.function, n.name, TB_KMOD_DVM_PROBE_USDT,
+        ProbeInfo p{first_id++,
+                    nullptr,
+                    f[0],
+                    mod_name,
+                    n.function,
+                    n.name,
+                    TB_KMOD_DVM_PROBE_USDT,
                     static_cast<uint32_t>(pid)};
         p.kernel_path = path;
         p.kernel_offset = n.offset;
@@ -254,8 +261,8 @@ Error kernel_usdt_probes(const std::vector<std::string>& patterns, const Options
       }
     }
     if (!matched)
-      return {where + "process " + std::to_string(pid) + " has no USDT probe of provider " + provider +
-              " in module " + (f[1].empty() ? "*" : f[1]) + " matching " + (f[2].empty() ? "*" : f[2]) + ":" +
+      return {where + "process " + std::to_string(pid) + " has no USDT probe of provider " + provider + " in module " +
+              (f[1].empty() ? "*" : f[1]) + " matching " + (f[2].empty() ? "*" : f[2]) + ":" +
               (f[3].empty() ? "*" : f[3]) +
               (raw_match ? " (D names USDT probes with each \"__\" as \"-\": " + dtrace_name(f[3]) + ")" : "")};
   }

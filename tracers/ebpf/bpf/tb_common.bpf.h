@@ -89,9 +89,7 @@ struct {
   __type(value, struct tb_scratch);
 } tb_scratch SEC(".maps");
 
-static __always_inline int tb_ours(void) {
-  return (bpf_get_current_pid_tgid() >> 32) == tb_tgid;
-}
+static __always_inline int tb_ours(void) { return (bpf_get_current_pid_tgid() >> 32) == tb_tgid; }
 
 static __always_inline void tb_bump(void *map) {
   __u32 k = 0;
@@ -215,26 +213,26 @@ static __always_inline int tb_do_perfbuf(void *ctx) {
 
 /* One program per action.  `empty` is the bare dispatch cost: no filter,
  * nothing recorded (the adapter counts its runs from the kernel's stats). */
-#define TB_ACTIONS(sec, prefix, ctx_decl, ctx, keep)                              \
-  SEC(sec) int prefix##_empty(ctx_decl) { return 0; }                            \
-  SEC(sec) int prefix##_count(ctx_decl) { return (keep) ? tb_do_count() : 0; }   \
-  SEC(sec) int prefix##_hash(ctx_decl) { return (keep) ? tb_do_hash() : 0; }     \
-  SEC(sec) int prefix##_update(ctx_decl) {                                        \
-    if (keep) tb_do_update();                                                     \
-    return TB_UPDATE_RET;                                                         \
-  }                                                                               \
+#define TB_ACTIONS(sec, prefix, ctx_decl, ctx, keep)                                  \
+  SEC(sec) int prefix##_empty(ctx_decl) { return 0; }                                 \
+  SEC(sec) int prefix##_count(ctx_decl) { return (keep) ? tb_do_count() : 0; }        \
+  SEC(sec) int prefix##_hash(ctx_decl) { return (keep) ? tb_do_hash() : 0; }          \
+  SEC(sec) int prefix##_update(ctx_decl) {                                            \
+    if (keep) tb_do_update();                                                         \
+    return TB_UPDATE_RET;                                                             \
+  }                                                                                   \
   SEC(sec) int prefix##_ringbuf(ctx_decl) { return (keep) ? tb_do_ringbuf(ctx) : 0; } \
   SEC(sec) int prefix##_perfbuf(ctx_decl) { return (keep) ? tb_do_perfbuf(ctx) : 0; }
 
 /* Same for BTF-typed programs (tp_btf, fentry, fexit), whose arguments come
  * through BPF_PROG; `keep` may use the named arguments. */
-#define TB_BTF_ACTIONS(sec, prefix, keep, ...)                                         \
-  SEC(sec) int BPF_PROG(prefix##_empty, ##__VA_ARGS__) { return 0; }                  \
-  SEC(sec) int BPF_PROG(prefix##_count, ##__VA_ARGS__) { return (keep) ? tb_do_count() : 0; } \
-  SEC(sec) int BPF_PROG(prefix##_hash, ##__VA_ARGS__) { return (keep) ? tb_do_hash() : 0; }   \
-  SEC(sec) int BPF_PROG(prefix##_update, ##__VA_ARGS__) {                                     \
-    if (keep) tb_do_update();                                                                 \
-    return 0; /* BTF-typed programs must return 0 */                                          \
-  }                                                                                           \
+#define TB_BTF_ACTIONS(sec, prefix, keep, ...)                                                       \
+  SEC(sec) int BPF_PROG(prefix##_empty, ##__VA_ARGS__) { return 0; }                                 \
+  SEC(sec) int BPF_PROG(prefix##_count, ##__VA_ARGS__) { return (keep) ? tb_do_count() : 0; }        \
+  SEC(sec) int BPF_PROG(prefix##_hash, ##__VA_ARGS__) { return (keep) ? tb_do_hash() : 0; }          \
+  SEC(sec) int BPF_PROG(prefix##_update, ##__VA_ARGS__) {                                            \
+    if (keep) tb_do_update();                                                                        \
+    return 0; /* BTF-typed programs must return 0 */                                                 \
+  }                                                                                                  \
   SEC(sec) int BPF_PROG(prefix##_ringbuf, ##__VA_ARGS__) { return (keep) ? tb_do_ringbuf(ctx) : 0; } \
   SEC(sec) int BPF_PROG(prefix##_perfbuf, ##__VA_ARGS__) { return (keep) ? tb_do_perfbuf(ctx) : 0; }

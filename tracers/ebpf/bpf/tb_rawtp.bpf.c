@@ -17,8 +17,6 @@ static __always_inline int tb_probe_arg(void *ctx, int i, __u64 *out) {
   return -1;
 }
 
-TB_ACTIONS("raw_tp", tb_rtp, struct bpf_raw_tracepoint_args *ctx, ctx,
-           ctx->args[1] == tb_sys_nr && tb_ours())
+TB_ACTIONS("raw_tp", tb_rtp, struct bpf_raw_tracepoint_args *ctx, ctx, ctx->args[1] == tb_sys_nr && tb_ours())
 
-TB_BTF_ACTIONS("tp_btf/sys_enter", tb_btf, id == tb_sys_nr && tb_ours(),
-               struct pt_regs *regs, long id)
+TB_BTF_ACTIONS("tp_btf/sys_enter", tb_btf, id == tb_sys_nr && tb_ours(), struct pt_regs *regs, long id)
