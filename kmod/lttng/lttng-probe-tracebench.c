@@ -21,7 +21,10 @@
 
 #define LTTNG_PACKAGE_BUILD
 #define CREATE_TRACE_POINTS
-#define TRACE_INCLUDE_PATH instrumentation / events
+/* The path is pasted into an #include, spaces and all. */
+/* clang-format off */
+#define TRACE_INCLUDE_PATH instrumentation/events
+/* clang-format on */
 
 #include <instrumentation/events/tracebench.h>
 
