@@ -57,17 +57,9 @@ entry=""
 if [ -n "$cache" ]; then
   entry=$cache/$(cache_key)
   if [ -f "$entry/.complete" ]; then
-    touch "$entry/.complete"
+    touch "$entry"  # its last use, which the pruning below orders by
     cp "$entry"/*.ko "$out/"
-    # Into the cache: filled beside it, then renamed into place, so a
-# concurrent build of the same key never sees half an entry.
-if [ -n "$entry" ] && mkdir -p "$cache" 2>/dev/null; then
-  fill=$(mktemp -d "$cache/.fill.XXXXXX")
-  cp "$out"/tracebench*.ko "$fill/" && touch "$fill/.complete" && mv -T "$fill" "$entry" 2>/dev/null || rm -rf "$fill"
-  # Keep the newest 8 (by last use).
-  ls -1dt "$cache"/*/ 2>/dev/null | tail -n +9 | xargs -r rm -rf
-fi
-echo "$out/tracebench.ko"
+    echo "$out/tracebench.ko"
     exit 0
   fi
 fi
