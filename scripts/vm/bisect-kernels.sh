@@ -691,12 +691,9 @@ for name in names:
 PY
 }
 
-echo "$me: $bench: GOOD ${labels[$gi]}, BAD ${labels[$bi]}, $((bi - gi + 1)) candidates, $rounds..$max_rounds pair(s) of boots a step" >&2
-if [ -n "$lava" ]; then
-  # The boots as LAVA jobs, k candidates a step (scripts/lava/kary.sh).
-  accel=lava
-  . "$here/../lava/kary.sh"
-  lava_bisect
+# The answer (lo = last good, hi = first bad, k steps taken): the state, the
+# evidence files, the table and the line scripts read; exit 0.
+found() {
   printf '{"first_bad": %d, "last_good": %d}\n' "$hi" "$lo" > "$outdir/.state/answer.json"
   msg="first bad kernel: ${labels[$hi]} (${img[$hi]}); last good: ${labels[$lo]} (${img[$lo]}); $((k + 1)) steps, $((SECONDS - s_start)) s"
   finish found "$msg"
@@ -707,6 +704,15 @@ if [ -n "$lava" ]; then
   echo "$me: $msg"
   echo "$me: evidence in $outdir/bisect.json and $outdir/bisect.md"
   exit 0
+}
+
+echo "$me: $bench: GOOD ${labels[$gi]}, BAD ${labels[$bi]}, $((bi - gi + 1)) candidates, $rounds..$max_rounds pair(s) of boots a step" >&2
+if [ -n "$lava" ]; then
+  # The boots as LAVA jobs, k candidates a step (scripts/lava/kary.sh).
+  accel=lava
+  . "$here/../lava/kary.sh"
+  lava_bisect
+  found
 fi
 # Step 0: GOOD vs BAD must be a regression.
 step 0 "$bi" confirm
@@ -742,13 +748,4 @@ while [ $((hi - lo)) -gt 1 ]; do
   decide $k $d "${labels[$lo]}..${labels[$hi]}"
   row_line $k
 done
-printf '{"first_bad": %d, "last_good": %d}\n' "$hi" "$lo" > "$outdir/.state/answer.json"
-msg="first bad kernel: ${labels[$hi]} (${img[$hi]}); last good: ${labels[$lo]} (${img[$lo]}); $((k + 1)) steps, $((SECONDS - s_start)) s"
-finish found "$msg"
-echo
-row_line header
-row_line all
-echo
-echo "$me: $msg"
-echo "$me: evidence in $outdir/bisect.json and $outdir/bisect.md"
-exit 0
+found
