@@ -11,20 +11,28 @@
 set -uo pipefail
 tracebench=$1 src=$2 out=$3
 mkdir -p "$(dirname "$out")"
-rm -rf "$out"
 args=(vm --timeout 300)
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
-start=$SECONDS
-"$tracebench" "${args[@]}" -- run --quick --out "$out" -t systemtap -w getpid -w kmod_target
-rc=$?
-wall=$((SECONDS - start))
-echo "vm systemtap: status $rc, $wall s (compile, boot and suite), results in $out"
-if [ $rc -ne 0 ]; then
-  echo "--- guest output (tail) ---"; tail -n 40 "$out/guest-output.txt" 2>/dev/null
-  exit 1
-fi
-results=("$out"/results/*/result.json)
-[ -f "${results[0]}" ] || { echo "FAIL: no result.json came back from the guest"; exit 1; }
+# boot DIR [RUN-ARGS...]: one guest boot of the suite's systemtap run into
+# DIR; sets wall (s) and result (its result.json), or fails the test.
+boot() {
+  local dir=$1 start=$SECONDS rc
+  shift
+  rm -rf "$dir"
+  "$tracebench" "${args[@]}" -- run --quick --out "$dir" -t systemtap -w getpid -w kmod_target "$@"
+  rc=$?
+  wall=$((SECONDS - start))
+  echo "vm systemtap $*: status $rc, $wall s (compile, boot and suite), results in $dir"
+  if [ $rc -ne 0 ]; then
+    echo "--- guest output (tail) ---"; tail -n 40 "$dir/guest-output.txt" 2>/dev/null
+    exit 1
+  fi
+  local found=("$dir"/results/*/result.json)
+  result=${found[0]}
+  [ -f "$result" ] || { echo "FAIL: no result.json came back from the guest ($dir)"; exit 1; }
+}
+boot "$out"
+results=("$result")
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "${results[0]}" || exit 1
 /usr/bin/python3 - "${results[0]}" "$out/vm.json" "$wall" <<'PY' || exit 1
 import json, sys
@@ -54,18 +62,8 @@ if pgrep -f 'stapio .*tracebench_stap_' >/dev/null; then echo "FAIL: a stapio is
 # script (the number compiled in, the pid as -x), kmod_target refused with
 # the reason.  Its own guest boot: one `run` takes one set of options.
 bout=$out-bpf
-rm -rf "$bout"
-start=$SECONDS
-"$tracebench" "${args[@]}" -- run --quick --out "$bout" -t systemtap -w getpid -w kmod_target -o systemtap.runtime=bpf
-rc=$?
-bwall=$((SECONDS - start))
-echo "vm systemtap (bpf): status $rc, $bwall s, results in $bout"
-if [ $rc -ne 0 ]; then
-  echo "--- guest output (tail) ---"; tail -n 40 "$bout/guest-output.txt" 2>/dev/null
-  exit 1
-fi
-bresults=("$bout"/results/*/result.json)
-[ -f "${bresults[0]}" ] || { echo "FAIL: no result.json came back from the bpf run"; exit 1; }
+boot "$bout" -o systemtap.runtime=bpf
+bwall=$wall bresults=("$result")
 grep -q "skipping systemtap/kmod_target/.*the BPF runtime (systemtap.runtime=bpf) is built for syscall entry only" \
   "$bout/guest-output.txt" || { echo "FAIL: kmod_target under the bpf runtime not refused with its reason"; exit 1; }
 /usr/bin/python3 - "${bresults[0]}" "${results[0]}" "$bwall" <<'PY' || exit 1
