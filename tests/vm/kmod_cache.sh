@@ -8,7 +8,7 @@ set -u
 srcdir=$1
 headers=${TRACEBENCH_VM_HEADERS:-$(ls -1d /usr/src/linux-headers-*/ 2>/dev/null | grep -v common | sort -V | tail -1)}
 headers=${headers%/}
-[ -f "$headers/Makefile" ] || { echo "SKIP: no kernel headers (apt-get install linux-headers-amd64)"; exit 77; }
+[ -f "$headers/Makefile" ] || { echo "FAIL: no kernel headers (apt-get install linux-headers-amd64; VM-lab tests never skip)"; exit 1; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/tree/scripts/vm" "$t/bin"
