@@ -20,6 +20,7 @@
 
 #include "tracebench/consumer_meter.h"
 #include "contenders.h"
+#include "injected_cost.h"
 #include "run_state.h"
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
@@ -75,24 +76,6 @@ inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, 
   else
     time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
 }
-
-// The workload made slower by a known number of TSC cycles per event
-// (Tracer::injected_cycles_per_event): after each batch, a spin on the TSC
-// until batch * cycles have passed.
-class InjectedCost final : public WorkloadState {
- public:
-  InjectedCost(std::unique_ptr<WorkloadState> inner, std::uint64_t cycles)
-      : inner_(std::move(inner)), cycles_(cycles) {}
-  void fire(std::uint64_t n) override {
-    inner_->fire(n);
-    const std::uint64_t until = __rdtsc() + n * cycles_;
-    while (__rdtsc() < until) {}
-  }
-
- private:
-  std::unique_ptr<WorkloadState> inner_;
-  std::uint64_t cycles_;
-};
 
 class BenchRun {
  public:
