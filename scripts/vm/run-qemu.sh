@@ -7,11 +7,22 @@
 # DIR/vm.json ({accel, emulated, kernel, ...}); exits with the guest's status,
 # or 3 when the VM failed (timeout, crash, truncated result stream).
 # qemu is killed on every exit path.
+#
+# --accel auto tries KVM first and falls back to TCG when the guest does not
+# boot under it (a nested host may hang it, or qemu may abort).  That failure
+# is remembered until the host reboots, for the same qemu: in
+# ${XDG_CACHE_HOME:-~/.cache}/tracebench/kvm-failed (boot id, qemu version,
+# why), so the next auto boots go to TCG at once instead of paying the probe
+# again (up to TB_VM_KVM_PROBE_SECONDS, 20 s, a boot on a host whose KVM
+# hangs guests).  --accel kvm always tries; a KVM boot that works forgets it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 kernel="" initrd="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 append="" verbose=0
 kvm_probe_s=${TB_VM_KVM_PROBE_SECONDS:-20}
+kvm_dev=${TB_VM_KVM_DEV:-/dev/kvm}
+boot_id_file=${TB_VM_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}
+kvm_memo=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracebench/kvm-failed
 die() { echo "run-qemu: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -97,13 +108,31 @@ wait_qemu() {
   return 0
 }
 
-kvm_usable() { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }
+kvm_usable() { [ -r "$kvm_dev" ] && [ -w "$kvm_dev" ]; }
+
+# This boot of the host and this qemu, as the KVM memo keys them.
+host_key() {
+  printf '%s %s' "$(tr -d '\n' <"$boot_id_file" 2>/dev/null || echo unknown)" \
+    "$(qemu-system-x86_64 --version | head -1 | sha256sum | cut -c1-16)"
+}
+# The reason KVM failed on this boot with this qemu, if it did.
+kvm_failed_before() {
+  local key
+  key=$(host_key)
+  [ -f "$kvm_memo" ] && awk -v k="$key" 'index($0, k " ") == 1 { print substr($0, length(k) + 2); found = 1 } END { exit !found }' "$kvm_memo"
+}
+remember_kvm_failed() {
+  mkdir -p "$(dirname "$kvm_memo")" 2>/dev/null &&
+    printf '%s %s\n' "$(host_key)" "$1" >"$kvm_memo.$$" 2>/dev/null && mv "$kvm_memo.$$" "$kvm_memo" 2>/dev/null || true
+}
 
 chan=$work/channel
 con=$outdir/console.log
 t0=$SECONDS
 chosen=""
-if [ "$accel" = kvm ] || { [ "$accel" = auto ] && kvm_usable; }; then
+if [ "$accel" = auto ] && kvm_usable && earlier=$(kvm_failed_before); then
+  echo "run-qemu: KVM failed on this host earlier since its boot ($earlier); TCG (emulated, slower; --accel kvm tries again)" >&2
+elif [ "$accel" = kvm ] || { [ "$accel" = auto ] && kvm_usable; }; then
   kvm_usable || die "--accel kvm: /dev/kvm is not usable (missing or no permission)"
   start_qemu kvm "$chan" "$con"
   # A kernel that hangs under KVM (seen on nested setups) never says TBBOOT.
@@ -114,6 +143,7 @@ if [ "$accel" = kvm ] || { [ "$accel" = auto ] && kvm_usable; }; then
   done
   if grep -q '^TBBOOT' "$chan" 2>/dev/null; then
     chosen=kvm
+    rm -f "$kvm_memo"
   else
     kill -KILL "$qpid" 2>/dev/null || true; wait "$qpid" 2>/dev/null || true; qpid=""
     [ "$accel" = kvm ] && die "guest did not boot under KVM within ${kvm_probe_s}s: $(head -c 300 "$work/qemu.out") (try --accel tcg)"
@@ -122,6 +152,8 @@ if [ "$accel" = kvm ] || { [ "$accel" = auto ] && kvm_usable; }; then
     why="did not boot the guest within ${kvm_probe_s}s"
     [ -s "$work/qemu.out" ] && why="cannot run a guest here (qemu's message: $outdir/qemu-kvm-attempt.err)"
     echo "run-qemu: KVM $why; falling back to TCG (emulated, slower)" >&2
+    if [ -s "$work/qemu.out" ]; then remember_kvm_failed "qemu: $(head -n 1 "$work/qemu.out" | cut -c1-200)"
+    else remember_kvm_failed "$why"; fi
     cp "$work/qemu.out" "$outdir/qemu-kvm-attempt.err" 2>/dev/null || true
     cp "$con" "$outdir/console-kvm-attempt.log" 2>/dev/null || true
   fi

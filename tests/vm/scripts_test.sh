@@ -130,4 +130,43 @@ check "k-ary: four devices test two, seven three" '[ "$(kary 0 9 lava_k 4 8)" = 
 check "k-ary: never more than the candidates left" '[ "$(kary 0 2 lava_k 6 1)" = 1 ]'
 check "k-ary: the split points (binary middle, thirds)" '[ "$(kary 0 4 lava_points 1)" = 2 ] && [ "$(kary 0 9 lava_points 2)" = "3 6" ]'
 
+# --accel auto and the KVM memo (run-qemu.sh), on a fake qemu: a host whose
+# KVM hangs the guest, one where qemu aborts, one where KVM works.  The fake
+# boots TCG at once (TBBOOT, TBEXIT 0 on the channel) and counts KVM tries.
+mkdir -p "$t/fakebin" "$t/fk"
+cat > "$t/fakebin/qemu-system-x86_64" <<'FAKE'
+#!/bin/bash
+[ "$1" = --version ] && { echo "QEMU emulator version 0.0-fake"; exit 0; }
+chan=$(printf '%s\n' "$@" | sed -n 's/.*id=chan,path=//p')
+boot() { printf 'TBBOOT 6.1.0-fake 0.5\r\nTBEXIT 0\r\n' > "$chan"; exit 0; }
+case " $* " in
+  *" -accel kvm "*)
+    echo kvm >> "$FAKE_KVM_TRIES"
+    case "$FAKE_KVM" in hang) sleep 30;; abort) echo "qemu: kvm_buf_set_msrs: Assertion failed" >&2; exit 134;; ok) boot;; esac;;
+  *) boot;;
+esac
+FAKE
+chmod +x "$t/fakebin/qemu-system-x86_64"
+: > "$t/fk/kvm"; echo boot-1 > "$t/fk/boot_id"; : > "$t/fk/tries"
+head -c 4096 /dev/zero > "$t/fk/img"
+fq() {  # fq NAME [run-qemu options]: one fake boot; rc, its stderr in $t/fk/NAME.err
+  local name=$1; shift
+  PATH=$t/fakebin:$PATH XDG_CACHE_HOME=$t/fk/cache TB_VM_KVM_DEV=$t/fk/kvm TB_VM_BOOT_ID_FILE=$t/fk/boot_id \
+    TB_VM_KVM_PROBE_SECONDS=2 FAKE_KVM_TRIES=$t/fk/tries \
+    "$vm/run-qemu.sh" --kernel "$t/fk/img" --initrd "$t/fk/img" --outdir "$t/fk/$name" "$@" 2>"$t/fk/$name.err"
+}
+tries() { wc -l < "$t/fk/tries"; }
+accel_of() { sed -n 's/.*"accel": "\([a-z]*\)".*/\1/p' "$t/fk/$1/vm.json"; }
+FAKE_KVM=hang fq hang1; rc=$?
+check "kvm memo: a hang falls back to TCG and is remembered" '[ $rc -eq 0 ] && [ "$(accel_of hang1)" = tcg ] && [ "$(tries)" = 1 ] && grep -q "boot-1 .* did not boot" "$t/fk/cache/tracebench/kvm-failed"'
+FAKE_KVM=hang fq hang2; rc=$?
+check "kvm memo: the next auto boot goes to TCG without trying KVM" '[ $rc -eq 0 ] && [ "$(accel_of hang2)" = tcg ] && [ "$(tries)" = 1 ] && grep -q "failed on this host earlier" "$t/fk/hang2.err"'
+echo boot-2 > "$t/fk/boot_id"
+FAKE_KVM=abort fq abort1; rc=$?
+check "kvm memo: another host boot tries again; qemu's abort is remembered in its words" '[ $rc -eq 0 ] && [ "$(tries)" = 2 ] && grep -q "boot-2 .* qemu: qemu: kvm_buf_set_msrs" "$t/fk/cache/tracebench/kvm-failed"'
+FAKE_KVM=ok fq forced --accel kvm; rc=$?
+check "kvm memo: --accel kvm tries despite it, and a working KVM forgets it" '[ $rc -eq 0 ] && [ "$(accel_of forced)" = kvm ] && [ "$(tries)" = 3 ] && [ ! -e "$t/fk/cache/tracebench/kvm-failed" ]'
+FAKE_KVM=ok fq ok2; rc=$?
+check "kvm memo: with nothing remembered auto tries KVM" '[ $rc -eq 0 ] && [ "$(accel_of ok2)" = kvm ] && [ "$(tries)" = 4 ]'
+
 exit $fail
