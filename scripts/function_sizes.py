@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The functions and files of C++ sources, longest first, by brace matching.
+"""The functions and files of C and C++ sources, longest first, by brace matching.
 
-usage: function_sizes.py [--limit N] [--file-limit N] PATH...   (folders: their .cc and .h files)
+usage: function_sizes.py [--limit N] [--file-limit N] PATH...   (folders: their .cc, .h and .c files)
 
 Prints `lines path:line name` for every function body longer than --limit
 lines (default 80, the size guide tests/harness/function_sizes_test.py holds), then
@@ -63,7 +63,8 @@ def blank(text):
 
 
 def classify(head):
-    h = " ".join(head.split())
+    # Preprocessor lines between the previous block and this one are not its head.
+    h = " ".join(" ".join(l for l in head.splitlines() if not l.lstrip().startswith("#")).split())
     if re.search(r"\bnamespace\b", h) or re.match(r'^extern\b', h):
         return "scope", ""
     if "(" not in h or re.search(r"=\s*$", h) or re.match(r"^(return|else|do|try)\b", h):
@@ -123,7 +124,7 @@ def sources(paths):
             for root, dirs, files in os.walk(p):
                 dirs.sort()
                 for f in sorted(files):
-                    if f.endswith((".cc", ".h")):
+                    if f.endswith((".cc", ".h", ".c")):
                         yield os.path.join(root, f)
         else:
             yield p

@@ -7,6 +7,8 @@
 #include <cstdio>
 
 namespace tracebench::lttng {
+// The two domains' option tables (~80 lines), one entry per key: a table,
+// not steps.
 const OptionSchema& option_schema(bool user_space) {
   using T = OptionSpec::Type;
   static const OptionSchema user = {

@@ -48,6 +48,8 @@ std::string escape(const char* s) {
 
 }  // namespace
 
+// One switch over the opcodes (~95 lines), a case per operand format: how
+// every instruction is printed reads as one table, beside the opcode list.
 std::string disassemble(const DifObject& d, const std::vector<VarInfo>& vars) {
   std::string out = "    OFF OPCODE            INSTRUCTION\n";
   char line[256];

@@ -392,6 +392,8 @@ void paced_interleaved(Session* sess, double hz, double seconds, double* untrace
   *traced = median(on);
 }
 
+// Two registrations (~80 lines): the DIF call's cost and Table 7's paced
+// validation, whose program texts and runs are written out where they are used.
 void register_validation() {
   // The cost of one DIF program invocation (call, register file, ret).
   benchmark::RegisterBenchmark("table6/dif_call_ret", [](benchmark::State& s) {
