@@ -67,14 +67,15 @@ int run_predict(const PredictArgs& a) {
   if (Status st = scenario_from_json(sj, &s); !st)
     return fail("predict", Status::error(a.scenario + ": " + st.message()));
   if (Status st = predict(m, s, &p); !st) return fail("predict", st);
-  nlohmann::json out = to_json(s, p);
-  out["model"] = a.model;
-  out["scenario"] = a.scenario;
+  const PredictionReport in{s, p, a.model, a.scenario};
+  Report json, shown;
+  if (Status st = prediction_reporters().write("json", in, &json); !st) return fail("predict", st);
+  if (Status st = prediction_reporters().write(a.json ? "json" : "text", in, &shown); !st) return fail("predict", st);
   if (!a.out.empty()) {
     if (Status st = check_output_not_input("--out", a.out, {a.model, a.scenario}); !st) return fail("predict", st);
-    if (Status st = write_file_atomic(a.out, out.dump(2) + "\n"); !st) return fail("predict", st);
+    if (Status st = write_file_atomic(a.out, json.text); !st) return fail("predict", st);
   }
-  std::cout << (a.json ? out.dump(2) + "\n" : to_text(s, p));
+  std::cout << shown.text;
   return 0;
 }
 

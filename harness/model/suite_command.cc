@@ -11,6 +11,7 @@
 #include "suite_command.h"
 
 #include "fit_command.h"
+#include "harness/model/model_reporters.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -232,41 +233,18 @@ int print_plan(const SuiteArgs& a, const std::vector<std::string>& names) {
   return 0;
 }
 
-int run_suite(const SuiteArgs& a) {
-  // Everything is checked before anything runs or is written.
-  std::vector<std::string> names = a.tracers;
-  if (names.empty())
-    for (const auto& e : tracer_registry())
-      if (e.name != kBaselineTracer) names.push_back(e.name);
-  for (const auto& n : a.tracers)
-    if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
-  if (a.plan) return print_plan(a, names);
-  std::string out = a.out;
-  // The default folder is this process's own: two suites started in the
-  // same second never share one (and pool each other's runs).
-  if (out.empty()) out = fmt::format("results/model-{}-{}", utc_now_compact(), getpid());
+// --out checked and claimed (with one mkdir of logs/ that only one process
+// can win: another suite that checked the same empty --out a moment ago is
+// refused).  Exit status on failure, 0 when `out` is this suite's.
+int check_out(const std::string& out) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec))
     return refuse(fmt::format("--out {} exists and is not empty: name a new directory", out));
   if (ec && ec != std::errc::no_such_file_or_directory) return refuse(fmt::format("--out {}: {}", out, ec.message()));
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return refuse("cannot find this binary (/proc/self/exe)");
-  self[n] = 0;
-
-  // What each tracer can do here, before any step.
-  std::vector<SuiteRow> rows;
-  const std::vector<Plan> plans = plan_tracers(names, a, true, &rows);
-
-  // The machine lock, held for the whole suite and handed to its steps
-  // (each a child that takes it too): nobody else measures in between.
-  MachineLock lock;
-  if (Status s = a.lock.hold_for_children(&lock, "tracebench model suite"); !s) {
-    std::cerr << s.message() << "\n";  // it names the command
-    return 2;
-  }
-  // Claimed with one mkdir of logs/ that only one process can win: another
-  // suite that checked the same empty --out a moment ago is refused here.
+  return 0;
+}
+int claim_out(const std::string& out) {
+  std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) return refuse(fmt::format("--out {}: {}", out, ec.message()));
   if (mkdir((fs::path(out) / "logs").c_str(), 0755) != 0)
@@ -274,103 +252,117 @@ int run_suite(const SuiteArgs& a) {
                                                 "directory",
                                                 out)
                                   : fmt::format("--out {}/logs: {}", out, std::strerror(errno)));
-  sigset_t block;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, nullptr);
+  return 0;
+}
 
-  std::vector<Step> steps;
-  // A step: a child of this binary, or `in_process` with the log it writes to.
-  auto step = [&](std::vector<std::string> args, const std::function<int(std::ostream&)>& in_process = nullptr) -> int {
+// The suite's steps, run one after another and logged: a child of this
+// binary, or a function called here with the log it writes to.
+class StepRunner {
+ public:
+  StepRunner(std::string self, std::string out) : self_(std::move(self)), out_(std::move(out)) {}
+  int run(std::vector<std::string> args, const std::function<int(std::ostream&)>& in_process = nullptr) {
     Step s;
     s.args = std::move(args);
-    s.log = (fs::path(out) / "logs" /
-             fmt::format("{:02}-{}.txt", steps.size() + 1, s.args[0] == "model" ? s.args[1] : s.args[0]))
+    s.log = (fs::path(out_) / "logs" /
+             fmt::format("{:02}-{}.txt", steps_.size() + 1, s.args[0] == "model" ? s.args[1] : s.args[0]))
                 .string();
     const auto t0 = std::chrono::steady_clock::now();
     if (in_process) {
       std::ofstream log(s.log, std::ios::trunc);
       s.exit_code = in_process(log);
     } else {
-      s.exit_code = spawn_self(self, s.args, s.log);
+      s.exit_code = spawn_self(self_, s.args, s.log);
     }
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << fmt::format("[{}] {} ({:.1f} s, {})\n", steps.size() + 1, shell_words(s.args), s.seconds,
+    std::cout << fmt::format("[{}] {} ({:.1f} s, {})\n", steps_.size() + 1, shell_words(s.args), s.seconds,
                              s.exit_code == 0 ? "ok" : fmt::format("exit {}, log {}", s.exit_code, s.log))
               << std::flush;
-    steps.push_back(s);
+    steps_.push_back(s);
     return s.exit_code;
-  };
-  bool stopped = false;
-  const std::string runs = (fs::path(out) / "runs").string();
-  const std::string model = (fs::path(out) / "model.json").string();
-  std::map<std::string, std::string> failed;  // tracer -> why
-  // Rounds: every measurement again (all pooled into one fit), then every
-  // validation again, each round through all tracers, so the rounds are
-  // spread over the machine's slow and fast minutes alike.
-  for (const auto& r : measurement_steps(plans, a, runs)) {
-    if ((stopped = interrupted())) break;
-    const std::string& tracer = r[2];  // run -t <tracer> ...
-    if (step(r) != 0 && !failed.count(tracer))
-      failed[tracer] = fmt::format("a measurement failed (step {}: {})", steps.size(), steps.back().log);
   }
-  bool fitted = false;
-  // The fit reads the runs' files and writes the model: nothing attached,
-  // nothing to isolate, so it is called here (its output in its log).
-  if (!stopped && fs::exists(runs, ec))
-    fitted = step({"model", "fit", runs, "--out", model},
-                  [&](std::ostream& log) { return run_fit(FitArgs{.inputs = {runs}, .out = model}, log, log); }) == 0;
-  // (tracer, scenario) -> every round's validation, or why a round has none.
-  std::map<std::pair<std::string, std::string>, std::vector<ValidationFile>> done;
-  std::map<std::pair<std::string, std::string>, std::string> problems;
-  for (int round = 1; round <= a.rounds && !stopped && fitted; ++round) {
+  const std::vector<Step>& steps() const { return steps_; }
+
+ private:
+  std::string self_, out_;
+  std::vector<Step> steps_;
+};
+
+// (tracer, scenario) -> every round's validation, or why a round has none.
+using ScenarioKey = std::pair<std::string, std::string>;
+struct Validations {
+  std::map<ScenarioKey, std::vector<ValidationFile>> done;
+  std::map<ScenarioKey, std::string> problems;
+};
+
+// One validation step's file read back.  A validation that did not hold its
+// scenario exits 1 and keeps its file: its row says what happened instead
+// of an error.
+void collect_validation(const std::string& vout, int code, const std::string& log, const ScenarioKey& key,
+                        Validations* v) {
+  std::optional<ValidationFile> j;
+  if (std::ifstream in(vout); in && (code == 0 || code == 1)) {
+    ValidationFile file;
+    Status read = Status::ok();
+    try {
+      read = validation_from_json(nlohmann::json::parse(in), &file);
+    } catch (const std::exception& e) { read = Status::error(e.what()); }
+    if (read)
+      j = std::move(file);
+    else if (code == 0)
+      v->problems[key] = fmt::format("{}: {}", vout, read.message());
+  }
+  if (j && (code == 0 || !validation_held(*j)))
+    v->done[key].push_back(std::move(*j));
+  else if (!v->problems.count(key))
+    v->problems[key] = fmt::format("validate failed: {}", log);
+}
+
+// Every round's validations, each round through all tracers, so the rounds
+// are spread over the machine's slow and fast minutes alike.  Sets `stopped`
+// when interrupted.
+Validations run_validations(const std::vector<Plan>& plans, const SuiteArgs& a, const std::string& out,
+                            const std::string& model, StepRunner* steps, bool* stopped) {
+  Validations v;
+  for (int round = 1; round <= a.rounds && !*stopped; ++round) {
     for (const auto& p : plans) {
       for (const auto& s : p.scenarios) {
-        if ((stopped = interrupted())) break;
+        if ((*stopped = interrupted())) return v;
         const std::string vout = validation_file(out, p, s, a, round);
-        const std::vector<std::string> v = validation_step(p, s, a, model, vout);
-        const auto key = std::pair{p.tracer, s.name};
-        const int code = step(v);
-        // A validation that did not hold its scenario exits 1 and keeps its
-        // file: its row says what happened instead of an error.
-        std::optional<ValidationFile> j;
-        if (std::ifstream in(vout); in && (code == 0 || code == 1)) {
-          ValidationFile file;
-          Status read = Status::ok();
-          try {
-            read = validation_from_json(nlohmann::json::parse(in), &file);
-          } catch (const std::exception& e) { read = Status::error(e.what()); }
-          if (read)
-            j = std::move(file);
-          else if (code == 0)
-            problems[key] = fmt::format("{}: {}", vout, read.message());
-        }
-        if (j && (code == 0 || !validation_held(*j)))
-          done[key].push_back(std::move(*j));
-        else if (!problems.count(key))
-          problems[key] = fmt::format("validate failed: {}", steps.back().log);
+        const int code = steps->run(validation_step(p, s, a, model, vout));
+        collect_validation(vout, code, steps->steps().back().log, {p.tracer, s.name}, &v);
       }
-      if (stopped) break;
     }
   }
+  return v;
+}
+
+// Table 7's rows: each scenario's median round, or why it has none.
+void table_rows(const std::vector<Plan>& plans, Validations& v, const std::map<std::string, std::string>& failed,
+                bool stopped, std::vector<SuiteRow>* rows) {
   for (const auto& p : plans) {
     for (const auto& s : p.scenarios) {
       SuiteRow row{p.tracer, s.name, s.workload, std::nullopt, "", {}};
-      const auto key = std::pair{p.tracer, s.name};
-      if (done.count(key)) {
-        row.validation = median_round(done[key], &row.round_errors);
-        if (problems.count(key)) row.round_errors.clear();  // a round failed: the rounds are not all there
+      const ScenarioKey key{p.tracer, s.name};
+      if (v.done.count(key)) {
+        row.validation = median_round(v.done[key], &row.round_errors);
+        if (v.problems.count(key)) row.round_errors.clear();  // a round failed: the rounds are not all there
       }
       if (!row.validation)
-        row.problem = problems.count(key) ? problems[key] : stopped ? "interrupted" : "the model could not be fitted";
-      if (!row.validation && failed.count(p.tracer)) row.problem += "; " + failed[p.tracer];
-      rows.push_back(row);
+        row.problem = v.problems.count(key) ? v.problems[key]
+                      : stopped             ? "interrupted"
+                                            : "the model could not be fitted";
+      if (!row.validation && failed.count(p.tracer)) row.problem += "; " + failed.at(p.tracer);
+      rows->push_back(row);
     }
   }
+}
 
-  const std::string table = table7_markdown(rows);
+// table7.md and suite.json in --out; the table printed.
+Status write_suite_files(const SuiteArgs& a, const std::string& out, const std::vector<SuiteRow>& rows,
+                         const std::vector<Step>& steps, bool stopped) {
+  Report table7;
+  TB_TRY(suite_reporters().write("markdown", SuiteReport{rows}, &table7));
+  const std::string& table = table7.text;
   nlohmann::json steps_j = nlohmann::json::array();
   for (const auto& s : steps)
     steps_j.push_back(
@@ -394,16 +386,82 @@ int run_suite(const SuiteArgs& a) {
                    : "");
   for (const auto& [file, text] :
        {std::pair<std::string, std::string>{"table7.md", md + table}, {"suite.json", j.dump(2) + "\n"}})
-    if (Status st = write_file_atomic((fs::path(out) / file).string(), text); !st) {
-      std::cerr << "tracebench model suite: " << st.message() << "\n";
-      return 1;
-    }
+    TB_TRY(write_file_atomic((fs::path(out) / file).string(), text));
   std::cout << "\n" << table << "\nwrote " << out << "/table7.md, suite.json\n";
+  return Status::ok();
+}
+
+int run_suite(const SuiteArgs& a) {
+  // Everything is checked before anything runs or is written.
+  std::vector<std::string> names = a.tracers;
+  if (names.empty())
+    for (const auto& e : tracer_registry())
+      if (e.name != kBaselineTracer) names.push_back(e.name);
+  for (const auto& n : a.tracers)
+    if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
+  if (a.plan) return print_plan(a, names);
+  // The default folder is this process's own: two suites started in the
+  // same second never share one (and pool each other's runs).
+  const std::string out = a.out.empty() ? fmt::format("results/model-{}-{}", utc_now_compact(), getpid()) : a.out;
+  if (int rc = check_out(out); rc != 0) return rc;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return refuse("cannot find this binary (/proc/self/exe)");
+  self[n] = 0;
+
+  // What each tracer can do here, before any step.
+  std::vector<SuiteRow> rows;
+  const std::vector<Plan> plans = plan_tracers(names, a, true, &rows);
+
+  // The machine lock, held for the whole suite and handed to its steps
+  // (each a child that takes it too): nobody else measures in between.
+  MachineLock lock;
+  if (Status s = a.lock.hold_for_children(&lock, "tracebench model suite"); !s) {
+    std::cerr << s.message() << "\n";  // it names the command
+    return 2;
+  }
+  if (int rc = claim_out(out); rc != 0) return rc;
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
+
+  StepRunner steps(self, out);
+  bool stopped = false;
+  const std::string runs = (fs::path(out) / "runs").string();
+  const std::string model = (fs::path(out) / "model.json").string();
+  std::map<std::string, std::string> failed;  // tracer -> why
+  // Rounds: every measurement again (all pooled into one fit), then every
+  // validation again.
+  for (const auto& r : measurement_steps(plans, a, runs)) {
+    if ((stopped = interrupted())) break;
+    const std::string& tracer = r[2];  // run -t <tracer> ...
+    if (steps.run(r) != 0 && !failed.count(tracer))
+      failed[tracer] =
+          fmt::format("a measurement failed (step {}: {})", steps.steps().size(), steps.steps().back().log);
+  }
+  bool fitted = false;
+  std::error_code ec;
+  // The fit reads the runs' files and writes the model: nothing attached,
+  // nothing to isolate, so it is called here (its output in its log).
+  if (!stopped && fs::exists(runs, ec))
+    fitted = steps.run({"model", "fit", runs, "--out", model}, [&](std::ostream& log) {
+      return run_fit(FitArgs{.inputs = {runs}, .out = model}, log, log);
+    }) == 0;
+  Validations v;
+  if (fitted) v = run_validations(plans, a, out, model, &steps, &stopped);
+  table_rows(plans, v, failed, stopped, &rows);
+  if (Status st = write_suite_files(a, out, rows, steps.steps(), stopped); !st) {
+    std::cerr << "tracebench model suite: " << st.message() << "\n";
+    return 1;
+  }
   if (stopped) {
     std::cerr << "tracebench model suite: interrupted; what ran is in " << out << "\n";
     return 130;
   }
-  for (const auto& s : steps)
+  for (const auto& s : steps.steps())
     if (s.exit_code != 0) return 1;
   return 0;
 }

@@ -9,6 +9,8 @@
 // figure is printed; the arithmetic is validate.cc.
 #include "validate_command.h"
 
+#include "harness/model/model_reporters.h"
+
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -119,6 +121,208 @@ int refuse(const std::string& why) {
   return 2;
 }
 
+// The model read from --model, refused unless it was fitted on this kernel
+// and on the same kind of machine (an emulator's cycles predict nothing on a
+// host, nor the other way round).
+Status load_model_for_here(const ValidateArgs& a, Model* m) {
+  nlohmann::json j;
+  TB_TRY(read_json_file(a.model, &j));
+  if (Status s = from_json(j, m); !s) return Status::error(a.model + ": " + s.message());
+  if (!a.out.empty()) TB_TRY(check_output_not_input("--out", a.out, {a.model}));
+  utsname u{};
+  uname(&u);
+  if (m->kernel_release != u.release)
+    return Status::error(fmt::format("the model is of kernel {}, this machine runs {}: fit one here first",
+                                     m->kernel_release, u.release));
+  std::string here;
+  TB_TRY(check_execution("", hypervisor_vendor(), &here));
+  if (m->emulated != (here == "qemu-tcg"))
+    return Status::error(m->emulated ? "the model was fitted in an emulator; validate it there (tracebench vm -- "
+                                       "model validate ...)"
+                                     : "the model was fitted on a host and this is an emulator: fit one here first");
+  return Status::ok();
+}
+
+// The scenario the run holds, from the planned request; the model must be
+// able to predict it.  The handler count and the extra handlers' predicate
+// are terms of the model, not a configuration of its entry.
+Status scenario_of(const ValidateArgs& a, const AttachSpec& spec, const Workload& w, const Model& m,
+                   ValidationScenario* sc) {
+  sc->tracer = a.tracer;
+  sc->workload = a.workload;
+  sc->probe_kind = std::string(to_string(w.probe.kind));
+  sc->action = a.action;
+  sc->options = spec.options;
+  if (auto it = sc->options.find(kEcbsOption); it != sc->options.end()) {
+    sc->handlers = std::max(1, std::atoi(it->second.c_str()));  // the schema checked it
+    sc->options.erase(it);
+  }
+  if (auto it = sc->options.find(kExtraPredicateOption); it != sc->options.end()) {
+    sc->predicate_true = it->second == "false" ? 0 : 1;
+    sc->options.erase(it);
+  }
+  sc->payload_bytes = spec.payload_bytes;
+  sc->rate_hz = a.rate;
+  sc->seconds = a.quick ? 2.0 : a.seconds;
+  Scenario nominal;
+  nominal.probes.push_back(sc->probe_load(sc->rate_hz));
+  Prediction p;
+  return predict(m, nominal, &p);
+}
+
+// Takes the machine lock, checks that nobody else probes the code fired,
+// pins the thread.  Exit status on failure (0: go on).
+int prepare_machine(const ValidateArgs& a, const Workload& w, MachineLock* lock) {
+  LockRequest req;
+  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
+  install_signal_watcher();
+  if (Status s = lock->acquire(req, "tracebench model validate", &g_stop_requested); !s) {
+    std::cerr << s.message() << "\n";
+    return g_stop_requested ? 130 : 2;
+  }
+  std::string unchecked;
+  if (Status s = check_probe_point_unshared(w.probe, &unchecked); !s) {
+    std::cerr << "tracebench model validate: " << s.message() << "\n";
+    return 1;
+  }
+  if (!unchecked.empty()) std::cerr << "tracebench model validate: warning: " << unchecked << "\n";
+  if (Status s = pin_current_thread(default_measured_cpu()); !s) return refuse(s.message());
+  return 0;
+}
+
+// One paced segment, traced or not: the firing thread's, the consumer's and
+// the machine's CPU time.  The consumer tasks' perf task-clock (the
+// cross-check of their CPU time) is read in the first and the last traced
+// segment; the two between measure the tasks uncounted (what counting costs,
+// drift-free).
+Status measure_segment(Tracer& t, WorkloadState* st, const ValidationScenario& sc, bool traced, int traced_seen,
+                       ValidationSegment* g) {
+  g->traced = traced;
+  TaskTimes before = task_times(t);
+  TaskClocks perf_clock;
+  bool perf_ok = false;
+  g->task_clock = traced && (traced_seen == 0 || traced_seen == 3);
+  if (g->task_clock) {
+    std::vector<int> tids;
+    for (const auto& task : t.consumer_tasks())
+      for (int tid : threads_of(task.pid, task.tid)) tids.push_back(tid);
+    perf_ok = !tids.empty() && perf_clock.open(tids).is_ok();
+  }
+  if (traced)
+    if (Status s = t.enable(); !s) return Status::error("enable: " + s.message());
+  TB_TRY(paced(st, sc.rate_hz, sc.seconds / 8, g));
+  if (!traced) return Status::ok();
+  const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (Status s = t.disable(); !s) return Status::error("disable: " + s.message());
+  const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+  g->consumer_tasks_ns = used(before, task_times(t));
+  if (perf_ok) {
+    g->consumer_tasks_perf_ns = perf_clock.read_ns();
+    g->consumer_tasks_switches = perf_clock.read_switches();
+  }
+  g->consumer_cpu_ns = g->consumer_tasks_ns + (t.reads_on_caller() ? caller : 0);
+  return Status::ok();
+}
+
+// After the segments: the drain's consumer CPU and what the tracer counted.
+Status read_counts(Tracer& t, ValidationMeasured* x, EventCounts* c) {
+  TaskTimes before = task_times(t);
+  const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (Status s = t.drain(); !s) return Status::error("drain: " + s.message());
+  const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+  x->drain_consumer_cpu_ns = used(before, task_times(t)) + (t.reads_on_caller() ? caller : 0);
+  *c = t.counts();
+  // Records a consumer read: none where nothing consumes (counters in a
+  // map, read once to verify).
+  const bool consumes = !t.consumer_tasks().empty() || t.reads_on_caller();
+  x->records = consumes ? c->recorded : 0;
+  if (c->consumer_wakeups >= 0) x->wakeups = static_cast<std::uint64_t>(c->consumer_wakeups);
+  x->wakes_on_timer = c->consumer_wakes_on_timer;
+  // A profile probe's events: the firings the tracer saw (judged against
+  // its timer's clock).
+  if (c->timer_fired) x->timer_firings = c->recorded + c->lost;
+  x->seen = c->recorded + c->lost;
+  x->lost = c->lost;
+  return Status::ok();
+}
+
+// Attach, eight paced segments (untraced, traced, traced, untraced, twice:
+// drift cancels), drain, judge the counts, tear down.  Exit status (0: the
+// tracer recorded what fired, `x` and `events` hold the measurement).
+int measure(const ValidateArgs& a, const AttachSpec& spec, const Workload& w, const ValidationScenario& sc, Tracer& t,
+            ValidationMeasured* x, EventsResult* events) {
+  ActiveTracer guard(&t);
+  std::unique_ptr<WorkloadState> st;
+  auto fail = [&](const std::string& why) {
+    st.reset();  // the workload's files first: an open trace_marker keeps an instance busy
+    t.teardown();
+    std::cerr << "tracebench model validate: " << why << "\n";
+    return g_stop_requested ? 130 : 1;
+  };
+  if (Status s = t.attach(spec); !s) return fail("attach: " + s.message());
+  WorkloadParams wp;
+  wp.payload_bytes = spec.payload_bytes;
+  wp.marker_file = t.marker_file();
+  if (Status s = w.setup(wp, &st); !s) return fail("workload setup: " + s.message());
+  st->fire(1000);  // warm: caches, first faults, lazy binding
+  std::uint64_t fired_traced = 0;
+  int traced_seen = 0;
+  for (bool traced : {false, true, true, false, false, true, true, false}) {
+    ValidationSegment g;
+    if (Status s = measure_segment(t, st.get(), sc, traced, traced_seen, &g); !s) return fail(s.message());
+    traced_seen += traced;
+    if (traced) fired_traced += g.events;
+    x->segments.push_back(g);
+  }
+  EventCounts c;
+  if (Status s = read_counts(t, x, &c); !s) return fail(s.message());
+  Verification verdict = verify_events(c, fired_traced, spec.payload_bytes, w.takes_payload, events,
+                                       w.probe.kind == ProbeKind::kProfile, a.max_lost_percent / 100);
+  st.reset();
+  t.teardown();
+  if (verdict.failed()) {
+    std::cerr << "tracebench model validate: the tracer did not record what fired, so no figure is given: "
+              << verdict.reason << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// The validation file (when --out) and the text; exit 1 when the run did not
+// hold its scenario (its file is kept: what happened, for Table 7).
+int report(const ValidateArgs& a, const Model& m, const ValidationScenario& sc, const ValidationMeasured& x,
+           const EventsResult& events) {
+  Validation v;
+  ValidationLimits limits;
+  limits.max_lost_share = a.max_lost_percent / 100;
+  if (Status s = evaluate(m, sc, x, &v, limits); !s) return refuse(s.message());
+  if (events.fired > 0 && events.lost * 100 > events.fired && v.lost_share <= limits.max_lost_share)
+    v.warnings.push_back(
+        fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
+                    "costs less per event than one that records; enlarge its buffer",
+                    100.0 * static_cast<double>(events.lost) / static_cast<double>(events.fired)));
+  const ValidationReport in{m, sc, x, v, events, utc_now_iso8601()};
+  Report json, text;
+  for (auto [format, out] : {std::pair{"json", &json}, std::pair{"text", &text}})
+    if (Status s = validation_reporters().write(format, in, out); !s) return refuse(s.message());
+  if (!a.out.empty()) {
+    std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (Status s = write_file_atomic(a.out, json.text); !s) {
+      std::cerr << "tracebench model validate: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  std::cout << text.text;
+  if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
+  if (!v.held()) {
+    std::cerr << "tracebench model validate: the run did not hold the scenario: " << v.problems.front() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int run_validate(const ValidateArgs& a) {
   // Everything is checked before anything is attached or written; the run
   // request first, planned as `run` plans it (tracebench/run_request.h).
@@ -131,186 +335,17 @@ int run_validate(const ValidateArgs& a) {
   if (!a.out.empty() && (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json"))
     return refuse("--out names the JSON file to write (a path ending in .json)");
   Model m;
-  {
-    nlohmann::json j;
-    if (Status s = read_json_file(a.model, &j); !s) return refuse(s.message());
-    if (Status s = from_json(j, &m); !s) return refuse(a.model + ": " + s.message());
-  }
-  if (!a.out.empty())
-    if (Status s = check_output_not_input("--out", a.out, {a.model}); !s) return refuse(s.message());
-  utsname u{};
-  uname(&u);
-  if (m.kernel_release != u.release)
-    return refuse(fmt::format("the model is of kernel {}, this machine runs {}: fit one here first", m.kernel_release,
-                              u.release));
-  // A model and its validation come from the same kind of machine: an
-  // emulator's cycles predict nothing on a host, nor the other way round.
-  std::string here;
-  if (Status s = check_execution("", hypervisor_vendor(), &here); !s) return refuse(s.message());
-  if (m.emulated != (here == "qemu-tcg"))
-    return refuse(m.emulated
-                      ? "the model was fitted in an emulator; validate it there (tracebench vm -- model validate ...)"
-                      : "the model was fitted on a host and this is an emulator: fit one here first");
+  if (Status s = load_model_for_here(a, &m); !s) return refuse(s.message());
   ValidationScenario sc;
-  sc.tracer = a.tracer;
-  sc.workload = a.workload;
-  sc.probe_kind = std::string(to_string(w->probe.kind));
-  sc.action = a.action;
-  // The handler count and the extra handlers' predicate are terms of the
-  // model, not a configuration of its entry.
-  sc.options = spec.options;
-  if (auto it = sc.options.find(kEcbsOption); it != sc.options.end()) {
-    sc.handlers = std::max(1, std::atoi(it->second.c_str()));  // the schema checked it
-    sc.options.erase(it);
-  }
-  if (auto it = sc.options.find(kExtraPredicateOption); it != sc.options.end()) {
-    sc.predicate_true = it->second == "false" ? 0 : 1;
-    sc.options.erase(it);
-  }
-  sc.payload_bytes = spec.payload_bytes;
-  sc.rate_hz = a.rate;
-  sc.seconds = a.quick ? 2.0 : a.seconds;
-  {
-    Scenario nominal;
-    nominal.probes.push_back(sc.probe_load(sc.rate_hz));
-    Prediction p;
-    if (Status s = predict(m, nominal, &p); !s) return refuse(s.message());
-  }
-
-  LockRequest req;
-  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
-  install_signal_watcher();
+  if (Status s = scenario_of(a, spec, *w, m, &sc); !s) return refuse(s.message());
   // One measuring command per machine (tracebench/machine_lock.h), held until
   // the tracer is torn down.
   MachineLock lock;
-  if (Status s = lock.acquire(req, "tracebench model validate", &g_stop_requested); !s) {
-    std::cerr << s.message() << "\n";
-    return g_stop_requested ? 130 : 2;
-  }
-  // Nobody else's probe in the code it fires (tracebench/probe_site.h).
-  {
-    std::string unchecked;
-    if (Status s = check_probe_point_unshared(w->probe, &unchecked); !s) {
-      std::cerr << "tracebench model validate: " << s.message() << "\n";
-      return 1;
-    }
-    if (!unchecked.empty()) std::cerr << "tracebench model validate: warning: " << unchecked << "\n";
-  }
-  if (Status s = pin_current_thread(default_measured_cpu()); !s) return refuse(s.message());
+  if (int rc = prepare_machine(a, *w, &lock); rc != 0) return rc;
   ValidationMeasured x;
   EventsResult events;
-  {
-    ActiveTracer guard(t.get());
-    std::unique_ptr<WorkloadState> st;
-    auto fail = [&](const std::string& why) {
-      st.reset();  // the workload's files first: an open trace_marker keeps an instance busy
-      t->teardown();
-      std::cerr << "tracebench model validate: " << why << "\n";
-      return g_stop_requested ? 130 : 1;
-    };
-    if (Status s = t->attach(spec); !s) return fail("attach: " + s.message());
-    WorkloadParams wp;
-    wp.payload_bytes = spec.payload_bytes;
-    wp.marker_file = t->marker_file();
-    if (Status s = w->setup(wp, &st); !s) return fail("workload setup: " + s.message());
-    st->fire(1000);  // warm: caches, first faults, lazy binding
-    std::uint64_t fired_traced = 0;
-    int traced_seen = 0;
-    for (bool traced : {false, true, true, false, false, true, true, false}) {
-      ValidationSegment g;
-      g.traced = traced;
-      TaskTimes before = task_times(*t);
-      // The same tasks' perf task-clock, the cross-check of their CPU time,
-      // in the first and the last traced segment (the other two, between
-      // them, measure the tasks uncounted: what counting costs, drift-free).
-      TaskClocks perf_clock;
-      bool perf_ok = false;
-      g.task_clock = traced && (traced_seen == 0 || traced_seen == 3);
-      traced_seen += traced;
-      if (g.task_clock) {
-        std::vector<int> tids;
-        for (const auto& task : t->consumer_tasks())
-          for (int tid : threads_of(task.pid, task.tid)) tids.push_back(tid);
-        perf_ok = !tids.empty() && perf_clock.open(tids).is_ok();
-      }
-      if (traced)
-        if (Status s = t->enable(); !s) return fail("enable: " + s.message());
-      if (Status s = paced(st.get(), sc.rate_hz, sc.seconds / 8, &g); !s) return fail(s.message());
-      if (traced) {
-        const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-        if (Status s = t->disable(); !s) return fail("disable: " + s.message());
-        const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-        g.consumer_tasks_ns = used(before, task_times(*t));
-        if (perf_ok) {
-          g.consumer_tasks_perf_ns = perf_clock.read_ns();
-          g.consumer_tasks_switches = perf_clock.read_switches();
-        }
-        g.consumer_cpu_ns = g.consumer_tasks_ns + (t->reads_on_caller() ? caller : 0);
-        fired_traced += g.events;
-      }
-      x.segments.push_back(g);
-    }
-    TaskTimes before = task_times(*t);
-    const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    if (Status s = t->drain(); !s) return fail("drain: " + s.message());
-    const double caller = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-    x.drain_consumer_cpu_ns = used(before, task_times(*t)) + (t->reads_on_caller() ? caller : 0);
-    EventCounts c = t->counts();
-    // Records a consumer read: none where nothing consumes (counters in a
-    // map, read once to verify).
-    const bool consumes = !t->consumer_tasks().empty() || t->reads_on_caller();
-    x.records = consumes ? c.recorded : 0;
-    if (c.consumer_wakeups >= 0) x.wakeups = static_cast<std::uint64_t>(c.consumer_wakeups);
-    x.wakes_on_timer = c.consumer_wakes_on_timer;
-    // A profile probe's events: the firings the tracer saw (judged against
-    // its timer's clock).
-    if (c.timer_fired) x.timer_firings = c.recorded + c.lost;
-    x.seen = c.recorded + c.lost;
-    x.lost = c.lost;
-    Verification verdict = verify_events(c, fired_traced, spec.payload_bytes, w->takes_payload, &events,
-                                         w->probe.kind == ProbeKind::kProfile, a.max_lost_percent / 100);
-    st.reset();
-    t->teardown();
-    if (verdict.failed()) {
-      std::cerr << "tracebench model validate: the tracer did not record what fired, so no figure is given: "
-                << verdict.reason << "\n";
-      return 1;
-    }
-  }
-  Validation v;
-  ValidationLimits limits;
-  limits.max_lost_share = a.max_lost_percent / 100;
-  if (Status s = evaluate(m, sc, x, &v, limits); !s) return refuse(s.message());
-  if (events.fired > 0 && events.lost * 100 > events.fired && v.lost_share <= limits.max_lost_share)
-    v.warnings.push_back(
-        fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
-                    "costs less per event than one that records; enlarge its buffer",
-                    100.0 * static_cast<double>(events.lost) / static_cast<double>(events.fired)));
-  nlohmann::json j = to_json(m, sc, x, v);
-  j["date_utc"] = utc_now_iso8601();
-  j["events"] = {{"fired", events.fired},
-                 {"recorded", events.recorded},
-                 {"lost", events.lost},
-                 {"verification", events.verification},
-                 {"reason", events.verification_reason}};
-  if (!a.out.empty()) {
-    std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    if (Status s = write_file_atomic(a.out, j.dump(2) + "\n"); !s) {
-      std::cerr << "tracebench model validate: " << s.message() << "\n";
-      return 1;
-    }
-  }
-  std::cout << to_text(sc, v) << fmt::format("events: {}\n", events.verification_reason);
-  if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
-  // Its file is kept (what happened, for Table 7), but a validation that did
-  // not hold its scenario failed.
-  if (!v.held()) {
-    std::cerr << "tracebench model validate: the run did not hold the scenario: " << v.problems.front() << "\n";
-    return 1;
-  }
-  return 0;
+  if (int rc = measure(a, spec, *w, sc, *t, &x, &events); rc != 0) return rc;
+  return report(a, m, sc, x, events);
 }
 
 }  // namespace

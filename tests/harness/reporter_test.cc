@@ -18,6 +18,9 @@ TEST(Reporters, EveryFormatIsRegisteredUnderItsName) {
   EXPECT_EQ(run_reporters().formats(), (Formats{"console", "json", "csv", "samples-csv", "bencher", "kcidb"}));
   EXPECT_EQ(compare_reporters().formats(), (Formats{"text", "json", "junit"}));
   EXPECT_EQ(model::model_reporters().formats(), (Formats{"json", "markdown", "csv"}));
+  EXPECT_EQ(model::prediction_reporters().formats(), (Formats{"text", "json"}));
+  EXPECT_EQ(model::validation_reporters().formats(), (Formats{"text", "json"}));
+  EXPECT_EQ(model::suite_reporters().formats(), (Formats{"markdown"}));
 }
 
 template <class Input>
@@ -34,6 +37,9 @@ TEST(Reporters, AnUnknownFormatIsRefusedNamingTheFormatsThereAre) {
   for (const char* f : {"xml", "", "JSON", "json ", "junit"}) expect_refused(run_reporters(), f);
   for (const char* f : {"console", "csv", "bencher", "Text"}) expect_refused(compare_reporters(), f);
   for (const char* f : {"md", "console"}) expect_refused(model::model_reporters(), f);
+  for (const char* f : {"csv", "markdown"}) expect_refused(model::prediction_reporters(), f);
+  for (const char* f : {"csv", "md"}) expect_refused(model::validation_reporters(), f);
+  for (const char* f : {"json", "text"}) expect_refused(model::suite_reporters(), f);
   // write() goes through the same lookup.
   RunResult run;
   Report out;

@@ -8,7 +8,9 @@
 //                                            csv, samples-csv (report_csv.cc), bencher
 //                                            (report_bencher.cc), kcidb (report_kcidb.cc)
 //   CompareReport     compare_reporters()    text, json (report_compare.cc), junit (report_junit.cc)
-//   model::ModelReport model::model_reporters() (harness/model/model_reporters.h)
+//   the cost model's  model::model_reporters(), prediction_reporters(), validation_reporters(),
+//   outputs           suite_reporters() (harness/model/model_reporters.h: the model's files,
+//                     predict's and validate's text and JSON, Table 7)
 //
 // Each table is written out in one place (src/reporters.cc for the first
 // two); a format missing from it, or a name no table holds, is refused with
