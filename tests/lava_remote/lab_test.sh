@@ -3,8 +3,11 @@
 # `tracebench lava submit|wait|fetch`):
 #  0. a start in a directory that is not a lab's is refused (2), nothing removed;
 #  1. a start that fails (its port taken) tears down everything it started;
-#  2. the lab starts with two workers; two jobs submitted at once run at the
-#     same time on different workers and pass; fetch writes their logs and
+#  2. the lab starts with two workers and its event publisher; two jobs
+#     submitted at once run at the same time on different workers and pass,
+#     each on its device within 8 s of its submission (the scheduler acts on
+#     the submission's event; looking every 20 s without events, both jobs
+#     wait the same 0-20 s, over 8 s three times in five); fetch writes their logs and
 #     lava.json (lab, device, worker, job URL; no run in a smoke job, so
 #     figures_valid false and fetch exits 1);
 #  3. a job with a bad kernel URL is reported with LAVA's own error and a
@@ -86,6 +89,7 @@ start=$SECONDS
 port=$(sed 's/.*://' "$dir/url")
 echo "ok: lab up in $((SECONDS - start)) s at $(cat "$dir/url")"
 "$lab" status --dir "$dir" >"$work/status.txt" || { cat "$work/status.txt"; fail "status says the lab is not up"; }
+grep -q '^publisher  *up' "$work/status.txt" || { cat "$work/status.txt"; fail "status shows no event publisher up"; }
 "$lab" start --dir "$dir" --workers 2 >>"$work/start.txt" 2>&1 || fail "a second start of a running lab failed"
 grep -q "already running" "$work/start.txt" || fail "a second start did not see the running lab"
 token=$(awk '$1 == "token:" { print $2 }' "$dir/lavacli.yaml")
@@ -144,7 +148,11 @@ t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
 overlap = min(t(a["end_time"]), t(b["end_time"])) - max(t(a["start_time"]), t(b["start_time"]))
 if overlap.total_seconds() <= 0:
     fail(f"the jobs did not run at the same time: {a['start_time']}..{a['end_time']} and {b['start_time']}..{b['end_time']}")
-print(f"ok: jobs {ids} ran on {a['worker']} and {b['worker']}, {overlap.total_seconds():.1f} s at the same time")
+queued = [(t(r["start_time"]) - t(r["submit_time"])).total_seconds() for r in (a, b)]
+if max(queued) > 8:
+    fail(f"the jobs waited {queued} s between submission and their device: the scheduler did not act on the events")
+print(f"ok: jobs {ids} ran on {a['worker']} and {b['worker']}, {overlap.total_seconds():.1f} s at the same time, "
+      f"each on its device {max(queued):.1f} s after submission at most")
 PY
 grep -q '"case": "uname", "definition": "0_smoke"' "$work/fetch-0/job.log.yaml" || fail "the fetched log has no uname test case"
 /usr/bin/python3 - "$work/fetch-0/lava-results.json" <<'PY' || exit 1
@@ -187,7 +195,7 @@ fi
 
 # --- 5. stop leaves nothing ----------------------------------------------------
 sids=$(cat "$dir"/pids/*)
-[ "$(echo "$sids" | wc -w)" -eq 4 ] || fail "expected 4 sessions (gunicorn, scheduler, 2 workers), have: $sids"
+[ "$(echo "$sids" | wc -w)" -eq 5 ] || fail "expected 5 sessions (gunicorn, publisher, scheduler, 2 workers), have: $sids"
 "$lab" stop --dir "$dir" >"$work/stop.txt" 2>&1 || { cat "$work/stop.txt"; fail "lab stop failed"; }
 check_nothing_left "after stop" "$port" "$sids"
 "$lab" status --dir "$dir" >/dev/null 2>&1 && fail "status says a stopped lab is up"
