@@ -230,89 +230,90 @@ void fit_action_over_empty(std::vector<Entry>& entries,
   e.action_over_empty = p;
 }
 
-Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer, const PassCost* pass,
-                int bootstrap, std::mt19937_64& rng, std::vector<std::pair<double, double>>* line_draws) {
-  Entry e;
-  std::tie(e.tracer, e.probe_kind, e.action, std::ignore) = k;
-  e.options = o.options;
-  e.workloads.assign(o.workloads.begin(), o.workloads.end());
-  const std::string run_cmd = run_command(e);
-  fit_consumer(o, consumer, run_cmd, pass, bootstrap, rng, &e);
-  fit_probe_wakeup(o, consumer, bootstrap, rng, &e);
+// One payload size: `fixed` its median (at payload 0), no per-byte line.
+void fit_one_payload(const Observations& o, const std::string& run_cmd, int bootstrap, std::mt19937_64& rng, Entry* e,
+                     std::vector<std::pair<double, double>>* line_draws) {
+  const auto& [bytes, v] = *o.by_payload.begin();
+  std::vector<double> draws;
+  e->fixed = median_param(v, bootstrap, rng, &draws);
+  for (double d : draws) line_draws->emplace_back(d, 0.0);
+  if (bytes != 0)
+    e->fixed = Param::absent(
+        fmt::format("the runs have one payload size ({} bytes) and none of 0: `{} -p 0 -p {}`", bytes, run_cmd, bytes));
+  e->per_byte =
+      Param::absent(o.carries_payload ? fmt::format("one payload size in the runs: `{} -p 0 -p 256 -p 4096`", run_cmd)
+                                      : std::string("the action records no payload"));
+  e->points.push_back({bytes, median_of(v), median_of(v), v.size()});
+}
 
+// Several payload sizes: `fixed` and `per_byte` the least-squares line
+// through the per-size medians, its quality, and its bootstrap draws.
+void fit_payload_line(const Observations& o, int bootstrap, std::mt19937_64& rng, Entry* e,
+                      std::vector<std::pair<double, double>>* line_draws) {
   std::size_t total = 0;
   for (const auto& [p, v] : o.by_payload) total += v.size();
-  line_draws->clear();  // (fixed, per_byte) per bootstrap resample
-  if (o.by_payload.empty()) {
-    e.fixed = Param::absent(fmt::format("no run with one thread and one handler: `{} -j 1`", run_cmd));
-  } else if (o.by_payload.size() == 1) {
-    const auto& [bytes, v] = *o.by_payload.begin();
-    std::vector<double> draws;
-    e.fixed = median_param(v, bootstrap, rng, &draws);
-    for (double d : draws) line_draws->emplace_back(d, 0.0);
-    if (bytes != 0)
-      e.fixed = Param::absent(fmt::format("the runs have one payload size ({} bytes) and none of 0: `{} -p 0 -p {}`",
-                                          bytes, run_cmd, bytes));
-    e.per_byte =
-        Param::absent(o.carries_payload ? fmt::format("one payload size in the runs: `{} -p 0 -p 256 -p 4096`", run_cmd)
-                                        : std::string("the action records no payload"));
-    e.points.push_back({bytes, median_of(v), median_of(v), v.size()});
-  } else {
-    std::vector<double> x, y;
-    for (const auto& [bytes, v] : o.by_payload) {
-      x.push_back(static_cast<double>(bytes));
-      y.push_back(median_of(v));
-    }
-    Line l = least_squares(x, y);
-    e.fixed.cycles = l.intercept;
-    e.per_byte.cycles = l.slope;
-    e.fixed.n = e.per_byte.n = total;
-    double my = 0, ss_tot = 0, ss_res = 0, worst = 0;
-    for (double v : y) my += v / static_cast<double>(y.size());
-    std::size_t i = 0;
-    for (const auto& [bytes, v] : o.by_payload) {
-      double pred = l.intercept + l.slope * x[i];
-      ss_tot += (y[i] - my) * (y[i] - my);
-      ss_res += (y[i] - pred) * (y[i] - pred);
-      worst = std::max(worst, std::fabs(y[i] - pred));
-      e.points.push_back({bytes, y[i], pred, v.size()});
-      ++i;
-    }
-    e.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
-    e.worst_residual_cycles = worst;
-    std::vector<double> d_fixed, d_slope;
-    for (int b = 0; b < bootstrap; ++b) {
-      std::vector<double> yb;
-      for (const auto& [bytes, v] : o.by_payload) yb.push_back(median_of(resample(v, rng)));
-      Line lb = least_squares(x, yb);
-      d_fixed.push_back(lb.intercept);
-      d_slope.push_back(lb.slope);
-      line_draws->emplace_back(lb.intercept, lb.slope);
-    }
-    interval(d_fixed, &e.fixed);
-    interval(d_slope, &e.per_byte);
+  std::vector<double> x, y;
+  for (const auto& [bytes, v] : o.by_payload) {
+    x.push_back(static_cast<double>(bytes));
+    y.push_back(median_of(v));
   }
+  Line l = least_squares(x, y);
+  e->fixed.cycles = l.intercept;
+  e->per_byte.cycles = l.slope;
+  e->fixed.n = e->per_byte.n = total;
+  double my = 0, ss_tot = 0, ss_res = 0, worst = 0;
+  for (double v : y) my += v / static_cast<double>(y.size());
+  std::size_t i = 0;
+  for (const auto& [bytes, v] : o.by_payload) {
+    double pred = l.intercept + l.slope * x[i];
+    ss_tot += (y[i] - my) * (y[i] - my);
+    ss_res += (y[i] - pred) * (y[i] - pred);
+    worst = std::max(worst, std::fabs(y[i] - pred));
+    e->points.push_back({bytes, y[i], pred, v.size()});
+    ++i;
+  }
+  e->r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  e->worst_residual_cycles = worst;
+  std::vector<double> d_fixed, d_slope;
+  for (int b = 0; b < bootstrap; ++b) {
+    std::vector<double> yb;
+    for (const auto& [bytes, v] : o.by_payload) yb.push_back(median_of(resample(v, rng)));
+    Line lb = least_squares(x, yb);
+    d_fixed.push_back(lb.intercept);
+    d_slope.push_back(lb.slope);
+    line_draws->emplace_back(lb.intercept, lb.slope);
+  }
+  interval(d_fixed, &e->fixed);
+  interval(d_slope, &e->per_byte);
+}
 
-  // Contention: extra cycles per event at t threads over one thread (payload 0).
+// per_ecb and false_predicate: the handler sweep against the one-handler
+// runs at payload 0.
+void fit_handlers(const Observations& o, const std::string& run_cmd, int bootstrap, std::mt19937_64& rng, Entry* e) {
   auto one = o.by_payload.find(0);
   for (int truth : {1, 0}) {
-    Param& dst = truth ? e.per_ecb : e.false_predicate;
+    Param& dst = truth ? e->per_ecb : e->false_predicate;
     if (o.by_handlers[truth].empty())
-      dst = Param::absent(handler_sweep_missing(e, truth));
+      dst = Param::absent(handler_sweep_missing(*e, truth));
     else if (one == o.by_payload.end())
       dst = Param::absent(fmt::format("no one-handler run at payload 0 to compare with: `{} -p 0`", run_cmd));
     else {
       Entry::LineQuality q;
       dst = per_handler(one->second, o.by_handlers[truth], bootstrap, rng, &q);
-      e.handler_fit[truth] = q;
+      e->handler_fit[truth] = q;
     }
   }
+}
+
+// Contention: extra cycles per event at t threads over one thread (payload 0).
+void fit_contention(const Observations& o, const std::string& run_cmd, int bootstrap, std::mt19937_64& rng, Entry* e) {
+  auto one = o.by_payload.find(0);
   if (o.by_threads.empty()) {
-    e.contention[2] =
+    e->contention[2] =
         Param::absent(fmt::format("no runs with more than one firing thread: `{} -p 0 -j 1 -j 2`", run_cmd));
   } else if (one == o.by_payload.end()) {
     for (const auto& [t, v] : o.by_threads)
-      e.contention[t] =
+      e->contention[t] =
           Param::absent(fmt::format("no one-thread run at payload 0 to compare with: `{} -p 0 -j 1`", run_cmd));
   } else {
     for (const auto& [t, v] : o.by_threads) {
@@ -323,122 +324,39 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
       for (int b = 0; b < bootstrap; ++b)
         draws.push_back(median_of(resample(v, rng)) - median_of(resample(one->second, rng)));
       interval(draws, &p);
-      e.contention[t] = p;
+      e->contention[t] = p;
     }
   }
+}
+
+// One entry: its consumer terms, the probe's per-wakeup cost, the payload
+// line (its bootstrap draws in `line_draws`: (fixed, per_byte) per
+// resample), the handler sweep and contention, in that order (they share
+// the bootstrap's generator).
+Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerPoint>& consumer, const PassCost* pass,
+                int bootstrap, std::mt19937_64& rng, std::vector<std::pair<double, double>>* line_draws) {
+  Entry e;
+  std::tie(e.tracer, e.probe_kind, e.action, std::ignore) = k;
+  e.options = o.options;
+  e.workloads.assign(o.workloads.begin(), o.workloads.end());
+  const std::string run_cmd = run_command(e);
+  fit_consumer(o, consumer, run_cmd, pass, bootstrap, rng, &e);
+  fit_probe_wakeup(o, consumer, bootstrap, rng, &e);
+  line_draws->clear();
+  if (o.by_payload.empty())
+    e.fixed = Param::absent(fmt::format("no run with one thread and one handler: `{} -j 1`", run_cmd));
+  else if (o.by_payload.size() == 1)
+    fit_one_payload(o, run_cmd, bootstrap, rng, &e, line_draws);
+  else
+    fit_payload_line(o, bootstrap, rng, &e, line_draws);
+  fit_handlers(o, run_cmd, bootstrap, rng, &e);
+  fit_contention(o, run_cmd, bootstrap, rng, &e);
   return e;
 }
 
-}  // namespace
-
-Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
-  if (runs.empty()) return Status::error("model fit: no runs");
-  if (bootstrap < 100) return Status::error("model fit: the bootstrap needs at least 100 resamples");
-  TB_TRY(same_machine(runs));
-  std::map<Key, Observations> obs;
-  std::map<Key, std::vector<ConsumerPoint>> pools;
-  std::map<PassKey, std::vector<IdlePass>> idle_passes;  // count runs after an idle gap
-  for (const auto& r : runs) {
-    const double tsc = r.context.tsc_hz;
-    for (const auto& b : r.benchmarks) {
-      if (b.status != "ok" || !b.overhead_cycles || b.tracer == kBaselineTracer) continue;
-      const auto& base = b.baseline.repetition_medians;
-      const auto& tr = b.traced.repetition_medians;
-      std::vector<double> v;
-      // A profile probe's repetitions are per op; its events are its timer's
-      // firings, so many per op.
-      const double per_op = b.events.timer_events_per_op.value_or(1.0);
-      for (std::size_t i = 0; i < std::min(base.size(), tr.size()); ++i)
-        if (std::isfinite(tr[i] - base[i])) v.push_back((tr[i] - base[i]) / per_op);
-      if (v.empty()) continue;
-      auto [options, config] = config_of(b);
-      Observations& o = obs[{b.tracer, b.probe_kind, b.action, config}];
-      o.options = options;
-      o.consumer_pool = {b.tracer, b.probe_kind, b.action, config_of(b, wakeup_knobs(b.tracer)).second};
-      o.workloads.insert(b.workload);
-      if (b.tracer_details.contains("options") && b.tracer_details["options"].is_object())
-        for (const auto& [key, value] : b.tracer_details["options"].items())
-          o.effective[key].insert(value.is_string() ? value.get<std::string>() : value.dump());
-      if (b.events.payload_source != "none") o.carries_payload = true;
-      const int handlers = handlers_of(b);
-      if (b.gap_us > 0) {
-        // After an idle gap: its own terms, kept out of the hot ones.
-        if (handlers != 1 || b.threads != 1) continue;
-        o.idle_runs.push_back(
-            {b.payload_bytes, static_cast<double>(std::max<std::uint64_t>(1, b.batch)) * per_op, b.gap_us, v});
-        const auto& c = b.consumer;
-        if (c && c->wakes_on_timer && b.action == "count" && c->wakeups && *c->wakeups > 0 && tsc > 0) {
-          // A consumer on its own timer with nothing to read: what its
-          // thread spends per pass while the firing CPU mostly sleeps
-          // (timer_pass_costs); the caller's disable and drain left out.
-          const double passes = static_cast<double>(*c->wakeups);
-          idle_passes[{b.tracer, std::get<3>(o.consumer_pool)}].push_back(
-              {std::max(0.0, c->cpu_ns - c->caller_cpu_ns) * tsc / 1e9 / passes,
-               c->enables ? static_cast<double>(*c->enables) / passes : -1.0});
-        }
-        if (c && c->records > 0 && c->wakeups && *c->wakeups > 0 && !c->wakes_on_timer && tsc > 0) {
-          // At most one wakeup per traced sample found the consumer asleep.
-          // With the tasks' time in the traced blocks alone, the records are
-          // those blocks' (the pilot's hot ones left out).
-          const double samples = static_cast<double>(b.repetitions) * static_cast<double>(b.samples_per_block);
-          const double records = c->traced_cpu_ns
-                                     ? std::min(static_cast<double>(c->records), samples * static_cast<double>(b.batch))
-                                     : static_cast<double>(c->records);
-          const double idle = std::min(static_cast<double>(*c->wakeups), samples);
-          // The tasks' time in the traced blocks alone where the run has it:
-          // these runs' few records would magnify what the tasks do idle in
-          // the baseline blocks (a reader's poll timeouts), and the fitted
-          // per-enable term set against the reads at disable, which are
-          // measured and left out.
-          IdleConsumerPoint ip;
-          const double ns = c->traced_cpu_ns ? *c->traced_cpu_ns : std::max(0.0, c->cpu_ns - c->caller_cpu_ns);
-          ip.point.cycles_per_record = ns * tsc / 1e9 / records;
-          ip.point.payload_bytes = static_cast<double>(b.payload_bytes);
-          ip.point.wakeups_per_record = (static_cast<double>(*c->wakeups) - idle) / records;
-          ip.point.enables_per_record = 0;
-          ip.idle_wakeups_per_record = idle / records;
-          o.idle_consumer.push_back(ip);
-        }
-        continue;
-      }
-      if (b.consumer && b.threads == 1 && b.consumer->records > 0 && tsc > 0 &&
-          (handlers == 1 || (b.payload_bytes == 0 && !extra_predicate_holds(b)))) {
-        const ConsumerResult& c = *b.consumer;
-        ConsumerPoint p;
-        p.cycles_per_record = c.cpu_ns * tsc / 1e9 / static_cast<double>(c.records);
-        p.records = static_cast<double>(c.records);
-        p.payload_bytes = static_cast<double>(b.payload_bytes);
-        if (c.wakeups) p.wakeups_per_record = static_cast<double>(*c.wakeups) / static_cast<double>(c.records);
-        if (c.enables) p.enables_per_record = static_cast<double>(*c.enables) / static_cast<double>(c.records);
-        p.user_ticks = c.user_ticks;
-        p.split_ticks = static_cast<double>(c.ticks);
-        p.overhead_cycles = median_of(v);
-        p.config = config;
-        p.wakes_on_timer = c.wakes_on_timer;
-        if (handlers > 1) {
-          o.handler_consumer.emplace_back(p, handlers);  // what the extra handlers' enable cycles cost it
-        } else {
-          pools[o.consumer_pool].push_back(p);
-          if (p.wakeups_per_record >= 0) o.own_wakeups.push_back(p.wakeups_per_record);
-        }
-      }
-      if (handlers > 1) {
-        if (b.threads != 1 || b.payload_bytes != 0) continue;  // one knob at a time
-        auto& dst = o.by_handlers[extra_predicate_holds(b)][handlers];
-        dst.insert(dst.end(), v.begin(), v.end());
-      } else if (b.threads == 1) {
-        auto& dst = o.by_payload[b.payload_bytes];
-        dst.insert(dst.end(), v.begin(), v.end());
-      } else if (b.payload_bytes == 0) {
-        auto& dst = o.by_threads[b.threads];
-        dst.insert(dst.end(), v.begin(), v.end());
-      }
-    }
-  }
-  if (obs.empty())
-    return Status::error(
-        "model fit: no benchmark with an overhead figure in the runs (the none tracer is the "
-        "baseline, not a tracer): `tracebench run -t <tracer>`");
+// The model's context: the runs' machine, kernel and TSC rate (one for all:
+// same_machine), and the runs it is fitted from.
+Model model_of(const std::vector<RunResult>& runs) {
   Model m;
   const RunContext& c = runs.front().context;
   m.host = c.host;
@@ -448,32 +366,51 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
   m.emulated = c.emulated;
   m.tsc_hz = c.tsc_hz;
   for (const auto& r : runs) m.runs.push_back(r.context.run_id);
+  return m;
+}
+
+// The entry whose hot line a burst of entry i is set against (fit_idle_start):
+// its own, or where its hot runs wake the consumer, a configuration pooled
+// with it whose runs woke none.
+std::size_t idle_base_of(const Model& m, const std::vector<const Observations*>& of, std::size_t i) {
+  const Entry& e = m.entries[i];
+  if (of[i]->idle_runs.empty() || !e.wakeups_per_record || !(*e.wakeups_per_record > 0)) return i;
+  for (std::size_t j = 0; j < m.entries.size(); ++j) {
+    const Entry& q = m.entries[j];
+    if (j != i && q.tracer == e.tracer && q.probe_kind == e.probe_kind && q.action == e.action &&
+        of[j]->consumer_pool == of[i]->consumer_pool && q.wakeups_per_record && *q.wakeups_per_record == 0 &&
+        q.fixed.ok())
+      return j;
+  }
+  return i;
+}
+
+}  // namespace
+
+Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
+  if (runs.empty()) return Status::error("model fit: no runs");
+  if (bootstrap < 100) return Status::error("model fit: the bootstrap needs at least 100 resamples");
+  TB_TRY(same_machine(runs));
+  Observed seen = observe_runs(runs);
+  if (seen.obs.empty())
+    return Status::error(
+        "model fit: no benchmark with an overhead figure in the runs (the none tracer is the "
+        "baseline, not a tracer): `tracebench run -t <tracer>`");
+  Model m = model_of(runs);
   std::mt19937_64 rng(20081);  // fixed: the same runs give the same model
-  const std::map<PassKey, PassCost> passes = timer_pass_costs(pools, idle_passes, bootstrap, rng);
-  std::vector<std::vector<std::pair<double, double>>> lines;
+  const std::map<PassKey, PassCost> passes = timer_pass_costs(seen.pools, seen.idle_passes, bootstrap, rng);
+  std::vector<std::vector<std::pair<double, double>>> lines;  // each entry's payload line draws
   std::vector<const Observations*> of;
-  for (const auto& [k, o] : obs) {
+  for (const auto& [k, o] : seen.obs) {
     auto pass = passes.find({std::get<0>(k), std::get<3>(o.consumer_pool)});
     lines.emplace_back();
     of.push_back(&o);
-    m.entries.push_back(fit_entry(k, o, pools[o.consumer_pool], pass == passes.end() ? nullptr : &pass->second,
+    m.entries.push_back(fit_entry(k, o, seen.pools[o.consumer_pool], pass == passes.end() ? nullptr : &pass->second,
                                   bootstrap, rng, &lines.back()));
   }
-  // After an idle gap, against the line of the burst's other events: the
-  // entry's own, or a quiet configuration's (fit_idle_start).
+  // After an idle gap, against the line of the burst's other events.
   for (std::size_t i = 0; i < m.entries.size(); ++i) {
-    const Entry& e = m.entries[i];
-    std::size_t base = i;
-    if (!of[i]->idle_runs.empty() && e.wakeups_per_record && *e.wakeups_per_record > 0)
-      for (std::size_t j = 0; j < m.entries.size(); ++j) {
-        const Entry& q = m.entries[j];
-        if (j != i && q.tracer == e.tracer && q.probe_kind == e.probe_kind && q.action == e.action &&
-            of[j]->consumer_pool == of[i]->consumer_pool && q.wakeups_per_record && *q.wakeups_per_record == 0 &&
-            q.fixed.ok()) {
-          base = j;
-          break;
-        }
-      }
+    const std::size_t base = idle_base_of(m, of, i);
     fit_idle_start(*of[i], m.entries[base], lines[base], bootstrap, rng, &m.entries[i]);
   }
   for (std::size_t i = 0; i < m.entries.size(); ++i) fit_action_over_empty(m.entries, lines, of, i);

@@ -146,10 +146,10 @@ Param handler_enable_cost(const std::vector<std::pair<ConsumerPoint, int>>& swee
   return excess_per_unit(pts, f, Pooling::kSlope, "extra handler per enable cycle", bootstrap, rng);
 }
 
-}  // namespace
-
-void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, const std::string& run_cmd,
-                  const PassCost* pass, int bootstrap, std::mt19937_64& rng, Entry* e) {
+// Until a fit says otherwise: why the idle-wakeup and per-handler enable
+// terms are missing.  Returns why the handler sweep's consumer figures are
+// missing (the per-handler enable term's reason where the fit cannot set it).
+std::string consumer_defaults(const Observations& o, const std::string& run_cmd, Entry* e) {
   e->consumer_per_idle_wakeup = Param::absent(
       o.idle_consumer.empty()
           ? fmt::format("no run after an idle gap whose consumer was woken by its records: `{} -p 0{} --gap-us "
@@ -162,72 +162,186 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
           : std::string("the handler sweep's runs whose extra predicates fail have no consumer figure");
   e->consumer_per_enable_ecb = Param::absent(
       o.handler_consumer.empty() ? no_sweep : "no consumer fit to set the handler sweep's consumer figures against");
-  if (pts.empty()) {
-    // With one-thread runs of this very configuration in hand, running them
-    // again would measure nothing more: the action has no consumer.
-    const std::string why =
-        o.by_payload.empty()
-            ? fmt::format("no consumer figure in the runs (a consumer is measured at one thread): `{} -j 1`", run_cmd)
-            : fmt::format(
-                  "no consumer figure in the runs: {} {} keeps nothing for a consumer to read, so this "
-                  "configuration has no consumer term (a recording action of {} has one: `tracebench list`; "
-                  "runs written before tracebench measured consumers have none either)",
-                  e->tracer, e->action, e->tracer);
-    e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
-        Param::absent(why);
-    if (!o.by_payload.empty() && o.idle_consumer.empty()) e->consumer_per_idle_wakeup = Param::absent(why);
-    if (!o.by_payload.empty() && o.handler_consumer.empty()) e->consumer_per_enable_ecb = Param::absent(why);
-    return;
-  }
-  Columns cols = columns_of(o, pts);
-  const bool on_timer = pass && cols.wakeups_known &&
-                        std::all_of(pts.begin(), pts.end(), [](const ConsumerPoint& p) { return p.wakes_on_timer; });
-  if (on_timer) cols.by_wakeup = false;  // known: not a column
+  return no_sweep;
+}
+
+// No consumer figure in the runs: every consumer term says why.
+void no_consumer_figure(const Observations& o, const std::string& run_cmd, Entry* e) {
+  // With one-thread runs of this very configuration in hand, running them
+  // again would measure nothing more: the action has no consumer.
+  const std::string why =
+      o.by_payload.empty()
+          ? fmt::format("no consumer figure in the runs (a consumer is measured at one thread): `{} -j 1`", run_cmd)
+          : fmt::format(
+                "no consumer figure in the runs: {} {} keeps nothing for a consumer to read, so this "
+                "configuration has no consumer term (a recording action of {} has one: `tracebench list`; "
+                "runs written before tracebench measured consumers have none either)",
+                e->tracer, e->action, e->tracer);
+  e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
+      Param::absent(why);
+  if (!o.by_payload.empty() && o.idle_consumer.empty()) e->consumer_per_idle_wakeup = Param::absent(why);
+  if (!o.by_payload.empty() && o.handler_consumer.empty()) e->consumer_per_enable_ecb = Param::absent(why);
+}
+
+// The consumer regression's design: the columns it fits, its rows, and
+// what each row's figure is fitted to (less a timer consumer's passes).
+struct ConsumerDesign {
+  Columns cols;
+  bool on_timer = false;       // the passes are known: not a column
+  std::string enable_dropped;  // why the per-enable column was left out ("": it was not)
   std::vector<std::vector<double>> x;
   std::vector<double> y;
-  auto rows = [&] {
-    x.clear();
-    y.clear();
-    for (const auto& p : pts) {
-      x.push_back(row_of(cols, p));
-      y.push_back(p.cycles_per_record - (on_timer ? *pass->off_hot().cycles * p.wakeups_per_record : 0.0));
-    }
-  };
-  rows();
-  RowFit f;
-  Entry::ConsumerFit q;
-  q.points = pts.size();
-  // The per-enable term is the last one asked for: with too few figures for
-  // it as well, the others are fitted without it (its cost stays in
-  // consumer_per_record) rather than none at all.
-  std::string enable_dropped;
-  if (cols.by_enable && pts.size() < x[0].size() + 1) {
-    enable_dropped = fmt::format(
+};
+
+void fill_rows(const std::vector<ConsumerPoint>& pts, const PassCost* pass, ConsumerDesign* d) {
+  d->x.clear();
+  d->y.clear();
+  for (const auto& p : pts) {
+    d->x.push_back(row_of(d->cols, p));
+    d->y.push_back(p.cycles_per_record - (d->on_timer ? *pass->off_hot().cycles * p.wakeups_per_record : 0.0));
+  }
+}
+
+// Why the per-enable column, asked for, cannot be fitted ("": it can).
+// It is the last one asked for: with too few figures for it as well, the
+// others are fitted without it (its cost stays in consumer_per_record)
+// rather than none at all.
+std::string enable_drop_reason(const std::vector<ConsumerPoint>& pts, const ConsumerDesign& d,
+                               const std::string& run_cmd, const std::string& tracer) {
+  if (!d.cols.by_enable) return "";
+  if (pts.size() < d.x[0].size() + 1)
+    return fmt::format(
         "{} consumer figure(s) are too few for a per-enable term besides the others (it is in consumer_per_record): "
         "more runs, `{} -n 10` among them",
         pts.size(), run_cmd);
-    cols.by_enable = false;
-    rows();
-  } else if (cols.by_enable && cols.by_wakeup) {
-    // Wakeups and enable cycles per record that move together from run to
-    // run (perf's: a run with 10 samples per block has more of both) cannot
-    // be told apart: a fit of both trades one for the other, huge and of
-    // opposite signs, and a prediction at other rates inherits their
-    // difference.  The enable term goes (it is in the wakeup term).
-    std::vector<double> w, n;
-    for (const auto& p : pts) {
-      w.push_back(p.wakeups_per_record);
-      n.push_back(p.enables_per_record);
-    }
-    if (const double r = correlation(w, n); std::fabs(r) > 0.98) {
-      enable_dropped = fmt::format(
-          "wakeups and enable/disable cycles per record move together in the consumer figures (correlation {:.3f}), "
-          "so their costs cannot be told apart (it is in consumer_per_wakeup): {}",
-          r, wakeup_hint(e->tracer));
-      cols.by_enable = false;
-      rows();
-    }
+  if (!d.cols.by_wakeup) return "";
+  // Wakeups and enable cycles per record that move together from run to
+  // run (perf's: a run with 10 samples per block has more of both) cannot
+  // be told apart: a fit of both trades one for the other, huge and of
+  // opposite signs, and a prediction at other rates inherits their
+  // difference.  The enable term goes (it is in the wakeup term).
+  std::vector<double> w, n;
+  for (const auto& p : pts) {
+    w.push_back(p.wakeups_per_record);
+    n.push_back(p.enables_per_record);
   }
+  if (const double r = correlation(w, n); std::fabs(r) > 0.98)
+    return fmt::format(
+        "wakeups and enable/disable cycles per record move together in the consumer figures (correlation {:.3f}), "
+        "so their costs cannot be told apart (it is in consumer_per_wakeup): {}",
+        r, wakeup_hint(tracer));
+  return "";
+}
+
+ConsumerDesign consumer_design(const Observations& o, const std::vector<ConsumerPoint>& pts, const PassCost* pass,
+                               const std::string& run_cmd, const std::string& tracer) {
+  ConsumerDesign d;
+  d.cols = columns_of(o, pts);
+  d.on_timer = pass && d.cols.wakeups_known &&
+               std::all_of(pts.begin(), pts.end(), [](const ConsumerPoint& p) { return p.wakes_on_timer; });
+  if (d.on_timer) d.cols.by_wakeup = false;  // known: not a column
+  fill_rows(pts, pass, &d);
+  d.enable_dropped = enable_drop_reason(pts, d, run_cmd, tracer);
+  if (!d.enable_dropped.empty()) {
+    d.cols.by_enable = false;
+    fill_rows(pts, pass, &d);
+  }
+  return d;
+}
+
+// Column j of the fit, its interval from the fit's bootstrap.
+Param column_param(const RowFit& f, std::size_t j, std::size_t figures, const std::string& run_cmd) {
+  if (f.draws[j].size() < 100)
+    return Param::absent(
+        fmt::format("{} consumer figures are too few to bound the fit (more runs: `{}`)", figures, run_cmd));
+  Param p;
+  p.cycles = f.b[j];
+  p.n = figures;
+  interval(f.draws[j], &p);
+  return p;
+}
+
+// Where a consumer on its own timer has its per-wakeup term from: its
+// passes, idle and hot.
+std::string timer_wakeup_source(const PassCost& pass, const std::string& tracer) {
+  const std::string hot =
+      pass.hot.ok() ? fmt::format(
+                          "{:.0f} cycles per pass, 95% interval [{:.0f}, {:.0f}], in the {} hot `count` figures of "
+                          "its configuration (their consumer cycles per record on wakeups and enable/disable cycles "
+                          "per record)",
+                          *pass.hot.cycles, pass.hot.ci_low, pass.hot.ci_high, pass.hot_figures)
+                    : std::string("no pass cost from the hot `count` figures (too few, or their wakeups too alike)");
+  return pass.idle.ok()
+             ? fmt::format(
+                   "the consumer wakes on its own timer: a pass, measured where it has nothing to read and the "
+                   "firing CPU idles (the consumer thread's cycles per pass in the {} `count` runs of its "
+                   "configuration after an idle gap), as in a paced workload; {}; the other terms are fitted to "
+                   "the hot figures less {:.0f} cycles per pass",
+                   pass.idle_figures, hot, *pass.off_hot().cycles)
+             : fmt::format(
+                   "the consumer wakes on its own timer: a pass, measured where it has nothing to read: {}; not "
+                   "fitted here; the other terms are fitted to what the passes leave (no `count` run after an "
+                   "idle gap: `tracebench run -t {} -a count -p 0 --gap-us 1000`)",
+                   hot, tracer);
+}
+
+// consumer_per_wakeup: a timer consumer's pass, the fit's column, or why
+// neither.  `col`: the fit's next column, moved past the one taken.
+Param wakeup_term(const ConsumerDesign& d, const PassCost* pass, const RowFit& f, std::size_t* col, std::size_t figures,
+                  const std::string& run_cmd, const std::string& tracer, Entry::ConsumerFit* q) {
+  if (d.on_timer) {
+    q->per_wakeup_from = timer_wakeup_source(*pass, tracer);
+    return pass->used();
+  }
+  if (d.cols.by_wakeup) return column_param(f, (*col)++, figures, run_cmd);
+  if (!d.cols.wakeups_known)
+    return Param::absent(
+        "the consumer does not count its wakeups (it spins, or the tracer cannot tell): what they cost is in "
+        "consumer_per_record");
+  return Param::absent(wakeups_flat(d.cols, tracer, "consumer_per_record"));
+}
+
+// consumer_per_enable: the fit's column, or why not.
+Param enable_term(const ConsumerDesign& d, const RowFit& f, std::size_t* col, std::size_t figures,
+                  const std::string& run_cmd) {
+  if (d.cols.by_enable) return column_param(f, (*col)++, figures, run_cmd);
+  if (!d.enable_dropped.empty()) return Param::absent(d.enable_dropped);
+  if (!d.cols.enables_known)
+    return Param::absent(
+        "the runs predate the count of enable/disable cycles: what a cycle costs is in consumer_per_record");
+  return Param::absent(fmt::format(
+      "enable/disable cycles per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
+      "apart (it is in consumer_per_record): a run with fewer samples per block, `{} -n 10`",
+      d.cols.n_lo, d.cols.n_hi, run_cmd));
+}
+
+// The consumer's user share from its ticks pooled over the figures.
+void user_share(const std::vector<ConsumerPoint>& pts, const std::string& run_cmd, Entry::ConsumerFit* q) {
+  double user = 0, ticks = 0;
+  for (const auto& p : pts) {
+    user += p.user_ticks;
+    ticks += p.split_ticks;
+  }
+  q->ticks = static_cast<std::uint64_t>(ticks);
+  if (ticks >= 20)
+    q->user_fraction = std::clamp(user / ticks, 0.0, 1.0);
+  else
+    q->user_fraction_missing = fmt::format(
+        "the consumer ran {:.0f} tick(s) in the runs (20 needed for a user/kernel split): longer runs (`{} "
+        "--repetitions 20`)",
+        ticks, run_cmd);
+}
+
+}  // namespace
+
+void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, const std::string& run_cmd,
+                  const PassCost* pass, int bootstrap, std::mt19937_64& rng, Entry* e) {
+  const std::string no_sweep = consumer_defaults(o, run_cmd, e);
+  if (pts.empty()) {
+    no_consumer_figure(o, run_cmd, e);
+    return;
+  }
+  const ConsumerDesign d = consumer_design(o, pts, pass, run_cmd, e->tracer);
   // Each figure weighs as its run's records: a run's consumer time varies by
   // about as much from run to run whatever its records (the reader's fixed
   // costs: waking, opening, parsing headers), so per record a run of a few
@@ -236,98 +350,37 @@ void fit_consumer(const Observations& o, const std::vector<ConsumerPoint>& pts, 
   // per-record term from their difference (it can come out negative).
   std::vector<double> records;
   for (const auto& p : pts) records.push_back(p.records);
-  const bool fitted = fit_rows(x, y, bootstrap, rng, &f, records);
-  const std::size_t k = x[0].size();
-  if (!fitted) {
+  RowFit f;
+  if (!fit_rows(d.x, d.y, bootstrap, rng, &f, records)) {
     const std::string why =
         fmt::format("{} consumer figure(s) for {} term(s): not enough to fit (more payload sizes or runs: `{}`)",
-                    pts.size(), k, run_cmd);
+                    pts.size(), d.x[0].size(), run_cmd);
     e->consumer_per_record = e->consumer_per_record_byte = e->consumer_per_wakeup = e->consumer_per_enable =
         Param::absent(why);
     return;
   }
+  Entry::ConsumerFit q;
+  q.points = pts.size();
   q.r2 = f.r2;
   q.worst_residual_cycles = f.worst_residual;
-  auto param = [&](std::size_t j) {
-    if (f.draws[j].size() < 100)
-      return Param::absent(
-          fmt::format("{} consumer figures are too few to bound the fit (more runs: `{}`)", pts.size(), run_cmd));
-    Param p;
-    p.cycles = f.b[j];
-    p.n = pts.size();
-    interval(f.draws[j], &p);
-    return p;
-  };
   std::size_t col = 0;
-  e->consumer_per_record = param(col++);
-  if (cols.by_byte)
-    e->consumer_per_record_byte = param(col++);
+  e->consumer_per_record = column_param(f, col++, pts.size(), run_cmd);
+  if (d.cols.by_byte)
+    e->consumer_per_record_byte = column_param(f, col++, pts.size(), run_cmd);
   else
     e->consumer_per_record_byte = Param::absent(
         o.carries_payload ? fmt::format("one payload size in the consumer figures: `{} -p 0 -p 256 -p 4096`", run_cmd)
                           : std::string("the action records no payload"));
-  if (on_timer) {
-    e->consumer_per_wakeup = pass->used();
-    const std::string hot =
-        pass->hot.ok() ? fmt::format(
-                             "{:.0f} cycles per pass, 95% interval [{:.0f}, {:.0f}], in the {} hot `count` figures of "
-                             "its configuration (their consumer cycles per record on wakeups and enable/disable cycles "
-                             "per record)",
-                             *pass->hot.cycles, pass->hot.ci_low, pass->hot.ci_high, pass->hot_figures)
-                       : std::string("no pass cost from the hot `count` figures (too few, or their wakeups too alike)");
-    q.per_wakeup_from =
-        pass->idle.ok()
-            ? fmt::format(
-                  "the consumer wakes on its own timer: a pass, measured where it has nothing to read and the "
-                  "firing CPU idles (the consumer thread's cycles per pass in the {} `count` runs of its "
-                  "configuration after an idle gap), as in a paced workload; {}; the other terms are fitted to "
-                  "the hot figures less {:.0f} cycles per pass",
-                  pass->idle_figures, hot, *pass->off_hot().cycles)
-            : fmt::format(
-                  "the consumer wakes on its own timer: a pass, measured where it has nothing to read: {}; not "
-                  "fitted here; the other terms are fitted to what the passes leave (no `count` run after an "
-                  "idle gap: `tracebench run -t {} -a count -p 0 --gap-us 1000`)",
-                  hot, e->tracer);
-  } else if (cols.by_wakeup)
-    e->consumer_per_wakeup = param(col++);
-  else if (!cols.wakeups_known)
-    e->consumer_per_wakeup = Param::absent(
-        "the consumer does not count its wakeups (it spins, or the tracer cannot tell): what they cost is in "
-        "consumer_per_record");
-  else
-    e->consumer_per_wakeup = Param::absent(wakeups_flat(cols, e->tracer, "consumer_per_record"));
-  if (cols.by_enable)
-    e->consumer_per_enable = param(col++);
-  else if (!enable_dropped.empty())
-    e->consumer_per_enable = Param::absent(enable_dropped);
-  else if (!cols.enables_known)
-    e->consumer_per_enable = Param::absent(
-        "the runs predate the count of enable/disable cycles: what a cycle costs is in consumer_per_record");
-  else
-    e->consumer_per_enable = Param::absent(fmt::format(
-        "enable/disable cycles per record hardly vary in the runs ({:.3g} to {:.3g}), so their cost cannot be told "
-        "apart (it is in consumer_per_record): a run with fewer samples per block, `{} -n 10`",
-        cols.n_lo, cols.n_hi, run_cmd));
-  e->consumer_per_enable_ecb = handler_enable_cost(o.handler_consumer, cols, f,
-                                                   on_timer ? *pass->off_hot().cycles : 0.0, no_sweep, bootstrap, rng);
-  if (on_timer)
+  e->consumer_per_wakeup = wakeup_term(d, pass, f, &col, pts.size(), run_cmd, e->tracer, &q);
+  e->consumer_per_enable = enable_term(d, f, &col, pts.size(), run_cmd);
+  const double off_pass = d.on_timer ? *pass->off_hot().cycles : 0.0;
+  e->consumer_per_enable_ecb = handler_enable_cost(o.handler_consumer, d.cols, f, off_pass, no_sweep, bootstrap, rng);
+  if (d.on_timer)
     e->consumer_per_idle_wakeup = Param::absent(
         "the consumer wakes on its own timer, never because of a record: its passes are in consumer_per_wakeup");
   else if (!o.idle_consumer.empty())
-    e->consumer_per_idle_wakeup = idle_wakeup_cost(o.idle_consumer, cols, f, bootstrap, rng);
-  double user = 0, ticks = 0;
-  for (const auto& p : pts) {
-    user += p.user_ticks;
-    ticks += p.split_ticks;
-  }
-  q.ticks = static_cast<std::uint64_t>(ticks);
-  if (ticks >= 20)
-    q.user_fraction = std::clamp(user / ticks, 0.0, 1.0);
-  else
-    q.user_fraction_missing = fmt::format(
-        "the consumer ran {:.0f} tick(s) in the runs (20 needed for a user/kernel split): longer runs (`{} "
-        "--repetitions 20`)",
-        ticks, run_cmd);
+    e->consumer_per_idle_wakeup = idle_wakeup_cost(o.idle_consumer, d.cols, f, bootstrap, rng);
+  user_share(pts, run_cmd, &q);
   e->consumer_fit = q;
 }
 

@@ -120,6 +120,15 @@ struct IdlePass {
 
 // --- the observations (fit_observations.cc) ---
 
+// The runs' benchmarks grouped: observations per entry, consumer figures
+// per pool (runs that differ only in the wakeup knobs), and per timer
+// consumer's configuration its `count` runs after an idle gap.
+struct Observed {
+  std::map<Key, Observations> obs;
+  std::map<Key, std::vector<ConsumerPoint>> pools;
+  std::map<PassKey, std::vector<IdlePass>> idle_passes;
+};
+Observed observe_runs(const std::vector<RunResult>& runs);
 // The options that set how often a tracer's consumer is woken (and, for a
 // reader the producer does not wake, how often its timer does), as the
 // tracer describes them (ModelDescription::wakeup_knobs): runs that differ
