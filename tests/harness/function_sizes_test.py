@@ -33,18 +33,12 @@ ALLOWED = {
         "the verification rules of harness/README.md in their numbered order, each a few lines",
     "harness/src/clock_check.cc decide_clock":
         "the clock checks of harness/README.md's table in its order, each a few lines",
-    "harness/model/fit.cc fit_consumer":
-        "not yet split: the consumer terms' least-squares fit and its bootstrap",
-    "harness/model/fit.cc fit":
-        "not yet split: grouping runs into entries and fitting each",
     "harness/model/predict.cc predict":
         "eqs. 4-8 of model.h term by term, each a few lines, in the equations' order",
     "harness/src/cli.cc cli_dispatch":
         "not yet split: the top-level command line (list, env, run, cleanup) and the registered subcommands",
     "harness/vm/vm_command.cc run_vm":
         "not yet split: the VM lab's command, from its arguments to the guest's results copied back",
-    "harness/model/fit.cc fit_entry":
-        "not yet split: one entry's payload, handler, contention and idle fits",
     "harness/lava/lava_command.cc run_job":
         "not yet split: a LAVA job from a command, submitted or written",
     "harness/report/report_command.cc run_report":
