@@ -68,13 +68,27 @@ copy_lib() {  # host path -> same path in the guest (symlinks resolved)
   mkdir -p "$root$(dirname "$p")"
   cp -L "$p" "$root$p"
 }
+# An executable without its debug sections: the suite's binaries are built
+# with -g, and tracebench's debug information is ~9/10 of its size (~170 MB
+# of a RelWithDebInfo build): copied into every initramfs, read by qemu and
+# unpacked by the guest kernel at each boot, under TCG too.  The guest runs
+# the code; the symbol table, the build id and the SDT notes (what uprobes,
+# the usdt provider and backtraces use) stay.  Anything strip does not take
+# (a script) is copied as it is.
+copy_exe() {
+  if command -v strip >/dev/null && strip --strip-debug -o "$2" "$1" 2>/dev/null; then
+    chmod --reference="$1" "$2"
+  else
+    cp -L "$1" "$2"
+  fi
+}
 for spec in "${bins[@]}"; do
   src=${spec%%:*}
   dest=/tb/bin/$(basename "$src")
   [ "$spec" != "$src" ] && dest=${spec#*:}
   [ -x "$src" ] || die "no executable $src"
   mkdir -p "$root$(dirname "$dest")"
-  cp -L "$src" "$root$dest"
+  copy_exe "$(readlink -f "$src")" "$root$dest"
   if ldd "$src" >/dev/null 2>&1; then
     while read -r lib; do
       [ -n "$lib" ] && copy_lib "$lib"

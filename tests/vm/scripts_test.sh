@@ -130,6 +130,20 @@ check "k-ary: four devices test two, seven three" '[ "$(kary 0 9 lava_k 4 8)" = 
 check "k-ary: never more than the candidates left" '[ "$(kary 0 2 lava_k 6 1)" = 1 ]'
 check "k-ary: the split points (binary middle, thirds)" '[ "$(kary 0 4 lava_points 1)" = 2 ] && [ "$(kary 0 9 lava_points 2)" = "3 6" ]'
 
+# The initramfs carries executables without their debug sections, with their
+# symbols, mode and behaviour (mkinitramfs.sh, copy_exe); a script as it is.
+if command -v gcc >/dev/null && command -v readelf >/dev/null && command -v cpio >/dev/null && [ -x /bin/busybox ]; then
+  printf 'int tb_probe_me(int x) { return x + 1; }\nint main(void) { return tb_probe_me(41) == 42 ? 7 : 1; }\n' > "$t/g.c"
+  gcc -g -O1 -o "$t/g" "$t/g.c"
+  printf '#!/bin/sh\necho script\n' > "$t/s.sh" && chmod 755 "$t/s.sh"
+  "$vm/mkinitramfs.sh" --out "$t/g.cpio" --run "$t/run.sh" --bin "$t/g" --bin "$t/s.sh" 2>"$t/err"; rc=$?
+  mkdir -p "$t/gx" && (cd "$t/gx" && cpio -id --quiet < "$t/g.cpio")
+  "$t/gx/tb/bin/g"; grc=$?
+  check "initramfs: an executable goes in without debug sections" '[ $rc -eq 0 ] && readelf -S "$t/g" | grep -q debug_info && ! readelf -S "$t/gx/tb/bin/g" | grep -q "\.debug_"'
+  check "initramfs: it keeps its symbols, mode and behaviour" '[ -x "$t/gx/tb/bin/g" ] && [ $grc -eq 7 ] && nm "$t/gx/tb/bin/g" | grep -q " T tb_probe_me$"'
+  check "initramfs: a script goes in as it is" 'cmp -s "$t/s.sh" "$t/gx/tb/bin/s.sh" && [ -x "$t/gx/tb/bin/s.sh" ]'
+fi
+
 # --accel auto and the KVM memo (run-qemu.sh), on a fake qemu: a host whose
 # KVM hangs the guest, one where qemu aborts, one where KVM works.  The fake
 # boots TCG at once (TBBOOT, TBEXIT 0 on the channel) and counts KVM tries.
