@@ -1,7 +1,5 @@
 #include "compile.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,9 +11,9 @@
 #include <fstream>
 #include <regex>
 
+#include "stap_spawn.h"
 #include "tracers/common/proc.h"
 
-extern char** environ;
 namespace fs = std::filesystem;
 
 namespace tracebench::systemtap {
@@ -113,19 +111,8 @@ Status prepare_tree(const std::string& headers, CompileTree* out) {
 }
 
 Status run_logged(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log, int* status) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return Status::error("spawn " + argv[0] + ": " + std::strerror(rc));
+  TB_TRY(spawn({.argv = argv, .stdout_path = log, .cwd = cwd}, &pid));
   int ws = 0;
   while (waitpid(pid, &ws, 0) < 0)
     if (errno != EINTR) return Status::error("waitpid " + argv[0] + ": " + std::strerror(errno));

@@ -1,8 +1,6 @@
 #include "session.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include "stap_spawn.h"
 #include "tracers/common/proc.h"
 #include "compile.h"
 #include "script.h"
 
-extern char** environ;
 namespace fs = std::filesystem;
 
 namespace tracebench::systemtap {
@@ -97,34 +95,16 @@ Status StapSession::start(const std::string& staprun, const std::string& ko, con
     argv.push_back(ko);
     argv.insert(argv.end(), params.begin(), params.end());
   }
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, (dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
   // Its own process group: a Ctrl-C of the terminal reaches tracebench,
   // whose teardown stops stapio in order (end probe, unload).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
-  // The harness blocks and catches signals for its own teardown; stapio
-  // must get SIGTERM with its own handler (end probe, unload).
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, staprun.c_str(), &fa, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Status::error("systemtap: spawn " + staprun + ": " + std::strerror(rc));
+  if (Status s = spawn({.argv = argv,
+                        .stdout_path = dir + "/stdout.txt",
+                        .stderr_path = dir + "/stderr.txt",
+                        .own_group_default_signals = true},
+                       &pid);
+      !s)
+    return Status::error("systemtap: " + s.message());
   pid_ = pid;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (common::read_text(dir + "/out.txt").find(kReadyLine) == std::string::npos) {
