@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/harness/model_fixture.h"
 #include "tracebench/model.h"
 #include "tracebench/report.h"
 
@@ -120,26 +121,8 @@ TEST(FromJson, ValidationRefusesAMissingOrIllTypedFieldByName) {
 
 // ---- model.json
 
-model::Model one_entry_model() {
-  model::Model m;
-  m.host = "h";
-  m.tsc_hz = 2e9;
-  m.runs = {"r1"};
-  model::Entry e;
-  e.tracer = "ebpf";
-  e.probe_kind = "syscall";
-  e.action = "count";
-  e.fixed.cycles = 100;
-  e.fixed.ci_low = 95;
-  e.fixed.ci_high = 105;
-  e.fixed.n = 6;
-  e.per_byte = model::Param::absent("one payload size");
-  m.entries.push_back(e);
-  return m;
-}
-
 TEST(FromJson, ModelRoundTripsAndNamesABadField) {
-  const model::Model m = one_entry_model();
+  const model::Model m = fixtures::one_entry_model();
   model::Model back;
   Status s = model::from_json(model::to_json(m), &back);
   ASSERT_TRUE(s) << s.message();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/model/model_reporters.h"
+#include "tests/harness/model_fixture.h"
 #include "tracebench/reporter.h"
 
 namespace tracebench {
@@ -113,19 +114,7 @@ TEST(Reporters, EachCompareFormatWritesWhatItsFileWrites) {
 }
 
 TEST(Reporters, EachModelFormatWritesWhatItsFileWrites) {
-  model::Model m;
-  m.host = "h";
-  m.tsc_hz = 2e9;
-  model::Entry e;
-  e.tracer = "ebpf";
-  e.probe_kind = "syscall";
-  e.action = "count";
-  e.fixed.cycles = 100;
-  e.fixed.ci_low = 90;
-  e.fixed.ci_high = 110;
-  e.fixed.n = 6;
-  e.per_byte = model::Param::absent("one payload size");
-  m.entries.push_back(e);
+  const model::Model m = fixtures::one_entry_model();
   Report out;
   ASSERT_TRUE(model::model_reporters().write("json", model::ModelReport{m}, &out));
   EXPECT_EQ(out.text, model::to_json(m).dump(2) + "\n");
