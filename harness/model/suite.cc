@@ -79,112 +79,147 @@ std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, cons
   return suite_runs(tracer, model_description(tracer), scenarios, quick);
 }
 
+namespace {
+
+// The runs of a suite in order, each once (a run asked again by another
+// scenario is not repeated), `copies` times the first time it is asked.
+class RunList {
+ public:
+  explicit RunList(bool quick) : quick_(quick) {}
+  void add(std::vector<std::string> r, int copies = 1) {
+    if (quick_) r.push_back("--quick");
+    if (!seen_.insert(r).second) return;
+    for (int i = 0; i < copies; ++i) runs_.push_back(r);
+  }
+  std::vector<std::vector<std::string>> take() { return std::move(runs_); }
+
+ private:
+  bool quick_;
+  std::vector<std::vector<std::string>> runs_;
+  std::set<std::vector<std::string>> seen_;
+};
+
+// A scenario with a payload: the per-byte terms.
+void payload_runs(const std::vector<std::string>& base, const SuiteScenario& s, const ModelDescription& d,
+                  RunList* list) {
+  // A sweep through the scenario's size.
+  std::set<std::uint64_t> sizes = {0, 64, 1024, s.payload_bytes};
+  std::vector<std::string> r = base;
+  for (auto p : sizes) r.insert(r.end(), {"-p", std::to_string(p)});
+  list->add(r, 2);
+  // The scenario's size with 10 samples per block (blocks are otherwise
+  // as long as 50 ms of traced time allow, up to 1000 samples): several times
+  // the enable/disable cycles per record, which tells what a cycle costs
+  // the consumer (a session start and stop, a read pass at disable)
+  // from what a record does.
+  list->add(base_with(base, {"-p", std::to_string(s.payload_bytes), "-n", "10"}));
+  // The same sweep with the reader woken on few records: what the probe
+  // pays per wakeup (probe_per_wakeup) and the consumer's per-wakeup
+  // term.  A hot loop wakes it on most records, a paced workload on few.
+  // The reader then reads on its timer, every 2 ms: often enough that
+  // a hot loop of 1 KiB records does not fill the ring.
+  if (!s.few_wakeups.empty()) {
+    for (const auto& o : dash_o(s.few_wakeups)) r.push_back(o);
+    list->add(r);
+  }
+  // The D-VM's consumer wakes on its timer (switchrate), never on a
+  // record: a hot loop gives it ~1e-4 wakeups per record at any size, too
+  // few to tell a pass's cost from the records'.  At another rate the
+  // wakeups per record differ enough to fit both.
+  if (d.second_timer_rate) {
+    r.insert(r.end(), {"-o", *d.second_timer_rate});
+    list->add(r);
+  }
+}
+
+// A scenario without a payload: the per-record terms.
+void count_runs(const std::vector<std::string>& base, const ModelDescription& d, RunList* list) {
+  // Twice: two consumer figures for the per-record term.
+  std::vector<std::string> r = base;
+  r.insert(r.end(), {"-p", "0"});
+  list->add(r, 2);
+  list->add(base_with(base, {"-p", "0", "-n", "10"}));  // enable/disable cycles per record, as above
+  // The D-VM's consumer passes at its switchrate whatever fires: paced,
+  // its cost is per pass, not per record; a second rate tells them apart.
+  if (d.second_timer_rate) {
+    r.insert(r.end(), {"-o", *d.second_timer_rate});
+    list->add(r);
+    // And what a pass costs while the firing CPU idles between bursts,
+    // as it does paced (a hot loop's passes meet a busy CPU: under TCG
+    // the module's cost several times as much): the count after an idle
+    // gap, twice, and twice with 10 samples per block (short runs), whose
+    // several times the enable/disable cycles per pass tell what a cycle
+    // costs the consumer thread from what a pass does.
+    list->add(base_with(base, {"-p", "0", "--gap-us", "1000"}), 2);
+    list->add(base_with(base, {"-p", "0", "-n", "10", "--gap-us", "1000"}), 2);
+  }
+}
+
+// After an idle gap, for a scenario whose records a consumer reads: a
+// sleep before each sample, as long as a validation's pacing period, so
+// each sample's first event is what a burst's first event is there
+// (idle_start), and a wakeup it causes finds the consumer asleep
+// (consumer_per_idle_wakeup: three sizes, for three consumer figures).
+// A counting probe's bursts cost nothing measurable beyond the noise
+// here (a uprobe's figure swings between two modes block to block, and a
+// run after a gap lands in one of them): no such run for it, but for a
+// consumer's pass on its timer (count_runs).
+void idle_gap_runs(const std::vector<std::string>& base, const SuiteScenario& s, RunList* list) {
+  if (s.payload_bytes == 0) return;
+  std::vector<std::string> r = base;
+  for (auto p : std::set<std::uint64_t>{0, s.payload_bytes, 1024}) r.insert(r.end(), {"-p", std::to_string(p)});
+  r.insert(r.end(), {"--gap-us", "1000"});
+  list->add(r);
+}
+
+// The Table 4 analog (the action over the empty handler, whose own fixed
+// is the flow, Table 6) for the syscall probe's count and the payload
+// scenario's action (record, ringbuf): both in one run, one after the
+// other, at payload 0.
+// Not for the uprobe rows: a uprobe's trap and return cost tens of
+// thousands of cycles that swing by thousands from block to block, and
+// an action of tens of cycles is lost in them.
+void empty_handler_runs(const std::string& tracer, const SuiteScenario& s, const ModelDescription& d, RunList* list) {
+  if (!d.empty_handler_options || (s.name != "sys" && s.name != "payload")) return;
+  std::vector<std::string> r = {"run", "-t", tracer, "-w", s.workload, "-a", kEmptyAction, "-a", s.action, "-p", "0"};
+  for (const auto& o : dash_o(*d.empty_handler_options)) r.push_back(o);
+  list->add(r);
+}
+
+// The handler-count sweep: per_ecb and false_predicate.  The scenario's
+// own count with failing predicates three times: the line's slope rests on
+// that figure, and it moves by a quarter from one run to the next (ten
+// handlers' repetitions can gather in two modes, in proportions that differ
+// run to run).
+void handler_sweep_runs(const std::string& tracer, const std::vector<std::string>& base, const SuiteScenario& s,
+                        RunList* list) {
+  if (s.handlers <= 1) return;
+  for (int n : {2, 4, s.handlers})
+    for (const char* truth : {"true", "false"}) {
+      std::vector<std::string> r = base;
+      r.insert(r.end(), {"-p", "0", "-o", fmt::format("{}.{}={}", tracer, kEcbsOption, n), "-o",
+                         fmt::format("{}.{}={}", tracer, kExtraPredicateOption, truth)});
+      list->add(r, n == s.handlers && std::string(truth) == "false" ? 3 : 1);
+    }
+}
+
+}  // namespace
+
 std::vector<std::vector<std::string>> suite_runs(const std::string& tracer, const ModelDescription& d,
                                                  const std::vector<SuiteScenario>& scenarios, bool quick) {
-  std::vector<std::vector<std::string>> runs;
-  std::set<std::vector<std::string>> seen;
-  auto add = [&](std::vector<std::string> r, int copies = 1) {
-    if (quick) r.push_back("--quick");
-    if (!seen.insert(r).second) return;
-    for (int i = 0; i < copies; ++i) runs.push_back(r);
-  };
+  RunList list(quick);
   for (const auto& s : scenarios) {
     std::vector<std::string> base = {"run", "-t", tracer, "-w", s.workload, "-a", s.action};
     for (const auto& o : s.options) base.insert(base.end(), {"-o", o});
-    if (s.payload_bytes > 0) {
-      // The per-byte terms: a sweep through the scenario's size.
-      std::set<std::uint64_t> sizes = {0, 64, 1024, s.payload_bytes};
-      std::vector<std::string> r = base;
-      for (auto p : sizes) r.insert(r.end(), {"-p", std::to_string(p)});
-      add(r, 2);
-      // The scenario's size with 10 samples per block (blocks are otherwise
-      // as long as 50 ms of traced time allow, up to 1000 samples): several times
-      // the enable/disable cycles per record, which tells what a cycle costs
-      // the consumer (a session start and stop, a read pass at disable)
-      // from what a record does.
-      add(base_with(base, {"-p", std::to_string(s.payload_bytes), "-n", "10"}));
-      // The same sweep with the reader woken on few records: what the probe
-      // pays per wakeup (probe_per_wakeup) and the consumer's per-wakeup
-      // term.  A hot loop wakes it on most records, a paced workload on few.
-      // The reader then reads on its timer, every 2 ms: often enough that
-      // a hot loop of 1 KiB records does not fill the ring.
-      if (!s.few_wakeups.empty()) {
-        for (const auto& o : dash_o(s.few_wakeups)) r.push_back(o);
-        add(r);
-      }
-      // The D-VM's consumer wakes on its timer (switchrate), never on a
-      // record: a hot loop gives it ~1e-4 wakeups per record at any size, too
-      // few to tell a pass's cost from the records'.  At another rate the
-      // wakeups per record differ enough to fit both.
-      if (d.second_timer_rate) {
-        r.insert(r.end(), {"-o", *d.second_timer_rate});
-        add(r);
-      }
-    } else {
-      // Twice: two consumer figures for the per-record term.
-      std::vector<std::string> r = base;
-      r.insert(r.end(), {"-p", "0"});
-      add(r, 2);
-      add(base_with(base, {"-p", "0", "-n", "10"}));  // enable/disable cycles per record, as above
-      // The D-VM's consumer passes at its switchrate whatever fires: paced,
-      // its cost is per pass, not per record; a second rate tells them apart.
-      if (d.second_timer_rate) {
-        r.insert(r.end(), {"-o", *d.second_timer_rate});
-        add(r);
-        // And what a pass costs while the firing CPU idles between bursts,
-        // as it does paced (a hot loop's passes meet a busy CPU: under TCG
-        // the module's cost several times as much): the count after an idle
-        // gap, twice, and twice with 10 samples per block (short runs), whose
-        // several times the enable/disable cycles per pass tell what a cycle
-        // costs the consumer thread from what a pass does.
-        add(base_with(base, {"-p", "0", "--gap-us", "1000"}), 2);
-        add(base_with(base, {"-p", "0", "-n", "10", "--gap-us", "1000"}), 2);
-      }
-    }
-    // After an idle gap, for a scenario whose records a consumer reads: a
-    // sleep before each sample, as long as a validation's pacing period, so
-    // each sample's first event is what a burst's first event is there
-    // (idle_start), and a wakeup it causes finds the consumer asleep
-    // (consumer_per_idle_wakeup: three sizes, for three consumer figures).
-    // A counting probe's bursts cost nothing measurable beyond the noise
-    // here (a uprobe's figure swings between two modes block to block, and a
-    // run after a gap lands in one of them): no such run for it, but for a
-    // consumer's pass on its timer (above).
-    if (s.payload_bytes > 0) {
-      std::vector<std::string> r = base;
-      for (auto p : std::set<std::uint64_t>{0, s.payload_bytes, 1024}) r.insert(r.end(), {"-p", std::to_string(p)});
-      r.insert(r.end(), {"--gap-us", "1000"});
-      add(r);
-    }
-    // The Table 4 analog (the action over the empty handler, whose own fixed
-    // is the flow, Table 6) for the syscall probe's count and the payload
-    // scenario's action (record, ringbuf): both in one run, one after the
-    // other, at payload 0.
-    // Not for the uprobe rows: a uprobe's trap and return cost tens of
-    // thousands of cycles that swing by thousands from block to block, and
-    // an action of tens of cycles is lost in them.
-    if (d.empty_handler_options && (s.name == "sys" || s.name == "payload")) {
-      std::vector<std::string> r = {"run",        "-t", tracer,   "-w", s.workload, "-a",
-                                    kEmptyAction, "-a", s.action, "-p", "0"};
-      for (const auto& o : dash_o(*d.empty_handler_options)) r.push_back(o);
-      add(r);
-    }
-    if (s.handlers > 1) {
-      // The handler-count sweep: per_ecb and false_predicate.  The
-      // scenario's own count with failing predicates three times: the
-      // line's slope rests on that figure, and it moves by a quarter from
-      // one run to the next (ten handlers' repetitions can gather in two
-      // modes, in proportions that differ run to run).
-      for (int n : {2, 4, s.handlers})
-        for (const char* truth : {"true", "false"}) {
-          std::vector<std::string> r = base;
-          r.insert(r.end(), {"-p", "0", "-o", fmt::format("{}.{}={}", tracer, kEcbsOption, n), "-o",
-                             fmt::format("{}.{}={}", tracer, kExtraPredicateOption, truth)});
-          add(r, n == s.handlers && std::string(truth) == "false" ? 3 : 1);
-        }
-    }
+    if (s.payload_bytes > 0)
+      payload_runs(base, s, d, &list);
+    else
+      count_runs(base, d, &list);
+    idle_gap_runs(base, s, &list);
+    empty_handler_runs(tracer, s, d, &list);
+    handler_sweep_runs(tracer, base, s, &list);
   }
-  return runs;
+  return list.take();
 }
 
 namespace {

@@ -27,8 +27,6 @@ ALLOWED = {
         "SCENARIO.json's fields and their checks, one line each, in the file's order",
     "harness/src/plan.cc make_plan":
         "the one way in (issue 42 item 2) is reshaping plan.cc; split with that change",
-    "harness/model/suite.cc suite_runs":
-        "model suite's argument lists, reshaped by the one way in (issue 42 item 2); split with that change",
     "harness/src/verification.cc judge_counts":
         "the verification rules of harness/README.md in their numbered order, each a few lines",
     "harness/src/clock_check.cc decide_clock":
