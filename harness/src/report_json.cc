@@ -102,31 +102,148 @@ VariantResult variant_from(const json& j) {
   return v;
 }
 
+// result.json's plain fields are listed once (context_fields,
+// benchmark_fields, event_fields) and walked both ways: a Writer puts each
+// into a JSON object, a Reader takes each out of one.  `field` is required
+// (at() throws, naming it, when it is missing); `optional` may be absent
+// from results written before it existed (reading leaves the default);
+// `nullable` is an std::optional written as null when empty.  The fields
+// with rules of their own (a sentinel, a derived figure, a nested
+// distribution) are written and read beside the walk.
+struct Writer {
+  json& j;
+  template <class T>
+  void field(const char* k, const T& v) {
+    j[k] = v;
+  }
+  template <class T>
+  void optional(const char* k, const T& v) {
+    j[k] = v;
+  }
+  template <class T>
+  void nullable(const char* k, const std::optional<T>& v) {
+    put_opt(j, k, v);
+  }
+  template <class F>
+  void object(const char* k, F f) {
+    Writer w{j[k]};
+    f(w);
+  }
+};
+
+struct Reader {
+  const json& j;
+  template <class T>
+  void field(const char* k, T& v) const {
+    j.at(k).get_to(v);
+  }
+  template <class T>
+  void optional(const char* k, T& v) const {
+    if (j.contains(k)) j.at(k).get_to(v);
+  }
+  template <class T>
+  void nullable(const char* k, std::optional<T>& v) const {
+    get_opt(j, k, v);
+  }
+  template <class F>
+  void object(const char* k, F f) const {
+    Reader r{j.at(k)};
+    f(r);
+  }
+};
+
+// `Context` is RunContext for reading, const RunContext for writing.
+template <class Io, class Context>
+void context_fields(Io& io, Context& c) {
+  io.field("run_id", c.run_id);
+  io.field("date_utc", c.date_utc);
+  io.field("host", c.host);
+  io.field("cpu_model", c.cpu_model);
+  io.field("cpus", c.cpus);
+  io.field("measured_cpu", c.measured_cpu);
+  io.object("kernel", [&](auto& k) {
+    k.field("release", c.kernel_release);
+    k.field("version", c.kernel_version);
+    k.field("config_sha256", c.kernel_config_hash);
+    k.field("config_source", c.kernel_config_source);
+  });
+  io.field("clocksource", c.clocksource);
+  io.field("virtualized", c.virtualized);
+  io.field("hypervisor", c.hypervisor);
+  io.field("execution", c.execution);
+  io.field("emulated", c.emulated);
+  io.object("tsc", [&](auto& t) {
+    t.field("hz", c.tsc_hz);
+    t.field("calibrated_hz", c.tsc_calibrated_hz);
+    t.field("source", c.tsc_source);
+    t.field("invariant", c.tsc_invariant);
+  });
+  io.object("floor", [&](auto& f) {
+    f.field("cycles", c.floor_cycles);
+    f.field("mad_cycles", c.floor_mad_cycles);
+  });
+  io.field("counter_read_cycles", c.counter_read_cycles);
+  io.field("noise_warnings", c.noise_warnings);
+  io.optional("concurrent", c.concurrent);
+  io.field("tracebench_version", c.tracebench_version);
+  io.field("git_sha", c.git_sha);
+  io.field("build_type", c.build_type);
+  io.field("compiler", c.compiler);
+  io.field("library_versions", c.library_versions);
+  io.field("command_line", c.command_line);
+  io.optional("complete", c.complete);
+}
+
+template <class Io, class Events>
+void event_fields(Io& io, Events& e) {
+  io.field("fired", e.fired);
+  io.field("recorded", e.recorded);
+  io.field("lost", e.lost);
+  io.field("exact", e.exact);
+  io.field("payload_verified_bytes", e.payload_verified);
+  io.field("verification", e.verification);
+  io.optional("payload_source", e.payload_source);
+  io.optional("payload_checked_events", e.payload_checked_events);
+  io.optional("payload_mismatched_events", e.payload_mismatched_events);
+  io.optional("payload_truncated_events", e.payload_truncated_events);
+  io.optional("payload_kept_bytes", e.payload_kept_bytes);
+  io.optional("tracer_errors", e.tracer_errors);
+  io.optional("verification_reason", e.verification_reason);
+}
+
+template <class Io, class Benchmark>
+void benchmark_fields(Io& io, Benchmark& b) {
+  io.field("name", b.name);
+  io.field("tracer", b.tracer);
+  io.field("workload", b.workload);
+  io.field("probe", b.probe);
+  io.field("probe_kind", b.probe_kind);
+  io.field("action", b.action);
+  io.field("payload_bytes", b.payload_bytes);
+  io.field("threads", b.threads);
+  io.field("options", b.options);
+  io.field("repetitions", b.repetitions);
+  io.nullable("dropped_repetitions", b.dropped_repetitions);
+  io.field("samples_per_block", b.samples_per_block);
+  io.field("batch", b.batch);
+  io.optional("gap_us", b.gap_us);
+  io.field("status", b.status);
+  io.field("error", b.error);
+  io.optional("warnings", b.warnings);
+  io.nullable("overhead_cycles_per_event", b.overhead_cycles);
+  io.nullable("overhead_ns_per_event", b.overhead_ns);
+  io.object("events", [&](auto& e) { event_fields(e, b.events); });
+  io.field("tracer_details", b.tracer_details);
+  io.optional("interrupts_per_event", b.interrupts_per_event);
+}
+
 }  // namespace
 
 void to_json(json& j, const RunResult& r) {
   const RunContext& c = r.context;
-  json ctx;
-  ctx["run_id"] = c.run_id;
-  ctx["date_utc"] = c.date_utc;
-  ctx["host"] = c.host;
-  ctx["cpu_model"] = c.cpu_model;
-  ctx["cpus"] = c.cpus;
-  ctx["measured_cpu"] = c.measured_cpu;
-  ctx["kernel"] = {{"release", c.kernel_release},
-                   {"version", c.kernel_version},
-                   {"config_sha256", c.kernel_config_hash},
-                   {"config_source", c.kernel_config_source}};
-  ctx["clocksource"] = c.clocksource;
-  ctx["virtualized"] = c.virtualized;
-  ctx["hypervisor"] = c.hypervisor;
-  ctx["execution"] = c.execution;
-  ctx["emulated"] = c.emulated;
-  ctx["tsc"] = {{"hz", c.tsc_hz},
-                {"calibrated_hz", c.tsc_calibrated_hz},
-                {"source", c.tsc_source},
-                {"invariant", c.tsc_invariant}};
-  ctx["floor"] = {{"cycles", c.floor_cycles}, {"mad_cycles", c.floor_mad_cycles}};
+  json ctx = json::object();
+  Writer cw{ctx};
+  context_fields(cw, c);
   if (!c.clock.empty()) ctx["clock"] = c.clock;
   json counters = json::array();
   for (const auto& k : c.counters) {
@@ -135,64 +252,22 @@ void to_json(json& j, const RunResult& r) {
     counters.push_back(e);
   }
   ctx["counters"] = counters;
-  ctx["counter_read_cycles"] = c.counter_read_cycles;
-  ctx["noise_warnings"] = c.noise_warnings;
   if (c.foreign_cpu_load >= 0) ctx["foreign_cpu_load"] = c.foreign_cpu_load;
-  ctx["concurrent"] = c.concurrent;
-  ctx["tracebench_version"] = c.tracebench_version;
-  ctx["git_sha"] = c.git_sha;
-  ctx["build_type"] = c.build_type;
-  ctx["compiler"] = c.compiler;
-  ctx["library_versions"] = c.library_versions;
-  ctx["command_line"] = c.command_line;
-  ctx["complete"] = c.complete;
 
   json benches = json::array();
   for (const auto& b : r.benchmarks) {
-    json e;
-    e["name"] = b.name;
-    e["tracer"] = b.tracer;
-    e["workload"] = b.workload;
-    e["probe"] = b.probe;
-    e["probe_kind"] = b.probe_kind;
-    e["action"] = b.action;
-    e["payload_bytes"] = b.payload_bytes;
-    e["threads"] = b.threads;
-    e["options"] = b.options;
-    e["repetitions"] = b.repetitions;
-    put_opt(e, "dropped_repetitions", b.dropped_repetitions);
+    json e = json::object();
+    Writer bw{e};
+    benchmark_fields(bw, b);
     if (b.repetitions_stop)
       e["repetitions_stop"] = {{"rule", b.repetitions_stop->rule},
                                {"target_cycles", b.repetitions_stop->target_cycles},
                                {"half_width_cycles", b.repetitions_stop->half_width_cycles},
                                {"cap", b.repetitions_stop->cap}};
-    e["samples_per_block"] = b.samples_per_block;
-    e["batch"] = b.batch;
-    e["gap_us"] = b.gap_us;
-    e["status"] = b.status;
-    e["error"] = b.error;
-    e["warnings"] = b.warnings;
     e["baseline"] = variant_json(b.baseline);
     e["traced"] = variant_json(b.traced);
-    put_opt(e, "overhead_cycles_per_event", b.overhead_cycles);
-    put_opt(e, "overhead_ns_per_event", b.overhead_ns);
-    e["events"] = {{"fired", b.events.fired},
-                   {"recorded", b.events.recorded},
-                   {"lost", b.events.lost},
-                   {"exact", b.events.exact},
-                   {"payload_verified_bytes", b.events.payload_verified},
-                   {"payload_source", b.events.payload_source},
-                   {"payload_checked_events", b.events.payload_checked_events},
-                   {"payload_mismatched_events", b.events.payload_mismatched_events},
-                   {"payload_truncated_events", b.events.payload_truncated_events},
-                   {"payload_kept_bytes", b.events.payload_kept_bytes},
-                   {"tracer_errors", b.events.tracer_errors},
-                   {"verification", b.events.verification},
-                   {"verification_reason", b.events.verification_reason}};
     if (b.events.timer_events_per_op) e["events"]["timer_events_per_op"] = *b.events.timer_events_per_op;
     if (b.consumer) e["consumer"] = consumer_json(*b.consumer, ctx_tsc_hz(r));
-    e["tracer_details"] = b.tracer_details;
-    e["interrupts_per_event"] = b.interrupts_per_event;
     benches.push_back(e);
   }
   j = json{{"schema", kSchemaName}, {"schema_version", kSchemaVersion}, {"context", ctx}, {"benchmarks", benches}};
@@ -206,27 +281,10 @@ void from_json(const json& j, RunResult& r) {
   }
   const json& ctx = j.at("context");
   RunContext& c = r.context;
-  ctx.at("run_id").get_to(c.run_id);
-  ctx.at("date_utc").get_to(c.date_utc);
-  ctx.at("host").get_to(c.host);
-  ctx.at("cpu_model").get_to(c.cpu_model);
-  ctx.at("cpus").get_to(c.cpus);
-  ctx.at("measured_cpu").get_to(c.measured_cpu);
-  ctx.at("kernel").at("release").get_to(c.kernel_release);
-  ctx.at("kernel").at("version").get_to(c.kernel_version);
-  ctx.at("kernel").at("config_sha256").get_to(c.kernel_config_hash);
-  ctx.at("kernel").at("config_source").get_to(c.kernel_config_source);
-  ctx.at("clocksource").get_to(c.clocksource);
-  ctx.at("virtualized").get_to(c.virtualized);
-  ctx.at("hypervisor").get_to(c.hypervisor);
-  ctx.at("execution").get_to(c.execution);
-  ctx.at("emulated").get_to(c.emulated);
-  ctx.at("tsc").at("hz").get_to(c.tsc_hz);
-  ctx.at("tsc").at("calibrated_hz").get_to(c.tsc_calibrated_hz);
-  ctx.at("tsc").at("source").get_to(c.tsc_source);
-  ctx.at("tsc").at("invariant").get_to(c.tsc_invariant);
-  ctx.at("floor").at("cycles").get_to(c.floor_cycles);
-  ctx.at("floor").at("mad_cycles").get_to(c.floor_mad_cycles);
+  c.concurrent = false;  // absent: results written before it
+  c.complete = true;     // absent: results written before it
+  Reader cr{ctx};
+  context_fields(cr, c);
   c.clock = ctx.contains("clock") ? ctx.at("clock") : json::object();
   c.counters.clear();
   for (const auto& k : ctx.at("counters")) {
@@ -237,32 +295,13 @@ void from_json(const json& j, RunResult& r) {
     if (k.contains("unavailable_reason")) k.at("unavailable_reason").get_to(cc.unavailable_reason);
     c.counters.push_back(cc);
   }
-  ctx.at("counter_read_cycles").get_to(c.counter_read_cycles);
-  ctx.at("noise_warnings").get_to(c.noise_warnings);
   c.foreign_cpu_load = ctx.contains("foreign_cpu_load") ? ctx.at("foreign_cpu_load").get<double>() : -1;
-  c.concurrent = ctx.contains("concurrent") && ctx.at("concurrent").get<bool>();
-  ctx.at("tracebench_version").get_to(c.tracebench_version);
-  ctx.at("git_sha").get_to(c.git_sha);
-  ctx.at("build_type").get_to(c.build_type);
-  ctx.at("compiler").get_to(c.compiler);
-  ctx.at("library_versions").get_to(c.library_versions);
-  ctx.at("command_line").get_to(c.command_line);
-  c.complete = ctx.contains("complete") ? ctx.at("complete").get<bool>() : true;
 
   r.benchmarks.clear();
   for (const auto& e : j.at("benchmarks")) {
     BenchmarkResult b;
-    e.at("name").get_to(b.name);
-    e.at("tracer").get_to(b.tracer);
-    e.at("workload").get_to(b.workload);
-    e.at("probe").get_to(b.probe);
-    e.at("probe_kind").get_to(b.probe_kind);
-    e.at("action").get_to(b.action);
-    e.at("payload_bytes").get_to(b.payload_bytes);
-    e.at("threads").get_to(b.threads);
-    e.at("options").get_to(b.options);
-    e.at("repetitions").get_to(b.repetitions);
-    get_opt(e, "dropped_repetitions", b.dropped_repetitions);  // results written before it had none
+    Reader br{e};
+    benchmark_fields(br, b);
     if (e.contains("repetitions_stop")) {
       const json& st = e.at("repetitions_stop");
       RepetitionStop stop;
@@ -272,38 +311,11 @@ void from_json(const json& j, RunResult& r) {
       st.at("cap").get_to(stop.cap);
       b.repetitions_stop = stop;
     }
-    e.at("samples_per_block").get_to(b.samples_per_block);
-    e.at("batch").get_to(b.batch);
-    if (e.contains("gap_us")) e.at("gap_us").get_to(b.gap_us);  // results written before it had none
-    e.at("status").get_to(b.status);
-    e.at("error").get_to(b.error);
-    if (e.contains("warnings")) e.at("warnings").get_to(b.warnings);
     b.baseline = variant_from(e.at("baseline"));
     b.traced = variant_from(e.at("traced"));
-    get_opt(e, "overhead_cycles_per_event", b.overhead_cycles);
-    get_opt(e, "overhead_ns_per_event", b.overhead_ns);
     const json& ev = e.at("events");
-    ev.at("fired").get_to(b.events.fired);
-    ev.at("recorded").get_to(b.events.recorded);
-    ev.at("lost").get_to(b.events.lost);
-    ev.at("exact").get_to(b.events.exact);
-    ev.at("payload_verified_bytes").get_to(b.events.payload_verified);
-    ev.at("verification").get_to(b.events.verification);
-    // Added after the first results were written: optional when reading.
-    auto opt_field = [&ev](const char* key, auto& v) {
-      if (ev.contains(key)) ev.at(key).get_to(v);
-    };
-    opt_field("payload_source", b.events.payload_source);
-    opt_field("payload_checked_events", b.events.payload_checked_events);
-    opt_field("payload_mismatched_events", b.events.payload_mismatched_events);
-    opt_field("payload_truncated_events", b.events.payload_truncated_events);
-    opt_field("payload_kept_bytes", b.events.payload_kept_bytes);
-    opt_field("tracer_errors", b.events.tracer_errors);
-    opt_field("verification_reason", b.events.verification_reason);
     if (ev.contains("timer_events_per_op")) b.events.timer_events_per_op = ev.at("timer_events_per_op").get<double>();
-    b.tracer_details = e.at("tracer_details");
     if (e.contains("consumer") && !e.at("consumer").is_null()) b.consumer = consumer_from(e.at("consumer"));
-    if (e.contains("interrupts_per_event")) b.interrupts_per_event = e.at("interrupts_per_event");
     r.benchmarks.push_back(std::move(b));
   }
 }

@@ -19,10 +19,6 @@ LIMIT, FILE_LIMIT = 80, 600
 
 # "path function": why it is longer than the guide.
 ALLOWED = {
-    "harness/src/report_json.cc from_json":
-        "result.json's fields read one line each, in the schema's order: a table, not steps",
-    "harness/src/report_json.cc to_json":
-        "result.json's fields written one line each, in the schema's order: a table, not steps",
     "harness/model/model_files.cc scenario_from_json":
         "SCENARIO.json's fields and their checks, one line each, in the file's order",
     "harness/src/plan.cc make_plan":
