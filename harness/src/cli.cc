@@ -576,6 +576,139 @@ int cli_main(int argc, char** argv) {
 
 namespace {
 
+// `tracebench list [--json] [--options [tracer...] [--markdown]]`.
+struct ListArgs {
+  bool json = false, options = false, markdown = false;
+  std::vector<std::string> tracers;
+};
+
+CLI::App* add_list_command(CLI::App& app, ListArgs* la) {
+  auto* list = app.add_subcommand("list", "List tracers and workloads (with the probe point each fires)");
+  list->add_flag("--json", la->json, "Print JSON");
+  list->add_flag("--options", la->options, "Print the tracers' --option keys (type, range, default, meaning)");
+  list->add_flag("--markdown", la->markdown, "With --options and one tracer: the Markdown table of its README");
+  list->add_option("tracer", la->tracers, "With --options: only these tracers");
+  return list;
+}
+
+int cmd_list_parsed(const ListArgs& la) {
+  if (la.options || la.markdown || !la.tracers.empty()) {
+    if (!la.options || la.json) {
+      std::cerr << "tracebench list: a tracer name and --markdown go with --options (and --json does not)\n";
+      return 2;
+    }
+    return cmd_list_options(la.tracers, la.markdown);
+  }
+  return cmd_list(la.json);
+}
+
+// `run`'s counts and sizes, and where its results go.
+void add_run_sizes(CLI::App* run, RunArgs* ra) {
+  run->add_option("-p,--payload", ra->payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
+  run->add_option("-j,--threads", ra->threads, "Firing threads (1..nproc); several values sweep");
+  ra->o_repetitions = run->add_option(
+      "-r,--repetitions", ra->repetitions,
+      "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
+  ra->o_ci_target = run->add_option(
+      "--ci-target", ra->ci_target,
+      "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
+      "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
+  ra->o_samples =
+      run->add_option("-n,--samples", ra->samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
+  ra->o_batch = run->add_option("-b,--batch", ra->batch, "Events per timed sample, 1..10000000 (default: automatic)");
+  ra->o_gap = run->add_option("--gap-us", ra->gap_us,
+                              "Sleep this many µs (1..100000) before each timed sample: the figure is then of events "
+                              "after an idle gap (a consumer asleep, caches cold); a sample is the workload's "
+                              "smallest batch unless --batch");
+  run->add_option("-o,--option", ra->raw_options, "Tracer option <tracer>.<key>=<value>");
+  run->add_option("--max-lost-percent", ra->max_lost_percent,
+                  "Events a tracer may lose (% of those it saw) and still pass verification; above, it is partial")
+      ->capture_default_str();
+  ra->o_cpu = run->add_option("--cpu", ra->cpu, "CPU of the measured thread (default: the last)");
+  ra->o_out =
+      run->add_option("--out", ra->opt.out_base, "Base directory for result directories")->capture_default_str();
+}
+
+// `run`'s switches: where it runs, what it prints, what it writes.
+void add_run_switches(CLI::App* run, RunArgs* ra) {
+  run->add_option(
+      "--execution", ra->opt.execution,
+      "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
+  run->add_flag("--quick", ra->opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
+  run->add_flag("--plan", ra->plan_only, "Print the benchmarks that would run, and exit");
+  run->add_option("--check-for-guest", ra->guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
+      ->check(CLI::Range(1, 4096))
+      ->group("");
+  run->add_flag("!--no-samples", ra->opt.write_samples, "Do not write samples.csv");
+  add_lock_flags(run, &ra->lock);
+  run->add_flag("-v,--verbose", ra->verbose,
+                "Also print the information notes under the summary (result.json has them all)");
+  run->add_flag("--gbench-console", ra->opt.gbench_console,
+                "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
+                "flag after -- does too)");
+  // Documented here; split_gbench_args() splits them off before parsing.
+  run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
+}
+
+CLI::App* add_run_command(CLI::App& app, RunArgs* ra) {
+  auto* run = app.add_subcommand("run", "Run benchmarks; writes <out>/<run-id>/result.json");
+  run->add_option("-t,--tracer", ra->opt.tracers, "Tracers to run (default: every available one)");
+  run->add_option("-w,--workload", ra->opt.workloads, "Workloads to run (default: all the tracer supports)");
+  run->add_option("-a,--action", ra->opt.actions, "Tracer actions (default: each tracer's first)");
+  add_run_sizes(run, ra);
+  add_run_switches(run, ra);
+  return run;
+}
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs* ca) {
+  auto* compare = app.add_subcommand(
+      "compare", "Compare two sides of runs benchmark by benchmark, each verdict with its minimum detectable effect");
+  compare
+      ->add_option("A", ca->a,
+                   "The reference: a run directory, a result.json, a directory of run directories (pooled), or a "
+                   "directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
+      ->required();
+  compare->add_option("B", ca->b, "The candidate: the same forms as A")->required();
+  compare
+      ->add_option("--threshold", ca->threshold,
+                   "Relative change below which a difference is 'same'; a benchmark with no significant change whose "
+                   "MDE at 80% power is above it is 'inconclusive'")
+      ->capture_default_str()
+      ->check(finite_range(0.0, 10.0));
+  compare->add_option("--alpha", ca->alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
+  compare->add_flag("--json", ca->json, "Print JSON");
+  compare->add_option("--junit", ca->junit,
+                      "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A "
+                      "missing or failed in B, is a failure)");
+  compare->add_flag("--fail-on-regression", ca->fail_on_regression,
+                    "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an "
+                    "inconclusive benchmark does not fail it)");
+  compare->add_flag("--sequential", ca->sequential,
+                    "Sides laid out as pairs: decide with the always-valid sequential test (`tracebench ab`'s) on the "
+                    "pairs in order, valid however often more pairs are added and compare re-run; a benchmark it has "
+                    "not decided is 'undecided'");
+  compare->add_flag("--fail-on-inconclusive", ca->fail_on_inconclusive,
+                    "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above "
+                    "--threshold) or undecided (--sequential); implies --fail-on-regression");
+  return compare;
+}
+
+// `run ... -- <Google Benchmark flags>`: everything after the first "--"
+// is the library's, split off here (CLI11 would take a "--" right after a
+// repeated option such as `-w getpid` as that option's end and then parse
+// the flags as its own).  Returns the count of arguments left for CLI11.
+int split_gbench_args(int argc, char** argv, std::vector<std::string>* gbench_args) {
+  if (argc > 1 && std::string(argv[1]) == "run") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--") {
+        gbench_args->assign(argv + i + 1, argv + argc);
+        return i;
+      }
+    }
+  }
+  return argc;
+}
+
 int cli_dispatch(int argc, char** argv) {
   CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
@@ -583,116 +716,22 @@ int cli_dispatch(int argc, char** argv) {
                        fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha, kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
-  bool list_json = false;
-  auto* list = app.add_subcommand("list", "List tracers and workloads (with the probe point each fires)");
-  list->add_flag("--json", list_json, "Print JSON");
-  bool list_options = false, list_markdown = false;
-  std::vector<std::string> list_tracers;
-  list->add_flag("--options", list_options, "Print the tracers' --option keys (type, range, default, meaning)");
-  list->add_flag("--markdown", list_markdown, "With --options and one tracer: the Markdown table of its README");
-  list->add_option("tracer", list_tracers, "With --options: only these tracers");
-
+  ListArgs la;
+  auto* list = add_list_command(app, &la);
   bool env_json = false;
   auto* env = app.add_subcommand("env", "Per tracer: available on this kernel, or the exact reason not");
   env->add_flag("--json", env_json, "Print JSON");
-
   auto* cleanup = app.add_subcommand("cleanup", "Remove tracer state that a killed run left behind (ours only)");
-
   RunArgs ra;
-  auto* run = app.add_subcommand("run", "Run benchmarks; writes <out>/<run-id>/result.json");
-  run->add_option("-t,--tracer", ra.opt.tracers, "Tracers to run (default: every available one)");
-  run->add_option("-w,--workload", ra.opt.workloads, "Workloads to run (default: all the tracer supports)");
-  run->add_option("-a,--action", ra.opt.actions, "Tracer actions (default: each tracer's first)");
-  run->add_option("-p,--payload", ra.payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
-  run->add_option("-j,--threads", ra.threads, "Firing threads (1..nproc); several values sweep");
-  ra.o_repetitions = run->add_option(
-      "-r,--repetitions", ra.repetitions,
-      "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
-  ra.o_ci_target = run->add_option(
-      "--ci-target", ra.ci_target,
-      "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
-      "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
-  ra.o_samples =
-      run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
-  ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
-  ra.o_gap = run->add_option("--gap-us", ra.gap_us,
-                             "Sleep this many µs (1..100000) before each timed sample: the figure is then of events "
-                             "after an idle gap (a consumer asleep, caches cold); a sample is the workload's smallest "
-                             "batch unless --batch");
-  run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
-  run->add_option("--max-lost-percent", ra.max_lost_percent,
-                  "Events a tracer may lose (% of those it saw) and still pass verification; above, it is partial")
-      ->capture_default_str();
-  ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
-  ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
-  run->add_option(
-      "--execution", ra.opt.execution,
-      "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
-  run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
-  run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
-  run->add_option("--check-for-guest", ra.guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
-      ->check(CLI::Range(1, 4096))
-      ->group("");
-  run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
-  add_lock_flags(run, &ra.lock);
-  run->add_flag("-v,--verbose", ra.verbose,
-                "Also print the information notes under the summary (result.json has them all)");
-  run->add_flag("--gbench-console", ra.opt.gbench_console,
-                "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
-                "flag after -- does too)");
-  // Documented here; cli_main() splits them off before parsing.
-  run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
-
+  auto* run = add_run_command(app, &ra);
   CompareArgs ca;
-  auto* compare = app.add_subcommand(
-      "compare", "Compare two sides of runs benchmark by benchmark, each verdict with its minimum detectable effect");
-  compare
-      ->add_option("A", ca.a,
-                   "The reference: a run directory, a result.json, a directory of run directories (pooled), or a "
-                   "directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
-      ->required();
-  compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
-  compare
-      ->add_option("--threshold", ca.threshold,
-                   "Relative change below which a difference is 'same'; a benchmark with no significant change whose "
-                   "MDE at 80% power is above it is 'inconclusive'")
-      ->capture_default_str()
-      ->check(finite_range(0.0, 10.0));
-  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
-  compare->add_flag("--json", ca.json, "Print JSON");
-  compare->add_option("--junit", ca.junit,
-                      "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A "
-                      "missing or failed in B, is a failure)");
-  compare->add_flag("--fail-on-regression", ca.fail_on_regression,
-                    "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an "
-                    "inconclusive benchmark does not fail it)");
-  compare->add_flag("--sequential", ca.sequential,
-                    "Sides laid out as pairs: decide with the always-valid sequential test (`tracebench ab`'s) on the "
-                    "pairs in order, valid however often more pairs are added and compare re-run; a benchmark it has "
-                    "not decided is 'undecided'");
-  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive,
-                    "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above "
-                    "--threshold) or undecided (--sequential); implies --fail-on-regression");
-
+  auto* compare = add_compare_command(app, &ca);
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     command_registry()[i].install(app, &command_status[i]);
   }
 
-  // `run ... -- <Google Benchmark flags>`: everything after the first "--"
-  // is the library's, split off here (CLI11 would take a "--" right after a
-  // repeated option such as `-w getpid` as that option's end and then parse
-  // the flags as its own).
-  int parse_argc = argc;
-  if (argc > 1 && std::string(argv[1]) == "run") {
-    for (int i = 2; i < argc; ++i) {
-      if (std::string(argv[i]) == "--") {
-        parse_argc = i;
-        ra.opt.gbench_args.assign(argv + i + 1, argv + argc);
-        break;
-      }
-    }
-  }
+  const int parse_argc = split_gbench_args(argc, argv, &ra.opt.gbench_args);
   try {
     app.parse(parse_argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -704,16 +743,7 @@ int cli_dispatch(int argc, char** argv) {
   // `run --check-for-guest` checks a guest's arguments: this host's leftovers
   // are not its business.
   if (!cleanup->parsed() && !app.got_subcommand("completion") && !(run->parsed() && ra.guest_cpus)) warn_leftovers();
-  if (list->parsed()) {
-    if (list_options || list_markdown || !list_tracers.empty()) {
-      if (!list_options || list_json) {
-        std::cerr << "tracebench list: a tracer name and --markdown go with --options (and --json does not)\n";
-        return 2;
-      }
-      return cmd_list_options(list_tracers, list_markdown);
-    }
-    return cmd_list(list_json);
-  }
+  if (list->parsed()) return cmd_list_parsed(la);
   if (env->parsed()) return cmd_env(env_json);
   if (cleanup->parsed()) return cmd_cleanup();
   if (run->parsed()) return cmd_run(ra, args);
