@@ -33,8 +33,6 @@ ALLOWED = {
         "the clock checks of harness/README.md's table in its order, each a few lines",
     "harness/model/predict.cc predict":
         "eqs. 4-8 of model.h term by term, each a few lines, in the equations' order",
-    "harness/report/report_command.cc run_report":
-        "not yet split: the report's inputs gathered into one document and drawn",
     "harness/model/validate.cc to_json":
         "a validation file's fields written one line each, in the file's order: a table, not steps",
     "harness/lava/lava_log.cc yaml_line_to_json":
