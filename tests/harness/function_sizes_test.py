@@ -25,8 +25,6 @@ ALLOWED = {
         "result.json's fields written one line each, in the schema's order: a table, not steps",
     "harness/model/model_files.cc scenario_from_json":
         "SCENARIO.json's fields and their checks, one line each, in the file's order",
-    "harness/src/plan.cc make_plan":
-        "the one way in (issue 42 item 2) is reshaping plan.cc; split with that change",
     "harness/src/verification.cc judge_counts":
         "the verification rules of harness/README.md in their numbered order, each a few lines",
     "harness/src/clock_check.cc decide_clock":
