@@ -159,51 +159,103 @@ bool kmod_params_ok(const JobArgs& a) {
   return true;
 }
 
+// The job's inputs that can be checked before anything is read or built.
+Status check_job_inputs(const JobArgs& a) {
+  if (a.command.empty())
+    return Status::error(
+        "no tracebench command after --, e.g.\n"
+        "  tracebench lava job --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -t kprobes -w kmod_target");
+  struct stat st {};
+  if (a.kernel.empty() || stat(a.kernel.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Status::error("--kernel '" + a.kernel + "' is not a kernel image file");
+  if (!a.initramfs.empty() && access(a.initramfs.c_str(), R_OK) != 0)
+    return Status::error("--initramfs '" + a.initramfs + "' cannot be read");
+  if (!a.url_base.empty() && a.url_base.rfind("http://", 0) != 0 && a.url_base.rfind("https://", 0) != 0)
+    return Status::error("--url-base must be an http:// or https:// URL (the lab's workers download from it)");
+  return Status::ok();
+}
+
+// The job from the arguments, checked as a whole; its URLs and checksums
+// are filled in once the initramfs exists.
+Status job_from_args(const JobArgs& a, lava::LavaJob* job) {
+  job->device_type = a.device_type;
+  job->job_name = a.job_name;
+  job->command = a.command;
+  job->kernel_release = release_of(a.kernel);
+  for (auto [flag, text, seconds] : {std::tuple{"--job-timeout", a.job_timeout, &job->job_timeout_s},
+                                     std::tuple{"--test-timeout", a.test_timeout, &job->test_timeout_s},
+                                     std::tuple{"--boot-timeout", a.boot_timeout, &job->boot_timeout_s}}) {
+    *seconds = lava::parse_duration(text);
+    if (*seconds < 0)
+      return Status::error(std::string(flag) + " '" + text +
+                           "': expected a duration like 90s, 40m or 2h (a number alone: minutes)");
+  }
+  job->deploy_timeout_s = std::min(600, job->job_timeout_s);
+  job->smp = a.smp;
+  job->memory_mb = a.mem;
+  // The URLs are only known once the initramfs exists: the rest is checked
+  // first, so that bad input is refused before anything is built.
+  job->kernel_url = job->ramdisk_url = "file:///not-yet-known";
+  if (std::string why = lava::job_problem(*job); !why.empty()) return Status::error(why);
+  return Status::ok();
+}
+
+// --initramfs, else one built into `artifacts` and named by its content:
+// jobs written earlier keep theirs (their sha256 holds).
+Status job_initramfs(const JobArgs& a, const std::string& self, const std::string& artifacts,
+                     const std::string& release, std::string* initramfs) {
+  *initramfs = a.initramfs;
+  if (!initramfs->empty()) return Status::ok();
+  const std::string stem =
+      (fs::path(artifacts) / ("tracebench-initramfs-" + (release.empty() ? "kernel" : release))).string();
+  const std::string building = stem + ".building." + std::to_string(getpid());
+  std::error_code ec;
+  Status s = build_initramfs(a, self, building);
+  if (s) {
+    *initramfs = stem + "-" + sha256_file(building, false).substr(0, 12) + ".cpio";
+    fs::rename(building, *initramfs, ec);
+    if (ec) s = Status::error("cannot rename " + building + ": " + ec.message());
+  }
+  if (!s) fs::remove(building, ec);
+  return s;
+}
+
+// The kernel and the initramfs where the job finds them, with their sha256.
+Status publish_artifacts(const JobArgs& a, const std::string& initramfs, const std::string& artifacts,
+                         lava::LavaJob* job) {
+  for (auto [path, url, sum] : {std::tuple{a.kernel, &job->kernel_url, &job->kernel_sha256},
+                                std::tuple{initramfs, &job->ramdisk_url, &job->ramdisk_sha256}}) {
+    TB_TRY(publish(a, path, artifacts, url));
+    *sum = sha256_file(path, false);
+  }
+  return Status::ok();
+}
+
+// The job's YAML to --out (or stdout for -).
+Status write_job(const JobArgs& a, const lava::LavaJob& job, const std::string& initramfs) {
+  const std::string yaml = lava::job_yaml(job);
+  if (a.out == "-") {
+    std::cout << yaml;
+    return Status::ok();
+  }
+  TB_TRY(write_file_atomic(a.out, yaml));
+  std::cerr << "tracebench lava job: wrote " << a.out << " (" << job.device_type << "; initramfs " << initramfs
+            << ")\n";
+  return Status::ok();
+}
+
+// Refused input is 2 (nothing built or written); a failure while building
+// or writing is 1.
 int run_job(JobArgs a) {
   const std::string kRefused = "tracebench lava job: ";
-  if (a.command.empty()) {
-    std::cerr
-        << kRefused << "no tracebench command after --, e.g.\n"
-        << "  tracebench lava job --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -t kprobes -w kmod_target\n";
-    return 2;
-  }
-  struct stat st {};
-  if (a.kernel.empty() || stat(a.kernel.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::cerr << kRefused << "--kernel '" << a.kernel << "' is not a kernel image file\n";
-    return 2;
-  }
-  if (!a.initramfs.empty() && access(a.initramfs.c_str(), R_OK) != 0) {
-    std::cerr << kRefused << "--initramfs '" << a.initramfs << "' cannot be read\n";
-    return 2;
-  }
-  if (!a.url_base.empty() && a.url_base.rfind("http://", 0) != 0 && a.url_base.rfind("https://", 0) != 0) {
-    std::cerr << kRefused << "--url-base must be an http:// or https:// URL (the lab's workers download from it)\n";
+  if (Status s = check_job_inputs(a); !s) {
+    std::cerr << kRefused << s.message() << "\n";
     return 2;
   }
   if (!kmod_params_ok(a)) return 2;
   lava::LavaJob job;
-  job.device_type = a.device_type;
-  job.job_name = a.job_name;
-  job.command = a.command;
-  job.kernel_release = release_of(a.kernel);
-  for (auto [flag, text, seconds] : {std::tuple{"--job-timeout", a.job_timeout, &job.job_timeout_s},
-                                     std::tuple{"--test-timeout", a.test_timeout, &job.test_timeout_s},
-                                     std::tuple{"--boot-timeout", a.boot_timeout, &job.boot_timeout_s}}) {
-    *seconds = lava::parse_duration(text);
-    if (*seconds < 0) {
-      std::cerr << kRefused << flag << " '" << text
-                << "': expected a duration like 90s, 40m or 2h (a number alone: minutes)\n";
-      return 2;
-    }
-  }
-  job.deploy_timeout_s = std::min(600, job.job_timeout_s);
-  job.smp = a.smp;
-  job.memory_mb = a.mem;
-  // The URLs are only known once the initramfs exists: the rest is checked
-  // first, so that bad input is refused before anything is built.
-  job.kernel_url = job.ramdisk_url = "file:///not-yet-known";
-  if (std::string why = lava::job_problem(job); !why.empty()) {
-    std::cerr << kRefused << why << "\n";
+  if (Status s = job_from_args(a, &job); !s) {
+    std::cerr << kRefused << s.message() << "\n";
     return 2;
   }
   std::error_code ec;
@@ -217,45 +269,16 @@ int run_job(JobArgs a) {
   const std::string artifacts = a.artifacts.empty() ? out_dir : a.artifacts;
   fs::create_directories(artifacts, ec);
   if (ec) {
-    std::cerr << "tracebench lava job: cannot create " << artifacts << ": " << ec.message() << "\n";
+    std::cerr << kRefused << "cannot create " << artifacts << ": " << ec.message() << "\n";
     return 1;
   }
-  std::string initramfs = a.initramfs;
-  if (initramfs.empty()) {
-    // Named by its content: jobs written earlier keep theirs (their sha256 holds).
-    const std::string stem =
-        (fs::path(artifacts) / ("tracebench-initramfs-" + (job.kernel_release.empty() ? "kernel" : job.kernel_release)))
-            .string();
-    const std::string building = stem + ".building." + std::to_string(getpid());
-    Status s = build_initramfs(a, self.string(), building);
-    if (s) {
-      initramfs = stem + "-" + sha256_file(building, false).substr(0, 12) + ".cpio";
-      fs::rename(building, initramfs, ec);
-      if (ec) s = Status::error("cannot rename " + building + ": " + ec.message());
-    }
-    if (!s) {
-      fs::remove(building, ec);
-      std::cerr << "tracebench lava job: " << s.message() << "\n";
-      return 1;
-    }
-  }
-  for (auto [path, url, sum] : {std::tuple{a.kernel, &job.kernel_url, &job.kernel_sha256},
-                                std::tuple{initramfs, &job.ramdisk_url, &job.ramdisk_sha256}}) {
-    if (Status s = publish(a, path, artifacts, url); !s) {
-      std::cerr << "tracebench lava job: " << s.message() << "\n";
-      return 1;
-    }
-    *sum = sha256_file(path, false);
-  }
-  const std::string yaml = lava::job_yaml(job);
-  if (a.out == "-") {
-    std::cout << yaml;
-  } else if (Status s = write_file_atomic(a.out, yaml); !s) {
-    std::cerr << "tracebench lava job: " << s.message() << "\n";
+  std::string initramfs;
+  Status s = job_initramfs(a, self.string(), artifacts, job.kernel_release, &initramfs);
+  if (s) s = publish_artifacts(a, initramfs, artifacts, &job);
+  if (s) s = write_job(a, job, initramfs);
+  if (!s) {
+    std::cerr << kRefused << s.message() << "\n";
     return 1;
-  } else {
-    std::cerr << "tracebench lava job: wrote " << a.out << " (" << job.device_type << "; initramfs " << initramfs
-              << ")\n";
   }
   return 0;
 }

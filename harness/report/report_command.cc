@@ -243,62 +243,81 @@ struct StagingDir {
   }
 };
 
-int run_report(const ReportArgs& a) {
+// What the report reads: the runs, the reference runs, and the optional
+// model, validation files and history.
+struct ReportInputs {
+  std::vector<RunResult> b, base;
+  std::vector<std::string> b_files, base_files;
+  json model = nullptr, validations = json::array(), history = nullptr;
+};
+
+// The arguments that go together, and --out free to be written: checked
+// before anything is read.
+Status check_report_args(const ReportArgs& a, std::string* script) {
+  std::error_code ec;
+  // The name itself (a symlink there would be replaced, not followed, by the final rename).
+  const fs::file_status out_st = fs::symlink_status(a.out, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return Status::error("--out " + a.out + ": " + ec.message());
+  if (fs::exists(out_st) && !(fs::is_directory(out_st) && fs::is_empty(a.out, ec) && !ec))
+    return Status::error("--out " + a.out + " exists and is not an empty directory: nothing is overwritten");
+  TB_TRY(find_script(script));
+  if (a.runs.empty() && a.history.empty()) return Status::error("nothing to report: give runs, or --history DB");
+  if (a.runs.empty() && !a.vs.empty()) return Status::error("--vs needs runs to compare with");
+  if (a.history.empty() && (!a.history_benchmarks.empty() || !a.history_host.empty()))
+    return Status::error("--history-benchmark and --history-host go with --history DB");
+  return Status::ok();
+}
+
+// `what: ` before a failed step's message.
+Status prefixed(const char* what, Status s) { return s ? s : Status::error(what + s.message()); }
+
+Status read_inputs(const ReportArgs& a, ReportInputs* in) {
+  if (!a.runs.empty()) TB_TRY(read_side(a.runs, &in->b, &in->b_files));
+  if (!a.vs.empty()) TB_TRY(prefixed("--vs: ", read_side(a.vs, &in->base, &in->base_files)));
+  if (!a.model.empty()) TB_TRY(prefixed("--model: ", read_model(a.model, &in->model)));
+  if (!a.validations.empty()) TB_TRY(prefixed("--validation: ", read_validations(a.validations, &in->validations)));
+  if (!a.history.empty()) TB_TRY(prefixed("--history: ", read_history(a, in->b, &in->history)));
+  return Status::ok();
+}
+
+// The runs against the reference runs (--vs), as compare's JSON document.
+Status compare_sides(const ReportInputs& in, json* out) {
+  std::vector<const RunResult*> pa, pb;
+  for (std::size_t i = 0; i < in.base.size(); ++i) {
+    TB_TRY(check_comparable(in.base[i], in.base_files[i]));
+    pa.push_back(&in.base[i]);
+  }
+  for (std::size_t i = 0; i < in.b.size(); ++i) {
+    TB_TRY(check_comparable(in.b[i], in.b_files[i]));
+    pb.push_back(&in.b[i]);
+  }
+  CompareResult c;
+  TB_TRY(compare_runs(pa, pb, 0.05, 0.05, &c));
+  return compare_reporters().document("json", CompareReport{c, pa, pb}, out);
+}
+
+// report-input.json: exactly what is to be drawn.
+Status report_input(const ReportInputs& in, json* input) {
+  *input = {{"schema", "tracebench.report-input"}, {"schema_version", 2},
+            {"made_utc", utc_now_iso8601()},       {"model", in.model},
+            {"validations", in.validations},       {"history", in.history}};
+  (*input)["runs"] = json::array();
+  for (std::size_t i = 0; i < in.b.size(); ++i) (*input)["runs"].push_back(run_json(in.b[i], in.b_files[i]));
+  // What the charts draw: one point per configuration, repeated runs pooled.
+  (*input)["configurations"] = report::pool_configurations(in.b);
+  (*input)["compare"] = nullptr;
+  if (!in.base.empty()) TB_TRY(compare_sides(in, &(*input)["compare"]));
+  return Status::ok();
+}
+
+// Draws `input` with the script into a temp directory beside --out, renamed
+// to it at the end: a failed report leaves no half-written folder.  Returns
+// the command's exit status.
+int draw_report(const ReportArgs& a, const std::string& script, const json& input) {
   auto fail = [](const std::string& why) {
     std::cerr << "tracebench report: " << why << "\n";
     return 2;
   };
-  std::error_code ec;
-  // The name itself (a symlink there would be replaced, not followed, by the final rename).
-  const fs::file_status out_st = fs::symlink_status(a.out, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) return fail("--out " + a.out + ": " + ec.message());
-  if (fs::exists(out_st) && !(fs::is_directory(out_st) && fs::is_empty(a.out, ec) && !ec))
-    return fail("--out " + a.out + " exists and is not an empty directory: nothing is overwritten");
-  std::string script;
-  if (Status s = find_script(&script); !s) return fail(s.message());
-  if (a.runs.empty() && a.history.empty()) return fail("nothing to report: give runs, or --history DB");
-  if (a.runs.empty() && !a.vs.empty()) return fail("--vs needs runs to compare with");
-  if (a.history.empty() && (!a.history_benchmarks.empty() || !a.history_host.empty()))
-    return fail("--history-benchmark and --history-host go with --history DB");
-  std::vector<RunResult> b, base;
-  std::vector<std::string> b_files, base_files;
-  if (!a.runs.empty())
-    if (Status s = read_side(a.runs, &b, &b_files); !s) return fail(s.message());
-  if (!a.vs.empty())
-    if (Status s = read_side(a.vs, &base, &base_files); !s) return fail("--vs: " + s.message());
-  json model_j = nullptr, validations = json::array();
-  if (!a.model.empty())
-    if (Status s = read_model(a.model, &model_j); !s) return fail("--model: " + s.message());
-  if (!a.validations.empty())
-    if (Status s = read_validations(a.validations, &validations); !s) return fail("--validation: " + s.message());
-  json history_j = nullptr;
-  if (!a.history.empty())
-    if (Status s = read_history(a, b, &history_j); !s) return fail("--history: " + s.message());
-  json input = {{"schema", "tracebench.report-input"}, {"schema_version", 2},
-                {"made_utc", utc_now_iso8601()},       {"model", model_j},
-                {"validations", validations},          {"history", history_j}};
-  input["runs"] = json::array();
-  for (std::size_t i = 0; i < b.size(); ++i) input["runs"].push_back(run_json(b[i], b_files[i]));
-  // What the charts draw: one point per configuration, repeated runs pooled.
-  input["configurations"] = report::pool_configurations(b);
-  input["compare"] = nullptr;
-  if (!base.empty()) {
-    std::vector<const RunResult*> pa, pb;
-    for (std::size_t i = 0; i < base.size(); ++i) {
-      if (Status s = check_comparable(base[i], base_files[i]); !s) return fail(s.message());
-      pa.push_back(&base[i]);
-    }
-    for (std::size_t i = 0; i < b.size(); ++i) {
-      if (Status s = check_comparable(b[i], b_files[i]); !s) return fail(s.message());
-      pb.push_back(&b[i]);
-    }
-    CompareResult c;
-    if (Status s = compare_runs(pa, pb, 0.05, 0.05, &c); !s) return fail(s.message());
-    if (Status s = compare_reporters().document("json", CompareReport{c, pa, pb}, &input["compare"]); !s)
-      return fail(s.message());
-  }
-  // Drawn into a temp directory beside --out, renamed to it at the end: a
-  // failed report leaves no half-written folder.
   std::string tmp;
   if (Status s = make_staging_dir(a.out, &tmp); !s) return fail(s.message());
   StagingDir staging{tmp};
@@ -317,7 +336,7 @@ int run_report(const ReportArgs& a) {
               << (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) << "); nothing was written\n";
     return 1;
   }
-  // rename() replaces an empty directory, never a full one (checked above, and again by the kernel).
+  // rename() replaces an empty directory, never a full one (checked before, and again by the kernel).
   if (rename(tmp.c_str(), a.out.c_str()) != 0) {
     std::cerr << "tracebench report: " << errno_status("rename " + tmp + " -> " + a.out, errno).message()
               << "; nothing was written\n";
@@ -326,6 +345,20 @@ int run_report(const ReportArgs& a) {
   staging.path.clear();
   std::cout << "report: " << a.out << "/index.html, " << a.out << "/report.md\n";
   return 0;
+}
+
+int run_report(const ReportArgs& a) {
+  std::string script;
+  ReportInputs in;
+  json input;
+  Status s = check_report_args(a, &script);
+  if (s) s = read_inputs(a, &in);
+  if (s) s = report_input(in, &input);
+  if (!s) {
+    std::cerr << "tracebench report: " << s.message() << "\n";
+    return 2;
+  }
+  return draw_report(a, script, input);
 }
 
 void install(CLI::App& app, int* exit_status) {

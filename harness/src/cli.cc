@@ -1,11 +1,10 @@
-// The `tracebench` command line: list, env, run, cleanup, plus every
-// subcommand registered with TRACEBENCH_REGISTER_COMMAND.
-//
-// Longer than the suite's 600 lines: the built-in commands (list, env, run,
-// cleanup, compare) and their argument checks live here together; compare
-// and run are the next to move to files of their own, as the registered
-// subcommands have.
+// The `tracebench` command line: run and cleanup, the built-in commands of
+// builtin_commands.h (list, env, compare) in their fixed order, every
+// subcommand registered with TRACEBENCH_REGISTER_COMMAND, and what every
+// command shares (the leftovers warning, standard output checked at exit).
 #include "tracebench/cli.h"
+
+#include "builtin_commands.h"
 #include "tracebench/options.h"
 
 #include <fcntl.h>
@@ -23,15 +22,9 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "tracebench/workload.h"
-#include "tracebench/cli_range.h"
-#include "tracebench/clock_check.h"
 #include "tracebench/command.h"
-#include "tracebench/compare.h"
-#include "tracebench/env_table.h"
-#include "tracebench/pairs.h"
 #include "tracebench/util.h"
 #include "tracebench/gbench.h"
 #include "tracebench/lock_flags.h"
@@ -48,126 +41,8 @@
 namespace tracebench {
 namespace {
 
-using nlohmann::json;
-
-json schema_json(const OptionSchema& schema) {
-  static const char* const kType[] = {"uint", "bool", "choice", "text"};
-  json a = json::array();
-  for (const auto& o : schema) {
-    json e = {
-        {"name", o.name}, {"type", kType[static_cast<int>(o.type)]}, {"values", describe_values(o)}, {"help", o.help}};
-    e["default"] = o.default_value ? json(*o.default_value) : json(nullptr);
-    if (!o.default_help.empty()) e["default_help"] = o.default_help;
-    a.push_back(e);
-  }
-  return a;
-}
-
-// `tracebench list --options [tracer...] [--markdown]`: the tracers' option
-// schemas, as text or as the Markdown table of their READMEs.
-int cmd_list_options(const std::vector<std::string>& names, bool markdown) {
-  for (const auto& n : names) {
-    bool known = false;
-    for (const auto& e : tracer_registry()) known |= e.name == n;
-    if (!known) {
-      std::cerr << "tracebench list: unknown tracer '" << n << "' (see `tracebench list`)\n";
-      return 2;
-    }
-  }
-  if (markdown && names.size() != 1) {
-    std::cerr << "tracebench list --options --markdown: name one tracer\n";
-    return 2;
-  }
-  for (const auto& e : tracer_registry()) {
-    if (!names.empty() && std::find(names.begin(), names.end(), e.name) == names.end()) continue;
-    auto t = e.make();
-    std::cout << (markdown ? options_markdown(t->option_schema()) : options_text(e.name, t->option_schema()));
-  }
-  return 0;
-}
-
-int cmd_list(bool as_json) {
-  json j;
-  j["tracers"] = json::array();
-  for (const auto& e : tracer_registry()) {
-    auto t = e.make();
-    j["tracers"].push_back({{"name", e.name},
-                            {"description", t->description()},
-                            {"actions", t->actions()},
-                            {"options", schema_json(t->option_schema())}});
-  }
-  j["workloads"] = json::array();
-  for (const auto& w : workload_registry()) {
-    j["workloads"].push_back({{"name", w.name},
-                              {"family", w.family},
-                              {"description", w.description},
-                              {"probe", w.probe.name},
-                              {"probe_kind", std::string(to_string(w.probe.kind))},
-                              {"takes_payload", w.takes_payload}});
-  }
-  if (as_json) {
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << "Tracers:\n";
-  for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("  {:<12} {} (actions: {})\n", t["name"].get<std::string>(),
-                             t["description"].get<std::string>(),
-                             fmt::join(t["actions"].get<std::vector<std::string>>(), ", "));
-  }
-  std::cout << "\nWorkloads (probe point each fires):\n";
-  for (const auto& w : j["workloads"]) {
-    std::cout << fmt::format("  {:<12} {:<24} {}{}\n", w["name"].get<std::string>(), w["probe"].get<std::string>(),
-                             w["description"].get<std::string>(), w["takes_payload"].get<bool>() ? " [payload]" : "");
-  }
-  return 0;
-}
-
-int cmd_env(bool as_json) {
-  std::string tracefs;
-  Status mounted = ensure_tracefs(&tracefs);
-  SystemInfo sys = probe_system(default_measured_cpu());
-  json j;
-  j["host"] = sys.hostname;
-  j["cpu_model"] = sys.cpu_model;
-  j["cpus"] = sys.cpus;
-  j["kernel_release"] = sys.kernel_release;
-  j["tracefs"] = mounted ? json(tracefs) : json(mounted.message());
-  j["noise_warnings"] = sys.noise_warnings;
-  // The clock self-check every run makes first (pins this thread to each CPU in turn).
-  ClockFacts facts = observe_clock(default_measured_cpu());
-  ClockPlan clock = decide_clock(facts);
-  j["clock"] = clock_json(facts, clock);
-  j["tracers"] = json::array();
-  for (const auto& e : tracer_registry()) {
-    auto t = e.make();
-    Availability a = t->available();
-    json tj{{"name", e.name}, {"available", a.ok}};
-    if (!a.ok) tj["reason"] = a.reason;
-    json d = t->details();  // before attach: what the adapter probed (features, attach types)
-    if (a.ok && !d.empty()) tj["details"] = d;
-    tj["versions"] = t->versions();
-    j["tracers"].push_back(tj);
-  }
-  if (as_json) {
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << fmt::format("host {}  cpu {} x{}  kernel {}\n", sys.hostname, sys.cpu_model, sys.cpus,
-                           sys.kernel_release);
-  std::cout << fmt::format("tracefs: {}\n", j["tracefs"].get<std::string>());
-  for (const auto& w : sys.noise_warnings) std::cout << "warning: " << w << "\n";
-  std::cout << fmt::format(
-      "\nclock (measured CPU {}): regions end with {}, migrations detected by {}, floor {:.0f} "
-      "cycles, a sample spans >= {:.0f} cycles\n",
-      facts.measured_cpu, to_string(clock.end_read), to_string(clock.migration), clock.floor_cycles,
-      clock.min_sample_cycles);
-  for (const auto& c : clock.checks) {
-    std::cout << fmt::format("  {:<5} {:<11} {}\n        {}\n", c.verdict, c.name, c.value, c.reason);
-  }
-  std::cout << "\n" << tracers_table(j["tracers"]);
-  return 0;
-}
+using builtin::CompareArgs;
+using builtin::ListArgs;
 
 // Removes only while it holds the machine lock: a run that holds it, or one
 // beside it, is alive in some pid namespace, and its objects are not
@@ -215,88 +90,6 @@ void warn_leftovers() {
       "(`tracebench cleanup` removes them):\n",
       found.size());
   for (const auto& f : found) std::cerr << "  " << f << "\n";
-}
-
-struct CompareArgs {
-  std::string a, b;
-  double threshold = 0.05, alpha = 0.05;
-  bool json = false, fail_on_regression = false, fail_on_inconclusive = false, sequential = false;
-  std::string junit;  // a file for the JUnit XML
-};
-
-int cmd_compare(const CompareArgs& c) {
-  std::vector<RunResult> runs[2];
-  std::vector<std::string> inputs;
-  PairIds pair_ids;
-  bool paired[2] = {false, false};
-  for (int side = 0; side < 2; ++side) {
-    std::vector<std::string> files;
-    // A side laid out as pairs (pairs.h), else any result.json or directory of runs.
-    Status s = paired_result_files(side == 0 ? c.a : c.b, &files, side == 0 ? &pair_ids.a : &pair_ids.b, &paired[side]);
-    if (s && !paired[side]) s = result_files(side == 0 ? c.a : c.b, &files);
-    inputs.insert(inputs.end(), files.begin(), files.end());
-    for (std::size_t i = 0; s && i < files.size(); ++i) {
-      runs[side].emplace_back();
-      s = read_run(files[i], &runs[side].back());
-      if (s) s = check_comparable(runs[side].back(), files[i]);
-    }
-    if (!s) {
-      std::cerr << "tracebench compare: " << s.message() << "\n";
-      return 2;
-    }
-  }
-  if (!c.junit.empty()) {
-    if (Status s = check_output_not_input("--junit", c.junit, inputs); !s) {
-      std::cerr << "tracebench compare: " << s.message() << "\n";
-      return 2;
-    }
-  }
-  std::vector<const RunResult*> a, b;
-  for (const auto& r : runs[0]) a.push_back(&r);
-  for (const auto& r : runs[1]) b.push_back(&r);
-  CompareResult res;
-  if (c.sequential && !paired[0]) {
-    std::cerr
-        << "tracebench compare: --sequential needs both sides laid out as pairs (pair-NNNN/<run>/, as `tracebench "
-           "ab` writes DIR/A and DIR/B)\n";
-    return 2;
-  }
-  pair_ids.sequential = c.sequential;
-  if (paired[0] != paired[1]) {
-    std::cerr << "tracebench compare: " << (paired[0] ? c.a : c.b) << " is laid out as pairs (pair-NNNN/) and "
-              << (paired[0] ? c.b : c.a)
-              << " is not: give both sides of the pairs (DIR/A and DIR/B of `tracebench ab`)\n";
-    return 2;
-  }
-  if (Status s = compare_runs(a, b, c.threshold, c.alpha, &res, paired[0] ? &pair_ids : nullptr); !s) {
-    std::cerr << "tracebench compare: " << s.message() << "\n";
-    return 2;
-  }
-  std::string why;
-  bool failing = fails_check(res, &why, c.fail_on_inconclusive);
-  const CompareReport in{res, a, b, c.threshold, c.alpha};
-  if (!c.junit.empty()) {
-    Report junit;
-    Status s = compare_reporters().write("junit", in, &junit);
-    if (s) s = write_file_atomic(c.junit, junit.text);
-    if (!s) {
-      std::cerr << "tracebench compare: --junit: " << s.message() << "\n";
-      return 2;
-    }
-  }
-  Report shown;
-  if (Status s = compare_reporters().write(c.json ? "json" : "text", in, &shown); !s) {
-    std::cerr << "tracebench compare: " << s.message() << "\n";
-    return 1;
-  }
-  std::cout << shown.text;
-  if ((c.fail_on_regression || c.fail_on_inconclusive) && failing) {
-    std::cerr << "tracebench compare: failing ("
-              << (c.fail_on_inconclusive ? "--fail-on-inconclusive" : "--fail-on-regression") << "):\n"
-              << why << "\n";
-    return 1;
-  }
-  return 0;
 }
 
 struct RunArgs {
@@ -576,6 +369,80 @@ int cli_main(int argc, char** argv) {
 
 namespace {
 
+// `run`'s counts and sizes, and where its results go.
+void add_run_sizes(CLI::App* run, RunArgs* ra) {
+  run->add_option("-p,--payload", ra->payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
+  run->add_option("-j,--threads", ra->threads, "Firing threads (1..nproc); several values sweep");
+  ra->o_repetitions = run->add_option(
+      "-r,--repetitions", ra->repetitions,
+      "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
+  ra->o_ci_target = run->add_option(
+      "--ci-target", ra->ci_target,
+      "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
+      "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
+  ra->o_samples =
+      run->add_option("-n,--samples", ra->samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
+  ra->o_batch = run->add_option("-b,--batch", ra->batch, "Events per timed sample, 1..10000000 (default: automatic)");
+  ra->o_gap = run->add_option("--gap-us", ra->gap_us,
+                              "Sleep this many µs (1..100000) before each timed sample: the figure is then of events "
+                              "after an idle gap (a consumer asleep, caches cold); a sample is the workload's "
+                              "smallest batch unless --batch");
+  run->add_option("-o,--option", ra->raw_options, "Tracer option <tracer>.<key>=<value>");
+  run->add_option("--max-lost-percent", ra->max_lost_percent,
+                  "Events a tracer may lose (% of those it saw) and still pass verification; above, it is partial")
+      ->capture_default_str();
+  ra->o_cpu = run->add_option("--cpu", ra->cpu, "CPU of the measured thread (default: the last)");
+  ra->o_out =
+      run->add_option("--out", ra->opt.out_base, "Base directory for result directories")->capture_default_str();
+}
+
+// `run`'s switches: where it runs, what it prints, what it writes.
+void add_run_switches(CLI::App* run, RunArgs* ra) {
+  run->add_option(
+      "--execution", ra->opt.execution,
+      "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
+  run->add_flag("--quick", ra->opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
+  run->add_flag("--plan", ra->plan_only, "Print the benchmarks that would run, and exit");
+  run->add_option("--check-for-guest", ra->guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
+      ->check(CLI::Range(1, 4096))
+      ->group("");
+  run->add_flag("!--no-samples", ra->opt.write_samples, "Do not write samples.csv");
+  add_lock_flags(run, &ra->lock);
+  run->add_flag("-v,--verbose", ra->verbose,
+                "Also print the information notes under the summary (result.json has them all)");
+  run->add_flag("--gbench-console", ra->opt.gbench_console,
+                "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
+                "flag after -- does too)");
+  // Documented here; split_gbench_args() splits them off before parsing.
+  run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
+}
+
+CLI::App* add_run_command(CLI::App& app, RunArgs* ra) {
+  auto* run = app.add_subcommand("run", "Run benchmarks; writes <out>/<run-id>/result.json");
+  run->add_option("-t,--tracer", ra->opt.tracers, "Tracers to run (default: every available one)");
+  run->add_option("-w,--workload", ra->opt.workloads, "Workloads to run (default: all the tracer supports)");
+  run->add_option("-a,--action", ra->opt.actions, "Tracer actions (default: each tracer's first)");
+  add_run_sizes(run, ra);
+  add_run_switches(run, ra);
+  return run;
+}
+
+// `run ... -- <Google Benchmark flags>`: everything after the first "--"
+// is the library's, split off here (CLI11 would take a "--" right after a
+// repeated option such as `-w getpid` as that option's end and then parse
+// the flags as its own).  Returns the count of arguments left for CLI11.
+int split_gbench_args(int argc, char** argv, std::vector<std::string>* gbench_args) {
+  if (argc > 1 && std::string(argv[1]) == "run") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--") {
+        gbench_args->assign(argv + i + 1, argv + argc);
+        return i;
+      }
+    }
+  }
+  return argc;
+}
+
 int cli_dispatch(int argc, char** argv) {
   CLI::App app{"tracebench: what does a Linux tracer cost per event?", "tracebench"};
   app.require_subcommand(1);
@@ -583,116 +450,22 @@ int cli_dispatch(int argc, char** argv) {
                        fmt::format("tracebench {} (git {}, {} build, {})", kVersion, kGitSha, kBuildType, kCompiler));
   std::vector<std::string> args(argv, argv + argc);
 
-  bool list_json = false;
-  auto* list = app.add_subcommand("list", "List tracers and workloads (with the probe point each fires)");
-  list->add_flag("--json", list_json, "Print JSON");
-  bool list_options = false, list_markdown = false;
-  std::vector<std::string> list_tracers;
-  list->add_flag("--options", list_options, "Print the tracers' --option keys (type, range, default, meaning)");
-  list->add_flag("--markdown", list_markdown, "With --options and one tracer: the Markdown table of its README");
-  list->add_option("tracer", list_tracers, "With --options: only these tracers");
-
+  ListArgs la;
+  auto* list = builtin::add_list_command(app, &la);
   bool env_json = false;
   auto* env = app.add_subcommand("env", "Per tracer: available on this kernel, or the exact reason not");
   env->add_flag("--json", env_json, "Print JSON");
-
   auto* cleanup = app.add_subcommand("cleanup", "Remove tracer state that a killed run left behind (ours only)");
-
   RunArgs ra;
-  auto* run = app.add_subcommand("run", "Run benchmarks; writes <out>/<run-id>/result.json");
-  run->add_option("-t,--tracer", ra.opt.tracers, "Tracers to run (default: every available one)");
-  run->add_option("-w,--workload", ra.opt.workloads, "Workloads to run (default: all the tracer supports)");
-  run->add_option("-a,--action", ra.opt.actions, "Tracer actions (default: each tracer's first)");
-  run->add_option("-p,--payload", ra.payloads, "Payload sizes in bytes, 0..1048576 (default sweep 0..4096)");
-  run->add_option("-j,--threads", ra.threads, "Firing threads (1..nproc); several values sweep");
-  ra.o_repetitions = run->add_option(
-      "-r,--repetitions", ra.repetitions,
-      "Interleaved baseline/traced repetitions at most, 2..100000 (default 10, quick 6); see --ci-target");
-  ra.o_ci_target = run->add_option(
-      "--ci-target", ra.ci_target,
-      "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
-      "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
-  ra.o_samples =
-      run->add_option("-n,--samples", ra.samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
-  ra.o_batch = run->add_option("-b,--batch", ra.batch, "Events per timed sample, 1..10000000 (default: automatic)");
-  ra.o_gap = run->add_option("--gap-us", ra.gap_us,
-                             "Sleep this many µs (1..100000) before each timed sample: the figure is then of events "
-                             "after an idle gap (a consumer asleep, caches cold); a sample is the workload's smallest "
-                             "batch unless --batch");
-  run->add_option("-o,--option", ra.raw_options, "Tracer option <tracer>.<key>=<value>");
-  run->add_option("--max-lost-percent", ra.max_lost_percent,
-                  "Events a tracer may lose (% of those it saw) and still pass verification; above, it is partial")
-      ->capture_default_str();
-  ra.o_cpu = run->add_option("--cpu", ra.cpu, "CPU of the measured thread (default: the last)");
-  ra.o_out = run->add_option("--out", ra.opt.out_base, "Base directory for result directories")->capture_default_str();
-  run->add_option(
-      "--execution", ra.opt.execution,
-      "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
-  run->add_flag("--quick", ra.opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
-  run->add_flag("--plan", ra.plan_only, "Print the benchmarks that would run, and exit");
-  run->add_option("--check-for-guest", ra.guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")
-      ->check(CLI::Range(1, 4096))
-      ->group("");
-  run->add_flag("!--no-samples", ra.opt.write_samples, "Do not write samples.csv");
-  add_lock_flags(run, &ra.lock);
-  run->add_flag("-v,--verbose", ra.verbose,
-                "Also print the information notes under the summary (result.json has them all)");
-  run->add_flag("--gbench-console", ra.opt.gbench_console,
-                "Also print Google Benchmark's own per-repetition lines (a --benchmark_format/_color/_counters_tabular "
-                "flag after -- does too)");
-  // Documented here; cli_main() splits them off before parsing.
-  run->footer("Google Benchmark flags go after --, e.g. -- --benchmark_filter=getpid (see README)");
-
+  auto* run = add_run_command(app, &ra);
   CompareArgs ca;
-  auto* compare = app.add_subcommand(
-      "compare", "Compare two sides of runs benchmark by benchmark, each verdict with its minimum detectable effect");
-  compare
-      ->add_option("A", ca.a,
-                   "The reference: a run directory, a result.json, a directory of run directories (pooled), or a "
-                   "directory of pair-NNNN/ run directories (paired with B's: `tracebench ab`'s DIR/A)")
-      ->required();
-  compare->add_option("B", ca.b, "The candidate: the same forms as A")->required();
-  compare
-      ->add_option("--threshold", ca.threshold,
-                   "Relative change below which a difference is 'same'; a benchmark with no significant change whose "
-                   "MDE at 80% power is above it is 'inconclusive'")
-      ->capture_default_str()
-      ->check(finite_range(0.0, 10.0));
-  compare->add_option("--alpha", ca.alpha, "Significance level")->capture_default_str()->check(finite_range(0.0, 1.0));
-  compare->add_flag("--json", ca.json, "Print JSON");
-  compare->add_option("--junit", ca.junit,
-                      "Also write JUnit XML to FILE (one test case per benchmark; a regression, or a benchmark of A "
-                      "missing or failed in B, is a failure)");
-  compare->add_flag("--fail-on-regression", ca.fail_on_regression,
-                    "Exit 1 when a benchmark regressed, or one of A is missing or failed in B, or B has none (an "
-                    "inconclusive benchmark does not fail it)");
-  compare->add_flag("--sequential", ca.sequential,
-                    "Sides laid out as pairs: decide with the always-valid sequential test (`tracebench ab`'s) on the "
-                    "pairs in order, valid however often more pairs are added and compare re-run; a benchmark it has "
-                    "not decided is 'undecided'");
-  compare->add_flag("--fail-on-inconclusive", ca.fail_on_inconclusive,
-                    "Also exit 1 when a benchmark is inconclusive (not significant, and its MDE at 80% power above "
-                    "--threshold) or undecided (--sequential); implies --fail-on-regression");
-
+  auto* compare = builtin::add_compare_command(app, &ca);
   std::vector<int> command_status(command_registry().size(), 0);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     command_registry()[i].install(app, &command_status[i]);
   }
 
-  // `run ... -- <Google Benchmark flags>`: everything after the first "--"
-  // is the library's, split off here (CLI11 would take a "--" right after a
-  // repeated option such as `-w getpid` as that option's end and then parse
-  // the flags as its own).
-  int parse_argc = argc;
-  if (argc > 1 && std::string(argv[1]) == "run") {
-    for (int i = 2; i < argc; ++i) {
-      if (std::string(argv[i]) == "--") {
-        parse_argc = i;
-        ra.opt.gbench_args.assign(argv + i + 1, argv + argc);
-        break;
-      }
-    }
-  }
+  const int parse_argc = split_gbench_args(argc, argv, &ra.opt.gbench_args);
   try {
     app.parse(parse_argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -704,20 +477,11 @@ int cli_dispatch(int argc, char** argv) {
   // `run --check-for-guest` checks a guest's arguments: this host's leftovers
   // are not its business.
   if (!cleanup->parsed() && !app.got_subcommand("completion") && !(run->parsed() && ra.guest_cpus)) warn_leftovers();
-  if (list->parsed()) {
-    if (list_options || list_markdown || !list_tracers.empty()) {
-      if (!list_options || list_json) {
-        std::cerr << "tracebench list: a tracer name and --markdown go with --options (and --json does not)\n";
-        return 2;
-      }
-      return cmd_list_options(list_tracers, list_markdown);
-    }
-    return cmd_list(list_json);
-  }
-  if (env->parsed()) return cmd_env(env_json);
+  if (list->parsed()) return builtin::cmd_list_parsed(la);
+  if (env->parsed()) return builtin::cmd_env(env_json);
   if (cleanup->parsed()) return cmd_cleanup();
   if (run->parsed()) return cmd_run(ra, args);
-  if (compare->parsed()) return cmd_compare(ca);
+  if (compare->parsed()) return builtin::cmd_compare(ca);
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     if (app.got_subcommand(command_registry()[i].name)) return command_status[i];
   }

@@ -278,32 +278,127 @@ void print_guest_summaries(const std::string& dir) {
   }
 }
 
-int run_vm(VmArgs a) {
-  if (!carry_out_to_host(&a)) return 2;
-  if (a.guest_args.empty()) {
-    std::cerr << "tracebench vm: nothing to run: give tracebench arguments after --, e.g.\n"
-                 "  tracebench vm --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -w kmod_target -t kprobes\n";
-    return 2;
-  }
-  if (a.accel != "auto" && a.accel != "kvm" && a.accel != "tcg") {
-    std::cerr << "tracebench vm: --accel must be auto, kvm or tcg\n";
-    return 2;
-  }
+// The VM lab's own flags, each refused with what to give instead.
+Status check_vm_flags(const VmArgs& a) {
+  if (a.guest_args.empty())
+    return Status::error(
+        "nothing to run: give tracebench arguments after --, e.g.\n"
+        "  tracebench vm --kernel /boot/vmlinuz-6.1.0-56-amd64 -- run --quick -w kmod_target -t kprobes");
+  if (a.accel != "auto" && a.accel != "kvm" && a.accel != "tcg")
+    return Status::error("--accel must be auto, kvm or tcg");
   for (std::size_t i = 0; i < a.kmod_params.size(); ++i) {
     const std::string& p = a.kmod_params[i];
-    if (std::string why = kmod_param_problem(p); !why.empty()) {
-      std::cerr << "tracebench vm: --kmod-param '" << p << "': " << why << "\n";
-      return 2;
-    }
+    if (std::string why = kmod_param_problem(p); !why.empty()) return Status::error("--kmod-param '" + p + "': " + why);
     for (std::size_t k = 0; k < i; ++k) {
-      if (a.kmod_params[k].substr(0, a.kmod_params[k].find('=')) == p.substr(0, p.find('='))) {
-        std::cerr << "tracebench vm: --kmod-param " << p.substr(0, p.find('=')) << " is given twice\n";
-        return 2;
-      }
+      if (a.kmod_params[k].substr(0, a.kmod_params[k].find('=')) == p.substr(0, p.find('=')))
+        return Status::error("--kmod-param " + p.substr(0, p.find('=')) + " is given twice");
     }
   }
-  if (!a.kmod_params.empty() && a.no_kmod) {
-    std::cerr << "tracebench vm: --kmod-param with --no-kmod: there is no module to give parameters to\n";
+  if (!a.kmod_params.empty() && a.no_kmod)
+    return Status::error("--kmod-param with --no-kmod: there is no module to give parameters to");
+  return Status::ok();
+}
+
+// The kernel to boot (--kernel, else the newest in /boot) and its headers.
+Status find_kernel(const VmArgs& a, std::string* kernel) {
+  *kernel = a.kernel.empty() ? newest_boot_kernel() : a.kernel;
+  if (kernel->empty())
+    return Status::error(
+        "no --kernel given and no /boot/vmlinuz-*; install one with\n"
+        "  apt-get install --no-install-recommends linux-image-amd64 linux-headers-amd64");
+  struct stat st {};
+  if (stat(kernel->c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Status::error("kernel image '" + *kernel + "' does not exist");
+  if (!a.headers.empty() && access((a.headers + "/Makefile").c_str(), R_OK) != 0)
+    return Status::error("--headers '" + a.headers + "' is not a kernel build directory (no Makefile)");
+  return Status::ok();
+}
+
+// vm-results/<release>-<time>-<pid>: the script's default, named here so
+// the files can be checked after.
+std::string default_out_dir(const std::string& kernel) {
+  std::string release = fs::path(kernel).filename().string();
+  if (release.rfind("vmlinuz-", 0) == 0) release = release.substr(8);
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
+  // With the pid: two `vm` started in one second never share a folder.
+  return "vm-results/" + release + "-" + stamp + "-" + std::to_string(getpid());
+}
+
+// --file and --bin for the script, each checked to exist on the host.
+Status add_guest_files(const VmArgs& a, std::vector<std::string>* argv) {
+  for (const auto& f : a.files) {
+    std::string src = f.substr(0, f.find(':'));
+    if (access(src.c_str(), R_OK) != 0) return Status::error("--file '" + src + "' does not exist");
+    argv->insert(argv->end(), {"--file", f});
+  }
+  for (const auto& b : a.bins) {
+    const std::string src = b.substr(0, b.find(':'));
+    struct stat bst {};
+    if (stat(src.c_str(), &bst) != 0 || !S_ISREG(bst.st_mode) || access(src.c_str(), X_OK) != 0)
+      return Status::error("--bin '" + src + "' is not an executable file");
+    argv->insert(argv->end(), {"--bin", b});
+  }
+  return Status::ok();
+}
+
+// tracebench-vm.sh's command line: the VM, what goes into it, and the
+// guest's command after --.
+Status script_argv(const VmArgs& a, const std::string& scripts, const std::string& kernel, const std::string& self,
+                   std::vector<std::string>* argv) {
+  *argv = {scripts + "/tracebench-vm.sh",
+           "--kernel",
+           kernel,
+           "--accel",
+           a.accel,
+           "--timeout",
+           std::to_string(a.timeout_s),
+           "--smp",
+           std::to_string(a.smp),
+           "--mem",
+           std::to_string(a.mem_mb),
+           "--bin",
+           self + ":/tb/bin/tracebench"};
+  if (!a.headers.empty()) argv->insert(argv->end(), {"--headers", a.headers});
+  argv->insert(argv->end(), {"--outdir", a.out_dir});
+  TB_TRY(add_guest_files(a, argv));
+  if (a.no_kmod) argv->push_back("--no-kmod");
+  for (const auto& p : a.kmod_params) argv->insert(argv->end(), {"--kmod-param", p});
+  if (a.lttng_modules) argv->push_back("--lttng-modules");
+  if (a.verbose) argv->push_back("--verbose");
+  argv->push_back("--");
+  // In the guest: `tracebench <sub> [--execution qemu-<accel>] <rest>`; the
+  // acceleration is only known once qemu booted, so the guest fills it in.
+  argv->insert(argv->end(),
+               {"sh", "-c",
+                a.guest_args[0] == "run"
+                    ? "sub=$1; shift; exec tracebench \"$sub\" --execution \"qemu-$TRACEBENCH_VM_ACCEL\" \"$@\""
+                    : "exec tracebench \"$@\"",
+                "tracebench"});
+  argv->insert(argv->end(), a.guest_args.begin(), a.guest_args.end());
+  return Status::ok();
+}
+
+// The exit status of `vm` once the guest is done: the guest's, unless a
+// run that says it succeeded brought no results back.
+int guest_outcome(const VmArgs& a, int status) {
+  const bool is_run = a.guest_args[0] == "run";
+  // A guest run that says it succeeded but whose result files did not come
+  // back has lost its results: that is a failure, not a success.
+  const bool plan_only = std::find(a.guest_args.begin(), a.guest_args.end(), "--plan") != a.guest_args.end();
+  if (is_run && !plan_only && status == 0 && !results_came_back(a.out_dir)) {
+    std::cerr << "tracebench vm: the guest's run finished but no result.json came back to " << a.out_dir << "\n";
+    return 3;
+  }
+  if (is_run && !plan_only) print_guest_summaries(a.out_dir);
+  return status;
+}
+
+int run_vm(VmArgs a) {
+  if (!carry_out_to_host(&a)) return 2;
+  if (Status s = check_vm_flags(a); !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
     return 2;
   }
   std::string scripts;
@@ -318,91 +413,23 @@ int run_vm(VmArgs a) {
     return 2;
   }
   if (!kmod_params_known(a, scripts) || !guest_command_ok(a, self.string())) return 2;
-  std::string kernel = a.kernel.empty() ? newest_boot_kernel() : a.kernel;
-  if (kernel.empty()) {
-    std::cerr << "tracebench vm: no --kernel given and no /boot/vmlinuz-*; install one with\n"
-                 "  apt-get install --no-install-recommends linux-image-amd64 linux-headers-amd64\n";
+  std::string kernel;
+  if (Status s = find_kernel(a, &kernel); !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
     return 2;
   }
-  struct stat st {};
-  if (stat(kernel.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::cerr << "tracebench vm: kernel image '" << kernel << "' does not exist\n";
+  if (a.out_dir.empty()) a.out_dir = default_out_dir(kernel);
+  std::vector<std::string> argv;
+  if (Status s = script_argv(a, scripts, kernel, self.string(), &argv); !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
     return 2;
   }
-  if (!a.headers.empty() && access((a.headers + "/Makefile").c_str(), R_OK) != 0) {
-    std::cerr << "tracebench vm: --headers '" << a.headers << "' is not a kernel build directory (no Makefile)\n";
-    return 2;
-  }
-  std::vector<std::string> argv = {scripts + "/tracebench-vm.sh",
-                                   "--kernel",
-                                   kernel,
-                                   "--accel",
-                                   a.accel,
-                                   "--timeout",
-                                   std::to_string(a.timeout_s),
-                                   "--smp",
-                                   std::to_string(a.smp),
-                                   "--mem",
-                                   std::to_string(a.mem_mb),
-                                   "--bin",
-                                   self.string() + ":/tb/bin/tracebench"};
-  if (!a.headers.empty()) argv.insert(argv.end(), {"--headers", a.headers});
-  if (a.out_dir.empty()) {
-    // Named here (the script's default) so the files can be checked after.
-    std::string release = fs::path(kernel).filename().string();
-    if (release.rfind("vmlinuz-", 0) == 0) release = release.substr(8);
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
-    // With the pid: two `vm` started in one second never share a folder.
-    a.out_dir = "vm-results/" + release + "-" + stamp + "-" + std::to_string(getpid());
-  }
-  argv.insert(argv.end(), {"--outdir", a.out_dir});
-  for (const auto& f : a.files) {
-    std::string src = f.substr(0, f.find(':'));
-    if (access(src.c_str(), R_OK) != 0) {
-      std::cerr << "tracebench vm: --file '" << src << "' does not exist\n";
-      return 2;
-    }
-    argv.insert(argv.end(), {"--file", f});
-  }
-  for (const auto& b : a.bins) {
-    const std::string src = b.substr(0, b.find(':'));
-    struct stat bst {};
-    if (stat(src.c_str(), &bst) != 0 || !S_ISREG(bst.st_mode) || access(src.c_str(), X_OK) != 0) {
-      std::cerr << "tracebench vm: --bin '" << src << "' is not an executable file\n";
-      return 2;
-    }
-    argv.insert(argv.end(), {"--bin", b});
-  }
-  if (a.no_kmod) argv.push_back("--no-kmod");
-  for (const auto& p : a.kmod_params) argv.insert(argv.end(), {"--kmod-param", p});
-  if (a.lttng_modules) argv.push_back("--lttng-modules");
-  if (a.verbose) argv.push_back("--verbose");
-  argv.push_back("--");
-  // In the guest: `tracebench <sub> [--execution qemu-<accel>] <rest>`; the
-  // acceleration is only known once qemu booted, so the guest fills it in.
-  const bool is_run = a.guest_args[0] == "run";
-  argv.insert(argv.end(),
-              {"sh", "-c",
-               is_run ? "sub=$1; shift; exec tracebench \"$sub\" --execution \"qemu-$TRACEBENCH_VM_ACCEL\" \"$@\""
-                      : "exec tracebench \"$@\"",
-               "tracebench"});
-  argv.insert(argv.end(), a.guest_args.begin(), a.guest_args.end());
   int status = 0;
   if (Status s = spawn_wait(argv, &status); !s) {
     std::cerr << "tracebench vm: " << s.message() << "\n";
     return 3;
   }
-  // A guest run that says it succeeded but whose result files did not come
-  // back has lost its results: that is a failure, not a success.
-  const bool plan_only = std::find(a.guest_args.begin(), a.guest_args.end(), "--plan") != a.guest_args.end();
-  if (is_run && !plan_only && status == 0 && !results_came_back(a.out_dir)) {
-    std::cerr << "tracebench vm: the guest's run finished but no result.json came back to " << a.out_dir << "\n";
-    return 3;
-  }
-  if (is_run && !plan_only) print_guest_summaries(a.out_dir);
-  return status;
+  return guest_outcome(a, status);
 }
 
 void install(CLI::App& app, int* exit_status) {

@@ -21,22 +21,12 @@ LIMIT, FILE_LIMIT = 80, 600
 ALLOWED = {
     "harness/model/model_files.cc scenario_from_json":
         "SCENARIO.json's fields and their checks, one line each, in the file's order",
-    "harness/src/plan.cc make_plan":
-        "the one way in (issue 42 item 2) is reshaping plan.cc; split with that change",
     "harness/src/verification.cc judge_counts":
         "the verification rules of harness/README.md in their numbered order, each a few lines",
     "harness/src/clock_check.cc decide_clock":
         "the clock checks of harness/README.md's table in its order, each a few lines",
     "harness/model/predict.cc predict":
         "eqs. 4-8 of model.h term by term, each a few lines, in the equations' order",
-    "harness/src/cli.cc cli_dispatch":
-        "not yet split: the top-level command line (list, env, run, cleanup) and the registered subcommands",
-    "harness/vm/vm_command.cc run_vm":
-        "not yet split: the VM lab's command, from its arguments to the guest's results copied back",
-    "harness/lava/lava_command.cc run_job":
-        "not yet split: a LAVA job from a command, submitted or written",
-    "harness/report/report_command.cc run_report":
-        "not yet split: the report's inputs gathered into one document and drawn",
     "harness/model/validate.cc to_json":
         "a validation file's fields written one line each, in the file's order: a table, not steps",
     "harness/lava/lava_log.cc yaml_line_to_json":
