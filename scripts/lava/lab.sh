@@ -4,7 +4,9 @@
 # lava-workers, each with one qemu device, all under one state directory.
 # The publisher is what lets the scheduler act on a submitted job or a device
 # gone idle at once: without its events the scheduler looks every 20 s, and a
-# job waited ~10 s on average before it reached a device.
+# job waited ~10 s on average before it reached a device; between events the
+# lab's scheduler looks every 2 s (lava-scheduler.py: an event can come
+# before the change it announces is committed).
 #
 #   scripts/lava/lab.sh start [--dir DIR] [--workers N] [--port PORT] [--kvm]
 #   scripts/lava/lab.sh status [--dir DIR]
@@ -22,6 +24,7 @@
 # by their ids, including lava-run and qemu of jobs in flight.
 # Exit: 0 done (status: the lab is up), 1 failed (status: down), 2 bad usage.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 dir=/var/tmp/tracebench-lava
 workers=2
@@ -308,8 +311,9 @@ start_lab() {
     --workers 4 --timeout 60 --graceful-timeout 2 --log-level warning
   spawn publisher "$dir/log/publisher.log" lava-server manage lava-publisher --host 127.0.0.1 \
     --port "$publisher_port" --log-file "$dir/log/publisher.log"
-  spawn scheduler "$dir/log/scheduler.log" lava-server manage lava-scheduler --log-file "$dir/log/scheduler.log" \
-    --event-url "tcp://127.0.0.1:$event_port"
+  # LAVA's scheduler, looking every 2 s between events (lava-scheduler.py says why).
+  spawn scheduler "$dir/log/scheduler.log" /usr/bin/python3 "$here/lava-scheduler.py" \
+    --log-file "$dir/log/scheduler.log" --event-url "tcp://127.0.0.1:$event_port"
   echo "$url" >"$dir/url"
   start_workers
   wait_ready "$token"

@@ -618,8 +618,9 @@ if kk:
             j = json.load(open(f))
             rec["jobs"].append({"side": side, "round": int(os.path.basename(os.path.dirname(f))[5:]),
                                 "job_id": j.get("job_id"), "job_url": j.get("job_url"), "device": j.get("device"),
-                                "worker": j.get("worker"), "start_time": j.get("start_time"),
-                                "end_time": j.get("end_time"), "outcome": j.get("outcome")})
+                                "worker": j.get("worker"), "submit_time": j.get("submit_time"),
+                                "start_time": j.get("start_time"), "end_time": j.get("end_time"),
+                                "outcome": j.get("outcome")})
     rec["devices"] = {side: {} for side in ("G", "C")}
     for j in rec["jobs"]:
         d = rec["devices"][j["side"]]
