@@ -58,7 +58,7 @@ def one_trial(tb, workload, inject, ab_options, work, index):
     b_spec = ":" if inject == 0 else f":-o none.inject_cycles={inject}"
     r = run([tb, "ab", ".", b_spec, "--out", out, "--json"] + ab_options
             + ["--", "-t", "none", "-w", workload, "--quick"])
-    if r.returncode not in (0,):
+    if r.returncode != 0:
         sys.exit(f"ab-power: trial {index} failed (exit {r.returncode}):\n" + r.stderr)
     ab = json.load(open(os.path.join(out, "ab.json")))
     shutil.rmtree(out, ignore_errors=True)

@@ -22,7 +22,8 @@ packages=(
   clang-format
   # independent tools the cross-checks compare against
   linux-perf bpftrace trace-cmd lttng-tools
-  # readelf, which the usdt provider's notes are checked against (binutils, normally with g++)
+  # readelf, which the usdt provider's notes are checked against, and strip, which the VM lab's
+  # initramfs takes executables through (binutils, normally with g++)
   binutils
   # LTTng-UST trace read-back (babeltrace2 C API; Python bindings for the cross-check)
   libbabeltrace2-dev python3-bt2

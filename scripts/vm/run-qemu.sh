@@ -110,10 +110,12 @@ wait_qemu() {
 
 kvm_usable() { [ -r "$kvm_dev" ] && [ -w "$kvm_dev" ]; }
 
+# qemu's version line, read once: the KVM memo's key and vm.json's "qemu".
+qemu_version=$(qemu-system-x86_64 --version | head -1)
 # This boot of the host and this qemu, as the KVM memo keys them.
 host_key() {
   printf '%s %s' "$(tr -d '\n' <"$boot_id_file" 2>/dev/null || echo unknown)" \
-    "$(qemu-system-x86_64 --version | head -1 | sha256sum | cut -c1-16)"
+    "$(printf '%s' "$qemu_version" | sha256sum | cut -c1-16)"
 }
 # The reason KVM failed on this boot with this qemu, if it did.
 kvm_failed_before() {
@@ -189,7 +191,7 @@ else
   fi
 fi
 kver=$(awk '/^TBBOOT /{print $2; exit}' "$chan" 2>/dev/null | tr -d '\r' || true)
-qver=$(qemu-system-x86_64 --version | head -1 | sed 's/"/\\"/g')
+qver=$(printf '%s' "$qemu_version" | sed 's/"/\\"/g')
 emulated=false; [ "$chosen" = tcg ] && emulated=true
 cat > "$outdir/vm.json" <<JSON
 {
