@@ -114,7 +114,8 @@ if [ $stap -eq 1 ]; then
   [ -n "$tb" ] || die "the guest runs SystemTap but no tracebench binary goes in (--bin TRACEBENCH:/tb/bin/tracebench) to compile its scripts"
   [ -n "$headers" ] || headers=$(headers_for "$krel")
   [ -n "$headers" ] || die "SystemTap's scripts are compiled against the guest kernel's headers: apt-get install linux-headers-${krel:-<release>}"
-  "$tb" systemtap build --runtime "$stap_runtime" --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
+  "$tb" systemtap build --runtime "$stap_runtime" --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} \
+    --exe-path /tb/bin/tracebench >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
   stapio=/usr/lib/systemtap/stapio
   [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
   kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")

@@ -9,6 +9,9 @@
 #include "script.h"
 #include "session.h"
 #include "systemtap_tracer.h"
+#include "tests/common/usdt_site.h"
+#include "tracers/common/proc.h"
+#include "usdt_semaphore.h"
 
 namespace tracebench::systemtap {
 namespace {
@@ -89,7 +92,7 @@ ProbePoint kmod_probe() {
 
 TEST(SystemtapScript, SyscallFilteredOnPidAndNumber) {
   StapScript s;
-  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &s));
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &s));
   EXPECT_NE(s.text.find("probe kernel.trace(\"raw_syscalls:sys_enter\") { if (pid() == tb_pid && $id == tb_nr) "
                         "tb_hits++ }"),
             std::string::npos)
@@ -101,19 +104,19 @@ TEST(SystemtapScript, SyscallFilteredOnPidAndNumber) {
   EXPECT_EQ(s.module.rfind("tracebench_stap_", 0), 0u);
   // The number is a load-time parameter: one module for every syscall.
   StapScript other;
-  ASSERT_TRUE(make_script(syscall_probe("getppid"), "count", "", &other));
+  ASSERT_TRUE(make_script(syscall_probe("getppid"), "count", {}, &other));
   EXPECT_EQ(s.module, other.module);
   EXPECT_EQ(s.module, module_name(s.text));
 }
 
 TEST(SystemtapScript, KmodFunctionNamesTheModuleBuild) {
   StapScript s;
-  const Status none = make_script(kmod_probe(), "count", "", &s);
+  const Status none = make_script(kmod_probe(), "count", {}, &s);
   EXPECT_FALSE(none);
   EXPECT_NE(none.message().find("companion module is not loaded"), std::string::npos) << none.message();
   StapScript a, b;
-  ASSERT_TRUE(make_script(kmod_probe(), "count", "4127e7cc", &a));
-  ASSERT_TRUE(make_script(kmod_probe(), "count", "e0253ad0", &b));
+  ASSERT_TRUE(make_script(kmod_probe(), "count", {.kmod_build_id = "4127e7cc"}, &a));
+  ASSERT_TRUE(make_script(kmod_probe(), "count", {.kmod_build_id = "e0253ad0"}, &b));
   EXPECT_TRUE(a.needs_kmod);
   EXPECT_NE(a.text.find(std::string("module(\"") + kKmodPathToken + "\").function(\"tracebench_kmod_target\")"),
             std::string::npos)
@@ -123,29 +126,116 @@ TEST(SystemtapScript, KmodFunctionNamesTheModuleBuild) {
 
 TEST(SystemtapScript, RefusedWithReasons) {
   StapScript s;
-  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", "", &s));
-  EXPECT_FALSE(make_script(syscall_probe("no_such_call"), "count", "", &s));
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", {}, &s));
+  EXPECT_FALSE(make_script(syscall_probe("no_such_call"), "count", {}, &s));
   std::string why;
+  // A user function the adapter cannot call itself (no address): refused.
   EXPECT_FALSE(script_supports(ProbePoint{"user:f", ProbeKind::kUserFunction, "f", 0, "", -1, -1}, &why));
-  EXPECT_NE(why.find("uprobes"), std::string::npos) << why;
+  EXPECT_NE(why.find("calls it itself"), std::string::npos) << why;
+  // Nor one that takes a buffer (the D-VM's sites).
+  EXPECT_FALSE(script_supports(ProbePoint{"dvm:f", ProbeKind::kUserFunction, "f", 0x1234, "", 1, 2}, &why));
+  EXPECT_FALSE(script_supports(ProbePoint{"usdt:x", ProbeKind::kUsdt, "nocolon", 0, "", -1, -1}, &why));
+  EXPECT_NE(why.find("provider:name"), std::string::npos) << why;
   EXPECT_FALSE(
       script_supports(ProbePoint{"kfunc:vfs_read", ProbeKind::kKernelFunction, "vfs_read", 0, "", -1, -1}, &why));
   EXPECT_NE(why.find("symbol table"), std::string::npos) << why;
   EXPECT_FALSE(script_supports(ProbePoint{"kmod:x", ProbeKind::kKmodTracepoint, "tracebench:x", 0, "", -1, -1}, &why));
 }
 
-// A user function is planned and refused with the reason, not left out unsaid.
-TEST(SystemtapScript, TracerRefusesUprobesWithReason) {
+ProbePoint call_probe() {
+  return ProbePoint{"user:tb_noinline_call", ProbeKind::kUserFunction, "tb_noinline_call", 0x1234, "", -1, -1};
+}
+ProbePoint usdt_probe() { return ProbePoint{"usdt:tracebench:hot", ProbeKind::kUsdt, "tracebench:hot", 0, "", -1, -1}; }
+const ScriptTargets kGuestExe{.exe_path = "/tb/bin/tracebench", .exe_build_id = "0a1b2c"};
+
+// Uprobes: the executable's path as the probed process sees it is in the
+// script (where the module places them), its build-id names the build.
+TEST(SystemtapScript, UserProbesNameTheExecutableAndItsBuild) {
+  StapScript call, usdt;
+  ASSERT_TRUE(make_script(call_probe(), "count", kGuestExe, &call));
+  EXPECT_NE(call.text.find("probe process(\"/tb/bin/tracebench\").function(\"tb_noinline_call\") { if (pid() == "
+                           "tb_pid) tb_hits++ }"),
+            std::string::npos)
+      << call.text;
+  EXPECT_NE(call.text.find("# executable build-id 0a1b2c\n"), std::string::npos) << call.text;
+  EXPECT_EQ(call.exe_path, "/tb/bin/tracebench");
+  EXPECT_EQ(call.liveness, Liveness::kLiveCount) << "the adapter calls the function itself until it is counted";
+  ASSERT_TRUE(make_script(usdt_probe(), "count", kGuestExe, &usdt));
+  EXPECT_NE(usdt.text.find("process(\"/tb/bin/tracebench\").provider(\"tracebench\").mark(\"hot\")"), std::string::npos)
+      << usdt.text;
+  EXPECT_EQ(usdt.liveness, Liveness::kSemaphore);
+  StapScript rebuilt;
+  ASSERT_TRUE(make_script(call_probe(), "count", ScriptTargets{.exe_path = "/tb/bin/tracebench", .exe_build_id = "ff"},
+                          &rebuilt));
+  EXPECT_NE(rebuilt.module, call.module) << "a rebuilt executable must be a different script";
+  const Status none = make_script(call_probe(), "count", {}, &call);
+  EXPECT_FALSE(none);
+  EXPECT_NE(none.message().find("build-id"), std::string::npos) << none.message();
+}
+
+// The BPF runtime's user function: target() is the liveness thread, whose
+// first call names the process; only the process's other threads count.
+TEST(SystemtapBpfScript, UserFunctionCountsOtherThreadsOfTheProcess) {
+  StapScript s;
+  ASSERT_TRUE(make_script(call_probe(), "count", kGuestExe, &s, Runtime::kBpf));
+  EXPECT_EQ(s.liveness, Liveness::kLiveThread);
+  EXPECT_NE(s.text.find("if (tid() == target()) {"), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("if (tb_live == 0) { tb_live = pid(); printf(\"" + std::string(kLiveLine)), std::string::npos)
+      << s.text;
+  EXPECT_NE(s.text.find("} else if (tb_live != 0 && pid() == tb_live) tb_hits++"), std::string::npos) << s.text;
+  // USDT: stapbpf raises no semaphore, so a guarded site never fires.
+  StapScript u;
+  const Status usdt = make_script(usdt_probe(), "count", kGuestExe, &u, Runtime::kBpf);
+  EXPECT_FALSE(usdt);
+  EXPECT_NE(usdt.message().find("semaphore"), std::string::npos) << usdt.message();
+}
+
+TEST(SystemtapScript, TracerValidatesUprobes) {
   SystemtapTracer t;
   AttachSpec spec;
-  spec.probe = ProbePoint{"user:tb_hot_nop", ProbeKind::kUserFunction, "tb_hot_nop", 0, "", -1, -1};
+  spec.probe = call_probe();
   spec.action = "count";
   EXPECT_TRUE(t.supports(spec.probe));
-  const Status s = t.validate(spec);
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.message().find("uprobes"), std::string::npos) << s.message();
-  spec.probe = syscall_probe("getpid");
   EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+  spec.probe = usdt_probe();
+  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+  spec.probe = ProbePoint{"user:tb_hot_nop", ProbeKind::kUserFunction, "tb_hot_nop", 0, "", -1, -1};
+  EXPECT_FALSE(t.validate(spec));
+}
+
+// Where a semaphore's file offset is in a process: the mapping of the
+// executable that holds that offset.
+// The semaphore of this test binary's guarded site, read through
+// /proc/self/mem where its maps put it; a site without one is refused.
+TEST(SystemtapUsdtSemaphore, ReadsThisProcesssSemaphore) {
+  std::string exe;
+  ASSERT_TRUE(common::executable_of(getpid(), &exe));
+  UsdtSemaphore sem;
+  const Status located = sem.locate(getpid(), exe, "tb_test_usdt", "fired");
+  ASSERT_TRUE(located) << located.message();
+  unsigned v = 9;
+  ASSERT_TRUE(sem.read(&v));
+  EXPECT_EQ(v, 0u);
+  tb_test_usdt_fired_semaphore = 3;
+  ASSERT_TRUE(sem.read(&v));
+  tb_test_usdt_fired_semaphore = 0;
+  EXPECT_EQ(v, 3u);
+  UsdtSemaphore unguarded;
+  const Status s = unguarded.locate(getpid(), exe, "tb_test_usdt", "indexed");
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("no semaphore-guarded USDT site"), std::string::npos) << s.message();
+}
+
+TEST(SystemtapUsdtSemaphore, MappedAddressFromMaps) {
+  const std::string maps =
+      "55d000000000-55d000100000 r--p 00000000 fd:01 123 /tb/bin/tracebench\n"
+      "55d000100000-55d000400000 r-xp 00100000 fd:01 123 /tb/bin/tracebench\n"
+      "55d000500000-55d000520000 rw-p 00480000 fd:01 123 /tb/bin/tracebench\n"
+      "7f0000000000-7f0000001000 rw-p 00480000 fd:01 999 /usr/lib/other.so\n";
+  EXPECT_EQ(mapped_address(maps, "/tb/bin/tracebench", 0x480010), 0x55d000500010u);
+  EXPECT_EQ(mapped_address(maps, "/tb/bin/tracebench", 0x100020), 0x55d000100020u);
+  EXPECT_EQ(mapped_address(maps, "/tb/bin/tracebench", 0x4a0000), 0u) << "past the mapping";
+  EXPECT_EQ(mapped_address(maps, "/usr/lib/none.so", 0x10), 0u);
 }
 
 // The BPF runtime: stapbpf takes no script parameters, so the number is
@@ -153,7 +243,7 @@ TEST(SystemtapScript, TracerRefusesUprobesWithReason) {
 // liveness syscall is filtered apart from the counted one.
 TEST(SystemtapBpfScript, NumberCompiledInPidIsTarget) {
   StapScript s;
-  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &s, Runtime::kBpf));
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &s, Runtime::kBpf));
   EXPECT_EQ(s.runtime, Runtime::kBpf);
   EXPECT_NE(s.text.find("if (pid() == target()) {"), std::string::npos) << s.text;
   EXPECT_NE(s.text.find("if ($id == " + std::to_string(syscall_number("getpid")) + ") tb_hits++"), std::string::npos)
@@ -166,8 +256,8 @@ TEST(SystemtapBpfScript, NumberCompiledInPidIsTarget) {
   EXPECT_EQ(s.text.find("procfs"), std::string::npos) << "stapbpf has no procfs probes";
   EXPECT_EQ(compiled_file(s), s.module + ".bo");
   StapScript other, mod;
-  ASSERT_TRUE(make_script(syscall_probe("getppid"), "count", "", &other, Runtime::kBpf));
-  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", "", &mod));
+  ASSERT_TRUE(make_script(syscall_probe("getppid"), "count", {}, &other, Runtime::kBpf));
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &mod));
   EXPECT_NE(s.module, other.module) << "the number is compiled in: one script per syscall";
   EXPECT_NE(s.module, mod.module);
   EXPECT_EQ(compiled_file(mod), mod.module + ".ko");
@@ -175,10 +265,10 @@ TEST(SystemtapBpfScript, NumberCompiledInPidIsTarget) {
 
 TEST(SystemtapBpfScript, KmodFunctionRefusedWithReason) {
   StapScript s;
-  const Status st = make_script(kmod_probe(), "count", "4127e7cc", &s, Runtime::kBpf);
+  const Status st = make_script(kmod_probe(), "count", {.kmod_build_id = "4127e7cc"}, &s, Runtime::kBpf);
   EXPECT_FALSE(st);
   EXPECT_NE(st.message().find("systemtap.runtime=module"), std::string::npos) << st.message();
-  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", "", &s, Runtime::kBpf));
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", {}, &s, Runtime::kBpf));
 }
 
 TEST(SystemtapBpfScript, RuntimeOption) {

@@ -24,6 +24,9 @@ namespace {
 
 struct BuildArgs {
   std::string headers, out, kmod;
+  // Where this tracebench will be when the scripts run (its uprobes are
+  // placed on that path); by default where it is now.
+  std::string exe_path;
   std::string runtime = "module";  // module, bpf or all
 };
 
@@ -39,14 +42,18 @@ int run_build(const BuildArgs& a) {
     std::cerr << "tracebench systemtap build: mkdir " << a.out << ": " << ec.message() << "\n";
     return 1;
   }
-  std::string build_id;
+  ScriptTargets targets;
+  CompileFiles files{.kmod = a.kmod, .exe = fs::canonical("/proc/self/exe", ec).string()};
   if (!a.kmod.empty()) {
-    build_id = elf_build_id(a.kmod);
-    if (build_id.empty()) {
+    targets.kmod_build_id = elf_build_id(a.kmod);
+    if (targets.kmod_build_id.empty()) {
       std::cerr << "tracebench systemtap build: --kmod " << a.kmod << " has no GNU build-id note\n";
       return 2;
     }
   }
+  // The user-space probes are compiled for this very build of tracebench.
+  targets.exe_path = a.exe_path.empty() ? files.exe : a.exe_path;
+  targets.exe_build_id = elf_build_id(files.exe);
   std::set<std::string> done;
   for (const auto& w : workload_registry()) {
     if (!w.only_tracer.empty() && w.only_tracer != "systemtap") continue;
@@ -56,10 +63,10 @@ int run_build(const BuildArgs& a) {
       for (const char* action : {"count"}) {
         StapScript s;
         // Without --kmod the companion module's probes are left out.
-        if (!make_script(w.probe, action, build_id, &s, runtime) || !done.insert(s.module).second) continue;
+        if (!make_script(w.probe, action, targets, &s, runtime) || !done.insert(s.module).second) continue;
         double seconds = 0;
         bool cached = false;
-        if (Status st = compile_module(tree, s, a.kmod, &seconds, &cached); !st) {
+        if (Status st = compile_module(tree, s, files, &seconds, &cached); !st) {
           std::cerr << "tracebench systemtap build: " << st.message() << "\n";
           return 1;
         }
@@ -89,6 +96,9 @@ void install(CLI::App& app, int* exit_status) {
   build->add_option("--out", args->out, "Folder the modules are copied to")->required();
   build->add_option("--kmod", args->kmod,
                     "The companion module's .ko that the kernel will load (its probes are compiled against it)");
+  build->add_option("--exe-path", args->exe_path,
+                    "The path this tracebench binary will have where the scripts run (its uprobes are placed on that "
+                    "file; the VM lab's guest: /tb/bin/tracebench); default: where it is now");
   build->add_option("--runtime", args->runtime, "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")
       ->check(CLI::IsMember({"module", "bpf", "all"}));
   sub->require_subcommand(1);

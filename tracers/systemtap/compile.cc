@@ -120,40 +120,79 @@ Status run_logged(const std::vector<std::string>& argv, const std::string& cwd, 
   return Status::ok();
 }
 
-Status compile_module(const CompileTree& tree, const StapScript& script, const std::string& kmod, double* seconds,
+namespace {
+
+// A sysroot under `work` with `exe` at `path` (a hard link, else a copy):
+// stap resolves process("<path>") in it and compiles <path> into the
+// module, where the probed process runs the same build.
+Status exe_sysroot(const std::string& work, const std::string& exe, const std::string& path, std::string* root) {
+  std::error_code ec;
+  const fs::path at = fs::path(work) / "sysroot" / fs::path(path).relative_path();
+  fs::create_directories(at.parent_path(), ec);
+  if (ec) return Status::error("mkdir " + at.parent_path().string() + ": " + ec.message());
+  fs::create_hard_link(exe, at, ec);
+  if (ec) {
+    ec.clear();
+    fs::copy_file(exe, at, ec);
+  }
+  if (ec) return Status::error("copy " + exe + " into stap's sysroot: " + ec.message());
+  *root = work + "/sysroot";
+  return Status::ok();
+}
+
+// The text stap compiles: the companion module's path in place of its token.
+Status text_for(const StapScript& script, const CompileFiles& files, std::string* text) {
+  *text = script.text;
+  if (!script.needs_kmod) return Status::ok();
+  if (files.kmod.empty())
+    return Status::error("systemtap: " + script.module +
+                         " probes the companion module: its .ko is needed to compile it");
+  const auto at = text->find(kKmodPathToken);
+  if (at != std::string::npos) text->replace(at, std::string(kKmodPathToken).size(), fs::absolute(files.kmod).string());
+  return Status::ok();
+}
+
+// stap's command line for the script's runtime.  The BPF runtime: its
+// tracepoint probes need --compatible=4.1 for the guest's headers ("new BPF
+// TRACEPOINT behavior not supported by target kernel"); the module
+// runtime's -R and overload define do not apply.
+std::vector<std::string> stap_argv(const CompileTree& tree, const StapScript& script, const std::string& sysroot) {
+  std::vector<std::string> argv = {"stap", "-r", tree.build};
+  if (!sysroot.empty()) argv.push_back("--sysroot=" + sysroot);
+  if (script.runtime == Runtime::kBpf)
+    argv.insert(argv.end(), {"--runtime=bpf", "--compatible=4.1"});
+  else
+    argv.insert(argv.end(), {"-R", tree.runtime, kCompileDefine});
+  argv.insert(argv.end(), {"-p4", "-m", script.module, "script.stp"});
+  return argv;
+}
+
+}  // namespace
+
+Status compile_module(const CompileTree& tree, const StapScript& script, const CompileFiles& files, double* seconds,
                       bool* cached) {
   const std::string ko = tree.modules + "/" + compiled_file(script);
   *seconds = 0;
   *cached = access(ko.c_str(), R_OK) == 0;
   if (*cached) return Status::ok();
+  std::string text;
+  TB_TRY(text_for(script, files, &text));
+  if (!script.exe_path.empty() && files.exe.empty())
+    return Status::error("systemtap: " + script.module + " probes " + script.exe_path +
+                         ": the executable is needed to compile it");
   char tmpl[] = "/tmp/tracebench-stap-XXXXXX";
   if (!mkdtemp(tmpl)) return Status::error(std::string("mkdtemp: ") + std::strerror(errno));
   const std::string work = tmpl;
-  std::string text = script.text;
-  if (script.needs_kmod) {
-    if (kmod.empty()) {
-      fs::remove_all(work);
-      return Status::error("systemtap: " + script.module +
-                           " probes the companion module: its .ko is needed to compile it");
-    }
-    const auto at = text.find(kKmodPathToken);
-    if (at != std::string::npos) text.replace(at, std::string(kKmodPathToken).size(), fs::absolute(kmod).string());
-  }
+  std::error_code ec;
+  std::string sysroot;
+  Status st = Status::ok();
+  if (!script.exe_path.empty() && !fs::equivalent(files.exe, script.exe_path, ec))
+    st = exe_sysroot(work, files.exe, script.exe_path, &sysroot);
   std::ofstream(work + "/script.stp") << text;
   const auto t0 = std::chrono::steady_clock::now();
   int status = 0;
-  // The BPF runtime: its tracepoint probes need --compatible=4.1 for the
-  // guest's headers ("new BPF TRACEPOINT behavior not supported by target
-  // kernel"); the module runtime's -R and overload define do not apply.
-  const std::vector<std::string> argv =
-      script.runtime == Runtime::kBpf
-          ? std::vector<std::string>{"stap", "-r", tree.build,    "--runtime=bpf", "--compatible=4.1",
-                                     "-p4",  "-m", script.module, "script.stp"}
-          : std::vector<std::string>{"stap",         "-r",  tree.build, "-R",          tree.runtime,
-                                     kCompileDefine, "-p4", "-m",       script.module, "script.stp"};
-  Status st = run_logged(argv, work, work + "/stap.log", &status);
+  if (st) st = run_logged(stap_argv(tree, script, sysroot), work, work + "/stap.log", &status);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::error_code ec;
   if (st && status != 0)
     st = Status::error("stap -p4 of " + script.module + " against " + tree.build + " failed (status " +
                        std::to_string(status) + "):" + tail_of(work + "/stap.log", 12));

@@ -33,8 +33,18 @@ Status prepare_tree(const std::string& headers, CompileTree* out);
 
 // Compiles `script` to <tree.modules>/<module>.ko unless it is there;
 // `seconds` gets stap's time (0 when the cached module was used).
-// `kmod`: the companion module's .ko, for a script that needs_kmod.
-Status compile_module(const CompileTree& tree, const StapScript& script, const std::string& kmod, double* seconds,
+// What a script probes besides the kernel, as files on this machine.
+struct CompileFiles {
+  std::string kmod;  // the companion module's .ko, for a script that needs_kmod
+  // The executable a script with an exe_path probes (its symbols and SDT
+  // notes).  Where it is not at exe_path here (the VM lab compiles for the
+  // guest's /tb/bin/tracebench), stap gets a sysroot that holds it there.
+  std::string exe;
+};
+
+// Compiles `script` to <tree.modules>/<module>.ko unless it is there;
+// `seconds` gets stap's time (0 when the cached module was used).
+Status compile_module(const CompileTree& tree, const StapScript& script, const CompileFiles& files, double* seconds,
                       bool* cached);
 
 // Runs argv (argv[0] looked up in PATH) in `cwd` with stdout and stderr to

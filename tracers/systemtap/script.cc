@@ -49,14 +49,25 @@ std::string compiled_file(const StapScript& s) { return s.module + (s.runtime ==
 
 bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime) {
   std::string reason;
-  if (runtime == Runtime::kBpf && probe.kind != ProbeKind::kSyscall) {
-    // Only the tracepoint script is built for stapbpf; the companion
-    // module's function is probed through the module's debuginfo
-    // (module("<.ko>").function()), which the module runtime relocates
-    // when it loads; SystemTap 4.8's BPF backend was not tried on it.
+  if (runtime == Runtime::kBpf && probe.kind == ProbeKind::kUsdt) {
+    // Seen in the VM lab: stapbpf places the site's uprobe through
+    // uprobe_events without a reference counter and writes no semaphore,
+    // so a guarded site's semaphore stays 0 and the site never fires.
     if (why)
-      *why = std::string("the BPF runtime (systemtap.runtime=bpf) is built for syscall entry only (the ") +
-             "raw_syscalls:sys_enter tracepoint); " + std::string(to_string(probe.kind)) +
+      *why =
+          "the BPF runtime (systemtap.runtime=bpf) does not raise a USDT site's semaphore (stapbpf places the "
+          "uprobe without its reference counter), so a guarded site such as tracebench:hot never fires; "
+          "USDT runs with systemtap.runtime=module";
+    return false;
+  }
+  if (runtime == Runtime::kBpf && probe.kind != ProbeKind::kSyscall && probe.kind != ProbeKind::kUserFunction) {
+    // The companion module's function is probed through the module's
+    // debuginfo (module("<.ko>").function()), which the module runtime
+    // relocates when it loads; SystemTap 4.8's BPF backend was not tried
+    // on it.
+    if (why)
+      *why = std::string("the BPF runtime (systemtap.runtime=bpf) is built for syscall entry (the ") +
+             "raw_syscalls:sys_enter tracepoint) and user functions; " + std::string(to_string(probe.kind)) +
              " sites run with systemtap.runtime=module";
     return false;
   }
@@ -79,10 +90,17 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
           "header is not among them (its target function is probed instead: workload kmod_target)";
       break;
     case ProbeKind::kUserFunction:
+      // The workloads call these functions without arguments; one that is
+      // handed a buffer (a payload argument) is not called bare.
+      if (probe.address != 0 && !probe.target.empty() && probe.payload_addr_arg < 0 && probe.payload_len_arg < 0)
+        return true;
+      reason = "user function '" + probe.target +
+               "': the adapter calls it itself to see its probe live, so only this binary's functions that the "
+               "suite's workloads call without arguments";
+      break;
     case ProbeKind::kUsdt:
-      reason =
-          "process(\"...\").function()/.mark() uprobes are not built by this adapter yet (the path of the "
-          "binary is compiled into the module)";
+      if (usdt_parts(probe.target, nullptr, nullptr)) return true;
+      reason = "USDT target '" + probe.target + "' is not provider:name";
       break;
     default: reason = std::string("SystemTap has no probe for ") + std::string(to_string(probe.kind)) + " sites here";
   }
@@ -92,35 +110,128 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
 
 namespace {
 
-// stapbpf runs it: the number compiled in, the pid from -x (target()).
-StapScript bpf_script(const ProbePoint& probe, const std::string& action) {
-  StapScript s;
-  s.runtime = Runtime::kBpf;
-  s.takes_syscall_nr = true;
-  const long nr = syscall_number(probe.target);
-  s.text = fmt::format(
+// The probe point of a user-space site in the executable at `exe`.
+std::string user_point(const ProbePoint& probe, const std::string& exe) {
+  if (probe.kind == ProbeKind::kUserFunction) return fmt::format("process(\"{}\").function(\"{}\")", exe, probe.target);
+  std::string provider, name;
+  usdt_parts(probe.target, &provider, &name);
+  return fmt::format("process(\"{}\").provider(\"{}\").mark(\"{}\")", exe, provider, name);
+}
+
+// The comment lines that name what the script was compiled against: a
+// rebuilt module or executable is a different script (and module name).
+Status build_lines(const ProbePoint& probe, const ScriptTargets& t, StapScript* s, std::string* lines) {
+  if (probe.kind == ProbeKind::kKernelFunction) {
+    if (t.kmod_build_id.empty())
+      return Status::error("systemtap: " + probe.name +
+                           ": the companion module is not loaded (its build-id names the script compiled for it)");
+    *lines = "# companion module build-id " + t.kmod_build_id + "\n";
+    s->needs_kmod = true;
+  } else if (probe.kind == ProbeKind::kUserFunction || probe.kind == ProbeKind::kUsdt) {
+    if (t.exe_path.empty() || t.exe_build_id.empty())
+      return Status::error("systemtap: " + probe.name +
+                           ": the executable's path and build-id are needed (its uprobes are compiled for that build)");
+    *lines = "# executable build-id " + t.exe_build_id + "\n";
+    s->exe_path = t.exe_path;
+  }
+  return Status::ok();
+}
+
+// stapbpf runs it: stapbpf takes no script parameters, so what the module
+// runtime gets at load time is compiled in or comes from target() (-x).
+//  - syscall entry: the number compiled in, the pid target(); the
+//    liveness syscall kLiveSyscallNr prints kLiveLine once;
+//  - user function: target() is a thread of the probed process that calls
+//    the function until kLiveLine; its first call names the process, whose
+//    other threads' calls are counted.
+std::string bpf_text(const ProbePoint& probe, const std::string& action, const std::string& lines,
+                     const std::string& exe, Liveness* liveness) {
+  std::string point, body;
+  if (probe.kind == ProbeKind::kSyscall) {
+    *liveness = Liveness::kLiveSyscall;
+    point = "kernel.trace(\"raw_syscalls:sys_enter\")";
+    body = fmt::format(
+        "  if (pid() == target()) {{\n"
+        "    if ($id == {nr}) tb_hits++\n"
+        "    else if ($id == {live} && tb_live == 0) {{ tb_live = 1; printf(\"{live_line}\\n\") }}\n"
+        "  }}\n",
+        fmt::arg("nr", syscall_number(probe.target)), fmt::arg("live", kLiveSyscallNr),
+        fmt::arg("live_line", kLiveLine));
+  } else {
+    *liveness = Liveness::kLiveThread;
+    point = user_point(probe, exe);
+    body = fmt::format(
+        "  if (tid() == target()) {{\n"
+        "    if (tb_live == 0) {{ tb_live = pid(); printf(\"{live_line}\\n\") }}\n"
+        "  }} else if (tb_live != 0 && pid() == tb_live) tb_hits++\n",
+        fmt::arg("live_line", kLiveLine));
+  }
+  return fmt::format(
       "# tracebench systemtap adapter: {kind} probe, action {action}; stap --runtime=bpf --compatible=4.1 -p4\n"
-      "global tb_hits = 0\n"
+      "{lines}global tb_hits = 0\n"
       "global tb_live = 0\n"
       "probe begin {{ printf(\"{ready}\\n\") }}\n"
-      "probe kernel.trace(\"raw_syscalls:sys_enter\") {{\n"
-      "  if (pid() == target()) {{\n"
-      "    if ($id == {nr}) tb_hits++\n"
-      "    else if ($id == {live} && tb_live == 0) {{ tb_live = 1; printf(\"{live_line}\\n\") }}\n"
-      "  }}\n"
-      "}}\n"
+      "probe {point} {{\n{body}}}\n"
       "probe end {{ printf(\"{count}%d\\n\", tb_hits) }}\n",
-      fmt::arg("kind", to_string(probe.kind)), fmt::arg("action", action), fmt::arg("ready", kReadyLine),
-      fmt::arg("nr", nr), fmt::arg("live", kLiveSyscallNr), fmt::arg("live_line", kLiveLine),
-      fmt::arg("count", kCountPrefix));
-  s.module = module_name(s.text);
-  return s;
+      fmt::arg("kind", to_string(probe.kind)), fmt::arg("action", action), fmt::arg("lines", lines),
+      fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("body", body), fmt::arg("count", kCountPrefix));
+}
+
+// staprun runs it: the pid (and the syscall number) are module parameters.
+std::string module_text(const ProbePoint& probe, const std::string& action, const std::string& lines,
+                        const std::string& exe, StapScript* s) {
+  std::string point, filter = "pid() == tb_pid", globals = "global tb_pid = 0\n";
+  s->liveness = Liveness::kLiveCount;
+  if (probe.kind == ProbeKind::kSyscall) {
+    // The tracepoint every syscall passes, filtered on the number given at load time.
+    point = "kernel.trace(\"raw_syscalls:sys_enter\")";
+    filter += " && $id == tb_nr";
+    globals += "global tb_nr = -1\n";
+    s->takes_syscall_nr = true;
+  } else if (probe.kind == ProbeKind::kKernelFunction) {
+    // The companion module's function, a probe on its debuginfo (its .ko,
+    // found when stap compiles: kKmodPathToken).  A dwarfless
+    // kprobe.module("tracebench").function() compiles too, but its kprobe
+    // is never registered on the module's local symbol: the kernel's kprobe
+    // list stays empty and the script counts nothing.
+    point = fmt::format("module(\"{}\").function(\"{}\")", kKmodPathToken, probe.target);
+  } else {
+    // A uprobe on the executable's file (every process that maps it), the
+    // pid filtered in the handler; a USDT site's semaphore is set by the
+    // runtime for each process it finds.
+    point = user_point(probe, exe);
+    if (probe.kind == ProbeKind::kUsdt) s->liveness = Liveness::kSemaphore;
+  }
+  // The count readable while the script runs: enable() fires events of its
+  // own until it sees one counted (the probe is live), and takes what it
+  // saw counted off the session's count.
+  const std::string extra =
+      fmt::format("probe procfs(\"{}\").read {{ $value = sprintf(\"%d\\n\", tb_hits) }}\n", kLiveCountFile);
+  return fmt::format(
+      "# tracebench systemtap adapter: {kind} probe, action {action}; stap -p4 {define}\n"
+      "{lines}{globals}global tb_hits = 0\n"
+      "probe begin {{ printf(\"{ready}\\n\") }}\n"
+      "probe {point} {{ if ({filter}) tb_hits++ }}\n"
+      "probe end {{ printf(\"{count}%d\\n\", tb_hits) }}\n{extra}",
+      fmt::arg("kind", to_string(probe.kind)), fmt::arg("define", kCompileDefine), fmt::arg("action", action),
+      fmt::arg("lines", lines), fmt::arg("globals", globals), fmt::arg("ready", kReadyLine), fmt::arg("point", point),
+      fmt::arg("filter", filter), fmt::arg("count", kCountPrefix), fmt::arg("extra", extra));
 }
 
 }  // namespace
 
-Status make_script(const ProbePoint& probe, const std::string& action, const std::string& kmod_build_id,
-                   StapScript* out, Runtime runtime) {
+bool usdt_parts(const std::string& target, std::string* provider, std::string* name) {
+  const auto colon = target.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == target.size() ||
+      target.find(':', colon + 1) != std::string::npos)
+    return false;
+  if (provider) *provider = target.substr(0, colon);
+  if (name) *name = target.substr(colon + 1);
+  return true;
+}
+
+Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
+                   Runtime runtime) {
   if (action == "record")
     return Status::error(
         "systemtap: no record action: a printf per event reaches the output through stap's relay "
@@ -129,45 +240,15 @@ Status make_script(const ProbePoint& probe, const std::string& action, const std
   if (action != "count") return Status::error("systemtap: unknown action '" + action + "' (count)");
   std::string why;
   if (!script_supports(probe, &why, runtime)) return Status::error("systemtap: " + probe.name + ": " + why);
-  if (runtime == Runtime::kBpf) {
-    *out = bpf_script(probe, action);
-    return Status::ok();
-  }
-  std::string point, filter = "pid() == tb_pid", globals = "global tb_pid = 0\n", extra;
   StapScript s;
-  if (probe.kind == ProbeKind::kSyscall) {
-    // The tracepoint every syscall passes, filtered on the number given at load time.
-    point = "kernel.trace(\"raw_syscalls:sys_enter\")";
-    filter += " && $id == tb_nr";
-    globals += "global tb_nr = -1\n";
-    s.takes_syscall_nr = true;
+  s.runtime = runtime;
+  std::string lines;
+  TB_TRY(build_lines(probe, targets, &s, &lines));
+  if (runtime == Runtime::kBpf) {
+    s.text = bpf_text(probe, action, lines, targets.exe_path, &s.liveness);
   } else {
-    // The companion module's function, a probe on its debuginfo (its .ko,
-    // found when stap compiles: kKmodPathToken).  A dwarfless
-    // kprobe.module("tracebench").function() compiles too, but its kprobe
-    // is never registered on the module's local symbol: the kernel's kprobe
-    // list stays empty and the script counts nothing.
-    if (kmod_build_id.empty())
-      return Status::error("systemtap: " + probe.name +
-                           ": the companion module is not loaded (its build-id names the script compiled for it)");
-    globals = "# companion module build-id " + kmod_build_id + "\n" + globals;
-    point = fmt::format("module(\"{}\").function(\"{}\")", kKmodPathToken, probe.target);
-    s.needs_kmod = true;
+    s.text = module_text(probe, action, lines, targets.exe_path, &s);
   }
-  const std::string body = "tb_hits++";
-  // The count readable while the script runs: enable() fires events of its
-  // own until it sees one counted (the probe is live), and takes what it
-  // saw counted off the session's count.
-  extra = fmt::format("probe procfs(\"{}\").read {{ $value = sprintf(\"%d\\n\", tb_hits) }}\n", kLiveCountFile);
-  s.text = fmt::format(
-      "# tracebench systemtap adapter: {kind} probe, action {action}; stap -p4 {define}\n"
-      "{globals}global tb_hits = 0\n"
-      "probe begin {{ printf(\"{ready}\\n\") }}\n"
-      "probe {point} {{ if ({filter}) {body} }}\n"
-      "probe end {{ printf(\"{count}%d\\n\", tb_hits) }}\n{extra}",
-      fmt::arg("kind", to_string(probe.kind)), fmt::arg("define", kCompileDefine), fmt::arg("action", action),
-      fmt::arg("globals", globals), fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("filter", filter),
-      fmt::arg("body", body), fmt::arg("count", kCountPrefix), fmt::arg("extra", extra));
   s.module = module_name(s.text);
   *out = std::move(s);
   return Status::ok();

@@ -33,14 +33,48 @@ bool parse_runtime(const std::string& word, Runtime* out);
 inline constexpr long kLiveSyscallNr = 4095;
 inline constexpr const char* kLiveLine = "tracebench_stap live";
 
+// How enable() sees a script's probe live before the timed block
+// (systemtap_tracer.cc): the begin probe's line comes before the probes
+// count, and events in between went uncounted in the VM lab.
+enum class Liveness {
+  // Fires events itself until the script's procfs count is above 0 and
+  // takes what it saw counted off the session's count (module runtime).
+  kLiveCount,
+  // Waits for the USDT site's semaphore, which the runtime sets once it
+  // has placed the probe in this process; fires nothing.
+  kSemaphore,
+  // Makes kLiveSyscallNr until the script prints kLiveLine; those calls
+  // are not the counted syscall (BPF runtime, syscall entry).
+  kLiveSyscall,
+  // A thread of its own, the script's target(), calls the function until
+  // the script prints kLiveLine; that thread's calls are not counted (BPF
+  // runtime, user function).
+  kLiveThread,
+};
+
 struct StapScript {
   Runtime runtime = Runtime::kModule;
+  Liveness liveness = Liveness::kLiveCount;
   std::string text;
   std::string module;  // tracebench_stap_<16 hex digits of the text's hash>
   bool takes_syscall_nr = false;
   // Probes the companion module's function: compiled against that module's
   // .ko (its path replaces kKmodPathToken in the text stap gets).
   bool needs_kmod = false;
+  // Probes the executable (uprobes): its path as the probed process sees it
+  // is in the text (the module places the uprobes on that file), and stap
+  // reads the same executable's symbols and SDT notes when it compiles.
+  std::string exe_path;
+};
+
+// What a script is compiled against besides the kernel.
+struct ScriptTargets {
+  // The companion module's build-id (build_id.h), for a probe on its function.
+  std::string kmod_build_id;
+  // For uprobes: the executable's path where the script runs (the VM lab's
+  // guest: /tb/bin/tracebench) and its build-id, which names the build in
+  // the script (a rebuilt tracebench is a different script).
+  std::string exe_path, exe_build_id;
 };
 
 inline constexpr const char* kKmodPathToken = "@KMOD@";
@@ -50,11 +84,10 @@ inline constexpr const char* kKmodPathToken = "@KMOD@";
 // script's text (a comment line), so the flag is in the module's hash.
 inline constexpr const char* kCompileDefine = "-DSTP_NO_OVERLOAD";
 
-// The script for `probe` with `action` ("count"), or why this
-// adapter cannot probe it.  `kmod_build_id`: the companion module's (see
-// build_id.h), needed for a probe on its function.
-Status make_script(const ProbePoint& probe, const std::string& action, const std::string& kmod_build_id,
-                   StapScript* out, Runtime runtime = Runtime::kModule);
+// The script for `probe` with `action` ("count"), or why this adapter
+// cannot probe it.
+Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
+                   Runtime runtime = Runtime::kModule);
 // The compiled file's name: <module>.ko, or <module>.bo for the BPF runtime.
 std::string compiled_file(const StapScript& s);
 // Whether make_script() accepts the probe kind (the reason when it does not).
@@ -62,6 +95,8 @@ bool script_supports(const ProbePoint& probe, std::string* why = nullptr, Runtim
 // "tracebench_stap_" + FNV-1a 64 of the text in hex: the cache key and the
 // module's name, so a changed script is a different module.
 std::string module_name(const std::string& text);
+// "provider:name" split; false when `target` is not that.
+bool usdt_parts(const std::string& target, std::string* provider, std::string* name);
 // The number of an argument-less syscall a workload names; -1 otherwise.
 long syscall_number(const std::string& name);
 

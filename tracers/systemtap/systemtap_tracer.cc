@@ -51,9 +51,29 @@ Status SystemtapTracer::validate(const AttachSpec& spec) const {
   Runtime runtime = Runtime::kModule;
   parse_runtime(v.text("runtime"), &runtime);
   StapScript s;
-  // The module's build-id is known at attach(); any stands in for it here.
-  return make_script(spec.probe, spec.action, "0", &s, runtime);
+  // The build-ids and the executable are known at attach(); any stands in here.
+  return make_script(spec.probe, spec.action, ScriptTargets{.kmod_build_id = "0", .exe_path = "/", .exe_build_id = "0"},
+                     &s, runtime);
 }
+
+namespace {
+
+// What the script is compiled against: the loaded companion module's
+// build-id, or the probed process's executable (as the process sees its
+// path) and that file's build-id.
+Status script_targets(const ProbePoint& p, Runtime runtime, long pid, ScriptTargets* t) {
+  if (p.kind == ProbeKind::kKernelFunction && runtime == Runtime::kModule) t->kmod_build_id = loaded_kmod_build_id();
+  if (p.kind != ProbeKind::kUserFunction && p.kind != ProbeKind::kUsdt) return Status::ok();
+  if (Status s = common::executable_of(static_cast<pid_t>(pid), &t->exe_path); !s)
+    return Status::error("systemtap: " + s.message());
+  t->exe_build_id = elf_build_id(t->exe_path);
+  if (t->exe_build_id.empty())
+    return Status::error("systemtap: " + t->exe_path +
+                         " has no GNU build-id note: its uprobes' scripts are named by it (link with --build-id)");
+  return Status::ok();
+}
+
+}  // namespace
 
 Status SystemtapTracer::attach(const AttachSpec& spec) {
   teardown();
@@ -70,9 +90,12 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   ready_timeout_s_ = static_cast<unsigned>(v.number("ready_timeout_s"));
   runtime_ = Runtime::kModule;
   parse_runtime(v.text("runtime"), &runtime_);
-  TB_TRY(make_script(spec.probe, spec.action, runtime_ == Runtime::kBpf ? "" : loaded_kmod_build_id(), &script_,
-                     runtime_));
+  pid_ = spec.pid ? spec.pid : getpid();
+  ScriptTargets targets;
+  TB_TRY(script_targets(spec.probe, runtime_, pid_, &targets));
+  TB_TRY(make_script(spec.probe, spec.action, targets, &script_, runtime_));
   target_ = spec.probe.target;
+  user_fn_ = spec.probe.kind == ProbeKind::kUserFunction ? spec.probe.address : 0;
   const HostFacts facts = probe_host();
   if (runtime_ == Runtime::kBpf) {
     // stapbpf loads BPF programs, no module: the module verdict does not apply.
@@ -97,14 +120,25 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
     TB_TRY(prepare_tree(facts.build_tree, &tree));
     // The companion module's .ko is not known here (the VM lab passes it
     // to `tracebench systemtap build`): its probes compile there.
-    TB_TRY(compile_module(tree, script_, "", &compile_seconds_, &compile_cached_));
+    TB_TRY(compile_module(tree, script_, CompileFiles{.exe = targets.exe_path}, &compile_seconds_, &compile_cached_));
     ko_ = tree.modules + "/" + compiled_file(script_);
     module_source_ = compile_cached_ ? "cached" : "compiled here";
   }
-  pid_ = spec.pid ? spec.pid : getpid();
   syscall_nr_ = script_.takes_syscall_nr ? syscall_number(spec.probe.target) : -1;
-  if (runtime_ == Runtime::kBpf) {
-    params_ = {"-x", std::to_string(pid_)};  // target(); the number is compiled in
+  if (script_.liveness == Liveness::kSemaphore) {
+    std::string provider, name;
+    usdt_parts(spec.probe.target, &provider, &name);
+    TB_TRY(semaphore_.locate(static_cast<pid_t>(pid_), targets.exe_path, provider, name));
+  }
+  if (script_.liveness == Liveness::kLiveThread) {
+    if (pid_ != getpid())
+      return Status::error(
+          "systemtap: the BPF runtime's user-function probe sees itself live from a thread of the "
+          "probed process: the process must be this one");
+    live_thread_.start(reinterpret_cast<void (*)()>(user_fn_));
+    params_ = {"-x", std::to_string(live_thread_.tid())};  // target(): the liveness thread, not counted
+  } else if (runtime_ == Runtime::kBpf) {
+    params_ = {"-x", std::to_string(pid_)};  // target(); a syscall's number is compiled in
   } else {
     params_ = {"tb_pid=" + std::to_string(pid_)};
     if (script_.takes_syscall_nr) params_.push_back("tb_nr=" + std::to_string(syscall_nr_));
@@ -147,16 +181,21 @@ Status wait_kprobe_listed(const std::string& symbol, unsigned timeout_s) {
 }
 
 // Fires one event of the probe from this thread (the script's pid filter
-// sees it): the module's target through its ioctl, or the syscall.
+// sees it): the syscall, the user function (called as the workloads call
+// it, without arguments), or the module's target through its ioctl.
 class SelfFire {
  public:
-  explicit SelfFire(long syscall_nr) : nr_(syscall_nr) {}
+  SelfFire(long syscall_nr, std::uintptr_t user_fn) : nr_(syscall_nr), fn_(user_fn) {}
   ~SelfFire() {
     if (fd_ >= 0) ::close(fd_);
   }
   Status fire() {
     if (nr_ >= 0) {
       ::syscall(nr_);
+      return Status::ok();
+    }
+    if (fn_ != 0) {
+      reinterpret_cast<void (*)()>(fn_)();
       return Status::ok();
     }
     if (fd_ < 0 && (fd_ = ::open(TB_KMOD_DEVICE_PATH, O_RDWR | O_CLOEXEC)) < 0)
@@ -172,6 +211,7 @@ class SelfFire {
 
  private:
   long nr_;
+  std::uintptr_t fn_;
   int fd_ = -1;
 };
 
@@ -213,19 +253,32 @@ Status wait_bpf_live(const std::string& dir, unsigned timeout_s) {
   }
 }
 
+// Waits for the USDT site's semaphore to be raised: the runtime raises it
+// once it has placed the site's probe in the process.
+Status wait_semaphore(const UsdtSemaphore& sem, unsigned timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (unsigned v = 0;;) {
+    TB_TRY(sem.read(&v));
+    if (v > 0) return Status::ok();
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::error("systemtap: the USDT site's semaphore was not raised within " + std::to_string(timeout_s) +
+                           " s of the script's start (its probe was not placed in this process)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 }  // namespace
 
 Status SystemtapTracer::enable() {
   if (dir_.empty()) return Status::error("systemtap: enable() before attach()");
   TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_, runtime_));
-  if (runtime_ == Runtime::kBpf) {
-    self_fired_ = 0;
-    Status s = wait_bpf_live(dir_, ready_timeout_s_);
+  self_fired_ = 0;
+  if (script_.liveness != Liveness::kLiveCount) {
+    Status s = wait_live(ready_timeout_s_);
     if (!s) session_.kill_now();
     return s;
   }
-  self_fired_ = 0;
-  SelfFire self(script_.takes_syscall_nr ? syscall_nr_ : -1);
+  SelfFire self(script_.takes_syscall_nr ? syscall_nr_ : -1, user_fn_);
   // A session whose probe counted nothing at all was seen in the VM lab (a
   // whole block's events missing, the other sessions exact): such a
   // session is stopped and started again, once (details.restarted_sessions).
@@ -239,6 +292,18 @@ Status SystemtapTracer::enable() {
     self_fired_ = 0;
     TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_));
   }
+}
+
+Status SystemtapTracer::wait_live(unsigned timeout_s) {
+  switch (script_.liveness) {
+    case Liveness::kSemaphore: return wait_semaphore(semaphore_, timeout_s);
+    case Liveness::kLiveSyscall: return wait_bpf_live(dir_, timeout_s);
+    case Liveness::kLiveThread:
+      return live_thread_.fire_until(
+          [this] { return common::read_text(dir_ + "/out.txt").find(kLiveLine) != std::string::npos; }, timeout_s);
+    case Liveness::kLiveCount: break;
+  }
+  return Status::error("systemtap: no liveness check for this script");
 }
 
 Status SystemtapTracer::disable() {
@@ -290,6 +355,7 @@ nlohmann::json SystemtapTracer::details() const {
 
 void SystemtapTracer::teardown() noexcept {
   session_.kill_now();
+  live_thread_.stop();
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "host_facts.h"
+#include "live_thread.h"
 #include "script.h"
 #include "session.h"
+#include "usdt_semaphore.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench::systemtap {
@@ -51,6 +53,8 @@ class SystemtapTracer final : public Tracer {
   void teardown() noexcept override;
 
  private:
+  // Sees a script live whose liveness is not kLiveCount (script.h).
+  Status wait_live(unsigned timeout_s);
   StapScript script_;
   std::string ko_, staprun_, dir_, target_;
   Runtime runtime_ = Runtime::kModule;
@@ -66,6 +70,9 @@ class SystemtapTracer final : public Tracer {
   // Events enable() saw counted while it fired its own to see the probe live.
   std::uint64_t self_fired_ = 0, self_fired_total_ = 0;
   long syscall_nr_ = -1;
+  std::uintptr_t user_fn_ = 0;              // the probed user function (kUserFunction)
+  UsdtSemaphore semaphore_;                 // the probed USDT site's (Liveness::kSemaphore)
+  LiveThread live_thread_;                  // target() of the BPF runtime's user-function script
   std::vector<std::uint64_t> per_session_;  // events each session counted
   std::string warnings_;
 };
