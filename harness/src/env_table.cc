@@ -66,7 +66,7 @@ std::vector<std::string> detail_lines(const std::string& key, const json& v) {
 }  // namespace
 
 std::string tracers_table(const json& tracers) {
-  constexpr const char* kIndent = "                          ";  // under the third column
+  constexpr const char* kIndent = "                           ";  // under the third column
   std::string out = fmt::format("{:<12} {:<12} {}\n", "tracer", "status", "what it can do here, versions");
   for (const auto& t : tracers) {
     const bool ok = t.value("available", false);
@@ -90,7 +90,7 @@ std::string tracers_table(const json& tracers) {
       lines.push_back(fmt::format("versions: {}", fmt::join(vs, ", ")));
     }
     if (lines.empty()) lines.push_back("—");
-    out += fmt::format("{:<12} {:<12} {}\n", t.value("name", std::string("?")), ok ? "available" : "unavailable",
+    out += fmt::format("{:<13} {:<12} {}\n", t.value("name", std::string("?")), ok ? "available" : "unavailable",
                        lines.front());
     for (std::size_t i = 1; i < lines.size(); ++i) out += kIndent + lines[i] + "\n";
   }

@@ -81,7 +81,7 @@ int cmd_list(bool as_json) {
   }
   std::cout << "Tracers:\n";
   for (const auto& t : j["tracers"]) {
-    std::cout << fmt::format("  {:<12} {} (actions: {})\n", t["name"].get<std::string>(),
+    std::cout << fmt::format("  {:<13} {} (actions: {})\n", t["name"].get<std::string>(),
                              t["description"].get<std::string>(),
                              fmt::join(t["actions"].get<std::vector<std::string>>(), ", "));
   }

@@ -102,11 +102,11 @@ fi
 # binary that goes into the guest compiles its scripts here against the
 # guest's headers (`tracebench systemtap build`, cached), and the guest gets
 # the modules in /tb/stap with staprun and stapio (tracers/systemtap/README.md);
-# with -o systemtap.runtime=bpf also the BPF scripts (.bo) and stapbpf.
+# for systemtap_bpf (SystemTap's BPF runtime) the BPF scripts (.bo) and stapbpf.
 stap_runtime=module
 for a in "$@"; do
   case "$a" in systemtap|-tsystemtap|--tracer=systemtap) stap=1;; esac
-  case "$a" in *systemtap.runtime=bpf*) stap_runtime=all;; esac
+  case "$a" in systemtap_bpf|-tsystemtap_bpf|--tracer=systemtap_bpf) stap=1 stap_runtime=all;; esac
 done
 if [ $stap -eq 1 ]; then
   tb=""
@@ -120,7 +120,7 @@ if [ $stap -eq 1 ]; then
   [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
   kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")
   if [ "$stap_runtime" = all ]; then
-    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap.runtime=bpf): apt-get install systemtap-runtime"
+    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap_bpf): apt-get install systemtap-runtime"
     kargs+=(--bin "$(command -v stapbpf):/usr/bin/stapbpf")
   fi
 fi

@@ -267,29 +267,60 @@ TEST(SystemtapBpfScript, KmodFunctionRefusedWithReason) {
   StapScript s;
   const Status st = make_script(kmod_probe(), "count", {.kmod_build_id = "4127e7cc"}, &s, Runtime::kBpf);
   EXPECT_FALSE(st);
-  EXPECT_NE(st.message().find("systemtap.runtime=module"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("module runtime (-t systemtap)"), std::string::npos) << st.message();
   EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", {}, &s, Runtime::kBpf));
 }
 
-TEST(SystemtapBpfScript, RuntimeOption) {
-  SystemtapTracer t;
+// Two tracers, one per runtime, so a run measures them side by side.
+TEST(SystemtapBpfScript, ATracerPerRuntime) {
+  SystemtapTracer module, bpf(Runtime::kBpf);
+  EXPECT_EQ(module.name(), "systemtap");
+  EXPECT_EQ(bpf.name(), "systemtap_bpf");
   AttachSpec spec;
   spec.probe = syscall_probe("getpid");
   spec.action = "count";
-  spec.options["runtime"] = "bpf";
-  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+  EXPECT_TRUE(bpf.validate(spec)) << bpf.validate(spec).message();
   spec.probe = kmod_probe();
-  const Status st = t.validate(spec);
+  const Status st = bpf.validate(spec);
   EXPECT_FALSE(st);
   EXPECT_NE(st.message().find("BPF runtime"), std::string::npos) << st.message();
-  spec.options["runtime"] = "module";
-  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
-  spec.options["runtime"] = "ebpf";
-  EXPECT_FALSE(t.validate(spec));
+  EXPECT_TRUE(module.validate(spec)) << module.validate(spec).message();
+  spec.options["runtime"] = "bpf";  // the runtime is the tracer's name, no option
+  EXPECT_FALSE(module.validate(spec));
+  // The model's scenarios: no fbt row where the runtime has no such probe.
+  std::vector<std::string> names;
+  for (const auto& sc : bpf.model().scenarios) names.push_back(sc.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sys", "pid"}));
+  names.clear();
+  for (const auto& sc : module.model().scenarios) names.push_back(sc.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sys", "fbt", "pid"}));
   Runtime r = Runtime::kModule;
   EXPECT_TRUE(parse_runtime("bpf", &r));
   EXPECT_EQ(r, Runtime::kBpf);
   EXPECT_FALSE(parse_runtime("kmod", &r));
+}
+
+// stapbpf needs no module support but raises its memory lock limit first.
+TEST(SystemtapAvailability, BpfRuntimeNeedsStapbpfAndAMemlockItCanRaise) {
+  HostFacts f = all_present();
+  f.modules_supported = false;  // no matter to stapbpf
+  EXPECT_FALSE(judge(f, Runtime::kBpf).ok) << "stapbpf missing";
+  EXPECT_NE(judge(f, Runtime::kBpf).reason.find("stapbpf not found"), std::string::npos);
+  f.stapbpf = "/usr/bin/stapbpf";
+  f.memlock_raisable = true;
+  EXPECT_TRUE(judge(f, Runtime::kBpf).ok) << judge(f, Runtime::kBpf).reason;
+  f.memlock_raisable = false;
+  Availability a = judge(f, Runtime::kBpf);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("RLIMIT_MEMLOCK"), std::string::npos) << a.reason;
+  EXPECT_NE(a.reason.find("-t systemtap_bpf"), std::string::npos) << a.reason;
+  f.memlock_raisable = true;
+  f.build_tree.clear();
+  a = judge(f, Runtime::kBpf);
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("no build tree"), std::string::npos) << a.reason;
+  f.module_dir = kGuestModuleDir;  // compiled on the host for the guest
+  EXPECT_TRUE(judge(f, Runtime::kBpf).ok);
 }
 
 TEST(SystemtapSession, ParsesCountAndWarnings) {

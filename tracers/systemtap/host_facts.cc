@@ -1,5 +1,6 @@
 #include "host_facts.h"
 
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -25,6 +26,15 @@ std::string in_path(const std::string& name) {
   return {};
 }
 
+// CAP_SYS_RESOURCE in the effective set (/proc/self/status CapEff).
+bool has_sys_resource() {
+  const std::string status = common::read_text("/proc/self/status");
+  const auto at = status.find("CapEff:");
+  if (at == std::string::npos) return false;
+  const unsigned long long caps = std::strtoull(status.c_str() + at + 7, nullptr, 16);
+  return (caps >> 24) & 1;  // CAP_SYS_RESOURCE = 24
+}
+
 }  // namespace
 
 HostFacts probe_host() {
@@ -40,17 +50,27 @@ HostFacts probe_host() {
   f.modules_disabled = common::read_text("/proc/sys/kernel/modules_disabled").rfind('1', 0) == 0;
   std::error_code ec;
   if (fs::is_directory(kGuestModuleDir, ec)) f.module_dir = kGuestModuleDir;
+  struct rlimit lim {};
+  f.memlock_raisable = (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_max == RLIM_INFINITY) || has_sys_resource();
   return f;
 }
 
-Availability judge(const HostFacts& f) {
-  if (f.staprun.empty()) return Availability::no("staprun not found (apt-get install systemtap systemtap-runtime)");
+Availability judge(const HostFacts& f, Runtime runtime) {
   // Every reason that applies, so the user learns all that is missing at once.
   std::vector<std::string> why;
-  if (!f.modules_supported)
-    why.push_back("kernel " + f.release + " cannot load modules (no /proc/modules): SystemTap's runtime is a module");
-  else if (f.modules_disabled)
-    why.push_back("kernel " + f.release + " refuses modules (kernel.modules_disabled = 1)");
+  if (runtime == Runtime::kBpf) {
+    if (f.stapbpf.empty()) return Availability::no("stapbpf not found (apt-get install systemtap-runtime)");
+    if (!f.memlock_raisable)
+      why.push_back(
+          "stapbpf cannot raise RLIMIT_MEMLOCK to unlimited, which it does before loading anything (the "
+          "hard limit is finite and CAP_SYS_RESOURCE is not held)");
+  } else {
+    if (f.staprun.empty()) return Availability::no("staprun not found (apt-get install systemtap systemtap-runtime)");
+    if (!f.modules_supported)
+      why.push_back("kernel " + f.release + " cannot load modules (no /proc/modules): SystemTap's runtime is a module");
+    else if (f.modules_disabled)
+      why.push_back("kernel " + f.release + " refuses modules (kernel.modules_disabled = 1)");
+  }
   if (f.module_dir.empty()) {
     if (f.stap.empty())
       why.push_back("stap not found to compile the scripts (apt-get install systemtap)");
@@ -63,7 +83,8 @@ Availability judge(const HostFacts& f) {
   if (why.empty()) return Availability::yes();
   std::string msg;
   for (const auto& w : why) msg += (msg.empty() ? "" : "; ") + w;
-  return Availability::no(msg + "; SystemTap runs in the VM lab: tracebench vm -- run -t systemtap ...");
+  return Availability::no(msg + "; SystemTap runs in the VM lab: tracebench vm -- run -t " +
+                          (runtime == Runtime::kBpf ? "systemtap_bpf" : "systemtap") + " ...");
 }
 
 }  // namespace tracebench::systemtap

@@ -55,9 +55,9 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
     // so a guarded site's semaphore stays 0 and the site never fires.
     if (why)
       *why =
-          "the BPF runtime (systemtap.runtime=bpf) does not raise a USDT site's semaphore (stapbpf places the "
+          "the BPF runtime (systemtap_bpf) does not raise a USDT site's semaphore (stapbpf places the "
           "uprobe without its reference counter), so a guarded site such as tracebench:hot never fires; "
-          "USDT runs with systemtap.runtime=module";
+          "USDT runs with the module runtime (-t systemtap)";
     return false;
   }
   if (runtime == Runtime::kBpf && probe.kind != ProbeKind::kSyscall && probe.kind != ProbeKind::kUserFunction) {
@@ -66,9 +66,9 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
     // relocates when it loads; SystemTap 4.8's BPF backend was not tried
     // on it.
     if (why)
-      *why = std::string("the BPF runtime (systemtap.runtime=bpf) is built for syscall entry (the ") +
+      *why = std::string("the BPF runtime (systemtap_bpf) is built for syscall entry (the ") +
              "raw_syscalls:sys_enter tracepoint) and user functions; " + std::string(to_string(probe.kind)) +
-             " sites run with systemtap.runtime=module";
+             " sites run with the module runtime (-t systemtap)";
     return false;
   }
   switch (probe.kind) {

@@ -30,30 +30,22 @@ const OptionSchema& SystemtapTracer::option_schema() const {
   static const OptionSchema schema = {
       {.name = "ready_timeout_s",
        .type = OptionSpec::Type::kUint,
-       .help = "seconds each enable() waits for staprun to load the module and run the script's begin probe "
-               "(outside the timed region; a guest under TCG takes seconds)",
+       .help = "seconds each enable() waits for staprun (stapbpf) to load the script and run its begin probe, and "
+               "for its probe to be live (outside the timed region; a guest under TCG takes seconds)",
        .default_value = "120",
        .min = 1,
-       .max = 3600},
-      {.name = "runtime",
-       .type = OptionSpec::Type::kChoice,
-       .help = "module: the script compiled to a kernel module, run by staprun; bpf: compiled to BPF programs "
-               "(stap --runtime=bpf), run by stapbpf -x <pid> (syscall entry only)",
-       .default_value = "module",
-       .words = {"module", "bpf"}}};
+       .max = 3600}};
   return schema;
 }
 
 Status SystemtapTracer::validate(const AttachSpec& spec) const {
   OptionValues v;
-  TB_TRY(option_values("systemtap", option_schema(), spec, &v));
+  TB_TRY(option_values(std::string(name()), option_schema(), spec, &v));
   if (spec.payload_bytes > 0) return Status::error("systemtap: the scripts record no payload (payload 0 only)");
-  Runtime runtime = Runtime::kModule;
-  parse_runtime(v.text("runtime"), &runtime);
   StapScript s;
   // The build-ids and the executable are known at attach(); any stands in here.
   return make_script(spec.probe, spec.action, ScriptTargets{.kmod_build_id = "0", .exe_path = "/", .exe_build_id = "0"},
-                     &s, runtime);
+                     &s, runtime_);
 }
 
 namespace {
@@ -86,10 +78,8 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   warnings_.clear();
   TB_TRY(validate(spec));
   OptionValues v;
-  TB_TRY(option_values("systemtap", option_schema(), spec, &v));
+  TB_TRY(option_values(std::string(name()), option_schema(), spec, &v));
   ready_timeout_s_ = static_cast<unsigned>(v.number("ready_timeout_s"));
-  runtime_ = Runtime::kModule;
-  parse_runtime(v.text("runtime"), &runtime_);
   pid_ = spec.pid ? spec.pid : getpid();
   ScriptTargets targets;
   TB_TRY(script_targets(spec.probe, runtime_, pid_, &targets));
@@ -97,16 +87,8 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   target_ = spec.probe.target;
   user_fn_ = spec.probe.kind == ProbeKind::kUserFunction ? spec.probe.address : 0;
   const HostFacts facts = probe_host();
-  if (runtime_ == Runtime::kBpf) {
-    // stapbpf loads BPF programs, no module: the module verdict does not apply.
-    if (facts.stapbpf.empty()) return Status::error("systemtap: stapbpf not found (apt-get install systemtap-runtime)");
-    if (facts.module_dir.empty() && (facts.stap.empty() || facts.build_tree.empty()))
-      return Status::error("systemtap: " + judge(facts).reason);
-    staprun_ = facts.stapbpf;
-  } else {
-    if (Availability a = judge(facts); !a.ok) return Status::error("systemtap: " + a.reason);
-    staprun_ = facts.staprun;
-  }
+  if (Availability a = judge(facts, runtime_); !a.ok) return Status::error("systemtap: " + a.reason);
+  staprun_ = runtime_ == Runtime::kBpf ? facts.stapbpf : facts.staprun;
   if (!facts.module_dir.empty()) {
     ko_ = facts.module_dir + "/" + compiled_file(script_);
     if (access(ko_.c_str(), R_OK) != 0)
@@ -422,4 +404,7 @@ std::vector<std::string> leftovers(bool remove) {
 }  // namespace tracebench::systemtap
 
 TRACEBENCH_REGISTER_TRACER(systemtap, [] { return std::make_unique<tracebench::systemtap::SystemtapTracer>(); });
+TRACEBENCH_REGISTER_TRACER(systemtap_bpf, [] {
+  return std::make_unique<tracebench::systemtap::SystemtapTracer>(tracebench::systemtap::Runtime::kBpf);
+});
 TRACEBENCH_REGISTER_CLEANUP(systemtap, tracebench::systemtap::leftovers);

@@ -20,13 +20,20 @@
 
 namespace tracebench::systemtap {
 
+// One class for both runtimes, registered as two tracers so a run can
+// measure them side by side: `systemtap` (the module runtime) and
+// `systemtap_bpf` (stap --runtime=bpf, run by stapbpf).
 class SystemtapTracer final : public Tracer {
  public:
-  std::string_view name() const override { return "systemtap"; }
+  explicit SystemtapTracer(Runtime runtime = Runtime::kModule) : runtime_(runtime) {}
+  std::string_view name() const override { return runtime_ == Runtime::kBpf ? "systemtap_bpf" : "systemtap"; }
   std::string_view description() const override {
-    return "SystemTap: a stap script compiled to a kernel module, run by staprun (a counter per event)";
+    return runtime_ == Runtime::kBpf
+               ? "SystemTap's BPF runtime: a stap script compiled to BPF programs (stap --runtime=bpf), run by "
+                 "stapbpf (a counter per event)"
+               : "SystemTap: a stap script compiled to a kernel module, run by staprun (a counter per event)";
   }
-  Availability available() override { return judge(probe_host()); }
+  Availability available() override { return judge(probe_host(), runtime_); }
   std::vector<std::string> actions() const override { return {"count"}; }
   // Every kind SystemTap has a probe for; validate() refuses, with the
   // reason, those this adapter cannot run (script_supports()), so a run
