@@ -193,8 +193,7 @@ void empty_handler_runs(const std::string& tracer, const SuiteScenario& s, const
 // run to run).
 void handler_sweep_runs(const std::string& tracer, const std::vector<std::string>& base, const SuiteScenario& s,
                         RunList* list) {
-  if (s.handlers <= 1) return;
-  for (int n : {2, 4, s.handlers})
+  for (int n : s.handler_sweep())
     for (const char* truth : {"true", "false"}) {
       std::vector<std::string> r = base;
       r.insert(r.end(), {"-p", "0", "-o", fmt::format("{}.{}={}", tracer, kEcbsOption, n), "-o",

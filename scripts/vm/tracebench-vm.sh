@@ -103,11 +103,21 @@ fi
 # guest's headers (`tracebench systemtap build`, cached), and the guest gets
 # the modules in /tb/stap with staprun and stapio (tracers/systemtap/README.md);
 # for systemtap_bpf (SystemTap's BPF runtime) the BPF scripts (.bo) and stapbpf.
-stap_runtime=module
+# A `model` command (model suite) also gets the handler counts its sweep runs;
+# a `run` naming its workloads (-w) gets the scripts of those only, and of
+# the actions it names (-a; count by default).
+stap_runtime=module stap_sweep=() stap_workloads=() stap_actions=() prev=""
 for a in "$@"; do
   case "$a" in systemtap|-tsystemtap|--tracer=systemtap) stap=1;; esac
   case "$a" in systemtap_bpf|-tsystemtap_bpf|--tracer=systemtap_bpf) stap=1 stap_runtime=all;; esac
+  case "$a" in model) stap_sweep=(--model-sweep);; esac
+  case "$prev" in -w|--workload) stap_workloads+=(--workload "$a");; esac
+  case "$a" in -w?*) stap_workloads+=(--workload "${a#-w}");; --workload=*) stap_workloads+=(--workload "${a#--workload=}");; esac
+  case "$prev" in -a|--action) case "$a" in count|record) stap_actions+=(--action "$a");; esac;; esac
+  case "$a" in -acount|-arecord) stap_actions+=(--action "${a#-a}");; --action=count|--action=record) stap_actions+=(--action "${a#--action=}");; esac
+  prev=$a
 done
+[ ${#stap_sweep[@]} -eq 0 ] || stap_workloads=()
 if [ $stap -eq 1 ]; then
   tb=""
   for b in "${bins[@]}"; do case "$b" in *:/tb/bin/tracebench) tb=${b%%:*};; esac; done
@@ -115,7 +125,7 @@ if [ $stap -eq 1 ]; then
   [ -n "$headers" ] || headers=$(headers_for "$krel")
   [ -n "$headers" ] || die "SystemTap's scripts are compiled against the guest kernel's headers: apt-get install linux-headers-${krel:-<release>}"
   "$tb" systemtap build --runtime "$stap_runtime" --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} \
-    --exe-path /tb/bin/tracebench >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
+    --exe-path /tb/bin/tracebench "${stap_sweep[@]}" "${stap_workloads[@]}" "${stap_actions[@]}" >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
   stapio=/usr/lib/systemtap/stapio
   [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
   kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")

@@ -126,7 +126,8 @@ TEST(SystemtapScript, KmodFunctionNamesTheModuleBuild) {
 
 TEST(SystemtapScript, RefusedWithReasons) {
   StapScript s;
-  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", {}, &s));
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "hash", {}, &s));
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", {}, &s, Runtime::kModule, Handlers{2}));
   EXPECT_FALSE(make_script(syscall_probe("no_such_call"), "count", {}, &s));
   std::string why;
   // A user function the adapter cannot call itself (no address): refused.
@@ -268,7 +269,7 @@ TEST(SystemtapBpfScript, KmodFunctionRefusedWithReason) {
   const Status st = make_script(kmod_probe(), "count", {.kmod_build_id = "4127e7cc"}, &s, Runtime::kBpf);
   EXPECT_FALSE(st);
   EXPECT_NE(st.message().find("module runtime (-t systemtap)"), std::string::npos) << st.message();
-  EXPECT_FALSE(make_script(syscall_probe("getpid"), "record", {}, &s, Runtime::kBpf));
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "hash", {}, &s, Runtime::kBpf));
 }
 
 // Two tracers, one per runtime, so a run measures them side by side.
@@ -293,7 +294,7 @@ TEST(SystemtapBpfScript, ATracerPerRuntime) {
   EXPECT_EQ(names, (std::vector<std::string>{"sys", "pid"}));
   names.clear();
   for (const auto& sc : module.model().scenarios) names.push_back(sc.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"sys", "fbt", "pid"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"sys", "sys10", "fbt", "pid"}));
   Runtime r = Runtime::kModule;
   EXPECT_TRUE(parse_runtime("bpf", &r));
   EXPECT_EQ(r, Runtime::kBpf);
@@ -321,6 +322,84 @@ TEST(SystemtapAvailability, BpfRuntimeNeedsStapbpfAndAMemlockItCanRaise) {
   EXPECT_NE(a.reason.find("no build tree"), std::string::npos) << a.reason;
   f.module_dir = kGuestModuleDir;  // compiled on the host for the guest
   EXPECT_TRUE(judge(f, Runtime::kBpf).ok);
+}
+
+// ecbs: more probes on the same point, each with its counter; a filter that
+// holds (the first handler's) or never holds (a pid no task has), printed
+// at the end and, when they hold, in the live count.
+TEST(SystemtapScript, ExtraHandlersAreProbesOfTheirOwn) {
+  StapScript one, holds, fails;
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &one));
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &holds, Runtime::kModule, Handlers{3, true}));
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &fails, Runtime::kModule, Handlers{3, false}));
+  EXPECT_EQ(one.text.find("tb_extra"), std::string::npos);
+  const std::string point = "probe kernel.trace(\"raw_syscalls:sys_enter\") ";
+  EXPECT_NE(holds.text.find(point + "{ if (pid() == tb_pid && $id == tb_nr) tb_extra2++ }"), std::string::npos)
+      << holds.text;
+  EXPECT_NE(holds.text.find("printf(\"" + std::string(kExtraPrefix) + "2 %d\\n\", tb_extra2)"), std::string::npos)
+      << holds.text;
+  EXPECT_NE(holds.text.find("sprintf(\"%d %d %d\\n\", tb_hits, tb_extra1, tb_extra2)"), std::string::npos)
+      << holds.text;
+  EXPECT_NE(fails.text.find(point + "{ if (pid() == tb_nopid && $id == tb_nr) tb_extra1++ }"), std::string::npos)
+      << fails.text;
+  EXPECT_NE(fails.text.find("global tb_nopid = -1"), std::string::npos) << fails.text;
+  EXPECT_NE(fails.text.find("sprintf(\"%d\\n\", tb_hits)"), std::string::npos) << fails.text;
+  EXPECT_NE(one.module, holds.module);
+  EXPECT_NE(holds.module, fails.module);
+  StapScript bpf;
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &bpf, Runtime::kBpf, Handlers{2, false}));
+  EXPECT_NE(bpf.text.find("if (pid() == target() + 1073741824 && $id == " + std::to_string(syscall_number("getpid")) +
+                          ") tb_extra1++"),
+            std::string::npos)
+      << bpf.text;
+  EXPECT_FALSE(make_script(syscall_probe("getpid"), "count", {}, &bpf, Runtime::kModule, Handlers{kMaxHandlers + 1}));
+  SystemtapTracer t;
+  AttachSpec spec;
+  spec.probe = syscall_probe("getpid");
+  spec.action = "count";
+  spec.options = {{"ecbs", "10"}, {"extra_predicate", "false"}};
+  EXPECT_TRUE(t.validate(spec)) << t.validate(spec).message();
+  spec.options["ecbs"] = "17";
+  EXPECT_FALSE(t.validate(spec));
+}
+
+// record: the first handler prints the event's number in the session.
+TEST(SystemtapScript, RecordPrintsEachEventsNumber) {
+  StapScript m, b;
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "record", {}, &m));
+  EXPECT_NE(m.text.find("if (pid() == tb_pid && $id == tb_nr) { tb_hits++; printf(\"" + std::string(kRecordPrefix) +
+                        "%d\\n\", tb_hits) }"),
+            std::string::npos)
+      << m.text;
+  ASSERT_TRUE(make_script(call_probe(), "record", kGuestExe, &b, Runtime::kBpf));
+  EXPECT_NE(b.text.find("} else if (tb_live != 0 && pid() == tb_live) { tb_hits++; printf("), std::string::npos)
+      << b.text;
+  StapScript count;
+  ASSERT_TRUE(make_script(syscall_probe("getpid"), "count", {}, &count));
+  EXPECT_NE(m.module, count.module);
+}
+
+// The records read back: lines of events past the liveness ones, each once.
+TEST(SystemtapSession, RecordsReadBackOncePerEvent) {
+  const SessionOutput o =
+      parse_output(std::string(kRecordPrefix) + "1\n" + kRecordPrefix + "2\n" + kRecordPrefix + "3\n" + kRecordPrefix +
+                       "3\n" + kRecordPrefix + "5\n" + kRecordPrefix + "9x\n" + kCountPrefix + "5\n",
+                   "");
+  EXPECT_EQ(o.records, (std::vector<std::uint64_t>{1, 2, 3, 3, 5}));
+  EXPECT_EQ(o.count, 5u);
+  // Event 1 was the adapter's own (liveness); 2..5 the workload's, 4 lost.
+  EXPECT_EQ(records_in_range(o.records, 1, 5), 3u);
+  EXPECT_EQ(records_in_range(o.records, 0, 5), 4u);
+  EXPECT_EQ(records_in_range(o.records, 5, 5), 0u);
+}
+
+TEST(SystemtapSession, ParsesExtraHandlersCounts) {
+  const SessionOutput o =
+      parse_output(std::string(kCountPrefix) + "100\n" + kExtraPrefix + "1 100\n" + kExtraPrefix + "3 7\n", "");
+  ASSERT_EQ(o.extra.size(), 3u);
+  EXPECT_EQ(o.extra[0], 100u);
+  EXPECT_EQ(o.extra[1], kNoCount);
+  EXPECT_EQ(o.extra[2], 7u);
 }
 
 TEST(SystemtapSession, ParsesCountAndWarnings) {

@@ -7,6 +7,7 @@
 // every run; stap's own cache and this adapter's make a second build quick.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -14,6 +15,7 @@
 #include "build_id.h"
 #include "compile.h"
 #include "script.h"
+#include "systemtap_tracer.h"
 #include "tracebench/command.h"
 #include "tracebench/workload.h"
 
@@ -28,7 +30,39 @@ struct BuildArgs {
   // placed on that path); by default where it is now.
   std::string exe_path;
   std::string runtime = "module";  // module, bpf or all
+  // Also the handler counts of the model's sweep (`model suite`), for the
+  // workloads of the runtime's scenarios that have handlers.
+  bool model_sweep = false;
+  std::vector<std::string> workloads;  // only these (none: every workload)
+  std::vector<std::string> actions;    // these (none: count, a run's default)
 };
+
+// The handler counts to compile a workload's script with: 1, and with
+// --model-sweep those `model suite` runs for a scenario of the runtime's
+// on that workload (ModelScenario::handler_sweep()), extra predicates
+// holding and failing.
+std::vector<Handlers> handler_variants(const BuildArgs& a, Runtime runtime, const std::string& workload) {
+  std::vector<Handlers> v = {Handlers{}};
+  if (!a.model_sweep) return v;
+  for (const auto& sc : SystemtapTracer(runtime).model().scenarios) {
+    if (sc.workload != workload) continue;
+    if (sc.handlers > 1) v.push_back(Handlers{.count = static_cast<unsigned>(sc.handlers), .extra_holds = false});
+    for (int n : sc.handler_sweep())
+      for (bool holds : {true, false}) v.push_back(Handlers{.count = static_cast<unsigned>(n), .extra_holds = holds});
+  }
+  return v;
+}
+
+// Each action asked for with one handler, and count with the handler counts.
+std::vector<std::pair<std::string, Handlers>> script_variants(const BuildArgs& a, Runtime runtime,
+                                                              const std::string& workload) {
+  std::vector<std::pair<std::string, Handlers>> v;
+  for (const auto& action : a.actions.empty() ? std::vector<std::string>{"count"} : a.actions)
+    if (action != "count") v.emplace_back(action, Handlers{});
+  if (a.actions.empty() || std::find(a.actions.begin(), a.actions.end(), "count") != a.actions.end())
+    for (const Handlers& h : handler_variants(a, runtime, workload)) v.emplace_back("count", h);
+  return v;
+}
 
 int run_build(const BuildArgs& a) {
   CompileTree tree;
@@ -55,15 +89,22 @@ int run_build(const BuildArgs& a) {
   targets.exe_path = a.exe_path.empty() ? files.exe : a.exe_path;
   targets.exe_build_id = elf_build_id(files.exe);
   std::set<std::string> done;
+  for (const auto& name : a.workloads)
+    if (!find_workload(name)) {
+      std::cerr << "tracebench systemtap build: --workload '" << name << "' is not a workload (tracebench list)\n";
+      return 2;
+    }
   for (const auto& w : workload_registry()) {
+    if (!a.workloads.empty() && std::find(a.workloads.begin(), a.workloads.end(), w.name) == a.workloads.end())
+      continue;
     if (!w.only_tracer.empty() && w.only_tracer != "systemtap") continue;
     for (const Runtime runtime : {Runtime::kModule, Runtime::kBpf}) {
       if (a.runtime != "all" && a.runtime != to_string(runtime)) continue;
       if (!script_supports(w.probe, nullptr, runtime)) continue;
-      for (const char* action : {"count"}) {
+      for (const auto& [action, handlers] : script_variants(a, runtime, w.name)) {
         StapScript s;
         // Without --kmod the companion module's probes are left out.
-        if (!make_script(w.probe, action, targets, &s, runtime) || !done.insert(s.module).second) continue;
+        if (!make_script(w.probe, action, targets, &s, runtime, handlers) || !done.insert(s.module).second) continue;
         double seconds = 0;
         bool cached = false;
         if (Status st = compile_module(tree, s, files, &seconds, &cached); !st) {
@@ -77,6 +118,7 @@ int run_build(const BuildArgs& a) {
           return 1;
         }
         std::cerr << "systemtap: " << compiled_file(s) << " (" << w.probe.name << ", " << action
+                  << (handlers.count > 1 ? ", " + std::to_string(handlers.count) + " handlers" : std::string())
                   << "): " << (cached ? "cached" : "compiled in " + std::to_string(static_cast<int>(seconds)) + " s")
                   << "\n";
       }
@@ -99,6 +141,11 @@ void install(CLI::App& app, int* exit_status) {
   build->add_option("--exe-path", args->exe_path,
                     "The path this tracebench binary will have where the scripts run (its uprobes are placed on that "
                     "file; the VM lab's guest: /tb/bin/tracebench); default: where it is now");
+  build->add_option("--workload", args->workloads, "Only this workload's scripts (repeatable; default: every one)");
+  build->add_option("--action", args->actions, "Scripts of this action (repeatable: count, record; default: count)")
+      ->check(CLI::IsMember({"count", "record"}));
+  build->add_flag("--model-sweep", args->model_sweep,
+                  "Also the handler counts `model suite` sweeps (ecbs, extra_predicate) on the scenarios' workloads");
   build->add_option("--runtime", args->runtime, "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")
       ->check(CLI::IsMember({"module", "bpf", "all"}));
   sub->require_subcommand(1);

@@ -137,6 +137,44 @@ Status build_lines(const ProbePoint& probe, const ScriptTargets& t, StapScript* 
   return Status::ok();
 }
 
+// The handlers after the first on the same probe point (Handlers), each
+// with its own counter tb_extra<k>: their globals, probes and end-probe
+// lines, and what the live count shows (every counter when they hold).  `holds`/`fails`: the filter
+// of an extra handler that counts the workload's events or none.
+struct ExtraHandlers {
+  std::string globals, probes, end_lines;
+  // The live count's format and arguments: every counter when the extra
+  // handlers hold (each must count before a block starts), else the first.
+  std::string live_format = "%d", live_args = "tb_hits";
+};
+ExtraHandlers extra_handlers(const std::string& point, const std::string& holds, const std::string& fails,
+                             const Handlers& h) {
+  ExtraHandlers x;
+  for (unsigned k = 1; k < h.count; ++k) {
+    const std::string counter = fmt::format("tb_extra{}", k);
+    x.globals += fmt::format("global {} = 0\n", counter);
+    x.probes += fmt::format("probe {} {{ if ({}) {}++ }}\n", point, h.extra_holds ? holds : fails, counter);
+    x.end_lines += fmt::format("  printf(\"{}{} %d\\n\", {})\n", kExtraPrefix, k, counter);
+    if (h.extra_holds) {
+      x.live_format += " %d";
+      x.live_args += ", " + counter;
+    }
+  }
+  return x;
+}
+
+// A pid no task has (pids stop at 2^22): an extra handler's filter that
+// never holds still compares a pid on every event.
+constexpr const char* kNoPidOffset = "1073741824";
+
+// What the first handler does with an event: count it, and for `record`
+// also print a record of it (its number in the session) through the
+// runtime's transport, which the adapter reads back.
+std::string event_statement(const std::string& action) {
+  if (action != "record") return "tb_hits++";
+  return fmt::format("{{ tb_hits++; printf(\"{}%d\\n\", tb_hits) }}", kRecordPrefix);
+}
+
 // stapbpf runs it: stapbpf takes no script parameters, so what the module
 // runtime gets at load time is compiled in or comes from target() (-x).
 //  - syscall entry: the number compiled in, the pid target(); the
@@ -145,41 +183,49 @@ Status build_lines(const ProbePoint& probe, const ScriptTargets& t, StapScript* 
 //    the function until kLiveLine; its first call names the process, whose
 //    other threads' calls are counted.
 std::string bpf_text(const ProbePoint& probe, const std::string& action, const std::string& lines,
-                     const std::string& exe, Liveness* liveness) {
-  std::string point, body;
+                     const std::string& exe, const Handlers& handlers, Liveness* liveness) {
+  std::string point, body, holds, fails;
   if (probe.kind == ProbeKind::kSyscall) {
+    const long nr = syscall_number(probe.target);
+    holds = fmt::format("pid() == target() && $id == {}", nr);
+    fails = fmt::format("pid() == target() + {} && $id == {}", kNoPidOffset, nr);
     *liveness = Liveness::kLiveSyscall;
     point = "kernel.trace(\"raw_syscalls:sys_enter\")";
     body = fmt::format(
         "  if (pid() == target()) {{\n"
-        "    if ($id == {nr}) tb_hits++\n"
+        "    if ($id == {nr}) {stmt}\n"
         "    else if ($id == {live} && tb_live == 0) {{ tb_live = 1; printf(\"{live_line}\\n\") }}\n"
         "  }}\n",
-        fmt::arg("nr", syscall_number(probe.target)), fmt::arg("live", kLiveSyscallNr),
-        fmt::arg("live_line", kLiveLine));
+        fmt::arg("nr", syscall_number(probe.target)), fmt::arg("stmt", event_statement(action)),
+        fmt::arg("live", kLiveSyscallNr), fmt::arg("live_line", kLiveLine));
   } else {
     *liveness = Liveness::kLiveThread;
     point = user_point(probe, exe);
+    holds = "tb_live != 0 && pid() == tb_live && tid() != target()";
+    fails = fmt::format("tb_live != 0 && pid() == tb_live + {}", kNoPidOffset);
     body = fmt::format(
         "  if (tid() == target()) {{\n"
         "    if (tb_live == 0) {{ tb_live = pid(); printf(\"{live_line}\\n\") }}\n"
-        "  }} else if (tb_live != 0 && pid() == tb_live) tb_hits++\n",
-        fmt::arg("live_line", kLiveLine));
+        "  }} else if (tb_live != 0 && pid() == tb_live) {stmt}\n",
+        fmt::arg("live_line", kLiveLine), fmt::arg("stmt", event_statement(action)));
   }
+  const ExtraHandlers x = extra_handlers(point, holds, fails, handlers);
   return fmt::format(
       "# tracebench systemtap adapter: {kind} probe, action {action}; stap --runtime=bpf --compatible=4.1 -p4\n"
       "{lines}global tb_hits = 0\n"
-      "global tb_live = 0\n"
+      "global tb_live = 0\n{xglobals}"
       "probe begin {{ printf(\"{ready}\\n\") }}\n"
-      "probe {point} {{\n{body}}}\n"
-      "probe end {{ printf(\"{count}%d\\n\", tb_hits) }}\n",
+      "probe {point} {{\n{body}}}\n{xprobes}"
+      "probe end {{{end_open}printf(\"{count}%d\\n\", tb_hits){end_close}}}\n",
       fmt::arg("kind", to_string(probe.kind)), fmt::arg("action", action), fmt::arg("lines", lines),
-      fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("body", body), fmt::arg("count", kCountPrefix));
+      fmt::arg("xglobals", x.globals), fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("body", body),
+      fmt::arg("xprobes", x.probes), fmt::arg("end_open", x.end_lines.empty() ? " " : "\n  "),
+      fmt::arg("count", kCountPrefix), fmt::arg("end_close", x.end_lines.empty() ? " " : "\n" + x.end_lines));
 }
 
 // staprun runs it: the pid (and the syscall number) are module parameters.
 std::string module_text(const ProbePoint& probe, const std::string& action, const std::string& lines,
-                        const std::string& exe, StapScript* s) {
+                        const std::string& exe, const Handlers& handlers, StapScript* s) {
   std::string point, filter = "pid() == tb_pid", globals = "global tb_pid = 0\n";
   s->liveness = Liveness::kLiveCount;
   if (probe.kind == ProbeKind::kSyscall) {
@@ -202,20 +248,29 @@ std::string module_text(const ProbePoint& probe, const std::string& action, cons
     point = user_point(probe, exe);
     if (probe.kind == ProbeKind::kUsdt) s->liveness = Liveness::kSemaphore;
   }
+  // Extra handlers that never hold compare the pid with tb_nopid, a
+  // module parameter left at -1 (no task's), which stap cannot fold away.
+  std::string fails = filter;
+  fails.replace(0, std::string("pid() == tb_pid").size(), "pid() == tb_nopid");
+  const ExtraHandlers x = extra_handlers(point, filter, fails, handlers);
+  if (handlers.count > 1 && !handlers.extra_holds) globals += "global tb_nopid = -1\n";
   // The count readable while the script runs: enable() fires events of its
   // own until it sees one counted (the probe is live), and takes what it
   // saw counted off the session's count.
-  const std::string extra =
-      fmt::format("probe procfs(\"{}\").read {{ $value = sprintf(\"%d\\n\", tb_hits) }}\n", kLiveCountFile);
+  const std::string extra = fmt::format("probe procfs(\"{}\").read {{ $value = sprintf(\"{}\\n\", {}) }}\n",
+                                        kLiveCountFile, x.live_format, x.live_args);
   return fmt::format(
       "# tracebench systemtap adapter: {kind} probe, action {action}; stap -p4 {define}\n"
-      "{lines}{globals}global tb_hits = 0\n"
+      "{lines}{globals}global tb_hits = 0\n{xglobals}"
       "probe begin {{ printf(\"{ready}\\n\") }}\n"
-      "probe {point} {{ if ({filter}) tb_hits++ }}\n"
-      "probe end {{ printf(\"{count}%d\\n\", tb_hits) }}\n{extra}",
+      "probe {point} {{ if ({filter}) {stmt} }}\n{xprobes}"
+      "probe end {{{end_open}printf(\"{count}%d\\n\", tb_hits){end_close}}}\n{extra}",
       fmt::arg("kind", to_string(probe.kind)), fmt::arg("define", kCompileDefine), fmt::arg("action", action),
-      fmt::arg("lines", lines), fmt::arg("globals", globals), fmt::arg("ready", kReadyLine), fmt::arg("point", point),
-      fmt::arg("filter", filter), fmt::arg("count", kCountPrefix), fmt::arg("extra", extra));
+      fmt::arg("lines", lines), fmt::arg("globals", globals), fmt::arg("xglobals", x.globals),
+      fmt::arg("ready", kReadyLine), fmt::arg("point", point), fmt::arg("filter", filter),
+      fmt::arg("stmt", event_statement(action)), fmt::arg("xprobes", x.probes),
+      fmt::arg("end_open", x.end_lines.empty() ? " " : "\n  "), fmt::arg("count", kCountPrefix),
+      fmt::arg("end_close", x.end_lines.empty() ? " " : "\n" + x.end_lines), fmt::arg("extra", extra));
 }
 
 }  // namespace
@@ -231,23 +286,25 @@ bool usdt_parts(const std::string& target, std::string* provider, std::string* n
 }
 
 Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
-                   Runtime runtime) {
-  if (action == "record")
-    return Status::error(
-        "systemtap: no record action: a printf per event reaches the output through stap's relay "
-        "transport, which dropped lines at a workload's rate in the VM lab (\"transport failures\", "
-        "the end probe's own line among them), so what it recorded could not be read back whole");
-  if (action != "count") return Status::error("systemtap: unknown action '" + action + "' (count)");
+                   Runtime runtime, Handlers handlers) {
+  if (handlers.count < 1 || handlers.count > kMaxHandlers)
+    return Status::error(fmt::format("systemtap: {} handlers: 1..{}", handlers.count, kMaxHandlers));
+  if (action != "count" && action != "record")
+    return Status::error("systemtap: unknown action '" + action + "' (count, record)");
+  if (action == "record" && handlers.count > 1)
+    return Status::error("systemtap: extra handlers (ecbs) are built for the count action only");
   std::string why;
   if (!script_supports(probe, &why, runtime)) return Status::error("systemtap: " + probe.name + ": " + why);
   StapScript s;
   s.runtime = runtime;
   std::string lines;
   TB_TRY(build_lines(probe, targets, &s, &lines));
+  if (handlers.count == 1) handlers.extra_holds = true;  // no extra handler: nothing to say of them
+  s.handlers = handlers;
   if (runtime == Runtime::kBpf) {
-    s.text = bpf_text(probe, action, lines, targets.exe_path, &s.liveness);
+    s.text = bpf_text(probe, action, lines, targets.exe_path, handlers, &s.liveness);
   } else {
-    s.text = module_text(probe, action, lines, targets.exe_path, &s);
+    s.text = module_text(probe, action, lines, targets.exe_path, handlers, &s);
   }
   s.module = module_name(s.text);
   *out = std::move(s);

@@ -33,6 +33,22 @@ bool parse_runtime(const std::string& word, Runtime* out);
 inline constexpr long kLiveSyscallNr = 4095;
 inline constexpr const char* kLiveLine = "tracebench_stap live";
 
+// Handlers on the probe point (the model's handler-count sweep: options
+// `ecbs`, `extra_predicate`): the first counts the workload's events; each
+// extra one has a counter of its own and a filter that holds (it counts
+// them too, checked at the end) or never holds (a pid no task has,
+// compared on every event).
+struct Handlers {
+  unsigned count = 1;
+  bool extra_holds = true;
+};
+inline constexpr unsigned kMaxHandlers = 16;
+// "tbr <n>": the record action's line for the session's n-th event.
+inline constexpr const char* kRecordPrefix = "tbr ";
+// "tracebench_stap extra <k> <count>": an extra handler's counter, printed
+// by the end probe.
+inline constexpr const char* kExtraPrefix = "tracebench_stap extra ";
+
 // How enable() sees a script's probe live before the timed block
 // (systemtap_tracer.cc): the begin probe's line comes before the probes
 // count, and events in between went uncounted in the VM lab.
@@ -54,6 +70,7 @@ enum class Liveness {
 
 struct StapScript {
   Runtime runtime = Runtime::kModule;
+  Handlers handlers;
   Liveness liveness = Liveness::kLiveCount;
   std::string text;
   std::string module;  // tracebench_stap_<16 hex digits of the text's hash>
@@ -84,10 +101,10 @@ inline constexpr const char* kKmodPathToken = "@KMOD@";
 // script's text (a comment line), so the flag is in the module's hash.
 inline constexpr const char* kCompileDefine = "-DSTP_NO_OVERLOAD";
 
-// The script for `probe` with `action` ("count"), or why this adapter
-// cannot probe it.
+// The script for `probe` with `action` ("count", or "record": a line per
+// event through the transport), or why this adapter cannot probe it.
 Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
-                   Runtime runtime = Runtime::kModule);
+                   Runtime runtime = Runtime::kModule, Handlers handlers = {});
 // The compiled file's name: <module>.ko, or <module>.bo for the BPF runtime.
 std::string compiled_file(const StapScript& s);
 // Whether make_script() accepts the probe kind (the reason when it does not).

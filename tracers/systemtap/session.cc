@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <regex>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -47,6 +49,22 @@ SessionOutput parse_output(const std::string& out, const std::string& err) {
         line.size() > count.size()) {
       o.count_seen = true;
       o.count = std::stoull(line.substr(count.size()));
+    }
+    if (line.rfind(kRecordPrefix, 0) == 0) {
+      const char* digits = line.c_str() + std::string(kRecordPrefix).size();
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(digits, &end, 10);
+      if (end != digits && *end == '\0') o.records.push_back(n);
+      continue;
+    }
+    // "tracebench_stap extra <k> <count>"
+    if (line.rfind(kExtraPrefix, 0) == 0) {
+      unsigned long long k = 0, n = 0;
+      if (std::sscanf(line.c_str() + std::string(kExtraPrefix).size(), "%llu %llu", &k, &n) == 2 && k >= 1 &&
+          k < kMaxHandlers) {
+        if (o.extra.size() < k) o.extra.resize(k, kNoCount);
+        o.extra[k - 1] = n;
+      }
     }
   }
   const std::string all = err + "\n" + out;

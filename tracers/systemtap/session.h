@@ -14,6 +14,8 @@
 
 namespace tracebench::systemtap {
 
+inline constexpr std::uint64_t kNoCount = ~std::uint64_t{0};
+
 // What one session's output and staprun's warnings say.
 struct SessionOutput {
   bool count_seen = false;               // the end probe printed the counter
@@ -21,7 +23,12 @@ struct SessionOutput {
   std::uint64_t errors = 0;              // "Number of errors: N"
   std::uint64_t skipped = 0;             // "skipped probes: N"
   std::uint64_t transport_failures = 0;  // "There were N transport failures"
-  std::string warnings;                  // staprun's WARNING/ERROR lines, as printed
+  // The extra handlers' counters (Handlers), by index; kNoCount where the
+  // end probe printed none.
+  std::vector<std::uint64_t> extra;
+  // The record action's lines: the event numbers they carry, as read.
+  std::vector<std::uint64_t> records;
+  std::string warnings;  // staprun's WARNING/ERROR lines, as printed
 };
 
 // Parses a session's output file (`out`) and staprun's stderr (`err`).

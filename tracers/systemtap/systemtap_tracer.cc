@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "tracebench/handler_count.h"
 #include "tracers/common/names.h"
 #include "tracers/common/proc.h"
 #include "build_id.h"
@@ -26,6 +28,15 @@ namespace fs = std::filesystem;
 
 namespace tracebench::systemtap {
 
+namespace {
+
+Handlers handlers_of(const OptionValues& v) {
+  return Handlers{.count = static_cast<unsigned>(v.number(kEcbsOption)),
+                  .extra_holds = v.text(kExtraPredicateOption) == "true"};
+}
+
+}  // namespace
+
 const OptionSchema& SystemtapTracer::option_schema() const {
   static const OptionSchema schema = {
       {.name = "ready_timeout_s",
@@ -34,7 +45,13 @@ const OptionSchema& SystemtapTracer::option_schema() const {
                "for its probe to be live (outside the timed region; a guest under TCG takes seconds)",
        .default_value = "120",
        .min = 1,
-       .max = 3600}};
+       .max = 3600},
+      ecbs_option("probe handlers on the probe point (the count action): the extra ones are further probes of the "
+                  "script on the same point, each with its own counter, filtering as `extra_predicate` says (a "
+                  "handler-count sweep for `tracebench model fit`; each count is a script compiled of its own)",
+                  kMaxHandlers),
+      extra_predicate_option("with ecbs > 1: the extra handlers' filter holds (`true`: each counts every event, "
+                             "checked) or never holds (`false`: a pid no task has, compared on every event)")};
   return schema;
 }
 
@@ -45,7 +62,7 @@ Status SystemtapTracer::validate(const AttachSpec& spec) const {
   StapScript s;
   // The build-ids and the executable are known at attach(); any stands in here.
   return make_script(spec.probe, spec.action, ScriptTargets{.kmod_build_id = "0", .exe_path = "/", .exe_build_id = "0"},
-                     &s, runtime_);
+                     &s, runtime_, handlers_of(v));
 }
 
 namespace {
@@ -83,7 +100,9 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   pid_ = spec.pid ? spec.pid : getpid();
   ScriptTargets targets;
   TB_TRY(script_targets(spec.probe, runtime_, pid_, &targets));
-  TB_TRY(make_script(spec.probe, spec.action, targets, &script_, runtime_));
+  TB_TRY(make_script(spec.probe, spec.action, targets, &script_, runtime_, handlers_of(v)));
+  action_ = spec.action;
+  records_read_ = 0;
   target_ = spec.probe.target;
   user_fn_ = spec.probe.kind == ProbeKind::kUserFunction ? spec.probe.address : 0;
   const HostFacts facts = probe_host();
@@ -93,9 +112,10 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
     ko_ = facts.module_dir + "/" + compiled_file(script_);
     if (access(ko_.c_str(), R_OK) != 0)
       return Status::error("systemtap: " + ko_ +
-                           " was not compiled for this kernel (the VM lab compiles the "
-                           "scripts of every supported workload: tracebench systemtap build --runtime " +
-                           std::string(to_string(runtime_)) + ")");
+                           " was not compiled for this kernel (the VM lab compiles the scripts of every supported "
+                           "workload, and with a `model` command the handler counts its sweep runs: tracebench "
+                           "systemtap build --runtime " +
+                           std::string(to_string(runtime_)) + " [--model-sweep])");
     module_source_ = "precompiled";
   } else {
     CompileTree tree;
@@ -197,17 +217,27 @@ class SelfFire {
   int fd_ = -1;
 };
 
-// Fires events until the script's live count is above 0: the probe is live
-// (the begin probe's line and the kprobe list come before it, and events
-// fired in between went uncounted in the VM lab).  `counted` gets the count
-// then: events of this start, not of the workload.
-Status wait_counting(const std::string& module, SelfFire* self, unsigned timeout_s, std::uint64_t* counted) {
+// The numbers of a live count line ("12" or, with extra handlers that
+// hold, "12 12 11").
+std::vector<std::uint64_t> live_counts(const std::string& text) {
+  std::vector<std::uint64_t> v;
+  std::istringstream in(text);
+  for (std::uint64_t n; in >> n;) v.push_back(n);
+  return v;
+}
+
+// Fires events until every counter of the script's live count is above 0:
+// the probes are live (the begin probe's line and the kprobe list come
+// before it, and events fired in between went uncounted in the VM lab).
+// `counted` gets the counts then: events of this start, not of the workload.
+Status wait_counting(const std::string& module, SelfFire* self, unsigned timeout_s,
+                     std::vector<std::uint64_t>* counted) {
   const std::string live = "/proc/systemtap/" + module + "/" + kLiveCountFile;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   for (std::uint64_t fired = 1;; ++fired) {
     TB_TRY(self->fire());
-    const std::string text = common::read_text(live);
-    if (const std::uint64_t n = text.empty() ? 0 : std::strtoull(text.c_str(), nullptr, 10); n > 0) {
+    const std::vector<std::uint64_t> n = live_counts(common::read_text(live));
+    if (!n.empty() && std::none_of(n.begin(), n.end(), [](std::uint64_t c) { return c == 0; })) {
       *counted = n;
       return Status::ok();
     }
@@ -255,6 +285,7 @@ Status SystemtapTracer::enable() {
   if (dir_.empty()) return Status::error("systemtap: enable() before attach()");
   TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_, runtime_));
   self_fired_ = 0;
+  self_counted_.clear();
   if (script_.liveness != Liveness::kLiveCount) {
     Status s = wait_live(ready_timeout_s_);
     if (!s) session_.kill_now();
@@ -266,7 +297,8 @@ Status SystemtapTracer::enable() {
   // session is stopped and started again, once (details.restarted_sessions).
   for (int attempt = 0;; ++attempt) {
     Status s = script_.needs_kmod ? wait_kprobe_listed(target_, ready_timeout_s_) : Status::ok();
-    if (s) s = wait_counting(script_.module, &self, attempt == 0 ? 5 : ready_timeout_s_, &self_fired_);
+    if (s) s = wait_counting(script_.module, &self, attempt == 0 ? 5 : ready_timeout_s_, &self_counted_);
+    if (s) self_fired_ = self_counted_.front();
     if (s) return Status::ok();
     session_.kill_now();
     if (attempt == 1) return s;
@@ -309,16 +341,65 @@ Status SystemtapTracer::disable() {
     o.count -= self_fired_;
   }
   self_fired_total_ += self_fired_;
-  counts_.recorded += o.count;
+  if (action_ == "record") {
+    // The events whose record came back: numbers past the liveness events,
+    // each once; the others the transport lost.
+    const std::uint64_t read = records_in_range(o.records, self_fired_, self_fired_ + o.count);
+    counts_.recorded += read;
+    counts_.lost += o.count - read;
+    records_read_ += read;
+  } else {
+    counts_.recorded += o.count;
+  }
+  check_extra_handlers(o);
   if (o.errors) {
     if (!counts_.tracer_errors) counts_.tracer_error_detail = "stap reported errors: " + o.warnings;
     counts_.tracer_errors += o.errors;
+  }
+  // A transport failure loses output the adapter cannot name (records, and
+  // in the VM lab once a session's count stopped with it): the session's
+  // figures are not trusted.
+  if (o.transport_failures) {
+    if (!counts_.tracer_errors++)
+      counts_.tracer_error_detail = "stap's transport failed " + std::to_string(o.transport_failures) +
+                                    " time(s) in session " + std::to_string(sessions_) +
+                                    ": its output (records, count) is incomplete";
   }
   transport_failures_ += o.transport_failures;
   per_session_.push_back(o.count);
   if (!o.warnings.empty() && warnings_.find(o.warnings) == std::string::npos)
     warnings_ += (warnings_.empty() ? "" : "; ") + o.warnings;
   return Status::ok();
+}
+
+std::uint64_t records_in_range(const std::vector<std::uint64_t>& records, std::uint64_t after, std::uint64_t last) {
+  if (last <= after) return 0;
+  std::vector<bool> seen(last - after, false);
+  std::uint64_t n = 0;
+  for (const std::uint64_t r : records)
+    if (r > after && r <= last && !seen[r - after - 1]) {
+      seen[r - after - 1] = true;
+      ++n;
+    }
+  return n;
+}
+
+// Each extra handler counted what the first did (its filter holds: its own
+// liveness events taken off) or nothing (it never holds); else the
+// session's count is a tracer error, with which handler and what it saw.
+void SystemtapTracer::check_extra_handlers(const SessionOutput& o) {
+  const Handlers& h = script_.handlers;
+  for (unsigned k = 1; k < h.count; ++k) {
+    std::uint64_t n = k - 1 < o.extra.size() ? o.extra[k - 1] : kNoCount;
+    if (n != kNoCount && h.extra_holds && k < self_counted_.size()) n -= std::min(n, self_counted_[k]);
+    const std::uint64_t want = h.extra_holds ? o.count : 0;
+    if (n == want) continue;
+    if (!counts_.tracer_errors++)
+      counts_.tracer_error_detail =
+          "extra handler " + std::to_string(k) + " of session " + std::to_string(sessions_) + " counted " +
+          (n == kNoCount ? std::string("nothing it printed") : std::to_string(n)) + ", not " + std::to_string(want) +
+          (h.extra_holds ? " (its filter holds: every event the first handler counted)" : " (its filter never holds)");
+  }
 }
 
 nlohmann::json SystemtapTracer::details() const {
@@ -332,6 +413,8 @@ nlohmann::json SystemtapTracer::details() const {
   if (!warnings_.empty()) d["stap_warnings"] = warnings_;
   if (transport_failures_) d["transport_failures"] = transport_failures_;
   d["per_session"] = per_session_;
+  if (action_ == "record") d["records_read"] = records_read_;
+  put_handler_count(&d, script_.handlers.count, script_.handlers.extra_holds);
   return d;
 }
 

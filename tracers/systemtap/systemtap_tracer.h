@@ -34,7 +34,7 @@ class SystemtapTracer final : public Tracer {
                : "SystemTap: a stap script compiled to a kernel module, run by staprun (a counter per event)";
   }
   Availability available() override { return judge(probe_host(), runtime_); }
-  std::vector<std::string> actions() const override { return {"count"}; }
+  std::vector<std::string> actions() const override { return {"count", "record"}; }
   // Every kind SystemTap has a probe for; validate() refuses, with the
   // reason, those this adapter cannot run (script_supports()), so a run
   // lists them as skipped and why.
@@ -62,6 +62,7 @@ class SystemtapTracer final : public Tracer {
  private:
   // Sees a script live whose liveness is not kLiveCount (script.h).
   Status wait_live(unsigned timeout_s);
+  void check_extra_handlers(const SessionOutput& o);
   StapScript script_;
   std::string ko_, staprun_, dir_, target_;
   Runtime runtime_ = Runtime::kModule;
@@ -76,6 +77,10 @@ class SystemtapTracer final : public Tracer {
   std::uint64_t sessions_ = 0, transport_failures_ = 0, restarts_ = 0;
   // Events enable() saw counted while it fired its own to see the probe live.
   std::uint64_t self_fired_ = 0, self_fired_total_ = 0;
+  // What each handler had counted when the session was seen live (kLiveCount).
+  std::vector<std::uint64_t> self_counted_;
+  std::string action_;
+  std::uint64_t records_read_ = 0;  // record lines read back (the record action)
   long syscall_nr_ = -1;
   std::uintptr_t user_fn_ = 0;              // the probed user function (kUserFunction)
   UsdtSemaphore semaphore_;                 // the probed USDT site's (Liveness::kSemaphore)
@@ -83,6 +88,10 @@ class SystemtapTracer final : public Tracer {
   std::vector<std::uint64_t> per_session_;  // events each session counted
   std::string warnings_;
 };
+
+// How many of the events numbered after..last have a record among
+// `records` (each counted once).
+std::uint64_t records_in_range(const std::vector<std::uint64_t>& records, std::uint64_t after, std::uint64_t last);
 
 // Objects a killed run left: stapio processes of tracebench_stap_* modules
 // whose parent is gone, such modules no stapio holds, and session folders

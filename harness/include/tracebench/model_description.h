@@ -37,6 +37,16 @@ struct ModelScenario {
   // `-o O` for each of `options`, then `-o T.ecbs=N -o
   // T.extra_predicate=false` for a scenario with handlers.
   std::vector<std::string> option_args(const std::string& tracer) const;
+  // The handler counts `model suite` sweeps for a scenario with handlers
+  // (2, 4 and its own, once each), each with the extra predicates holding and failing;
+  // none for one handler.  A tracer that compiles its handlers ahead (the
+  // VM lab's SystemTap scripts) compiles these.
+  std::vector<int> handler_sweep() const {
+    if (handlers <= 1) return {};
+    std::vector<int> counts = {2, 4};
+    if (handlers != 2 && handlers != 4) counts.push_back(handlers);
+    return counts;
+  }
 };
 
 // A buffer emptied only between validation segments (read while the
