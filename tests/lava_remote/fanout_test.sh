@@ -54,7 +54,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 for side in a b; do mkdir -p "$work/$side" && ln -s "$kernel" "$work/$side/vmlinuz-$rel"; done
 # A kernel that does not boot, of the same name.
 mkdir -p "$work/bad" && head -c 4194304 /dev/urandom >"$work/bad/vmlinuz-$rel"
-run_args=(run --quick -t none -t ftrace -w getpid)
+# --no-samples: a run's samples.csv would cross LAVA's serial console as
+# base64 in every job, most of a job's time; nothing here reads it (compare
+# takes result.json; vm.lava_run checks that a run's files, samples.csv
+# included, come back whole through LAVA).
+run_args=(run --quick -t none -t ftrace -w getpid --no-samples)
 # The sequential test as bisect-kernels uses it by default, its first look at
 # five pairs (it decides nothing before): a batch of 10 jobs for each of the
 # two steps when each decides at five.  Three pairs
