@@ -11,6 +11,8 @@
 #     came back (the journal), exit non-zero;
 #  4. the board dies mid-run (its qemu killed after a benchmark finished):
 #     the same.
+# Jobs 3 and 4 run side by side, as on two boards: job 4 is over while job 3
+# waits for its timeout.
 #   lava_run.sh TRACEBENCH SOURCE_DIR WORKDIR
 set -uo pipefail
 tb=$1 src=$2 work=$3
@@ -95,31 +97,21 @@ PY
 "$tb" lava job --kernel "$kernel" --out slow.yaml --boot-timeout 5m --test-timeout 40s --job-timeout 15m \
   -- run --quick -r 20 --ci-target 0 -t kprobes -w kmod_target \
   -p 0 -p 1 -p 2 -p 3 -p 4 -p 5 -p 6 -p 7 -p 8 -p 16 -p 32 -p 64 -p 128 -p 256 -p 512 -p 1024 || fail "lava job (slow)"
-"$lava/lava-run.sh" slow.yaml slow > slow.out 2>&1 && fail "a job whose test timed out exited 0"
-"$py" - slow <<'PY' || fail "job 3's report"
-import glob, json, sys
-out = sys.argv[1]
-o = json.load(open(out + "/run/lava.json"))
-assert o["job_result"] == "fail" and "timed out" in o["error_msg"] and not o["complete"], o
-assert o["guest_status"] is None, o
-files = glob.glob(out + "/run/results/*/result.json")
-assert len(files) == 1, f"no result.json kept from the journal: {o}"
-run = json.load(open(files[0]))
-n = len(run["benchmarks"])
-assert 1 <= n < 16 and not run["context"]["complete"], f"{n} benchmarks kept, complete={run['context']['complete']}"
-for b in run["benchmarks"]:
-    assert b["events"]["verification"] == "passed" and b["events"]["exact"], b["name"]
-print(f"job 3: timed out ({o['error_msg']}); {n} of 16 benchmarks kept from the journal, each verified")
-PY
+# In the background: job 4 runs beside it (the runner is stopped with this
+# script); the two jobs' ids differ, and job 4's names its qemu.
+job_id=$((100000 + $$ % 100000))
+"$lava/lava-run.sh" --job-id $((job_id + 100000)) slow.yaml slow > slow.out 2>&1 &
+slow_runner=$!
+trap 'kill "$slow_runner" 2>/dev/null' EXIT
 # 4. The board dies mid-run: qemu killed once a revision of result.json
 # with a benchmark in it is whole in the log.
-job_id=$((100000 + $$ % 100000))
 "$lava/lava-run.sh" --job-id $job_id slow.yaml dead > dead.out 2>&1 &
 runner=$!
 qemu=""
 for _ in $(seq 600); do
   # The run writes result.json first with no benchmark, then after each one.
-  if [ "$(grep -c 'TBLAVA END [0-9]* results/[^ ]*/result.json' dead/job.log.yaml 2>/dev/null)" -ge 2 ]; then
+  revisions=$(grep -c 'TBLAVA END [0-9]* results/[^ ]*/result.json' dead/job.log.yaml 2>/dev/null)
+  if [ "${revisions:-0}" -ge 2 ]; then
     qemu=$(pgrep -f "qemu-system-x86_64.*/dispatcher/tmp/$job_id/" | head -1)
     break
   fi
@@ -142,5 +134,22 @@ assert 1 <= n < 16 and not run["context"]["complete"], n
 for b in run["benchmarks"]:
     assert b["events"]["verification"] == "passed" and b["events"]["exact"], b["name"]
 print(f"job 4: the board died ({o['failed_action']}: {o['error_type']} - {o['error_msg']}); {n} benchmarks kept, verified")
+PY
+wait $slow_runner && fail "a job whose test timed out exited 0"
+trap - EXIT
+"$py" - slow <<'PY' || fail "job 3's report"
+import glob, json, sys
+out = sys.argv[1]
+o = json.load(open(out + "/run/lava.json"))
+assert o["job_result"] == "fail" and "timed out" in o["error_msg"] and not o["complete"], o
+assert o["guest_status"] is None, o
+files = glob.glob(out + "/run/results/*/result.json")
+assert len(files) == 1, f"no result.json kept from the journal: {o}"
+run = json.load(open(files[0]))
+n = len(run["benchmarks"])
+assert 1 <= n < 16 and not run["context"]["complete"], f"{n} benchmarks kept, complete={run['context']['complete']}"
+for b in run["benchmarks"]:
+    assert b["events"]["verification"] == "passed" and b["events"]["exact"], b["name"]
+print(f"job 3: timed out ({o['error_msg']}); {n} of 16 benchmarks kept from the journal, each verified")
 PY
 echo "PASS: LAVA jobs: results back byte for byte as LAVA test cases; boot failure, timeout and dead board reported, finished benchmarks kept"

@@ -129,6 +129,20 @@ check "k-ary: one or two idle devices test one candidate" '[ "$(kary 0 9 lava_k 
 check "k-ary: four devices test two, seven three" '[ "$(kary 0 9 lava_k 4 8)" = 2 ] && [ "$(kary 0 9 lava_k 7 8)" = 3 ]'
 check "k-ary: never more than the candidates left" '[ "$(kary 0 2 lava_k 6 1)" = 1 ]'
 check "k-ary: the split points (binary middle, thirds)" '[ "$(kary 0 4 lava_points 1)" = 2 ] && [ "$(kary 0 9 lava_points 2)" = "3 6" ]'
+# The range a step's verdicts leave (lava_bounds): the first bad candidate is
+# the new hi, the last good one below it the new lo; an undecided one moves
+# neither.  bounds LO HI CAND:VERDICT... prints "lo hi".
+bounds() {
+  (here=$vm lava_job_opts=() && . "$vm/../lava/kary.sh" && lo=$1 hi=$2 && shift 2 &&
+   lava_cand=() lava_verdict=() && j=0 && for cv in "$@"; do j=$((j + 1)); lava_cand[$j]=${cv%%:*} lava_verdict[$j]=${cv#*:}; done &&
+   lava_bounds && echo "$lava_lo $lava_hi")
+}
+check "k-ary: a bad middle is the new hi, a good one the new lo" \
+  '[ "$(bounds 0 4 2:regression)" = "0 2" ] && [ "$(bounds 0 2 1:same)" = "1 2" ] && [ "$(bounds 0 2 1:improvement)" = "1 2" ]'
+check "k-ary: two candidates, good below bad: the range between them" '[ "$(bounds 0 9 3:same 6:regression)" = "3 6" ]'
+check "k-ary: a good candidate above the first bad one does not move lo" '[ "$(bounds 0 9 3:regression 6:same)" = "0 3" ]'
+check "k-ary: an undecided candidate moves neither bound" \
+  '[ "$(bounds 0 9 3:undecided 6:regression)" = "0 6" ] && [ "$(bounds 0 4 2:undecided)" = "0 4" ]'
 
 # The initramfs carries executables without their debug sections, with their
 # symbols, mode and behaviour (mkinitramfs.sh, copy_exe); a script as it is.
