@@ -32,8 +32,8 @@ fi
 for m in /sys/module/tracebench_stap_*; do
   [ -e "$m" ] && { echo "systemtap module: ${m##*/}"; found=1; }
 done
-if pgrep -f 'stapio .*tracebench_stap_' >/dev/null 2>&1; then
-  pgrep -af 'stapio .*tracebench_stap_' | sed 's/^/systemtap stapio: /'
+if pgrep -f '(stapio|stapbpf) .*tracebench_stap_' >/dev/null 2>&1; then
+  pgrep -af '(stapio|stapbpf) .*tracebench_stap_' | sed 's/^/systemtap stapio or stapbpf: /'
   found=1
 fi
 for d in /tmp/tracebench-*-stap-*; do
