@@ -1,12 +1,10 @@
 #!/bin/bash
 # The cost model for the VM-lab tracers, as a user runs it: `tracebench vm --
-# model suite -t kprobes -t dvm_kernel -t systemtap --quick` measures, fits
-# and validates the kprobes scenarios (kprobe and kretprobe with a BPF count,
-# a kprobe event read back from its instance), the D-VM's kernel home's (sys,
+# model suite -t kprobes -t dvm_kernel --quick` measures, fits and validates
+# the kprobes scenarios (kprobe and kretprobe with a BPF count, a kprobe
+# event read back from its instance) and the D-VM's kernel home's (sys,
 # sys10, pid through the pid provider, payload: the paper's Table 7 for the
-# module's D-VM) and SystemTap's module runtime's (sys, sys10 from the
-# handler counts its scripts were compiled with on the host, fbt, pid: a
-# uprobe) in the guest, and everything comes back.  Checks: every
+# module's D-VM) in the guest, and everything comes back.  Checks: every
 # step succeeded, each scenario has a validation with a prediction and a
 # measurement, schema-valid, marked as the guest's execution (emulated under
 # TCG) in the validations and in Table 7, every event accounted for; the
@@ -23,7 +21,7 @@ rm -rf "$out"
 args=(vm --out-dir "$out" --timeout 600)
 [ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
 start=$SECONDS
-"$tracebench" "${args[@]}" -- model suite -t kprobes -t dvm_kernel -t systemtap --quick --out suite
+"$tracebench" "${args[@]}" -- model suite -t kprobes -t dvm_kernel --quick --out suite
 rc=$?
 echo "vm model suite: status $rc, $((SECONDS - start)) s, results in $out"
 if [ $rc -ne 0 ]; then
@@ -40,8 +38,7 @@ s = json.load(open(os.path.join(d, "suite.json")))
 assert s["steps"] and all(x["exit_code"] == 0 for x in s["steps"]), s["steps"]
 names = sorted(os.listdir(os.path.join(d, "validation")))
 assert names == ["dvm_kernel-payload.json", "dvm_kernel-pid.json", "dvm_kernel-sys.json", "dvm_kernel-sys10.json",
-                 "dvm_kernel-sys_kprobe.json", "kprobes-fbt.json", "kprobes-fbt_record.json", "kprobes-fbt_return.json",
-                 "systemtap-fbt.json", "systemtap-pid.json", "systemtap-sys.json", "systemtap-sys10.json"], names
+                 "dvm_kernel-sys_kprobe.json", "kprobes-fbt.json", "kprobes-fbt_record.json", "kprobes-fbt_return.json"], names
 execution = "qemu-" + vm["accel"]
 for n in names:
     v = json.load(open(os.path.join(d, "validation", n)))
@@ -64,23 +61,15 @@ assert per_pass["cycles"] is not None, per_pass
 for key, x in dvm.items():
     source = x["fit"]["consumer"].get("per_wakeup_from", "")
     assert "runs of its configuration after an idle gap" in source, (key, x["fit"]["consumer"])
-# SystemTap's handler counts: ten probes of the script, nine filters that
-# never hold, validated; the sweep's runs gave the fit its false-predicate cost.
-sys10 = json.load(open(os.path.join(d, "validation", "systemtap-sys10.json")))
-assert sys10["scenario"]["handlers"] == 10 and sys10["scenario"]["predicate_true"] == 0, sys10["scenario"]
-stap = {(x["probe_kind"], x["action"]): x for x in m["entries"] if x["tracer"] == "systemtap" and not x["options"]}
-assert ("syscall", "count") in stap and ("user_function", "count") in stap, sorted(stap)
-assert stap[("syscall", "count")]["parameters"]["false_predicate"]["cycles"] is not None, stap[("syscall", "count")]
 t = open(os.path.join(d, "table7.md")).read()
 for tracer, scenarios in (("kprobes", ("fbt", "fbt_return", "fbt_record")),
-                          ("dvm_kernel", ("sys", "sys10", "sys_kprobe", "pid", "payload")),
-                          ("systemtap", ("sys", "sys10", "fbt", "pid"))):
+                          ("dvm_kernel", ("sys", "sys10", "sys_kprobe", "pid", "payload"))):
     label = f"| {tracer} ({execution}, emulated) |" if vm["emulated"] else f"| {tracer} |"
     for sc in scenarios:
         assert f"{label} {sc} |" in t, t
 print(f"ok: kprobes and dvm_kernel Table 7 under {execution}; a read pass costs the kprobes reader "
       f"{per_enable['cycles']:.0f} cycles, a consumer pass the kernel D-VM's {per_pass['cycles']:.0f}")
 for l in t.splitlines():
-    if l.startswith("| kprobes") or l.startswith("| dvm_kernel") or l.startswith("| systemtap"):
+    if l.startswith("| kprobes") or l.startswith("| dvm_kernel"):
         print("  " + l)
 PY
