@@ -44,6 +44,19 @@ TEST(Adaptive, TwoFloorsPerEventBoundTheTargetOfANearZeroFigure) {
   EXPECT_NEAR(stop.target_cycles, 0.5, 1e-9);
 }
 
+// A half-width equal to the target in exact arithmetic stops the
+// repetitions even when its doubles come out an ulp over (25.2 - 4.4 is
+// 20.800000000000004 against two floors of 10.4); seen in a quick run whose
+// clock quantized the samples.
+TEST(Adaptive, AnIntervalAtTheTargetUpToRoundingStops) {
+  std::vector<double> v = {4.4, 4.4, 4.4, 4.4, 4.4, 4.4 + 20.8};
+  RepetitionStop stop;
+  ASSERT_TRUE(should_stop(v, 6, StopRule{10, 0.0001, 10.4}, &stop));
+  EXPECT_EQ(stop.rule, "interval");
+  EXPECT_GT(stop.half_width_cycles, stop.target_cycles);  // by rounding alone
+  EXPECT_FALSE(should_stop(v, 6, StopRule{10, 0.0001, 10.39}, &stop)) << "a real excess still goes on";
+}
+
 TEST(Adaptive, NoTargetRunsEveryRepetition) {
   std::vector<double> tight(6, 1000.0);
   RepetitionStop stop;
