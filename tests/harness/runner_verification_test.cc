@@ -78,7 +78,10 @@ void burn_cpu_ns(double ns) {
 // An honest tracer with a consumer: a reader thread burning 1 ms of CPU
 // every 2 ms from attach to drain, and 1 ms of the caller's CPU in each
 // disable() and drain() (it "reads on the caller").  Knows what the harness
-// must find.
+// must find.  The reader starts on the measured thread's CPU (it inherits
+// its pinning), where it runs only while that thread sleeps: disable()
+// waits for its first two bursts, so it has burned 2 ms whatever the run's
+// length.
 class ConsumerTracer final : public Tracer {
  public:
   std::string_view name() const override { return "test_consumer"; }
@@ -91,6 +94,7 @@ class ConsumerTracer final : public Tracer {
       tid_.store(static_cast<int>(syscall(SYS_gettid)));
       while (!stop_.load()) {
         burn_cpu_ns(1e6);
+        bursts_.fetch_add(1);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
       reader_cpu_ns_ = thread_cpu_ns();
@@ -104,6 +108,7 @@ class ConsumerTracer final : public Tracer {
   }
   Status disable() override {
     recorded_ += g_fired.load() - at_enable_;
+    for (int i = 0; i < 5000 && bursts_.load() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     burn_cpu_ns(1e6);
     ++caller_calls_;
     return Status::ok();
@@ -135,6 +140,7 @@ class ConsumerTracer final : public Tracer {
   std::thread reader_;
   std::atomic<bool> stop_{false};
   std::atomic<int> tid_{0};
+  std::atomic<int> bursts_{0};
   double reader_cpu_ns_ = 0;
   int caller_calls_ = 0;
   std::uint64_t at_enable_ = 0, recorded_ = 0;
