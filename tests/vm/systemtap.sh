@@ -14,7 +14,8 @@
 # nothing lost, no stap error), the modules the host compiled used; the
 # BPF runtime's refusals (the module's function, the USDT site) said with
 # their reasons; the run marked emulated under TCG; no stapio or stapbpf
-# left on the host; the whole run inside 3 minutes.
+# left on the host; the whole run inside 3 minutes.  Then, in a second boot,
+# three handlers (ecbs) on getpid, each handler's count checked.
 #   systemtap.sh TRACEBENCH SRC OUTDIR
 set -uo pipefail
 tracebench=$1 src=$2 out=$3
@@ -69,6 +70,25 @@ for (t, w), b in sorted(rows.items()):
     print(f"  {t:13} {w:11}: {e['recorded']} of {e['fired']} events counted by the script in {d['sessions']} "
           f"sessions, overhead {b['overhead_ns_per_event']['median']:.1f} ns/event")
 assert wall <= 180, f"the run took {wall} s, over its 3-minute budget"
+PY
+# Handlers (ecbs): three probes of the script on getpid's point, the extra
+# two counting too, each checked against the first (their own liveness
+# events taken off): compiled on the host from the run's -o (--handlers).
+hout=$out-handlers
+rm -rf "$hout"
+"$tracebench" "${args[@]}" -- run --quick --out "$hout" -t systemtap -w getpid \
+  -o systemtap.ecbs=3 -o systemtap.extra_predicate=true > "$hout.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then echo "FAIL: the ecbs=3 run: status $rc"; tail -n 30 "$hout.log"; exit 1; fi
+/usr/bin/python3 - "$hout" <<'PY' || exit 1
+import glob, json, sys
+(b,) = json.load(open(glob.glob(f"{sys.argv[1]}/results/*/result.json")[0]))["benchmarks"]
+e, d = b["events"], b["tracer_details"]
+assert b["status"] == "ok" and e["verification"] == "passed", (b.get("error"), e)
+assert e["recorded"] == e["fired"] and e["lost"] == 0 and e["tracer_errors"] == 0, e
+assert d["ecbs"] == 3 and d["extra_predicate"] == "true", d
+print(f"  systemtap getpid, 3 handlers (each checked): {e['recorded']} events, "
+      f"overhead {b['overhead_ns_per_event']['median']:.1f} ns/event")
 PY
 if pgrep -f 'stapio .*tracebench_stap_|stapbpf .*tracebench_stap_' >/dev/null; then
   echo "FAIL: a stapio or stapbpf is left on the host"; exit 1

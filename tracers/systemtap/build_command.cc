@@ -35,14 +35,18 @@ struct BuildArgs {
   bool model_sweep = false;
   std::vector<std::string> workloads;  // only these (none: every workload)
   std::vector<std::string> actions;    // these (none: count, a run's default)
+  std::vector<unsigned> handlers;      // count scripts with these handler counts too (a run's ecbs)
 };
 
-// The handler counts to compile a workload's script with: 1, and with
-// --model-sweep those `model suite` runs for a scenario of the runtime's
+// The handler counts to compile a workload's script with: 1, those of
+// --handlers, and with --model-sweep those `model suite` runs for a scenario of the runtime's
 // on that workload (ModelScenario::handler_sweep()), extra predicates
 // holding and failing.
 std::vector<Handlers> handler_variants(const BuildArgs& a, Runtime runtime, const std::string& workload) {
   std::vector<Handlers> v = {Handlers{}};
+  for (unsigned n : a.handlers)
+    if (n > 1)
+      for (bool holds : {true, false}) v.push_back(Handlers{.count = n, .extra_holds = holds});
   if (!a.model_sweep) return v;
   for (const auto& sc : SystemtapTracer(runtime).model().scenarios) {
     if (sc.workload != workload) continue;
@@ -144,6 +148,11 @@ void install(CLI::App& app, int* exit_status) {
   build->add_option("--workload", args->workloads, "Only this workload's scripts (repeatable; default: every one)");
   build->add_option("--action", args->actions, "Scripts of this action (repeatable: count, record; default: count)")
       ->check(CLI::IsMember({"count", "record"}));
+  build
+      ->add_option("--handlers", args->handlers,
+                   "Count scripts with this many handlers too, extra filters holding and failing (repeatable; a "
+                   "run's -o systemtap.ecbs=N)")
+      ->check(CLI::Range(1u, kMaxHandlers));
   build->add_flag("--model-sweep", args->model_sweep,
                   "Also the handler counts `model suite` sweeps (ecbs, extra_predicate) on the scenarios' workloads");
   build->add_option("--runtime", args->runtime, "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")
