@@ -131,7 +131,7 @@ if [ $stap -eq 1 ]; then
   [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
   kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")
   if [ "$stap_runtime" = all ]; then
-    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap_bpf): apt-get install systemtap-runtime"
+    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap_bpf): apt-get install systemtap"
     kargs+=(--bin "$(command -v stapbpf):/usr/bin/stapbpf")
   fi
 fi

@@ -59,7 +59,7 @@ Availability judge(const HostFacts& f, Runtime runtime) {
   // Every reason that applies, so the user learns all that is missing at once.
   std::vector<std::string> why;
   if (runtime == Runtime::kBpf) {
-    if (f.stapbpf.empty()) return Availability::no("stapbpf not found (apt-get install systemtap-runtime)");
+    if (f.stapbpf.empty()) return Availability::no("stapbpf not found (apt-get install systemtap)");
     if (!f.memlock_raisable)
       why.push_back(
           "stapbpf cannot raise RLIMIT_MEMLOCK to unlimited, which it does before loading anything (the "
