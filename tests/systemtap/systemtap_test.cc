@@ -295,10 +295,6 @@ TEST(SystemtapBpfScript, ATracerPerRuntime) {
   names.clear();
   for (const auto& sc : module.model().scenarios) names.push_back(sc.name);
   EXPECT_EQ(names, (std::vector<std::string>{"sys", "sys10", "fbt", "pid"}));
-  Runtime r = Runtime::kModule;
-  EXPECT_TRUE(parse_runtime("bpf", &r));
-  EXPECT_EQ(r, Runtime::kBpf);
-  EXPECT_FALSE(parse_runtime("kmod", &r));
 }
 
 // stapbpf needs no module support but raises its memory lock limit first.

@@ -35,16 +35,6 @@ std::string module_name(const std::string& text) {
 
 const char* to_string(Runtime r) { return r == Runtime::kBpf ? "bpf" : "module"; }
 
-bool parse_runtime(const std::string& word, Runtime* out) {
-  if (word == "module")
-    *out = Runtime::kModule;
-  else if (word == "bpf")
-    *out = Runtime::kBpf;
-  else
-    return false;
-  return true;
-}
-
 std::string compiled_file(const StapScript& s) { return s.module + (s.runtime == Runtime::kBpf ? ".bo" : ".ko"); }
 
 bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime) {

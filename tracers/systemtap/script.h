@@ -22,8 +22,6 @@ inline constexpr const char* kLiveCountFile = "tb_count";
 // BPF programs loaded by stapbpf (stap --runtime=bpf, a .bo file).
 enum class Runtime { kModule, kBpf };
 const char* to_string(Runtime r);
-// "module" or "bpf" (the option's words); false for anything else.
-bool parse_runtime(const std::string& word, Runtime* out);
 
 // The BPF runtime's scripts: stapbpf takes no script parameters, so the
 // syscall number is compiled in and the pid is target() (stapbpf -x PID).

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "tracebench/handler_count.h"
@@ -154,6 +155,21 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
 
 namespace {
 
+// Runs `attempt` every 2 ms until it says done, fails, or `timeout_s`
+// passes; the timeout's error is `expired(attempts made)`.  The one wait
+// loop of the adapter's liveness checks.
+Status poll(unsigned timeout_s, const std::function<Status(bool* done)>& attempt,
+            const std::function<std::string(std::uint64_t attempts)>& expired) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (std::uint64_t n = 1;; ++n) {
+    bool done = false;
+    TB_TRY(attempt(&done));
+    if (done) return Status::ok();
+    if (std::chrono::steady_clock::now() > deadline) return Status::error(expired(n));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 // A probe on a module's function is placed when the runtime has relocated
 // the module's addresses, which it does after the begin probe ran, in a
 // worker (staprun's ready line comes first: events fired between the two
@@ -162,24 +178,22 @@ namespace {
 // that line has no [DISABLED].
 Status wait_kprobe_listed(const std::string& symbol, unsigned timeout_s) {
   const std::string list = "/sys/kernel/debug/kprobes/list", want = " " + symbol + "+0x0";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  auto armed = [&] {
-    const std::string text = common::read_text(list);
-    const auto at = text.find(want);
-    if (at == std::string::npos) return false;
-    const std::string line = text.substr(at, text.find('\n', at) - at);
-    return line.find("DISABLED") == std::string::npos && line.find("GONE") == std::string::npos;
-  };
-  while (!armed()) {
-    if (access(list.c_str(), R_OK) != 0)
-      return Status::error("systemtap: cannot read " + list + " to see the probe on " + symbol +
-                           " placed (mount -t debugfs none /sys/kernel/debug)");
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::error("systemtap: the probe on " + symbol + " was not placed within " + std::to_string(timeout_s) +
-                           " s of the script's start (" + list + ")");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return Status::ok();
+  return poll(
+      timeout_s,
+      [&](bool* armed) {
+        if (access(list.c_str(), R_OK) != 0)
+          return Status::error("systemtap: cannot read " + list + " to see the probe on " + symbol +
+                               " placed (mount -t debugfs none /sys/kernel/debug)");
+        const std::string text = common::read_text(list);
+        const auto at = text.find(want);
+        const std::string line = at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+        *armed = !line.empty() && line.find("DISABLED") == std::string::npos && line.find("GONE") == std::string::npos;
+        return Status::ok();
+      },
+      [&](std::uint64_t) {
+        return "systemtap: the probe on " + symbol + " was not placed within " + std::to_string(timeout_s) +
+               " s of the script's start (" + list + ")";
+      });
 }
 
 // Fires one event of the probe from this thread (the script's pid filter
@@ -233,19 +247,19 @@ std::vector<std::uint64_t> live_counts(const std::string& text) {
 Status wait_counting(const std::string& module, SelfFire* self, unsigned timeout_s,
                      std::vector<std::uint64_t>* counted) {
   const std::string live = "/proc/systemtap/" + module + "/" + kLiveCountFile;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (std::uint64_t fired = 1;; ++fired) {
-    TB_TRY(self->fire());
-    const std::vector<std::uint64_t> n = live_counts(common::read_text(live));
-    if (!n.empty() && std::none_of(n.begin(), n.end(), [](std::uint64_t c) { return c == 0; })) {
-      *counted = n;
-      return Status::ok();
-    }
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::error("systemtap: the script counted none of " + std::to_string(fired) +
-                           " events fired at its probe within " + std::to_string(timeout_s) + " s (" + live + ")");
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  return poll(
+      timeout_s,
+      [&](bool* counting) {
+        TB_TRY(self->fire());
+        *counted = live_counts(common::read_text(live));
+        *counting =
+            !counted->empty() && std::none_of(counted->begin(), counted->end(), [](std::uint64_t c) { return c == 0; });
+        return Status::ok();
+      },
+      [&](std::uint64_t fired) {
+        return "systemtap: the script counted none of " + std::to_string(fired) + " events fired at its probe within " +
+               std::to_string(timeout_s) + " s (" + live + ")";
+      });
 }
 
 // The BPF runtime: stapbpf runs the begin probe and attaches the programs;
@@ -253,30 +267,35 @@ Status wait_counting(const std::string& module, SelfFire* self, unsigned timeout
 // target, which only an attached program can.  Those calls are not the
 // workload's syscall: nothing is taken off the count.
 Status wait_bpf_live(const std::string& dir, unsigned timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (std::uint64_t fired = 1;; ++fired) {
-    ::syscall(kLiveSyscallNr);
-    if (common::read_text(dir + "/out.txt").find(kLiveLine) != std::string::npos) return Status::ok();
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::error("systemtap: stapbpf's probe saw none of " + std::to_string(fired) + " syscalls " +
-                           std::to_string(kLiveSyscallNr) + " made within " + std::to_string(timeout_s) + " s (no '" +
-                           kLiveLine + "' in its output)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  return poll(
+      timeout_s,
+      [&](bool* live) {
+        ::syscall(kLiveSyscallNr);
+        *live = common::read_text(dir + "/out.txt").find(kLiveLine) != std::string::npos;
+        return Status::ok();
+      },
+      [&](std::uint64_t made) {
+        return "systemtap: stapbpf's probe saw none of " + std::to_string(made) + " syscalls " +
+               std::to_string(kLiveSyscallNr) + " made within " + std::to_string(timeout_s) + " s (no '" + kLiveLine +
+               "' in its output)";
+      });
 }
 
 // Waits for the USDT site's semaphore to be raised: the runtime raises it
 // once it has placed the site's probe in the process.
 Status wait_semaphore(const UsdtSemaphore& sem, unsigned timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (unsigned v = 0;;) {
-    TB_TRY(sem.read(&v));
-    if (v > 0) return Status::ok();
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::error("systemtap: the USDT site's semaphore was not raised within " + std::to_string(timeout_s) +
-                           " s of the script's start (its probe was not placed in this process)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  return poll(
+      timeout_s,
+      [&](bool* raised) {
+        unsigned v = 0;
+        TB_TRY(sem.read(&v));
+        *raised = v > 0;
+        return Status::ok();
+      },
+      [&](std::uint64_t) {
+        return "systemtap: the USDT site's semaphore was not raised within " + std::to_string(timeout_s) +
+               " s of the script's start (its probe was not placed in this process)";
+      });
 }
 
 }  // namespace
@@ -284,7 +303,6 @@ Status wait_semaphore(const UsdtSemaphore& sem, unsigned timeout_s) {
 Status SystemtapTracer::enable() {
   if (dir_.empty()) return Status::error("systemtap: enable() before attach()");
   TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_, runtime_));
-  self_fired_ = 0;
   self_counted_.clear();
   if (script_.liveness != Liveness::kLiveCount) {
     Status s = wait_live(ready_timeout_s_);
@@ -298,12 +316,11 @@ Status SystemtapTracer::enable() {
   for (int attempt = 0;; ++attempt) {
     Status s = script_.needs_kmod ? wait_kprobe_listed(target_, ready_timeout_s_) : Status::ok();
     if (s) s = wait_counting(script_.module, &self, attempt == 0 ? 5 : ready_timeout_s_, &self_counted_);
-    if (s) self_fired_ = self_counted_.front();
     if (s) return Status::ok();
     session_.kill_now();
     if (attempt == 1) return s;
     ++restarts_;
-    self_fired_ = 0;
+    self_counted_.clear();
     TB_TRY(session_.start(staprun_, ko_, params_, dir_, ready_timeout_s_));
   }
 }
@@ -332,19 +349,21 @@ Status SystemtapTracer::disable() {
   // Skipped probes are firings whose handler did not run (reentrancy, a
   // busy lock, MAXACTION): events the script did not count.
   counts_.lost += o.skipped;
-  // Events enable() fired itself to see the probe live are not the workload's.
-  if (o.count < self_fired_) {
+  // Events enable() fired itself to see the probe live (as the first
+  // handler counted them) are not the workload's.
+  const std::uint64_t self_fired = self_counted_.empty() ? 0 : self_counted_.front();
+  if (o.count < self_fired) {
     if (!counts_.tracer_errors++)
       counts_.tracer_error_detail = "a session counted " + std::to_string(o.count) + " events, fewer than the " +
-                                    std::to_string(self_fired_) + " its start fired itself";
+                                    std::to_string(self_fired) + " its start fired itself";
   } else {
-    o.count -= self_fired_;
+    o.count -= self_fired;
   }
-  self_fired_total_ += self_fired_;
+  self_fired_total_ += self_fired;
   if (action_ == "record") {
     // The events whose record came back: numbers past the liveness events,
     // each once; the others the transport lost.
-    const std::uint64_t read = records_in_range(o.records, self_fired_, self_fired_ + o.count);
+    const std::uint64_t read = records_in_range(o.records, self_fired, self_fired + o.count);
     counts_.recorded += read;
     counts_.lost += o.count - read;
     records_read_ += read;

@@ -76,8 +76,9 @@ class SystemtapTracer final : public Tracer {
   EventCounts counts_;
   std::uint64_t sessions_ = 0, transport_failures_ = 0, restarts_ = 0;
   // Events enable() saw counted while it fired its own to see the probe live.
-  std::uint64_t self_fired_ = 0, self_fired_total_ = 0;
-  // What each handler had counted when the session was seen live (kLiveCount).
+  std::uint64_t self_fired_total_ = 0;
+  // What each handler had counted when the session was seen live
+  // (kLiveCount): events enable() fired itself, not the workload's.
   std::vector<std::uint64_t> self_counted_;
   std::string action_;
   std::uint64_t records_read_ = 0;  // record lines read back (the record action)
