@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tracebench/host_simulation.h"
 #include "tracebench/stats.h"
 #include "tracebench/system.h"
 
@@ -260,7 +261,7 @@ void calibrate_floor_rounds(EndRead end, int rounds, int samples, std::vector<do
       std::uint64_t t0 = tsc_begin();
       std::uint64_t t1 =
           end == EndRead::kRdtscp ? tsc_end_as<EndRead::kRdtscp>(&aux) : tsc_end_as<EndRead::kLfenceRdtsc>(&aux);
-      v.push_back(static_cast<double>(t1 - t0));
+      v.push_back(static_cast<double>(seen_tsc(t1) - seen_tsc(t0)));
     }
     all.insert(all.end(), v.begin(), v.end());
     round_medians->push_back(summarize(std::move(v)).p50);
@@ -275,6 +276,7 @@ ClockFacts observe_clock(int measured_cpu) {
   f.measured_cpu = measured_cpu;
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid(0x80000001, &a, &b, &c, &d)) f.cpuid_rdtscp = (d >> 27) & 1;
+  if (host_simulation().no_rdtscp) f.cpuid_rdtscp = false;
   if (__get_cpuid(0x80000007, &a, &b, &c, &d)) f.cpuid_invariant_tsc = (d >> 8) & 1;
   f.flag_constant_tsc = cpu_has_flag("constant_tsc");
   f.flag_nonstop_tsc = cpu_has_flag("nonstop_tsc");
@@ -302,9 +304,9 @@ ClockFacts observe_clock(int measured_cpu) {
     // of the reads), so a rare odd difference does not hide it.
     constexpr int kReads = 200000;
     std::map<std::uint64_t, int> diffs;
-    std::uint64_t prev = __rdtsc();
+    std::uint64_t prev = seen_tsc(__rdtsc());
     for (int i = 0; i < kReads; ++i) {
-      std::uint64_t t = __rdtsc();
+      std::uint64_t t = seen_tsc(__rdtsc());
       if (t < prev) cf.went_backwards = true;
       if (t > prev && t - prev < 100000) ++diffs[t - prev];
       prev = t;

@@ -8,8 +8,10 @@
 // inside it sees, which at a batch of four events adds several cycles per
 // event to the N asked for.  So the spin keeps an account: each batch owes
 // N * batch, each spin pays what it measurably took plus that unseen part
-// (measured once, when the workload is wrapped), and the difference carries
-// to the next batch.  Over a block the injected cost per event averages N.
+// (measured once, when the workload is wrapped, as an average over a long
+// window: right on a TSC that ticks in coarse steps too), and the
+// difference carries to the next batch.  Over a block the injected cost per
+// event averages N.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,10 @@ class InjectedCost final : public WorkloadState {
  private:
   void spin(std::uint64_t cycles);
   std::int64_t measure_unseen();
+
+  // The most a spin's overpayment carries to the next (TSC cycles): a
+  // coarse clock's step, never an interrupt's length.
+  static constexpr std::int64_t kMaxCarry = 2000;
 
   std::unique_ptr<WorkloadState> inner_;
   std::uint64_t cycles_;
