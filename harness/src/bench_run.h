@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -18,64 +19,29 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "tracebench/adaptive.h"
 #include "tracebench/consumer_meter.h"
 #include "contenders.h"
 #include "injected_cost.h"
 #include "run_state.h"
+#include "time_block.h"
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
+#include "tracebench/cpu_gaps.h"
+#include "tracebench/host_simulation.h"
 #include "tracebench/interrupts.h"
 #include "tracebench/probe_site.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 #include "tracebench/sample_book.h"
+#include "tracebench/steady_state.h"
 #include "tracebench/stats.h"
 #include "tracebench/tracer.h"
 #include "tracebench/verification.h"
 #include "tracebench/workload.h"
 
 namespace tracebench {
-
-struct Machine {
-  ClockPlan clock;                  // how regions are read, migrations detected, the floor
-  double interrupt_gap_cycles = 0;  // a sample this much above the median was hit
-  int measured_cpu = 0;
-  Counters* counters = nullptr;
-};
-
-// Times `n` samples of `batch` events each, the way the clock plan says:
-// raw cycles per sample (floor not subtracted) and whether it migrated.
-// With a gap (`run --gap-us`), the thread sleeps that long before each
-// sample, outside the timed region: the sample's first event then comes
-// after the CPUs idled (a reader asleep, caches and predictors cold).
-template <EndRead E, bool kGetcpu>
-void time_samples(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const ClockPlan& clk, int cpu,
-                  const timespec* gap, double* cycles, std::uint8_t* migrated) {
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (gap) clock_nanosleep(CLOCK_MONOTONIC, 0, gap, nullptr);
-    int before = kGetcpu ? sched_getcpu() : cpu;
-    unsigned aux;
-    std::uint64_t t0 = tsc_begin();
-    st->fire(batch);
-    std::uint64_t t1 = tsc_end_as<E>(&aux);
-    int after = kGetcpu ? sched_getcpu() : cpu;
-    cycles[i] = static_cast<double>(t1 - t0);
-    migrated[i] = sample_migrated(clk.migration, clk.expected_aux, cpu, aux, before, after);
-  }
-}
-
-inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const Machine& m, double* cycles,
-                       std::uint8_t* migrated, const timespec* gap = nullptr) {
-  const ClockPlan& c = m.clock;
-  bool getcpu = c.migration == MigrationMethod::kGetcpu;
-  if (c.end_read == EndRead::kLfenceRdtsc)
-    time_samples<EndRead::kLfenceRdtsc, true>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
-  else if (getcpu)
-    time_samples<EndRead::kRdtscp, true>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
-  else
-    time_samples<EndRead::kRdtscp, false>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);
-}
 
 class BenchRun {
  public:
@@ -120,7 +86,14 @@ class BenchRun {
     wp.marker_file = tracer_->marker_file();
     if (Status s = workload_->setup(wp, &state_); !s)
       return Status::error(fmt::format("workload setup: {}", s.message()));
-    if (const std::uint64_t c = tracer_->injected_cycles_per_event(); c > 0)
+    // A cost on both paths: the tracer's injection (none.inject_cycles), and a
+    // simulated host's slow syscalls (host_simulation.h) where each event
+    // makes one (a syscall's entry, a trace_marker write).
+    const ProbeKind kind = workload_->probe.kind;
+    const bool syscall_per_event = kind == ProbeKind::kSyscall || kind == ProbeKind::kMarker;
+    if (const std::uint64_t c = tracer_->injected_cycles_per_event() +
+                                (syscall_per_event ? simulated_syscall_cycles(host_simulation(), m_.clock.tsc_hz) : 0);
+        c > 0)
       state_ = std::make_unique<InjectedCost>(std::move(state_), c);
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
     ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
@@ -128,7 +101,7 @@ class BenchRun {
     if (Status s = tracer_->plan_block(samples_ * r_.batch); !s)
       return Status::error(
           fmt::format("size the tracer's buffer for a block of {} events: {}", samples_ * r_.batch, s.message()));
-    return Status::ok();
+    return warm_up();
   }
 
   // One repetition: a baseline block and a traced block, order alternating.
@@ -144,6 +117,25 @@ class BenchRun {
     }
     book_->end_repetition();
     return Status::ok();
+  }
+
+  // Level shifts and stationarity are judged above two clock floors per
+  // event (below that the floor's own subtraction is the noise).
+  ShiftRule steady_rule() const {
+    ShiftRule rule;
+    rule.min_absolute = 2 * m_.clock.floor_cycles / static_cast<double>(std::max<std::uint64_t>(1, r_.batch));
+    return rule;
+  }
+
+  // After a repetition: a level shift among the repetitions kept leaves
+  // those before it out (steady_state.h); the result says what was left out.
+  void settle_levels() {
+    if (failed_ || !book_) return;
+    const auto shift = find_level_shift(book_->overheads(), steady_rule());
+    if (!shift) return;
+    r_.level_shifts.push_back({static_cast<int>(shift->index), shift->before, shift->after});
+    book_->leave_out_before(shift->index);
+    r_.left_out_overheads_cycles = book_->left_out_overheads();
   }
 
   void finish() {
@@ -182,6 +174,10 @@ class BenchRun {
     }
     if (!no_figure.empty()) {
       fail(no_figure);
+      return;
+    }
+    if (std::string why = unsteady(); !why.empty()) {
+      fail(why);
       return;
     }
     if (std::string why = resolution_problem(); !why.empty()) {
@@ -256,6 +252,80 @@ class BenchRun {
   }
 
  private:
+  // After level shifts, the level the run ended in must hold the
+  // repetitions an interval needs (or the cap, if lower): else there is no
+  // figure, and the reason names the levels.  When it holds, a note says what
+  // was left out.
+  std::string unsteady() {
+    if (r_.level_shifts.empty()) return "";
+    const double ns = 1e9 / m_.clock.tsc_hz;
+    std::string levels;
+    for (const auto& s : r_.level_shifts)
+      levels += fmt::format("{}{} repetitions at {:.1f} ns then {:.1f} ns", levels.empty() ? "" : "; ",
+                            s.repetitions_left_out, s.before_cycles * ns, s.after_cycles * ns);
+    const std::size_t kept = book_->repetitions_counted();
+    const std::size_t need =
+        std::min<std::size_t>(kMinRepetitionsForInterval, static_cast<std::size_t>(opt_.repetitions));
+    if (kept >= need) {
+      r_.warnings.push_back(fmt::format(
+          "level shift in the repetitions ({}): those before it are left out, the figure is of the {} repetitions "
+          "after it",
+          levels, kept));
+      return "";
+    }
+    return fmt::format(
+        "unsteady: the overhead changed level during the run ({}), and the last level held {} counted repetitions "
+        "of the {} an interval needs within {} in all; rerun with a longer warm-up (--warmup) or more repetitions "
+        "(-r)",
+        levels, kept, need, r_.repetitions);
+  }
+
+  // Traced blocks until the last three agree (steady_state.h), after a
+  // tracer's buffer fixed at attach has gone round once (its first pass
+  // touches fresh pages: on a VM whose page faults are dear, hundreds of
+  // thousands of events at several times the steady cost), within the time
+  // budget.  The blocks are shorter than the measured ones (about 10 ms), so
+  // a warm-up that is quick to settle costs little.  Their events are fired
+  // with the tracer enabled, so they count for verification.
+  Status warm_up() {
+    WarmUpResult& w = r_.warmup.emplace();
+    if (spec_.gap_us > 0 || opt_.warmup_seconds <= 0) {
+      w.stop = spec_.gap_us > 0 ? "gap" : "off";
+      return Status::ok();
+    }
+    const double scale = std::min(1.0, 0.01 / std::max(opt_.block_seconds, 1e-3));
+    const std::uint64_t n = std::max(std::min<std::uint64_t>(samples_, 50),
+                                     static_cast<std::uint64_t>(static_cast<double>(samples_) * scale));
+    w.min_events = 2 * tracer_->block_event_capacity();
+    const ShiftRule rule = steady_rule();
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      TimedBlock b;
+      TB_TRY(run_block(true, &b, n));
+      ++g_progress;
+      w.blocks++;
+      w.events += b.events;
+      w.block_medians_cycles.push_back(summarize(b.per_event).p50);
+      w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (w.events >= w.min_events && stationary(w.block_medians_cycles, rule)) {
+        w.stop = "stationary";
+        return Status::ok();
+      }
+      if (w.seconds >= opt_.warmup_seconds) {
+        w.stop = "budget";
+        r_.warnings.push_back(fmt::format(
+            "the warm-up did not settle in {:.1f} s ({} traced blocks, {} events): {}; the repetitions' level check "
+            "still applies (--warmup gives it longer)",
+            w.seconds, w.blocks, w.events,
+            w.events < w.min_events
+                ? fmt::format("the tracer's buffer had not gone round once ({} events)", w.min_events)
+                : std::string("the last three blocks' medians differ by more than 10%")));
+        return Status::ok();
+      }
+      if (g_stop_requested) return Status::error("interrupted");
+    }
+  }
+
   // The probe site's executable code, as mapped here, against its file on
   // disk (tracebench/probe_site.h); only while no tracer of ours is attached.
   Status check_site() {
@@ -328,6 +398,7 @@ class BenchRun {
             static_cast<double>(m_.clock.step_cycles) / static_cast<double>(cap)));
       }
     }
+    cap_batch_for_gaps(cost, unit);
     double per_sample = std::max(1.0, std::max(cost[0], cost[1]) * static_cast<double>(r_.batch));
     std::uint64_t cap = static_cast<std::uint64_t>(block_cycles / per_sample);
     samples_ = std::min<std::uint64_t>(opt_.samples, std::max<std::uint64_t>(50, cap));  // never above --samples
@@ -335,6 +406,25 @@ class BenchRun {
     book_ = std::make_unique<SampleBook>(m_.interrupt_gap_cycles, r_.batch, m_.counters->empty_block_delta(),
                                          opt_.write_samples);
     return Status::ok();
+  }
+
+  // A traced sample that would span longer than the host's gaps allow
+  // (cpu_gaps.h: most samples would hold one, and the median with them) is
+  // made shorter, whatever the baseline's resolution loses by it (said in
+  // the result, as for the block's cap).
+  void cap_batch_for_gaps(const double cost[2], std::uint64_t unit) {
+    const double longest = std::max(cost[0], cost[1]);
+    if (opt_.batch > 0 || !(m_.sample_cap_cycles > 0) || !(longest > 0)) return;
+    std::uint64_t cap = static_cast<std::uint64_t>(m_.sample_cap_cycles / longest);
+    cap = std::max(unit, cap - cap % unit);
+    if (r_.batch <= cap) return;
+    r_.batch = cap;
+    r_.warnings.push_back(fmt::format(
+        "batch capped at {} events so a traced sample spans at most ~{:.1f} us, the time in which the host's gaps "
+        "hit one sample in {:.0f} (context.cpu_gaps): a baseline sample spans ~{:.0f} cycles, so the baseline is "
+        "resolved to ~{:.2f} cycles per event",
+        cap, 1e6 * longest * static_cast<double>(cap) / m_.clock.tsc_hz, 1 / kHitShare,
+        cost[0] * static_cast<double>(cap), static_cast<double>(m_.clock.step_cycles) / static_cast<double>(cap)));
   }
 
   // A forced batch whose measured baseline samples came out shorter than the
@@ -423,9 +513,10 @@ class BenchRun {
           fmt::join(notable, ", ")));
   }
 
-  Status run_block(bool traced, TimedBlock* b) {
-    b->per_event.resize(samples_);
-    b->migrated.resize(samples_);
+  Status run_block(bool traced, TimedBlock* b) { return run_block(traced, b, samples_); }
+  Status run_block(bool traced, TimedBlock* b, std::uint64_t samples) {
+    b->per_event.resize(samples);
+    b->migrated.resize(samples);
     std::vector<std::int64_t> c0, c1;
     // Counters are read outside the enabled window: a read(2) of them is an
     // event for tracers of the read syscall.
@@ -435,20 +526,20 @@ class BenchRun {
     if (traced) TB_TRY(enable());
     contenders_.run(true);
     const std::uint64_t batch = r_.batch;
-    time_block(state_.get(), batch, samples_, m_, b->per_event.data(), b->migrated.data(),
+    time_block(state_.get(), batch, samples, m_, b->per_event.data(), b->migrated.data(),
                spec_.gap_us > 0 ? &gap_ : nullptr);
     contenders_.run(false);
     std::uint64_t helper_events = contenders_.take_fired();
     if (traced) {
       TB_TRY(disable());
       consumer_.block_end(*tracer_);
-      fired_ += samples_ * batch + helper_events;
-      own_fired_ += samples_ * batch;
+      fired_ += samples * batch + helper_events;
+      own_fired_ += samples * batch;
     }
     InterruptSnapshot i1 = read_interrupts();
     m_.counters->read(&c1);
-    interrupts_.add(i0, i1, traced, samples_ * batch + helper_events);
-    b->events = samples_ * batch;
+    interrupts_.add(i0, i1, traced, samples * batch + helper_events);
+    b->events = samples * batch;
     for (double& x : b->per_event) x = (x - m_.clock.floor_cycles) / static_cast<double>(batch);
     b->counter_delta.resize(c0.size());
     for (std::size_t k = 0; k < c0.size(); ++k) b->counter_delta[k] = c1[k] - c0[k];

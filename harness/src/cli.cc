@@ -105,6 +105,8 @@ struct RunArgs {
   long long guest_cpus = 0;
   double ci_target = 0.02;
   CLI::Option* o_ci_target = nullptr;
+  double warmup_seconds = 0;
+  CLI::Option* o_warmup = nullptr;
   CLI::Option *o_repetitions = nullptr, *o_samples = nullptr, *o_batch = nullptr, *o_cpu = nullptr, *o_out = nullptr,
               *o_gap = nullptr;
   bool plan_only = false;
@@ -149,19 +151,22 @@ Status check_out_dir(const std::string& out) {
   return Status::ok();
 }
 
-// Every number and flag of `run`, checked before anything is probed,
-// attached or written.  Nothing out of range is replaced by a default.
-Status check_run_args(RunArgs& a) {
+Status in_range(const char* flag, long long v, long long lo, long long hi, const char* why) {
+  return v < lo || v > hi ? Status::error(fmt::format("{} {} is outside {}..{} ({})", flag, v, lo, hi, why))
+                          : Status::ok();
+}
+
+// How long each benchmark runs: the quick suite's sizes, then the
+// repetitions, their interval target and the warm-up as given.
+Status check_duration_args(RunArgs& a) {
   RunOptions& opt = a.opt;
   if (opt.quick) {
     opt.repetitions = 6;
     opt.samples = 1000;
     opt.block_seconds = 0.01;
+    opt.warmup_seconds = 0.5;
   }
-  auto range = [](const char* flag, long long v, long long lo, long long hi, const char* why) {
-    return v < lo || v > hi ? Status::error(fmt::format("{} {} is outside {}..{} ({})", flag, v, lo, hi, why))
-                            : Status::ok();
-  };
+  const auto range = in_range;
   if (a.o_repetitions && a.o_repetitions->count()) {
     TB_TRY(range("--repetitions", a.repetitions, 2, 100000, "baseline and traced alternate, so at least 2"));
     opt.repetitions = static_cast<int>(a.repetitions);
@@ -174,6 +179,22 @@ Status check_run_args(RunArgs& a) {
                       a.ci_target));
   }
   opt.ci_target = a.ci_target;
+  if (a.o_warmup && a.o_warmup->count()) {
+    if (!(a.warmup_seconds >= 0 && a.warmup_seconds <= 600))
+      return Status::error(fmt::format(
+          "--warmup {} is outside 0..600 (seconds of traced blocks at most before the repetitions; 0: none)",
+          a.warmup_seconds));
+    opt.warmup_seconds = a.warmup_seconds;
+  }
+  return Status::ok();
+}
+
+// Every number and flag of `run`, checked before anything is probed,
+// attached or written.  Nothing out of range is replaced by a default.
+Status check_run_args(RunArgs& a) {
+  RunOptions& opt = a.opt;
+  TB_TRY(check_duration_args(a));
+  const auto range = in_range;
   if (a.o_samples && a.o_samples->count()) {
     TB_TRY(range("--samples", a.samples, 10, 10000000, "samples per block"));
     opt.samples = static_cast<std::uint64_t>(a.samples);
@@ -380,6 +401,11 @@ void add_run_sizes(CLI::App* run, RunArgs* ra) {
       "--ci-target", ra->ci_target,
       "Stop a benchmark's repetitions once its overhead's 95% interval is within this share of the figure (or two "
       "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
+  ra->o_warmup = run->add_option(
+      "--warmup", ra->warmup_seconds,
+      "Before its repetitions, run each benchmark's traced blocks until the last three agree within 10% (and a tracer "
+      "buffer fixed at attach has gone round once), for at most this many seconds; 0..600, 0: no warm-up (default 1, "
+      "quick 0.5)");
   ra->o_samples =
       run->add_option("-n,--samples", ra->samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra->o_batch = run->add_option("-b,--batch", ra->batch, "Events per timed sample, 1..10000000 (default: automatic)");

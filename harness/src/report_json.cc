@@ -237,6 +237,44 @@ void benchmark_fields(Io& io, Benchmark& b) {
   io.optional("interrupts_per_event", b.interrupts_per_event);
 }
 
+json warmup_json(const WarmUpResult& w) {
+  return json{{"stop", w.stop},       {"blocks", w.blocks},
+              {"events", w.events},   {"min_events", w.min_events},
+              {"seconds", w.seconds}, {"block_medians_cycles", w.block_medians_cycles}};
+}
+
+WarmUpResult warmup_from(const json& j) {
+  WarmUpResult w;
+  j.at("stop").get_to(w.stop);
+  j.at("blocks").get_to(w.blocks);
+  j.at("events").get_to(w.events);
+  j.at("min_events").get_to(w.min_events);
+  j.at("seconds").get_to(w.seconds);
+  j.at("block_medians_cycles").get_to(w.block_medians_cycles);
+  return w;
+}
+
+json level_shifts_json(const std::vector<LevelShiftResult>& shifts) {
+  json a = json::array();
+  for (const auto& s : shifts)
+    a.push_back({{"repetitions_left_out", s.repetitions_left_out},
+                 {"before_cycles", s.before_cycles},
+                 {"after_cycles", s.after_cycles}});
+  return a;
+}
+
+std::vector<LevelShiftResult> level_shifts_from(const json& a) {
+  std::vector<LevelShiftResult> shifts;
+  for (const auto& e : a) {
+    LevelShiftResult s;
+    e.at("repetitions_left_out").get_to(s.repetitions_left_out);
+    e.at("before_cycles").get_to(s.before_cycles);
+    e.at("after_cycles").get_to(s.after_cycles);
+    shifts.push_back(s);
+  }
+  return shifts;
+}
+
 }  // namespace
 
 void to_json(json& j, const RunResult& r) {
@@ -253,6 +291,15 @@ void to_json(json& j, const RunResult& r) {
   }
   ctx["counters"] = counters;
   if (c.foreign_cpu_load >= 0) ctx["foreign_cpu_load"] = c.foreign_cpu_load;
+  if (!c.simulated_host.empty()) ctx["simulated_host"] = c.simulated_host;
+  if (c.cpu_gaps)
+    ctx["cpu_gaps"] = {{"window_s", c.cpu_gaps->window_s},
+                       {"count", c.cpu_gaps->count},
+                       {"per_second", c.cpu_gaps->per_second},
+                       {"median_ns", c.cpu_gaps->median_ns},
+                       {"p90_ns", c.cpu_gaps->p90_ns},
+                       {"threshold_ns", c.cpu_gaps->threshold_ns},
+                       {"sample_cap_cycles", c.sample_cap_cycles}};
 
   json benches = json::array();
   for (const auto& b : r.benchmarks) {
@@ -264,6 +311,11 @@ void to_json(json& j, const RunResult& r) {
                                {"target_cycles", b.repetitions_stop->target_cycles},
                                {"half_width_cycles", b.repetitions_stop->half_width_cycles},
                                {"cap", b.repetitions_stop->cap}};
+    if (b.warmup) e["warmup"] = warmup_json(*b.warmup);
+    if (!b.level_shifts.empty()) {
+      e["level_shifts"] = level_shifts_json(b.level_shifts);
+      e["left_out_overheads_cycles"] = b.left_out_overheads_cycles;
+    }
     e["baseline"] = variant_json(b.baseline);
     e["traced"] = variant_json(b.traced);
     if (b.events.timer_events_per_op) e["events"]["timer_events_per_op"] = *b.events.timer_events_per_op;
@@ -296,6 +348,21 @@ void from_json(const json& j, RunResult& r) {
     c.counters.push_back(cc);
   }
   c.foreign_cpu_load = ctx.contains("foreign_cpu_load") ? ctx.at("foreign_cpu_load").get<double>() : -1;
+  c.simulated_host = ctx.contains("simulated_host") ? ctx.at("simulated_host").get<std::string>() : "";
+  c.cpu_gaps.reset();
+  c.sample_cap_cycles = 0;
+  if (ctx.contains("cpu_gaps")) {
+    const json& g = ctx.at("cpu_gaps");
+    CpuGaps gaps;
+    g.at("window_s").get_to(gaps.window_s);
+    g.at("count").get_to(gaps.count);
+    g.at("per_second").get_to(gaps.per_second);
+    g.at("median_ns").get_to(gaps.median_ns);
+    g.at("p90_ns").get_to(gaps.p90_ns);
+    g.at("threshold_ns").get_to(gaps.threshold_ns);
+    g.at("sample_cap_cycles").get_to(c.sample_cap_cycles);
+    c.cpu_gaps = gaps;
+  }
 
   r.benchmarks.clear();
   for (const auto& e : j.at("benchmarks")) {
@@ -310,6 +377,11 @@ void from_json(const json& j, RunResult& r) {
       st.at("half_width_cycles").get_to(stop.half_width_cycles);
       st.at("cap").get_to(stop.cap);
       b.repetitions_stop = stop;
+    }
+    if (e.contains("warmup")) b.warmup = warmup_from(e.at("warmup"));
+    if (e.contains("level_shifts")) {
+      b.level_shifts = level_shifts_from(e.at("level_shifts"));
+      e.at("left_out_overheads_cycles").get_to(b.left_out_overheads_cycles);
     }
     b.baseline = variant_from(e.at("baseline"));
     b.traced = variant_from(e.at("traced"));

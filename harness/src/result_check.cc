@@ -151,12 +151,16 @@ void check_counts(const std::string& where, const BenchmarkResult& b, Checker* k
   if (nb != nt)
     k->bad(where,
            fmt::format("{} baseline and {} traced repetition medians: each kept repetition has one of each", nb, nt));
+  // Repetitions left out before a level shift have no medians either.
+  const auto left_out = static_cast<std::uint64_t>(b.left_out_overheads_cycles.size());
   const auto reps = static_cast<std::uint64_t>(b.repetitions);
   if (b.dropped_repetitions) {
-    if (*b.dropped_repetitions > reps || nt != reps - *b.dropped_repetitions)
+    const std::uint64_t gone = *b.dropped_repetitions + left_out;
+    if (gone > reps || nt != reps - gone)
       k->bad(where + ".traced.repetition_medians_cycles",
-             fmt::format("{} medians for {} repetitions with {} dropped ({} expected)", nt, reps,
-                         *b.dropped_repetitions, reps - std::min(reps, *b.dropped_repetitions)));
+             fmt::format("{} medians for {} repetitions with {} dropped and {} left out before a level shift ({} "
+                         "expected)",
+                         nt, reps, *b.dropped_repetitions, left_out, reps - std::min(reps, gone)));
   } else if (nt > reps) {
     k->bad(where + ".traced.repetition_medians_cycles", fmt::format("{} medians for {} repetitions", nt, reps));
   }

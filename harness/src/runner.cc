@@ -22,14 +22,17 @@
 
 #include "bench_run.h"
 #include "journal.h"
+#include "simulated_steal.h"
 #include "run_state.h"
 #include "tracebench/adaptive.h"
 #include "tracebench/clock.h"
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/gbench.h"
+#include "tracebench/host_simulation.h"
 #include "tracebench/machine_lock.h"
 #include "tracebench/progress.h"
+#include "tracebench/steady_state.h"
 #include "tracebench/system.h"
 #include "tracebench/util.h"
 #include "tracebench/version.h"
@@ -61,12 +64,19 @@ void skip_stopped_repetition(benchmark::State& state) {
 }
 
 // After repetition `rep`: whether the benchmark's repetitions stop now
-// (adaptive.h); when they do, the result says which rule stopped them.
-bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, double tsc_hz) {
+// (adaptive.h), counting those kept since the last level shift (a leading
+// level left out: bench_run.h settle_levels); `limit` repetitions in all end
+// them whatever.  When they stop, the result says which rule stopped them.
+bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, int limit, double tsc_hz) {
   if (raw->failed() || !raw->book()) return false;
+  raw->settle_levels();
   rule.floor_cycles_per_event /= static_cast<double>(std::max<std::uint64_t>(1, raw->result().batch));
+  const int kept = static_cast<int>(raw->book()->repetitions_kept());
   RepetitionStop stop;
-  if (!should_stop(raw->book()->overheads(), rep + 1, rule, &stop)) return false;
+  const bool stop_now = should_stop(raw->book()->overheads(), kept, rule, &stop);
+  // A last repetition apart from the rest may begin a new level: one more tells.
+  if ((!stop_now || last_apart(raw->book()->overheads(), raw->steady_rule())) && rep + 1 < limit) return false;
+  if (stop.rule.empty()) stop.rule = rule.target_rel > 0 ? "cap" : "fixed";  // the limit, after level shifts
   BenchmarkResult& r = raw->result();
   r.repetitions = rep + 1;
   r.repetitions_stop = stop;
@@ -83,6 +93,10 @@ bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, double tsc_hz) {
                     rule.cap, stop.half_width_cycles * ns, stop.target_cycles * ns));
   return true;
 }
+
+// Repetitions a benchmark may take in all: the cap, and as many again when
+// level shifts leave leading repetitions out (steady_state.h).
+int repetition_limit(int cap) { return 2 * cap; }
 
 }  // namespace
 
@@ -137,6 +151,13 @@ Status describe_machine(const RunOptions& opt, const SystemInfo& sys, const Cloc
   ctx->counter_read_cycles = counters.read_cost_cycles();
   for (const auto& c : counters.info()) ctx->counters.push_back({c.name, c.source, c.live, c.unavailable_reason});
   ctx->noise_warnings = sys.noise_warnings;
+  if (const HostSimulation& sim = host_simulation(); sim.active()) {
+    ctx->simulated_host = sim.spec;
+    ctx->noise_warnings.push_back(fmt::format(
+        "SIMULATED host ({}={}): the figures are of this machine made slower and noisier on purpose, for tests; "
+        "never compare them with a real host's",
+        kHostSimulationEnv, sim.spec));
+  }
   for (const auto& c : m.clock.checks) {
     if (c.verdict == "warn") ctx->noise_warnings.push_back(fmt::format("clock {}: {} ({})", c.name, c.reason, c.value));
   }
@@ -200,7 +221,7 @@ class BenchCall {
     if (rep == 0 && !g_stop_requested && !raw_->failed()) begin();
     if (g_stop_requested && !raw_->failed()) raw_->fail("interrupted");
     measure(state, rep);
-    if (stop_repetitions(raw_, rep, rule_, tsc_hz_) || rep == reps_ - 1) finish();
+    if (stop_repetitions(raw_, rep, rule_, reps_, tsc_hz_) || rep == reps_ - 1) finish();
   }
 
  private:
@@ -295,8 +316,8 @@ void register_benchmarks(const RunOptions& opt, const Plan& plan, const Machine&
     auto br = std::make_unique<BenchRun>(spec, opt, m);
     BenchRun* raw = br.get();
     runs->push_back(std::move(br));
-    const int reps = opt.repetitions;
-    const StopRule rule{reps, opt.ci_target, m.clock.floor_cycles};
+    const int reps = repetition_limit(opt.repetitions);
+    const StopRule rule{opt.repetitions, opt.ci_target, m.clock.floor_cycles};
     benchmark::RegisterBenchmark(spec.name().c_str(), BenchCall(raw, open, progress, journal, rule, reps, ++index,
                                                                 plan.specs.size(), m.clock.tsc_hz))
         ->Iterations(1)
@@ -358,7 +379,10 @@ void settle_unfinished(std::vector<std::unique_ptr<BenchRun>>* runs, Journal* jo
 Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, std::string* dir) {
   RunContext& ctx = run->context;
   int cpu = opt.measured_cpu >= 0 ? opt.measured_cpu : default_measured_cpu();
+  TB_TRY(host_simulation_status());
   TB_TRY(pin_current_thread(cpu));
+  SimulatedSteal steal;  // a simulated host that takes the CPU away: from here to the end
+  TB_TRY(steal.start(host_simulation()));
   std::string tracefs;
   if (Status s = ensure_tracefs(&tracefs); !s) {
     std::fprintf(stderr, "tracebench: warning: %s\n", s.message().c_str());
@@ -373,6 +397,10 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   m.measured_cpu = cpu;
   m.counters = &counters;
   m.interrupt_gap_cycles = 1e-6 * m.clock.tsc_hz;  // an interrupt costs at least ~1 us
+  // What the host takes from the measured CPU, before anything is attached.
+  ctx.cpu_gaps = survey_cpu_gaps(opt.quick ? 0.05 : 0.1, m.clock.tsc_hz);
+  m.sample_cap_cycles = sample_cap_cycles(*ctx.cpu_gaps, m.clock.tsc_hz, m.clock.min_sample_cycles);
+  ctx.sample_cap_cycles = m.sample_cap_cycles;
   TB_TRY(describe_machine(opt, sys, facts, m, counters, &ctx));
   describe_build(opt, plan, counters, &ctx);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -17,10 +18,9 @@ SampleBook::SampleBook(double interrupt_gap_cycles, std::uint64_t batch, std::ve
       keep_rows_(keep_rows) {}
 
 void SampleBook::add_block(bool traced, int repetition, const TimedBlock& b) {
-  Acc& a = acc_[traced];
+  if (reps_.empty() || reps_.back().index != repetition) reps_.push_back(Repetition{repetition, {}, false});
+  Block& a = reps_.back().block[traced];
   std::vector<bool> outlier = flag_disturbed(b.per_event, gap_ / static_cast<double>(batch_));
-  a.rep_values.clear();
-  a.rep_samples = b.per_event.size();
   for (std::size_t i = 0; i < b.per_event.size(); ++i) {
     bool migrated = i < b.migrated.size() && b.migrated[i];
     bool excluded = outlier[i] || migrated || !std::isfinite(b.per_event[i]);
@@ -30,47 +30,93 @@ void SampleBook::add_block(bool traced, int repetition, const TimedBlock& b) {
       if (migrated) a.migrated++;
     } else {
       a.values.push_back(b.per_event[i]);
-      a.rep_values.push_back(b.per_event[i]);
     }
     if (keep_rows_)
       rows_.push_back({traced, repetition, static_cast<std::uint32_t>(i), b.per_event[i], excluded, migrated});
   }
-  a.counter_sum.resize(b.counter_delta.size(), 0);
+  a.counters.resize(b.counter_delta.size(), 0);
   for (std::size_t k = 0; k < b.counter_delta.size(); ++k) {
-    a.counter_sum[k] +=
+    a.counters[k] +=
         static_cast<double>(b.counter_delta[k]) - (k < empty_counter_delta_.size() ? empty_counter_delta_[k] : 0);
   }
   a.events += b.events;
 }
 
 void SampleBook::end_repetition() {
-  auto enough = [](const Acc& a) {
-    return !a.rep_values.empty() &&
-           static_cast<double>(a.rep_values.size()) >= kMinKeptShareForRepetition * static_cast<double>(a.rep_samples);
+  if (reps_.empty()) return;
+  auto enough = [](const Block& a) {
+    return !a.values.empty() &&
+           static_cast<double>(a.values.size()) >= kMinKeptShareForRepetition * static_cast<double>(a.samples);
   };
-  last_counted_ = enough(acc_[0]) && enough(acc_[1]);
-  if (!last_counted_) {
-    ++dropped_reps_;
-    return;
+  Repetition& r = reps_.back();
+  r.counted = enough(r.block[0]) && enough(r.block[1]);
+  if (r.counted) overhead_.push_back(summarize(r.block[1].values).p50 - summarize(r.block[0].values).p50);
+}
+
+void SampleBook::leave_out_before(std::size_t counted) {
+  if (counted == 0 || counted >= overhead_.size()) return;  // the later level keeps at least one
+  std::size_t seen = 0;
+  for (std::size_t i = first_kept_; i < reps_.size(); ++i) {
+    if (!reps_[i].counted || seen++ != counted) continue;
+    // reps_[i] is the first repetition of the later level.
+    for (std::size_t k = first_kept_; k < i; ++k) reps_[k] = Repetition{reps_[k].index, {}, reps_[k].counted};
+    first_kept_ = i;
+    break;
   }
-  double base = summarize(acc_[0].rep_values).p50;
-  double tr = summarize(acc_[1].rep_values).p50;
-  acc_[0].rep_medians.push_back(base);
-  acc_[1].rep_medians.push_back(tr);
-  overhead_.push_back(tr - base);
+  left_out_overhead_.insert(left_out_overhead_.end(), overhead_.begin(),
+                            overhead_.begin() + static_cast<std::ptrdiff_t>(counted));
+  overhead_.erase(overhead_.begin(), overhead_.begin() + static_cast<std::ptrdiff_t>(counted));
+}
+
+std::size_t SampleBook::repetitions_dropped() const {
+  return reps_.size() - overhead_.size() - left_out_overhead_.size();
+}
+
+std::vector<SampleRow> SampleBook::take_rows() {
+  if (first_kept_ > 0) {
+    const int first = reps_[first_kept_].index;
+    rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const SampleRow& r) { return r.repetition < first; }),
+                rows_.end());
+  }
+  return std::move(rows_);
 }
 
 bool SampleBook::last(double* baseline, double* traced) const {
-  if (!last_counted_ || overhead_.empty()) return false;
-  *baseline = acc_[0].rep_medians.back();
-  *traced = acc_[1].rep_medians.back();
+  if (reps_.empty() || !reps_.back().counted) return false;
+  *baseline = summarize(reps_.back().block[0].values).p50;
+  *traced = summarize(reps_.back().block[1].values).p50;
   return true;
 }
 
+namespace {
+
+// One variant over the repetitions kept.
+struct Pooled {
+  std::vector<double> values, rep_medians, counters;
+  std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0;
+};
+
+}  // namespace
+
 std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& counter_names, BenchmarkResult* r) const {
+  Pooled pooled[2];
+  for (std::size_t i = first_kept_; i < reps_.size(); ++i) {
+    for (int traced = 0; traced < 2; ++traced) {
+      const Block& b = reps_[i].block[traced];
+      Pooled& p = pooled[traced];
+      p.values.insert(p.values.end(), b.values.begin(), b.values.end());
+      if (reps_[i].counted) p.rep_medians.push_back(summarize(b.values).p50);
+      p.samples += b.samples;
+      p.excluded += b.excluded;
+      p.migrated += b.migrated;
+      p.events += b.events;
+      p.counters.resize(std::max(p.counters.size(), b.counters.size()), 0);
+      for (std::size_t k = 0; k < b.counters.size(); ++k) p.counters[k] += b.counters[k];
+    }
+  }
   std::string why;
   for (int traced = 0; traced < 2; ++traced) {
-    const Acc& a = acc_[traced];
+    const Pooled& a = pooled[traced];
     VariantResult& v = traced ? r->traced : r->baseline;
     const char* name = traced ? "traced" : "baseline";
     v.samples = a.samples;
@@ -82,8 +128,8 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
     for (double& x : ns) x *= 1e9 / tsc_hz;
     v.ns = summarize(std::move(ns));
     v.counters_per_event.clear();
-    for (std::size_t i = 0; i < counter_names.size() && i < a.counter_sum.size(); ++i) {
-      if (a.events) v.counters_per_event[counter_names[i]] = a.counter_sum[i] / static_cast<double>(a.events);
+    for (std::size_t i = 0; i < counter_names.size() && i < a.counters.size(); ++i) {
+      if (a.events) v.counters_per_event[counter_names[i]] = a.counters[i] / static_cast<double>(a.events);
     }
     if (a.samples == 0) {
       if (why.empty()) why = fmt::format("the {} variant took no sample", name);
@@ -101,8 +147,8 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
           a.excluded - a.migrated));
     }
   }
-  std::size_t reps = overhead_.size() + dropped_reps_;
-  r->dropped_repetitions = dropped_reps_;
+  const std::size_t reps = reps_.size(), dropped = repetitions_dropped();
+  r->dropped_repetitions = dropped;
   if (why.empty() && overhead_.size() < 2) {
     why = fmt::format("only {} of {} repetitions kept at least {:.0f}% of their samples in both blocks (2 needed)",
                       overhead_.size(), reps, 100 * kMinKeptShareForRepetition);
@@ -112,9 +158,9 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
     r->overhead_ns.reset();
     return why;
   }
-  if (dropped_reps_ > 0)
+  if (dropped > 0)
     r->warnings.push_back(fmt::format("{} of {} repetitions dropped: a block kept fewer than {:.0f}% of its samples",
-                                      dropped_reps_, reps, 100 * kMinKeptShareForRepetition));
+                                      dropped, reps, 100 * kMinKeptShareForRepetition));
   MedianCI oc = median_ci(overhead_);
   r->overhead_cycles = oc;
   MedianCI on = oc;

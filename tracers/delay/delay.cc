@@ -20,43 +20,17 @@
 
 #include <fmt/format.h>
 
+#include "calibration.h"
 #include "handled.h"
 #include "kernel_probe.h"
 #include "site.h"
 #include "tracebench/clock.h"
+#include "tracebench/host_simulation.h"
 #include "tracebench/options.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench {
 namespace {
-
-// TSC ticks per second against CLOCK_MONOTONIC_RAW, once per process (three
-// 20 ms windows: clock.cc).
-double tsc_hz() {
-  static const double hz = probe_tsc().calibrated_hz;
-  return hz;
-}
-
-// TSC cycles one handler call takes with a spin of `cycles`: the lower
-// quartile over many short windows of back-to-back calls (about 50 us each,
-// long enough to spread the timing's own cost over tens of calls).  A
-// preemption, an interrupt or time stolen by the hypervisor only ever
-// lengthens a window, so on a busy machine the lower quartile still sees
-// undisturbed ones where a median of a few long windows would not.
-double handler_cycles(std::uint64_t cycles, double hz) {
-  constexpr int kWindows = 61;
-  const std::uint64_t calls =
-      std::max<std::uint64_t>(20, static_cast<std::uint64_t>(50e-6 * hz / std::max<double>(cycles, 100.0)));
-  std::vector<double> per_call;
-  for (int w = 0; w < kWindows; ++w) {
-    const std::uint64_t t0 = tsc_begin();
-    for (std::uint64_t i = 0; i < calls; ++i) tbdelay::handle(cycles);
-    const std::uint64_t t1 = tsc_end_lfence();
-    per_call.push_back(static_cast<double>(t1 - t0) / static_cast<double>(calls));
-  }
-  std::nth_element(per_call.begin(), per_call.begin() + kWindows / 4, per_call.end());
-  return per_call[kWindows / 4];
-}
 
 class DelayTracer final : public Tracer {
  public:
@@ -83,24 +57,63 @@ class DelayTracer final : public Tracer {
                  "CLOCK_MONOTONIC_RAW, trimmed at attach for the handler's own cost)",
          .default_value = "200",
          .min = 1,
-         .max = 1000000}};
+         .max = 1000000},
+        {.name = "first_pass_events",
+         .type = OptionSpec::Type::kUint,
+         .help = "a first pass that costs more: the first N traced events after attach take first_pass_ns each, as "
+                 "a tracer whose buffer is slow on its first pass (its pages touched for the first time); user "
+                 "sites",
+         .default_value = "0",
+         .min = 0,
+         .max = 100000000},
+        {.name = "first_pass_ns",
+         .type = OptionSpec::Type::kUint,
+         .help = "nanoseconds each event of the first pass takes (>= ns; with first_pass_events)",
+         .default_value = "0",
+         .min = 0,
+         .max = 1000000},
+        {.name = "first_pass_every",
+         .type = OptionSpec::Type::kUint,
+         .help = "the first pass comes again every N traced events (0: once): a cost that keeps changing level, as "
+                 "on a host that alternates between a fast and a slow mode",
+         .default_value = "0",
+         .min = 0,
+         .max = 100000000},
+        {.name = "buffer_events",
+         .type = OptionSpec::Type::kUint,
+         .help = "events the tracer says its buffer holds, as a tracer whose buffer is fixed at attach (0: none): "
+                 "a block then holds at most half of it, and a run's warm-up fires it whole before it judges the "
+                 "blocks (give first_pass_events: the suite knows the first pass)",
+         .default_value = "0",
+         .min = 0,
+         .max = 100000000}};
     return schema;
   }
+  // A buffer fixed at attach (tracer.h).
+  std::uint64_t block_event_capacity() const override { return buffer_events_ / 2; }
   Status validate(const AttachSpec& spec) const override {
     OptionValues v;
-    return option_values("delay", option_schema(), spec, &v);
+    TB_TRY(option_values("delay", option_schema(), spec, &v));
+    return check_first_pass(v, is_kernel_probe(spec.probe));
   }
   Status attach(const AttachSpec& spec) override {
     OptionValues v;
     TB_TRY(option_values("delay", option_schema(), spec, &v));
     ns_ = v.number("ns");
     kernel_ = is_kernel_probe(spec.probe);
+    TB_TRY(check_first_pass(v, kernel_));
     if (kernel_) return attach_kernel();
     if (!cpu_has_flag("constant_tsc")) return Status::error(std::string(kNoConstantTsc));
-    hz_ = tsc_hz();
+    hz_ = tbdelay::tsc_hz();
     if (!(hz_ > 0)) return Status::error("could not calibrate the TSC against CLOCK_MONOTONIC_RAW");
     TB_TRY(calibrate());
     tbdelay::reset_handled();
+    first_pass_events_ = v.number("first_pass_events");
+    buffer_events_ = v.number("buffer_events");
+    first_pass_ns_ = v.number("first_pass_ns");
+    const double extra = static_cast<double>(first_pass_ns_) - static_cast<double>(ns_);
+    tbdelay::set_first_pass(first_pass_events_, v.number("first_pass_every"),
+                            spin_cycles_ + static_cast<std::uint64_t>(std::llround(std::max(0.0, extra) * 1e-9 * hz_)));
     return Status::ok();
   }
   Status enable() override {
@@ -130,6 +143,9 @@ class DelayTracer final : public Tracer {
   nlohmann::json details() const override {
     if (kernel_) return kernel_details();
     return {{"ns", ns_},
+            {"first_pass_events", first_pass_events_},
+            {"first_pass_ns", first_pass_ns_},
+            {"buffer_events", buffer_events_},
             {"tsc_hz", hz_},
             {"spin_cycles", spin_cycles_},
             {"handler_cycles", handler_cycles_},
@@ -137,6 +153,7 @@ class DelayTracer final : public Tracer {
   }
   void teardown() noexcept override {
     tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed);
+    tbdelay::set_first_pass(0, 0, 0);
     kprobe_.close();
   }
 
@@ -146,20 +163,38 @@ class DelayTracer final : public Tracer {
   // correction take the remainder out.
   Status calibrate() {
     const double target = static_cast<double>(ns_) * 1e-9 * hz_;
-    const double least = handler_cycles(1, hz_);
+    const double least = tbdelay::handler_cycles(1, hz_);
     if (least > target)
       return Status::error(fmt::format(
           "delay.ns={} is less than the handler's own cost on this CPU (~{:.0f} ns: its call, count and rdtsc); "
           "choose delay.ns >= {:.0f}",
           ns_, least / hz_ * 1e9, std::ceil(least / hz_ * 1e9)));
     double spin = std::max(1.0, target - (least - 1.0));
-    double cost = handler_cycles(static_cast<std::uint64_t>(std::llround(spin)), hz_);
+    double cost = tbdelay::handler_cycles(static_cast<std::uint64_t>(std::llround(spin)), hz_);
     for (int round = 0; round < 2; ++round) {
       spin = std::max(1.0, spin + (target - cost));
-      cost = handler_cycles(static_cast<std::uint64_t>(std::llround(spin)), hz_);
+      cost = tbdelay::handler_cycles(static_cast<std::uint64_t>(std::llround(spin)), hz_);
     }
     spin_cycles_ = static_cast<std::uint64_t>(std::llround(spin));
     handler_cycles_ = cost;
+    return Status::ok();
+  }
+
+  static Status check_first_pass(const OptionValues& v, bool kernel) {
+    const std::uint64_t events = v.number("first_pass_events"), ns = v.number("first_pass_ns");
+    const std::uint64_t every = v.number("first_pass_every");
+    if (kernel && (events > 0 || ns > 0 || every > 0 || v.number("buffer_events") > 0))
+      return Status::error(
+          "delay.first_pass_* and buffer_events are served at user sites only (delay_site, delay_getpid)");
+    if (every > 0 && every <= events)
+      return Status::error(fmt::format(
+          "delay.first_pass_every={} must be more than first_pass_events={} (the pass, then the rest)", every, events));
+    if (events == 0 && ns == 0 && every == 0) return Status::ok();
+    if (events == 0 || ns < v.number("ns"))
+      return Status::error(fmt::format(
+          "delay.first_pass_events and delay.first_pass_ns go together, with first_pass_ns >= ns ({}): got {} events "
+          "at {} ns",
+          v.number("ns"), events, ns));
     return Status::ok();
   }
 
@@ -210,7 +245,7 @@ class DelayTracer final : public Tracer {
   tbdelay::KernelProbe kprobe_;
   tbdelay::KernelCalibration kcal_;
   tbdelay::KernelProbeStatus kstatus_;
-  std::uint64_t ns_ = 0;
+  std::uint64_t ns_ = 0, first_pass_events_ = 0, first_pass_ns_ = 0, buffer_events_ = 0;
   double hz_ = 0;
   std::uint64_t spin_cycles_ = 0;
   double handler_cycles_ = 0;

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "handled.h"
+#include "tracebench/host_simulation.h"
 
 namespace tbdelay {
 
@@ -25,9 +26,27 @@ std::array<Slot, kSlots> g_slots;
 std::atomic<std::uint32_t> g_generation{1};
 std::atomic<std::uint32_t> g_next_slot{0};
 std::atomic<std::uint64_t> g_overflow{0};  // threads beyond kSlots share this one (locked add)
+// The first pass: whether there is one, its length and period in events,
+// its spin, and the events handled since it was set (a relaxed load and
+// store, no locked instruction: the first pass is for one firing thread).
+std::atomic<bool> g_first_pass_on{false};
+std::atomic<std::uint64_t> g_first_pass_events{0}, g_first_pass_every{0}, g_first_pass_cycles{0};
+std::atomic<std::uint64_t> g_since_first_pass{0};
 // initial-exec: a thread-pointer offset, not a __tls_get_addr call, on the handler's path.
 __attribute__((tls_model("initial-exec"))) thread_local std::uint32_t t_generation = 0;
 __attribute__((tls_model("initial-exec"))) thread_local Slot* t_slot = nullptr;
+
+// The spin of the next event while a first pass is set: the first pass's
+// for its events (and again every `every` events, when given), the
+// switch's otherwise.
+__attribute__((noinline)) std::uint64_t first_pass_spin(std::uint64_t cycles) {
+  const std::uint64_t n = g_since_first_pass.load(std::memory_order_relaxed);
+  g_since_first_pass.store(n + 1, std::memory_order_relaxed);
+  const std::uint64_t every = g_first_pass_every.load(std::memory_order_relaxed);
+  const std::uint64_t at = every > 0 ? n % every : n;
+  return at < g_first_pass_events.load(std::memory_order_relaxed) ? g_first_pass_cycles.load(std::memory_order_relaxed)
+                                                                  : cycles;
+}
 
 __attribute__((noinline)) Slot* claim_slot() {
   t_generation = g_generation.load(std::memory_order_acquire);
@@ -39,7 +58,7 @@ __attribute__((noinline)) Slot* claim_slot() {
 }  // namespace
 
 void handle(std::uint64_t cycles) {
-  const std::uint64_t start = __rdtsc();
+  const std::uint64_t start = tracebench::seen_tsc(__rdtsc());
   Slot* s = t_slot;
   if (__builtin_expect(t_generation != g_generation.load(std::memory_order_relaxed), 0)) s = claim_slot();
   if (s != nullptr) {
@@ -47,7 +66,8 @@ void handle(std::uint64_t cycles) {
   } else {
     g_overflow.fetch_add(1, std::memory_order_relaxed);
   }
-  while (__rdtsc() - start < cycles) {}
+  if (__builtin_expect(g_first_pass_on.load(std::memory_order_relaxed), 0)) cycles = first_pass_spin(cycles);
+  while (tracebench::seen_tsc(__rdtsc()) - start < cycles) {}
 }
 
 void reset_handled() {
@@ -55,6 +75,15 @@ void reset_handled() {
   g_overflow.store(0, std::memory_order_relaxed);
   g_next_slot.store(0, std::memory_order_relaxed);
   g_generation.fetch_add(1, std::memory_order_release);
+}
+
+void set_first_pass(std::uint64_t events, std::uint64_t every, std::uint64_t cycles) {
+  g_first_pass_on.store(false, std::memory_order_relaxed);
+  g_first_pass_events.store(events, std::memory_order_relaxed);
+  g_first_pass_every.store(every, std::memory_order_relaxed);
+  g_first_pass_cycles.store(cycles, std::memory_order_relaxed);
+  g_since_first_pass.store(0, std::memory_order_relaxed);
+  g_first_pass_on.store(events > 0, std::memory_order_relaxed);
 }
 
 std::uint64_t handled() {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tracebench/adaptive.h"
+#include "tracebench/cpu_gaps.h"
 #include "tracebench/stats.h"
 #include "tracebench/status.h"
 
@@ -61,6 +62,14 @@ struct RunContext {
   // and load may be in the other's figures.  false in results written before
   // it existed.
   bool concurrent = false;
+  // A simulated host (tracebench/host_simulation.h: TRACEBENCH_SIMULATE_HOST,
+  // for tests): its specification; "" for a run measured as this machine is.
+  std::string simulated_host;
+  // What the host took from the measured CPU while nothing was attached
+  // (cpu_gaps.h) and the longest a traced sample may then span; absent in
+  // results written before it.
+  std::optional<CpuGaps> cpu_gaps;
+  double sample_cap_cycles = 0;  // 0: no cap
   std::string tracebench_version, git_sha, build_type, compiler;
   std::map<std::string, std::string> library_versions;
   std::vector<std::string> command_line;
@@ -156,6 +165,28 @@ struct SampleRow {
   bool excluded = false, migrated = false;
 };
 
+// How a benchmark reached its steady state before its repetitions
+// (tracebench/steady_state.h): traced blocks until the last three agreed.
+struct WarmUpResult {
+  // "stationary": the last blocks agreed; "budget": the time ran out first;
+  // "off": `run --warmup 0`; "gap": a run with --gap-us (each sample follows
+  // an idle gap, the state a warm-up would hide).
+  std::string stop;
+  std::uint64_t blocks = 0, events = 0;
+  // Events it had to fire first whatever the blocks said: a tracer buffer
+  // fixed at attach, once round (0: none).
+  std::uint64_t min_events = 0;
+  double seconds = 0;
+  std::vector<double> block_medians_cycles;  // per event, each traced block's median
+};
+
+// A level shift found among the repetitions (steady_state.h): those before
+// it were left out of the figures.
+struct LevelShiftResult {
+  int repetitions_left_out = 0;                // counted repetitions on the earlier level
+  double before_cycles = 0, after_cycles = 0;  // the two levels' overhead medians, per event
+};
+
 struct BenchmarkResult {
   std::string name;  // "ftrace/getpid/count/payload:0/threads:1"
   std::string tracer, workload, probe, probe_kind, action;
@@ -170,6 +201,10 @@ struct BenchmarkResult {
   // What stopped the repetitions (adaptive.h); absent in results written
   // before repetitions could stop early.
   std::optional<RepetitionStop> repetitions_stop;
+  // Absent in results written before warm-ups and level shifts were kept.
+  std::optional<WarmUpResult> warmup;
+  std::vector<LevelShiftResult> level_shifts;
+  std::vector<double> left_out_overheads_cycles;  // the left-out repetitions' overheads, per event
   std::uint64_t samples_per_block = 0;
   std::uint64_t batch = 1;  // events per timed sample
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):

@@ -33,6 +33,10 @@ struct RunOptions {
   // The interval's target as a share of the figure (adaptive.h); 0: every
   // repetition runs.
   double ci_target = 0.02;
+  // Before its repetitions, each benchmark runs traced blocks until the last
+  // three agree (tracebench/steady_state.h), for at most this long; 0: no
+  // warm-up (`run --warmup`).
+  double warmup_seconds = 1.0;
   std::uint64_t samples = 2000;  // per block
   std::uint64_t batch = 0;       // events per sample; 0 = automatic
   // µs the firing thread sleeps before each timed sample (0: none): every

@@ -6,6 +6,8 @@
 //     interrupt/preemption (above median + max(10 MAD, the interrupt gap));
 //   - a repetition counts only when both of its blocks kept at least half of
 //     their samples; its overhead is traced - baseline median;
+//   - leading repetitions found on an earlier level (a warm-up the runner
+//     saw in the repetitions) can be left out whole;
 //   - a variant with no valid sample, or fewer than two repetitions that
 //     count, gives no figure: finish() returns the reason, and the benchmark
 //     is an error;
@@ -45,36 +47,52 @@ class SampleBook {
   // After both blocks of a repetition.
   void end_repetition();
 
+  // Leaves out the repetitions before the `counted`-th one that counted (an
+  // earlier level: tracebench/steady_state.h): their samples, rows and
+  // figures go out of the result; their overheads are kept in
+  // left_out_overheads().  Repetitions already left out stay out.
+  void leave_out_before(std::size_t counted);
+
   // Fills both variants, repetition medians, the overhead and its CI, and
-  // `warnings`.  Returns the reason no figure can be given, or "" when the
-  // figures stand.  `counter_names` label the counter deltas.
+  // `warnings`, from the repetitions kept.  Returns the reason no figure can
+  // be given, or "" when the figures stand.  `counter_names` label the
+  // counter deltas.
   std::string finish(double tsc_hz, const std::vector<std::string>& counter_names, BenchmarkResult* r) const;
 
-  // Overhead of the repetitions that counted so far (cycles per event).
+  // Overhead of the repetitions that counted and are kept (cycles per event).
   const std::vector<double>& overheads() const { return overhead_; }
+  const std::vector<double>& left_out_overheads() const { return left_out_overhead_; }
+  // Repetitions run since the first one kept (counted or not).
+  std::size_t repetitions_kept() const { return reps_.size() - first_kept_; }
   std::size_t repetitions_counted() const { return overhead_.size(); }
-  std::size_t repetitions_dropped() const { return dropped_reps_; }
-  const std::vector<SampleRow>& rows() const { return rows_; }
-  // The rows, moved out (for the result, once the benchmark is done).
-  std::vector<SampleRow> take_rows() { return std::move(rows_); }
+  // Repetitions that did not count (a block kept too few samples), whether
+  // before a level shift or after it.
+  std::size_t repetitions_dropped() const;
+  // The rows of the repetitions kept, moved out (for the result, once the
+  // benchmark is done).
+  std::vector<SampleRow> take_rows();
   // Last repetition's medians (for progress output); false when it did not count.
   bool last(double* baseline, double* traced) const;
 
  private:
-  struct Acc {
-    std::vector<double> values, rep_values;
-    std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0, rep_samples = 0;
-    std::vector<double> counter_sum;
-    std::vector<double> rep_medians;
+  // One block as kept: its undisturbed per-event values and its counts.
+  struct Block {
+    std::vector<double> values;
+    std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0;
+    std::vector<double> counters;  // deltas less an empty block's
+  };
+  struct Repetition {
+    int index = 0;
+    Block block[2];  // baseline, traced
+    bool counted = false;
   };
   double gap_;
   std::uint64_t batch_;
   std::vector<double> empty_counter_delta_;
   bool keep_rows_;
-  Acc acc_[2];
-  std::vector<double> overhead_;
-  std::size_t dropped_reps_ = 0;
-  bool last_counted_ = false;
+  std::vector<Repetition> reps_;
+  std::size_t first_kept_ = 0;  // into reps_
+  std::vector<double> overhead_, left_out_overhead_;
   std::vector<SampleRow> rows_;
 };
 
