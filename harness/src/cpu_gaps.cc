@@ -10,16 +10,15 @@
 
 namespace tracebench {
 
-CpuGaps gaps_in(const std::vector<std::uint64_t>& deltas, double window_s, double tsc_hz) {
+CpuGaps gaps_in(const std::vector<std::uint64_t>& typical, const std::vector<std::uint64_t>& candidates,
+                double window_s, double tsc_hz) {
   CpuGaps g;
   g.window_s = window_s;
-  if (deltas.empty() || !(tsc_hz > 0)) return g;
-  std::vector<double> all(deltas.begin(), deltas.end());
-  const double typical = summarize(all).p50;
-  const double threshold = std::max(500e-9 * tsc_hz, 20 * typical);
+  if (typical.empty() || !(tsc_hz > 0)) return g;
+  const double threshold = std::max(500e-9 * tsc_hz, 20 * summarize({typical.begin(), typical.end()}).p50);
   g.threshold_ns = threshold / tsc_hz * 1e9;
   std::vector<double> gaps;
-  for (std::uint64_t d : deltas)
+  for (std::uint64_t d : candidates)
     if (static_cast<double>(d) > threshold) gaps.push_back(static_cast<double>(d) / tsc_hz * 1e9);
   g.count = gaps.size();
   g.per_second = window_s > 0 ? static_cast<double>(g.count) / window_s : 0;
@@ -32,19 +31,29 @@ CpuGaps gaps_in(const std::vector<std::uint64_t>& deltas, double window_s, doubl
 }
 
 CpuGaps survey_cpu_gaps(double seconds, double tsc_hz) {
-  const auto span = static_cast<std::uint64_t>(seconds * tsc_hz);
-  std::vector<std::uint64_t> deltas;
-  deltas.reserve(1 << 20);
-  const std::uint64_t start = seen_tsc(__rdtsc());
-  std::uint64_t prev = start;
-  // Beyond the first million differences (the typical one is known by
-  // then) only those that could be gaps are kept: 500 ns or more.
+  // The typical difference first, from a short run of reads into memory
+  // touched beforehand; then the gaps alone, into memory touched beforehand
+  // too: a page first touched while surveying is a fault, a gap the survey
+  // would make itself (every few microseconds, storing every difference).
+  std::vector<std::uint64_t> deltas(1 << 14, 0);
+  std::uint64_t prev = seen_tsc(__rdtsc());
+  for (auto& d : deltas) {
+    const std::uint64_t now = seen_tsc(__rdtsc());
+    d = now - prev;
+    prev = now;
+  }
+  std::vector<std::uint64_t> gaps(1 << 16, 0);
+  std::size_t found = 0;
   const auto could_be_gap = static_cast<std::uint64_t>(500e-9 * tsc_hz);
+  const auto span = static_cast<std::uint64_t>(seconds * tsc_hz);
+  const std::uint64_t start = seen_tsc(__rdtsc());
+  prev = start;
   for (std::uint64_t now = start; now - start < span; prev = now) {
     now = seen_tsc(__rdtsc());
-    if (now > prev && (deltas.size() < (1u << 20) || now - prev > could_be_gap)) deltas.push_back(now - prev);
+    if (now - prev > could_be_gap && found < gaps.size()) gaps[found++] = now - prev;
   }
-  return gaps_in(deltas, static_cast<double>(prev - start) / tsc_hz, tsc_hz);
+  gaps.resize(found);
+  return gaps_in(deltas, gaps, static_cast<double>(prev - start) / tsc_hz, tsc_hz);
 }
 
 double sample_cap_cycles(const CpuGaps& g, double tsc_hz, double min_sample_cycles) {

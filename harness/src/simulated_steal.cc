@@ -26,8 +26,7 @@ std::int64_t now_ns() {
 void spin_away(int) {
   const int saved = errno;
   const std::int64_t until = now_ns() + g_steal_ns.load(std::memory_order_relaxed);
-  while (now_ns() < until) {
-  }
+  while (now_ns() < until) {}
   errno = saved;
 }
 

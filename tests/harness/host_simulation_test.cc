@@ -31,12 +31,15 @@ TEST(HostSimulation, AListSetsWhatItNames) {
 
 TEST(HostSimulation, BadSpecificationsAreRefusedWithTheReason) {
   HostSimulation s;
-  const std::pair<const char*, const char*> bad[] = {
-      {"tsc_step=0", "tsc_step must be a number"},   {"tsc_step=2.5", "whole number"},
-      {"fast", "unknown key"},                       {"syscall_ns=-1", "syscall_ns must be a number"},
-      {"steal_hz=1000", "go together"},              {"steal_hz=20000,steal_us=100", "over half the CPU"},
-      {"no_rdtscp=1", "takes no value"},             {"tsc_step=21,", "an empty item"},
-      {"syscall_ns=1e9", "syscall_ns must be a number"}};
+  const std::pair<const char*, const char*> bad[] = {{"tsc_step=0", "tsc_step must be a number"},
+                                                     {"tsc_step=2.5", "whole number"},
+                                                     {"fast", "unknown key"},
+                                                     {"syscall_ns=-1", "syscall_ns must be a number"},
+                                                     {"steal_hz=1000", "go together"},
+                                                     {"steal_hz=20000,steal_us=100", "over half the CPU"},
+                                                     {"no_rdtscp=1", "takes no value"},
+                                                     {"tsc_step=21,", "an empty item"},
+                                                     {"syscall_ns=1e9", "syscall_ns must be a number"}};
   for (const auto& [spec, why] : bad) {
     const Status st = parse_host_simulation(spec, &s);
     EXPECT_FALSE(st) << spec;

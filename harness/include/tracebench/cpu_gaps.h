@@ -20,17 +20,18 @@ namespace tracebench {
 inline constexpr double kHitShare = 0.1;  // of samples a gap may hit, at the cap
 
 struct CpuGaps {
-  double window_s = 0;        // how long the survey read
-  std::uint64_t count = 0;    // gaps seen
-  double per_second = 0;      // count / window
+  double window_s = 0;               // how long the survey read
+  std::uint64_t count = 0;           // gaps seen
+  double per_second = 0;             // count / window
   double median_ns = 0, p90_ns = 0;  // their lengths
-  double threshold_ns = 0;    // a read-to-read difference above this is a gap
+  double threshold_ns = 0;           // a read-to-read difference above this is a gap
 };
 
-// The gaps in `deltas` (consecutive TSC-read differences, cycles) read over
-// `window_s` seconds at `tsc_hz`: a difference above max(500 ns, 20x the
-// median difference) is a gap.  Pure, for tests.
-CpuGaps gaps_in(const std::vector<std::uint64_t>& deltas, double window_s, double tsc_hz);
+// The gaps among `candidates` (consecutive TSC-read differences, cycles,
+// read over `window_s` seconds at `tsc_hz`): those above max(500 ns, 20x
+// the median of `typical` differences).  Pure, for tests.
+CpuGaps gaps_in(const std::vector<std::uint64_t>& typical, const std::vector<std::uint64_t>& candidates,
+                double window_s, double tsc_hz);
 
 // Reads the TSC back to back on the calling (pinned) thread for `seconds`.
 CpuGaps survey_cpu_gaps(double seconds, double tsc_hz);

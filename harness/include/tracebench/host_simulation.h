@@ -18,7 +18,9 @@
 //   steal_hz, steal_us
 //               the measured thread loses steal_us every 1/steal_hz seconds
 //               (a timer's signal that spins on it: a hypervisor that takes
-//               the CPU away in short, frequent slices).
+//               the CPU away in short, frequent slices), plus what the
+//               timer's interrupt and the signal cost here (on a VM whose
+//               timer exits are dear, tens of microseconds more).
 // `bhyve` is the set seen on a bhyve-like host: tsc_step=21, no_rdtscp,
 // syscall_ns=875, steal_hz=5000, steal_us=4.
 //

@@ -50,7 +50,7 @@ struct ShiftRule {
 };
 
 struct LevelShift {
-  std::size_t index = 0;        // the first point of the later level
+  std::size_t index = 0;         // the first point of the later level
   double before = 0, after = 0;  // the two levels' medians
 };
 

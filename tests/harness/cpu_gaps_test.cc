@@ -1,0 +1,67 @@
+// The survey of what the host takes from the measured CPU (cpu_gaps.h): on
+// differences with a known answer, and against a known injection (the
+// simulated host's stolen time, a timer's signal that spins on this
+// thread).
+#include "tracebench/cpu_gaps.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "simulated_steal.h"
+#include "tracebench/clock.h"
+#include "tracebench/host_simulation.h"
+
+namespace tracebench {
+namespace {
+
+constexpr double kHz = 2e9;
+
+TEST(CpuGaps, AGapIsADifferenceFarAboveTheTypicalRead) {
+  const std::vector<std::uint64_t> typical(1000, 40);
+  // 500 ns is 1000 cycles at 2 GHz; 20x the typical read is 800.
+  const std::vector<std::uint64_t> candidates = {900, 1001, 4000, 8000, 6000};
+  const CpuGaps g = gaps_in(typical, candidates, 0.002, kHz);
+  EXPECT_EQ(g.count, 4u);
+  EXPECT_DOUBLE_EQ(g.per_second, 2000);
+  EXPECT_DOUBLE_EQ(g.threshold_ns, 500);
+  EXPECT_NEAR(g.median_ns, 2500, 1e-9);
+}
+
+TEST(CpuGaps, ASlowReadRaisesTheThreshold) {
+  const std::vector<std::uint64_t> typical(1000, 100);  // 20x: 2000 cycles, 1 us
+  const CpuGaps g = gaps_in(typical, {1500, 2500}, 1, kHz);
+  EXPECT_EQ(g.count, 1u);
+  EXPECT_DOUBLE_EQ(g.threshold_ns, 1000);
+}
+
+TEST(CpuGaps, TheSampleCapLetsOneSampleInTenBeHit) {
+  CpuGaps g;
+  g.per_second = 5000;  // one every 200 us: 20 us samples are hit one time in ten
+  EXPECT_DOUBLE_EQ(sample_cap_cycles(g, kHz, 400), 20e-6 * kHz);
+  EXPECT_DOUBLE_EQ(sample_cap_cycles(g, kHz, 1e6), 1e6) << "never under the clock's own minimum";
+  EXPECT_EQ(sample_cap_cycles(CpuGaps{}, kHz, 400), 0) << "no gap seen: no cap";
+}
+
+// 5000 times a second, 4 us taken: the survey sees about that many gaps, each
+// at least that long (the timer's interrupt and the signal's delivery add to
+// each: tens of microseconds on a VM whose timer exits are dear; the host's
+// own gaps add a few hundred a second).
+TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
+  HostSimulation s;
+  ASSERT_TRUE(parse_host_simulation("steal_hz=5000,steal_us=4", &s));
+  const double hz = probe_tsc().calibrated_hz;
+  CpuGaps g;
+  {
+    SimulatedSteal steal;
+    ASSERT_TRUE(steal.start(s));
+    g = survey_cpu_gaps(0.2, hz);
+  }
+  EXPECT_GT(g.per_second, 4000);
+  EXPECT_LT(g.per_second, 7000);
+  EXPECT_GT(g.median_ns, 3900);
+  EXPECT_LT(g.median_ns, 100000);
+}
+
+}  // namespace
+}  // namespace tracebench
