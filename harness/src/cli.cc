@@ -404,7 +404,7 @@ void add_run_sizes(CLI::App* run, RunArgs* ra) {
   ra->o_warmup = run->add_option(
       "--warmup", ra->warmup_seconds,
       "Before its repetitions, run each benchmark's traced blocks until the last three agree within 10% (and a tracer "
-      "buffer fixed at attach has gone round once), for at most this many seconds; 0..600, 0: no warm-up (default 1, "
+      "buffer fixed at attach has gone round twice), for at most this many seconds; 0..600, 0: no warm-up (default 1, "
       "quick 0.5)");
   ra->o_samples =
       run->add_option("-n,--samples", ra->samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");

@@ -172,8 +172,10 @@ void check_counts(const std::string& where, const BenchmarkResult& b, Checker* k
 
 void check_benchmark(std::size_t i, const BenchmarkResult& b, const RunContext& c, Checker* k) {
   const std::string where = fmt::format("benchmarks[{}] ({})", i, b.name);
-  if (b.status != "ok" && b.status != "error" && b.status != "skipped")
-    k->bad(where + ".status", fmt::format("'{}' is none of ok, error, skipped", b.status));
+  if (b.status != "ok" && b.status != "error" && b.status != "skipped" && b.status != "unsteady")
+    k->bad(where + ".status", fmt::format("'{}' is none of ok, error, skipped, unsteady", b.status));
+  if (b.status == "unsteady" && (b.level_shifts.empty() || b.overhead_cycles))
+    k->bad(where + ".status", "unsteady without the level shifts that made it so, or with a figure");
   const std::string& v = b.events.verification;
   if (v != "passed" && v != "partial" && v != "failed" && v != "not_applicable")
     k->bad(where + ".events.verification", fmt::format("'{}' is none of passed, partial, failed, not_applicable", v));

@@ -70,8 +70,16 @@ bool last_apart(const std::vector<double>& x, const ShiftRule& rule) {
 
 bool stationary(const std::vector<double>& x, const ShiftRule& rule, std::size_t window) {
   if (window == 0 || x.size() < window) return false;
-  const Segment last = segment(x, x.size() - window, x.size());
-  return last.hi - last.lo <= std::max(rule.min_relative * std::fabs(last.median), rule.min_absolute);
+  const std::size_t n = x.size();
+  const auto within = [&](double change, double level) {
+    return change <= std::max(rule.min_relative * std::fabs(level), rule.min_absolute);
+  };
+  const Segment last = segment(x, n - window, n);
+  if (within(last.hi - last.lo, last.median)) return true;
+  // A noisy level: the last window's median where the one before it was.
+  if (n < 2 * window) return false;
+  const Segment before = segment(x, n - 2 * window, n - window);
+  return within(std::fabs(last.median - before.median), std::max(std::fabs(last.median), std::fabs(before.median)));
 }
 
 }  // namespace tracebench

@@ -79,6 +79,16 @@ TEST(Stationary, TheLastThreeBlocksMustAgree) {
                                                     "apart (bench_run.h)";
 }
 
+TEST(Stationary, ANoisyLevelIsStationaryWhenItStaysWhereItWas) {
+  const ShiftRule rule;
+  // perf's getpid blocks on a busy VM: +-12% from block to block.
+  const std::vector<double> noisy = {2687, 2825, 3025, 2574, 2418, 3051};
+  EXPECT_FALSE(stationary({2687, 2825, 3025, 2574, 2418}, rule)) << "five blocks: no two windows yet";
+  EXPECT_TRUE(stationary(noisy, rule));
+  EXPECT_FALSE(stationary({400, 380, 360, 340, 320, 300}, rule)) << "still falling: 16% between the windows";
+  EXPECT_FALSE(stationary({371, 371, 371, 250, 147, 147}, rule));
+}
+
 TEST(Stationary, NearZeroBlocksAreJudgedAgainstTheFloor) {
   ShiftRule rule;
   rule.min_absolute = 2;

@@ -5,15 +5,15 @@ a tracer whose buffer is slow on its first pass (LTTng-UST on a VM whose page
 faults are dear):
 
 1. the tracer says how many events its buffer holds (delay.buffer_events):
-   the warm-up fires them all, then its blocks agree: the figure is the
+   the warm-up fires them twice over, then its blocks agree: the figure is the
    steady cost, no level shift is left for the repetitions;
 2. it does not say so: the warm-up settles on the first pass's plateau, the
    repetitions begin in it, and the level check leaves those out and takes
    more: the figure is still the steady cost, the shift is in the result;
 3. the first pass comes again and again (a host alternating between two
    modes): no level holds for the repetitions an interval needs, so there is
-   no figure: the benchmark is an error that names the levels (never `ok`
-   with the slow one).
+   no figure: the benchmark is `unsteady` and names the levels (never `ok`
+   with one of them).
 
 Each is run on this host and, where the argument says so, on the simulated
 slow host too (TRACEBENCH_SIMULATE_HOST=bhyve).
@@ -67,7 +67,7 @@ def main():
         _, b = run(tb, f"{work}/declared", first, first, env)
         got = near(b, "declared buffer")
         w = b["warmup"]
-        assert w["stop"] == "stationary" and w["events"] >= first and w["min_events"] == first, w
+        assert w["stop"] == "stationary" and w["events"] >= 2 * first and w["min_events"] == 2 * first, w
         assert not b.get("level_shifts"), ("the warm-up left a shift to the repetitions", b.get("level_shifts"))
         print(f"{where}: declared buffer of {first} events: warm-up {w['blocks']} blocks, {w['events']} events; "
               f"{got:.1f} ns")
@@ -88,10 +88,10 @@ def main():
         # the cap).
         first = 3 * BLOCK
         p, b = run(tb, f"{work}/unsteady", first, 0, env, every=6 * BLOCK)
-        assert p.returncode == 1 and b["status"] == "error" and b["error"].startswith("unsteady:"), \
+        assert p.returncode == 0 and b["status"] == "unsteady" and "changed level" in b["error"], \
             (p.returncode, b["status"], b["error"], b.get("level_shifts"), b.get("warmup"))
-        assert b.get("overhead_ns_per_event") is None and b.get("level_shifts"), b
-        assert "unsteady" in p.stdout, p.stdout
+        assert b.get("overhead_ns_per_event") is None and len(b.get("level_shifts") or []) >= 2, b
+        assert "unsteady: the overhead changed level" in p.stdout, p.stdout
         print(f"{where}: a first pass of {first} events every {6 * BLOCK}: {b['error']}")
 
 

@@ -82,7 +82,7 @@ class DelayTracer final : public Tracer {
         {.name = "buffer_events",
          .type = OptionSpec::Type::kUint,
          .help = "events the tracer says its buffer holds, as a tracer whose buffer is fixed at attach (0: none): "
-                 "a block then holds at most half of it, and a run's warm-up fires it whole before it judges the "
+                 "a block then holds at most half of it, and a run's warm-up fires it twice over before it judges the "
                  "blocks (give first_pass_events: the suite knows the first pass)",
          .default_value = "0",
          .min = 0,

@@ -210,7 +210,9 @@ struct BenchmarkResult {
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):
   // the figure is then of events that follow an idle gap.
   std::uint64_t gap_us = 0;
-  std::string status = "ok";  // ok | error | skipped
+  // ok | error | skipped | unsteady (measured, but the figure changed level
+  // and no level held long enough: `error` says which levels; no figure)
+  std::string status = "ok";
   std::string error;
   // What makes the figures weaker without voiding them (a large share of
   // excluded samples, dropped repetitions); printed under the figure.

@@ -7,7 +7,8 @@
 // predictors cold.  On a host where page faults are dear (a VM whose exits
 // cost microseconds) that can last for hundreds of thousands of events, and a
 // median over repetitions then lands in the warm-up.  The runner therefore
-//   1. warms each benchmark up with traced blocks until the last few agree
+//   1. warms each benchmark up with traced blocks until the last three agree,
+//      or, on a noisy host, sit where the three before them did
 //      (`stationary`), within a time budget, and
 //   2. after each repetition looks for a level shift among the repetitions it
 //      keeps (`find_level_shift`): the repetitions before the shift are left
@@ -18,8 +19,8 @@
 //      no figure (it is unsteady).
 // A level that lasts longer than the whole run cannot be told from the
 // steady state by any test on the run itself: where the mechanism is known
-// (a tracer buffer fixed at attach, slow on its first pass) the warm-up goes
-// through it first.
+// (a tracer buffer fixed at attach, slow on its first passes) the warm-up
+// goes round it twice first.
 //
 // A level shift between two runs of points, each at least `min_segment`
 // long, is one where
@@ -63,7 +64,8 @@ std::optional<LevelShift> find_level_shift(const std::vector<double>& x, const S
 bool last_apart(const std::vector<double>& x, const ShiftRule& rule);
 
 // Whether the last `window` points are one level: their range is within
-// max(min_relative x |their median|, min_absolute).
+// max(min_relative x |their median|, min_absolute), or (a level noisier
+// than that) their median is that near the median of the `window` before.
 bool stationary(const std::vector<double>& x, const ShiftRule& rule, std::size_t window = 3);
 
 }  // namespace tracebench
