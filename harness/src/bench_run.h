@@ -119,11 +119,19 @@ class BenchRun {
     return Status::ok();
   }
 
-  // Level shifts and stationarity are judged above two clock floors per
-  // event (below that the floor's own subtraction is the noise).
+  // Level shifts and stationarity are judged above two clock floors and two
+  // clock steps per event (below that the floor's own subtraction and the
+  // clock's resolution are the noise), and, for the overhead, above a fifth
+  // of what a traced event costs whole: an overhead near zero (the `none`
+  // tracer's) moves by more than 10% of itself for nothing, and on the
+  // simulated slow host the untraced half-nanosecond calls' overheads sat at
+  // 0.0 and then at 0.46 cycles, each level without spread.
+  static constexpr double kShiftShareOfTraced = 0.2;
   ShiftRule steady_rule() const {
     ShiftRule rule;
-    rule.min_absolute = 2 * m_.clock.floor_cycles / static_cast<double>(std::max<std::uint64_t>(1, r_.batch));
+    const double batch = static_cast<double>(std::max<std::uint64_t>(1, r_.batch));
+    rule.min_absolute = 2 * std::max(m_.clock.floor_cycles, static_cast<double>(m_.clock.step_cycles)) / batch;
+    if (book_) rule.min_absolute = std::max(rule.min_absolute, kShiftShareOfTraced * book_->traced_level());
     return rule;
   }
 

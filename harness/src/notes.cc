@@ -8,7 +8,8 @@ bool note_is_information(const std::string& note) {
   // the figure was measured, its interval says how tight it is.
   // A level shift left out of the figure is how it was taken too: the figure
   // is of the level the run ended in (steady_state.h).
-  for (const char* prefix : {"batch capped", "repetitions stopped", "level shift in the repetitions"}) {
+  for (const char* prefix :
+       {"batch capped", "repetitions stopped", "repetitions went on", "level shift in the repetitions"}) {
     if (note.rfind(prefix, 0) == 0) return true;
   }
   return false;

@@ -74,8 +74,13 @@ bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, int limit, double t
   const int kept = static_cast<int>(raw->book()->repetitions_kept());
   RepetitionStop stop;
   const bool stop_now = should_stop(raw->book()->overheads(), kept, rule, &stop);
+  if (!stop_now && rep + 1 < limit) return false;
   // A last repetition apart from the rest may begin a new level: one more tells.
-  if ((!stop_now || last_apart(raw->book()->overheads(), raw->steady_rule())) && rep + 1 < limit) return false;
+  if (stop_now && rep + 1 < limit && last_apart(raw->book()->overheads(), raw->steady_rule())) {
+    raw->result().warnings.push_back(fmt::format(
+        "repetitions went on after {}: the last stood apart from the rest (a new level, or an outlier)", rep + 1));
+    return false;
+  }
   if (stop.rule.empty()) stop.rule = rule.target_rel > 0 ? "cap" : "fixed";  // the limit, after level shifts
   BenchmarkResult& r = raw->result();
   r.repetitions = rep + 1;

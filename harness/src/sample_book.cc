@@ -68,6 +68,13 @@ void SampleBook::leave_out_before(std::size_t counted) {
   overhead_.erase(overhead_.begin(), overhead_.begin() + static_cast<std::ptrdiff_t>(counted));
 }
 
+double SampleBook::traced_level() const {
+  std::vector<double> medians;
+  for (std::size_t i = first_kept_; i < reps_.size(); ++i)
+    if (reps_[i].counted) medians.push_back(summarize(reps_[i].block[1].values).p50);
+  return medians.empty() ? 0.0 : std::fabs(summarize(std::move(medians)).p50);
+}
+
 std::size_t SampleBook::repetitions_dropped() const {
   return reps_.size() - overhead_.size() - left_out_overhead_.size();
 }

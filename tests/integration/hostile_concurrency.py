@@ -134,7 +134,12 @@ try:
 
     # --- while a run holds the lock --------------------------------------
     holder_out = os.path.join(work, "holder")
-    holder = subprocess.Popen([tb, "run", "-t", "ftrace", "-w", "call", "-r", "40", "--ci-target", "0", "-n", "200", "--out", holder_out],
+    # The holder must outlive the checks below whatever a sample costs here:
+    # with an idle gap of 500 us before each of its samples it runs ~20 s on
+    # any host (a run sized by samples alone ended before them on the
+    # simulated slow host, whose short samples made its blocks short).
+    holder = subprocess.Popen([tb, "run", "-t", "ftrace", "-w", "call", "-r", "100", "--ci-target", "0", "-n", "200",
+                               "--gap-us", "500", "--out", holder_out],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(600):
         if lock_holder() == holder.pid or holder.poll() is not None:

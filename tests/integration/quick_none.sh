@@ -39,7 +39,10 @@ assert b["empty"]["batch"] > 1, "the empty loop must be batched (cheaper than th
 for x in r["benchmarks"]:
     stop = x["repetitions_stop"]
     assert stop["rule"] in ("interval", "cap") and stop["cap"] == 6, (x["name"], stop)
-    assert x["repetitions"] == 6, (x["name"], x["repetitions"])  # the quick cap is the minimum for a 95% interval
+    # The quick cap is the minimum for a 95% interval; more only where the
+    # last repetition stood apart or a level shift left some out, and says so.
+    went_on = any(w.startswith(("repetitions went on", "level shift")) for w in x["warnings"])
+    assert x["repetitions"] == 6 or (6 < x["repetitions"] <= 12 and went_on), (x["name"], x["repetitions"])
 for x in r["benchmarks"]:
     assert x["events"]["verification"] == "not_applicable"
     assert x["baseline"]["samples"] > 0 and x["traced"]["samples"] > 0

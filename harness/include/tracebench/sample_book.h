@@ -62,6 +62,9 @@ class SampleBook {
   // Overhead of the repetitions that counted and are kept (cycles per event).
   const std::vector<double>& overheads() const { return overhead_; }
   const std::vector<double>& left_out_overheads() const { return left_out_overhead_; }
+  // What a traced event costs whole (cycles): the median of the kept
+  // repetitions' traced medians; 0 before one counted.
+  double traced_level() const;
   // Repetitions run since the first one kept (counted or not).
   std::size_t repetitions_kept() const { return reps_.size() - first_kept_; }
   std::size_t repetitions_counted() const { return overhead_.size(); }
