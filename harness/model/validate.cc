@@ -57,6 +57,12 @@ Status validation_from_json(const nlohmann::json& j, ValidationFile* out) {
   TB_TRY(m.number("consumer_cpu_percent", &v.measured.consumer_cpu_percent));
   TB_TRY(m.number("cpu_percent", &v.measured.cpu_percent));
   TB_TRY(m.number("untraced_spread_ns_per_event", &v.measured.untraced_spread_ns_per_event));
+  if (m.has("traced_ns_per_event") && m.has("untraced_ns_per_event")) {
+    double traced = 0, untraced = 0;
+    TB_TRY(m.number("traced_ns_per_event", &traced));
+    TB_TRY(m.number("untraced_ns_per_event", &untraced));
+    v.measured.probe_ns_per_event = traced - untraced;
+  }
   TB_TRY(doc.child("predicted", &p));
   TB_TRY(p.number("probe_cycles", &v.predicted.probe_cycles));
   TB_TRY(p.number("probe_cpu_percent", &v.predicted.probe_cpu_percent));

@@ -357,6 +357,9 @@ struct ValidationFile {
   struct Measured {
     double rate_hz = 0, probe_cycles = 0, probe_cpu_percent = 0, consumer_cpu_percent = 0, cpu_percent = 0;
     double untraced_spread_ns_per_event = 0;
+    // The probe's measured cost per event (traced - untraced), ns; absent in
+    // files that do not have both.
+    std::optional<double> probe_ns_per_event;
   } measured;
   struct Predicted {
     double probe_cycles = 0, probe_cpu_percent = 0;
@@ -421,6 +424,18 @@ struct SuiteRow {
 std::optional<ValidationFile> median_round(const std::vector<ValidationFile>& rounds, std::vector<double>* errors);
 // The larger of the probe's and the consumer's error, in CPU points.
 std::string term_off(const ValidationFile& validation);
+// How a validation is judged in Table 7: the total CPU share within ±2
+// points of the prediction, and the cycles per probe within ±25% of it,
+// unless the probe's measured cost is inside the noise of the untraced
+// segments (then it is marked so, not passed on cycles it cannot show).
+inline constexpr double kTable7Points = 2, kTable7CyclesShare = 0.25;
+struct Table7Verdict {
+  std::optional<double> cycles_error_share;  // measured / predicted - 1
+  bool inside_noise = false;                 // the probe's cost is within the untraced spread
+  bool passed = false;
+  std::string text;  // the "within" column
+};
+Table7Verdict table7_verdict(const ValidationFile& validation);
 std::string table7_markdown(const std::vector<SuiteRow>& rows);
 
 }  // namespace tracebench::model
