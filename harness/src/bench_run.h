@@ -136,15 +136,8 @@ class BenchRun {
   }
 
   // After a repetition: a level shift among the repetitions kept leaves
-  // those before it out (steady_state.h); the result says what was left out.
-  void settle_levels() {
-    if (failed_ || !book_) return;
-    const auto shift = find_level_shift(book_->overheads(), steady_rule());
-    if (!shift) return;
-    r_.level_shifts.push_back({static_cast<int>(shift->index), shift->before, shift->after});
-    book_->leave_out_before(shift->index);
-    r_.left_out_overheads_cycles = book_->left_out_overheads();
-  }
+  // those before it out (bench_run_steady.h).
+  void settle_levels();
 
   void finish() {
     if (failed_) return;
@@ -264,80 +257,11 @@ class BenchRun {
   }
 
  private:
-  // After level shifts, the level the run ended in must hold the
-  // repetitions an interval needs (or the cap, if lower): else the benchmark
-  // is unsteady, with no figure, and the reason names the levels.  When it
-  // holds, a note says what was left out.
-  std::string unsteady() {
-    if (r_.level_shifts.empty()) return "";
-    const double ns = 1e9 / m_.clock.tsc_hz;
-    std::string levels;
-    for (const auto& s : r_.level_shifts)
-      levels += fmt::format("{}{} repetitions at {:.1f} ns then {:.1f} ns", levels.empty() ? "" : "; ",
-                            s.repetitions_left_out, s.before_cycles * ns, s.after_cycles * ns);
-    const std::size_t kept = book_->repetitions_counted();
-    const std::size_t need =
-        std::min<std::size_t>(kMinRepetitionsForInterval, static_cast<std::size_t>(opt_.repetitions));
-    if (kept >= need) {
-      r_.warnings.push_back(fmt::format(
-          "level shift in the repetitions ({}): those before it are left out, the figure is of the {} repetitions "
-          "after it",
-          levels, kept));
-      return "";
-    }
-    return fmt::format(
-        "the overhead changed level during the run ({}), and the last level held {} counted repetitions "
-        "of the {} an interval needs within {} in all; rerun with a longer warm-up (--warmup) or more repetitions "
-        "(-r)",
-        levels, kept, need, r_.repetitions);
-  }
-
-  // Traced blocks until the last three agree (steady_state.h), after a
-  // tracer's buffer fixed at attach has gone round twice (its first pass
-  // touches fresh pages: on a VM whose page faults are dear, LTTng-UST's
-  // 64-byte event cost 2.5x its steady state for ~1.8 of its buffer's
-  // passes), within the time budget.  The blocks are shorter than the
-  // measured ones (about 10 ms), so a warm-up that is quick to settle costs
-  // little.  Their events are fired with the tracer enabled, so they count
-  // for verification.
-  Status warm_up() {
-    WarmUpResult& w = r_.warmup.emplace();
-    if (spec_.gap_us > 0 || opt_.warmup_seconds <= 0) {
-      w.stop = spec_.gap_us > 0 ? "gap" : "off";
-      return Status::ok();
-    }
-    const double scale = std::min(1.0, 0.01 / std::max(opt_.block_seconds, 1e-3));
-    const std::uint64_t n = std::max(std::min<std::uint64_t>(samples_, 50),
-                                     static_cast<std::uint64_t>(static_cast<double>(samples_) * scale));
-    w.min_events = 2 * (2 * tracer_->block_event_capacity());  // twice round a buffer that holds 2x capacity
-    const ShiftRule rule = steady_rule();
-    const auto start = std::chrono::steady_clock::now();
-    for (;;) {
-      TimedBlock b;
-      TB_TRY(run_block(true, &b, n));
-      ++g_progress;
-      w.blocks++;
-      w.events += b.events;
-      w.block_medians_cycles.push_back(summarize(b.per_event).p50);
-      w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (w.events >= w.min_events && stationary(w.block_medians_cycles, rule)) {
-        w.stop = "stationary";
-        return Status::ok();
-      }
-      if (w.seconds >= opt_.warmup_seconds) {
-        w.stop = "budget";
-        r_.warnings.push_back(fmt::format(
-            "the warm-up did not settle in {:.1f} s ({} traced blocks, {} events): {}; the repetitions' level check "
-            "still applies (--warmup gives it longer)",
-            w.seconds, w.blocks, w.events,
-            w.events < w.min_events
-                ? fmt::format("the tracer's buffer had not gone round twice ({} events)", w.min_events)
-                : std::string("the last three blocks' medians differ by more than 10%")));
-        return Status::ok();
-      }
-      if (g_stop_requested) return Status::error("interrupted");
-    }
-  }
+  // Whether the level the run ended in held; traced blocks until the cost
+  // settles, and one such block (bench_run_steady.h).
+  std::string unsteady();
+  Status warm_up();
+  Status warm_block(std::uint64_t chunks, std::uint64_t chunk, std::vector<double>* medians);
 
   // The probe site's executable code, as mapped here, against its file on
   // disk (tracebench/probe_site.h); only while no tracer of ours is attached.
@@ -526,8 +450,8 @@ class BenchRun {
           fmt::join(notable, ", ")));
   }
 
-  Status run_block(bool traced, TimedBlock* b) { return run_block(traced, b, samples_); }
-  Status run_block(bool traced, TimedBlock* b, std::uint64_t samples) {
+  Status run_block(bool traced, TimedBlock* b) {
+    const std::uint64_t samples = samples_;
     b->per_event.resize(samples);
     b->migrated.resize(samples);
     std::vector<std::int64_t> c0, c1;
@@ -578,3 +502,5 @@ class BenchRun {
 };
 
 }  // namespace tracebench
+
+#include "bench_run_steady.h"  // BenchRun's steady state: warm-up, level shifts

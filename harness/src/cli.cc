@@ -403,9 +403,9 @@ void add_run_sizes(CLI::App* run, RunArgs* ra) {
       "clock floors per event, whichever is larger), after at least 6; 0..1, 0 runs every repetition (default 0.02)");
   ra->o_warmup = run->add_option(
       "--warmup", ra->warmup_seconds,
-      "Before its repetitions, run each benchmark's traced blocks until the last three agree within 10% (and a tracer "
-      "buffer fixed at attach has gone round twice), for at most this many seconds; 0..600, 0: no warm-up (default 1, "
-      "quick 0.5)");
+      "Before its repetitions, run each benchmark's traced blocks until their last three chunks agree within 10% "
+      "(after the first events a tracer says cost more), for at most this many seconds; 0..600, 0: no warm-up "
+      "(default 1, quick 0.5)");
   ra->o_samples =
       run->add_option("-n,--samples", ra->samples, "Samples per block, 10..10000000 (default 2000, quick 1000)");
   ra->o_batch = run->add_option("-b,--batch", ra->batch, "Events per timed sample, 1..10000000 (default: automatic)");

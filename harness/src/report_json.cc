@@ -240,7 +240,7 @@ void benchmark_fields(Io& io, Benchmark& b) {
 json warmup_json(const WarmUpResult& w) {
   return json{{"stop", w.stop},       {"blocks", w.blocks},
               {"events", w.events},   {"min_events", w.min_events},
-              {"seconds", w.seconds}, {"block_medians_cycles", w.block_medians_cycles}};
+              {"seconds", w.seconds}, {"chunk_medians_cycles", w.chunk_medians_cycles}};
 }
 
 WarmUpResult warmup_from(const json& j) {
@@ -250,7 +250,7 @@ WarmUpResult warmup_from(const json& j) {
   j.at("events").get_to(w.events);
   j.at("min_events").get_to(w.min_events);
   j.at("seconds").get_to(w.seconds);
-  j.at("block_medians_cycles").get_to(w.block_medians_cycles);
+  j.at("chunk_medians_cycles").get_to(w.chunk_medians_cycles);
   return w;
 }
 

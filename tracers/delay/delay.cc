@@ -89,8 +89,9 @@ class DelayTracer final : public Tracer {
          .max = 100000000}};
     return schema;
   }
-  // A buffer fixed at attach (tracer.h).
+  // A buffer fixed at attach (tracer.h), slow on its first passes: twice round.
   std::uint64_t block_event_capacity() const override { return buffer_events_ / 2; }
+  std::uint64_t first_pass_events() const override { return 2 * buffer_events_; }
   Status validate(const AttachSpec& spec) const override {
     OptionValues v;
     TB_TRY(option_values("delay", option_schema(), spec, &v));

@@ -302,6 +302,15 @@ std::uint64_t LttngTracer::block_event_capacity() const {
   return config_.subbuf_size * (config_.num_subbuf - 1) / 2 / record;
 }
 
+// The channel's sub-buffers live in shared memory that the application and
+// the consumer touch page by page as the first passes fill them: twice
+// round the whole channel, whatever its geometry.
+std::uint64_t LttngTracer::first_pass_events() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::uint64_t record = expect_.payload_bytes.value_or(0) + 32;
+  return 2 * config_.subbuf_size * config_.num_subbuf / record;
+}
+
 Status LttngTracer::drain() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!handle_) return Status::error("lttng: drain() before attach()");

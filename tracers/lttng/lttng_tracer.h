@@ -46,6 +46,7 @@ class LttngTracer final : public Tracer {
   Status disable() override;
   Status drain() override;
   std::uint64_t block_event_capacity() const override;
+  std::uint64_t first_pass_events() const override;
   EventCounts counts() override;
   // The session daemon and its consumer daemons (which write the trace).
   std::vector<ConsumerTask> consumer_tasks() const override;

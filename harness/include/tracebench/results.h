@@ -166,7 +166,8 @@ struct SampleRow {
 };
 
 // How a benchmark reached its steady state before its repetitions
-// (tracebench/steady_state.h): traced blocks until the last three agreed.
+// (tracebench/steady_state.h): traced blocks until their last three chunks
+// agreed.
 struct WarmUpResult {
   // "stationary": the last blocks agreed; "budget": the time ran out first;
   // "off": `run --warmup 0`; "gap": a run with --gap-us (each sample follows
@@ -177,7 +178,7 @@ struct WarmUpResult {
   // fixed at attach, once round (0: none).
   std::uint64_t min_events = 0;
   double seconds = 0;
-  std::vector<double> block_medians_cycles;  // per event, each traced block's median
+  std::vector<double> chunk_medians_cycles;  // per event, each traced chunk's median (a third of a block)
 };
 
 // A level shift found among the repetitions (steady_state.h): those before

@@ -19,8 +19,8 @@
 //      no figure (it is unsteady).
 // A level that lasts longer than the whole run cannot be told from the
 // steady state by any test on the run itself: where the mechanism is known
-// (a tracer buffer fixed at attach, slow on its first passes) the warm-up
-// goes round it twice first.
+// (Tracer::first_pass_events: a buffer in user memory, slow on its first
+// passes) the warm-up fires those events first.
 //
 // A level shift between two runs of points, each at least `min_segment`
 // long, is one where

@@ -249,6 +249,13 @@ class Tracer {
   // LTTng channel) says what half its buffer holds, and the harness sizes
   // the block (batch and samples) to the pilot's traced cost x that many.
   virtual std::uint64_t block_event_capacity() const { return 0; }
+  // Events a tracer costs more for at first, for a reason it knows (0:
+  // none): a buffer in user memory whose pages are touched for the first
+  // time as its first passes fill them (LTTng-UST: on a VM whose page faults
+  // are dear, 2.5x the steady cost for ~1.8 passes).  A run's warm-up fires
+  // that many before it judges whether the cost has settled
+  // (tracebench/steady_state.h).  Asked after the pilot.
+  virtual std::uint64_t first_pass_events() const { return 0; }
   // Called once after the pilot and before the first measured block, with
   // the events one traced block fires on the firing thread (samples per
   // block x batch; the pilot's events were read back already).  A tracer
