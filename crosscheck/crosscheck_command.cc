@@ -5,6 +5,7 @@
 // the two alternate over rounds, and each case's verdict comes from the
 // interval of the rounds' ratios (round_stats.h).  README.md in this folder
 // explains the method and the cases.
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -18,6 +19,8 @@
 #include <fmt/format.h>
 
 #include "crosscheck_run.h"
+#include "env.h"
+#include "undo.h"
 #include "tracebench/command.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/run_request.h"
@@ -25,28 +28,30 @@
 namespace tracebench::crosscheck {
 namespace {
 
-// Removes the scratch directory on every way out, unless it is to be kept.
+// The scratch directory, removed on every way out (the signal path too:
+// undo.h) unless it is to be kept.
 class Scratch {
  public:
-  explicit Scratch(const std::string& keep) : keep_(!keep.empty()) {
+  explicit Scratch(const std::string& keep) {
     std::error_code ec;
-    if (keep_) {
+    if (!keep.empty()) {
       std::filesystem::create_directories(keep, ec);
       path_ = ec ? "" : keep;
       return;
     }
     char tmpl[] = "/tmp/tracebench-crosscheck-XXXXXX";
-    if (mkdtemp(tmpl)) path_ = tmpl;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    if (!keep_ && !path_.empty()) std::filesystem::remove_all(path_, ec);
+    if (!mkdtemp(tmpl)) return;
+    path_ = tmpl;
+    remove_ = Undo([path = path_] {
+      std::error_code e;
+      std::filesystem::remove_all(path, e);
+    });
   }
   const std::string& path() const { return path_; }
 
  private:
-  bool keep_;
   std::string path_;
+  Undo remove_;
 };
 
 // Writes DIR/crosscheck.json through a temp file beside it.
@@ -83,6 +88,9 @@ Status check_request(const Args& a, std::vector<const Case*>* cases, TracerOptio
     for (const Case* c : *cases) running += (running.empty() ? "" : ", ") + c->suite.tracer;
     if (!used) return tracer_not_in_run(tracer, keys.begin()->first, running);
   }
+  const std::vector<int> online = online_cpus();
+  if (a.cpu >= 0 && std::find(online.begin(), online.end(), a.cpu) == online.end())
+    return Status::error("--cpu " + std::to_string(a.cpu) + " is not an online CPU");
   if (!a.out.empty() && std::filesystem::exists(a.out) && !std::filesystem::is_directory(a.out))
     return Status::error("--out " + a.out + " is not a directory");
   return Status::ok();
@@ -110,6 +118,7 @@ int crosscheck(Args a) {
     return 1;
   }
   Report report;
+  report.cases_named = !a.cases.empty();
   Run run(a, cases, options, &lock, scratch.path());
   if (Status s = run.plan(&report); !s) {
     std::cerr << "tracebench crosscheck: " << s.message() << "\n";

@@ -8,7 +8,6 @@
 #include <sstream>
 
 namespace tracebench::crosscheck {
-namespace {
 
 // /sys/devices/system/cpu/online: "0-3,6".
 std::vector<int> online_cpus() {
@@ -30,8 +29,6 @@ std::vector<int> online_cpus() {
   }
   return cpus;
 }
-
-}  // namespace
 
 std::vector<int> cpus_besides(int cpu) {
   std::vector<int> all = online_cpus(), others;

@@ -26,10 +26,12 @@ struct Report {
   int rounds = 0;
   int measured_cpu = -1;
   double seconds = 0;
+  bool cases_named = false;  // --case: a named case that cannot run here is a failure, not a skip
   std::vector<CaseOutcome> cases;
 };
 
-// 0 when every case that ran agrees (and one ran); else 1.
+// 0 when every case that ran agrees (and one ran, and none named with
+// --case was skipped); else 1.
 int exit_status(const Report& r);
 
 nlohmann::json to_json(const Report& r);

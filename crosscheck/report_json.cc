@@ -98,7 +98,10 @@ nlohmann::json host_json(const Report& r) {
 int exit_status(const Report& r) {
   bool ran = false;
   for (const auto& o : r.cases) {
-    if (!o.skipped.empty()) continue;
+    if (!o.skipped.empty()) {
+      if (r.cases_named) return 1;
+      continue;
+    }
     ran = true;
     if (o.verdict != Verdict::kAgree) return 1;
   }
