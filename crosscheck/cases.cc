@@ -37,7 +37,7 @@ std::vector<Case> make_cases() {
                {"ftrace", "getpid", "", 0, {{"buffer_kb", "8192"}, {"clock", "local"}}, SuiteFigure::kOverhead},
                {kLoop, "getpid", 20000, 100, 0},
                "an instance made by writing tracefs files (buffer_size_kb 8192, trace_clock local, overwrite, "
-               "set_event_pid = the loop), the event's enable file written around the traced run",
+               "set_event_pid = the loop), the event's enable file written around each traced run",
                "the suite reads the buffer back after each block; by hand the buffer is read only as its counters"});
   c.push_back({"ebpf_tracepoint",
                "a count on syscalls:sys_enter_getpid, ns per event",
@@ -45,7 +45,8 @@ std::vector<Case> make_cases() {
                ToolKind::kBpftrace,
                {"ebpf", "getpid", "update", 0, {}, SuiteFigure::kOverhead},
                {kLoop, "getpid", 50000, 100, 0},
-               "bpftrace -e 'tracepoint:syscalls:sys_enter_getpid /pid == LOOP/ { @ = count(); }'",
+               "bpftrace -e 'tracepoint:syscalls:sys_enter_getpid /pid == LOOP/ { @ = count(); }', one per traced "
+               "run",
                "bpftrace compiles its own program; the suite's action `update` is that program as bpftrace 0.17 "
                "compiles it (per-CPU map lookup, add, bpf_map_update_elem), loaded through libbpf"});
   c.push_back({"ebpf_uprobe",
@@ -54,7 +55,8 @@ std::vector<Case> make_cases() {
                ToolKind::kBpftrace,
                {"ebpf", "site_nop", "update", 0, {}, SuiteFigure::kOverhead},
                {kLoop, "nop", 20000, 100, 0},
-               "bpftrace -e 'uprobe:LOOP:tb_xc_nop /pid == LOOP/ { @ = count(); }' on the loop's own nop function",
+               "bpftrace -e 'uprobe:LOOP:tb_xc_nop /pid == LOOP/ { @ = count(); }' on the loop's own nop function, "
+               "one per traced run",
                "two binaries: the uprobe sits on the suite's tb_site_nop and on the loop's tb_xc_nop (both `nop; "
                "ret`); bpftrace's map vs the suite's `update` action as above"});
   c.push_back({"perf_getpid",
@@ -63,8 +65,8 @@ std::vector<Case> make_cases() {
                ToolKind::kPerfRecord,
                {"perf", "getpid", "", 0, {{"sample", "record"}, {"mmap_pages", "512"}}, SuiteFigure::kOverhead},
                {kLoop, "getpid", 8000, 100, 0},
-               "perf record -e syscalls:sys_enter_getpid -c 1 -m 512 -p LOOP, enabled around the traced run "
-               "through its control FIFO",
+               "perf record -e syscalls:sys_enter_getpid -c 1 -m 512 -p LOOP -D -1, one per traced run, switched on "
+               "and off through its control FIFO",
                "the suite's consumer thread reads the rings and drops the samples; perf record reads them in "
                "another process and writes perf.data (same sample layout: IP|TID|TIME|CPU|PERIOD|RAW)"});
   c.push_back({"lttng_hot",
@@ -74,7 +76,7 @@ std::vector<Case> make_cases() {
                {"lttng", "ust_hot", "", 0, {}, SuiteFigure::kOverhead},
                {kUstLoop, "hot", 100000, 2000, 0},
                "an `lttng` CLI session (per-UID buffers, discard, 8 x 2 MiB sub-buffers, the loop's vpid tracked), "
-               "enable-event/disable-event around the traced run, events counted in the trace with babeltrace2",
+               "enable-event/disable-event around each traced run, events counted in the trace with babeltrace2",
                "the suite's provider is dlopen()ed into tracebench; the loop links the same probes statically"});
   c.push_back({"lttng_payload64",
                "LTTng-UST tracebench:payload with 64 bytes, ns per event",
