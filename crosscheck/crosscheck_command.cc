@@ -161,6 +161,10 @@ void install(CLI::App& app, int* exit_status) {
   s->add_flag("--quick", a->quick, "3 rounds (unless --rounds): the interval then covers 75%");
   s->add_option("--repetitions,-r", a->repetitions, "The suite's repetitions per round (default 6)")
       ->check(CLI::Range(2, 100));
+  s->add_option("--redo-budget", a->redo_budget_s,
+                "Seconds after which a round the machine's speed changed during is not attempted again but left "
+                "out (default 60)")
+      ->check(CLI::Range(0.0, 3600.0));
   s->add_option("--cpu", a->cpu, "Measured CPU: the suite's and the loops' (default: the last)")
       ->check(CLI::NonNegativeNumber);
   s->add_option("--option,-o", a->raw_options,

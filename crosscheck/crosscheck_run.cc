@@ -31,15 +31,16 @@ void pin_this_thread(const std::vector<int>& cpus) {
 }
 
 // What a round saw of the machine's speed, per case: the probes, and where
-// the case runs getpid the reference's untraced runs and (unless the
-// suite's untraced figure is the compared one) the suite's untraced median.
+// the case runs getpid the untraced getpid figures of both sides that are
+// not the compared figure (the reference's untraced runs and the suite's
+// untraced median around a traced figure).
 std::vector<double> speed_seen(const Case& c, const RoundRecord& r) {
   std::vector<double> seen = r.probes_ns;
+  if (c.suite.figure == SuiteFigure::kUntraced) return seen;
   if (c.loop.mode == "getpid")
     seen.insert(seen.end(), r.reference.untraced_runs.begin(), r.reference.untraced_runs.end());
   const auto base = r.suite.facts.find("baseline_ns_p50");
-  if (c.suite.workload == "getpid" && c.suite.figure == SuiteFigure::kOverhead && base != r.suite.facts.end() &&
-      base->is_number())
+  if (c.suite.workload == "getpid" && base != r.suite.facts.end() && base->is_number())
     seen.push_back(base->get<double>());
   return seen;
 }
@@ -168,7 +169,7 @@ void Run::print_round(const Group& g, int round, Report* report) {
         "round {}/{}  {:<17} suite {:>8.1f} ns  {} {:>8.1f} ns  {}{}\n", round + 1, args_.rounds, c->name,
         r.suite.figure_ns, c->tool, r.reference.figure_ns,
         problem.empty() ? fmt::format("ratio {:.3f}", r.suite.figure_ns / r.reference.figure_ns) : problem,
-        r.steady ? "" : "  (the machine's speed changed during it)");
+        r.steady ? "" : "  (the machine's speed changed during it: left out)");
   }
 }
 
@@ -195,15 +196,17 @@ void Run::attempt(const Group& g, int round, Report* report) {
   }
 }
 
-// A round of a group, attempted again (up to kRoundAttempts) while the
-// machine's speed changed during it; the dropped attempts are kept apart.
+// A round of a group, attempted again (up to kRoundAttempts, and not past
+// --redo-budget) while the machine's speed changed during it; the dropped
+// attempts are kept apart.
 void Run::group_round(const Group& g, int round, Report* report) {
   for (int n = 1; n <= kRoundAttempts && !g_stop_requested; ++n) {
     attempt(g, round, report);
     for (const Case* c : g.cases) record(report, c, round).attempt = n;
     const bool all_steady =
         std::all_of(g.cases.begin(), g.cases.end(), [&](const Case* c) { return record(report, c, round).steady; });
-    if (all_steady || n == kRoundAttempts) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (all_steady || n == kRoundAttempts || elapsed > args_.redo_budget_s) return;
     for (const Case* c : g.cases) {
       RoundRecord& r = record(report, c, round);
       outcome(report, c).redone.push_back(r);
@@ -214,7 +217,7 @@ void Run::group_round(const Group& g, int round, Report* report) {
 }
 
 void Run::measure(Report* report) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = start_ = std::chrono::steady_clock::now();
   std::size_t n = 0;
   for (const auto& g : groups_) n += g.cases.size();
   std::cerr << fmt::format(

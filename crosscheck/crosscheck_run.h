@@ -3,6 +3,7 @@
 // order, every figure kept in the report.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@ struct Args {
   bool quick = false;
   int repetitions = 6;
   int cpu = -1;
+  double redo_budget_s = 60;             // no round is attempted again past this
   std::vector<std::string> raw_options;  // -o tracer.key=value
   std::string keep, out;
   bool json = false, verbose = false;
@@ -69,6 +71,7 @@ class Run {
   std::map<const Case*, std::unique_ptr<Tool>> tools_;
   std::vector<Group> groups_;
   bool have_context_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace tracebench::crosscheck

@@ -26,11 +26,15 @@ void decide_case(CaseOutcome* o) {
       if (first_problem.empty()) first_problem = fmt::format("round {}: {}", r.round + 1, problem);
       continue;
     }
+    ++o->counted;
+    if (!r.steady) {
+      ++o->unsteady;
+      continue;
+    }
     suite.push_back(r.suite.figure_ns);
     reference.push_back(r.reference.figure_ns);
     ratios.push_back(r.ratio);
   }
-  o->counted = ratios.size();
   o->suite_ns = median_of(suite);
   o->independent_ns = median_of(reference);
   o->ratio = ratio_interval(ratios);
@@ -43,6 +47,9 @@ void decide_case(CaseOutcome* o) {
   } else {
     o->verdict = decide(o->ratio);
     o->reason = verdict_reason(o->ratio, o->verdict);
+    if (o->unsteady > 0)
+      o->reason += fmt::format(" ({} of {} rounds left out: the machine's speed changed during every attempt at them)",
+                               o->unsteady, o->rounds.size());
   }
 }
 

@@ -4,6 +4,10 @@
 // suite's judge passed; the tool accounted for every event the loop fired);
 // a case with a round that does not count is "not measured", with the first
 // reason: a figure is compared only when every round of it was checked.
+// Of the rounds that count, those the machine's speed changed during in
+// every attempt (machine_state.h) are left out of the interval, as the
+// suite leaves out disturbed samples; fewer than kMinRounds steady rounds
+// and the case cannot tell.
 #pragma once
 
 #include <string>
@@ -39,6 +43,7 @@ struct CaseOutcome {
   std::vector<RoundRecord> redone;  // attempts at a round dropped: the machine's speed changed during them
   // Filled by decide_case():
   std::size_t counted = 0;                      // rounds that count
+  std::size_t unsteady = 0;                     // of them, left out: the machine's speed changed during them
   double suite_ns = NAN, independent_ns = NAN;  // medians over the counted rounds
   RatioInterval ratio;
   Verdict verdict = Verdict::kNotMeasured;

@@ -68,6 +68,7 @@ nlohmann::json case_json(const CaseOutcome& o) {
             {"high", o.ratio.n ? number(o.ratio.high) : nlohmann::json()},
             {"confidence", o.ratio.n ? number(o.ratio.confidence) : nlohmann::json()},
             {"rounds", o.ratio.n}}},
+          {"rounds_left_out", o.unsteady},
           {"verdict", verdict_word(o.verdict)},
           {"reason", o.reason},
           {"rounds", rounds},
@@ -130,8 +131,10 @@ nlohmann::json to_json(const Report& r) {
            "95%; below 6 rounds the whole range, covering 1 - 2^(1-n))"},
           {"steadiness",
            fmt::format("each round is attempted up to {} times while the machine's speed, probed before, between and "
-                       "after its two sides (getpid on the measured CPU), changes by more than {:.0f}%; dropped "
-                       "attempts are under `redone`, a last attempt still unsteady is kept with steady: false",
+                       "after its two sides (getpid on the measured CPU; with the untraced getpid figures beside a "
+                       "traced getpid), changes by more than {:.0f}%; dropped "
+                       "attempts are under `redone`; a round still unsteady at its last attempt (or past the redo "
+                       "budget) is kept with steady: false and left out of the interval",
                        kRoundAttempts, kSteadyTolerance * 100)},
           {"verdict_rule",
            "agree: the whole interval within [0.9, 1.1]; disagree: the whole interval outside it; cannot tell: "

@@ -33,8 +33,6 @@ std::string checks(const CaseOutcome& o) {
     }
   }
   const std::size_t n = o.rounds.size();
-  std::size_t unsteady = 0;
-  for (const auto& r : o.rounds) unsteady += !r.steady;
   std::string s = o.suite.figure == SuiteFigure::kUntraced
                       ? "suite: untraced, nothing to verify"
                       : fmt::format("suite: verification passed in {} of {} rounds", suite_ok, n);
@@ -43,10 +41,9 @@ std::string checks(const CaseOutcome& o) {
                      o.c->tool, recorded, lost, fired, ref_ok, n);
   else
     s += "; the reference traces nothing: no events to count";
-  if (!o.redone.empty() || unsteady > 0)
-    s += fmt::format(
-        "; {} attempt(s) redone as the machine's speed changed during them{}", o.redone.size(),
-        unsteady ? fmt::format(", {} round(s) kept unsteady after {} attempts", unsteady, kRoundAttempts) : "");
+  if (!o.redone.empty() || o.unsteady > 0)
+    s += fmt::format("; {} attempt(s) redone as the machine's speed changed during them{}", o.redone.size(),
+                     o.unsteady ? fmt::format(", {} round(s) left out (unsteady in every attempt)", o.unsteady) : "");
   return s;
 }
 
@@ -75,9 +72,9 @@ void print_table(const Report& r, std::ostream& out) {
   std::map<std::string, int> n;
   for (const auto& o : r.cases) ++n[o.skipped.empty() ? verdict_word(o.verdict) : "skipped"];
   out << fmt::format(
-      "\nratio = suite / independent per round ({} rounds, the two sides alternating which goes first); interval: "
-      "order-statistic interval of the median ratio; agree when it lies within ±{:.0f}%, disagree when it lies "
-      "outside, else cannot tell\n",
+      "\nratio = suite / independent per round ({} rounds, the two sides alternating which goes first; rounds the "
+      "machine's speed changed during are redone, or left out); interval: order-statistic interval of the median "
+      "ratio; agree when it lies within ±{:.0f}%, disagree when it lies outside, else cannot tell\n",
       r.rounds, kTolerance * 100);
   out << fmt::format("crosscheck: {} agree, {} disagree, {} cannot tell, {} not measured, {} skipped ({:.0f} s)\n",
                      n["agree"], n["disagree"], n["cannot tell"], n["not measured"], n["skipped"], r.seconds);

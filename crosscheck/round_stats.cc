@@ -55,7 +55,7 @@ std::string verdict_reason(const RatioInterval& r, Verdict v, double tolerance) 
     case Verdict::kDisagree:
       return fmt::format("the whole interval lies {} ±{}%", r.low > 1.0 ? "above" : "below", pct);
     case Verdict::kCannotTell:
-      if (r.n < kMinRounds) return fmt::format("{} round(s) gave a ratio, fewer than {}", r.n, kMinRounds);
+      if (r.n < kMinRounds) return fmt::format("{} steady round(s) gave a ratio, fewer than {}", r.n, kMinRounds);
       return fmt::format("the interval crosses a bound of ±{}%: too wide to decide (more rounds, a quieter host)", pct);
     case Verdict::kNotMeasured: return "not measured";
   }

@@ -50,6 +50,7 @@ RatioInterval ratio_interval(const std::vector<double>& ratios);
 Verdict decide(const RatioInterval& r, double tolerance = kTolerance);
 
 // Why the verdict, in words ("the whole interval lies within ±10%", ...).
+// Fewer than kMinRounds ratios: "N steady round(s) gave a ratio".
 std::string verdict_reason(const RatioInterval& r, Verdict v, double tolerance = kTolerance);
 
 // The median of the finite values (NaN when none).

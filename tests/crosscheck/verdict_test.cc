@@ -194,6 +194,34 @@ TEST(CrosscheckOutcome, AFailedSuiteVerificationMakesItNotMeasured) {
   EXPECT_NE(o.reason.find("verification failed"), std::string::npos) << o.reason;
 }
 
+// Rounds the machine's speed changed during (in every attempt) are left out
+// of the interval, and said; too few steady ones and it cannot tell.
+TEST(CrosscheckOutcome, UnsteadyRoundsAreLeftOut) {
+  const Case c = a_case();
+  RoundRecord wild = good_round(3, 150, 100), wilder = good_round(4, 60, 100);
+  wild.steady = wilder.steady = false;
+  CaseOutcome o =
+      outcome_of(c, {good_round(0, 100, 100), good_round(1, 101, 100), good_round(2, 99, 100), wild, wilder});
+  EXPECT_EQ(o.counted, 5u);
+  EXPECT_EQ(o.unsteady, 2u);
+  EXPECT_EQ(o.ratio.n, 3u);
+  EXPECT_EQ(o.verdict, Verdict::kAgree);
+  EXPECT_NE(o.reason.find("2 of 5 rounds left out"), std::string::npos) << o.reason;
+  o = outcome_of(c, {good_round(0, 100, 100), good_round(1, 101, 100), wild, wilder});
+  EXPECT_EQ(o.verdict, Verdict::kCannotTell);
+  EXPECT_NE(o.reason.find("2 steady round(s)"), std::string::npos) << o.reason;
+}
+
+// Left out or not, a figure 2x off in its steady rounds disagrees.
+TEST(CrosscheckOutcome, SteadyRoundsTwiceOffDisagree) {
+  const Case c = a_case();
+  RoundRecord fine = good_round(3, 100, 100);
+  fine.steady = false;
+  const CaseOutcome o =
+      outcome_of(c, {good_round(0, 200, 100), good_round(1, 205, 100), good_round(2, 198, 100), fine});
+  EXPECT_EQ(o.verdict, Verdict::kDisagree);
+}
+
 TEST(CrosscheckOutcome, ASkippedCaseIsNotMeasured) {
   const Case c = a_case();
   CaseOutcome o;
