@@ -188,11 +188,23 @@ void Run::attempt(const Group& g, int round, Report* report) {
     suite_turn(g, round, report);
   }
   probes.push_back(probe_speed_ns(env_.cpu, env_.others));
+  fastest_probe_ns_ = std::min(fastest_probe_ns_, *std::min_element(probes.begin(), probes.end()));
   for (const Case* c : g.cases) {
     RoundRecord& r = record(report, c, round);
     r.suite_first = suite_first;
     r.probes_ns = probes;
-    r.steady = steady(speed_seen(*c, r));
+    r.steady = steady(speed_seen(*c, r), fastest_probe_ns_);
+  }
+}
+
+// At the end, against the fastest probe of the whole command: a round
+// judged steady before a faster probe was seen is left out too.
+void Run::settle_steadiness(Report* report) const {
+  report->fastest_probe_ns = fastest_probe_ns_;
+  for (auto& o : report->cases) {
+    for (auto& r : o.rounds) {
+      if (r.steady) r.steady = steady(speed_seen(*o.c, r), fastest_probe_ns_);
+    }
   }
 }
 
@@ -234,6 +246,7 @@ void Run::measure(Report* report) {
       print_round(g, round, report);
     }
   }
+  settle_steadiness(report);
   for (auto& o : report->cases) decide_case(&o);
   report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
@@ -60,6 +61,7 @@ class Run {
   CaseOutcome& outcome(Report* report, const Case* c);
   RoundRecord& record(Report* report, const Case* c, int round);
   void print_round(const Group& g, int round, Report* report);
+  void settle_steadiness(Report* report) const;
 
   Args args_;
   // The cases as run: their suite options with the user's -o over them,
@@ -71,6 +73,7 @@ class Run {
   std::map<const Case*, std::unique_ptr<Tool>> tools_;
   std::vector<Group> groups_;
   bool have_context_ = false;
+  double fastest_probe_ns_ = INFINITY;  // the machine's uncontended speed, as far as seen
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

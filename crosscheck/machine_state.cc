@@ -41,10 +41,10 @@ double probe_speed_ns(int cpu, const std::vector<int>& restore) {
   return per[kChunks / 2];
 }
 
-bool steady(const std::vector<double>& probes_ns, double tolerance) {
-  if (probes_ns.empty()) return true;
-  const auto [lo, hi] = std::minmax_element(probes_ns.begin(), probes_ns.end());
-  return *lo > 0 && std::isfinite(*hi) && *hi / *lo - 1.0 <= tolerance;
+bool steady(const std::vector<double>& seen_ns, double fastest_ns, double tolerance) {
+  if (seen_ns.empty()) return true;
+  const double hi = *std::max_element(seen_ns.begin(), seen_ns.end());
+  return fastest_ns > 0 && std::isfinite(hi) && hi / fastest_ns - 1.0 <= tolerance;
 }
 
 }  // namespace tracebench::crosscheck

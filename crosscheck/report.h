@@ -26,7 +26,8 @@ struct Report {
   int rounds = 0;
   int measured_cpu = -1;
   double seconds = 0;
-  bool cases_named = false;  // --case: a named case that cannot run here is a failure, not a skip
+  double fastest_probe_ns = 0;  // the machine's uncontended getpid, against which rounds were judged
+  bool cases_named = false;     // --case: a named case that cannot run here is a failure, not a skip
   std::vector<CaseOutcome> cases;
 };
 

@@ -125,17 +125,18 @@ nlohmann::json to_json(const Report& r) {
           {"measured_cpu", r.measured_cpu},
           {"rounds", r.rounds},
           {"seconds", r.seconds},
+          {"fastest_probe_ns", r.fastest_probe_ns},
           {"tolerance", kTolerance},
           {"interval",
            "order-statistic confidence interval of the median of the rounds' ratios suite/independent (binomial, "
            "95%; below 6 rounds the whole range, covering 1 - 2^(1-n))"},
           {"steadiness",
-           fmt::format("each round is attempted up to {} times while the machine's speed, probed before, between and "
-                       "after its two sides (getpid on the measured CPU; with the untraced getpid figures beside a "
-                       "traced getpid), changes by more than {:.0f}%; dropped "
-                       "attempts are under `redone`; a round still unsteady at its last attempt (or past the redo "
-                       "budget) is kept with steady: false and left out of the interval",
-                       kRoundAttempts, kSteadyTolerance * 100)},
+           fmt::format("a round counts when all it saw of getpid's speed (probes before, between and after its two "
+                       "sides on the measured CPU; the untraced getpid figures beside a traced getpid) stays within "
+                       "{:.0f}% of the command's fastest probe (fastest_probe_ns); else it is attempted again, up to "
+                       "{} times and within the redo budget (dropped attempts under `redone`), and one still "
+                       "unsteady is kept with steady: false and left out of the interval",
+                       kSteadyTolerance * 100, kRoundAttempts)},
           {"verdict_rule",
            "agree: the whole interval within [0.9, 1.1]; disagree: the whole interval outside it; cannot tell: "
            "the interval crosses a bound; not measured: a round whose side failed or did not account for every "
