@@ -134,6 +134,7 @@ void Run::suite_turn(const Group& g, int round, Report* report) {
   std::map<std::string, SuiteRound> figures;
   RunContext ctx;
   Status s = run_group(g.cases, suite_, g.plan, &figures, &ctx);
+  if (s && ctx.concurrent) report->concurrent = true;
   if (s && !have_context_) {
     report->context = ctx;
     report->have_context = have_context_ = true;

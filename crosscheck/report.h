@@ -26,6 +26,9 @@ struct Report {
   int rounds = 0;
   int measured_cpu = -1;
   double seconds = 0;
+  // Some suite run measured beside another command that held or ignored
+  // the machine lock (--allow-concurrent): its figures may hold the other's load.
+  bool concurrent = false;
   double fastest_probe_ns = 0;  // the machine's uncontended getpid, against which rounds were judged
   bool cases_named = false;     // --case: a named case that cannot run here is a failure, not a skip
   std::vector<CaseOutcome> cases;

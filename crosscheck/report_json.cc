@@ -126,6 +126,7 @@ nlohmann::json to_json(const Report& r) {
           {"rounds", r.rounds},
           {"seconds", r.seconds},
           {"fastest_probe_ns", r.fastest_probe_ns},
+          {"concurrent", r.concurrent},
           {"tolerance", kTolerance},
           {"interval",
            "order-statistic confidence interval of the median of the rounds' ratios suite/independent (binomial, "

@@ -69,6 +69,9 @@ void print_table(const Report& r, std::ostream& out) {
     out << fmt::format("  checks: {}\n", checks(o));
     if (!o.c->differs.empty()) out << fmt::format("  differs: {}\n", o.c->differs);
   }
+  if (r.concurrent)
+    out << "\nwarning: some suite runs measured beside another tracebench command (--allow-concurrent): its load "
+           "may be in their figures\n";
   std::map<std::string, int> n;
   for (const auto& o : r.cases) ++n[o.skipped.empty() ? verdict_word(o.verdict) : "skipped"];
   out << fmt::format(
