@@ -148,18 +148,15 @@ void Run::suite_turn(const Group& g, int round, Report* report) {
   }
 }
 
-void Run::reference_turn(const Group& g, int round, Report* report) {
+void Run::reference_case(const Case* c, int round, Report* report) {
   pin_this_thread(env_.others);  // off the loop's CPU while it runs
-  for (const Case* c : g.cases) {
-    if (g_stop_requested) return;
-    RoundRecord& r = record(report, c, round);
-    Status s = reference_round(*c, tools_[c].get(), env_, &r.reference);
-    if (!s && !g_stop_requested) {  // once more: a tool may fail to start now and then
-      std::cerr << fmt::format("crosscheck: {} round {}: {}; trying once more\n", c->name, round + 1, s.message());
-      s = reference_round(*c, tools_[c].get(), env_, &r.reference);
-    }
-    if (!s) r.reference_error = s.message();
+  RoundRecord& r = record(report, c, round);
+  Status s = reference_round(*c, tools_[c].get(), env_, &r.reference);
+  if (!s && !g_stop_requested) {  // once more: a tool may fail to start now and then
+    std::cerr << fmt::format("crosscheck: {} round {}: {}; trying once more\n", c->name, round + 1, s.message());
+    s = reference_round(*c, tools_[c].get(), env_, &r.reference);
   }
+  if (!s) r.reference_error = s.message();
 }
 
 void Run::print_round(const Group& g, int round, Report* report) {
@@ -175,26 +172,37 @@ void Run::print_round(const Group& g, int round, Report* report) {
 }
 
 // One attempt at a round of a group: the two sides in the round's order,
-// the machine's speed probed before, between and after them.
+// the machine's speed probed around the suite's run and around each case's
+// reference, so a case is judged by the probes of its own stretch of time.
 void Run::attempt(const Group& g, int round, Report* report) {
   const bool suite_first = round % 2 == 0;
-  std::vector<double> probes = {probe_speed_ns(env_.cpu, env_.others)};
+  const auto probe = [this] { return probe_speed_ns(env_.cpu, env_.others); };
+  std::vector<double> suite_window, marks;  // around the suite's run; before and after each reference
   if (suite_first) {
-    suite_turn(g, round, report);
-    if (!g_stop_requested) probes.push_back(probe_speed_ns(env_.cpu, env_.others));
-  }
-  if (!g_stop_requested) reference_turn(g, round, report);
-  if (!suite_first && !g_stop_requested) {
-    probes.push_back(probe_speed_ns(env_.cpu, env_.others));
+    suite_window.push_back(probe());
     suite_turn(g, round, report);
   }
-  probes.push_back(probe_speed_ns(env_.cpu, env_.others));
-  fastest_probe_ns_ = std::min(fastest_probe_ns_, *std::min_element(probes.begin(), probes.end()));
+  marks.push_back(probe());
   for (const Case* c : g.cases) {
-    RoundRecord& r = record(report, c, round);
+    if (g_stop_requested) break;
+    reference_case(c, round, report);
+    marks.push_back(probe());
+  }
+  if (suite_first) {
+    suite_window.push_back(marks.front());
+  } else if (!g_stop_requested) {
+    suite_window.push_back(marks.back());
+    suite_turn(g, round, report);
+    suite_window.push_back(probe());
+  }
+  for (double p : suite_window) fastest_probe_ns_ = std::min(fastest_probe_ns_, p);
+  for (double p : marks) fastest_probe_ns_ = std::min(fastest_probe_ns_, p);
+  for (std::size_t i = 0; i < g.cases.size() && i + 1 < marks.size(); ++i) {
+    RoundRecord& r = record(report, g.cases[i], round);
     r.suite_first = suite_first;
-    r.probes_ns = probes;
-    r.steady = steady(speed_seen(*c, r), fastest_probe_ns_);
+    r.probes_ns = suite_window;
+    r.probes_ns.insert(r.probes_ns.end(), {marks[i], marks[i + 1]});
+    r.steady = steady(speed_seen(*g.cases[i], r), fastest_probe_ns_);
   }
 }
 

@@ -57,7 +57,7 @@ class Run {
   void group_round(const Group& g, int round, Report* report);
   void attempt(const Group& g, int round, Report* report);
   void suite_turn(const Group& g, int round, Report* report);
-  void reference_turn(const Group& g, int round, Report* report);
+  void reference_case(const Case* c, int round, Report* report);
   CaseOutcome& outcome(Report* report, const Case* c);
   RoundRecord& record(Report* report, const Case* c, int round);
   void print_round(const Group& g, int round, Report* report);

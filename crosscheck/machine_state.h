@@ -5,9 +5,9 @@
 // the states, not the tools; and in the slow state the two designs do not
 // measure the same thing either (seen here: the suite's untraced getpid,
 // a median over samples of 3 calls, read 147-157 ns where the loop's
-// median chunk of 100 calls read 182-193).  A probe of the measured CPU's
-// speed before, between and after the two sides, against the fastest probe
-// of the command, tells such rounds apart; the command redoes them (a few
+// median chunk of 100 calls read 182-193).  Probes of the measured CPU's
+// speed around the suite's run and around each case's reference, against
+// the fastest probe of the command, tell such rounds apart; the command redoes them (a few
 // times at most) and leaves out those that stay unsteady, and says so.
 //
 // The probe: getpid(2) from this thread pinned to the measured CPU, 5000
@@ -24,7 +24,8 @@ namespace tracebench::crosscheck {
 // the slow state is 25-40% slower; the suite's untraced getpid reads 1-8%
 // above the probe in the fast state (in steps of ~2.4%: samples of 3 calls).
 inline constexpr double kSteadyTolerance = 0.10;
-// Attempts at a round whose probes differ more, the last one kept.
+// Attempts at a round that is not steady; one still unsteady after them is
+// left out.
 inline constexpr int kRoundAttempts = 3;
 
 // ns per getpid on `cpu`; the calling thread is left pinned to `restore`.

@@ -132,8 +132,9 @@ nlohmann::json to_json(const Report& r) {
            "order-statistic confidence interval of the median of the rounds' ratios suite/independent (binomial, "
            "95%; below 6 rounds the whole range, covering 1 - 2^(1-n))"},
           {"steadiness",
-           fmt::format("a round counts when all it saw of getpid's speed (probes before, between and after its two "
-                       "sides on the measured CPU; the untraced getpid figures beside a traced getpid) stays within "
+           fmt::format("a round counts for a case when all it saw of getpid's speed (probes on the measured CPU around "
+                       "the suite's run and the case's reference; the untraced getpid figures beside a traced getpid) "
+                       "stays within "
                        "{:.0f}% of the command's fastest probe (fastest_probe_ns); else it is attempted again, up to "
                        "{} times and within the redo budget (dropped attempts under `redone`), and one still "
                        "unsteady is kept with steady: false and left out of the interval",
