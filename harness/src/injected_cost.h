@@ -21,6 +21,8 @@ namespace tracebench {
 
 class InjectedCost final : public WorkloadState {
  public:
+  // The most a spin's overpayment is carried to the next batches (injected_cost.cc).
+  static constexpr std::int64_t kMaxCredit = 10000;
   InjectedCost(std::unique_ptr<WorkloadState> inner, std::uint64_t cycles);
   void fire(std::uint64_t n) override;
   // The cycles a spin costs beyond what its own TSC reads see (>= 0).
