@@ -20,7 +20,7 @@ trap 'rm -rf "$out"' EXIT
 
 # 1. The injected answer.
 rc=0
-"$tracebench" crosscheck --case untraced_getpid -o none.inject_cycles=360 --quick --wait-lock=600 --json \
+"$tracebench" crosscheck --case untraced_getpid -o none.inject_cycles=360 --rounds 7 --wait-lock=600 --json \
   > "$out/inject.json" 2> "$out/inject.err" || rc=$?
 [ "$rc" -eq 1 ] || { cat "$out/inject.err"; echo "FAIL: a 2x injected error exited $rc, not 1"; exit 1; }
 /usr/bin/python3 - "$out/inject.json" <<'PY'
