@@ -52,7 +52,8 @@ else
 fi
 "$tracebench" crosscheck --case "$case" --rounds 20 --wait-lock=600 > "$out/term.txt" 2>&1 &
 pid=$!
-for _ in $(seq 600); do
+# (up to 3 minutes: the command may first wait for the machine lock)
+for _ in $(seq 3600); do
   pgrep -P "$pid" -f "$tool" > /dev/null && break
   sleep 0.05
 done
