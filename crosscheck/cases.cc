@@ -28,7 +28,7 @@ std::vector<Case> make_cases() {
                ToolKind::kPerfBench,
                {"none", "getppid", "", 0, {}, SuiteFigure::kUntraced},
                {"", "", 200000, 0, 0},
-               "`perf bench syscall basic -l 200000` pinned to the measured CPU: its usecs/op",
+               "`perf bench syscall basic -l 200000` pinned to the measured CPU, SCHED_FIFO: its usecs/op",
                "perf bench gives the mean over all its calls, interrupts included; the suite the median sample"});
   c.push_back({"ftrace_getpid",
                "syscalls:sys_enter_getpid in a tracefs instance, ns per event",

@@ -38,7 +38,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 // In the child, between fork and exec: async-signal-safe calls only.
 [[noreturn]] void exec_child(const char* path, char* const* argv, int in, int out, int err, const cpu_set_t* cpus,
-                             pid_t parent) {
+                             int fifo_priority, pid_t parent) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);
@@ -50,6 +50,11 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   for (int s = 1; s < NSIG; ++s) sigaction(s, &dfl, nullptr);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   if (cpus) sched_setaffinity(0, sizeof *cpus, cpus);
+  if (fifo_priority > 0) {
+    sched_param p{};
+    p.sched_priority = fifo_priority;
+    if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) _exit(126);
+  }
   if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) _exit(127);
   close_range(3, ~0U, 0);
   execv(path, argv);
@@ -90,7 +95,8 @@ Status Child::start(const ChildSpec& spec) {
   const pid_t parent = getpid();
   pid_t pid = (in < 0 || out < 0 || err < 0) ? -1 : fork();
   const int fork_errno = errno;
-  if (pid == 0) exec_child(path.c_str(), argv.data(), in, out, err, spec.cpus.empty() ? nullptr : &set, parent);
+  if (pid == 0)
+    exec_child(path.c_str(), argv.data(), in, out, err, spec.cpus.empty() ? nullptr : &set, spec.fifo_priority, parent);
   for (int fd : {in, out, err}) {
     if (fd >= 0) close(fd);
   }

@@ -20,6 +20,7 @@ namespace tracebench::crosscheck {
 struct ChildSpec {
   std::vector<std::string> argv;  // argv[0] looked up in PATH unless it holds a '/'
   std::vector<int> cpus;          // its affinity; empty: this thread's
+  int fifo_priority = 0;          // > 0: SCHED_FIFO at this priority (other processes do not preempt it)
   bool stdin_pipe = false;        // else /dev/null
   bool stdout_pipe = false;       // else stdout_path, or /dev/null
   std::string stdout_path;
