@@ -53,7 +53,8 @@ std::string verdict_reason(const RatioInterval& r, Verdict v, double tolerance) 
   switch (v) {
     case Verdict::kAgree: return fmt::format("the whole interval lies within ±{}%", pct);
     case Verdict::kDisagree:
-      return fmt::format("the whole interval lies {} ±{}%", r.low > 1.0 ? "above" : "below", pct);
+      return r.low > 1.0 ? fmt::format("the whole interval lies above {:.2f} (+{}%)", 1.0 + tolerance, pct)
+                         : fmt::format("the whole interval lies below {:.2f} (-{}%)", 1.0 - tolerance, pct);
     case Verdict::kCannotTell:
       if (r.n < kMinRounds) return fmt::format("{} steady round(s) gave a ratio, fewer than {}", r.n, kMinRounds);
       return fmt::format("the interval crosses a bound of ±{}%: too wide to decide (more rounds, a quieter host)", pct);
