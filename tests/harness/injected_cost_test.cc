@@ -31,13 +31,17 @@ double cycles_per_event(WorkloadState& w, int fires, std::uint64_t batch) {
 }
 
 // The median over interleaved rounds of (wrapped - bare) cycles per event.
+// Rounds of ~100,000 cycles (~40 us), so that most hold no preemption: a
+// spin preempted is not paid back by the next ones (kMaxCredit), and on a
+// busy machine a long round's mean would hold the other process's time.
 double injected_per_event(std::uint64_t cycles, std::uint64_t batch) {
   InjectedCost wrapped(std::make_unique<Nothing>(), cycles);
   Nothing bare;
+  const int fires = std::max<int>(10, static_cast<int>(100000 / (batch * (cycles + 20))));
   std::vector<double> d;
-  for (int round = 0; round < 9; ++round) {
-    const double b = cycles_per_event(bare, 20000, batch);
-    const double w = cycles_per_event(wrapped, 20000, batch);
+  for (int round = 0; round < 201; ++round) {
+    const double b = cycles_per_event(bare, fires, batch);
+    const double w = cycles_per_event(wrapped, fires, batch);
     d.push_back(w - b);
   }
   std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
