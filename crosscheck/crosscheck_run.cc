@@ -30,13 +30,14 @@ void pin_this_thread(const std::vector<int>& cpus) {
   sched_setaffinity(0, sizeof set, &set);
 }
 
-// What a round saw of the machine's speed, per case: the probes, and where
-// the case runs getpid the untraced getpid figures of both sides that are
-// not the compared figure (the reference's untraced runs and the suite's
-// untraced median around a traced figure).
+// What a round saw of the machine's speed, per case: the probes, the loop's
+// getpid after each of its runs, and where a traced getpid is compared the
+// untraced getpid figures of both sides (the reference's untraced runs, the
+// suite's untraced median).  The untraced cases' own figures never count.
 std::vector<double> speed_seen(const Case& c, const RoundRecord& r) {
   std::vector<double> seen = r.probes_ns;
   if (c.suite.figure == SuiteFigure::kUntraced) return seen;
+  seen.insert(seen.end(), r.reference.getpid_ns.begin(), r.reference.getpid_ns.end());
   if (c.loop.mode == "getpid")
     seen.insert(seen.end(), r.reference.untraced_runs.begin(), r.reference.untraced_runs.end());
   const auto base = r.suite.facts.find("baseline_ns_p50");

@@ -34,6 +34,7 @@ Status LoopProcess::run(LoopRun* out) {
     out->chunk = j.at("chunk").get<std::uint64_t>();
     out->median_chunk_ns = j.at("median_chunk_ns").get<double>();
     out->mean_ns = j.at("mean_ns").get<double>();
+    out->getpid_ns = j.at("getpid_ns").get<double>();
   } catch (const std::exception& e) { return Status::error("the loop's line `" + line + "`: " + e.what()); }
   return Status::ok();
 }

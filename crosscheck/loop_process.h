@@ -18,6 +18,7 @@ struct LoopRun {
   std::uint64_t calls = 0, chunk = 0;
   double median_chunk_ns = 0;  // the median chunk, ns per event
   double mean_ns = 0;          // the whole timed run, ns per event
+  double getpid_ns = 0;        // right after it, a getpid: the machine's speed then (0: not probed)
 };
 
 class LoopProcess {

@@ -40,6 +40,7 @@ Status loop_alone_round(const Case& c, const Env& env, ReferenceRound* out) {
   loop.stop();
   out->figure_ns = out->untraced_ns = run.median_chunk_ns;
   out->untraced_runs = {run.median_chunk_ns};
+  if (run.getpid_ns > 0) out->getpid_ns = {run.getpid_ns};
   out->verified = true;
   return Status::ok();
 }
@@ -59,6 +60,7 @@ Status tool_round(const Case& c, Tool* tool, const Env& env, ReferenceRound* out
   LoopRun run;
   TB_TRY(loop.run(&run));
   out->untraced_runs = {run.median_chunk_ns};
+  if (run.getpid_ns > 0) out->getpid_ns = {run.getpid_ns};
   std::vector<double> figures;
   std::uint64_t fired = 0;
   for (int i = 0; i < kTracedRuns; ++i) {
@@ -67,8 +69,10 @@ Status tool_round(const Case& c, Tool* tool, const Env& env, ReferenceRound* out
     TB_TRY(tool->disable());
     fired += run.fired;
     out->traced_runs.push_back(run.median_chunk_ns);
+    if (run.getpid_ns > 0) out->getpid_ns.push_back(run.getpid_ns);
     TB_TRY(loop.run(&run));
     out->untraced_runs.push_back(run.median_chunk_ns);
+    if (run.getpid_ns > 0) out->getpid_ns.push_back(run.getpid_ns);
     figures.push_back(out->traced_runs.back() - 0.5 * (out->untraced_runs[i] + out->untraced_runs[i + 1]));
   }
   TB_TRY(tool->finish(fired, &out->counts));

@@ -23,6 +23,7 @@ struct ReferenceRound {
   double figure_ns = NAN;                          // what is compared with the suite
   double untraced_ns = NAN, traced_ns = NAN;       // medians of the runs
   std::vector<double> untraced_runs, traced_runs;  // each run's median chunk, ns per event
+  std::vector<double> getpid_ns;  // the loop's getpid right after each run (its speed then), where it probes
   ToolCounts counts;
   bool verified = false;  // counts_verified(counts), or true where the tool records nothing
 };

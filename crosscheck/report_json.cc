@@ -40,6 +40,7 @@ nlohmann::json round_json(const RoundRecord& r) {
             {"traced_ns", number(ref.traced_ns)},
             {"untraced_runs_ns", ref.untraced_runs},
             {"traced_runs_ns", ref.traced_runs},
+            {"getpid_after_runs_ns", ref.getpid_ns},
             {"counts", counts_json(ref.counts)},
             {"verified", ref.verified},
             {"error", r.reference_error}}},
@@ -117,35 +118,37 @@ nlohmann::json to_json(const Report& r) {
     summary[o.skipped.empty() ? verdict_word(o.verdict) : "skipped"] =
         summary[o.skipped.empty() ? verdict_word(o.verdict) : "skipped"].get<int>() + 1;
   }
-  return {{"schema", kSchema},
-          {"schema_version", kSchemaVersion},
-          {"date_utc", r.date_utc},
-          {"machine", host_json(r)},
-          {"command_line", r.command_line},
-          {"measured_cpu", r.measured_cpu},
-          {"rounds", r.rounds},
-          {"seconds", r.seconds},
-          {"fastest_probe_ns", r.fastest_probe_ns},
-          {"concurrent", r.concurrent},
-          {"tolerance", kTolerance},
-          {"interval",
-           "order-statistic confidence interval of the median of the rounds' ratios suite/independent (binomial, "
-           "95%; below 6 rounds the whole range, covering 1 - 2^(1-n))"},
-          {"steadiness",
-           fmt::format("a round counts for a case when all it saw of getpid's speed (probes on the measured CPU around "
-                       "the suite's run and the case's reference; the untraced getpid figures beside a traced getpid) "
-                       "stays within "
-                       "{:.0f}% of the command's fastest probe (fastest_probe_ns); else it is attempted again, up to "
-                       "{} times and within the redo budget (dropped attempts under `redone`), and one still "
-                       "unsteady is kept with steady: false and left out of the interval",
-                       kSteadyTolerance * 100, kRoundAttempts)},
-          {"verdict_rule",
-           "agree: the whole interval within [0.9, 1.1]; disagree: the whole interval outside it; cannot tell: "
-           "the interval crosses a bound; not measured: a round whose side failed or did not account for every "
-           "event"},
-          {"cases", cases},
-          {"summary", summary},
-          {"exit_status", exit_status(r)}};
+  return {
+      {"schema", kSchema},
+      {"schema_version", kSchemaVersion},
+      {"date_utc", r.date_utc},
+      {"machine", host_json(r)},
+      {"command_line", r.command_line},
+      {"measured_cpu", r.measured_cpu},
+      {"rounds", r.rounds},
+      {"seconds", r.seconds},
+      {"fastest_probe_ns", r.fastest_probe_ns},
+      {"concurrent", r.concurrent},
+      {"tolerance", kTolerance},
+      {"interval",
+       "order-statistic confidence interval of the median of the rounds' ratios suite/independent (binomial, "
+       "95%; below 6 rounds the whole range, covering 1 - 2^(1-n))"},
+      {"steadiness",
+       fmt::format("a round counts for a case when all it saw of getpid's speed (probes on the measured CPU around "
+                   "the suite's run and the case's reference; the loop's getpid after each run; the untraced getpid "
+                   "figures beside a traced getpid) "
+                   "stays within "
+                   "{:.0f}% of the command's fastest probe (fastest_probe_ns); else it is attempted again, up to "
+                   "{} times and within the redo budget (dropped attempts under `redone`), and one still "
+                   "unsteady is kept with steady: false and left out of the interval",
+                   kSteadyTolerance * 100, kRoundAttempts)},
+      {"verdict_rule",
+       "agree: the whole interval within [0.9, 1.1]; disagree: the whole interval outside it; cannot tell: "
+       "the interval crosses a bound; not measured: a round whose side failed or did not account for every "
+       "event"},
+      {"cases", cases},
+      {"summary", summary},
+      {"exit_status", exit_status(r)}};
 }
 
 }  // namespace tracebench::crosscheck

@@ -14,7 +14,10 @@
  *          prints one line of JSON: {"fired": warm-up + timed events,
  *          "calls": timed events, "chunk": CHUNK, "median_chunk_ns": the
  *          median chunk's ns per event, "mean_ns": ns per event over the
- *          whole timed run}
+ *          whole timed run, "getpid_ns": right after the run, the median of
+ *          20 chunks of 50 getpid(2) calls, ns per call: the machine's speed
+ *          then, which the command compares with its own probes; 0 in a
+ *          program whose events are getpid calls (they would be traced)}
  *
  * The median chunk leaves out what an interrupt or a preemption adds to a
  * few chunks (as the suite's medians do); the mean keeps it.
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,8 +68,24 @@ static void xc_pin(long cpu) {
   }
 }
 
-/* One timed run: prints its JSON line. */
-static void xc_run(xc_fire_fn fire, long calls, long chunk, double *per) {
+static double xc_median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof v[0], xc_cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The machine's speed now: getpid(2) in 20 chunks of 50, the median chunk. */
+static double xc_getpid_ns(void) {
+  double per[20];
+  for (int c = 0; c < 20; ++c) {
+    const double a = xc_now_ns();
+    for (int i = 0; i < 50; ++i) syscall(SYS_getpid);
+    per[c] = (xc_now_ns() - a) / 50;
+  }
+  return xc_median(per, 20);
+}
+
+/* One timed run: prints its JSON line (with the getpid probe when `probe`). */
+static void xc_run(xc_fire_fn fire, long calls, long chunk, double *per, int probe) {
   const long warm = calls / 10, chunks = calls / chunk;
   fire(warm);
   const double t0 = xc_now_ns();
@@ -75,15 +95,19 @@ static void xc_run(xc_fire_fn fire, long calls, long chunk, double *per) {
     per[c] = (xc_now_ns() - a) / (double)chunk;
   }
   const double total = xc_now_ns() - t0;
-  qsort(per, (size_t)chunks, sizeof per[0], xc_cmp_double);
-  const double median = chunks % 2 ? per[chunks / 2] : (per[chunks / 2 - 1] + per[chunks / 2]) / 2;
-  printf("{\"fired\": %ld, \"calls\": %ld, \"chunk\": %ld, \"median_chunk_ns\": %.4f, \"mean_ns\": %.4f}\n",
-         warm + chunks * chunk, chunks * chunk, chunk, median, total / (double)(chunks * chunk));
+  const double median = xc_median(per, chunks);
+  printf(
+      "{\"fired\": %ld, \"calls\": %ld, \"chunk\": %ld, \"median_chunk_ns\": %.4f, \"mean_ns\": %.4f, "
+      "\"getpid_ns\": %.4f}\n",
+      warm + chunks * chunk, chunks * chunk, chunk, median, total / (double)(chunks * chunk),
+      probe ? xc_getpid_ns() : 0.0);
   fflush(stdout);
 }
 
-/* argv[2..4]: CPU CALLS CHUNK.  Serves requests until "quit" or EOF. */
-static int xc_serve(int argc, char **argv, xc_fire_fn fire) {
+/* argv[2..4]: CPU CALLS CHUNK.  Serves requests until "quit" or EOF; each
+ * run is followed by the getpid probe when `probe` (not where the events are
+ * getpid calls). */
+static int xc_serve(int argc, char **argv, xc_fire_fn fire, int probe) {
   if (argc < 5) return 2;
   const long cpu = xc_arg(argv[2], 0, CPU_SETSIZE - 1, "CPU");
   const long calls = xc_arg(argv[3], 1, 100000000, "CALLS");
@@ -96,7 +120,7 @@ static int xc_serve(int argc, char **argv, xc_fire_fn fire) {
   char line[64];
   while (fgets(line, sizeof line, stdin)) {
     if (strcmp(line, "run\n") == 0) {
-      xc_run(fire, calls, chunk, per);
+      xc_run(fire, calls, chunk, per, probe);
     } else if (strcmp(line, "quit\n") == 0) {
       break;
     } else {

@@ -32,8 +32,8 @@ static void fire_nop(long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 5 && strcmp(argv[1], "getpid") == 0) return xc_serve(argc, argv, fire_getpid);
-  if (argc == 5 && strcmp(argv[1], "nop") == 0) return xc_serve(argc, argv, fire_nop);
+  if (argc == 5 && strcmp(argv[1], "getpid") == 0) return xc_serve(argc, argv, fire_getpid, 0);
+  if (argc == 5 && strcmp(argv[1], "nop") == 0) return xc_serve(argc, argv, fire_nop, 1);
   fprintf(stderr, "usage: %s getpid|nop CPU CALLS CHUNK\n", argv[0]);
   return 2;
 }

@@ -32,12 +32,12 @@ static void fire_payload(long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 5 && strcmp(argv[1], "hot") == 0) return xc_serve(argc, argv, fire_hot);
+  if (argc == 5 && strcmp(argv[1], "hot") == 0) return xc_serve(argc, argv, fire_hot, 1);
   if (argc == 6 && strcmp(argv[1], "payload") == 0) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     payload_len = (uint32_t)xc_arg(argv[5], 1, sizeof payload, "BYTES");
     for (uint32_t i = 0; i < payload_len; ++i) payload[i] = alphabet[i % 36];
-    return xc_serve(argc, argv, fire_payload);
+    return xc_serve(argc, argv, fire_payload, 1);
   }
   fprintf(stderr, "usage: %s hot CPU CALLS CHUNK | payload CPU CALLS CHUNK BYTES\n", argv[0]);
   return 2;
