@@ -1,6 +1,7 @@
-// The standard-tool side of the getpid cross-checks (crosscheck_ftrace.sh,
-// crosscheck_perf.sh): N getpid syscalls after a warm-up, timed in chunks of
-// CHUNK calls; prints JSON with the mean and the median chunk per call
+// The standard-tool side of the VM lab's getpid cross-checks
+// (crosscheck_lttng_kernel.sh, vm/crosscheck-systemtap.sh: tracers that need
+// a kernel that loads modules, which `tracebench crosscheck` does not run on
+// the host): N getpid syscalls after a warm-up, timed in chunks of CHUNK calls; prints JSON with the mean and the median chunk per call
 // (interrupts and preemption land in a few chunks only, as the suite's
 // per-sample median excludes them).
 //   getpid_loop [N=4000] [CHUNK=50]

@@ -1,5 +1,5 @@
 // `tracebench report RUN_OR_DIR... [--vs RUN_OR_DIR...] [--history DB]
-// [--out DIR]`: an HTML page with plots (and report.md) from the results
+// [--crosscheck FILE] [--out DIR]`: an HTML page with plots (and report.md) from the results
 // schema (and the results history) only.  This
 // side reads the runs (read_run with their samples, compare_runs for --vs)
 // and writes report-input.json: exactly what is to be drawn, nothing
@@ -34,7 +34,7 @@ using nlohmann::json;
 
 struct ReportArgs {
   std::vector<std::string> runs, vs, validations, history_benchmarks;
-  std::string out = "report", model, history, history_host;
+  std::string out = "report", model, history, history_host, crosscheck;
 };
 
 // At most this many series are drawn from a history without named runs or
@@ -170,6 +170,23 @@ Status read_validations(const std::vector<std::string>& args, json* out) {
   return Status::ok();
 }
 
+// crosscheck.json (`tracebench crosscheck --out DIR`; the file or DIR),
+// passed on as written once its schema and cases are what the drawing reads.
+Status read_crosscheck(const std::string& arg, json* out) {
+  std::error_code ec;
+  const std::string path = fs::is_directory(arg, ec) ? arg + "/crosscheck.json" : arg;
+  TB_TRY(read_json_file(path, out));
+  if (!out->is_object() || out->value("schema", "") != "tracebench.crosscheck" ||
+      out->value("schema_version", 0) != 2 || !out->contains("cases") || !(*out)["cases"].is_array())
+    return Status::error(path + ": not a cross-check file (schema tracebench.crosscheck, version 2)");
+  for (const auto& c : (*out)["cases"]) {
+    for (const char* key : {"name", "independent_tool", "verdict", "reason", "skipped", "ratio"})
+      if (!c.contains(key)) return Status::error(path + ": a case without `" + std::string(key) + "`");
+  }
+  (*out)["file"] = path;
+  return Status::ok();
+}
+
 // The history's series of the named benchmarks (else those of the runs being
 // reported, else every benchmark in it), each with its change points.
 Status read_history(const ReportArgs& a, const std::vector<RunResult>& runs, json* out) {
@@ -248,7 +265,7 @@ struct StagingDir {
 struct ReportInputs {
   std::vector<RunResult> b, base;
   std::vector<std::string> b_files, base_files;
-  json model = nullptr, validations = json::array(), history = nullptr;
+  json model = nullptr, validations = json::array(), history = nullptr, crosscheck = nullptr;
 };
 
 // The arguments that go together, and --out free to be written: checked
@@ -261,7 +278,8 @@ Status check_report_args(const ReportArgs& a, std::string* script) {
   if (fs::exists(out_st) && !(fs::is_directory(out_st) && fs::is_empty(a.out, ec) && !ec))
     return Status::error("--out " + a.out + " exists and is not an empty directory: nothing is overwritten");
   TB_TRY(find_script(script));
-  if (a.runs.empty() && a.history.empty()) return Status::error("nothing to report: give runs, or --history DB");
+  if (a.runs.empty() && a.history.empty() && a.crosscheck.empty())
+    return Status::error("nothing to report: give runs, --history DB or --crosscheck FILE");
   if (a.runs.empty() && !a.vs.empty()) return Status::error("--vs needs runs to compare with");
   if (a.history.empty() && (!a.history_benchmarks.empty() || !a.history_host.empty()))
     return Status::error("--history-benchmark and --history-host go with --history DB");
@@ -277,6 +295,7 @@ Status read_inputs(const ReportArgs& a, ReportInputs* in) {
   if (!a.model.empty()) TB_TRY(prefixed("--model: ", read_model(a.model, &in->model)));
   if (!a.validations.empty()) TB_TRY(prefixed("--validation: ", read_validations(a.validations, &in->validations)));
   if (!a.history.empty()) TB_TRY(prefixed("--history: ", read_history(a, in->b, &in->history)));
+  if (!a.crosscheck.empty()) TB_TRY(prefixed("--crosscheck: ", read_crosscheck(a.crosscheck, &in->crosscheck)));
   return Status::ok();
 }
 
@@ -300,7 +319,8 @@ Status compare_sides(const ReportInputs& in, json* out) {
 Status report_input(const ReportInputs& in, json* input) {
   *input = {{"schema", "tracebench.report-input"}, {"schema_version", 2},
             {"made_utc", utc_now_iso8601()},       {"model", in.model},
-            {"validations", in.validations},       {"history", in.history}};
+            {"validations", in.validations},       {"history", in.history},
+            {"crosscheck", in.crosscheck}};
   (*input)["runs"] = json::array();
   for (std::size_t i = 0; i < in.b.size(); ++i) (*input)["runs"].push_back(run_json(in.b[i], in.b_files[i]));
   // What the charts draw: one point per configuration, repeated runs pooled.
@@ -376,6 +396,9 @@ void install(CLI::App& app, int* exit_status) {
                 "and commit, with their change points");
   r->add_option("--history-benchmark", a->history_benchmarks, "Only these benchmarks' series (with --history)");
   r->add_option("--history-host", a->history_host, "Only this machine's series (name or fingerprint; with --history)");
+  r->add_option("--crosscheck", a->crosscheck,
+                "crosscheck.json (`tracebench crosscheck --out DIR`; the file or DIR): each case's ratio "
+                "suite/independent with its interval against the ±10% band, and its verdict");
   r->callback([a, exit_status] { *exit_status = run_report(*a); });
 }
 

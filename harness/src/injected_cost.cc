@@ -24,35 +24,42 @@ void InjectedCost::fire(std::uint64_t n) {
 
 // Pays what is owed: spins while the time its reads see is short of it.
 // Not inlined, so the cost measured by measure_unseen() is the cost paid.
+// What a spin overpays is carried as credit up to kMaxCredit cycles only:
+// the last read's overshoot is a few cycles, but an interrupt or a
+// preemption inside the spin is time no event chose to spend, and carried
+// whole, one 4 ms preemption would cancel the injection for the next ~14,000
+// events of 720 cycles (seen: runs whose repetitions after the first lost it).
 __attribute__((noinline)) void InjectedCost::spin(std::uint64_t cycles) {
   owed_ += static_cast<std::int64_t>(cycles) - unseen_;
   const std::uint64_t t0 = seen_tsc(__rdtsc());
   std::uint64_t t = t0;
   while (static_cast<std::int64_t>(t - t0) < owed_) t = seen_tsc(__rdtsc());
-  // What the spin paid beyond its debt carries over, up to a limit: the last
-  // read's overshoot (a coarse TSC's step) is a payment, an interrupt or a
-  // preemption inside the spin is not (credited, it would let the next
-  // thousands of spins go unpaid).
-  owed_ = std::max(owed_ - static_cast<std::int64_t>(t - t0), -kMaxCarry);
+  owed_ = std::max(owed_ - static_cast<std::int64_t>(t - t0), -kMaxCredit);
 }
 
-// What a spin that owes nothing costs whole, none of which its own reads see:
-// many such spins back to back between two reads, the total over their
-// number.  An average over one long window, not a per-try median: on a TSC
-// that ticks in steps of 21 cycles (some hypervisors') every try reads 0 or
-// 21, and their medians say 0 where the spin costs a dozen cycles.  Over
-// 20000 tries the step is a thousandth of a cycle per try.  The median of
-// five windows, so an interrupt in one does not count.
+// What a spin costs beyond what its own reads see: spins of a known debt
+// back to back between two reads, their average less that debt.  Spins that
+// run their loop, as the real ones do: leaving a loop whose length varies
+// costs a mispredicted branch after the last read (a dozen cycles or more,
+// a few per event at a batch of four), which a spin that owes nothing never pays.  The
+// debt is four events' worth, a small batch.  An average over one long
+// window, not a per-try median: on a TSC that ticks in steps of 21 cycles
+// (some hypervisors') every try reads 0 or 21, and the credit carries each
+// try's rounding to the next, so only a window's total is exact.  The median
+// of nine windows, so an interrupt or a busy neighbour in a few does not count.
 std::int64_t InjectedCost::measure_unseen() {
-  constexpr int kTries = 20000, kWindows = 5;
+  constexpr int kWindows = 9;
+  constexpr std::uint64_t kWindowCycles = 2'000'000;
+  const std::uint64_t debt = std::max<std::uint64_t>(4 * cycles_, 64);
+  const int tries = static_cast<int>(std::max<std::uint64_t>(1000, kWindowCycles / (debt + 50)));
   std::vector<double> per_try;
   for (int w = 0; w < kWindows; ++w) {
     owed_ = 0;
     unseen_ = 0;
     const std::uint64_t a = seen_tsc(__rdtsc());
-    for (int i = 0; i < kTries; ++i) spin(0);
+    for (int i = 0; i < tries; ++i) spin(debt);
     const std::uint64_t b = seen_tsc(__rdtsc());
-    per_try.push_back(static_cast<double>(b - a) / kTries);
+    per_try.push_back(static_cast<double>(b - a) / tries - static_cast<double>(debt));
   }
   std::nth_element(per_try.begin(), per_try.begin() + kWindows / 2, per_try.end());
   return std::max<std::int64_t>(0, std::llround(per_try[kWindows / 2]));

@@ -23,6 +23,8 @@ namespace tracebench {
 
 class InjectedCost final : public WorkloadState {
  public:
+  // The most a spin's overpayment is carried to the next batches (injected_cost.cc).
+  static constexpr std::int64_t kMaxCredit = 2000;
   InjectedCost(std::unique_ptr<WorkloadState> inner, std::uint64_t cycles);
   void fire(std::uint64_t n) override;
   // The cycles a spin costs beyond what its own TSC reads see (>= 0).
@@ -31,10 +33,6 @@ class InjectedCost final : public WorkloadState {
  private:
   void spin(std::uint64_t cycles);
   std::int64_t measure_unseen();
-
-  // The most a spin's overpayment carries to the next (TSC cycles): a
-  // coarse clock's step, never an interrupt's length.
-  static constexpr std::int64_t kMaxCarry = 2000;
 
   std::unique_ptr<WorkloadState> inner_;
   std::uint64_t cycles_;

@@ -412,6 +412,45 @@ def validation_section(page, vals):
                  "; ".join(problems(v) + v["warnings"]) or "—"] for v in vals], "figures")
 
 
+XC_COLOURS = {"agree": "#27ae60", "disagree": WARN, "cannot tell": "#95a5a6", "not measured": "#95a5a6"}
+
+
+def crosscheck_section(page, xc):
+    """`tracebench crosscheck`'s file: each case's ratio suite/independent with its interval, the ±10% band."""
+    page.h(2, "Cross-check against independent tools")
+    m = xc.get("machine") or {}
+    page.p(f"{xc['file']}: {xc['date_utc']}, {m.get('host', '?')} ({m.get('cpu_model', '?')} x{m.get('cpus', '?')}, "
+           f"kernel {m.get('kernel', '?')}, hypervisor {m.get('hypervisor') or 'none'}, TSC "
+           f"{(m.get('tsc_hz') or 0) / 1e9:.3f} GHz), {xc['rounds']} rounds. Ratio = suite / independent per round; "
+           f"interval: {xc['interval']}. Verdict: {xc['verdict_rule']}.")
+    ran = [c for c in xc["cases"] if not c["skipped"] and c["ratio"]["median"] is not None]
+    if ran:
+        fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(ran) + 1.0))
+        tol = xc["tolerance"]
+        ax.axvspan(1 - tol, 1 + tol, color="#27ae60", alpha=0.12, label=f"±{100 * tol:.0f}%")
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        for i, c in enumerate(ran):
+            r = c["ratio"]
+            ax.errorbar([r["median"]], [i], xerr=[[r["median"] - r["low"]], [r["high"] - r["median"]]], fmt="o",
+                        color=XC_COLOURS.get(c["verdict"], "#95a5a6"), capsize=3)
+        ax.set_yticks(range(len(ran)))
+        ax.set_yticklabels([f"{c['name']} ({c['independent_tool']}): {c['verdict']}" for c in ran], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("suite / independent (green: agree, red: disagree, grey: cannot tell or not measured)")
+        ax.legend(fontsize=7, loc="lower right")
+        page.figure(fig, "crosscheck", "Each case's ratio and its interval over the rounds, the ±10% band shaded")
+    page.table(["case", "independent tool", "independent ns", "suite ns", "ratio", "interval", "verdict", "why"],
+               [[c["name"], c["independent_tool"], num(c["independent_ns"], ".1f"), num(c["suite_ns"], ".1f"),
+                 num(c["ratio"]["median"], ".3f"),
+                 (f"[{c['ratio']['low']:.3f}, {c['ratio']['high']:.3f}] {100 * c['ratio']['confidence']:.1f}%"
+                  if c["ratio"]["median"] is not None else "—"),
+                 "skipped" if c["skipped"] else c["verdict"], c["skipped"] or c["reason"]]
+                for c in xc["cases"]], "figures")
+    differs = [c for c in xc["cases"] if not c["skipped"] and c.get("differs")]
+    if differs:
+        page.p("Where the two designs differ: " + "; ".join(f"{c['name']}: {c['differs']}" for c in differs) + ".")
+
+
 def history_order(series):
     """What changed first: series with a change point, the largest change
     first; then the rest, those with the most runs first."""
@@ -490,7 +529,8 @@ def main():
     page = Page(out)
     page.h(1, "tracebench report")
     page.p(f"Made {data['made_utc']} from {len(data['runs'])} run(s)"
-           + (f" and the history {data['history']['db']}." if data.get("history") else "."))
+           + (f", the history {data['history']['db']}" if data.get("history") else "")
+           + (f", the cross-check {data['crosscheck']['file']}" if data.get("crosscheck") else "") + ".")
     benches = [b for r in data["runs"] for b in r["benchmarks"]]
     failed = [b for b in benches if b["status"] != "ok"]
     if data["runs"]:
@@ -517,6 +557,8 @@ def main():
         model_section(page, data["model"])
     if data.get("validations"):
         validation_section(page, data["validations"])
+    if data.get("crosscheck"):
+        crosscheck_section(page, data["crosscheck"])
     if data.get("history"):
         history_section(page, data["history"])
     if failed:

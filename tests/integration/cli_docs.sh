@@ -2,7 +2,7 @@
 # What the command line says about itself: --version, the man page the build
 # makes with help2man (a section per subcommand), the bash completion script
 # (completes subcommands, options, tracer and workload names), what `cmake
-# --install` puts where, and `env`'s table (a row per tracer, no raw JSON, no
+# --install` puts where (the cross-check's loop programs included), and `env`'s table (a row per tracer, no raw JSON, no
 # library log lines; --json keeps everything).
 set -euo pipefail
 tb=$1
@@ -48,10 +48,14 @@ check getpid tracebench run -t ftrace -w get
 check fit tracebench model ""
 check --bootstrap tracebench model fit --b
 check add tracebench history a
+check crosscheck tracebench cro
+check --case tracebench crosscheck --ca
 [ -z "$(complete_words tracebench model fit --tr)" ] || fail "'model fit' completes run's --tracer"
 
 cmake --install "$build" --prefix "$work/inst" > /dev/null
-for f in bin/tracebench share/man/man1/tracebench.1 share/bash-completion/completions/tracebench; do
+# The cross-check's loop programs go where an installed tracebench looks for them (bin/../libexec/tracebench).
+for f in bin/tracebench share/man/man1/tracebench.1 share/bash-completion/completions/tracebench \
+         libexec/tracebench/tracebench-crosscheck-loop; do
   [ -s "$work/inst/$f" ] || fail "cmake --install put no $f"
 done
 

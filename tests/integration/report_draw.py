@@ -6,7 +6,7 @@ with one point per size and ticks at the sizes, labels that tell apart
 configurations that differ (options, --gap-us, samples per block) and never
 read "none none" or "dvm default", red only for warnings (an information note
 paints nothing), history with the change point first and times in its x
-labels.  Headless Chromium loads the page; the test reads the page's text and
+labels, the cross-check's ratios against the ±10% band.  Headless Chromium loads the page; the test reads the page's text and
 counts the charts it expects.
 
     report_draw.py SOURCE_DIR KEEP_DIR
@@ -77,8 +77,31 @@ history = {"db": "h.sqlite", "left_out": 0, "series": [
      "changes": [{"index": 4, "run_id": "run-4", "before_ns": 50.0, "after_ns": 60.0, "relative_change": 0.2,
                   "p_value": 0.001}]},
 ]}
+
+
+def xc_case(name, tool, median, low, high, verdict, skipped=""):
+    ratio = {"median": median, "low": low, "high": high, "confidence": 0.9375, "rounds": 5}
+    if skipped:
+        ratio = {"median": None, "low": None, "high": None, "confidence": None, "rounds": 0}
+    return {"name": name, "independent_tool": tool, "independent_ns": None if skipped else 100.0,
+            "suite_ns": None if skipped else 100.0 * median, "ratio": ratio, "verdict": verdict,
+            "reason": "" if skipped else f"the reason for {verdict}", "skipped": skipped,
+            "differs": "" if skipped else f"how {name} differs"}
+
+
+crosscheck = {"schema": "tracebench.crosscheck", "schema_version": 2, "file": "x/crosscheck.json",
+              "date_utc": "2026-11-27T11:00:00Z", "rounds": 5, "tolerance": 0.1,
+              "interval": "order statistics", "verdict_rule": "agree within ±10%",
+              "machine": {"host": "h", "cpu_model": "cpu", "cpus": 2, "kernel": "6.18.0", "hypervisor": "KVM",
+                          "tsc_hz": 2.0e9},
+              "cases": [xc_case("ftrace_getpid", "tracefs by hand", 1.01, 0.98, 1.03, "agree"),
+                        xc_case("untraced_getpid", "C loop", 2.05, 2.0, 2.1, "disagree"),
+                        xc_case("perf_getpid", "perf record", 1.0, 0.7, 1.2, "cannot tell"),
+                        xc_case("lttng_hot", "lttng CLI", None, None, None, "not measured",
+                                skipped="lttng is not installed")]}
 data = {"schema": "tracebench.report-input", "schema_version": 2, "made_utc": "2026-11-27T10:00:00Z", "model": None,
-        "validations": [], "history": history, "runs": [run], "configurations": configs, "compare": None}
+        "validations": [], "history": history, "runs": [run], "configurations": configs, "compare": None,
+        "crosscheck": crosscheck}
 with open(os.path.join(work, "input.json"), "w") as f:
     json.dump(data, f)
 out = os.path.join(work, "page")
@@ -88,7 +111,7 @@ page = open(os.path.join(out, "index.html")).read()
 
 # The charts this input asks for, by id, in the page's order.
 expected = ["cost-p0-getpid", "cost-p0-write_null", "cost-p64", "cost-p256", "cost-p1024", "payload_bytes-write_null",
-            "history-0", "history-1"]
+            "crosscheck", "history-0", "history-1"]
 ids = re.findall(r"<figure id='([^']+)'>", page)
 if ids != expected:
     fail(f"charts {ids}, expected {expected}")
@@ -146,6 +169,17 @@ if "11-20 10:00:00" not in h0 or h0.count("6.18.0") != 1 or "2222222" not in h0:
     fail(f"history x labels: want times, the kernel once and the new commit where it changes: {h0[:600]}")
 if "b/flat" not in text(figure("history-1")) or "a/alone" not in text(page.split("Series of one run")[-1]):
     fail("the flat series is not second, or the one-run series is not in the table")
+# The cross-check: a point per case that ran (the disagreeing one red), the
+# skipped one in the table with its reason, every verdict said.
+x = figure("crosscheck")
+if x.count("fill: " + red) + x.count("stroke: " + red) == 0 or "untraced_getpid (C loop): disagree" not in text(x):
+    fail(f"the cross-check chart does not draw the disagreeing case red: {text(x)[:300]}")
+if "lttng_hot" in text(x):
+    fail("the cross-check chart draws a skipped case")
+xt = text(page.split("<figure id='crosscheck'>")[1].split("<figure")[0])
+for want in ("lttng is not installed", "skipped", "cannot tell", "the reason for agree", "how ftrace_getpid differs"):
+    if want not in xt:
+        fail(f"the cross-check section lacks {want!r}: {xt[:500]}")
 # Nowhere two words that say nothing; no chart title repeated in its caption.
 whole = text(page)
 for bad in ("none none", "dvm default"):
