@@ -14,6 +14,8 @@
 # getpid case is integration.crosscheck_broken's: the suite's untraced
 # median moves in steps of ~2.4% and reads up to 8-10% above the loop in
 # some fast rounds, too close to the bound to assert "agree" in a test.)
+# On a host contended through every attempt at the rounds the cases cannot
+# tell (crosscheck/README.md): the test skips (77) and says so.
 # Skips (77) without root; a case not available here is skipped with the
 # reason unless TRACEBENCH_REQUIRE asks for its tracer.
 set -euo pipefail
@@ -30,9 +32,23 @@ rc=0
 "$tracebench" crosscheck "${cases[@]}" --rounds 11 --redo-budget 90 --wait-lock=600 --out "$out/files" \
   > "$out/table.txt" 2> "$out/stderr.txt" || rc=$?
 cat "$out/table.txt"
-[ "$rc" -eq 0 ] || { cat "$out/stderr.txt"; echo "FAIL: crosscheck exited $rc (1: a case did not agree)"; exit 1; }
+# On a host that stayed contended through the rounds (the machine's speed off
+# its fastest in every attempt), a case cannot tell, as crosscheck/README.md
+# says: nothing to judge here, so a skip that says why, after the clean-up
+# checks.  Any other failure fails.
+unsteady_only=no
+if [ "$rc" -eq 1 ] && /usr/bin/python3 - "$out/files/crosscheck.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+bad = [c for c in doc["cases"] if not c["skipped"] and c["verdict"] != "agree"]
+sys.exit(0 if bad and all(c["verdict"] == "cannot tell" and c["ratio"]["rounds"] < 3 for c in bad) else 1)
+PY
+then unsteady_only=yes
+elif [ "$rc" -ne 0 ]; then
+  cat "$out/stderr.txt"; echo "FAIL: crosscheck exited $rc (1: a case did not agree)"; exit 1
+fi
 
-/usr/bin/python3 - "$out/files/crosscheck.json" "$out/table.txt" <<'PY'
+[ "$unsteady_only" = yes ] || /usr/bin/python3 - "$out/files/crosscheck.json" "$out/table.txt" <<'PY'
 import json, os, sys
 doc = json.load(open(sys.argv[1]))
 table = open(sys.argv[2]).read()
@@ -78,4 +94,8 @@ if command -v lttng > /dev/null && lttng list 2> /dev/null | grep -q -- '-crossc
   echo "FAIL: an lttng session of the cross-check is left"; lttng list; exit 1
 fi
 if pgrep -f tracebench-crosscheck- > /dev/null; then echo "FAIL: a loop program is left"; exit 1; fi
+if [ "$unsteady_only" = yes ]; then
+  echo "SKIP: the machine's speed changed during every attempt at too many rounds: nothing to judge here"
+  exit 77
+fi
 echo "crosscheck: ok"
