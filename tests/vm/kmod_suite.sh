@@ -44,9 +44,10 @@ if [ $rc -ne 0 ]; then
 fi
 results=("$out"/results/*/result.json)
 [ -f "${results[0]}" ] || { echo "FAIL: no result.json came back from the guest"; exit 1; }
-/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "${results[0]}" || exit 1
-/usr/bin/python3 - "${results[0]}" "$out/vm.json" "$wall" <<'PY'
+/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok --or-unsteady "${results[0]}" || exit 1
+PYTHONPATH="$src/tests/vm" /usr/bin/python3 - "${results[0]}" "$out/vm.json" "$wall" <<'PY'
 import json, sys
+from guest_result import measured, overhead_ns
 r = json.load(open(sys.argv[1]))
 vm = json.load(open(sys.argv[2]))
 wall = int(sys.argv[3])
@@ -67,13 +68,13 @@ for b in r["benchmarks"]:
     assert e["fired"] > 0 and e["recorded"] > 0, f"{name}: nothing recorded: {e}"
     assert e["recorded"] == e["fired"] - e["lost"], f"{name}: events not accounted for: {e}"
     assert e["verification"] == "passed", f"{name}: verification {e['verification']}"
-    assert b["overhead_cycles_per_event"] is not None, name
+    assert b["overhead_cycles_per_event"] is not None or b["status"] == "unsteady", name
 print(f"ok: {len(r['benchmarks'])} benchmarks on {ctx['kernel']['release']} under {vm['accel']}, "
       f"{wall} s wall")
 for b in sorted(r["benchmarks"], key=lambda x: (x["tracer"], x["workload"], x["payload_bytes"])):
     if b["tracer"] != "none":
         print(f"  {b['tracer']:8} {b['workload']:13} {b['action']:16} {b['payload_bytes']:5} B: "
-              f"{b['overhead_ns_per_event']['median']:9.1f} ns/event overhead, "
+              f"{overhead_ns(b, '9.1f')} overhead, "
               f"{b['events']['recorded']} events recorded")
 assert wall < 300, f"the VM-lab kmod suite took {wall} s (budget: 5 minutes under TCG)"
 PY
@@ -113,17 +114,18 @@ if [ $rc -ne 0 ]; then
   echo "FAIL: eBPF attach variants in the VM: status $rc"; tail -n 40 "$variants/guest-output.txt" 2>/dev/null
   exit 1
 fi
-/usr/bin/python3 - "$variants" <<'PY'
+PYTHONPATH="$src/tests/vm" /usr/bin/python3 - "$variants" <<'PY'
 import glob, json, sys
+from guest_result import measured, overhead_ns, interval_ns, overhead_ratio
 for attach in ("fentry", "fexit", "kprobe", "raw_tp"):
     paths = glob.glob(f"{sys.argv[1]}/{attach}/*/result.json")
     assert paths, f"no result for attach={attach}"
     (b,) = json.load(open(paths[0]))["benchmarks"]
     e = b["events"]
-    assert b["status"] == "ok", f"attach={attach}: {b.get('error')}"
+    assert measured(b), f"attach={attach}: {b.get('error')}"
     assert b["tracer_details"]["attach"] == attach, b["tracer_details"]
     assert e["recorded"] > 0 and e["recorded"] == e["fired"] - e["lost"], f"attach={attach}: {e}"
-    print(f"  ebpf attach={attach:7} {b['workload']:12} {b['overhead_ns_per_event']['median']:8.1f} ns/event, "
+    print(f"  ebpf attach={attach:7} {b['workload']:12} {overhead_ns(b)}, "
           f"{e['recorded']} events")
 def dvm_kernel_and_ebpf(run, what):
     """The run's dvm_kernel and ebpf benchmarks, each ok with every event recorded; their overhead ratio."""
@@ -132,50 +134,48 @@ def dvm_kernel_and_ebpf(run, what):
     assert set(by) == {"dvm_kernel", "ebpf"}, sorted(by)
     for t, b in sorted(by.items()):
         e = b["events"]
-        assert b["status"] == "ok", f"{t}: {b.get('error')}"
+        assert measured(b), f"{t}: {b.get('error')}"
         assert e["verification"] == "passed" and e["recorded"] == e["fired"] - e["lost"] and e["lost"] == 0, f"{t}: {e}"
-        print(f"  {t:10} {what} {b['overhead_ns_per_event']['median']:8.1f} ns/event, {e['recorded']} events")
+        print(f"  {t:10} {what} {overhead_ns(b)}, {e['recorded']} events")
     d = by["dvm_kernel"]["tracer_details"]
     assert d["probe_firings"] >= by["dvm_kernel"]["events"]["fired"], d
     base = {t: b["baseline"]["ns_per_event"]["p50"] for t, b in by.items()}
     assert base["dvm_kernel"] < 2 * base["ebpf"] + 20, f"{what}: dvm_kernel's baseline is not untraced: {base}"
-    return by["dvm_kernel"]["overhead_ns_per_event"]["median"] / by["ebpf"]["overhead_ns_per_event"]["median"]
+    return overhead_ratio(by["dvm_kernel"], by["ebpf"])
 ratio = dvm_kernel_and_ebpf("dvm_kernel", "getpid count")
-print(f"  dvm_kernel / ebpf per-event overhead: {ratio:.2f} (emulated; the issue's target is within 2x)")
+print(f"  dvm_kernel / ebpf per-event overhead: {ratio} (emulated; the issue's target is within 2x)")
 (path,) = glob.glob(f"{sys.argv[1]}/dvm_kernel_sdt/*/result.json")
 (b,) = json.load(open(path))["benchmarks"]
 e = b["events"]
-assert b["status"] == "ok" and e["verification"] == "passed", f"dvm_kernel sdt record: {b.get('error')} {e}"
+assert measured(b) and e["verification"] == "passed", f"dvm_kernel sdt record: {b.get('error')} {e}"
 assert e["recorded"] == e["fired"] - e["lost"] and e["payload_verified_bytes"] == 64 * e["recorded"], e
-print(f"  dvm_kernel kmod_payload record 64 B {b['overhead_ns_per_event']['median']:8.1f} ns/event, "
+print(f"  dvm_kernel kmod_payload record 64 B {overhead_ns(b)}, "
       f"{e['recorded']} records, every payload byte checked")
 (path,) = glob.glob(f"{sys.argv[1]}/dvm_kernel_disabled/*/result.json")
 for b in json.load(open(path))["benchmarks"]:
     e = b["events"]
-    assert b["status"] == "ok" and e["verification"] == "passed" and e["recorded"] == 0, f"disabled: {b.get('error')} {e}"
-    o = b["overhead_ns_per_event"]
-    print(f"  dvm_kernel disabled probe on {b['workload']:10} {o['median']:8.1f} ns/event "
-          f"[{o['ci_low']:.1f}, {o['ci_high']:.1f}] over the untraced call, interleaved (emulated)")
+    assert measured(b) and e["verification"] == "passed" and e["recorded"] == 0, f"disabled: {b.get('error')} {e}"
+    print(f"  dvm_kernel disabled probe on {b['workload']:10} {overhead_ns(b)} "
+          f"{interval_ns(b)} over the untraced call, interleaved (emulated)")
 (path,) = glob.glob(f"{sys.argv[1]}/dvm_kernel_kprobe/*/result.json")
 by = {b["action"]: b for b in json.load(open(path))["benchmarks"]}
 assert set(by) == {"disabled", "count"}, sorted(by)
 for a, b in sorted(by.items()):
     e = b["events"]
-    assert b["status"] == "ok" and e["verification"] == "passed", f"syscallprobe=kprobe {a}: {b.get('error')} {e}"
+    assert measured(b) and e["verification"] == "passed", f"syscallprobe=kprobe {a}: {b.get('error')} {e}"
     assert b["tracer_details"]["options"]["syscallprobe"] == "kprobe", b["tracer_details"]["options"]
     assert e["recorded"] == (0 if a == "disabled" else e["fired"]), f"syscallprobe=kprobe {a}: {e}"
-    o = b["overhead_ns_per_event"]
-    print(f"  dvm_kernel syscallprobe=kprobe getpid {a:8} {o['median']:8.1f} ns/event "
-          f"[{o['ci_low']:.1f}, {o['ci_high']:.1f}] (emulated)")
+    print(f"  dvm_kernel syscallprobe=kprobe getpid {a:8} {overhead_ns(b)} "
+          f"{interval_ns(b)} (emulated)")
 import re
 text = open(f"{sys.argv[1]}/dvm_c.txt").read()
 calls = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(\w+)\s+(\d+)$", text, re.M))
 assert "exit_group by ls\n" in text and calls.get("exit_group") == 1 and calls.get("getdents64", 0) >= 1, text
 print(f"  dvm --kernel -c 'ls /': {sum(calls.values())} syscalls of the command, exit_group by ls")
 ratio = dvm_kernel_and_ebpf("pid_call", "uprobe on tb_noinline_call, count")
-print(f"  dvm_kernel (pid provider) / ebpf (uprobe) per-event overhead: {ratio:.2f} (emulated)")
+print(f"  dvm_kernel (pid provider) / ebpf (uprobe) per-event overhead: {ratio} (emulated)")
 ratio = dvm_kernel_and_ebpf("usdt_hot", "usdt tracebench:hot, count")
-print(f"  dvm_kernel (usdt provider) / ebpf (usdt) per-event overhead: {ratio:.2f} (emulated)")
+print(f"  dvm_kernel (usdt provider) / ebpf (usdt) per-event overhead: {ratio} (emulated)")
 text = open(f"{sys.argv[1]}/dvm_pid.txt").read()
 got = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^\s+(entry|return)\s+(\d+)$", text, re.M))
 assert got == {"entry": 1, "return": 1} and "argc 2\n" in text, text
@@ -212,9 +212,10 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 results=("$lttng_out"/suite/*/result.json)
-/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "${results[0]}" || exit 1
-/usr/bin/python3 - "${results[0]}" <<'PY'
+/usr/bin/python3 "$src/scripts/validate_result.py" --require-ok --or-unsteady "${results[0]}" || exit 1
+PYTHONPATH="$src/tests/vm" /usr/bin/python3 - "${results[0]}" <<'PY'
 import json, sys
+from guest_result import overhead_ns
 r = json.load(open(sys.argv[1]))
 seen = {(b["workload"], b["action"], b["payload_bytes"]) for b in r["benchmarks"] if b["tracer"] == "lttng_kernel"}
 want = {(w, a, 0) for w in ("kmod_target", "getpid") for a in ("record", "function")}
@@ -234,5 +235,5 @@ for b in r["benchmarks"]:
     paired = d["trace"]["paired_events"]
     assert d["trace"]["events_checked"] == d["trace"]["events"] + paired, f"{name}: not every event checked: {d}"
     print(f"  lttng_kernel {b['workload']:12} {b['action']:9} {b['payload_bytes']:5} B {d['instrumentation']:10} "
-          f"{b['overhead_ns_per_event']['median']:8.1f} ns/event, {e['recorded']} recorded of {e['fired']}")
+          f"{overhead_ns(b)}, {e['recorded']} recorded of {e['fired']}")
 PY
