@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/shared_file.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -48,10 +49,13 @@ double now_s() {
 
 std::string path_of(const char* name) { return lock_dir() + "/" + name; }
 
-int open_lock_file(const std::string& path) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == EACCES) fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);  // flock works read-only too
-  return fd;
+// The lock directories are writable by anyone: a name planted there is
+// refused, never followed (shared_file.h).
+Status open_lock_file(const std::string& path, const char* what, int* fd) {
+  Status st = Status::ok();
+  *fd = open_shared_file(path, &st);
+  if (*fd < 0) return Status::error(fmt::format("{}: the machine lock: {}", what, st.message()));
+  return Status::ok();
 }
 
 std::string read_fd_text(int fd) {
@@ -78,7 +82,7 @@ std::string holder_of(int fd) {
 bool same_file(int fd, const std::string& path) {
   struct stat a {
   }, b{};
-  return fstat(fd, &a) == 0 && stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return fstat(fd, &a) == 0 && lstat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 void touch(int fd) {
@@ -207,8 +211,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
     }
     unsetenv(kInheritEnv);  // not ours to pass on
   }
-  fd_ = open_lock_file(path);
-  if (fd_ < 0) return errno_status(fmt::format("{}: open the machine lock {}", what, path), errno);
+  TB_TRY(open_lock_file(path, what, &fd_));
   const double deadline = now_s() + req.wait_s;
   bool said_waiting = false;
   for (;;) {
@@ -225,8 +228,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
     if (req.mode == LockMode::kConcurrent) {
       close(fd_);
       fd_ = -1;
-      concurrent_fd_ = open_lock_file(cpath);
-      if (concurrent_fd_ < 0) return errno_status(fmt::format("{}: open {}", what, cpath), errno);
+      TB_TRY(open_lock_file(cpath, what, &concurrent_fd_));
       // Only `cleanup` holds it exclusively, and briefly.
       for (int i = 0; flock(concurrent_fd_, LOCK_SH | LOCK_NB) != 0; ++i) {
         if (i == 100) {
@@ -266,8 +268,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
 Status MachineLock::acquire_for_cleanup() {
   release();
   const std::string path = path_of(kLockName), cpath = path_of(kConcurrentName);
-  fd_ = open_lock_file(path);
-  if (fd_ < 0) return errno_status("open the machine lock " + path, errno);
+  TB_TRY(open_lock_file(path, "tracebench cleanup", &fd_));
   if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const std::string who = holder_of(fd_);
     release();
@@ -277,8 +278,11 @@ Status MachineLock::acquire_for_cleanup() {
                     "nothing removed (run cleanup when it has finished)",
                     path, who));
   }
-  concurrent_fd_ = open_lock_file(cpath);
-  if (concurrent_fd_ >= 0 && flock(concurrent_fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (Status st = open_lock_file(cpath, "tracebench cleanup", &concurrent_fd_); !st) {
+    release();
+    return st;
+  }
+  if (flock(concurrent_fd_, LOCK_EX | LOCK_NB) != 0) {
     release();
     return Status::error(
         fmt::format("{} is held: a command run with --allow-concurrent is alive; nothing removed "
@@ -293,11 +297,12 @@ bool MachineLock::others_ran_beside() const {
   if (concurrent_) return true;
   const std::string cpath = path_of(kConcurrentName);
   struct stat st {};
-  if (stat(cpath.c_str(), &st) != 0) return false;  // never created: nobody ran beside any run
+  if (lstat(cpath.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never created: nobody ran beside
   const double touched = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
   if (touched >= since_) return true;
   // One that started before this lock was taken and still runs holds it shared.
-  int fd = open(cpath.c_str(), O_RDONLY | O_CLOEXEC);
+  Status refused = Status::ok();
+  int fd = open_shared_file_readonly(cpath, &refused);
   if (fd < 0) return false;
   bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
   close(fd);  // releases it at once if taken

@@ -5,8 +5,11 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -120,8 +123,8 @@ class LockDir : public ::testing::Test {
   void TearDown() override {
     unsetenv("TRACEBENCH_LOCK_DIR");
     unsetenv("TRACEBENCH_LOCK_FD");
-    unlink((dir_ + "/tracebench.lock").c_str());
-    unlink((dir_ + "/tracebench.concurrent").c_str());
+    for (const char* name : {"tracebench.lock", "tracebench.concurrent", "victim", "elsewhere"})
+      unlink((dir_ + "/" + name).c_str());
     rmdir(dir_.c_str());
   }
   std::string dir_;
@@ -220,6 +223,60 @@ TEST_F(LockDir, CleanupTakesItAndRunsAreRefusedMeanwhile) {
   Status s = run.acquire({}, "tracebench run");
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("held by pid " + std::to_string(getpid())), std::string::npos) << s.message();
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A name planted at the lock's path (the lock directories are writable by
+// anyone) is refused, never followed: a victim file keeps its bytes, a
+// dangling link's target is not created, a FIFO does not block.
+TEST_F(LockDir, PlantedNamesAreRefusedNotFollowedTable) {
+  const std::string victim = dir_ + "/victim", elsewhere = dir_ + "/elsewhere";
+  struct Case {
+    const char* name;
+    const char* lock;  // which of the two files
+    const char* expect;
+    int (*plant)(const std::string& victim, const std::string& elsewhere, const std::string& at);
+  };
+  const Case cases[] = {
+      {"symlink to a file", "tracebench.lock", "a symbolic link",
+       [](const std::string& v, const std::string&, const std::string& at) { return symlink(v.c_str(), at.c_str()); }},
+      {"dangling symlink", "tracebench.lock", "a symbolic link",
+       [](const std::string&, const std::string& e, const std::string& at) { return symlink(e.c_str(), at.c_str()); }},
+      {"hard link", "tracebench.lock", "hard links",
+       [](const std::string& v, const std::string&, const std::string& at) { return link(v.c_str(), at.c_str()); }},
+      {"FIFO", "tracebench.lock", "a FIFO",
+       [](const std::string&, const std::string&, const std::string& at) { return mkfifo(at.c_str(), 0644); }},
+      {"symlink as the concurrent file", "tracebench.concurrent", "a symbolic link",
+       [](const std::string& v, const std::string&, const std::string& at) { return symlink(v.c_str(), at.c_str()); }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    { std::ofstream(victim) << "root:x:0:0:root:/root:/bin/bash\n"; }
+    const std::string at = dir_ + "/" + c.lock;
+    ASSERT_EQ(c.plant(victim, elsewhere, at), 0);
+    MachineLock holder, lock;
+    const bool concurrent = std::string(c.lock) == "tracebench.concurrent";
+    if (concurrent) ASSERT_TRUE(holder.acquire({}, "holder").is_ok());
+    Status s = lock.acquire({concurrent ? LockMode::kConcurrent : LockMode::kRefuse, 0}, "tracebench run");
+    EXPECT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find(c.expect), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("remove it"), std::string::npos) << s.message();
+    lock.release();
+    holder.release();
+    MachineLock cleanup;
+    EXPECT_FALSE(cleanup.acquire_for_cleanup().is_ok());
+    cleanup.release();
+    EXPECT_EQ(text_of(victim), "root:x:0:0:root:/root:/bin/bash\n");
+    EXPECT_NE(access(elsewhere.c_str(), F_OK), 0) << "a dangling link's target was created";
+    unlink(at.c_str());
+    unlink(victim.c_str());
+  }
 }
 
 }  // namespace

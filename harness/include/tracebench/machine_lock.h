@@ -20,6 +20,9 @@
 // own parent, so the child runs under its parent's lock instead of
 // deadlocking.  A name in the environment proves nothing by itself: the
 // descriptor must be the lock file and flock on it must succeed.
+//
+// The lock files live in a directory anyone may write to: they are opened
+// as shared_file.h says, so a name planted there is refused, not followed.
 #pragma once
 
 #include <atomic>
