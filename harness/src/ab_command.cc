@@ -39,6 +39,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ab_session_dir.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/lock_flags.h"
@@ -238,28 +239,6 @@ json verdicts(const AbArgs& a, const Session& s, std::string* table) {
   return rows;
 }
 
-// The output directory named (default results/ab-<UTC time>) and checked
-// new or empty; created by make_out_dir once the lock is held.
-Status check_out_dir(AbArgs& a) {
-  if (a.out.empty()) {
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
-    a.out = std::string("results/ab-") + stamp;
-  }
-  std::error_code ec;
-  if (fs::exists(a.out, ec) && !fs::is_empty(a.out, ec))
-    return Status::error(fmt::format("--out {} is not empty: give a new directory", a.out));
-  return Status::ok();
-}
-
-Status make_out_dir(const AbArgs& a) {
-  std::error_code ec;
-  fs::create_directories(a.out, ec);
-  if (ec) return Status::error(fmt::format("--out {}: {}", a.out, ec.message()));
-  return Status::ok();
-}
-
 Status check_args(const AbArgs& a) {
   if (!(a.threshold > 0 && a.threshold < 1)) return Status::error("--threshold is a relative change in (0, 1)");
   if (!(a.alpha > 0 && a.alpha < 0.5)) return Status::error("--alpha is in (0, 0.5)");
@@ -399,15 +378,18 @@ int run_ab(AbArgs a) {
   if (Status s = check_args(a); !s) return refuse(s.message());
   if (Status s = parse_spec(a.a_spec, &specs[0]); !s) return refuse(s.message());
   if (Status s = parse_spec(a.b_spec, &specs[1]); !s) return refuse(s.message());
-  if (Status s = check_out_dir(a); !s) return refuse(s.message());
+  // The session's directory, claimed before anything runs (ab_session_dir.h).
+  bool made = false;
+  if (Status s = a.out.empty() ? claim_default_session_dir(&a.out, &made) : claim_session_dir(a.out, &made); !s)
+    return refuse(s.message());
   // The machine lock, held for the whole session and handed to each run (a
   // child that takes it too): nobody else measures between the pairs.
   MachineLock lock;
   if (Status s = a.lock.hold_for_children(&lock, "tracebench ab"); !s) {
+    release_session_dir(a.out, made);  // refused: nothing changed
     std::cerr << s.message() << "\n";  // it names the command
     return 2;
   }
-  if (Status s = make_out_dir(a); !s) return refuse(s.message());
   Session session;
   run_until_decided(a, specs, &session);
   return finish(a, specs, session);

@@ -4,11 +4,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,7 @@ namespace {
 constexpr const char* kLockName = "tracebench.lock";
 constexpr const char* kConcurrentName = "tracebench.concurrent";
 constexpr const char* kInheritEnv = "TRACEBENCH_LOCK_FD";
+constexpr const char* kParentEnv = "TRACEBENCH_LOCK_PARENT";
 
 std::string first_line(const std::string& path) {
   std::ifstream f(path);
@@ -87,6 +90,21 @@ bool same_file(int fd, const std::string& path) {
 
 void touch(int fd) {
   if (fd >= 0) (void)futimens(fd, nullptr);
+}
+
+// A child measuring under its parent's lock ends with its parent: killed
+// (SIGKILL cannot be caught), the parent closes nothing, and the child would
+// go on measuring under a lock that stays held though nobody waits for it.
+// The kernel sends the child SIGTERM when the parent that handed the lock
+// down dies (the child tears down and exits 130); a parent already gone
+// before this point is found by getppid().  True when the parent lives.
+bool end_with_parent() {
+  const char* env = std::getenv(kParentEnv);
+  long parent = 0;
+  if (!env || std::from_chars(env, env + std::strlen(env), parent).ec != std::errc() || parent <= 0) return true;
+  if (parent == getpid()) return true;                     // handed to a command in the same process
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) return true;  // nothing to arm: the lock still holds
+  return getppid() == parent;
 }
 
 }  // namespace
@@ -195,13 +213,20 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
     int fd = -1;
     auto r = std::from_chars(env, env + std::strlen(env), fd);
     if (r.ec == std::errc() && fd >= 0) {
-      if (same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      const bool exclusive = same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0;
+      const bool shared = !exclusive && same_file(fd, cpath) && flock(fd, LOCK_SH | LOCK_NB) == 0;
+      if ((exclusive || shared) && !end_with_parent())
+        return Status::error(
+            fmt::format("{}: the command that handed down its machine lock (pid {}) is gone: "
+                        "nothing is measured under a lock nobody holds for it",
+                        what, std::getenv(kParentEnv)));
+      if (exclusive) {
         fd_ = fd;
         inherited_ = true;
         since_ = now_s();
         return Status::ok();
       }
-      if (same_file(fd, cpath) && flock(fd, LOCK_SH | LOCK_NB) == 0) {
+      if (shared) {
         concurrent_fd_ = fd;
         inherited_ = concurrent_ = true;
         concurrent_with_ = "the command that started this one (run with --allow-concurrent)";
@@ -210,6 +235,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
       }
     }
     unsetenv(kInheritEnv);  // not ours to pass on
+    unsetenv(kParentEnv);
   }
   TB_TRY(open_lock_file(path, what, &fd_));
   const double deadline = now_s() + req.wait_s;
@@ -315,6 +341,7 @@ Status MachineLock::share_with_children() {
   int flags = fcntl(fd, F_GETFD);
   if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) return errno_status("fcntl(F_SETFD)", errno);
   setenv(kInheritEnv, std::to_string(fd).c_str(), 1);
+  setenv(kParentEnv, std::to_string(getpid()).c_str(), 1);
   return Status::ok();
 }
 
