@@ -13,6 +13,7 @@
 #include "tracebench/command.h"
 #include "tracebench/model.h"
 #include "tracebench/results.h"
+#include "tracebench/run_identity.h"
 #include "tracebench/util.h"
 #include "fit_command.h"
 #include "harness/model/model_reporters.h"
@@ -118,6 +119,10 @@ int run_fit(const FitArgs& a, std::ostream& out, std::ostream& err) {
   std::vector<RunResult> runs(files.size());
   for (std::size_t i = 0; i < files.size(); ++i)
     if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);
+  // A copied or linked run is one run: counted twice it would weigh twice.
+  std::vector<std::string> dropped;
+  if (Status s = count_each_run_once(&files, &runs, &dropped); !s) return fail("fit", s);
+  for (const auto& d : dropped) err << "tracebench model fit: note: " << d << "\n";
   const std::vector<std::string> left_out = leave_out_partial(&runs, files);
   Model m;
   if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);

@@ -46,6 +46,7 @@
 #include "tracebench/machine_lock.h"
 #include "tracebench/power.h"
 #include "tracebench/results.h"
+#include "tracebench/run_identity.h"
 #include "tracebench/sequential.h"
 #include "tracebench/util.h"
 
@@ -108,9 +109,30 @@ Status parse_spec(const std::string& text, Spec* s) {
   return Status::ok();
 }
 
+double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// A side's run is one its binary made in this pair, not one it copied or
+// linked there: its id dates it from after the spawn (ids of older builds
+// are to the second, hence the second's slack), and it is a run no earlier
+// pair of the session had (run_identity.h).
+Status check_made_here(const Spec& spec, const std::string& file, const RunResult& run, double spawned,
+                       std::vector<RunIdentity>* seen) {
+  const auto began = run_id_time(run.context.run_id);
+  if (!began || *began < std::floor(spawned) - 1 || *began > wall_now() + 1)
+    return Status::error(
+        fmt::format("the run {} that spec '{}' left is not one it made in this pair: its id {} {}; the session "
+                    "decides only on runs its sides made in it",
+                    file, spec.text, run.context.run_id,
+                    began ? fmt::format("dates it {:.0f} s before the run was started", spawned - *began)
+                          : std::string("does not begin with a time")));
+  seen->push_back(identify_run(file, run));
+  return check_distinct_runs(*seen, "the runs of one session");
+}
+
 // Runs `binary run RUN-ARGS SPEC-ARGS --no-samples --out dir`, its output in
 // dir/run.log; the result.json it wrote in `file`.
-Status run_side(const Spec& spec, const std::vector<std::string>& run_args, const fs::path& dir, std::string* file) {
+Status run_side(const Spec& spec, const std::vector<std::string>& run_args, const fs::path& dir, std::string* file,
+                double* spawned) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::error(fmt::format("{}: {}", dir.string(), ec.message()));
@@ -127,6 +149,7 @@ Status run_side(const Spec& spec, const std::vector<std::string>& run_args, cons
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   pid_t pid = 0;
+  *spawned = wall_now();
   const int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return Status::error(fmt::format("spawn {}: {}", spec.binary, std::strerror(rc)));
@@ -145,16 +168,19 @@ Status run_side(const Spec& spec, const std::vector<std::string>& run_args, cons
 
 // One pair: both runs in ABBA order, their figures added to the tracks.
 Status run_pair(const AbArgs& a, const Spec specs[2], int index, const fs::path& out,
-                std::map<std::string, Track>* tracks, std::vector<std::string>* order, json* record) {
+                std::map<std::string, Track>* tracks, std::vector<std::string>* order, json* record,
+                std::vector<RunIdentity>* seen) {
   const std::string pair = fmt::format("pair-{:04d}", index + 1);
   const int first = index % 2;  // 0: A then B; 1: B then A
   RunResult runs[2];
   for (int k = 0; k < 2; ++k) {
     const int side = k == 0 ? first : 1 - first;
     std::string file;
-    TB_TRY(run_side(specs[side], a.run_args, out / (side == 0 ? "A" : "B") / pair, &file));
+    double spawned = 0;
+    TB_TRY(run_side(specs[side], a.run_args, out / (side == 0 ? "A" : "B") / pair, &file, &spawned));
     TB_TRY(read_run(file, &runs[side]));
     TB_TRY(check_comparable(runs[side], file));
+    TB_TRY(check_made_here(specs[side], file, runs[side], spawned, seen));
   }
   json figures = json::object();
   for (const auto& ba : runs[0].benchmarks) {
@@ -190,6 +216,7 @@ struct Session {
   std::vector<std::string> order;  // benchmarks as first seen
   std::size_t benchmarks = 0;      // named in the first pair: alpha is split over them
   json pairs = json::array();
+  std::vector<RunIdentity> runs;  // every run of the session, each once
   std::string stopped = "budget: --max-pairs";
   Status run_status = Status::ok();
   double seconds = 0;
@@ -289,7 +316,7 @@ void run_until_decided(const AbArgs& a, const Spec specs[2], Session* s) {
       break;
     }
     json record;
-    s->run_status = run_pair(a, specs, i, a.out, &s->tracks, &s->order, &record);
+    s->run_status = run_pair(a, specs, i, a.out, &s->tracks, &s->order, &record, &s->runs);
     s->seconds = elapsed();
     if (!s->run_status && g_stop) {
       // The run was interrupted with us: the pair under way is dropped.

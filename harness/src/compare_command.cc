@@ -13,6 +13,7 @@
 #include "tracebench/report.h"
 #include "tracebench/reporter.h"
 #include "tracebench/results.h"
+#include "tracebench/run_identity.h"
 #include "tracebench/util.h"
 
 namespace tracebench::builtin {
@@ -22,6 +23,7 @@ int cmd_compare(const CompareArgs& c) {
   std::vector<std::string> inputs;
   PairIds pair_ids;
   bool paired[2] = {false, false};
+  std::vector<RunIdentity> paired_runs;
   for (int side = 0; side < 2; ++side) {
     std::vector<std::string> files;
     // A side laid out as pairs (pairs.h), else any result.json or directory of runs.
@@ -32,6 +34,15 @@ int cmd_compare(const CompareArgs& c) {
       runs[side].emplace_back();
       s = read_run(files[i], &runs[side].back());
       if (s) s = check_comparable(runs[side].back(), files[i]);
+    }
+    // A run is counted once however many paths lead to it (run_identity.h).
+    if (s && paired[side]) {
+      for (std::size_t i = 0; i < files.size(); ++i) paired_runs.push_back(identify_run(files[i], runs[side][i]));
+      s = check_distinct_runs(paired_runs, "the runs of the pairs, on both sides,");
+    } else if (s) {
+      std::vector<std::string> dropped;
+      s = count_each_run_once(&files, &runs[side], &dropped);
+      for (const auto& d : dropped) std::cerr << "tracebench compare: note: " << d << "\n";
     }
     if (!s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
