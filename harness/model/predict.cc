@@ -54,6 +54,17 @@ Status entry_for(const Model& m, const std::string& tracer, const std::string& k
 
 }  // namespace
 
+// What the terms add up to is a cost: a sum below zero (signed terms of a
+// model edited, or fitted from runs that disagree) would print a negative
+// cost and CPU share; it is refused, naming the entry.
+static Status not_negative(const Entry& e, const char* what, double cycles) {
+  if (cycles >= 0) return Status::ok();
+  return Status::error(fmt::format(
+      "model predict: {} {} {}: its terms add up to {:.1f} cycles for {}, and a cost is not negative: the model's "
+      "terms are not costs for this scenario (refit the model from consistent runs)",
+      e.tracer, e.probe_kind, e.action, cycles, what));
+}
+
 Status predict(const Model& m, const Scenario& s, Prediction* out) {
   if (!(m.tsc_hz > 0)) return Status::error("model predict: the model has no TSC rate");
   Prediction p;
@@ -127,6 +138,7 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
         pc.wakeup_cycles = (w - *w_fit) * *e->probe_per_wakeup.cycles;
       c += pc.wakeup_cycles;
     }
+    TB_TRY(not_negative(*e, "a firing", c));
     pc.cycles = c;
     pc.cycles_per_s = load.rate_hz * c;
     pc.cpu_percent = 100 * pc.cycles_per_s / m.tsc_hz;
@@ -167,6 +179,7 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
     // not above the fit's noise) they are taken to cost nothing.
     if (load.enables_hz > 0 && load.handlers > 1 && e->consumer_per_enable_ecb.ok())
       d += load.enables_hz * (load.handlers - 1) * *e->consumer_per_enable_ecb.cycles;
+    TB_TRY(not_negative(*e, "its consumer each second", d));
     if (d == 0) continue;
     if (!e->consumer_fit || !e->consumer_fit->user_fraction) {
       // The total holds; only its split is unknown.
