@@ -115,7 +115,7 @@ int run_fit(const FitArgs& a, std::ostream& out, std::ostream& err) {
   for (const auto& in : a.inputs)
     if (Status s = result_files(in, &files); !s) return fail("fit", s);
   for (const auto& path : {a.out, sibling(a.out, ".md"), sibling(a.out, ".csv")})
-    if (Status s = check_output_not_input("--out", path, files); !s) return fail("fit", s);
+    if (Status s = check_output_not_input("--out", path, run_files(files)); !s) return fail("fit", s);
   std::vector<RunResult> runs(files.size());
   for (std::size_t i = 0; i < files.size(); ++i)
     if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);

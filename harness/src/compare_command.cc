@@ -50,7 +50,7 @@ int cmd_compare(const CompareArgs& c) {
     }
   }
   if (!c.junit.empty()) {
-    if (Status s = check_output_not_input("--junit", c.junit, inputs); !s) {
+    if (Status s = check_output_not_input("--junit", c.junit, run_files(inputs)); !s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
       return 2;
     }

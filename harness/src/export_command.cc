@@ -42,7 +42,8 @@ int write_out(const ExportArgs& a, const char* format, const std::string& file, 
     std::cout << text;
     return 0;
   }
-  if (Status s = check_output_not_input("--out", a.out, {file}); !s) return refuse(format, s.message());
+  // Nor over any file of the run (its summary.csv, samples.csv).
+  if (Status s = check_output_not_input("--out", a.out, run_files({file})); !s) return refuse(format, s.message());
   if (Status s = write_file_atomic(a.out, text); !s) return refuse(format, s.message());
   return 0;
 }
