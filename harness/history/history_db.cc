@@ -1,8 +1,11 @@
 #include "history_db.h"
 
+#include <libpq-fe.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <memory>
 
 #include "history_backends.h"
 
@@ -19,12 +22,52 @@ std::string fingerprint(const RunContext& c) {
   return fmt::format("{:016x}", h);
 }
 
-bool is_server_uri(const std::string& where) {
+namespace {
+
+bool is_uri(const std::string& where) {
   return where.rfind("postgresql://", 0) == 0 || where.rfind("postgres://", 0) == 0;
 }
 
+// libpq's key=value form, as libpq parses it (a path with '=' in it has a
+// key libpq does not know, and stays a path: "./a=b.sqlite").
+using Conninfo = std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)>;
+Conninfo parse_conninfo(const std::string& where) {
+  if (is_uri(where) || where.find('=') == std::string::npos) return Conninfo(nullptr, PQconninfoFree);
+  char* err = nullptr;
+  Conninfo opts(PQconninfoParse(where.c_str(), &err), PQconninfoFree);
+  if (err) PQfreemem(err);
+  return opts;
+}
+
+// A value as libpq's key=value form reads it back: quoted when it must be.
+std::string quoted_value(const std::string& v) {
+  if (!v.empty() && v.find_first_of(" \t\n'\\") == std::string::npos) return v;
+  std::string q = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "'";
+}
+
+// The key=value form again, its password as ***.
+std::string masked_conninfo(const PQconninfoOption* opts) {
+  std::string out;
+  for (const PQconninfoOption* o = opts; o->keyword; ++o) {
+    if (!o->val) continue;
+    const std::string key = o->keyword;
+    out += (out.empty() ? "" : " ") + key + "=" + (key == "password" ? "***" : quoted_value(o->val));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_server_uri(const std::string& where) { return is_uri(where) || parse_conninfo(where) != nullptr; }
+
 std::string masked(const std::string& where) {
-  if (!is_server_uri(where)) return where;
+  if (Conninfo kv = parse_conninfo(where)) return masked_conninfo(kv.get());
+  if (!is_uri(where)) return where;
   std::string m = where;
   // scheme://user:PASSWORD@host...: the userinfo ends at the last '@'
   // before the path or query.
