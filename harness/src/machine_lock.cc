@@ -95,16 +95,18 @@ void touch(int fd) {
 // A child measuring under its parent's lock ends with its parent: killed
 // (SIGKILL cannot be caught), the parent closes nothing, and the child would
 // go on measuring under a lock that stays held though nobody waits for it.
-// The kernel sends the child SIGTERM when the parent that handed the lock
-// down dies (the child tears down and exits 130); a parent already gone
-// before this point is found by getppid().  True when the parent lives.
+// The kernel sends the child SIGTERM when the process that started it dies
+// (the child tears down and exits 130).  A parent already gone before this
+// point is refused: getppid() is no longer it, and it is not alive (a
+// wrapper script between the two leaves the parent further up, alive).
+// True when the parent lives.
 bool end_with_parent() {
   const char* env = std::getenv(kParentEnv);
   long parent = 0;
   if (!env || std::from_chars(env, env + std::strlen(env), parent).ec != std::errc() || parent <= 0) return true;
-  if (parent == getpid()) return true;                     // handed to a command in the same process
-  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) return true;  // nothing to arm: the lock still holds
-  return getppid() == parent;
+  if (parent == getpid()) return true;  // handed to a command in the same process
+  (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+  return getppid() == parent || kill(static_cast<pid_t>(parent), 0) == 0 || errno == EPERM;
 }
 
 }  // namespace
@@ -204,39 +206,49 @@ void MachineLock::take_held_lock() {
   since_ = now_s();
 }
 
+// A parent's lock, handed down: valid only if the descriptor is the lock
+// file and flock on that very open file succeeds (it is the holder's), and
+// only while the parent that handed it down lives.  *taken: it is this
+// object's now.
+Status MachineLock::take_inherited(const std::string& path, const std::string& cpath, const char* what, bool* taken) {
+  *taken = false;
+  const char* env = std::getenv(kInheritEnv);
+  if (!env) return Status::ok();
+  int fd = -1;
+  auto r = std::from_chars(env, env + std::strlen(env), fd);
+  if (r.ec == std::errc() && fd >= 0) {
+    const bool exclusive = same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0;
+    const bool shared = !exclusive && same_file(fd, cpath) && flock(fd, LOCK_SH | LOCK_NB) == 0;
+    if ((exclusive || shared) && !end_with_parent())
+      return Status::error(
+          fmt::format("{}: the command that handed down its machine lock (pid {}) is gone: "
+                      "nothing is measured under a lock nobody holds for it",
+                      what, std::getenv(kParentEnv)));
+    if (exclusive) {
+      fd_ = fd;
+      inherited_ = *taken = true;
+      since_ = now_s();
+      return Status::ok();
+    }
+    if (shared) {
+      concurrent_fd_ = fd;
+      inherited_ = concurrent_ = *taken = true;
+      concurrent_with_ = "the command that started this one (run with --allow-concurrent)";
+      touch(fd);
+      return Status::ok();
+    }
+  }
+  unsetenv(kInheritEnv);  // not ours to pass on
+  unsetenv(kParentEnv);
+  return Status::ok();
+}
+
 Status MachineLock::acquire(const LockRequest& req, const char* what, const std::atomic<bool>* stop) {
   release();
   const std::string path = path_of(kLockName), cpath = path_of(kConcurrentName);
-  // A parent's lock, handed down: valid only if the descriptor is the lock
-  // file and flock on that very open file succeeds (it is the holder's).
-  if (const char* env = std::getenv(kInheritEnv)) {
-    int fd = -1;
-    auto r = std::from_chars(env, env + std::strlen(env), fd);
-    if (r.ec == std::errc() && fd >= 0) {
-      const bool exclusive = same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0;
-      const bool shared = !exclusive && same_file(fd, cpath) && flock(fd, LOCK_SH | LOCK_NB) == 0;
-      if ((exclusive || shared) && !end_with_parent())
-        return Status::error(
-            fmt::format("{}: the command that handed down its machine lock (pid {}) is gone: "
-                        "nothing is measured under a lock nobody holds for it",
-                        what, std::getenv(kParentEnv)));
-      if (exclusive) {
-        fd_ = fd;
-        inherited_ = true;
-        since_ = now_s();
-        return Status::ok();
-      }
-      if (shared) {
-        concurrent_fd_ = fd;
-        inherited_ = concurrent_ = true;
-        concurrent_with_ = "the command that started this one (run with --allow-concurrent)";
-        touch(fd);
-        return Status::ok();
-      }
-    }
-    unsetenv(kInheritEnv);  // not ours to pass on
-    unsetenv(kParentEnv);
-  }
+  bool inherited = false;
+  TB_TRY(take_inherited(path, cpath, what, &inherited));
+  if (inherited) return Status::ok();
   TB_TRY(open_lock_file(path, what, &fd_));
   const double deadline = now_s() + req.wait_s;
   bool said_waiting = false;

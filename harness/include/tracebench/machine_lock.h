@@ -103,6 +103,7 @@ class MachineLock {
 
  private:
   void take_held_lock();
+  Status take_inherited(const std::string& path, const std::string& cpath, const char* what, bool* taken);
   int fd_ = -1;             // tracebench.lock (held or inherited)
   int concurrent_fd_ = -1;  // tracebench.concurrent (shared or, for cleanup, exclusive)
   bool inherited_ = false, concurrent_ = false;
