@@ -21,7 +21,7 @@ namespace {
 // sign: differences (action_over_empty, contention_N, probe_per_wakeup) may
 // be negative, and so may the consumer's least-squares terms, where another
 // term takes up their share; what a prediction adds up is held to its sign
-// in predict() instead.
+// by check_prediction_costs() instead.
 const std::map<std::string, double> kSignedCostTerms = {
     {"fixed", 50}, {"per_byte", 0.5}, {"per_ecb", 50}, {"false_predicate", 50}, {"idle_start", 50}};
 

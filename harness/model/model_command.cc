@@ -68,6 +68,7 @@ int run_predict(const PredictArgs& a) {
   if (Status st = scenario_from_json(sj, &s); !st)
     return fail("predict", Status::error(a.scenario + ": " + st.message()));
   if (Status st = predict(m, s, &p); !st) return fail("predict", st);
+  if (Status st = check_prediction_costs(s, p); !st) return fail("predict", st);
   const PredictionReport in{s, p, a.model, a.scenario};
   Report json, shown;
   if (Status st = prediction_reporters().write("json", in, &json); !st) return fail("predict", st);

@@ -54,17 +54,6 @@ Status entry_for(const Model& m, const std::string& tracer, const std::string& k
 
 }  // namespace
 
-// What the terms add up to is a cost: a sum below zero (signed terms of a
-// model edited, or fitted from runs that disagree) would print a negative
-// cost and CPU share; it is refused, naming the entry.
-static Status not_negative(const Entry& e, const char* what, double cycles) {
-  if (cycles >= 0) return Status::ok();
-  return Status::error(fmt::format(
-      "model predict: {} {} {}: its terms add up to {:.1f} cycles for {}, and a cost is not negative: the model's "
-      "terms are not costs for this scenario (refit the model from consistent runs)",
-      e.tracer, e.probe_kind, e.action, cycles, what));
-}
-
 Status predict(const Model& m, const Scenario& s, Prediction* out) {
   if (!(m.tsc_hz > 0)) return Status::error("model predict: the model has no TSC rate");
   Prediction p;
@@ -138,7 +127,6 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
         pc.wakeup_cycles = (w - *w_fit) * *e->probe_per_wakeup.cycles;
       c += pc.wakeup_cycles;
     }
-    TB_TRY(not_negative(*e, "a firing", c));
     pc.cycles = c;
     pc.cycles_per_s = load.rate_hz * c;
     pc.cpu_percent = 100 * pc.cycles_per_s / m.tsc_hz;
@@ -179,7 +167,6 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
     // not above the fit's noise) they are taken to cost nothing.
     if (load.enables_hz > 0 && load.handlers > 1 && e->consumer_per_enable_ecb.ok())
       d += load.enables_hz * (load.handlers - 1) * *e->consumer_per_enable_ecb.cycles;
-    TB_TRY(not_negative(*e, "its consumer each second", d));
     if (d == 0) continue;
     if (!e->consumer_fit || !e->consumer_fit->user_fraction) {
       // The total holds; only its split is unknown.
@@ -199,6 +186,25 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
   p.cpu_percent_ac_unsplit = 100 * p.cost_ac_unsplit / m.tsc_hz;
   p.cpu_percent = p.cpu_percent_a + p.cpu_percent_b + p.cpu_percent_c + p.cpu_percent_ac_unsplit;
   *out = std::move(p);
+  return Status::ok();
+}
+
+Status check_prediction_costs(const Scenario& s, const Prediction& p) {
+  auto negative = [](const std::string& what, double v, const char* unit) {
+    return Status::error(fmt::format(
+        "model predict: {}: the model's terms add up to {:.1f} {}, and a cost is not negative: its signed terms "
+        "(differences, the consumer's least-squares terms) do not hold for this scenario (refit the model from "
+        "consistent runs)",
+        what, v, unit));
+  };
+  for (std::size_t i = 0; i < p.probes.size() && i < s.probes.size(); ++i)
+    if (p.probes[i].cycles < 0)
+      return negative(fmt::format("{} {} {}", s.probes[i].tracer, s.probes[i].probe_kind, s.probes[i].action),
+                      p.probes[i].cycles, "cycles a firing");
+  for (const auto& [what, v] :
+       {std::pair{"the consumers, user", p.cost_a}, std::pair{"the consumers, kernel", p.cost_c},
+        std::pair{"the consumers", p.cost_ac_unsplit}})
+    if (v < 0) return negative(what, v, "cycles a second");
   return Status::ok();
 }
 

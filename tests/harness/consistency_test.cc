@@ -294,8 +294,8 @@ TEST(ModelTerms, NegativeAndHugeTermsAreRefusedByName) {
 }
 
 // Signed terms (a difference, a consumer's least-squares term) that pass
-// their own check may still add up to a negative cost: the prediction is
-// refused, never printed as negative cycles or a negative CPU share.
+// their own check may still add up to a negative cost: `model predict`
+// refuses the prediction, never printing negative cycles or CPU shares.
 TEST(ModelTerms, APredictionBelowZeroIsRefused) {
   m::Model mo = model_with("contention", -400, -420, -380);
   mo.entries[0].per_byte = m::Param::absent("one payload size");
@@ -303,11 +303,14 @@ TEST(ModelTerms, APredictionBelowZeroIsRefused) {
   m::Scenario sc;
   sc.probes.push_back({"ebpf", "syscall", "count", 0, 1, 1, 1000, 2});
   m::Prediction pr;
-  Status s = m::predict(mo, sc, &pr);
+  ASSERT_TRUE(m::predict(mo, sc, &pr).is_ok());
+  Status s = m::check_prediction_costs(sc, pr);
   ASSERT_FALSE(s.is_ok());
-  EXPECT_TRUE(has(s.message(), "its terms add up to -300.0 cycles for a firing")) << s.message();
+  EXPECT_TRUE(has(s.message(), "ebpf syscall count: the model's terms add up to -300.0 cycles a firing"))
+      << s.message();
   sc.probes[0].threads = 1;
   ASSERT_TRUE(m::predict(mo, sc, &pr).is_ok());
+  EXPECT_TRUE(m::check_prediction_costs(sc, pr).is_ok());
   EXPECT_GT(pr.cpu_percent, 0);
   mo = model_with("consumer_per_record", -125, -126, -124);
   mo.entries[0].per_byte = m::Param::absent("one payload size");
@@ -318,9 +321,10 @@ TEST(ModelTerms, APredictionBelowZeroIsRefused) {
   consumer.consumers[0].probe_kind = "syscall";
   consumer.consumers[0].action = "count";
   consumer.consumers[0].records_hz = 1000;
-  s = m::predict(mo, consumer, &pr);
+  ASSERT_TRUE(m::predict(mo, consumer, &pr).is_ok());
+  s = m::check_prediction_costs(consumer, pr);
   ASSERT_FALSE(s.is_ok());
-  EXPECT_TRUE(has(s.message(), "for its consumer each second")) << s.message();
+  EXPECT_TRUE(has(s.message(), "the consumers: the model's terms add up to")) << s.message();
 }
 
 TEST(ModelTerms, AFixedCostFarFromItsPointsIsRefused) {
