@@ -1,6 +1,11 @@
 #include "history_db.h"
 
+#include <libpq-fe.h>
+
 #include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <memory>
 
 #include "history_backends.h"
 
@@ -17,12 +22,52 @@ std::string fingerprint(const RunContext& c) {
   return fmt::format("{:016x}", h);
 }
 
-bool is_server_uri(const std::string& where) {
+namespace {
+
+bool is_uri(const std::string& where) {
   return where.rfind("postgresql://", 0) == 0 || where.rfind("postgres://", 0) == 0;
 }
 
+// libpq's key=value form, as libpq parses it (a path with '=' in it has a
+// key libpq does not know, and stays a path: "./a=b.sqlite").
+using Conninfo = std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)>;
+Conninfo parse_conninfo(const std::string& where) {
+  if (is_uri(where) || where.find('=') == std::string::npos) return Conninfo(nullptr, PQconninfoFree);
+  char* err = nullptr;
+  Conninfo opts(PQconninfoParse(where.c_str(), &err), PQconninfoFree);
+  if (err) PQfreemem(err);
+  return opts;
+}
+
+// A value as libpq's key=value form reads it back: quoted when it must be.
+std::string quoted_value(const std::string& v) {
+  if (!v.empty() && v.find_first_of(" \t\n'\\") == std::string::npos) return v;
+  std::string q = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "'";
+}
+
+// The key=value form again, its password as ***.
+std::string masked_conninfo(const PQconninfoOption* opts) {
+  std::string out;
+  for (const PQconninfoOption* o = opts; o->keyword; ++o) {
+    if (!o->val) continue;
+    const std::string key = o->keyword;
+    out += (out.empty() ? "" : " ") + key + "=" + (key == "password" ? "***" : quoted_value(o->val));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_server_uri(const std::string& where) { return is_uri(where) || parse_conninfo(where) != nullptr; }
+
 std::string masked(const std::string& where) {
-  if (!is_server_uri(where)) return where;
+  if (Conninfo kv = parse_conninfo(where)) return masked_conninfo(kv.get());
+  if (!is_uri(where)) return where;
   std::string m = where;
   // scheme://user:PASSWORD@host...: the userinfo ends at the last '@'
   // before the path or query.
@@ -54,6 +99,34 @@ Status open_db(const std::string& where, bool create, std::unique_ptr<Db>* out) 
   return open_sqlite(where, create, out);
 }
 
+namespace {
+
+// A row read back is checked as result.json is when read (result_check.h):
+// a database edited by hand, or written by another program, is refused
+// naming the run, the benchmark and the field, never drawn or searched for
+// change points.
+Status check_point(const Db& db, const std::string& name, const Point& p) {
+  auto bad = [&](const std::string& what) {
+    return Status::error(
+        fmt::format("{}: run {}, benchmark {}: {}: not a figure tracebench history wrote (the "
+                    "database was edited, or written by something else)",
+                    db.name(), p.run_id, name, what));
+  };
+  for (const auto& [field, v] :
+       {std::pair{"value_ns", p.value}, std::pair{"low_ns", p.low}, std::pair{"high_ns", p.high}})
+    if (!std::isfinite(v)) return bad(fmt::format("{} is {}", field, v));
+  if (!(p.low <= p.value && p.value <= p.high))
+    return bad(fmt::format("the interval [{}, {}] does not hold its figure {}", p.low, p.high, p.value));
+  if (p.what != "overhead" && p.what != "baseline") return bad(fmt::format("what is '{}'", p.what));
+  if (p.what == "baseline" && !(p.value > 0)) return bad(fmt::format("a baseline of {} ns", p.value));
+  std::tm tm{};
+  const char* end = strptime(p.date.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || (*end != 'Z' && *end != '\0')) return bad(fmt::format("date_utc '{}' is not a UTC time", p.date));
+  return Status::ok();
+}
+
+}  // namespace
+
 Status series_of(Db& db, const std::string& name, const std::string& host, const ChangePointOptions& o,
                  std::vector<Series>* out) {
   std::map<std::string, std::vector<Point>> by_machine;
@@ -66,6 +139,8 @@ Status series_of(Db& db, const std::string& name, const std::string& host, const
                 r.text(5), r.real(6), r.real(7), r.real(8), r.text(9)};
         by_machine[p.fp].push_back(p);
       }));
+  for (const auto& [fp, pts] : by_machine)
+    for (const auto& p : pts) TB_TRY(check_point(db, name, p));
   for (auto& [fp, pts] : by_machine) {
     Series s;
     s.benchmark = name;

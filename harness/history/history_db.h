@@ -73,10 +73,11 @@ class Db {
 };
 
 // Whether `where` names a PostgreSQL server (a postgresql:// or postgres://
-// connection URI) rather than a SQLite file.
+// connection URI, or libpq's key=value form: "host=db dbname=tb ...", as
+// libpq parses it) rather than a SQLite file.
 bool is_server_uri(const std::string& where);
 // `where` as it may be printed: a URI's password (user:PASSWORD@ or
-// password=...) replaced by ***.
+// password=...) replaced by ***; a key=value form's password=... too.
 std::string masked(const std::string& where);
 
 // Opens the history `where` names.  `create`: open for writing and make the

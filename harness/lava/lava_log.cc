@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -129,6 +130,7 @@ struct Revision {
   bool final = false, ended = false;
   long lines = -1;
   std::map<long, std::string> data;
+  std::string conflict;  // why its lines cannot be trusted
 };
 
 bool decode_base64(const std::string& text, std::string* bytes) {
@@ -163,6 +165,7 @@ bool safe_name(const std::string& n) {
 std::string assemble(const Revision& r, std::string* bytes) {
   if (!safe_name(r.name)) return "unsafe file name '" + r.name + "'";
   if (!r.ended) return "no END line (the job stopped while it was sent)";
+  if (!r.conflict.empty()) return r.conflict;
   std::string b64;
   for (long k = 1; k <= r.lines; ++k) {
     auto it = r.data.find(k);
@@ -175,9 +178,84 @@ std::string assemble(const Revision& r, std::string* bytes) {
   return {};
 }
 
+// The TBLAVA frames as the guest sends them (scripts/lava/guest-test.sh), and
+// what a log that was not sent so is refused for: revisions numbered upwards
+// (a number sent twice is a second file under one name), one FINAL mark,
+// one final revision of each file after it, nothing after DONE.  A forged
+// or replayed frame cannot then replace a file that checked: the log is
+// refused whole.  Lines cut or mixed with other output are not violations:
+// they leave their revision incomplete, which assemble() reports.
+class FrameReader {
+ public:
+  FrameReader(std::map<int, Revision>* revs, FetchOutcome* out) : revs_(revs), out_(out) {}
+  Status frame(const std::string& kind, std::istringstream& in) {
+    if (done_) return violation("a TBLAVA " + kind + " after TBLAVA DONE, the guest's last line");
+    if (kind == "FINAL") {
+      if (final_) return violation("a second TBLAVA FINAL");
+      final_ = true;
+    } else if (kind == "DONE") {
+      int status = 0;
+      if (in >> status) out_->guest_status = status;
+      done_ = true;
+    } else if (kind == "FILE") {
+      return file(in);
+    } else if (kind == "DATA" || kind == "END") {
+      data_or_end(kind, in);
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status violation(const std::string& what) const {
+    return Status::error(
+        fmt::format("the log's TBLAVA frames are not as the guest sends them ({}): refused whole, nothing written (a "
+                    "replayed or forged frame could replace a file that checked)",
+                    what));
+  }
+  Status file(std::istringstream& in) {
+    int rev = 0;
+    Revision r;
+    if (!(in >> rev >> r.name >> r.size >> r.sha256)) return Status::ok();  // a cut line
+    if (rev <= last_rev_)
+      return violation(
+          fmt::format("revision {} of {} after revision {}: revisions are numbered upwards", rev, r.name, last_rev_));
+    if (final_ && !final_names_.insert(r.name).second)
+      return violation(fmt::format("a second final revision of {} (revision {})", r.name, rev));
+    last_rev_ = open_rev_ = rev;
+    r.final = final_;
+    (*revs_)[rev] = std::move(r);
+    return Status::ok();
+  }
+  // A line of the revision being sent; one of another revision is a line
+  // mixed up with other output and goes nowhere.
+  void data_or_end(const std::string& kind, std::istringstream& in) {
+    int rev = 0;
+    if (!(in >> rev) || rev != open_rev_) return;
+    Revision& r = revs_->at(rev);
+    if (kind == "DATA") {
+      long line = 0;
+      std::string chunk;
+      if (!(in >> line >> chunk) || r.ended) return;
+      if (!r.data.emplace(line, chunk).second) r.conflict = fmt::format("line {} sent twice", line);
+    } else {
+      std::string name;
+      long lines = 0;
+      if (!(in >> name >> lines) || name != r.name || r.ended) return;
+      r.ended = true;
+      r.lines = lines;
+    }
+  }
+
+  std::map<int, Revision>* revs_;
+  FetchOutcome* out_;
+  int last_rev_ = 0, open_rev_ = 0;
+  bool final_ = false, done_ = false;
+  std::set<std::string> final_names_;
+};
+
 // The TBLAVA lines of the console: revisions, the final mark, DONE.
-void read_frames(const std::vector<LogRecord>& records, std::map<int, Revision>* revs, FetchOutcome* out) {
-  bool final = false;
+Status read_frames(const std::vector<LogRecord>& records, std::map<int, Revision>* revs, FetchOutcome* out) {
+  FrameReader reader(revs, out);
   for (const auto& rec : records) {
     if (rec.level != "target") continue;
     auto at = rec.msg.find("TBLAVA ");
@@ -185,36 +263,9 @@ void read_frames(const std::vector<LogRecord>& records, std::map<int, Revision>*
     std::istringstream in(rec.msg.substr(at + 7));
     std::string kind;
     in >> kind;
-    if (kind == "FINAL") {
-      final = true;
-    } else if (kind == "DONE") {
-      int status = 0;
-      if (in >> status) out->guest_status = status;
-    } else if (kind == "FILE") {
-      int rev = 0;
-      Revision r;
-      if (!(in >> rev >> r.name >> r.size >> r.sha256)) continue;
-      r.final = final;
-      (*revs)[rev] = std::move(r);
-    } else if (kind == "DATA") {
-      int rev = 0;
-      long line = 0;
-      std::string chunk;
-      if (!(in >> rev >> line >> chunk)) continue;
-      auto it = revs->find(rev);
-      if (it != revs->end()) it->second.data[line] = chunk;
-    } else if (kind == "END") {
-      int rev = 0;
-      std::string name;
-      long lines = 0;
-      if (!(in >> rev >> name >> lines)) continue;
-      auto it = revs->find(rev);
-      if (it != revs->end() && it->second.name == name) {
-        it->second.ended = true;
-        it->second.lines = lines;
-      }
-    }
+    TB_TRY(reader.frame(kind, in));
   }
+  return Status::ok();
 }
 
 void read_results(const std::vector<LogRecord>& records, FetchOutcome* out) {
@@ -309,7 +360,7 @@ Status fetch_from_log(const std::string& log_text, const std::string& dir, Fetch
   std::vector<LogRecord> records;
   TB_TRY(read_log(log_text, &records, nullptr));
   std::map<int, Revision> revs;
-  read_frames(records, &revs, out);
+  TB_TRY(read_frames(records, &revs, out));
   read_results(records, out);
   // Per file, the best revision: a final one beats the journal's, a later one an earlier.
   std::map<std::string, std::pair<const Revision*, std::string>> best;

@@ -8,8 +8,14 @@
 namespace tracebench::lava {
 namespace {
 
+// A reply is read up to the size a log file given with --log may have; a
+// server that sends more is cut off (libcurl: CURLE_WRITE_ERROR).
+constexpr std::size_t kMaxReplyBytes = std::size_t{1} << 31;
+
 size_t append_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* body = static_cast<std::string*>(user);
+  if (body->size() + size * n > kMaxReplyBytes) return 0;
+  body->append(data, size * n);
   return size * n;
 }
 

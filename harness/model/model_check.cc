@@ -2,6 +2,7 @@
 // (tracebench/model.h: check_model_terms, check_fixed_against_points).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,15 +13,17 @@ namespace tracebench::model {
 
 namespace {
 
-// The probe's own fixed cost, measured directly (the line through the
-// overhead medians at payload 0): a negative one beyond the noise of a
-// disabled probe, with its whole interval below zero, is not a cost.  The
-// other terms are not held to a sign: differences (action_over_empty,
-// contention_N) may be negative, and so may the consumer's least-squares
-// terms, where another term takes up their share (predictions from them
-// are warned about in `model validate`).
-const std::set<std::string> kSignedCostTerms = {"fixed"};
-constexpr double kNegligibleCycles = 50;
+// The probe's own costs, each measured directly (the fixed cost: the line
+// through the overhead medians at payload 0; a byte's, a handler's, a false
+// predicate's, a burst's first event's): a negative one beyond the noise of
+// a disabled probe, with its whole interval below zero, is not a cost (the
+// slack: cycles, or cycles per byte).  The other terms are not held to a
+// sign: differences (action_over_empty, contention_N, probe_per_wakeup) may
+// be negative, and so may the consumer's least-squares terms, where another
+// term takes up their share; what a prediction adds up is held to its sign
+// by check_prediction_costs() instead.
+const std::map<std::string, double> kSignedCostTerms = {
+    {"fixed", 50}, {"per_byte", 0.5}, {"per_ecb", 50}, {"false_predicate", 50}, {"idle_start", 50}};
 
 std::string entry_name(const Entry& e) { return fmt::format("{} {} {}", e.tracer, e.probe_kind, action_label(e)); }
 
@@ -48,7 +51,7 @@ Status check_term(const Entry& e, const std::string& name, const Param& p) {
   const double slack = 2 * std::max({p.ci_high - p.ci_low, std::fabs(p.ci_low), std::fabs(p.ci_high)}) + 1;
   if (v < p.ci_low - slack || v > p.ci_high + slack)
     return bad(fmt::format("{} cycles lies far outside its own interval [{}, {}]", v, p.ci_low, p.ci_high));
-  if (kSignedCostTerms.count(name) && v < -kNegligibleCycles && p.ci_high < 0)
+  if (auto slack = kSignedCostTerms.find(name); slack != kSignedCostTerms.end() && v < -slack->second && p.ci_high < 0)
     return bad(fmt::format("{} cycles, interval [{}, {}]: a cost cannot be negative", v, p.ci_low, p.ci_high));
   return Status::ok();
 }
@@ -63,6 +66,10 @@ Status check_model_terms(const Model& m) {
                                        *e.wakeups_per_record));
     if (e.idle_gap_us && (!std::isfinite(*e.idle_gap_us) || *e.idle_gap_us <= 0))
       return Status::error(fmt::format("model entry {}: idle_gap_us {} is not a gap", entry_name(e), *e.idle_gap_us));
+    if (e.consumer_fit && e.consumer_fit->user_fraction &&
+        !(*e.consumer_fit->user_fraction >= 0 && *e.consumer_fit->user_fraction <= 1))
+      return Status::error(fmt::format("model entry {}: the consumer's user_fraction {} is not a share of its time",
+                                       entry_name(e), *e.consumer_fit->user_fraction));
   }
   return Status::ok();
 }

@@ -13,6 +13,7 @@
 #include "tracebench/command.h"
 #include "tracebench/model.h"
 #include "tracebench/results.h"
+#include "tracebench/run_identity.h"
 #include "tracebench/util.h"
 #include "fit_command.h"
 #include "harness/model/model_reporters.h"
@@ -67,6 +68,7 @@ int run_predict(const PredictArgs& a) {
   if (Status st = scenario_from_json(sj, &s); !st)
     return fail("predict", Status::error(a.scenario + ": " + st.message()));
   if (Status st = predict(m, s, &p); !st) return fail("predict", st);
+  if (Status st = check_prediction_costs(s, p); !st) return fail("predict", st);
   const PredictionReport in{s, p, a.model, a.scenario};
   Report json, shown;
   if (Status st = prediction_reporters().write("json", in, &json); !st) return fail("predict", st);
@@ -114,10 +116,14 @@ int run_fit(const FitArgs& a, std::ostream& out, std::ostream& err) {
   for (const auto& in : a.inputs)
     if (Status s = result_files(in, &files); !s) return fail("fit", s);
   for (const auto& path : {a.out, sibling(a.out, ".md"), sibling(a.out, ".csv")})
-    if (Status s = check_output_not_input("--out", path, files); !s) return fail("fit", s);
+    if (Status s = check_output_not_input("--out", path, run_files(files)); !s) return fail("fit", s);
   std::vector<RunResult> runs(files.size());
   for (std::size_t i = 0; i < files.size(); ++i)
     if (Status s = read_run(files[i], &runs[i]); !s) return fail("fit", s);
+  // A copied or linked run is one run: counted twice it would weigh twice.
+  std::vector<std::string> dropped;
+  if (Status s = count_each_run_once(&files, &runs, &dropped); !s) return fail("fit", s);
+  for (const auto& d : dropped) err << "tracebench model fit: note: " << d << "\n";
   const std::vector<std::string> left_out = leave_out_partial(&runs, files);
   Model m;
   if (Status s = fit(runs, &m, a.bootstrap); !s) return fail("fit", s);

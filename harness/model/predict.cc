@@ -189,6 +189,25 @@ Status predict(const Model& m, const Scenario& s, Prediction* out) {
   return Status::ok();
 }
 
+Status check_prediction_costs(const Scenario& s, const Prediction& p) {
+  auto negative = [](const std::string& what, double v, const char* unit) {
+    return Status::error(fmt::format(
+        "model predict: {}: the model's terms add up to {:.1f} {}, and a cost is not negative: its signed terms "
+        "(differences, the consumer's least-squares terms) do not hold for this scenario (refit the model from "
+        "consistent runs)",
+        what, v, unit));
+  };
+  for (std::size_t i = 0; i < p.probes.size() && i < s.probes.size(); ++i)
+    if (p.probes[i].cycles < 0)
+      return negative(fmt::format("{} {} {}", s.probes[i].tracer, s.probes[i].probe_kind, s.probes[i].action),
+                      p.probes[i].cycles, "cycles a firing");
+  for (const auto& [what, v] :
+       {std::pair{"the consumers, user", p.cost_a}, std::pair{"the consumers, kernel", p.cost_c},
+        std::pair{"the consumers", p.cost_ac_unsplit}})
+    if (v < 0) return negative(what, v, "cycles a second");
+  return Status::ok();
+}
+
 nlohmann::json to_json(const Scenario& s, const Prediction& p) {
   nlohmann::json probes = nlohmann::json::array();
   for (std::size_t i = 0; i < s.probes.size(); ++i) {

@@ -39,12 +39,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ab_session_dir.h"
 #include "tracebench/command.h"
 #include "tracebench/compare.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
 #include "tracebench/power.h"
 #include "tracebench/results.h"
+#include "tracebench/run_identity.h"
 #include "tracebench/sequential.h"
 #include "tracebench/util.h"
 
@@ -107,9 +109,30 @@ Status parse_spec(const std::string& text, Spec* s) {
   return Status::ok();
 }
 
+double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// A side's run is one its binary made in this pair, not one it copied or
+// linked there: its id dates it from after the spawn (ids of older builds
+// are to the second, hence the second's slack), and it is a run no earlier
+// pair of the session had (run_identity.h).
+Status check_made_here(const Spec& spec, const std::string& file, const RunResult& run, double spawned,
+                       std::vector<RunIdentity>* seen) {
+  const auto began = run_id_time(run.context.run_id);
+  if (!began || *began < std::floor(spawned) - 1 || *began > wall_now() + 1)
+    return Status::error(
+        fmt::format("the run {} that spec '{}' left is not one it made in this pair: its id {} {}; the session "
+                    "decides only on runs its sides made in it",
+                    file, spec.text, run.context.run_id,
+                    began ? fmt::format("dates it {:.0f} s before the run was started", spawned - *began)
+                          : std::string("does not begin with a time")));
+  seen->push_back(identify_run(file, run));
+  return check_distinct_runs(*seen, "the runs of one session");
+}
+
 // Runs `binary run RUN-ARGS SPEC-ARGS --no-samples --out dir`, its output in
 // dir/run.log; the result.json it wrote in `file`.
-Status run_side(const Spec& spec, const std::vector<std::string>& run_args, const fs::path& dir, std::string* file) {
+Status run_side(const Spec& spec, const std::vector<std::string>& run_args, const fs::path& dir, std::string* file,
+                double* spawned) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::error(fmt::format("{}: {}", dir.string(), ec.message()));
@@ -126,6 +149,7 @@ Status run_side(const Spec& spec, const std::vector<std::string>& run_args, cons
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   pid_t pid = 0;
+  *spawned = wall_now();
   const int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return Status::error(fmt::format("spawn {}: {}", spec.binary, std::strerror(rc)));
@@ -144,16 +168,19 @@ Status run_side(const Spec& spec, const std::vector<std::string>& run_args, cons
 
 // One pair: both runs in ABBA order, their figures added to the tracks.
 Status run_pair(const AbArgs& a, const Spec specs[2], int index, const fs::path& out,
-                std::map<std::string, Track>* tracks, std::vector<std::string>* order, json* record) {
+                std::map<std::string, Track>* tracks, std::vector<std::string>* order, json* record,
+                std::vector<RunIdentity>* seen) {
   const std::string pair = fmt::format("pair-{:04d}", index + 1);
   const int first = index % 2;  // 0: A then B; 1: B then A
   RunResult runs[2];
   for (int k = 0; k < 2; ++k) {
     const int side = k == 0 ? first : 1 - first;
     std::string file;
-    TB_TRY(run_side(specs[side], a.run_args, out / (side == 0 ? "A" : "B") / pair, &file));
+    double spawned = 0;
+    TB_TRY(run_side(specs[side], a.run_args, out / (side == 0 ? "A" : "B") / pair, &file, &spawned));
     TB_TRY(read_run(file, &runs[side]));
     TB_TRY(check_comparable(runs[side], file));
+    TB_TRY(check_made_here(specs[side], file, runs[side], spawned, seen));
   }
   json figures = json::object();
   for (const auto& ba : runs[0].benchmarks) {
@@ -189,6 +216,7 @@ struct Session {
   std::vector<std::string> order;  // benchmarks as first seen
   std::size_t benchmarks = 0;      // named in the first pair: alpha is split over them
   json pairs = json::array();
+  std::vector<RunIdentity> runs;  // every run of the session, each once
   std::string stopped = "budget: --max-pairs";
   Status run_status = Status::ok();
   double seconds = 0;
@@ -236,28 +264,6 @@ json verdicts(const AbArgs& a, const Session& s, std::string* table) {
                           std::isfinite(mde) ? fmt::format("{:.1f}%", 100 * mde) : "inf", verdict);
   }
   return rows;
-}
-
-// The output directory named (default results/ab-<UTC time>) and checked
-// new or empty; created by make_out_dir once the lock is held.
-Status check_out_dir(AbArgs& a) {
-  if (a.out.empty()) {
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
-    a.out = std::string("results/ab-") + stamp;
-  }
-  std::error_code ec;
-  if (fs::exists(a.out, ec) && !fs::is_empty(a.out, ec))
-    return Status::error(fmt::format("--out {} is not empty: give a new directory", a.out));
-  return Status::ok();
-}
-
-Status make_out_dir(const AbArgs& a) {
-  std::error_code ec;
-  fs::create_directories(a.out, ec);
-  if (ec) return Status::error(fmt::format("--out {}: {}", a.out, ec.message()));
-  return Status::ok();
 }
 
 Status check_args(const AbArgs& a) {
@@ -310,7 +316,7 @@ void run_until_decided(const AbArgs& a, const Spec specs[2], Session* s) {
       break;
     }
     json record;
-    s->run_status = run_pair(a, specs, i, a.out, &s->tracks, &s->order, &record);
+    s->run_status = run_pair(a, specs, i, a.out, &s->tracks, &s->order, &record, &s->runs);
     s->seconds = elapsed();
     if (!s->run_status && g_stop) {
       // The run was interrupted with us: the pair under way is dropped.
@@ -399,15 +405,18 @@ int run_ab(AbArgs a) {
   if (Status s = check_args(a); !s) return refuse(s.message());
   if (Status s = parse_spec(a.a_spec, &specs[0]); !s) return refuse(s.message());
   if (Status s = parse_spec(a.b_spec, &specs[1]); !s) return refuse(s.message());
-  if (Status s = check_out_dir(a); !s) return refuse(s.message());
+  // The session's directory, claimed before anything runs (ab_session_dir.h).
+  bool made = false;
+  if (Status s = a.out.empty() ? claim_default_session_dir(&a.out, &made) : claim_session_dir(a.out, &made); !s)
+    return refuse(s.message());
   // The machine lock, held for the whole session and handed to each run (a
   // child that takes it too): nobody else measures between the pairs.
   MachineLock lock;
   if (Status s = a.lock.hold_for_children(&lock, "tracebench ab"); !s) {
+    release_session_dir(a.out, made);  // refused: nothing changed
     std::cerr << s.message() << "\n";  // it names the command
     return 2;
   }
-  if (Status s = make_out_dir(a); !s) return refuse(s.message());
   Session session;
   run_until_decided(a, specs, &session);
   return finish(a, specs, session);

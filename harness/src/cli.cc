@@ -3,6 +3,7 @@
 // subcommand registered with TRACEBENCH_REGISTER_COMMAND, and what every
 // command shares (the leftovers warning, standard output checked at exit).
 #include "tracebench/cli.h"
+#include "tracebench/cli_range.h"
 
 #include "builtin_commands.h"
 #include "tracebench/options.h"
@@ -490,6 +491,7 @@ int cli_dispatch(int argc, char** argv) {
   for (std::size_t i = 0; i < command_registry().size(); ++i) {
     command_registry()[i].install(app, &command_status[i]);
   }
+  refuse_non_finite_reals(&app);
 
   const int parse_argc = split_gbench_args(argc, argv, &ra.opt.gbench_args);
   try {

@@ -13,33 +13,63 @@
 #include "tracebench/report.h"
 #include "tracebench/reporter.h"
 #include "tracebench/results.h"
+#include "tracebench/run_identity.h"
 #include "tracebench/util.h"
 
 namespace tracebench::builtin {
 
-int cmd_compare(const CompareArgs& c) {
+namespace {
+
+// The two sides' runs, read and checked, each run counted once however many
+// paths lead to it (run_identity.h): on a pooled side a copy is dropped and
+// named; the runs of pairs must all be distinct.
+struct Sides {
   std::vector<RunResult> runs[2];
   std::vector<std::string> inputs;
   PairIds pair_ids;
   bool paired[2] = {false, false};
+};
+
+Status read_sides(const CompareArgs& c, Sides* sd) {
+  std::vector<RunIdentity> paired_runs;
   for (int side = 0; side < 2; ++side) {
     std::vector<std::string> files;
     // A side laid out as pairs (pairs.h), else any result.json or directory of runs.
-    Status s = paired_result_files(side == 0 ? c.a : c.b, &files, side == 0 ? &pair_ids.a : &pair_ids.b, &paired[side]);
-    if (s && !paired[side]) s = result_files(side == 0 ? c.a : c.b, &files);
-    inputs.insert(inputs.end(), files.begin(), files.end());
-    for (std::size_t i = 0; s && i < files.size(); ++i) {
-      runs[side].emplace_back();
-      s = read_run(files[i], &runs[side].back());
-      if (s) s = check_comparable(runs[side].back(), files[i]);
+    TB_TRY(paired_result_files(side == 0 ? c.a : c.b, &files, side == 0 ? &sd->pair_ids.a : &sd->pair_ids.b,
+                               &sd->paired[side]));
+    if (!sd->paired[side]) TB_TRY(result_files(side == 0 ? c.a : c.b, &files));
+    sd->inputs.insert(sd->inputs.end(), files.begin(), files.end());
+    for (const auto& file : files) {
+      sd->runs[side].emplace_back();
+      TB_TRY(read_run(file, &sd->runs[side].back()));
+      TB_TRY(check_comparable(sd->runs[side].back(), file));
     }
-    if (!s) {
-      std::cerr << "tracebench compare: " << s.message() << "\n";
-      return 2;
+    if (sd->paired[side]) {
+      for (std::size_t i = 0; i < files.size(); ++i) paired_runs.push_back(identify_run(files[i], sd->runs[side][i]));
+      TB_TRY(check_distinct_runs(paired_runs, "the runs of the pairs, on both sides,"));
+    } else {
+      std::vector<std::string> dropped;
+      TB_TRY(count_each_run_once(&files, &sd->runs[side], &dropped));
+      for (const auto& d : dropped) std::cerr << "tracebench compare: note: " << d << "\n";
     }
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+int cmd_compare(const CompareArgs& c) {
+  Sides sd;
+  if (Status s = read_sides(c, &sd); !s) {
+    std::cerr << "tracebench compare: " << s.message() << "\n";
+    return 2;
+  }
+  auto& runs = sd.runs;
+  const std::vector<std::string>& inputs = sd.inputs;
+  PairIds& pair_ids = sd.pair_ids;
+  const bool* paired = sd.paired;
   if (!c.junit.empty()) {
-    if (Status s = check_output_not_input("--junit", c.junit, inputs); !s) {
+    if (Status s = check_output_not_input("--junit", c.junit, run_files(inputs)); !s) {
       std::cerr << "tracebench compare: " << s.message() << "\n";
       return 2;
     }

@@ -2,7 +2,6 @@
 // tool's format, written by its reporter (report.h).
 #include <iostream>
 #include <memory>
-#include <regex>
 
 #include <CLI/CLI.hpp>
 
@@ -43,7 +42,8 @@ int write_out(const ExportArgs& a, const char* format, const std::string& file, 
     std::cout << text;
     return 0;
   }
-  if (Status s = check_output_not_input("--out", a.out, {file}); !s) return refuse(format, s.message());
+  // Nor over any file of the run (its summary.csv, samples.csv).
+  if (Status s = check_output_not_input("--out", a.out, run_files({file})); !s) return refuse(format, s.message());
   if (Status s = write_file_atomic(a.out, text); !s) return refuse(format, s.message());
   return 0;
 }
@@ -61,11 +61,18 @@ int export_bencher(const ExportArgs& a) {
 
 // What KCIDB's schema requires of the values given on the command line.
 Status check_kcidb_source(const KcidbSource& k) {
-  if (!std::regex_match(k.origin, std::regex("[a-z0-9_]+")))
-    return Status::error("--origin " + k.origin +
+  // Character classes checked character by character: std::regex recurses
+  // per character and overflows the stack on a long argument.
+  auto only = [](const std::string& v, const char* set) {
+    return !v.empty() && v.find_first_not_of(set) == std::string::npos;
+  };
+  auto shown = [](const std::string& v) { return v.size() > 80 ? v.substr(0, 80) + "..." : v; };
+  if (!only(k.origin, "abcdefghijklmnopqrstuvwxyz0123456789_"))
+    return Status::error("--origin " + shown(k.origin) +
                          ": KCIDB takes [a-z0-9_]+ (the CI system's name, e.g. tracebench_lab1)");
-  if (!k.kernel_commit.empty() && !std::regex_match(k.kernel_commit, std::regex("[0-9a-f]{40}")))
-    return Status::error("--kernel-commit " + k.kernel_commit + ": KCIDB takes the full 40-hex-digit commit hash");
+  if (!k.kernel_commit.empty() && (k.kernel_commit.size() != 40 || !only(k.kernel_commit, "0123456789abcdef")))
+    return Status::error("--kernel-commit " + shown(k.kernel_commit) +
+                         ": KCIDB takes the full 40-hex-digit commit hash");
   if (!k.kernel_repo.empty() && k.kernel_repo.rfind("https://", 0) != 0)
     return Status::error("--kernel-repo " + k.kernel_repo + ": KCIDB takes an https:// URL");
   return Status::ok();

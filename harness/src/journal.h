@@ -44,6 +44,8 @@ class Journal {
         fail(errno_status("write " + dir_ + "/samples.csv", errno));
       else
         samples_good_ = static_cast<long>(std::ftell(samples_));
+      struct stat ss {};
+      if (samples_ && fstat(fileno(samples_), &ss) == 0) samples_ino_ = ss.st_ino;
     }
   }
   ~Journal() {
@@ -59,6 +61,7 @@ class Journal {
     run_->benchmarks.push_back(std::move(r));
     if (!ok()) return;  // stopped: what is on disk stays as it was
     if (Status s = check_dir(); !s) return fail(s);
+    if (Status s = check_samples(); !s) return fail(s);
     if (samples_) {
       if (std::fwrite(rows.data(), 1, rows.size(), samples_) != rows.size() || std::fflush(samples_) != 0)
         return fail(errno_status("write " + dir_ + "/samples.csv", errno));
@@ -72,6 +75,7 @@ class Journal {
   // The final result.json (context.complete as the run left it), or what
   // was kept when a write failed on the way.
   Status close() {
+    if (Status s = check_samples(); !s) fail(s);
     if (samples_) {
       std::FILE* f = samples_;
       samples_ = nullptr;
@@ -109,6 +113,19 @@ class Journal {
       return Status::error("the run's directory " + dir_ + " was removed and made again by someone else");
     return Status::ok();
   }
+  // samples.csv is appended through one open file: removed or replaced
+  // meanwhile, every row would go to a file nobody can read, and the run
+  // would end as if its samples were kept.
+  Status check_samples() const {
+    if (!samples_ || samples_ino_ == 0) return Status::ok();
+    struct stat open_sb {
+    }, named_sb{};
+    const std::string path = dir_ + "/samples.csv";
+    if (fstat(fileno(samples_), &open_sb) != 0) return errno_status("fstat " + path, errno);
+    if (open_sb.st_nlink == 0 || stat(path.c_str(), &named_sb) != 0 || named_sb.st_ino != samples_ino_)
+      return Status::error(path + " was removed or replaced while the run wrote it: its samples are lost");
+    return Status::ok();
+  }
   void fail(Status s) {
     if (!ok()) return;
     error_ = std::move(s);
@@ -120,13 +137,16 @@ class Journal {
       __fpurge(samples_);
       if (samples_good_ >= 0 && !dir_gone_) (void)ftruncate(fileno(samples_), samples_good_);
     }
+    samples_lost_ = !check_samples();
     if (dir_gone_) note_results_lost();
   }
   std::string kept() const {
     if (dir_gone_) return "nothing of this run was kept (its directory is gone)";
     std::string s =
         fmt::format("kept: {}/result.json with the {} benchmark(s) finished before, marked partial", dir_, kept_);
-    if (samples_good_ >= 0)
+    if (samples_lost_)
+      s += ", without its samples (samples.csv is gone)";
+    else if (samples_good_ >= 0)
       s += fmt::format(", and samples.csv with the samples of {} benchmark(s)", samples_benchmarks_);
     return s;
   }
@@ -139,6 +159,8 @@ class Journal {
   long samples_good_ = -1;  // samples.csv's length after its last whole benchmark
   std::size_t samples_benchmarks_ = 0, kept_ = 0;
   bool dir_gone_ = false;
+  ino_t samples_ino_ = 0;  // the samples.csv this journal appends to
+  bool samples_lost_ = false;
   std::set<std::string> names_;
   Status error_ = Status::ok();
 };

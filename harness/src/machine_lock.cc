@@ -4,11 +4,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/shared_file.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -26,6 +29,7 @@ namespace {
 constexpr const char* kLockName = "tracebench.lock";
 constexpr const char* kConcurrentName = "tracebench.concurrent";
 constexpr const char* kInheritEnv = "TRACEBENCH_LOCK_FD";
+constexpr const char* kParentEnv = "TRACEBENCH_LOCK_PARENT";
 
 std::string first_line(const std::string& path) {
   std::ifstream f(path);
@@ -48,10 +52,13 @@ double now_s() {
 
 std::string path_of(const char* name) { return lock_dir() + "/" + name; }
 
-int open_lock_file(const std::string& path) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == EACCES) fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);  // flock works read-only too
-  return fd;
+// The lock directories are writable by anyone: a name planted there is
+// refused, never followed (shared_file.h).
+Status open_lock_file(const std::string& path, const char* what, int* fd) {
+  Status st = Status::ok();
+  *fd = open_shared_file(path, &st);
+  if (*fd < 0) return Status::error(fmt::format("{}: the machine lock: {}", what, st.message()));
+  return Status::ok();
 }
 
 std::string read_fd_text(int fd) {
@@ -78,11 +85,28 @@ std::string holder_of(int fd) {
 bool same_file(int fd, const std::string& path) {
   struct stat a {
   }, b{};
-  return fstat(fd, &a) == 0 && stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return fstat(fd, &a) == 0 && lstat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 void touch(int fd) {
   if (fd >= 0) (void)futimens(fd, nullptr);
+}
+
+// A child measuring under its parent's lock ends with its parent: killed
+// (SIGKILL cannot be caught), the parent closes nothing, and the child would
+// go on measuring under a lock that stays held though nobody waits for it.
+// The kernel sends the child SIGTERM when the process that started it dies
+// (the child tears down and exits 130).  A parent already gone before this
+// point is refused: getppid() is no longer it, and it is not alive (a
+// wrapper script between the two leaves the parent further up, alive).
+// True when the parent lives.
+bool end_with_parent() {
+  const char* env = std::getenv(kParentEnv);
+  long parent = 0;
+  if (!env || std::from_chars(env, env + std::strlen(env), parent).ec != std::errc() || parent <= 0) return true;
+  if (parent == getpid()) return true;  // handed to a command in the same process
+  (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+  return getppid() == parent || kill(static_cast<pid_t>(parent), 0) == 0 || errno == EPERM;
 }
 
 }  // namespace
@@ -182,33 +206,50 @@ void MachineLock::take_held_lock() {
   since_ = now_s();
 }
 
+// A parent's lock, handed down: valid only if the descriptor is the lock
+// file and flock on that very open file succeeds (it is the holder's), and
+// only while the parent that handed it down lives.  *taken: it is this
+// object's now.
+Status MachineLock::take_inherited(const std::string& path, const std::string& cpath, const char* what, bool* taken) {
+  *taken = false;
+  const char* env = std::getenv(kInheritEnv);
+  if (!env) return Status::ok();
+  int fd = -1;
+  auto r = std::from_chars(env, env + std::strlen(env), fd);
+  if (r.ec == std::errc() && fd >= 0) {
+    const bool exclusive = same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0;
+    const bool shared = !exclusive && same_file(fd, cpath) && flock(fd, LOCK_SH | LOCK_NB) == 0;
+    if ((exclusive || shared) && !end_with_parent())
+      return Status::error(
+          fmt::format("{}: the command that handed down its machine lock (pid {}) is gone: "
+                      "nothing is measured under a lock nobody holds for it",
+                      what, std::getenv(kParentEnv)));
+    if (exclusive) {
+      fd_ = fd;
+      inherited_ = *taken = true;
+      since_ = now_s();
+      return Status::ok();
+    }
+    if (shared) {
+      concurrent_fd_ = fd;
+      inherited_ = concurrent_ = *taken = true;
+      concurrent_with_ = "the command that started this one (run with --allow-concurrent)";
+      touch(fd);
+      return Status::ok();
+    }
+  }
+  unsetenv(kInheritEnv);  // not ours to pass on
+  unsetenv(kParentEnv);
+  return Status::ok();
+}
+
 Status MachineLock::acquire(const LockRequest& req, const char* what, const std::atomic<bool>* stop) {
   release();
   const std::string path = path_of(kLockName), cpath = path_of(kConcurrentName);
-  // A parent's lock, handed down: valid only if the descriptor is the lock
-  // file and flock on that very open file succeeds (it is the holder's).
-  if (const char* env = std::getenv(kInheritEnv)) {
-    int fd = -1;
-    auto r = std::from_chars(env, env + std::strlen(env), fd);
-    if (r.ec == std::errc() && fd >= 0) {
-      if (same_file(fd, path) && flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        fd_ = fd;
-        inherited_ = true;
-        since_ = now_s();
-        return Status::ok();
-      }
-      if (same_file(fd, cpath) && flock(fd, LOCK_SH | LOCK_NB) == 0) {
-        concurrent_fd_ = fd;
-        inherited_ = concurrent_ = true;
-        concurrent_with_ = "the command that started this one (run with --allow-concurrent)";
-        touch(fd);
-        return Status::ok();
-      }
-    }
-    unsetenv(kInheritEnv);  // not ours to pass on
-  }
-  fd_ = open_lock_file(path);
-  if (fd_ < 0) return errno_status(fmt::format("{}: open the machine lock {}", what, path), errno);
+  bool inherited = false;
+  TB_TRY(take_inherited(path, cpath, what, &inherited));
+  if (inherited) return Status::ok();
+  TB_TRY(open_lock_file(path, what, &fd_));
   const double deadline = now_s() + req.wait_s;
   bool said_waiting = false;
   for (;;) {
@@ -225,8 +266,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
     if (req.mode == LockMode::kConcurrent) {
       close(fd_);
       fd_ = -1;
-      concurrent_fd_ = open_lock_file(cpath);
-      if (concurrent_fd_ < 0) return errno_status(fmt::format("{}: open {}", what, cpath), errno);
+      TB_TRY(open_lock_file(cpath, what, &concurrent_fd_));
       // Only `cleanup` holds it exclusively, and briefly.
       for (int i = 0; flock(concurrent_fd_, LOCK_SH | LOCK_NB) != 0; ++i) {
         if (i == 100) {
@@ -266,8 +306,7 @@ Status MachineLock::acquire(const LockRequest& req, const char* what, const std:
 Status MachineLock::acquire_for_cleanup() {
   release();
   const std::string path = path_of(kLockName), cpath = path_of(kConcurrentName);
-  fd_ = open_lock_file(path);
-  if (fd_ < 0) return errno_status("open the machine lock " + path, errno);
+  TB_TRY(open_lock_file(path, "tracebench cleanup", &fd_));
   if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const std::string who = holder_of(fd_);
     release();
@@ -277,8 +316,11 @@ Status MachineLock::acquire_for_cleanup() {
                     "nothing removed (run cleanup when it has finished)",
                     path, who));
   }
-  concurrent_fd_ = open_lock_file(cpath);
-  if (concurrent_fd_ >= 0 && flock(concurrent_fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (Status st = open_lock_file(cpath, "tracebench cleanup", &concurrent_fd_); !st) {
+    release();
+    return st;
+  }
+  if (flock(concurrent_fd_, LOCK_EX | LOCK_NB) != 0) {
     release();
     return Status::error(
         fmt::format("{} is held: a command run with --allow-concurrent is alive; nothing removed "
@@ -293,11 +335,12 @@ bool MachineLock::others_ran_beside() const {
   if (concurrent_) return true;
   const std::string cpath = path_of(kConcurrentName);
   struct stat st {};
-  if (stat(cpath.c_str(), &st) != 0) return false;  // never created: nobody ran beside any run
+  if (lstat(cpath.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never created: nobody ran beside
   const double touched = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
   if (touched >= since_) return true;
   // One that started before this lock was taken and still runs holds it shared.
-  int fd = open(cpath.c_str(), O_RDONLY | O_CLOEXEC);
+  Status refused = Status::ok();
+  int fd = open_shared_file_readonly(cpath, &refused);
   if (fd < 0) return false;
   bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
   close(fd);  // releases it at once if taken
@@ -310,6 +353,7 @@ Status MachineLock::share_with_children() {
   int flags = fcntl(fd, F_GETFD);
   if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) return errno_status("fcntl(F_SETFD)", errno);
   setenv(kInheritEnv, std::to_string(fd).c_str(), 1);
+  setenv(kParentEnv, std::to_string(getpid()).c_str(), 1);
   return Status::ok();
 }
 

@@ -140,4 +140,17 @@ Status result_files(const std::string& arg, std::vector<std::string>* files) {
   return Status::ok();
 }
 
+std::vector<std::string> run_files(const std::vector<std::string>& result_jsons) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> all;
+  for (const auto& file : result_jsons) {
+    all.push_back(file);
+    std::error_code ec;
+    const fs::path dir = fs::path(file).parent_path();
+    for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec) && it->path() != fs::path(file)) all.push_back(it->path().string());
+  }
+  return all;
+}
+
 }  // namespace tracebench

@@ -250,6 +250,10 @@ m::Model model_with(const char* term, double cycles, double lo, double hi) {
   if (std::string(term) == "consumer_per_record") e.consumer_per_record = p;
   if (std::string(term) == "action_over_empty") e.action_over_empty = p;
   if (std::string(term) == "contention") e.contention[2] = p;
+  if (std::string(term) == "per_byte") e.per_byte = p;
+  if (std::string(term) == "per_ecb") e.per_ecb = p;
+  if (std::string(term) == "false_predicate") e.false_predicate = p;
+  if (std::string(term) == "idle_start") e.idle_start = p;
   mo.entries.push_back(e);
   return mo;
 }
@@ -264,6 +268,10 @@ TEST(ModelTerms, NegativeAndHugeTermsAreRefusedByName) {
       {"fixed", 100, 110, 90, "is inverted"},
       {"fixed", -5000, 90, 110, "far outside its own interval"},
       {"contention", 1e12, 0, 1, "term contention_2"},
+      {"per_byte", -20, -21, -19, "term per_byte: -20 cycles, interval [-21, -19]: a cost cannot be negative"},
+      {"per_ecb", -900, -950, -850, "term per_ecb: -900 cycles"},
+      {"false_predicate", -900, -950, -850, "term false_predicate: -900 cycles"},
+      {"idle_start", -900, -950, -850, "term idle_start: -900 cycles"},
   };
   for (const auto& [term, v, lo, hi, want] : bad) {
     Status s = m::check_model_terms(model_with(term, v, lo, hi));
@@ -283,6 +291,40 @@ TEST(ModelTerms, NegativeAndHugeTermsAreRefusedByName) {
   // probe's fixed cost sits within noise of zero.
   EXPECT_TRUE(m::check_model_terms(model_with("consumer_per_record", -125, -126, -125)).is_ok());
   EXPECT_TRUE(m::check_model_terms(model_with("fixed", -3, -4, -2)).is_ok());
+}
+
+// Signed terms (a difference, a consumer's least-squares term) that pass
+// their own check may still add up to a negative cost: `model predict`
+// refuses the prediction, never printing negative cycles or CPU shares.
+TEST(ModelTerms, APredictionBelowZeroIsRefused) {
+  m::Model mo = model_with("contention", -400, -420, -380);
+  mo.entries[0].per_byte = m::Param::absent("one payload size");
+  ASSERT_TRUE(m::check_model_terms(mo).is_ok());
+  m::Scenario sc;
+  sc.probes.push_back({"ebpf", "syscall", "count", 0, 1, 1, 1000, 2});
+  m::Prediction pr;
+  ASSERT_TRUE(m::predict(mo, sc, &pr).is_ok());
+  Status s = m::check_prediction_costs(sc, pr);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_TRUE(has(s.message(), "ebpf syscall count: the model's terms add up to -300.0 cycles a firing"))
+      << s.message();
+  sc.probes[0].threads = 1;
+  ASSERT_TRUE(m::predict(mo, sc, &pr).is_ok());
+  EXPECT_TRUE(m::check_prediction_costs(sc, pr).is_ok());
+  EXPECT_GT(pr.cpu_percent, 0);
+  mo = model_with("consumer_per_record", -125, -126, -124);
+  mo.entries[0].per_byte = m::Param::absent("one payload size");
+  m::Scenario consumer;
+  consumer.probes.push_back({"ebpf", "syscall", "count", 0, 1, 1, 1000, 1});
+  consumer.consumers.push_back({});
+  consumer.consumers[0].tracer = "ebpf";
+  consumer.consumers[0].probe_kind = "syscall";
+  consumer.consumers[0].action = "count";
+  consumer.consumers[0].records_hz = 1000;
+  ASSERT_TRUE(m::predict(mo, consumer, &pr).is_ok());
+  s = m::check_prediction_costs(consumer, pr);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_TRUE(has(s.message(), "the consumers: the model's terms add up to")) << s.message();
 }
 
 TEST(ModelTerms, AFixedCostFarFromItsPointsIsRefused) {

@@ -5,8 +5,14 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -120,8 +126,8 @@ class LockDir : public ::testing::Test {
   void TearDown() override {
     unsetenv("TRACEBENCH_LOCK_DIR");
     unsetenv("TRACEBENCH_LOCK_FD");
-    unlink((dir_ + "/tracebench.lock").c_str());
-    unlink((dir_ + "/tracebench.concurrent").c_str());
+    for (const char* name : {"tracebench.lock", "tracebench.concurrent", "victim", "elsewhere"})
+      unlink((dir_ + "/" + name).c_str());
     rmdir(dir_.c_str());
   }
   std::string dir_;
@@ -220,6 +226,119 @@ TEST_F(LockDir, CleanupTakesItAndRunsAreRefusedMeanwhile) {
   Status s = run.acquire({}, "tracebench run");
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("held by pid " + std::to_string(getpid())), std::string::npos) << s.message();
+}
+
+// Waits up to `seconds` for `pid` (a child, or an orphan this subreaper
+// adopted) to end; its wait status, or -1 when it did not.
+int reaped(pid_t pid, double seconds) {
+  for (int i = 0; i < seconds * 100; ++i) {
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) return st;
+    usleep(10000);
+  }
+  return -1;
+}
+
+// A child measuring under the lock its parent handed down ends with that
+// parent (`ab` or `model suite` killed by SIGKILL), and one whose parent is
+// already gone does not take the lock.  The parent and its children are
+// forked here; this process adopts the orphans to see how they end.
+TEST_F(LockDir, AChildEndsWithTheParentThatHandedItTheLock) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t parent = fork();
+  if (parent == 0) {
+    MachineLock lock;
+    if (!lock.acquire({}, "tracebench ab").is_ok() || !lock.share_with_children().is_ok()) _exit(3);
+    for (int k = 0; k < 2; ++k) {
+      const pid_t child = fork();
+      if (child == 0) {
+        char c = 0;
+        if (k == 0 && read(go[0], &c, 1) != 1) _exit(6);  // the late one: takes it after the parent died
+        MachineLock mine;
+        const bool took = mine.acquire({}, "tracebench run").is_ok();
+        if (k == 0) _exit(took ? 4 : 5);
+        pid_t me = getpid();
+        (void)!write(ready[1], &me, sizeof me);
+        for (;;) pause();
+      }
+      if (k == 0) (void)!write(ready[1], &child, sizeof child);  // before the other child exists
+    }
+    for (;;) pause();
+  }
+  pid_t measuring = 0, late = 0;
+  ASSERT_EQ(read(ready[0], &late, sizeof late), static_cast<ssize_t>(sizeof late));
+  ASSERT_EQ(read(ready[0], &measuring, sizeof measuring), static_cast<ssize_t>(sizeof measuring));
+  kill(parent, SIGKILL);
+  ASSERT_NE(reaped(parent, 5), -1);
+  const int st = reaped(measuring, 5);
+  if (st == -1) kill(measuring, SIGKILL);
+  EXPECT_TRUE(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << "the child measured on: status " << st;
+  (void)!write(go[1], "x", 1);
+  const int late_st = reaped(late, 5);
+  if (late_st == -1) kill(late, SIGKILL);
+  EXPECT_TRUE(late_st != -1 && WIFEXITED(late_st) && WEXITSTATUS(late_st) == 5)
+      << "a child took a lock whose parent was gone: status " << late_st;
+  MachineLock next;
+  EXPECT_TRUE(next.acquire({}, "tracebench run").is_ok()) << "the lock stayed held";
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A name planted at the lock's path (the lock directories are writable by
+// anyone) is refused, never followed: a victim file keeps its bytes, a
+// dangling link's target is not created, a FIFO does not block.
+TEST_F(LockDir, PlantedNamesAreRefusedNotFollowedTable) {
+  const std::string victim = dir_ + "/victim", elsewhere = dir_ + "/elsewhere";
+  struct Case {
+    const char* name;
+    const char* lock;  // which of the two files
+    const char* expect;
+    int (*plant)(const std::string& victim, const std::string& elsewhere, const std::string& at);
+  };
+  const Case cases[] = {
+      {"symlink to a file", "tracebench.lock", "a symbolic link",
+       [](const std::string& v, const std::string&, const std::string& at) { return symlink(v.c_str(), at.c_str()); }},
+      {"dangling symlink", "tracebench.lock", "a symbolic link",
+       [](const std::string&, const std::string& e, const std::string& at) { return symlink(e.c_str(), at.c_str()); }},
+      {"hard link", "tracebench.lock", "hard links",
+       [](const std::string& v, const std::string&, const std::string& at) { return link(v.c_str(), at.c_str()); }},
+      {"FIFO", "tracebench.lock", "a FIFO",
+       [](const std::string&, const std::string&, const std::string& at) { return mkfifo(at.c_str(), 0644); }},
+      {"symlink as the concurrent file", "tracebench.concurrent", "a symbolic link",
+       [](const std::string& v, const std::string&, const std::string& at) { return symlink(v.c_str(), at.c_str()); }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    { std::ofstream(victim) << "root:x:0:0:root:/root:/bin/bash\n"; }
+    const std::string at = dir_ + "/" + c.lock;
+    ASSERT_EQ(c.plant(victim, elsewhere, at), 0);
+    MachineLock holder, lock;
+    const bool concurrent = std::string(c.lock) == "tracebench.concurrent";
+    if (concurrent) { ASSERT_TRUE(holder.acquire({}, "holder").is_ok()); }
+    Status s = lock.acquire({concurrent ? LockMode::kConcurrent : LockMode::kRefuse, 0}, "tracebench run");
+    EXPECT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find(c.expect), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("remove it"), std::string::npos) << s.message();
+    lock.release();
+    holder.release();
+    MachineLock cleanup;
+    EXPECT_FALSE(cleanup.acquire_for_cleanup().is_ok());
+    cleanup.release();
+    EXPECT_EQ(text_of(victim), "root:x:0:0:root:/root:/bin/bash\n");
+    EXPECT_NE(access(elsewhere.c_str(), F_OK), 0) << "a dangling link's target was created";
+    unlink(at.c_str());
+    unlink(victim.c_str());
+  }
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 # to both back ends read back alike through `history list`, `show`,
 # `changes` and `report --history`; a database that is not ours is refused
 # and left unchanged; a server that is down or silent gives exit 2 and a
-# clear message, in bounded time, with the URI's password masked.
+# clear message, in bounded time, with the URI's password masked; libpq's
+# key=value form names the same server, its password masked too.
 set -euo pipefail
 tracebench=$1
 : "${TB_PG_URI:?run under with_postgres.sh}"
@@ -164,4 +165,17 @@ for db in "$down" "$silent&connect_timeout=2" "$silent"; do
   [ $took_ms -lt $limit ] || { echo "gave up after $took_ms ms, expected less than $limit"; exit 1; }
   echo "gave up after $took_ms ms"
 done
+# 6. libpq's key=value form names the same server (issue 51): the same
+# history read back, the password masked in every message, nothing made on
+# disk after its name (it was taken for a SQLite path).
+kv="host=$TB_PG_SOCKET port=$TB_PG_PORT dbname=tbhist user=postgres password=kv-s3cret"
+(cd "$work" && "$tracebench" history add "$work/twin1" --db "$kv") > "$work/kv.txt" 2>&1 ||
+  { cat "$work/kv.txt"; echo "history add with a key=value string failed"; exit 1; }
+(cd "$work" && "$tracebench" history list --db "$kv") >> "$work/kv.txt" 2>&1
+"$tracebench" history list --db "$pg" > "$work/kv-uri.txt" 2>&1
+grep -q "kv-s3cret" "$work/kv.txt" && { cat "$work/kv.txt"; echo "the key=value password was printed"; exit 1; }
+grep -q "password=\*\*\*" "$work/kv.txt" || { cat "$work/kv.txt"; echo "the key=value string is not named (masked)"; exit 1; }
+grep -qF "$(sed -n 2p "$work/kv-uri.txt")" "$work/kv.txt" || { echo "the key=value form read another history"; exit 1; }
+ls "$work" | grep -q '^host=' && { echo "a directory was made after the key=value string"; exit 1; }
+echo "key=value form: the server, password masked"
 echo "history_postgres: ok"

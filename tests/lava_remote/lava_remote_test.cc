@@ -2,6 +2,8 @@
 // verdict (tracebench lava submit|wait|fetch), on recorded fixtures: the
 // logs in fixtures/ are a real lab's (job-test-failed is job-passed with its
 // `uname` case turned to fail); the replies are the bodies LAVA 2023.01 sent.
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -253,6 +255,34 @@ TEST(LavaYaml, TagsAndNulls) {
   EXPECT_EQ(j[0]["c"][1], "x");
   ASSERT_TRUE(parse_yaml("", "t", &j));
   EXPECT_TRUE(j.is_null());
+}
+
+// Aliases of aliases ("billion laughs"): six levels of ten make 10^6 nodes
+// when expanded (ten levels, 10^10, took a process to 1 GB in seconds).
+// Refused at once, the message says why; aliases within bounds read.
+TEST(LavaYaml, AliasBombIsRefusedNotExpanded) {
+  std::string bomb =
+      "a0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n";
+  for (int i = 1; i <= 6; ++i) {
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) bomb += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  nlohmann::json j;
+  const auto start = std::chrono::steady_clock::now();
+  Status s = parse_yaml(bomb, "lavacli.yaml", &j);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("alias bomb"), std::string::npos) << s.message();
+  // One long scalar used through an alias many times: bounded by bytes too.
+  std::string wide = "s: &s \"" + std::string(1 << 20, 'x') + "\"\nl: [";
+  for (int k = 0; k < 100; ++k) wide += (k ? ", *s" : "*s");
+  wide += "]\n";
+  EXPECT_FALSE(parse_yaml(wide, "log", &j).is_ok());
+  // A text larger than any identity file or log record is not parsed at all.
+  EXPECT_FALSE(parse_yaml(std::string(17u << 20, ' '), "log", &j).is_ok());
+  ASSERT_TRUE(parse_yaml("a: &x [1, 2]\nb: *x\n", "t", &j).is_ok());
+  EXPECT_EQ(j["b"][1], "2");
 }
 
 }  // namespace

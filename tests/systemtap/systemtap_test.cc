@@ -174,6 +174,36 @@ TEST(SystemtapScript, UserProbesNameTheExecutableAndItsBuild) {
   EXPECT_NE(none.message().find("build-id"), std::string::npos) << none.message();
 }
 
+// An executable's path enters the script as a stap string: a quote in it
+// stays inside the string (a path cannot add probes of its own), and a path
+// stap would expand as a wildcard, or cannot be said, is refused.
+TEST(SystemtapScript, ExecutablePathIsQuotedForStapTable) {
+  struct Case {
+    const char* path;
+    const char* in_text;  // what the script says; nullptr: refused
+  };
+  const Case cases[] = {
+      {"/tb/bin/tracebench", "process(\"/tb/bin/tracebench\")"},
+      {"/x\") { } probe begin { system(\"id\") } probe process(\"/y",
+       "process(\"/x\\\") { } probe begin { system(\\\"id\\\") } probe process(\\\"/y\")"},
+      {"/a\\b", "process(\"/a\\\\b\")"},
+      {"/usr/bin/*", nullptr},
+      {"/opt/tb?/tracebench", nullptr},
+      {"/opt/[ab]/tracebench", nullptr},
+      {"/opt/tb\n/tracebench", nullptr},
+  };
+  for (const auto& c : cases) {
+    StapScript s;
+    const Status st = make_script(call_probe(), "count", ScriptTargets{.exe_path = c.path, .exe_build_id = "0a"}, &s);
+    if (!c.in_text) {
+      EXPECT_FALSE(st) << c.path;
+      continue;
+    }
+    ASSERT_TRUE(st) << c.path << ": " << st.message();
+    EXPECT_NE(s.text.find(c.in_text), std::string::npos) << s.text;
+  }
+}
+
 // The BPF runtime's user function: target() is the liveness thread, whose
 // first call names the process; only the process's other threads count.
 TEST(SystemtapBpfScript, UserFunctionCountsOtherThreadsOfTheProcess) {

@@ -69,6 +69,10 @@ std::vector<std::pair<std::string, Handlers>> script_variants(const BuildArgs& a
 }
 
 int run_build(const BuildArgs& a) {
+  if (Status s = a.exe_path.empty() ? Status::ok() : check_stap_path(a.exe_path); !s) {
+    std::cerr << "tracebench systemtap build: --exe-path: " << s.message() << "\n";
+    return 2;
+  }
   CompileTree tree;
   if (Status s = prepare_tree(a.headers, &tree); !s) {
     std::cerr << "tracebench systemtap build: " << s.message() << "\n";

@@ -98,14 +98,38 @@ bool script_supports(const ProbePoint& probe, std::string* why, Runtime runtime)
   return false;
 }
 
+std::string stap_string(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+Status check_stap_path(const std::string& path) {
+  for (char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return Status::error("systemtap: the executable's path holds a control character: stap cannot be given it");
+    if (c == '*' || c == '?' || c == '[' || c == ']')
+      return Status::error(fmt::format(
+          "systemtap: the executable's path {} holds '{}', which stap's process(\"...\") reads as a wildcard (it "
+          "would probe every file it matches): give a path without * ? [ ]",
+          path, c));
+  }
+  return Status::ok();
+}
+
 namespace {
 
-// The probe point of a user-space site in the executable at `exe`.
+// The probe point of a user-space site in the executable at `exe`, every
+// string quoted for stap (stap_string).
 std::string user_point(const ProbePoint& probe, const std::string& exe) {
-  if (probe.kind == ProbeKind::kUserFunction) return fmt::format("process(\"{}\").function(\"{}\")", exe, probe.target);
+  if (probe.kind == ProbeKind::kUserFunction)
+    return fmt::format("process({}).function({})", stap_string(exe), stap_string(probe.target));
   std::string provider, name;
   usdt_parts(probe.target, &provider, &name);
-  return fmt::format("process(\"{}\").provider(\"{}\").mark(\"{}\")", exe, provider, name);
+  return fmt::format("process({}).provider({}).mark({})", stap_string(exe), stap_string(provider), stap_string(name));
 }
 
 // The comment lines that name what the script was compiled against: a
@@ -285,6 +309,8 @@ Status make_script(const ProbePoint& probe, const std::string& action, const Scr
     return Status::error("systemtap: extra handlers (ecbs) are built for the count action only");
   std::string why;
   if (!script_supports(probe, &why, runtime)) return Status::error("systemtap: " + probe.name + ": " + why);
+  if (probe.kind == ProbeKind::kUserFunction || probe.kind == ProbeKind::kUsdt)
+    TB_TRY(check_stap_path(targets.exe_path));
   StapScript s;
   s.runtime = runtime;
   std::string lines;

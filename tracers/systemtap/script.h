@@ -101,6 +101,13 @@ inline constexpr const char* kCompileDefine = "-DSTP_NO_OVERLOAD";
 
 // The script for `probe` with `action` ("count", or "record": a line per
 // event through the transport), or why this adapter cannot probe it.
+// `s` as a stap string literal, quoted: stap reads \" and \\ in a string
+// as C does, so a path with a quote in it stays one string.
+std::string stap_string(const std::string& s);
+// A path stap can be given exactly: no control character, and none of the
+// wildcards process("...") expands (* ? [ ]).
+Status check_stap_path(const std::string& path);
+
 Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
                    Runtime runtime = Runtime::kModule, Handlers handlers = {});
 // The compiled file's name: <module>.ko, or <module>.bo for the BPF runtime.

@@ -22,4 +22,22 @@ inline CLI::Validator finite_range(double lo, double hi) {
       fmt::format("FLOAT in [{} - {}]", lo, hi));
 }
 
+// Every real-number option of `app` and of its subcommands, whatever range
+// check it was given (CLI::Range lets NaN through: every comparison with it
+// is false), refuses "nan" and "inf": called once on the whole command line,
+// so no option is left out by forgetting it (--wait-lock, selftest --budget).
+inline void refuse_non_finite_reals(CLI::App* app) {
+  const CLI::Validator finite(
+      [](std::string& in) -> std::string {
+        double v = 0;
+        if (CLI::detail::lexical_cast(in, v) && !std::isfinite(v))
+          return fmt::format("Value {} is not a finite number", in);
+        return {};
+      },
+      "");
+  for (CLI::Option* o : app->get_options())
+    if (o->get_type_name().rfind("FLOAT", 0) == 0) o->check(finite);
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) refuse_non_finite_reals(sub);
+}
+
 }  // namespace tracebench

@@ -19,7 +19,14 @@
 // flock on that same open file succeeds where a new open would wait on its
 // own parent, so the child runs under its parent's lock instead of
 // deadlocking.  A name in the environment proves nothing by itself: the
-// descriptor must be the lock file and flock on it must succeed.
+// descriptor must be the lock file and flock on it must succeed.  Such a
+// child ends with the parent that handed the lock down
+// (TRACEBENCH_LOCK_PARENT names it): the kernel sends it SIGTERM when that
+// parent dies, even by SIGKILL, so no child measures on under a lock nobody
+// holds for it.
+//
+// The lock files live in a directory anyone may write to: they are opened
+// as shared_file.h says, so a name planted there is refused, not followed.
 #pragma once
 
 #include <atomic>
@@ -96,6 +103,7 @@ class MachineLock {
 
  private:
   void take_held_lock();
+  Status take_inherited(const std::string& path, const std::string& cpath, const char* what, bool* taken);
   int fd_ = -1;             // tracebench.lock (held or inherited)
   int concurrent_fd_ = -1;  // tracebench.concurrent (shared or, for cleanup, exclusive)
   bool inherited_ = false, concurrent_ = false;

@@ -243,6 +243,12 @@ struct Prediction {
 // Eqs. 4-8.  An error names the parameter a probe or consumer needs and the
 // model lacks.
 Status predict(const Model& m, const Scenario& s, Prediction* out);
+// A prediction as a cost: no probe's cycles and no part of the consumers'
+// CPU below zero (signed terms, such as the consumer's least-squares ones,
+// may add up to less).  `model predict` refuses such a prediction, naming
+// the entry, rather than print a negative cost or CPU share; `model
+// validate` shows it with a warning that the fit does not hold.
+Status check_prediction_costs(const Scenario& s, const Prediction& p);
 nlohmann::json to_json(const Scenario& s, const Prediction& p);
 std::string to_text(const Scenario& s, const Prediction& p);
 

@@ -264,5 +264,9 @@ Status read_run(const std::string& result_json_path, RunResult* run, bool with_s
 // The result.json files an argument names: a result.json, a run directory,
 // or a directory of run directories (appended in name order).
 Status result_files(const std::string& arg, std::vector<std::string>* files);
+// Every file of the runs whose result.json are `result_jsons`: the regular
+// files in each one's directory (result.json, summary.csv, samples.csv, a
+// run's log): what no output may be written over (check_output_not_input).
+std::vector<std::string> run_files(const std::vector<std::string>& result_jsons);
 
 }  // namespace tracebench
