@@ -41,17 +41,20 @@ __attribute__((noinline)) void InjectedCost::spin(std::uint64_t cycles) {
 // back to back between two reads, their average less that debt.  Spins that
 // run their loop, as the real ones do: leaving a loop whose length varies
 // costs a mispredicted branch after the last read (a dozen cycles or more,
-// a few per event at a batch of four), which a spin that owes nothing never pays.  The
-// debt is four events' worth, a small batch.  An average over one long
-// window, not a per-try median: on a TSC that ticks in steps of 21 cycles
-// (some hypervisors') every try reads 0 or 21, and the credit carries each
-// try's rounding to the next, so only a window's total is exact.  The median
-// of nine windows, so an interrupt or a busy neighbour in a few does not count.
+// a few per event at a batch of four), which a spin that owes nothing never
+// pays.  The debt is four events' worth (a small batch), within 64..4096
+// cycles.  An average over a window, not a per-try median: on a TSC that
+// ticks in steps of 21 cycles (some hypervisors') every try reads 0 or 21,
+// and the credit carries each try's rounding to the next, so only a
+// window's total is exact.  Short windows (~80 us), the median of 41: an
+// interrupt inside a spin is time beyond the credit's bound, and a window
+// of milliseconds holds a timer tick or more (seen: 57-217 cycles unseen
+// from run to run with 1.5 ms windows).
 std::int64_t InjectedCost::measure_unseen() {
-  constexpr int kWindows = 9;
-  constexpr std::uint64_t kWindowCycles = 2'000'000;
-  const std::uint64_t debt = std::max<std::uint64_t>(4 * cycles_, 64);
-  const int tries = static_cast<int>(std::max<std::uint64_t>(1000, kWindowCycles / (debt + 50)));
+  constexpr int kWindows = 41;
+  constexpr std::uint64_t kWindowCycles = 200'000;
+  const std::uint64_t debt = std::clamp<std::uint64_t>(4 * cycles_, 64, 4096);
+  const int tries = static_cast<int>(std::max<std::uint64_t>(40, kWindowCycles / (debt + 50)));
   std::vector<double> per_try;
   for (int w = 0; w < kWindows; ++w) {
     owed_ = 0;
