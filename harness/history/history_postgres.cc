@@ -12,6 +12,8 @@
 // (23505) and runs its whole transaction again, now seeing the other's rows:
 // the run-id rule (a colliding id stored as id~hash) is then decided on
 // committed data, and no run is lost.
+#include <unistd.h>
+
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -95,10 +97,15 @@ Status PgDb::open(bool create) {
     std::string why = conn_ ? PQerrorMessage(conn_) : "out of memory";
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
     for (std::size_t nl; (nl = why.find("\n\t")) != std::string::npos;) why.replace(nl, 2, " ");
+    // No server of Debian's here: say how to have one (the area scripts/setup.sh leaves out).
+    const char* local = access("/usr/lib/postgresql", F_OK) == 0
+                            ? ""
+                            : " (no PostgreSQL server is installed on this machine: `scripts/setup.sh --area "
+                              "postgres` installs Debian's)";
     return Status::error(
         fmt::format("{}: cannot connect to the history server ({}); is it running, and does the URI "
-                    "name it (host, port, dbname, user)?",
-                    name_, why));
+                    "name it (host, port, dbname, user)?{}",
+                    name_, why, local));
   }
   TB_TRY(exec(fmt::format("SET lock_timeout = {}; SET client_min_messages = error", kBusyTimeoutMs)));
   if (!create) {

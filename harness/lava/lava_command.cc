@@ -28,6 +28,7 @@
 #include "vm_scripts.h"
 #include "tracebench/command.h"
 #include "tracebench/results.h"
+#include "tracebench/setup_area.h"
 #include "tracebench/util.h"
 
 extern char** environ;
@@ -86,6 +87,8 @@ bool guest_command_ok(const JobArgs& a, const std::string& self) {
 // The initramfs for LAVA (tracebench-vm.sh --initramfs-out --lava): this
 // binary, the companion module built for the kernel, the guest's scripts.
 Status build_initramfs(const JobArgs& a, const std::string& self, const std::string& out) {
+  TB_TRY(require_area("vm", "the VM lab's initramfs (busybox, cpio; the module built against the kernel's headers)",
+                      {"busybox", "cpio"}));
   std::string scripts;
   TB_TRY(find_vm_scripts(&scripts));
   std::vector<std::string> argv = {

@@ -24,6 +24,7 @@
 #include "tracebench/model.h"
 #include "tracebench/reporter.h"
 #include "tracebench/results.h"
+#include "tracebench/setup_area.h"
 #include "tracebench/util.h"
 
 namespace tracebench {
@@ -372,6 +373,9 @@ int run_report(const ReportArgs& a) {
   ReportInputs in;
   json input;
   Status s = check_report_args(a, &script);
+  if (s)
+    s = require_area("report", "the report's drawing (Debian's python3 with matplotlib: scripts/report/report.py)",
+                     {"/usr/bin/python3"});
   if (s) s = read_inputs(a, &in);
   if (s) s = report_input(in, &input);
   if (!s) {

@@ -34,6 +34,7 @@
 #include "tracebench/command.h"
 #include "tracebench/reporter.h"
 #include "tracebench/results.h"
+#include "tracebench/setup_area.h"
 #include "tracebench/status.h"
 
 extern char** environ;
@@ -304,8 +305,8 @@ Status find_kernel(const VmArgs& a, std::string* kernel) {
   *kernel = a.kernel.empty() ? newest_boot_kernel() : a.kernel;
   if (kernel->empty())
     return Status::error(
-        "no --kernel given and no /boot/vmlinuz-*; install one with\n"
-        "  apt-get install --no-install-recommends linux-image-amd64 linux-headers-amd64");
+        "no --kernel given and no /boot/vmlinuz-*; `scripts/setup.sh --area vm` installs Debian's "
+        "(linux-image-amd64 linux-headers-amd64)");
   struct stat st {};
   if (stat(kernel->c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return Status::error("kernel image '" + *kernel + "' does not exist");
@@ -413,6 +414,12 @@ int run_vm(VmArgs a) {
     return 2;
   }
   if (!kmod_params_known(a, scripts) || !guest_command_ok(a, self.string())) return 2;
+  if (Status s = require_area("vm", "the VM lab (qemu, a Debian kernel and its headers, busybox)",
+                              {"qemu-system-x86_64", "busybox", "cpio"});
+      !s) {
+    std::cerr << "tracebench vm: " << s.message() << "\n";
+    return 2;
+  }
   std::string kernel;
   if (Status s = find_kernel(a, &kernel); !s) {
     std::cerr << "tracebench vm: " << s.message() << "\n";

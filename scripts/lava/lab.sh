@@ -274,10 +274,10 @@ start_lab() {
     log "already running in $dir ($(cat "$dir/url"))"
     return 0
   fi
-  [ -n "$pgbin" ] || die "no PostgreSQL server binaries (apt-get install postgresql)"
+  [ -n "$pgbin" ] || die "no PostgreSQL server binaries: \`scripts/setup.sh --area lava\` installs the lab's software (postgresql)"
   command -v lava-server >/dev/null && command -v lava-worker >/dev/null ||
-    die "LAVA is not installed (apt-get install lava-server lava-dispatcher)"
-  command -v gunicorn3 >/dev/null || die "gunicorn3 is missing (apt-get install gunicorn)"
+    die "LAVA is not installed: \`scripts/setup.sh --area lava\` installs it (lava-server lava-dispatcher)"
+  command -v gunicorn3 >/dev/null || die "gunicorn3 is missing: \`scripts/setup.sh --area lava\` installs it (gunicorn)"
   # A half-started or crashed lab: tear down what is left, start afresh.
   # Only a lab's own directory (or an empty one) is ever removed.
   if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then

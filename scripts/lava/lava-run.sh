@@ -26,7 +26,7 @@ done
 [ $# -eq 2 ] || { echo "usage: lava-run.sh [--device DEVICE.jinja2] [--job-id N] JOB.yaml OUTDIR" >&2; exit 2; }
 job=$1 out=$2
 [ -f "$job" ] || { echo "lava-run.sh: no job file $job" >&2; exit 2; }
-command -v lava-run >/dev/null || { echo "lava-run.sh: lava-run not found: apt-get install lava-dispatcher lava-server" >&2; exit 2; }
+command -v lava-run >/dev/null || { echo "lava-run.sh: lava-run not found: \`scripts/setup.sh --area lava\` installs LAVA (lava-dispatcher lava-server)" >&2; exit 2; }
 [ -x "$tracebench" ] || { echo "lava-run.sh: no tracebench at $tracebench (set TRACEBENCH)" >&2; exit 2; }
 mkdir -p "$out"
 /usr/bin/python3 "$here/render-device.py" "$device" --job "$job" --out "$out/device.yaml" || exit 2

@@ -6,7 +6,7 @@
 set -euo pipefail
 bin=$1
 out=$2
-command -v help2man > /dev/null || { echo "help2man is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+command -v help2man > /dev/null || { echo "help2man is not installed (scripts/setup.sh installs it: scripts/setup/base.txt)" >&2; exit 1; }
 inc=$(mktemp /tmp/tracebench-man-XXXXXX)
 trap 'rm -f "$inc"' EXIT
 {

@@ -12,8 +12,12 @@ import os
 import sys
 from collections import defaultdict
 
-import matplotlib
-import matplotlib.ticker
+try:
+    import matplotlib
+    import matplotlib.ticker
+except ImportError:  # the report area is not installed (scripts/setup.sh leaves it out)
+    sys.exit("tracebench report: the drawing needs matplotlib, which is not installed here; "
+             "`scripts/setup.sh --area report` installs it (python3-matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

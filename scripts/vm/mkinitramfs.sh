@@ -38,7 +38,7 @@ for kp in "${kparams[@]}"; do
   kmod_param_ok "$kp" || die "--kmod-param '$kp': expected NAME=VALUE, $kmod_param_rule"
 done
 [ ${#kparams[@]} -eq 0 ] || [ -n "$kmod" ] || die "--kmod-param needs --kmod"
-[ -x "$busybox" ] || die "$busybox not found: apt-get install busybox-static"
+[ -x "$busybox" ] || die "$busybox not found: \`scripts/setup.sh --area vm\` installs the VM lab (busybox-static)"
 if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked'; then
   # `file` may be missing; ldd is the fallback check.
   if ldd "$busybox" >/dev/null 2>&1; then die "$busybox is not static: apt-get install busybox-static"; fi

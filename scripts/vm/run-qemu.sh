@@ -45,7 +45,7 @@ case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg";; es
 tcg_thread=${TRACEBENCH_VM_TCG_THREAD:-single}
 case "$tcg_thread" in single|multi) ;; *) die "TRACEBENCH_VM_TCG_THREAD must be single or multi";; esac
 [[ "$timeout_s" =~ ^[0-9]+$ ]] && [ "$timeout_s" -gt 0 ] || die "--timeout must be a positive number of seconds"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: \`scripts/setup.sh --area vm\` installs the VM lab (qemu-system-x86)"
 mkdir -p "$outdir"
 work=$(mktemp -d)
 qpid=""

@@ -58,7 +58,7 @@ done
 [ ${#kparams[@]} -eq 0 ] || [ $kmod -eq 1 ] || die "--kmod-param and --no-kmod: there is no module to give parameters to"
 if [ -z "$kernel" ]; then
   kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1 || true)
-  [ -n "$kernel" ] || die "no --kernel and no /boot/vmlinuz-*: apt-get install linux-image-amd64 linux-headers-amd64"
+  [ -n "$kernel" ] || die "no --kernel and no /boot/vmlinuz-*: \`scripts/setup.sh --area vm\` installs Debian's (linux-image-amd64 linux-headers-amd64)"
 fi
 [ -f "$kernel" ] || die "kernel image '$kernel' not found"
 [ -r "$kernel" ] || die "kernel image '$kernel' is not readable (Debian installs them 0600: run as root)"
@@ -128,10 +128,10 @@ if [ $stap -eq 1 ]; then
   "$tb" systemtap build --runtime "$stap_runtime" --headers "$headers" --out "$work/stap" ${ko:+--kmod "$ko"} \
     --exe-path /tb/bin/tracebench "${stap_sweep[@]}" "${stap_workloads[@]}" "${stap_actions[@]}" >/dev/null || die "compiling SystemTap's scripts for ${krel:-the kernel} failed"
   stapio=/usr/lib/systemtap/stapio
-  [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: apt-get install systemtap-runtime"
+  [ -x "$stapio" ] && command -v staprun >/dev/null || die "staprun/stapio not found: \`scripts/setup.sh --area systemtap\` installs them (systemtap-runtime)"
   kargs+=(--file "$work/stap:/tb/stap" --bin "$(command -v staprun):/usr/bin/staprun" --bin "$stapio:$stapio")
   if [ "$stap_runtime" = all ]; then
-    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap_bpf): apt-get install systemtap"
+    command -v stapbpf >/dev/null || die "stapbpf not found (systemtap_bpf): \`scripts/setup.sh --area systemtap\` installs it (systemtap)"
     kargs+=(--bin "$(command -v stapbpf):/usr/bin/stapbpf")
   fi
 fi

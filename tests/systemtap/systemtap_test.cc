@@ -33,7 +33,7 @@ TEST(SystemtapAvailability, StaprunMissing) {
   f.staprun.clear();
   const Availability a = judge(f);
   EXPECT_FALSE(a.ok);
-  EXPECT_NE(a.reason.find("apt-get install systemtap"), std::string::npos) << a.reason;
+  EXPECT_NE(a.reason.find("`scripts/setup.sh --area systemtap` installs"), std::string::npos) << a.reason;
 }
 
 TEST(SystemtapAvailability, StapMissingWithoutPrecompiledModules) {

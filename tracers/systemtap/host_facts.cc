@@ -59,13 +59,16 @@ Availability judge(const HostFacts& f, Runtime runtime) {
   // Every reason that applies, so the user learns all that is missing at once.
   std::vector<std::string> why;
   if (runtime == Runtime::kBpf) {
-    if (f.stapbpf.empty()) return Availability::no("stapbpf not found (apt-get install systemtap)");
+    if (f.stapbpf.empty())
+      return Availability::no("stapbpf not found: `scripts/setup.sh --area systemtap` installs SystemTap (systemtap)");
     if (!f.memlock_raisable)
       why.push_back(
           "stapbpf cannot raise RLIMIT_MEMLOCK to unlimited, which it does before loading anything (the "
           "hard limit is finite and CAP_SYS_RESOURCE is not held)");
   } else {
-    if (f.staprun.empty()) return Availability::no("staprun not found (apt-get install systemtap systemtap-runtime)");
+    if (f.staprun.empty())
+      return Availability::no(
+          "staprun not found: `scripts/setup.sh --area systemtap` installs SystemTap (systemtap, systemtap-runtime)");
     if (!f.modules_supported)
       why.push_back("kernel " + f.release + " cannot load modules (no /proc/modules): SystemTap's runtime is a module");
     else if (f.modules_disabled)
@@ -73,7 +76,7 @@ Availability judge(const HostFacts& f, Runtime runtime) {
   }
   if (f.module_dir.empty()) {
     if (f.stap.empty())
-      why.push_back("stap not found to compile the scripts (apt-get install systemtap)");
+      why.push_back("stap not found to compile the scripts: `scripts/setup.sh --area systemtap` installs it");
     else if (f.build_tree.empty())
       why.push_back("no build tree for the running kernel (/lib/modules/" + f.release +
                     "/build/.config): stap compiles every script against it, for the BPF runtime too "
