@@ -48,8 +48,7 @@ __attribute__((noinline)) void InjectedCost::spin(std::uint64_t cycles) {
 // and the credit carries each try's rounding to the next, so only a
 // window's total is exact.  Short windows (~80 us), the median of 41: an
 // interrupt inside a spin is time beyond the credit's bound, and a window
-// of milliseconds holds a timer tick or more (seen: 57-217 cycles unseen
-// from run to run with 1.5 ms windows).
+// of milliseconds holds a timer tick or more in most of them.
 std::int64_t InjectedCost::measure_unseen() {
   constexpr int kWindows = 41;
   constexpr std::uint64_t kWindowCycles = 200'000;

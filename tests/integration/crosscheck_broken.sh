@@ -23,7 +23,17 @@ rc=0
 "$tracebench" crosscheck --case untraced_getpid -o none.inject_cycles=360 --rounds 7 --wait-lock=600 --json \
   > "$out/inject.json" 2> "$out/inject.err" || rc=$?
 [ "$rc" -eq 1 ] || { cat "$out/inject.err"; echo "FAIL: a 2x injected error exited $rc, not 1"; exit 1; }
-/usr/bin/python3 - "$out/inject.json" <<'PY'
+# On a host contended through the rounds (every attempt off the fastest
+# probe's speed) the case cannot tell, as crosscheck/README.md says: part 1
+# is then not judged (the test ends in a skip that says so), parts 2 and 3
+# still run.
+unjudged=no
+/usr/bin/python3 - "$out/inject.json" <<'PY' || unjudged=yes
+import json, sys
+(c,) = json.load(open(sys.argv[1]))["cases"]
+sys.exit(1 if c["verdict"] == "cannot tell" and c["ratio"]["rounds"] < 3 else 0)
+PY
+[ "$unjudged" = yes ] || /usr/bin/python3 - "$out/inject.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 (c,) = doc["cases"]
@@ -68,4 +78,8 @@ if pgrep -f "bpftrace.*tb_xc|bpftrace.*sys_enter_getpid /pid" > /dev/null || pgr
 fi
 leftovers=$(ls /sys/kernel/tracing/instances 2>/dev/null | grep -- "tracebench-$pid" || true)
 [ -z "$leftovers" ] || { echo "FAIL: tracefs instance left: $leftovers"; exit 1; }
+if [ "$unjudged" = yes ]; then
+  echo "SKIP: bad input refused, SIGTERM cleans up; the injected error not judged: the machine's speed changed during every attempt at too many rounds"
+  exit 77
+fi
 echo "crosscheck_broken: ok (injected error disagrees, bad input refused, SIGTERM cleans up)"
