@@ -47,4 +47,10 @@ bool steady(const std::vector<double>& seen_ns, double fastest_ns, double tolera
   return fastest_ns > 0 && std::isfinite(hi) && hi / fastest_ns - 1.0 <= tolerance;
 }
 
+bool one_state(const std::vector<double>& seen_ns, double tolerance) {
+  if (seen_ns.empty()) return true;
+  const auto [lo, hi] = std::minmax_element(seen_ns.begin(), seen_ns.end());
+  return *lo > 0 && std::isfinite(*hi) && *hi / *lo - 1.0 <= tolerance;
+}
+
 }  // namespace tracebench::crosscheck

@@ -6,9 +6,13 @@
 // measure the same thing either (seen here: the suite's untraced getpid,
 // a median over samples of 3 calls, read 147-157 ns where the loop's
 // median chunk of 100 calls read 182-193).  Probes of the measured CPU's
-// speed around the suite's run and around each case's reference, against
-// the fastest probe of the command, tell such rounds apart; the command redoes them (a few
-// times at most) and leaves out those that stay unsteady, and says so.
+// speed around the suite's run and around each case's reference tell such
+// rounds apart: an untraced figure counts only at the command's fastest
+// speed; an overhead (traced less untraced, on each side) in any one state
+// the whole round stayed in, since a state slows both of a side's figures
+// alike (seen here: ftrace's getpid event 422 ns by the suite, 416 ns by
+// hand, with getpid at 190 ns for minutes).  The command redoes unsteady
+// rounds (a few times at most), leaves out those that stay so, and says so.
 //
 // The probe: getpid(2) from this thread pinned to the measured CPU, 5000
 // calls in chunks of 100 timed with clock_gettime, the median chunk (an
@@ -34,5 +38,9 @@ double probe_speed_ns(int cpu, const std::vector<int>& restore);
 // Everything in `seen_ns` lies within `tolerance` above `fastest_ns` (the
 // fastest probe of the command: the machine's uncontended speed).
 bool steady(const std::vector<double>& seen_ns, double fastest_ns, double tolerance = kSteadyTolerance);
+
+// Everything in `seen_ns` lies within `tolerance` above the least of it: the
+// round stayed in one state, whichever.
+bool one_state(const std::vector<double>& seen_ns, double tolerance = kSteadyTolerance);
 
 }  // namespace tracebench::crosscheck

@@ -136,10 +136,10 @@ nlohmann::json to_json(const Report& r) {
       {"steadiness",
        fmt::format("a round counts for a case when all it saw of getpid's speed (probes on the measured CPU around "
                    "the suite's run and the case's reference; the loop's getpid after each run; the untraced getpid "
-                   "figures beside a traced getpid) "
-                   "stays within "
-                   "{:.0f}% of the command's fastest probe (fastest_probe_ns); else it is attempted again, up to "
-                   "{} times and within the redo budget (dropped attempts under `redone`), and one still "
+                   "figures beside a traced getpid) stays within {0:.0f}% of the command's fastest probe "
+                   "(fastest_probe_ns) for an untraced case, within {0:.0f}% of its own least for a traced one "
+                   "(one state, whichever); else it is attempted again, up to "
+                   "{1} times and within the redo budget (dropped attempts under `redone`), and one still "
                    "unsteady is kept with steady: false and left out of the interval",
                    kSteadyTolerance * 100, kRoundAttempts)},
       {"verdict_rule",
