@@ -1,3 +1,13 @@
+# tracebench_command_code(<target>): a target whose code runs once per
+# command (arguments, orchestration, files), never inside a timed region:
+# compiled -O1 -g1 outside Debug builds.  Its header-only command-line
+# library costs ~10 s of CPU per file at -O2 -g; the build of the tool spends
+# most of its time on such files.  Measurement code keeps the build type's
+# flags.
+function(tracebench_command_code target)
+  target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
+endfunction()
+
 # tracebench_add_command(<name> SOURCES ... [LIBS ...]): a subcommand folder
 # (TRACEBENCH_REGISTER_COMMAND in its source).
 function(tracebench_add_command name)
@@ -5,6 +15,7 @@ function(tracebench_add_command name)
   set(target tracebench_command_${name})
   add_library(${target} OBJECT ${ARG_SOURCES})
   target_link_libraries(${target} PUBLIC tracebench::harness CLI11::CLI11 ${ARG_LIBS})
+  tracebench_command_code(${target})
   tracebench_link_into_all(${target})
 endfunction()
 

@@ -62,13 +62,16 @@ TEST(InjectedCost, AveragesWhatIsAskedInSmallBatches) {
 // spin makes is rounded down to a step; the test's own reads are the
 // machine's TSC), the spin's reads see its entry and exit as 0 or 21 cycles:
 // the same average is still owed (on a bhyve-like host 27 asked read 30.35).
+// Within 4 cycles, a fifth of a step: the simulated step leaves each size an
+// offset of its own (under 2 cycles, the same from run to run), and a host
+// that changes speed between the spin's calibration and the rounds adds to it.
 TEST(InjectedCost, AveragesWhatIsAskedOnACoarseClock) {
   HostSimulation coarse;
   ASSERT_TRUE(parse_host_simulation("tsc_step=21", &coarse));
   set_host_simulation(coarse);
   for (std::uint64_t cycles : {13u, 27u, 100u}) {
     const double got = injected_per_event(cycles, 4);
-    EXPECT_NEAR(got, static_cast<double>(cycles), 3.0) << cycles << " cycles asked at a batch of 4, TSC step 21";
+    EXPECT_NEAR(got, static_cast<double>(cycles), 4.0) << cycles << " cycles asked at a batch of 4, TSC step 21";
   }
   EXPECT_NEAR(injected_per_event(50, 100), 50.0, 2.0) << "at a batch of 100, TSC step 21";
   set_host_simulation(HostSimulation{});
