@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "quiet.h"
+#include "tracebench/quiet_output.h"
 
 namespace tracebench::crosscheck {
 namespace {
@@ -152,7 +152,7 @@ Status run_group(const std::vector<const Case*>& group, const SuiteSettings& s, 
   std::string dir;
   Status st = Status::ok();
   {
-    Quiet quiet(!s.verbose);
+    QuietOutput quiet(!s.verbose);
     st = run_benchmarks(opt, plan, &run, &dir);
   }
   if (!st) return st;

@@ -33,7 +33,6 @@
 // it is no part of the bound; what the gaps do to the medians shows in the
 // noise between rounds, which decides FAIL from CANNOT JUDGE as it does for
 // the user half.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +52,7 @@
 #include "tracebench/command.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
+#include "tracebench/quiet_output.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 #include "calibration.h"
@@ -176,35 +176,6 @@ double calibration_uncertainty(const nlohmann::json& probe, std::uint64_t ns) {
   return std::fabs(firing - static_cast<double>(ns)) + 0.5 * iqr;
 }
 
-// Sends stdout and stderr to /dev/null while the runs print their progress
-// and Google Benchmark's table (unless --verbose).
-class Quiet {
- public:
-  explicit Quiet(bool on) {
-    if (!on) return;
-    std::cout.flush();
-    std::fflush(nullptr);
-    const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null < 0) return;
-    saved_out_ = dup(STDOUT_FILENO);
-    saved_err_ = dup(STDERR_FILENO);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    close(null);
-  }
-  ~Quiet() {
-    std::cout.flush();
-    std::fflush(nullptr);
-    if (saved_out_ >= 0) dup2(saved_out_, STDOUT_FILENO), close(saved_out_);
-    if (saved_err_ >= 0) dup2(saved_err_, STDERR_FILENO), close(saved_err_);
-  }
-  Quiet(const Quiet&) = delete;
-  Quiet& operator=(const Quiet&) = delete;
-
- private:
-  int saved_out_ = -1, saved_err_ = -1;
-};
-
 // Removes the runs' directory on every way out, unless it is to be kept.
 class RunsDir {
  public:
@@ -252,7 +223,7 @@ Status run_one(const SelftestArgs& a, const Selection& sel, bool kernel, const M
     return Status::error(
         fmt::format("the plan holds {} benchmarks, not the {} delay sites", plan.specs.size(), opt.workloads.size()));
   std::string dir;
-  Quiet quiet(!a.verbose);
+  QuietOutput quiet(!a.verbose);
   return run_benchmarks(opt, plan, run, &dir);
 }
 

@@ -1,6 +1,6 @@
-// Sends stdout and stderr to /dev/null while the suite's runs print their
-// progress and Google Benchmark's table (unless --verbose); the command's
-// own lines come between the runs.
+// Sends stdout and stderr to /dev/null for its lifetime, while a command's
+// runs print their progress and Google Benchmark's table (unless the user
+// asked for --verbose); the command's own lines come between the runs.
 #pragma once
 
 #include <fcntl.h>
@@ -9,11 +9,11 @@
 #include <cstdio>
 #include <iostream>
 
-namespace tracebench::crosscheck {
+namespace tracebench {
 
-class Quiet {
+class QuietOutput {
  public:
-  explicit Quiet(bool on) {
+  explicit QuietOutput(bool on) {
     if (!on) return;
     std::cout.flush();
     std::fflush(nullptr);
@@ -25,17 +25,17 @@ class Quiet {
     dup2(null, STDERR_FILENO);
     close(null);
   }
-  ~Quiet() {
+  ~QuietOutput() {
     std::cout.flush();
     std::fflush(nullptr);
     if (saved_out_ >= 0) dup2(saved_out_, STDOUT_FILENO), close(saved_out_);
     if (saved_err_ >= 0) dup2(saved_err_, STDERR_FILENO), close(saved_err_);
   }
-  Quiet(const Quiet&) = delete;
-  Quiet& operator=(const Quiet&) = delete;
+  QuietOutput(const QuietOutput&) = delete;
+  QuietOutput& operator=(const QuietOutput&) = delete;
 
  private:
   int saved_out_ = -1, saved_err_ = -1;
 };
 
-}  // namespace tracebench::crosscheck
+}  // namespace tracebench
