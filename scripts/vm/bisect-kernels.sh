@@ -40,7 +40,9 @@
 # from the --rounds'th on, and stops the step when BENCH's row is decided or
 # at --max-rounds pairs.  The sequential test (`tracebench ab`'s always-valid
 # mixture SPRT on the pairs' log ratios) keeps its error rates however often
-# it looks; it cannot decide anything before five pairs at alpha 0.05.  Its
+# it looks; it cannot decide anything before five pairs at alpha 0.05.  A
+# pair counts when BENCH has a figure on both sides (an `unsteady` run has
+# none: its pair is booted again, three times a step at most).  Its
 # `verdict` decides: `regression` makes the candidate bad, `same` or
 # `improvement` good; `undecided` at --max-rounds (or `inconclusive` with
 # --fixed) stops the bisection with exit 4 and the range left, never a
@@ -565,14 +567,15 @@ print(rows[0].get("verdict") or "missing" if rows else "missing")' "$sd/compare.
 # The evidence of one comparison (GOOD vs candidate $3) from its compare.json:
 # a record in .state/steps (one per step; a LAVA step has one per candidate,
 # $2 its slot, and $8 $9 the step's k and the idle devices seen).  Sets verdict.
-record_step() {  # $1 = step, $2 = slot or "", $3 = candidate, $4 = kind, $5 = dir, $6 = seconds, $7 = pairs
+record_step() {  # $1 = step, $2 = slot or "", $3 = candidate, $4 = kind, $5 = dir, $6 = seconds, $7 = pairs that count
+  # ($10 = pairs booted, when some did not count)
   local k=$1 slot=$2 c=$3 kind=$4 sd=$5
   verdict=$("$py" - "$sd" "$bench" "$k" "$slot" "$kind" "${labels[$gi]}" "${labels[$c]}" "${params[$gi]}" "${params[$c]}" \
-    "$outdir" "$6" "$7" "${8:-}" "${9:-}" <<'PY'
+    "$outdir" "$6" "$7" "${8:-}" "${9:-}" "${10:-$7}" <<'PY'
 import json, os, sys, glob
 def record_name(k, slot):
     return "%03d.json" % int(k) if not slot else "%03d-%02d.json" % (int(k), int(slot))
-sd, bench, k, slot, kind, ref, cand, ref_params, cand_params, out, secs, rounds, kk, idle = sys.argv[1:15]
+sd, bench, k, slot, kind, ref, cand, ref_params, cand_params, out, secs, rounds, kk, idle, booted = sys.argv[1:16]
 c = json.load(open(os.path.join(sd, "compare.json")))
 rows = [r for r in c.get("rows", []) if r.get("benchmark") == bench]
 if not rows:
@@ -598,7 +601,7 @@ rec = {
     "step": int(k), "kind": kind, "reference": ref, "candidate": cand,
     "reference_kmod_params": ref_params.split(), "candidate_kmod_params": cand_params.split(),
     "kmod_params_in_effect": {"reference": in_effect("G"), "candidate": in_effect("C")},
-    "rounds": int(rounds), "sequential": get("sequential"),
+    "rounds": int(rounds), "pairs_booted": int(booted), "sequential": get("sequential"),
     "a_median_ns": get("a_median_ns", "a_median"), "b_median_ns": get("b_median_ns", "b_median"),
     "a_runs": get("a_runs"), "b_runs": get("b_runs"), "a_n": get("a_n"), "b_n": get("b_n"),
     "ratio": get("ratio"), "p_value": get("p_value"), "verdict": verdict, "what": get("what"),
@@ -636,26 +639,59 @@ PY
 
 # One comparison: reference GOOD (index gi) vs candidate $2; $1 = step number,
 # $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
+# BENCH's status in the run a boot brought back ($1 = its round directory):
+# ok, unsteady, error, ... or "missing".
+bench_status() {
+  "$py" - "$1" "$bench" <<'PY'
+import glob, json, sys
+found = glob.glob(sys.argv[1] + "/runs/*/result.json")
+rows = [b for b in json.load(open(found[0])).get("benchmarks", []) if b.get("name") == sys.argv[2]] if found else []
+print(rows[0].get("status") or "?" if rows else "missing")
+PY
+}
+
+# A pair counts when BENCH has a figure on both sides.  A run measured on no
+# one level of the clock (`unsteady`: under TCG the emulated clock can change
+# level mid-run) has none; its pair is booted again, at most max_lost times a
+# step.  Any other status goes to compare, which calls BENCH failed.
+max_lost=3
+pair_counts() {  # $1 = step, $2 = candidate index, $3 = step dir, $4 = round; sets lost
+  local side st why=""
+  for side in G C; do
+    st=$(bench_status "$3/$side/round$4")
+    [ "$st" = unsteady ] && why+="${why:+, }$([ $side = G ] && echo "${labels[$gi]}" || echo "${labels[$2]}")'s run is unsteady"
+  done
+  [ -z "$why" ] && return 0
+  lost=$((lost + 1))
+  echo "$me: step $1 (${labels[$2]}): pair $4 does not count ($why: no figure); booting another" >&2
+  [ $lost -le $max_lost ] ||
+    fail 1 failed "step $1 (${labels[$2]}): $lost pairs without a figure for BENCH ($3/*/round*): the runs are unsteady on this clock; longer runs (-n) or --accel kvm"
+  return 1
+}
+
 verdict=""
 step() {
-  local k=$1 c=$2 kind=$3 sd r t0=$SECONDS
+  local k=$1 c=$2 kind=$3 sd r t0=$SECONDS pairs=0 lost=0 booted=0
   sd=$outdir/step$k-$(printf '%s' "${labels[$c]}" | tr -c 'A-Za-z0-9._+-' '_')
   mkdir -p "$sd/G/runs" "$sd/C/runs" "$sd/G/pairs" "$sd/C/pairs"
-  for ((r = 1; r <= max_rounds; ++r)); do
+  for ((r = 1; pairs < max_rounds; ++r)); do
     local order=(G C)
     [ $((r % 2)) -eq 0 ] && order=(C G)  # ABBA: a drift linear over two pairs cancels
+    booted=$r
     for side in "${order[@]}"; do
       local i=$gi; [ $side = C ] && i=$c
       boot "$i" "$sd/$side/round$r"
       link_runs "$sd/$side/round$r" "$sd/$side/runs"
       link_pair "$sd/$side/round$r" "$sd/$side/pairs" "$r" || fail 1 failed "boot $sd/$side/round$r did not leave one run"
     done
-    [ "$r" -ge "$rounds" ] || continue
+    pair_counts "$k" "$c" "$sd" "$r" || continue
+    pairs=$((pairs + 1))
+    [ "$pairs" -ge "$rounds" ] || continue
     compare_step "$k" "$sd"
     [ "$verdict" = undecided ] || break
-    echo "$me: step $k (${labels[$c]}): undecided after $r pair(s)" >&2
+    echo "$me: step $k (${labels[$c]}): undecided after $pairs pair(s)" >&2
   done
-  record_step "$k" "" "$c" "$kind" "$sd" "$((SECONDS - t0))" "$((r > max_rounds ? max_rounds : r))"
+  record_step "$k" "" "$c" "$kind" "$sd" "$((SECONDS - t0))" "$pairs" "" "" "$booted"
 }
 
 # Updates the last step record with the decision and the range left, prints its line.
