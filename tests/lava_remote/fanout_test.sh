@@ -9,18 +9,14 @@
 #     over three candidates with a planted regression: the answer, k = 1 (two
 #     devices: a pair takes both), each step's pairs on both devices at once
 #     (bisect_on_lab below);
-#  3. the same comparison as 1 on a one-worker lab;
-#  4. the two-worker wall time is at most 0.6x the one-worker's where each
-#     guest has CPUs of its own (as a lab's boards do).  Where the two
-#     guests share the host's CPUs a job beside another takes S times as
-#     long as alone (S measured: the median job time on two workers over
-#     that on one), so two workers can at best take S/2 of one worker's
-#     time: the bound is then S/2 + 0.15 (never below 0.6), which a
-#     fan-out that ran its jobs one after the other (S = 1, ratio ~1)
-#     still fails.  Both wall times, S and the bound applied are printed
-#     and kept in OUT_DIR/times.json; each lab is stopped with
-#     nothing left (no process naming its directory, none in its sessions,
-#     `lab.sh status` says down).
+#  3. the jobs of 1 ran side by side: from the first job's start to the
+#     last one's end, at least 1.5 ran at once on average (their seconds on
+#     the devices over that span; one after the other is at most 1, however
+#     slow a job is beside another on shared CPUs), kept in
+#     OUT_DIR/times.json.  The lab is stopped with nothing left (no process
+#     naming its directory, none in its sessions, `lab.sh status` says down).
+#     (A one-worker lab was run for a wall-time ratio until 2026-11-29: the
+#     same figure at twice the cost, ~150 s.)
 #   fanout_test.sh TRACEBENCH SOURCE_DIR OUT_DIR (OUT_DIR/times.json: the figures)
 set -uo pipefail
 tb=$1 src=$2 out=$3
@@ -116,7 +112,7 @@ check_comparison() {  # check_comparison NAME WORKERS
 import datetime, glob, json, os, sys
 d, workers, t0, t1 = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
-used, secs, submits, ends = set(), [], [], []
+used, secs, submits, starts, ends = set(), [], [], [], []
 for side in "AB":
     for r in (1, 2):
         rd = f"{d}/{side}/round{r}"
@@ -133,6 +129,7 @@ for side in "AB":
         s = (t(rec["end_time"]) - t(rec["start_time"])).total_seconds()
         secs.append(s)
         submits.append(t(rec["submit_time"]).timestamp())
+        starts.append(t(rec["start_time"]).timestamp())
         ends.append(t(rec["end_time"]).timestamp())
         print(f"  job {rec['job_id']} {side} round {r}: {rec['device']} ({rec['worker']}), {s:.1f} s on the device")
     assert len(os.listdir(f"{d}/{side}/runs")) == 2, os.listdir(f"{d}/{side}/runs")
@@ -141,7 +138,11 @@ assert len(used) == workers, f"jobs ran on {sorted(used)}, expected {workers} wo
 assert os.path.getsize(f"{d}/compare.txt") > 0, "no comparison printed"
 phases = {"before_submit_s": min(submits) - t0, "lava_s": max(ends) - min(submits), "after_s": t1 - max(ends)}
 print("  " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()))
-json.dump({"job_seconds": secs, "workers_used": sorted(used), **phases}, open(f"{d}.jobs.json", "w"))
+# How many jobs ran at once, on average, from the first start to the last end:
+# at most 1 when the jobs ran one after the other, whatever they cost.
+span = max(ends) - min(starts)
+json.dump({"job_seconds": secs, "workers_used": sorted(used), **phases, "jobs_span_s": span,
+           "concurrency": sum(secs) / span}, open(f"{d}.jobs.json", "w"))
 PY
 }
 
@@ -250,38 +251,19 @@ PY
 bisect_on_lab "$work/lab2"
 stop_lab "$work/lab2"
 
-# --- 3. one worker --------------------------------------------------------------
-start_lab "$work/lab1" 1
-compare_on "$work/lab1" one "$work/a/vmlinuz-$rel" "$work/b/vmlinuz-$rel" 2
-[ $rc -eq 0 ] || { cat "$work/one.txt"; fail "compare-kernels --lava on one worker exited $rc"; }
-wall1=$wall
-echo "ok: 4 jobs on one worker, compared as pairs, in $wall1 s"
-check_comparison one 1
-stop_lab "$work/lab1"
-
-# --- 4. the fan-out's gain --------------------------------------------------------
-ratio=$(awk -v a="$wall2" -v b="$wall1" 'BEGIN { printf "%.3f", a / b }')
-/usr/bin/python3 - "$out/times.json" "$wall1" "$wall2" "$work/one.jobs.json" "$work/two.jobs.json" "$(nproc)" <<'PY'
+# --- 3. the fan-out's gain --------------------------------------------------------
+# The jobs of section 1 ran side by side: on average at least 1.5 at once
+# from the first start to the last end (one after the other is at most 1,
+# however slow a job is beside another on shared CPUs).
+/usr/bin/python3 - "$out/times.json" "$wall2" "$work/two.jobs.json" "$(nproc)" <<'PY' || fail "the fan-out's gain"
 import json, sys, datetime, socket
-p, w1, w2, j1, j2, cpus = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5], int(sys.argv[6])
-json.dump({"host": socket.gethostname(), "cpus": cpus, "loadavg_at_end": open("/proc/loadavg").read().split()[:3], "date": datetime.datetime.utcnow().isoformat() + "Z",
-           "jobs": 4, "one_worker_wall_s": w1, "two_workers_wall_s": w2, "ratio": w2 / w1,
-           "one_worker": json.load(open(j1)), "two_workers": json.load(open(j2))}, open(p, "w"), indent=2)
+p, w2, j2, cpus = sys.argv[1], float(sys.argv[2]), json.load(open(sys.argv[3])), int(sys.argv[4])
+json.dump({"host": socket.gethostname(), "cpus": cpus, "loadavg_at_end": open("/proc/loadavg").read().split()[:3],
+           "date": datetime.datetime.utcnow().isoformat() + "Z", "jobs": 4, "two_workers_wall_s": w2,
+           "two_workers": j2}, open(p, "w"), indent=2)
+c = j2["concurrency"]
+print(f"fan-out: 4 jobs on two workers in {w2:.0f} s; {sum(j2['job_seconds']):.0f} s of jobs in a span of "
+      f"{j2['jobs_span_s']:.0f} s: {c:.2f} at once on average (bound 1.5; {p})")
+assert c >= 1.5, f"the jobs ran {c:.2f} at once on average: the fan-out did not run them side by side"
 PY
-# A job's time on its device alone and with the other worker's job beside it
-# (the guests share the host's CPUs): S, and the bound it allows.
-read -r slowdown bound contention < <(/usr/bin/python3 -c 'import json, statistics as s, sys
-d = json.load(open(sys.argv[1]))
-a, b, n = s.median(d["one_worker"]["job_seconds"]), s.median(d["two_workers"]["job_seconds"]), d["cpus"]
-S = b / a
-bound = max(0.6, S / 2 + 0.15)
-d["slowdown_beside"], d["bound"] = S, bound
-json.dump(d, open(sys.argv[1], "w"), indent=2)
-print(f"{S:.3f} {bound:.3f} a job took {a:.1f} s on its device alone and {b:.1f} s beside another ({S:.2f}x) on {n} CPUs")' "$out/times.json")
-echo "fan-out: 4 jobs, one worker $wall1 s, two workers $wall2 s: ratio $ratio (bound $bound; $out/times.json)"
-echo "fan-out: $contention"
-awk -v s="$slowdown" 'BEGIN { exit !(s > 1.1) }' &&
-  echo "fan-out: the guests shared CPUs (S = $slowdown): bound S/2 + 0.15 = $bound, not 0.6"
-awk -v r="$ratio" -v b="$bound" 'BEGIN { exit !(r <= b) }' ||
-  fail "two workers took ${ratio}x the wall time of one, above the bound $bound: $contention"
 echo "PASS"
