@@ -31,10 +31,9 @@ function(tb_gtest target)
     list(APPEND extra TEST_PREFIX ${arg_PREFIX})
   endif()
   gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 TEST_LIST ${list_var} ${extra})
-  set(serial FALSE)
-  if(arg_RUN_SERIAL)
-    set(serial TRUE)
-  endif()
+  # Every test runs alone (tb_tests_run_alone below); RUN_SERIAL says so
+  # where the test measures time and must stay alone whatever changes.
+  set(serial TRUE)
   set(props_file ${CMAKE_CURRENT_BINARY_DIR}/${list_var}_props.cmake)
   # Runs in ctest after gtest's own include file has defined ${list_var}.
   file(WRITE ${props_file}
@@ -78,5 +77,54 @@ function(tb_apply_directory_tier tier)
       message(FATAL_ERROR "tb_directory_tier: no test ${t} in ${CMAKE_CURRENT_SOURCE_DIR}")
     endif()
     set_property(TEST ${t} APPEND PROPERTY LABELS slow)
+  endforeach()
+endfunction()
+
+# Tests run one at a time.  The README's test command is `ctest -j2`, and
+# what may run beside another test is a guest under QEMU's TCG only: one host
+# CPU each (one TCG thread), checking tracers, not host timings.  Those are
+# named with tb_beside_guest(<test>...); every other test of a directory is
+# RUN_SERIAL, so nothing runs beside a timing test, and two guests run at once.
+# tb_tests_run_alone() at the top of each test directory's CMakeLists.txt
+# applies it at the directory's end; tb_check_run_alone(<dir>...) fails the
+# configuration for a directory with tests that lacks it.
+function(tb_beside_guest)
+  foreach(t ${ARGN})
+    get_property(labels TEST ${t} PROPERTY LABELS)
+    if(NOT "vmlab" IN_LIST labels)
+      message(FATAL_ERROR "tb_beside_guest: ${t} is not a vmlab test")
+    endif()
+  endforeach()
+  set_property(DIRECTORY APPEND PROPERTY TB_BESIDE_GUEST ${ARGN})
+endfunction()
+
+function(tb_tests_run_alone)
+  set_property(DIRECTORY PROPERTY TB_RUN_ALONE TRUE)
+  cmake_language(DEFER CALL tb_apply_run_alone)
+endfunction()
+
+function(tb_apply_run_alone)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  get_property(beside DIRECTORY PROPERTY TB_BESIDE_GUEST)
+  foreach(t ${tests})
+    if(t IN_LIST beside)
+      # First in ctest's order (descending COST where it has no times of its
+      # own yet), so that the guests run in pairs before the serial tests.
+      set_property(TEST ${t} PROPERTY RUN_SERIAL FALSE)
+      set_property(TEST ${t} PROPERTY PROCESSORS 1)
+      set_property(TEST ${t} PROPERTY COST 1000)
+    else()
+      set_property(TEST ${t} PROPERTY RUN_SERIAL TRUE)
+    endif()
+  endforeach()
+endfunction()
+
+function(tb_check_run_alone)
+  foreach(dir ${ARGN})
+    get_property(tests DIRECTORY ${dir} PROPERTY TESTS)
+    get_property(applied DIRECTORY ${dir} PROPERTY TB_RUN_ALONE)
+    if(tests AND NOT applied)
+      message(FATAL_ERROR "${dir}/CMakeLists.txt adds tests but does not call tb_tests_run_alone() at its top")
+    endif()
   endforeach()
 endfunction()
