@@ -31,6 +31,11 @@ function(tb_gtest target)
     list(APPEND extra TEST_PREFIX ${arg_PREFIX})
   endif()
   gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 TEST_LIST ${list_var} ${extra})
+  # A test's own code (assertions, fixtures, gtest's templates) times
+  # nothing itself: what it measures is the libraries' code, built with the
+  # build type's flags.  -O1 -g1 halves its compile time (a file of gtest
+  # and nlohmann/json: 29.6 -> 13.6 CPU s).
+  target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
   # Every test runs alone (tb_tests_run_alone below); RUN_SERIAL says so
   # where the test measures time and must stay alone whatever changes.
   set(serial TRUE)
