@@ -15,7 +15,7 @@
 # median moves in steps of ~2.4% and reads up to 8-10% above the loop in
 # some fast rounds, too close to the bound to assert "agree" in a test.)
 # On a host contended through every attempt at the rounds the cases cannot
-# tell (crosscheck/README.md): the test skips (77) and says so.
+# tell (bench/crosscheck/README.md): the test skips (77) and says so.
 # Skips (77) without root; a case not available here is skipped with the
 # reason unless TRACEBENCH_REQUIRE asks for its tracer.
 set -euo pipefail
@@ -33,7 +33,7 @@ rc=0
   > "$out/table.txt" 2> "$out/stderr.txt" || rc=$?
 cat "$out/table.txt"
 # On a host that stayed contended through the rounds (its speed changing in
-# every attempt at too many), a case cannot tell, as crosscheck/README.md
+# every attempt at too many), a case cannot tell, as bench/crosscheck/README.md
 # says: nothing to judge here, so a skip that says why, after the clean-up
 # checks.  Any other failure fails.
 unsteady_only=no

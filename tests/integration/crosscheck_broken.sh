@@ -24,7 +24,7 @@ rc=0
   > "$out/inject.json" 2> "$out/inject.err" || rc=$?
 [ "$rc" -eq 1 ] || { cat "$out/inject.err"; echo "FAIL: a 2x injected error exited $rc, not 1"; exit 1; }
 # On a host contended through the rounds (its speed changing in every
-# attempt at too many) the case cannot tell, as crosscheck/README.md says: part 1
+# attempt at too many) the case cannot tell, as bench/crosscheck/README.md says: part 1
 # is then not judged (the test ends in a skip that says so), parts 2 and 3
 # still run.
 unjudged=no

@@ -2,7 +2,7 @@
 """Exit 0 when a crosscheck.json's cases that did not agree all could not
 tell for want of steady rounds (fewer than 3: the machine's speed changed
 during every attempt at the others), and there is at least one: on such a
-host there is nothing to judge (crosscheck/README.md).  Exit 1 otherwise.
+host there is nothing to judge (bench/crosscheck/README.md).  Exit 1 otherwise.
 
 usage: crosscheck_unjudged.py CROSSCHECK.json
 """

@@ -6,8 +6,8 @@ tracer's probe-site header (an LTTng-UST provider, a D-VM site): the
 instrumentation is part of the workload.  The companion module (kmod/), the
 lowest floor, includes nothing of tracers/ or bench/: the D-VM's freestanding
 DIF core, which both the module and user space build, lives beside the
-module's ABI headers (kmod/dvm/core/).  The cross-check (crosscheck/) sits
-above the harness and names tracers (its cases are about them) but reaches
+module's ABI headers (kmod/dvm/core/).  The cross-check (bench/crosscheck/)
+sits above the harness and names tracers (its cases are about them) but reaches
 them only through `run`'s machinery: of tracers/ its reference loops include
 the LTTng-UST provider header alone (the same events), and nothing of bench/.
 
@@ -41,8 +41,8 @@ def sources(top):
 
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 rules = [("harness", ("tracers/", "bench/")), ("tracers", ("bench/",)), ("tests", ("bench/",)),
-         ("kmod", ("bench/", "tracers/")), ("crosscheck", ("bench/", "tracers/"))]
-allowed = {"crosscheck": ("tracers/lttng/tracebench_tp.h",)}
+         ("kmod", ("bench/", "tracers/")), ("bench/crosscheck", ("bench/", "tracers/"))]
+allowed = {"bench/crosscheck": ("tracers/lttng/tracebench_tp.h",)}
 bad = []
 for top, forbidden in rules:
     for path in sources(top):

@@ -1,6 +1,6 @@
 // The cross-check's cases: what the suite measures, which independent tool
 // measures the same around the reference loop, and what differs between the
-// two designs.  crosscheck/README.md explains each.
+// two designs.  bench/crosscheck/README.md explains each.
 #pragma once
 
 #include <cstddef>
