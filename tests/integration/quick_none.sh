@@ -67,20 +67,36 @@ n=$(/usr/bin/python3 -c "import json,glob;print(len(json.load(open(glob.glob('$o
 grep -q 'Iterations' "$out/gb.txt" || { cat "$out/gb.txt"; echo "--gbench-console printed no Google Benchmark lines"; exit 1; }
 "$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/gb" -- --benchmark_format=json |
   /usr/bin/python3 -c 'import json, sys; assert json.load(sys.stdin)["benchmarks"]'
-# Adaptive repetitions: with a cap above the minimum and five events per
-# sample (the fewest getpid's samples take to span the clock's resolution),
-# the target (two clock floors per event: none's overhead is ~0) holds at
-# once and the minimum runs; with no target (--ci-target 0), the cap.
-"$tracebench" run --tracer none --workload getpid --no-samples -n 200 -r 9 -b 5 --out "$out/loose" > /dev/null
-"$tracebench" run --tracer none --workload getpid --no-samples -n 200 -r 9 -b 5 --ci-target 0 --out "$out/fixed" > /dev/null
+# Adaptive repetitions, end to end (the rule itself: adaptive_test.cc): with
+# a cap above the minimum, the run stops once the interval is within the
+# target (2% of the figure, or two clock floors per event for a figure near
+# zero like none's), on a quiet host soon after the minimum (6); a busy host
+# may reach the cap with the target unmet (seen: 12 repetitions at 67.6
+# cycles for 20.8), and the result says which.  With no target (--ci-target
+# 0), the cap.  The batch is the pilot's: a fixed small one is refused on a
+# host whose clock steps coarsely (a 21-cycle TSC step needs 8 getpids a
+# sample or more).
+"$tracebench" run --tracer none --workload getpid --no-samples -n 200 -r 12 --out "$out/loose" > /dev/null
+"$tracebench" run --tracer none --workload getpid --no-samples -n 200 -r 9 --ci-target 0 --out "$out/fixed" > /dev/null
 /usr/bin/python3 - "$out" <<'PY'
 import glob, json, sys
 def only(d):
     return json.load(open(glob.glob(f"{sys.argv[1]}/{d}/*/result.json")[0]))["benchmarks"][0]
 loose, fixed = only("loose"), only("fixed")
-assert loose["repetitions_stop"]["rule"] == "interval" and loose["repetitions"] == 6, loose["repetitions_stop"]
+stop, reps = loose["repetitions_stop"], loose["repetitions"]
+met = stop["half_width_cycles"] <= stop["target_cycles"] * (1 + 1e-9)
+if stop["rule"] == "interval":
+    assert met and 6 <= reps <= 12, (reps, stop)
+else:
+    assert stop["rule"] == "cap" and reps == 12 and not met, (reps, stop)
+assert stop["cap"] == 12, stop
+print(f"adaptive: {reps} repetitions, stopped by the {stop['rule']} rule "
+      f"(half-width {stop['half_width_cycles']:.1f} cycles, target {stop['target_cycles']:.1f})")
 assert fixed["repetitions_stop"]["rule"] == "fixed" and fixed["repetitions"] == 9, fixed["repetitions_stop"]
-assert len(fixed["traced"]["repetition_medians_cycles"]) == 9 and len(loose["traced"]["repetition_medians_cycles"]) == 6
+# (How many medians a repetition count leaves, after drops and a level shift's
+# left-out repetitions, is validate_result.py's check, below.)
+for b in (loose, fixed):
+    assert 0 < len(b["traced"]["repetition_medians_cycles"]) <= b["repetitions"], b["repetitions"]
 PY
 /usr/bin/python3 "$src/scripts/validate_result.py" "$out"/loose/*/result.json "$out"/fixed/*/result.json
 # compare: a run directory, or a directory of runs pooled per side; bad
