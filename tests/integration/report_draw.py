@@ -56,6 +56,10 @@ configs = [
     config("ebpf", "write_null", "ringbuf", 1024, 180.0),
     config("ebpf", "write_null", "ringbuf", 1024, 170.0, options={"ebpf.wakeup": "no_wakeup"}),
     config("ftrace", "marker", "payload", 64, 400.0, kind="marker"),
+    # A sweep whose points the pilot sized differently (a slow host's 1 KiB
+    # block is shorter), none measured twice: one line, no samples in its label.
+    config("ftrace", "marker", "payload", 0, 380.0, kind="marker", samples=500),
+    config("ftrace", "marker", "payload", 1024, 520.0, kind="marker", samples=250),
 ]
 context = {"host": "h", "cpu_model": "cpu", "cpus": 2, "kernel_release": "6.18.0", "hypervisor": "none",
            "tsc_ghz": 2.0, "floor_cycles": 30.0, "git_sha": "abcdef0123456", "noise_warnings": []}
@@ -110,8 +114,8 @@ subprocess.run(["/usr/bin/python3", os.path.join(src, "scripts/report/report.py"
 page = open(os.path.join(out, "index.html")).read()
 
 # The charts this input asks for, by id, in the page's order.
-expected = ["cost-p0-getpid", "cost-p0-write_null", "cost-p64", "cost-p256", "cost-p1024", "payload_bytes-write_null",
-            "crosscheck", "history-0", "history-1"]
+expected = ["cost-p0-getpid", "cost-p0-marker", "cost-p0-write_null", "cost-p64", "cost-p256", "cost-p1024",
+            "payload_bytes-marker", "payload_bytes-write_null", "crosscheck", "history-0", "history-1"]
 ids = re.findall(r"<figure id='([^']+)'>", page)
 if ids != expected:
     fail(f"charts {ids}, expected {expected}")
@@ -161,6 +165,9 @@ if "ebpf ringbuf (1000 samples/block)" not in text(sweep):
     fail(f"the sweep line does not say which samples per block it holds: {text(sweep)[:400]}")
 if "gap" in text(sweep) or "no_wakeup" in text(sweep):
     fail("a one-point configuration drew a sweep line")
+marker = text(figure("payload_bytes-marker"))
+if "ftrace payload" not in marker or "samples/block" in marker:
+    fail(f"points sized differently by the pilot, none measured twice, are one line without samples: {marker[:400]}")
 # History: the series that changed comes first, times in its x labels, the kernel once.
 h0 = text(figure("history-0"))
 if "c/step" not in h0 or "1 change point" not in h0:
