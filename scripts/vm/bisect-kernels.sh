@@ -42,7 +42,8 @@
 # mixture SPRT on the pairs' log ratios) keeps its error rates however often
 # it looks; it cannot decide anything before five pairs at alpha 0.05.  A
 # pair counts when BENCH has a figure on both sides (an `unsteady` run has
-# none: its pair is booted again, three times a step at most).  Its
+# none: its pair is booted again, three times a step at most; with --lava
+# such a pair is compared as the runs that have one).  Its
 # `verdict` decides: `regression` makes the candidate bad, `same` or
 # `improvement` good; `undecided` at --max-rounds (or `inconclusive` with
 # --fixed) stops the bisection with exit 4 and the range left, never a
@@ -637,8 +638,6 @@ PY
   [ -n "$verdict" ] || fail 1 failed "could not read $sd/compare.json"
 }
 
-# One comparison: reference GOOD (index gi) vs candidate $2; $1 = step number,
-# $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
 # BENCH's status in the run a boot brought back ($1 = its round directory):
 # ok, unsteady, error, ... or "missing".
 bench_status() {
@@ -669,6 +668,8 @@ pair_counts() {  # $1 = step, $2 = candidate index, $3 = step dir, $4 = round; s
   return 1
 }
 
+# One comparison: reference GOOD (index gi) vs candidate $2; $1 = step number,
+# $3 = kind (confirm|bisect), $4 = range before (text).  Sets verdict.
 verdict=""
 step() {
   local k=$1 c=$2 kind=$3 sd r t0=$SECONDS pairs=0 lost=0 booted=0
