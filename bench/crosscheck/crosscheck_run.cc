@@ -214,7 +214,7 @@ void Run::attempt(const Group& g, int round, Report* report) {
     r.suite_first = suite_first;
     r.probes_ns = suite_window;
     r.probes_ns.insert(r.probes_ns.end(), {marks[i], marks[i + 1]});
-    r.steady = round_steady(*g.cases[i], r, fastest_probe_ns_);
+    r.steady = !r.suite.unsteady && round_steady(*g.cases[i], r, fastest_probe_ns_);
   }
 }
 

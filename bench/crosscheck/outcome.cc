@@ -5,6 +5,7 @@
 namespace tracebench::crosscheck {
 
 std::string round_problem(const RoundRecord& r) {
+  if (r.suite.unsteady) return "suite: measured on no one level (unsteady), no figure";
   if (!r.suite.error.empty()) return "suite: " + r.suite.error;
   if (!r.reference_error.empty()) return "reference: " + r.reference_error;
   if (!std::isfinite(r.suite.figure_ns)) return "suite: no figure";
@@ -20,6 +21,13 @@ void decide_case(CaseOutcome* o) {
   std::vector<double> suite, reference, ratios;
   std::string first_problem;
   for (RoundRecord& r : o->rounds) {
+    if (r.suite.unsteady) {  // the speed changed during the suite's run: left out, like a round the probes saw
+      r.ratio = NAN;
+      r.steady = false;
+      ++o->counted;
+      ++o->unsteady;
+      continue;
+    }
     const std::string problem = round_problem(r);
     r.ratio = problem.empty() ? round_ratio(r.suite.figure_ns, r.reference.figure_ns) : NAN;
     if (!problem.empty()) {

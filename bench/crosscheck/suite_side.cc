@@ -87,6 +87,10 @@ SuiteRound round_of(const Case& c, const SuiteSide& side, const RunResult& run) 
   r.verification = b->events.verification == "passed" || b->events.verification_reason.empty()
                        ? b->events.verification
                        : b->events.verification + ": " + b->events.verification_reason;
+  if (b->status == "unsteady") {
+    r.unsteady = true;
+    return r;
+  }
   if (b->status != "ok") {
     r.error = b->error.empty() ? "the benchmark failed" : b->error;
     return r;

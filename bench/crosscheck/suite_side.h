@@ -37,6 +37,10 @@ struct SuiteRound {
   bool verified = false;     // the run's verification passed (none tracer: nothing to verify)
   std::string verification;  // "passed", "not_applicable", or why it failed
   std::string error;         // the benchmark failed: why (no figure)
+  // Measured on no one level (the run called it "unsteady": its overhead
+  // changed level mid-run, as a busy host's speed does): no figure, and the
+  // round is left out as one the machine's speed changed during, not failed.
+  bool unsteady = false;
   std::string run_id;
   nlohmann::json facts;  // the benchmark's figures for crosscheck.json
 };

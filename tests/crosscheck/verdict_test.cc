@@ -212,6 +212,29 @@ TEST(CrosscheckOutcome, UnsteadyRoundsAreLeftOut) {
   EXPECT_NE(o.reason.find("2 steady round(s)"), std::string::npos) << o.reason;
 }
 
+// A suite round whose run came back unsteady (its overhead changed level
+// mid-run: a busy host's speed change seen from inside the run) is left out
+// like a round the probes saw change, not a failure that leaves the case
+// unmeasured.
+TEST(CrosscheckOutcome, AnUnsteadySuiteRunIsLeftOutNotFailed) {
+  const Case c = a_case();
+  RoundRecord shifted = good_round(3, NAN, 100);
+  shifted.suite.unsteady = true;
+  shifted.suite.verified = true;
+  const CaseOutcome o =
+      outcome_of(c, {good_round(0, 100, 100), good_round(1, 101, 100), good_round(2, 99, 100), shifted});
+  EXPECT_EQ(o.verdict, Verdict::kAgree) << o.reason;
+  EXPECT_EQ(o.unsteady, 1u);
+  EXPECT_EQ(o.ratio.n, 3u);
+  EXPECT_NE(o.reason.find("1 of 4 rounds left out"), std::string::npos) << o.reason;
+  EXPECT_NE(round_problem(shifted).find("unsteady"), std::string::npos);
+  // A suite round that failed for another reason still leaves the case unmeasured.
+  RoundRecord failed = good_round(3, NAN, 100);
+  failed.suite.error = "the benchmark failed";
+  EXPECT_EQ(outcome_of(c, {good_round(0, 100, 100), good_round(1, 101, 100), good_round(2, 99, 100), failed}).verdict,
+            Verdict::kNotMeasured);
+}
+
 // Left out or not, a figure 2x off in its steady rounds disagrees.
 TEST(CrosscheckOutcome, SteadyRoundsTwiceOffDisagree) {
   const Case c = a_case();
