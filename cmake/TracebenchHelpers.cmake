@@ -5,8 +5,12 @@
 # most of its time on such files.  Measurement code keeps the build type's
 # flags.
 function(tracebench_command_code target)
-  target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
+  tracebench_command_flags(${target})
   tracebench_command_headers(${target})
+endfunction()
+
+function(tracebench_command_flags target)
+  target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
 endfunction()
 
 # tracebench_command_headers(<target>): the commands' heavy header-only
@@ -19,7 +23,7 @@ function(tracebench_command_headers target)
   if(NOT TARGET tracebench_command_pch)
     add_library(tracebench_command_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/command_pch.cc)
     target_link_libraries(tracebench_command_pch PRIVATE tracebench::harness CLI11::CLI11)
-    target_compile_options(tracebench_command_pch PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
+    tracebench_command_flags(tracebench_command_pch)
     target_precompile_headers(tracebench_command_pch PRIVATE <CLI/CLI.hpp> <nlohmann/json.hpp> <fmt/format.h>)
   endif()
   target_precompile_headers(${target} REUSE_FROM tracebench_command_pch)

@@ -10,14 +10,14 @@
 # tests.tiers (tests/tiers_check.py) fails on a test without a tier label or
 # a TIMEOUT.
 
-# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [RUN_SERIAL] [FILTER <gtest filter>]
-#          [PREFIX <name prefix>])
+# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [FILTER <gtest filter>] [PREFIX <name prefix>])
 # gtest_discover_tests with the properties set after discovery by a ctest
 # include file of our own: handed to gtest_discover_tests' PROPERTIES, a list
 # (LABELS "ebpf;root") is split into words and every property after it is
-# taken apart, so the tests lost their labels, RUN_SERIAL and TIMEOUT.
+# taken apart, so the tests lost their labels, RUN_SERIAL and TIMEOUT.  Each
+# runs alone (RUN_SERIAL, as every test but a guest: tb_tests_run_alone below).
 function(tb_gtest target)
-  cmake_parse_arguments(arg "RUN_SERIAL" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
+  cmake_parse_arguments(arg "" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
   if(NOT arg_LABELS OR NOT arg_TIMEOUT)
     message(FATAL_ERROR "tb_gtest(${target}): LABELS (a tier) and TIMEOUT are required")
   endif()
@@ -36,15 +36,12 @@ function(tb_gtest target)
   # build type's flags.  -O1 -g1 halves its compile time (a file of gtest
   # and nlohmann/json: 29.6 -> 13.6 CPU s).
   target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
-  # Every test runs alone (tb_tests_run_alone below); RUN_SERIAL says so
-  # where the test measures time and must stay alone whatever changes.
-  set(serial TRUE)
   set(props_file ${CMAKE_CURRENT_BINARY_DIR}/${list_var}_props.cmake)
   # Runs in ctest after gtest's own include file has defined ${list_var}.
   file(WRITE ${props_file}
     "if(${list_var})\n"
     "  set_tests_properties(\${${list_var}} PROPERTIES LABELS \"${arg_LABELS}\" TIMEOUT ${arg_TIMEOUT}\n"
-    "    RUN_SERIAL ${serial} SKIP_REGULAR_EXPRESSION \"\\\\[  SKIPPED \\\\]\")\n"
+    "    RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION \"\\\\[  SKIPPED \\\\]\")\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${props_file})
 endfunction()
@@ -115,8 +112,6 @@ function(tb_apply_run_alone)
     if(t IN_LIST beside)
       # First in ctest's order (descending COST where it has no times of its
       # own yet), so that the guests run in pairs before the serial tests.
-      set_property(TEST ${t} PROPERTY RUN_SERIAL FALSE)
-      set_property(TEST ${t} PROPERTY PROCESSORS 1)
       set_property(TEST ${t} PROPERTY COST 1000)
     else()
       set_property(TEST ${t} PROPERTY RUN_SERIAL TRUE)
