@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tracebench/json_optional.h"
 #include "tracebench/model.h"
 
 namespace tracebench::model {
@@ -48,11 +49,6 @@ const std::pair<const char*, Param Entry::*> kParams[] = {
     {"action_over_empty", &Entry::action_over_empty},
 };
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, const Param*>> named_params(const Entry& e) {
@@ -87,7 +83,7 @@ json to_json(const Model& m) {
       consumer = {{"points", q->points},
                   {"r2", q->r2},
                   {"worst_residual_cycles", q->worst_residual_cycles},
-                  {"user_fraction", opt(q->user_fraction)},
+                  {"user_fraction", json_or_null(q->user_fraction)},
                   {"ticks", q->ticks}};
       if (!q->user_fraction) consumer["user_fraction_missing"] = q->user_fraction_missing;
       if (!q->per_wakeup_from.empty()) consumer["per_wakeup_from"] = q->per_wakeup_from;
@@ -99,12 +95,12 @@ json to_json(const Model& m) {
                        {"workloads", e.workloads},
                        {"parameters", params},
                        {"contention", cont},
-                       {"wakeups_per_record", opt(e.wakeups_per_record)},
-                       {"idle_gap_us", opt(e.idle_gap_us)},
-                       {"idle_base_options", opt(e.idle_base_options)},
+                       {"wakeups_per_record", json_or_null(e.wakeups_per_record)},
+                       {"idle_gap_us", json_or_null(e.idle_gap_us)},
+                       {"idle_base_options", json_or_null(e.idle_base_options)},
                        {"fit",
-                        {{"r2", opt(e.r2)},
-                         {"worst_residual_cycles", opt(e.worst_residual_cycles)},
+                        {{"r2", json_or_null(e.r2)},
+                         {"worst_residual_cycles", json_or_null(e.worst_residual_cycles)},
                          {"points", points},
                          {"handlers", handlers},
                          {"consumer", consumer}}}});

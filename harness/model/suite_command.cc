@@ -61,7 +61,7 @@ struct SuiteArgs {
   LockFlags lock;
 };
 
-int refuse(const std::string& why) {
+int suite_refuse(const std::string& why) {
   std::cerr << "tracebench model suite: " << why << "\n";
   return 2;
 }
@@ -239,19 +239,20 @@ int print_plan(const SuiteArgs& a, const std::vector<std::string>& names) {
 int check_out(const std::string& out) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec))
-    return refuse(fmt::format("--out {} exists and is not empty: name a new directory", out));
-  if (ec && ec != std::errc::no_such_file_or_directory) return refuse(fmt::format("--out {}: {}", out, ec.message()));
+    return suite_refuse(fmt::format("--out {} exists and is not empty: name a new directory", out));
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return suite_refuse(fmt::format("--out {}: {}", out, ec.message()));
   return 0;
 }
 int claim_out(const std::string& out) {
   std::error_code ec;
   fs::create_directories(out, ec);
-  if (ec) return refuse(fmt::format("--out {}: {}", out, ec.message()));
+  if (ec) return suite_refuse(fmt::format("--out {}: {}", out, ec.message()));
   if (mkdir((fs::path(out) / "logs").c_str(), 0755) != 0)
-    return refuse(errno == EEXIST ? fmt::format("--out {}: another process has begun writing into it; name a new "
-                                                "directory",
-                                                out)
-                                  : fmt::format("--out {}/logs: {}", out, std::strerror(errno)));
+    return suite_refuse(errno == EEXIST ? fmt::format("--out {}: another process has begun writing into it; name a new "
+                                                      "directory",
+                                                      out)
+                                        : fmt::format("--out {}/logs: {}", out, std::strerror(errno)));
   return 0;
 }
 
@@ -398,7 +399,7 @@ int run_suite(const SuiteArgs& a) {
     for (const auto& e : tracer_registry())
       if (e.name != kBaselineTracer) names.push_back(e.name);
   for (const auto& n : a.tracers)
-    if (!make_tracer(n)) return refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
+    if (!make_tracer(n)) return suite_refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
   if (a.plan) return print_plan(a, names);
   // The default folder is this process's own: two suites started in the
   // same second never share one (and pool each other's runs).
@@ -406,7 +407,7 @@ int run_suite(const SuiteArgs& a) {
   if (int rc = check_out(out); rc != 0) return rc;
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return refuse("cannot find this binary (/proc/self/exe)");
+  if (n <= 0) return suite_refuse("cannot find this binary (/proc/self/exe)");
   self[n] = 0;
 
   // What each tracer can do here, before any step.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/json_read.h"
+#include "tracebench/json_optional.h"
 #include "tracebench/model.h"
 
 namespace tracebench::model {
@@ -316,13 +317,6 @@ Status evaluate(const Model& m, const ValidationScenario& s, const ValidationMea
   return Status::ok();
 }
 
-namespace {
-template <typename T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-}  // namespace
-
 nlohmann::json to_json(const Model& m, const ValidationScenario& s, const ValidationMeasured& x, const Validation& v) {
   nlohmann::json segs = nlohmann::json::array();
   for (const auto& g : x.segments)
@@ -333,7 +327,7 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
                     {"events", g.events},
                     {"consumer_cpu_ns", g.consumer_cpu_ns},
                     {"consumer_tasks_ns", g.consumer_tasks_ns},
-                    {"consumer_tasks_perf_ns", opt(g.consumer_tasks_perf_ns)},
+                    {"consumer_tasks_perf_ns", json_or_null(g.consumer_tasks_perf_ns)},
                     {"consumer_tasks_switches", g.consumer_tasks_switches},
                     {"task_clock", g.task_clock},
                     {"ticks", g.ticks},
@@ -371,23 +365,23 @@ nlohmann::json to_json(const Model& m, const ValidationScenario& s, const Valida
         {"cpu_percent", v.cpu_percent},
         {"system_busy_delta_percent", v.system_busy_delta_percent},
         {"consumer_tasks_cpu_percent", v.consumer_tasks_cpu_percent},
-        {"consumer_tasks_counted_cpu_percent", opt(v.consumer_tasks_counted_cpu_percent)},
-        {"consumer_tasks_perf_cpu_percent", opt(v.consumer_tasks_perf_cpu_percent)},
+        {"consumer_tasks_counted_cpu_percent", json_or_null(v.consumer_tasks_counted_cpu_percent)},
+        {"consumer_tasks_perf_cpu_percent", json_or_null(v.consumer_tasks_perf_cpu_percent)},
         {"consumer_tasks_switches", v.consumer_tasks_switches},
-        {"consumer_switch_gap_us", opt(v.consumer_switch_gap_us)},
-        {"task_clock_effect_percent", opt(v.task_clock_effect_percent)},
+        {"consumer_switch_gap_us", json_or_null(v.consumer_switch_gap_us)},
+        {"task_clock_effect_percent", json_or_null(v.task_clock_effect_percent)},
         {"late_share", v.late_share},
         {"untraced_spread_ns_per_event", v.untraced_spread_ns_per_event},
         {"records", x.records},
-        {"wakeups", opt(x.wakeups)},
+        {"wakeups", json_or_null(x.wakeups)},
         {"wakes_on_timer", x.wakes_on_timer},
         {"drain_consumer_cpu_ns", x.drain_consumer_cpu_ns},
         {"segments", segs}}},
       {"predicted",
        {{"probe_cycles", v.predicted_probe_cycles},
         {"probe_cpu_percent", v.predicted_probe_cpu_percent},
-        {"consumer_cpu_percent", opt(v.predicted_consumer_cpu_percent)},
-        {"cpu_percent", opt(v.predicted_cpu_percent)}}},
+        {"consumer_cpu_percent", json_or_null(v.predicted_consumer_cpu_percent)},
+        {"cpu_percent", json_or_null(v.predicted_cpu_percent)}}},
       {"error",
        {{"probe_cycles", v.probe_cycles - v.predicted_probe_cycles},
         {"cpu_percent", v.predicted_cpu_percent ? nlohmann::json(v.cpu_percent - *v.predicted_cpu_percent)

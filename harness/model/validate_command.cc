@@ -116,7 +116,7 @@ Status paced(WorkloadState* st, double rate, double seconds, ValidationSegment* 
   return Status::ok();
 }
 
-int refuse(const std::string& why) {
+int validate_refuse(const std::string& why) {
   std::cerr << "tracebench model validate: " << why << "\n";
   return 2;
 }
@@ -174,7 +174,7 @@ Status scenario_of(const ValidateArgs& a, const AttachSpec& spec, const Workload
 // pins the thread.  Exit status on failure (0: go on).
 int prepare_machine(const ValidateArgs& a, const Workload& w, MachineLock* lock) {
   LockRequest req;
-  if (Status s = a.lock.request(&req); !s) return refuse(s.message());
+  if (Status s = a.lock.request(&req); !s) return validate_refuse(s.message());
   install_signal_watcher();
   if (Status s = lock->acquire(req, "tracebench model validate", &g_stop_requested); !s) {
     std::cerr << s.message() << "\n";
@@ -186,7 +186,7 @@ int prepare_machine(const ValidateArgs& a, const Workload& w, MachineLock* lock)
     return 1;
   }
   if (!unchecked.empty()) std::cerr << "tracebench model validate: warning: " << unchecked << "\n";
-  if (Status s = pin_current_thread(default_measured_cpu()); !s) return refuse(s.message());
+  if (Status s = pin_current_thread(default_measured_cpu()); !s) return validate_refuse(s.message());
   return 0;
 }
 
@@ -295,7 +295,7 @@ int report(const ValidateArgs& a, const Model& m, const ValidationScenario& sc, 
   Validation v;
   ValidationLimits limits;
   limits.max_lost_share = a.max_lost_percent / 100;
-  if (Status s = evaluate(m, sc, x, &v, limits); !s) return refuse(s.message());
+  if (Status s = evaluate(m, sc, x, &v, limits); !s) return validate_refuse(s.message());
   if (events.fired > 0 && events.lost * 100 > events.fired && v.lost_share <= limits.max_lost_share)
     v.warnings.push_back(
         fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
@@ -304,7 +304,7 @@ int report(const ValidateArgs& a, const Model& m, const ValidationScenario& sc, 
   const ValidationReport in{m, sc, x, v, events, utc_now_iso8601()};
   Report json, text;
   for (auto [format, out] : {std::pair{"json", &json}, std::pair{"text", &text}})
-    if (Status s = validation_reporters().write(format, in, out); !s) return refuse(s.message());
+    if (Status s = validation_reporters().write(format, in, out); !s) return validate_refuse(s.message());
   if (!a.out.empty()) {
     std::filesystem::path dir = std::filesystem::path(a.out).parent_path();
     std::error_code ec;
@@ -328,16 +328,16 @@ int run_validate(const ValidateArgs& a) {
   // request first, planned as `run` plans it (tracebench/run_request.h).
   AttachSpec spec;
   if (Status s = plan_single_run({a.tracer, a.workload, a.action, a.payload, a.options}, &spec); !s)
-    return refuse(s.message());
+    return validate_refuse(s.message());
   spec.pid = getpid();
   const Workload* w = find_workload(a.workload);
   std::unique_ptr<Tracer> t = make_tracer(a.tracer);
   if (!a.out.empty() && (a.out.size() < 6 || a.out.substr(a.out.size() - 5) != ".json"))
-    return refuse("--out names the JSON file to write (a path ending in .json)");
+    return validate_refuse("--out names the JSON file to write (a path ending in .json)");
   Model m;
-  if (Status s = load_model_for_here(a, &m); !s) return refuse(s.message());
+  if (Status s = load_model_for_here(a, &m); !s) return validate_refuse(s.message());
   ValidationScenario sc;
-  if (Status s = scenario_of(a, spec, *w, m, &sc); !s) return refuse(s.message());
+  if (Status s = scenario_of(a, spec, *w, m, &sc); !s) return validate_refuse(s.message());
   // One measuring command per machine (tracebench/machine_lock.h), held until
   // the tracer is torn down.
   MachineLock lock;

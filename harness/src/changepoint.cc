@@ -11,6 +11,8 @@
 #include <cmath>
 #include <random>
 
+#include "tracebench/stats.h"
+
 namespace tracebench {
 namespace {
 
@@ -43,12 +45,6 @@ std::pair<std::size_t, double> best_split(const std::vector<double>& x, std::siz
     }
   }
   return {best_t, best_q};
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 void search(const std::vector<double>& x, std::size_t lo, std::size_t hi, const ChangePointOptions& o,

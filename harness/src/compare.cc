@@ -11,6 +11,7 @@
 
 #include "tracebench/pairs.h"
 #include "tracebench/power.h"
+#include "tracebench/stats.h"
 
 namespace tracebench {
 
@@ -92,13 +93,6 @@ std::vector<double> series(const BenchmarkResult& b, std::string* what) {
     for (std::size_t i = 0; i < std::min(base.size(), tr.size()); ++i) v.push_back(tr[i] - base[i]);
   }
   return v;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // The sequential test on the pairs (in pair order) decides the row.

@@ -3,15 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tracebench/stats.h"
+
 namespace tracebench {
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 struct Segment {
   double lo, hi, median;

@@ -18,14 +18,13 @@
 #include <lttng/lttng.h>
 
 #include "ctl_status.h"
+#include "sessiond.h"
 #include "tracers/common/proc.h"
 
 namespace tracebench::lttng {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 
 // The daemon that did not answer a call of this process (-1: one whose pid
 // was unknown), so that later calls do not wait for it again.

@@ -30,8 +30,6 @@ extern char** environ;
 namespace tracebench::lttng {
 namespace {
 
-constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
-
 bool gone(pid_t pid) { return !common::pid_alive(pid); }
 
 // Children of `pid` (the consumer daemons and run-as helper of a sessiond):

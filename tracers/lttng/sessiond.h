@@ -20,6 +20,8 @@
 namespace tracebench::lttng {
 
 inline constexpr const char* kMarkerFile = "/run/tracebench-lttng-sessiond";
+// The root session daemon's own pid file.
+inline constexpr const char* kSessiondPidFile = "/var/run/lttng/lttng-sessiond.pid";
 
 // A root session daemon answers on /var/run/lttng (within kCtlTimeout:
 // false for one that does not; probe_sessiond() in ctl_call.h tells why).

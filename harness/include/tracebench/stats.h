@@ -24,6 +24,9 @@ double percentile_sorted(const std::vector<double>& sorted, double p);
 
 Summary summarize(std::vector<double> values);
 
+// The median (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> values);
+
 // Distribution-free confidence interval for the median from order
 // statistics (binomial): the narrowest symmetric [x(j), x(n-1-j)] whose
 // coverage is >= `level`.  With too few values for `level`, the interval is
