@@ -408,6 +408,36 @@ TEST_F(FtraceTest, UprobeOnUserFunction) {
             std::string::npos);
 }
 
+// at=return: a return probe (`r:` in uprobe_events) on the same
+// function, one event per return, taken away at teardown; refused on a probe
+// that is not a user function.
+TEST_F(FtraceTest, ReturnProbeOnUserFunction) {
+  REQUIRE_TRACEFS();
+  void (*volatile fn)(void) = tb_ftrace_test_hot;
+  ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+  tracebench::Status st = tracer.attach(spec_for(p, {{"at", "return"}}));
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  const std::string ours = "tracebench/" + tracer.event_name();
+  std::string line;
+  for (std::istringstream in(read_file(kTracing + "/uprobe_events")); std::getline(in, line);)
+    if (line.find(ours) != std::string::npos) break;
+  EXPECT_EQ(line.rfind("r:" + ours, 0), 0u) << "not a return probe: " << line;
+  EXPECT_NE(tracer.details().dump().find("\"uretprobe\""), std::string::npos) << tracer.details().dump();
+  for (int i = 0; i < 100; ++i) fn();  // disabled
+  ASSERT_TRUE(tracer.enable().is_ok());
+  for (int i = 0; i < 3000; ++i) fn();
+  ASSERT_TRUE(tracer.disable().is_ok());
+  ASSERT_TRUE(tracer.drain().is_ok());
+  EXPECT_EQ(tracer.counts().recorded, 3000u);
+  tracer.teardown();
+  EXPECT_EQ(read_file(kTracing + "/uprobe_events").find(ours), std::string::npos);
+
+  st = tracer.validate(spec_for(getpid_probe(), {{"at", "return"}}));
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("at=return applies to user-function probes"), std::string::npos) << st.message();
+}
+
 // A usdt probe is a uprobe event on the note's address whose reference
 // counter is the note's semaphore: raised while the event is enabled (the
 // guarded site fires), 0 otherwise; a note the binary lacks is refused.

@@ -378,6 +378,40 @@ TEST_F(PerfTest, UprobePmuOption) {
   EXPECT_EQ(tracer.counts().recorded + tracer.counts().lost, 2000u);
 }
 
+// at=return, through a tracefs uprobe event (`r:`) or the uprobe PMU (its
+// retprobe bit): one sample per return; refused on a probe that is not a
+// user function.
+TEST_F(PerfTest, ReturnProbeBothWays) {
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  for (const char* how : {"tracefs", "pmu"}) {
+    SCOPED_TRACE(how);
+    tracebench::Status st = tracer.attach(spec_for(p, {{"uprobe", how}, {"at", "return"}}));
+    ASSERT_TRUE(st.is_ok()) << st.message();
+    const std::string label = tracer.details()["event"].get<std::string>();
+    if (std::string(how) == "pmu") {
+      EXPECT_EQ(label.rfind("uretprobe-pmu:", 0), 0u) << label;
+    } else {
+      const std::string event = label.substr(label.find(':') + 1, label.find(' ') - label.find(':') - 1);
+      const std::string events = read_file("/sys/kernel/tracing/uprobe_events");
+      EXPECT_NE(events.find("r:tracebench/" + event + " "), std::string::npos) << events;
+    }
+    for (int i = 0; i < 100; ++i) fn();
+    ASSERT_TRUE(tracer.enable().is_ok());
+    for (int i = 0; i < 2000; ++i) fn();
+    ASSERT_TRUE(tracer.disable().is_ok());
+    ASSERT_TRUE(tracer.drain().is_ok());
+    EXPECT_EQ(tracer.counts().recorded, 2000u);
+    EXPECT_EQ(tracer.counts().lost, 0u);
+    tracer.teardown();
+    EXPECT_FALSE(our_uprobe_events_left());
+  }
+  tracebench::Status st = tracer.validate(spec_for(getpid_probe(), {{"at", "return"}}));
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("at=return applies to user-function probes"), std::string::npos) << st.message();
+}
+
 // A usdt probe, through a tracefs uprobe event or the uprobe PMU: the note's
 // semaphore is the uprobe's reference counter, raised only while the events
 // are open (enabled), so the guarded site fires then and is skipped

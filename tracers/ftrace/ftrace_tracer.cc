@@ -162,6 +162,13 @@ const OptionSchema& option_schema() {
        .help = "for `raw_syscalls:*`: event filter `id == __NR_<target>`; off records every syscall of the "
                "process (counts inexact)",
        .default_value = "on"},
+      {.name = "at",
+       .type = T::kChoice,
+       .help = "on a user function: an uprobe event at its entry (`p:` in `uprobe_events`) or a return probe "
+               "(`r:`, the kernel's uretprobe: it replaces the return address at entry and fires when the "
+               "function returns)",
+       .default_value = "entry",
+       .words = {"entry", "return"}},
       {.name = "read",
        .type = T::kChoice,
        .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
@@ -193,6 +200,7 @@ Status parse_spec_options(const AttachSpec& spec, FtraceConfig* out) {
   c.ecbs = static_cast<unsigned>(v.number("ecbs"));
   c.extra_predicate = v.text("extra_predicate") == "true";
   c.extra_predicate_given = v.given("extra_predicate");
+  c.at_return = v.text("at") == "return";
   *out = std::move(c);
   return Status::ok();
 }
@@ -385,8 +393,9 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
     }
     made = uprobe_ ? 0 : -1;
   } else {
-    uprobe_ = tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
-    if (!uprobe_) return errno_status("tracefs_uprobe_alloc", errno);
+    uprobe_ = config_.at_return ? tracefs_uretprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr)
+                                : tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
+    if (!uprobe_) return errno_status(config_.at_return ? "tracefs_uretprobe_alloc" : "tracefs_uprobe_alloc", errno);
     made = tracefs_dynevent_create(uprobe_);
   }
   if (made < 0) {
@@ -401,7 +410,7 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
   }
   system_ = kGroup;
   event_ = ev;
-  applied_[usdt ? "usdt" : "uprobe"] = where;
+  applied_[usdt ? "usdt" : config_.at_return ? "uretprobe" : "uprobe"] = where;
   return Status::ok();
 }
 
@@ -495,6 +504,11 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
     return Status::error("ftrace action 'payload' needs a marker probe; use count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("ftrace option event= applies to syscall probes only");
+  if (config.at_return && spec.probe.kind != ProbeKind::kUserFunction)
+    return Status::error(
+        "ftrace option at=return applies to user-function probes (a return probe on the "
+        "function), not " +
+        spec.probe.name + " (" + std::string(to_string(spec.probe.kind)) + ")");
   if (config.ecbs > 1 || config.extra_predicate_given) {
     // N handlers = one event enabled in N instances; what is not an event
     // cannot be swept that way.

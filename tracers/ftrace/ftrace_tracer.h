@@ -36,6 +36,7 @@ struct FtraceConfig {
   unsigned ecbs = 1;               // handlers: instances with the event enabled
   bool extra_predicate = true;     // the extra instances record (true) or filter all out (false)
   bool extra_predicate_given = false;
+  bool at_return = false;  // at=entry|return: a user function's uprobe or uretprobe
 };
 
 // The filter of an extra instance with extra_predicate=false: evaluated by

@@ -69,6 +69,15 @@ int uprobe_pmu_ref_ctr_shift() {
   return lo;
 }
 
+// The bit of `config` that makes the uprobe PMU's probe a return probe (its
+// format file: "config:0"); -1 when this kernel's PMU has none.
+int uprobe_pmu_retprobe_bit() {
+  const std::string f = read_text("/sys/bus/event_source/devices/uprobe/format/retprobe");
+  int bit = -1;
+  if (std::sscanf(f.c_str(), "config:%d", &bit) != 1 || bit < 0 || bit > 63) return -1;
+  return bit;
+}
+
 int clock_id(const std::string& name) {
   if (name == "monotonic") return CLOCK_MONOTONIC;
   if (name == "monotonic_raw") return CLOCK_MONOTONIC_RAW;
@@ -125,6 +134,12 @@ const OptionSchema& option_schema() {
        .help = "how a user-function probe is created (see above)",
        .default_value = "tracefs",
        .words = {"tracefs", "pmu"}},
+      {.name = "at",
+       .type = T::kChoice,
+       .help = "on a user function: a uprobe at its entry, or a return probe (`r:` in `uprobe_events`; the "
+               "uprobe PMU's `retprobe` bit), which fires when the function returns",
+       .default_value = "entry",
+       .words = {"entry", "return"}},
       {.name = "sample",
        .type = T::kChoice,
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
@@ -162,6 +177,7 @@ Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
     c.consumer_cpu = v.is_number("consumer_cpu") ? static_cast<int>(v.number("consumer_cpu")) : -1;
   if (v.has("clock")) c.clock = v.text("clock");
   c.uprobe_pmu = v.text("uprobe") == "pmu";
+  c.at_return = v.text("at") == "return";
   c.record_layout = v.text("sample") == "record";
   c.ecbs = static_cast<unsigned>(v.number("ecbs"));
   c.extra_predicate = v.text("extra_predicate") == "true";
@@ -206,7 +222,8 @@ Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::str
   for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
   std::string ev = common::owned_event_name("p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym);
   if (ev.size() > 63) ev.resize(63);
-  TB_TRY(write_uprobe_events("p:" + std::string(kUprobeGroup) + "/" + ev + " " + where + "\n"));
+  const char* kind = config_.at_return ? "r:" : "p:";
+  TB_TRY(write_uprobe_events(kind + std::string(kUprobeGroup) + "/" + ev + " " + where + "\n"));
   uprobe_event_ = ev;
   return Status::ok();
 }
@@ -283,6 +300,11 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
     return Status::error("perf action '" + spec.action + "' unknown; actions: count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("perf option event= applies to syscall probes only");
+  if (config.at_return && spec.probe.kind != ProbeKind::kUserFunction)
+    return Status::error(
+        "perf option at=return applies to user-function probes (a return probe on the function), "
+        "not " +
+        spec.probe.name + " (" + std::string(to_string(spec.probe.kind)) + ")");
   const bool profile = spec.probe.kind == ProbeKind::kProfile;
   if (config.profile_hz_given && !profile)
     return Status::error("perf option profile_hz applies to profile probes only");
@@ -438,8 +460,14 @@ Status PerfTracer::resolve_event(const ProbePoint& p, pid_t pid, std::string* fi
             "Linux 4.20 or later): the SDT note's semaphore cannot be raised; use uprobe=tracefs");
       config_id_ = semaphore << shift;
     }
+    if (config_.at_return) {
+      const int bit = uprobe_pmu_retprobe_bit();
+      if (bit < 0)
+        return Status::error("the uprobe PMU of this kernel has no retprobe bit (format/retprobe): use uprobe=tracefs");
+      config_id_ |= 1ull << bit;
+    }
     check_type_ = false;  // the RAW type of a PMU uprobe is allocated on open
-    event_label_ = "uprobe-pmu:" + where;
+    event_label_ = std::string(config_.at_return ? "uretprobe-pmu:" : "uprobe-pmu:") + where;
   } else if (user) {
     // One uprobe event in tracefs (group "tracebench"), opened as a
     // tracepoint by every per-thread/per-CPU event: all of them share one

@@ -37,6 +37,7 @@ struct PerfConfig {
   int consumer_cpu = -2;          // -2 = CPU 0 when there are >1 CPUs; -1 = unpinned
   std::string clock;              // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
   bool uprobe_pmu = false;        // uprobe=pmu: the uprobe PMU instead of a tracefs uprobe event
+  bool at_return = false;         // at=return: a return probe (uretprobe) on the user function
   // sample=minimal: RAW|TID|TIME; sample=record: what `perf record -e <tp>`
   // asks for (IP|TID|TIME|CPU|PERIOD|RAW, sample_id_all), for comparing with it.
   bool record_layout = false;
