@@ -1,7 +1,9 @@
 // User-space probe sites for uprobes and USDT: functions whose first
 // instruction differs (the kernel handles each differently: a 1-byte nop and
-// `push %rbp` are emulated or single-stepped, a 5-byte nop can be optimized
-// into a call on kernels with the uprobe nop5 optimisation), and a sys/sdt.h
+// `push %rbp` are emulated or single-stepped, `ret` is emulated as a branch,
+// a 5-byte nop can be optimized into a call on kernels with the uprobe nop5
+// optimisation; upstream's uprobe bench has the nop, push and ret cases, for
+// uprobes and return probes alike), and a sys/sdt.h
 // site guarded by its semaphore (off = the disabled-probe cost: one load and
 // a predicted branch).
 #include <sys/sdt.h>
@@ -38,11 +40,19 @@ tb_site_nop5:
   .byte 0x0f, 0x1f, 0x44, 0x00, 0x00
   ret
   .size tb_site_nop5, .-tb_site_nop5
+
+  .globl tb_site_ret
+  .type tb_site_ret, @function
+  .p2align 4
+tb_site_ret:
+  ret
+  .size tb_site_ret, .-tb_site_ret
 )");
 
 extern "C" void tb_site_nop();
 extern "C" void tb_site_push();
 extern "C" void tb_site_nop5();
+extern "C" void tb_site_ret();
 
 // The USDT semaphore: a tracer that attaches increments it (the kernel does
 // it through the uprobe's reference counter).
@@ -100,6 +110,11 @@ TRACEBENCH_REGISTER_WORKLOAD(site_nop5,
                                       "call of a function whose first instruction is a 5-byte nop",
                                       site("tb_site_nop5", tb_site_nop5, "first instruction: nopl 0x0(%rax,%rax,1)"),
                                       false, make_site<tb_site_nop5>});
+
+TRACEBENCH_REGISTER_WORKLOAD(site_ret,
+                             Workload{"site_ret", "user_sites", "call of a function whose first instruction is ret",
+                                      site("tb_site_ret", tb_site_ret, "first instruction: ret"), false,
+                                      make_site<tb_site_ret>});
 
 TRACEBENCH_REGISTER_WORKLOAD(usdt,
                              Workload{"usdt", "user_sites", "a sys/sdt.h probe tracebench:hot guarded by its semaphore",

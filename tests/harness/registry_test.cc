@@ -36,6 +36,7 @@ TEST(Registry, BaselineWorkloadsDeclareTheirProbePoints) {
               {"site_nop", ProbeKind::kUserFunction},
               {"site_push", ProbeKind::kUserFunction},
               {"site_nop5", ProbeKind::kUserFunction},
+              {"site_ret", ProbeKind::kUserFunction},
               {"usdt", ProbeKind::kUsdt}};
   for (const auto& w : want) {
     const Workload* wl = find_workload(w.name);
