@@ -19,8 +19,8 @@ tb=$1 src=$2 work=$3
 lava=$src/scripts/lava
 py=/usr/bin/python3
 fail() { echo "FAIL: $*" >&2; exit 1; }
-kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
-[ -n "$kernel" ] || fail "no /boot/vmlinuz-*: apt-get install linux-image-amd64 linux-headers-amd64"
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || fail "no kernel for the job"
 command -v lava-run >/dev/null || fail "lava-run missing: apt-get install lava-dispatcher lava-server"
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 export TRACEBENCH=$tb

@@ -28,7 +28,8 @@ compare=$src/scripts/vm/compare-kernels.sh
 for c in lava-server lava-worker lava-run gunicorn3 qemu-system-x86_64 cpio; do
   command -v "$c" >/dev/null || tb_skip lava "$c is missing: bash scripts/setup.sh installs the lab's packages"
 done
-kernel=${TRACEBENCH_VM_KERNEL:-$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 [ -n "$kernel" ] || tb_skip lava "no kernel image in /boot: apt-get install linux-image-amd64"
 rel=${kernel##*/vmlinuz-}
 [ -f "/usr/src/linux-headers-$rel/Makefile" ] || tb_skip lava "no headers for $rel: apt-get install linux-headers-$rel"

@@ -26,7 +26,8 @@ for c in lava-server lava-worker lava-run gunicorn3 qemu-system-x86_64 cpio; do
   command -v "$c" >/dev/null || tb_skip lava "$c is missing: bash scripts/setup.sh installs the lab's packages"
 done
 [ -x /bin/busybox ] || tb_skip lava "no /bin/busybox: apt-get install busybox-static"
-kernel=${TRACEBENCH_VM_KERNEL:-$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 [ -n "$kernel" ] || tb_skip lava "no kernel image in /boot: apt-get install linux-image-amd64"
 
 work=$(mktemp -d /var/tmp/tracebench-lava-test.XXXXXX)

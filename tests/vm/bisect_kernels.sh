@@ -15,12 +15,13 @@
 # exit 4 (undecided) are decided the same way on simulated guests
 # (tests/vm/bisect_simulated.sh).
 #   bisect_kernels.sh TRACEBENCH OUTDIR
-# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+# Kernel: tests/common/test_kernel.sh ($TRACEBENCH_VM_KERNEL, else Debian 12's series in /boot).
 set -uo pipefail
 tb=$1 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 bisect=$here/../../scripts/vm/bisect-kernels.sh
-kernel=${TRACEBENCH_VM_KERNEL:-$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 [ -n "$kernel" ] || { echo "FAIL: no kernel image: apt-get install linux-image-amd64 linux-headers-amd64"; exit 1; }
 rm -rf "$out"
 mkdir -p "$out/k"

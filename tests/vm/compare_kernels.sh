@@ -7,7 +7,8 @@
 set -uo pipefail
 tb=$1 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
-kernel=${TRACEBENCH_VM_KERNEL:-$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 [ -n "$kernel" ] || { echo "FAIL: no kernel image: apt-get install linux-image-amd64 linux-headers-amd64"; exit 1; }
 rm -rf "$out"
 start=$SECONDS

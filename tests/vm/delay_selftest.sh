@@ -11,12 +11,13 @@
 # firing as the reason; the output is kept in
 # OUTDIR/guest-output.txt.  About a minute under TCG (two on a busy host).
 #   delay_selftest.sh TRACEBENCH OUTDIR
-# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+# Kernel: tests/common/test_kernel.sh ($TRACEBENCH_VM_KERNEL, else Debian 12's series in /boot).
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 tracebench=$1 out=$2
 mkdir -p "$(dirname "$out")"
-args=(vm --out-dir "$out" --timeout 600)
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
+args=(vm --out-dir "$out" --timeout 600 --kernel "$kernel")
 g=$out/guest-output.txt
 # A busy host can leave a case unjudgeable (CANNOT JUDGE: the emulator lost
 # its CPU mid-spin); such a boot is retried once.  A FAIL is never retried.

@@ -8,13 +8,14 @@
 # Checks both homes' tables came back measured (finite, positive, every
 # record read) and stage 1 measured where the call is this process's.
 #   dvm_costs_kernel.sh TRACEBENCH_DVM_COSTS SRC OUTDIR
-# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+# Kernel: tests/common/test_kernel.sh ($TRACEBENCH_VM_KERNEL, else Debian 12's series in /boot).
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 costs=$1 src=$2 out=$3
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
-vm=(--outdir "$out" --timeout 600 --bin "$costs:/tb/bin/tracebench_dvm_costs")
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && vm+=(--kernel "$TRACEBENCH_VM_KERNEL")
+vm=(--outdir "$out" --timeout 600 --bin "$costs:/tb/bin/tracebench_dvm_costs" --kernel "$kernel")
 "$src/scripts/vm/tracebench-vm.sh" "${vm[@]}" -- \
   sh -c 'tracebench_dvm_costs --benchmark_filter="table3|table5|table6k" --dvm_out=t3 > t3.txt 2>&1'
 rc=$?

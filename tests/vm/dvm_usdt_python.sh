@@ -7,6 +7,8 @@
 #   dvm_usdt_python.sh TRACEBENCH OUTDIR
 # Exit 77 (skipped) without /usr/bin/python3 or its SDT notes.
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 tracebench=$1 out=$2
 python=$(realpath /usr/bin/python3 2>/dev/null) || { echo "SKIP: no /usr/bin/python3"; exit 77; }
 readelf -n "$python" 2>/dev/null | grep -q "Provider: python" || { echo "SKIP: $python has no SDT notes"; exit 77; }
@@ -27,7 +29,7 @@ PY
 # libraries, --file its standard library and the script.
 args=(vm --out-dir "$out/vm" --timeout 600 --bin "$python:/tb/bin/python3" --file "$stdlib"
       --file "$out/calls.py:/tb/calls.py")
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
+args+=(--kernel "$kernel")
 "$tracebench" "${args[@]}" -- dvm --kernel -q -c "python3 -S /tb/calls.py" -n '
     python$target:::function-entry /copyinstr(arg0) == "/tb/calls.py"/ { @[copyinstr(arg1)] = count(); }
     python$target:::line { @lines = count(); }'

@@ -5,9 +5,10 @@
 # first on PATH.  On a copy of the tree, so the change does not touch it.
 #   kmod_cache.sh SOURCE_DIR
 set -u
+. "$(dirname "$0")/../common/test_kernel.sh"
 srcdir=$1
-headers=${TRACEBENCH_VM_HEADERS:-$(ls -1d /usr/src/linux-headers-*/ 2>/dev/null | grep -v common | sort -V | tail -1)}
-headers=${headers%/}
+kernel=$(tb_test_kernel) || exit 1
+headers=${TRACEBENCH_VM_HEADERS:-/usr/src/linux-headers-${kernel##*/vmlinuz-}}
 [ -f "$headers/Makefile" ] || { echo "FAIL: no kernel headers (apt-get install linux-headers-amd64; VM-lab tests never skip)"; exit 1; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT

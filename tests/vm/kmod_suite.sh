@@ -10,14 +10,15 @@
 # emulated when it ran under TCG, and the whole run inside the issue's
 # 5-minute budget.
 #   kmod_suite.sh TRACEBENCH SRC OUTDIR
-# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+# Kernel: tests/common/test_kernel.sh ($TRACEBENCH_VM_KERNEL, else Debian 12's series in /boot).
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 tracebench=$1 src=$2 out=$3
 mkdir -p "$(dirname "$out")"
 # `run --out <absolute dir>` names the host directory the results come back
 # to (the guest writes its default results/ under /results).
-args=(vm --timeout 420)
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
+args=(vm --timeout 420 --kernel "$kernel")
 # A guest soft lockup (seen in CI under multi-threaded TCG: a vCPU looping on
 # a stale int3 of patched kernel text with interrupts off, the patching CPU
 # spinning in smp_call_function_many_cond; run-qemu.sh now runs TCG with one
@@ -94,8 +95,7 @@ PY
 # blocks, as eBPF's links are).
 variants=$out-ebpf-attach
 rm -rf "$variants"
-vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench")
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && vm+=(--kernel "$TRACEBENCH_VM_KERNEL")
+vm=(--outdir "$variants" --timeout 600 --bin "$tracebench:/tb/bin/tracebench" --kernel "$kernel")
 "$src/scripts/vm/tracebench-vm.sh" "${vm[@]}" -- sh -c '
   for a in fentry fexit kprobe; do
     tracebench run --quick -t ebpf -w kmod_target -p 0 -o ebpf.attach=$a --out $a || exit 1
@@ -191,8 +191,7 @@ PY
 # (syscall entry+exit events).
 lttng_out=$out-lttng-kernel
 rm -rf "$lttng_out"
-args=(vm --lttng-modules --out-dir "$lttng_out" --timeout 600)
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
+args=(vm --lttng-modules --out-dir "$lttng_out" --timeout 600 --kernel "$kernel")
 # Two repetitions (-r 2) of ten samples a block (-n 10), the fewest `run`
 # takes: what is checked here (the plan, every event accounted for and
 # checked, every payload byte) holds block by block, and two traced blocks

@@ -13,13 +13,14 @@
 # pass (consumer_per_wakeup) from its count runs after an idle gap.  About
 # five minutes under TCG.
 #   model_suite.sh TRACEBENCH SRC OUTDIR
-# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+# Kernel: tests/common/test_kernel.sh ($TRACEBENCH_VM_KERNEL, else Debian 12's series in /boot).
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 tracebench=$1 src=$2 out=$3
 mkdir -p "$(dirname "$out")"
 rm -rf "$out"
-args=(vm --out-dir "$out" --timeout 600)
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
+args=(vm --out-dir "$out" --timeout 600 --kernel "$kernel")
 start=$SECONDS
 "$tracebench" "${args[@]}" -- model suite -t kprobes -t dvm_kernel --quick --out suite
 rc=$?

@@ -2,7 +2,7 @@
 # ctest driver: runs a GoogleTest binary inside the VM lab and turns its
 # result into this process's exit status.
 #   run-in-vm.sh NAME OUTROOT -- [tracebench-vm.sh options] -- COMMAND...
-# Kernel: $TRACEBENCH_VM_KERNEL, else the newest /boot/vmlinuz-*.
+# Kernel: tests/common/test_kernel.sh ($TRACEBENCH_VM_KERNEL, else Debian 12's series in /boot).
 # Fails (never skips) when the VM lab cannot run: CI installs what it needs.
 # After the guest exits, checks that the gtest JSON came back and that no
 # test was skipped inside the guest (a skip there means the module or a
@@ -11,11 +11,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=$1 outroot=$2; shift 2
 [ "${1:-}" = "--" ] && shift
-kernel=${TRACEBENCH_VM_KERNEL:-$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
-if [ -z "$kernel" ]; then
-  echo "FAIL: no kernel image for the VM lab: apt-get install linux-image-amd64 linux-headers-amd64" >&2
-  exit 1
-fi
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 out=$outroot/$name
 rm -rf "$out"
 mkdir -p "$out"

@@ -18,10 +18,11 @@
 # three handlers (ecbs) on getpid, each handler's count checked.
 #   systemtap.sh TRACEBENCH SRC OUTDIR
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 tracebench=$1 src=$2 out=$3
 mkdir -p "$(dirname "$out")"
-args=(vm --timeout 300)
-[ -n "${TRACEBENCH_VM_KERNEL:-}" ] && args+=(--kernel "$TRACEBENCH_VM_KERNEL")
+args=(vm --timeout 300 --kernel "$kernel")
 rm -rf "$out"
 start=$SECONDS
 "$tracebench" "${args[@]}" -- run --quick --out "$out" -t systemtap -t systemtap_bpf \

@@ -8,6 +8,8 @@
 # minutes: 5000 repetitions).
 #   vm_signals.sh TRACEBENCH OUT_DIR
 set -uo pipefail
+. "$(dirname "$0")/../common/test_kernel.sh"
+kernel=$(tb_test_kernel) || exit 1
 tracebench=$1
 out=$2
 rm -rf "$out"
@@ -29,7 +31,7 @@ running() { [ -r /proc/$1/stat ] && [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/nul
 
 for sig in KILL TERM; do
   dir=$out/$sig
-  "$tracebench" vm --no-kmod --accel tcg --timeout 600 --out-dir "$dir/results" -- run -t none -w getpid -r 5000 --no-samples \
+  "$tracebench" vm --kernel "$kernel" --no-kmod --accel tcg --timeout 600 --out-dir "$dir/results" -- run -t none -w getpid -r 5000 --no-samples \
     > "$dir.log" 2>&1 &
   tb=$!
   qemu="" family=""
