@@ -3,23 +3,35 @@
 # and kernel B in the VM lab and compares the two runs.
 #
 #   scripts/vm/compare-kernels.sh [--tracebench BIN] [--outdir DIR] [--install]
-#       [--accel auto|kvm|tcg] [--timeout S] [--rounds N] [--fail-on-regression]
+#       [--accel auto|kvm|tcg] [--timeout S] [--rounds N] [--max-rounds M] [--threshold T]
+#       [--fail-on-regression]
 #       [--lava IDENTITY [--lava-identity-file FILE] [--lava-job-option OPT]...]
 #       A B -- <tracebench run arguments>
 #
 # A and B are kernel images (/boot/vmlinuz-6.1.0-55-amd64) or Debian kernel
 # releases (6.1.0-55-amd64, 6.12.107+deb12-amd64); with --install, missing
 # releases are installed with apt-get (linux-image-<rel> linux-headers-<rel>).
-# --rounds N boots A, B, A, B, ... N times each (default 1): timings drift
+# --rounds N boots A B, B A, A B, ... N times each (default 1): timings drift
 # with the host for minutes at a time, so one run per kernel can differ by
 # more than the change sought; rounds interleave the kernels in time and the
-# comparison pools them.  Writes DIR/A/round<i>/ and DIR/B/round<i>/ (each as
+# comparison tests them as pairs.  Writes DIR/A/round<i>/ and DIR/B/round<i>/ (each as
 # `tracebench vm` leaves it), links every run directory into DIR/A/runs/ and
 # DIR/B/runs/, and prints `tracebench compare DIR/A/runs DIR/B/runs` (also in
 # DIR/compare.txt); exits 0 when every run succeeded and the comparison ran,
 # 1 when a run failed, the comparison's status otherwise.  The runs are also
 # laid out as pairs (DIR/A/pairs/pair-NNNN, round N of A with round N of B),
 # so with 2+ rounds compare tests the pairs' ratios.
+#
+# --max-rounds M (M > N): a sequential A/B, as `tracebench ab` runs one.
+# After N rounds, and after every round from then on (B first in even
+# rounds, so a drift over two rounds cancels), `tracebench
+# compare --sequential` tests the pairs; the boots stop when every benchmark
+# is decided (improvement, regression or same within --threshold, default
+# 5%) or at M rounds, where what is left is `undecided` with the MDE the
+# pairs reached.  compare.json holds the last test; rounds.txt what each
+# look decided.  Local boots only (with --lava the rounds are fixed).  Two
+# boots of the same kernel under TCG can differ by tens of percent, so a
+# difference of a few percent needs many rounds, or KVM.
 #
 # --lava IDENTITY: the boots are LAVA jobs (`tracebench lava job`, one per
 # kernel, submitted 2N times) on the server of lavacli's identity IDENTITY
@@ -37,7 +49,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 compare_args=() lava="" lava_file=""
+tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 max_rounds="" compare_args=() lava="" lava_file=""
 lava_job_opts=()
 die() { echo "compare-kernels: $*" >&2; exit 2; }
 pos=()
@@ -49,6 +61,8 @@ while [ $# -gt 0 ]; do
     --accel) accel=$2; shift 2;;
     --timeout) timeout_s=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
+    --max-rounds) max_rounds=${2:-}; shift 2;;
+    --threshold) compare_args+=(--threshold "${2:-}"); shift 2;;
     --fail-on-regression) compare_args+=(--fail-on-regression); shift;;
     --lava) [ -n "${2:-}" ] || die "--lava needs an identity"; lava=$2; shift 2;;
     --lava-identity-file) [ -f "${2:-}" ] || die "--lava-identity-file '${2:-}' is not a file"; lava_file=$2; shift 2;;
@@ -61,6 +75,15 @@ while [ $# -gt 0 ]; do
 done
 [ ${#pos[@]} -eq 2 ] || die "need two kernels (A B) before --"
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99 (got '$rounds')"
+[ -n "$max_rounds" ] || max_rounds=$rounds
+[[ "$max_rounds" =~ ^[1-9][0-9]?$ ]] && [ "$max_rounds" -ge "$rounds" ] ||
+  die "--max-rounds must be --rounds..99 (got '$max_rounds', --rounds $rounds)"
+sequential=0
+[ "$max_rounds" -gt "$rounds" ] && sequential=1
+[ $sequential -eq 0 ] || [ "$rounds" -ge 2 ] || die "--max-rounds needs --rounds 2 or more: the sequential test looks at pairs"
+[ $sequential -eq 0 ] || [ -z "$lava" ] || die "--max-rounds is for local boots: with --lava the rounds are fixed (--rounds)"
+seq_args=()
+[ $sequential -eq 0 ] || seq_args=(--sequential)
 [ $# -gt 0 ] || die "need tracebench arguments after -- (e.g. run --quick -w kmod_target -t kprobes)"
 [ "$1" = run ] || die "the guest command must be 'run ...' (got '$1')"
 if [ -z "$tb" ]; then
@@ -91,6 +114,22 @@ kb=$(resolve "${pos[1]}") || exit 2
 [ -n "$outdir" ] || outdir=vm-compare-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$outdir"
 
+# The sequential test on the pairs so far (round $1): its verdicts in
+# compare.json and a line in rounds.txt; prints how many benchmarks it has
+# not decided (fails when compare cannot test them).
+sequential_look() {
+  "$tb" compare --json "${compare_args[@]}" "${seq_args[@]}" "$outdir/A/pairs" "$outdir/B/pairs" > "$outdir/compare.json" \
+    2> "$outdir/compare.err" || { cat "$outdir/compare.err" >&2; return 1; }
+  python3 - "$outdir/compare.json" "$1" "$outdir/rounds.txt" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1])).get("rows", [])
+verdicts = [r.get("verdict", "?") for r in rows]
+open(sys.argv[3], "a").write("round %s: %s\n" % (sys.argv[2], ", ".join(
+    "%s %s" % (r.get("benchmark", "?"), r.get("verdict", "?")) for r in rows)))
+print(sum(v == "undecided" for v in verdicts))
+PY
+}
+
 status=0
 for side in A B; do rm -rf "${outdir:?}/$side"; mkdir -p "$outdir/$side/runs" "$outdir/$side/pairs"; done
 # A boot's runs, once it is back: into the side's runs/ and as pair $3.
@@ -103,10 +142,14 @@ if [ -n "$lava" ]; then
   . "$here/../lava/fanout.sh"
   lava_boots "$ka" "$kb" "$rounds" "${@:2}" || status=1
 else
-  for ((round = 1; round <= rounds; ++round)); do
-    for side in A B; do
+  : > "$outdir/rounds.txt"
+  first_look=$rounds
+  for ((round = 1; round <= max_rounds; ++round)); do
+    order=(A B)
+    [ $((round % 2)) -eq 0 ] && order=(B A)
+    for side in "${order[@]}"; do
       k=$ka; [ $side = B ] && k=$kb
-      echo "compare-kernels: round $round/$rounds [$side] $k" >&2
+      echo "compare-kernels: round $round/$max_rounds [$side] $k" >&2
       vmdir=$outdir/$side/round$round
       "$tb" vm --kernel "$k" --accel "$accel" --timeout "$timeout_s" --out-dir "$vmdir" \
         -- run --out runs "${@:2}"
@@ -114,6 +157,11 @@ else
       if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
       collect "$side" "$vmdir" "$round"
     done
+    rounds=$round
+    [ $sequential -eq 1 ] && [ "$round" -ge "$first_look" ] || continue
+    [ $status -eq 0 ] && [ $pairs_ok -eq 1 ] || break  # a boot failed: no more rounds
+    undecided=$(sequential_look "$round") || break
+    [ "$undecided" -gt 0 ] || break
   done
 fi
 ra=$outdir/A/runs rb=$outdir/B/runs
@@ -129,8 +177,9 @@ if [ $pairs_ok -eq 1 ] && [ "$rounds" -ge 2 ]; then
   ra=$outdir/A/pairs rb=$outdir/B/pairs
 elif [ "$rounds" -ge 2 ]; then
   echo "compare-kernels: a round did not come back on both sides: the runs are compared pooled, not as pairs" >&2
+  seq_args=()
 fi
-"$tb" compare "${compare_args[@]}" "$ra" "$rb" | tee "$outdir/compare.txt"
+"$tb" compare "${compare_args[@]}" "${seq_args[@]}" "$ra" "$rb" | tee "$outdir/compare.txt"
 crc=${PIPESTATUS[0]}
 [ $status -ne 0 ] && exit 1
 exit $crc

@@ -10,12 +10,13 @@
 #  4. a step its pairs cannot decide (two at most): exit 4, never a guess.
 # tests/vm/bisect_kernels.sh does the same with real guests under QEMU.
 #
-# A simulated boot (`tracebench vm`) is a run of the real tracebench on this
-# host, where a candidate's module parameter inject_delay_ns=N becomes
-# none.inject_cycles=300N (the `none` tracer's known answer: a 100 ns delay
-# is 30,000 cycles, more than 5x a getpid on any host, as the planted
-# regression must be for --threshold 4); the boots listed in UNSTEADY_BOOTS
-# come back with the benchmark marked unsteady, as a guest's run does.
+# A simulated boot (`tracebench vm`, fake_vm_tracebench.sh) is a run of the
+# real tracebench on this host, where a candidate's module parameter
+# inject_delay_ns=N becomes none.inject_cycles=300N (the `none` tracer's
+# known answer: a 100 ns delay is 30,000 cycles, more than 5x a getpid on any
+# host, as the planted regression must be for --threshold 4); the boots
+# listed in UNSTEADY_BOOTS come back with the benchmark marked unsteady, as a
+# guest's run does.
 #   bisect_simulated.sh TRACEBENCH
 set -uo pipefail
 tb=$(realpath "$1")
@@ -26,42 +27,6 @@ trap 'rm -rf "$t"' EXIT
 fails=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fails=1; fi; }
 
-cat > "$t/fake-tb" <<'SH'
-#!/bin/bash
-# tracebench with `vm` simulated on the host (tests/vm/bisect_simulated.sh).
-[ "$1" = vm ] || exec "$REAL_TB" "$@"
-shift
-out="" cycles=0 params=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out-dir) out=$2; shift 2;;
-    --kmod-param) params+=("$2"); [[ "$2" == inject_delay_ns=* ]] && cycles=$((${2#*=} * 300)); shift 2;;
-    --) shift; break;;
-    *) shift 2;;
-  esac
-done
-[ "$1" = run ] || { echo "fake vm: want 'run' after --" >&2; exit 2; }
-shift
-mkdir -p "$out" && cd "$out" || exit 1
-n=$(($(cat "$BOOTS" 2>/dev/null || echo 0) + 1)); echo $n > "$BOOTS"
-echo '{"accel": "tcg"}' > vm.json
-echo "inject_delay_ns=${params[0]#*=}" | sed 's/=$/=0/' > kmod-params.txt
-"$REAL_TB" run "$@" -o none.inject_cycles=$cycles || exit
-[[ " $UNSTEADY_BOOTS " == *" $n "* ]] || exit 0
-/usr/bin/python3 - runs/*/result.json <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for b in r["benchmarks"]:
-    # What a run writes when its repetitions held no one level: the shift, no figure.
-    o = b.pop("overhead_cycles_per_event")["median"]
-    b.pop("overhead_ns_per_event")
-    b["status"] = "unsteady"
-    b["level_shifts"] = [{"repetitions_left_out": 0, "before_cycles": o, "after_cycles": 2 * o}]
-    b["left_out_overheads_cycles"] = []
-json.dump(r, open(sys.argv[1], "w"))
-PY
-SH
-chmod +x "$t/fake-tb"
 mkdir -p "$t/k" "$t/headers"
 touch "$t/headers/Makefile"
 kernels=""
@@ -74,7 +39,7 @@ run=(-- run -t none -w getpid --quick -r 6 -n 300 --no-samples)
 export REAL_TB=$tb
 bisect_sim() {  # bisect_sim NAME UNSTEADY_BOOTS ARGS...: runs a bisection into $t/NAME; sets rc
   local name=$1 unsteady=$2; shift 2
-  BOOTS=$t/$name.boots UNSTEADY_BOOTS=$unsteady "$bisect" --tracebench "$t/fake-tb" --outdir "$t/$name" \
+  BOOTS=$t/$name.boots UNSTEADY_BOOTS=$unsteady "$bisect" --tracebench "$here/fake_vm_tracebench.sh" --outdir "$t/$name" \
     --headers "$t/headers" --threshold 4 "$@" > "$t/$name.out" 2>&1
   rc=$?
 }
