@@ -15,6 +15,7 @@ false alarms at most --max-false-alarms, each injected level caught in at
 least --min-caught of its trials.
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -61,10 +62,28 @@ def one_trial(tb, workload, inject, ab_options, work, index):
     if r.returncode != 0:
         sys.exit(f"ab-power: trial {index} failed (exit {r.returncode}):\n" + r.stderr)
     ab = json.load(open(os.path.join(out, "ab.json")))
+    added, a_spread = added_cycles(out)
     shutil.rmtree(out, ignore_errors=True)
     row = ab["rows"][0]
     return {"verdict": row["verdict"] or "inconclusive", "pairs": row["pairs"], "ratio": row["ratio"],
-            "seconds": ab["seconds"], "stopped": ab["stopped"], "mde_80": row.get("mde_80")}
+            "seconds": ab["seconds"], "stopped": ab["stopped"], "mde_80": row.get("mde_80"), "added_cycles": added,
+            "a_spread_cycles": a_spread}
+
+
+def added_cycles(session):
+    """What B adds per event as its runs measured it, and how far A's own runs spread: the median of B's
+    cycles per event minus A's (the traced figure; the injected cost is on both paths) over the session's
+    interleaved pairs, and the range of A's.  Unlike B/A the difference does not move with the workload's
+    own cost, which drifts with the host between the calibration and the trials; it is known no better
+    than the runs of one configuration agree."""
+    def cycles(side):
+        runs = glob.glob(os.path.join(session, side, "pair-*", "*", "result.json"))
+        return [b["traced"]["cycles_per_event"]["p50"] for r in runs for b in json.load(open(r))["benchmarks"]
+                if b.get("traced")]
+    a, b = cycles("A"), cycles("B")
+    if not a or not b:
+        return None, None
+    return statistics.median(b) - statistics.median(a), max(a) - min(a)
 
 
 def summarise(case, trials):
@@ -76,7 +95,14 @@ def summarise(case, trials):
     return {"case": case, "trials": n, **verdicts, "rate": hits / n if n else 0.0, "rate_low": low,
             "rate_high": high, "median_seconds": statistics.median(secs), "p90_seconds": secs[int(0.9 * (n - 1))],
             "median_pairs": statistics.median(t["pairs"] for t in trials),
-            "median_ratio": statistics.median(t["ratio"] for t in trials)}
+            "median_ratio": statistics.median(t["ratio"] for t in trials),
+            "median_added_cycles": median_of_known(t["added_cycles"] for t in trials),
+            "median_a_spread_cycles": median_of_known(t["a_spread_cycles"] for t in trials)}
+
+
+def median_of_known(values):
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def markdown(out, ab_options):
