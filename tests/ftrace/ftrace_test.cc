@@ -42,6 +42,12 @@ using tracebench::test::spec_for;
 
 extern "C" __attribute__((noinline, used)) void tb_ftrace_test_hot(void) { asm volatile("" ::: "memory"); }
 
+// The user-function probe on it, as a workload declares one.
+static ProbePoint hot_probe() {
+  return ProbePoint{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
+                    reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+}
+
 namespace {
 
 const std::string kTracing = "/sys/kernel/tracing";
@@ -79,6 +85,16 @@ std::vector<std::string> our_leftovers() {
 
 class FtraceTest : public ::testing::Test {
  protected:
+  // Calls the hot function `disabled` times, then `enabled` times with the
+  // tracer enabled, and reads its buffers back.
+  void fire_hot(int disabled, int enabled) {
+    void (*volatile fn)(void) = tb_ftrace_test_hot;
+    for (int i = 0; i < disabled; ++i) fn();
+    ASSERT_TRUE(tracer.enable().is_ok());
+    for (int i = 0; i < enabled; ++i) fn();
+    ASSERT_TRUE(tracer.disable().is_ok());
+    ASSERT_TRUE(tracer.drain().is_ok());
+  }
   void TearDown() override {
     tracer.teardown();
     EXPECT_TRUE(our_leftovers().empty()) << "left behind: " << (our_leftovers().empty() ? "" : our_leftovers()[0]);
@@ -389,19 +405,13 @@ TEST_F(FtraceTest, CorruptedMarkerPayloadFails) {
 
 TEST_F(FtraceTest, UprobeOnUserFunction) {
   REQUIRE_TRACEFS();
-  void (*volatile fn)(void) = tb_ftrace_test_hot;
-  ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+  ProbePoint p = hot_probe();
   tracebench::Status st = tracer.attach(spec_for(p));
   ASSERT_TRUE(st.is_ok()) << st.message();
   EXPECT_EQ(tracer.event_system(), "tracebench");
   std::string dyn = read_file(kTracing + "/dynamic_events");
   EXPECT_NE(dyn.find("tracebench/" + tracer.event_name()), std::string::npos) << dyn;
-  for (int i = 0; i < 100; ++i) fn();  // disabled
-  ASSERT_TRUE(tracer.enable().is_ok());
-  for (int i = 0; i < 3000; ++i) fn();
-  ASSERT_TRUE(tracer.disable().is_ok());
-  ASSERT_TRUE(tracer.drain().is_ok());
+  fire_hot(100, 3000);
   EXPECT_EQ(tracer.counts().recorded, 3000u);
   tracer.teardown();
   EXPECT_EQ(read_file(kTracing + "/dynamic_events").find("tracebench/tb" + std::to_string(getpid()) + "_"),
@@ -413,9 +423,7 @@ TEST_F(FtraceTest, UprobeOnUserFunction) {
 // that is not a user function.
 TEST_F(FtraceTest, ReturnProbeOnUserFunction) {
   REQUIRE_TRACEFS();
-  void (*volatile fn)(void) = tb_ftrace_test_hot;
-  ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+  ProbePoint p = hot_probe();
   tracebench::Status st = tracer.attach(spec_for(p, {{"at", "return"}}));
   ASSERT_TRUE(st.is_ok()) << st.message();
   const std::string ours = "tracebench/" + tracer.event_name();
@@ -424,11 +432,7 @@ TEST_F(FtraceTest, ReturnProbeOnUserFunction) {
     if (line.find(ours) != std::string::npos) break;
   EXPECT_EQ(line.rfind("r:" + ours, 0), 0u) << "not a return probe: " << line;
   EXPECT_NE(tracer.details().dump().find("\"uretprobe\""), std::string::npos) << tracer.details().dump();
-  for (int i = 0; i < 100; ++i) fn();  // disabled
-  ASSERT_TRUE(tracer.enable().is_ok());
-  for (int i = 0; i < 3000; ++i) fn();
-  ASSERT_TRUE(tracer.disable().is_ok());
-  ASSERT_TRUE(tracer.drain().is_ok());
+  fire_hot(100, 3000);
   EXPECT_EQ(tracer.counts().recorded, 3000u);
   tracer.teardown();
   EXPECT_EQ(read_file(kTracing + "/uprobe_events").find(ours), std::string::npos);
@@ -611,8 +615,7 @@ TEST_F(FtraceTest, EcbsSweepOnSyscall) {
 TEST_F(FtraceTest, EcbsSweepOnUserFunction) {
   REQUIRE_TRACEFS();
   void (*volatile fn)(void) = tb_ftrace_test_hot;
-  ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+  ProbePoint p = hot_probe();
   auto fire = [fn] {
     for (int i = 0; i < 1500; ++i) fn();
   };
@@ -722,8 +725,7 @@ TEST(FtraceCleanup, RemovesOnlyDeadOwners) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     FtraceTracer t;
-    ProbePoint p{"user:tb_ftrace_test_hot", ProbeKind::kUserFunction, "tb_ftrace_test_hot",
-                 reinterpret_cast<std::uintptr_t>(&tb_ftrace_test_hot), ""};
+    ProbePoint p = hot_probe();
     char ok = t.attach(spec_for(p)).is_ok() && t.enable().is_ok() ? '1' : '0';
     (void)!write(pipefd[1], &ok, 1);
     pause();

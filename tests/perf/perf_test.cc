@@ -40,6 +40,12 @@ using tracebench::test::spin_cpu;
 
 extern "C" __attribute__((noinline, used)) void tb_perf_test_hot(void) { asm volatile("" ::: "memory"); }
 
+// The user-function probe on it, as a workload declares one.
+static ProbePoint hot_probe() {
+  return ProbePoint{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
+                    reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+}
+
 namespace {
 
 int open_fds() {
@@ -296,8 +302,7 @@ TEST_F(PerfTest, RawSyscallsUnfilteredIsInexact) {
 
 TEST_F(PerfTest, UprobeOnUserFunction) {
   void (*volatile fn)(void) = tb_perf_test_hot;
-  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ProbePoint p = hot_probe();
   tracebench::Status st = tracer.attach(spec_for(p));
   ASSERT_TRUE(st.is_ok()) << st.message();
   EXPECT_TRUE(our_uprobe_events_left());  // the tracefs uprobe event exists while attached
@@ -325,8 +330,7 @@ std::uint64_t uprobe_nhit(const std::string& event) {
 
 TEST_F(PerfTest, DisabledUprobeIsNotHit) {
   void (*volatile fn)(void) = tb_perf_test_hot;
-  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ProbePoint p = hot_probe();
   ASSERT_TRUE(tracer.attach(spec_for(p)).is_ok());
   std::string label = tracer.details()["event"].get<std::string>();  // "tracebench:<name> (file:0x..)"
   std::string event = label.substr(label.find(':') + 1, label.find(' ') - label.find(':') - 1);
@@ -347,8 +351,7 @@ TEST_F(PerfTest, DisabledUprobeIsNotHit) {
 TEST_F(PerfTest, UprobeWithThreadsCreatedAfterAttach) {
   // Inherited uprobe PMU events re-read the path on every clone.
   void (*volatile fn)(void) = tb_perf_test_hot;
-  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ProbePoint p = hot_probe();
   ASSERT_TRUE(tracer.attach(spec_for(p)).is_ok());
   ASSERT_TRUE(tracer.enable().is_ok());
   std::thread t1([&] {
@@ -366,8 +369,7 @@ TEST_F(PerfTest, UprobeWithThreadsCreatedAfterAttach) {
 
 TEST_F(PerfTest, UprobePmuOption) {
   void (*volatile fn)(void) = tb_perf_test_hot;
-  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ProbePoint p = hot_probe();
   tracebench::Status st = tracer.attach(spec_for(p, {{"uprobe", "pmu"}}));
   ASSERT_TRUE(st.is_ok()) << st.message();
   EXPECT_FALSE(our_uprobe_events_left());  // nothing in tracefs with the PMU
@@ -383,8 +385,7 @@ TEST_F(PerfTest, UprobePmuOption) {
 // user function.
 TEST_F(PerfTest, ReturnProbeBothWays) {
   void (*volatile fn)(void) = tb_perf_test_hot;
-  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ProbePoint p = hot_probe();
   for (const char* how : {"tracefs", "pmu"}) {
     SCOPED_TRACE(how);
     tracebench::Status st = tracer.attach(spec_for(p, {{"uprobe", how}, {"at", "return"}}));
@@ -592,8 +593,7 @@ TEST_F(PerfTest, EcbsSweepOnSyscall) {
 
 TEST_F(PerfTest, EcbsSweepOnUserFunction) {
   void (*volatile fn)(void) = tb_perf_test_hot;
-  ProbePoint p{"user:tb_perf_test_hot", ProbeKind::kUserFunction, "tb_perf_test_hot",
-               reinterpret_cast<std::uintptr_t>(&tb_perf_test_hot), ""};
+  ProbePoint p = hot_probe();
   auto fire = [fn] {
     for (int i = 0; i < 2000; ++i) fn();
   };

@@ -33,6 +33,7 @@
 #include "tracers/common/names.h"
 #include "tracers/common/tracefs_leftovers.h"
 #include "tracers/common/proc.h"
+#include "tracers/common/return_probe.h"
 
 namespace tracebench::ftrace {
 namespace {
@@ -162,13 +163,9 @@ const OptionSchema& option_schema() {
        .help = "for `raw_syscalls:*`: event filter `id == __NR_<target>`; off records every syscall of the "
                "process (counts inexact)",
        .default_value = "on"},
-      {.name = "at",
-       .type = T::kChoice,
-       .help = "on a user function: an uprobe event at its entry (`p:` in `uprobe_events`) or a return probe "
-               "(`r:`, the kernel's uretprobe: it replaces the return address at entry and fires when the "
-               "function returns)",
-       .default_value = "entry",
-       .words = {"entry", "return"}},
+      common::at_option("on a user function: an uprobe event at its entry (`p:` in `uprobe_events`) or a return "
+                        "probe (`r:`, the kernel's uretprobe: it replaces the return address at entry and fires "
+                        "when the function returns)"),
       {.name = "read",
        .type = T::kChoice,
        .help = "read the buffers back after every traced block (outside the timed region), or only in `drain()` "
@@ -504,11 +501,7 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
     return Status::error("ftrace action 'payload' needs a marker probe; use count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("ftrace option event= applies to syscall probes only");
-  if (config.at_return && spec.probe.kind != ProbeKind::kUserFunction)
-    return Status::error(
-        "ftrace option at=return applies to user-function probes (a return probe on the "
-        "function), not " +
-        spec.probe.name + " (" + std::string(to_string(spec.probe.kind)) + ")");
+  TB_TRY(common::check_at_return("ftrace", config.at_return, spec.probe));
   if (config.ecbs > 1 || config.extra_predicate_given) {
     // N handlers = one event enabled in N instances; what is not an event
     // cannot be swept that way.

@@ -32,6 +32,7 @@
 #include "tracebench/system.h"
 #include "tracers/common/names.h"
 #include "tracers/common/proc.h"
+#include "tracers/common/return_probe.h"
 
 extern "C" const char* tracefs_tracing_dir(void);  // libtracefs; mounts tracefs if needed
 
@@ -134,12 +135,8 @@ const OptionSchema& option_schema() {
        .help = "how a user-function probe is created (see above)",
        .default_value = "tracefs",
        .words = {"tracefs", "pmu"}},
-      {.name = "at",
-       .type = T::kChoice,
-       .help = "on a user function: a uprobe at its entry, or a return probe (`r:` in `uprobe_events`; the "
-               "uprobe PMU's `retprobe` bit), which fires when the function returns",
-       .default_value = "entry",
-       .words = {"entry", "return"}},
+      common::at_option("on a user function: a uprobe at its entry, or a return probe (`r:` in "
+                        "`uprobe_events`; the uprobe PMU's `retprobe` bit), which fires when the function returns"),
       {.name = "sample",
        .type = T::kChoice,
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
@@ -300,11 +297,7 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
     return Status::error("perf action '" + spec.action + "' unknown; actions: count");
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("perf option event= applies to syscall probes only");
-  if (config.at_return && spec.probe.kind != ProbeKind::kUserFunction)
-    return Status::error(
-        "perf option at=return applies to user-function probes (a return probe on the function), "
-        "not " +
-        spec.probe.name + " (" + std::string(to_string(spec.probe.kind)) + ")");
+  TB_TRY(common::check_at_return("perf", config.at_return, spec.probe));
   const bool profile = spec.probe.kind == ProbeKind::kProfile;
   if (config.profile_hz_given && !profile)
     return Status::error("perf option profile_hz applies to profile probes only");
