@@ -138,12 +138,12 @@ collect() {  # $1 = side, $2 = round directory, $3 = round
   link_pair "$2" "$outdir/$1/pairs" "$3" || pairs_ok=0
 }
 pairs_ok=1
+booted=$rounds  # rounds booted: --rounds, or with --max-rounds as many as the test needed
 if [ -n "$lava" ]; then
   . "$here/../lava/fanout.sh"
   lava_boots "$ka" "$kb" "$rounds" "${@:2}" || status=1
 else
   : > "$outdir/rounds.txt"
-  first_look=$rounds
   for ((round = 1; round <= max_rounds; ++round)); do
     order=(A B)
     [ $((round % 2)) -eq 0 ] && order=(B A)
@@ -157,8 +157,8 @@ else
       if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
       collect "$side" "$vmdir" "$round"
     done
-    rounds=$round
-    [ $sequential -eq 1 ] && [ "$round" -ge "$first_look" ] || continue
+    booted=$round
+    [ $sequential -eq 1 ] && [ "$round" -ge "$rounds" ] || continue
     [ $status -eq 0 ] && [ $pairs_ok -eq 1 ] || break  # a boot failed: no more rounds
     undecided=$(sequential_look "$round") || break
     [ "$undecided" -gt 0 ] || break
@@ -173,9 +173,9 @@ fi
 echo "compare-kernels: A = $ka ($na runs in $ra)" >&2
 echo "compare-kernels: B = $kb ($nb runs in $rb)" >&2
 # Every round of both sides back: compare the pairs; else the runs pooled.
-if [ $pairs_ok -eq 1 ] && [ "$rounds" -ge 2 ]; then
+if [ $pairs_ok -eq 1 ] && [ "$booted" -ge 2 ]; then
   ra=$outdir/A/pairs rb=$outdir/B/pairs
-elif [ "$rounds" -ge 2 ]; then
+elif [ "$booted" -ge 2 ]; then
   echo "compare-kernels: a round did not come back on both sides: the runs are compared pooled, not as pairs" >&2
   seq_args=()
 fi
