@@ -73,7 +73,8 @@ int cmd_list(bool as_json) {
                               {"description", w.description},
                               {"probe", w.probe.name},
                               {"probe_kind", std::string(to_string(w.probe.kind))},
-                              {"takes_payload", w.takes_payload}});
+                              {"takes_payload", w.takes_payload},
+                              {"only_when_named", w.only_when_named}});
   }
   if (as_json) {
     std::cout << j.dump(2) << "\n";
@@ -87,8 +88,9 @@ int cmd_list(bool as_json) {
   }
   std::cout << "\nWorkloads (probe point each fires):\n";
   for (const auto& w : j["workloads"]) {
-    std::cout << fmt::format("  {:<12} {:<24} {}{}\n", w["name"].get<std::string>(), w["probe"].get<std::string>(),
-                             w["description"].get<std::string>(), w["takes_payload"].get<bool>() ? " [payload]" : "");
+    std::cout << fmt::format("  {:<12} {:<24} {}{}{}\n", w["name"].get<std::string>(), w["probe"].get<std::string>(),
+                             w["description"].get<std::string>(), w["takes_payload"].get<bool>() ? " [payload]" : "",
+                             w["only_when_named"].get<bool>() ? " [only with -w]" : "");
   }
   return 0;
 }

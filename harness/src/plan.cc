@@ -37,6 +37,11 @@ bool selected(const std::vector<std::string>& filter, const std::string& name) {
   return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
 }
 
+// A workload runs when -w names it, or with no -w unless it runs only when named.
+bool selected(const std::vector<std::string>& filter, const Workload& w) {
+  return filter.empty() ? !w.only_when_named : selected(filter, w.name);
+}
+
 // Why workload `w` cannot hand over `p` payload bytes per event ("" when it
 // can): a fact of the workload, whatever the tracer or the kernel.
 std::string payload_refusal(const Workload& w, std::size_t p) {
@@ -113,7 +118,7 @@ std::vector<std::size_t> payload_sweep(const RunOptions& opt) {
 // Selected workloads this machine cannot run: skipped, with why.
 void skip_unavailable_workloads(const RunOptions& opt, Plan* plan, PlanState* st) {
   for (const auto& w : workload_registry()) {
-    if (!selected(opt.workloads, w.name) || !w.available || opt.plan_for_guest || opt.availability_by_caller) continue;
+    if (!selected(opt.workloads, w) || !w.available || opt.plan_for_guest || opt.availability_by_caller) continue;
     if (Availability a = w.available(); !a.ok) {
       st->unavailable_workloads.insert(w.name);
       plan->skipped.emplace_back("workload " + w.name, a.reason);
@@ -201,12 +206,17 @@ Status plan_workload(const TracerPlan& tp, const Workload& w, const std::vector<
   return Status::ok();
 }
 
+// A tracer plans a workload whose probe it supports, at every site of it.
+bool traces(const Tracer& tracer, const ProbePoint& probe) {
+  return tracer.supports(probe) && (probe.more_sites.empty() || tracer.attaches_many_sites());
+}
+
 // Named together, a tracer and workloads it cannot trace: said (and a
 // refusal when nothing else in the sweep applies).
 void refuse_if_traces_none(const TracerPlan& tp, PlanState* st) {
   std::vector<std::string> can;
   for (const auto& w : workload_registry()) {
-    if (tp.tracer.supports(w.probe)) can.push_back(w.name);
+    if (traces(tp.tracer, w.probe)) can.push_back(w.name);
   }
   st->refused.push_back(fmt::format("{}: tracer {} supports none of the selected workloads ({}); it traces: {}",
                                     tp.name, tp.name, fmt::join(tp.opt.workloads, ", "), fmt::join(can, ", ")));
@@ -236,8 +246,8 @@ Status plan_tracer(const RunOptions& opt, const TracerEntry& entry, const std::v
   const std::size_t before = plan->specs.size();
   const std::size_t refused_before = st->refused.size();
   for (const auto& w : workload_registry()) {
-    if (!selected(opt.workloads, w.name) || st->unavailable_workloads.count(w.name)) continue;
-    if (!tracer->supports(w.probe)) continue;
+    if (!selected(opt.workloads, w) || st->unavailable_workloads.count(w.name)) continue;
+    if (!traces(*tracer, w.probe)) continue;
     if (!w.only_tracer.empty() && w.only_tracer != entry.name) continue;
     TB_TRY(plan_workload(tp, w, actions, plan, st));
   }

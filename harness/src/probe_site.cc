@@ -177,8 +177,11 @@ Status check_probe_site_unshared(std::uintptr_t address, const std::string& prob
 
 Status check_probe_point_unshared(const ProbePoint& p, std::string* unchecked) {
   switch (p.kind) {
-    case ProbeKind::kUserFunction:
-      return p.address == 0 ? Status::ok() : check_probe_site_unshared(p.address, p.name, unchecked);
+    case ProbeKind::kUserFunction: {
+      if (p.address != 0) TB_TRY(check_probe_site_unshared(p.address, p.name, unchecked));
+      for (const auto& site : p.more_sites) TB_TRY(check_probe_site_unshared(site.address, p.name, unchecked));
+      return Status::ok();
+    }
     case ProbeKind::kUsdt:
     case ProbeKind::kUstTracepoint: return check_probe_site_unshared(0, p.name, unchecked);
     default: return Status::ok();

@@ -8,9 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "tracebench/clock.h"
@@ -157,6 +159,57 @@ TRACEBENCH_REGISTER_TRACER(test_honest, [] { return std::make_unique<FakeTracer>
 TRACEBENCH_REGISTER_TRACER(test_under, [] { return std::make_unique<FakeTracer>("test_under", 1, 0); });
 TRACEBENCH_REGISTER_TRACER(test_faulty, [] { return std::make_unique<FakeTracer>("test_faulty", 0, 7); });
 TRACEBENCH_REGISTER_TRACER(test_consumer, [] { return std::make_unique<ConsumerTracer>(); });
+
+// The same loop named as N sites (a many-probe workload): only a tracer
+// that attaches to every site may be planned on it, or it would count the
+// first site's share of the events.
+ProbePoint counting_sites() {
+  ProbePoint p{"test:counting", ProbeKind::kNone, "", 0, "counted in the test, at two sites"};
+  p.more_sites.push_back({"second_site", 0});
+  return p;
+}
+Workload counting_sites_workload() {
+  Workload w{"test_counting_sites",
+             "test",
+             "a loop that counts its events at two sites",
+             counting_sites(),
+             false,
+             [](const WorkloadParams&, std::unique_ptr<WorkloadState>* out) {
+               *out = std::make_unique<CountingLoop>();
+               return Status::ok();
+             }};
+  w.only_when_named = true;
+  return w;
+}
+TRACEBENCH_REGISTER_WORKLOAD(test_counting_sites, counting_sites_workload());
+
+TEST(RunnerPlan, ManySitesOnlyWhenNamedAndWithATracerThatAttachesToEvery) {
+  RunOptions opt;
+  opt.tracers = {"none", "test_honest"};
+  opt.workloads = {"test_counting", "test_counting_sites"};
+  Plan plan;
+  ASSERT_TRUE(make_plan(opt, &plan));
+  std::vector<std::string> names;
+  for (const auto& s : plan.specs) names.push_back(s.tracer + "/" + s.workload);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"none/test_counting", "none/test_counting_sites", "test_honest/test_counting"}));
+  // Run when named only: not in a run of every workload.
+  opt.tracers = {"none"};
+  opt.workloads = {};
+  ASSERT_TRUE(make_plan(opt, &plan));
+  std::set<std::string> all;
+  for (const auto& s : plan.specs) all.insert(s.workload);
+  EXPECT_TRUE(all.count("test_counting"));
+  EXPECT_FALSE(all.count("test_counting_sites"));
+  // Asked for alone: refused, with what it does trace.
+  opt.tracers = {"test_honest"};
+  opt.workloads = {"test_counting_sites"};
+  const Status st = make_plan(opt, &plan);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("supports none of the selected workloads (test_counting_sites)"), std::string::npos)
+      << st.message();
+}
 
 TEST(RunnerVerification, EveryTracerGoesThroughTheJudge) {
   const std::string out = std::filesystem::temp_directory_path() / ("tb-verify-" + std::to_string(getpid()));

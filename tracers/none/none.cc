@@ -20,6 +20,7 @@ class NoneTracer final : public Tracer {
   std::vector<std::string> actions() const override { return {"none"}; }
   // A marker write needs a tracer's instance to write to.
   bool supports(const ProbePoint& p) const override { return p.kind != ProbeKind::kMarker; }
+  bool attaches_many_sites() const override { return true; }  // attaches nothing, anywhere
   const OptionSchema& option_schema() const override {
     static const OptionSchema schema = {
         {.name = "inject_cycles",

@@ -64,6 +64,15 @@ struct ProbePoint {
   // the probe hands over no buffer (getpid, a USDT site without one).
   int payload_addr_arg = -1;
   int payload_len_arg = -1;
+  // kUserFunction only: more functions of the same binary, each call of any
+  // of them one event as a call of `target` is (a many-probe workload: N
+  // uprobes on N functions).  Planned only with tracers that attach to every
+  // site (Tracer::attaches_many_sites()).
+  struct Site {
+    std::string symbol;
+    std::uintptr_t address = 0;
+  };
+  std::vector<Site> more_sites;
 };
 
 // What the harness asks a tracer to do at a probe point.
@@ -202,6 +211,9 @@ class Tracer {
   // Actions this tracer can run per event ("count", "record", ...).
   virtual std::vector<std::string> actions() const = 0;
   virtual bool supports(const ProbePoint& probe) const = 0;
+  // Whether it attaches one probe to each of a probe point's more_sites as
+  // well (an N-probe workload); false leaves such workloads out of its plan.
+  virtual bool attaches_many_sites() const { return false; }
   // Whether `action` applies at a supported probe (an action that only some
   // probe kinds have, e.g. a kretprobe); the plan leaves the others out.
   virtual bool supports_action(const ProbePoint& probe, const std::string& action) const {

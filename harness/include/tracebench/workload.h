@@ -57,6 +57,10 @@ struct Workload {
   // The largest payload the workload hands over (a kernel module's fixed
   // limit): the plan refuses a larger one before anything is attached.
   std::size_t max_payload_bytes = SIZE_MAX;
+  // Planned only when -w names it, never in a run of every workload: one
+  // whose tracers take long to set up and tear down at each block (a
+  // many-probe workload's hundreds of uprobes).
+  bool only_when_named = false;
 };
 
 const std::vector<Workload>& workload_registry();
