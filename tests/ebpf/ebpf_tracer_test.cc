@@ -57,7 +57,7 @@ using test::profile_probe;  // the spin workload's probe: the tracer's timer
 using test::spin_cpu;
 
 ProbePoint probe_for(const std::string& attach) {
-  if (attach == "uprobe" || attach == "uretprobe") return func_probe();
+  if (attach == "uprobe" || attach == "uretprobe" || attach == "uprobe_multi") return func_probe();
   if (attach == "usdt") return usdt_probe();
   return getpid_probe();
 }
@@ -205,7 +205,7 @@ TEST_P(AttachActionTest, CountsExactlyWhatFiredWhileEnabled) {
 
 INSTANTIATE_TEST_SUITE_P(All, AttachActionTest,
                          ::testing::Combine(::testing::Values("tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe",
-                                                              "usdt", "fentry", "fexit", "kprobe"),
+                                                              "uprobe_multi", "usdt", "fentry", "fexit", "kprobe"),
                                             ::testing::Values("empty", "count", "hash", "ringbuf", "perfbuf")),
                          [](const ::testing::TestParamInfo<Combo>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
@@ -219,17 +219,18 @@ TEST(EbpfAvailability, EveryAttachTypeProbedByTrying) {
   Availability a = t.available();
   EXPECT_TRUE(a.ok) << a.reason;
   const auto& types = EbpfTracer::attach_type_availability();
-  EXPECT_EQ(types.size(), 10u);
+  EXPECT_EQ(types.size(), 11u);
   for (const auto& [name, av] : types) {
     std::cout << "  " << name << ": " << (av.ok ? "ok" : "refused: " + av.reason) << "\n";
     if (!av.ok) { EXPECT_FALSE(av.reason.empty()) << name; }
   }
   // The host this suite is developed on: these must work.
-  for (const char* must : {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "perf_event"})
+  for (const char* must :
+       {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "uprobe_multi", "usdt", "perf_event"})
     EXPECT_TRUE(types.at(must).ok) << must << ": " << types.at(must).reason;
   nlohmann::json d = t.details();
   ASSERT_TRUE(d.contains("attach_types"));
-  EXPECT_EQ(d["attach_types"].size(), 10u);
+  EXPECT_EQ(d["attach_types"].size(), 11u);
 }
 
 // --- ring buffer wakeup policy x consumer mode ----------------------------
@@ -864,6 +865,47 @@ TEST(EbpfWorkloadPayload, BufferThatFaultsIsAnError) {
   EXPECT_TRUE(v.failed());
   EXPECT_NE(v.reason.find("bpf_probe_read_user"), std::string::npos) << v.reason;
 }
+
+// --- many probes: a link per site, or one uprobe_multi link ----------------
+
+class ManySitesTest : public ::testing::TestWithParam<std::string> {};
+
+// The registered 16-site workload, as the harness runs it: every call of any
+// site counted exactly while enabled, nothing while disabled, a link per
+// site (uprobe) or one for all (uprobe_multi), and nothing left after.
+TEST_P(ManySitesTest, EveryCallOfEverySiteCountsOnce) {
+  TB_SKIP_UNLESS_BPF();
+  const Workload* w = find_workload("many_sites_16");
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->probe.more_sites.size(), 15u);
+  AttachSpec spec;
+  spec.probe = w->probe;
+  spec.action = "count";
+  spec.options["attach"] = GetParam();
+  std::unique_ptr<WorkloadState> st;
+  ASSERT_TRUE(w->setup(WorkloadParams{}, &st));
+  EbpfTracer t;
+  ASSERT_TRUE(t.attach(spec));
+  constexpr std::uint64_t kCalls = 16 * 125;
+  st->fire(kCalls);  // not enabled yet: unseen
+  ASSERT_TRUE(t.enable());
+  st->fire(kCalls);
+  ASSERT_TRUE(t.disable());
+  st->fire(kCalls);
+  ASSERT_TRUE(t.drain());
+  const EventCounts c = t.counts();
+  const nlohmann::json d = t.details();
+  const auto progs = t.program_ids();
+  const auto links = t.link_ids();
+  t.teardown();
+  EXPECT_EQ(c.recorded, kCalls);
+  EXPECT_TRUE(judge_events(c, kCalls, 0, false).passed());
+  EXPECT_EQ(d["sites"].get<int>(), 16);
+  EXPECT_EQ(links.size(), GetParam() == "uprobe_multi" ? 1u : 16u);
+  EXPECT_TRUE(all_gone(progs, links));
+}
+
+INSTANTIATE_TEST_SUITE_P(Attach, ManySitesTest, ::testing::Values("uprobe", "uprobe_multi"));
 
 TEST(EbpfWorkloadPayload, WriteNullWorkloadIsVerified) {
   TB_SKIP_UNLESS_BPF();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "libbpf_log.h"
+#include "site_links.h"
 #include "tb_fentry.skel.h"
 #include "tb_kprobe.skel.h"
 #include "tb_perf_event.skel.h"
@@ -25,6 +26,7 @@ const char* to_string(AttachType t) {
     case AttachType::kTpBtf: return "tp_btf";
     case AttachType::kUprobe: return "uprobe";
     case AttachType::kUretprobe: return "uretprobe";
+    case AttachType::kUprobeMulti: return "uprobe_multi";
     case AttachType::kUsdt: return "usdt";
     case AttachType::kFentry: return "fentry";
     case AttachType::kFexit: return "fexit";
@@ -49,7 +51,8 @@ const char* program_prefix(AttachType t) {
     case AttachType::kTracepoint: return "tb_tp";
     case AttachType::kRawTp: return "tb_rtp";
     case AttachType::kTpBtf: return "tb_btf";
-    case AttachType::kUprobe: return "tb_up";
+    case AttachType::kUprobe:
+    case AttachType::kUprobeMulti: return "tb_up";  // the same programs, loaded for a multi link
     case AttachType::kUretprobe: return "tb_urp";
     case AttachType::kUsdt: return "tb_usdt";
     case AttachType::kFentry: return "tb_fen";
@@ -67,6 +70,7 @@ const char* family_of(AttachType t) {
     case AttachType::kTpBtf: return "tb_rawtp";
     case AttachType::kUprobe:
     case AttachType::kUretprobe:
+    case AttachType::kUprobeMulti:
     case AttachType::kUsdt: return "tb_uprobe";
     case AttachType::kFentry:
     case AttachType::kFexit: return "tb_fentry";
@@ -129,6 +133,9 @@ Status configure_and_load(Skel* s, const LoadConfig& cfg, int (*load)(Skel*), Lo
       return Status::error(with_libbpf("setting the " + std::string(to_string(cfg.attach)) + " target " +
                                        cfg.btf_target + ": " + errstr(err)));
   }
+  // A multi link takes only a program loaded for one (the kernel checks).
+  if (cfg.attach == AttachType::kUprobeMulti)
+    bpf_program__set_expected_attach_type(lo->prog, static_cast<bpf_attach_type>(kUprobeMultiAttachType));
   int err = load(s);
   if (err) {
     std::string what = "loading BPF program " + lo->program_name + " (" + to_string(cfg.attach);
@@ -175,6 +182,7 @@ Status load_program(const LoadConfig& cfg, std::unique_ptr<LoadedObject>* out) {
       return open_family<tb_rawtp>(tb_rawtp__open_opts, tb_rawtp__load, tb_rawtp__destroy, cfg, out);
     case AttachType::kUprobe:
     case AttachType::kUretprobe:
+    case AttachType::kUprobeMulti:
     case AttachType::kUsdt:
       return open_family<tb_uprobe>(tb_uprobe__open_opts, tb_uprobe__load, tb_uprobe__destroy, cfg, out);
     case AttachType::kFentry:

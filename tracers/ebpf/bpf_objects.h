@@ -16,11 +16,24 @@ struct bpf_map;
 
 namespace tracebench::ebpf {
 
-enum class AttachType { kTracepoint, kRawTp, kTpBtf, kUprobe, kUretprobe, kUsdt, kFentry, kFexit, kKprobe, kPerfEvent };
+enum class AttachType {
+  kTracepoint,
+  kRawTp,
+  kTpBtf,
+  kUprobe,
+  kUretprobe,
+  kUprobeMulti,
+  kUsdt,
+  kFentry,
+  kFexit,
+  kKprobe,
+  kPerfEvent
+};
 
 inline constexpr AttachType kAllAttachTypes[] = {
-    AttachType::kTracepoint, AttachType::kRawTp,  AttachType::kTpBtf, AttachType::kUprobe, AttachType::kUretprobe,
-    AttachType::kUsdt,       AttachType::kFentry, AttachType::kFexit, AttachType::kKprobe, AttachType::kPerfEvent};
+    AttachType::kTracepoint, AttachType::kRawTp,       AttachType::kTpBtf,    AttachType::kUprobe,
+    AttachType::kUretprobe,  AttachType::kUprobeMulti, AttachType::kUsdt,     AttachType::kFentry,
+    AttachType::kFexit,      AttachType::kKprobe,      AttachType::kPerfEvent};
 
 const char* to_string(AttachType t);
 bool parse_attach_type(const std::string& s, AttachType* out);

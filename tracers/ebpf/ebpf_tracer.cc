@@ -183,6 +183,28 @@ Status EbpfTracer::validate(const AttachSpec& spec) const {
   return scratch.parse_options(spec);
 }
 
+// uprobe_multi takes a file and offsets in it: those of the sites' addresses
+// in this process's mapping of its binary.
+Status EbpfTracer::resolve_multi_offsets() {
+  const ProbePoint& p = spec_.probe;
+  multi_path_.clear();
+  multi_offsets_.clear();
+  std::vector<std::uintptr_t> addresses{p.address};
+  for (const auto& site : p.more_sites) addresses.push_back(site.address);
+  for (std::uintptr_t a : addresses) {
+    std::string file;
+    std::uint64_t offset = 0;
+    if (a == 0) return Status::error("ebpf: attach=uprobe_multi needs the address of every site of " + p.name);
+    TB_TRY(common::address_to_file_offset(getpid(), a, &file, &offset));
+    if (!multi_path_.empty() && file != multi_path_)
+      return Status::error("ebpf: the sites of " + p.name + " are in two files (" + multi_path_ + ", " + file +
+                           "); an uprobe_multi link has one");
+    multi_path_ = file;
+    multi_offsets_.push_back(offset);
+  }
+  return Status::ok();
+}
+
 // One switch over the probe kinds (~100 lines), each a few lines from the
 // probe point to the program's target (a tracepoint, a function, a file and
 // offset): what each kind attaches to reads in one place.
@@ -268,6 +290,8 @@ Status EbpfTracer::resolve_target() {
       if (p.kind == ProbeKind::kUserFunction) {
         if (p.target.empty()) return Status::error("ebpf: probe '" + p.name + "' has no symbol");
         target_desc_ = binary_ + ":" + p.target;
+        if (!p.more_sites.empty()) target_desc_ += fmt::format(" and {} more function(s)", p.more_sites.size());
+        if (t == AttachType::kUprobeMulti) TB_TRY(resolve_multi_offsets());
       } else {
         auto colon = p.target.find(':');
         if (colon == std::string::npos || colon == 0 || colon + 1 == p.target.size())
@@ -299,6 +323,8 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
   enables_ = 0;
   profile_tid_ = 0;
   attach_seconds_ = 0;
+  detach_seconds_ = 0;
+  disables_ = 0;
   irq_work_while_enabled_ = 0;
   prog_ids_.clear();
   link_ids_.clear();
@@ -366,6 +392,7 @@ Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_l
     case AttachType::kFentry:
     case AttachType::kFexit: link = bpf_program__attach_trace(prog); break;
     case AttachType::kKprobe: link = bpf_program__attach_kprobe(prog, false, kernel_func_.c_str()); break;
+    case AttachType::kUprobeMulti: return Status::error("ebpf: an uprobe_multi link is made by attach_sites()");
     case AttachType::kUprobe:
     case AttachType::kUretprobe: {
       LIBBPF_OPTS(bpf_uprobe_opts, opts);
@@ -417,17 +444,32 @@ Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_l
   return Status::ok();
 }
 
+Status EbpfTracer::attach_sites() {
+  const ProbePoint& p = spec_.probe;
+  if (cfg_.attach == AttachType::kUprobeMulti) {
+    TB_TRY(sites_.attach_multi(obj_->prog, pid_, multi_path_, multi_offsets_));
+  } else if (!p.more_sites.empty()) {
+    std::vector<std::string> symbols;
+    for (const auto& site : p.more_sites) symbols.push_back(site.symbol);
+    TB_TRY(sites_.attach_each(obj_->prog, pid_, binary_, symbols, cfg_.attach == AttachType::kUretprobe));
+  }
+  for (std::uint32_t id : sites_.link_ids()) link_ids_.push_back(id);
+  return Status::ok();
+}
+
 Status EbpfTracer::enable() {
   // The link is made and destroyed under the teardown lock: the signal
   // watcher's teardown destroyed a link disable() was destroying too.
   std::lock_guard<std::mutex> lock(teardown_mu_);
   if (!attached_) return Status::error("ebpf: enable() before a successful attach()");
-  if (link_) return Status::ok();
+  if (link_ || sites_.attached()) return Status::ok();
   if (consumer_) consumer_->resume();
   irq_work_at_enable_ = irq_work_interrupts();
   if (cfg_.attach == AttachType::kPerfEvent) timer_.enabled();
   auto t0 = std::chrono::steady_clock::now();
-  Status st = attach_link(obj_->prog, obj_->program_name, &link_);
+  Status st =
+      cfg_.attach == AttachType::kUprobeMulti ? Status::ok() : attach_link(obj_->prog, obj_->program_name, &link_);
+  if (st) st = attach_sites();
   for (std::size_t i = 0; st && i < extras_.size(); ++i)
     st = attach_link(extras_[i].obj->prog, extras_[i].obj->program_name + " #" + std::to_string(i + 2),
                      &extras_[i].link);
@@ -441,6 +483,7 @@ Status EbpfTracer::enable() {
 }
 
 void EbpfTracer::destroy_links() {
+  sites_.destroy();
   for (Extra& e : extras_) {
     if (e.link) bpf_link__destroy(e.link);
     e.link = nullptr;
@@ -452,6 +495,17 @@ void EbpfTracer::destroy_links() {
 
 Status EbpfTracer::disable() {
   std::lock_guard<std::mutex> lock(teardown_mu_);
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool any = link_ || sites_.attached();
+  Status st = detach();
+  if (any) {
+    detach_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    disables_++;
+  }
+  return st;
+}
+
+Status EbpfTracer::detach() {
   int extra_err = 0;
   for (Extra& e : extras_) {
     if (e.link && bpf_link__destroy(e.link) && !extra_err) extra_err = errno ? errno : EIO;
@@ -460,6 +514,15 @@ Status EbpfTracer::disable() {
   if (extra_err) {
     destroy_links();
     return Status::error("ebpf: detaching an extra program: " + errstr(extra_err));
+  }
+  const bool sites_were_attached = sites_.attached();
+  if (const int err = sites_.destroy()) {
+    destroy_links();
+    return Status::error("ebpf: detaching " + obj_->program_name + " from the sites: " + errstr(err));
+  }
+  if (sites_were_attached && !link_) {  // uprobe_multi: its one link was all
+    const std::int64_t now = irq_work_interrupts();
+    if (now >= 0 && irq_work_at_enable_ >= 0) irq_work_while_enabled_ += now - irq_work_at_enable_;
   }
   if (link_) {
     if (profile_fd_ >= 0) {
@@ -603,6 +666,7 @@ nlohmann::json EbpfTracer::details() const {
   j["program"] = obj_->program_name;
   j["family"] = std::string(family_of(cfg_.attach)) + ".bpf.c";
   j["target"] = target_desc_;
+  if (spec_.probe.kind == ProbeKind::kUserFunction) j["sites"] = 1 + spec_.probe.more_sites.size();
   j["tgid_filter"] = cfg_.tgid;
   if (cfg_.attach == AttachType::kPerfEvent) {
     j["profile_period_ns"] = profile_period_ns_;
@@ -619,6 +683,7 @@ nlohmann::json EbpfTracer::details() const {
   if (!prog_ids_.empty()) j["prog_id"] = prog_ids_.back();
   j["enables"] = enables_;
   if (enables_) j["attach_seconds_mean"] = attach_seconds_ / static_cast<double>(enables_);
+  if (disables_) j["detach_seconds_mean"] = detach_seconds_ / static_cast<double>(disables_);
   nlohmann::json opts;
   if (cfg_.action == "ringbuf" || cfg_.action == "perfbuf") {
     opts["record_bytes"] = cfg_.record_bytes;
@@ -716,6 +781,7 @@ Availability try_attach_type(AttachType t) {
   switch (t) {
     case AttachType::kUprobe:
     case AttachType::kUretprobe:
+    case AttachType::kUprobeMulti:
       spec.probe = {"user:tb_ebpf_self_probe", ProbeKind::kUserFunction, kSelfProbeSymbol,
                     reinterpret_cast<std::uintptr_t>(&tb_ebpf_self_probe), ""};
       break;

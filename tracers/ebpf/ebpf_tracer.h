@@ -33,6 +33,7 @@
 #include <string>
 
 #include "bpf_objects.h"
+#include "site_links.h"
 #include "consumer.h"
 #include "tracebench/tracer.h"
 #include "tracers/common/proc.h"
@@ -59,6 +60,7 @@ class EbpfTracer final : public Tracer {
     return {"count", "empty", "hash", "update", "ringbuf", "perfbuf"};  // first = default
   }
   bool supports(const ProbePoint& probe) const override;
+  bool attaches_many_sites() const override { return true; }
   const OptionSchema& option_schema() const override { return ebpf::option_schema(); }
   ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
@@ -91,9 +93,14 @@ class EbpfTracer final : public Tracer {
   Status parse_options(const AttachSpec& spec);
   bool consumer_shares_cpu_ = false;  // the consumer is pinned to the measured CPU
   Status resolve_target();
+  Status resolve_multi_offsets();
   // Links `prog` to the resolved target.
   Status attach_link(bpf_program* prog, const std::string& name, bpf_link** out);
+  // The probe point's other sites (a many-probe workload), or every site
+  // through one uprobe_multi link.
+  Status attach_sites();
   void destroy_links();  // every link this adapter holds
+  Status detach();       // disable()'s work, under its lock
   std::uint64_t sum_percpu(bpf_map* map, std::uint32_t key) const;
   struct KernelStats {
     bool ok = false;
@@ -117,6 +124,9 @@ class EbpfTracer final : public Tracer {
   std::string target_desc_;  // "syscalls:sys_enter_getpid", ...
   std::string usdt_provider_, usdt_name_, kernel_func_;
   std::string tp_category_, tp_name_;  // attach=tracepoint: the tracefs event
+  // attach=uprobe_multi: the file and the offsets of every site in it.
+  std::string multi_path_;
+  std::vector<std::uint64_t> multi_offsets_;
 
   std::unique_ptr<LoadedObject> obj_;
   bpf_link* link_ = nullptr;
@@ -130,6 +140,7 @@ class EbpfTracer final : public Tracer {
     bpf_link* link = nullptr;
   };
   std::vector<Extra> extras_;
+  SiteLinks sites_;  // more_sites' links, or the one uprobe_multi link
   std::unique_ptr<Consumer> consumer_;
   int stats_fd_ = -1;
   std::string stats_error_;
@@ -145,6 +156,8 @@ class EbpfTracer final : public Tracer {
   int profile_tid_ = 0;
   common::TimerFirings timer_;
   double attach_seconds_ = 0;  // link creation time summed over enable()s
+  double detach_seconds_ = 0;  // and their destruction over disable()s
+  std::uint64_t disables_ = 0;
   std::int64_t irq_work_at_enable_ = -1;
   std::int64_t irq_work_while_enabled_ = 0;
 };

@@ -23,8 +23,8 @@ const OptionSchema& option_schema() {
        .type = T::kChoice,
        .help = "the BPF program type and hook (table above)",
        .default_help = "from the probe kind (table above)",
-       .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "usdt", "fentry", "fexit", "kprobe",
-                 "perf_event"}},
+       .words = {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "uprobe_multi", "usdt", "fentry", "fexit",
+                 "kprobe", "perf_event"}},
       {.name = "profile_hz",
        .type = T::kUint,
        .help = "profile probes (attach=perf_event): samples per second of the firing thread's CPU time, a "
@@ -125,8 +125,9 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   }
   std::string attach = opts.has("attach") ? opts.text("attach") : def_attach;
   if (!parse_attach_type(attach, &cfg_.attach))
-    return Status::error("ebpf: unknown attach type '" + attach +
-                         "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|usdt|fentry|fexit|kprobe|perf_event");
+    return Status::error(
+        "ebpf: unknown attach type '" + attach +
+        "'; use tracepoint|raw_tp|tp_btf|uprobe|uretprobe|uprobe_multi|usdt|fentry|fexit|kprobe|perf_event");
   const AttachType t = cfg_.attach;
   bool compatible = false;
   switch (spec.probe.kind) {
@@ -134,7 +135,9 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
       compatible = t == AttachType::kTracepoint || t == AttachType::kRawTp || t == AttachType::kTpBtf ||
                    t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
       break;
-    case ProbeKind::kUserFunction: compatible = t == AttachType::kUprobe || t == AttachType::kUretprobe; break;
+    case ProbeKind::kUserFunction:
+      compatible = t == AttachType::kUprobe || t == AttachType::kUretprobe || t == AttachType::kUprobeMulti;
+      break;
     case ProbeKind::kUsdt: compatible = t == AttachType::kUsdt; break;
     case ProbeKind::kKernelFunction:
       compatible = t == AttachType::kFentry || t == AttachType::kFexit || t == AttachType::kKprobe;
@@ -148,7 +151,7 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
         "ebpf: attach=" + attach + " cannot attach to " + std::string(to_string(spec.probe.kind)) + " probe '" +
         spec.probe.name +
         "' (syscall: tracepoint|raw_tp|tp_btf|fentry|fexit|kprobe; user function: "
-        "uprobe|uretprobe; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint; "
+        "uprobe|uretprobe|uprobe_multi; usdt: usdt; kernel function: fentry|fexit|kprobe; kmod tracepoint: tracepoint; "
         "profile: perf_event)");
 
   // Ring buffer wakeup policy.
