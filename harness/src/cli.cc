@@ -427,7 +427,8 @@ void add_run_sizes(CLI::App* run, RunArgs* ra) {
 void add_run_switches(CLI::App* run, RunArgs* ra) {
   run->add_option(
       "--execution", ra->opt.execution,
-      "Where this runs (host, qemu-tcg, qemu-kvm; default: detected); set by the VM lab, checked against CPUID");
+      "Where this runs (host, qemu-tcg, qemu-tcg-icount, qemu-kvm; default: detected); set by the VM lab, checked "
+      "against CPUID");
   run->add_flag("--quick", ra->opt.quick, "Quick suite: fewer repetitions, samples and payload sizes");
   run->add_flag("--plan", ra->plan_only, "Print the benchmarks that would run, and exit");
   run->add_option("--check-for-guest", ra->guest_cpus, "(tracebench vm) check the arguments for a guest of N CPUs")

@@ -145,7 +145,12 @@ Status describe_machine(const RunOptions& opt, const SystemInfo& sys, const Cloc
   ctx->virtualized = sys.virtualized;
   ctx->hypervisor = sys.hypervisor;
   TB_TRY(check_execution(opt.execution, sys.hypervisor, &ctx->execution));
-  ctx->emulated = ctx->execution == "qemu-tcg";
+  ctx->emulated = execution_emulated(ctx->execution);
+  if (ctx->execution == kExecutionIcount)
+    ctx->noise_warnings.push_back(
+        "execution qemu-tcg-icount: the guest's clock counts instructions (QEMU -icount shift=0), so every figure "
+        "is guest instructions per event (cycles and ns alike): the same on every boot, but no cache, pipeline or "
+        "trap cost is in it; compare it only with runs of the same execution");
   ctx->tsc_hz = m.clock.tsc_hz;
   ctx->tsc_calibrated_hz = facts.calibrated_hz;
   ctx->tsc_source = m.clock.tsc_source;

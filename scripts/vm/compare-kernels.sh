@@ -3,7 +3,8 @@
 # and kernel B in the VM lab and compares the two runs.
 #
 #   scripts/vm/compare-kernels.sh [--tracebench BIN] [--outdir DIR] [--install]
-#       [--accel auto|kvm|tcg] [--timeout S] [--rounds N] [--max-rounds M] [--threshold T]
+#       [--accel auto|kvm|tcg] [--clock wall|icount] [--timeout S] [--rounds N] [--max-rounds M]
+#       [--threshold T]
 #       [--fail-on-regression]
 #       [--lava IDENTITY [--lava-identity-file FILE] [--lava-job-option OPT]...]
 #       A B -- <tracebench run arguments>
@@ -33,6 +34,11 @@
 # boots of the same kernel under TCG can differ by tens of percent, so a
 # difference of a few percent needs many rounds, or KVM.
 #
+# --clock icount (local boots): TCG with a clock that counts instructions
+# (`tracebench vm --clock icount`, run-qemu.sh): every boot of a kernel gives
+# the same figure, in guest instructions per event, so one round decides what
+# the instruction count can show (not cache, pipeline or trap costs).
+#
 # --lava IDENTITY: the boots are LAVA jobs (`tracebench lava job`, one per
 # kernel, submitted 2N times) on the server of lavacli's identity IDENTITY
 # (--lava-identity-file FILE, else $XDG_CONFIG_HOME/lavacli.yaml), all
@@ -49,7 +55,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-tb="" outdir="" install=0 accel=auto timeout_s=1800 rounds=1 max_rounds="" compare_args=() lava="" lava_file=""
+tb="" outdir="" install=0 accel=auto clock=wall timeout_s=1800 rounds=1 max_rounds="" compare_args=() lava="" lava_file=""
 lava_job_opts=()
 die() { echo "compare-kernels: $*" >&2; exit 2; }
 pos=()
@@ -59,6 +65,7 @@ while [ $# -gt 0 ]; do
     --outdir) outdir=$2; shift 2;;
     --install) install=1; shift;;
     --accel) accel=$2; shift 2;;
+    --clock) clock=${2:-}; shift 2;;
     --timeout) timeout_s=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
     --max-rounds) max_rounds=${2:-}; shift 2;;
@@ -82,6 +89,8 @@ sequential=0
 [ "$max_rounds" -gt "$rounds" ] && sequential=1
 [ $sequential -eq 0 ] || [ "$rounds" -ge 2 ] || die "--max-rounds needs --rounds 2 or more: the sequential test looks at pairs"
 [ $sequential -eq 0 ] || [ -z "$lava" ] || die "--max-rounds is for local boots: with --lava the rounds are fixed (--rounds)"
+case "$clock" in wall|icount) ;; *) die "--clock must be wall or icount (got '$clock')";; esac
+[ "$clock" = wall ] || [ -z "$lava" ] || die "--clock icount is for local boots: LAVA's devices boot with QEMU's wall clock"
 seq_args=()
 [ $sequential -eq 0 ] || seq_args=(--sequential)
 [ $# -gt 0 ] || die "need tracebench arguments after -- (e.g. run --quick -w kmod_target -t kprobes)"
@@ -151,7 +160,7 @@ else
       k=$ka; [ $side = B ] && k=$kb
       echo "compare-kernels: round $round/$max_rounds [$side] $k" >&2
       vmdir=$outdir/$side/round$round
-      "$tb" vm --kernel "$k" --accel "$accel" --timeout "$timeout_s" --out-dir "$vmdir" \
+      "$tb" vm --kernel "$k" --accel "$accel" --clock "$clock" --timeout "$timeout_s" --out-dir "$vmdir" \
         -- run --out runs "${@:2}"
       rc=$?
       if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi

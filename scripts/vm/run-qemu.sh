@@ -1,8 +1,8 @@
 #!/bin/bash
 # Boots a kernel + VM-lab initramfs under qemu and brings the results back.
 #   run-qemu.sh --kernel IMAGE --initrd CPIO --outdir DIR
-#               [--accel auto|kvm|tcg] [--timeout SECONDS] [--smp N] [--mem MB]
-#               [--append "kernel args"] [--verbose]
+#               [--accel auto|kvm|tcg] [--clock wall|icount] [--timeout SECONDS]
+#               [--smp N] [--mem MB] [--append "kernel args"] [--verbose]
 # Writes DIR/<files from the guest's /results>, DIR/console.log and
 # DIR/vm.json ({accel, emulated, kernel, ...}); exits with the guest's status,
 # or 3 when the VM failed (timeout, crash, truncated result stream).
@@ -15,10 +15,17 @@
 # why), so the next auto boots go to TCG at once instead of paying the probe
 # again (up to TB_VM_KVM_PROBE_SECONDS, 20 s, a boot on a host whose KVM
 # hangs guests).  --accel kvm always tries; a KVM boot that works forgets it.
+#
+# --clock icount: TCG whose clock counts instructions (QEMU -icount
+# shift=0,sleep=off): the guest's TSC and clocks advance one ns per
+# instruction, so what the guest measures is the same on every boot (a
+# figure is instructions per event; the guest runs as execution
+# qemu-tcg-icount).  One vCPU: under -icount QEMU does not bring up a second
+# one here (the boot stops at "Bringing up secondary CPUs").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-kernel="" initrd="" outdir="" accel=auto timeout_s=600 smp=2 mem=1024 append="" verbose=0
+kernel="" initrd="" outdir="" accel=auto clock=wall timeout_s=600 smp=2 mem=1024 append="" verbose=0
 kvm_probe_s=${TB_VM_KVM_PROBE_SECONDS:-20}
 kvm_dev=${TB_VM_KVM_DEV:-/dev/kvm}
 boot_id_file=${TB_VM_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}
@@ -30,6 +37,7 @@ while [ $# -gt 0 ]; do
     --initrd) initrd=$2; shift 2;;
     --outdir) outdir=$2; shift 2;;
     --accel) accel=$2; shift 2;;
+    --clock) clock=$2; shift 2;;
     --timeout) timeout_s=$2; shift 2;;
     --smp) smp=$2; shift 2;;
     --mem) mem=$2; shift 2;;
@@ -42,6 +50,13 @@ done
 [ -f "$initrd" ] || die "initramfs '$initrd' not found"
 [ -n "$outdir" ] || die "--outdir is required"
 case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg";; esac
+case "$clock" in wall|icount) ;; *) die "--clock must be wall or icount";; esac
+if [ "$clock" = icount ]; then
+  [ "$accel" = kvm ] && die "--clock icount is TCG's (QEMU -icount): use --accel tcg or auto"
+  accel=tcg
+  [ "$smp" -gt 1 ] && echo "run-qemu: --clock icount boots one vCPU (QEMU's -icount brings up no second one here), not $smp" >&2
+  smp=1
+fi
 tcg_thread=${TRACEBENCH_VM_TCG_THREAD:-single}
 case "$tcg_thread" in single|multi) ;; *) die "TRACEBENCH_VM_TCG_THREAD must be single or multi";; esac
 [[ "$timeout_s" =~ ^[0-9]+$ ]] && [ "$timeout_s" -gt 0 ] || die "--timeout must be a positive number of seconds"
@@ -81,13 +96,14 @@ start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file
   # TRACEBENCH_VM_TCG_THREAD=multi restores QEMU's default.
   # idle=halt: QEMU emulates MWAIT as a halt; a CPU idling in MWAIT gets no
   # wake-up IPI because it advertises that it polls.
-  local accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max) idle=idle=halt
+  local accel_args=(-accel "tcg,thread=$tcg_thread" -cpu max) idle=idle=halt label=$a
   [ "$a" = kvm ] && { accel_args=(-accel kvm -cpu host); idle=""; }
+  [ "$a" = tcg ] && [ "$clock" = icount ] && { accel_args+=(-icount shift=0,sleep=off); label=tcg-icount; }
   : > "$chan"; : > "$con"
   # qemu dies with this script, however it ends (SIGKILL included).
   with_pdeathsig KILL qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 $idle rdinit=/init tsc=reliable tracebench.accel=$a $append" \
+    -append "console=ttyS0 loglevel=4 panic=-1 oops=panic softlockup_panic=1 softlockup_all_cpu_backtrace=1 $idle rdinit=/init tsc=reliable tracebench.accel=$label $append" \
     -display none -monitor none -no-reboot -nodefaults \
     -chardev file,id=con,path="$con" -serial chardev:con \
     -chardev file,id=chan,path="$chan" -serial chardev:chan \
@@ -196,6 +212,7 @@ emulated=false; [ "$chosen" = tcg ] && emulated=true
 cat > "$outdir/vm.json" <<JSON
 {
   "accel": "$chosen",
+  "clock": "$clock",
   "emulated": $emulated,
   "kernel_image": "$(realpath "$kernel")",
   "kernel_release": "${kver}",

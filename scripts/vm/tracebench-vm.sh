@@ -3,7 +3,7 @@
 # your choice under qemu and brings the result files back.
 #
 #   tracebench-vm.sh --kernel IMAGE [--headers DIR] [--outdir DIR]
-#       [--accel auto|kvm|tcg] [--timeout S] [--smp N] [--mem MB]
+#       [--accel auto|kvm|tcg] [--clock wall|icount] [--timeout S] [--smp N] [--mem MB]
 #       [--bin EXE[:DEST]]... [--file SRC:DEST]... [--no-kmod] [--lttng-modules]
 #       [--kmod-param NAME=VALUE]... [--verbose]
 #       [--initramfs-out FILE [--lava]] -- COMMAND [ARGS...]
@@ -20,14 +20,15 @@
 # kmod/README.md); the parameters in effect come back in kmod-params.txt, and
 # a module that refuses to load ends the boot with status 125 and its reason
 # in insmod-error.txt.  OUTDIR/vm.json records the kernel and the acceleration
-# (TCG results are marked "emulated").  --initramfs-out FILE stops after the
+# (TCG results are marked "emulated"); --clock icount gives TCG a clock that
+# counts instructions (run-qemu.sh).  --initramfs-out FILE stops after the
 # module and the initramfs are built (FILE gets the initramfs, nothing
 # boots); with --lava the initramfs is one for a LAVA job (mkinitramfs.sh
 # --lava; `tracebench lava job`, harness/lava/README.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-kernel="" headers="" outdir="" stap=0 accel=auto timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
+kernel="" headers="" outdir="" stap=0 accel=auto clock=wall timeout_s=600 smp=2 mem=1024 kmod=1 lttng_modules=0 verbose=()
 bins=() files=() kparams=() initramfs_out="" lava=()
 die() { echo "tracebench-vm: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
@@ -36,6 +37,7 @@ while [ $# -gt 0 ]; do
     --headers) headers=$2; shift 2;;
     --outdir) outdir=$2; shift 2;;
     --accel) accel=$2; shift 2;;
+    --clock) clock=$2; shift 2;;
     --timeout) timeout_s=$2; shift 2;;
     --smp) smp=$2; shift 2;;
     --mem) mem=$2; shift 2;;
@@ -158,7 +160,7 @@ set +e
 # (SIGKILL).  `tracebench vm` runs this script in a process group of its own
 # that it signals, and that gets SIGTERM when tracebench dies.
 with_pdeathsig TERM "$here/run-qemu.sh" --kernel "$kernel" --initrd "$work/initramfs.cpio" --outdir "$outdir" \
-  --accel "$accel" --timeout "$timeout_s" --smp "$smp" --mem "$mem" "${verbose[@]}" &
+  --accel "$accel" --clock "$clock" --timeout "$timeout_s" --smp "$smp" --mem "$mem" "${verbose[@]}" &
 child=$!
 trap 'kill -TERM $child 2>/dev/null' TERM INT HUP
 wait $child

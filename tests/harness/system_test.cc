@@ -129,6 +129,9 @@ TEST(Execution, DetectedFromTheHypervisorAndClaimsMustAgree) {
       {"host", "TCGTCGTCGTCG", nullptr},
       {"qemu-tcg", "TCGTCGTCGTCG", "qemu-tcg"},
       {"qemu-tcg", "KVMKVMKVM", nullptr},
+      {"qemu-tcg-icount", "TCGTCGTCGTCG", "qemu-tcg-icount"},
+      {"qemu-tcg-icount", "KVMKVMKVM", nullptr},
+      {"qemu-tcg-icount", "", nullptr},
       {"qemu-kvm", "KVMKVMKVM", "qemu-kvm"},
       {"qemu-kvm", "", nullptr},
       {"qemu-kvm", "unknown", nullptr},
@@ -151,6 +154,11 @@ TEST(Execution, DetectedFromTheHypervisorAndClaimsMustAgree) {
   EXPECT_NE(check_execution("qemu-kvm", "", &got).message().find("no hypervisor"), std::string::npos);
   EXPECT_NE(check_execution("qemu-kvm", "unknown", &got).message().find("does not name itself"), std::string::npos);
   EXPECT_NE(check_execution("qemu-tcg", "KVMKVMKVM", &got).message().find("'KVMKVMKVM'"), std::string::npos);
+  // Both of TCG's clocks are emulated; the others are not.
+  EXPECT_TRUE(execution_emulated("qemu-tcg"));
+  EXPECT_TRUE(execution_emulated("qemu-tcg-icount"));
+  EXPECT_FALSE(execution_emulated("qemu-kvm"));
+  EXPECT_FALSE(execution_emulated("host"));
 }
 
 }  // namespace

@@ -50,6 +50,14 @@ std::string hypervisor_vendor();
 // is hypervisor_vendor()'s answer, "unknown" included.
 Status check_execution(const std::string& claimed, const std::string& hypervisor, std::string* execution);
 
+// The VM lab's TCG with an instruction-counting clock (QEMU -icount
+// shift=0,sleep=off): the guest's TSC and clocks advance one nanosecond per
+// instruction executed, so a figure is guest instructions per event, the
+// same on every boot and every host, with no cache, pipeline or trap cost.
+inline constexpr const char* kExecutionIcount = "qemu-tcg-icount";
+// Whether results of this execution come from an emulator (TCG, either clock).
+bool execution_emulated(const std::string& execution);
+
 // CPU time of the whole machine (all CPUs, from /proc/stat) and of this
 // process (all threads), in seconds, at one instant.  Two snapshots give the
 // CPU time other processes used in between: on a small or virtual machine a
