@@ -85,8 +85,9 @@ endfunction()
 # Tests run one at a time.  The README's test command is `ctest -j2`, and
 # what may run beside another test is a guest under QEMU's TCG only: one host
 # CPU each (one TCG thread), checking tracers, not host timings.  Those are
-# named with tb_beside_guest(<test>...); every other test of a directory is
-# RUN_SERIAL, so nothing runs beside a timing test, and two guests run at once.
+# named with tb_beside_guest(<test>...), and so may a test that times nothing
+# (tb_untimed below); every other test of a directory is RUN_SERIAL, so
+# nothing runs beside a timing test, and two guests run at once.
 # tb_tests_run_alone() at the top of each test directory's CMakeLists.txt
 # applies it at the directory's end; tb_check_run_alone(<dir>...) fails the
 # configuration for a directory with tests that lacks it.
@@ -100,6 +101,18 @@ function(tb_beside_guest)
   set_property(DIRECTORY APPEND PROPERTY TB_BESIDE_GUEST ${ARGN})
 endfunction()
 
+# tb_untimed(<test>...): tests that time nothing and that nothing they check
+# depends on time (builds, time-boxed fuzzing, checks of files and of
+# parsers): they may run beside a guest, or beside one another, as a guest
+# does, and are not RUN_SERIAL.  Without a COST of their own they come after
+# the guests in ctest's order (a fixture's setup before the tests that need
+# it) and fill the slot a guest leaves while the other still runs, instead of
+# holding both CPUs alone after them.  A test that times the host (a tracer's
+# overhead, a run's figures, a wall-time bound) is never named here.
+function(tb_untimed)
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
+endfunction()
+
 function(tb_tests_run_alone)
   set_property(DIRECTORY PROPERTY TB_RUN_ALONE TRUE)
   cmake_language(DEFER CALL tb_apply_run_alone)
@@ -108,11 +121,31 @@ endfunction()
 function(tb_apply_run_alone)
   get_property(tests DIRECTORY PROPERTY TESTS)
   get_property(beside DIRECTORY PROPERTY TB_BESIDE_GUEST)
-  foreach(t ${tests})
+  get_property(untimed DIRECTORY PROPERTY TB_UNTIMED)
+  foreach(t ${untimed})
+    if(NOT TEST ${t})
+      message(FATAL_ERROR "tb_untimed: no test ${t} in ${CMAKE_CURRENT_SOURCE_DIR}")
+    endif()
     if(t IN_LIST beside)
+      message(FATAL_ERROR "tb_untimed: ${t} is a guest (tb_beside_guest) already")
+    endif()
+  endforeach()
+  foreach(t ${tests})
+    if(t IN_LIST untimed)
+      # Beside anything but a RUN_SERIAL test, which waits for it to end.
+    elseif(t IN_LIST beside)
       # First in ctest's order (descending COST where it has no times of its
       # own yet), so that the guests run in pairs before the serial tests.
-      set_property(TEST ${t} PROPERTY COST 1000)
+      # A COST the directory gave a guest (about its seconds) is added: the
+      # longest start first, and the pair's last minutes are short guests,
+      # not a long one started last that runs alone while every serial test
+      # waits for it.
+      get_property(cost TEST ${t} PROPERTY COST)
+      if(NOT cost)
+        set(cost 0)
+      endif()
+      math(EXPR cost "1000 + ${cost}")
+      set_property(TEST ${t} PROPERTY COST ${cost})
     else()
       set_property(TEST ${t} PROPERTY RUN_SERIAL TRUE)
     endif()
