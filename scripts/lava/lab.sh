@@ -95,28 +95,42 @@ alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
 session_procs() { ps -eo pid=,sid= | awk -v s="$1" '$2 == s { print $1 }'; }
 
-end_session() {  # end_session SID: TERM its processes, KILL what is left after 10 s
-  local sid=$1 i
-  [ -n "$(session_procs "$sid")" ] || return 0
-  pkill -TERM --session "$sid" 2>/dev/null || true
+# end_sessions SID...: TERM their processes, all at once, and KILL what is
+# left of them after 10 s.  Each part of the lab takes a second or more to go
+# on TERM (the event publisher several): waited for one after the other,
+# their times added up.
+end_sessions() {
+  local sid i left
+  for sid in "$@"; do pkill -TERM --session "$sid" 2>/dev/null || true; done
   for i in $(seq 1 100); do
-    [ -n "$(session_procs "$sid")" ] || return 0
+    left=""
+    for sid in "$@"; do [ -z "$(session_procs "$sid")" ] || left+=" $sid"; done
+    [ -n "$left" ] || return 0
     sleep 0.1
   done
-  pkill -KILL --session "$sid" 2>/dev/null || true
+  for sid in $left; do pkill -KILL --session "$sid" 2>/dev/null || true; done
   sleep 0.2
+}
+
+stop_parts() {  # stop_parts PIDFILE...: ends the sessions the existing files name, removes the files
+  local f sids=() files=()
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    sids+=("$(cat "$f")")
+    files+=("$f")
+  done
+  [ ${#sids[@]} -eq 0 ] || end_sessions "${sids[@]}"
+  [ ${#files[@]} -eq 0 ] || rm -f "${files[@]}"
 }
 
 pg_ctl() { runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg/data" "$@"; }
 
 stop_lab() {
   local f
-  # workers first (they end their jobs' lava-run), then scheduler, publisher, server.
-  for f in "$dir"/pids/worker-* "$dir/pids/scheduler" "$dir/pids/publisher" "$dir/pids/gunicorn"; do
-    [ -f "$f" ] || continue
-    end_session "$(cat "$f")"
-    rm -f "$f"
-  done
+  # The workers first (they end their jobs' lava-run), then the scheduler,
+  # publisher and server; each group's sessions together.
+  stop_parts "$dir"/pids/worker-*
+  stop_parts "$dir/pids/scheduler" "$dir/pids/publisher" "$dir/pids/gunicorn"
   if [ -f "$dir/pg/data/postmaster.pid" ]; then
     pg_ctl -m fast -w stop >/dev/null 2>&1 || true
     f=$(head -n 1 "$dir/pg/data/postmaster.pid" 2>/dev/null || true)
@@ -151,19 +165,62 @@ status_lab() {
 # --- start ------------------------------------------------------------------
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# The database as LAVA's migrations leave it, before anything of a lab is in
+# it (no user, token, worker or device), is the same for every lab of this
+# LAVA, this PostgreSQL and this script: the first start keeps the stopped
+# cluster in the cache, later starts unpack it instead of initdb and the
+# migrations (most of a start's time).  TRACEBENCH_LAB_DB_CACHE=0: no cache.
+db_cache="" db_migrated=0
+set_db_cache() {
+  local lava_version
+  [ "${TRACEBENCH_LAB_DB_CACHE:-1}" != 0 ] || return 0
+  lava_version=$(dpkg-query -W -f '${Version}' lava-server 2>/dev/null) && [ -n "$lava_version" ] || return 0
+  db_cache=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracebench/lava-lab-db-$(
+    { echo "$lava_version"; "$pgbin/postgres" --version; cat "$0"; } | sha256sum | cut -c1-16).tar
+}
+
+pg_try_start() {
+  # No TCP listener at all: the lab's clients come through the socket in DIR/run.
+  pg_ctl -l "$dir/pg/postgres.log" -w -o "-c listen_addresses='' -k $dir/run" start >/dev/null
+}
+pg_start() { pg_try_start || die "PostgreSQL did not start: see $dir/pg/postgres.log"; }
+
 start_postgres() {
   mkdir -p "$dir/pg" "$dir/run"
   runuser -u postgres -- test -x "$dir" ||
     die "the postgres user cannot reach $dir (a parent directory is not searchable by others): choose a --dir such as /var/tmp/NAME"
   chown postgres: "$dir/pg" "$dir/run"
+  set_db_cache
+  if [ -n "$db_cache" ] && [ -f "$db_cache" ] && tar -C "$dir/pg" -xpf "$db_cache" 2>/dev/null &&
+    [ -f "$dir/pg/data/PG_VERSION" ] && pg_try_start; then
+    db_migrated=1
+    return 0
+  fi
+  # No cache, or one that does not start: made afresh (and kept again).
+  [ ! -f "$dir/pg/data/postmaster.pid" ] || pg_ctl -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$dir/pg/data"
   runuser -u postgres -- "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres >"$dir/log/initdb.log" 2>&1 ||
     die "initdb failed: see $dir/log/initdb.log"
-  # No TCP listener at all: the lab's clients come through the socket in DIR/run.
-  pg_ctl -l "$dir/pg/postgres.log" -w -o "-c listen_addresses='' -k $dir/run" start >/dev/null ||
-    die "PostgreSQL did not start: see $dir/pg/postgres.log"
+  pg_start
   runuser -u postgres -- psql -q -h "$dir/run" -c "CREATE USER lavaserver" &&
     runuser -u postgres -- psql -q -h "$dir/run" -c "CREATE DATABASE lavaserver OWNER lavaserver" ||
     die "could not create the lavaserver database"
+}
+
+# The migrated database into the cache: a copy of the stopped cluster.  A
+# failure here costs the next start its migrations, nothing else.
+keep_db() {
+  local f
+  [ -n "$db_cache" ] || return 0
+  pg_ctl -m fast -w stop >/dev/null 2>&1 || die "PostgreSQL did not stop: see $dir/pg/postgres.log"
+  if mkdir -p "$(dirname "$db_cache")" && tar -C "$dir/pg" -cf "$db_cache.$$" data 2>/dev/null; then
+    mv "$db_cache.$$" "$db_cache"
+    # One cache: those of another LAVA, PostgreSQL or script go.
+    for f in "$(dirname "$db_cache")"/lava-lab-db-*.tar; do [ "$f" = "$db_cache" ] || rm -f "$f"; done
+  else
+    rm -f "$db_cache.$$"
+  fi
+  pg_start
 }
 
 # One Django shell for everything the database needs (each `manage` call costs
@@ -302,7 +359,10 @@ start_lab() {
   write_settings
   write_devices
   start_postgres
-  manage migrate --noinput >"$dir/log/migrate.log" 2>&1 || die "database migration failed: see $dir/log/migrate.log"
+  if [ $db_migrated -eq 0 ]; then
+    manage migrate --noinput >"$dir/log/migrate.log" 2>&1 || die "database migration failed: see $dir/log/migrate.log"
+    keep_db
+  fi
   populate
   token=$(awk '$1 == "user-token" { print $2 }' "$dir/populate.out")
   [ -n "$token" ] || die "no API token was created: see $dir/log/populate.log"
