@@ -146,11 +146,6 @@ Status describe_machine(const RunOptions& opt, const SystemInfo& sys, const Cloc
   ctx->hypervisor = sys.hypervisor;
   TB_TRY(check_execution(opt.execution, sys.hypervisor, &ctx->execution));
   ctx->emulated = execution_emulated(ctx->execution);
-  if (ctx->execution == kExecutionIcount)
-    ctx->noise_warnings.push_back(
-        "execution qemu-tcg-icount: the guest's clock counts instructions (QEMU -icount shift=0), so every figure "
-        "is guest instructions per event (cycles and ns alike): the same on every boot, but no cache, pipeline or "
-        "trap cost is in it; compare it only with runs of the same execution");
   ctx->tsc_hz = m.clock.tsc_hz;
   ctx->tsc_calibrated_hz = facts.calibrated_hz;
   ctx->tsc_source = m.clock.tsc_source;
@@ -161,6 +156,11 @@ Status describe_machine(const RunOptions& opt, const SystemInfo& sys, const Cloc
   ctx->counter_read_cycles = counters.read_cost_cycles();
   for (const auto& c : counters.info()) ctx->counters.push_back({c.name, c.source, c.live, c.unavailable_reason});
   ctx->noise_warnings = sys.noise_warnings;
+  if (ctx->execution == kExecutionIcount)
+    ctx->noise_warnings.push_back(
+        "execution qemu-tcg-icount: the guest's clock counts instructions (QEMU -icount shift=0), so every figure "
+        "is guest instructions per event (cycles and ns alike): the same on every boot, but no cache, pipeline or "
+        "trap cost is in it; compare it only with runs of the same execution");
   if (const HostSimulation& sim = host_simulation(); sim.active()) {
     ctx->simulated_host = sim.spec;
     ctx->noise_warnings.push_back(fmt::format(
