@@ -58,12 +58,15 @@ else
 fi
 "$tracebench" crosscheck --case "$case" --rounds 20 --wait-lock=600 > "$out/term.txt" 2>&1 &
 pid=$!
-# (up to 3 minutes: the command may first wait for the machine lock)
+# (up to 3 minutes: the command may first wait for the machine lock).  Seen
+# once is enough: the tool runs once per round, so a second look may fall
+# between two rounds.
+started=no
 for _ in $(seq 3600); do
-  pgrep -P "$pid" -f "$tool" > /dev/null && break
+  pgrep -P "$pid" -f "$tool" > /dev/null && { started=yes; break; }
   sleep 0.05
 done
-pgrep -P "$pid" -f "$tool" > /dev/null || { cat "$out/term.txt"; echo "FAIL: $tool never started"; kill "$pid"; exit 1; }
+[ "$started" = yes ] || { cat "$out/term.txt"; echo "FAIL: $tool never started"; kill "$pid"; exit 1; }
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
