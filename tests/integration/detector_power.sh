@@ -39,10 +39,35 @@ bad = [x for x in checks if not x["ok"]]
 for x in bad:
     print(f"FAIL: {x['runs_per_side']}x{x['runs_per_side']} {x['detector']} {x['case']}: "
           f"{x['measured']}/{x['trials']}, bound {x['bound']} ({x['meaning']})")
+# A catch cell on the runs' medians is asserted only where the runs' spread
+# lets that many runs a side see the level; the others say why.
+spread = p["run_spread"]
+assert spread > 0, p["run_spread"]
+for x in checks:
+    if x["bound"] == "not asserted":
+        assert x["runs_per_side"] >= 2 and x["ok"] and "spread here" in x["meaning"], x
+unasserted = ["%dx%d %s" % (x["runs_per_side"], x["runs_per_side"], x["detector"]) for x in checks
+              if x["bound"] == "not asserted"]
+print(f"run-to-run spread: {spread:.1%}; catch cells not asserted: {unasserted or 'none'}")
 assert (rc != 0) == bool(bad), f"exit {rc} with {len(bad)} failed check(s)"
 if bad:
     sys.exit(1)
 print("detector power: every checked cell within its bound")
+PY
+# The rule itself on a made-up table: 3x3 compare caught +50% in 26/40 trials
+# fails where the spread lets three runs see it (5%) and is not asserted
+# where it does not (20%); 1x1 (the repetitions' test) is asserted at any spread.
+PYTHONPATH="$src/scripts" /usr/bin/python3 - <<'PY'
+import detector_power as d
+table = [{"runs_per_side": k, "detector": det, "A/A": 0, "50%": caught}
+         for k, det, caught in ((1, "compare", 40), (3, "compare", 26), (5, "compare", 40), (3, "changes", 10),
+                                (5, "changes", 40))]
+for spread, want in ((0.05, False), (0.20, True)):
+    cells = {(c["runs_per_side"], c["detector"], c["case"]): c for c in d.check_cells(table, 40, 0.15, 0.75, "50%", spread, 0.5)}
+    c = cells[(3, "compare", "50%")]
+    assert (c["bound"] == "not asserted") == want and c["ok"] == want, (spread, c)
+    assert cells[(1, "compare", "50%")]["bound"] == ">= 30", cells[(1, "compare", "50%")]
+print("detector power: the catch bounds follow the runs' spread (3x3 at 26/40: fails at 5%, not asserted at 20%)")
 PY
 mkdir -p "$out/busy" && touch "$out/busy/x"
 if bash "$src/scripts/detector-power.sh" --tracebench "$tracebench" --out "$out/busy" > /dev/null 2>&1; then
