@@ -12,6 +12,7 @@
 
 #include "fit_command.h"
 #include "harness/model/model_reporters.h"
+#include "suite_unsteady.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -439,7 +440,8 @@ int run_suite(const SuiteArgs& a) {
   for (const auto& r : measurement_steps(plans, a, runs)) {
     if ((stopped = interrupted())) break;
     const std::string& tracer = r[2];  // run -t <tracer> ...
-    if (steps.run(r) != 0 && !failed.count(tracer))
+    if (measure_until_steady([&] { return steps.run(r); }, runs, kUnsteadyAttempts, std::cout) != 0 &&
+        !failed.count(tracer))
       failed[tracer] =
           fmt::format("a measurement failed (step {}: {})", steps.steps().size(), steps.steps().back().log);
   }
