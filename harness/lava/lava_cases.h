@@ -11,7 +11,7 @@ namespace tracebench::lava {
 
 struct CaseLine {
   std::string name;         // the benchmark's name in LAVA's alphabet
-  std::string result;       // pass | fail
+  std::string result;       // pass | fail | skip | unknown
   std::string measurement;  // overhead per event, ns ("-" when the run has none)
 };
 
@@ -21,8 +21,10 @@ struct CaseLine {
 // '_' on its own and splits its signals on spaces and '='.
 std::string case_name(const std::string& benchmark);
 
-// Each benchmark: fail when it did not run ("error"/"skipped") or its
-// verification failed or was partial, else pass; the measurement is the
+// Each benchmark: skip when it was skipped; fail when it failed ("error")
+// or its verification failed or was partial; unknown when its events were
+// right but its overhead changed level during the run ("unsteady": no
+// figure, nothing said of the kernel); else pass.  The measurement is the
 // median overhead per event in ns.
 std::vector<CaseLine> benchmark_cases(const RunResult& run);
 

@@ -340,7 +340,8 @@ void install(CLI::App& app, int* exit_status) {
   lava::install_remote_commands(lava, exit_status);
 
   auto result = std::make_shared<std::string>();
-  auto* cases = lava->add_subcommand("cases", "(in the guest) each benchmark of a result.json as NAME pass|fail NS");
+  auto* cases =
+      lava->add_subcommand("cases", "(in the guest) each benchmark of a result.json as NAME pass|fail|skip|unknown NS");
   cases->add_option("result", *result, "result.json")->required();
   cases->callback([result, exit_status] { *exit_status = run_cases(*result); });
 }

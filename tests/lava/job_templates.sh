@@ -74,6 +74,21 @@ json.dump(d, open("failed.json", "w"))
 PY
 "$tb" lava cases failed.json > failed-cases.txt || fail "lava cases (failed verification)"
 grep -q '^ebpf.getpid.count.payload_0.threads_1 fail ' failed-cases.txt || { cat failed-cases.txt; fail "a failed verification is not a failed case"; }
+# An unsteady benchmark (its events right, its overhead on no one level: no
+# figure) says nothing of the kernel: unknown; a skipped one: skip.
+/usr/bin/python3 - "$example" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["benchmarks"][1]
+b.update(status="unsteady", error="the overhead changed level during the run",
+         level_shifts=[{"repetitions_left_out": 3, "before_cycles": 900.0, "after_cycles": 300.0}],
+         left_out_overheads_cycles=[900.0, 900.0, 900.0], overhead_cycles_per_event=None, overhead_ns_per_event=None)
+d["benchmarks"][0]["status"] = "skipped"
+json.dump(d, open("unsteady.json", "w"))
+PY
+"$tb" lava cases unsteady.json > unsteady-cases.txt || fail "lava cases (unsteady)"
+grep -qx 'ebpf.getpid.count.payload_0.threads_1 unknown -' unsteady-cases.txt &&
+  grep -q '^[^ ]* skip ' unsteady-cases.txt || { cat unsteady-cases.txt; fail "unsteady is not unknown or skipped not skip"; }
 
 # fetch: a log as LAVA writes it, with the guest's frames (guest-test.sh's format).
 printf '{"a": 1, "note": "a result"}\n' > r1.json

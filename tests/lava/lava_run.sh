@@ -137,9 +137,11 @@ assert printed == got, f"{name}: sha256 {got} here, the guest printed {printed}"
 run = json.load(open(path))
 assert run["context"]["complete"], "the run is not complete"
 assert run["benchmarks"], "no benchmarks"
+# A benchmark whose overhead changed level under TCG now and then is
+# unsteady (no figure): its events are still checked; one at least has a figure.
 for b in run["benchmarks"]:
     e = b["events"]
-    assert b["status"] == "ok" and e["verification"] == "passed" and e["exact"], f"{b['name']}: {e}"
+    assert b["status"] in ("ok", "unsteady") and e["verification"] == "passed" and e["exact"], f"{b['name']}: {e}"
     assert e["recorded"] + e["lost"] == e["fired"] and e["lost"] == 0, f"{b['name']}: events {e}"
 # LAVA's own results: each benchmark a test case with its measurement.
 cases = {}
@@ -149,10 +151,14 @@ for line in open(os.path.join(out, "results.yaml"), encoding="utf-8"):
         assert m["result"] == "pass", m
     elif m.get("definition") != "lava":
         cases[m["case"]] = m
+assert any(b["status"] == "ok" for b in run["benchmarks"]), "no benchmark with a figure"
 for b in run["benchmarks"]:
     case = b["name"].replace("/", ".").replace(":", "_")
     assert case in cases, f"{case} is not a LAVA test case ({sorted(cases)})"
     c = cases[case]
+    if b["status"] == "unsteady":
+        assert c["result"] == "unknown" and "measurement" not in c, c
+        continue
     want = round(b["overhead_ns_per_event"]["median"], 3)
     assert c["result"] == "pass" and c["units"] == "ns" and abs(float(c["measurement"]) - want) < 0.0015, (c, want)
 assert cases["tracebench-exit"]["result"] == "pass"

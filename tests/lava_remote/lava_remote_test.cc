@@ -172,6 +172,23 @@ TEST(LavaLog, FailedTestCaseIsATestFailure) {
   EXPECT_NE(o.lava_error().find("0_smoke/uname"), std::string::npos);
 }
 
+TEST(LavaLog, UnsteadyAndSkippedBenchmarksAreNoTestFailure) {
+  // What `tracebench lava cases` gives a benchmark whose overhead had no one
+  // level (unknown) and one skipped (skip): no verdict on the kernel.
+  const std::string log =
+      R"(- {"dt": "2026-11-30T00:00:01", "lvl": "results", "msg": {"case": "a", "definition": "0_tracebench", "result": "pass"}})"
+      "\n"
+      R"(- {"dt": "2026-11-30T00:00:02", "lvl": "results", "msg": {"case": "b", "definition": "0_tracebench", "result": "unknown"}})"
+      "\n"
+      R"(- {"dt": "2026-11-30T00:00:03", "lvl": "results", "msg": {"case": "c", "definition": "0_tracebench", "result": "skip"}})"
+      "\n"
+      R"(- {"dt": "2026-11-30T00:00:04", "lvl": "results", "msg": {"case": "d", "definition": "0_tracebench", "result": "fail"}})"
+      "\n";
+  LogVerdict v = verdict_from_log(log);
+  EXPECT_EQ(v.cases, 4);
+  EXPECT_EQ(v.failed_cases, std::vector<std::string>{"0_tracebench/d"});
+}
+
 TEST(LavaLog, ErrorTypesAndStates) {
   // The `lava/job` record as the dispatcher writes it for an infrastructure
   // error (the form of the recorded ones; this message is made up).
