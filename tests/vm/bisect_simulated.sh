@@ -24,8 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bisect=$here/../../scripts/vm/bisect-kernels.sh
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-fails=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fails=1; fi; }
+. "$(dirname "$0")/../common/check.sh"
 
 mkdir -p "$t/k" "$t/headers"
 touch "$t/headers/Makefile"
@@ -54,7 +53,7 @@ check "the search answers (exit 0)" '[ $rc -eq 0 ]'
 check "the answer is cand3" 'grep -q "^bisect-kernels: first bad kernel: cand3 .*last good: cand2 " "$t/search.out"'
 check "each pair that does not count is said" '[ "$(grep -c "does not count" "$t/search.out")" -eq 2 ]'
 check "the unsteady side is named" 'grep -q "pair 3 does not count (cand1.s run is unsteady: no figure)" "$t/search.out"'
-/usr/bin/python3 - "$t/search" "$bench" <<'PY' || fails=1
+/usr/bin/python3 - "$t/search" "$bench" <<'PY' || fail=1
 import json, os, sys
 d, bench = sys.argv[1:3]
 b = json.load(open(os.path.join(d, "bisect.json")))
@@ -98,7 +97,7 @@ bisect_sim noregr "" --rounds 3 --kernels "$t/k/cand1,$t/k/cand2" "$bench" cand1
 tail -n 2 "$t/noregr.out"
 check "no regression: exit 3" '[ $rc -eq 3 ]'
 check "no regression: said" 'grep -q "no regression of $bench between GOOD cand1 and BAD cand2" "$t/noregr.out"'
-/usr/bin/python3 - "$t/noregr/bisect.json" <<'PY' || fails=1
+/usr/bin/python3 - "$t/noregr/bisect.json" <<'PY' || fail=1
 import json, sys
 b = json.load(open(sys.argv[1]))
 assert b["status"] == "no_regression" and b["first_bad"] is None, (b["status"], b["first_bad"])
@@ -112,7 +111,7 @@ bisect_sim undecided "" --rounds 2 --max-rounds 2 --kernels "$kernels" --inject-
   "$bench" cand1 cand5 "${run[@]}"
 tail -n 2 "$t/undecided.out"
 check "undecidable step: exit 4" '[ $rc -eq 4 ]'
-/usr/bin/python3 - "$t/undecided/bisect.json" <<'PY' || fails=1
+/usr/bin/python3 - "$t/undecided/bisect.json" <<'PY' || fail=1
 import json, sys
 b = json.load(open(sys.argv[1]))
 assert b["status"] == "undecided" and b["first_bad"] is None and b["design"] == "sequential", b["status"]
@@ -121,5 +120,5 @@ assert len(s) == 1 and s[0]["verdict"] == "undecided" and s[0]["rounds"] == 2, s
 assert "GOOD cand1 vs BAD cand5 is undecided after 2 pair(s)" in b["message"], b["message"]
 print(f"ok   undecided after 2 pairs (ratio {s[0]['ratio']:.2f}): {b['message']}")
 PY
-[ $fails -eq 0 ] && echo "bisect simulated: ok"
-exit $fails
+[ $fail -eq 0 ] && echo "bisect simulated: ok"
+exit $fail

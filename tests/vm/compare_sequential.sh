@@ -16,8 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 compare=$here/../../scripts/vm/compare-kernels.sh
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-fails=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fails=1; fi; }
+. "$(dirname "$0")/../common/check.sh"
 export REAL_TB
 REAL_TB=$(realpath "$1")
 echo "inject_cycles=0" > "$t/vmlinuz-a"
@@ -60,5 +59,5 @@ ab bad1 vmlinuz-a vmlinuz-b --rounds 3 --max-rounds 2
 check "--max-rounds below --rounds refused ($rc)" '[ $rc -eq 2 ] && grep -q "max-rounds must be" "$t/bad1.out" && [ ! -e "$t/bad1.boots" ]'
 ab bad2 vmlinuz-a vmlinuz-b --rounds 2 --max-rounds 5 --lava lab
 check "--max-rounds with --lava refused ($rc)" '[ $rc -eq 2 ] && grep -q "for local boots" "$t/bad2.out" && [ ! -e "$t/bad2.boots" ]'
-[ $fails -eq 0 ] || { for f in regression same short; do echo "--- $f"; tail -20 "$t/$f.out"; done; }
-exit $fails
+[ $fail -eq 0 ] || { for f in regression same short; do echo "--- $f"; tail -20 "$t/$f.out"; done; }
+exit $fail

@@ -17,8 +17,7 @@ cp -r "$srcdir/kmod" "$t/tree/kmod"
 cp "$srcdir/scripts/vm/build-kmod.sh" "$t/tree/scripts/vm/"
 printf '#!/bin/sh\necho "$*" >> %s/make.log\nexec /usr/bin/make "$@"\n' "$t" > "$t/bin/make"
 chmod +x "$t/bin/make"
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/../common/check.sh"
 build() { PATH=$t/bin:$PATH "$t/tree/scripts/vm/build-kmod.sh" --headers "$headers" --cache "$t/cache" --out "$t/$1" "${@:2}" > "$t/$1.path" 2> "$t/$1.err"; }
 makes() { [ -f "$t/make.log" ] && grep -c modules "$t/make.log" || echo 0; }
 entries() { find "$t/cache" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | wc -l; }

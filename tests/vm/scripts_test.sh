@@ -6,8 +6,7 @@ set -u
 vm=$(cd "$(dirname "$0")/../../scripts/vm" && pwd)
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-fail=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+. "$(dirname "$0")/../common/check.sh"
 
 # A channel as guest-init.sh writes it (CRLF line ends from the serial line).
 head -c 70000 /dev/urandom > "$t/blob.bin"

@@ -14,8 +14,7 @@ tracebench=$1
 out=$2
 rm -rf "$out"
 mkdir -p "$out"
-fail=0
-check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+. "$(dirname "$0")/../common/check.sh"
 
 # Descendants of $1 (pid comm lines), through /proc's parent links.
 descendants() {
