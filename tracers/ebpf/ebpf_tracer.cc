@@ -435,12 +435,7 @@ Status EbpfTracer::attach_link(bpf_program* prog, const std::string& name, bpf_l
     return Status::error(with_libbpf("ebpf: attaching " + what + ": " + errstr(err)));
   }
   *out = link;
-  const int lfd = bpf_link__fd(link);
-  if (lfd >= 0) {
-    bpf_link_info info{};
-    __u32 len = sizeof info;
-    if (bpf_obj_get_info_by_fd(lfd, &info, &len) == 0 && info.id) link_ids_.push_back(info.id);
-  }
+  if (std::uint32_t id = link_id(bpf_link__fd(link))) link_ids_.push_back(id);
   return Status::ok();
 }
 

@@ -32,13 +32,13 @@ struct UprobeMultiLinkCreate {
 
 std::string errstr(int err) { return std::strerror(err); }
 
+}  // namespace
+
 std::uint32_t link_id(int fd) {
   bpf_link_info info{};
   __u32 len = sizeof info;
   return fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
 }
-
-}  // namespace
 
 Status SiteLinks::attach_each(bpf_program* prog, int pid, const std::string& binary,
                               const std::vector<std::string>& symbols, bool retprobe) {

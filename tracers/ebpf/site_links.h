@@ -19,6 +19,10 @@ namespace tracebench::ebpf {
 // attach_multi() (BPF_TRACE_UPROBE_MULTI in the UAPI of Linux 6.6+).
 inline constexpr unsigned kUprobeMultiAttachType = 48;
 
+// The kernel's id of the BPF link open as `fd` (for leak checks); 0 when
+// there is none.
+std::uint32_t link_id(int fd);
+
 class SiteLinks {
  public:
   SiteLinks() = default;
