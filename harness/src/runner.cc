@@ -391,7 +391,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   int cpu = opt.measured_cpu >= 0 ? opt.measured_cpu : default_measured_cpu();
   TB_TRY(host_simulation_status());
   TB_TRY(pin_current_thread(cpu));
-  SimulatedSteal steal;  // a simulated host that takes the CPU away: from here to the end
+  SimulatedSteal steal;  // a simulated host that takes the CPU away: in its windows, to the end
   TB_TRY(steal.start(host_simulation()));
   std::string tracefs;
   if (Status s = ensure_tracefs(&tracefs); !s) {
@@ -401,14 +401,20 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
   SystemInfo sys = probe_system(cpu);
   ClockFacts facts;
   Machine m;
-  TB_TRY(check_clock(cpu, &facts, &m));
+  {
+    const StealWindow stolen_from;  // a simulated host's steal: its floor and checks see it
+    TB_TRY(check_clock(cpu, &facts, &m));
+  }
   Counters counters;
   counters.open();
   m.measured_cpu = cpu;
   m.counters = &counters;
   m.interrupt_gap_cycles = 1e-6 * m.clock.tsc_hz;  // an interrupt costs at least ~1 us
   // What the host takes from the measured CPU, before anything is attached.
-  ctx.cpu_gaps = survey_cpu_gaps(opt.quick ? 0.05 : 0.1, m.clock.tsc_hz);
+  {
+    const StealWindow stolen_from;  // a simulated host's steal is what the survey is for
+    ctx.cpu_gaps = survey_cpu_gaps(opt.quick ? 0.05 : 0.1, m.clock.tsc_hz);
+  }
   m.sample_cap_cycles = sample_cap_cycles(*ctx.cpu_gaps, m.clock.tsc_hz, m.clock.min_sample_cycles);
   ctx.sample_cap_cycles = m.sample_cap_cycles;
   TB_TRY(describe_machine(opt, sys, facts, m, counters, &ctx));

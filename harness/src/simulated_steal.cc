@@ -1,5 +1,6 @@
 #include "simulated_steal.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,7 +31,26 @@ void spin_away(int) {
   errno = saved;
 }
 
+sigset_t steal_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, steal_signal());
+  return set;
+}
+
 }  // namespace
+
+namespace steal_detail {
+std::atomic<bool> g_active{false};
+void open_window() {
+  const sigset_t set = steal_set();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+void close_window() {
+  const sigset_t set = steal_set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+}  // namespace steal_detail
 
 Status SimulatedSteal::start(const HostSimulation& sim) {
   if (!(sim.steal_hz > 0 && sim.steal_us > 0)) return Status::ok();
@@ -41,6 +61,7 @@ Status SimulatedSteal::start(const HostSimulation& sim) {
   sigemptyset(&sa.sa_mask);
   if (sigaction(steal_signal(), &sa, nullptr) != 0) return errno_status("sigaction (simulated steal)", errno);
   handler_set_ = true;
+  steal_detail::close_window();  // until a timed block opens it
   sigevent ev{};
   ev.sigev_notify = SIGEV_THREAD_ID;
   ev.sigev_signo = steal_signal();
@@ -53,10 +74,12 @@ Status SimulatedSteal::start(const HostSimulation& sim) {
   its.it_interval.tv_nsec = period_ns % 1000000000;
   its.it_value = its.it_interval;
   if (timer_settime(timer_, 0, &its, nullptr) != 0) return errno_status("timer_settime (simulated steal)", errno);
+  steal_detail::g_active = true;
   return Status::ok();
 }
 
 SimulatedSteal::~SimulatedSteal() {
+  steal_detail::g_active = false;
   if (timer_made_) timer_delete(timer_);
   // A signal the timer sent before it was deleted may still be pending: its
   // default action would end the process, so it is ignored from now on.

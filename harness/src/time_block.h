@@ -14,6 +14,8 @@
 #include "tracebench/host_simulation.h"
 #include "tracebench/workload.h"
 
+#include "simulated_steal.h"
+
 namespace tracebench {
 
 struct Machine {
@@ -48,6 +50,7 @@ void time_samples(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const
 inline void time_block(WorkloadState* st, std::uint64_t batch, std::uint64_t n, const Machine& m, double* cycles,
                        std::uint8_t* migrated, const timespec* gap = nullptr) {
   const ClockPlan& c = m.clock;
+  const StealWindow stolen_from;  // a simulated host's steal, here only
   bool getcpu = c.migration == MigrationMethod::kGetcpu;
   if (c.end_read == EndRead::kLfenceRdtsc)
     time_samples<EndRead::kLfenceRdtsc, true>(st, batch, n, c, m.measured_cpu, gap, cycles, migrated);

@@ -5,7 +5,10 @@
 #include "tracebench/cpu_gaps.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "simulated_steal.h"
@@ -51,10 +54,12 @@ TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
   HostSimulation s;
   ASSERT_TRUE(parse_host_simulation("steal_hz=5000,steal_us=4", &s));
   const double hz = probe_tsc().calibrated_hz;
-  CpuGaps g;
+  CpuGaps g, outside;
   {
     SimulatedSteal steal;
     ASSERT_TRUE(steal.start(s));
+    outside = survey_cpu_gaps(0.1, hz);
+    const StealWindow window;
     g = survey_cpu_gaps(0.2, hz);
   }
   // (a preemption while other work runs merges the signals it delays into one gap)
@@ -62,6 +67,27 @@ TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
   EXPECT_LT(g.per_second, 7000);
   EXPECT_GT(g.median_ns, 3900);
   EXPECT_LT(g.median_ns, 100000);
+  // Outside a window (a tracer's attach, a BPF program's verification) the
+  // signal waits: nothing is taken, no system call is interrupted.
+  EXPECT_LT(outside.per_second, g.per_second / 2) << "the host's own gaps (its timer tick) only";
+}
+
+// A system call that gives up when a signal is pending (the BPF verifier's
+// EAGAIN, poll's EINTR) is not cut short by the simulated steal outside
+// the timed windows: a 20 ms poll on nothing runs to its end.
+TEST(CpuGaps, TheSimulatedStealInterruptsNoSystemCallOutsideItsWindows) {
+  HostSimulation s;
+  ASSERT_TRUE(parse_host_simulation("steal_hz=5000,steal_us=4", &s));
+  SimulatedSteal steal;
+  ASSERT_TRUE(steal.start(s));
+  for (int i = 0; i < 5; ++i) {
+    errno = 0;
+    EXPECT_EQ(poll(nullptr, 0, 20), 0) << "poll interrupted: " << std::strerror(errno);
+  }
+  const StealWindow window;
+  int interrupted = 0;
+  for (int i = 0; i < 5; ++i) interrupted += poll(nullptr, 0, 20) < 0 && errno == EINTR;
+  EXPECT_GT(interrupted, 0) << "inside a window the signal arrives (a poll of 20 ms sees ~100 of them)";
 }
 
 }  // namespace
