@@ -287,6 +287,37 @@ void fit_payload_line(const Observations& o, int bootstrap, std::mt19937_64& rng
   interval(d_slope, &e->per_byte);
 }
 
+// A payload line whose slope is not a cost (more bytes cheaper beyond the
+// noise: runs at some sizes on another level than the rest, e.g. a consumer
+// asleep in some and awake in others): the per-byte term goes, with why and
+// what to run, and `fixed` is the payload-0 median, measured directly (the
+// points are set against it alone).
+void drop_negative_slope(const Observations& o, const std::string& run_cmd, int bootstrap, std::mt19937_64& rng,
+                         Entry* e, std::vector<std::pair<double, double>>* line_draws) {
+  const std::string why = negative_cost("per_byte", e->per_byte);
+  if (why.empty()) return;
+  e->per_byte = Param::absent(fmt::format(
+      "fitted at {} (per byte): the runs' payload sizes disagree (compare their consumers' wakeups per record); "
+      "not used: `{} -p 0 -p 256 -p 4096` again",
+      why, run_cmd));
+  line_draws->clear();
+  auto zero = o.by_payload.find(0);
+  if (zero == o.by_payload.end()) {
+    e->fixed = Param::absent(fmt::format("no run at payload 0 to measure it directly: `{} -p 0`", run_cmd));
+    return;
+  }
+  std::vector<double> draws;
+  e->fixed = median_param(zero->second, bootstrap, rng, &draws);
+  for (double d : draws) line_draws->emplace_back(d, 0.0);
+  double worst = 0;
+  for (auto& pt : e->points) {
+    pt.predicted_cycles = *e->fixed.cycles;
+    worst = std::max(worst, std::fabs(pt.median_cycles - pt.predicted_cycles));
+  }
+  e->worst_residual_cycles = worst;
+  e->r2.reset();  // no line was fitted
+}
+
 // per_ecb and false_predicate: the handler sweep against the one-handler
 // runs at payload 0.
 void fit_handlers(const Observations& o, const std::string& run_cmd, int bootstrap, std::mt19937_64& rng, Entry* e) {
@@ -347,11 +378,25 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
     e.fixed = Param::absent(fmt::format("no run with one thread and one handler: `{} -j 1`", run_cmd));
   else if (o.by_payload.size() == 1)
     fit_one_payload(o, run_cmd, bootstrap, rng, &e, line_draws);
-  else
+  else {
     fit_payload_line(o, bootstrap, rng, &e, line_draws);
+    drop_negative_slope(o, run_cmd, bootstrap, rng, &e, line_draws);
+  }
   fit_handlers(o, run_cmd, bootstrap, rng, &e);
   fit_contention(o, run_cmd, bootstrap, rng, &e);
   return e;
+}
+
+// Costs measured directly, each against the one-handler line, that came out
+// negative beyond the noise (per_ecb, false_predicate, idle_start): absent
+// with why, rather than a model nothing may predict with.  (A negative
+// per_byte goes with its line: drop_negative_slope.)
+void drop_negative_costs(Entry* e) {
+  for (auto [name, p] : {std::pair<const char*, Param*>{"per_ecb", &e->per_ecb},
+                         {"false_predicate", &e->false_predicate},
+                         {"idle_start", &e->idle_start}})
+    if (std::string why = negative_cost(name, *p); !why.empty())
+      *p = Param::absent(fmt::format("fitted at {}: the runs disagree; not used (measure it again)", why));
 }
 
 // The model's context: the runs' machine, kernel and TSC rate (one for all:
@@ -414,6 +459,7 @@ Status fit(const std::vector<RunResult>& runs, Model* out, int bootstrap) {
     fit_idle_start(*of[i], m.entries[base], lines[base], bootstrap, rng, &m.entries[i]);
   }
   for (std::size_t i = 0; i < m.entries.size(); ++i) fit_action_over_empty(m.entries, lines, of, i);
+  for (auto& e : m.entries) drop_negative_costs(&e);
   *out = std::move(m);
   return Status::ok();
 }

@@ -51,12 +51,18 @@ Status check_term(const Entry& e, const std::string& name, const Param& p) {
   const double slack = 2 * std::max({p.ci_high - p.ci_low, std::fabs(p.ci_low), std::fabs(p.ci_high)}) + 1;
   if (v < p.ci_low - slack || v > p.ci_high + slack)
     return bad(fmt::format("{} cycles lies far outside its own interval [{}, {}]", v, p.ci_low, p.ci_high));
-  if (auto slack = kSignedCostTerms.find(name); slack != kSignedCostTerms.end() && v < -slack->second && p.ci_high < 0)
-    return bad(fmt::format("{} cycles, interval [{}, {}]: a cost cannot be negative", v, p.ci_low, p.ci_high));
+  if (std::string why = negative_cost(name, p); !why.empty()) return bad(why);
   return Status::ok();
 }
 
 }  // namespace
+
+std::string negative_cost(const std::string& term, const Param& p) {
+  const auto slack = kSignedCostTerms.find(term);
+  if (!p.ok() || slack == kSignedCostTerms.end() || !(*p.cycles < -slack->second && p.ci_high < 0)) return "";
+  return fmt::format("{:.4g} cycles, interval [{:.4g}, {:.4g}]: a cost cannot be negative", *p.cycles, p.ci_low,
+                     p.ci_high);
+}
 
 Status check_model_terms(const Model& m) {
   for (const auto& e : m.entries) {

@@ -239,6 +239,57 @@ TEST(ModelFit, OnePayloadSizeGivesNoPerByteCostAndSaysHowToGetOne) {
   EXPECT_FALSE(e.r2.has_value());
 }
 
+// A payload line that slopes down beyond the noise (the runs at some sizes
+// on another level than the rest: a consumer asleep at payload 0 and awake
+// at the others, as on a host where syscalls are slow) is no cost per byte:
+// the term goes with why and what to run, `fixed` is the payload-0 median
+// (measured directly), and the model is one predictions may use.  Likewise
+// a handler sweep whose extra handlers come out cheaper than none.
+TEST(ModelFit, NegativeCostsAreDroppedWithWhyNotWritten) {
+  std::mt19937_64 rng(5);
+  RunResult r = run_of("a");
+  for (auto [bytes, overhead] : {std::pair<std::uint64_t, double>{0, 2000}, {256, 1400}, {1024, 1200}})
+    r.benchmarks.push_back(bench("ringbuf", bytes, 1, overhead, rng));
+  auto dvm = [&](int ecbs, double overhead) {
+    BenchmarkResult b = bench("count", 0, 1, overhead, rng);
+    b.tracer = "dvm";
+    b.probe_kind = "user_function";
+    b.workload = "dvm_site";
+    b.tracer_details = {{"ecbs", ecbs}};
+    if (ecbs > 1) b.tracer_details["extra_predicate"] = "true";
+    return b;
+  };
+  r.benchmarks.push_back(dvm(1, 900));
+  for (int n : {2, 4, 10}) r.benchmarks.push_back(dvm(n, 900 - (n - 1) * 60.0));
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->per_byte.ok());
+  EXPECT_NE(e->per_byte.missing.find("a cost cannot be negative"), std::string::npos) << e->per_byte.missing;
+  EXPECT_NE(e->per_byte.missing.find("tracebench run -t ebpf -w getpid -w write_null -a ringbuf -p 0 -p 256 -p 4096"),
+            std::string::npos)
+      << e->per_byte.missing;
+  ASSERT_TRUE(e->fixed.ok());
+  EXPECT_NEAR(*e->fixed.cycles, 2000, 15) << "the payload-0 median (the line's intercept would be ~1870)";
+  EXPECT_FALSE(e->r2.has_value());
+  for (const auto& pt : e->points) EXPECT_DOUBLE_EQ(pt.predicted_cycles, *e->fixed.cycles);
+  const Entry* d = m.find("dvm", "user_function", "count");
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->per_ecb.ok());
+  EXPECT_NE(d->per_ecb.missing.find("a cost cannot be negative"), std::string::npos) << d->per_ecb.missing;
+  EXPECT_TRUE(check_model_terms(m).is_ok()) << check_model_terms(m).message();
+  EXPECT_TRUE(check_fixed_against_points(m).is_ok()) << check_fixed_against_points(m).message();
+  expect_json_round_trip(m);
+  // A prediction at a payload says what it lacks instead of using it.
+  Scenario sc;
+  sc.probes.push_back({"ebpf", "syscall", "ringbuf", 256, 1, 1, 1000, 1});
+  Prediction p;
+  Status st = predict(m, sc, &p);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("cannot be negative"), std::string::npos) << st.message();
+}
+
 TEST(ModelFit, RefusesMixedOrEmptyInput) {
   Model m;
   EXPECT_FALSE(fit({}, &m).is_ok());

@@ -217,6 +217,11 @@ inline constexpr double kMaxTermCycles = 1e9;
 // its value, and `fixed` not negative beyond a disabled probe's noise with
 // its whole interval.  The message names the entry and the term.
 Status check_model_terms(const Model& m);
+// Why a fitted cost term (`fixed`, `per_byte`, `per_ecb`, `false_predicate`,
+// `idle_start`: costs measured directly, not differences) is not a cost:
+// negative beyond a disabled probe's noise with its whole interval below
+// zero.  "" when it is one, or is absent, or is another term.
+std::string negative_cost(const std::string& term, const Param& p);
 // A fitted entry's fixed cost against the figures it was fitted from (its
 // payload points): far outside them, the fit was fed inconsistent runs.
 Status check_fixed_against_points(const Model& m);
