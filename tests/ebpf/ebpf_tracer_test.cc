@@ -907,6 +907,103 @@ TEST_P(ManySitesTest, EveryCallOfEverySiteCountsOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Attach, ManySitesTest, ::testing::Values("uprobe", "uprobe_multi"));
 
+// --- a uprobe filtered to another process ------------------------------
+
+class PidFilterTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+// A nop-first site's uprobe (many_sites_1) for another process of this binary, filtered by the
+// kernel at the link or by the program: the other process's 1000 calls at
+// the first enable are counted (the probe is live), none of this process's
+// hits are, the judge passes it as a probe disabled here, and the other
+// process, the programs and links are gone after teardown.
+TEST_P(PidFilterTest, TheOtherProcessCountsAndThisOneIsRejected) {
+  TB_SKIP_UNLESS_BPF();
+  const auto& [attach, filter] = GetParam();
+  const Workload* w = find_workload("many_sites_1");
+  ASSERT_NE(w, nullptr);
+  AttachSpec spec;
+  spec.probe = w->probe;
+  spec.action = "count";
+  spec.options["attach"] = attach;
+  spec.options["pid_filter"] = filter;
+  std::unique_ptr<WorkloadState> st;
+  ASSERT_TRUE(w->setup(WorkloadParams{}, &st));
+  EbpfTracer t;
+  Status a = t.attach(spec);
+  ASSERT_TRUE(a) << a.message();
+  const int other = t.details()["other_pid"].get<int>();
+  ASSERT_GT(other, 0);
+  EXPECT_NE(other, getpid());
+  ASSERT_TRUE(t.enable());
+  st->fire(kN);
+  ASSERT_TRUE(t.disable());
+  ASSERT_TRUE(t.enable());  // the proof is made once: later blocks add nothing of the other's
+  st->fire(kN);
+  ASSERT_TRUE(t.disable());
+  ASSERT_TRUE(t.drain());
+  const EventCounts c = t.counts();
+  const nlohmann::json d = t.details();
+  const auto progs = t.program_ids();
+  const auto links = t.link_ids();
+  t.teardown();
+  EXPECT_TRUE(c.probe_disabled);
+  EXPECT_EQ(c.recorded, 0u);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  EXPECT_EQ(d["other_calls_counted"].get<std::uint64_t>(), 1000u);
+  EXPECT_EQ(d["pid_filter"], filter);
+  const Verification v = judge_events(c, 2 * kN, 0, false);
+  EXPECT_TRUE(v.passed()) << v.reason;
+  EXPECT_NE(v.reason.find("1000 calls at the first enable: 1000 counted"), std::string::npos) << v.reason;
+  EXPECT_TRUE(all_gone(progs, links));
+  EXPECT_EQ(kill(other, 0), -1) << "the other process outlived the teardown";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ebpf, PidFilterTest,
+                         ::testing::Combine(::testing::Values("uprobe", "uprobe_multi"),
+                                            ::testing::Values("other_kernel", "other_program")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// The other process gone before the first enable: no proof the probe is
+// live, so enable() fails and says why (never a pass with nothing counted).
+TEST(PidFilter, AnOtherProcessThatDiedIsAnError) {
+  TB_SKIP_UNLESS_BPF();
+  const Workload* w = find_workload("many_sites_1");
+  ASSERT_NE(w, nullptr);
+  AttachSpec spec;
+  spec.probe = w->probe;
+  spec.action = "count";
+  spec.options["pid_filter"] = "other_program";  // (other_kernel's link is refused: no such process)
+  EbpfTracer t;
+  ASSERT_TRUE(t.attach(spec));
+  ASSERT_EQ(kill(t.details()["other_pid"].get<int>(), SIGKILL), 0);
+  Status e = t.enable();
+  EXPECT_FALSE(e);
+  EXPECT_NE(e.message().find("ended before making its calls"), std::string::npos) << e.message();
+  const EventCounts c = t.counts();
+  EXPECT_FALSE(judge_events(c, 0, 0, false).passed());
+  t.teardown();
+}
+
+// Where the other process cannot call the probe (a syscall), or the action
+// is not a count, the option is refused before anything is loaded.
+TEST(PidFilter, RefusedWhereItCannotApply) {
+  AttachSpec spec;
+  spec.probe = getpid_probe();
+  spec.action = "count";
+  spec.options["pid_filter"] = "other_program";
+  EbpfTracer t;
+  Status s = t.attach(spec);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("needs a user-function probe"), std::string::npos) << s.message();
+  const Workload* w = find_workload("many_sites_1");
+  ASSERT_NE(w, nullptr);
+  spec.probe = w->probe;
+  spec.action = "ringbuf";
+  s = t.attach(spec);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("applies to the count action"), std::string::npos) << s.message();
+}
+
 TEST(EbpfWorkloadPayload, WriteNullWorkloadIsVerified) {
   TB_SKIP_UNLESS_BPF();
   // The registered workload, as the harness runs it.

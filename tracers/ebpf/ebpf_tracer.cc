@@ -212,6 +212,13 @@ Status EbpfTracer::resolve_target() {
   const ProbePoint& p = spec_.probe;
   pid_ = spec_.pid > 0 ? spec_.pid : static_cast<int>(getpid());
   cfg_.tgid = static_cast<std::uint32_t>(pid_);
+  if (pid_filter_ != PidFilter::kSelf) {
+    // The program counts the other process's hits; the link is that
+    // process's (the kernel filters) or every process's (-1: the program
+    // filters).  The binary is this one's: the other is a fork of it.
+    TB_TRY(other_.start(p.address));
+    cfg_.tgid = static_cast<std::uint32_t>(other_.pid());
+  }
   const AttachType t = cfg_.attach;
   switch (p.kind) {
     case ProbeKind::kSyscall: {
@@ -287,6 +294,7 @@ Status EbpfTracer::resolve_target() {
     case ProbeKind::kUserFunction:
     case ProbeKind::kUsdt: {
       if (Status s = common::executable_of(pid_, &binary_); !s) return Status::error("ebpf: " + s.message());
+      if (pid_filter_ != PidFilter::kSelf) pid_ = pid_filter_ == PidFilter::kOtherKernel ? other_.pid() : -1;
       if (p.kind == ProbeKind::kUserFunction) {
         if (p.target.empty()) return Status::error("ebpf: probe '" + p.name + "' has no symbol");
         target_desc_ = binary_ + ":" + p.target;
@@ -321,6 +329,8 @@ Status EbpfTracer::attach(const AttachSpec& spec) {
   binary_.clear();
   target_desc_.clear();
   enables_ = 0;
+  other_checked_ = false;
+  other_counted_ = 0;
   profile_tid_ = 0;
   attach_seconds_ = 0;
   detach_seconds_ = 0;
@@ -474,6 +484,17 @@ Status EbpfTracer::enable() {
   }
   attach_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   enables_++;
+  if (pid_filter_ != PidFilter::kSelf && !other_checked_) return check_other_process();
+  return Status::ok();
+}
+
+// At the first enable(), the other process's calls: what the program counts
+// of them is the proof the probe is live for it (counts() compares it with
+// the calls made; this process's hits add nothing).
+Status EbpfTracer::check_other_process() {
+  other_checked_ = true;
+  if (Status s = other_.call(kOtherCalls); !s) return Status::error("ebpf: " + s.message());
+  other_counted_ = sum_percpu(obj_->count, 0);
   return Status::ok();
 }
 
@@ -588,6 +609,22 @@ EventCounts EbpfTracer::counts() {
     c.exact = false;
     return c;
   }
+  if (pid_filter_ != PidFilter::kSelf) {
+    // Filtered to the other process: none of this process's hits may count.
+    c.probe_disabled = true;
+    const std::uint64_t total = sum_percpu(obj_->count, 0);
+    c.recorded = total - std::min(total, other_counted_);
+    c.disabled_detail = fmt::format(
+        "the probe is for process {} (filtered {}), which made {} calls at the first enable: {} counted", other_.pid(),
+        pid_filter_ == PidFilter::kOtherKernel ? "at the link: installed there alone" : "by the program",
+        other_checked_ ? kOtherCalls : 0, other_counted_);
+    if (!other_checked_ || other_counted_ != kOtherCalls) {
+      c.tracer_errors = 1;
+      c.tracer_error_detail = fmt::format("the probe was not live for the other process: {} of its {} calls counted",
+                                          other_counted_, other_checked_ ? kOtherCalls : 0);
+    }
+    return c;
+  }
   if (a == "count" || a == "update") {
     c.recorded = sum_percpu(obj_->count, 0);
   } else if (a == "hash") {
@@ -663,6 +700,12 @@ nlohmann::json EbpfTracer::details() const {
   j["target"] = target_desc_;
   if (spec_.probe.kind == ProbeKind::kUserFunction) j["sites"] = 1 + spec_.probe.more_sites.size();
   j["tgid_filter"] = cfg_.tgid;
+  if (pid_filter_ != PidFilter::kSelf) {
+    j["pid_filter"] = pid_filter_ == PidFilter::kOtherKernel ? "other_kernel" : "other_program";
+    j["other_pid"] = other_.pid();
+    j["other_calls"] = other_checked_ ? kOtherCalls : 0;
+    j["other_calls_counted"] = other_counted_;
+  }
   if (cfg_.attach == AttachType::kPerfEvent) {
     j["profile_period_ns"] = profile_period_ns_;
     j["timer_fired"] = timer_.fired();
@@ -751,6 +794,7 @@ void EbpfTracer::teardown() noexcept {
   }
   extras_.clear();
   obj_.reset();  // destroys the skeletons: programs and maps
+  other_.stop();
   if (stats_fd_ >= 0) {
     close(stats_fd_);
     stats_fd_ = -1;

@@ -36,6 +36,7 @@
 #include "site_links.h"
 #include "consumer.h"
 #include "tracebench/tracer.h"
+#include "tracers/common/other_process.h"
 #include "tracers/common/proc.h"
 
 struct bpf_link;
@@ -118,6 +119,20 @@ class EbpfTracer final : public Tracer {
   std::size_t buffer_kb_ = 0;
   // ringbuf/perfbuf records copy the workload's buffer (else generated).
   bool copy_payload_ = false;
+  // pid_filter: whose hits the probe is for.  self: this process's (the
+  // kernel's filter at the link, the program's tgid check); other_kernel /
+  // other_program: another process of this binary (other_), filtered at the
+  // link (the kernel installs the probe in that process alone) or by the
+  // program (installed in every process, the tgid compared on every hit),
+  // so this process's hits are all rejected.  The other process's calls at
+  // the first enable() are the proof the probe is live (other_counted_).
+  enum class PidFilter { kSelf, kOtherKernel, kOtherProgram };
+  PidFilter pid_filter_ = PidFilter::kSelf;
+  common::OtherProcess other_;
+  static constexpr std::uint64_t kOtherCalls = 1000;
+  bool other_checked_ = false;
+  std::uint64_t other_counted_ = 0;
+  Status check_other_process();
   // Resolved target.
   int pid_ = 0;
   std::string binary_;       // uprobe/usdt: /proc/<pid>/exe

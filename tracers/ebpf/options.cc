@@ -85,6 +85,15 @@ const OptionSchema& option_schema() {
                   64),
       extra_predicate_option("with ecbs > 1: the extra programs' process filter holds (`true`: each counts every "
                              "event, checked) or never holds (`false`: a tgid no task has, compared on every event)"),
+      {.name = "pid_filter",
+       .type = T::kChoice,
+       .help = "whose hits a uprobe is for (count action): `self`, or another process of this binary that calls "
+               "the probed function 1000 times at the first enable (the proof the probe is live), so that every "
+               "hit of the measured process is rejected: by the kernel at the link (`other_kernel`, the probe "
+               "installed in that process alone, as `bpftrace -p`) or by the program (`other_program`, installed "
+               "in every process and the tgid compared on each hit, as a `/pid == N/` predicate)",
+       .default_value = "self",
+       .words = {"self", "other_kernel", "other_program"}},
       {.name = "stats",
        .type = T::kBool,
        .help = "kernel run statistics (`bpf_enable_stats(BPF_STATS_RUN_TIME)`, held from attach to teardown)",
@@ -240,6 +249,20 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   if (ecbs_ > 1 && action != "count")
     return Status::error("ebpf: ecbs=" + std::to_string(ecbs_) +
                          " applies to the count action (each extra program counts, or filters everything out)");
+
+  // Whose hits the probe is for.
+  const std::string pf = opts.text("pid_filter");
+  pid_filter_ = pf == "other_kernel"    ? PidFilter::kOtherKernel
+                : pf == "other_program" ? PidFilter::kOtherProgram
+                                        : PidFilter::kSelf;
+  if (pid_filter_ != PidFilter::kSelf) {
+    if (pp.kind != ProbeKind::kUserFunction || pp.address == 0)
+      return Status::error("ebpf: pid_filter=" + pf + " needs a user-function probe with a known address (the other " +
+                           "process calls it): user sites such as site_nop or call, not " + pp.name);
+    if (action != "count" || ecbs_ > 1 || (spec.pid > 0 && spec.pid != getpid()))
+      return Status::error("ebpf: pid_filter=" + pf +
+                           " applies to the count action with one program, in the process that runs tracebench");
+  }
 
   // Kernel run stats cost two sched_clock() reads per run of the program
   // (on a VM's clock, more than the program itself), so they are off unless asked for; the

@@ -69,7 +69,7 @@ Status SiteLinks::attach_multi(bpf_program* prog, int pid, const std::string& pa
   attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
   attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
   attr.cnt = static_cast<__u32>(offsets.size());
-  attr.pid = static_cast<__u32>(pid);
+  attr.pid = pid > 0 ? static_cast<__u32>(pid) : 0;  // 0: every process
   const long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof attr);
   if (fd < 0) {
     const int err = errno;
