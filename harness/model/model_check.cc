@@ -57,6 +57,8 @@ Status check_term(const Entry& e, const std::string& name, const Param& p) {
 
 }  // namespace
 
+bool determined(const Param& p) { return !p.ok() || p.ci_high - p.ci_low <= 10 * std::fabs(*p.cycles); }
+
 std::string negative_cost(const std::string& term, const Param& p) {
   const auto slack = kSignedCostTerms.find(term);
   if (!p.ok() || slack == kSignedCostTerms.end() || !(*p.cycles < -slack->second && p.ci_high < 0)) return "";

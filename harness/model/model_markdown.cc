@@ -1,9 +1,13 @@
 // model.md: the model's parameters in the paper's table shapes, cycles and
 // ns (the model reporters' "markdown" format, model_reporters.h).
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "fit_internal.h"
 #include "tracebench/model.h"
 
 namespace tracebench::model {
@@ -20,6 +24,8 @@ namespace {
 // A term as the tables show it: cycles, its interval, and ns at `ns` per cycle.
 std::string cell(const Param& p, double ns) {
   if (!p.ok()) return "—";
+  if (!determined(p))
+    return fmt::format("not determined here ({:.1f} [{:.1f}, {:.1f}])", *p.cycles, p.ci_low, p.ci_high);
   return fmt::format("{:.1f} [{:.1f}, {:.1f}] ({:.1f} ns)", *p.cycles, p.ci_low, p.ci_high, *p.cycles * ns);
 }
 
@@ -174,27 +180,44 @@ std::string idle_table(const Model& m, double ns) {
   return md;
 }
 
-// What the runs did not measure, each line once.
+// What the runs did not measure: each reason once, with the entries and
+// terms it holds for (a reason shared by six consumer terms of two entries
+// is one line, not twelve).
 std::string not_measured(const Model& m) {
-  std::string md;
-  md += "\n## What the runs did not measure\n\n";
-  std::set<std::string> said;
+  using Where = std::vector<std::pair<std::string, std::vector<std::string>>>;  // entry -> terms
+  std::vector<std::string> reasons;                                             // in the order first met
+  std::map<std::string, Where> where;
+  auto add = [&](const Entry& e, const std::string& term, const std::string& reason) {
+    const std::string entry = fmt::format("{} {} {}", e.tracer, e.probe_kind, action_label(e));
+    auto [it, fresh] = where.try_emplace(reason);
+    if (fresh) reasons.push_back(reason);
+    Where& w = it->second;
+    if (w.empty() || w.back().first != entry) w.push_back({entry, {}});
+    auto& terms = w.back().second;
+    if (std::find(terms.begin(), terms.end(), term) == terms.end()) terms.push_back(term);
+  };
   for (const auto& e : m.entries) {
-    std::vector<std::pair<std::string, const Param*>> all;
-    for (const auto& [name, p] : named_params(e))
-      if (name.rfind("contention_", 0) != 0) all.push_back({name, p});
-    for (const auto& [t, p] : e.contention) all.push_back({fmt::format("contention({})", t), &p});
-    for (const auto& [name, p] : all) {
-      if (p->ok()) continue;
-      std::string line = fmt::format("- {} {} {}: {}: {}\n", e.tracer, e.probe_kind, action_label(e), name, p->missing);
-      if (said.insert(line).second) md += line;
+    const std::string vague = fmt::format(
+        "not determined here: a 95% interval over ten times as wide as the figure; more runs of the configuration: "
+        "`{}`",
+        run_command(e));
+    for (const auto& [name, p] : named_params(e)) {
+      if (name.rfind("contention_", 0) != 0 && !p->ok()) add(e, name, p->missing);
+      if (!determined(*p))
+        add(e, name.rfind("contention_", 0) == 0 ? "contention(" + name.substr(11) + ")" : name, vague);
     }
+    for (const auto& [t, p] : e.contention)
+      if (!p.ok()) add(e, fmt::format("contention({})", t), p.missing);
     if (e.consumer_fit && !e.consumer_fit->user_fraction)
-      md += fmt::format("- {} {} {}: consumer user share: {}\n", e.tracer, e.probe_kind, action_label(e),
-                        e.consumer_fit->user_fraction_missing);
+      add(e, "consumer user share", e.consumer_fit->user_fraction_missing);
     if (e.consumer_fit && !e.consumer_fit->per_wakeup_from.empty())
-      md += fmt::format("- {} {} {}: consumer_per_wakeup: {}\n", e.tracer, e.probe_kind, action_label(e),
-                        e.consumer_fit->per_wakeup_from);
+      add(e, "consumer_per_wakeup", e.consumer_fit->per_wakeup_from);
+  }
+  std::string md = "\n## What the runs did not measure\n\n";
+  for (const auto& reason : reasons) {
+    std::vector<std::string> at;
+    for (const auto& [entry, terms] : where[reason]) at.push_back(fmt::format("{}: {}", entry, fmt::join(terms, ", ")));
+    md += fmt::format("- {} — {}\n", fmt::join(at, "; "), reason);
   }
   return md;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -943,7 +944,8 @@ TEST(ModelFit, TimerConsumerPassIsMeasuredWhereItReadsNothing) {
   const Entry* count = m.find("dvm", "user_function", "count");
   ASSERT_NE(count, nullptr);
   EXPECT_TRUE(within(count->consumer_per_wakeup, kPass));
-  EXPECT_NE(to_markdown(m).find("consumer_per_wakeup: the consumer wakes on its own timer"), std::string::npos);
+  EXPECT_NE(to_markdown(m).find("consumer_per_wakeup — the consumer wakes on its own timer"), std::string::npos)
+      << to_markdown(m);
   // The same record runs without the count runs: the pass is fitted from
   // them, as for any consumer.
   RunResult alone = run_of("alone");
@@ -1042,6 +1044,20 @@ TEST(ModelFiles, JsonRoundTripsAndMarkdownShowsWhatIsMissing) {
   std::string md = to_markdown(m);
   EXPECT_NE(md.find("## ebpf"), std::string::npos);
   EXPECT_NE(md.find("What the runs did not measure"), std::string::npos);
+  // Each reason once, with the entries and terms it holds for: the count
+  // entry's six consumer terms on one line, not six.
+  const std::string list = md.substr(md.find("What the runs did not measure"));
+  const std::string no_consumer =
+      "ebpf syscall count: consumer_per_record, consumer_per_record_byte, consumer_per_wakeup";
+  EXPECT_NE(list.find(no_consumer), std::string::npos) << list;
+  std::set<std::string> lines;
+  for (std::size_t at = 0, end; (end = list.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string line = list.substr(at, end - at);
+    if (line.rfind("- ", 0) == 0) {
+      const std::string reason = line.substr(line.find(" — ") + 5);
+      EXPECT_TRUE(lines.insert(reason).second) << "said twice: " << reason;
+    }
+  }
   std::string csv = to_csv(m);
   EXPECT_NE(csv.find("ebpf,syscall,ringbuf,,per_byte,0.2"), std::string::npos) << csv;
   j["schema_version"] = 1;  // before the consumer terms
@@ -1084,6 +1100,28 @@ Model hand_model() {
   e.consumer_fit = q;
   m.entries.push_back(e);
   return m;
+}
+
+// A term the runs did not pin down (an interval over ten times as wide as
+// its value) is shown as not determined, with the runs that would, and only
+// that term: one as wide as its value is a figure.
+TEST(ModelFiles, ATermWithAnIntervalOverTenTimesItsValueIsNotDetermined) {
+  Model m = hand_model();
+  Entry& e = m.entries[0];
+  e.probe_per_wakeup.ci_low = -40000;
+  e.probe_per_wakeup.ci_high = 50000;  // 90,000 wide for 4,000
+  e.consumer_per_wakeup.ci_low = 2500;
+  e.consumer_per_wakeup.ci_high = 7500;  // as wide as its value: determined
+  EXPECT_FALSE(determined(e.probe_per_wakeup));
+  EXPECT_TRUE(determined(e.consumer_per_wakeup));
+  EXPECT_TRUE(determined(Param::absent("not measured")));
+  const std::string md = to_markdown(m);
+  EXPECT_NE(md.find("not determined here (4000.0 [-40000.0, 50000.0])"), std::string::npos) << md;
+  EXPECT_NE(md.find("5000.0 [2500.0, 7500.0]"), std::string::npos) << md;
+  EXPECT_NE(md.find("ebpf syscall ringbuf: probe_per_wakeup — not determined here: a 95% interval over ten times as "
+                    "wide as the figure; more runs of the configuration: `tracebench run -t ebpf"),
+            std::string::npos)
+      << md;
 }
 
 // Worked by hand:

@@ -222,6 +222,10 @@ Status check_model_terms(const Model& m);
 // negative beyond a disabled probe's noise with its whole interval below
 // zero.  "" when it is one, or is absent, or is another term.
 std::string negative_cost(const std::string& term, const Param& p);
+// Whether the runs pinned a fitted term down: false when its 95% interval
+// is over ten times as wide as its value (model.md shows it as "not
+// determined here" and names the runs that would); true when absent.
+bool determined(const Param& p);
 // A fitted entry's fixed cost against the figures it was fitted from (its
 // payload points): far outside them, the fit was fed inconsistent runs.
 Status check_fixed_against_points(const Model& m);
