@@ -82,6 +82,15 @@ Param per_handler(const std::vector<double>& one, const std::map<int, std::vecto
 void fit_idle_start(const Observations& o, const Entry& base, const std::vector<std::pair<double, double>>& line_draws,
                     int bootstrap, std::mt19937_64& rng, Entry* e) {
   const std::string run_cmd = run_command(*e);
+  if (e->probe_kind == "profile") {
+    // Its events are its timer's firings while the thread runs: no burst
+    // begins with one after the thread slept (a run after a gap measures
+    // the gap's wakeup against a handful of firings).
+    e->idle_start = Param::absent(
+        "a profile probe's events are its timer's firings while the thread runs: a burst after an idle gap does "
+        "not begin with one, so it has no idle-start term");
+    return;
+  }
   if (o.idle_runs.empty()) {
     e->idle_start = Param::absent(fmt::format(
         "no run after an idle gap: `{} -p 0 --gap-us 1000` (a sleep before each sample; a paced workload's bursts "

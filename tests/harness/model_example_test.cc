@@ -51,6 +51,8 @@ TEST(ModelExample, ItsScenarioIsPlannedFromItsDescription) {
             "tracebench run -t model_example -w getpid -a count -p 0 --quick --out OUT/runs\n"
             "tracebench run -t model_example -w getpid -a count -p 0 --quick --out OUT/runs\n"
             "tracebench run -t model_example -w getpid -a count -p 0 -n 10 --quick --out OUT/runs\n"
+            "tracebench run -t model_example -w getpid -a count -p 0 --gap-us 1000 --quick --out OUT/runs\n"
+            "tracebench run -t model_example -w getpid -a count -p 0 --gap-us 1000 --quick --out OUT/runs\n"
             "tracebench model fit OUT/runs --out OUT/model.json\n"
             "tracebench model validate --model OUT/model.json -t model_example -w getpid -a count --rate 1000 "
             "--quick --out OUT/validation/model_example-sys.json\n");

@@ -48,24 +48,27 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   few.insert(few.end() - 1, {"-o", "ebpf.wakeup=no_wakeup", "-o", "ebpf.poll_ms=2"});
   EXPECT_EQ(count(few), 1);
   // The payload scenario after an idle gap (idle_start, the consumer's idle
-  // wakeup), at three sizes; the counting scenarios have no such run.
+  // wakeup), at three sizes; the counting scenarios twice at payload 0 (their
+  // paced bursts' first events: idle_start), sys and sys10 sharing theirs;
+  // the profile scenario none (its events are its timer's firings).
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "write_null", "-a", "ringbuf", "-p", "0", "-p", "256", "-p", "1024",
                    "--gap-us", "1000", "--quick"}),
             1);
+  for (const char* w : {"getpid", "call"})
+    EXPECT_EQ(count({"run", "-t", "ebpf", "-w", w, "-a", "count", "-p", "0", "--gap-us", "1000", "--quick"}), 2) << w;
   for (const auto& r : runs) {
-    if (std::count(r.begin(), r.end(), "--gap-us")) {
-      EXPECT_EQ(r[4], "write_null") << fmt::format("{}", fmt::join(r, " "));
-    }
+    if (std::count(r.begin(), r.end(), "--gap-us")) { EXPECT_NE(r[4], "spin") << fmt::format("{}", fmt::join(r, " ")); }
   }
   // The profile scenario: the spin workload, its events the timer's firings.
   EXPECT_EQ(sc[4].workload, "spin");
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "spin", "-a", "count", "-p", "0", "--quick"}), 2);
   // sys, the sweep, pid, payload, payload with few wakeups, payload after a
   // gap, profile; sys, pid, payload and profile with 10 samples per block
-  // (the consumer's cost per enable/disable cycle), sys10 sharing sys's; and
+  // (the consumer's cost per enable/disable cycle), sys10 sharing sys's;
   // sys's and payload's action beside the empty program (the Table 4
-  // analog), both with the kernel's run stats that program needs.
-  EXPECT_EQ(runs.size(), 2u + 8u + 2u + 2u + 1u + 1u + 2u + 4u + 2u);
+  // analog), both with the kernel's run stats that program needs; and sys
+  // and pid after a gap, twice each.
+  EXPECT_EQ(runs.size(), 2u + 8u + 2u + 2u + 1u + 1u + 2u + 4u + 2u + 4u);
   EXPECT_EQ(count({"run", "-t", "ebpf", "-w", "getpid", "-a", "empty", "-a", "count", "-p", "0", "-o", "ebpf.stats=on",
                    "--quick"}),
             1);
@@ -114,7 +117,7 @@ TEST(ModelSuite, RunsMeasureWhatTheScenariosNeed) {
   };
   EXPECT_EQ(gap_counts("dvm"), 8) << "sys and pid";
   EXPECT_EQ(gap_counts("dvm_kernel"), 12) << "sys, sys_kprobe and pid";
-  EXPECT_EQ(gap_counts("ebpf"), 0);
+  EXPECT_EQ(gap_counts("ebpf"), 4) << "sys and pid, twice each: their bursts' first events (idle_start)";
   for (const auto& r : suite_runs("ebpf", sc, true))
     EXPECT_EQ(std::count(r.begin(), r.end(), "dvm.switchrate=5000hz"), 0);
 }
