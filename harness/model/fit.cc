@@ -79,49 +79,51 @@ Param per_handler(const std::vector<double>& one, const std::map<int, std::vecto
 // wakeup policy), that one's: a burst's other events wake no one (its first
 // wakeup is the idle one), and a hot loop's wakeups make its figure swing
 // between two modes, a block where most samples hold a wakeup or few do.
-void fit_idle_start(const Observations& o, const Entry& base, const std::vector<std::pair<double, double>>& line_draws,
-                    int bootstrap, std::mt19937_64& rng, Entry* e) {
-  const std::string run_cmd = run_command(*e);
-  if (e->probe_kind == "profile") {
+// Why the runs give entry `e` no burst cost after an idle gap ("": they do).
+std::string no_idle_runs(const Observations& o, const Entry& e) {
+  if (e.probe_kind == "profile")
     // Its events are its timer's firings while the thread runs: no burst
     // begins with one after the thread slept (a run after a gap measures
     // the gap's wakeup against a handful of firings).
-    e->idle_start = Param::absent(
-        "a profile probe's events are its timer's firings while the thread runs: a burst after an idle gap does "
-        "not begin with one, so it has no idle-start term");
-    return;
-  }
-  if (o.idle_runs.empty()) {
-    e->idle_start = Param::absent(fmt::format(
+    return "a profile probe's events are its timer's firings while the thread runs: a burst after an idle gap does "
+           "not begin with one, so it has no idle-start term";
+  if (o.idle_runs.empty())
+    return fmt::format(
         "no run after an idle gap: `{} -p 0 --gap-us 1000` (a sleep before each sample; a paced workload's bursts "
         "each begin so)",
-        run_cmd));
-    return;
-  }
+        run_command(e));
   std::set<std::uint64_t> gaps;
   for (const auto& r : o.idle_runs) gaps.insert(r.gap_us);
-  if (gaps.size() > 1) {
-    e->idle_start =
-        Param::absent(fmt::format("runs after idle gaps of {} µs: one gap per model (an idle gap's cost "
-                                  "grows with it), fit them apart",
-                                  fmt::join(gaps, ", ")));
-    return;
-  }
-  e->idle_gap_us = static_cast<double>(*gaps.begin());
-  if (&base != e) e->idle_base_options = base.options;
-  if (!base.fixed.ok()) {
-    e->idle_start =
-        Param::absent("no hot cost (fixed) to set the runs after an idle gap against: " + base.fixed.missing);
-    return;
-  }
+  if (gaps.size() > 1)
+    return fmt::format(
+        "runs after idle gaps of {} µs: one gap per model (an idle gap's cost grows with it), fit them "
+        "apart",
+        fmt::join(gaps, ", "));
+  return "";
+}
+
+// Why `base` has no hot line to set the runs after a gap against ("": it has).
+std::string no_hot_line(const Observations& o, const Entry& base) {
+  if (!base.fixed.ok()) return "no hot cost (fixed) to set the runs after an idle gap against: " + base.fixed.missing;
   for (const auto& r : o.idle_runs)
-    if (r.payload_bytes > 0 && !base.per_byte.ok()) {
-      e->idle_start =
-          Param::absent(fmt::format("a run after an idle gap has a payload of {} bytes and the model no "
-                                    "per-byte cost for it: {}",
-                                    r.payload_bytes, base.per_byte.missing));
-      return;
-    }
+    if (r.payload_bytes > 0 && !base.per_byte.ok())
+      return fmt::format("a run after an idle gap has a payload of {} bytes and the model no per-byte cost for it: {}",
+                         r.payload_bytes, base.per_byte.missing);
+  return "";
+}
+
+void fit_idle_start(const Observations& o, const Entry& base, const std::vector<std::pair<double, double>>& line_draws,
+                    int bootstrap, std::mt19937_64& rng, Entry* e) {
+  if (std::string why = no_idle_runs(o, *e); !why.empty()) {
+    e->idle_start = Param::absent(why);
+    return;
+  }
+  e->idle_gap_us = static_cast<double>(o.idle_runs.front().gap_us);
+  if (&base != e) e->idle_base_options = base.options;
+  if (std::string why = no_hot_line(o, base); !why.empty()) {
+    e->idle_start = Param::absent(why);
+    return;
+  }
   auto extra = [&](double fixed, double per_byte, const std::vector<std::vector<double>>& overheads) {
     std::vector<double> v;
     for (std::size_t i = 0; i < o.idle_runs.size(); ++i) {

@@ -37,6 +37,8 @@ ALLOWED = {
         "one switch over the D expression node kinds, a case each of a few instructions (as DTrace's dt_cg_node)",
     "tracers/dvm/runtime/session.cc Session::enable":
         "checks everything before it changes anything, so a refused program leaves the session as it was; split, the steps would share half-built state",
+    "tracers/ebpf/options.cc option_schema":
+        "the adapter's option schema, an entry per option: a table, not steps",
     "tracers/ebpf/options.cc EbpfTracer::parse_options":
         "the options one after another, each from its typed value to the configuration with its checks: a key's reading in one place",
     "kmod/dvm/core/verify.cc dif_verify":

@@ -593,6 +593,26 @@ std::vector<ConsumerTask> EbpfTracer::consumer_tasks() const {
            consumer_->tid()}};
 }
 
+// A probe filtered to the other process (pid_filter): none of this
+// process's hits may count, and all of the other's calls at the first
+// enable() must have (the proof the probe was live).
+EventCounts EbpfTracer::filtered_counts() {
+  EventCounts c;
+  c.probe_disabled = true;
+  const std::uint64_t total = sum_percpu(obj_->count, 0);
+  c.recorded = total - std::min(total, other_counted_);
+  c.disabled_detail = fmt::format(
+      "the probe is for process {} (filtered {}), which made {} calls at the first enable: {} counted", other_.pid(),
+      pid_filter_ == PidFilter::kOtherKernel ? "at the link: installed there alone" : "by the program",
+      other_checked_ ? kOtherCalls : 0, other_counted_);
+  if (!other_checked_ || other_counted_ != kOtherCalls) {
+    c.tracer_errors = 1;
+    c.tracer_error_detail = fmt::format("the probe was not live for the other process: {} of its {} calls counted",
+                                        other_counted_, other_checked_ ? kOtherCalls : 0);
+  }
+  return c;
+}
+
 EventCounts EbpfTracer::counts() {
   EventCounts c;
   if (!obj_) return c;
@@ -609,22 +629,7 @@ EventCounts EbpfTracer::counts() {
     c.exact = false;
     return c;
   }
-  if (pid_filter_ != PidFilter::kSelf) {
-    // Filtered to the other process: none of this process's hits may count.
-    c.probe_disabled = true;
-    const std::uint64_t total = sum_percpu(obj_->count, 0);
-    c.recorded = total - std::min(total, other_counted_);
-    c.disabled_detail = fmt::format(
-        "the probe is for process {} (filtered {}), which made {} calls at the first enable: {} counted", other_.pid(),
-        pid_filter_ == PidFilter::kOtherKernel ? "at the link: installed there alone" : "by the program",
-        other_checked_ ? kOtherCalls : 0, other_counted_);
-    if (!other_checked_ || other_counted_ != kOtherCalls) {
-      c.tracer_errors = 1;
-      c.tracer_error_detail = fmt::format("the probe was not live for the other process: {} of its {} calls counted",
-                                          other_counted_, other_checked_ ? kOtherCalls : 0);
-    }
-    return c;
-  }
+  if (pid_filter_ != PidFilter::kSelf) return filtered_counts();
   if (a == "count" || a == "update") {
     c.recorded = sum_percpu(obj_->count, 0);
   } else if (a == "hash") {

@@ -133,6 +133,7 @@ class EbpfTracer final : public Tracer {
   bool other_checked_ = false;
   std::uint64_t other_counted_ = 0;
   Status check_other_process();
+  EventCounts filtered_counts();
   // Resolved target.
   int pid_ = 0;
   std::string binary_;       // uprobe/usdt: /proc/<pid>/exe
