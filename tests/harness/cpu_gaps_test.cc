@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -46,30 +47,43 @@ TEST(CpuGaps, TheSampleCapLetsOneSampleInTenBeHit) {
   EXPECT_EQ(sample_cap_cycles(CpuGaps{}, kHz, 400), 0) << "no gap seen: no cap";
 }
 
-// 5000 times a second, 4 us taken: the survey sees about that many gaps, each
-// at least that long (the timer's interrupt and the signal's delivery add to
-// each: tens of microseconds on a VM whose timer exits are dear; the host's
-// own gaps add a few hundred a second).
+// 5000 times a second, 4 us taken: the survey sees about that many gaps more
+// than the host's own, each at least that long (the timer's interrupt and the
+// signal's delivery add to each: tens of microseconds on a VM whose timer
+// exits are dear).
 TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
   HostSimulation s;
   ASSERT_TRUE(parse_host_simulation("steal_hz=5000,steal_us=4", &s));
   const double hz = probe_tsc().calibrated_hz;
-  CpuGaps g, outside;
+  // Three surveys each way, interleaved, and their medians: the host's own
+  // gaps come in bursts (1,000 to 3,500 a second here within a minute).
+  std::vector<double> inside_hz, outside_hz, inside_ns;
   {
     SimulatedSteal steal;
     ASSERT_TRUE(steal.start(s));
-    outside = survey_cpu_gaps(0.1, hz);
-    const StealWindow window;
-    g = survey_cpu_gaps(0.2, hz);
+    for (int i = 0; i < 3; ++i) {
+      outside_hz.push_back(survey_cpu_gaps(0.1, hz).per_second);
+      const StealWindow window;
+      const CpuGaps g = survey_cpu_gaps(0.2, hz);
+      inside_hz.push_back(g.per_second);
+      inside_ns.push_back(g.median_ns);
+    }
   }
-  // (a preemption while other work runs merges the signals it delays into one gap)
-  EXPECT_GT(g.per_second, 3000);
-  EXPECT_LT(g.per_second, 7000);
-  EXPECT_GT(g.median_ns, 3900);
-  EXPECT_LT(g.median_ns, 100000);
+  auto median3 = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[1];
+  };
+  const double with = median3(inside_hz), without = median3(outside_hz);
+  // Over the host's own gaps (its timer tick: ~1000 a second here), seen
+  // outside a window.  (A preemption while other work runs merges the
+  // signals it delays into one gap.)
+  EXPECT_GT(with - without, 3000) << with << " with, " << without << " without";
+  EXPECT_LT(with - without, 7000) << with << " with, " << without << " without";
+  EXPECT_GT(median3(inside_ns), 3900);
+  EXPECT_LT(median3(inside_ns), 100000);
   // Outside a window (a tracer's attach, a BPF program's verification) the
   // signal waits: nothing is taken, no system call is interrupted.
-  EXPECT_LT(outside.per_second, g.per_second / 2) << "the host's own gaps (its timer tick) only";
+  EXPECT_LT(without, with / 2) << "the host's own gaps (its timer tick) only";
 }
 
 // A system call that gives up when a signal is pending (the BPF verifier's
