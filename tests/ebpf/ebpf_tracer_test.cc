@@ -911,6 +911,15 @@ INSTANTIATE_TEST_SUITE_P(Attach, ManySitesTest, ::testing::Values("uprobe", "upr
 
 class PidFilterTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
+// A count on a nop-first site (many_sites_1) filtered to the other process.
+AttachSpec pid_filtered_spec(const std::string& filter) {
+  AttachSpec spec;
+  spec.probe = find_workload("many_sites_1")->probe;
+  spec.action = "count";
+  spec.options["pid_filter"] = filter;
+  return spec;
+}
+
 // A nop-first site's uprobe (many_sites_1) for another process of this binary, filtered by the
 // kernel at the link or by the program: the other process's 1000 calls at
 // the first enable are counted (the probe is live), none of this process's
@@ -921,11 +930,8 @@ TEST_P(PidFilterTest, TheOtherProcessCountsAndThisOneIsRejected) {
   const auto& [attach, filter] = GetParam();
   const Workload* w = find_workload("many_sites_1");
   ASSERT_NE(w, nullptr);
-  AttachSpec spec;
-  spec.probe = w->probe;
-  spec.action = "count";
+  AttachSpec spec = pid_filtered_spec(filter);
   spec.options["attach"] = attach;
-  spec.options["pid_filter"] = filter;
   std::unique_ptr<WorkloadState> st;
   ASSERT_TRUE(w->setup(WorkloadParams{}, &st));
   EbpfTracer t;
@@ -967,12 +973,9 @@ INSTANTIATE_TEST_SUITE_P(Ebpf, PidFilterTest,
 // live, so enable() fails and says why (never a pass with nothing counted).
 TEST(PidFilter, AnOtherProcessThatDiedIsAnError) {
   TB_SKIP_UNLESS_BPF();
-  const Workload* w = find_workload("many_sites_1");
-  ASSERT_NE(w, nullptr);
-  AttachSpec spec;
-  spec.probe = w->probe;
-  spec.action = "count";
-  spec.options["pid_filter"] = "other_program";  // (other_kernel's link is refused: no such process)
+  ASSERT_NE(find_workload("many_sites_1"), nullptr);
+  // (other_kernel's link would be refused first: no such process)
+  const AttachSpec spec = pid_filtered_spec("other_program");
   EbpfTracer t;
   ASSERT_TRUE(t.attach(spec));
   ASSERT_EQ(kill(t.details()["other_pid"].get<int>(), SIGKILL), 0);
@@ -987,17 +990,14 @@ TEST(PidFilter, AnOtherProcessThatDiedIsAnError) {
 // Where the other process cannot call the probe (a syscall), or the action
 // is not a count, the option is refused before anything is loaded.
 TEST(PidFilter, RefusedWhereItCannotApply) {
-  AttachSpec spec;
+  ASSERT_NE(find_workload("many_sites_1"), nullptr);
+  AttachSpec spec = pid_filtered_spec("other_program");
   spec.probe = getpid_probe();
-  spec.action = "count";
-  spec.options["pid_filter"] = "other_program";
   EbpfTracer t;
   Status s = t.attach(spec);
   EXPECT_FALSE(s);
   EXPECT_NE(s.message().find("needs a user-function probe"), std::string::npos) << s.message();
-  const Workload* w = find_workload("many_sites_1");
-  ASSERT_NE(w, nullptr);
-  spec.probe = w->probe;
+  spec = pid_filtered_spec("other_program");
   spec.action = "ringbuf";
   s = t.attach(spec);
   EXPECT_FALSE(s);
