@@ -544,9 +544,10 @@ TEST_F(KmodTest, DelayProbeSpinsOnTracedFixedEventsOnly) {
   EXPECT_NEAR(static_cast<double>(end.enabled_cycles) / (end.enabled_ns * 1e-9), static_cast<double>(r.tsc_hz),
               0.02 * static_cast<double>(r.tsc_hz));
   // FIRE's own timing sees the cost on the traced FIRE only: at least 90% of
-  // N per event more than the untraced ones (more is possible: interrupts,
-  // and in a TCG guest the host taking the emulator's CPU mid-spin).
-  const double extra = (static_cast<double>(on.loop_cycles) - std::max(off.loop_cycles, after.loop_cycles)) / kEvents;
+  // N per event more than the untraced ones.  Disturbance only adds (interrupts,
+  // and in a TCG guest the host taking the emulator's CPU: one untraced FIRE
+  // has been seen at 6x the other), so the quicker untraced FIRE is the floor.
+  const double extra = (static_cast<double>(on.loop_cycles) - std::min(off.loop_cycles, after.loop_cycles)) / kEvents;
   EXPECT_GE(extra, 0.9 * target) << "traced FIRE " << on.loop_cycles << " cycles, untraced " << off.loop_cycles
                                  << " and " << after.loop_cycles;
 }
