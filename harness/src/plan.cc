@@ -183,7 +183,12 @@ Status plan_payload(const TracerPlan& tp, const Workload& w, const std::string& 
     st->refused.push_back(fmt::format("{}: {}", spec.name(), s.message()));
     return Status::ok();
   }
-  st->actions_used.insert(action);
+  st->actions_used.insert(action);  // a real action of the tracer, whatever this kernel says of it
+  const bool ask_kernel = !opt.plan_for_guest && !opt.availability_by_caller;
+  if (Availability a = ask_kernel ? tp.tracer.available_for(as) : Availability::yes(); !a.ok) {
+    st->refused.push_back(fmt::format("{}: {}", spec.name(), a.reason));
+    return Status::ok();
+  }
   for (int t : opt.threads) plan->specs.push_back(BenchSpec{tp.name, w.name, action, p, t, opt.gap_us, tp.parsed});
   return Status::ok();
 }

@@ -233,6 +233,27 @@ TEST(EbpfAvailability, EveryAttachTypeProbedByTrying) {
   EXPECT_EQ(d["attach_types"].size(), 11u);
 }
 
+// The plan's question for one spec (Tracer::available_for) has the answer
+// the trying found for its attach type, with its reason: an attach type this
+// kernel refuses is left out of a run before anything is attached.
+TEST(EbpfAvailability, ASpecIsAvailableWhereItsAttachTypeIs) {
+  TB_SKIP_UNLESS_BPF();
+  const auto& types = EbpfTracer::attach_type_availability();
+  EbpfTracer t;
+  for (const char* attach :
+       {"tracepoint", "raw_tp", "tp_btf", "uprobe", "uretprobe", "uprobe_multi", "usdt", "fentry", "fexit", "kprobe"}) {
+    SCOPED_TRACE(attach);
+    AttachSpec spec;
+    spec.probe = probe_for(attach);
+    spec.action = "count";
+    spec.options["attach"] = attach;
+    ASSERT_TRUE(t.validate(spec));
+    const Availability a = t.available_for(spec);
+    EXPECT_EQ(a.ok, types.at(attach).ok) << a.reason;
+    if (!a.ok) { EXPECT_NE(a.reason.find(types.at(attach).reason), std::string::npos) << a.reason; }
+  }
+}
+
 // --- ring buffer wakeup policy x consumer mode ----------------------------
 
 using RbCombo = std::tuple<std::string, std::string>;  // wakeup, consumer

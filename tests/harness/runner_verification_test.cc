@@ -211,6 +211,52 @@ TEST(RunnerPlan, ManySitesOnlyWhenNamedAndWithATracerThatAttachesToEvery) {
       << st.message();
 }
 
+// A tracer whose kernel runs its `count` action and refuses `record` (as a
+// kernel refuses one eBPF attach type): Tracer::available_for.
+class HalfKernelTracer final : public Tracer {
+ public:
+  std::string_view name() const override { return "test_half_kernel"; }
+  std::string_view description() const override { return "test tracer, one action refused by the kernel"; }
+  Availability available() override { return Availability::yes(); }
+  std::vector<std::string> actions() const override { return {"count", "record"}; }
+  bool supports(const ProbePoint& p) const override { return p.name == "test:counting"; }
+  Availability available_for(const AttachSpec& spec) const override {
+    return spec.action == "record" ? Availability::no("record: refused by this kernel (test)") : Availability::yes();
+  }
+  Status attach(const AttachSpec&) override { return Status::ok(); }
+  Status enable() override { return Status::ok(); }
+  Status disable() override { return Status::ok(); }
+  EventCounts counts() override { return {}; }
+  void teardown() noexcept override {}
+};
+TRACEBENCH_REGISTER_TRACER(test_half_kernel, [] { return std::make_unique<HalfKernelTracer>(); });
+
+TEST(RunnerPlan, ASpecTheKernelRefusesIsLeftOutWithWhy) {
+  RunOptions opt;
+  opt.tracers = {"test_half_kernel"};
+  opt.workloads = {"test_counting"};
+  opt.actions = {"count", "record"};
+  Plan plan;
+  const Status first = make_plan(opt, &plan);
+  ASSERT_TRUE(first) << first.message();
+  ASSERT_EQ(plan.specs.size(), 1u);
+  EXPECT_EQ(plan.specs[0].action, "count");
+  const auto said = std::find_if(plan.skipped.begin(), plan.skipped.end(),
+                                 [](const auto& s) { return s.first.find("/record/") != std::string::npos; });
+  ASSERT_NE(said, plan.skipped.end());
+  EXPECT_EQ(said->second, "record: refused by this kernel (test)");
+  // Asked for alone: nothing to run, and why.
+  opt.actions = {"record"};
+  const Status st = make_plan(opt, &plan);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("record: refused by this kernel (test)"), std::string::npos) << st.message();
+  // Planned for a guest: its kernel answers there, not this one.
+  opt.plan_for_guest = true;
+  ASSERT_TRUE(make_plan(opt, &plan));
+  ASSERT_EQ(plan.specs.size(), 1u);
+  EXPECT_EQ(plan.specs[0].action, "record");
+}
+
 TEST(RunnerVerification, EveryTracerGoesThroughTheJudge) {
   const std::string out = std::filesystem::temp_directory_path() / ("tb-verify-" + std::to_string(getpid()));
   RunOptions opt;

@@ -183,6 +183,16 @@ Status EbpfTracer::validate(const AttachSpec& spec) const {
   return scratch.parse_options(spec);
 }
 
+Availability EbpfTracer::available_for(const AttachSpec& spec) const {
+  EbpfTracer scratch;
+  if (!scratch.parse_options(spec)) return Availability::yes();  // validate() refuses it, saying why
+  const std::string type = to_string(scratch.cfg_.attach);
+  const auto& types = attach_type_availability();
+  const auto it = types.find(type);
+  if (it == types.end() || it->second.ok) return Availability::yes();
+  return Availability::no("attach=" + type + " does not work on this kernel: " + it->second.reason);
+}
+
 // uprobe_multi takes a file and offsets in it: those of the sites' addresses
 // in this process's mapping of its binary.
 Status EbpfTracer::resolve_multi_offsets() {

@@ -67,6 +67,8 @@ class EbpfTracer final : public Tracer {
   std::map<std::string, std::string> versions() const override;
 
   Status validate(const AttachSpec& spec) const override;
+  // The spec's attach type as attach_type_availability() found it here.
+  Availability available_for(const AttachSpec& spec) const override;
   Status attach(const AttachSpec& spec) override;
   Status enable() override;
   Status disable() override;

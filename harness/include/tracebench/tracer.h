@@ -252,6 +252,15 @@ class Tracer {
     (void)spec;
     return Status::ok();
   }
+  // Whether this kernel runs a spec validate() passed, where that varies
+  // within a tracer that is available(): an attach type the kernel refuses
+  // (eBPF's fentry under lockdown, uprobe_multi before Linux 6.6).  The plan
+  // leaves such a benchmark out with the reason (an error when nothing else
+  // of the run applies) instead of failing it at attach().
+  virtual Availability available_for(const AttachSpec& spec) const {
+    (void)spec;
+    return Availability::yes();
+  }
   virtual Status attach(const AttachSpec& spec) = 0;
   virtual Status enable() = 0;
   virtual Status disable() = 0;
