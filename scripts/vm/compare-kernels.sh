@@ -18,7 +18,7 @@
 # comparison tests them as pairs.  Writes DIR/A/round<i>/ and DIR/B/round<i>/ (each as
 # `tracebench vm` leaves it), links every run directory into DIR/A/runs/ and
 # DIR/B/runs/, and prints `tracebench compare DIR/A/runs DIR/B/runs` (also in
-# DIR/compare.txt); exits 0 when every run succeeded and the comparison ran,
+# DIR/compare.txt, and as JSON in DIR/compare.json); exits 0 when every run succeeded and the comparison ran,
 # 1 when a run failed, the comparison's status otherwise.  The runs are also
 # laid out as pairs (DIR/A/pairs/pair-NNNN, round N of A with round N of B),
 # so with 2+ rounds compare tests the pairs' ratios.
@@ -190,5 +190,7 @@ elif [ "$booted" -ge 2 ]; then
 fi
 "$tb" compare "${compare_args[@]}" "${seq_args[@]}" "$ra" "$rb" | tee "$outdir/compare.txt"
 crc=${PIPESTATUS[0]}
+# The same comparison as JSON, for scripts (upstream-table.py).
+"$tb" compare --json "${compare_args[@]}" "${seq_args[@]}" "$ra" "$rb" > "$outdir/compare.json" 2>/dev/null || true
 [ $status -ne 0 ] && exit 1
 exit $crc

@@ -149,18 +149,20 @@ HEADER = ("| upstream's documented change (source) | upstream's figure | row her
 
 def render(comps, changes):
     lines = ["# Upstream's documented changes beside this suite's kernel A/B", ""]
-    missing = []
+    unmeasured, measured = {}, set()
     for comp in comps:
-        rows, unmeasured = table_rows(comp, changes)
+        rows, missing = table_rows(comp, changes)
         lines += [f"Compared in `{comp['dir']}`; runs: " + "; ".join(f"`{c}`" for c in comp["A"]["commands"]), "",
                   HEADER]
         lines += [markdown_row(named, row, bench, comp) for named, row, bench in rows]
         lines.append("")
-        missing += [(c, comp) for c in unmeasured]
+        kernels = (comp["A"]["release"], comp["B"]["release"])
+        measured |= {(c["title"], kernels) for named, _, _ in rows for c in named}
+        unmeasured.update({(c["title"], kernels): c for c in missing})
+    missing = [(c, key[1]) for key, c in unmeasured.items() if key not in measured]
     if missing:
         lines.append("Changes between these kernels that no row here measured:")
-        lines += [f"- {c['landed']}: {c['title']} ({c['source']}), between {comp['A']['release']} and "
-                  f"{comp['B']['release']}" for c, comp in missing]
+        lines += [f"- {c['landed']}: {c['title']} ({c['source']}), between {a} and {b}" for c, (a, b) in missing]
         lines.append("")
     return "\n".join(lines)
 

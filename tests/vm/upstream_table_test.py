@@ -5,7 +5,7 @@ A 6.1 -> 6.12 comparison counted in instructions: the uprobe row is put
 beside 6.12's RCU change only, the uretprobe row beside 6.11's syscall and
 6.12's, getpid is a control, 6.14's and 6.18's changes (outside the range)
 appear nowhere; a comparison of getpid alone lists 6.11 and 6.12 as not
-measured; bad input (not an outdir, a row in no run, an existing --out)
+measured, unless another comparison of the same kernels measured them; bad input (not an outdir, a row in no run, an existing --out)
 exits 2 and writes nothing.
 """
 import json
@@ -80,6 +80,9 @@ def main():
     missing = r.stdout.split("no row here measured:")[1]
     assert "- 6.11: x86 uretprobe" in missing and "- 6.12: uprobes' hot path" in missing, r.stdout
     assert "6.14" not in missing, missing
+    # Measured by another comparison of the same kernels: not listed.
+    r = run(f"{tmp}/ctl", f"{tmp}/both")
+    assert r.returncode == 0 and "no row here measured" not in r.stdout, r.stdout
 
     # Bad input: exit 2, a reason, nothing written.
     out = f"{tmp}/table.md"
