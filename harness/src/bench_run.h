@@ -461,11 +461,13 @@ class BenchRun {
     InterruptSnapshot i0 = read_interrupts();
     if (traced) consumer_.block_begin(*tracer_);
     if (traced) TB_TRY(enable());
+    const double start_ns = clock_ns(CLOCK_MONOTONIC);
     contenders_.run(true);
     const std::uint64_t batch = r_.batch;
     time_block(state_.get(), batch, samples, m_, b->per_event.data(), b->migrated.data(),
                spec_.gap_us > 0 ? &gap_ : nullptr);
     contenders_.run(false);
+    b->seconds = (clock_ns(CLOCK_MONOTONIC) - start_ns) / 1e9;
     std::uint64_t helper_events = contenders_.take_fired();
     if (traced) {
       TB_TRY(disable());
@@ -477,6 +479,7 @@ class BenchRun {
     m_.counters->read(&c1);
     interrupts_.add(i0, i1, traced, samples * batch + helper_events);
     b->events = samples * batch;
+    b->all_events = samples * batch + helper_events;
     for (double& x : b->per_event) x = (x - m_.clock.floor_cycles) / static_cast<double>(batch);
     b->counter_delta.resize(c0.size());
     for (std::size_t k = 0; k < c0.size(); ++k) b->counter_delta[k] = c1[k] - c0[k];

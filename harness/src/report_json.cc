@@ -107,7 +107,8 @@ VariantResult variant_from(const json& j) {
 // into a JSON object, a Reader takes each out of one.  `field` is required
 // (at() throws, naming it, when it is missing); `optional` may be absent
 // from results written before it existed (reading leaves the default);
-// `nullable` is an std::optional written as null when empty.  The fields
+// `nullable` is an std::optional written as null when empty, `when_set` one
+// left out when empty (a figure results written before it never had).  The fields
 // with rules of their own (a sentinel, a derived figure, a nested
 // distribution) are written and read beside the walk.
 struct Writer {
@@ -123,6 +124,10 @@ struct Writer {
   template <class T>
   void nullable(const char* k, const std::optional<T>& v) {
     put_opt(j, k, v);
+  }
+  template <class T>
+  void when_set(const char* k, const std::optional<T>& v) {
+    if (v) j[k] = *v;
   }
   template <class F>
   void object(const char* k, F f) {
@@ -140,6 +145,10 @@ struct Reader {
   template <class T>
   void optional(const char* k, T& v) const {
     if (j.contains(k)) j.at(k).get_to(v);
+  }
+  template <class T>
+  void when_set(const char* k, std::optional<T>& v) const {
+    get_opt(j, k, v);
   }
   template <class T>
   void nullable(const char* k, std::optional<T>& v) const {
@@ -224,6 +233,7 @@ void benchmark_fields(Io& io, Benchmark& b) {
   io.field("options", b.options);
   io.field("repetitions", b.repetitions);
   io.nullable("dropped_repetitions", b.dropped_repetitions);
+  io.when_set("events_per_second", b.events_per_second);
   io.field("samples_per_block", b.samples_per_block);
   io.field("batch", b.batch);
   io.optional("gap_us", b.gap_us);

@@ -290,6 +290,9 @@ class BenchCall {
       state.counters["traced_cyc"] = traced;
       state.counters["overhead_cyc"] = traced - base;
       state.counters["batch"] = static_cast<double>(raw_->result().batch);
+      // Every firing thread's traced events per second (result.json: the
+      // median over repetitions), as Google Benchmark's rate counters show.
+      state.counters["traced_events_per_s"] = raw_->book()->last_traced_events_per_second();
     }
   }
   // Its repetitions stopped: torn down, checked, committed to the journal.

@@ -40,6 +40,8 @@ void SampleBook::add_block(bool traced, int repetition, const TimedBlock& b) {
         static_cast<double>(b.counter_delta[k]) - (k < empty_counter_delta_.size() ? empty_counter_delta_[k] : 0);
   }
   a.events += b.events;
+  a.all_events += b.all_events;
+  a.seconds += b.seconds;
 }
 
 void SampleBook::end_repetition() {
@@ -93,6 +95,22 @@ bool SampleBook::last(double* baseline, double* traced) const {
   *baseline = summarize(reps_.back().block[0].values).p50;
   *traced = summarize(reps_.back().block[1].values).p50;
   return true;
+}
+
+std::optional<double> SampleBook::traced_events_per_second() const {
+  std::vector<double> rates;
+  for (std::size_t i = first_kept_; i < reps_.size(); ++i) {
+    const Block& b = reps_[i].block[1];
+    if (reps_[i].counted && b.seconds > 0) rates.push_back(static_cast<double>(b.all_events) / b.seconds);
+  }
+  if (rates.empty()) return std::nullopt;
+  return summarize(std::move(rates)).p50;
+}
+
+double SampleBook::last_traced_events_per_second() const {
+  if (reps_.empty() || reps_.back().block[1].seconds <= 0) return 0;
+  const Block& b = reps_.back().block[1];
+  return static_cast<double>(b.all_events) / b.seconds;
 }
 
 namespace {
@@ -163,8 +181,10 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
   if (!why.empty()) {
     r->overhead_cycles.reset();
     r->overhead_ns.reset();
+    r->events_per_second.reset();
     return why;
   }
+  r->events_per_second = traced_events_per_second();
   if (dropped > 0)
     r->warnings.push_back(fmt::format("{} of {} repetitions dropped: a block kept fewer than {:.0f}% of its samples",
                                       dropped, reps, 100 * kMinKeptShareForRepetition));

@@ -158,6 +158,46 @@ TEST(SampleBook, RepetitionsThatLostTheirSamplesAreDroppedAndTooFewIsAnError) {
   EXPECT_FALSE(r1.overhead_cycles);
 }
 
+// Every thread's events per second: the traced blocks' events over their
+// wall time, the median of the counted repetitions kept; a repetition left
+// out (an earlier level) or not counted does not move it.
+TEST(SampleBook, EventsPerSecondIsTheMedianOfTheKeptRepetitionsBlocks) {
+  SampleBook book(kGap, 1);
+  BenchmarkResult r = result_named("rate");
+  const double traced_rates[] = {1e3, 4e6, 5e6, 6e6};  // the first at an earlier level
+  for (int rep = 0; rep < 4; ++rep) {
+    TimedBlock base = block(1000, 200), traced = block(1300, 200);
+    base.all_events = 300;  // the measured thread's 200 and a contender's 100
+    base.seconds = 100e-6;
+    traced.all_events = 400;
+    traced.seconds = 400 / traced_rates[rep];
+    book.add_block(false, rep, base);
+    book.add_block(true, rep, traced);
+    book.end_repetition();
+  }
+  book.leave_out_before(1);
+  ASSERT_EQ(book.finish(kHz, {}, &r), "");
+  ASSERT_TRUE(r.events_per_second);
+  EXPECT_NEAR(*r.events_per_second, 5e6, 1);  // the traced blocks', never the untraced ones' 3e6
+  // No block's wall time: no rate, never a zero; no figure, no rate.
+  SampleBook none(kGap, 1);
+  BenchmarkResult q = result_named("no rate");
+  ASSERT_EQ(run_book(none, 3, block(1000, 200), block(1300, 200), &q), "");
+  EXPECT_FALSE(q.events_per_second);
+  SampleBook one(kGap, 1);
+  BenchmarkResult f = result_named("one repetition");
+  TimedBlock timed = block(1300, 200);
+  timed.all_events = 200;
+  timed.seconds = 1e-3;
+  EXPECT_NE(run_book(one, 1, block(1000, 200), timed, &f), "");
+  EXPECT_FALSE(f.events_per_second);
+  RunResult run;
+  run.benchmarks = {r, q};
+  const nlohmann::json j = nlohmann::json::parse(result_json_text(run));
+  EXPECT_NEAR(j["benchmarks"][0]["events_per_second"].get<double>(), 5e6, 1);
+  EXPECT_FALSE(j["benchmarks"][1].contains("events_per_second"));
+}
+
 TEST(SampleBook, NoSampleAtAllIsAnError) {
   SampleBook book(kGap, 1);
   BenchmarkResult r = result_named("empty");

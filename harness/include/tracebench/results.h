@@ -199,6 +199,13 @@ struct BenchmarkResult {
   // the repetition medians are repetitions - dropped.  Absent (unknown) in
   // results written before it.
   std::optional<std::uint64_t> dropped_repetitions;
+  // Traced events every firing thread fired per second of a traced block's
+  // wall time (threads:N: all N, the measured one and its contenders), the
+  // median of the counted repetitions' blocks: the throughput selftests/bpf's
+  // bench reports.  Unset when no repetition counted.  Untraced blocks have
+  // none: they run at the traced blocks' batch, so their wall time holds more
+  // of the harness's per-sample timing than of the workload.
+  std::optional<double> events_per_second;
   // What stopped the repetitions (adaptive.h); absent in results written
   // before repetitions could stop early.
   std::optional<RepetitionStop> repetitions_stop;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,9 @@ struct TimedBlock {
   std::vector<double> per_event;
   std::vector<std::uint8_t> migrated;
   std::vector<std::int64_t> counter_delta;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;      // the measured thread's
+  std::uint64_t all_events = 0;  // every firing thread's (the measured one and its contenders)
+  double seconds = 0;            // the block's wall time, contenders' start to stop
 };
 
 class SampleBook {
@@ -76,12 +79,15 @@ class SampleBook {
   std::vector<SampleRow> take_rows();
   // Last repetition's medians (for progress output); false when it did not count.
   bool last(double* baseline, double* traced) const;
+  // Last repetition's traced block: every thread's events per second (0: no wall time).
+  double last_traced_events_per_second() const;
 
  private:
   // One block as kept: its undisturbed per-event values and its counts.
   struct Block {
     std::vector<double> values;
-    std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0;
+    std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0, all_events = 0;
+    double seconds = 0;
     std::vector<double> counters;  // deltas less an empty block's
   };
   struct Repetition {
@@ -89,6 +95,10 @@ class SampleBook {
     Block block[2];  // baseline, traced
     bool counted = false;
   };
+  // Every thread's events per second: the median over the counted
+  // repetitions kept of their traced blocks.
+  std::optional<double> traced_events_per_second() const;
+
   double gap_;
   std::uint64_t batch_;
   std::vector<double> empty_counter_delta_;
