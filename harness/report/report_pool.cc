@@ -74,7 +74,7 @@ json configuration(const std::vector<Member>& ms) {
   json names = json::array(), warnings = json::array(), information = json::array(), errors = json::array();
   std::uint64_t fired = 0, recorded = 0, lost = 0, ok = 0;
   std::string verification = "passed";
-  std::vector<double> base_p50, traced_p50;
+  std::vector<double> base_p50, traced_p50, traced_eps;
   auto add_unique = [](json& a, const std::string& s) {
     if (std::find(a.begin(), a.end(), s) == a.end()) a.push_back(s);
   };
@@ -93,6 +93,7 @@ json configuration(const std::vector<Member>& ms) {
     for (const auto& w : b.warnings) add_unique(is_information(w) ? information : warnings, w);
     if (b.baseline.ns.n) base_p50.push_back(b.baseline.ns.p50);
     if (b.traced.ns.n) traced_p50.push_back(b.traced.ns.p50);
+    if (b.events_per_second) traced_eps.push_back(*b.events_per_second);
   }
   if (ok == 0) verification = first.events.verification;
   auto median = [](std::vector<double> v) -> json {
@@ -116,6 +117,7 @@ json configuration(const std::vector<Member>& ms) {
           {"overhead_ns", pooled_overhead(ms)},
           {"untraced_ns_p50", median(base_p50)},
           {"traced_ns_p50", median(traced_p50)},
+          {"traced_events_per_second", median(traced_eps)},
           {"events", {{"fired", fired}, {"recorded", recorded}, {"lost", lost}, {"verification", verification}}},
           {"warnings", warnings},
           {"information", information},

@@ -277,6 +277,28 @@ def sweep_section(page, configs, key, title, xlabel, logx):
         ax.legend(fontsize=8)
         page.figure(fig, f"{key}-{wl}", f"Workload {wl}: one line per configuration, repeated runs pooled into one "
                     "point with its interval (its confidence in the axis label)")
+        if key == "threads":
+            throughput_figure(page, wl, series)
+
+
+def throughput_figure(page, wl, series):
+    """A thread-scaling sweep's traced events per second, every firing
+    thread's together: one line per configuration."""
+    lines = {name: [(x, c["traced_events_per_second"]) for x, c in pts if c.get("traced_events_per_second")]
+             for name, pts in series.items()}
+    if not any(lines.values()):
+        return
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for name, pts in sorted(lines.items()):
+        if pts:
+            ax.plot([x for x, _ in pts], [y / 1e6 for _, y in pts], marker="o", label=name)
+    ax.set_xticks(sorted({x for pts in lines.values() for x, _ in pts}))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("firing threads")
+    ax.set_ylabel("traced M events/s, all threads")
+    ax.legend(fontsize=8)
+    page.figure(fig, f"threads-events-per-second-{wl}", f"Workload {wl}: events per second of every firing thread "
+                "together (the throughput selftests/bpf's bench reports), median of the runs pooled")
 
 
 def distribution_section(page, benches):

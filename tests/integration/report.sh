@@ -123,7 +123,8 @@ def text(name):
     assert m, f"no chart {name} (charts: {ids})"
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(1)))
 
-want = ["cost-p0-getpid", "cost-p0-call", "cost-p64", "threads-getpid", "distributions", "compare"]
+want = ["cost-p0-getpid", "cost-p0-call", "cost-p64", "threads-getpid", "threads-events-per-second-getpid",
+        "distributions", "compare"]
 if ebpf:
     want += ["cost-p0-write_null", "cost-p256", "cost-p1024", "payload_bytes-write_null"]
 missing = [w for w in want if w not in ids]
