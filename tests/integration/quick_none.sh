@@ -102,25 +102,35 @@ PY
 # compare: a run directory, or a directory of runs pooled per side; bad
 # paths are an error (exit 2) that names the path.
 "$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/pool" > /dev/null
-cmp=$("$tracebench" compare "$run" "$out/pool" --json)
-/usr/bin/python3 - "$cmp" <<'PY'
+# Each side's n is its runs' repetition medians of the benchmark (six in a
+# quick run, more where the steady-state check extended it).
+medians() {  # medians RESULT.JSON...: getpid's repetition medians in them
+  /usr/bin/python3 - "$@" <<'PY'
 import json, sys
-c = json.loads(sys.argv[1])
+print(sum(len(b["traced"]["repetition_medians_cycles"]) for f in sys.argv[1:] for b in json.load(open(f))["benchmarks"]
+          if b["name"] == "none/getpid/none/payload:0/threads:1"))
+PY
+}
+n_run=$(medians "$run/result.json") n_pool=$(medians "$out"/pool/*/result.json)
+cmp=$("$tracebench" compare "$run" "$out/pool" --json)
+/usr/bin/python3 - "$cmp" "$n_run" "$n_pool" <<'PY'
+import json, sys
+c, n_run, n_pool = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 assert len(c["a"]) == 1 and len(c["b"]) == 1, c
 row = {r["benchmark"]: r for r in c["rows"]}["none/getpid/none/payload:0/threads:1"]
-assert row["a_runs"] == 1 and row["b_runs"] == 1 and row["a_n"] == 6, row
+assert n_run >= 6 and row["a_runs"] == 1 and row["b_runs"] == 1 and (row["a_n"], row["b_n"]) == (n_run, n_pool), row
 assert any("one run on a side" in w for w in c["warnings"]), c["warnings"]
 PY
 mkdir -p "$out/both"
 cp -r "$run" "$out/both/"
 cp -r "$out"/pool/*/ "$out/both/"
 cmp=$("$tracebench" compare "$out/both" "$out/pool" --json)
-/usr/bin/python3 - "$cmp" <<'PY'
+/usr/bin/python3 - "$cmp" "$n_run" "$n_pool" <<'PY'
 import json, sys
-c = json.loads(sys.argv[1])
+c, n_run, n_pool = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 assert len(c["a"]) == 2, c["a"]
 row = {r["benchmark"]: r for r in c["rows"]}["none/getpid/none/payload:0/threads:1"]
-assert row["a_runs"] == 2 and row["a_n"] == 12 and row["b_n"] == 6, row
+assert row["a_runs"] == 2 and (row["a_n"], row["b_n"]) == (n_run + n_pool, n_pool), row
 PY
 set +e
 msg=$("$tracebench" compare "$run" "$out/nothing-here" 2>&1); rc=$?
