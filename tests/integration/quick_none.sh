@@ -102,15 +102,8 @@ PY
 # compare: a run directory, or a directory of runs pooled per side; bad
 # paths are an error (exit 2) that names the path.
 "$tracebench" run --tracer none --workload getpid --quick --no-samples --out "$out/pool" > /dev/null
-# Each side's n is its runs' repetition medians of the benchmark (six in a
-# quick run, more where the steady-state check extended it).
-medians() {  # medians RESULT.JSON...: getpid's repetition medians in them
-  /usr/bin/python3 - "$@" <<'PY'
-import json, sys
-print(sum(len(b["traced"]["repetition_medians_cycles"]) for f in sys.argv[1:] for b in json.load(open(f))["benchmarks"]
-          if b["name"] == "none/getpid/none/payload:0/threads:1"))
-PY
-}
+# Each side's n is its runs' repetition medians of the benchmark.
+medians() { /usr/bin/python3 "$src/tests/common/repetition_medians.py" none/getpid/none/payload:0/threads:1 "$@"; }
 n_run=$(medians "$run/result.json") n_pool=$(medians "$out"/pool/*/result.json)
 cmp=$("$tracebench" compare "$run" "$out/pool" --json)
 /usr/bin/python3 - "$cmp" "$n_run" "$n_pool" <<'PY'

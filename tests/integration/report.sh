@@ -87,14 +87,15 @@ fi
 
 # Repeated runs are one point: none/getpid at one thread ran twice in b (with
 # call, and in the thread sweep), pooled over both runs' repetitions.
-/usr/bin/python3 - "$keep/report-input.json" <<'PY'
+n_getpid=$(/usr/bin/python3 "$src/tests/common/repetition_medians.py" none/getpid/none/payload:0/threads:1 \
+  "$work"/b/*/result.json)
+/usr/bin/python3 - "$keep/report-input.json" "$n_getpid" <<'PY'
 import json, sys
 cs = json.load(open(sys.argv[1]))["configurations"]
 g = [c for c in cs if (c["tracer"], c["workload"], c["payload_bytes"], c["threads"]) == ("none", "getpid", 0, 1)]
 assert len(g) == 1 and g[0]["runs"] == 2 and len(g[0]["names"]) == 2, g
-# 6 quick repetitions in each run, or more where steady state extended one
-# past a level shift (13 in all here once).
-assert g[0]["overhead_ns"]["n"] >= 12, g[0]["overhead_ns"]
+n = int(sys.argv[2])  # 6 quick repetitions a run, more where steady state extended one
+assert n >= 12 and g[0]["overhead_ns"]["n"] == n, (n, g[0]["overhead_ns"])
 keys = [(c["tracer"], c["workload"], c["action"], c["payload_bytes"], c["threads"], json.dumps(c["options"]),
          c["gap_us"], c["samples_per_block"]) for c in cs]
 assert len(keys) == len(set(keys)), "a configuration is drawn twice"
