@@ -61,7 +61,7 @@ def binom_tail(n, p, k):
 
 # Two-sided 5% critical values of Student's t by degrees of freedom, and the
 # normal quantile of 90% power.
-T_CRIT = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 6: 2.447, 8: 2.306}
+T_CRIT = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}  # k - 1 for k up to 5 runs a side
 Z_POWER = 1.282
 
 

@@ -100,17 +100,15 @@ bool SampleBook::last(double* baseline, double* traced) const {
 std::optional<double> SampleBook::traced_events_per_second() const {
   std::vector<double> rates;
   for (std::size_t i = first_kept_; i < reps_.size(); ++i) {
-    const Block& b = reps_[i].block[1];
-    if (reps_[i].counted && b.seconds > 0) rates.push_back(static_cast<double>(b.all_events) / b.seconds);
+    const double rate = reps_[i].block[1].events_per_second();
+    if (reps_[i].counted && rate > 0) rates.push_back(rate);
   }
   if (rates.empty()) return std::nullopt;
   return summarize(std::move(rates)).p50;
 }
 
 double SampleBook::last_traced_events_per_second() const {
-  if (reps_.empty() || reps_.back().block[1].seconds <= 0) return 0;
-  const Block& b = reps_.back().block[1];
-  return static_cast<double>(b.all_events) / b.seconds;
+  return reps_.empty() ? 0 : reps_.back().block[1].events_per_second();
 }
 
 namespace {

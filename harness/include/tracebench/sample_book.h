@@ -89,6 +89,8 @@ class SampleBook {
     std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0, all_events = 0;
     double seconds = 0;
     std::vector<double> counters;  // deltas less an empty block's
+    // Every thread's events per second of its wall time; 0 without one.
+    double events_per_second() const { return seconds > 0 ? static_cast<double>(all_events) / seconds : 0; }
   };
   struct Repetition {
     int index = 0;
