@@ -183,6 +183,7 @@ class BenchRun {
       r_.error = why;
       r_.overhead_cycles.reset();
       r_.overhead_ns.reset();
+      r_.events_per_second.reset();
       return;
     }
     if (std::string why = resolution_problem(); !why.empty()) {
@@ -219,6 +220,7 @@ class BenchRun {
       r_.error = msg;
       r_.overhead_cycles.reset();
       r_.overhead_ns.reset();
+      r_.events_per_second.reset();
     }
     teardown();
   }

@@ -8,7 +8,8 @@
 #  - two threads on two CPUs: the none tracer's call, which shares nothing,
 #    fires at least 1.3x one thread's rate (the contender's events are in
 #    it), and eBPF counted every event of both threads (verification
-#    passed: the numerator is what the tracer saw).
+#    passed: the numerator is what the tracer saw).  eBPF's two threads may
+#    be unsteady (two levels); such a benchmark has no figure and no rate.
 # Skips (77) on one CPU, or without root unless TRACEBENCH_REQUIRE lists ebpf.
 #   events_per_second.sh TRACEBENCH SOURCE_DIR
 set -euo pipefail
@@ -26,8 +27,14 @@ run = json.load(open(sys.argv[1]))
 by = {(b["tracer"], b["threads"]): b for b in run["benchmarks"]}
 assert set(by) == {("none", 1), ("none", 2), ("ebpf", 1), ("ebpf", 2)}, sorted(by)
 for (tracer, threads), b in sorted(by.items()):
+    if (tracer, threads) == ("ebpf", 2) and b["status"] == "unsteady":
+        # Two threads on one single-stepped uprobe can sit on two levels
+        # (9.2 and 13.3 us here in a CI run): no figure, and then no rate.
+        assert "events_per_second" not in b, b["events_per_second"]
+        print(f"{b['name']}: unsteady, no figure and no rate ({b['error'][:80]}...)")
+        continue
     assert b["status"] == "ok", (b["name"], b["status"], b.get("error"))
-    assert b["events_per_second"] is not None and b["events_per_second"] > 0, (b["name"], b["events_per_second"])
+    assert b["events_per_second"] > 0, (b["name"], b["events_per_second"])
     print(f"{b['name']}: {b['events_per_second'] / 1e6:.3f} M events/s, traced {b['traced']['ns_per_event']['p50']:.1f} ns")
 for tracer in ("none", "ebpf"):
     one = by[(tracer, 1)]
