@@ -34,10 +34,13 @@ area_installed() {
 # The packages of an area's list, one a line.
 area_packages() { sed -e 's/#.*//' "$setup_dir/$1.txt" | tr -s ' \t' '\n\n' | sed '/^$/d'; }
 
-# Those of PKG... that are not installed.
+# Those of PKG... that are not installed.  dpkg-query exits 1 when it has
+# never heard of one of them (the usual case on a fresh machine): that is an
+# answer (not installed), not an error.
 missing_packages() {
   local p installed
-  installed=$(dpkg-query -W -f='${Package}\t${Status}\n' "$@" 2>/dev/null | awk -F'\t' '$2 == "install ok installed" {print $1}')
+  installed=$({ dpkg-query -W -f='${Package}\t${Status}\n' "$@" 2>/dev/null || true; } |
+    awk -F'\t' '$2 == "install ok installed" {print $1}')
   for p in "$@"; do
     grep -qx -- "$p" <<<"$installed" || echo "$p"
   done
@@ -45,10 +48,11 @@ missing_packages() {
 
 # Installs what AREA... lack, saying for each area what comes and why.
 install_areas() {
-  local area missing=() m
+  local area missing=() m list
   for area in "$@"; do
-    mapfile -t m < <(missing_packages $(area_packages "$area"))
-    [ ${#m[@]} -gt 0 ] || continue
+    list=$(missing_packages $(area_packages "$area"))  # a failure stops here, not silently
+    [ -n "$list" ] || continue
+    mapfile -t m <<<"$list"
     echo "setup: $area, $(area_field "$area" purpose): installing ${m[*]}" >&2
     missing+=("${m[@]}")
   done
