@@ -10,14 +10,17 @@
 # tests.tiers (tests/tiers_check.py) fails on a test without a tier label or
 # a TIMEOUT.
 
-# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [FILTER <gtest filter>] [PREFIX <name prefix>])
+# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [FILTER <gtest filter>] [PREFIX <name prefix>] [UNTIMED])
 # gtest_discover_tests with the properties set after discovery by a ctest
 # include file of our own: handed to gtest_discover_tests' PROPERTIES, a list
 # (LABELS "ebpf;root") is split into words and every property after it is
 # taken apart, so the tests lost their labels, RUN_SERIAL and TIMEOUT.  Each
-# runs alone (RUN_SERIAL, as every test but a guest: tb_tests_run_alone below).
+# runs alone (RUN_SERIAL, as every test but a guest: tb_tests_run_alone below)
+# unless the binary is UNTIMED: its tests time nothing and check nothing that
+# depends on time (parsers, files, fits on synthetic figures), so they may run
+# beside a guest or one another, as tb_untimed's tests do.
 function(tb_gtest target)
-  cmake_parse_arguments(arg "" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
+  cmake_parse_arguments(arg "UNTIMED" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
   if(NOT arg_LABELS OR NOT arg_TIMEOUT)
     message(FATAL_ERROR "tb_gtest(${target}): LABELS (a tier) and TIMEOUT are required")
   endif()
@@ -36,12 +39,16 @@ function(tb_gtest target)
   # build type's flags.  -O1 -g1 halves its compile time (a file of gtest
   # and nlohmann/json: 29.6 -> 13.6 CPU s).
   target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
+  set(serial "RUN_SERIAL TRUE ")
+  if(arg_UNTIMED)
+    set(serial "")
+  endif()
   set(props_file ${CMAKE_CURRENT_BINARY_DIR}/${list_var}_props.cmake)
   # Runs in ctest after gtest's own include file has defined ${list_var}.
   file(WRITE ${props_file}
     "if(${list_var})\n"
     "  set_tests_properties(\${${list_var}} PROPERTIES LABELS \"${arg_LABELS}\" TIMEOUT ${arg_TIMEOUT}\n"
-    "    RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION \"\\\\[  SKIPPED \\\\]\")\n"
+    "    ${serial}SKIP_REGULAR_EXPRESSION \"\\\\[  SKIPPED \\\\]\")\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${props_file})
 endfunction()
