@@ -463,9 +463,9 @@ class BenchRun {
     InterruptSnapshot i0 = read_interrupts();
     if (traced) consumer_.block_begin(*tracer_);
     if (traced) TB_TRY(enable());
-    const double start_ns = clock_ns(CLOCK_MONOTONIC);
-    contenders_.run(true);
     const std::uint64_t batch = r_.batch;
+    contenders_.run(true, batch);  // returns once every helper fires
+    const double start_ns = clock_ns(CLOCK_MONOTONIC);
     time_block(state_.get(), batch, samples, m_, b->per_event.data(), b->migrated.data(),
                spec_.gap_us > 0 ? &gap_ : nullptr);
     contenders_.run(false);

@@ -1,6 +1,7 @@
 // Internal to the runner: helper threads for thread scaling.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -36,15 +37,23 @@ class Contenders {
     }
     return Status::ok();
   }
-  void run(bool on) {
+  // Starts (on) or stops the firing, returning once every helper fires (or
+  // has stopped): a block timed from here has every thread firing from its
+  // start.  Waking a helper's idle CPU can take hundreds of microseconds on a
+  // VM, longer than a block of a cheap workload, which then ran mostly alone.
+  // A helper fires `batch` events a call, as the measured thread does a
+  // sample: in calls of a few events a cheap workload's loop exit and the
+  // call itself cost more than its events (a helper fired a function call
+  // at a fifth of the measured thread's rate), and a stop waits at most one
+  // batch.
+  void run(bool on, std::uint64_t batch = 1) {
     for (auto& s : slots_) {
+      s->batch.store(std::max<std::uint64_t>(batch, 1));
       s->go.store(on);
       s->go.notify_one();
     }
-    if (!on) {
-      for (auto& s : slots_) {
-        while (s->running.load()) std::this_thread::yield();
-      }
+    for (auto& s : slots_) {
+      while (s->running.load() != on) std::this_thread::yield();
     }
   }
   std::uint64_t take_fired() {
@@ -73,7 +82,7 @@ class Contenders {
     bool ready = false;
     Status setup_status = Status::ok();
     std::atomic<bool> go{false}, quit{false}, running{false};
-    std::atomic<std::uint64_t> fired{0};
+    std::atomic<std::uint64_t> fired{0}, batch{1};
   };
   static void body(Slot* s, const Workload& w, WorkloadParams p, int cpu) {
     std::unique_ptr<WorkloadState> st;
@@ -90,10 +99,15 @@ class Contenders {
       s->go.wait(false);
       if (s->quit.load()) break;
       s->running.store(true);
+      // Counted here and published once: an atomic add every batch would
+      // cost the helper more than a cheap workload's events do.
+      std::uint64_t fired = 0;
+      const std::uint64_t batch = s->batch.load();
       while (s->go.load(std::memory_order_relaxed)) {
-        st->fire(16);
-        s->fired.fetch_add(16, std::memory_order_relaxed);
+        st->fire(batch);
+        fired += batch;
       }
+      s->fired.fetch_add(fired);
       s->running.store(false);
     }
   }

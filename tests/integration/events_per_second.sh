@@ -6,8 +6,9 @@
 #    subtracted) is about one second (0.7-1.1: the block's wall time also
 #    holds the timing reads and what disturbed samples lost);
 #  - two threads on two CPUs: the none tracer's call, which shares nothing,
-#    fires at least 1.3x one thread's rate (the contender's events are in
-#    it), and eBPF counted every event of both threads (verification
+#    fires at least 1.5x one thread's rate (the contender's events are in
+#    it, fired as fast as the measured thread's: in calls of 16 events it
+#    fired at a fifth of that rate, 1.2x in all), and eBPF counted every event of both threads (verification
 #    passed: the numerator is what the tracer saw).  eBPF's two threads may
 #    be unsteady (two levels); such a benchmark has no figure and no rate.
 # Skips (77) on one CPU, or without root unless TRACEBENCH_REQUIRE lists ebpf.
@@ -41,7 +42,7 @@ for tracer in ("none", "ebpf"):
     product = one["events_per_second"] * one["traced"]["ns_per_event"]["p50"] / 1e9
     assert 0.7 <= product <= 1.1, (tracer, "events/s x ns per event", product)
 ratio = by[("none", 2)]["events_per_second"] / by[("none", 1)]["events_per_second"]
-assert ratio >= 1.3, ("two threads of the untraced call over one", ratio)
+assert ratio >= 1.5, ("two threads of the untraced call over one", ratio)
 assert by[("ebpf", 2)]["events"]["verification"] == "passed", by[("ebpf", 2)]["events"]
 print(f"ok: events/s x ns per event within 0.7-1.1 on one thread; two threads of the call {ratio:.2f}x one")
 PY
