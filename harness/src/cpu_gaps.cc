@@ -23,6 +23,9 @@ CpuGaps gaps_in(const std::vector<std::uint64_t>& typical, const std::vector<std
   g.count = gaps.size();
   g.per_second = window_s > 0 ? static_cast<double>(g.count) / window_s : 0;
   if (!gaps.empty()) {
+    double total_ns = 0;
+    for (double ns : gaps) total_ns += ns;
+    g.share = window_s > 0 ? total_ns / 1e9 / window_s : 0;
     const Summary s = summarize(std::move(gaps));
     g.median_ns = s.p50;
     g.p90_ns = s.p90;

@@ -308,6 +308,7 @@ void to_json(json& j, const RunResult& r) {
                        {"per_second", c.cpu_gaps->per_second},
                        {"median_ns", c.cpu_gaps->median_ns},
                        {"p90_ns", c.cpu_gaps->p90_ns},
+                       {"share", c.cpu_gaps->share},
                        {"threshold_ns", c.cpu_gaps->threshold_ns},
                        {"sample_cap_cycles", c.sample_cap_cycles}};
 
@@ -370,6 +371,7 @@ void from_json(const json& j, RunResult& r) {
     g.at("median_ns").get_to(gaps.median_ns);
     g.at("p90_ns").get_to(gaps.p90_ns);
     g.at("threshold_ns").get_to(gaps.threshold_ns);
+    if (g.contains("share")) g.at("share").get_to(gaps.share);  // absent before it was written
     g.at("sample_cap_cycles").get_to(c.sample_cap_cycles);
     c.cpu_gaps = gaps;
   }

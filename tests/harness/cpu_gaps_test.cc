@@ -30,6 +30,7 @@ TEST(CpuGaps, AGapIsADifferenceFarAboveTheTypicalRead) {
   EXPECT_DOUBLE_EQ(g.per_second, 2000);
   EXPECT_DOUBLE_EQ(g.threshold_ns, 500);
   EXPECT_NEAR(g.median_ns, 2500, 1e-9);
+  EXPECT_NEAR(g.share, (1001 + 4000 + 8000 + 6000) / kHz / 0.002, 1e-12) << "the time taken, of the window";
 }
 
 TEST(CpuGaps, ASlowReadRaisesTheThreshold) {
@@ -47,43 +48,46 @@ TEST(CpuGaps, TheSampleCapLetsOneSampleInTenBeHit) {
   EXPECT_EQ(sample_cap_cycles(CpuGaps{}, kHz, 400), 0) << "no gap seen: no cap";
 }
 
-// 5000 times a second, 4 us taken: the survey sees about that many gaps more
-// than the host's own, each at least that long (the timer's interrupt and the
-// signal's delivery add to each: tens of microseconds on a VM whose timer
-// exits are dear).
+// 5000 times a second, 4 us taken: the survey sees that time taken from the
+// thread (2% of it) over the host's own gaps, in gaps at least that long.
+// Not as 5000 more gaps a second: where the host itself takes the CPU often
+// (~19,000 times a second, 1-5 us each, on one Firecracker host), the
+// timer's signal is delivered as the CPU comes back from one of those, and
+// the two make one longer gap.  The timer's interrupt and the signal's
+// delivery add to each: tens of microseconds on a VM whose timer exits are
+// dear.
 TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
   HostSimulation s;
   ASSERT_TRUE(parse_host_simulation("steal_hz=5000,steal_us=4", &s));
   const double hz = probe_tsc().calibrated_hz;
+  const double asked = s.steal_hz * s.steal_us * 1e-6;  // of the time: 0.02
   // Three surveys each way, interleaved, and their medians: the host's own
-  // gaps come in bursts (1,000 to 3,500 a second here within a minute).
-  std::vector<double> inside_hz, outside_hz, inside_ns;
+  // gaps come in bursts (1,000 to 3,500 a second within a minute on one
+  // host, 18,000 to 20,000 on another).
+  std::vector<double> inside_share, outside_share, inside_p90;
   {
     SimulatedSteal steal;
     ASSERT_TRUE(steal.start(s));
     for (int i = 0; i < 3; ++i) {
-      outside_hz.push_back(survey_cpu_gaps(0.1, hz).per_second);
+      outside_share.push_back(survey_cpu_gaps(0.1, hz).share);
       const StealWindow window;
       const CpuGaps g = survey_cpu_gaps(0.2, hz);
-      inside_hz.push_back(g.per_second);
-      inside_ns.push_back(g.median_ns);
+      inside_share.push_back(g.share);
+      inside_p90.push_back(g.p90_ns);
     }
   }
   auto median3 = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[1];
   };
-  const double with = median3(inside_hz), without = median3(outside_hz);
-  // Over the host's own gaps (its timer tick: ~1000 a second here), seen
-  // outside a window.  (A preemption while other work runs merges the
-  // signals it delays into one gap.)
-  EXPECT_GT(with - without, 3000) << with << " with, " << without << " without";
-  EXPECT_LT(with - without, 7000) << with << " with, " << without << " without";
-  EXPECT_GT(median3(inside_ns), 3900);
-  EXPECT_LT(median3(inside_ns), 100000);
-  // Outside a window (a tracer's attach, a BPF program's verification) the
-  // signal waits: nothing is taken, no system call is interrupted.
-  EXPECT_LT(without, with / 2) << "the host's own gaps (its timer tick) only";
+  const double with = median3(inside_share), without = median3(outside_share);
+  // Over the host's own share, seen outside a window, where the signal waits:
+  // nothing is taken there, no system call is interrupted.
+  EXPECT_GT(with - without, 0.75 * asked) << with << " with, " << without << " without";
+  // Each steal at most 100 us with its delivery (~35 us on the host above).
+  EXPECT_LT(with - without, 25 * asked) << with << " with, " << without << " without";
+  EXPECT_GT(median3(inside_p90), 3900) << "a tenth of the gaps at least as long as the steal";
+  EXPECT_LT(median3(inside_p90), 100000);
 }
 
 // A system call that gives up when a signal is pending (the BPF verifier's

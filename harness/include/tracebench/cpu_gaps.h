@@ -24,6 +24,7 @@ struct CpuGaps {
   std::uint64_t count = 0;           // gaps seen
   double per_second = 0;             // count / window
   double median_ns = 0, p90_ns = 0;  // their lengths
+  double share = 0;                  // of the window spent in them (the time taken)
   double threshold_ns = 0;           // a read-to-read difference above this is a gap
 };
 
