@@ -162,9 +162,18 @@ Status add_runs(Db& db, const std::vector<RunResult>& runs, const std::vector<st
 }
 
 int cmd_add(const Args& a) {
-  std::vector<std::string> files;
-  for (const auto& r : a.runs)
-    if (Status s = result_files(r, &files); !s) return fail("add", s.message());
+  // A directory with no run in it (`history add results/*/` names the
+  // folders of notes beside the runs) is passed over, said so; a bad run
+  // still refuses the lot.
+  std::vector<std::string> files, empty;
+  for (const auto& r : a.runs) {
+    const std::size_t before = files.size();
+    if (Status s = result_files(r, &files, true); !s) return fail("add", s.message());
+    if (files.size() == before) empty.push_back(r);
+  }
+  if (files.empty()) return fail("add", fmt::format("no run in {} (nothing was added)", fmt::join(a.runs, ", ")));
+  if (!empty.empty())
+    std::cerr << fmt::format("tracebench history add: no run in {}: passed over\n", fmt::join(empty, ", "));
   std::vector<RunResult> runs(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     Status s = read_run(files[i], &runs[i]);

@@ -104,9 +104,35 @@ Status stat_path(const std::filesystem::path& p, bool* exists, bool* is_dir) {
   return Status::ok();
 }
 
+// The runs under `dir`, its own run aside: a directory holding a result.json
+// is a run (not looked into further); others are looked into down to
+// kRunSearchDepth levels (`ab` keeps its runs at ab-*/pair-*/<run>/).  A
+// symlinked directory may be a run but is not looked into (no loops); an
+// entry that cannot be looked at is not a run; a run's result.json that
+// cannot be is an error.
+constexpr int kRunSearchDepth = 4;
+
+Status find_runs(const std::filesystem::path& dir, int depth, std::vector<std::string>* found) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return Status::error(fmt::format("{}: {}", dir.string(), ec.message()));
+  for (; it != end; it.increment(ec)) {
+    bool sub_exists = false, sub_dir = false, r_exists = false, r_dir = false;
+    if (!stat_path(it->path(), &sub_exists, &sub_dir) || !sub_dir) continue;
+    TB_TRY(stat_path(it->path() / "result.json", &r_exists, &r_dir));
+    if (r_exists)
+      found->push_back((it->path() / "result.json").string());
+    else if (depth > 1 && !it->is_symlink(ec))
+      TB_TRY(find_runs(it->path(), depth - 1, found));
+  }
+  if (ec) return Status::error(fmt::format("{}: {}", dir.string(), ec.message()));
+  return Status::ok();
+}
+
 }  // namespace
 
-Status result_files(const std::string& arg, std::vector<std::string>* files) {
+Status result_files(const std::string& arg, std::vector<std::string>* files, bool none_is_ok) {
   namespace fs = std::filesystem;
   if (arg.size() > 5 && arg.substr(arg.size() - 5) == ".json") {
     files->push_back(arg);
@@ -122,20 +148,11 @@ Status result_files(const std::string& arg, std::vector<std::string>* files) {
     return Status::ok();
   }
   std::vector<std::string> found;
-  std::error_code ec;
-  fs::directory_iterator it(arg, ec), end;
-  if (ec) return Status::error(fmt::format("{}: {}", arg, ec.message()));
-  for (; it != end; it.increment(ec)) {
-    bool sub_exists = false, sub_dir = false, r_exists = false, r_dir = false;
-    // An entry that cannot be looked at (a symlink loop) is not a run; a
-    // run's result.json that cannot be is an error.
-    if (!stat_path(it->path(), &sub_exists, &sub_dir) || !sub_dir) continue;
-    TB_TRY(stat_path(it->path() / "result.json", &r_exists, &r_dir));
-    if (r_exists) found.push_back((it->path() / "result.json").string());
-  }
-  if (ec) return Status::error(fmt::format("{}: {}", arg, ec.message()));
+  TB_TRY(find_runs(arg, kRunSearchDepth, &found));
   std::sort(found.begin(), found.end());
-  if (found.empty()) return Status::error(fmt::format("{}: no result.json in it or in its subdirectories", arg));
+  if (found.empty() && !none_is_ok)
+    return Status::error(
+        fmt::format("{}: no result.json in it or in its subdirectories ({} levels down)", arg, kRunSearchDepth));
   files->insert(files->end(), found.begin(), found.end());
   return Status::ok();
 }

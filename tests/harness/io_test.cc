@@ -158,6 +158,43 @@ TEST(InputFile, SymlinkLoopIsAnErrorNotAnException) {
   EXPECT_NE(s.message().find("symbolic links"), std::string::npos) << s.message();
 }
 
+// A directory of runs as `ab` and a results folder leave them: a run beside
+// an ab folder whose runs are three levels down (ab-*/pair-*/<run>/); a run
+// is not looked into, a symlinked run is a run, a symlinked directory that
+// is not one is not walked (a loop), and too deep is not found.
+TEST(ResultFiles, RunsNestedAsAbLeavesThemAreFound) {
+  TempDir t;
+  const auto run = [&](const fs::path& d) {
+    fs::create_directories(d);
+    write(d / "result.json", "{}");
+  };
+  run(t.path / "plain");
+  run(t.path / "ab-1" / "pair-0001" / "run-a");
+  run(t.path / "ab-1" / "pair-0002" / "run-b");
+  run(t.path / "plain" / "inner");  // inside a run: not another run
+  fs::create_directory_symlink(t.path / "plain", t.path / "linked");
+  fs::create_directory_symlink(t.path, t.path / "ab-1" / "loop");
+  run(t.path / "a" / "b" / "c" / "d" / "too-deep");  // five levels down
+  fs::create_directories(t.path / "none" / "x");
+  std::vector<std::string> files;
+  ASSERT_TRUE(result_files(t.path.string(), &files).is_ok());
+  const std::vector<std::string> want = {
+      (t.path / "ab-1/pair-0001/run-a/result.json").string(), (t.path / "ab-1/pair-0002/run-b/result.json").string(),
+      (t.path / "linked/result.json").string(), (t.path / "plain/result.json").string()};
+  EXPECT_EQ(files, want);
+  files.clear();
+  ASSERT_TRUE(result_files((t.path / "ab-1").string(), &files).is_ok());
+  EXPECT_EQ(files.size(), 2u);
+  files.clear();
+  ASSERT_TRUE(result_files((t.path / "a").string(), &files).is_ok());  // four levels down from it
+  EXPECT_EQ(files.size(), 1u);
+  files.clear();
+  const Status s = result_files((t.path / "none").string(), &files);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("no result.json in it or in its subdirectories (4 levels down)"), std::string::npos)
+      << s.message();
+}
+
 TEST(AtomicWrite, FailedWriteLeavesTheOldFileAndNoTemp) {
   TempDir t;
   const fs::path f = t.path / "out.json";

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tracebench history end to end: three real quick runs of the none tracer
-# added (and added again: nothing changes), listed, shown (a mistyped name
+# added (and added again: nothing changes; nested as `ab` leaves them, beside
+# a folder of notes), listed, shown (a mistyped name
 # gets a suggestion); a truncated run refused
 # with the database unchanged byte for byte; then a series of 16 runs made
 # from a real one with a known +20% step at the 9th (the figure edited in
@@ -20,6 +21,17 @@ grep -q '3 run(s) added, 0 already there' "$work/add1.txt"
 sha=$(sha256sum "$db" | cut -d' ' -f1)
 "$tracebench" history add "$work/runs" --db "$db" | grep -q '0 run(s) added, 3 already there'
 [ "$(sha256sum "$db" | cut -d' ' -f1)" = "$sha" ] || { echo "adding the same runs again changed the database"; exit 1; }
+# As `history add results/*/` names them: runs nested as `ab` leaves them
+# (ab-*/pair-*/<run>/) are found, a folder with no run in it is passed over
+# and said so; folders with no run at all add nothing and create nothing.
+mkdir -p "$work/glob/ab-1/pair-0001" "$work/glob/notes"
+cp -r "$(dirname "$(ls "$work"/runs/*/result.json | head -n 1)")" "$work/glob/ab-1/pair-0001/"
+"$tracebench" history add "$work/glob/ab-1/" "$work/glob/notes/" --db "$work/g.sqlite" > "$work/glob.txt" 2>&1
+grep -q '1 run(s) added' "$work/glob.txt" || { cat "$work/glob.txt"; echo "the nested run was not added"; exit 1; }
+grep -q "no run in $work/glob/notes/: passed over" "$work/glob.txt" || { cat "$work/glob.txt"; exit 1; }
+set +e; "$tracebench" history add "$work/glob/notes/" --db "$work/none.sqlite" > "$work/none.txt" 2>&1; rc=$?; set -e
+[ "$rc" = 2 ] && grep -q 'nothing was added' "$work/none.txt" && [ ! -e "$work/none.sqlite" ] ||
+  { cat "$work/none.txt"; echo "a folder with no run: exit $rc, want 2 and no database"; exit 1; }
 "$tracebench" history show "$name" --db "$db" | tee "$work/show.txt"
 [ "$(grep -c '6\.18\|[0-9]T[0-9]' "$work/show.txt")" -ge 3 ] || { echo "show lacks the three runs"; exit 1; }
 "$tracebench" history show "$name" --db "$db" --json | /usr/bin/python3 -c '

@@ -269,8 +269,10 @@ Status write_run(const std::string& dir, const RunResult& run);
 // --no-samples has none: the benchmarks keep no samples).
 Status read_run(const std::string& result_json_path, RunResult* run, bool with_samples = false);
 // The result.json files an argument names: a result.json, a run directory,
-// or a directory of run directories (appended in name order).
-Status result_files(const std::string& arg, std::vector<std::string>* files);
+// or a directory holding runs, nested up to four levels (an `ab` folder's
+// pairs; appended in name order).  A directory with no run in it is an
+// error, unless `none_is_ok` (then nothing is appended).
+Status result_files(const std::string& arg, std::vector<std::string>* files, bool none_is_ok = false);
 // Every file of the runs whose result.json are `result_jsons`: the regular
 // files in each one's directory (result.json, summary.csv, samples.csv, a
 // run's log): what no output may be written over (check_output_not_input).
