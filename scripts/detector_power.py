@@ -133,6 +133,9 @@ def main():
                     help="smallest share of --check-level trials caught (default 0.75)")
     ap.add_argument("--check-level", type=float, default=0.5,
                     help="with --check: the injected share of the cost that must be caught (default 0.5)")
+    ap.add_argument("--asserted-only", action="store_true",
+                    help="with --check: only the pools that are asserted (A/A and --check-level), "
+                         "not the +5%% and +10%% ones, which are measured, not asserted")
     a = ap.parse_args()
     tb = a.tracebench
     if not os.access(tb, os.X_OK):
@@ -143,6 +146,8 @@ def main():
                     or not 0.1 < a.check_level <= 10):
         sys.exit("detector-power: --check needs --trials >= 20 (fewer cannot tell a detector from chance), "
                  "0 <= --max-false-alarms < 1, 0 < --min-caught <= 1 and 0.1 < --check-level <= 10")
+    if a.asserted_only and not a.check:
+        sys.exit("detector-power: --asserted-only goes with --check")
     if os.path.exists(a.out) and os.listdir(a.out):
         sys.exit(f"detector-power: {a.out} is not empty")
     os.makedirs(a.out, exist_ok=True)
@@ -156,7 +161,7 @@ def main():
         res = json.load(open(os.path.join(cal, os.listdir(cal)[0], "result.json")))
         cost = res["benchmarks"][0]["baseline"]["cycles_per_event"]["p50"]
         name = res["benchmarks"][0]["name"]
-        shares = {"5%": 0.05, "10%": 0.10}
+        shares = {} if a.asserted_only else {"5%": 0.05, "10%": 0.10}
         check_case = f"{round(100 * a.check_level)}%" if a.check else None
         if check_case:
             shares[check_case] = a.check_level
