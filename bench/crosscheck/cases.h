@@ -40,6 +40,10 @@ struct LoopSide {
   std::string mode;     // getpid, nop, hot, payload
   std::uint64_t calls = 0, chunk = 0;
   std::uint32_t payload = 0;
+  // Events fired before the timed ones; 0: a tenth of `calls`.  A tracer
+  // whose buffer pages are first touched by the loop's events needs the whole
+  // buffer written once, as the suite's repetitions have by their median.
+  std::uint64_t warm = 0;
 };
 
 struct Case {

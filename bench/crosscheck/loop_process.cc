@@ -8,6 +8,7 @@ namespace tracebench::crosscheck {
 
 Status LoopProcess::start(const Env& env, const LoopSide& loop) {
   path_ = env.program(loop.program);
+  warm_ = loop.warm;
   if (env.loop_dir.empty() || access(path_.c_str(), X_OK) != 0)
     return Status::error(loop.program + " was not built (it is built with the tracebench target)");
   ChildSpec spec;
@@ -24,7 +25,7 @@ Status LoopProcess::start(const Env& env, const LoopSide& loop) {
 }
 
 Status LoopProcess::run(LoopRun* out) {
-  TB_TRY(child_.write_line("run"));
+  TB_TRY(child_.write_line(warm_ > 0 ? "run " + std::to_string(warm_) : std::string("run")));
   std::string line;
   TB_TRY(child_.read_line(120, &line));
   try {

@@ -33,6 +33,7 @@ class LoopProcess {
  private:
   Child child_;
   std::string path_;
+  std::uint64_t warm_ = 0;  // LoopSide::warm
 };
 
 }  // namespace tracebench::crosscheck

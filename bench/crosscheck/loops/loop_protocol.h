@@ -9,7 +9,8 @@
  * pins itself to CPU, prints "ready <pid>" and then serves one request per
  * line of stdin until "quit" or end of file:
  *
- *   run    fires CALLS / 10 events to warm up, then CALLS events timed with
+ *   run [WARM]
+ *          fires WARM events to warm up (default CALLS / 10), then CALLS events timed with
  *          clock_gettime(CLOCK_MONOTONIC_RAW) in chunks of CHUNK events, and
  *          prints one line of JSON: {"fired": warm-up + timed events,
  *          "calls": timed events, "chunk": CHUNK, "median_chunk_ns": the
@@ -85,8 +86,8 @@ static double xc_getpid_ns(void) {
 }
 
 /* One timed run: prints its JSON line (with the getpid probe when `probe`). */
-static void xc_run(xc_fire_fn fire, long calls, long chunk, double *per, int probe) {
-  const long warm = calls / 10, chunks = calls / chunk;
+static void xc_run(xc_fire_fn fire, long warm, long calls, long chunk, double *per, int probe) {
+  const long chunks = calls / chunk;
   fire(warm);
   const double t0 = xc_now_ns();
   for (long c = 0; c < chunks; ++c) {
@@ -118,9 +119,13 @@ static int xc_serve(int argc, char **argv, xc_fire_fn fire, int probe) {
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
   char line[64];
+  long warm = 0;
+  char end = 0;
   while (fgets(line, sizeof line, stdin)) {
     if (strcmp(line, "run\n") == 0) {
-      xc_run(fire, calls, chunk, per, probe);
+      xc_run(fire, calls / 10, calls, chunk, per, probe);
+    } else if (sscanf(line, "run %ld%c", &warm, &end) == 2 && end == '\n' && warm >= 0 && warm <= 1000000000) {
+      xc_run(fire, warm, calls, chunk, per, probe);
     } else if (strcmp(line, "quit\n") == 0) {
       break;
     } else {
