@@ -13,9 +13,8 @@ constexpr const char* kUstLoop = "tracebench-crosscheck-ust";
 // The LTTng cases' warm-up: with 64-byte events (~80 bytes each in the
 // buffer) the channel's 8 x 2 MiB written through once, so that the timed
 // events find its pages touched, as the suite's repetitions do by their
-// median.  In a
-// new session every page is first touched by an event: on one Intel host
-// that made the 64-byte event cost 115-194 ns against ~105 warm.
+// median.  In a new session every page is first touched by an event: on one
+// Intel host that made the 64-byte event cost 115-194 ns against ~105 warm.
 constexpr std::uint64_t kUstWarm = 250000;
 
 std::vector<Case> make_cases() {
