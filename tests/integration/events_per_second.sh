@@ -8,9 +8,10 @@
 #  - two threads on two CPUs: the none tracer's call, which shares nothing,
 #    fires at least 1.5x one thread's rate (the contender's events are in
 #    it, fired as fast as the measured thread's: in calls of 16 events it
-#    fired at a fifth of that rate, 1.2x in all), and eBPF counted every event of both threads (verification
-#    passed: the numerator is what the tracer saw).  eBPF's two threads may
-#    be unsteady (two levels); such a benchmark has no figure and no rate.
+#    fired at a fifth of that rate, 1.2x in all), and eBPF counted every
+#    event of both threads (verification passed: the numerator is what the
+#    tracer saw).  eBPF's two threads may be unsteady (two levels); such a
+#    benchmark has no figure and no rate.
 # Skips (77) on one CPU, or without root unless TRACEBENCH_REQUIRE lists ebpf.
 #   events_per_second.sh TRACEBENCH SOURCE_DIR
 set -euo pipefail
