@@ -25,14 +25,9 @@
 // Where the module is missing it says why and checks the user half only.
 // An N below the probe's shortest firing on that kernel (under TCG
 // 20 ns can be) is left out with the figure.  The module also reports the
-// time its firings spent in all and in the shortest one: in a TCG guest on a
-// busy host the emulator loses its host CPU for milliseconds while the
-// guest's clock runs on, and a spin it was inside ends that much late.  The
-// mean beyond the shortest (the overrun) is printed for the reader: it is a
-// mean over rare long gaps, which the blocks' medians mostly see past, so
-// it is no part of the bound; what the gaps do to the medians shows in the
-// noise between rounds, which decides FAIL from CANNOT JUDGE as it does for
-// the user half.
+// time its firings spent in all and in the shortest one: what its spins ran
+// long in the traced blocks beyond its calibration is cost it really added,
+// and a case is judged against N to N plus that (selftest_verdict.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,6 +52,7 @@
 #include "tracebench/runner.h"
 #include "calibration.h"
 #include "kernel_probe.h"
+#include "selftest_verdict.h"
 
 namespace tracebench {
 namespace {
@@ -91,19 +87,14 @@ struct SelftestArgs {
   LockFlags lock;
 };
 
-// What one case (site x N) measured over the rounds.
+// One case (site x N): what it is and what it measured over the rounds.
 struct Case {
   std::string workload, what;
-  bool kernel = false;
   std::uint64_t ns = 0;
-  std::vector<double> medians;     // recovered overhead per round, ns per event
-  std::vector<double> halfwidths;  // each round's 95% interval of the median, half its width
+  tbdelay::CaseFigures fig;
   std::vector<std::string> errors;
-  double floor_per_event_ns = NAN;  // the run's floor over the events of one sample
-  bool emulated = false;
-  nlohmann::json probe;               // the kernel probe's own figures (the last round's tracer details)
-  std::vector<double> overruns;       // per round: mean ns per firing beyond the shortest firing's
-  std::vector<double> uncertainties;  // per round: calibration_uncertainty()
+  nlohmann::json probe;          // the kernel probe's own figures (the last round's tracer details)
+  std::vector<double> overruns;  // per round: mean ns per firing beyond the shortest firing's
 };
 
 // Which case runs at which N: the halves asked for and available.
@@ -154,26 +145,9 @@ struct RunFacts {
   std::string simulated_host;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double detail(const nlohmann::json& d, const char* key) {
   const auto it = d.find(key);
   return it != d.end() && it->is_number() ? it->get<double>() : NAN;
-}
-
-// How well the module knows the cost it adds: its calibration's last
-// measure of a firing missed N by |firing - N|, and the windows behind that
-// measure spread over their interquartile range (half of it either way).
-// Both are the module's measurements; a TCG guest on a busy host has more.
-double calibration_uncertainty(const nlohmann::json& probe, std::uint64_t ns) {
-  const double firing = detail(probe, "firing_ns"), iqr = detail(probe, "firing_iqr_ns");
-  if (std::isnan(firing) || std::isnan(iqr)) return 0.0;
-  return std::fabs(firing - static_cast<double>(ns)) + 0.5 * iqr;
 }
 
 // Removes the runs' directory on every way out, unless it is to be kept.
@@ -249,14 +223,15 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
     } else if (b->status != "ok" || !b->overhead_ns) {
       c.errors.push_back(b->error.empty() ? "no overhead figure" : b->error);
     } else {
-      c.medians.push_back(b->overhead_ns->median);
-      c.halfwidths.push_back(0.5 * (b->overhead_ns->high - b->overhead_ns->low));
-      c.floor_per_event_ns =
+      c.fig.medians.push_back(b->overhead_ns->median);
+      c.fig.halfwidths.push_back(0.5 * (b->overhead_ns->high - b->overhead_ns->low));
+      c.fig.floor_per_event_ns =
           ctx.floor_cycles / ctx.tsc_hz * 1e9 / static_cast<double>(std::max<std::uint64_t>(1, b->batch));
-      c.emulated = ctx.emulated;
-      if (c.kernel) {
+      if (c.fig.kernel) {
         c.probe = b->tracer_details;
-        c.uncertainties.push_back(calibration_uncertainty(c.probe, c.ns));
+        c.fig.uncertainties.push_back(tbdelay::calibration_uncertainty(c.probe, c.fig.ns));
+        c.fig.excesses.push_back(tbdelay::spin_excess(c.probe));
+        c.fig.clock_ratio = detail(c.probe, "enabled_clock_ratio");
         const double spent = detail(c.probe, "spent_ns_per_firing"), least = detail(c.probe, "min_spent_ns");
         if (!std::isnan(spent) && !std::isnan(least)) c.overruns.push_back(std::max(0.0, spent - least));
       }
@@ -264,66 +239,37 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
   }
 }
 
-// The bound a case is held to: ±3% of N or ±2 floors, whichever is larger.
-// A user site's floor is the run's (one sample's empty region).  A kernel
-// case's samples each time a batch of in-kernel events, so its floor is the
-// run's over the batch.  And its known cost is N only as nearly as the
-// module's calibration measured it: that uncertainty (median of the rounds)
-// is added, the chain's ±3% being about recovering the cost really added.
-double bound_of(const Case& c, double floor_ns) {
-  const double n = static_cast<double>(c.ns);
-  if (!c.kernel) return std::max(0.03 * n, 2.0 * floor_ns);
-  const double uncertainty = c.uncertainties.empty() ? 0.0 : median(c.uncertainties);
-  return std::max(0.03 * n, 2.0 * c.floor_per_event_ns) + uncertainty;
-}
-
-// How far the module's clock ran from its calibrated rate over the enabled
-// blocks (1 = as calibrated; NAN when unknown).
-double clock_ratio(const Case& c) { return detail(c.probe, "enabled_clock_ratio"); }
-
 // A kernel case's line under its verdict: what the module measured of its
 // own probe, by its own clock.
-void print_probe(const Case& c) {
+void print_probe(const Case& c, const tbdelay::Judgement& j) {
   const auto num = [&](const char* k) { return detail(c.probe, k); };
   std::cout << fmt::format(
       "          the module: a firing {:.1f} ns at calibration (IQR {:.1f}; the shortest {:.1f}); its spin {:.1f} ns, "
-      "the shortest firing spun {:.1f}, the mean overran that by {:.1f} (median of the rounds); its clock {:.4f} GHz "
-      "against ktime (the kernel's tsc_khz says {:.4f}), {:.4f}x that over the traced blocks\n",
+      "the shortest firing spun {:.1f}, the mean overran that by {:.1f}, {:.1f} more than at calibration (median "
+      "of the rounds): it added N to N + {:.1f} ns; its clock {:.4f} GHz against ktime (the kernel's tsc_khz says "
+      "{:.4f}), {:.4f}x that over the traced blocks\n",
       num("firing_ns"), num("firing_iqr_ns"), num("least_firing_ns"), num("spin_ns"), num("min_spent_ns"),
-      c.overruns.empty() ? NAN : median(c.overruns), num("clock_hz") * 1e-9, num("kernel_tsc_khz") * 1e-6,
-      clock_ratio(c));
+      c.overruns.empty() ? NAN : tbdelay::median(c.overruns), j.excess, j.excess, num("clock_hz") * 1e-9,
+      num("kernel_tsc_khz") * 1e-6, c.fig.clock_ratio);
 }
 
-// The verdict of one case: "pass", "noisy" (outside the bound, but no more
-// than the noise explains, or the kernel's clock moved) or "FAIL"; prints
-// its line.
-std::string judge(const Case& c, double floor_ns) {
+// The verdict of one case (selftest_verdict.h), printed with its figures.
+tbdelay::Verdict judge(const Case& c, double floor_ns) {
+  using tbdelay::Verdict;
   const std::string name = fmt::format("{:<9} N = {:>4} ns", c.what, c.ns);
-  if (!c.errors.empty() || c.medians.empty()) {
+  if (!c.errors.empty() || c.fig.medians.empty()) {
     std::cout << fmt::format("{}  error: {}\n", name, c.errors.empty() ? "nothing measured" : c.errors.front());
-    return "FAIL";
+    return Verdict::kFail;
   }
-  const double n = static_cast<double>(c.ns);
-  const double got = median(c.medians);
-  const auto [lo, hi] = std::minmax_element(c.medians.begin(), c.medians.end());
-  const double noise = std::max(median(c.halfwidths), 0.5 * (*hi - *lo));
-  const double bound = bound_of(c, floor_ns);
-  std::string verdict = "pass";
-  // Off by more than three times the noise beyond the bound: no load explains that.
-  if (std::fabs(got - n) > bound) verdict = std::fabs(got - n) - bound > 3.0 * noise ? "FAIL" : "noisy";
-  // The module spun by a clock whose rate moved from its calibration: its N
-  // was not N ns, whatever was recovered.
-  const double ratio = clock_ratio(c);
-  const bool clock_moved = c.kernel && !(std::fabs(ratio - 1.0) <= 0.02);
-  if (clock_moved) verdict = "noisy";
-  std::cout << fmt::format("{}  recovered {:8.1f} ns  error {:+7.1f}  bound ±{:5.1f}  noise ±{:5.1f}  {}\n", name, got,
-                           got - n, bound, noise,
-                           clock_moved          ? "CANNOT JUDGE: the module's clock left its calibrated rate"
-                           : verdict == "pass"  ? "pass"
-                           : verdict == "noisy" ? "CANNOT JUDGE: outside the bound, within 3x the noise"
-                                                : "FAIL: the chain does not recover the known cost");
-  if (c.kernel) print_probe(c);
-  return verdict;
+  const tbdelay::Judgement j = tbdelay::judge_case(c.fig, floor_ns);
+  std::cout << fmt::format("{}  recovered {:8.1f} ns  error {:+7.1f}  bound ±{:5.1f}  noise ±{:5.1f}  {}\n", name,
+                           j.recovered, j.error, j.bound, j.noise,
+                           j.clock_moved                 ? "CANNOT JUDGE: the module's clock left its calibrated rate"
+                           : j.verdict == Verdict::kPass ? "pass"
+                           : j.verdict == Verdict::kCannotJudge ? "CANNOT JUDGE: outside the bound, within 3x the noise"
+                                                                : "FAIL: the chain does not recover the known cost");
+  if (c.fig.kernel) print_probe(c, j);
+  return j.verdict;
 }
 
 // Which N the module's probe can serve here: each is calibrated once (the
@@ -408,7 +354,12 @@ int selftest(const SelftestArgs& a) {
   std::vector<Case> cases;
   for (const auto& s : kSites)
     for (std::uint64_t ns : s.kernel ? sel.kernel_ns : sel.user_ns)
-      if (sel.runs(s, ns)) cases.push_back(Case{s.workload, s.what, s.kernel, ns, {}, {}, {}});
+      if (sel.runs(s, ns)) {
+        Case c{s.workload, s.what, ns, {}, {}, {}, {}};
+        c.fig.ns = static_cast<double>(ns);
+        c.fig.kernel = s.kernel;
+        cases.push_back(std::move(c));
+      }
   // The N some case runs at, each once.
   std::vector<std::uint64_t> ns_run;
   for (const auto& c : cases)
@@ -443,7 +394,7 @@ int selftest(const SelftestArgs& a) {
     std::cerr << "tracebench selftest: interrupted\n";
     return 130;
   }
-  const double floor_ns = median(facts.floor_ns);
+  const double floor_ns = tbdelay::median(facts.floor_ns);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << fmt::format(
       "floor {:.1f} ns (bound: ±3% of N or ±2 floors = ±{:.1f} ns, whichever is larger); TSC {:.3f} GHz; "
@@ -452,23 +403,24 @@ int selftest(const SelftestArgs& a) {
   if (!facts.gaps_per_second.empty())
     std::cout << fmt::format(
         "the host took the measured CPU away {:.0f} times a second for ~{:.1f} us (median of the runs){}{}\n",
-        median(facts.gaps_per_second), median(facts.gap_ns) * 1e-3,
-        median(facts.sample_cap_us) > 0
+        tbdelay::median(facts.gaps_per_second), tbdelay::median(facts.gap_ns) * 1e-3,
+        tbdelay::median(facts.sample_cap_us) > 0
             ? fmt::format(": a traced sample spans at most {:.0f} us, so most samples miss it",
-                          median(facts.sample_cap_us))
+                          tbdelay::median(facts.sample_cap_us))
             : std::string(),
         facts.simulated_host.empty() ? "" : fmt::format(" (a SIMULATED host: {})", facts.simulated_host));
   if (sel.kernel)
     std::cout << fmt::format(
         "kernel tp: the module's own probe on tracebench:tracebench_fixed, fired by its in-kernel loop{}; bound: ±3% "
         "of N or ±2 floors per event (the floor over a sample's events), whichever is larger, plus the module's "
-        "calibration uncertainty (|firing - N| + IQR/2)\n",
+        "calibration uncertainty (|firing - N| + IQR/2), from the cost it added: N to N + what its spins ran long "
+        "beyond its calibration\n",
         facts.emulated ? " (emulated)" : "");
   int failed = 0, noisy = 0;
   for (const auto& c : cases) {
-    const std::string v = judge(c, floor_ns);
-    failed += v == "FAIL";
-    noisy += v == "noisy";
+    const tbdelay::Verdict v = judge(c, floor_ns);
+    failed += v == tbdelay::Verdict::kFail;
+    noisy += v == tbdelay::Verdict::kCannotJudge;
   }
   if (failed == 0 && noisy == 0) {
     std::cout << "selftest: passed: every known cost recovered within its bound\n";

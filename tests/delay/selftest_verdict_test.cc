@@ -1,0 +1,106 @@
+// The selftest's verdict on a case (tracers/delay/selftest_verdict.h), on
+// figures the module and the runs reported: a TCG guest on a host that takes
+// its CPU ~18,600 times a second (the spins ran long in the traced blocks,
+// and the medians held it), the deterministic icount clock, and the chain
+// or the probe broken on purpose.
+#include <gtest/gtest.h>
+
+#include "tracers/delay/selftest_verdict.h"
+
+namespace tbdelay {
+namespace {
+
+// The module's details for a kernel case: calibrated firing and spin, the
+// shortest firing, and what the spins spent in the traced blocks.
+nlohmann::json probe(double firing, double iqr, double least_firing, double spin, double spent, double min_spent) {
+  return {{"firing_ns", firing},       {"firing_iqr_ns", iqr},         {"least_firing_ns", least_firing},
+          {"spin_ns", spin},           {"spent_ns_per_firing", spent}, {"min_spent_ns", min_spent},
+          {"enabled_clock_ratio", 1.0}};
+}
+
+CaseFigures kernel_case(double ns, std::vector<double> medians, const nlohmann::json& p) {
+  CaseFigures c;
+  c.ns = ns;
+  c.kernel = true;
+  c.medians = std::move(medians);
+  c.halfwidths.assign(c.medians.size(), 2.0);
+  c.floor_per_event_ns = 0.2;
+  for (std::size_t i = 0; i < c.medians.size(); ++i) {
+    c.uncertainties.push_back(calibration_uncertainty(p, ns));
+    c.excesses.push_back(spin_excess(p));
+  }
+  c.clock_ratio = p.value("enabled_clock_ratio", 1.0);
+  return c;
+}
+
+// A TCG guest on a busy host: the module's spins ran 36.7 ns long per
+// firing in the traced blocks, 4.1 at calibration; the chain recovered
+// N + 37.4.  The cost added was N to N + 32.6: within the bound of that.
+const nlohmann::json kBusyTcg = probe(420.8, 10.5, 86.7, 330.0, 366.7, 330.0);
+
+TEST(SelftestVerdict, WhatTheSpinsRanLongBeyondTheCalibrationIsCostAdded) {
+  EXPECT_NEAR(spin_excess(kBusyTcg), 36.7 - 4.1, 1e-9);
+  const Judgement j = judge_case(kernel_case(420, {455.0, 457.4, 460.0}, kBusyTcg), 20.0);
+  EXPECT_NEAR(j.error, 37.4, 1e-9);
+  EXPECT_NEAR(j.bound, 0.03 * 420 + 0.8 + 5.25, 1e-9);
+  EXPECT_EQ(j.verdict, Verdict::kPass);
+}
+
+TEST(SelftestVerdict, WithoutTheSpinsFiguresTheSameRecoveryFails) {
+  CaseFigures c = kernel_case(420, {455.0, 457.4, 460.0}, kBusyTcg);
+  c.excesses.clear();
+  EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kFail);
+}
+
+TEST(SelftestVerdict, TheExcessWidensOnlyUpwards) {
+  // The chain recovered N - 37: no time the spins ran long explains less.
+  EXPECT_EQ(judge_case(kernel_case(420, {383.0, 383.4, 384.0}, kBusyTcg), 20.0).verdict, Verdict::kFail);
+  // Beyond N + excess + bound by more than three times the noise.
+  EXPECT_EQ(judge_case(kernel_case(420, {480.0, 481.0, 482.0}, kBusyTcg), 20.0).verdict, Verdict::kFail);
+}
+
+TEST(SelftestVerdict, AProbeSpinningTwiceItsSpinFails) {
+  // Every firing spins 660 rather than 330: the shortest spun as long, so
+  // nothing ran long, and the chain's N + 330 is the probe's fault.
+  const nlohmann::json doubled = probe(420.8, 10.5, 86.7, 330.0, 662.0, 660.0);
+  EXPECT_NEAR(spin_excess(doubled), 0.0, 1e-9);
+  EXPECT_EQ(judge_case(kernel_case(420, {748.0, 750.0, 752.0}, doubled), 20.0).verdict, Verdict::kFail);
+}
+
+TEST(SelftestVerdict, TheCountingClockRecoversNWithNothingRanLong) {
+  // icount: firing 182.0 at calibration, spins exact, recovered 182.0.
+  const nlohmann::json icount = probe(182.0, 0.0, 35.0, 149.0, 153.1, 153.0);
+  const Judgement j = judge_case(kernel_case(180, {182.0, 182.0, 182.0}, icount), 8.0);
+  EXPECT_LT(j.excess, 0.2);
+  EXPECT_EQ(j.verdict, Verdict::kPass);
+  EXPECT_EQ(judge_case(kernel_case(180, {200.0, 200.0, 200.0}, icount), 8.0).verdict, Verdict::kFail);
+}
+
+TEST(SelftestVerdict, AUserCaseHasNoExcess) {
+  CaseFigures c;
+  c.ns = 2000;
+  c.medians = {2072.0, 2073.0, 2074.0};
+  c.halfwidths = {5.0, 5.0, 5.0};
+  c.excesses = {100.0};  // not the user sites' figure: ignored
+  const Judgement j = judge_case(c, 20.0);
+  EXPECT_EQ(j.excess, 0.0);
+  EXPECT_NEAR(j.bound, 60.0, 1e-9);
+  EXPECT_EQ(j.verdict, Verdict::kCannotJudge);  // 72 off, 12 beyond the bound, noise 5
+}
+
+TEST(SelftestVerdict, AModuleClockThatLeftItsRateCannotBeJudged) {
+  nlohmann::json drifted = kBusyTcg;
+  drifted["enabled_clock_ratio"] = 1.05;
+  const Judgement j = judge_case(kernel_case(420, {420.0, 421.0, 422.0}, drifted), 20.0);
+  EXPECT_TRUE(j.clock_moved);
+  EXPECT_EQ(j.verdict, Verdict::kCannotJudge);
+}
+
+TEST(SelftestVerdict, NothingMeasuredIsAFailure) {
+  CaseFigures c;
+  c.ns = 200;
+  EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kFail);
+}
+
+}  // namespace
+}  // namespace tbdelay

@@ -1,0 +1,65 @@
+#include "selftest_verdict.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tbdelay {
+namespace {
+
+double detail(const nlohmann::json& d, const char* key) {
+  const auto it = d.find(key);
+  return it != d.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+}  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double calibration_uncertainty(const nlohmann::json& probe, double ns) {
+  const double firing = detail(probe, "firing_ns"), iqr = detail(probe, "firing_iqr_ns");
+  if (std::isnan(firing) || std::isnan(iqr)) return 0.0;
+  return std::fabs(firing - ns) + 0.5 * iqr;
+}
+
+// In the blocks: the mean spin beyond the shortest.  At calibration: the
+// firing beyond the shortest firing's cost and the spin.
+double spin_excess(const nlohmann::json& probe) {
+  const double spent = detail(probe, "spent_ns_per_firing"), least_spent = detail(probe, "min_spent_ns");
+  const double firing = detail(probe, "firing_ns"), least_firing = detail(probe, "least_firing_ns");
+  const double spin = detail(probe, "spin_ns");
+  const double in_blocks = spent - least_spent, at_calibration = std::max(0.0, firing - least_firing - spin);
+  if (std::isnan(in_blocks) || std::isnan(at_calibration)) return 0.0;
+  return std::max(0.0, in_blocks - at_calibration);
+}
+
+double bound_of(const CaseFigures& c, double floor_ns) {
+  if (!c.kernel) return std::max(0.03 * c.ns, 2.0 * floor_ns);
+  const double uncertainty = c.uncertainties.empty() ? 0.0 : median(c.uncertainties);
+  return std::max(0.03 * c.ns, 2.0 * c.floor_per_event_ns) + uncertainty;
+}
+
+Judgement judge_case(const CaseFigures& c, double floor_ns) {
+  Judgement j;
+  if (c.medians.empty()) return j;
+  j.recovered = median(c.medians);
+  j.error = j.recovered - c.ns;
+  const auto [lo, hi] = std::minmax_element(c.medians.begin(), c.medians.end());
+  j.noise = std::max(median(c.halfwidths), 0.5 * (*hi - *lo));
+  j.bound = bound_of(c, floor_ns);
+  j.excess = c.kernel && !c.excesses.empty() ? median(c.excesses) : 0.0;
+  // The distance from [N, N + excess].
+  const double off = j.error < 0 ? -j.error : std::max(0.0, j.error - j.excess);
+  j.verdict = off <= j.bound ? Verdict::kPass : off - j.bound > 3.0 * j.noise ? Verdict::kFail : Verdict::kCannotJudge;
+  // The module spun by a clock whose rate moved from its calibration: its N
+  // was not N ns, whatever was recovered.
+  j.clock_moved = c.kernel && !(std::fabs(c.clock_ratio - 1.0) <= 0.02);
+  if (j.clock_moved) j.verdict = Verdict::kCannotJudge;
+  return j;
+}
+
+}  // namespace tbdelay

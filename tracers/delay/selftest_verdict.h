@@ -1,0 +1,64 @@
+// The verdict on one selftest case (site x N): how far the recovered cost
+// is from the cost really added, against the bound and the noise.
+//
+// A user site adds N.  The module's probe adds N as its calibration measured
+// it (the lower quartile of quiet windows); in the traced blocks its spins
+// also run long whenever the CPU is taken mid-spin (an interrupt, the host,
+// in TCG the emulator losing its host CPU), and it counts that time: the
+// mean beyond the shortest firing, minus what the calibration's windows
+// held.  Where such gaps are rarer than a sample, the blocks' medians see
+// past them and recover N; where they come several to a sample, as in a
+// TCG guest on a host that takes its CPU thousands of times a second, the
+// medians hold them and recover N plus that excess.  So a kernel case's
+// cost added lies between N and N + excess, and the error is measured from
+// that range.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tbdelay {
+
+// What one case measured over the rounds.
+struct CaseFigures {
+  double ns = 0;
+  bool kernel = false;
+  std::vector<double> medians;        // recovered overhead per round, ns per event
+  std::vector<double> halfwidths;     // each round's 95% interval of the median, half its width
+  double floor_per_event_ns = 0;      // the run's floor over a sample's events (kernel cases)
+  std::vector<double> uncertainties;  // per round: calibration_uncertainty()
+  std::vector<double> excesses;       // per round: spin_excess()
+  double clock_ratio = 1;             // the module's clock over the traced blocks against its calibration
+};
+
+enum class Verdict { kPass, kCannotJudge, kFail };
+
+struct Judgement {
+  Verdict verdict = Verdict::kFail;
+  double recovered = 0, error = 0, bound = 0, noise = 0;
+  double excess = 0;  // the most the module's spins added beyond N (kernel cases; 0 otherwise)
+  bool clock_moved = false;
+};
+
+double median(std::vector<double> v);
+
+// How well the module knows the cost it adds: |firing_ns - N| + IQR/2 of its
+// calibration (the tracer's details, tracers/delay/delay.cc).
+double calibration_uncertainty(const nlohmann::json& probe, double ns);
+
+// What the module's spins ran long in the traced blocks beyond what its
+// calibration's windows held, ns per firing (never below 0; 0 when unknown).
+double spin_excess(const nlohmann::json& probe);
+
+// ±3% of N or ±2 floors, whichever is larger, plus (kernel) the median
+// calibration uncertainty.
+double bound_of(const CaseFigures& c, double floor_ns);
+
+// Pass within the bound of [N, N + excess]; beyond it by more than three
+// times the noise, FAIL; otherwise, or when the module's clock left its rate
+// by more than 2%, CANNOT JUDGE.
+Judgement judge_case(const CaseFigures& c, double floor_ns);
+
+}  // namespace tbdelay
