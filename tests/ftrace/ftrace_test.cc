@@ -26,6 +26,7 @@
 #include "tracers/ftrace/ftrace_tracer.h"
 #include "tracebench/payload_pattern.h"
 #include "tracebench/verification.h"
+#include "tracebench/workload.h"
 
 #include "tracers/common/tracefs_cxx.h"
 #include "tests/common/tracer_fixture.h"
@@ -441,6 +442,48 @@ TEST_F(FtraceTest, ReturnProbeOnUserFunction) {
   EXPECT_FALSE(st.is_ok());
   EXPECT_NE(st.message().find("at=return applies to user-function probes"), std::string::npos) << st.message();
 }
+
+// A many-probe workload (many_sites_16, as the harness runs it): an uprobe
+// event on each of its 16 functions, every call of any counted once while
+// enabled and none while disabled, the same at their returns, `sites` in the
+// details, every event taken away at teardown; ecbs refused (one site only).
+class FtraceManySitesTest : public FtraceTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(FtraceManySitesTest, EveryCallOfEverySiteCountsOnce) {
+  REQUIRE_TRACEFS();
+  const tracebench::Workload* w = tracebench::find_workload("many_sites_16");
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->probe.more_sites.size(), 15u);
+  std::unique_ptr<tracebench::WorkloadState> st;
+  ASSERT_TRUE(w->setup(tracebench::WorkloadParams{}, &st));
+  const tracebench::Status attached = tracer.attach(spec_for(w->probe, {{"at", GetParam()}}));
+  ASSERT_TRUE(attached.is_ok()) << attached.message();
+  const std::string tag = "tracebench/tb" + std::to_string(getpid()) + "_";
+  const std::string dyn = read_file(kTracing + "/dynamic_events");
+  std::size_t ours = 0;
+  for (std::size_t at = dyn.find(tag); at != std::string::npos; at = dyn.find(tag, at + 1)) ++ours;
+  EXPECT_EQ(ours, 16u) << dyn;
+  constexpr std::uint64_t kCalls = 16 * 125;
+  st->fire(kCalls);  // not enabled yet: unseen
+  ASSERT_TRUE(tracer.enable().is_ok());
+  st->fire(kCalls);
+  ASSERT_TRUE(tracer.disable().is_ok());
+  st->fire(kCalls);
+  ASSERT_TRUE(tracer.drain().is_ok());
+  const EventCounts c = tracer.counts();
+  EXPECT_EQ(c.recorded, kCalls);
+  EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+  EXPECT_TRUE(tracebench::judge_events(c, kCalls, 0, false).passed());
+  EXPECT_EQ(tracer.details()["sites"].get<int>(), 16);
+  tracer.teardown();
+  EXPECT_EQ(read_file(kTracing + "/dynamic_events").find(tag), std::string::npos) << "events left behind";
+
+  const tracebench::Status refused = tracer.validate(spec_for(w->probe, {{"ecbs", "2"}}));
+  EXPECT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.message().find("applies to one site"), std::string::npos) << refused.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(At, FtraceManySitesTest, ::testing::Values("entry", "return"));
 
 // A usdt probe is a uprobe event on the note's address whose reference
 // counter is the note's semaphore: raised while the event is enabled (the

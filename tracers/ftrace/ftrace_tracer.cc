@@ -7,6 +7,7 @@
 // because `tracebench list` and `env` use them without an instance.
 #include "ftrace_tracer.h"
 #include "buffer_size.h"
+#include "more_site_events.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -44,6 +45,14 @@ using common::read_text;
 constexpr const char* kGroup = common::kDynamicEventGroup;  // leftovers found by tracefs_leftovers.cc
 
 std::atomic<int> g_instance_seq{0};
+
+// tb<pid>_<seq>_<symbol>, a C identifier of at most 63 characters.
+std::string event_name_for(const std::string& base, int seq, const std::string& symbol) {
+  std::string ev = base + std::to_string(seq) + "_";
+  for (char c : symbol) ev += isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (ev.size() > 63) ev.resize(63);
+  return ev;
+}
 
 // "/sys/kernel/tracing" (mounting tracefs if needed, as libtracefs does).
 const char* tracing_dir() { return tracefs_tracing_dir(); }
@@ -362,13 +371,8 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
     TB_TRY(common::usdt_site(pid, spec.probe.target, &file, &offset, &semaphore));
   else
     TB_TRY(address_to_file_offset(pid, spec.probe.address, &file, &offset));
-  // tb<pid>_<symbol>, a C identifier of at most 63 characters.
-  std::string sym;
-  for (char c : spec.probe.target) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  std::string base = common::owned_event_name("");
-  int seq = g_instance_seq.fetch_add(1);
-  std::string ev = base + std::to_string(seq) + "_" + sym;
-  if (ev.size() > 63) ev.resize(63);
+  const std::string base = common::owned_event_name("");
+  const std::string ev = event_name_for(base, g_instance_seq.fetch_add(1), spec.probe.target);
   std::string where;
   TB_TRY(common::uprobe_location(file, offset, semaphore, &where));
   errno = 0;
@@ -390,24 +394,27 @@ Status FtraceTracer::setup_uprobe(const AttachSpec& spec) {
     }
     made = uprobe_ ? 0 : -1;
   } else {
-    uprobe_ = config_.at_return ? tracefs_uretprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr)
-                                : tracefs_uprobe_alloc(kGroup, ev.c_str(), file.c_str(), offset, nullptr);
-    if (!uprobe_) return errno_status(config_.at_return ? "tracefs_uretprobe_alloc" : "tracefs_uprobe_alloc", errno);
-    made = tracefs_dynevent_create(uprobe_);
+    Status st = make_uprobe_event(kGroup, ev, file, offset, config_.at_return, &uprobe_);
+    if (!st)
+      return Status::error("create uprobe " + std::string(kGroup) + ":" + ev + " at " + where + ": " + st.message() +
+                           "; the kernel needs CONFIG_UPROBE_EVENTS");
+    made = 0;
   }
   if (made < 0) {
     int err = errno ? errno : EIO;
     std::string extra = last_tracefs_error(nullptr);
-    if (uprobe_) tracefs_dynevent_free(uprobe_);
-    uprobe_ = nullptr;
     return Status::error("create uprobe " + std::string(kGroup) + ":" + ev + " at " + where + ": " +
                          std::strerror(err) + (extra.empty() ? "" : " (" + extra + ")") +
-                         "; the kernel needs CONFIG_UPROBE_EVENTS" +
-                         (semaphore ? " (a semaphore: Linux 4.20 or later)" : ""));
+                         "; the kernel needs CONFIG_UPROBE_EVENTS (a semaphore: Linux 4.20 or later)");
   }
+  // A many-probe workload: an event on each further site, named as this one.
+  TB_TRY(more_sites_.create(pid, spec.probe.more_sites, kGroup, config_.at_return, [&](const ProbePoint::Site& site) {
+    return event_name_for(base, g_instance_seq.fetch_add(1), site.symbol);
+  }));
   system_ = kGroup;
   event_ = ev;
   applied_[usdt ? "usdt" : config_.at_return ? "uretprobe" : "uprobe"] = where;
+  if (more_sites_.size()) applied_["more_sites"] = std::to_string(more_sites_.size());
   return Status::ok();
 }
 
@@ -502,6 +509,11 @@ Status FtraceTracer::validate(const AttachSpec& spec) const {
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("ftrace option event= applies to syscall probes only");
   TB_TRY(common::check_at_return("ftrace", config.at_return, spec.probe));
+  if ((config.ecbs > 1 || config.extra_predicate_given) && !spec.probe.more_sites.empty())
+    return Status::error("ftrace option " +
+                         (config.ecbs > 1 ? "ecbs=" + std::to_string(config.ecbs) : std::string("extra_predicate")) +
+                         " applies to one site; " + spec.probe.name + " has " +
+                         std::to_string(1 + spec.probe.more_sites.size()) + " (an event each)");
   if (config.ecbs > 1 || config.extra_predicate_given) {
     // N handlers = one event enabled in N instances; what is not an event
     // cannot be swept that way.
@@ -640,6 +652,7 @@ Status FtraceTracer::load_event_format() {
   tep_event* e = tep_find_event_by_name(tep_, system_.c_str(), event_.c_str());
   if (!e) return Status::error("libtraceevent: no format for " + system_ + ":" + event_);
   event_id_ = e->id;
+  TB_TRY(more_sites_.load_ids(tep_, system_.c_str()));
   if (marker_ && !tep_find_field(e, "buf")) return Status::error("ftrace:print has no buf field");
   return Status::ok();
 }
@@ -655,7 +668,7 @@ Status FtraceTracer::open_toggle() {
   int err = errno;
   tracefs_put_tracing_file(path);
   if (toggle_fd_ < 0) return errno_status("open the enable file of " + system_ + ":" + event_, err);
-  return Status::ok();
+  return more_sites_.open_toggles(instance_, system_.c_str());
 }
 
 Status FtraceTracer::add_extra(const std::string& name, const std::string& filter) {
@@ -706,6 +719,7 @@ Status FtraceTracer::enable() {
     return errno_status("enable " + system_ + ":" + event_ + " in " + instance_name_, errno);
   }
   enabled_ = true;
+  TB_TRY(more_sites_.toggle(true));
   for (const auto& x : extras_)
     if (pwrite(x.toggle_fd, "1", 1, 0) != 1)
       return errno_status("enable " + system_ + ":" + event_ + " in " + x.name, errno);
@@ -729,6 +743,7 @@ Status FtraceTracer::disable() {
   }
   if (pwrite(toggle_fd_, "0", 1, 0) != 1)
     return errno_status("disable " + system_ + ":" + event_ + " in " + instance_name_, errno);
+  TB_TRY(more_sites_.toggle(false));
   for (const auto& x : extras_)
     if (pwrite(x.toggle_fd, "0", 1, 0) != 1)
       return errno_status("disable " + system_ + ":" + event_ + " in " + x.name, errno);
@@ -740,6 +755,7 @@ Status FtraceTracer::disable() {
 namespace {
 struct ReadContext {
   int event_id;
+  const MoreSiteEvents* more;  // a many-probe workload's further sites' events
   bool marker;
   std::size_t payload;
   tep_format_field* buf_field;
@@ -751,7 +767,7 @@ struct ReadContext {
 
 int on_record(tep_event* event, tep_record* record, int /*cpu*/, void* arg) {
   auto* ctx = static_cast<ReadContext*>(arg);
-  if (event->id != ctx->event_id) {
+  if (event->id != ctx->event_id && !ctx->more->has_id(event->id)) {
     if (ctx->other++ == 0) ctx->first_other = std::string(event->system) + ":" + event->name;
     return 0;
   }
@@ -786,7 +802,7 @@ int on_record(tep_event* event, tep_record* record, int /*cpu*/, void* arg) {
 
 Status FtraceTracer::read_back() {
   if (!instance_ || !tep_) return Status::error("ftrace: nothing attached to read back");
-  ReadContext ctx{event_id_, marker_, spec_.payload_bytes, nullptr};
+  ReadContext ctx{event_id_, &more_sites_, marker_, spec_.payload_bytes, nullptr};
   if (marker_) {
     tep_event* e = tep_find_event(tep_, event_id_);
     ctx.buf_field = e ? tep_find_field(e, "buf") : nullptr;
@@ -810,7 +826,7 @@ Status FtraceTracer::read_back() {
   lost_ = lost_before_reset_ + lost;
   // The extra handlers' instances: only events (never a marker), counted apart.
   for (auto& x : extras_) {
-    ReadContext xc{event_id_, false, 0, nullptr};
+    ReadContext xc{event_id_, &more_sites_, false, 0, nullptr};
     errno = 0;
     if (tracefs_iterate_raw_events(tep_, x.instance, nullptr, 0, on_record, &xc) < 0)
       return errno_status("read back the raw buffers of " + x.name, errno ? errno : EIO);
@@ -958,6 +974,7 @@ nlohmann::json FtraceTracer::details() const {
   if (applied_.empty()) return j;  // not attached
   for (const auto& [k, v] : applied_) j["config"][k] = v;
   j["read_passes"] = reads_;
+  if (spec_.probe.kind == ProbeKind::kUserFunction) j["sites"] = 1 + more_sites_.size();
   j["other_records"] = other_events_;
   put_handler_count(&j, config_.ecbs, config_.extra_predicate);
   if (config_.ecbs > 1) {
@@ -1008,6 +1025,8 @@ void FtraceTracer::teardown() noexcept {
     close(toggle_fd_);
     toggle_fd_ = -1;
   }
+  // Their enable files open would keep the instance (rmdir: EBUSY).
+  more_sites_.clear();
   const bool event = !system_.empty() && !marker_ && !function_;
   // The extra handlers' instances first: the uprobe they enable goes below.
   for (auto& x : extras_) {

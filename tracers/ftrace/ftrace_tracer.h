@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tracebench/tracer.h"
+#include "more_site_events.h"
 
 struct tracefs_instance;
 struct tracefs_dynevent;
@@ -75,6 +76,7 @@ class FtraceTracer final : public Tracer {
   Availability available() override;
   std::vector<std::string> actions() const override { return {"count", "payload"}; }
   bool supports(const ProbePoint& probe) const override;
+  bool attaches_many_sites() const override { return true; }  // an uprobe event per site (more_site_events.h)
   const OptionSchema& option_schema() const override { return ftrace::option_schema(); }
   ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
@@ -137,6 +139,7 @@ class FtraceTracer final : public Tracer {
   std::string instance_name_;
   std::vector<Extra> extras_;  // option ecbs: handlers 2..N
   tracefs_dynevent* uprobe_ = nullptr;
+  MoreSiteEvents more_sites_;  // a many-probe workload's further sites' events
   tep_handle* tep_ = nullptr;
   std::string system_;  // "syscalls", "ftrace", "tracebench", ...
   std::string event_;   // "sys_enter_getpid", "print", "tb123_fn"
