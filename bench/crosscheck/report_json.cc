@@ -4,6 +4,7 @@
 
 #include "machine_state.h"
 #include "report.h"
+#include "tracebench/system.h"
 
 namespace tracebench::crosscheck {
 namespace {
@@ -85,7 +86,7 @@ nlohmann::json host_json(const Report& r) {
           {"kernel", c.kernel_release},
           {"kernel_version", c.kernel_version},
           {"virtualized", c.virtualized},
-          {"hypervisor", c.hypervisor},
+          {"hypervisor", c.virtualized ? hypervisor_name(c.hypervisor) : std::string("none")},
           {"execution", c.execution},
           {"clocksource", c.clocksource},
           {"tsc_hz", c.tsc_hz},

@@ -23,6 +23,7 @@
 #include "tracebench/compare.h"
 #include "tracebench/model.h"
 #include "tracebench/reporter.h"
+#include "tracebench/system.h"
 #include "tracebench/results.h"
 #include "tracebench/setup_area.h"
 #include "tracebench/util.h"
@@ -110,7 +111,7 @@ json run_json(const RunResult& r, const std::string& file) {
             {"cpu_model", c.cpu_model},
             {"cpus", c.cpus},
             {"kernel_release", c.kernel_release},
-            {"hypervisor", c.virtualized ? c.hypervisor : std::string("none")},
+            {"hypervisor", c.virtualized ? hypervisor_name(c.hypervisor) : std::string("none")},
             {"clocksource", c.clocksource},
             {"execution", c.execution},
             {"emulated", c.emulated},

@@ -9,6 +9,7 @@
 // second-precision ids could) never name the same test.
 #include "tracebench/report.h"
 #include "tracebench/reporter.h"
+#include "tracebench/system.h"
 
 #include <fmt/format.h>
 
@@ -93,7 +94,9 @@ nlohmann::json test(const RunContext& c, const BenchmarkResult& b, const KcidbSo
                         {"cpu_model", c.cpu_model},
                         {"cpus", c.cpus},
                         {"execution", c.execution},
-                        {"hypervisor", c.virtualized ? c.hypervisor : ""}}}};
+                        {"emulated", c.emulated},
+                        {"hypervisor", c.virtualized ? hypervisor_name(c.hypervisor) : ""},
+                        {"hypervisor_cpuid", c.virtualized ? c.hypervisor : ""}}}};
   nlohmann::json misc = {{"run_id", c.run_id},
                          {"benchmark", b.name},
                          {"tracer", b.tracer},

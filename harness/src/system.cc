@@ -123,7 +123,7 @@ SystemInfo probe_system(int measured_cpu) {
   s.virtualized = !s.hypervisor.empty();
   if (s.virtualized) {
     s.noise_warnings.push_back(
-        fmt::format("running under a hypervisor ({}): steal time and exits add noise", s.hypervisor));
+        fmt::format("running under a hypervisor ({}): steal time and exits add noise", hypervisor_name(s.hypervisor)));
   }
   detect_run_context("", measured_cpu, &s);
   return s;
@@ -260,6 +260,19 @@ std::string hypervisor_vendor() {
   std::memcpy(v + 8, &d, 4);
   v[12] = 0;
   return v[0] ? std::string(v) : std::string("unknown");
+}
+
+std::string hypervisor_name(const std::string& signature) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"KVMKVMKVM", "KVM"},           {"TCGTCGTCGTCG", "QEMU TCG"},  {"bhyve bhyve ", "bhyve"},
+      {"Microsoft Hv", "Hyper-V"},    {"VMwareVMware", "VMware"},    {"XenVMMXenVMM", "Xen"},
+      {"VBoxVBoxVBox", "VirtualBox"}, {" lrpepyh  vr", "Parallels"}, {"ACRNACRNACRN", "ACRN"},
+      {"QNXQVMBSQG", "QNX"},          {"Jailhouse", "Jailhouse"},    {"unknown", "unknown (no signature)"}};
+  if (signature.empty()) return "none";
+  for (const auto& [sig, name] : kNames)
+    if (signature == sig) return name;
+  const auto first = signature.find_first_not_of(' '), last = signature.find_last_not_of(' ');
+  return first == std::string::npos ? "unknown (a blank signature)" : signature.substr(first, last - first + 1);
 }
 
 bool execution_emulated(const std::string& execution) {

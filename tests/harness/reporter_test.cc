@@ -92,6 +92,16 @@ TEST(Reporters, EachRunFormatWritesWhatItsFileWrites) {
   EXPECT_NE(bencher.notes.find("cover less than 95%"), std::string::npos) << bencher.notes;
   KcidbSource src{"lab", "", "", "0123456789ab"};
   EXPECT_EQ(text(t, "kcidb", RunReport{run, false, nullptr, src}), kcidb_json(run, src).dump(2) + "\n");
+  // A guest of QEMU's TCG: the hypervisor by its name, CPUID's signature beside
+  // it, and flagged as emulated.
+  RunResult tcg = run;
+  tcg.context.virtualized = true;
+  tcg.context.hypervisor = "TCGTCGTCGTCG";
+  tcg.context.emulated = true;
+  const nlohmann::json misc = kcidb_json(tcg, src)["tests"][0]["environment"]["misc"];
+  EXPECT_EQ(misc["hypervisor"], "QEMU TCG") << misc.dump();
+  EXPECT_EQ(misc["hypervisor_cpuid"], "TCGTCGTCGTCG") << misc.dump();
+  EXPECT_EQ(misc["emulated"], true) << misc.dump();
   nlohmann::json doc;
   EXPECT_TRUE(t.document("json", RunReport{run}, &doc));
   EXPECT_EQ(doc.dump(2) + "\n", result_json_text(run));

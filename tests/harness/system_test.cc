@@ -161,5 +161,21 @@ TEST(Execution, DetectedFromTheHypervisorAndClaimsMustAgree) {
   EXPECT_FALSE(execution_emulated("host"));
 }
 
+// CPUID's signature is 12 bytes of the hypervisor's choosing: QEMU's TCG
+// writes "TCGTCGTCGTCG" and bhyve "bhyve bhyve " once, not a name per
+// CPU; people are shown the hypervisor's name, once.
+TEST(HypervisorName, EachKnownSignatureIsNamedOnce) {
+  EXPECT_EQ(hypervisor_name("TCGTCGTCGTCG"), "QEMU TCG");
+  EXPECT_EQ(hypervisor_name("bhyve bhyve "), "bhyve");
+  EXPECT_EQ(hypervisor_name("KVMKVMKVM"), "KVM");
+  EXPECT_EQ(hypervisor_name("Microsoft Hv"), "Hyper-V");
+  EXPECT_EQ(hypervisor_name("VMwareVMware"), "VMware");
+  EXPECT_EQ(hypervisor_name("XenVMMXenVMM"), "Xen");
+  EXPECT_EQ(hypervisor_name(""), "none");
+  EXPECT_EQ(hypervisor_name("unknown"), "unknown (no signature)");
+  EXPECT_EQ(hypervisor_name("  Acme HV   "), "Acme HV");  // an unknown one, trimmed
+  EXPECT_EQ(hypervisor_name("    "), "unknown (a blank signature)");
+}
+
 }  // namespace
 }  // namespace tracebench

@@ -44,6 +44,12 @@ bool cpu_list_contains(const std::string& list, int cpu);
 // "" when CPUID says no hypervisor.
 std::string hypervisor_vendor();
 
+// A hypervisor's name for people, from hypervisor_vendor()'s signature:
+// "KVM", "QEMU TCG", "bhyve", "Hyper-V", ... (the signature is CPUID's own
+// 12 bytes, "TCGTCGTCGTCG" or "bhyve bhyve ", not a name repeated per CPU);
+// an unknown signature trimmed, "none" for "".
+std::string hypervisor_name(const std::string& signature);
+
 // Where a run executes, detected and never just trusted: "qemu-tcg" when
 // CPUID shows QEMU's TCG, else "host"; a `claimed` value (from the VM lab's
 // --execution) must agree ("qemu-kvm" needs a KVM hypervisor).  `hypervisor`
