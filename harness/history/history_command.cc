@@ -208,9 +208,7 @@ std::string unknown_benchmark(Db& db, const std::string& name, const std::string
   if (std::find(names.begin(), names.end(), name) != names.end())
     return why + " (the benchmark is there, but none of its runs" + (host.empty() ? "" : " on host " + host) +
            " has a figure)";
-  const std::vector<std::string> near = closest_names(name, names);
-  if (!near.empty()) why += fmt::format("; did you mean: {}?", fmt::join(near, ", "));
-  return why + " (`tracebench history list` lists the series)";
+  return why + did_you_mean(name, names) + " (`tracebench history list` lists the series)";
 }
 
 int cmd_list(const Args& a) {

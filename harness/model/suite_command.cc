@@ -44,6 +44,7 @@
 #include "tracebench/tracer.h"
 #include "tracebench/util.h"
 #include "tracebench/workload.h"
+#include "tracebench/suggest.h"
 
 extern char** environ;
 
@@ -400,7 +401,7 @@ int run_suite(const SuiteArgs& a) {
     for (const auto& e : tracer_registry())
       if (e.name != kBaselineTracer) names.push_back(e.name);
   for (const auto& n : a.tracers)
-    if (!make_tracer(n)) return suite_refuse(fmt::format("unknown tracer '{}' (see `tracebench list`)", n));
+    if (!make_tracer(n)) return suite_refuse(unknown_tracer_message(n));
   if (a.plan) return print_plan(a, names);
   // The default folder is this process's own: two suites started in the
   // same second never share one (and pool each other's runs).

@@ -14,6 +14,7 @@
 #include "tracebench/options.h"
 #include "tracebench/tracer.h"
 #include "tracebench/workload.h"
+#include "tracebench/suggest.h"
 
 namespace tracebench::builtin {
 namespace {
@@ -40,7 +41,7 @@ int cmd_list_options(const std::vector<std::string>& names, bool markdown) {
     bool known = false;
     for (const auto& e : tracer_registry()) known |= e.name == n;
     if (!known) {
-      std::cerr << "tracebench list: unknown tracer '" << n << "' (see `tracebench list`)\n";
+      std::cerr << "tracebench list: " << unknown_tracer_message(n) << "\n";
       return 2;
     }
   }

@@ -1,5 +1,6 @@
 #include "tracebench/options.h"
 #include "tracebench/tracer.h"
+#include "tracebench/suggest.h"
 
 #include <cctype>
 #include <stdexcept>
@@ -148,8 +149,9 @@ Status parse_options(std::string_view tracer, const OptionSchema& schema,
       if (schema.empty()) return Status::error("the " + t + " tracer takes no options (given " + key + ")");
       std::vector<std::string> names;
       for (const auto& s : schema) names.push_back(s.name);
-      return Status::error(t + ": unknown option '" + key + "'; options: " + join_words(names, "and") +
-                           " (tracebench list --options " + t + ")");
+      const std::string near = did_you_mean(key, names);
+      return Status::error(t + ": unknown option '" + key + "'" + near + (near.empty() ? "; options: " : " Options: ") +
+                           join_words(names, "and") + " (tracebench list --options " + t + ")");
     }
     OptionValues::Value val;
     std::string err = parse_value(*spec, value, &val.text, &val.number);

@@ -19,6 +19,7 @@
 #include "tracebench/system.h"
 #include "tracebench/tracer.h"
 #include "tracebench/workload.h"
+#include "tracebench/suggest.h"
 
 namespace tracebench {
 
@@ -101,10 +102,10 @@ struct TracerPlan {
 // Every tracer and workload named exists (whether it runs here is asked later).
 Status check_names(const RunOptions& opt) {
   for (const auto& name : opt.tracers) {
-    if (!make_tracer(name)) return Status::error(fmt::format("unknown tracer '{}' (see `tracebench list`)", name));
+    if (!make_tracer(name)) return Status::error(unknown_tracer_message(name));
   }
   for (const auto& name : opt.workloads) {
-    if (!find_workload(name)) return Status::error(fmt::format("unknown workload '{}' (see `tracebench list`)", name));
+    if (!find_workload(name)) return Status::error(unknown_workload_message(name));
   }
   return Status::ok();
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/workload.h"
+#include "tracebench/suggest.h"
 
 namespace tracebench {
 
@@ -25,7 +26,8 @@ Status split_option_args(const std::vector<std::string>& raw, std::string_view s
       return Status::error(
           fmt::format("--option '{}': expected <tracer>.<key>=<value>, e.g. ebpf.wakeup=no_wakeup", kv));
     const std::string tracer = named ? kv.substr(0, dot) : std::string(sole_tracer);
-    if (!make_tracer(tracer)) return Status::error(fmt::format("--option '{}': unknown tracer '{}'", kv, tracer));
+    if (!make_tracer(tracer))
+      return Status::error(fmt::format("--option '{}': {}", kv, unknown_tracer_message(tracer)));
     const std::size_t key_at = named ? dot + 1 : 0;
     const std::string key = kv.substr(key_at, eq - key_at);
     if (!(*out)[tracer].emplace(key, kv.substr(eq + 1)).second)
@@ -36,7 +38,7 @@ Status split_option_args(const std::vector<std::string>& raw, std::string_view s
 
 Status attach_spec_of(const BenchSpec& bench, const RunOptions& opt, AttachSpec* out) {
   const Workload* w = find_workload(bench.workload);
-  if (!w) return Status::error(fmt::format("unknown workload '{}' (see `tracebench list`)", bench.workload));
+  if (!w) return Status::error(unknown_workload_message(bench.workload));
   AttachSpec as;
   as.probe = w->probe;
   as.action = bench.action;
@@ -59,7 +61,7 @@ Status plan_tracer_options(const std::string& tracer, const std::vector<std::str
   for (const auto& [t, kv] : split)
     if (t != tracer) return tracer_not_in_run(t, kv.begin()->first, tracer);
   std::unique_ptr<Tracer> t = make_tracer(tracer);
-  if (!t) return Status::error(fmt::format("unknown tracer '{}' (see `tracebench list`)", tracer));
+  if (!t) return Status::error(unknown_tracer_message(tracer));
   auto values = std::make_shared<OptionValues>();
   TB_TRY(parse_options(tracer, t->option_schema(), split[tracer], values.get()));
   *parsed = std::move(values);

@@ -5,21 +5,28 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tracebench/tracer.h"
+#include "tracebench/workload.h"
+
 namespace tracebench {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  // Three rows of the table: the one before last, the last, this one.
+  std::vector<std::size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) last[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] = std::min({last[j] + 1, row[j - 1] + 1, last[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, last);
+    std::swap(last, row);
   }
-  return row[b.size()];
+  return last[b.size()];
 }
 
 std::vector<std::string> closest_names(const std::string& wrong, const std::vector<std::string>& known,
@@ -39,6 +46,23 @@ std::vector<std::string> closest_names(const std::string& wrong, const std::vect
   std::vector<std::string> out;
   for (std::size_t i = 0; i < near.size() && i < max; ++i) out.push_back(std::get<2>(near[i]));
   return out;
+}
+
+std::string did_you_mean(const std::string& wrong, const std::vector<std::string>& known) {
+  const std::vector<std::string> near = closest_names(wrong, known);
+  return near.empty() ? std::string() : fmt::format("; did you mean: {}?", fmt::join(near, ", "));
+}
+
+std::string unknown_tracer_message(const std::string& name) {
+  std::vector<std::string> known;
+  for (const auto& t : tracer_registry()) known.push_back(t.name);
+  return fmt::format("unknown tracer '{}'{} (see `tracebench list`)", name, did_you_mean(name, known));
+}
+
+std::string unknown_workload_message(const std::string& name) {
+  std::vector<std::string> known;
+  for (const auto& w : workload_registry()) known.push_back(w.name);
+  return fmt::format("unknown workload '{}'{} (see `tracebench list`)", name, did_you_mean(name, known));
 }
 
 }  // namespace tracebench

@@ -109,5 +109,20 @@ TEST(Suggest, NearestNamesFirstAndNothingWhenNoneIsClose) {
   EXPECT_TRUE(closest_names("lttng/ust_hot/record", known).empty());
 }
 
+// A mistyped tracer, workload or option key is answered with the near
+// names: two letters swapped count as one edit.
+TEST(Suggest, AMistypedTracerWorkloadOrOptionSaysWhatWasMeant) {
+  EXPECT_EQ(edit_distance("ebfp", "ebpf"), 1u);
+  EXPECT_EQ(edit_distance("ab", "ba"), 1u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_NE(unknown_tracer_message("ebfp").find("did you mean: ebpf?"), std::string::npos)
+      << unknown_tracer_message("ebfp");
+  EXPECT_NE(unknown_workload_message("getpdi").find("did you mean: getpid"), std::string::npos)
+      << unknown_workload_message("getpdi");
+  EXPECT_EQ(unknown_tracer_message("zzzzz"), "unknown tracer 'zzzzz' (see `tracebench list`)");
+  EXPECT_EQ(did_you_mean("atach", {"attach", "wakeup"}), "; did you mean: attach?");
+  EXPECT_EQ(did_you_mean("zzz", {"attach", "wakeup"}), "");
+}
+
 }  // namespace
 }  // namespace tracebench
