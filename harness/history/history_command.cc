@@ -103,10 +103,10 @@ Status history_id(Db& db, const RunResult& r, const std::string& file, std::stri
   return Status::error(fmt::format("{}: run id {} is taken twice by other runs in {}", file, *id, "the history"));
 }
 
-// One benchmark's row of the benchmarks table, stored under run id `id`.
-Status insert_benchmark(Db& db, const std::string& id, const BenchmarkResult& b) {
-  std::string opts;
-  for (const auto& [k, v] : b.options) opts += (opts.empty() ? "" : ",") + k + "=" + v;
+// One benchmark's row of the benchmarks table, stored under run id `id`;
+// its options column is the configuration its series is keyed by.
+Status insert_benchmark(Db& db, const std::string& id, const RunContext& c, const BenchmarkResult& b) {
+  const std::string opts = history::configuration_of(c, b);
   // The figure a series follows: what compare compares (the none tracer's
   // own cost, else the overhead).
   const bool base = b.tracer == "none";
@@ -155,7 +155,7 @@ Status add_runs(Db& db, const std::vector<RunResult>& runs, const std::vector<st
     TB_TRY(
         db.run("INSERT INTO runs VALUES(?,?,?,?,?,?,?,?)", {id, c.date_utc, c.git_sha, c.host, history::fingerprint(c),
                                                             c.kernel_release, c.execution, absolute_path(files[i])}));
-    for (const auto& b : runs[i].benchmarks) TB_TRY(insert_benchmark(db, id, b));
+    for (const auto& b : runs[i].benchmarks) TB_TRY(insert_benchmark(db, id, c, b));
     ++out->added;
   }
   return Status::ok();
@@ -220,6 +220,7 @@ int cmd_list(const Args& a) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& c : series)
       j.push_back({{"benchmark", c.benchmark},
+                   {"configuration", c.config},
                    {"host", c.host},
                    {"host_fingerprint", c.fp},
                    {"runs", c.runs},
@@ -229,12 +230,16 @@ int cmd_list(const Args& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::size_t width = 9;
-  for (const auto& c : series) width = std::max(width, c.benchmark.size());
-  std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {}\n", "benchmark", width, "host", "runs", "figures",
-                           "first .. last run");
+  std::size_t width = 9, config_width = 13;
+  for (const auto& c : series) {
+    width = std::max(width, c.benchmark.size());
+    config_width = std::max(config_width, history::configuration_label(c.config).size());
+  }
+  std::cout << fmt::format("{:<{}} {:<{}} {:<20} {:>5} {:>7}  {}\n", "benchmark", width, "configuration", config_width,
+                           "host", "runs", "figures", "first .. last run");
   for (const auto& c : series)
-    std::cout << fmt::format("{:<{}} {:<20} {:>5} {:>7}  {} .. {}\n", c.benchmark, width, c.host, c.runs, c.with_figure,
+    std::cout << fmt::format("{:<{}} {:<{}} {:<20} {:>5} {:>7}  {} .. {}\n", c.benchmark, width,
+                             history::configuration_label(c.config), config_width, c.host, c.runs, c.with_figure,
                              c.first_date, c.last_date);
   std::cout << fmt::format("history: {} series in {}\n", series.size(), db->name());
   return 0;
@@ -254,8 +259,9 @@ int cmd_show(const Args& a) {
     if (a.json) continue;
     std::set<std::size_t> at;
     for (const auto& c : ser.changes) at.insert(c.index);
-    std::cout << fmt::format("{} on {} (machine {}), {} ns per event ({} runs)\n", a.benchmarks[0], pts[0].host,
-                             pts[0].fp, pts[0].what, pts.size());
+    std::cout << fmt::format("{} ({}) on {} (machine {}), {} ns per event ({} runs)\n", a.benchmarks[0],
+                             history::configuration_label(pts[0].config), pts[0].host, pts[0].fp, pts[0].what,
+                             pts.size());
     std::cout << fmt::format("  {:<21} {:<26} {:<12} {:>10} {:>22}\n", "date", "kernel", "git", "median", "interval");
     for (std::size_t i = 0; i < pts.size(); ++i)
       std::cout << fmt::format("{} {:<21} {:<26} {:<12} {:>10.2f} {:>22}\n", at.count(i) ? '>' : ' ', pts[i].date,
@@ -288,10 +294,11 @@ int cmd_changes(const Args& a) {
       for (const auto& c : ser.changes) {
         ++found;
         if (c.relative_change > 0) ++slower;
-        std::cout << fmt::format("{} on {}: {} at {} (run {}, kernel {}): {:.2f} -> {:.2f} ns ({:+.1f}%), p {:.3f}\n",
-                                 name, pts[0].host, c.relative_change > 0 ? "slower" : "faster", pts[c.index].date,
-                                 pts[c.index].run_id, pts[c.index].kernel, c.before_median, c.after_median,
-                                 100 * c.relative_change, c.p_value);
+        std::cout << fmt::format(
+            "{} ({}) on {}: {} at {} (run {}, kernel {}): {:.2f} -> {:.2f} ns ({:+.1f}%), p {:.3f}\n", name,
+            history::configuration_label(pts[0].config), pts[0].host, c.relative_change > 0 ? "slower" : "faster",
+            pts[c.index].date, pts[c.index].run_id, pts[c.index].kernel, c.before_median, c.after_median,
+            100 * c.relative_change, c.p_value);
       }
     }
   }

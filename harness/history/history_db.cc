@@ -10,6 +10,7 @@
 #include "history_backends.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace tracebench::history {
@@ -21,6 +22,18 @@ std::string fingerprint(const RunContext& c) {
   for (unsigned char ch : facts) h = (h ^ ch) * 1099511628211ull;
   return fmt::format("{:016x}", h);
 }
+
+std::string configuration_of(const RunContext& c, const BenchmarkResult& b) {
+  std::vector<std::string> parts;
+  std::string opts;
+  for (const auto& [k, v] : b.options) opts += (opts.empty() ? "" : ",") + k + "=" + v;
+  if (!opts.empty()) parts.push_back(opts);
+  if (c.concurrent) parts.push_back("concurrent");
+  if (!c.simulated_host.empty()) parts.push_back("simulated=" + c.simulated_host);
+  return fmt::format("{}", fmt::join(parts, ";"));
+}
+
+std::string configuration_label(const std::string& config) { return config.empty() ? "default" : config; }
 
 namespace {
 
@@ -129,19 +142,20 @@ Status check_point(const Db& db, const std::string& name, const Point& p) {
 
 Status series_of(Db& db, const std::string& name, const std::string& host, const ChangePointOptions& o,
                  std::vector<Series>* out) {
-  std::map<std::string, std::vector<Point>> by_machine;
+  // (machine, configuration) -> points
+  std::map<std::pair<std::string, std::string>, std::vector<Point>> by_series;
   TB_TRY(db.query(
-      "SELECT r.run_id, r.date_utc, r.git_sha, r.kernel, r.host, r.host_fingerprint, b.value_ns, b.low_ns, b.high_ns, "
-      "b.what FROM benchmarks b JOIN runs r ON r.run_id = b.run_id WHERE b.name = ? AND b.value_ns IS NOT NULL "
-      "AND (? = '' OR r.host = ? OR r.host_fingerprint = ?) ORDER BY r.date_utc, r.run_id",
+      "SELECT r.run_id, r.date_utc, r.git_sha, r.kernel, r.host, r.host_fingerprint, b.options, b.value_ns, b.low_ns, "
+      "b.high_ns, b.what FROM benchmarks b JOIN runs r ON r.run_id = b.run_id WHERE b.name = ? AND b.value_ns IS NOT "
+      "NULL AND (? = '' OR r.host = ? OR r.host_fingerprint = ?) ORDER BY r.date_utc, r.run_id",
       {name, host, host, host}, [&](const Row& r) {
-        Point p{r.text(0), r.text(1), r.text(2), r.text(3), r.text(4),
-                r.text(5), r.real(6), r.real(7), r.real(8), r.text(9)};
-        by_machine[p.fp].push_back(p);
+        Point p{r.text(0), r.text(1), r.text(2), r.text(3), r.text(4), r.text(5),
+                r.text(6), r.real(7), r.real(8), r.real(9), r.text(10)};
+        by_series[{p.fp, p.config}].push_back(p);
       }));
-  for (const auto& [fp, pts] : by_machine)
+  for (const auto& [key, pts] : by_series)
     for (const auto& p : pts) TB_TRY(check_point(db, name, p));
-  for (auto& [fp, pts] : by_machine) {
+  for (auto& [key, pts] : by_series) {
     Series s;
     s.benchmark = name;
     std::vector<double> v;
@@ -160,11 +174,11 @@ Status benchmark_names(Db& db, std::vector<std::string>* out) {
 
 Status series_counts(Db& db, std::vector<SeriesCount>* out) {
   return db.query(
-      "SELECT b.name, MAX(r.host), r.host_fingerprint, COUNT(*), COUNT(b.value_ns), MIN(r.date_utc), MAX(r.date_utc) "
-      "FROM benchmarks b JOIN runs r ON r.run_id = b.run_id GROUP BY b.name, r.host_fingerprint "
-      "ORDER BY b.name, MAX(r.host)",
+      "SELECT b.name, MAX(r.host), r.host_fingerprint, b.options, COUNT(*), COUNT(b.value_ns), MIN(r.date_utc), "
+      "MAX(r.date_utc) FROM benchmarks b JOIN runs r ON r.run_id = b.run_id "
+      "GROUP BY b.name, r.host_fingerprint, b.options ORDER BY b.name, MAX(r.host), b.options",
       {}, [&](const Row& r) {
-        out->push_back({r.text(0), r.text(1), r.text(2), r.integer(3), r.integer(4), r.text(5), r.text(6)});
+        out->push_back({r.text(0), r.text(1), r.text(2), r.text(3), r.integer(4), r.integer(5), r.text(6), r.text(7)});
       });
 }
 
@@ -186,8 +200,13 @@ nlohmann::json to_json(const Series& s) {
                   {"relative_change", c.relative_change},
                   {"p_value", c.p_value}});
   const Point& first = s.points.front();
-  return {{"benchmark", s.benchmark}, {"host", first.host}, {"host_fingerprint", first.fp},
-          {"what", first.what},       {"points", pj},       {"changes", cj}};
+  return {{"benchmark", s.benchmark},
+          {"configuration", first.config},
+          {"host", first.host},
+          {"host_fingerprint", first.fp},
+          {"what", first.what},
+          {"points", pj},
+          {"changes", cj}};
 }
 
 }  // namespace tracebench::history

@@ -5,8 +5,11 @@
 //
 // Schema version kSchemaVersion on both; tables runs (one row per run id)
 // and benchmarks (one row per run and benchmark).  A machine is its host
-// fingerprint, not its name; a series is one benchmark on one machine in
-// date order, with the kernel and commit on every point.
+// fingerprint, not its name; a series is one benchmark in one
+// configuration on one machine in date order, with the kernel and commit on
+// every point.  The configuration (benchmarks.options) is the tracer's
+// options and the run's marks (configuration_of()): a run with an injected
+// cost, or measured beside another, never joins the plain series.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,15 @@ constexpr int kBusyTimeoutMs = 10000;
 // execution, TSC rate): the same host renamed is the same machine, another
 // CPU or hypervisor under the same name is not.
 std::string fingerprint(const RunContext& c);
+
+// A benchmark's configuration as the history keys its series: its tracer
+// options "k=v,k=v" in key order, then the run's marks: "concurrent"
+// (measured beside another command, context.concurrent) and
+// "simulated=<spec>" (a simulated host); "" for a plain run.
+std::string configuration_of(const RunContext& c, const BenchmarkResult& b);
+
+// The configuration as people read it: "" as "default".
+std::string configuration_label(const std::string& config);
 
 using Value = std::variant<std::string, double, std::int64_t, std::nullptr_t>;
 
@@ -89,20 +101,21 @@ Status open_db(const std::string& where, bool create, std::unique_ptr<Db>* out);
 
 // One run's figure of one benchmark.
 struct Point {
-  std::string run_id, date, git, kernel, host, fp;
+  std::string run_id, date, git, kernel, host, fp, config;
   double value = 0, low = 0, high = 0;
   std::string what;  // "overhead" or "baseline" (the none tracer)
 };
 
-// A benchmark's series on one machine, with its change points.
+// A benchmark's series in one configuration on one machine, with its
+// change points.
 struct Series {
   std::string benchmark;
   std::vector<Point> points;
   std::vector<ChangePoint> changes;
 };
 
-// Every machine's series of `name` (only `host`'s, by name or fingerprint,
-// when it is not empty), change points found with `o`.
+// Every machine's and configuration's series of `name` (only `host`'s, by
+// name or fingerprint, when it is not empty), change points found with `o`.
 Status series_of(Db& db, const std::string& name, const std::string& host, const ChangePointOptions& o,
                  std::vector<Series>* out);
 
@@ -112,7 +125,7 @@ Status benchmark_names(Db& db, std::vector<std::string>* out);
 // A series as `history list` names it: one benchmark on one machine, with
 // how many runs give it a figure (and how many runs hold it at all).
 struct SeriesCount {
-  std::string benchmark, host, fp;
+  std::string benchmark, host, fp, config;
   std::int64_t runs = 0, with_figure = 0;
   std::string first_date, last_date;
 };

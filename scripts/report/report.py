@@ -487,7 +487,8 @@ def history_order(series):
     first; then the rest, those with the most runs first."""
     def key(s):
         biggest = max([abs(c["relative_change"]) for c in s["changes"]] or [0])
-        return (0 if s["changes"] else 1, -biggest, -len(s["points"]), s["benchmark"], s["host"])
+        return (0 if s["changes"] else 1, -biggest, -len(s["points"]), s["benchmark"], s.get("configuration", ""),
+                s["host"])
     return sorted(series, key=key)
 
 
@@ -539,7 +540,8 @@ def history_section(page, hist):
         ax.set_xlabel("run time (UTC); kernel and commit where they change", fontsize=8)
         ax.set_ylabel(f"{s['what']}, ns per event")
         changed = f", {len(s['changes'])} change point(s)" if s["changes"] else ", no change point"
-        page.figure(fig, f"history-{i}", f"{s['benchmark']} on {s['host']}: {len(pts)} runs{changed}")
+        config = f" ({s['configuration']})" if s.get("configuration") else ""
+        page.figure(fig, f"history-{i}", f"{s['benchmark']}{config} on {s['host']}: {len(pts)} runs{changed}")
         if s["changes"]:
             page.table(["change at run", "date", "kernel", "before ns", "after ns", "change", "p"],
                        [[c["run_id"], pts[c["index"]]["date_utc"], pts[c["index"]]["kernel"], f"{c['before_ns']:.2f}",

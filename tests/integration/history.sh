@@ -2,7 +2,8 @@
 # tracebench history end to end: three real quick runs of the none tracer
 # added (and added again: nothing changes; nested as `ab` leaves them, beside
 # a folder of notes), listed, shown (a mistyped name
-# gets a suggestion); a truncated run refused
+# gets a suggestion); an injected and a concurrent run kept out of the plain
+# series; a truncated run refused
 # with the database unchanged byte for byte; then a series of 16 runs made
 # from a real one with a known +20% step at the 9th (the figure edited in
 # copies of result.json) in which `changes` finds the step where it is, and
@@ -42,7 +43,7 @@ assert all(p["low_ns"] <= p["value_ns"] <= p["high_ns"] for p in s[0]["points"])
 
 # The series, with their run counts; a wrong name gets the nearest ones.
 "$tracebench" history list --db "$db" | tee "$work/list.txt"
-grep -Eq "^none/getpid/none/payload:0/threads:1 +\S+ +3 +3 " "$work/list.txt" || { echo "list lacks getpid's series of 3 runs"; exit 1; }
+grep -Eq "^none/getpid/none/payload:0/threads:1 +default +\S+ +3 +3 " "$work/list.txt" || { echo "list lacks getpid's series of 3 runs"; exit 1; }
 "$tracebench" history list --db "$db" --json | /usr/bin/python3 -c '
 import json, sys
 s = json.load(sys.stdin)
@@ -50,6 +51,27 @@ assert s and all(x["runs"] == 3 for x in s), s'
 set +e; "$tracebench" history show none/getpid/none/payload:0/threads:2 --db "$db" > "$work/typo.txt" 2>&1; rc=$?; set -e
 [ $rc -eq 2 ] && grep -q "did you mean: none/getpid/none/payload:0/threads:1" "$work/typo.txt" ||
   { cat "$work/typo.txt"; echo "a mistyped series name: exit $rc, or no suggestion"; exit 1; }
+
+# Configurations never mix: a run with an injected cost and one measured
+# beside another command (context.concurrent) are series of their own.
+"$tracebench" run -t none -w getpid --quick -o none.inject_cycles=30 --out "$work/cfg" > /dev/null 2>&1
+first=$(ls "$work"/runs/*/result.json | head -n 1)
+mkdir -p "$work/cfg/concurrent"
+/usr/bin/python3 - "$first" "$work/cfg/concurrent/result.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["context"]["run_id"] += "-beside"
+r["context"]["concurrent"] = True
+json.dump(r, open(sys.argv[2], "w"))
+PY
+"$tracebench" history add "$work/runs" "$work/cfg" --db "$work/cfg.sqlite" > /dev/null
+"$tracebench" history list --db "$work/cfg.sqlite" --json | /usr/bin/python3 -c '
+import json, sys
+s = {x["configuration"]: x["runs"] for x in json.load(sys.stdin)}
+assert s == {"": 3, "inject_cycles=30": 1, "concurrent": 1}, s'
+"$tracebench" history show "$name" --db "$work/cfg.sqlite" > "$work/cfg.txt"
+grep -q "^$name (inject_cycles=30) on " "$work/cfg.txt" && grep -q "^$name (default) on .*(3 runs)" "$work/cfg.txt" ||
+  { cat "$work/cfg.txt"; echo "show does not keep the configurations apart"; exit 1; }
 
 # A truncated run among good ones: refused, exit 2, the database unchanged.
 mkdir -p "$work/bad"
