@@ -224,4 +224,11 @@ Status option_values(std::string_view tracer, const OptionSchema& schema, const 
   return parse_options(tracer, schema, spec.options, out);
 }
 
+std::string buffer_options_hint(const std::string& tracer, const OptionSchema& schema) {
+  std::vector<std::string> keys;
+  for (const auto& s : schema)
+    if (s.sizes_buffer) keys.push_back("-o " + tracer + "." + s.name + "=...");
+  return join_words(keys, "and");
+}
+
 }  // namespace tracebench

@@ -1,13 +1,16 @@
 // The console reporter: the summary table printed at the end of a run, its
 // notes split into warnings (always) and information (with -v: notes.h),
 // and a legend.
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "tracebench/notes.h"
+#include "tracebench/options.h"
 #include "tracebench/report.h"
 #include "tracebench/reporter.h"
+#include "tracebench/tracer.h"
 
 namespace tracebench {
 
@@ -17,10 +20,13 @@ namespace {
 // the figure is no longer the cost of recording one.
 std::string lost_events_warning(const BenchmarkResult& b) {
   if (!b.events.fired || b.events.lost * 20 <= b.events.fired) return "";
+  const std::unique_ptr<Tracer> t = make_tracer(b.tracer);
+  const std::string hint = t ? buffer_options_hint(b.tracer, t->option_schema()) : "";
   return fmt::format(
       "{:.0f}% of the events were lost (dropped or discarded): the overhead mixes recording and "
-      "dropping; give the tracer bigger buffers (its README)",
-      100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired));
+      "dropping; give the tracer bigger buffers ({})",
+      100.0 * static_cast<double>(b.events.lost) / static_cast<double>(b.events.fired),
+      hint.empty() ? "its README" : hint);
 }
 
 }  // namespace

@@ -70,6 +70,21 @@ TEST(Console, LostEventsAreAWarning) {
   EXPECT_EQ(summary_table(one_benchmark({}, 1000, 10)).find("were lost"), std::string::npos);
 }
 
+// The warning names the options that size the tracer's buffer, from its
+// schema; a tracer without one is sent to its README.
+TEST(Console, LostEventsNameTheTracersBufferOptions) {
+  RunResult r = one_benchmark({}, 1000, 100);
+  r.benchmarks[0].tracer = "ebpf";
+  std::string t = summary_table(r);
+  EXPECT_NE(t.find("bigger buffers (-o ebpf.buffer_kb=...)"), std::string::npos) << t;
+  r.benchmarks[0].tracer = "lttng";
+  t = summary_table(r);
+  EXPECT_NE(t.find("(-o lttng.subbuf_size=... and -o lttng.num_subbuf=...)"), std::string::npos) << t;
+  r.benchmarks[0].tracer = "none";
+  t = summary_table(r);
+  EXPECT_NE(t.find("bigger buffers (its README)"), std::string::npos) << t;
+}
+
 TEST(Sweep, RunsWhatAppliesAndListsTheRestOrRefusesWhenNothingDoes) {
   Plan plan;
   plan.specs.push_back(BenchSpec{"lttng", "ust_array64", "record", 64, 1});

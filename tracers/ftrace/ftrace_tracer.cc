@@ -142,7 +142,8 @@ const OptionSchema& option_schema() {
                        "(1410 KiB on 6.18), at most 256 MiB per CPU and 1/8 of MemAvailable over every CPU's buffer; "
                        "with `read=end` the kernel's default",
        .min = 1,
-       .max = 1u << 22},
+       .max = 1u << 22,
+       .sizes_buffer = true},
       {.name = "clock",
        .type = T::kText,
        .help = "trace clock; the instance's `trace_clock` lists the kernel's",

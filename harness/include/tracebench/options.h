@@ -40,9 +40,15 @@ struct OptionSpec {
   // Non-empty: a key a sibling tracer takes that this one refuses, whatever
   // the value, for this reason (listed, so the user learns why).
   std::string refused;
+  // Sizes the tracer's buffer: named to the user when a run lost events.
+  bool sizes_buffer = false;
 };
 
 using OptionSchema = std::vector<OptionSpec>;
+
+// "-o ftrace.buffer_kb=..." for each option of `tracer`'s schema that sizes
+// its buffer, joined; "" when it has none.
+std::string buffer_options_hint(const std::string& tracer, const OptionSchema& schema);
 
 // The values of one tracer's options after parse_options(): the user's, or
 // the schema's default.
