@@ -86,15 +86,7 @@ class BenchRun {
     wp.marker_file = tracer_->marker_file();
     if (Status s = workload_->setup(wp, &state_); !s)
       return Status::error(fmt::format("workload setup: {}", s.message()));
-    // A cost on both paths: the tracer's injection (none.inject_cycles), and a
-    // simulated host's slow syscalls (host_simulation.h) where each event
-    // makes one (a syscall's entry, a trace_marker write).
-    const ProbeKind kind = workload_->probe.kind;
-    const bool syscall_per_event = kind == ProbeKind::kSyscall || kind == ProbeKind::kMarker;
-    if (const std::uint64_t c = tracer_->injected_cycles_per_event() +
-                                (syscall_per_event ? simulated_syscall_cycles(host_simulation(), m_.clock.tsc_hz) : 0);
-        c > 0)
-      state_ = std::make_unique<InjectedCost>(std::move(state_), c);
+    TB_TRY(inject_costs());
     if (spec_.threads > 1) TB_TRY(contenders_.start_threads(*workload_, wp, spec_.threads - 1, m_.measured_cpu));
     ++g_progress;  // attaching can take seconds: the watcher must not take it for a hang
     TB_TRY(pilot());
@@ -102,6 +94,33 @@ class BenchRun {
       return Status::error(
           fmt::format("size the tracer's buffer for a block of {} events: {}", samples_ * r_.batch, s.message()));
     return warm_up();
+  }
+
+  // A cost on both paths: the tracer's injection (none.inject_cycles, or
+  // none.inject_percent of the workload's own cost measured here), and a
+  // simulated host's slow syscalls (host_simulation.h) where each event
+  // makes one (a syscall's entry, a trace_marker write).
+  Status inject_costs() {
+    const ProbeKind kind = workload_->probe.kind;
+    const bool syscall_per_event = kind == ProbeKind::kSyscall || kind == ProbeKind::kMarker;
+    const std::uint64_t simulated =
+        syscall_per_event ? simulated_syscall_cycles(host_simulation(), m_.clock.tsc_hz) : 0;
+    std::uint64_t c = tracer_->injected_cycles_per_event() + simulated;
+    if (const double percent = tracer_->injected_percent_of_workload(); percent > 0) {
+      // In batches of at least 64 events, as the blocks fire them (a batch
+      // of one would add a call's cost to every event).
+      const std::uint64_t unit = std::max<std::uint64_t>(1, workload_->min_batch);
+      const double own =
+          workload_cycles_per_event(*state_, unit * ((63 + unit) / unit)) + static_cast<double>(simulated);
+      const auto share = static_cast<std::uint64_t>(std::llround(own * percent / 100));
+      c += share;
+      r_.warnings.push_back(fmt::format(
+          "injected {:g}% of the workload's own cost: {} cycles per event (the workload measured {:.0f} cycles per "
+          "event here before the blocks)",
+          percent, share, own));
+    }
+    if (c > 0) state_ = std::make_unique<InjectedCost>(std::move(state_), c);
+    return Status::ok();
   }
 
   // One repetition: a baseline block and a traced block, order alternating.

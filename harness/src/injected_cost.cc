@@ -49,6 +49,30 @@ __attribute__((noinline)) void InjectedCost::spin(std::uint64_t cycles) {
 // window's total is exact.  Short windows (~80 us), the median of 41: an
 // interrupt inside a spin is time beyond the credit's bound, and a window
 // of milliseconds holds a timer tick or more in most of them.
+double workload_cycles_per_event(WorkloadState& w, std::uint64_t batch) {
+  constexpr int kWindows = 21;
+  constexpr std::uint64_t kWindowCycles = 100'000;
+  batch = std::max<std::uint64_t>(1, batch);
+  w.fire(batch);  // warm
+  // Batches per window: doubled until a window spans kWindowCycles.
+  std::uint64_t batches = 1;
+  for (;;) {
+    const std::uint64_t a = seen_tsc(__rdtsc());
+    for (std::uint64_t i = 0; i < batches; ++i) w.fire(batch);
+    if (seen_tsc(__rdtsc()) - a >= kWindowCycles || batches >= (1u << 20)) break;
+    batches *= 2;
+  }
+  std::vector<double> per_event;
+  for (int k = 0; k < kWindows; ++k) {
+    const std::uint64_t a = seen_tsc(__rdtsc());
+    for (std::uint64_t i = 0; i < batches; ++i) w.fire(batch);
+    const std::uint64_t b = seen_tsc(__rdtsc());
+    per_event.push_back(static_cast<double>(b - a) / static_cast<double>(batches * batch));
+  }
+  std::nth_element(per_event.begin(), per_event.begin() + kWindows / 2, per_event.end());
+  return per_event[kWindows / 2];
+}
+
 std::int64_t InjectedCost::measure_unseen() {
   constexpr int kWindows = 41;
   constexpr std::uint64_t kWindowCycles = 200'000;

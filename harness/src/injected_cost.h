@@ -21,6 +21,12 @@
 
 namespace tracebench {
 
+// The workload's own cost per event in TSC cycles, measured on this
+// machine: the median of short windows of its batches (an interrupt only
+// lengthens a window).  What an injection given as a percentage is sized
+// against.
+double workload_cycles_per_event(WorkloadState& w, std::uint64_t batch);
+
 class InjectedCost final : public WorkloadState {
  public:
   // The most a spin's overpayment is carried to the next batches (injected_cost.cc).

@@ -9,7 +9,7 @@ bool note_is_information(const std::string& note) {
   // A level shift left out of the figure is how it was taken too: the figure
   // is of the level the run ended in (steady_state.h).
   for (const char* prefix :
-       {"batch capped", "repetitions stopped", "repetitions went on", "level shift in the repetitions"}) {
+       {"batch capped", "repetitions stopped", "repetitions went on", "level shift in the repetitions", "injected "}) {
     if (note.rfind(prefix, 0) == 0) return true;
   }
   return false;

@@ -51,6 +51,24 @@ double injected_per_event(std::uint64_t cycles, std::uint64_t batch) {
   return d[d.size() / 2];
 }
 
+// What a percentage is sized against: a workload whose events cost a known
+// number of cycles (an injection around nothing) measures as that, on the
+// real clock and on the simulated coarse one.
+TEST(InjectedCost, AWorkloadsOwnCostIsMeasuredAsItIs) {
+  HostSimulation coarse;
+  ASSERT_TRUE(parse_host_simulation("tsc_step=21", &coarse));
+  for (const HostSimulation& host : {HostSimulation{}, coarse}) {
+    set_host_simulation(host);
+    for (std::uint64_t cycles : {200u, 1000u}) {
+      InjectedCost known(std::make_unique<Nothing>(), cycles);
+      const double got = workload_cycles_per_event(known, 64);
+      EXPECT_NEAR(got, static_cast<double>(cycles), 0.1 * static_cast<double>(cycles))
+          << cycles << " cycles per event, TSC step " << host.tsc_step;
+    }
+  }
+  set_host_simulation(HostSimulation{});
+}
+
 TEST(InjectedCost, AveragesWhatIsAskedInSmallBatches) {
   for (std::uint64_t cycles : {13u, 27u, 100u}) {
     const double got = injected_per_event(cycles, 4);

@@ -3,7 +3,9 @@
 // shows the run's noise), and the baseline block gives the workload's own
 // cost per event.  `inject_cycles=N` makes the workload N TSC cycles per
 // event slower (both blocks): a calibrated regression for measuring how
-// often compare and the change-point detector catch one.
+// often compare and the change-point detector catch one; `inject_percent=P`
+// makes it P% of the workload's own cost slower, measured on this machine,
+// so an example's regression is as large on every host.
 #include <fmt/format.h>
 
 #include "tracebench/options.h"
@@ -29,23 +31,38 @@ class NoneTracer final : public Tracer {
                  "inside the timed region): a known regression for measuring the suite's detectors",
          .default_value = "0",
          .min = 0,
-         .max = 1000000}};
+         .max = 1000000},
+        {.name = "inject_percent",
+         .type = OptionSpec::Type::kUint,
+         .help = "the same sized to the host: this percentage of the workload's own cost per event, measured on "
+                 "this machine before the blocks (a regression that is as large on a slow host as on a fast one)",
+         .default_value = "0",
+         .min = 0,
+         .max = 1000}};
     return schema;
   }
   Status validate(const AttachSpec& spec) const override {
     OptionValues v;
-    return option_values("none", option_schema(), spec, &v);
+    TB_TRY(option_values("none", option_schema(), spec, &v));
+    if (v.number("inject_cycles") && v.number("inject_percent"))
+      return Status::error("none: inject_cycles and inject_percent are two ways to one injection: give one");
+    return Status::ok();
   }
   Status attach(const AttachSpec& spec) override {
+    TB_TRY(validate(spec));
     OptionValues v;
     TB_TRY(option_values("none", option_schema(), spec, &v));
     inject_cycles_ = v.number("inject_cycles");
+    inject_percent_ = v.number("inject_percent");
     return Status::ok();
   }
   std::uint64_t injected_cycles_per_event() const override { return inject_cycles_; }
+  double injected_percent_of_workload() const override { return static_cast<double>(inject_percent_); }
   nlohmann::json details() const override {
-    if (inject_cycles_ == 0) return nlohmann::json::object();
-    return {{"inject_cycles", inject_cycles_}};
+    nlohmann::json d = nlohmann::json::object();
+    if (inject_cycles_) d["inject_cycles"] = inject_cycles_;
+    if (inject_percent_) d["inject_percent"] = inject_percent_;
+    return d;
   }
   Status enable() override { return Status::ok(); }
   Status disable() override { return Status::ok(); }
@@ -59,6 +76,7 @@ class NoneTracer final : public Tracer {
 
  private:
   std::uint64_t inject_cycles_ = 0;
+  std::uint64_t inject_percent_ = 0;
 };
 
 }  // namespace

@@ -309,6 +309,10 @@ class Tracer {
   // event after each batch the workload fires, inside the timed region, in
   // both variants, as if the workload itself had become that much slower.
   virtual std::uint64_t injected_cycles_per_event() const { return 0; }
+  // The same sized to the host: this percentage of the workload's own cost
+  // per event, which the harness measures on this machine before the
+  // blocks (the none tracer's inject_percent), added to the cycles above.
+  virtual double injected_percent_of_workload() const { return 0; }
   // For kMarker probes: the trace_marker file the workload must write to
   // (the tracer's private instance).  Called after attach().
   virtual std::string marker_file() const { return {}; }
