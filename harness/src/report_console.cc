@@ -1,8 +1,10 @@
 // The console reporter: the summary table printed at the end of a run, its
 // notes split into warnings (always) and information (with -v: notes.h),
 // and a legend.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,6 +31,18 @@ std::string lost_events_warning(const BenchmarkResult& b) {
       hint.empty() ? "its README" : hint);
 }
 
+// A variant's column as the overhead is taken: the median of the
+// repetitions the figure keeps (a level shift's earlier ones left out), in
+// ns; the median of all its samples where a result has no repetition medians.
+double variant_ns(const VariantResult& v, double tsc_hz) {
+  if (v.repetition_medians.empty() || !(tsc_hz > 0)) return v.ns.p50;
+  std::vector<double> m = v.repetition_medians;
+  std::sort(m.begin(), m.end());
+  const std::size_t n = m.size();
+  const double cycles = n % 2 ? m[n / 2] : 0.5 * (m[n / 2 - 1] + m[n / 2]);
+  return cycles * 1e9 / tsc_hz;
+}
+
 }  // namespace
 
 std::string summary_table(const RunResult& run, bool verbose) {
@@ -48,9 +62,10 @@ std::string summary_table(const RunResult& run, bool verbose) {
     }
     std::string ci = fmt::format("[{:.1f}, {:.1f}] {}", b.overhead_ns->low, b.overhead_ns->high,
                                  confidence_label(b.overhead_ns->confidence));
-    out += fmt::format("{:<52} {:>12.1f} {:>12.1f} {:>12.1f} {:>28} {:>10} {:>8}\n", b.name, b.baseline.ns.p50,
-                       b.traced.ns.p50, b.overhead_ns->median, ci, b.events.fired,
-                       b.events.verification == "not_applicable" ? "-" : b.events.verification);
+    const double tsc_hz = run.context.tsc_hz;
+    out += fmt::format("{:<52} {:>12.1f} {:>12.1f} {:>12.1f} {:>28} {:>10} {:>8}\n", b.name,
+                       variant_ns(b.baseline, tsc_hz), variant_ns(b.traced, tsc_hz), b.overhead_ns->median, ci,
+                       b.events.fired, b.events.verification == "not_applicable" ? "-" : b.events.verification);
     std::vector<std::string> warnings;
     for (const auto& w : b.warnings) {
       if (!note_is_information(w)) {
@@ -66,8 +81,8 @@ std::string summary_table(const RunResult& run, bool verbose) {
     warned += !warnings.empty();
   }
   out +=
-      "\nns per event, medians over repetitions; overhead = traced - base, with its interval and the confidence that "
-      "interval has; verify passed = "
+      "\nns per event, medians over the repetitions the figure keeps; overhead = traced - base (the median of the "
+      "repetitions' differences), with its interval and the confidence that interval has; verify passed = "
       "every event fired was recorded (and every payload byte checked), - = the tracer records nothing to check; "
       "! = a warning to act on";
   out += verbose

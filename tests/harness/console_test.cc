@@ -70,6 +70,25 @@ TEST(Console, LostEventsAreAWarning) {
   EXPECT_EQ(summary_table(one_benchmark({}, 1000, 10)).find("were lost"), std::string::npos);
 }
 
+// The base and traced columns are taken as the overhead is, over the
+// repetitions the figure keeps: a run whose first repetitions were left out
+// (a level shift, LTTng's cold buffer) no longer prints base 0.4, traced
+// 202.2 and overhead 243.5, whose columns do not add up.
+TEST(Console, BaseAndTracedAddUpToTheOverhead) {
+  RunResult r = one_benchmark({});
+  r.context.tsc_hz = 2e9;  // 2 cycles per ns
+  BenchmarkResult& b = r.benchmarks[0];
+  b.baseline.ns.p50 = 0.4;  // all samples, the cold repetitions too
+  b.traced.ns.p50 = 202.2;
+  b.baseline.repetition_medians = {0.8, 1.0, 0.9};  // the kept ones, cycles
+  b.traced.repetition_medians = {488.0, 490.0, 489.0};
+  b.overhead_ns = MedianCI{243.5, 240, 247, 0.97, 3};
+  const std::string t = summary_table(r);
+  EXPECT_NE(t.find("          0.5        244.5        243.5"), std::string::npos) << t;
+  // A result without repetition medians shows its samples' medians.
+  EXPECT_NE(summary_table(one_benchmark({})).find("        100.0        230.0        130.0"), std::string::npos);
+}
+
 // The warning names the options that size the tracer's buffer, from its
 // schema; a tracer without one is sent to its README.
 TEST(Console, LostEventsNameTheTracersBufferOptions) {
