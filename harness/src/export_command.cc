@@ -1,7 +1,11 @@
 // `tracebench export bencher|kcidb RUN [--out FILE]`: a run in another
 // tool's format, written by its reporter (report.h).
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -75,7 +79,30 @@ Status check_kcidb_source(const KcidbSource& k) {
                          ": KCIDB takes the full 40-hex-digit commit hash");
   if (!k.kernel_repo.empty() && k.kernel_repo.rfind("https://", 0) != 0)
     return Status::error("--kernel-repo " + k.kernel_repo + ": KCIDB takes an https:// URL");
+  if (!k.log_url.empty() && k.log_url.rfind("https://", 0) != 0 && k.log_url.rfind("http://", 0) != 0)
+    return Status::error("--log-url " + shown(k.log_url) + ": KCIDB takes an http(s):// URL");
   return Status::ok();
+}
+
+// The LAVA job a run came back from: `lava fetch` writes DIR/lava.json
+// beside the run's files, so it is looked for in the run's folder and the
+// two above it.  Its job_url, or "" (no record, or one rebuilt from a log
+// alone, whose server fields are null).
+std::string lava_job_url(const std::string& result_file, std::string* record) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(result_file).parent_path();
+  for (int up = 0; up < 3 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    const fs::path p = dir / "lava.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) continue;
+    std::ifstream in(p);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return "";
+    *record = p.string();
+    const auto it = j.find("job_url");
+    return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+  }
+  return "";
 }
 
 int export_kcidb(const ExportArgs& a) {
@@ -85,6 +112,15 @@ int export_kcidb(const ExportArgs& a) {
   std::string file;
   if (Status s = one_run(a, "KCIDB", &r, &file); !s) return fail(s.message());
   KcidbSource src = a.kcidb;
+  if (src.log_url.empty()) {
+    std::string record;
+    KcidbSource with = src;
+    with.log_url = lava_job_url(file, &record);
+    if (!with.log_url.empty() && check_kcidb_source(with)) {  // never a record's URL KCIDB would refuse
+      src.log_url = with.log_url;
+      std::cerr << "tracebench export kcidb: log_url " << src.log_url << " (the LAVA job, " << record << ")\n";
+    }
+  }
   src.run_hash = sha256_file(file, false).substr(0, 12);
   if (src.run_hash.size() != 12) return fail(file + ": could not be read again to hash it (check it is still there)");
   Report out;
@@ -109,6 +145,9 @@ void install(CLI::App& app, int* exit_status) {
       ->required();
   k->add_option("--kernel-commit", ka->kcidb.kernel_commit, "The measured kernel's full git commit hash, when known");
   k->add_option("--kernel-repo", ka->kcidb.kernel_repo, "The measured kernel's https:// git repository, when known");
+  k->add_option("--log-url", ka->kcidb.log_url,
+                "The run's log as a URL (each test's log_url); default: the LAVA job's page when the run came back "
+                "from `lava fetch` (its lava.json)");
   k->add_option("-o,--out", ka->out, "Write to this file instead of standard output");
   k->callback([ka, exit_status] { *exit_status = export_kcidb(*ka); });
 }

@@ -120,6 +120,7 @@ nlohmann::json test(const RunContext& c, const BenchmarkResult& b, const KcidbSo
   if (!base && b.overhead_cycles) misc["overhead_cycles"] = b.overhead_cycles->median;
   misc["events"] = {{"fired", b.events.fired}, {"recorded", b.events.recorded}, {"lost", b.events.lost}};
   j["misc"] = misc;
+  if (!src.log_url.empty()) j["log_url"] = src.log_url;
   const std::string why = b.status != "ok" ? b.error : b.events.verification_reason;
   if (!why.empty()) j["comment"] = why;
   return j;

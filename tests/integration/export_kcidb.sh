@@ -8,9 +8,10 @@
 # says so) and whose number is the run's figure in ns; the kernel's commit
 # and repository when given.  Test ids carry the run file's hash: two runs
 # sharing a run id name different tests, one run exported again the same
-# ones.  Refused with exit 2 and nothing written: a
-# truncated or unfinished run, two runs, an origin or commit KCIDB does not
-# take, an --out that is the run's own file.
+# ones.  A run that came back from LAVA carries the job's page as each
+# test's log_url.  Refused with exit 2 and nothing written: a
+# truncated or unfinished run, two runs, an origin, commit or log URL KCIDB
+# does not take, an --out that is the run's own file.
 set -euo pipefail
 tracebench=$1
 schema=$(dirname "$0")/kcidb/kcidb_submission.schema.json
@@ -96,6 +97,28 @@ assert not set(ids[0]) & set(ids[2]) and not set(ids[0]) & set(ids[3]) and not s
 print("kcidb: runs sharing a run id keep distinct test ids, e.g.", ids[0][0], ids[2][0])
 PY
 
+# A run that came back from LAVA (`lava fetch` writes lava.json beside its
+# files): every test's log_url is the job's page, --log-url names another
+# log, and a run that did not come from LAVA has none.
+mkdir -p "$out/lava/runs" && cp -r "$run" "$out/lava/runs/"
+lrun=$(echo "$out"/lava/runs/*/)
+job=https://lava.example.org/scheduler/job/42
+printf '{"source": "server", "job_id": 42, "job_url": "%s"}\n' $job > "$out/lava/lava.json"
+"$tracebench" export kcidb "$lrun" --origin tracebench_ci -o "$out/kcidb-lava.json" 2> "$out/lava.err"
+validate "$out/kcidb-lava.json" "$lrun/result.json"
+grep -q "log_url $job (the LAVA job, $out/lava/lava.json)" "$out/lava.err" || { cat "$out/lava.err"; exit 1; }
+"$tracebench" export kcidb "$lrun" --origin tracebench_ci --log-url https://ci.example.org/log/7 > "$out/kcidb-log.json"
+validate "$out/kcidb-log.json" "$lrun/result.json"
+/usr/bin/python3 - "$out" $job <<'PY'
+import json, sys
+out, job = sys.argv[1:3]
+urls = lambda f: {t.get("log_url") for t in json.load(open(f"{out}/{f}"))["tests"]}
+assert urls("kcidb-lava.json") == {job}, urls("kcidb-lava.json")
+assert urls("kcidb-log.json") == {"https://ci.example.org/log/7"}, urls("kcidb-log.json")
+assert urls("kcidb.json") == {None}, urls("kcidb.json")
+print("kcidb: log_url from the LAVA job, from --log-url, none otherwise")
+PY
+
 # Refused, exit 2, nothing written.
 mkdir -p "$out/bad" "$out/partial" && cp "$run"/* "$out/bad/" && cp "$run"/* "$out/partial/"
 head -c 300 "$run/result.json" > "$out/bad/result.json"
@@ -106,6 +129,7 @@ cp -r "$run" "$out/runs/second"
 for args in "$out/bad --origin tracebench_ci" "$out/partial --origin tracebench_ci" "$out/runs --origin tracebench_ci" \
             "$run --origin Tracebench-CI" "$run --origin tracebench_ci --kernel-commit 0123abc" \
             "$run --origin tracebench_ci --kernel-repo git://example.org/linux" \
+            "$run --origin tracebench_ci --log-url ftp://example.org/log" \
             "$run --origin tracebench_ci -o $run/result.json" "$run"; do
   sha=$(sha256sum "$run/result.json")
   set +e; "$tracebench" export kcidb $args -o "$out/refused.json" > "$out/refused.txt" 2>&1; rc=$?; set -e

@@ -75,6 +75,7 @@ struct KcidbSource {
   std::string kernel_repo;    // its https:// repository, when known
   std::string run_hash;       // 12 hex digits of result.json's sha256: test ids are
                               // "origin:RUN_ID~RUN_HASH/BENCHMARK", as older run ids repeat
+  std::string log_url;        // the run's log (a LAVA job's page), when known: each test's log_url
 };
 // One checkout (the kernel), one build (its configuration), one test per
 // benchmark: path, status from the verification (PASS, FAIL, DONE for the
