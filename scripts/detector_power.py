@@ -8,8 +8,9 @@ the pools and asks a detector:
     repetitions; two or more: Welch's t on the runs' medians); an alarm is a
     "regression" verdict for the workload's benchmark;
   - changes: the runs as one history series (A's then B's, dates rewritten
-    in that order) and `tracebench history changes --fail-on-change`; an
-    alarm is exit 1 (needs three runs per side).
+    in that order, the injection's option taken out so that the history
+    sees one configuration) and `tracebench history changes
+    --fail-on-change`; an alarm is exit 1 (needs three runs per side).
 A/A trials draw both sides from A (alarms there are false); injected trials
 draw A then the injected pool (alarms there are caught regressions).
 
@@ -205,6 +206,12 @@ def main():
                 r = json.load(open(os.path.join(src, "result.json")))
                 r["context"]["run_id"] = f"t{i:02d}"
                 r["context"]["date_utc"] = f"2000-01-01T00:{i:02d}:00Z"
+                # The history keeps each configuration its own series, so
+                # an injected run would start one of its own: the injection
+                # stands for a change the configuration does not show (a
+                # kernel's, a commit's), and its option goes.
+                for b in r["benchmarks"]:
+                    b["options"] = {}
                 os.makedirs(os.path.join(trial_dir, "runs", str(i)))
                 json.dump(r, open(os.path.join(trial_dir, "runs", str(i), "result.json"), "w"))
             db = os.path.join(trial_dir, "h.sqlite")
