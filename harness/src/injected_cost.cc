@@ -37,24 +37,13 @@ __attribute__((noinline)) void InjectedCost::spin(std::uint64_t cycles) {
   owed_ = std::max(owed_ - static_cast<std::int64_t>(t - t0), -kMaxCredit);
 }
 
-// What a spin costs beyond what its own reads see: spins of a known debt
-// back to back between two reads, their average less that debt.  Spins that
-// run their loop, as the real ones do: leaving a loop whose length varies
-// costs a mispredicted branch after the last read (a dozen cycles or more,
-// a few per event at a batch of four), which a spin that owes nothing never
-// pays.  The debt is four events' worth (a small batch), within 64..4096
-// cycles.  An average over a window, not a per-try median: on a TSC that
-// ticks in steps of 21 cycles (some hypervisors') every try reads 0 or 21,
-// and the credit carries each try's rounding to the next, so only a
-// window's total is exact.  Short windows (~80 us), the median of 41: an
-// interrupt inside a spin is time beyond the credit's bound, and a window
-// of milliseconds holds a timer tick or more in most of them.
+// The workload's own cost (injected_cost.h): doubles the batches per window
+// until one spans kWindowCycles, then the median of kWindows windows.
 double workload_cycles_per_event(WorkloadState& w, std::uint64_t batch) {
   constexpr int kWindows = 21;
   constexpr std::uint64_t kWindowCycles = 100'000;
   batch = std::max<std::uint64_t>(1, batch);
   w.fire(batch);  // warm
-  // Batches per window: doubled until a window spans kWindowCycles.
   std::uint64_t batches = 1;
   for (;;) {
     const std::uint64_t a = seen_tsc(__rdtsc());
@@ -73,6 +62,18 @@ double workload_cycles_per_event(WorkloadState& w, std::uint64_t batch) {
   return per_event[kWindows / 2];
 }
 
+// What a spin costs beyond what its own reads see: spins of a known debt
+// back to back between two reads, their average less that debt.  Spins that
+// run their loop, as the real ones do: leaving a loop whose length varies
+// costs a mispredicted branch after the last read (a dozen cycles or more,
+// a few per event at a batch of four), which a spin that owes nothing never
+// pays.  The debt is four events' worth (a small batch), within 64..4096
+// cycles.  An average over a window, not a per-try median: on a TSC that
+// ticks in steps of 21 cycles (some hypervisors') every try reads 0 or 21,
+// and the credit carries each try's rounding to the next, so only a
+// window's total is exact.  Short windows (~80 us), the median of 41: an
+// interrupt inside a spin is time beyond the credit's bound, and a window
+// of milliseconds holds a timer tick or more in most of them.
 std::int64_t InjectedCost::measure_unseen() {
   constexpr int kWindows = 41;
   constexpr std::uint64_t kWindowCycles = 200'000;
