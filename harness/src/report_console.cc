@@ -1,7 +1,6 @@
 // The console reporter: the summary table printed at the end of a run, its
 // notes split into warnings (always) and information (with -v: notes.h),
 // and a legend.
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "tracebench/options.h"
 #include "tracebench/report.h"
 #include "tracebench/reporter.h"
+#include "tracebench/stats.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench {
@@ -36,11 +36,7 @@ std::string lost_events_warning(const BenchmarkResult& b) {
 // ns; the median of all its samples where a result has no repetition medians.
 double variant_ns(const VariantResult& v, double tsc_hz) {
   if (v.repetition_medians.empty() || !(tsc_hz > 0)) return v.ns.p50;
-  std::vector<double> m = v.repetition_medians;
-  std::sort(m.begin(), m.end());
-  const std::size_t n = m.size();
-  const double cycles = n % 2 ? m[n / 2] : 0.5 * (m[n / 2 - 1] + m[n / 2]);
-  return cycles * 1e9 / tsc_hz;
+  return median_of(v.repetition_medians) * 1e9 / tsc_hz;
 }
 
 }  // namespace

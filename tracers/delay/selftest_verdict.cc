@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "tracebench/stats.h"
 
 namespace tbdelay {
 namespace {
@@ -13,12 +16,7 @@ double detail(const nlohmann::json& d, const char* key) {
 
 }  // namespace
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median(std::vector<double> v) { return v.empty() ? NAN : tracebench::median_of(std::move(v)); }
 
 double calibration_uncertainty(const nlohmann::json& probe, double ns) {
   const double firing = detail(probe, "firing_ns"), iqr = detail(probe, "firing_iqr_ns");

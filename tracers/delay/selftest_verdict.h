@@ -42,6 +42,7 @@ struct Judgement {
   bool clock_moved = false;
 };
 
+// stats.h's median_of, NAN for none (printed as such, never as 0).
 double median(std::vector<double> v);
 
 // How well the module knows the cost it adds: |firing_ns - N| + IQR/2 of its

@@ -57,14 +57,6 @@ std::string event_name_for(const std::string& base, int seq, const std::string& 
 // "/sys/kernel/tracing" (mounting tracefs if needed, as libtracefs does).
 const char* tracing_dir() { return tracefs_tracing_dir(); }
 
-std::string last_tracefs_error(tracefs_instance* inst) {
-  char* e = tracefs_error_last(inst);
-  std::string s = e ? e : "";
-  free(e);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 Status write_instance_file(tracefs_instance* inst, const char* file, const std::string& value) {
   errno = 0;
   if (tracefs_instance_file_write(inst, file, value.c_str()) < 0) {

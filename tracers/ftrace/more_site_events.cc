@@ -13,6 +13,14 @@
 
 namespace tracebench::ftrace {
 
+std::string last_tracefs_error(tracefs_instance* inst) {
+  char* e = tracefs_error_last(inst);
+  std::string s = e ? e : "";
+  free(e);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 Status make_uprobe_event(const char* group, const std::string& name, const std::string& file, std::uint64_t offset,
                          bool at_return, tracefs_dynevent** out) {
   errno = 0;
@@ -21,10 +29,7 @@ Status make_uprobe_event(const char* group, const std::string& name, const std::
   if (!e) return errno_status(at_return ? "tracefs_uretprobe_alloc" : "tracefs_uprobe_alloc", errno ? errno : ENOMEM);
   if (tracefs_dynevent_create(e) < 0) {
     const int err = errno ? errno : EIO;
-    char* last = tracefs_error_last(nullptr);
-    std::string extra = last ? last : "";
-    free(last);
-    while (!extra.empty() && (extra.back() == '\n' || extra.back() == ' ')) extra.pop_back();
+    const std::string extra = last_tracefs_error(nullptr);
     tracefs_dynevent_free(e);
     return Status::error(std::string(std::strerror(err)) + (extra.empty() ? "" : " (" + extra + ")"));
   }
