@@ -89,12 +89,14 @@ function(tb_apply_directory_tier tier)
   endforeach()
 endfunction()
 
-# Tests run one at a time.  The README's test command is `ctest -j2`, and
-# what may run beside another test is a guest under QEMU's TCG only: one host
-# CPU each (one TCG thread), checking tracers, not host timings.  Those are
-# named with tb_beside_guest(<test>...), and so may a test that times nothing
-# (tb_untimed below); every other test of a directory is RUN_SERIAL, so
-# nothing runs beside a timing test, and two guests run at once.
+# Tests run one at a time.  The README's test command is `ctest -j3`, and
+# what may run beside another test is a guest under QEMU's TCG (one host CPU
+# each, checking tracers, not host timings) or a test that times nothing.
+# Guests are named with tb_beside_guest(<test>...): each holds one of two
+# guest slots (RESOURCE_LOCK tb_guest_slot_1 or _2, tb_apply_run_alone), so
+# two guests run at once, one per host CPU, and the third place is for a test
+# that times nothing (tb_untimed, tb_untimed_on_host below).  Every other
+# test of a directory is RUN_SERIAL: nothing runs beside a timing test.
 # tb_tests_run_alone() at the top of each test directory's CMakeLists.txt
 # applies it at the directory's end; tb_check_run_alone(<dir>...) fails the
 # configuration for a directory with tests that lacks it.
@@ -110,14 +112,27 @@ endfunction()
 
 # tb_untimed(<test>...): tests that time nothing and that nothing they check
 # depends on time (builds, time-boxed fuzzing, checks of files and of
-# parsers): they may run beside a guest, or beside one another, as a guest
-# does, and are not RUN_SERIAL.  Without a COST of their own they come after
-# the guests in ctest's order (a fixture's setup before the tests that need
-# it) and fill the slot a guest leaves while the other still runs, instead of
-# holding both CPUs alone after them.  A test that times the host (a tracer's
-# overhead, a run's figures, a wall-time bound) is never named here.
+# parsers): they may run beside the guests, or beside one another, and are
+# not RUN_SERIAL.  Without a COST of their own they come after the guests in
+# ctest's order (a fixture's setup before the tests that need it) and take
+# the place the guests leave, instead of holding both CPUs alone after them.
+# A test that times the host (a tracer's overhead, a run's figures, a
+# wall-time bound that a busy CPU would break) is never named here.
 function(tb_untimed)
   set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
+endfunction()
+
+# tb_untimed_on_host(<test>...): untimed tests that attach tracers on this
+# host or drive its shared services (tracefs, the machine lock, the LTTng
+# session daemon) and check what they did, never how long it took: signals
+# mid-run, hostile inputs, history back ends.  Beside the guests, as
+# tb_untimed's, but one at a time (RESOURCE_LOCK tb_host_tracers): two of
+# them would meet at the machine lock and in tracefs.  They wait more than
+# they compute (a third of a CPU or less while they run), so beside the two
+# guests they cost the guests little.
+function(tb_untimed_on_host)
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED_ON_HOST ${ARGN})
 endfunction()
 
 function(tb_tests_run_alone)
@@ -125,10 +140,43 @@ function(tb_tests_run_alone)
   cmake_language(DEFER CALL tb_apply_run_alone)
 endfunction()
 
+# The directory's guests into the two guest slots, longest first, each to
+# the slot with fewer seconds so far (a guest's COST is about its seconds
+# under TCG): the two slots end within a short guest of each other.  Their
+# COST then becomes 1000 + seconds, so ctest starts the guests before
+# anything else, the longest first.
+function(tb_assign_guest_slots)
+  set(entries "")
+  foreach(t ${ARGN})
+    get_property(cost TEST ${t} PROPERTY COST)
+    if(NOT cost)
+      set(cost 0)
+    endif()
+    list(APPEND entries "${cost}|${t}")
+  endforeach()
+  list(SORT entries COMPARE NATURAL ORDER DESCENDING)
+  set(load_1 0)
+  set(load_2 0)
+  foreach(e ${entries})
+    string(REPLACE "|" ";" parts "${e}")
+    list(GET parts 0 cost)
+    list(GET parts 1 t)
+    set(slot 1)
+    if(load_2 LESS load_1)
+      set(slot 2)
+    endif()
+    math(EXPR load_${slot} "${load_${slot}} + ${cost}")
+    math(EXPR cost "1000 + ${cost}")
+    set_property(TEST ${t} PROPERTY COST ${cost})
+    set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tb_guest_slot_${slot})
+  endforeach()
+endfunction()
+
 function(tb_apply_run_alone)
   get_property(tests DIRECTORY PROPERTY TESTS)
   get_property(beside DIRECTORY PROPERTY TB_BESIDE_GUEST)
   get_property(untimed DIRECTORY PROPERTY TB_UNTIMED)
+  get_property(on_host DIRECTORY PROPERTY TB_UNTIMED_ON_HOST)
   foreach(t ${untimed})
     if(NOT TEST ${t})
       message(FATAL_ERROR "tb_untimed: no test ${t} in ${CMAKE_CURRENT_SOURCE_DIR}")
@@ -138,25 +186,17 @@ function(tb_apply_run_alone)
     endif()
   endforeach()
   foreach(t ${tests})
-    if(t IN_LIST untimed)
+    if(t IN_LIST on_host)
+      set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tb_host_tracers)
+    elseif(t IN_LIST untimed OR t IN_LIST beside)
       # Beside anything but a RUN_SERIAL test, which waits for it to end.
-    elseif(t IN_LIST beside)
-      # First in ctest's order (descending COST where it has no times of its
-      # own yet), so that the guests run in pairs before the serial tests.
-      # A COST the directory gave a guest (about its seconds) is added: the
-      # longest start first, and the pair's last minutes are short guests,
-      # not a long one started last that runs alone while every serial test
-      # waits for it.
-      get_property(cost TEST ${t} PROPERTY COST)
-      if(NOT cost)
-        set(cost 0)
-      endif()
-      math(EXPR cost "1000 + ${cost}")
-      set_property(TEST ${t} PROPERTY COST ${cost})
     else()
       set_property(TEST ${t} PROPERTY RUN_SERIAL TRUE)
     endif()
   endforeach()
+  if(beside)
+    tb_assign_guest_slots(${beside})
+  endif()
 endfunction()
 
 function(tb_check_run_alone)

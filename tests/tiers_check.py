@@ -7,7 +7,10 @@ after discovery) and fails, naming the tests, when one has no tier label
 (unit, adapters, integration, vmlab, fuzz), no TIMEOUT of its own, or a
 gtest test that would report a GTEST_SKIP as a pass (no SKIP_REGULAR_EXPRESSION);
 also when the build's default timeout (DartConfiguration.tcl) is missing, or
-when .ci/run does not run the README's test command verbatim.
+when .ci/run does not run the README's test command verbatim; and when the
+schedule breaks its rule: every test alone (RUN_SERIAL), a VM-lab guest in
+one of two guest slots dealt evenly, or an untimed test, with the README's
+`ctest -jN` one more than the guest slots.
 Usage: tiers_check.py <build dir>
 """
 import json
@@ -21,6 +24,33 @@ TIERS = {"unit", "adapters", "integration", "vmlab", "fuzz"}
 
 def props(test):
     return {p["name"]: p["value"] for p in test.get("properties", [])}
+
+
+def schedule_problems(tests, jobs):
+    """What breaks the schedule (cmake/TracebenchTests.cmake) under `ctest -j<jobs>`."""
+    problems, slots = [], {}
+    for t in tests:
+        p = props(t)
+        locks = p.get("RESOURCE_LOCK", [])
+        guest = [x for x in locks if x.startswith("tb_guest_slot_")]
+        if p.get("RUN_SERIAL") and locks:
+            problems.append(f"{t['name']}: RUN_SERIAL and a resource lock {locks}")
+        if len(guest) > 1:
+            problems.append(f"{t['name']}: in two guest slots {guest}")
+        if guest:
+            if "vmlab" not in p.get("LABELS", []):
+                problems.append(f"{t['name']}: in a guest slot but not a vmlab test")
+            slots.setdefault(guest[0], []).append(int(p.get("COST", 1000)) - 1000)
+    if slots and len(slots) != 2:
+        problems.append(f"guest slots {sorted(slots)}: two are dealt (one guest per host CPU)")
+    if len(slots) == 2:
+        loads = sorted(sum(c) for c in slots.values())
+        longest = max(max(c) for c in slots.values())
+        if loads[1] - loads[0] > longest:
+            problems.append(f"guest slots dealt unevenly: {loads} s of COST (the longest guest {longest} s)")
+    if slots and jobs != len(slots) + 1:
+        problems.append(f"the README's ctest -j{jobs}: two guests and one untimed test need -j{len(slots) + 1}")
+    return problems
 
 
 def main():
@@ -56,6 +86,9 @@ def main():
         problems.append("README.md: no test command (bash scripts/setup.sh --tests && ctest ...)")
     elif m.group(1) not in ci:
         problems.append(f".ci/run does not run the README's test command verbatim: {m.group(1)}")
+    if m:
+        jobs = re.search(r" -j ?(\d+)", m.group(1))
+        problems += schedule_problems(tests, int(jobs.group(1)) if jobs else 1)
     for line in problems:
         print("FAIL:", line)
     counts = {tier: sum(1 for t in tests if tier in props(t).get("LABELS", [])) for tier in sorted(TIERS | {"slow"})}
