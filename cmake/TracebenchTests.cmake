@@ -93,13 +93,15 @@ endfunction()
 # what may run beside another test is a guest under QEMU's TCG (one host CPU
 # each, checking tracers, not host timings) or a test that times nothing.
 # Guests are named with tb_beside_guest(<test>...): each holds one of two
-# guest slots (RESOURCE_LOCK tb_guest_slot_1 or _2, tb_apply_run_alone), so
-# two guests run at once, one per host CPU, and the third place is for a test
-# that times nothing (tb_untimed, tb_untimed_on_host below).  Every other
-# test of a directory is RUN_SERIAL: nothing runs beside a timing test.
-# tb_tests_run_alone() at the top of each test directory's CMakeLists.txt
-# applies it at the directory's end; tb_check_run_alone(<dir>...) fails the
-# configuration for a directory with tests that lacks it.
+# guest slots (RESOURCE_LOCK tb_guest_slot_1 or _2, tb_assign_guest_slots),
+# so two guests run at once, one per host CPU.  Untimed tests that keep a CPU
+# busy take a slot too (tb_untimed_busy); the third place is for untimed
+# tests that are short or wait more than they compute (tb_untimed,
+# tb_untimed_on_host).  Every other test of a directory is RUN_SERIAL:
+# nothing runs beside a timing test.  tb_tests_run_alone() at the top of
+# each test directory's CMakeLists.txt applies it at the directory's end;
+# tb_check_run_alone(<dir>...) fails the configuration for a directory with
+# tests that lacks it.
 function(tb_beside_guest)
   foreach(t ${ARGN})
     get_property(labels TEST ${t} PROPERTY LABELS)
@@ -111,8 +113,8 @@ function(tb_beside_guest)
 endfunction()
 
 # tb_untimed(<test>...): tests that time nothing and that nothing they check
-# depends on time (builds, time-boxed fuzzing, checks of files and of
-# parsers): they may run beside the guests, or beside one another, and are
+# depends on time (checks of files and of parsers), short or waiting: they
+# take the third place beside the guests, or run beside one another, and are
 # not RUN_SERIAL.  Without a COST of their own they come after the guests in
 # ctest's order (a fixture's setup before the tests that need it) and take
 # the place the guests leave, instead of holding both CPUs alone after them.
@@ -130,6 +132,18 @@ endfunction()
 # them would meet at the machine lock and in tracefs.  They wait more than
 # they compute (a third of a CPU or less while they run), so beside the two
 # guests they cost the guests little.
+# tb_untimed_busy(<test>...): untimed tests that keep a CPU busy for a while
+# (a build, time-boxed fuzzing, quick runs of real tracers whose figures
+# nothing checks): in the third place they would take the guests' CPUs, so
+# they hold guest slot 2, as a guest does, and the guests are dealt around
+# their COST (about their seconds on one CPU; tb_assign_guest_slots).  They
+# must be in a directory configured before tests/vm, whose guests are dealt
+# at its end.
+function(tb_untimed_busy)
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED_BUSY ${ARGN})
+endfunction()
+
 function(tb_untimed_on_host)
   set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
   set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED_ON_HOST ${ARGN})
@@ -142,10 +156,16 @@ endfunction()
 
 # The directory's guests into the two guest slots, longest first, each to
 # the slot with fewer seconds so far (a guest's COST is about its seconds
-# under TCG): the two slots end within a short guest of each other.  Their
-# COST then becomes 1000 + seconds, so ctest starts the guests before
-# anything else, the longest first.
+# under TCG), slot 2 starting with the busy untimed tests' seconds: the two
+# slots end within a short guest of each other.  A guest's COST then becomes
+# 1000 + seconds, so ctest starts the guests before anything else, the
+# longest first.
 function(tb_assign_guest_slots)
+  get_property(busy_seconds GLOBAL PROPERTY TB_SLOT_2_BUSY_SECONDS)
+  if(NOT busy_seconds)
+    set(busy_seconds 0)
+  endif()
+  set_property(GLOBAL PROPERTY TB_GUEST_SLOTS_DEALT TRUE)
   set(entries "")
   foreach(t ${ARGN})
     get_property(cost TEST ${t} PROPERTY COST)
@@ -156,7 +176,7 @@ function(tb_assign_guest_slots)
   endforeach()
   list(SORT entries COMPARE NATURAL ORDER DESCENDING)
   set(load_1 0)
-  set(load_2 0)
+  set(load_2 ${busy_seconds})
   foreach(e ${entries})
     string(REPLACE "|" ";" parts "${e}")
     list(GET parts 0 cost)
@@ -172,11 +192,34 @@ function(tb_assign_guest_slots)
   endforeach()
 endfunction()
 
+# The busy untimed tests into guest slot 2, their seconds added to the
+# slot's before the guests are dealt.
+function(tb_hold_slot_2)
+  get_property(dealt GLOBAL PROPERTY TB_GUEST_SLOTS_DEALT)
+  get_property(sum GLOBAL PROPERTY TB_SLOT_2_BUSY_SECONDS)
+  if(NOT sum)
+    set(sum 0)
+  endif()
+  foreach(t ${ARGN})
+    if(dealt)
+      message(FATAL_ERROR "tb_untimed_busy: ${t} is configured after the guests were dealt into their slots")
+    endif()
+    get_property(cost TEST ${t} PROPERTY COST)
+    if(NOT cost)
+      message(FATAL_ERROR "tb_untimed_busy: ${t} has no COST (its seconds on one CPU)")
+    endif()
+    set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tb_guest_slot_2)
+    math(EXPR sum "${sum} + ${cost}")
+  endforeach()
+  set_property(GLOBAL PROPERTY TB_SLOT_2_BUSY_SECONDS ${sum})
+endfunction()
+
 function(tb_apply_run_alone)
   get_property(tests DIRECTORY PROPERTY TESTS)
   get_property(beside DIRECTORY PROPERTY TB_BESIDE_GUEST)
   get_property(untimed DIRECTORY PROPERTY TB_UNTIMED)
   get_property(on_host DIRECTORY PROPERTY TB_UNTIMED_ON_HOST)
+  get_property(busy DIRECTORY PROPERTY TB_UNTIMED_BUSY)
   foreach(t ${untimed})
     if(NOT TEST ${t})
       message(FATAL_ERROR "tb_untimed: no test ${t} in ${CMAKE_CURRENT_SOURCE_DIR}")
@@ -188,12 +231,16 @@ function(tb_apply_run_alone)
   foreach(t ${tests})
     if(t IN_LIST on_host)
       set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tb_host_tracers)
-    elseif(t IN_LIST untimed OR t IN_LIST beside)
+    endif()
+    if(t IN_LIST untimed OR t IN_LIST beside)
       # Beside anything but a RUN_SERIAL test, which waits for it to end.
     else()
       set_property(TEST ${t} PROPERTY RUN_SERIAL TRUE)
     endif()
   endforeach()
+  if(busy)
+    tb_hold_slot_2(${busy})
+  endif()
   if(beside)
     tb_assign_guest_slots(${beside})
   endif()
