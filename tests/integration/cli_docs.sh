@@ -1,7 +1,8 @@
 #!/bin/bash
 # What the command line says about itself: --version, the man page the build
 # makes with help2man (a section per subcommand), the bash completion script
-# (completes subcommands, options, tracer and workload names), what `cmake
+# (completes subcommands, options, tracer and workload names, -o keys and
+# their words where -o is --option), what `cmake
 # --install` puts where (the cross-check's loop programs included), and `env`'s table (a row per tracer, no raw JSON, no
 # library log lines; --json keeps everything).
 set -euo pipefail
@@ -51,6 +52,14 @@ check add tracebench history a
 check crosscheck tracebench cro
 check --case tracebench crosscheck --ca
 [ -z "$(complete_words tracebench model fit --tr)" ] || fail "'model fit' completes run's --tracer"
+# -o TRACER.KEY=VALUE, as bash splits it at '=': the keys, then a key's words.
+check ftrace.clock= tracebench run -t ftrace -o ftrace.cl
+check perf.clock= tracebench model validate -o perf.cl
+check monotonic_raw tracebench run -o perf.clock = mono
+check off tracebench run -o lttng.overwrite = ""
+check inf tracebench run -t lttng -o lttng.blocking_timeout_us = ""
+[ -z "$(complete_words tracebench export kcidb -o ftrace.cl)" ] || fail "export kcidb's -o (its output file) completes tracer keys"
+[ -z "$(complete_words tracebench run -o ftrace.buffer_kb = "")" ] || fail "a number's value completes to words"
 
 cmake --install "$build" --prefix "$work/inst" > /dev/null
 # The cross-check's loop programs go where an installed tracebench looks for them (bin/../libexec/tracebench).
