@@ -129,9 +129,15 @@ endfunction()
 # session daemon) and check what they did, never how long it took: signals
 # mid-run, hostile inputs, history back ends.  Beside the guests, as
 # tb_untimed's, but one at a time (RESOURCE_LOCK tb_host_tracers): two of
-# them would meet at the machine lock and in tracefs.  They wait more than
-# they compute (a third of a CPU or less while they run), so beside the two
-# guests they cost the guests little.
+# them would meet at the machine lock and in tracefs.  Those that wait more
+# than they compute (half a CPU or less while they run) take the third place
+# and cost the guests little; those whose real runs keep a CPU busy are named
+# with tb_untimed_busy too.
+function(tb_untimed_on_host)
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
+  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED_ON_HOST ${ARGN})
+endfunction()
+
 # tb_untimed_busy(<test>...): untimed tests that keep a CPU busy for a while
 # (a build, time-boxed fuzzing, quick runs of real tracers whose figures
 # nothing checks): in the third place they would take the guests' CPUs, so
@@ -142,11 +148,6 @@ endfunction()
 function(tb_untimed_busy)
   set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
   set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED_BUSY ${ARGN})
-endfunction()
-
-function(tb_untimed_on_host)
-  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED ${ARGN})
-  set_property(DIRECTORY APPEND PROPERTY TB_UNTIMED_ON_HOST ${ARGN})
 endfunction()
 
 function(tb_tests_run_alone)
