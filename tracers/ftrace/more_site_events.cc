@@ -13,14 +13,6 @@
 
 namespace tracebench::ftrace {
 
-std::string last_tracefs_error(tracefs_instance* inst) {
-  char* e = tracefs_error_last(inst);
-  std::string s = e ? e : "";
-  free(e);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 Status make_uprobe_event(const char* group, const std::string& name, const std::string& file, std::uint64_t offset,
                          bool at_return, tracefs_dynevent** out) {
   errno = 0;

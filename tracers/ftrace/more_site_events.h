@@ -22,10 +22,6 @@ struct tracefs_instance;
 
 namespace tracebench::ftrace {
 
-// libtracefs's last error for `inst` (nullptr: the top instance), trailing
-// blanks trimmed; "" when it has none.
-std::string last_tracefs_error(tracefs_instance* inst);
-
 // A user function's uprobe (or uretprobe) event group/name at file:offset,
 // created; *out owns it (tracefs_dynevent_destroy/free).
 Status make_uprobe_event(const char* group, const std::string& name, const std::string& file, std::uint64_t offset,

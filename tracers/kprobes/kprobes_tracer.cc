@@ -352,12 +352,8 @@ Status KprobesTracer::create_tracefs_probe(std::uint64_t offset) {
   if (tracefs_dynevent_create(ev) != 0) {
     int err = errno;
     tracefs_dynevent_free(ev);
-    std::string hint;
-    char* el = tracefs_error_last(nullptr);
-    if (el) {
-      hint = std::string(" (") + el + ")";
-      free(el);
-    }
+    const std::string last = last_tracefs_error(nullptr);
+    const std::string hint = last.empty() ? "" : " (" + last + ")";
     return errno_status(
         "kprobes: create " + std::string(retprobe_ ? "r:" : "p:") + kGroup + "/" + event_ + " " + addr + hint, err);
   }
