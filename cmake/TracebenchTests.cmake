@@ -155,17 +155,30 @@ function(tb_tests_run_alone)
   cmake_language(DEFER CALL tb_apply_run_alone)
 endfunction()
 
+# The seconds (COSTs) dealt to guest slot N so far, over every directory.
+function(tb_slot_seconds slot out)
+  get_property(seconds GLOBAL PROPERTY TB_SLOT_${slot}_SECONDS)
+  if(NOT seconds)
+    set(seconds 0)
+  endif()
+  set(${out} ${seconds} PARENT_SCOPE)
+endfunction()
+
+# Puts `test` in guest slot N and adds its seconds to the slot's.
+function(tb_put_in_slot test slot seconds)
+  tb_slot_seconds(${slot} sum)
+  math(EXPR sum "${sum} + ${seconds}")
+  set_property(GLOBAL PROPERTY TB_SLOT_${slot}_SECONDS ${sum})
+  set_property(TEST ${test} APPEND PROPERTY RESOURCE_LOCK tb_guest_slot_${slot})
+endfunction()
+
 # The directory's guests into the two guest slots, longest first, each to
 # the slot with fewer seconds so far (a guest's COST is about its seconds
-# under TCG), slot 2 starting with the busy untimed tests' seconds: the two
-# slots end within a short guest of each other.  A guest's COST then becomes
+# under TCG; slot 2 holds the busy untimed tests' already): the two slots
+# end within a short guest of each other.  A guest's COST then becomes
 # 1000 + seconds, so ctest starts the guests before anything else, the
 # longest first.
 function(tb_assign_guest_slots)
-  get_property(busy_seconds GLOBAL PROPERTY TB_SLOT_2_BUSY_SECONDS)
-  if(NOT busy_seconds)
-    set(busy_seconds 0)
-  endif()
   set_property(GLOBAL PROPERTY TB_GUEST_SLOTS_DEALT TRUE)
   set(entries "")
   foreach(t ${ARGN})
@@ -176,31 +189,25 @@ function(tb_assign_guest_slots)
     list(APPEND entries "${cost}|${t}")
   endforeach()
   list(SORT entries COMPARE NATURAL ORDER DESCENDING)
-  set(load_1 0)
-  set(load_2 ${busy_seconds})
   foreach(e ${entries})
     string(REPLACE "|" ";" parts "${e}")
     list(GET parts 0 cost)
     list(GET parts 1 t)
+    tb_slot_seconds(1 load_1)
+    tb_slot_seconds(2 load_2)
     set(slot 1)
     if(load_2 LESS load_1)
       set(slot 2)
     endif()
-    math(EXPR load_${slot} "${load_${slot}} + ${cost}")
+    tb_put_in_slot(${t} ${slot} ${cost})
     math(EXPR cost "1000 + ${cost}")
     set_property(TEST ${t} PROPERTY COST ${cost})
-    set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tb_guest_slot_${slot})
   endforeach()
 endfunction()
 
-# The busy untimed tests into guest slot 2, their seconds added to the
-# slot's before the guests are dealt.
+# The busy untimed tests into guest slot 2, before the guests are dealt.
 function(tb_hold_slot_2)
   get_property(dealt GLOBAL PROPERTY TB_GUEST_SLOTS_DEALT)
-  get_property(sum GLOBAL PROPERTY TB_SLOT_2_BUSY_SECONDS)
-  if(NOT sum)
-    set(sum 0)
-  endif()
   foreach(t ${ARGN})
     if(dealt)
       message(FATAL_ERROR "tb_untimed_busy: ${t} is configured after the guests were dealt into their slots")
@@ -209,10 +216,8 @@ function(tb_hold_slot_2)
     if(NOT cost)
       message(FATAL_ERROR "tb_untimed_busy: ${t} has no COST (its seconds on one CPU)")
     endif()
-    set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tb_guest_slot_2)
-    math(EXPR sum "${sum} + ${cost}")
+    tb_put_in_slot(${t} 2 ${cost})
   endforeach()
-  set_property(GLOBAL PROPERTY TB_SLOT_2_BUSY_SECONDS ${sum})
 endfunction()
 
 function(tb_apply_run_alone)

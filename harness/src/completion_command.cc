@@ -1,8 +1,9 @@
 // `tracebench completion bash`: a bash completion script made from the
 // command line as CLI11 holds it (subcommands, their options, which options
 // take a value), the tracer, workload and action names from the registries,
-// and each tracer's `-o` keys and their words from its option schema; `tracebench completion --list` prints the subcommand paths (the
-// man page's build reads them to include each subcommand's --help).
+// and each tracer's `-o` keys and their words from its option schema;
+// `tracebench completion --list` prints the subcommand paths (the man page's
+// build reads them to include each subcommand's --help).
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -30,7 +31,7 @@ struct Node {
 };
 
 void walk(const CLI::App& app, const std::string& path, std::vector<Node>* out) {
-  Node n{path, {}, {}, {}, false};
+  Node n{path, {}, {}, {}};
   for (const CLI::Option* o : app.get_options()) {
     if (!o->nonpositional() || o->get_group().empty()) continue;  // (an empty group: hidden, not for users)
     std::vector<std::string> names;
