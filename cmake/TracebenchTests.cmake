@@ -10,7 +10,8 @@
 # tests.tiers (tests/tiers_check.py) fails on a test without a tier label or
 # a TIMEOUT.
 
-# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [FILTER <gtest filter>] [PREFIX <name prefix>] [UNTIMED])
+# tb_gtest(<target> LABELS <label>... TIMEOUT <s> [FILTER <gtest filter>] [PREFIX <name prefix>]
+#          [UNTIMED | UNTIMED_ON_HOST])
 # gtest_discover_tests with the properties set after discovery by a ctest
 # include file of our own: handed to gtest_discover_tests' PROPERTIES, a list
 # (LABELS "ebpf;root") is split into words and every property after it is
@@ -18,9 +19,11 @@
 # runs alone (RUN_SERIAL, as every test but a guest: tb_tests_run_alone below)
 # unless the binary is UNTIMED: its tests time nothing and check nothing that
 # depends on time (parsers, files, fits on synthetic figures), so they may run
-# beside a guest or one another, as tb_untimed's tests do.
+# beside a guest or one another, as tb_untimed's tests do; or UNTIMED_ON_HOST:
+# as tb_untimed_on_host's, they attach a tracer on this host and check what it
+# recorded, never how long it took, beside the guests one at a time.
 function(tb_gtest target)
-  cmake_parse_arguments(arg "UNTIMED" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
+  cmake_parse_arguments(arg "UNTIMED;UNTIMED_ON_HOST" "TIMEOUT;FILTER;PREFIX" "LABELS" ${ARGN})
   if(NOT arg_LABELS OR NOT arg_TIMEOUT)
     message(FATAL_ERROR "tb_gtest(${target}): LABELS (a tier) and TIMEOUT are required")
   endif()
@@ -42,6 +45,8 @@ function(tb_gtest target)
   set(serial "RUN_SERIAL TRUE ")
   if(arg_UNTIMED)
     set(serial "")
+  elseif(arg_UNTIMED_ON_HOST)
+    set(serial "RESOURCE_LOCK tb_host_tracers ")
   endif()
   set(props_file ${CMAKE_CURRENT_BINARY_DIR}/${list_var}_props.cmake)
   # Runs in ctest after gtest's own include file has defined ${list_var}.
