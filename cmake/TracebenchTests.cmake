@@ -42,6 +42,10 @@ function(tb_gtest target)
   # build type's flags.  -O1 -g1 halves its compile time (a file of gtest
   # and nlohmann/json: 29.6 -> 13.6 CPU s).
   target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O1 -g1>)
+  # And its files in batches (tracebench_unity): gtest's and json's
+  # templates instantiated once per batch, not once per file (harness_test's
+  # first 12 files: 46.3 CPU s one by one, 14.6 as one batch).
+  tracebench_unity(${target})
   set(serial "RUN_SERIAL TRUE ")
   if(arg_UNTIMED)
     set(serial "")
