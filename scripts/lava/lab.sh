@@ -95,31 +95,47 @@ alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
 session_procs() { ps -eo pid=,sid= | awk -v s="$1" '$2 == s { print $1 }'; }
 
-# end_sessions SID...: TERM their processes, all at once, and KILL what is
-# left of them after 10 s.  Each part of the lab takes a second or more to go
-# on TERM (the event publisher several): waited for one after the other,
-# their times added up.
-end_sessions() {
-  local sid i left
-  for sid in "$@"; do pkill -TERM --session "$sid" 2>/dev/null || true; done
-  for i in $(seq 1 100); do
+# sessions_left TENTHS SID...: waits up to TENTHS tenths of a second for the
+# sessions to have no process (a zombie counts until init reaps it); prints
+# those that still have one.
+sessions_left() {
+  local tenths=$1 sid i left
+  shift
+  for i in $(seq 0 "$tenths"); do
     left=""
     for sid in "$@"; do [ -z "$(session_procs "$sid")" ] || left+=" $sid"; done
-    [ -n "$left" ] || return 0
+    [ -n "$left" ] && [ "$i" -lt "$tenths" ] || break
     sleep 0.1
   done
-  for sid in $left; do pkill -KILL --session "$sid" 2>/dev/null || true; done
-  sleep 0.2
+  echo "$left"
 }
 
-stop_parts() {  # stop_parts PIDFILE...: ends the sessions the existing files name, removes the files
-  local f sids=() files=()
+# end_sessions TENTHS SID...: TERM their processes, all at once, and KILL
+# what is left of them after TENTHS tenths of a second.  Each part of the lab
+# takes a second or more to go on TERM: waited for one after the other,
+# their times added up.  A killed process with many threads takes a moment
+# to go, and its zombie another until init reaps it: up to 5 s.
+end_sessions() {
+  local tenths=$1 sid left
+  shift
+  for sid in "$@"; do pkill -TERM --session "$sid" 2>/dev/null || true; done
+  left=$(sessions_left "$tenths" "$@")
+  [ -n "$left" ] || return 0
+  for sid in $left; do pkill -KILL --session "$sid" 2>/dev/null || true; done
+  sessions_left 50 $left >/dev/null
+}
+
+# stop_parts TENTHS PIDFILE...: ends the sessions the existing files name
+# (end_sessions), removes the files.
+stop_parts() {
+  local tenths=$1 f sids=() files=()
+  shift
   for f in "$@"; do
     [ -f "$f" ] || continue
     sids+=("$(cat "$f")")
     files+=("$f")
   done
-  [ ${#sids[@]} -eq 0 ] || end_sessions "${sids[@]}"
+  [ ${#sids[@]} -eq 0 ] || end_sessions "$tenths" "${sids[@]}"
   [ ${#files[@]} -eq 0 ] || rm -f "${files[@]}"
 }
 
@@ -127,10 +143,14 @@ pg_ctl() { runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg/data" "$@"; }
 
 stop_lab() {
   local f
-  # The workers first (they end their jobs' lava-run), then the scheduler,
-  # publisher and server; each group's sessions together.
-  stop_parts "$dir"/pids/worker-*
-  stop_parts "$dir/pids/scheduler" "$dir/pids/publisher" "$dir/pids/gunicorn"
+  # The workers first (they end their jobs' lava-run), then the scheduler
+  # and server, each group's sessions together, 10 s each at most; the
+  # event publisher last.  On TERM it forwards what is queued until its
+  # queue has been quiet for 5 s (LAVA's own drain); with every part that
+  # sends events gone, nothing is left to forward: a second, then KILL.
+  stop_parts 100 "$dir"/pids/worker-*
+  stop_parts 100 "$dir/pids/scheduler" "$dir/pids/gunicorn"
+  stop_parts 10 "$dir/pids/publisher"
   if [ -f "$dir/pg/data/postmaster.pid" ]; then
     pg_ctl -m fast -w stop >/dev/null 2>&1 || true
     f=$(head -n 1 "$dir/pg/data/postmaster.pid" 2>/dev/null || true)
