@@ -107,7 +107,8 @@ fi
 # for systemtap_bpf (SystemTap's BPF runtime) the BPF scripts (.bo) and stapbpf.
 # A `model` command (model suite) also gets the handler counts its sweep runs;
 # a `run` naming its workloads (-w) gets the scripts of those only, of the
-# actions it names (-a; count by default) and of its handler count (ecbs).
+# actions it names (-a; count by default), of its handler count (ecbs) and,
+# with at=return, the user functions' return probes.
 stap_runtime=module stap_sweep=() stap_workloads=() stap_actions=() prev=""
 for a in "$@"; do
   case "$a" in systemtap|-tsystemtap|--tracer=systemtap) stap=1;; esac
@@ -118,6 +119,7 @@ for a in "$@"; do
   case "$prev" in -a|--action) case "$a" in count|record) stap_actions+=(--action "$a");; esac;; esac
   case "$a" in -acount|-arecord) stap_actions+=(--action "${a#-a}");; --action=count|--action=record) stap_actions+=(--action "${a#--action=}");; esac
   case "$a" in systemtap.ecbs=*|systemtap_bpf.ecbs=*) stap_actions+=(--handlers "${a#*.ecbs=}");; esac
+  case "$a" in systemtap.at=return|systemtap_bpf.at=return) stap_actions+=(--at-return);; esac
   prev=$a
 done
 [ ${#stap_sweep[@]} -eq 0 ] || stap_workloads=()

@@ -2,9 +2,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "build_id.h"
+#include "compile.h"
 #include "host_facts.h"
 #include "script.h"
 #include "session.h"
@@ -172,6 +175,50 @@ TEST(SystemtapScript, UserProbesNameTheExecutableAndItsBuild) {
   const Status none = make_script(call_probe(), "count", {}, &call);
   EXPECT_FALSE(none);
   EXPECT_NE(none.message().find("build-id"), std::string::npos) << none.message();
+}
+
+// at=return: the function's `.return` probe (a uretprobe), in both
+// runtimes, a script (and module) of its own; refused on a probe that is
+// not a user function.
+TEST(SystemtapScript, ReturnProbeOnAUserFunction) {
+  for (Runtime runtime : {Runtime::kModule, Runtime::kBpf}) {
+    StapScript entry, ret;
+    ASSERT_TRUE(make_script(call_probe(), "count", kGuestExe, &entry, runtime));
+    ASSERT_TRUE(make_script(call_probe(), "count", kGuestExe, &ret, runtime, Handlers{}, true));
+    EXPECT_NE(ret.text.find("probe process(\"/tb/bin/tracebench\").function(\"tb_noinline_call\").return {"),
+              std::string::npos)
+        << ret.text;
+    EXPECT_EQ(entry.text.find(".return"), std::string::npos) << entry.text;
+    EXPECT_TRUE(ret.at_return);
+    EXPECT_NE(ret.module, entry.module) << "a return probe is a script of its own";
+  }
+  StapScript s;
+  const Status refused = make_script(syscall_probe("getpid"), "count", {}, &s, Runtime::kModule, Handlers{}, true);
+  EXPECT_FALSE(refused);
+  EXPECT_NE(refused.message().find("at=return applies to user-function probes"), std::string::npos)
+      << refused.message();
+}
+
+// stap compiles a return probe only with the kernel's real System.map:
+// Debian's /boot placeholder is not one, and the compile error then says
+// how to get the real one.
+TEST(SystemtapCompile, RealSystemMapAndTheHintWithoutOne) {
+  char dir[] = "/tmp/tracebench-stap-map-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string placeholder = std::string(dir) + "/placeholder", real = std::string(dir) + "/real";
+  std::ofstream(placeholder) << "ffffffffffffffff B The real System.map is in the linux-image-<version>-dbg package\n";
+  std::ofstream(real) << "ffffffff81000000 T _text\nffffffff8107faf0 T arch_uretprobe_hijack_return_addr\n";
+  EXPECT_FALSE(is_real_system_map(placeholder));
+  EXPECT_TRUE(is_real_system_map(real));
+  EXPECT_FALSE(is_real_system_map(std::string(dir) + "/absent"));
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(release_of_headers("/usr/src/linux-headers-6.1.0-57-amd64"), "6.1.0-57-amd64");
+  EXPECT_EQ(release_of_headers("/lib/modules/6.1.0-57-amd64/build/"), "6.1.0-57-amd64");
+  EXPECT_EQ(release_of_headers("/opt/kernel"), "");
+  const std::string hint = compile_hint(
+      "semantic error: process return probes not available [man error::inode-uprobes]\n", "6.1.0-57-amd64");
+  EXPECT_NE(hint.find("scripts/vm/fetch-system-map.sh 6.1.0-57-amd64"), std::string::npos) << hint;
+  EXPECT_EQ(compile_hint("semantic error: no match\n", "6.1.0-57-amd64"), "");
 }
 
 // An executable's path enters the script as a stap string: a quote in it

@@ -15,7 +15,9 @@
 # BPF runtime's refusals (the module's function, the USDT site) said with
 # their reasons; the run marked emulated under TCG; no stapio or stapbpf
 # left on the host; the boot and the suite inside 3 minutes.  Then, in a second boot,
-# three handlers (ecbs) on getpid, each handler's count checked.
+# three handlers (ecbs) on getpid, each handler's count checked; in a third,
+# both runtimes at the user function's return (at=return), or their
+# refusal with its hint where the kernel's real System.map is not here.
 #   systemtap.sh TRACEBENCH SRC OUTDIR
 set -uo pipefail
 . "$(dirname "$0")/../common/test_kernel.sh"
@@ -96,6 +98,40 @@ assert d["ecbs"] == 3 and d["extra_predicate"] == "true", d
 print(f"  systemtap getpid, 3 handlers (each checked): {e['recorded']} events, "
       f"overhead {overhead_ns(b, '.1f')}")
 PY
+# Return probes (at=return) on the user function, both runtimes, in a third
+# boot: stap compiles them only with the kernel's real System.map, which
+# Debian keeps in linux-image-<release>-dbg (scripts/vm/fetch-system-map.sh
+# puts it in the cache; modules compiled with it stay cached): the run is
+# checked, or without a real System.map the compile's refusal and its hint.
+rel=${kernel##*/vmlinuz-}
+cache=${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tracebench/systemtap
+real_map=""
+for m in "$cache/System.map-$rel" "/usr/lib/debug/boot/System.map-$rel" "/boot/System.map-$rel"; do
+  if [ -s "$m" ] && ! grep -q "The real System.map is in" "$m"; then real_map=$m; break; fi
+done
+rout=$out-return
+rm -rf "$rout"
+"$tracebench" "${args[@]}" -- run --quick --out "$rout" -t systemtap -t systemtap_bpf -w call \
+  -o systemtap.at=return -o systemtap_bpf.at=return > "$rout.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+  [ -z "$real_map" ] && grep -q "scripts/vm/fetch-system-map.sh $rel" "$rout.log" ||
+    { echo "FAIL: the at=return run: status $rc (System.map: ${real_map:-none real})"; tail -n 20 "$rout.log"; exit 1; }
+  echo "  return probes: refused with the hint (no real System.map for $rel here: scripts/vm/fetch-system-map.sh $rel)"
+else
+  PYTHONPATH="$src/tests/vm" /usr/bin/python3 - "$rout" <<'PY' || exit 1
+import glob, json, sys
+from guest_result import measured, overhead_ns
+bs = json.load(open(glob.glob(f"{sys.argv[1]}/results/*/result.json")[0]))["benchmarks"]
+assert sorted(b["tracer"] for b in bs) == ["systemtap", "systemtap_bpf"], [b["name"] for b in bs]
+for b in bs:
+    e, d = b["events"], b["tracer_details"]
+    assert measured(b) and e["verification"] == "passed", (b["name"], b.get("error"), e)
+    assert e["recorded"] == e["fired"] and e["lost"] == 0 and e["tracer_errors"] == 0, (b["name"], e)
+    assert d["at"] == "return" and d["module_source"] == "precompiled", (b["name"], d)
+    print(f"  {b['tracer']:13} call, at its return: {e['recorded']} events, overhead {overhead_ns(b, '.1f')}")
+PY
+fi
 if pgrep -f 'stapio .*tracebench_stap_|stapbpf .*tracebench_stap_' >/dev/null; then
   echo "FAIL: a stapio or stapbpf is left on the host"; exit 1
 fi

@@ -36,6 +36,7 @@ struct BuildArgs {
   std::vector<std::string> workloads;  // only these (none: every workload)
   std::vector<std::string> actions;    // these (none: count, a run's default)
   std::vector<unsigned> handlers;      // count scripts with these handler counts too (a run's ecbs)
+  bool at_return = false;              // user functions' return probes too (a run's at=return)
 };
 
 // The handler counts to compile a workload's script with: 1, those of
@@ -57,14 +58,24 @@ std::vector<Handlers> handler_variants(const BuildArgs& a, Runtime runtime, cons
   return v;
 }
 
-// Each action asked for with one handler, and count with the handler counts.
-std::vector<std::pair<std::string, Handlers>> script_variants(const BuildArgs& a, Runtime runtime,
-                                                              const std::string& workload) {
-  std::vector<std::pair<std::string, Handlers>> v;
+struct ScriptVariant {
+  std::string action;
+  Handlers handlers;
+  bool at_return = false;
+};
+
+// Each action asked for with one handler, and count with the handler
+// counts; with --at-return each of them on a user function's return too.
+std::vector<ScriptVariant> script_variants(const BuildArgs& a, Runtime runtime, const Workload& w) {
+  std::vector<ScriptVariant> v;
   for (const auto& action : a.actions.empty() ? std::vector<std::string>{"count"} : a.actions)
-    if (action != "count") v.emplace_back(action, Handlers{});
+    if (action != "count") v.push_back({action, Handlers{}});
   if (a.actions.empty() || std::find(a.actions.begin(), a.actions.end(), "count") != a.actions.end())
-    for (const Handlers& h : handler_variants(a, runtime, workload)) v.emplace_back("count", h);
+    for (const Handlers& h : handler_variants(a, runtime, w.name)) v.push_back({"count", h});
+  if (a.at_return && w.probe.kind == ProbeKind::kUserFunction) {
+    const std::size_t entries = v.size();
+    for (std::size_t i = 0; i < entries; ++i) v.push_back({v[i].action, v[i].handlers, true});
+  }
   return v;
 }
 
@@ -109,10 +120,11 @@ int run_build(const BuildArgs& a) {
     for (const Runtime runtime : {Runtime::kModule, Runtime::kBpf}) {
       if (a.runtime != "all" && a.runtime != to_string(runtime)) continue;
       if (!script_supports(w.probe, nullptr, runtime)) continue;
-      for (const auto& [action, handlers] : script_variants(a, runtime, w.name)) {
+      for (const auto& [action, handlers, at_return] : script_variants(a, runtime, w)) {
         StapScript s;
         // Without --kmod the companion module's probes are left out.
-        if (!make_script(w.probe, action, targets, &s, runtime, handlers) || !done.insert(s.module).second) continue;
+        if (!make_script(w.probe, action, targets, &s, runtime, handlers, at_return) || !done.insert(s.module).second)
+          continue;
         double seconds = 0;
         bool cached = false;
         if (Status st = compile_module(tree, s, files, &seconds, &cached); !st) {
@@ -125,7 +137,8 @@ int run_build(const BuildArgs& a) {
           std::cerr << "tracebench systemtap build: copy " << s.module << ".ko: " << ec.message() << "\n";
           return 1;
         }
-        std::cerr << "systemtap: " << compiled_file(s) << " (" << w.probe.name << ", " << action
+        std::cerr << "systemtap: " << compiled_file(s) << " (" << w.probe.name << (at_return ? " return" : "") << ", "
+                  << action
                   << (handlers.count > 1 ? ", " + std::to_string(handlers.count) + " handlers" : std::string())
                   << "): " << (cached ? "cached" : "compiled in " + std::to_string(static_cast<int>(seconds)) + " s")
                   << "\n";
@@ -157,6 +170,7 @@ void install(CLI::App& app, int* exit_status) {
                    "Count scripts with this many handlers too, extra filters holding and failing (repeatable; a "
                    "run's -o systemtap.ecbs=N)")
       ->check(CLI::Range(1u, kMaxHandlers));
+  build->add_flag("--at-return", args->at_return, "User functions' return probes too (a run's -o systemtap.at=return)");
   build->add_flag("--model-sweep", args->model_sweep,
                   "Also the handler counts `model suite` sweeps (ecbs, extra_predicate) on the scenarios' workloads");
   build->add_option("--runtime", args->runtime, "Which runtime's scripts: module (.ko), bpf (.bo, for stapbpf) or all")

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 
 #include "stap_spawn.h"
@@ -81,6 +82,59 @@ std::string cache_root() {
   return base + "/tracebench/systemtap";
 }
 
+std::string release_of_headers(const std::string& headers) {
+  fs::path p = fs::path(headers).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // a trailing '/'
+  const std::string name = p.filename().string();
+  const std::string prefix = "linux-headers-";
+  if (name.rfind(prefix, 0) == 0) return name.substr(prefix.size());
+  if (name == "build" && p.parent_path().parent_path().filename() == "modules")
+    return p.parent_path().filename().string();
+  return "";
+}
+
+bool is_real_system_map(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  int lines = 0;
+  while (lines < 2 && std::getline(f, line)) {
+    if (line.find("The real System.map is in") != std::string::npos) return false;
+    ++lines;
+  }
+  return lines >= 2;
+}
+
+std::string real_system_map(const std::string& release) {
+  if (release.empty()) return "";
+  for (const std::string& path : {cache_root() + "/System.map-" + release, "/usr/lib/debug/boot/System.map-" + release,
+                                  "/boot/System.map-" + release})
+    if (is_real_system_map(path)) return path;
+  return "";
+}
+
+std::string compile_hint(const std::string& log_text, const std::string& release) {
+  if (log_text.find("process return probes not available") == std::string::npos) return "";
+  const std::string rel = release.empty() ? "<release>" : release;
+  return "SystemTap compiles a user function's return probe only when the kernel's System.map names "
+         "arch_uretprobe_hijack_return_addr, and there is no real System.map for " +
+         rel + " here (Debian's headers carry none; /boot's is a placeholder; the real one is in linux-image-" + rel +
+         "-dbg): scripts/vm/fetch-system-map.sh " + rel + " keeps it in tracebench's cache (~35 s, no install)";
+}
+
+namespace {
+
+// Links build/System.map to the kernel's real one when there is one and
+// the link is not there yet (a tree made before it was fetched gets it now).
+void link_system_map(const std::string& build, const std::string& release) {
+  const std::string map = real_system_map(release);
+  std::error_code ec;
+  if (map.empty() || fs::exists(build + "/System.map", ec)) return;
+  fs::remove(build + "/System.map", ec);  // a link left dangling
+  fs::create_symlink(map, build + "/System.map", ec);
+}
+
+}  // namespace
+
 Status prepare_tree(const std::string& headers, CompileTree* out) {
   std::error_code ec;
   const fs::path real = fs::canonical(headers, ec);
@@ -102,9 +156,11 @@ Status prepare_tree(const std::string& headers, CompileTree* out) {
     if (ec && !fs::exists(build + "/.config")) return Status::error("rename " + tmp + ": " + ec.message());
     fs::remove_all(tmp, ec);
   }
+  link_system_map(build, release_of_headers(headers));
   TB_TRY(copy_runtime(real.string(), common, dir + "/runtime"));
   fs::create_directories(dir + "/modules", ec);
   out->build = build;
+  out->release = release_of_headers(headers);
   out->runtime = dir + "/runtime";
   out->modules = dir + "/modules";
   return Status::ok();
@@ -193,9 +249,13 @@ Status compile_module(const CompileTree& tree, const StapScript& script, const C
   int status = 0;
   if (st) st = run_logged(stap_argv(tree, script, sysroot), work, work + "/stap.log", &status);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (st && status != 0)
+  if (st && status != 0) {
+    std::ifstream log(work + "/stap.log");
+    const std::string hint = compile_hint(std::string(std::istreambuf_iterator<char>(log), {}), tree.release);
     st = Status::error("stap -p4 of " + script.module + " against " + tree.build + " failed (status " +
-                       std::to_string(status) + "):" + tail_of(work + "/stap.log", 12));
+                       std::to_string(status) + "):" + tail_of(work + "/stap.log", 12) +
+                       (hint.empty() ? "" : "\n" + hint));
+  }
   if (st) {
     fs::copy_file(work + "/" + compiled_file(script), ko + ".tmp", fs::copy_options::overwrite_existing, ec);
     if (!ec) fs::rename(ko + ".tmp", ko, ec);

@@ -15,6 +15,7 @@ struct CompileTree {
   std::string build;    // the build tree stap -r gets
   std::string runtime;  // the runtime stap -R gets
   std::string modules;  // where compiled modules are cached for this tree
+  std::string release;  // the kernel release the headers are for (may be empty)
 };
 
 // ~/.cache/tracebench/systemtap (XDG_CACHE_HOME honoured).
@@ -29,7 +30,26 @@ std::string cache_root();
 //    task_work_cancel(task, func) to task_work_cancel_func() (6.1.y stable
 //    took that change after SystemTap 4.8 was released; the runtime would
 //    not compile).
+//  - build/System.map -> the kernel's real System.map where one is here
+//    (real_system_map): stap takes the kernel's functions from it, and
+//    compiles a user function's return probe only when it names
+//    arch_uretprobe_hijack_return_addr; Debian's headers carry none and
+//    /boot's is a placeholder.
 Status prepare_tree(const std::string& headers, CompileTree* out);
+
+// The kernel release a headers folder is for (linux-headers-<release>, or
+// /lib/modules/<release>/build); empty when its name does not say.
+std::string release_of_headers(const std::string& headers);
+// A System.map with the kernel's symbols, not Debian's one-line placeholder.
+bool is_real_system_map(const std::string& path);
+// The first real System.map of `release` among: the one
+// scripts/systemtap/fetch-system-map.sh keeps in cache_root(), the
+// linux-image-<release>-dbg package's (/usr/lib/debug/boot), /boot's;
+// empty when there is none.
+std::string real_system_map(const std::string& release);
+// What a failed compile's log needs said beside it: why stap refused a
+// return probe on a user function (no real System.map), else empty.
+std::string compile_hint(const std::string& log_text, const std::string& release);
 
 // Compiles `script` to <tree.modules>/<module>.ko unless it is there;
 // `seconds` gets stap's time (0 when the cached module was used).

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "tracers/common/return_probe.h"
+
 namespace tracebench::systemtap {
 
 // Syscalls without arguments only: enable() makes the syscall itself to see
@@ -123,10 +125,12 @@ Status check_stap_path(const std::string& path) {
 namespace {
 
 // The probe point of a user-space site in the executable at `exe`, every
-// string quoted for stap (stap_string).
-std::string user_point(const ProbePoint& probe, const std::string& exe) {
+// string quoted for stap (stap_string); a function's return probe when
+// `at_return`.
+std::string user_point(const ProbePoint& probe, const std::string& exe, bool at_return) {
   if (probe.kind == ProbeKind::kUserFunction)
-    return fmt::format("process({}).function({})", stap_string(exe), stap_string(probe.target));
+    return fmt::format("process({}).function({}){}", stap_string(exe), stap_string(probe.target),
+                       at_return ? ".return" : "");
   std::string provider, name;
   usdt_parts(probe.target, &provider, &name);
   return fmt::format("process({}).provider({}).mark({})", stap_string(exe), stap_string(provider), stap_string(name));
@@ -197,7 +201,7 @@ std::string event_statement(const std::string& action) {
 //    the function until kLiveLine; its first call names the process, whose
 //    other threads' calls are counted.
 std::string bpf_text(const ProbePoint& probe, const std::string& action, const std::string& lines,
-                     const std::string& exe, const Handlers& handlers, Liveness* liveness) {
+                     const std::string& exe, const Handlers& handlers, bool at_return, Liveness* liveness) {
   std::string point, body, holds, fails;
   if (probe.kind == ProbeKind::kSyscall) {
     const long nr = syscall_number(probe.target);
@@ -214,7 +218,7 @@ std::string bpf_text(const ProbePoint& probe, const std::string& action, const s
         fmt::arg("live", kLiveSyscallNr), fmt::arg("live_line", kLiveLine));
   } else {
     *liveness = Liveness::kLiveThread;
-    point = user_point(probe, exe);
+    point = user_point(probe, exe, at_return);
     holds = "tb_live != 0 && pid() == tb_live && tid() != target()";
     fails = fmt::format("tb_live != 0 && pid() == tb_live + {}", kNoPidOffset);
     body = fmt::format(
@@ -239,7 +243,7 @@ std::string bpf_text(const ProbePoint& probe, const std::string& action, const s
 
 // staprun runs it: the pid (and the syscall number) are module parameters.
 std::string module_text(const ProbePoint& probe, const std::string& action, const std::string& lines,
-                        const std::string& exe, const Handlers& handlers, StapScript* s) {
+                        const std::string& exe, const Handlers& handlers, bool at_return, StapScript* s) {
   std::string point, filter = "pid() == tb_pid", globals = "global tb_pid = 0\n";
   s->liveness = Liveness::kLiveCount;
   if (probe.kind == ProbeKind::kSyscall) {
@@ -259,7 +263,7 @@ std::string module_text(const ProbePoint& probe, const std::string& action, cons
     // A uprobe on the executable's file (every process that maps it), the
     // pid filtered in the handler; a USDT site's semaphore is set by the
     // runtime for each process it finds.
-    point = user_point(probe, exe);
+    point = user_point(probe, exe, at_return);
     if (probe.kind == ProbeKind::kUsdt) s->liveness = Liveness::kSemaphore;
   }
   // Extra handlers that never hold compare the pid with tb_nopid, a
@@ -300,7 +304,8 @@ bool usdt_parts(const std::string& target, std::string* provider, std::string* n
 }
 
 Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
-                   Runtime runtime, Handlers handlers) {
+                   Runtime runtime, Handlers handlers, bool at_return) {
+  TB_TRY(common::check_at_return("systemtap", at_return, probe));
   if (handlers.count < 1 || handlers.count > kMaxHandlers)
     return Status::error(fmt::format("systemtap: {} handlers: 1..{}", handlers.count, kMaxHandlers));
   if (action != "count" && action != "record")
@@ -317,10 +322,11 @@ Status make_script(const ProbePoint& probe, const std::string& action, const Scr
   TB_TRY(build_lines(probe, targets, &s, &lines));
   if (handlers.count == 1) handlers.extra_holds = true;  // no extra handler: nothing to say of them
   s.handlers = handlers;
+  s.at_return = at_return;
   if (runtime == Runtime::kBpf) {
-    s.text = bpf_text(probe, action, lines, targets.exe_path, handlers, &s.liveness);
+    s.text = bpf_text(probe, action, lines, targets.exe_path, handlers, at_return, &s.liveness);
   } else {
-    s.text = module_text(probe, action, lines, targets.exe_path, handlers, &s);
+    s.text = module_text(probe, action, lines, targets.exe_path, handlers, at_return, &s);
   }
   s.module = module_name(s.text);
   *out = std::move(s);

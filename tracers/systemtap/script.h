@@ -69,6 +69,9 @@ enum class Liveness {
 struct StapScript {
   Runtime runtime = Runtime::kModule;
   Handlers handlers;
+  // A user function's return probe (`.return`, a uretprobe) instead of its
+  // entry (the tracer option at=return).
+  bool at_return = false;
   Liveness liveness = Liveness::kLiveCount;
   std::string text;
   std::string module;  // tracebench_stap_<16 hex digits of the text's hash>
@@ -108,8 +111,9 @@ std::string stap_string(const std::string& s);
 // wildcards process("...") expands (* ? [ ]).
 Status check_stap_path(const std::string& path);
 
+// `at_return`: on a user function, its `.return` probe (refused on others).
 Status make_script(const ProbePoint& probe, const std::string& action, const ScriptTargets& targets, StapScript* out,
-                   Runtime runtime = Runtime::kModule, Handlers handlers = {});
+                   Runtime runtime = Runtime::kModule, Handlers handlers = {}, bool at_return = false);
 // The compiled file's name: <module>.ko, or <module>.bo for the BPF runtime.
 std::string compiled_file(const StapScript& s);
 // Whether make_script() accepts the probe kind (the reason when it does not).

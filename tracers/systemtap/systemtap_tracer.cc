@@ -21,6 +21,7 @@
 #include "tracebench/handler_count.h"
 #include "tracers/common/names.h"
 #include "tracers/common/proc.h"
+#include "tracers/common/return_probe.h"
 #include "build_id.h"
 #include "tracebench_kmod_abi.h"
 #include "compile.h"
@@ -52,7 +53,10 @@ const OptionSchema& SystemtapTracer::option_schema() const {
                   "handler-count sweep for `tracebench model fit`; each count is a script compiled of its own)",
                   kMaxHandlers),
       extra_predicate_option("with ecbs > 1: the extra handlers' filter holds (`true`: each counts every event, "
-                             "checked) or never holds (`false`: a pid no task has, compared on every event)")};
+                             "checked) or never holds (`false`: a pid no task has, compared on every event)"),
+      common::at_option("on a user function: `process(...).function(...)` at its entry, or its `.return` probe "
+                        "(a uretprobe: the kernel replaces the return address at entry and fires when the "
+                        "function returns)")};
   return schema;
 }
 
@@ -63,7 +67,7 @@ Status SystemtapTracer::validate(const AttachSpec& spec) const {
   StapScript s;
   // The build-ids and the executable are known at attach(); any stands in here.
   return make_script(spec.probe, spec.action, ScriptTargets{.kmod_build_id = "0", .exe_path = "/", .exe_build_id = "0"},
-                     &s, runtime_, handlers_of(v));
+                     &s, runtime_, handlers_of(v), v.text("at") == "return");
 }
 
 namespace {
@@ -101,7 +105,7 @@ Status SystemtapTracer::attach(const AttachSpec& spec) {
   pid_ = spec.pid ? spec.pid : getpid();
   ScriptTargets targets;
   TB_TRY(script_targets(spec.probe, runtime_, pid_, &targets));
-  TB_TRY(make_script(spec.probe, spec.action, targets, &script_, runtime_, handlers_of(v)));
+  TB_TRY(make_script(spec.probe, spec.action, targets, &script_, runtime_, handlers_of(v), v.text("at") == "return"));
   action_ = spec.action;
   records_read_ = 0;
   target_ = spec.probe.target;
@@ -432,6 +436,7 @@ nlohmann::json SystemtapTracer::details() const {
   if (!warnings_.empty()) d["stap_warnings"] = warnings_;
   if (transport_failures_) d["transport_failures"] = transport_failures_;
   d["per_session"] = per_session_;
+  if (script_.at_return) d["at"] = "return";
   if (action_ == "record") d["records_read"] = records_read_;
   put_handler_count(&d, script_.handlers.count, script_.handlers.extra_holds);
   return d;
