@@ -1,6 +1,7 @@
 // The `at` option of the adapters that place a user function's uprobe as a
-// tracefs uprobe event or through the uprobe PMU (ftrace, perf): `entry`, or
-// `return` for a return probe (a uretprobe) on the same function.  Declared
+// tracefs uprobe event, through the uprobe PMU or in a stap script (ftrace,
+// perf, systemtap): `entry`, or `return` for a return probe (a uretprobe) on
+// the same function.  Declared
 // once, with its refusal on a probe that is not a user function; each
 // tracer's help says how it makes the return probe.
 #pragma once
