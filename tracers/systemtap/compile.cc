@@ -156,11 +156,11 @@ Status prepare_tree(const std::string& headers, CompileTree* out) {
     if (ec && !fs::exists(build + "/.config")) return Status::error("rename " + tmp + ": " + ec.message());
     fs::remove_all(tmp, ec);
   }
-  link_system_map(build, release_of_headers(headers));
+  out->release = release_of_headers(headers);
+  link_system_map(build, out->release);
   TB_TRY(copy_runtime(real.string(), common, dir + "/runtime"));
   fs::create_directories(dir + "/modules", ec);
   out->build = build;
-  out->release = release_of_headers(headers);
   out->runtime = dir + "/runtime";
   out->modules = dir + "/modules";
   return Status::ok();
