@@ -33,6 +33,22 @@ CpuGaps gaps_in(const std::vector<std::uint64_t>& typical, const std::vector<std
   return g;
 }
 
+double short_gap_share(const std::vector<std::uint64_t>& gaps, const std::vector<std::uint64_t>& ends,
+                       std::uint64_t span, int windows, double threshold_ns, double tsc_hz) {
+  if (span == 0 || windows < 1 || !(tsc_hz > 0)) return 0;
+  std::vector<double> in_window(static_cast<std::size_t>(windows), 0);
+  for (std::size_t i = 0; i < gaps.size() && i < ends.size(); ++i) {
+    const double ns = static_cast<double>(gaps[i]) / tsc_hz * 1e9;
+    if (ns <= threshold_ns || ns >= kPreemptionNs) continue;
+    const auto w = std::min<std::uint64_t>(static_cast<std::uint64_t>(windows) - 1,
+                                           ends[i] * static_cast<std::uint64_t>(windows) / span);
+    in_window[w] += ns;
+  }
+  const double window_ns = static_cast<double>(span) / tsc_hz * 1e9 / windows;
+  for (double& ns : in_window) ns /= window_ns;
+  return summarize(std::move(in_window)).p50;
+}
+
 CpuGaps survey_cpu_gaps(double seconds, double tsc_hz) {
   // The typical difference first, from a short run of reads into memory
   // touched beforehand; then the gaps alone, into memory touched beforehand
@@ -45,7 +61,7 @@ CpuGaps survey_cpu_gaps(double seconds, double tsc_hz) {
     d = now - prev;
     prev = now;
   }
-  std::vector<std::uint64_t> gaps(1 << 16, 0);
+  std::vector<std::uint64_t> gaps(1 << 16, 0), ends(1 << 16, 0);
   std::size_t found = 0;
   const auto could_be_gap = static_cast<std::uint64_t>(500e-9 * tsc_hz);
   const auto span = static_cast<std::uint64_t>(seconds * tsc_hz);
@@ -53,10 +69,16 @@ CpuGaps survey_cpu_gaps(double seconds, double tsc_hz) {
   prev = start;
   for (std::uint64_t now = start; now - start < span; prev = now) {
     now = seen_tsc(__rdtsc());
-    if (now - prev > could_be_gap && found < gaps.size()) gaps[found++] = now - prev;
+    if (now - prev > could_be_gap && found < gaps.size()) {
+      ends[found] = now - start;
+      gaps[found++] = now - prev;
+    }
   }
   gaps.resize(found);
-  return gaps_in(deltas, gaps, static_cast<double>(prev - start) / tsc_hz, tsc_hz);
+  ends.resize(found);
+  CpuGaps g = gaps_in(deltas, gaps, static_cast<double>(prev - start) / tsc_hz, tsc_hz);
+  g.short_share = short_gap_share(gaps, ends, prev - start, kShareWindows, g.threshold_ns, tsc_hz);
+  return g;
 }
 
 double sample_cap_cycles(const CpuGaps& g, double tsc_hz, double min_sample_cycles) {

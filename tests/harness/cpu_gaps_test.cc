@@ -40,6 +40,27 @@ TEST(CpuGaps, ASlowReadRaisesTheThreshold) {
   EXPECT_DOUBLE_EQ(g.threshold_ns, 1000);
 }
 
+// Five windows of 1 ms (2e6 cycles at 2 GHz): 2 us gaps, one every 100 us
+// (2%), in each; a preemption (30 us) and a gap under the threshold count in
+// none.  A burst of ten times as many in one window does not move the
+// median window's share; the same burst everywhere does.
+TEST(CpuGaps, TheShortShareIsTheMedianWindowsAndLeavesPreemptionsOut) {
+  std::vector<std::uint64_t> gaps, ends;
+  auto add = [&](std::uint64_t end, std::uint64_t cycles) {
+    ends.push_back(end);
+    gaps.push_back(cycles);
+  };
+  for (std::uint64_t t = 100000; t < 10000000; t += 200000) add(t, 4000);
+  add(3000000, 60000);  // a preemption: 30 us
+  add(3000001, 900);    // under a 500 ns threshold
+  EXPECT_NEAR(short_gap_share(gaps, ends, 10000000, 5, 500, kHz), 0.02, 1e-12);
+  for (std::uint64_t t = 10000; t < 2000000; t += 20000) add(t, 4000);  // a burst in the first window
+  EXPECT_NEAR(short_gap_share(gaps, ends, 10000000, 5, 500, kHz), 0.02, 1e-12);
+  for (std::uint64_t t = 2010000; t < 10000000; t += 20000) add(t, 4000);
+  EXPECT_NEAR(short_gap_share(gaps, ends, 10000000, 5, 500, kHz), 0.22, 1e-12);
+  EXPECT_EQ(short_gap_share({}, {}, 0, 5, 500, kHz), 0) << "nothing surveyed";
+}
+
 TEST(CpuGaps, TheSampleCapLetsOneSampleInTenBeHit) {
   CpuGaps g;
   g.per_second = 5000;  // one every 200 us: 20 us samples are hit one time in ten

@@ -18,6 +18,9 @@
 namespace tracebench {
 
 inline constexpr double kHitShare = 0.1;  // of samples a gap may hit, at the cap
+// A gap this long or longer is another task run on the CPU (a preemption),
+// not an exit to the hypervisor or an interrupt's handler.
+inline constexpr double kPreemptionNs = 20000;
 
 struct CpuGaps {
   double window_s = 0;               // how long the survey read
@@ -25,6 +28,7 @@ struct CpuGaps {
   double per_second = 0;             // count / window
   double median_ns = 0, p90_ns = 0;  // their lengths
   double share = 0;                  // of the window spent in them (the time taken)
+  double short_share = 0;            // of the window in those under kPreemptionNs (short_gap_share)
   double threshold_ns = 0;           // a read-to-read difference above this is a gap
 };
 
@@ -33,6 +37,15 @@ struct CpuGaps {
 // the median of `typical` differences).  Pure, for tests.
 CpuGaps gaps_in(const std::vector<std::uint64_t>& typical, const std::vector<std::uint64_t>& candidates,
                 double window_s, double tsc_hz);
+
+// The share of time the host's short gaps take: of each of `windows` equal
+// windows of a `span`-cycle survey, the time in `gaps` (cycles, each ending
+// `ends` cycles in) above `threshold_ns` and under kPreemptionNs; the
+// median over the windows, so that a burst in one of them does not set it.
+// Pure, for tests.
+inline constexpr int kShareWindows = 5;
+double short_gap_share(const std::vector<std::uint64_t>& gaps, const std::vector<std::uint64_t>& ends,
+                       std::uint64_t span, int windows, double threshold_ns, double tsc_hz);
 
 // Reads the TSC back to back on the calling (pinned) thread for `seconds`.
 CpuGaps survey_cpu_gaps(double seconds, double tsc_hz);
