@@ -242,6 +242,8 @@ void benchmark_fields(Io& io, Benchmark& b) {
   io.optional("warnings", b.warnings);
   io.nullable("overhead_cycles_per_event", b.overhead_cycles);
   io.nullable("overhead_ns_per_event", b.overhead_ns);
+  io.when_set("amortized_overhead_cycles_per_event", b.amortized_overhead_cycles);
+  io.when_set("amortized_overhead_ns_per_event", b.amortized_overhead_ns);
   io.object("events", [&](auto& e) { event_fields(e, b.events); });
   io.field("tracer_details", b.tracer_details);
   io.optional("interrupts_per_event", b.interrupts_per_event);
@@ -309,6 +311,7 @@ void to_json(json& j, const RunResult& r) {
                        {"median_ns", c.cpu_gaps->median_ns},
                        {"p90_ns", c.cpu_gaps->p90_ns},
                        {"share", c.cpu_gaps->share},
+                       {"short_share", c.cpu_gaps->short_share},
                        {"threshold_ns", c.cpu_gaps->threshold_ns},
                        {"sample_cap_cycles", c.sample_cap_cycles}};
 
@@ -371,7 +374,8 @@ void from_json(const json& j, RunResult& r) {
     g.at("median_ns").get_to(gaps.median_ns);
     g.at("p90_ns").get_to(gaps.p90_ns);
     g.at("threshold_ns").get_to(gaps.threshold_ns);
-    if (g.contains("share")) g.at("share").get_to(gaps.share);  // absent before it was written
+    if (g.contains("share")) g.at("share").get_to(gaps.share);                    // absent before it was written
+    if (g.contains("short_share")) g.at("short_share").get_to(gaps.short_share);  // likewise
     g.at("sample_cap_cycles").get_to(c.sample_cap_cycles);
     c.cpu_gaps = gaps;
   }

@@ -419,6 +419,7 @@ Status run_benchmarks(const RunOptions& opt, const Plan& plan, RunResult* run, s
     ctx.cpu_gaps = survey_cpu_gaps(opt.quick ? 0.05 : 0.1, m.clock.tsc_hz);
   }
   m.sample_cap_cycles = sample_cap_cycles(*ctx.cpu_gaps, m.clock.tsc_hz, m.clock.min_sample_cycles);
+  m.host_share = ctx.cpu_gaps->short_share;
   ctx.sample_cap_cycles = m.sample_cap_cycles;
   TB_TRY(describe_machine(opt, sys, facts, m, counters, &ctx));
   describe_build(opt, plan, counters, &ctx);

@@ -22,6 +22,7 @@ struct Machine {
   ClockPlan clock;                  // how regions are read, migrations detected, the floor
   double sample_cap_cycles = 0;     // the longest a traced sample may span (cpu_gaps.h); 0: no cap
   double interrupt_gap_cycles = 0;  // a sample this much above the median was hit
+  double host_share = 0;            // of the measured CPU's time the host's short gaps take (cpu_gaps.h)
   int measured_cpu = 0;
   Counters* counters = nullptr;
 };

@@ -75,7 +75,8 @@ class DelayTracer final : public Tracer {
         {.name = "first_pass_every",
          .type = OptionSpec::Type::kUint,
          .help = "the first pass comes again every N traced events (0: once): a cost that keeps changing level, as "
-                 "on a host that alternates between a fast and a slow mode",
+                 "on a host that alternates between a fast and a slow mode; with first_pass_events=1, a cost paid "
+                 "once in N events, as a tracer's buffer page (the amortized overhead's known answer)",
          .default_value = "0",
          .min = 0,
          .max = 100000000},

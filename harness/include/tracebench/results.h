@@ -229,6 +229,13 @@ struct BenchmarkResult {
   // traced - baseline per repetition; median and its CI across repetitions.
   std::optional<MedianCI> overhead_cycles;
   std::optional<MedianCI> overhead_ns;
+  // The same with the costs a tracer pays once in many events (a buffer
+  // page, a wakeup) spread over them: per repetition, the traced block's
+  // mean less the baseline's, the host's share of the difference taken off
+  // (sample_book.h); what throughput follows.  Absent in results written
+  // before it, or when fewer than two repetitions counted.
+  std::optional<MedianCI> amortized_overhead_cycles;
+  std::optional<MedianCI> amortized_overhead_ns;
   EventsResult events;
   std::optional<ConsumerResult> consumer;
   nlohmann::json tracer_details = nlohmann::json::object();

@@ -12,7 +12,10 @@
 //     count, gives no figure: finish() returns the reason, and the benchmark
 //     is an error;
 //   - more than kMaxExcludedShare of a variant's samples excluded is a
-//     warning in the result (the figure stands, flagged).
+//     warning in the result (the figure stands, flagged);
+//   - beside the median overhead, an amortized one (amortize()): what a
+//     cost paid once in many events (a tracer's buffer page, a wakeup) adds
+//     to each event, which the median sample leaves out.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,9 @@ namespace tracebench {
 
 inline constexpr double kMaxExcludedShare = 0.20;
 inline constexpr double kMinKeptShareForRepetition = 0.5;
+// The amortized overhead's interval above the median overhead by this share
+// of it: a warning in the result (the median leaves out that much).
+inline constexpr double kAmortizedShareWorthSaying = 0.03;
 
 // One block as timed: per-event cycles of each sample (floor subtracted,
 // divided by the batch), whether it migrated, counter deltas over the block.
@@ -45,6 +51,16 @@ class SampleBook {
   // the counters around an empty block costs, subtracted per block.
   SampleBook(double interrupt_gap_cycles, std::uint64_t batch, std::vector<double> empty_counter_delta = {},
              bool keep_rows = true);
+
+  // The amortized overhead of a repetition: the mean of the traced block's
+  // samples less the baseline block's, samples an interrupt hit included
+  // (those above their block's median by more than `preemption_cycles` for
+  // the whole sample are left out: a preemption, neither the tracer's nor
+  // the host's steady share), less what the host's gaps take of the time
+  // the traced events add (`host_share` of it: cpu_gaps.h's share; gaps
+  // hit a sample in proportion to its length).  Not called: no amortized
+  // figure.
+  void amortize(double host_share, double preemption_cycles);
 
   void add_block(bool traced, int repetition, const TimedBlock& b);
   // After both blocks of a repetition.
@@ -83,9 +99,10 @@ class SampleBook {
   double last_traced_events_per_second() const;
 
  private:
-  // One block as kept: its undisturbed per-event values and its counts.
+  // One block as kept: its undisturbed per-event values, those an
+  // interrupt hit (for the amortized figure), and its counts.
   struct Block {
-    std::vector<double> values;
+    std::vector<double> values, hit;
     std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0, all_events = 0;
     double seconds = 0;
     std::vector<double> counters;  // deltas less an empty block's
@@ -100,6 +117,11 @@ class SampleBook {
   // Every thread's events per second: the median over the counted
   // repetitions kept of their traced blocks.
   std::optional<double> traced_events_per_second() const;
+  // A block's mean per event (amortize()), around its median `median`.
+  double amortized_mean(const Block& b, double median) const;
+  // The amortized figure into `r`, and a warning when the median leaves
+  // out a share of it worth acting on.
+  void finish_amortized(double tsc_hz, BenchmarkResult* r) const;
 
   double gap_;
   std::uint64_t batch_;
@@ -108,6 +130,9 @@ class SampleBook {
   std::vector<Repetition> reps_;
   std::size_t first_kept_ = 0;  // into reps_
   std::vector<double> overhead_, left_out_overhead_;
+  bool amortize_ = false;
+  double host_share_ = 0, preemption_cycles_ = 0;
+  std::vector<double> amortized_;  // per counted repetition kept, as overhead_
   std::vector<SampleRow> rows_;
 };
 
