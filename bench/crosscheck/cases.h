@@ -13,8 +13,9 @@ namespace tracebench::crosscheck {
 
 // The suite's figure a case compares.
 enum class SuiteFigure {
-  kOverhead,  // traced minus untraced per event (median over repetitions)
-  kUntraced,  // the untraced cost per event (the baseline's median sample)
+  kOverhead,   // traced minus untraced per event (median over repetitions)
+  kAmortized,  // the same with costs paid once in many events spread over them
+  kUntraced,   // the untraced cost per event (the baseline's median sample)
 };
 
 // The independent side.

@@ -98,6 +98,9 @@ SuiteRound round_of(const Case& c, const SuiteSide& side, const RunResult& run) 
   if (side.figure == SuiteFigure::kUntraced) {
     r.figure_ns = b->baseline.ns.n ? b->baseline.ns.p50 : NAN;
     r.verified = true;  // nothing traced, nothing to verify
+  } else if (side.figure == SuiteFigure::kAmortized) {
+    r.figure_ns = b->amortized_overhead_ns ? b->amortized_overhead_ns->median : NAN;
+    r.verified = b->events.verification == "passed";
   } else {
     r.figure_ns = b->overhead_ns ? b->overhead_ns->median : NAN;
     r.verified = b->events.verification == "passed";
