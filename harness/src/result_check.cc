@@ -111,6 +111,22 @@ void check_interval(const std::string& where, const MedianCI& c, Checker* k) {
   if (c.n == 0) k->bad(where + ".n", "0 repetitions behind an interval");
 }
 
+// A figure given in cycles and in ns per event (`where`_cycles_per_event,
+// `where`_ns_per_event): each interval holds its median, and the ns are the
+// cycles at the run's TSC rate.
+void check_figure(const std::string& where, const std::optional<MedianCI>& cycles, const std::optional<MedianCI>& ns,
+                  double ns_per_cycle, Checker* k) {
+  if (cycles) check_interval(where + "_cycles_per_event", *cycles, k);
+  if (ns) check_interval(where + "_ns_per_event", *ns, k);
+  if (!cycles || !ns || k->failed()) return;
+  const MedianCI &cy = *cycles, &n = *ns;
+  if (!same(n.median, cy.median * ns_per_cycle) || !same(n.low, cy.low * ns_per_cycle) ||
+      !same(n.high, cy.high * ns_per_cycle))
+    k->bad(where + "_ns_per_event",
+           fmt::format("{} [{}, {}] ns is not the {} [{}, {}] cycles at the run's TSC rate (context.tsc.hz)", n.median,
+                       n.low, n.high, cy.median, cy.low, cy.high));
+}
+
 void check_variant(const std::string& where, const VariantResult& v, double lowest_cycles, double ns_per_cycle,
                    Checker* k) {
   check_summary(where + ".cycles_per_event", v.cycles, lowest_cycles, k);
@@ -185,16 +201,8 @@ void check_benchmark(std::size_t i, const BenchmarkResult& b, const RunContext& 
   const double lowest = b.batch > 0 ? -c.floor_cycles / static_cast<double>(b.batch) : -c.floor_cycles;
   check_variant(where + ".baseline", b.baseline, lowest, ns_per_cycle, k);
   check_variant(where + ".traced", b.traced, lowest, ns_per_cycle, k);
-  if (b.overhead_cycles) check_interval(where + ".overhead_cycles_per_event", *b.overhead_cycles, k);
-  if (b.overhead_ns) check_interval(where + ".overhead_ns_per_event", *b.overhead_ns, k);
-  if (b.overhead_cycles && b.overhead_ns && !k->failed()) {
-    const MedianCI &cy = *b.overhead_cycles, &ns = *b.overhead_ns;
-    if (!same(ns.median, cy.median * ns_per_cycle) || !same(ns.low, cy.low * ns_per_cycle) ||
-        !same(ns.high, cy.high * ns_per_cycle))
-      k->bad(where + ".overhead_ns_per_event",
-             fmt::format("{} [{}, {}] ns is not the {} [{}, {}] cycles at the run's TSC rate (context.tsc.hz)",
-                         ns.median, ns.low, ns.high, cy.median, cy.low, cy.high));
-  }
+  check_figure(where + ".overhead", b.overhead_cycles, b.overhead_ns, ns_per_cycle, k);
+  check_figure(where + ".amortized_overhead", b.amortized_overhead_cycles, b.amortized_overhead_ns, ns_per_cycle, k);
   if (b.events.timer_events_per_op) k->finite(where + ".events.timer_events_per_op", *b.events.timer_events_per_op);
   if (b.consumer) {
     k->finite(where + ".consumer.cpu_ns", b.consumer->cpu_ns);

@@ -207,6 +207,8 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
   if (!why.empty()) {
     r->overhead_cycles.reset();
     r->overhead_ns.reset();
+    r->amortized_overhead_cycles.reset();
+    r->amortized_overhead_ns.reset();
     r->events_per_second.reset();
     return why;
   }

@@ -56,10 +56,10 @@ class SampleBook {
   // samples less the baseline block's, samples an interrupt hit included
   // (those above their block's median by more than `preemption_cycles` for
   // the whole sample are left out: a preemption, neither the tracer's nor
-  // the host's steady share), less what the host's gaps take of the time
-  // the traced events add (`host_share` of it: cpu_gaps.h's share; gaps
-  // hit a sample in proportion to its length).  Not called: no amortized
-  // figure.
+  // the host's steady share), less what the host's short gaps take of the
+  // time the traced events add (`host_share` of it: cpu_gaps.h's
+  // short_share; gaps hit a sample in proportion to its length).  Not
+  // called: no amortized figure.
   void amortize(double host_share, double preemption_cycles);
 
   void add_block(bool traced, int repetition, const TimedBlock& b);
