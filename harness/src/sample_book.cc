@@ -147,6 +147,15 @@ struct Pooled {
   std::uint64_t samples = 0, excluded = 0, migrated = 0, events = 0;
 };
 
+// A figure in cycles per event as ns per event at `tsc_hz`.
+MedianCI in_ns(MedianCI c, double tsc_hz) {
+  const double k = 1e9 / tsc_hz;
+  c.median *= k;
+  c.low *= k;
+  c.high *= k;
+  return c;
+}
+
 }  // namespace
 
 std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& counter_names, BenchmarkResult* r) const {
@@ -216,14 +225,8 @@ std::string SampleBook::finish(double tsc_hz, const std::vector<std::string>& co
   if (dropped > 0)
     r->warnings.push_back(fmt::format("{} of {} repetitions dropped: a block kept fewer than {:.0f}% of its samples",
                                       dropped, reps, 100 * kMinKeptShareForRepetition));
-  MedianCI oc = median_ci(overhead_);
-  r->overhead_cycles = oc;
-  MedianCI on = oc;
-  double k = 1e9 / tsc_hz;
-  on.median *= k;
-  on.low *= k;
-  on.high *= k;
-  r->overhead_ns = on;
+  r->overhead_cycles = median_ci(overhead_);
+  r->overhead_ns = in_ns(*r->overhead_cycles, tsc_hz);
   finish_amortized(tsc_hz, r);
   return "";
 }
@@ -232,12 +235,8 @@ void SampleBook::finish_amortized(double tsc_hz, BenchmarkResult* r) const {
   r->amortized_overhead_cycles.reset();
   r->amortized_overhead_ns.reset();
   if (amortized_.size() < 2) return;
-  MedianCI c = median_ci(amortized_);
-  r->amortized_overhead_cycles = c;
-  const double k = 1e9 / tsc_hz;
-  c.median *= k;
-  c.low *= k;
-  c.high *= k;
+  r->amortized_overhead_cycles = median_ci(amortized_);
+  const MedianCI c = in_ns(*r->amortized_overhead_cycles, tsc_hz);
   r->amortized_overhead_ns = c;
   // Worth a warning where the interval of the amortized figure lies wholly
   // above the median figure by kAmortizedShareWorthSaying of it.
