@@ -21,10 +21,11 @@ usage: amortized.py TRACEBENCH [--simulate SPEC]
 """
 import glob
 import json
-import os
 import subprocess
 import sys
 import tempfile
+
+from simulated_host import host_env
 
 NS, EVERY, EXTRA_NS = 200, 200, 6000
 
@@ -55,10 +56,7 @@ def figures(b, what):
 
 def main():
     tb = sys.argv[1]
-    env = dict(os.environ)
-    if len(sys.argv) > 3 and sys.argv[2] == "--simulate":
-        env["TRACEBENCH_SIMULATE_HOST"] = sys.argv[3]
-    where = env.get("TRACEBENCH_SIMULATE_HOST", "this host")
+    env, where = host_env(sys.argv)
     added = EXTRA_NS / EVERY
     with tempfile.TemporaryDirectory(prefix="tracebench-amortized-") as work:
         stdout, b = run(tb, f"{work}/rare", env, rare=True)

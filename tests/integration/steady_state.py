@@ -22,10 +22,11 @@ usage: steady_state.py TRACEBENCH [--simulate SPEC]
 """
 import glob
 import json
-import os
 import subprocess
 import sys
 import tempfile
+
+from simulated_host import host_env
 
 NS, FIRST_NS = 200, 600
 # A quick block is 10 ms of traced events at the pilot's cost, which the
@@ -59,10 +60,7 @@ def near(b, what):
 
 def main():
     tb = sys.argv[1]
-    env = dict(os.environ)
-    if len(sys.argv) > 3 and sys.argv[2] == "--simulate":
-        env["TRACEBENCH_SIMULATE_HOST"] = sys.argv[3]
-    where = env.get("TRACEBENCH_SIMULATE_HOST", "this host")
+    env, where = host_env(sys.argv)
     with tempfile.TemporaryDirectory(prefix="tracebench-steady-") as work:
         # 1. A buffer the tracer declares slow on its first passes: the warm-up
         # goes round it twice.
