@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 
 #include "stap_spawn.h"
 #include "tracers/common/proc.h"
@@ -22,9 +23,9 @@ namespace {
 
 constexpr const char* kStapRuntime = "/usr/share/systemtap/runtime";
 
-// The tail of a log: the compiler's error is at its end.
-std::string tail_of(const std::string& path, std::size_t lines) {
-  std::ifstream in(path);
+// The tail of a log's text: the compiler's error is at its end.
+std::string tail_of(const std::string& text, std::size_t lines) {
+  std::istringstream in(text);
   std::vector<std::string> all;
   for (std::string l; std::getline(in, l);) all.push_back(l);
   std::string out;
@@ -251,10 +252,10 @@ Status compile_module(const CompileTree& tree, const StapScript& script, const C
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (st && status != 0) {
     std::ifstream log(work + "/stap.log");
-    const std::string hint = compile_hint(std::string(std::istreambuf_iterator<char>(log), {}), tree.release);
+    const std::string text(std::istreambuf_iterator<char>(log), {});
+    const std::string hint = compile_hint(text, tree.release);
     st = Status::error("stap -p4 of " + script.module + " against " + tree.build + " failed (status " +
-                       std::to_string(status) + "):" + tail_of(work + "/stap.log", 12) +
-                       (hint.empty() ? "" : "\n" + hint));
+                       std::to_string(status) + "):" + tail_of(text, 12) + (hint.empty() ? "" : "\n" + hint));
   }
   if (st) {
     fs::copy_file(work + "/" + compiled_file(script), ko + ".tmp", fs::copy_options::overwrite_existing, ec);
