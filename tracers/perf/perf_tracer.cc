@@ -187,56 +187,6 @@ Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
 
 PerfTracer::~PerfTracer() { teardown(); }
 
-namespace {
-std::atomic<int> g_uprobe_seq{0};
-
-Status write_uprobe_events(const std::string& line) {
-  const char* dir = tracefs_tracing_dir();
-  if (!dir) return Status::error("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
-  std::string path = std::string(dir) + "/uprobe_events";
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return errno_status("open " + path + " (needs CONFIG_UPROBE_EVENTS and root)", errno);
-  ssize_t n = write(fd, line.data(), line.size());
-  int err = errno;
-  close(fd);
-  if (n != static_cast<ssize_t>(line.size())) {
-    std::string shown = line;
-    if (!shown.empty() && shown.back() == '\n') shown.pop_back();
-    Status st = errno_status("write '" + shown + "' to " + path, err);
-    errno = err;
-    return st;
-  }
-  return Status::ok();
-}
-}  // namespace
-
-// "tracebench:tb<pid>_p<n>_<symbol>": the naming the cleanup of dead owners
-// (tracers/common/tracefs_leftovers.cc) recognises.
-// `where`: common::uprobe_location's place; an SDT note's semaphore in it is
-// the uprobe's reference counter, raised while an event on it is open (perf
-// probe's sdt_ events are written so).
-Status PerfTracer::create_uprobe_event(const std::string& symbol, const std::string& where) {
-  std::string sym;
-  for (char c : symbol) sym += (isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  std::string ev = common::owned_event_name("p" + std::to_string(g_uprobe_seq.fetch_add(1)) + "_" + sym);
-  if (ev.size() > 63) ev.resize(63);
-  const char* kind = config_.at_return ? "r:" : "p:";
-  TB_TRY(write_uprobe_events(kind + std::string(kUprobeGroup) + "/" + ev + " " + where + "\n"));
-  uprobe_event_ = ev;
-  return Status::ok();
-}
-
-void PerfTracer::remove_uprobe_event() noexcept {
-  if (uprobe_event_.empty()) return;
-  // EBUSY while an event is still open; teardown closes every fd first.
-  for (int i = 0; i < 50; ++i) {
-    if (write_uprobe_events("-:" + std::string(kUprobeGroup) + "/" + uprobe_event_ + "\n")) break;
-    if (errno != EBUSY) break;
-    usleep(20000);
-  }
-  uprobe_event_.clear();
-}
-
 std::string_view PerfTracer::description() const {
   return "perf_event_open on a tracepoint or uprobe, sample period 1, RAW|TID|TIME into per-CPU mmap "
          "rings drained by a pinned consumer thread (a profile probe: the firing thread's cpu-clock, sample period "
@@ -299,6 +249,10 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("perf option event= applies to syscall probes only");
   TB_TRY(common::check_at_return("perf", config.at_return, spec.probe));
+  if (config.ecbs > 1 && !spec.probe.more_sites.empty())
+    return Status::error("perf option ecbs=" + std::to_string(config.ecbs) + " applies to one site; " +
+                         spec.probe.name + " has " + std::to_string(1 + spec.probe.more_sites.size()) +
+                         " (an event each)");
   const bool profile = spec.probe.kind == ProbeKind::kProfile;
   if (config.profile_hz_given && !profile)
     return Status::error("perf option profile_hz applies to profile probes only");
@@ -408,6 +362,8 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   attr_ = a;
   filter_ = filter;
   pid_ = pid;
+  user_function_ = p.kind == ProbeKind::kUserFunction;
+  if (user_function_) TB_TRY(more_sites_.create(pid, p.more_sites, a, config_.uprobe_pmu, config_.at_return));
   TB_TRY(open_rings(a));
   // Opened once here so that attach() reports what cannot be traced, then
   // closed: an open but disabled event is not an untraced workload (a
@@ -468,7 +424,7 @@ Status PerfTracer::resolve_event(const ProbePoint& p, pid_t pid, std::string* fi
     // trace_uprobe, so a traced thread exiting does not disturb the others
     // (with the uprobe PMU each event owns a uprobe consumer, and hits of the
     // remaining threads were missed while an exiting thread's consumers went).
-    TB_TRY(create_uprobe_event(p.target, where));
+    TB_TRY(create_uprobe_event(p.target, where, config_.at_return, &uprobe_event_));
     int id = tracepoint_id(kUprobeGroup, uprobe_event_);
     if (id < 0) return Status::error("uprobe event " + std::string(kUprobeGroup) + ":" + uprobe_event_ + " has no id");
     type_ = PERF_TYPE_TRACEPOINT;
@@ -576,6 +532,38 @@ Status PerfTracer::open_rings(const perf_event_attr& a) {
   return Status::ok();
 }
 
+// One traced event of `tid` on the ring's CPU into the ring, as handler h;
+// *gone when the thread exited meanwhile (nothing opened).
+Status PerfTracer::open_traced_event(Ring& r, pid_t tid, const perf_event_attr& attr, unsigned h, bool* gone) {
+  perf_event_attr a = attr;
+  long fd = sys_perf_event_open(&a, tid, r.cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ESRCH) {
+      *gone = true;
+      return Status::ok();
+    }
+    int err = errno;
+    return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
+                         std::to_string(r.cpu) + (h ? ", handler " + std::to_string(h + 1) : "") +
+                         "): " + strerror(err) + (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
+  }
+  r.fds.push_back(static_cast<int>(fd));
+  r.handler.push_back(h);
+  ++handler_fds_[h];
+  if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.flush_fd) < 0)
+    return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
+  const std::string& filter = h > 0 && !config_.extra_predicate ? std::string(kFalseFilter) : filter_;
+  if (!filter.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) < 0)
+    return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter + "' on " + event_label_, errno);
+  if (config_.ecbs > 1) {
+    std::uint64_t id = 0;
+    if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) return errno_status("PERF_EVENT_IOC_ID", errno);
+    std::lock_guard<std::mutex> lock(ids_mu_);
+    ids_[id] = h;
+  }
+  return Status::ok();
+}
+
 Status PerfTracer::open_traced() {
   std::vector<pid_t> tids;
   if (profile_)
@@ -588,31 +576,13 @@ Status PerfTracer::open_traced() {
   for (auto& r : rings_) {
     for (pid_t tid : tids) {
       // Handler 0, then the extra handlers of option ecbs on the same
-      // tracepoint, thread and CPU, into the same ring.
-      for (unsigned h = 0; h < config_.ecbs; ++h) {
-        long fd = sys_perf_event_open(&attr_, tid, r.cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-          if (errno == ESRCH) break;  // thread exited meanwhile
-          int err = errno;
-          return Status::error("perf_event_open(" + event_label_ + ", tid " + std::to_string(tid) + ", cpu " +
-                               std::to_string(r.cpu) + (h ? ", handler " + std::to_string(h + 1) : "") + "): " +
-                               strerror(err) + (err == EACCES || err == EPERM ? " (needs root or CAP_PERFMON)" : ""));
-        }
-        r.fds.push_back(static_cast<int>(fd));
-        r.handler.push_back(h);
-        ++handler_fds_[h];
-        if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, r.flush_fd) < 0)
-          return errno_status("PERF_EVENT_IOC_SET_OUTPUT", errno);
-        const std::string& filter = h > 0 && !config_.extra_predicate ? std::string(kFalseFilter) : filter_;
-        if (!filter.empty() && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) < 0)
-          return errno_status("PERF_EVENT_IOC_SET_FILTER '" + filter + "' on " + event_label_, errno);
-        if (config_.ecbs > 1) {
-          std::uint64_t id = 0;
-          if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) return errno_status("PERF_EVENT_IOC_ID", errno);
-          std::lock_guard<std::mutex> lock(ids_mu_);
-          ids_[id] = h;
-        }
-      }
+      // tracepoint, thread and CPU, then a many-probe workload's further
+      // sites (handler 0 too: a call of any site is one event), into the
+      // same ring.
+      bool gone = false;
+      for (unsigned h = 0; h < config_.ecbs && !gone; ++h) TB_TRY(open_traced_event(r, tid, attr_, h, &gone));
+      for (const perf_event_attr& site : more_sites_.attrs())
+        if (!gone) TB_TRY(open_traced_event(r, tid, site, 0, &gone));
     }
     if (r.fds.empty()) return Status::error("no thread of pid " + std::to_string(pid_) + " could be traced");
   }
@@ -718,7 +688,7 @@ void PerfTracer::read_ring(Ring& r) {
       }
       if (static_cast<pid_t>(tid) == consumer_tid_) {
         flush_samples_.fetch_add(1, std::memory_order_relaxed);
-      } else if ((check_type_ && common_type != config_id_) || h < 0) {
+      } else if ((check_type_ && common_type != config_id_ && !more_sites_.has_type(common_type)) || h < 0) {
         foreign_.fetch_add(1, std::memory_order_relaxed);
       } else if (h == 0) {
         samples_.fetch_add(1, std::memory_order_relaxed);
@@ -895,6 +865,7 @@ nlohmann::json PerfTracer::details() const {
   nlohmann::json j = nlohmann::json::object();
   if (event_label_.empty()) return j;  // not attached
   j["event"] = event_label_;
+  if (user_function_) j["sites"] = 1 + more_sites_.size();
   j["rings"] = rings_.size();
   j["event_fds"] = opened_fds_;  // per enable(): threads x CPUs
   j["enables"] = enables_;
@@ -966,7 +937,10 @@ void PerfTracer::teardown() noexcept {
   }
   rings_.clear();
   uprobe_path_.clear();  // only after every event fd is closed
-  remove_uprobe_event();
+  remove_uprobe_event(uprobe_event_);
+  uprobe_event_.clear();
+  more_sites_.clear();
+  user_function_ = false;
   if (wake_fd_ >= 0) close(wake_fd_);
   wake_fd_ = -1;
   attached_ = false;

@@ -25,6 +25,7 @@
 #include "tracebench/tracer.h"
 #include "tracers/common/proc.h"
 #include "tracers/common/tracefs_leftovers.h"
+#include "uprobe_sites.h"
 
 namespace tracebench::perf {
 
@@ -67,6 +68,7 @@ class PerfTracer final : public Tracer {
   Availability available() override;
   std::vector<std::string> actions() const override { return {"count"}; }
   bool supports(const ProbePoint& probe) const override;
+  bool attaches_many_sites() const override { return true; }
   const OptionSchema& option_schema() const override { return perf::option_schema(); }
   ModelDescription model() const override;  // model.cc
   std::map<std::string, std::string> versions() const override;
@@ -106,10 +108,7 @@ class PerfTracer final : public Tracer {
   Status open_rings(const perf_event_attr& a);
   Status open_traced();
   void close_traced() noexcept;
-  // A uprobe event at `where` (common::uprobe_location: path:0xOFFSET, with
-  // an SDT semaphore as its reference counter).
-  Status create_uprobe_event(const std::string& symbol, const std::string& where);
-  void remove_uprobe_event() noexcept;
+  Status open_traced_event(Ring& r, pid_t tid, const perf_event_attr& attr, unsigned h, bool* gone);
   void consumer_main();
   void read_ring(Ring& ring);
   void flush_rings();
@@ -134,6 +133,8 @@ class PerfTracer final : public Tracer {
   std::string uprobe_path_;
   std::string uprobe_event_;  // tracefs uprobe event we created (group tracebench)
   static constexpr const char* kUprobeGroup = common::kDynamicEventGroup;  // tracefs_leftovers.h
+  bool user_function_ = false;
+  MoreSites more_sites_;  // a many-probe workload's further sites
   std::size_t page_size_ = 4096;
   int consumer_cpu_ = -1;
   // What open_traced() opens at every enable().
