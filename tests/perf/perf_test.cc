@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -706,6 +707,40 @@ INSTANTIATE_TEST_SUITE_P(HowAt, PerfManySitesTest,
                          [](const auto& info) {
                            return std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
+
+// pid_filter=other: the events are another process's (a fork that calls the
+// probed function 1000 times at the first enable), so this process's 3000
+// calls are not recorded and the other's 1000 are (the probe was live), both
+// ways of making the uprobe; the other process is gone after teardown; a
+// probe the other process cannot call is refused.
+TEST_F(PerfTest, PidFilterOtherRecordsTheOtherProcessAlone) {
+  void (*volatile fn)(void) = tb_perf_test_hot;
+  for (const char* how : {"tracefs", "pmu"}) {
+    SCOPED_TRACE(how);
+    tracebench::Status st = tracer.attach(spec_for(hot_probe(), {{"pid_filter", "other"}, {"uprobe", how}}));
+    ASSERT_TRUE(st.is_ok()) << st.message();
+    ASSERT_TRUE(tracer.enable().is_ok());
+    for (int i = 0; i < 3000; ++i) fn();
+    ASSERT_TRUE(tracer.disable().is_ok());
+    ASSERT_TRUE(tracer.drain().is_ok());
+    const EventCounts c = tracer.counts();
+    EXPECT_TRUE(c.probe_disabled);
+    EXPECT_EQ(c.recorded, 0u);
+    EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;
+    EXPECT_TRUE(tracebench::judge_events(c, 3000, 0, false).passed()) << c.disabled_detail;
+    const auto d = tracer.details();
+    EXPECT_EQ(d["other_calls"].get<std::uint64_t>(), 1000u) << d.dump();
+    EXPECT_EQ(d["kernel_hits"].get<std::uint64_t>(), 1000u) << d.dump();
+    const pid_t other = d["other_pid"].get<pid_t>();
+    ASSERT_GT(other, 0);
+    EXPECT_NE(other, getpid());
+    tracer.teardown();
+    EXPECT_NE(kill(other, 0), 0) << "the other process outlived teardown";
+  }
+  const tracebench::Status refused = tracer.validate(spec_for(getpid_probe(), {{"pid_filter", "other"}}));
+  EXPECT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.message().find("needs one user function"), std::string::npos) << refused.message();
+}
 
 TEST_F(PerfTest, MarkerIsNotSupported) {
   ProbePoint p{"marker:trace_marker", ProbeKind::kMarker, "trace_marker", 0, ""};

@@ -138,6 +138,14 @@ const OptionSchema& option_schema() {
        .words = {"tracefs", "pmu"}},
       common::at_option("on a user function: a uprobe at its entry, or a return probe (`r:` in "
                         "`uprobe_events`; the uprobe PMU's `retprobe` bit), which fires when the function returns"),
+      {.name = "pid_filter",
+       .type = T::kChoice,
+       .help = "whose hits a user-function probe is for: `self`, or another process of this binary that calls the "
+               "probed function 1000 times at the first enable (the proof the probe is live); the events are then "
+               "opened on that process's threads, so the kernel installs the breakpoint there alone (as `perf "
+               "record -p PID`) and no hit of the measured process is recorded",
+       .default_value = "self",
+       .words = {"self", "other"}},
       {.name = "sample",
        .type = T::kChoice,
        .help = "sample layout: RAW|TID|TIME, or perf record's IP|TID|TIME|CPU|PERIOD|RAW (the "
@@ -176,6 +184,7 @@ Status parse_spec_options(const AttachSpec& spec, PerfConfig* out) {
   if (v.has("clock")) c.clock = v.text("clock");
   c.uprobe_pmu = v.text("uprobe") == "pmu";
   c.at_return = v.text("at") == "return";
+  c.pid_other = v.text("pid_filter") == "other";
   c.record_layout = v.text("sample") == "record";
   c.ecbs = static_cast<unsigned>(v.number("ecbs"));
   c.extra_predicate = v.text("extra_predicate") == "true";
@@ -249,6 +258,13 @@ Status PerfTracer::validate(const AttachSpec& spec) const {
   if (!config.event.empty() && spec.probe.kind != ProbeKind::kSyscall)
     return Status::error("perf option event= applies to syscall probes only");
   TB_TRY(common::check_at_return("perf", config.at_return, spec.probe));
+  if (config.pid_other && (spec.probe.kind != ProbeKind::kUserFunction || spec.probe.address == 0 ||
+                           !spec.probe.more_sites.empty() || config.ecbs > 1 || (spec.pid > 0 && spec.pid != getpid())))
+    return Status::error(
+        "perf: pid_filter=other needs one user function with a known address (the other process "
+        "calls it), one handler, in the process that runs tracebench: user sites such as site_nop "
+        "or call, not " +
+        spec.probe.name);
   if (config.ecbs > 1 && !spec.probe.more_sites.empty())
     return Status::error("perf option ecbs=" + std::to_string(config.ecbs) + " applies to one site; " +
                          spec.probe.name + " has " + std::to_string(1 + spec.probe.more_sites.size()) +
@@ -291,6 +307,7 @@ Status PerfTracer::attach(const AttachSpec& spec) {
     ids_.clear();
   }
   opened_fds_ = enables_ = 0;
+  other_called_ = false;
   exact_ = true;
   check_type_ = true;
   profile_ = spec.probe.kind == ProbeKind::kProfile;
@@ -361,6 +378,10 @@ Status PerfTracer::open_events(const AttachSpec& spec) {
   }
   attr_ = a;
   filter_ = filter;
+  if (config_.pid_other) {
+    TB_TRY(other_.start(p.address));
+    pid = other_.pid();
+  }
   pid_ = pid;
   user_function_ = p.kind == ProbeKind::kUserFunction;
   if (user_function_) TB_TRY(more_sites_.create(pid, p.more_sites, a, config_.uprobe_pmu, config_.at_return));
@@ -632,6 +653,10 @@ Status PerfTracer::enable() {
   for (auto& r : rings_)
     for (int fd : r.fds)
       if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) return errno_status("PERF_EVENT_IOC_ENABLE", errno);
+  if (config_.pid_other && !other_called_) {
+    other_called_ = true;
+    if (Status s = other_.call(kOtherCalls); !s) return Status::error("perf: " + s.message());
+  }
   return Status::ok();
 }
 
@@ -825,6 +850,7 @@ EventCounts PerfTracer::counts() {
   c.lost = config_.ecbs > 1 ? kernel_lost_[0] : lost_.load();
   c.exact = exact_;
   c.consumer_wakeups = static_cast<std::int64_t>(wakeups_.load());
+  if (config_.pid_other) return other_process_counts(c);
   if (profile_) {
     c.timer_fired = timer_.fired();
     c.timer_windows = timer_.windows();
@@ -854,6 +880,26 @@ EventCounts PerfTracer::counts() {
   return c;
 }
 
+// pid_filter=other: the events were the other process's alone, so none of
+// this process's hits may be recorded, and all of the other's calls at the
+// first enable() must have been (the proof the probe was live).
+EventCounts PerfTracer::other_process_counts(EventCounts c) const {
+  const std::uint64_t other = c.recorded + c.lost;
+  c.probe_disabled = true;
+  c.recorded = other > kOtherCalls ? other - kOtherCalls : 0;
+  c.lost = 0;
+  c.disabled_detail = "the probe is for process " + std::to_string(other_.pid()) +
+                      " (its threads' events alone), which made " + std::to_string(other_called_ ? kOtherCalls : 0) +
+                      " calls at the first enable: " + std::to_string(other) + " recorded";
+  if (!other_called_ || other < kOtherCalls || lost_.load()) {
+    c.tracer_errors = 1;
+    c.tracer_error_detail = "the probe was not live for the other process: " + std::to_string(samples_.load()) +
+                            " of its " + std::to_string(other_called_ ? kOtherCalls : 0) + " calls recorded, " +
+                            std::to_string(lost_.load()) + " lost";
+  }
+  return c;
+}
+
 std::vector<ConsumerTask> PerfTracer::consumer_tasks() const {
   std::lock_guard<std::recursive_mutex> api_lock(api_mu_);
   if (consumer_tid_ == 0) return {};
@@ -866,6 +912,11 @@ nlohmann::json PerfTracer::details() const {
   if (event_label_.empty()) return j;  // not attached
   j["event"] = event_label_;
   if (user_function_) j["sites"] = 1 + more_sites_.size();
+  if (config_.pid_other) {
+    j["pid_filter"] = "other";
+    j["other_pid"] = other_.pid();
+    j["other_calls"] = other_called_ ? kOtherCalls : 0;
+  }
   j["rings"] = rings_.size();
   j["event_fds"] = opened_fds_;  // per enable(): threads x CPUs
   j["enables"] = enables_;
@@ -941,6 +992,8 @@ void PerfTracer::teardown() noexcept {
   uprobe_event_.clear();
   more_sites_.clear();
   user_function_ = false;
+  other_.stop();
+  other_called_ = false;
   if (wake_fd_ >= 0) close(wake_fd_);
   wake_fd_ = -1;
   attached_ = false;

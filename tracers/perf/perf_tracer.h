@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tracebench/tracer.h"
+#include "tracers/common/other_process.h"
 #include "tracers/common/proc.h"
 #include "tracers/common/tracefs_leftovers.h"
 #include "uprobe_sites.h"
@@ -39,6 +40,7 @@ struct PerfConfig {
   std::string clock;              // "" = perf's local clock; monotonic, monotonic_raw, boottime, tai
   bool uprobe_pmu = false;        // uprobe=pmu: the uprobe PMU instead of a tracefs uprobe event
   bool at_return = false;         // at=return: a return probe (uretprobe) on the user function
+  bool pid_other = false;         // pid_filter=other: the events on another process of this binary
   // sample=minimal: RAW|TID|TIME; sample=record: what `perf record -e <tp>`
   // asks for (IP|TID|TIME|CPU|PERIOD|RAW, sample_id_all), for comparing with it.
   bool record_layout = false;
@@ -135,6 +137,12 @@ class PerfTracer final : public Tracer {
   static constexpr const char* kUprobeGroup = common::kDynamicEventGroup;  // tracefs_leftovers.h
   bool user_function_ = false;
   MoreSites more_sites_;  // a many-probe workload's further sites
+  // pid_filter=other: the process the events are opened on, and whether it
+  // made its calls (at the first enable()).
+  common::OtherProcess other_;
+  bool other_called_ = false;
+  static constexpr std::uint64_t kOtherCalls = 1000;
+  EventCounts other_process_counts(EventCounts c) const;
   std::size_t page_size_ = 4096;
   int consumer_cpu_ = -1;
   // What open_traced() opens at every enable().
