@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <locale>
+#include <sstream>
 
 namespace tracebench {
 namespace {
@@ -230,6 +231,26 @@ TEST(Results, CsvHasOneRowPerBenchmarkAndQuotesErrors) {
   std::string csv = summary_csv(r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   EXPECT_NE(csv.find("\"bad, \"\"quoted\"\"\""), std::string::npos);
+}
+
+// summary.csv ends with the amortized figure: its cycles, interval and ns
+// where the benchmark has one, empty fields where it has none.
+TEST(Results, CsvEndsWithTheAmortizedFigure) {
+  RunResult r = sample_run();
+  r.benchmarks[0].amortized_overhead_cycles = MedianCI{9.5, 9.0, 10.25, 0.5, 2};
+  r.benchmarks[0].amortized_overhead_ns = MedianCI{3.8, 3.6, 4.1, 0.5, 2};
+  r.benchmarks[1].amortized_overhead_cycles.reset();
+  r.benchmarks[1].amortized_overhead_ns.reset();
+  std::istringstream in(summary_csv(r));
+  std::string header, first, second;
+  std::getline(in, header);
+  std::getline(in, first);
+  std::getline(in, second);
+  const std::string columns = ",amortized_overhead_cycles,amortized_ci_low,amortized_ci_high,amortized_overhead_ns";
+  EXPECT_EQ(header.size() - header.rfind(columns), columns.size()) << header;
+  EXPECT_EQ(first.substr(first.size() - std::string(",9.500,9.000,10.250,3.800").size()), ",9.500,9.000,10.250,3.800")
+      << first;
+  EXPECT_EQ(second.substr(second.size() - 4), ",,,,") << second;
 }
 
 // The summary says when a tracer lost more than 5% of the events: its
