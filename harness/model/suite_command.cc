@@ -12,6 +12,7 @@
 
 #include "fit_command.h"
 #include "harness/model/model_reporters.h"
+#include "suite_estimate.h"
 #include "suite_unsteady.h"
 
 #include <fcntl.h>
@@ -225,13 +226,19 @@ int print_plan(const SuiteArgs& a, const std::vector<std::string>& names) {
   const std::string runs = (fs::path(out) / "runs").string();
   const std::string model = (fs::path(out) / "model.json").string();
   for (const auto& r : rows) std::cout << fmt::format("# {} {}: {}\n", r.tracer, r.scenario, r.problem);
-  for (const auto& r : measurement_steps(plans, a, runs)) std::cout << shell_words(r) << "\n";
+  const auto steps = measurement_steps(plans, a, runs);
+  for (const auto& r : steps) std::cout << shell_words(r) << "\n";
   if (plans.empty()) return 0;
   std::cout << shell_words({"model", "fit", runs, "--out", model}) << "\n";
+  std::size_t validations = 0;
   for (int round = 1; round <= a.rounds; ++round)
     for (const auto& p : plans)
-      for (const auto& s : p.scenarios)
+      for (const auto& s : p.scenarios) {
         std::cout << shell_words(validation_step(p, s, a, model, validation_file(out, p, s, a, round))) << "\n";
+        ++validations;
+      }
+  const double length = a.quick ? 2.0 : a.seconds;
+  std::cout << estimate_line(steps.size(), validations, length, earlier_step_times("results", a.quick, length)) << "\n";
   return 0;
 }
 

@@ -71,8 +71,8 @@ StepTimes earlier_step_times(const std::string& results, bool quick, double vali
 
 std::string estimate_line(std::size_t runs, std::size_t validations, double validation_seconds,
                           const StepTimes& times) {
-  const std::string steps = fmt::format("{} runs, a fit and {} validations of {} s", runs, validations,
-                                        validation_seconds);
+  const std::string steps = fmt::format("{} run{}, a fit and {} validation{} of {} s", runs, runs == 1 ? "" : "s",
+                                        validations, validations == 1 ? "" : "s", validation_seconds);
   if (times.run.empty() || times.fit.empty() || (validations && times.validate.empty()))
     return fmt::format(
         "# estimate: {}; no earlier suite with these flags under results/ to time the steps from (the validations "

@@ -24,7 +24,6 @@ StepTimes earlier_step_times(const std::string& results, bool quick, double vali
 // The plan's `#` line: its runs and validations, and the estimate from
 // `times` (the mean of each kind of step: a total's estimate) when it has
 // every kind.
-std::string estimate_line(std::size_t runs, std::size_t validations, double validation_seconds,
-                          const StepTimes& times);
+std::string estimate_line(std::size_t runs, std::size_t validations, double validation_seconds, const StepTimes& times);
 
 }  // namespace tracebench::model

@@ -55,7 +55,9 @@ TEST(ModelExample, ItsScenarioIsPlannedFromItsDescription) {
             "tracebench run -t model_example -w getpid -a count -p 0 --gap-us 1000 --quick --out OUT/runs\n"
             "tracebench model fit OUT/runs --out OUT/model.json\n"
             "tracebench model validate --model OUT/model.json -t model_example -w getpid -a count --rate 1000 "
-            "--quick --out OUT/validation/model_example-sys.json\n");
+            "--quick --out OUT/validation/model_example-sys.json\n"
+            "# estimate: 5 runs, a fit and 1 validation of 2 s; no earlier suite with these flags under results/ to "
+            "time the steps from (the validations alone measure for 2 s)\n");
 }
 
 TEST(ModelExample, TheSuiteOfEveryTracerHasIt) {

@@ -33,7 +33,8 @@ class SuiteEstimate : public ::testing::Test {
     for (double s : run_s) steps.push_back({{"command", "tracebench run -t perf --quick --out x"}, {"seconds", s}});
     steps.push_back({{"command", "tracebench model fit x/runs --out x/model.json"}, {"seconds", 1.5}});
     for (double s : validate_s)
-      steps.push_back({{"command", "tracebench model validate --model m -t perf " + flags + " --out v"}, {"seconds", s}});
+      steps.push_back(
+          {{"command", "tracebench model validate --model m -t perf " + flags + " --out v"}, {"seconds", s}});
     fs::create_directories(results_ / name);
     std::ofstream(results_ / name / "suite.json") << nlohmann::json{{"quick", quick}, {"steps", steps}}.dump();
   }
@@ -52,10 +53,10 @@ TEST_F(SuiteEstimate, WithoutAnEarlierSuiteNoTotal) {
 TEST_F(SuiteEstimate, TheNewestSuiteWithTheSameFlagsTimesTheSteps) {
   suite("model-20261130T100000Z", true, {2.0, 3.0, 4.0}, {3.5, 4.5}, "--quick");
   suite("model-20261130T120000Z", true, {2.0, 6.0, 10.0, 12.0}, {5.0, 7.0}, "--quick");  // the newest quick one
-  suite("model-20261201T080000Z", false, {30.0}, {9.0}, "--seconds 8");                    // not quick
+  suite("model-20261201T080000Z", false, {30.0}, {9.0}, "--seconds 8");                  // not quick
   fs::create_directories(results_ / "model-20261201T090000Z");
   std::ofstream(results_ / "model-20261201T090000Z" / "suite.json") << "{ cut";  // unreadable: skipped
-  suite("other-20261201T100000Z", true, {1.0}, {1.0}, "--quick");                          // not a model-* folder
+  suite("other-20261201T100000Z", true, {1.0}, {1.0}, "--quick");                // not a model-* folder
   const StepTimes t = earlier_step_times(results_.string(), true, 2);
   EXPECT_EQ(t.source, (results_ / "model-20261130T120000Z" / "suite.json").string());
   EXPECT_EQ(t.run, (std::vector<double>{2.0, 6.0, 10.0, 12.0}));

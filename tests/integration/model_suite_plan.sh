@@ -6,12 +6,15 @@
 # them, or to how the harness turns them into runs, shows here.  Regenerate
 # after an intended change with: model_suite_plan.sh TRACEBENCH --update
 set -euo pipefail
-tb=$1
-golden="$(dirname "$0")/model_suite_plan.txt"
+tb=$(readlink -f "$1")  # absolute: the plans are made in an empty directory
+golden="$(cd "$(dirname "$0")" && pwd)/model_suite_plan.txt"
 out=$(mktemp -d /tmp/tracebench-plan-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# One section per command: a line "## <arguments>", then its output.
+# One section per command: a line "## <arguments>", then its output, made
+# in an empty directory: the plan's last line times its steps by an earlier
+# suite under ./results when there is one, and here there is none.
+cd "$out"
 args_list=()
 for t in ebpf ftrace perf lttng dvm kprobes dvm_kernel lttng_kernel delay; do
   args_list+=("-t $t --quick" "-t $t")
