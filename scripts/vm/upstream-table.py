@@ -154,7 +154,10 @@ def table_rows(comp, changes):
 
 
 def row_label(bench):
-    opts = ", ".join(f"{k}={v}" for k, v in sorted((bench.get("options") or {}).items()))
+    shown = dict(bench.get("options") or {})
+    if bench.get("payload_bytes"):
+        shown["payload"] = bench["payload_bytes"]
+    opts = ", ".join(f"{k}={v}" for k, v in sorted(shown.items()))
     return f"{bench['tracer']}/{bench['workload']}" + (f" ({opts})" if opts else "")
 
 

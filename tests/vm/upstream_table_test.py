@@ -133,6 +133,11 @@ def main():
     assert "6.11: x86 uretprobe through a syscall" in ur and "6.12: uprobes' hot path" in ur, ur
     c = line_of(t, "ebpf/getpid")
     assert c.startswith("| none listed (control) | - |") and "regression" in c, c
+    # A payload size is part of the row's name.
+    sized = dict(ctl, name="ebpf/getpid/count/payload:64/threads:1", payload_bytes=64)
+    outdir(f"{tmp}/sized", [(ctl, row(ctl, 420, 464, 1.105, "regression")), (sized, row(sized, 500, 500, 1.0, "same"))])
+    r = run(f"{tmp}/sized")
+    assert r.returncode == 0 and "| ebpf/getpid (payload=64), overhead |" in r.stdout, r.stdout
     assert "6.14" not in t and "6.18" not in t and "no row here measured" not in t, t
 
     outdir(f"{tmp}/ctl", [(ctl, row(ctl, 420, 464, 1.105, "regression"))])
