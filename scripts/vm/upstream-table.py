@@ -79,6 +79,9 @@ def host_facts(dirs):
             raise BadInput(f"--host {d}: no result.json in it or in its subdirectories (not a run directory?)")
         for path in paths:
             run = load_json(path, "result.json")
+            execution = run.get("context", {}).get("execution", "host")
+            if execution != "host":
+                raise BadInput(f"--host {path}: a run made under {execution}, not on this machine's own kernel")
             runs.append(run)
             commands.add(" ".join(run.get("context", {}).get("command_line", [])))
     releases = {r.get("context", {}).get("kernel", {}).get("release", "") for r in runs}

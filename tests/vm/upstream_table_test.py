@@ -11,7 +11,7 @@ exits 2 and writes nothing.  With --host runs on 6.18: 6.18's nop5 change
 the host's, lower on the host when its interval lies below the lab's newest
 kernel's, "cannot tell" when they overlap, listed as not measured when the
 host ran no site_nop beside it; a host run on 6.12 shows no such section;
-host runs of two kernels, or a directory without runs, exit 2.
+host runs of two kernels, a guest's run, or a directory without runs, exit 2.
 """
 import json
 import os
@@ -100,6 +100,10 @@ def check_host(tmp):
     host_run(f"{tmp}/host_612", "r2", "6.18.44-fc", [])
     r = run("--host", f"{tmp}/host_612", f"{tmp}/nop5")
     assert r.returncode == 2 and "not one" in r.stderr, (r.returncode, r.stderr)
+    write(f"{tmp}/host_guest/r1/result.json", {"context": {"kernel": {"release": "6.18.44-fc"},
+                                                          "execution": "qemu-tcg"}, "benchmarks": []})
+    r = run("--host", f"{tmp}/host_guest", f"{tmp}/nop5")
+    assert r.returncode == 2 and "made under qemu-tcg" in r.stderr, (r.returncode, r.stderr)
     os.makedirs(f"{tmp}/no_runs")
     r = run("--host", f"{tmp}/no_runs", f"{tmp}/nop5")
     assert r.returncode == 2 and "no result.json" in r.stderr, (r.returncode, r.stderr)
