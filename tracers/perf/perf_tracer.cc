@@ -47,15 +47,6 @@ long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-// Tracepoint id from tracefs events/<system>/<event>/id; -1 if absent.
-int tracepoint_id(const std::string& system, const std::string& event) {
-  const char* dir = tracefs_tracing_dir();
-  if (!dir) return -1;
-  std::string text = read_text(std::string(dir) + "/events/" + system + "/" + event + "/id");
-  if (text.empty()) return -1;
-  return std::atoi(text.c_str());
-}
-
 std::uint32_t uprobe_pmu_type() {
   std::string t = read_text("/sys/bus/event_source/devices/uprobe/type");
   return t.empty() ? 0 : static_cast<std::uint32_t>(std::atoi(t.c_str()));

@@ -65,10 +65,10 @@ void remove_uprobe_event(const std::string& name) noexcept {
   }
 }
 
-int uprobe_event_id(const std::string& name) {
+int tracepoint_id(const std::string& system, const std::string& event) {
   const char* dir = tracefs_tracing_dir();
   if (!dir) return -1;
-  std::string text = common::read_text(std::string(dir) + "/events/" + kGroup + "/" + name + "/id");
+  std::string text = common::read_text(std::string(dir) + "/events/" + system + "/" + event + "/id");
   return text.empty() ? -1 : std::atoi(text.c_str());
 }
 
@@ -88,7 +88,7 @@ Status MoreSites::create(pid_t pid, const std::vector<ProbePoint::Site>& sites, 
       std::string name;
       TB_TRY(create_uprobe_event(site.symbol, where, at_return, &name));
       events_.push_back(name);
-      const int id = uprobe_event_id(name);
+      const int id = tracepoint_id(kGroup, name);
       if (id < 0) return Status::error("uprobe event " + std::string(kGroup) + ":" + name + " has no id");
       a.config = static_cast<std::uint64_t>(id);
       types_.push_back(a.config);

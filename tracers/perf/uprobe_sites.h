@@ -24,8 +24,9 @@ namespace tracebench::perf {
 Status create_uprobe_event(const std::string& symbol, const std::string& where, bool at_return, std::string* name);
 // Removes it, waiting while an event on it is still being closed (EBUSY).
 void remove_uprobe_event(const std::string& name) noexcept;
-// Its tracepoint id; -1 when it has none.
-int uprobe_event_id(const std::string& name);
+// A tracepoint's id from tracefs (events/<system>/<event>/id: a uprobe
+// event's too, in the suite's group); -1 when it has none.
+int tracepoint_id(const std::string& system, const std::string& event);
 
 class MoreSites {
  public:
