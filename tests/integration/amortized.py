@@ -9,14 +9,14 @@ that pays for a buffer page once in a few hundred records):
 2. the amortized overhead is 200 + 6000 / 200 = 230 ns, what the events cost
    on average, throughput's figure: the difference from the median is the 30
    ns injected, within 20%; the result warns that the median leaves it out;
-3. without the rare cost, the two figures agree (within 3% of the cost; on
-   the simulated slow host each within 10% of the injected cost) and
+3. without the rare cost, the two figures agree (within 3% of the cost) and
    nothing is said: the host's own short gaps are taken off (their share of
    the time, surveyed before the run), a preemption left out.
 
-Run on this host and, where the argument says so, on the simulated slow host
-(TRACEBENCH_SIMULATE_HOST=bhyve: a TSC in 21-cycle steps, stolen time in
-every timed block).
+Run on this host (CI) and, where the argument says so, on the simulated slow
+host (TRACEBENCH_SIMULATE_HOST=bhyve: a TSC in 21-cycle steps, stolen time in
+every timed block), where it fails today: the amortized figure reads +8 to +33
+of the 30 ns there, an open defect (harness/README.md, "Amortized overhead").
 
 usage: amortized.py TRACEBENCH [--simulate SPEC]
 """
@@ -76,16 +76,8 @@ def main():
 
         _, b = run(tb, f"{work}/plain", env, rare=False)
         median, amortized = figures(b, "no rare cost")
-        if where == "this host":
-            assert abs(amortized - median) <= 0.03 * NS, \
-                f"{where}: without a rare cost amortized {amortized:.1f} ns against the median's {median:.1f}"
-        else:
-            # The simulated slow host's getpid (~950 ns, a coarse TSC, steal
-            # in every block) leaves the two up to 15 ns apart with no rare
-            # cost (the median 204-217, the amortized 195-209 on 200): each is
-            # held to the injected answer instead, within the premise's 10%.
-            assert abs(amortized - NS) <= 0.1 * NS, \
-                f"{where}: without a rare cost amortized {amortized:.1f} ns, not {NS} +-10%"
+        assert abs(amortized - median) <= 0.03 * NS, \
+            f"{where}: without a rare cost amortized {amortized:.1f} ns against the median's {median:.1f}"
         assert not [w for w in b["warnings"] if w.startswith("amortized ")], b["warnings"]
         print(f"{where}: no rare cost: median {median:.1f} ns, amortized {amortized:.1f} ns")
 
