@@ -1,7 +1,7 @@
 // What the adapter tests that drive a tracer directly against the running
 // kernel share: the getpid probe and its firing loop, the profile probe and
-// a spin on the thread's CPU clock, an AttachSpec builder and a whole-file
-// reader (tracefs files, /proc).
+// a spin on the thread's CPU clock, an AttachSpec builder, a whole-file
+// reader (tracefs files, /proc) and a workload fired around an enabled window.
 #pragma once
 
 #include <sys/syscall.h>
@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "tracebench/tracer.h"
+#include "tracebench/workload.h"
 
 namespace tracebench::test {
 
@@ -45,6 +46,24 @@ inline AttachSpec spec_for(ProbePoint p, std::map<std::string, std::string> opti
   s.probe = std::move(p);
   s.options = std::move(options);
   return s;
+}
+
+// `n` events of `w` before enable(), as many while enabled and after
+// disable(), then drain(): a tracer that counts exactly recorded the middle
+// n alone.  False, with what failed in *why, when a step did.
+inline bool fire_around_enabled(Tracer& t, WorkloadState& w, std::uint64_t n, std::string* why) {
+  w.fire(n);  // not enabled yet: unseen
+  Status s = t.enable();
+  if (s) {
+    w.fire(n);
+    s = t.disable();
+  }
+  if (s) {
+    w.fire(n);
+    s = t.drain();
+  }
+  if (!s) *why = s.message();
+  return static_cast<bool>(s);
 }
 
 inline std::string read_file(const std::string& path) {

@@ -464,12 +464,8 @@ TEST_P(FtraceManySitesTest, EveryCallOfEverySiteCountsOnce) {
   for (std::size_t at = dyn.find(tag); at != std::string::npos; at = dyn.find(tag, at + 1)) ++ours;
   EXPECT_EQ(ours, 16u) << dyn;
   constexpr std::uint64_t kCalls = 16 * 125;
-  st->fire(kCalls);  // not enabled yet: unseen
-  ASSERT_TRUE(tracer.enable().is_ok());
-  st->fire(kCalls);
-  ASSERT_TRUE(tracer.disable().is_ok());
-  st->fire(kCalls);
-  ASSERT_TRUE(tracer.drain().is_ok());
+  std::string why;
+  ASSERT_TRUE(tracebench::test::fire_around_enabled(tracer, *st, kCalls, &why)) << why;
   const EventCounts c = tracer.counts();
   EXPECT_EQ(c.recorded, kCalls);
   EXPECT_EQ(c.tracer_errors, 0u) << c.tracer_error_detail;

@@ -677,12 +677,8 @@ TEST_P(PerfManySitesTest, EveryCallOfEverySiteCountsOnce) {
   const tracebench::Status attached = tracer.attach(spec_for(w->probe, {{"uprobe", how}, {"at", at}}));
   ASSERT_TRUE(attached.is_ok()) << attached.message();
   constexpr std::uint64_t kCalls = 16 * 125;
-  st->fire(kCalls);  // not enabled yet: unseen
-  ASSERT_TRUE(tracer.enable().is_ok());
-  st->fire(kCalls);
-  ASSERT_TRUE(tracer.disable().is_ok());
-  st->fire(kCalls);
-  ASSERT_TRUE(tracer.drain().is_ok());
+  std::string why;
+  ASSERT_TRUE(tracebench::test::fire_around_enabled(tracer, *st, kCalls, &why)) << why;
   const EventCounts c = tracer.counts();
   EXPECT_EQ(c.recorded, kCalls);
   EXPECT_EQ(c.lost, 0u);
@@ -693,7 +689,7 @@ TEST_P(PerfManySitesTest, EveryCallOfEverySiteCountsOnce) {
   EXPECT_EQ(d["kernel_hits"].get<std::uint64_t>(), kCalls) << d.dump();
   EXPECT_EQ(d["foreign_samples"].get<std::uint64_t>(), 0u) << d.dump();
   EXPECT_EQ(d["event_fds"].get<std::size_t>() % 16, 0u) << "not an event per site: " << d.dump();
-  if (std::string(how) == "tracefs") EXPECT_TRUE(our_uprobe_events_left());
+  if (std::string(how) == "tracefs") { EXPECT_TRUE(our_uprobe_events_left()); }
 
   const tracebench::Status refused = tracer.validate(spec_for(w->probe, {{"ecbs", "2"}}));
   EXPECT_FALSE(refused.is_ok());
