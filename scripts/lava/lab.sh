@@ -367,7 +367,7 @@ start_lab() {
   fi
   mkdir -p "$dir/pids" "$dir/log"
   chmod 755 "$dir"
-  trap 'log "start failed: tearing down"; stop_lab' EXIT
+  trap 'trap "" INT TERM HUP; log "start failed: tearing down"; stop_lab' EXIT  # uncut by a second signal
   trap 'exit 1' INT TERM HUP  # through the EXIT trap: an interrupted start tears down too
   [ -n "$port" ] || port=$(free_port)
   url=http://127.0.0.1:$port

@@ -66,6 +66,10 @@ work=$(mktemp -d)
 qpid=""
 tailpid=""
 cleanup() {
+  # A second signal while tearing down (a user's second Ctrl-C, a group's
+  # TERM after its leader's) would run `exit` inside this trap and leave
+  # the work directory behind: from here on, nothing interrupts it.
+  trap '' INT TERM HUP
   if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
     kill -TERM "$qpid" 2>/dev/null || true
     sleep 0.5

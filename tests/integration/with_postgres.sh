@@ -17,6 +17,7 @@ as_postgres() { runuser -u postgres -- "$@"; }
 dir=$(mktemp -d /tmp/tracebench-pg-XXXXXX)
 started=
 cleanup() {
+  trap '' INT TERM  # a second signal would cut the teardown short
   if [ -n "$started" ]; then as_postgres "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop > /dev/null 2>&1 || true; fi
   rm -rf "$dir"
 }

@@ -5,7 +5,9 @@
 # Each round starts a guest under TCG, waits until qemu runs, signals
 # tracebench only, then checks that qemu and both scripts are gone within a
 # bound and that no result comes back later (the guest's run would take
-# minutes: 5000 repetitions).
+# minutes: 5000 repetitions).  TERM2 signals twice, 0.3 s apart (a user's
+# second Ctrl-C reaches the scripts while they tear down): each round's
+# scripts leave nothing in its own TMPDIR.
 #   vm_signals.sh TRACEBENCH OUT_DIR
 set -uo pipefail
 . "$(dirname "$0")/../common/test_kernel.sh"
@@ -28,9 +30,11 @@ descendants() {
 # Alive and not a zombie (an orphan's zombie waits for whoever reaps it).
 running() { [ -r /proc/$1/stat ] && [ "$(sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -c1)" != Z ]; }
 
-for sig in KILL TERM; do
-  dir=$out/$sig
-  "$tracebench" vm --kernel "$kernel" --no-kmod --accel tcg --timeout 600 --out-dir "$dir/results" -- run -t none -w getpid -r 5000 --no-samples \
+for round in KILL TERM TERM2; do
+  sig=${round%2}
+  dir=$out/$round
+  mkdir -p "$dir/tmp"
+  TMPDIR=$dir/tmp "$tracebench" vm --kernel "$kernel" --no-kmod --accel tcg --timeout 600 --out-dir "$dir/results" -- run -t none -w getpid -r 5000 --no-samples \
     > "$dir.log" 2>&1 &
   tb=$!
   qemu="" family=""
@@ -41,10 +45,11 @@ for sig in KILL TERM; do
     kill -0 $tb 2>/dev/null || break
     sleep 0.2
   done
-  check "$sig: qemu started under tracebench vm" '[ -n "$qemu" ]' || { cat "$dir.log"; continue; }
+  check "$round: qemu started under tracebench vm" '[ -n "$qemu" ]' || { cat "$dir.log"; continue; }
   sleep 2
   pids=$(echo "$family" | awk '{print $1}' | tr '\n' ' ')
   kill -$sig $tb
+  [ "$round" = TERM2 ] && { sleep 0.3; kill -TERM $tb 2>/dev/null; }
   gone=0
   for _ in $(seq 75); do  # 15 s
     alive=""
@@ -52,11 +57,12 @@ for sig in KILL TERM; do
     [ -z "$alive" ] && { gone=1; break; }
     sleep 0.2
   done
-  check "$sig: qemu and the scripts ($pids) are gone within 15 s of the signal to tracebench" '[ $gone -eq 1 ]' ||
+  check "$round: qemu and the scripts ($pids) are gone within 15 s of the signal to tracebench" '[ $gone -eq 1 ]' ||
     ps -o pid,ppid,stat,args -p "${alive// /,}" 2>/dev/null
   wait $tb 2>/dev/null
   sleep 5
-  check "$sig: no result came back afterwards" '! find "$dir" -name result.json | grep -q .'
+  check "$round: no result came back afterwards" '! find "$dir" -name result.json | grep -q .'
+  check "$round: the scripts left nothing in their TMPDIR" '[ -z "$(ls -A "$dir/tmp")" ]' || ls -la "$dir/tmp"
   for p in $pids; do kill -KILL "$p" 2>/dev/null; done  # (only on failure: nothing of ours stays)
 done
 exit $fail
