@@ -8,7 +8,9 @@ is attached: every row is refused at plan time, so no root is needed.
 
 usage: one_way_in.py TRACEBENCH
 """
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ from checks import check, failures
 
 tb = sys.argv[1]
 work = tempfile.mkdtemp(prefix="tracebench-one-way-in-")
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 # Refused before the model is read: a missing file proves the order.
 model = os.path.join(work, "no-model.json")
 

@@ -120,7 +120,12 @@ def line_of(text, label):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="tb-upstream-table-")
+    with tempfile.TemporaryDirectory(prefix="tb-upstream-table-") as tmp:
+        check_table(tmp)
+    print("ok: upstream-table.py")
+
+
+def check_table(tmp):
     up = bench("site_nop", {}, "uprobe")
     uret = bench("site_nop", {"attach": "uretprobe"}, "uretprobe")
     ctl = bench("getpid", {}, "tracepoint")
@@ -172,8 +177,6 @@ def main():
     check_host(tmp)
     leftovers = [n for n in os.listdir(tmp) if n.startswith(".upstream-table.")]
     assert not leftovers, leftovers
-    subprocess.run(["rm", "-rf", tmp], check=True)
-    print("ok: upstream-table.py")
 
 
 if __name__ == "__main__":
