@@ -270,6 +270,9 @@ TEST(DvmAdapter, RejectsWhatItCannotDo) {
     st = t->validate(spec);
     EXPECT_NE(st.message().find("option " + k + " applies to the kernel home"), std::string::npos) << st.message();
   }
+  spec.options = {{"at", "return"}};  // a return probe: the kernel home's pid provider
+  st = t->validate(spec);
+  EXPECT_NE(st.message().find("option at=return applies to the kernel home"), std::string::npos) << st.message();
   spec.options = {{"syscallprobe", "tracepoint"}};  // what the user-space home does anyway
   EXPECT_TRUE(t->validate(spec)) << t->validate(spec).message();
   spec.action = "script";
@@ -278,6 +281,21 @@ TEST(DvmAdapter, RejectsWhatItCannotDo) {
   EXPECT_FALSE(st);
   EXPECT_NE(st.message().find("line 1, column"), std::string::npos) << st.message();
   t->teardown();
+}
+
+// The kernel home's return probe is a user function's (the pid provider's
+// uretprobe); on a syscall it is refused before the module is asked.
+TEST(DvmAdapter, KernelHomeReturnProbeOnlyOnAUserFunction) {
+  auto t = make_tracer("dvm_kernel");
+  ASSERT_TRUE(t);
+  const Workload* getpid = find_workload("getpid");
+  ASSERT_NE(getpid, nullptr);
+  AttachSpec spec;
+  spec.probe = getpid->probe;
+  spec.action = "count";
+  spec.options = {{"at", "return"}};
+  const Status st = t->validate(spec);
+  EXPECT_NE(st.message().find("at=return applies to user-function probes"), std::string::npos) << st.message();
 }
 
 }  // namespace

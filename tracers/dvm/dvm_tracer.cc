@@ -24,7 +24,8 @@
 //                    cost of a disabled probe; nothing may be recorded
 // Options: bufsize (default 16m), aggsize, dynvarsize, strsize, scratchsize,
 //          nslots, switchrate (default 1000hz), aggrate (default 1hz) (D-VM
-//          options), ecbs, script:
+//          options), ecbs, script, at (dvm_kernel: a user function's
+//          return probe):
 //          dvm_option_schema() below.
 #include <unistd.h>
 
@@ -40,6 +41,7 @@
 #include "tracebench/handler_count.h"
 #include "tracebench/payload_pattern.h"
 #include "tracers/common/proc.h"
+#include "tracers/common/return_probe.h"
 #include "tracers/dvm/compiler/dcompile.h"
 #include "tracers/dvm/dvm_tracer.h"
 #include "tracers/dvm/runtime.h"
@@ -112,6 +114,9 @@ const OptionSchema& dvm_option_schema() {
                "cost of four TSC reads per firing",
        .default_value = "false",
        .words = {"true", "false"}},
+      common::at_option("dvm_kernel: on a user function, the pid provider's `entry` probe (a uprobe) or its "
+                        "`return` probe (a uretprobe: the kernel replaces the return address at entry and fires "
+                        "when the function returns)"),
       {.name = "syscallprobe",
        .type = T::kChoice,
        .help = "dvm_kernel: how syscall probes attach. `tracepoint`: the raw syscall tracepoints, whose callback runs "
@@ -159,18 +164,13 @@ class DvmTracer final : public Tracer {
   // checks are, so that what each action traces reads as one table.
   Status prepare(const AttachSpec& spec, tbdvm::Options* opts, std::string* source, std::string* action,
                  tbdvm::CompileResult* out) const {
-    std::string desc = probe_desc(spec.probe, kernel_);
-    if (desc.empty())
-      return Status::error(kernel_ ? "dvm_kernel: workload probe " + spec.probe.name +
-                                         " has no kernel-home probe: use a syscall workload (getpid, ...) or the "
-                                         "module's (kmod_fixed, kmod_payload, kmod_target)"
-                                   : "dvm: workload probe " + spec.probe.name +
-                                         " has no D-VM site; use a dvm_* workload (`tracebench list`)");
+    OptionValues v;
+    TB_TRY(option_values("dvm", dvm_option_schema(), spec, &v));
+    std::string desc;
+    TB_TRY(site_description(spec.probe, v.text("at") == "return", &desc));
     // In the kernel every process fires the probe: the counting clauses take
     // this process's events only.
     const std::string ours = kernel_ ? " /pid == " + std::to_string(getpid()) + "/" : "";
-    OptionValues v;
-    TB_TRY(option_values("dvm", dvm_option_schema(), spec, &v));
     tbdvm::Options o;
     o.kernel = kernel_;
     for (const char* k : {"bufsize", "aggsize", "dynvarsize", "scratchsize", "strsize", "nslots", "switchrate",
@@ -242,6 +242,26 @@ class DvmTracer final : public Tracer {
     if (!kernel_) TB_TRY(check_memory(o));
     *opts = o;
     *source = src;
+    return Status::ok();
+  }
+
+  // The D probe description of the workload's site, at its return where
+  // `at_return` (the kernel home's pid provider: a uretprobe).
+  Status site_description(const ProbePoint& probe, bool at_return, std::string* desc) const {
+    const std::string tracer(name());
+    TB_TRY(common::check_at_return(tracer.c_str(), at_return, probe));
+    if (at_return && !kernel_)
+      return Status::error(
+          "dvm: option at=return applies to the kernel home (tracer dvm_kernel): the user home's "
+          "sites are static");
+    *desc = probe_desc(probe, kernel_);
+    if (desc->empty())
+      return Status::error(kernel_ ? "dvm_kernel: workload probe " + probe.name +
+                                         " has no kernel-home probe: use a syscall workload (getpid, ...) or the "
+                                         "module's (kmod_fixed, kmod_payload, kmod_target)"
+                                   : "dvm: workload probe " + probe.name +
+                                         " has no D-VM site; use a dvm_* workload (`tracebench list`)");
+    if (at_return) desc->replace(desc->size() - std::string_view("entry").size(), std::string::npos, "return");
     return Status::ok();
   }
 
