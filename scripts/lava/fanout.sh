@@ -15,6 +15,8 @@
 # scheduler hands jobs to idle devices in the order they came, so with two
 # devices a pair runs side by side and each kernel lands on each device as
 # often as the other, and a device's own drift does not fall on one side.
+# The first --rounds rounds go as one batch; a sequential A/B (--max-rounds)
+# then submits one round (two jobs) at a time until it is decided.
 # Every job is waited for and fetched; a job that did not pass (LAVA's
 # verdict: boot failure, timeout, infrastructure error, a failed
 # verification) is reported with its lava.json and never collected as a run.
@@ -28,17 +30,14 @@ lava_cli() {
   "$tb" lava "$sub" "${id[@]}" "$@"
 }
 
-# lava_boots KERNEL_A KERNEL_B ROUNDS RUN-ARGS...: 1 when a job could not be
-# made or submitted, or did not pass.
-lava_boots() {
-  local ka=$1 kb=$2 n=$3
-  shift 3
-  local art=$outdir/lava-artifacts side k r i
-  local jobs=() sides=() rounds_of=() ids=()
+# lava_write_jobs KERNEL_A KERNEL_B RUN-ARGS...: the two jobs (each builds
+# the module and an initramfs for its kernel), written side by side into
+# $outdir/<side>/job.yaml; 1 when either could not be made.
+lava_write_jobs() {
+  local ka=$1 kb=$2
+  shift 2
+  local art=$outdir/lava-artifacts side k i pids=() bad=0
   mkdir -p "$art"
-  # The two jobs (each builds the module and an initramfs for its kernel)
-  # are written side by side: the lab waits for both.
-  local pids=() bad=0
   for side in A B; do
     k=$ka
     [ $side = B ] && k=$kb
@@ -52,8 +51,17 @@ lava_boots() {
       bad=1
     fi
   done
-  [ $bad -eq 0 ] || return 1
-  for ((r = 1; r <= n; ++r)); do
+  return $bad
+}
+
+# lava_rounds FIRST LAST: rounds FIRST..LAST of both sides as one batch of
+# jobs (the jobs lava_write_jobs wrote), submitted in ABBA order, waited
+# for, fetched and collected; 1 when a job could not be submitted or did
+# not pass.
+lava_rounds() {
+  local first=$1 last=$2 side r i
+  local jobs=() sides=() rounds_of=() ids=()
+  for ((r = first; r <= last; ++r)); do
     local order=(A B)
     [ $((r % 2)) -eq 0 ] && order=(B A)
     for side in "${order[@]}"; do
@@ -67,7 +75,7 @@ lava_boots() {
     echo "compare-kernels: the LAVA server took ${#ids[@]} of ${#jobs[@]} jobs (ids: ${ids[*]:-none})" >&2
     return 1
   fi
-  echo "compare-kernels: LAVA jobs ${ids[*]} (${#ids[@]} boots: ${sides[*]})" >&2
+  echo "compare-kernels: LAVA jobs ${ids[*]} (rounds $first-$last, ${#ids[@]} boots: ${sides[*]})" >&2
   # Non-zero when a job did not pass: each is fetched and judged below.
   lava_cli wait --timeout $((timeout_s * ${#ids[@]})) "${ids[@]}" >&2
   local failed=0 dir

@@ -30,7 +30,8 @@
 # is decided (improvement, regression or same within --threshold, default
 # 5%) or at M rounds, where what is left is `undecided` with the MDE the
 # pairs reached.  compare.json holds the last test; rounds.txt what each
-# look decided.  Local boots only (with --lava the rounds are fixed).  Two
+# look decided.  With --lava the first N rounds go as one batch of jobs,
+# then one round (two jobs) at a time.  Two
 # boots of the same kernel under TCG can differ by tens of percent, so a
 # difference of a few percent needs many rounds, or KVM.
 #
@@ -43,8 +44,9 @@
 # kernel, submitted 2N times) on the server of lavacli's identity IDENTITY
 # (--lava-identity-file FILE, else $XDG_CONFIG_HOME/lavacli.yaml), all
 # submitted at once in ABBA order so that a lab's idle devices run them side
-# by side, then waited for and fetched (`tracebench lava submit|wait|fetch`;
-# harness/lava/README.md, scripts/lava/README.md).  A job that did not pass
+# by side (with --max-rounds, then two at a time), then waited for and
+# fetched (`tracebench lava submit|wait|fetch`; harness/lava/README.md,
+# scripts/lava/README.md).  A job that did not pass
 # is a failed run (exit 1), never a figure; DIR/<side>/round<i>/lava.json
 # names the job, its device and worker and LAVA's error.  --lava-job-option
 # OPT (repeatable) passes OPT to `tracebench lava job` (--smp=1,
@@ -88,7 +90,6 @@ done
 sequential=0
 [ "$max_rounds" -gt "$rounds" ] && sequential=1
 [ $sequential -eq 0 ] || [ "$rounds" -ge 2 ] || die "--max-rounds needs --rounds 2 or more: the sequential test looks at pairs"
-[ $sequential -eq 0 ] || [ -z "$lava" ] || die "--max-rounds is for local boots: with --lava the rounds are fixed (--rounds)"
 case "$clock" in wall|icount) ;; *) die "--clock must be wall or icount (got '$clock')";; esac
 [ "$clock" = wall ] || [ -z "$lava" ] || die "--clock icount is for local boots: LAVA's devices boot with QEMU's wall clock"
 seq_args=()
@@ -147,32 +148,42 @@ collect() {  # $1 = side, $2 = round directory, $3 = round
   link_pair "$2" "$outdir/$1/pairs" "$3" || pairs_ok=0
 }
 pairs_ok=1
-booted=$rounds  # rounds booted: --rounds, or with --max-rounds as many as the test needed
+# Round $1 booted here: both sides, B first in even rounds.
+local_round() {
+  local round=$1 order=(A B) side k vmdir rc
+  [ $((round % 2)) -eq 0 ] && order=(B A)
+  for side in "${order[@]}"; do
+    k=$ka; [ $side = B ] && k=$kb
+    echo "compare-kernels: round $round/$max_rounds [$side] $k" >&2
+    vmdir=$outdir/$side/round$round
+    "$tb" vm --kernel "$k" --accel "$accel" --clock "$clock" --timeout "$timeout_s" --out-dir "$vmdir" \
+      -- run --out runs "${run_args[@]}"
+    rc=$?
+    if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
+    collect "$side" "$vmdir" "$round"
+  done
+}
+# Rounds $1..$2, here or as LAVA jobs (one batch).
+boot_rounds() {
+  local r
+  if [ -n "$lava" ]; then lava_rounds "$1" "$2" || status=1; return; fi
+  for ((r = $1; r <= $2; ++r)); do local_round "$r"; done
+}
+run_args=("${@:2}")
+: > "$outdir/rounds.txt"
 if [ -n "$lava" ]; then
   . "$here/../lava/fanout.sh"
-  lava_boots "$ka" "$kb" "$rounds" "${@:2}" || status=1
-else
-  : > "$outdir/rounds.txt"
-  for ((round = 1; round <= max_rounds; ++round)); do
-    order=(A B)
-    [ $((round % 2)) -eq 0 ] && order=(B A)
-    for side in "${order[@]}"; do
-      k=$ka; [ $side = B ] && k=$kb
-      echo "compare-kernels: round $round/$max_rounds [$side] $k" >&2
-      vmdir=$outdir/$side/round$round
-      "$tb" vm --kernel "$k" --accel "$accel" --clock "$clock" --timeout "$timeout_s" --out-dir "$vmdir" \
-        -- run --out runs "${@:2}"
-      rc=$?
-      if [ $rc -ne 0 ]; then echo "compare-kernels: run on $k failed (status $rc); see $vmdir" >&2; status=1; fi
-      collect "$side" "$vmdir" "$round"
-    done
-    booted=$round
-    [ $sequential -eq 1 ] && [ "$round" -ge "$rounds" ] || continue
-    [ $status -eq 0 ] && [ $pairs_ok -eq 1 ] || break  # a boot failed: no more rounds
-    undecided=$(sequential_look "$round") || break
-    [ "$undecided" -gt 0 ] || break
-  done
+  lava_write_jobs "$ka" "$kb" "${run_args[@]}" || status=1
 fi
+booted=0  # rounds booted: --rounds, or with --max-rounds as many as the test needed
+if [ $status -eq 0 ]; then boot_rounds 1 "$rounds"; booted=$rounds; fi
+# The sequential test after --rounds rounds, then after every round more.
+while [ $sequential -eq 1 ] && [ $status -eq 0 ] && [ $pairs_ok -eq 1 ]; do
+  undecided=$(sequential_look "$booted") || break
+  [ "$undecided" -gt 0 ] && [ "$booted" -lt "$max_rounds" ] || break
+  booted=$((booted + 1))
+  boot_rounds "$booted" "$booted"
+done
 ra=$outdir/A/runs rb=$outdir/B/runs
 na=$(ls -1 "$ra" | wc -l) nb=$(ls -1 "$rb" | wc -l)
 if [ "$na" -eq 0 ] || [ "$nb" -eq 0 ]; then

@@ -8,8 +8,11 @@
 #  2. A and B alike: `same` within the threshold, and the rounds stop there;
 #  3. a regression with too few rounds allowed: `undecided`, never a guess;
 #     the first look at --rounds, not before;
-#  4. bad input (--max-rounds below --rounds, --max-rounds with --lava)
-#     refused with exit 2 before anything boots.
+#  4. bad input (--max-rounds below --rounds) refused with exit 2 before
+#     anything boots;
+#  5. the same regression with the boots as LAVA jobs (the fake's LAVA): the
+#     first --rounds rounds as one batch, then one round (two jobs) at a
+#     time until decided.
 #   compare_sequential.sh TRACEBENCH
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +60,13 @@ check "first look at --rounds 4 ($(head -1 "$t/late/rounds.txt" | cut -d: -f1))"
 
 ab bad1 vmlinuz-a vmlinuz-b --rounds 3 --max-rounds 2
 check "--max-rounds below --rounds refused ($rc)" '[ $rc -eq 2 ] && grep -q "max-rounds must be" "$t/bad1.out" && [ ! -e "$t/bad1.boots" ]'
-ab bad2 vmlinuz-a vmlinuz-b --rounds 2 --max-rounds 5 --lava lab
-check "--max-rounds with --lava refused ($rc)" '[ $rc -eq 2 ] && grep -q "for local boots" "$t/bad2.out" && [ ! -e "$t/bad2.boots" ]'
-[ $fail -eq 0 ] || { for f in regression same short; do echo "--- $f"; tail -20 "$t/$f.out"; done; }
+ab lava vmlinuz-a vmlinuz-b --rounds 2 --max-rounds 9 --threshold 1 --lava lab
+check "lava: exit 0 ($rc)" '[ $rc -eq 0 ]'
+check "lava: decided" 'grep -q "^round [0-9]*: $bench regression$" "$t/lava/rounds.txt"'
+check "lava: the first rounds as one batch in ABBA order" \
+  'grep -q "LAVA jobs 1 2 3 4 (rounds 1-2, 4 boots: A B B A)" "$t/lava.out"'
+check "lava: then a round at a time (round 3: A first)" 'grep -q "LAVA jobs 5 6 (rounds 3-3, 2 boots: A B)" "$t/lava.out"'
+check "lava: stopped before the most rounds ($(looks lava) looks)" \
+  '[ "$(cat "$t/lava.boots")" -lt 18 ] && [ "$(cat "$t/lava.boots")" -eq $((2 * ($(looks lava) + 1))) ]'
+[ $fail -eq 0 ] || { for f in regression same short lava; do echo "--- $f"; tail -20 "$t/$f.out"; done; }
 exit $fail

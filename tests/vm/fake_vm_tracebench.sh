@@ -6,7 +6,47 @@
 # none.inject_cycles=300N, and a kernel image whose text holds a line
 # `inject_cycles=N` adds N.  Boots are counted in $BOOTS; those listed in
 # $UNSTEADY_BOOTS come back with the benchmark marked unsteady, as a guest's
-# run does when its clock changed level.  Every other command is the real one.
+# run does when its clock changed level.  `lava job|submit|wait|fetch` are a
+# LAVA server simulated the same way (a job file names the kernel's cycles and
+# the run; a job runs when it is fetched; ids count from 1 in $BOOTS.jobs/).
+# Every other command is the real one.
+if [ "$1" = lava ]; then
+  sub=$2
+  shift 2
+  jobs_dir=$BOOTS.jobs
+  mkdir -p "$jobs_dir"
+  case "$sub" in
+    job)  # --kernel K ... --out FILE ... -- run ARGS
+      out="" cycles=0
+      while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        case "$1" in
+          --kernel) cycles=$(sed -n 's/^inject_cycles=\([0-9]*\)$/\1/p' "$2" | head -1); shift 2;;
+          --out) out=$2; shift 2;;
+          --*=*) shift;;
+          *) shift 2;;
+        esac
+      done
+      shift
+      { echo "${cycles:-0}"; printf '%s\n' "$@"; } > "$out";;
+    submit)  # [-i ID] [--identity-file F] JOB...
+      while [[ "$1" == -* ]]; do shift 2; done
+      for f in "$@"; do
+        id=$(($(ls "$jobs_dir" | wc -l) + 1))
+        cp "$f" "$jobs_dir/$id"
+        echo "$id"
+      done;;
+    wait) ;;
+    fetch)  # [-i ID] [--identity-file F] JOB DIR: the job's run, as the guest's /results
+      while [[ "$1" == -* ]]; do shift 2; done
+      mapfile -t job < "$jobs_dir/$1"
+      mkdir -p "$2" && cd "$2" || exit 1
+      n=$(($(cat "$BOOTS" 2>/dev/null || echo 0) + 1)); echo $n > "$BOOTS"
+      echo "{\"job_id\": $1}" > lava.json
+      "$REAL_TB" "${job[@]:1}" -o none.inject_cycles="${job[0]}" > /dev/null || exit;;
+    *) echo "fake lava: no $sub" >&2; exit 2;;
+  esac
+  exit 0
+fi
 [ "$1" = vm ] || exec "$REAL_TB" "$@"
 shift
 out="" cycles=0 params=()
