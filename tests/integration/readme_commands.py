@@ -27,6 +27,8 @@ import tempfile
 from checks import check, failures
 
 tb, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.join(src, "scripts"))
+import readme_examples  # noqa: E402  (the script that makes the README's outputs again)
 work = tempfile.mkdtemp(prefix="tracebench-readme-")
 
 
@@ -62,6 +64,20 @@ def expect(name, script, status=0):
     return r
 
 
+def shown_as_printed(name, stdout):
+    """The README's output block of example `name` (scripts/readme_examples.py)
+    shows the table this command prints here: the same header, the same
+    benchmarks in the same order (its figures are another machine's)."""
+    ex = next(e for e in readme_examples.EXAMPLES if e.name == name)
+    readme = open(os.path.join(src, "README.md")).read()
+    start, end = readme_examples.output_block(readme, ex.anchor)
+    shown, got = readme[start:end].splitlines(), ex.excerpt(stdout)
+    header = lambda lines: [ln.split() for ln in lines if ln.startswith("benchmark ")]
+    rows = lambda lines: [ln.split()[0] for ln in lines if readme_examples.ROW.match(ln)]
+    check(f"{name}: the README shows the header printed here", header(shown) == header(got), f"{shown}\n{got}")
+    check(f"{name}: the README shows the benchmarks printed here", rows(shown) == rows(got), f"{shown}\n{got}")
+
+
 # --- how each block is handled: functions of the block's text ----------------
 
 def main_job(block):
@@ -70,7 +86,8 @@ def main_job(block):
 
 
 def compare_tracers(block):
-    expect("compare tracers", block)
+    r = expect("compare tracers", block)
+    shown_as_printed("compare-tracers", r.stdout)
     runs = run_ids()
     check("compare tracers: one run in results/", len(runs) == 1, runs)
     res = json.load(open(os.path.join(work, "results", runs[0], "result.json")))
@@ -97,13 +114,15 @@ def regression(block):
     # compare's table comes after the runs' summaries: its row is the last.
     row = ([ln for ln in r.stdout.splitlines() if ln.startswith("none/getpid/")] or [""])[-1]
     check("regression: the planted 20% is called a regression", row.endswith("regression"), r.stdout)
+    shown_as_printed("regression", r.stdout)
 
 
 def ab(block):
     # As printed, with a budget of 3 pairs for the test's time (the README's
     # session spends 30); its verdicts are integration.ab's.
     before = set(run_ids())
-    expect("ab", block.replace("tracebench ab ", "tracebench ab --max-pairs 3 ", 1))
+    r = expect("ab", readme_examples.ab_budget(block, 3))
+    shown_as_printed("ab", r.stdout)
     check("ab: its session under results/", any(d.startswith("ab-") for d in set(run_ids()) - before))
 
 
