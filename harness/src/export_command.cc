@@ -141,8 +141,10 @@ void install(CLI::App& app, int* exit_status) {
                               "A KernelCI KCIDB submission (schema v5.3): the kernel, its build, a test per "
                               "benchmark with its status and figure in ns");
   k->add_option("RUN", ka->run, "A run directory or its result.json")->required();
-  k->add_option("--origin", ka->kcidb.origin, "The CI system's name in KCIDB ([a-z0-9_]+): every id starts with it")
-      ->required();
+  k->add_option("--origin", ka->kcidb.origin,
+                "The CI system's name in KCIDB ([a-z0-9_]+): every id starts with it; a CI that submits to KernelCI "
+                "gives the origin it was granted")
+      ->default_val(std::string(kDefaultKcidbOrigin));
   k->add_option("--kernel-commit", ka->kcidb.kernel_commit, "The measured kernel's full git commit hash, when known");
   k->add_option("--kernel-repo", ka->kcidb.kernel_repo, "The measured kernel's https:// git repository, when known");
   k->add_option("--log-url", ka->kcidb.log_url,

@@ -6,7 +6,7 @@
 # test per benchmark whose status follows the verification (PASS for
 # ftrace, DONE for the none tracer's measurement, FAIL, ERROR where the run
 # says so) and whose number is the run's figure in ns; the kernel's commit
-# and repository when given.  Test ids carry the run file's hash: two runs
+# and repository when given; without --origin, ids under `tracebench:`.  Test ids carry the run file's hash: two runs
 # sharing a run id name different tests, one run exported again the same
 # ones.  A run that came back from LAVA carries the job's page as each
 # test's log_url.  Refused with exit 2 and nothing written: a
@@ -66,6 +66,14 @@ import json, sys
 co = json.load(open(sys.argv[1]))["checkouts"][0]
 assert co["git_commit_hash"] == sys.argv[2] and co["id"] == "tracebench_ci:kernel-" + sys.argv[2], co
 assert co["git_repository_url"].startswith("https://git.kernel.org/"), co' "$out/kcidb-git.json" $commit
+# Without --origin: the tool's own name, every id under it.
+"$tracebench" export kcidb "$run" > "$out/kcidb-default.json"
+validate "$out/kcidb-default.json" "$run/result.json"
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ids = [x["id"] for k in ("checkouts", "builds", "tests") for x in d[k]]
+assert ids and all(i.startswith("tracebench:") for i in ids), ids' "$out/kcidb-default.json"
 
 # A failed verification is FAIL; a benchmark that failed is ERROR, without a number.
 for what in failed error; do
@@ -130,7 +138,7 @@ for args in "$out/bad --origin tracebench_ci" "$out/partial --origin tracebench_
             "$run --origin Tracebench-CI" "$run --origin tracebench_ci --kernel-commit 0123abc" \
             "$run --origin tracebench_ci --kernel-repo git://example.org/linux" \
             "$run --origin tracebench_ci --log-url ftp://example.org/log" \
-            "$run --origin tracebench_ci -o $run/result.json" "$run"; do
+            "$run --origin tracebench_ci -o $run/result.json"; do
   sha=$(sha256sum "$run/result.json")
   set +e; "$tracebench" export kcidb $args -o "$out/refused.json" > "$out/refused.txt" 2>&1; rc=$?; set -e
   case $args in *"-o $run/result.json") set +e; "$tracebench" export kcidb $args > "$out/refused.txt" 2>&1; rc=$?; set -e ;; esac

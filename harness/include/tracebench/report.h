@@ -68,6 +68,8 @@ std::vector<std::string> intervals_below_95(const RunResult& run);
 
 // ---- KCIDB (KernelCI), schema v5.3 of kernelci/kcidb-io
 inline constexpr int kKcidbMajor = 5, kKcidbMinor = 3;
+// The origin a submission names when none is given: this tool's own.
+inline constexpr const char* kDefaultKcidbOrigin = "tracebench";
 // Where the submission comes from and what the run cannot know itself.
 struct KcidbSource {
   std::string origin;         // the CI system's name, [a-z0-9_]+: every id is "origin:..."
