@@ -1,5 +1,6 @@
 # Configures and builds for a purpose (sourced by scripts/setup.sh, not run).
 #   build_for tool DIR    the tracebench binary (what `tracebench run` needs)
+#                         and its man page (`man -l DIR/bench/tracebench.1`)
 #   build_for tests DIR   everything, the tests included
 # RelWithDebInfo: results carry the build type, and SystemTap's user-function
 # probes are compiled from the binary's DWARF (tracers/systemtap/script.cc).
@@ -13,6 +14,6 @@ build_for() {
   if [ "$what" = tests ]; then
     cmake --build "$dir" -j"$(nproc)"
   else
-    cmake --build "$dir" -j"$(nproc)" --target tracebench
+    cmake --build "$dir" -j"$(nproc)" --target tracebench man
   fi
 }
