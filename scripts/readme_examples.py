@@ -21,9 +21,10 @@ usage: readme_examples.py TRACEBENCH --out DIR [--update README.md] [--ab-pairs 
                 session spends its default, 30, about two minutes)
 """
 import argparse
+import collections
 import datetime
+import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -60,9 +61,10 @@ def selftest_lines(text):
     return [ln for ln in text.splitlines() if keep.match(ln)]
 
 
-class Example:
-    def __init__(self, name, anchor, script, status, excerpt):
-        self.name, self.anchor, self.script, self.status, self.excerpt = name, anchor, script, status, excerpt
+# An example: its name, the README text its output block follows, its
+# commands as printed, the exit status the README shows, what it shows of
+# the output.
+Example = collections.namedtuple("Example", "name anchor script status excerpt")
 
 
 EXAMPLES = [
@@ -115,13 +117,19 @@ def ab_budget(script, pairs):
     return script.replace("tracebench ab ", f"tracebench ab --max-pairs {pairs} ", 1) if pairs else script
 
 
+def session_env(tb, work):
+    """The environment of a user's session in `work`: `tracebench` on PATH
+    is `tb` (a link in work/bin)."""
+    os.makedirs(os.path.join(work, "bin"), exist_ok=True)
+    os.symlink(os.path.abspath(tb), os.path.join(work, "bin", "tracebench"))
+    return dict(os.environ, PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
+
+
 def run_examples(tb, out, ab_pairs):
-    """Runs every example in a fresh directory; returns {name: (status, stdout)}."""
+    """Runs every example in a fresh directory; returns {name: (script, status, stdout)}."""
     results = {}
     with tempfile.TemporaryDirectory(prefix="tracebench-readme-examples-") as work:
-        os.makedirs(os.path.join(work, "bin"))
-        os.symlink(os.path.abspath(tb), os.path.join(work, "bin", "tracebench"))
-        env = dict(os.environ, PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
+        env = session_env(tb, work)
         for ex in EXAMPLES:
             script = ab_budget(ex.script, ab_pairs) if ex.name == "ab" else ex.script
             print(f"readme-examples: {ex.name}: {script.splitlines()[-1]}", file=sys.stderr)
@@ -133,11 +141,11 @@ def run_examples(tb, out, ab_pairs):
     return results
 
 
-def write_provenance(out, results):
-    host = platform.node()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+def write_provenance(tb, out, results):
+    """OUT/README.md: the machine as `tracebench env` names it, the date, each example's commands and exit."""
+    m = json.loads(subprocess.run([tb, "env", "--json"], capture_output=True, text=True, check=True).stdout)
     lines = [f"# The README's example outputs, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-             "", f"Machine: {host}, {cpu}, {os.cpu_count()} CPUs, kernel {platform.release()}.",
+             "", f"Machine: {m['host']}, {m['cpu_model']}, {m['cpus']} CPUs, kernel {m['kernel_release']}.",
              "Made by `scripts/readme_examples.py`; each example's whole output is in `<example>.txt`, "
              "the lines the README shows in `<example>.excerpt`.", ""]
     for name, (script, status, _) in results.items():
@@ -155,7 +163,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     results = run_examples(a.tracebench, a.out, a.ab_pairs)
-    write_provenance(a.out, results)
+    write_provenance(a.tracebench, a.out, results)
     bad = []
     for ex in EXAMPLES:
         _, status, stdout = results[ex.name]

@@ -30,6 +30,7 @@ tb, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 sys.path.insert(0, os.path.join(src, "scripts"))
 import readme_examples  # noqa: E402  (the script that makes the README's outputs again)
 work = tempfile.mkdtemp(prefix="tracebench-readme-")
+session = {}  # the user's environment in `work` (main)
 
 
 def sh_blocks(readme):
@@ -49,8 +50,7 @@ def with_plan(line):
 
 
 def shell(script, timeout=600):
-    env = dict(os.environ, PATH=os.path.join(work, "bin") + ":" + os.environ["PATH"])
-    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, env=env,
+    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, env=session["env"],
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -175,10 +175,9 @@ BLOCKS = [
 
 
 def main():
-    os.makedirs(os.path.join(work, "bin"))
+    session["env"] = readme_examples.session_env(tb, work)  # `tracebench`; the README's build/bench/tracebench too
     os.makedirs(os.path.join(work, "build", "bench"))
-    for link in (os.path.join(work, "bin", "tracebench"), os.path.join(work, "build", "bench", "tracebench")):
-        os.symlink(tb, link)
+    os.symlink(tb, os.path.join(work, "build", "bench", "tracebench"))
     os.makedirs(os.path.join(work, "results"))
     blocks = sh_blocks(os.path.join(src, "README.md"))
     used = set()
