@@ -10,6 +10,14 @@
 # LAVA server simulated the same way (a job file names the kernel's cycles and
 # the run; a job runs when it is fetched; ids count from 1 in $BOOTS.jobs/).
 # Every other command is the real one.
+
+# The cycles a kernel image plants: its line inject_cycles=N, else 0.
+kernel_cycles() {
+  local k
+  k=$(sed -n 's/^inject_cycles=\([0-9]*\)$/\1/p' "$1" 2>/dev/null | head -1)
+  echo "${k:-0}"
+}
+
 if [ "$1" = lava ]; then
   sub=$2
   shift 2
@@ -20,14 +28,14 @@ if [ "$1" = lava ]; then
       out="" cycles=0
       while [ $# -gt 0 ] && [ "$1" != -- ]; do
         case "$1" in
-          --kernel) cycles=$(sed -n 's/^inject_cycles=\([0-9]*\)$/\1/p' "$2" | head -1); shift 2;;
+          --kernel) cycles=$(kernel_cycles "$2"); shift 2;;
           --out) out=$2; shift 2;;
           --*=*) shift;;
           *) shift 2;;
         esac
       done
       shift
-      { echo "${cycles:-0}"; printf '%s\n' "$@"; } > "$out";;
+      { echo "$cycles"; printf '%s\n' "$@"; } > "$out";;
     submit)  # [-i ID] [--identity-file F] JOB...
       while [[ "$1" == -* ]]; do shift 2; done
       for f in "$@"; do
@@ -54,8 +62,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --out-dir) out=$2; shift 2;;
     --kernel)
-      k=$(sed -n 's/^inject_cycles=\([0-9]*\)$/\1/p' "$2" 2>/dev/null | head -1)
-      cycles=$((cycles + ${k:-0})); shift 2;;
+      cycles=$((cycles + $(kernel_cycles "$2"))); shift 2;;
     --kmod-param) params+=("$2"); [[ "$2" == inject_delay_ns=* ]] && cycles=$((cycles + ${2#*=} * 300)); shift 2;;
     --) shift; break;;
     *) shift 2;;
