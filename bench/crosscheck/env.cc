@@ -9,27 +9,6 @@
 
 namespace tracebench::crosscheck {
 
-// /sys/devices/system/cpu/online: "0-3,6".
-std::vector<int> online_cpus() {
-  std::ifstream f("/sys/devices/system/cpu/online");
-  std::string text, part;
-  std::getline(f, text);
-  std::vector<int> cpus;
-  std::stringstream ss(text);
-  while (std::getline(ss, part, ',')) {
-    const auto dash = part.find('-');
-    try {
-      const int lo = std::stoi(part.substr(0, dash));
-      const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
-      for (int c = lo; c <= hi; ++c) cpus.push_back(c);
-    } catch (...) {}
-  }
-  if (cpus.empty()) {
-    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); ++c) cpus.push_back(static_cast<int>(c));
-  }
-  return cpus;
-}
-
 std::vector<int> cpus_besides(int cpu) {
   std::vector<int> all = online_cpus(), others;
   for (int c : all) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tracebench/status.h"
+#include "tracebench/system.h"  // online_cpus()
 
 namespace tracebench::crosscheck {
 
@@ -17,8 +18,6 @@ struct Env {
   std::string program(const std::string& name) const { return loop_dir + "/" + name; }
 };
 
-// /sys/devices/system/cpu/online as a list.
-std::vector<int> online_cpus();
 // The CPUs the tools get when the loop is on `cpu`.
 std::vector<int> cpus_besides(int cpu);
 // The directory holding the loop programs: beside this executable (the

@@ -204,7 +204,7 @@ Status check_run_args(RunArgs& a) {
     TB_TRY(range("--batch", a.batch, 1, 10000000, "events per timed sample; leave it out for automatic"));
     opt.batch = static_cast<std::uint64_t>(a.batch);
   }
-  const int cpus = a.guest_cpus > 0 ? static_cast<int>(a.guest_cpus) : online_cpus();
+  const int cpus = a.guest_cpus > 0 ? static_cast<int>(a.guest_cpus) : static_cast<int>(online_cpus().size());
   if (a.o_cpu && a.o_cpu->count()) {
     TB_TRY(range("--cpu", a.cpu, 0, cpus - 1, "online CPUs"));
     opt.measured_cpu = static_cast<int>(a.cpu);

@@ -21,13 +21,16 @@ namespace tracebench {
 class Contenders {
  public:
   Status start_threads(const Workload& w, const WorkloadParams& base, int count, int measured_cpu) {
-    int ncpu = online_cpus();
+    const std::vector<int> cpus = online_cpus();
+    const auto n = static_cast<int>(cpus.size());
+    const int at = static_cast<int>(std::find(cpus.begin(), cpus.end(), measured_cpu) - cpus.begin());
     for (int i = 0; i < count; ++i) {
       auto slot = std::make_unique<Slot>();
       Slot* s = slot.get();
       slots_.push_back(std::move(slot));
-      int cpu = ncpu > 1 ? (measured_cpu + 1 + i) % ncpu : 0;
-      if (cpu == measured_cpu && ncpu > 1) cpu = (cpu + 1) % ncpu;
+      // The online CPUs after the measured one in turn, never the measured one while there is another.
+      int cpu = cpus[static_cast<std::size_t>((at + 1 + i) % n)];
+      if (cpu == measured_cpu && n > 1) cpu = cpus[static_cast<std::size_t>((at + 2 + i) % n)];
       WorkloadParams p = base;
       p.thread_index = i + 1;
       s->thread = std::thread([this, s, &w, p, cpu] { body(s, w, p, cpu); });

@@ -48,15 +48,19 @@ Status write_file(const std::string& path, const std::string& data) {
   return Status::ok();
 }
 
-int online_cpus() {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
+std::vector<int> online_cpus() {
+  std::vector<int> cpus = parse_cpu_list(read_file_trimmed("/sys/devices/system/cpu/online"));
+  if (cpus.empty()) {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < std::max(1L, n); ++c) cpus.push_back(static_cast<int>(c));
+  }
+  return cpus;
 }
 
 int default_measured_cpu() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return online_cpus() - 1;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return online_cpus().back();
   for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
     if (CPU_ISSET(cpu, &set)) return cpu;
   }
@@ -113,7 +117,7 @@ SystemInfo probe_system(int measured_cpu) {
   gethostname(host, sizeof(host) - 1);
   s.hostname = host;
   s.cpu_model = cpuinfo_field("", "model name");
-  s.cpus = online_cpus();
+  s.cpus = static_cast<int>(online_cpus().size());
   utsname u{};
   uname(&u);
   s.kernel_release = u.release;
@@ -129,8 +133,8 @@ SystemInfo probe_system(int measured_cpu) {
   return s;
 }
 
-bool cpu_list_contains(const std::string& list, int cpu) {
-  // "0-3,8,10-11" (the kernel's cpulist format); "(null)" or "" is none.
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> cpus;
   std::size_t at = 0;
   while (at < list.size()) {
     std::size_t end = list.find(',', at);
@@ -140,10 +144,16 @@ bool cpu_list_contains(const std::string& list, int cpu) {
     int lo = 0, hi = 0;
     char dash = 0;
     const int got = std::sscanf(item.c_str(), "%d%c%d", &lo, &dash, &hi);
-    if (got == 1 && lo == cpu) return true;
-    if (got == 3 && dash == '-' && lo <= cpu && cpu <= hi) return true;
+    if (got == 1 && lo >= 0) cpus.push_back(lo);
+    if (got == 3 && dash == '-' && 0 <= lo && lo <= hi && hi - lo < 65536)
+      for (int c = lo; c <= hi; ++c) cpus.push_back(c);
   }
-  return false;
+  return cpus;
+}
+
+bool cpu_list_contains(const std::string& list, int cpu) {
+  const std::vector<int> cpus = parse_cpu_list(list);
+  return std::find(cpus.begin(), cpus.end(), cpu) != cpus.end();
 }
 
 void detect_run_context(const std::string& root, int measured_cpu, SystemInfo* s) {

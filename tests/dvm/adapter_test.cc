@@ -125,7 +125,7 @@ TEST(DvmAdapter, RecordPayloadAndDropsAddUp) {
 // that attaches is pinned there and a new thread inherits its pin), unless
 // consumer_cpu says otherwise, and then the result says so.
 TEST(DvmAdapter, ConsumerRunsAwayFromTheMeasuredCpu) {
-  const std::vector<int> cpus = common::online_cpus();
+  const std::vector<int> cpus = online_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "one online CPU";
   cpu_set_t all, one;
   ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);

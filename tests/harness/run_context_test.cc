@@ -151,6 +151,22 @@ TEST(CpuList, KernelCpulistFormat) {
   EXPECT_FALSE(cpu_list_contains("(null)", 3));
 }
 
+// One reading of a CPU list for every user (the online CPUs, isolcpus,
+// nohz_full): its CPUs in order, a hole in the numbering kept.
+TEST(CpuList, ItsCpusInOrder) {
+  EXPECT_EQ(parse_cpu_list("0-3,6"), (std::vector<int>{0, 1, 2, 3, 6}));
+  EXPECT_EQ(parse_cpu_list("0,2-4,8"), (std::vector<int>{0, 2, 3, 4, 8}));
+  EXPECT_EQ(parse_cpu_list("5"), (std::vector<int>{5}));
+  EXPECT_TRUE(parse_cpu_list("").empty());
+  EXPECT_TRUE(parse_cpu_list("(null)").empty());
+  EXPECT_EQ(parse_cpu_list("x,1,4-2"), (std::vector<int>{1})) << "malformed items give none";
+  // This machine's: what sysconf counts, the measured CPU's default among them.
+  const std::vector<int> online = online_cpus();
+  ASSERT_FALSE(online.empty());
+  EXPECT_EQ(online.size(), static_cast<std::size_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_NE(std::find(online.begin(), online.end(), default_measured_cpu()), online.end());
+}
+
 TEST_F(SimulatedRoot, HardwarePmuIsTheCpuEventSource) {
   put("sys/bus/event_source/devices/software/type", "1");
   put("sys/bus/event_source/devices/tracepoint/type", "2");

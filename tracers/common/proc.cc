@@ -51,21 +51,6 @@ bool pid_alive(pid_t pid) {
   return state != 'Z' && state != 'X';
 }
 
-std::vector<int> online_cpus() {
-  std::vector<int> cpus;
-  std::stringstream in(read_text("/sys/devices/system/cpu/online"));
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    int a = 0, b = 0;
-    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2) {
-      for (int c = a; c <= b; ++c) cpus.push_back(c);
-    } else if (std::sscanf(part.c_str(), "%d", &a) == 1) {
-      cpus.push_back(a);
-    }
-  }
-  return cpus;
-}
-
 int cpu_away_from_this_thread() {
   const std::vector<int> cpus = online_cpus();
   if (cpus.size() < 2) return -1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tracebench/status.h"
+#include "tracebench/system.h"  // online_cpus()
 
 namespace tracebench::common {
 
@@ -23,9 +24,6 @@ std::uint64_t mem_available_bytes();
 
 // The process exists and has not exited (a zombie has), whoever owns it.
 bool pid_alive(pid_t pid);
-
-// CPUs in /sys/devices/system/cpu/online ("0-3,6").
-std::vector<int> online_cpus();
 
 // Where a tracer's consumer thread goes by default: away from the measured
 // CPU (the harness pins the attaching thread to it), i.e. the first online

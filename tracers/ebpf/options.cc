@@ -180,7 +180,7 @@ Status EbpfTracer::parse_options(const AttachSpec& spec) {
   consumer_cfg_.mode = consumer == "spin" ? ConsumerMode::kSpin : ConsumerMode::kEpoll;
 
   // Default: away from the measured CPU (the first online one on a one-CPU machine).
-  const std::vector<int> online = common::online_cpus();
+  const std::vector<int> online = online_cpus();
   const int away = common::cpu_away_from_this_thread();
   std::uint64_t v = opts.has("consumer_cpu") ? opts.number("consumer_cpu")
                     : away >= 0              ? static_cast<std::uint64_t>(away)

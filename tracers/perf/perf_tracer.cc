@@ -40,7 +40,6 @@ namespace tracebench::perf {
 namespace {
 
 using common::address_to_file_offset;
-using common::online_cpus;
 using common::read_text;
 
 long sys_perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {

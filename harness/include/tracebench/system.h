@@ -10,8 +10,10 @@
 
 namespace tracebench {
 
-int online_cpus();
-int default_measured_cpu();  // the last online CPU
+// The online CPUs (/sys/devices/system/cpu/online), in order; 0..n-1 from
+// sysconf(_SC_NPROCESSORS_ONLN) when the file cannot be read.
+std::vector<int> online_cpus();
+int default_measured_cpu();  // the last CPU this thread may run on
 Status pin_current_thread(int cpu);
 int current_cpu();
 
@@ -37,7 +39,10 @@ SystemInfo probe_system(int measured_cpu);
 // `root` ("" for the running system; tests give a directory that mimics
 // /proc and /sys).  Appends to s->noise_warnings.
 void detect_run_context(const std::string& root, int measured_cpu, SystemInfo* s);
-// Whether a kernel CPU list ("0-3,8,10-11") holds `cpu`.
+// The CPUs of a kernel CPU list ("0-3,8,10-11"), in its order; "(null)",
+// "" and malformed items give none.
+std::vector<int> parse_cpu_list(const std::string& list);
+// Whether a kernel CPU list holds `cpu`.
 bool cpu_list_contains(const std::string& list, int cpu);
 
 // CPUID leaf 0x40000000's vendor ("KVMKVMKVM", "TCGTCGTCGTCG", "bhyve bhyve ");
