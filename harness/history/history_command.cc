@@ -109,7 +109,7 @@ Status insert_benchmark(Db& db, const std::string& id, const RunContext& c, cons
   const std::string opts = history::configuration_of(c, b);
   // The figure a series follows: what compare compares (the none tracer's
   // own cost, else the overhead).
-  const bool base = b.tracer == "none";
+  const bool base = b.tracer == kBaselineTracer;
   Value value = nullptr, low = nullptr, high = nullptr;
   if (b.status == "ok" && base && b.baseline.ns.n > 0) {
     value = b.baseline.ns.p50;

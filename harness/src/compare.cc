@@ -85,7 +85,7 @@ std::vector<double> series(const BenchmarkResult& b, std::string* what) {
   const auto& base = b.baseline.repetition_medians;
   const auto& tr = b.traced.repetition_medians;
   std::vector<double> v;
-  if (b.tracer == "none") {
+  if (b.tracer == kBaselineTracer) {
     *what = "baseline";
     v = base;
   } else {

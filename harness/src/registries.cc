@@ -5,6 +5,7 @@
 
 #include "tracebench/workload.h"
 #include "tracebench/command.h"
+#include "tracebench/results.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench {

@@ -8,6 +8,7 @@
 // carries its result.json's hash, so two runs that share a run id (older,
 // second-precision ids could) never name the same test.
 #include "tracebench/report.h"
+#include "tracebench/results.h"
 #include "tracebench/reporter.h"
 #include "tracebench/system.h"
 
@@ -105,7 +106,7 @@ nlohmann::json test(const RunContext& c, const BenchmarkResult& b, const KcidbSo
   // The figure: the overhead per event, or the none tracer's own cost
   // (what compare and the history follow); a benchmark without one has no
   // number (never 0).
-  const bool base = b.tracer == "none";
+  const bool base = b.tracer == kBaselineTracer;
   if (b.status == "ok" && base && b.baseline.ns.n > 0) {
     j["number"] = {{"value", b.baseline.ns.p50}, {"unit", "ns"}};
     misc["figure"] = "baseline_ns_per_event";

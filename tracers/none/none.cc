@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tracebench/options.h"
+#include "tracebench/results.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench {
@@ -16,7 +17,7 @@ namespace {
 
 class NoneTracer final : public Tracer {
  public:
-  std::string_view name() const override { return "none"; }
+  std::string_view name() const override { return kBaselineTracer; }
   std::string_view description() const override { return "no tracer: the untraced baseline of every workload"; }
   Availability available() override { return Availability::yes(); }
   std::vector<std::string> actions() const override { return {"none"}; }

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,10 @@
 #include "tracebench/status.h"
 
 namespace tracebench {
+
+// The untraced baseline's name, as the results schema writes it: every
+// other tracer's rows are read against its own.
+inline constexpr std::string_view kBaselineTracer = "none";
 
 inline constexpr int kSchemaVersion = 1;
 inline constexpr const char* kSchemaName = "tracebench.result";

@@ -319,10 +319,6 @@ class Tracer {
   virtual void teardown() noexcept = 0;
 };
 
-// The untraced baseline's name, as the results schema writes it: every
-// other tracer's rows are read against its own.
-inline constexpr std::string_view kBaselineTracer = "none";
-
 // Registry: one line per adapter, in that adapter's folder:
 //   TRACEBENCH_REGISTER_TRACER(ftrace, [] { return std::make_unique<FtraceTracer>(); });
 using TracerFactory = std::function<std::unique_ptr<Tracer>()>;
