@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tracebench/adaptive.h"
+#include "tracebench/consumer_catch_up.h"
 #include "tracebench/consumer_meter.h"
 #include "contenders.h"
 #include "injected_cost.h"
@@ -172,6 +173,7 @@ class BenchRun {
     EventCounts c = tracer_->counts();
     if (c.records_events) r_.consumer = consumer_.result(c.recorded, c.consumer_wakeups);
     if (r_.consumer) r_.consumer->wakes_on_timer = c.consumer_wakes_on_timer;
+    record_catch_up();
     r_.events.fired = fired_;
     r_.events.recorded = c.recorded;
     r_.events.lost = c.lost;
@@ -305,6 +307,7 @@ class BenchRun {
     const double floor = m_.clock.floor_cycles;
     double cost[2] = {0, 0};
     for (int traced = 0; traced < 2; ++traced) {
+      if (traced) catch_up_.before_traced_block(*tracer_);
       if (traced) TB_TRY(enable());
       double raw0 = 0;
       std::uint8_t mig0 = 0;
@@ -480,6 +483,18 @@ class BenchRun {
           fmt::join(notable, ", ")));
   }
 
+  // How often the traced blocks waited for the consumer, in the result; a
+  // warning when it was still busy after the bound before some of them.
+  void record_catch_up() {
+    const CatchUpResult& t = catch_up_.tally();
+    if (r_.consumer && !r_.consumer->tasks.empty()) r_.consumer->catch_up = t;
+    if (t.timeouts > 0)
+      r_.warnings.push_back(fmt::format(
+          "the tracer's consumer was still busy {} time(s) when a traced block was due, after waiting {:g} s each: "
+          "the machine is too busy for it to keep up, and those blocks may have lost events",
+          t.timeouts, static_cast<double>(catch_up_.bound().count()) / 1e6));
+  }
+
   Status run_block(bool traced, TimedBlock* b) {
     const std::uint64_t samples = samples_;
     b->per_event.resize(samples);
@@ -487,6 +502,7 @@ class BenchRun {
     std::vector<std::int64_t> c0, c1;
     // Counters are read outside the enabled window: a read(2) of them is an
     // event for tracers of the read syscall.
+    if (traced) catch_up_.before_traced_block(*tracer_);
     m_.counters->read(&c0);
     InterruptSnapshot i0 = read_interrupts();
     if (traced) consumer_.block_begin(*tracer_);
@@ -532,6 +548,7 @@ class BenchRun {
   std::unique_ptr<SampleBook> book_;
   InterruptTally interrupts_;
   ConsumerMeter consumer_;
+  ConsumerCatchUp catch_up_;
 };
 
 }  // namespace tracebench

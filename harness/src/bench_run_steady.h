@@ -107,6 +107,7 @@ inline Status BenchRun::warm_block(std::uint64_t chunks, std::uint64_t chunk, st
   std::vector<double> per_event(chunk);
   std::vector<std::uint8_t> migrated(chunk);
   const std::uint64_t batch = r_.batch;
+  catch_up_.before_traced_block(*tracer_);
   consumer_.block_begin(*tracer_);
   TB_TRY(enable());
   contenders_.run(true);

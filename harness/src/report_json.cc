@@ -44,6 +44,9 @@ json consumer_json(const ConsumerResult& c, double tsc_hz) {
   put_opt(j, "traced_cpu_ns", c.traced_cpu_ns);
   if (c.enables) j["enables"] = *c.enables;
   j["wakes_on_timer"] = c.wakes_on_timer;
+  if (c.catch_up)
+    j["catch_up"] = {
+        {"waits", c.catch_up->waits}, {"timeouts", c.catch_up->timeouts}, {"seconds", c.catch_up->seconds}};
   // Derived, for readers of the file: cycles of consumer CPU per record.
   j["cycles_per_record"] =
       c.records > 0 && tsc_hz > 0 ? json(c.cpu_ns * tsc_hz / 1e9 / static_cast<double>(c.records)) : json(nullptr);
@@ -64,6 +67,11 @@ ConsumerResult consumer_from(const json& j) {
   get_opt(j, "traced_cpu_ns", c.traced_cpu_ns);                                 // absent in results written before it
   if (j.contains("enables")) c.enables = j.at("enables").get<std::uint64_t>();  // absent in results written before it
   c.wakes_on_timer = j.value("wakes_on_timer", false);                          // absent in results written before it
+  if (j.contains("catch_up")) {                                                 // absent in results written before it
+    const json& u = j.at("catch_up");
+    c.catch_up = CatchUpResult{u.at("waits").get<std::uint64_t>(), u.at("timeouts").get<std::uint64_t>(),
+                               u.at("seconds").get<double>()};
+  }
   for (const auto& t : j.at("tasks")) {
     ConsumerTaskResult x;
     t.at("role").get_to(x.role);

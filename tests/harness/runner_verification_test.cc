@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -148,6 +150,78 @@ class ConsumerTracer final : public Tracer {
   std::uint64_t at_enable_ = 0, recorded_ = 0;
 };
 
+// A tracer whose consumer needs 20 ms after each traced block to write its
+// records out, and whose buffer takes nothing while it has not (discard
+// mode with a full buffer): a block enabled while the consumer is busy
+// loses all its events.  disable() wakes it as a writer wakes its
+// consumer (LTTng-UST's wakeup pipe): a futex, so it is runnable at once.
+// The harness must wait for it.
+class LaggingTracer final : public Tracer {
+ public:
+  std::string_view name() const override { return "test_lagging"; }
+  std::string_view description() const override { return "test tracer with a slow consumer"; }
+  Availability available() override { return Availability::yes(); }
+  std::vector<std::string> actions() const override { return {"count"}; }
+  bool supports(const ProbePoint& p) const override { return p.name == "test:counting"; }
+  Status attach(const AttachSpec&) override {
+    writer_ = std::thread([this] {
+      tid_.store(static_cast<int>(syscall(SYS_gettid)));
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!stop_) {
+        wake_.wait(lock, [this] { return stop_ || backlog_; });
+        if (!backlog_) continue;
+        lock.unlock();
+        burn_cpu_ns(20e6);
+        lock.lock();
+        backlog_ = false;
+      }
+    });
+    while (tid_.load() == 0) std::this_thread::yield();
+    return Status::ok();
+  }
+  Status enable() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_ = backlog_;
+    at_enable_ = g_fired.load();
+    return Status::ok();
+  }
+  Status disable() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    (full_ ? lost_ : recorded_) += g_fired.load() - at_enable_;
+    backlog_ = true;
+    wake_.notify_one();
+    return Status::ok();
+  }
+  Status drain() override {
+    teardown();
+    return Status::ok();
+  }
+  EventCounts counts() override {
+    EventCounts c;
+    c.recorded = recorded_;
+    c.lost = lost_;
+    return c;
+  }
+  std::vector<ConsumerTask> consumer_tasks() const override { return {{"writer", getpid(), tid_.load()}}; }
+  void teardown() noexcept override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      wake_.notify_one();
+    }
+    if (writer_.joinable()) writer_.join();
+  }
+
+ private:
+  std::thread writer_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false, backlog_ = false;
+  std::atomic<int> tid_{0};
+  bool full_ = false;
+  std::uint64_t at_enable_ = 0, recorded_ = 0, lost_ = 0;
+};
+
 TRACEBENCH_REGISTER_WORKLOAD(test_counting,
                              Workload{"test_counting", "test", "a loop that counts its events",
                                       ProbePoint{"test:counting", ProbeKind::kNone, "", 0, "counted in the test"},
@@ -159,6 +233,7 @@ TRACEBENCH_REGISTER_TRACER(test_honest, [] { return std::make_unique<FakeTracer>
 TRACEBENCH_REGISTER_TRACER(test_under, [] { return std::make_unique<FakeTracer>("test_under", 1, 0); });
 TRACEBENCH_REGISTER_TRACER(test_faulty, [] { return std::make_unique<FakeTracer>("test_faulty", 0, 7); });
 TRACEBENCH_REGISTER_TRACER(test_consumer, [] { return std::make_unique<ConsumerTracer>(); });
+TRACEBENCH_REGISTER_TRACER(test_lagging, [] { return std::make_unique<LaggingTracer>(); });
 
 // The same loop named as N sites (a many-probe workload): only a tracer
 // that attaches to every site may be planned on it, or it would count the
@@ -361,6 +436,40 @@ TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
     EXPECT_GT(*c.traced_cpu_ns, 0);
     EXPECT_LT(*c.traced_cpu_ns, c.tasks[0].cpu_ns);
   }
+}
+
+// A consumer that is still writing the last block out when the next is
+// due: the harness waits for it before each traced block (outside the timed
+// window), so no block finds the buffer full, and says how often it waited.
+TEST(RunnerConsumer, WaitsForAConsumerThatLagsBeforeEachTracedBlock) {
+  const std::string out = std::filesystem::temp_directory_path() / ("tb-lagging-" + std::to_string(getpid()));
+  RunOptions opt;
+  opt.tracers = {"test_lagging"};
+  opt.workloads = {"test_counting"};
+  opt.quick = true;
+  opt.repetitions = 2;
+  opt.samples = 100;
+  opt.out_base = out;
+  opt.write_samples = false;
+  Plan plan;
+  ASSERT_TRUE(make_plan(opt, &plan));
+  RunResult run;
+  std::string dir;
+  Status s = run_benchmarks(opt, plan, &run, &dir);
+  std::filesystem::remove_all(out);
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_EQ(run.benchmarks.size(), 1u);
+  const BenchmarkResult& b = run.benchmarks[0];
+  ASSERT_EQ(b.status, "ok") << b.error;
+  EXPECT_EQ(b.events.lost, 0u);
+  EXPECT_GT(b.events.recorded, 0u);
+  EXPECT_EQ(b.events.verification, "passed") << b.events.verification_reason;
+  ASSERT_TRUE(b.consumer.has_value());
+  ASSERT_TRUE(b.consumer->catch_up.has_value());
+  const CatchUpResult& w = *b.consumer->catch_up;
+  EXPECT_GT(w.waits, 0u);
+  EXPECT_EQ(w.timeouts, 0u);
+  EXPECT_GE(w.seconds, 0.005 * static_cast<double>(w.waits));
 }
 
 // `run --gap-us`: the thread sleeps that long before each sample, outside

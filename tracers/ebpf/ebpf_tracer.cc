@@ -600,7 +600,7 @@ EbpfTracer::KernelStats EbpfTracer::read_kernel_stats() const {
 std::vector<ConsumerTask> EbpfTracer::consumer_tasks() const {
   if (!consumer_ || consumer_->tid() == 0) return {};
   return {{cfg_.action == "ringbuf" ? "ring buffer reader" : "perf buffer reader", static_cast<int>(getpid()),
-           consumer_->tid()}};
+           consumer_->tid(), consumer_cfg_.mode == ConsumerMode::kSpin}};
 }
 
 // A probe filtered to the other process (pid_filter): none of this

@@ -136,6 +136,15 @@ struct ConsumerTaskResult {
   int pid = 0, tid = 0;
   double cpu_ns = 0;
 };
+// Traced blocks that waited for the tracer's consumer to catch up first
+// (tracebench/consumer_catch_up.h), those it was still busy before after the
+// bound, and the time spent waiting.
+struct CatchUpResult {
+  std::uint64_t waits = 0;
+  std::uint64_t timeouts = 0;
+  double seconds = 0;
+};
+
 struct ConsumerResult {
   double cpu_ns = 0;         // every task and the drain
   double caller_cpu_ns = 0;  // of it: disable()/drain() on the measuring thread (Tracer::reads_on_caller)
@@ -157,6 +166,9 @@ struct ConsumerResult {
   // consumer then reads (an LTTng session start and stop, a buffer read at
   // disable): what a cycle costs the consumer apart from its records.
   std::optional<std::uint64_t> enables;
+  // The waits for the consumer before traced blocks (absent when the
+  // tracer names no consumer task, and in older results).
+  std::optional<CatchUpResult> catch_up;
   double window_s = 0;
   std::vector<ConsumerTaskResult> tasks;
 };

@@ -191,6 +191,10 @@ struct ConsumerTask {
   std::string role;  // "ring buffer reader", "lttng-consumerd", ...
   int pid = 0;
   int tid = 0;
+  // Runs whether or not there is anything to read (a consumer that polls
+  // its buffer in a loop): never idle, so never waited for
+  // (tracebench/consumer_catch_up.h).
+  bool spins = false;
 };
 
 struct Availability {
