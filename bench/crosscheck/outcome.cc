@@ -1,6 +1,9 @@
 #include "outcome.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tracebench::crosscheck {
 
@@ -59,6 +62,20 @@ void decide_case(CaseOutcome* o) {
       o->reason += fmt::format(" ({} of {} rounds left out: the machine's speed changed during every attempt at them)",
                                o->unsteady, o->rounds.size());
   }
+}
+
+std::string unsteady_hint(const std::vector<CaseOutcome>& cases, int rounds) {
+  std::vector<std::string> short_of;
+  for (const auto& o : cases)
+    if (o.skipped.empty() && o.verdict == Verdict::kCannotTell && o.ratio.n < kMinRounds && o.unsteady > 0)
+      short_of.push_back("--case " + o.c->name);
+  if (short_of.empty()) return "";
+  const int more = std::min(50, std::max(9, 2 * rounds - 1));  // --rounds allows up to 50
+  return fmt::format(
+      "hint: {} case(s) had fewer than {} steady rounds: the measured CPU's speed changed during most attempts at "
+      "the others. More rounds and a longer redo budget give them more chances (minutes on such a host): "
+      "tracebench crosscheck {} --rounds {} --redo-budget 600",
+      short_of.size(), kMinRounds, fmt::join(short_of, " "), more);
 }
 
 }  // namespace tracebench::crosscheck

@@ -56,4 +56,10 @@ std::string round_problem(const RoundRecord& r);
 // The counted rounds' medians, the ratio's interval and the verdict.
 void decide_case(CaseOutcome* o);
 
+// When some cases could not tell for want of steady rounds (the machine's
+// speed changed during most attempts at the others): the command that
+// gives just those cases more rounds (of a run of `rounds`) and a longer
+// redo budget; "" otherwise.
+std::string unsteady_hint(const std::vector<CaseOutcome>& cases, int rounds);
+
 }  // namespace tracebench::crosscheck

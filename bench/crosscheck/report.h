@@ -41,7 +41,8 @@ int exit_status(const Report& r);
 nlohmann::json to_json(const Report& r);
 
 // The table, then a note per case (what each side did, its checks, what
-// differs), then the rule and the summary line.
+// differs), then the rule, a hint when the host's speed kept cases from a
+// verdict (unsteady_hint), and the summary line.
 void print_table(const Report& r, std::ostream& out);
 
 }  // namespace tracebench::crosscheck

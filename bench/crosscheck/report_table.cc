@@ -79,6 +79,7 @@ void print_table(const Report& r, std::ostream& out) {
       "machine's speed changed during are redone, or left out); interval: order-statistic interval of the median "
       "ratio; agree when it lies within ±{:.0f}%, disagree when it lies outside, else cannot tell\n",
       r.rounds, kTolerance * 100);
+  if (const std::string hint = unsteady_hint(r.cases, r.rounds); !hint.empty()) out << hint << "\n";
   out << fmt::format("crosscheck: {} agree, {} disagree, {} cannot tell, {} not measured, {} skipped ({:.0f} s)\n",
                      n["agree"], n["disagree"], n["cannot tell"], n["not measured"], n["skipped"], r.seconds);
 }

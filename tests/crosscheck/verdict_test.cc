@@ -245,6 +245,31 @@ TEST(CrosscheckOutcome, SteadyRoundsTwiceOffDisagree) {
   EXPECT_EQ(o.verdict, Verdict::kDisagree);
 }
 
+// Cases short of steady rounds get the command that gives just them more
+// chances; a case that agrees, or cannot tell for a wide interval, does not.
+TEST(CrosscheckOutcome, CasesShortOfSteadyRoundsGetAHint) {
+  Case c = a_case(), d = a_case();
+  c.name = "lttng_hot";
+  d.name = "ebpf_tracepoint";
+  RoundRecord wild = good_round(2, 150, 100), wilder = good_round(3, 60, 100);
+  wild.steady = wilder.steady = false;
+  const CaseOutcome short_of = outcome_of(c, {good_round(0, 100, 100), good_round(1, 101, 100), wild, wilder});
+  const CaseOutcome agrees =
+      outcome_of(d, {good_round(0, 100, 100), good_round(1, 101, 100), good_round(2, 99, 100), wild});
+  ASSERT_EQ(short_of.verdict, Verdict::kCannotTell);
+  ASSERT_EQ(agrees.verdict, Verdict::kAgree);
+  const std::string hint = unsteady_hint({short_of, agrees}, 5);
+  EXPECT_NE(hint.find("1 case(s) had fewer than 3 steady rounds"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("tracebench crosscheck --case lttng_hot --rounds 9 --redo-budget 600"), std::string::npos)
+      << hint;
+  EXPECT_EQ(hint.find("ebpf_tracepoint"), std::string::npos) << hint;
+  EXPECT_NE(unsteady_hint({short_of}, 30).find("--rounds 50 "), std::string::npos);  // the option's cap
+  EXPECT_EQ(unsteady_hint({agrees}, 5), "");
+  // Too few rounds with none left out (a short --rounds): not the host's doing.
+  const CaseOutcome few = outcome_of(c, {good_round(0, 100, 100), good_round(1, 101, 100)});
+  EXPECT_EQ(unsteady_hint({few}, 2), "");
+}
+
 TEST(CrosscheckOutcome, ASkippedCaseIsNotMeasured) {
   const Case c = a_case();
   CaseOutcome o;
