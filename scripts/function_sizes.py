@@ -65,7 +65,8 @@ def blank(text):
 def classify(head):
     # Preprocessor lines between the previous block and this one are not its head.
     h = " ".join(" ".join(l for l in head.splitlines() if not l.lstrip().startswith("#")).split())
-    if re.search(r"\bnamespace\b", h) or re.match(r'^extern\b', h):
+    # `extern "C" {` (the literal blanked) opens a scope; `extern "C" T* f(...) {` is a function.
+    if re.search(r"\bnamespace\b", h) or (re.match(r"^extern\b", h) and "(" not in h):
         return "scope", ""
     if "(" not in h or re.search(r"=\s*$", h) or re.match(r"^(return|else|do|try)\b", h):
         if re.search(r"\b(class|struct|union|enum)\b", h):

@@ -123,38 +123,98 @@ const char *check_action(const tb_kmod_dvm_action &a, uint32_t n_objects, uint32
 
 } // namespace
 
-// Long (~180 lines) on purpose: one pass that checks each ECB, action and key
-// object the ioctl handed over against the objects it names and builds it
-// in the same step, with one `fail` that names the index of what was
-// refused; the kernel home's counterpart of Session::enable.
-extern "C" struct tb_dvm_session *
-tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_object *objs,
-		     const unsigned int *key_objects, const struct tb_kmod_dvm_action *acts,
-		     const struct tb_kmod_dvm_ecb *ecbs, const struct tb_kmod_dvm_probe *probes,
-		     unsigned int ncpus, const char **err, unsigned int *err_index)
+namespace
 {
-	*err = nullptr;
-	*err_index = 0;
-	auto fail = [&](const char *why, uint32_t index) -> tb_dvm_session * {
-		*err = why;
-		*err_index = index;
-		return nullptr;
-	};
-	// Everything the core will trust, checked before anything is allocated.
-	for (uint32_t i = 0; i < req->n_key_objects; i++)
+
+// Each check returns why the request is refused and sets *index to what it
+// names, or returns nullptr.
+const char *check_key_objects(const tb_kmod_dvm_enable *req, const unsigned int *key_objects,
+			      uint32_t *index)
+{
+	for (uint32_t i = 0; i < req->n_key_objects; i++) {
+		*index = i;
 		if (key_objects[i] == 0 || key_objects[i] > req->n_objects)
-			return fail("key object out of range", i);
-	// Programs first (the actions' type checks read them).
-	auto *s = zalloc<tb_dvm_session>(1);
-	if (!s)
-		return fail("out of memory", 0);
-	new (s) tb_dvm_session();
-	s->nprogs = req->n_objects;
-	s->progs = zalloc<Program>(req->n_objects);
-	if (!s->progs) {
-		tb_dvm_session_free(s);
-		return fail("out of memory", 0);
+			return "key object out of range";
 	}
+	return nullptr;
+}
+
+const char *check_actions(const tb_kmod_dvm_enable *req, const tb_kmod_dvm_action *acts,
+			  const Program *progs, uint32_t *index)
+{
+	for (uint32_t i = 0; i < req->n_actions; i++) {
+		*index = i;
+		if (const char *why = check_action(acts[i], req->n_objects, req->n_key_objects,
+						   progs, req->strsize))
+			return why;
+	}
+	return nullptr;
+}
+
+// An action that records lies inside its ECB's record, after the header.
+bool action_fits_record(const tb_kmod_dvm_action &a, uint32_t record_size)
+{
+	const bool records = a.kind == kActTrace || a.kind == kActPrintf || a.kind == kActExit ||
+			     a.kind == kActTracemem || a.kind == kActStack;
+	if (!records || !(a.size || a.kind == kActTracemem || a.kind == kActStack))
+		return true;
+	return a.offset >= sizeof(RecordHeader) && a.offset <= record_size &&
+	       a.size <= record_size - a.offset;
+}
+
+const char *check_ecb(const tb_kmod_dvm_enable *req, const tb_kmod_dvm_ecb &e, uint32_t i,
+		      const tb_kmod_dvm_action *acts, const Program *progs)
+{
+	if (e.epid != i + 1)
+		return "ECB: epid is not its index + 1";
+	if (e.probe >= req->n_probes)
+		return "ECB: probe out of range";
+	if (e.predicate > req->n_objects)
+		return "ECB: predicate object out of range";
+	if (e.predicate && progs[e.predicate - 1].returns_string)
+		return "ECB: a predicate returns an integer";
+	if (e.actions_first > req->n_actions || e.nactions > req->n_actions - e.actions_first)
+		return "ECB: actions out of range";
+	if (e.record_size % 8 || e.record_size > req->bufsize ||
+	    (e.record_size && e.record_size < sizeof(RecordHeader)))
+		return "ECB: record size not a multiple of 8 within bufsize";
+	for (uint32_t k = 0; k < e.nactions; k++)
+		if (!action_fits_record(acts[e.actions_first + k], e.record_size))
+			return "ECB: an action's data lies outside its record";
+	return nullptr;
+}
+
+const char *check_ecbs(const tb_kmod_dvm_enable *req, const tb_kmod_dvm_ecb *ecbs,
+		       const tb_kmod_dvm_action *acts, const Program *progs, uint32_t *index)
+{
+	for (uint32_t i = 0; i < req->n_ecbs; i++) {
+		*index = i;
+		if (const char *why = check_ecb(req, ecbs[i], i, acts, progs))
+			return why;
+	}
+	return nullptr;
+}
+
+const char *check_probes(const tb_kmod_dvm_enable *req, const tb_kmod_dvm_probe *probes,
+			 uint32_t *index)
+{
+	for (uint32_t i = 0; i < req->n_probes; i++) {
+		const tb_kmod_dvm_probe &p = probes[i];
+		*index = i;
+		if (p.names_len == 0 || p.names_len > TB_KMOD_DVM_NAMES_LEN ||
+		    p.names[p.names_len - 1] != '\0')
+			return "probe: names not NUL-terminated within their length";
+		uint32_t fields = 0;
+		for (uint32_t k = 0; k < p.names_len; k++)
+			fields += p.names[k] == '\0';
+		if (fields != 4)
+			return "probe: names are not provider, module, function and name";
+	}
+	return nullptr;
+}
+
+void load_programs(tb_dvm_session *s, const tb_kmod_dvm_enable *req, const tb_dif_object *objs)
+{
 	for (uint32_t i = 0; i < req->n_objects; i++) {
 		Program &p = s->progs[i];
 		p.insns = static_cast<const Insn *>(objs[i].insns);
@@ -165,63 +225,28 @@ tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_o
 		p.strtab_len = objs[i].strtab_len;
 		p.returns_string = objs[i].returns_string != 0;
 	}
-	for (uint32_t i = 0; i < req->n_actions; i++) {
-		const char *why = check_action(acts[i], req->n_objects, req->n_key_objects,
-					       s->progs, req->strsize);
-		if (why) {
-			tb_dvm_session_free(s);
-			return fail(why, i);
-		}
-	}
-	for (uint32_t i = 0; i < req->n_ecbs; i++) {
-		const tb_kmod_dvm_ecb &e = ecbs[i];
-		const char *why = nullptr;
-		if (e.epid != i + 1)
-			why = "ECB: epid is not its index + 1";
-		else if (e.probe >= req->n_probes)
-			why = "ECB: probe out of range";
-		else if (e.predicate > req->n_objects)
-			why = "ECB: predicate object out of range";
-		else if (e.predicate && s->progs[e.predicate - 1].returns_string)
-			why = "ECB: a predicate returns an integer";
-		else if (e.actions_first > req->n_actions ||
-			 e.nactions > req->n_actions - e.actions_first)
-			why = "ECB: actions out of range";
-		else if (e.record_size % 8 || e.record_size > req->bufsize ||
-			 (e.record_size && e.record_size < sizeof(RecordHeader)))
-			why = "ECB: record size not a multiple of 8 within bufsize";
-		for (uint32_t k = 0; !why && k < e.nactions; k++) {
-			const tb_kmod_dvm_action &a = acts[e.actions_first + k];
-			const bool records = a.kind == kActTrace || a.kind == kActPrintf ||
-					     a.kind == kActExit || a.kind == kActTracemem ||
-					     a.kind == kActStack;
-			if (records && (a.size || a.kind == kActTracemem || a.kind == kActStack) &&
-			    (a.offset < sizeof(RecordHeader) || a.offset > e.record_size ||
-			     a.size > e.record_size - a.offset))
-				why = "ECB: an action's data lies outside its record";
-		}
-		if (why) {
-			tb_dvm_session_free(s);
-			return fail(why, i);
-		}
-	}
-	for (uint32_t i = 0; i < req->n_probes; i++) {
-		const tb_kmod_dvm_probe &p = probes[i];
-		uint32_t fields = 0;
-		if (p.names_len == 0 || p.names_len > TB_KMOD_DVM_NAMES_LEN ||
-		    p.names[p.names_len - 1] != '\0') {
-			tb_dvm_session_free(s);
-			return fail("probe: names not NUL-terminated within their length", i);
-		}
-		for (uint32_t k = 0; k < p.names_len; k++)
-			fields += p.names[k] == '\0';
-		if (fields != 4) {
-			tb_dvm_session_free(s);
-			return fail("probe: names are not provider, module, function and name", i);
-		}
-	}
+}
 
-	// Allocation: tables, then per-CPU slots.
+// The dynamic variables' chunks and hash buckets (a power of two).
+struct DynLayout {
+	uint32_t chunk_bytes, nchunks, nbuckets;
+};
+
+DynLayout dyn_layout(const tb_kmod_dvm_enable *req)
+{
+	DynLayout d{dynvar_chunk_bytes(req->strsize), 0, 1};
+	d.nchunks = req->dynvarsize / d.chunk_bytes;
+	if (d.nchunks == 0)
+		d.nchunks = 1;
+	while (d.nbuckets < d.nchunks)
+		d.nbuckets <<= 1;
+	return d;
+}
+
+// Every table and the per-CPU slots' memory; false when any is missing.
+bool allocate_tables(tb_dvm_session *s, const tb_kmod_dvm_enable *req, unsigned int ncpus,
+		     const DynLayout &d)
+{
 	s->keys = zalloc<const Program *>(req->n_key_objects);
 	s->actions = zalloc<Action>(req->n_actions);
 	s->ecbs = zalloc<Ecb>(req->n_ecbs);
@@ -232,25 +257,18 @@ tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_o
 	const uint64_t per_slot =
 		2ull * req->bufsize + req->aggsize + kAggBuckets * 4ull + req->scratchsize;
 	s->slot_memory = zalloc<uint8_t>(per_slot * ncpus);
-	const uint32_t cb = dynvar_chunk_bytes(req->strsize);
-	uint32_t nchunks = req->dynvarsize / cb;
-	if (nchunks == 0)
-		nchunks = 1;
-	uint32_t nb = 1;
-	while (nb < nchunks)
-		nb <<= 1;
-	s->dyn_chunks = zalloc<uint8_t>(static_cast<uint64_t>(nchunks) * cb);
-	s->dyn_buckets = zalloc<uint32_t>(nb);
+	s->dyn_chunks = zalloc<uint8_t>(static_cast<uint64_t>(d.nchunks) * d.chunk_bytes);
+	s->dyn_buckets = zalloc<uint32_t>(d.nbuckets);
 	s->gvals = zalloc<uint64_t>(kMaxGlobals);
 	s->gstr = zalloc<uint8_t>(static_cast<uint64_t>(kMaxGlobals) * req->strsize);
-	if (!s->keys || !s->actions || !s->ecbs || !s->ecb_ptrs || !s->probes || !s->names ||
-	    !s->slots || !s->slot_memory || !s->dyn_chunks || !s->dyn_buckets || !s->gvals ||
-	    !s->gstr) {
-		tb_dvm_session_free(s);
-		return fail("out of memory for the D-VM's buffers (lower bufsize, aggsize or "
-			    "dynvarsize)",
-			    0);
-	}
+	return s->keys && s->actions && s->ecbs && s->ecb_ptrs && s->probes && s->names &&
+	       s->slots && s->slot_memory && s->dyn_chunks && s->dyn_buckets && s->gvals && s->gstr;
+}
+
+// The keys, actions and ECBs, pointing at the programs and at each other.
+void link_tables(tb_dvm_session *s, const tb_kmod_dvm_enable *req, const unsigned int *key_objects,
+		 const tb_kmod_dvm_action *acts, const tb_kmod_dvm_ecb *ecbs)
+{
 	for (uint32_t i = 0; i < req->n_key_objects; i++)
 		s->keys[i] = &s->progs[key_objects[i] - 1];
 	for (uint32_t i = 0; i < req->n_actions; i++) {
@@ -270,6 +288,7 @@ tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_o
 		x.format_id = a.format_id;
 		x.arg_index = a.arg_index;
 	}
+	s->nactions = req->n_actions;
 	for (uint32_t i = 0; i < req->n_ecbs; i++) {
 		Ecb &e = s->ecbs[i];
 		e.epid = ecbs[i].epid;
@@ -278,7 +297,13 @@ tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_o
 		e.nactions = ecbs[i].nactions;
 		e.record_size = ecbs[i].record_size;
 	}
-	// ECBs grouped by probe, in epid order (the order they fire in).
+}
+
+// Each probe with its names split into their four fields and its ECBs,
+// grouped in epid order (the order they fire in).
+void group_probes(tb_dvm_session *s, const tb_kmod_dvm_enable *req, const tb_kmod_dvm_ecb *ecbs,
+		  const tb_kmod_dvm_probe *probes)
+{
 	s->nprobes = req->n_probes;
 	uint32_t at = 0;
 	for (uint32_t p = 0; p < req->n_probes; p++) {
@@ -305,11 +330,12 @@ tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_o
 		if (probes[p].kind == TB_KMOD_DVM_PROBE_ERROR)
 			s->st.error_probe = &pr;
 	}
-	s->nactions = req->n_actions;
+}
 
-	State &st = s->st;
-	tb_module_host::install(&st.host);
-	st.strsize = req->strsize;
+// The per-CPU slots carved out of slot_memory: two buffers, the
+// aggregation arena and its buckets, the scratch space.
+void lay_out_slots(tb_dvm_session *s, const tb_kmod_dvm_enable *req, unsigned int ncpus)
+{
 	uint8_t *m = s->slot_memory;
 	for (uint32_t i = 0; i < ncpus; i++) {
 		Slot *slot = new (&s->slots[i]) Slot();
@@ -332,9 +358,66 @@ tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_o
 		slot->ms.rand_state = 0x9e3779b97f4a7c15ull * (i + 1);
 	}
 	s->nslots = ncpus;
+}
+
+} // namespace
+
+// Everything the core will trust is checked before the tables are
+// allocated (the programs first: the actions' type checks read them), and a
+// refusal names the index of what was refused; the kernel home's
+// counterpart of Session::enable.
+extern "C" struct tb_dvm_session *
+tb_dvm_session_build(const struct tb_kmod_dvm_enable *req, const struct tb_dif_object *objs,
+		     const unsigned int *key_objects, const struct tb_kmod_dvm_action *acts,
+		     const struct tb_kmod_dvm_ecb *ecbs, const struct tb_kmod_dvm_probe *probes,
+		     unsigned int ncpus, const char **err, unsigned int *err_index)
+{
+	uint32_t index = 0;
+	*err_index = 0;
+	*err = check_key_objects(req, key_objects, &index);
+	if (*err) {
+		*err_index = index;
+		return nullptr;
+	}
+	auto *s = zalloc<tb_dvm_session>(1);
+	if (s) {
+		new (s) tb_dvm_session();
+		s->nprogs = req->n_objects;
+		s->progs = zalloc<Program>(req->n_objects);
+	}
+	if (!s || !s->progs) {
+		tb_dvm_session_free(s);
+		*err = "out of memory";
+		return nullptr;
+	}
+	load_programs(s, req, objs);
+	*err = check_actions(req, acts, s->progs, &index);
+	if (!*err)
+		*err = check_ecbs(req, ecbs, acts, s->progs, &index);
+	if (!*err)
+		*err = check_probes(req, probes, &index);
+	if (*err) {
+		*err_index = index;
+		tb_dvm_session_free(s);
+		return nullptr;
+	}
+	const DynLayout dyn = dyn_layout(req);
+	if (!allocate_tables(s, req, ncpus, dyn)) {
+		tb_dvm_session_free(s);
+		*err = "out of memory for the D-VM's buffers (lower bufsize, aggsize or "
+		       "dynvarsize)";
+		return nullptr;
+	}
+	link_tables(s, req, key_objects, acts, ecbs);
+	group_probes(s, req, ecbs, probes);
+	lay_out_slots(s, req, ncpus);
+	State &st = s->st;
+	tb_module_host::install(&st.host);
+	st.strsize = req->strsize;
 	st.slots = s->slots;
 	st.nslots = ncpus;
-	dynvar_init(&st.dyn, s->dyn_chunks, cb, nchunks, s->dyn_buckets, nb);
+	dynvar_init(&st.dyn, s->dyn_chunks, dyn.chunk_bytes, dyn.nchunks, s->dyn_buckets,
+		    dyn.nbuckets);
 	st.gvals = s->gvals;
 	st.gstr = s->gstr;
 	return s;
