@@ -7,12 +7,13 @@
 #   scripts/setup.sh --area NAME  one area more, installed only (repeatable; --list names them): the
 #                                 commands that need one say which when it is missing
 #   TRACEBENCH_BUILD_DIR=dir      build somewhere else
+#   TRACEBENCH_MAN_DIR=dir        link the man page there (/usr/local/share/man/man1): `man tracebench`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup/packages.sh
 . scripts/setup/build.sh
 
-usage() { sed -n '5,9p' "$0" | sed 's/^# //' >&2; exit 2; }
+usage() { sed -n '5,10p' "$0" | sed 's/^# //' >&2; exit 2; }
 
 list_areas() {
   local a here

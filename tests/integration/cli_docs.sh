@@ -2,7 +2,8 @@
 # What the command line says about itself: --version, the man page the build
 # makes with help2man (a section per subcommand), the bash completion script
 # (completes subcommands, options, tracer and workload names, -o keys and
-# their words where -o is --option), what `cmake
+# their words where -o is --option), the set-up's link that lets `man
+# tracebench` find the page, what `cmake
 # --install` puts where (the cross-check's loop programs included), and `env`'s table (a row per tracer, no raw JSON, no
 # library log lines; --json keeps everything).
 set -euo pipefail
@@ -27,6 +28,18 @@ page=$(MANWIDTH=160 man -l "$man" 2> /dev/null | col -b)
 for want in "--gap-us" "model predict" "EXIT STATUS" "refused input"; do
   grep -qF -- "$want" <<< "$page" || fail "the rendered man page lacks '$want'"
 done
+
+# The set-up's link: `man tracebench` finds the build's page (here in a
+# folder of the test's own); an unwritable folder is said, not fatal.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+(. "$src/scripts/setup/build.sh" && TRACEBENCH_MAN_DIR=$work/man/man1 link_man_page "$build") > /dev/null
+[ -L "$work/man/man1/tracebench.1" ] || fail "the set-up linked no page into $work/man/man1"
+[ "$(readlink -f "$(MANPATH=$work/man man -w tracebench)")" = "$(readlink -f "$man")" ] \
+  || fail "man does not find $man through the set-up's link"
+touch "$work/file"
+msg=$( (. "$src/scripts/setup/build.sh" && TRACEBENCH_MAN_DIR=$work/file/man1 link_man_page "$build") 2>&1) \
+  || fail "an unwritable man folder failed the set-up"
+grep -qF "man -l" <<< "$msg" || fail "an unwritable man folder was not said: '$msg'"
 
 "$tb" completion bash > "$work/tb.bash"
 bash -n "$work/tb.bash" || fail "the completion script is not valid bash"
