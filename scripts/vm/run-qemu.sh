@@ -80,9 +80,12 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+# The first signal's own trap already ignores the next ones: one arriving
+# between `exit` and cleanup's first line would otherwise end the EXIT trap
+# before it removed anything.
+trap 'trap "" INT TERM HUP; exit 130' INT
+trap 'trap "" INT TERM HUP; exit 143' TERM
+trap 'trap "" INT TERM HUP; exit 129' HUP
 
 # Starts qemu in the background; sets qpid.
 start_qemu() {  # $1 = kvm|tcg, $2 = channel file, $3 = console file

@@ -161,14 +161,18 @@ set +e
 # qemu on its way out, and gets SIGTERM should this script die without a trap
 # (SIGKILL).  `tracebench vm` runs this script in a process group of its own
 # that it signals, and that gets SIGTERM when tracebench dies.
-with_pdeathsig TERM "$here/run-qemu.sh" --kernel "$kernel" --initrd "$work/initramfs.cpio" --outdir "$outdir" \
+# Its working files go under ours (TMPDIR), so that whatever stops it half
+# way through its teardown, our EXIT trap removes them once it is gone.
+TMPDIR=$work with_pdeathsig TERM "$here/run-qemu.sh" --kernel "$kernel" --initrd "$work/initramfs.cpio" --outdir "$outdir" \
   --accel "$accel" --clock "$clock" --timeout "$timeout_s" --smp "$smp" --mem "$mem" "${verbose[@]}" &
 child=$!
 trap 'kill -TERM $child 2>/dev/null' TERM INT HUP
 wait $child
 rc=$?
 while kill -0 $child 2>/dev/null; do wait $child; rc=$?; done
-trap - TERM INT HUP
+# Gone: from here to our EXIT trap's removal nothing may stop us half way
+# (a second Ctrl-C would leave our work, and run-qemu.sh's in it, behind).
+trap '' TERM INT HUP
 set -e
 if [ $rc -eq 125 ] && [ -f "$outdir/insmod-error.txt" ]; then
   echo "tracebench-vm: the module could not be loaded as asked in the guest, nothing ran: $(cat "$outdir/insmod-error.txt")" >&2
