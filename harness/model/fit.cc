@@ -298,6 +298,19 @@ void fit_payload_line(const Observations& o, int bootstrap, std::mt19937_64& rng
   interval(d_slope, &e->per_byte);
 }
 
+// The line's intercept against the payload-0 runs' own median: they agree
+// when their intervals meet or the figures are within Table 7's ±25% of the
+// direct one (a line of a few sizes bends a little at 0; a factor is a line
+// that does not hold there).
+void check_fixed_against_direct(const Observations& o, Entry* e) {
+  auto zero = o.by_payload.find(0);
+  if (!e->r2 || !e->fixed.ok() || zero == o.by_payload.end() || zero->second.empty()) return;
+  const MedianCI d = median_ci(zero->second);
+  const bool meet = d.low <= e->fixed.ci_high && e->fixed.ci_low <= d.high;
+  const bool near = std::fabs(*e->fixed.cycles - d.median) <= kTable7CyclesShare * std::fabs(d.median);
+  e->fixed_direct = Entry::DirectCheck{d.median, d.low, d.high, d.confidence, d.n, meet || near};
+}
+
 // A payload line whose slope is not a cost (more bytes cheaper beyond the
 // noise: runs at some sizes on another level than the rest, e.g. a consumer
 // asleep in some and awake in others): the per-byte term goes, with why and
@@ -392,6 +405,7 @@ Entry fit_entry(const Key& k, const Observations& o, const std::vector<ConsumerP
   else {
     fit_payload_line(o, bootstrap, rng, &e, line_draws);
     drop_negative_slope(o, run_cmd, bootstrap, rng, &e, line_draws);
+    check_fixed_against_direct(o, &e);
   }
   fit_handlers(o, run_cmd, bootstrap, rng, &e);
   fit_contention(o, run_cmd, bootstrap, rng, &e);

@@ -88,6 +88,10 @@ json to_json(const Model& m) {
       if (!q->user_fraction) consumer["user_fraction_missing"] = q->user_fraction_missing;
       if (!q->per_wakeup_from.empty()) consumer["per_wakeup_from"] = q->per_wakeup_from;
     }
+    json direct = nullptr;
+    if (const auto& d = e.fixed_direct)
+      direct = {{"median_cycles", d->median},  {"low", d->low}, {"high", d->high},
+                {"confidence", d->confidence}, {"n", d->n},     {"agrees", d->agrees}};
     entries.push_back({{"tracer", e.tracer},
                        {"probe_kind", e.probe_kind},
                        {"action", e.action},
@@ -102,6 +106,7 @@ json to_json(const Model& m) {
                         {{"r2", json_or_null(e.r2)},
                          {"worst_residual_cycles", json_or_null(e.worst_residual_cycles)},
                          {"points", points},
+                         {"fixed_direct", direct},
                          {"handlers", handlers},
                          {"consumer", consumer}}}});
   }
@@ -162,6 +167,9 @@ Status from_json(const json& j, Model* out) {
         e.worst_residual_cycles = f.at("worst_residual_cycles").get<double>();
       for (const auto& p : f.at("points"))
         e.points.push_back({p.at("payload_bytes"), p.at("median_cycles"), p.at("predicted_cycles"), p.at("n")});
+      if (const json& d = f.at("fixed_direct"); !d.is_null())
+        e.fixed_direct = Entry::DirectCheck{d.at("median_cycles"), d.at("low"), d.at("high"),
+                                            d.at("confidence"),    d.at("n"),   d.at("agrees")};
       for (int truth : {1, 0}) {
         const json& q = f.at("handlers").at(truth ? "acting" : "false_predicate");
         if (!q.is_null())

@@ -9,6 +9,7 @@
 
 #include "fit_internal.h"
 #include "tracebench/model.h"
+#include "tracebench/stats.h"
 
 namespace tracebench::model {
 
@@ -40,6 +41,23 @@ std::string header(const Model& m) {
       m.tsc_hz / 1e9, m.runs.size());
 }
 
+// The entries of tracer t whose line's fixed misses the runs at payload 0
+// measured directly (Entry::fixed_direct), a line each under the table.
+std::string direct_disagreements(const Model& m, const std::string& t) {
+  std::string md;
+  for (const auto& e : m.entries) {
+    if (e.tracer != t || !e.fixed_direct || e.fixed_direct->agrees) continue;
+    const Entry::DirectCheck& d = *e.fixed_direct;
+    md += fmt::format(
+        "{}- {} {}: **fixed does not agree with its direct run**: the line's intercept {:.1f} [{:.1f}, {:.1f}], the "
+        "runs at payload 0 {:.1f} [{:.1f}, {:.1f}] ({} over {} repetitions); the line through the payload sizes does "
+        "not hold at 0 (R² {:.3f}: sizes on two levels?), and what it predicts for small payloads rests on it\n",
+        md.empty() ? "\n" : "", e.probe_kind, action_label(e), *e.fixed.cycles, e.fixed.ci_low, e.fixed.ci_high,
+        d.median, d.low, d.high, confidence_label(d.confidence), d.n, e.r2.value_or(0));
+  }
+  return md;
+}
+
 // A tracer's tables: fixed and per byte, the handler lines, the actions over
 // the empty handler, contention.
 std::string tracer_tables(const Model& m, const std::string& t, double ns) {
@@ -59,6 +77,7 @@ std::string tracer_tables(const Model& m, const std::string& t, double ns) {
                       e.r2 ? fmt::format("{:.3f}", *e.r2) : "",
                       e.worst_residual_cycles ? fmt::format("{:.1f}", *e.worst_residual_cycles) : "", wl);
   }
+  md += direct_disagreements(m, t);
   bool handlers = false;
   for (const auto& e : m.entries) {
     if (e.tracer != t || (!e.per_ecb.ok() && !e.false_predicate.ok())) continue;

@@ -291,6 +291,43 @@ TEST(ModelFit, NegativeCostsAreDroppedWithWhyNotWritten) {
   EXPECT_NE(st.message().find("cannot be negative"), std::string::npos) << st.message();
 }
 
+// A line through payload sizes on two levels misses its own point at 0: on
+// a bhyve-like host the ring buffer's runs at 0 bytes cost ~650 cycles and
+// the larger sizes ~9,000-12,000 (a consumer asleep in some, awake in
+// others), and the line's intercept came out ~10x the direct run.  The
+// model says so (fixed_direct, model.md); a line that holds at 0 agrees.
+TEST(ModelFit, AFixedThatMissesItsDirectRunIsSaid) {
+  Model linear;
+  ASSERT_TRUE(fit(synthetic(), &linear).is_ok());
+  const Entry* ok = linear.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(ok, nullptr);
+  ASSERT_TRUE(ok->fixed_direct.has_value());
+  EXPECT_TRUE(ok->fixed_direct->agrees);
+  EXPECT_NEAR(ok->fixed_direct->median, kFixed, 10);
+  EXPECT_EQ(ok->fixed_direct->n, 40u);
+  EXPECT_FALSE(linear.find("ebpf", "syscall", "count")->fixed_direct.has_value()) << "one payload size: no line";
+  EXPECT_EQ(to_markdown(linear).find("does not agree"), std::string::npos);
+
+  std::mt19937_64 rng(3);
+  RunResult r = run_of("a");
+  for (auto [bytes, overhead] : {std::pair<std::uint64_t, double>{0, 650}, {256, 9000}, {1024, 9500}, {4096, 12000}})
+    r.benchmarks.push_back(bench("ringbuf", bytes, 1, overhead, rng));
+  Model m;
+  ASSERT_TRUE(fit({r}, &m).is_ok());
+  const Entry* e = m.find("ebpf", "syscall", "ringbuf");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->fixed.ok() && e->fixed_direct.has_value());
+  EXPECT_GT(*e->fixed.cycles, 5000) << "the line's intercept";
+  EXPECT_FALSE(e->fixed_direct->agrees);
+  EXPECT_NEAR(e->fixed_direct->median, 650, 15);
+  EXPECT_LE(e->fixed_direct->low, 650);
+  EXPECT_GE(e->fixed_direct->high, 650);
+  const std::string md = to_markdown(m);
+  EXPECT_NE(md.find("syscall ringbuf: **fixed does not agree with its direct run**"), std::string::npos) << md;
+  expect_json_round_trip(m);
+  EXPECT_FALSE(to_json(m)["entries"][0]["fit"]["fixed_direct"]["agrees"].get<bool>());
+}
+
 TEST(ModelFit, RefusesMixedOrEmptyInput) {
   Model m;
   EXPECT_FALSE(fit({}, &m).is_ok());

@@ -56,8 +56,8 @@ namespace tracebench::model {
 
 inline constexpr const char* kModelSchema = "tracebench.model";
 // 2: consumer terms fitted; 3: probe_per_wakeup; 4: consumer_per_enable; 5: idle_start, consumer_per_idle_wakeup;
-// 6: consumer_per_enable_ecb; 7: action_over_empty
-inline constexpr int kModelSchemaVersion = 7;
+// 6: consumer_per_enable_ecb; 7: action_over_empty; 8: fit.fixed_direct, context.simulated_host
+inline constexpr int kModelSchemaVersion = 8;
 
 // The action of an adapter's handler that runs and does nothing (eBPF's empty
 // program, the D-VM's clause with no action): its `fixed` is the flow alone,
@@ -124,6 +124,18 @@ struct Entry {
   std::optional<double> r2;                     // of the payload fit (>= 2 payload sizes)
   std::optional<double> worst_residual_cycles;  // largest |median - fit| over the payload sizes
   std::vector<FitPoint> points;
+  // A line's `fixed` (its intercept) set against the runs at payload 0
+  // measured directly: their median with its order-statistic interval, and
+  // whether they agree (the intervals meet, or the figures are within ±25%
+  // of the direct one).  A line through sizes on two levels (a
+  // consumer asleep in some runs, awake in others) can miss its own point at
+  // 0 by a factor; model.md then says so.  Absent without a line or a run at 0.
+  struct DirectCheck {
+    double median = 0, low = 0, high = 0, confidence = 0;
+    std::size_t n = 0;
+    bool agrees = true;
+  };
+  std::optional<DirectCheck> fixed_direct;
   // The handler-count lines' quality ([0] predicate false, [1] acting): a
   // knee in the sweep shows as a low R² and a large residual, not hidden.
   struct LineQuality {
