@@ -245,38 +245,94 @@ std::string term_off(const ValidationFile& v) {
                                                  : fmt::format("consumer ({:+.2f})", consumer);
 }
 
+namespace {
+// Where a range lies against [lo, hi]: wholly inside (1), wholly outside
+// (-1), across a bound (0).
+int range_against(double low, double high, double lo, double hi) {
+  if (low >= lo && high <= hi) return 1;
+  if (high < lo || low > hi) return -1;
+  return 0;
+}
+
+// The CPU points' error as the pairs' range puts it: the total's error
+// with the probe's share at each end of the range (the consumer's share is
+// one figure over the traced segments); absent without a range or a probe
+// figure to scale it by.
+std::optional<std::pair<double, double>> points_range(const ValidationFile& v, const Table7Verdict& t, double err) {
+  const ValidationFile::Measured& m = v.measured;
+  if (!t.cycles_low || m.probe_cycles == 0) return std::nullopt;
+  const double per_cycle = m.probe_cpu_percent / m.probe_cycles;
+  const double a = err + (*t.cycles_low - m.probe_cycles) * per_cycle;
+  const double b = err + (*t.cycles_high - m.probe_cycles) * per_cycle;
+  return std::make_pair(std::min(a, b), std::max(a, b));
+}
+
+// The "within" column when the run held and has an error: points first,
+// then cycles, each on the pairs' range where there is one.
+void judge(const ValidationFile& v, double err, bool ranged, int cycles_against, Table7Verdict* t) {
+  const ValidationFile::Measured& m = v.measured;
+  const auto pts = points_range(v, *t, err);
+  const int points = pts ? range_against(pts->first, pts->second, -kTable7Points, kTable7Points)
+                         : (std::fabs(err) <= kTable7Points ? 1 : -1);
+  const bool cycles =
+      ranged ? cycles_against == 1 : t->cycles_error_share && std::fabs(*t->cycles_error_share) <= kTable7CyclesShare;
+  std::string cycles_off =
+      t->cycles_error_share ? fmt::format("cycles {:+.0f}%", 100 * *t->cycles_error_share) : "no cycles predicted";
+  const std::string range = ranged ? fmt::format("the {} segment pairs' {:.0f} to {:.0f} cycles",
+                                                 m.probe_cycles_pairs.size(), *t->cycles_low, *t->cycles_high)
+                                   : "";
+  if (ranged && !cycles) cycles_off += fmt::format(" ({})", range);
+  if (points == -1) {
+    t->text = fmt::format("**no**: {:+.2f} points, {}", err, cycles_off);
+  } else if (points == 0) {
+    t->inside_noise = true;
+    t->text = fmt::format(
+        "inside the noise: {:+.2f} points, {}; the segment pairs put the error at {:+.2f} to {:+.2f} points, "
+        "across ±2: not judged at this length",
+        err, cycles_off, pts->first, pts->second);
+  } else if (t->inside_noise && ranged) {
+    t->text = fmt::format(
+        "inside the noise: {:+.2f} points; cycles {:+.0f}%, {} cross ±25% of the prediction: not judged at this "
+        "length",
+        err, 100 * *t->cycles_error_share, range);
+  } else if (t->inside_noise) {
+    t->text = fmt::format(
+        "inside the noise: {:+.2f} points; the probe's {:.0f} ns per event is within the untraced "
+        "spread ({:.0f} ns), its cycles not judged",
+        err, *m.probe_ns_per_event, m.untraced_spread_ns_per_event);
+  } else if (!cycles) {
+    t->text = fmt::format("**no**: {}", cycles_off);
+  } else {
+    t->passed = true;
+    t->text = std::fabs(err) <= 1 ? "yes (±1)" : "yes";
+  }
+}
+}  // namespace
+
 Table7Verdict table7_verdict(const ValidationFile& v) {
   Table7Verdict t;
   const ValidationFile::Measured& m = v.measured;
-  if (v.predicted.probe_cycles > 0) t.cycles_error_share = m.probe_cycles / v.predicted.probe_cycles - 1;
-  t.inside_noise = m.probe_ns_per_event && std::fabs(*m.probe_ns_per_event) < m.untraced_spread_ns_per_event;
+  const double predicted = v.predicted.probe_cycles;
+  if (predicted > 0) t.cycles_error_share = m.probe_cycles / predicted - 1;
+  const std::vector<double>& pairs = m.probe_cycles_pairs;
+  const bool ranged = pairs.size() >= kTable7MinPairs && predicted > 0;
+  if (ranged) {
+    t.cycles_low = *std::min_element(pairs.begin(), pairs.end());
+    t.cycles_high = *std::max_element(pairs.begin(), pairs.end());
+  }
+  const int against = ranged ? range_against(*t.cycles_low, *t.cycles_high, predicted * (1 - kTable7CyclesShare),
+                                             predicted * (1 + kTable7CyclesShare))
+                             : 0;
+  t.inside_noise =
+      ranged ? against == 0 : m.probe_ns_per_event && std::fabs(*m.probe_ns_per_event) < m.untraced_spread_ns_per_event;
   // A run that did not hold the scenario (its rate, a stop, lost events)
   // tests nothing: its row says what happened, never "yes".
   if (!validation_held(v)) {
     t.text = fmt::format("**not valid**: {}", fmt::join(v.problems, "; "));
-    return t;
-  }
-  const std::optional<double>& err = v.error_cpu_percent;
-  if (!err) {
+  } else if (!v.error_cpu_percent) {
     t.text = "—";
-    return t;
-  }
-  const bool points = std::fabs(*err) <= kTable7Points;
-  const bool cycles = t.cycles_error_share && std::fabs(*t.cycles_error_share) <= kTable7CyclesShare;
-  const std::string cycles_off =
-      t.cycles_error_share ? fmt::format("cycles {:+.0f}%", 100 * *t.cycles_error_share) : "no cycles predicted";
-  if (!points) {
-    t.text = fmt::format("**no**: {:+.2f} points, {}", *err, cycles_off);
-  } else if (t.inside_noise) {
-    t.text = fmt::format(
-        "inside the noise: {:+.2f} points; the probe's {:.0f} ns per event is within the untraced "
-        "spread ({:.0f} ns), its cycles not judged",
-        *err, *m.probe_ns_per_event, m.untraced_spread_ns_per_event);
-  } else if (!cycles) {
-    t.text = fmt::format("**no**: {}", cycles_off);
   } else {
-    t.passed = true;
-    t.text = std::fabs(*err) <= 1 ? "yes (±1)" : "yes";
+    judge(v, *v.error_cpu_percent, ranged, against, &t);
   }
   return t;
 }

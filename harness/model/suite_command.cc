@@ -38,6 +38,7 @@
 #include "tracebench/handler_count.h"
 #include "tracebench/cli_range.h"
 #include "tracebench/lock_flags.h"
+#include "tracebench/results.h"
 #include "tracebench/machine_lock.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
@@ -386,7 +387,9 @@ Status write_suite_files(const SuiteArgs& a, const std::string& out, const std::
       "# Table 7 on {} ({})\n\nMade by `tracebench model suite{}{}{}`; the model is `model.json` beside this file, "
       "fitted on the runs in `runs/`; each row is `validation/<tracer>-<scenario>{}.json`. CPU % is of one CPU; the "
       "error is measured minus predicted, in CPU points; the noise is the spread of the untraced segments' cost per "
-      "event.{}\n\n",
+      "event. The points and the cycles are judged on the range of the segment pairs' figures (a traced segment beside "
+      "an untraced one): within ±2 points and ±25% of the prediction when the whole range is, not within when none of "
+      "it is, inside the noise when it crosses a bound.{}\n\n",
       host_name(), utc_now_iso8601(), a.quick ? " --quick" : "",
       a.rounds > 1 ? fmt::format(" --rounds {}", a.rounds) : "",
       a.tracers.empty() ? "" : fmt::format(" -t {}", fmt::join(a.tracers, " -t ")), a.rounds > 1 ? "-r<round>" : "",

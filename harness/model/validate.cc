@@ -64,6 +64,7 @@ Status validation_from_json(const nlohmann::json& j, ValidationFile* out) {
     TB_TRY(m.number("untraced_ns_per_event", &untraced));
     v.measured.probe_ns_per_event = traced - untraced;
   }
+  if (m.has("probe_cycles_pairs")) TB_TRY(m.numbers("probe_cycles_pairs", &v.measured.probe_cycles_pairs));
   TB_TRY(doc.child("predicted", &p));
   TB_TRY(p.number("probe_cycles", &v.predicted.probe_cycles));
   TB_TRY(p.number("probe_cpu_percent", &v.predicted.probe_cpu_percent));
@@ -86,6 +87,22 @@ Status validation_from_json(const nlohmann::json& j, ValidationFile* out) {
   v.document = j;
   *out = std::move(v);
   return Status::ok();
+}
+
+std::vector<double> probe_cycles_by_pair(const std::vector<ValidationSegment>& segments, double firings_per_op,
+                                         double tsc_hz) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i + 1 < segments.size(); i += 2) {
+    const ValidationSegment& a = segments[i];
+    const ValidationSegment& b = segments[i + 1];
+    if (a.traced == b.traced || a.events == 0 || b.events == 0 || !(firings_per_op > 0)) continue;
+    const ValidationSegment& traced = a.traced ? a : b;
+    const ValidationSegment& untraced = a.traced ? b : a;
+    const double ns = traced.thread_cpu_ns / static_cast<double>(traced.events) -
+                      untraced.thread_cpu_ns / static_cast<double>(untraced.events);
+    out.push_back(ns / firings_per_op * tsc_hz / 1e9);
+  }
+  return out;
 }
 
 namespace {
@@ -211,6 +228,7 @@ Status measure(const Model& m, const ValidationMeasured& x, const SegmentSums& a
   v->cpu_percent = v->probe_cpu_percent + v->consumer_cpu_percent;
   v->system_busy_delta_percent = 100 * (a.busy[1] / a.wall[1] - a.busy[0] / a.wall[0]);
   v->late_share = a.ticks ? static_cast<double>(a.late) / static_cast<double>(a.ticks) : 0;
+  v->probe_cycles_pairs = probe_cycles_by_pair(x.segments, firings_per_op, m.tsc_hz);
   judge_noise(x, a, probe_ns, v);
   return Status::ok();
 }

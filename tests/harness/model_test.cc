@@ -1519,6 +1519,10 @@ TEST(ModelValidate, MeasuredAgainstPredictedByHand) {
   ASSERT_TRUE(st.is_ok()) << st.message();
   EXPECT_DOUBLE_EQ(v.rate_hz, 20000);
   EXPECT_NEAR(v.probe_cycles, 420, 1e-9);
+  // Each pair (untraced, traced), (traced, untraced): 420 cycles.
+  ASSERT_EQ(v.probe_cycles_pairs.size(), 2u);
+  EXPECT_NEAR(v.probe_cycles_pairs[0], 420, 1e-9);
+  EXPECT_NEAR(v.probe_cycles_pairs[1], 420, 1e-9);
   EXPECT_NEAR(v.probe_cpu_percent, 0.4, 1e-12);
   EXPECT_NEAR(v.consumer_cpu_percent, 0.5, 1e-12);
   EXPECT_NEAR(v.cpu_percent, 0.9, 1e-12);
@@ -1732,6 +1736,8 @@ TEST(ModelValidate, ProfileProbeEventsAreTheTimersFirings) {
   EXPECT_DOUBLE_EQ(v.ops_hz, 20000);
   EXPECT_DOUBLE_EQ(v.rate_hz, 4000);
   EXPECT_NEAR(v.probe_cycles, 1000 * 2.1, 1e-9) << "200 ns per op over 0.2 firings per op";
+  ASSERT_EQ(v.probe_cycles_pairs.size(), 2u);
+  EXPECT_NEAR(v.probe_cycles_pairs[1], 1000 * 2.1, 1e-9) << "a pair's figure is per firing too";
   EXPECT_NEAR(v.probe_cpu_percent, 0.4, 1e-12);
   EXPECT_DOUBLE_EQ(v.predicted_probe_cycles, 2100);
   EXPECT_NEAR(v.predicted_probe_cpu_percent, 100 * 4000 * 2100 / 2.1e9, 1e-12);
@@ -1901,6 +1907,101 @@ TEST(ModelSuite, Table7JudgesCyclesAndSaysWhenTheNoiseHidesThem) {
   // Points off decide first, whatever the noise.
   v["error"]["cpu_percent"] = 6.31;
   EXPECT_EQ(table7_verdict(typed(v)).text.rfind("**no**: +6.31 points", 0), 0u) << table7_verdict(typed(v)).text;
+}
+
+// The pairs of adjacent segments: one figure each, a pair of one kind
+// skipped (segments 4 and 5 below are both untraced).
+TEST(ModelValidate, EachSegmentPairGivesTheProbesCycles) {
+  const std::vector<ValidationSegment> g = {segment(false, 1000), segment(true, 1100),  segment(true, 1300),
+                                            segment(false, 1000), segment(false, 1000), segment(false, 1000),
+                                            segment(false, 900),  segment(true, 1000)};
+  const std::vector<double> pairs = probe_cycles_by_pair(g, 1.0, 2e9);
+  ASSERT_EQ(pairs.size(), 3u);
+  EXPECT_NEAR(pairs[0], 200, 1e-9);
+  EXPECT_NEAR(pairs[1], 600, 1e-9);
+  EXPECT_NEAR(pairs[2], 200, 1e-9);
+  EXPECT_NEAR(probe_cycles_by_pair(g, 0.5, 2e9)[1], 1200, 1e-9);
+  EXPECT_TRUE(probe_cycles_by_pair({segment(false, 1000)}, 1.0, 2e9).empty());
+}
+
+// With segment pairs enough, the cycles are judged on their range, not on
+// the figure alone: a noisy run whose figure happens to land within ±25%
+// is not a pass, one whose range straddles a bound is inside the noise
+// (this run cannot tell), one whose whole range is outside fails, one whose
+// whole range is inside passes.  Fewer pairs: the figure, as before.
+TEST(ModelSuite, Table7JudgesCyclesOnTheSegmentPairsRange) {
+  nlohmann::json v = {
+      {"measured",
+       {{"rate_hz", 50000},
+        {"probe_cycles", 180},
+        {"cpu_percent", 1.2},
+        {"probe_cpu_percent", 0.4},
+        {"consumer_cpu_percent", 0.8},
+        {"untraced_spread_ns_per_event", 5},
+        {"untraced_ns_per_event", 500},
+        {"traced_ns_per_event", 570},
+        {"probe_cycles_pairs", {90, 150, 210, 270}}}},
+      {"predicted",
+       {{"probe_cycles", 170}, {"cpu_percent", 1.0}, {"probe_cpu_percent", 0.3}, {"consumer_cpu_percent", 0.7}}},
+      {"error", {{"cpu_percent", 0.2}}}};
+  Table7Verdict t = table7_verdict(typed(v));
+  EXPECT_FALSE(t.passed) << "a figure at +6% from pairs spread 90..270 is not a pass";
+  EXPECT_TRUE(t.inside_noise);
+  EXPECT_DOUBLE_EQ(*t.cycles_low, 90);
+  EXPECT_DOUBLE_EQ(*t.cycles_high, 270);
+  EXPECT_EQ(t.text,
+            "inside the noise: +0.20 points; cycles +6%, the 4 segment pairs' 90 to 270 cycles cross ±25% of the "
+            "prediction: not judged at this length");
+  v["measured"]["probe_cycles_pairs"] = {140, 160, 175, 205};
+  t = table7_verdict(typed(v));
+  EXPECT_TRUE(t.passed) << t.text;
+  EXPECT_EQ(t.text, "yes (±1)");
+  v["measured"]["probe_cycles"] = 450;
+  v["measured"]["probe_cycles_pairs"] = {400, 430, 470, 520};
+  t = table7_verdict(typed(v));
+  EXPECT_FALSE(t.passed);
+  EXPECT_FALSE(t.inside_noise);
+  EXPECT_EQ(t.text, "**no**: cycles +165% (the 4 segment pairs' 400 to 520 cycles)");
+  // Three pairs: the figure alone (+165%, the probe above the untraced spread).
+  v["measured"]["probe_cycles_pairs"] = {400, 430, 470};
+  t = table7_verdict(typed(v));
+  EXPECT_FALSE(t.cycles_low.has_value());
+  EXPECT_EQ(t.text, "**no**: cycles +165%");
+  v["measured"]["probe_cycles"] = 180;
+  EXPECT_TRUE(table7_verdict(typed(v)).passed);
+}
+
+// The CPU points too: a run one of whose segment pairs was disturbed (the
+// D-VM's payload on a busy host: -4,692 cycles per probe, one pair at
+// -9,878) is off by -3.89 points on its figure, but its pairs put the
+// error anywhere from -7.9 to +0.05 points: inside the noise, not a miss.
+// A range wholly beyond ±2 points is a miss.
+TEST(ModelSuite, Table7JudgesPointsOnTheSegmentPairsRange) {
+  const double per_cycle = 20000 / 2.6e9 * 100;  // CPU points per cycle per probe at 20 kHz, 2.6 GHz
+  nlohmann::json v = {
+      {"measured",
+       {{"rate_hz", 20000},
+        {"probe_cycles", -4692},
+        {"probe_cpu_percent", -4692 * per_cycle},
+        {"consumer_cpu_percent", 2.0},
+        {"cpu_percent", 2.0 - 4692 * per_cycle},
+        {"untraced_spread_ns_per_event", 3990},
+        {"probe_cycles_pairs", {-9878, -6000, -3000, 434}}}},
+      {"predicted",
+       {{"probe_cycles", 235}, {"cpu_percent", 5.7}, {"probe_cpu_percent", 0.18}, {"consumer_cpu_percent", 5.5}}},
+      {"error", {{"cpu_percent", -3.89}}}};
+  Table7Verdict t = table7_verdict(typed(v));
+  EXPECT_FALSE(t.passed);
+  EXPECT_TRUE(t.inside_noise) << t.text;
+  EXPECT_EQ(t.text.rfind("inside the noise: -3.89 points, cycles -2097% (the 4 segment pairs' -9878 to 434 cycles); "
+                         "the segment pairs put the error at -7.88 to +0.05 points, across ±2",
+                         0),
+            0u)
+      << t.text;
+  v["measured"]["probe_cycles_pairs"] = {-6000, -5500, -4000, -3500};
+  t = table7_verdict(typed(v));
+  EXPECT_FALSE(t.inside_noise);
+  EXPECT_EQ(t.text.rfind("**no**: -3.89 points", 0), 0u) << t.text;
 }
 
 TEST(ModelSuite, Table7SaysWhatIsOffAndWhatIsMissing) {

@@ -63,19 +63,29 @@ class JsonFields {
     *out = v.get<std::string>();
     return Status::ok();
   }
+  Status numbers(const char* key, std::vector<double>* out) const {
+    return array_of(
+        key, "an array of numbers", [](const nlohmann::json& x) { return x.is_number(); }, out);
+  }
   Status strings(const char* key, std::vector<std::string>* out) const {
-    TB_TRY(present(key));
-    const nlohmann::json& v = j_.at(key);
-    if (!v.is_array()) return wrong(key, v, "an array of strings");
-    out->clear();
-    for (const auto& s : v) {
-      if (!s.is_string()) return wrong(key, s, "an array of strings");
-      out->push_back(s.get<std::string>());
-    }
-    return Status::ok();
+    return array_of(
+        key, "an array of strings", [](const nlohmann::json& x) { return x.is_string(); }, out);
   }
 
  private:
+  // The array under `key`, each element of the kind `is` accepts.
+  template <class T, class Is>
+  Status array_of(const char* key, const char* expected, Is is, std::vector<T>* out) const {
+    TB_TRY(present(key));
+    const nlohmann::json& v = j_.at(key);
+    if (!v.is_array()) return wrong(key, v, expected);
+    out->clear();
+    for (const auto& x : v) {
+      if (!is(x)) return wrong(key, x, expected);
+      out->push_back(x.get<T>());
+    }
+    return Status::ok();
+  }
   static std::string kind(const nlohmann::json& v) {
     const std::string t = v.type_name();  // "null", "number", "object", ...
     return (t == "array" || t == "object") ? "an " + t : "a " + t;

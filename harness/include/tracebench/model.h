@@ -341,6 +341,10 @@ struct Validation {
   double system_busy_delta_percent = 0;     // machine busy, traced minus untraced
   double late_share = 0;                    // of the pacing periods
   double untraced_spread_ns_per_event = 0;  // max - min over the untraced segments: the noise
+  // The probe's cycles per probe from each adjacent pair of segments, one
+  // traced and one untraced, in segment order (probe_cycles_by_pair()): how
+  // far the figure moves within the run, which Table 7 judges it against.
+  std::vector<double> probe_cycles_pairs;
   // The consumer tasks' CPU share by schedstat (the traced segments), and in
   // the segments perf's task-clock counted, by both (the cross-check; absent
   // where perf could not count one of them).
@@ -387,6 +391,9 @@ struct ValidationFile {
     // The probe's measured cost per event (traced - untraced), ns; absent in
     // files that do not have both.
     std::optional<double> probe_ns_per_event;
+    // Each segment pair's cycles per probe; empty in files written before
+    // them.
+    std::vector<double> probe_cycles_pairs;
   } measured;
   struct Predicted {
     double probe_cycles = 0, probe_cpu_percent = 0;
@@ -451,14 +458,29 @@ struct SuiteRow {
 std::optional<ValidationFile> median_round(const std::vector<ValidationFile>& rounds, std::vector<double>* errors);
 // The larger of the probe's and the consumer's error, in CPU points.
 std::string term_off(const ValidationFile& validation);
+// The probe's cycles per probe of each adjacent pair of segments (0-1, 2-3,
+// ...; a validation alternates them ABBA, so each pair is one traced and one
+// untraced segment side by side), in order; a pair of one kind is skipped.
+// `firings_per_op` converts per op to per probe event (a profile probe).
+std::vector<double> probe_cycles_by_pair(const std::vector<ValidationSegment>& segments, double firings_per_op,
+                                         double tsc_hz);
 // How a validation is judged in Table 7: the total CPU share within ±2
-// points of the prediction, and the cycles per probe within ±25% of it,
-// unless the probe's measured cost is inside the noise of the untraced
-// segments (then it is marked so, not passed on cycles it cannot show).
+// points of the prediction, and the cycles per probe within ±25% of it.
+// With at least kTable7MinPairs segment pairs, both are judged on the range
+// of the pairs' figures, which holds their median with probability
+// 1 - 2 / 2^pairs (87.5% at four); the points' range puts the probe's share
+// at each end of it beside the consumer's.  Within when the whole range lies
+// inside the bounds, not within when it lies wholly outside, "inside the
+// noise" when it crosses a bound (this run cannot tell; longer segments
+// can).  Files without pairs: inside the noise when the probe's cost is
+// within the untraced segments' spread, else judged on the figures alone.
 inline constexpr double kTable7Points = 2, kTable7CyclesShare = 0.25;
+inline constexpr std::size_t kTable7MinPairs = 4;
 struct Table7Verdict {
   std::optional<double> cycles_error_share;  // measured / predicted - 1
-  bool inside_noise = false;                 // the probe's cost is within the untraced spread
+  // The pairs' range of cycles per probe, when there are pairs enough.
+  std::optional<double> cycles_low, cycles_high;
+  bool inside_noise = false;  // the measurement cannot tell whether the row is within its bounds
   bool passed = false;
   std::string text;  // the "within" column
 };
