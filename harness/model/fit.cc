@@ -434,6 +434,7 @@ Model model_of(const std::vector<RunResult>& runs) {
   m.kernel_release = c.kernel_release;
   m.execution = c.execution;
   m.emulated = c.emulated;
+  m.simulated_host = c.simulated_host;
   m.tsc_hz = c.tsc_hz;
   for (const auto& r : runs) m.runs.push_back(r.context.run_id);
   return m;

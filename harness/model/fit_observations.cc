@@ -11,6 +11,7 @@
 #include "harness/model/fit_internal.h"
 #include "tracebench/handler_count.h"
 #include "tracebench/model_description.h"
+#include "tracebench/results.h"
 #include "tracebench/tracer.h"
 
 namespace tracebench::model::fit_detail {
@@ -42,6 +43,10 @@ Status same_machine(const std::vector<RunResult>& runs) {
     if (b.emulated != a.emulated || b.execution != a.execution)
       return Status::error(fmt::format("model fit: refusing to mix emulated and host runs: {} ran on {}, {} on {}",
                                        a.run_id, a.execution, b.run_id, b.execution));
+    if (b.simulated_host != a.simulated_host)
+      return Status::error(fmt::format(
+          "model fit: refusing to mix runs of a simulated host with others: {} ran on '{}', {} on '{}' (\"\": none)",
+          a.run_id, a.simulated_host, b.run_id, b.simulated_host));
     if (b.concurrent)
       return Status::error(
           fmt::format("model fit: run {} was measured concurrently with another tracebench command "

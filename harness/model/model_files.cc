@@ -118,6 +118,7 @@ json to_json(const Model& m) {
             {"kernel_release", m.kernel_release},
             {"execution", m.execution},
             {"emulated", m.emulated},
+            {"simulated_host", m.simulated_host},
             {"tsc_hz", m.tsc_hz},
             {"runs", m.runs}}},
           {"equation",
@@ -144,6 +145,7 @@ Status from_json(const json& j, Model* out) {
     m.kernel_release = c.at("kernel_release");
     m.execution = c.at("execution");
     m.emulated = c.at("emulated");
+    m.simulated_host = c.at("simulated_host");
     m.tsc_hz = c.at("tsc_hz");
     m.runs = c.at("runs").get<std::vector<std::string>>();
     if (!(m.tsc_hz > 0) || !std::isfinite(m.tsc_hz))

@@ -26,14 +26,17 @@
 #include <fmt/format.h>
 
 #include "tracebench/handler_count.h"
+#include "tracebench/host_simulation.h"
 #include "tracebench/cli_range.h"
 #include "tracebench/clock.h"
+#include "tracebench/consumer_catch_up.h"
 #include "tracebench/lock_flags.h"
 #include "tracebench/machine_lock.h"
 #include "tracebench/probe_site.h"
 #include "tracebench/model.h"
 #include "tracebench/options.h"
 #include "tracebench/run_request.h"
+#include "tracebench/simulated_host.h"
 #include "tracebench/runner.h"
 #include "tracebench/system.h"
 #include "tracebench/task_clock.h"
@@ -140,6 +143,11 @@ Status load_model_for_here(const ValidateArgs& a, Model* m) {
     return Status::error(m->emulated ? "the model was fitted in an emulator; validate it there (tracebench vm -- "
                                        "model validate ...)"
                                      : "the model was fitted on a host and this is an emulator: fit one here first");
+  if (const std::string& sim = host_simulation().spec; m->simulated_host != sim)
+    return Status::error(fmt::format(
+        "the model was fitted on {} and this run is on {}: a simulated host is validated on the same simulation only",
+        m->simulated_host.empty() ? "this machine as it is" : "a simulated host (" + m->simulated_host + ")",
+        sim.empty() ? "this machine as it is" : "a simulated host (" + sim + ")"));
   return Status::ok();
 }
 
@@ -210,7 +218,10 @@ Status measure_segment(Tracer& t, WorkloadState* st, const ValidationScenario& s
   }
   if (traced)
     if (Status s = t.enable(); !s) return Status::error("enable: " + s.message());
-  TB_TRY(paced(st, sc.rate_hz, sc.seconds / 8, g));
+  {
+    const SimulatedHostSteal::Window stolen_from;  // a simulated host's steal: in both kinds of segment
+    TB_TRY(paced(st, sc.rate_hz, sc.seconds / 8, g));
+  }
   if (!traced) return Status::ok();
   const double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   if (Status s = t.disable(); !s) return Status::error("disable: " + s.message());
@@ -235,7 +246,7 @@ Status read_counts(Tracer& t, ValidationMeasured* x, EventCounts* c) {
   // Records a consumer read: none where nothing consumes (counters in a
   // map, read once to verify).
   const bool consumes = !t.consumer_tasks().empty() || t.reads_on_caller();
-  x->records = consumes ? c->recorded : 0;
+  x->records = consumes ? c->recorded - std::min(c->recorded, x->first_pass_events) : 0;
   if (c->consumer_wakeups >= 0) x->wakeups = static_cast<std::uint64_t>(c->consumer_wakeups);
   x->wakes_on_timer = c->consumer_wakes_on_timer;
   // A profile probe's events: the firings the tracer saw (judged against
@@ -246,12 +257,38 @@ Status read_counts(Tracer& t, ValidationMeasured* x, EventCounts* c) {
   return Status::ok();
 }
 
-// Attach, eight paced segments (untraced, traced, traced, untraced, twice:
+// The tracer's first passes (Tracer::first_pass_events: LTTng-UST's buffer
+// pages, touched for the first time, cost several times the steady state on
+// a VM whose page faults are dear), fired enabled before the segments as
+// run's warm-up fires them, in blocks its buffer holds with the consumer
+// caught up before each: the segments then measure the steady state the
+// model was fitted on, not a fresh buffer.  The events count for
+// verification.
+Status warm_first_passes(Tracer& t, WorkloadState* st, std::uint64_t* fired) {
+  const std::uint64_t total = t.first_pass_events();
+  const std::uint64_t block = t.block_event_capacity() > 0 ? t.block_event_capacity() : total;
+  ConsumerCatchUp catch_up;
+  for (std::uint64_t done = 0; done < total;) {
+    if (g_stop_requested) return Status::error("interrupted");
+    const std::uint64_t n = std::min(block, total - done);
+    catch_up.before_traced_block(t);
+    if (Status s = t.enable(); !s) return Status::error("enable: " + s.message());
+    st->fire(n);
+    if (Status s = t.disable(); !s) return Status::error("disable: " + s.message());
+    done += n;
+    *fired += n;
+  }
+  if (total > 0) catch_up.before_traced_block(t);  // its records read before the first segment's account
+  return Status::ok();
+}
+
+// Attach, the first passes, eight paced segments (untraced, traced, traced, untraced, twice:
 // drift cancels), drain, judge the counts, tear down.  Exit status (0: the
 // tracer recorded what fired, `x` and `events` hold the measurement).
 int measure(const ValidateArgs& a, const AttachSpec& spec, const Workload& w, const ValidationScenario& sc, Tracer& t,
-            ValidationMeasured* x, EventsResult* events) {
+            double tsc_hz, ValidationMeasured* x, EventsResult* events) {
   ActiveTracer guard(&t);
+  SimulatedHostSteal steal;  // a simulated host (host_simulation.h), as the runner's blocks have it
   std::unique_ptr<WorkloadState> st;
   auto fail = [&](const std::string& why) {
     st.reset();  // the workload's files first: an open trace_marker keeps an instance busy
@@ -264,8 +301,12 @@ int measure(const ValidateArgs& a, const AttachSpec& spec, const Workload& w, co
   wp.payload_bytes = spec.payload_bytes;
   wp.marker_file = t.marker_file();
   if (Status s = w.setup(wp, &st); !s) return fail("workload setup: " + s.message());
+  st = with_simulated_syscalls(std::move(st), w.probe.kind, tsc_hz);
+  if (Status s = steal.start(); !s) return fail("simulated host: " + s.message());
   st->fire(1000);  // warm: caches, first faults, lazy binding
   std::uint64_t fired_traced = 0;
+  if (Status s = warm_first_passes(t, st.get(), &fired_traced); !s) return fail(s.message());
+  x->first_pass_events = fired_traced;
   int traced_seen = 0;
   for (bool traced : {false, true, true, false, false, true, true, false}) {
     ValidationSegment g;
@@ -296,6 +337,11 @@ int report(const ValidateArgs& a, const Model& m, const ValidationScenario& sc, 
   ValidationLimits limits;
   limits.max_lost_share = a.max_lost_percent / 100;
   if (Status s = evaluate(m, sc, x, &v, limits); !s) return validate_refuse(s.message());
+  if (const HostSimulation& sim = host_simulation(); sim.active())
+    v.warnings.push_back(fmt::format(
+        "SIMULATED host ({}={}): the figures are of this machine made slower and noisier on purpose, for tests; never "
+        "compare them with a real host's",
+        kHostSimulationEnv, sim.spec));
   if (events.fired > 0 && events.lost * 100 > events.fired && v.lost_share <= limits.max_lost_share)
     v.warnings.push_back(
         fmt::format("the tracer lost {:.1f}% of the events (its buffer filled): a tracer that drops "
@@ -344,7 +390,7 @@ int run_validate(const ValidateArgs& a) {
   if (int rc = prepare_machine(a, *w, &lock); rc != 0) return rc;
   ValidationMeasured x;
   EventsResult events;
-  if (int rc = measure(a, spec, *w, sc, *t, &x, &events); rc != 0) return rc;
+  if (int rc = measure(a, spec, *w, sc, *t, m.tsc_hz, &x, &events); rc != 0) return rc;
   return report(a, m, sc, x, events);
 }
 

@@ -30,12 +30,12 @@
 #include "tracebench/clock_check.h"
 #include "tracebench/counters.h"
 #include "tracebench/cpu_gaps.h"
-#include "tracebench/host_simulation.h"
 #include "tracebench/interrupts.h"
 #include "tracebench/probe_site.h"
 #include "tracebench/results.h"
 #include "tracebench/runner.h"
 #include "tracebench/sample_book.h"
+#include "tracebench/simulated_host.h"
 #include "tracebench/steady_state.h"
 #include "tracebench/stats.h"
 #include "tracebench/tracer.h"
@@ -102,10 +102,7 @@ class BenchRun {
   // simulated host's slow syscalls (host_simulation.h) where each event
   // makes one (a syscall's entry, a trace_marker write).
   Status inject_costs() {
-    const ProbeKind kind = workload_->probe.kind;
-    const bool syscall_per_event = kind == ProbeKind::kSyscall || kind == ProbeKind::kMarker;
-    const std::uint64_t simulated =
-        syscall_per_event ? simulated_syscall_cycles(host_simulation(), m_.clock.tsc_hz) : 0;
+    const std::uint64_t simulated = simulated_syscall_cycles_per_event(workload_->probe.kind, m_.clock.tsc_hz);
     std::uint64_t c = tracer_->injected_cycles_per_event() + simulated;
     if (const double percent = tracer_->injected_percent_of_workload(); percent > 0) {
       // In batches of at least 64 events, as the blocks fire them (a batch

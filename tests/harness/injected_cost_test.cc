@@ -5,6 +5,7 @@
 // (an interrupt inside a spin is no payment for the spins after it).
 #include "injected_cost.h"
 #include "tracebench/host_simulation.h"
+#include "tracebench/simulated_host.h"
 
 #include <gtest/gtest.h>
 #include <x86intrin.h>
@@ -98,6 +99,34 @@ TEST(InjectedCost, AveragesWhatIsAskedOnACoarseClock) {
 TEST(InjectedCost, AveragesWhatIsAskedInLargeBatches) {
   const double got = injected_per_event(50, 100);
   EXPECT_NEAR(got, 50.0, 2.0);
+}
+
+// A paced run outside the runner's blocks (model validate) gets the
+// simulated host's slow syscalls too, where each event makes one, through
+// every event to the workload; other probe kinds and a plain host are left
+// as they are.
+TEST(InjectedCost, SimulatedSyscallsOnAPacedWorkload) {
+  HostSimulation slow;
+  ASSERT_TRUE(parse_host_simulation("syscall_ns=1000", &slow));
+  set_host_simulation(slow);
+  const double tsc_hz = 2e9;  // 1000 ns = 2000 cycles
+  for (ProbeKind kind : {ProbeKind::kSyscall, ProbeKind::kMarker}) {
+    auto inner = std::make_unique<Nothing>();
+    Nothing* seen = inner.get();
+    std::unique_ptr<WorkloadState> w = with_simulated_syscalls(std::move(inner), kind, tsc_hz);
+    ASSERT_NE(w.get(), seen) << "wrapped";
+    const double got = cycles_per_event(*w, 200, 50) - cycles_per_event(*seen, 200, 50);
+    EXPECT_GE(got, 2000 * 0.9) << "cycles per event";
+    EXPECT_EQ(seen->fired, 2u * 200 * 50);
+  }
+  auto inner = std::make_unique<Nothing>();
+  Nothing* seen = inner.get();
+  EXPECT_EQ(with_simulated_syscalls(std::move(inner), ProbeKind::kUserFunction, tsc_hz).get(), seen)
+      << "a user function's events make no syscall";
+  set_host_simulation(HostSimulation{});
+  inner = std::make_unique<Nothing>();
+  seen = inner.get();
+  EXPECT_EQ(with_simulated_syscalls(std::move(inner), ProbeKind::kSyscall, tsc_hz).get(), seen) << "no simulation";
 }
 
 TEST(InjectedCost, PassesEveryEventToTheWorkload) {

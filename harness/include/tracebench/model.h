@@ -161,6 +161,9 @@ struct Entry {
 struct Model {
   std::string host, cpu_model, kernel_release, execution = "host";
   bool emulated = false;
+  // The simulated host its runs were made on (host_simulation.h; "" for
+  // none): such a model predicts that simulation, never a real host.
+  std::string simulated_host;
   double tsc_hz = 0;
   std::vector<std::string> runs;  // run ids fitted from
   std::vector<Entry> entries;
@@ -315,7 +318,10 @@ struct ValidationSegment {
 struct ValidationMeasured {
   std::vector<ValidationSegment> segments;
   double drain_consumer_cpu_ns = 0;  // the final drain's reads and the tasks meanwhile
-  std::uint64_t records = 0;
+  // Events fired traced before the segments: the tracer's first passes
+  // (Tracer::first_pass_events), verified with the rest, not in `records`.
+  std::uint64_t first_pass_events = 0;
+  std::uint64_t records = 0;  // what the consumer read of the segments' events
   std::optional<std::uint64_t> wakeups;
   // The consumer wakes on its timer from attach to drain, untraced segments
   // included: its rate is its wakeups over all segments, not the traced ones.
