@@ -2,7 +2,7 @@
 # `tracebench crosscheck` must fail when the chain is broken, and stop
 # cleanly when interrupted:
 # 1. a known error on the suite side: the none tracer's calibrated spin of
-#    360 TSC cycles per event (-o none.inject_cycles=360, ~140 ns at 2.6 GHz,
+#    100% of the workload's own cost measured here (-o none.inject_percent=100,
 #    about the cost of getpid itself) makes the suite's untraced getpid about
 #    twice what the independent loop measures: the case must say
 #    "disagree", with the whole interval above 1.1, and exit 1;
@@ -20,7 +20,7 @@ trap 'rm -rf "$out"' EXIT
 
 # 1. The injected answer.
 rc=0
-"$tracebench" crosscheck --case untraced_getpid -o none.inject_cycles=360 --rounds 7 --wait-lock=600 --json \
+"$tracebench" crosscheck --case untraced_getpid -o none.inject_percent=100 --rounds 7 --wait-lock=600 --json \
   > "$out/inject.json" 2> "$out/inject.err" || rc=$?
 [ "$rc" -eq 1 ] || { cat "$out/inject.err"; echo "FAIL: a 2x injected error exited $rc, not 1"; exit 1; }
 # On a host contended through the rounds (its speed changing in every
@@ -37,7 +37,7 @@ print(f'injected: suite {c["suite_ns"]:.1f} ns, loop {c["independent_ns"]:.1f} n
       f'[{c["ratio"]["low"]:.2f}, {c["ratio"]["high"]:.2f}]: {c["verdict"]}')
 assert c["verdict"] == "disagree", (c["verdict"], c["reason"])
 assert c["ratio"]["low"] > 1.1 and 1.5 < c["ratio"]["median"] < 3, c["ratio"]
-assert all(r["suite"]["benchmark"]["options"] == {"inject_cycles": "360"} for r in c["rounds"]), c["rounds"][0]
+assert all(r["suite"]["benchmark"]["options"] == {"inject_percent": "100"} for r in c["rounds"]), c["rounds"][0]
 assert doc["exit_status"] == 1
 PY
 
