@@ -102,5 +102,20 @@ TEST(SelftestVerdict, NothingMeasuredIsAFailure) {
   EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kFail);
 }
 
+// A bhyve-like host that changed speed mid-run: the user site's 120 ns
+// round read 121.4 ns for five repetitions, then 147.5; the runner gave no
+// figure.  Left out, the other rounds decide; all left out, no verdict.
+TEST(SelftestVerdict, RoundsThatChangedLevelAreLeftOutNotFailed) {
+  CaseFigures c;
+  c.ns = 120;
+  c.unsteady = {"the overhead changed level during the run (5 repetitions at 121.4 ns then 147.5 ns)"};
+  EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kCannotJudge);
+  c.medians = {121.4, 119.8, 122.0, 120.9};
+  c.halfwidths = {4.0, 4.0, 4.0, 4.0};
+  EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kPass);
+  c.medians = {260.0, 261.0, 259.0, 262.0};  // the chain broken: twice N
+  EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kFail);
+}
+
 }  // namespace
 }  // namespace tbdelay

@@ -220,6 +220,8 @@ void take(const RunResult& run, std::uint64_t ns, std::vector<Case>* cases, RunF
                           [&](const BenchmarkResult& r) { return r.workload == c.workload; });
     if (b == run.benchmarks.end()) {
       c.errors.push_back("the run has no result for it");
+    } else if (b->status == "unsteady") {
+      c.fig.unsteady.push_back(b->error);
     } else if (b->status != "ok" || !b->overhead_ns) {
       c.errors.push_back(b->error.empty() ? "no overhead figure" : b->error);
     } else {
@@ -257,17 +259,28 @@ void print_probe(const Case& c, const tbdelay::Judgement& j) {
 tbdelay::Verdict judge(const Case& c, double floor_ns) {
   using tbdelay::Verdict;
   const std::string name = fmt::format("{:<9} N = {:>4} ns", c.what, c.ns);
-  if (!c.errors.empty() || c.fig.medians.empty()) {
-    std::cout << fmt::format("{}  error: {}\n", name, c.errors.empty() ? "nothing measured" : c.errors.front());
+  if (!c.errors.empty()) {
+    std::cout << fmt::format("{}  error: {}\n", name, c.errors.front());
     return Verdict::kFail;
   }
   const tbdelay::Judgement j = tbdelay::judge_case(c.fig, floor_ns);
+  if (c.fig.medians.empty()) {
+    std::cout << fmt::format("{}  {}\n", name,
+                             j.verdict == Verdict::kCannotJudge
+                                 ? "CANNOT JUDGE: the host changed speed in every round: " + c.fig.unsteady.front()
+                                 : std::string("error: nothing measured"));
+    return j.verdict;
+  }
   std::cout << fmt::format("{}  recovered {:8.1f} ns  error {:+7.1f}  bound ±{:5.1f}  noise ±{:5.1f}  {}\n", name,
                            j.recovered, j.error, j.bound, j.noise,
                            j.clock_moved                 ? "CANNOT JUDGE: the module's clock left its calibrated rate"
                            : j.verdict == Verdict::kPass ? "pass"
                            : j.verdict == Verdict::kCannotJudge ? "CANNOT JUDGE: outside the bound, within 3x the noise"
                                                                 : "FAIL: the chain does not recover the known cost");
+  if (!c.fig.unsteady.empty())
+    std::cout << fmt::format("          {} of {} rounds left out: the host changed speed during the run ({})\n",
+                             c.fig.unsteady.size(), c.fig.unsteady.size() + c.fig.medians.size(),
+                             c.fig.unsteady.front());
   if (c.fig.kernel) print_probe(c, j);
   return j.verdict;
 }

@@ -43,7 +43,10 @@ double bound_of(const CaseFigures& c, double floor_ns) {
 
 Judgement judge_case(const CaseFigures& c, double floor_ns) {
   Judgement j;
-  if (c.medians.empty()) return j;
+  if (c.medians.empty()) {
+    if (!c.unsteady.empty()) j.verdict = Verdict::kCannotJudge;
+    return j;
+  }
   j.recovered = median(c.medians);
   j.error = j.recovered - c.ns;
   const auto [lo, hi] = std::minmax_element(c.medians.begin(), c.medians.end());

@@ -31,6 +31,10 @@ struct CaseFigures {
   std::vector<double> uncertainties;  // per round: calibration_uncertainty()
   std::vector<double> excesses;       // per round: spin_excess()
   double clock_ratio = 1;             // the module's clock over the traced blocks against its calibration
+  // Rounds left out, each the runner's reason: the run's overhead changed
+  // level (status "unsteady": the host changed speed mid-run, so the run
+  // gave no figure).  The host's doing, not the chain's: never a failure.
+  std::vector<std::string> unsteady;
 };
 
 enum class Verdict { kPass, kCannotJudge, kFail };
@@ -59,7 +63,9 @@ double bound_of(const CaseFigures& c, double floor_ns);
 
 // Pass within the bound of [N, N + excess]; beyond it by more than three
 // times the noise, FAIL; otherwise, or when the module's clock left its rate
-// by more than 2%, CANNOT JUDGE.
+// by more than 2%, CANNOT JUDGE.  Judged on the rounds that gave a figure;
+// with none, FAIL, unless every round was left out as unsteady (CANNOT
+// JUDGE: the host kept changing speed).
 Judgement judge_case(const CaseFigures& c, double floor_ns);
 
 }  // namespace tbdelay
