@@ -12,12 +12,15 @@ namespace {
 using nlohmann::json;
 
 // Benchmarks that measured the same thing the same way: what a user chose on
-// the command line.  The batch is left out (chosen per run from the floor).
+// the command line.  The batch is left out (chosen per run from the floor),
+// and so are the samples a block took where the run says what it allowed
+// (the pilot's choice under that limit varies run to run).
 using Key = std::tuple<std::string, std::string, std::string, std::uint64_t, int, std::map<std::string, std::string>,
                        std::uint64_t, std::uint64_t>;
 
 Key key_of(const BenchmarkResult& b) {
-  return {b.tracer, b.workload, b.action, b.payload_bytes, b.threads, b.options, b.gap_us, b.samples_per_block};
+  return {b.tracer,  b.workload, b.action, b.payload_bytes,
+          b.threads, b.options,  b.gap_us, b.samples_per_block_limit.value_or(b.samples_per_block)};
 }
 
 struct Member {

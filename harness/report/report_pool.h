@@ -13,7 +13,8 @@ namespace tracebench::report {
 bool is_information(const std::string& note);
 
 // One entry per configuration of the benchmarks in `runs`: tracer, workload,
-// action, payload, threads, options, --gap-us and samples per block.  A
+// action, payload, threads, options, --gap-us and the samples a block may
+// hold (-n; the samples it took, for files that do not say).  A
 // configuration measured by several runs gets the median and 95% interval of
 // all their repetitions' overheads (each in ns by its own run's TSC rate);
 // one measured once keeps its figures as written.

@@ -54,6 +54,7 @@ class BenchRun {
     r_.payload_bytes = spec.payload_bytes;
     r_.threads = spec.threads;
     r_.gap_us = spec.gap_us;
+    r_.samples_per_block_limit = opt.samples;
     if (spec.gap_us > 0) {
       gap_.tv_sec = static_cast<time_t>(spec.gap_us / 1000000);
       gap_.tv_nsec = static_cast<long>(spec.gap_us % 1000000) * 1000;

@@ -243,6 +243,7 @@ void benchmark_fields(Io& io, Benchmark& b) {
   io.nullable("dropped_repetitions", b.dropped_repetitions);
   io.when_set("events_per_second", b.events_per_second);
   io.field("samples_per_block", b.samples_per_block);
+  io.when_set("samples_per_block_limit", b.samples_per_block_limit);
   io.field("batch", b.batch);
   io.optional("gap_us", b.gap_us);
   io.field("status", b.status);

@@ -231,6 +231,11 @@ struct BenchmarkResult {
   std::vector<LevelShiftResult> level_shifts;
   std::vector<double> left_out_overheads_cycles;  // the left-out repetitions' overheads, per event
   std::uint64_t samples_per_block = 0;
+  // The samples a block may hold (`run -n/--samples`): samples_per_block is
+  // what the block's time let the pilot take, fewer where samples are long,
+  // and then it varies run to run.  What the user chose; unset in files
+  // written before it.
+  std::optional<std::uint64_t> samples_per_block_limit;
   std::uint64_t batch = 1;  // events per timed sample
   // µs the firing thread slept before each sample (`run --gap-us`; 0: none):
   // the figure is then of events that follow an idle gap.
