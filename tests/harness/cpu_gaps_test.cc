@@ -85,12 +85,14 @@ TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
   // Three surveys each way, interleaved, and their medians: the host's own
   // gaps come in bursts (1,000 to 3,500 a second within a minute on one
   // host, 18,000 to 20,000 on another).
-  std::vector<double> inside_share, outside_share, inside_p90;
+  std::vector<double> inside_share, outside_share, inside_p90, outside_p90;
   {
     SimulatedSteal steal;
     ASSERT_TRUE(steal.start(s));
     for (int i = 0; i < 3; ++i) {
-      outside_share.push_back(survey_cpu_gaps(0.1, hz).share);
+      const CpuGaps host = survey_cpu_gaps(0.1, hz);
+      outside_share.push_back(host.share);
+      outside_p90.push_back(host.p90_ns);
       const StealWindow window;
       const CpuGaps g = survey_cpu_gaps(0.2, hz);
       inside_share.push_back(g.share);
@@ -108,7 +110,10 @@ TEST(CpuGaps, TheSurveySeesTimeTakenFromTheThread) {
   // Each steal at most 100 us with its delivery (~35 us on the host above).
   EXPECT_LT(with - without, 25 * asked) << with << " with, " << without << " without";
   EXPECT_GT(median3(inside_p90), 3900) << "a tenth of the gaps at least as long as the steal";
-  EXPECT_LT(median3(inside_p90), 100000);
+  // The p90 likewise, over the host's own p90 at the same minutes: under a parallel test run the thread is
+  // also preempted by its neighbours, inside a window and outside alike.
+  EXPECT_LT(median3(inside_p90), 100000 + median3(outside_p90))
+      << "without the steal the p90 is " << median3(outside_p90);
 }
 
 // A system call that gives up when a signal is pending (the BPF verifier's
