@@ -381,13 +381,12 @@ TEST(RunnerVerification, EveryTracerGoesThroughTheJudge) {
   }
 }
 
-// The consumer's CPU is measured from the tracer's own tasks and calls: the
-// reader thread's time (read before drain() joins it) and 1 ms per
-// disable()/drain() on the caller.
-TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
-  const std::string out = std::filesystem::temp_directory_path() / ("tb-consumer-" + std::to_string(getpid()));
+// A quick run of `tracers` on test_counting (2 repetitions of 100 samples,
+// no sample files), its folder removed after.
+Status quick_counting_run(const std::vector<std::string>& tracers, RunResult* run) {
+  const std::string out = std::filesystem::temp_directory_path() / ("tb-runner-" + std::to_string(getpid()));
   RunOptions opt;
-  opt.tracers = {"test_consumer", "test_honest"};
+  opt.tracers = tracers;
   opt.workloads = {"test_counting"};
   opt.quick = true;
   opt.repetitions = 2;
@@ -395,11 +394,19 @@ TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
   opt.out_base = out;
   opt.write_samples = false;
   Plan plan;
-  ASSERT_TRUE(make_plan(opt, &plan));
-  RunResult run;
+  if (Status s = make_plan(opt, &plan); !s) return s;
   std::string dir;
-  Status s = run_benchmarks(opt, plan, &run, &dir);
+  const Status s = run_benchmarks(opt, plan, run, &dir);
   std::filesystem::remove_all(out);
+  return s;
+}
+
+// The consumer's CPU is measured from the tracer's own tasks and calls: the
+// reader thread's time (read before drain() joins it) and 1 ms per
+// disable()/drain() on the caller.
+TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
+  RunResult run;
+  const Status s = quick_counting_run({"test_consumer", "test_honest"}, &run);
   ASSERT_TRUE(s) << s.message();
   ASSERT_EQ(run.benchmarks.size(), 2u);
   for (const auto& b : run.benchmarks) {
@@ -442,21 +449,8 @@ TEST(RunnerConsumer, MeasuresTheReaderThreadAndTheCallersReads) {
 // due: the harness waits for it before each traced block (outside the timed
 // window), so no block finds the buffer full, and says how often it waited.
 TEST(RunnerConsumer, WaitsForAConsumerThatLagsBeforeEachTracedBlock) {
-  const std::string out = std::filesystem::temp_directory_path() / ("tb-lagging-" + std::to_string(getpid()));
-  RunOptions opt;
-  opt.tracers = {"test_lagging"};
-  opt.workloads = {"test_counting"};
-  opt.quick = true;
-  opt.repetitions = 2;
-  opt.samples = 100;
-  opt.out_base = out;
-  opt.write_samples = false;
-  Plan plan;
-  ASSERT_TRUE(make_plan(opt, &plan));
   RunResult run;
-  std::string dir;
-  Status s = run_benchmarks(opt, plan, &run, &dir);
-  std::filesystem::remove_all(out);
+  const Status s = quick_counting_run({"test_lagging"}, &run);
   ASSERT_TRUE(s) << s.message();
   ASSERT_EQ(run.benchmarks.size(), 1u);
   const BenchmarkResult& b = run.benchmarks[0];
