@@ -1,9 +1,13 @@
 // The delay tracer (tracers/delay/): the switch is on exactly while it is
 // enabled, the handler counts every event of every thread, its cost is the
 // `ns` asked for, and what it cannot do is refused.
+#include <pthread.h>
+#include <signal.h>
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -106,6 +110,49 @@ TEST(Delay, HandlerCostsWhatWasAsked) {
     }
     EXPECT_NEAR(seen.back(), want, 0.05 * want) << "ns=" << ns << ", attempts: " << ::testing::PrintToString(seen);
   }
+}
+
+// A gap in the spin adds to the event's cost as it would to a tracer's work:
+// a signal whose handler holds the thread 200 us, landing inside a 500 us
+// spin, makes that event last the spin and the gap (it was the spin alone
+// while the spin counted wall-clock time: the gap was spent out of it).
+std::atomic<std::uint64_t> g_signal_tsc{0}, g_hold_cycles{0};
+void hold_thread(int) {
+  const std::uint64_t start = __rdtsc();
+  g_signal_tsc.store(start);
+  while (__rdtsc() - start < g_hold_cycles.load()) {}
+}
+
+TEST(Delay, AGapInTheSpinAddsItsLength) {
+  const double hz = probe_tsc().calibrated_hz;
+  g_hold_cycles.store(static_cast<std::uint64_t>(200e-6 * hz));
+  auto t = make_tracer("delay");
+  ASSERT_TRUE(t->attach(delay_spec("500000")).is_ok());
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = hold_thread;
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  const pthread_t spinning = pthread_self();
+  double elapsed_us = 0, landed_us = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {  // until the signal lands inside the spin
+    g_signal_tsc.store(0);
+    ASSERT_TRUE(t->enable().is_ok());
+    std::thread sender([spinning] {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      pthread_kill(spinning, SIGUSR1);
+    });
+    const std::uint64_t t0 = tsc_begin();
+    fire(1);
+    const std::uint64_t t1 = tsc_end_lfence();
+    sender.join();
+    ASSERT_TRUE(t->disable().is_ok());
+    landed_us = (static_cast<double>(g_signal_tsc.load()) - static_cast<double>(t0)) / hz * 1e6;
+    elapsed_us = static_cast<double>(t1 - t0) / hz * 1e6;
+    if (landed_us > 0 && landed_us < 450) break;
+  }
+  t->teardown();
+  sigaction(SIGUSR1, &old, nullptr);
+  EXPECT_GE(elapsed_us, 500 + 200 * 0.95) << "the signal landed " << landed_us << " us into the spin";
 }
 
 TEST(Delay, RefusesLessThanItsOwnCost) {

@@ -1,5 +1,7 @@
 #include "calibration.h"
 
+#include <x86intrin.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -35,6 +37,25 @@ double handler_cycles(std::uint64_t cycles, double hz) {
   }
   std::nth_element(per_call.begin(), per_call.begin() + kWindows / 4, per_call.end());
   return per_call[kWindows / 4];
+}
+
+// The lower quartile of 31 windows of 1000 back-to-back reads, per read.
+double tsc_read_cycles() {
+  constexpr int kWindows = 31, kReads = 1000;
+  std::vector<double> per_read;
+  for (int w = 0; w < kWindows; ++w) {
+    const std::uint64_t t0 = seen_tsc(__rdtsc());
+    std::uint64_t t = t0;
+    for (int i = 0; i < kReads; ++i) t = seen_tsc(__rdtsc());
+    per_read.push_back(static_cast<double>(t - t0) / kReads);
+  }
+  std::nth_element(per_read.begin(), per_read.begin() + kWindows / 4, per_read.end());
+  return per_read[kWindows / 4];
+}
+
+std::uint64_t gap_cycles(double hz) {
+  constexpr double kGapSeconds = 500e-9, kGapReads = 20;
+  return static_cast<std::uint64_t>(std::max(kGapSeconds * hz, kGapReads * tsc_read_cycles()));
 }
 
 double least_handler_ns() {

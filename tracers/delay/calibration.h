@@ -14,6 +14,11 @@ double tsc_hz();
 // quartile of many windows of back-to-back calls).
 double handler_cycles(std::uint64_t cycles, double hz);
 
+// The step between two TSC reads from which the spin takes it for the
+// host's gap (an interrupt, stolen time), not spin: 500 ns or 20 reads,
+// whichever is longer (site.cc's handler, set at attach).
+std::uint64_t gap_cycles(double hz);
+
 // The handler's own cost with the shortest spin, in ns: no delay this
 // handler adds can be shorter.
 double least_handler_ns();

@@ -108,6 +108,8 @@ class DelayTracer final : public Tracer {
     if (!cpu_has_flag("constant_tsc")) return Status::error(std::string(kNoConstantTsc));
     hz_ = tbdelay::tsc_hz();
     if (!(hz_ > 0)) return Status::error("could not calibrate the TSC against CLOCK_MONOTONIC_RAW");
+    gap_cycles_ = tbdelay::gap_cycles(hz_);
+    tbdelay::set_gap_cycles(gap_cycles_);
     TB_TRY(calibrate());
     tbdelay::reset_handled();
     first_pass_events_ = v.number("first_pass_events");
@@ -151,7 +153,8 @@ class DelayTracer final : public Tracer {
             {"tsc_hz", hz_},
             {"spin_cycles", spin_cycles_},
             {"handler_cycles", handler_cycles_},
-            {"handler_ns", handler_cycles_ / hz_ * 1e9}};
+            {"handler_ns", handler_cycles_ / hz_ * 1e9},
+            {"gap_cycles", gap_cycles_}};
   }
   void teardown() noexcept override {
     tbdelay::g_spin_cycles.store(0, std::memory_order_relaxed);
@@ -249,7 +252,7 @@ class DelayTracer final : public Tracer {
   tbdelay::KernelProbeStatus kstatus_;
   std::uint64_t ns_ = 0, first_pass_events_ = 0, first_pass_ns_ = 0, buffer_events_ = 0;
   double hz_ = 0;
-  std::uint64_t spin_cycles_ = 0;
+  std::uint64_t spin_cycles_ = 0, gap_cycles_ = 0;
   double handler_cycles_ = 0;
 };
 

@@ -15,4 +15,8 @@ std::uint64_t handled();
 // more: the delay tracer's first_pass_* options); 0 events: none.
 void set_first_pass(std::uint64_t events, std::uint64_t every, std::uint64_t cycles);
 
+// A step of this many TSC cycles or more between two of the spin's reads is
+// the host's gap, not spin: the spin goes on for as long again.
+void set_gap_cycles(std::uint64_t cycles);
+
 }  // namespace tbdelay

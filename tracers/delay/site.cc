@@ -32,6 +32,9 @@ std::atomic<std::uint64_t> g_overflow{0};  // threads beyond kSlots share this o
 std::atomic<bool> g_first_pass_on{false};
 std::atomic<std::uint64_t> g_first_pass_events{0}, g_first_pass_every{0}, g_first_pass_cycles{0};
 std::atomic<std::uint64_t> g_since_first_pass{0};
+// A step between two of the spin's TSC reads this long or longer is a gap,
+// not spin (set_gap_cycles; none until it is set).
+std::atomic<std::uint64_t> g_gap_cycles{~std::uint64_t{0}};
 // initial-exec: a thread-pointer offset, not a __tls_get_addr call, on the handler's path.
 __attribute__((tls_model("initial-exec"))) thread_local std::uint32_t t_generation = 0;
 __attribute__((tls_model("initial-exec"))) thread_local Slot* t_slot = nullptr;
@@ -67,8 +70,20 @@ void handle(std::uint64_t cycles) {
     g_overflow.fetch_add(1, std::memory_order_relaxed);
   }
   if (__builtin_expect(g_first_pass_on.load(std::memory_order_relaxed), 0)) cycles = first_pass_spin(cycles);
-  while (tracebench::seen_tsc(__rdtsc()) - start < cycles) {}
+  // The spin counts the time it held the CPU: a step between two reads as
+  // long as a gap is the host's (an interrupt, a preemption, stolen time),
+  // and it adds to the event's cost as it would to a tracer's work, instead
+  // of being spent out of the spin.
+  const std::uint64_t gap = g_gap_cycles.load(std::memory_order_relaxed);
+  std::uint64_t held = 0, prev = start;
+  while (held < cycles) {
+    const std::uint64_t now = tracebench::seen_tsc(__rdtsc());
+    if (now - prev < gap) held += now - prev;
+    prev = now;
+  }
 }
+
+void set_gap_cycles(std::uint64_t cycles) { g_gap_cycles.store(cycles, std::memory_order_relaxed); }
 
 void reset_handled() {
   for (auto& s : g_slots) s.events.store(0, std::memory_order_relaxed);
