@@ -117,5 +117,42 @@ TEST(SelftestVerdict, RoundsThatChangedLevelAreLeftOutNotFailed) {
   EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kFail);
 }
 
+// A syscall site on a host where the syscall after a spin is cheaper: a
+// plain loop of the site sees the 200 ns spin add 152 (the figures of a
+// bhyve-like guest's run).  Judged against that, the run's 150 passes; the
+// same run judged against N is 50 off; a run that reads N there (a chain
+// that added the spin where the host does not) fails.
+TEST(SelftestVerdict, ASyscallCaseIsJudgedAgainstThePlainLoopsFigure) {
+  CaseFigures c;
+  c.ns = 200;
+  c.medians = {150.1, 152.5, 149.0};
+  c.halfwidths = {3.0, 3.0, 3.0};
+  const Judgement against_n = judge_case(c, 5.0);
+  EXPECT_EQ(against_n.verdict, Verdict::kFail);
+  c.references = {151.0, 153.4, 152.0};
+  c.reference_halfwidths = {2.0, 2.5, 2.0};
+  const Judgement j = judge_case(c, 5.0);
+  EXPECT_NEAR(j.known, 152.0, 1e-9);
+  EXPECT_NEAR(j.error, 150.1 - 152.0, 1e-9);
+  EXPECT_EQ(j.verdict, Verdict::kPass);
+  c.medians = {199.0, 200.5, 201.0};
+  EXPECT_EQ(judge_case(c, 5.0).verdict, Verdict::kFail);
+}
+
+// The plain loop's own noise widens what cannot be judged: 20 off with a
+// bound of 10 is a failure beside quiet figures, not beside a plain loop
+// whose rounds spread by 10.
+TEST(SelftestVerdict, ThePlainLoopsNoiseCountsWithTheRuns) {
+  CaseFigures c;
+  c.ns = 200;
+  c.medians = {170.0, 170.0, 170.0};
+  c.halfwidths = {1.0, 1.0, 1.0};
+  c.references = {190.0, 190.0, 190.0};
+  c.reference_halfwidths = {1.0, 1.0, 1.0};
+  EXPECT_EQ(judge_case(c, 5.0).verdict, Verdict::kFail);
+  c.references = {180.0, 190.0, 200.0};
+  EXPECT_EQ(judge_case(c, 5.0).verdict, Verdict::kCannotJudge);
+}
+
 }  // namespace
 }  // namespace tbdelay

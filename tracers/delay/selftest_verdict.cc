@@ -14,6 +14,14 @@ double detail(const nlohmann::json& d, const char* key) {
   return it != d.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
+// A figure's noise over the rounds: its rounds' 95% intervals (half, the
+// median of them) or half the spread between rounds, the larger; 0 for none.
+double spread(const std::vector<double>& figures, const std::vector<double>& halfwidths) {
+  if (figures.empty()) return 0.0;
+  const auto [lo, hi] = std::minmax_element(figures.begin(), figures.end());
+  return std::max(halfwidths.empty() ? 0.0 : median(halfwidths), 0.5 * (*hi - *lo));
+}
+
 }  // namespace
 
 double median(std::vector<double> v) { return v.empty() ? NAN : tracebench::median_of(std::move(v)); }
@@ -48,12 +56,12 @@ Judgement judge_case(const CaseFigures& c, double floor_ns) {
     return j;
   }
   j.recovered = median(c.medians);
-  j.error = j.recovered - c.ns;
-  const auto [lo, hi] = std::minmax_element(c.medians.begin(), c.medians.end());
-  j.noise = std::max(median(c.halfwidths), 0.5 * (*hi - *lo));
+  j.known = c.references.empty() ? c.ns : median(c.references);
+  j.error = j.recovered - j.known;
+  j.noise = std::hypot(spread(c.medians, c.halfwidths), spread(c.references, c.reference_halfwidths));
   j.bound = bound_of(c, floor_ns);
   j.excess = c.kernel && !c.excesses.empty() ? median(c.excesses) : 0.0;
-  // The distance from [N, N + excess].
+  // The distance from [known, known + excess].
   const double off = j.error < 0 ? -j.error : std::max(0.0, j.error - j.excess);
   j.verdict = off <= j.bound ? Verdict::kPass : off - j.bound > 3.0 * j.noise ? Verdict::kFail : Verdict::kCannotJudge;
   // The module spun by a clock whose rate moved from its calibration: its N

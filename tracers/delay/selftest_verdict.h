@@ -30,7 +30,11 @@ struct CaseFigures {
   double floor_per_event_ns = 0;      // the run's floor over a sample's events (kernel cases)
   std::vector<double> uncertainties;  // per round: calibration_uncertainty()
   std::vector<double> excesses;       // per round: spin_excess()
-  double clock_ratio = 1;             // the module's clock over the traced blocks against its calibration
+  // A syscall site's known cost, per round: what a plain loop of the site
+  // sees the spin add (plain_loop.h), and half its 95% interval.  Empty for
+  // the other sites, whose known cost is N.
+  std::vector<double> references, reference_halfwidths;
+  double clock_ratio = 1;  // the module's clock over the traced blocks against its calibration
   // Rounds left out, each the runner's reason: the run's overhead changed
   // level (status "unsteady": the host changed speed mid-run, so the run
   // gave no figure).  The host's doing, not the chain's: never a failure.
@@ -41,6 +45,7 @@ enum class Verdict { kPass, kCannotJudge, kFail };
 
 struct Judgement {
   Verdict verdict = Verdict::kFail;
+  double known = 0;  // N, or the median of the plain loop's figures where there are some
   double recovered = 0, error = 0, bound = 0, noise = 0;
   double excess = 0;  // the most the module's spins added beyond N (kernel cases; 0 otherwise)
   bool clock_moved = false;
@@ -61,7 +66,8 @@ double spin_excess(const nlohmann::json& probe);
 // calibration uncertainty.
 double bound_of(const CaseFigures& c, double floor_ns);
 
-// Pass within the bound of [N, N + excess]; beyond it by more than three
+// Pass within the bound of [known, known + excess] (known: N, or the plain
+// loop's figure with its noise added to the run's); beyond it by more than three
 // times the noise, FAIL; otherwise, or when the module's clock left its rate
 // by more than 2%, CANNOT JUDGE.  Judged on the rounds that gave a figure;
 // with none, FAIL, unless every round was left out as unsteady (CANNOT
