@@ -4,8 +4,9 @@ on the delay tracer's known cost: 200 ns per event, and one event in 200
 taking 6,000 ns more (delay.first_pass_* with first_pass_every: as a tracer
 that pays for a buffer page once in a few hundred records):
 
-1. the median overhead is the 200 ns most events cost (the costly events sit
-   in few samples, which the median leaves out);
+1. the median overhead is what most events cost, the same with the rare cost
+   as without (the costly events sit in few samples, which the median leaves
+   out);
 2. the amortized overhead is 200 + 6000 / 200 = 230 ns, what the events cost
    on average, throughput's figure: the difference from the median is the 30
    ns injected, within 20%; the result warns that the median leaves it out;
@@ -56,15 +57,15 @@ def run(tb, out, env, rare):
 
 def figures(b, what):
     assert b["status"] == "ok" and b["events"]["verification"] == "passed", (what, b["status"], b["events"])
-    median = b["overhead_ns_per_event"]["median"]
-    amortized = b["amortized_overhead_ns_per_event"]["median"]
-    # The median: the common event's cost, as the quick suite reads it
-    # (`tracebench selftest` holds the figure to its bound).  Here it is only
-    # the premise, held to 30%: the syscall site reads low on a bhyve-like
-    # host (145-177 ns of 200 there, selftest's 200 ns case 159-190), a
-    # bias of the site, not of the amortized figure this test is about.
-    assert abs(median - NS) <= 0.3 * NS, f"{what}: median overhead {median:.1f} ns, not {NS} +-30%"
-    return median, amortized
+    return b["overhead_ns_per_event"]["median"], b["amortized_overhead_ns_per_event"]["median"]
+
+
+def same_median(rare, plain, where):
+    """The median is the common event's cost, with or without the rare one.
+    Not N itself: on some hosts the spin before a syscall adds less than it
+    spins (`tracebench selftest` judges that case against a plain loop)."""
+    assert abs(rare - plain) <= 0.1 * plain, \
+        f"{where}: the median moved with the rare cost: {rare:.1f} ns against {plain:.1f} without it"
 
 
 def holds_known_answer(b, known, where, what, width):
@@ -98,8 +99,10 @@ def main():
         print(f"{where}: one event in {EVERY} {EXTRA_NS} ns dearer: median {median:.1f} ns, amortized "
               f"{amortized:.1f} ns ({amortized - median:+.1f}, {added:.0f} injected)")
 
+        rare_median = median
         _, b = run(tb, f"{work}/plain", env, rare=False)
         median, amortized = figures(b, "no rare cost")
+        same_median(rare_median, median, where)
         if simulated:
             holds_known_answer(b, median, where, "no rare cost", width=2 * added)
         else:
