@@ -8,21 +8,21 @@ that pays for a buffer page once in a few hundred records):
    as without (the costly events sit in few samples, which the median leaves
    out);
 2. the amortized overhead is 200 + 6000 / 200 = 230 ns, what the events cost
-   on average, throughput's figure: the difference from the median is the 30
-   ns injected, within 20%; the result warns that the median leaves it out;
+   on average, throughput's figure: the known answer, the run's median + 30,
+   lies within its interval (give or take 3%), which is at most twice the
+   rare cost wide; the result warns that the median leaves it out;
 3. without the rare cost, the two figures agree (within 3% of the cost) and
    nothing is said: the host's own short gaps are taken off (their share of
    the time, surveyed before the run), a preemption left out.
 
 Run on this host and on the simulated slow host (--simulate bhyve: a TSC in
-21-cycle steps, the CPU taken away thousands of times a second).  There the
-figure is noisy rather than wrong: each stolen slice below the preemption
-bound stays in its sample and adds microseconds to it, so a repetition's
-mean moves by tens of ns (+8 to +33 of the 30 injected, on a night when the
-slices were 14-20 us long).  So on a simulated host the rule is the one a
-user relies on: the known answer (the run's median + 30) lies within the
-amortized interval (give or take 3%), which is at most twice the rare cost
-wide; and without the rare cost the median lies within it.
+21-cycle steps, the CPU taken away thousands of times a second).  The
+amortized figure is a mean, so its repetitions move with the host's gaps
+and, on a host whose speed jumps every few seconds, with the level each
+block ran at (results/ci/2026-12-02-firecracker-intel-xeon-speed-jumps.md):
+held to its interval, as a user relies on it, not to a fixed share of the
+30 ns.  Without the rare cost, on the simulated host the median lies within
+the amortized interval.
 
 usage: amortized.py TRACEBENCH [--simulate SPEC]
 """
@@ -87,12 +87,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tracebench-amortized-") as work:
         stdout, b = run(tb, f"{work}/rare", env, rare=True)
         median, amortized = figures(b, "a cost in one event of 200")
-        if simulated:
-            holds_known_answer(b, median + added, where, "one event in 200 dearer", width=2 * added)
-        else:
-            assert abs(amortized - median - added) <= 0.2 * added, \
-                f"{where}: amortized {amortized:.1f} ns - median {median:.1f} = {amortized - median:.1f}, " \
-                f"not {added:.0f} +-20%"
+        holds_known_answer(b, median + added, where, "one event in 200 dearer", width=2 * added)
         said = [w for w in b["warnings"] if w.startswith("amortized ")]
         assert simulated or (said and "! amortized" in stdout), \
             ("the median leaves out the rare cost unsaid", b["warnings"])
