@@ -110,10 +110,19 @@ def other_questions(block):
 
 
 def regression(block):
-    r = expect("regression: compare --fail-on-regression", block, status=1)
+    r = shell(block)
     # compare's table comes after the runs' summaries: its row is the last.
     row = ([ln for ln in r.stdout.splitlines() if ln.startswith("none/getpid/")] or [""])[-1]
-    check("regression: the planted 20% is called a regression", row.endswith("regression"), r.stdout)
+    # Or inconclusive (exit 0) where compare says three runs a side could not
+    # show 20% here: its MDE at 80% power above it, on a host whose speed
+    # jumps between runs.  Never "same" or "improvement".
+    mde = row.split()[-2] if len(row.split()) > 2 else ""
+    blind = row.endswith("inconclusive") and mde.endswith("%") and float(mde[:-1]) > 20
+    status = 0 if blind else 1
+    check(f"regression: compare --fail-on-regression: exit {status}", r.returncode == status,
+          f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    check("regression: the planted 20% is called a regression" + (f" (or inconclusive, MDE80 {mde})" if blind else ""),
+          row.endswith("regression") or blind, r.stdout)
     shown_as_printed("regression", r.stdout)
 
 
