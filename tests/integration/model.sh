@@ -14,16 +14,10 @@ trap 'rm -rf "$out"' EXIT
 # 100 samples per block: a traced block's records (4000 bytes each at most)
 # fit ftrace's default buffer, so no event is lost (a benchmark that lost
 # more than 5% is partial, and the fit leaves it out).
-# Once more where the first run says the host changed speed under a
-# benchmark ("unsteady": no figure to fit), which the second must not.
-for attempt in 1 2; do
-  rm -rf "$out/runs"
-  "$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick -n 100 --out "$out/runs" > "$out/run.txt"
-  [ $attempt -eq 1 ] && ! /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/runs/*/result.json &&
-    /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok --or-unsteady "$out"/runs/*/result.json &&
-    { echo "the host changed speed under a benchmark: once more"; continue; }
-  break
-done
+# (Once more where the host changed speed under a benchmark: no figure to fit.)
+. "$src/tests/common/once_more_if_unsteady.sh"
+sweep() { "$tb" run -t ftrace -w marker -a payload -p 0 -p 1024 -p 4000 --quick -n 100 --out "$out/runs" > "$out/run.txt"; }
+tb_once_more_if_unsteady "$src" "$out/runs" sweep
 # A consumer that is only reads on the caller (no consumer task): schema-valid.
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/runs/*/result.json
 "$tb" model fit "$out/runs" --out "$out/model.json" > "$out/fit.txt"

@@ -8,18 +8,12 @@ src=$2
 out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# Once more where the first run says the host changed speed under a
-# benchmark ("unsteady": measured and verified, no one level): the host's
-# doing, which the second run must not show again.
-for attempt in 1 2; do
-  rm -rf "$out"/*/
+. "$src/tests/common/once_more_if_unsteady.sh"
+quick_run() {
   "$tracebench" run --tracer none --quick --out "$out" > "$out/stdout.txt" 2> "$out/stderr.txt" ||
-    { cat "$out/stderr.txt"; exit 1; }
-  [ $attempt -eq 1 ] && ! /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/*/result.json &&
-    /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok --or-unsteady "$out"/*/result.json &&
-    { echo "the host changed speed under a benchmark: once more"; continue; }
-  break
-done
+    { cat "$out/stderr.txt"; return 1; }
+}
+tb_once_more_if_unsteady "$src" "$out" quick_run
 # Progress: every benchmark's line with the time elapsed, an estimate of the
 # time left from the second benchmark on.
 grep -Eq '^\[1/[0-9]+ [0-9]+:[0-9]{2} elapsed\] none/' "$out/stderr.txt" || { cat "$out/stderr.txt"; echo "no first progress line"; exit 1; }

@@ -10,18 +10,12 @@ src=$2
 out=$(mktemp -d /tmp/tracebench-it-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# Once more where the first run says the host changed speed under a
-# benchmark ("unsteady": measured and verified, no one level): the host's
-# doing, which the second run must not show again.
-for attempt in 1 2; do
-  rm -rf "$out"/*/
+. "$src/tests/common/once_more_if_unsteady.sh"
+same_site_run() {
   "$tracebench" run --tracer dvm lttng --workload same_site --action record --payload 64 --quick \
     --out "$out" > "$out/stdout.txt"
-  [ $attempt -eq 1 ] && ! /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$out"/*/result.json &&
-    /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok --or-unsteady "$out"/*/result.json &&
-    { echo "the host changed speed under a benchmark: once more"; continue; }
-  break
-done
+}
+tb_once_more_if_unsteady "$src" "$out" same_site_run
 run=$(echo "$out"/*/)
 /usr/bin/python3 "$src/scripts/validate_result.py" --require-ok "$run/result.json"
 /usr/bin/python3 - "$run/result.json" <<'PY'
