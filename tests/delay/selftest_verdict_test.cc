@@ -38,6 +38,16 @@ CaseFigures kernel_case(double ns, std::vector<double> medians, const nlohmann::
 // N + 37.4.  The cost added was N to N + 32.6: within the bound of that.
 const nlohmann::json kBusyTcg = probe(420.8, 10.5, 86.7, 330.0, 366.7, 330.0);
 
+// A user-side case (a user site or the syscall): its rounds' medians, each
+// with a 95% half-width of `halfwidth`.
+CaseFigures user_case(double ns, std::vector<double> medians, double halfwidth) {
+  CaseFigures c;
+  c.ns = ns;
+  c.medians = std::move(medians);
+  c.halfwidths.assign(c.medians.size(), halfwidth);
+  return c;
+}
+
 TEST(SelftestVerdict, WhatTheSpinsRanLongBeyondTheCalibrationIsCostAdded) {
   EXPECT_NEAR(spin_excess(kBusyTcg), 36.7 - 4.1, 1e-9);
   const Judgement j = judge_case(kernel_case(420, {455.0, 457.4, 460.0}, kBusyTcg), 20.0);
@@ -77,10 +87,7 @@ TEST(SelftestVerdict, TheCountingClockRecoversNWithNothingRanLong) {
 }
 
 TEST(SelftestVerdict, AUserCaseHasNoExcess) {
-  CaseFigures c;
-  c.ns = 2000;
-  c.medians = {2072.0, 2073.0, 2074.0};
-  c.halfwidths = {5.0, 5.0, 5.0};
+  CaseFigures c = user_case(2000, {2072.0, 2073.0, 2074.0}, 5.0);
   c.excesses = {100.0};  // not the user sites' figure: ignored
   const Judgement j = judge_case(c, 20.0);
   EXPECT_EQ(j.excess, 0.0);
@@ -123,10 +130,7 @@ TEST(SelftestVerdict, RoundsThatChangedLevelAreLeftOutNotFailed) {
 // same run judged against N is 50 off; a run that reads N there (a chain
 // that added the spin where the host does not) fails.
 TEST(SelftestVerdict, ASyscallCaseIsJudgedAgainstThePlainLoopsFigure) {
-  CaseFigures c;
-  c.ns = 200;
-  c.medians = {150.1, 152.5, 149.0};
-  c.halfwidths = {3.0, 3.0, 3.0};
+  CaseFigures c = user_case(200, {150.1, 152.5, 149.0}, 3.0);
   const Judgement against_n = judge_case(c, 5.0);
   EXPECT_EQ(against_n.verdict, Verdict::kFail);
   c.references = {151.0, 153.4, 152.0};
@@ -143,10 +147,7 @@ TEST(SelftestVerdict, ASyscallCaseIsJudgedAgainstThePlainLoopsFigure) {
 // bound of 10 is a failure beside quiet figures, not beside a plain loop
 // whose rounds spread by 10.
 TEST(SelftestVerdict, ThePlainLoopsNoiseCountsWithTheRuns) {
-  CaseFigures c;
-  c.ns = 200;
-  c.medians = {170.0, 170.0, 170.0};
-  c.halfwidths = {1.0, 1.0, 1.0};
+  CaseFigures c = user_case(200, {170.0, 170.0, 170.0}, 1.0);
   c.references = {190.0, 190.0, 190.0};
   c.reference_halfwidths = {1.0, 1.0, 1.0};
   EXPECT_EQ(judge_case(c, 5.0).verdict, Verdict::kFail);
