@@ -8,9 +8,11 @@ rounds (the machine's speed changed during every attempt at the others: the
 median of 3 is one round's ratio, which a CI run's contended host put at
 0.893 with the rounds around it at 1.052 and 0.742), or, with
 --median-agrees (a test that expects agreement), when its
-interval was too wide to decide but its median ratio lies within +-10%:
-the rounds' noise, not the suite, kept it from a verdict.  A case that
-disagrees, or cannot tell with its median outside +-10%, is judged.
+interval was too wide to decide but its median ratio lies within +-10%,
+or it disagreed on fewer than 5 steady rounds (an interval that covers
+less than 90%): the rounds' noise, not the suite, kept it from a verdict.
+A case that disagrees on 5 or more steady rounds, or cannot tell with its
+median outside +-10%, is judged.
 
 usage: crosscheck_unjudged.py [--median-agrees] CROSSCHECK.json
 """
@@ -25,9 +27,15 @@ bad = [c for c in cases if not c["skipped"] and c["verdict"] != "agree"]
 
 
 def host_kept_it(c):
+    r = c["ratio"]
+    if c["verdict"] == "disagree":
+        # A test that expects agreement does not fail on an interval that
+        # covers 75-88%: the whole range of 3-4 steady rounds, which a CI
+        # run on a host whose speed jumped every few seconds put at
+        # [1.12, 2.01] for a case that agrees on 9-11 steady rounds.
+        return median_agrees and r["rounds"] < 5
     if c["verdict"] != "cannot tell":
         return False
-    r = c["ratio"]
     if r["rounds"] < 5:
         return True
     return median_agrees and r["median"] is not None and 0.9 <= r["median"] <= 1.1
