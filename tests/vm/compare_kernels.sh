@@ -32,7 +32,21 @@ for side in A B; do
     [ "$(ls -1 "$out/$side/pairs/$p" 2>/dev/null | wc -l)" -eq 1 ] || { echo "FAIL: $side/pairs/$p does not hold one run"; exit 1; }
   done
 done
-grep -q '^kprobes/kmod_target/.* pairs ' "$out/compare.txt" || { echo "FAIL: compare.txt did not test the pairs:"; cat "$out/compare.txt"; exit 1; }
+# A benchmark that came out unsteady in a round (its overhead on two levels
+# in the TCG guest: seen once in CI) has no figure there: its row cannot be
+# tested on the pairs or on 2 runs a side, and is judged on what is left.
+unsteady=$(/usr/bin/python3 - "$out"/A/runs/*/result.json "$out"/B/runs/*/result.json <<'PY'
+import json, sys
+names = {"/".join(b["name"].split("/")[:2]) for p in sys.argv[1:] for b in json.load(open(p))["benchmarks"]
+         if b["status"] == "unsteady"}
+print(" ".join(sorted(names)))
+PY
+)
+[ -z "$unsteady" ] || echo "unsteady in a round, tested on what is left: $unsteady"
+case " $unsteady " in
+  *" kprobes/kmod_target "*) ;;
+  *) grep -q '^kprobes/kmod_target/.* pairs ' "$out/compare.txt" || { echo "FAIL: compare.txt did not test the pairs:"; cat "$out/compare.txt"; exit 1; } ;;
+esac
 grep -q '^A: 2 runs' "$out/compare.txt" || { echo "FAIL: A is not pooled:"; cat "$out/compare.txt"; exit 1; }
 grep -q '^B: 2 runs' "$out/compare.txt" || { echo "FAIL: B is not pooled"; exit 1; }
 for b in none/kmod_fixed kprobes/kmod_target; do
@@ -52,10 +66,11 @@ alpha=(--alpha 0.002)
 "$tb" compare --json "${alpha[@]}" "$out/A/runs" "$out/B/runs" > "$out/compare.json" || { echo "FAIL: compare --json failed"; exit 1; }
 "$tb" compare --fail-on-regression "${alpha[@]}" "$out/A/runs" "$out/B/runs" > /dev/null 2>&1
 gate=$?
-/usr/bin/python3 - "$out/compare.json" "$gate" <<'PY' || exit 1
+/usr/bin/python3 - "$out/compare.json" "$gate" "$unsteady" <<'PY' || exit 1
 import json, sys
 c = json.load(open(sys.argv[1]))
 gate = int(sys.argv[2])
+unsteady = sys.argv[3].split()
 rows = {r["benchmark"].split("/")[0] + "/" + r["benchmark"].split("/")[1]: r for r in c["rows"]}
 fail = False
 for b in ("none/kmod_fixed", "kprobes/kmod_target"):
@@ -63,7 +78,7 @@ for b in ("none/kmod_fixed", "kprobes/kmod_target"):
     if r is None:
         print(f"FAIL: no row for {b}"); fail = True; continue
     print(f"{r['benchmark']}: {r['verdict']} ({r['method']}, {r['a_runs']}+{r['b_runs']} runs, p {r.get('p_value')})")
-    if (r["method"], r["a_runs"], r["b_runs"]) != ("runs", 2, 2):
+    if b not in unsteady and (r["method"], r["a_runs"], r["b_runs"]) != ("runs", 2, 2):
         print(f"FAIL: {b} not compared on 2 runs a side: {r}"); fail = True
     if r["verdict"] not in ("same", "inconclusive"):
         print(f"FAIL: kernel A = kernel B, yet {b} is {r['verdict']}"); fail = True
