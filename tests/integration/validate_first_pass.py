@@ -3,16 +3,18 @@
 fresh buffer's first pass (harness/model/validate_command.cc,
 warm_first_passes).
 
-The delay tracer at 2 us an event whose first 10,000 traced events take 20 us
+The delay tracer at 2 us an event whose first 10,000 traced events take 60 us
 each, as a tracer whose buffer pages cost that much on their first pass
 (LTTng-UST on a bhyve-like host: its paced 256-byte payload read 2,604
 cycles a probe against 493 predicted until the validation warmed it).  It says
 its buffer holds 5,000 events, so its first passes are 10,000 events.  A run
 warms past them and the model is fitted on the steady 2 us; the validation
 fires 10,000 traced events in its segments at 10 kHz.  Without the warm-up
-every one of them would be in the first pass: ~20 us a probe, ten times the
-prediction.  With it the measured probe is within a factor of two of the
-prediction, the file says how many events warmed the tracer, and they were
+every one of them would be in the first pass: ~60 us a probe, thirty times
+the prediction.  With it the measured probe is within a factor of five of the
+prediction (the validation's CPU figures on a host whose speed jumps every
+few seconds put a steady probe at 2.76x once; the geometric middle between
+1x and 30x is 5.5x), the file says how many events warmed the tracer, and they were
 verified with the rest.
 
 usage: validate_first_pass.py TRACEBENCH
@@ -29,7 +31,7 @@ from checks import check, failures
 
 tb = sys.argv[1]
 work = tempfile.mkdtemp(prefix="tracebench-validate-first-pass-")
-opts = ["-o", "delay.ns=2000", "-o", "delay.first_pass_events=10000", "-o", "delay.first_pass_ns=20000",
+opts = ["-o", "delay.ns=2000", "-o", "delay.first_pass_events=10000", "-o", "delay.first_pass_ns=60000",
         "-o", "delay.buffer_events=5000"]
 try:
     r = subprocess.run([tb, "run", "-t", "delay", "-w", "delay_site", *opts, "-r", "3", "-n", "50", "--no-samples",
@@ -52,8 +54,8 @@ try:
         check("every event verified, the first passes' with the segments'",
               v["events"]["verification"] == "passed" and v["events"]["fired"] == 10000 + 10000, v["events"])
         ratio = m["probe_cycles"] / p["probe_cycles"]
-        check("the segments measured the steady state: the probe within 2x the prediction, not ~10x",
-              0.5 <= ratio <= 2.0, f"measured {m['probe_cycles']:.0f} cycles, predicted {p['probe_cycles']:.0f}")
+        check("the segments measured the steady state: the probe within 5x the prediction, not ~30x",
+              0.2 <= ratio <= 5.0, f"measured {m['probe_cycles']:.0f} cycles, predicted {p['probe_cycles']:.0f}")
         print(f"measured {m['probe_cycles']:.0f} cycles a probe, predicted {p['probe_cycles']:.0f} ({ratio:.2f}x)")
 finally:
     shutil.rmtree(work, ignore_errors=True)
