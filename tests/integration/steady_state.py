@@ -85,8 +85,8 @@ def main():
               f"{b['repetitions']} run; {got:.1f} ns")
         # 3. A first pass that comes again every six blocks, as a host that
         # alternates between two modes: three repetitions on each level in
-        # turn never make the six an interval needs within the limit (twice
-        # the cap).  A block's events as the run before sized it (the same
+        # turn never make the six an interval needs within the limit (three
+        # times the cap).  A block's events as the run before sized it (the same
         # pilot, on the first pass).
         block = b["samples_per_block"] * b["batch"]
         first = 3 * block
