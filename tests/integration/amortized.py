@@ -11,9 +11,10 @@ that pays for a buffer page once in a few hundred records):
    on average, throughput's figure: the known answer, the run's median + 30,
    lies within its interval (give or take 3%), which is at most twice the
    rare cost wide; the result warns that the median leaves it out;
-3. without the rare cost, the two figures agree (within 3% of the cost) and
-   nothing is said: the host's own short gaps are taken off (their share of
-   the time, surveyed before the run), a preemption left out.
+3. without the rare cost, the two figures agree (the median within the
+   amortized interval, give or take 3%) and nothing is said: the host's own
+   short gaps are taken off (their share of the time, surveyed before the
+   run), a preemption left out.
 
 Run on this host and on the simulated slow host (--simulate bhyve: a TSC in
 21-cycle steps, the CPU taken away thousands of times a second).  The
@@ -21,8 +22,8 @@ amortized figure is a mean, so its repetitions move with the host's gaps
 and, on a host whose speed jumps every few seconds, with the level each
 block ran at (results/ci/2026-12-02-firecracker-intel-xeon-speed-jumps.md):
 held to its interval, as a user relies on it, not to a fixed share of the
-30 ns.  Without the rare cost, on the simulated host the median lies within
-the amortized interval.
+30 ns; without the rare cost too (a CI run on that host read amortized
+191.0 ns against the median's 205.7).
 
 usage: amortized.py TRACEBENCH [--simulate SPEC]
 """
@@ -98,12 +99,8 @@ def main():
         _, b = run(tb, f"{work}/plain", env, rare=False)
         median, amortized = figures(b, "no rare cost")
         same_median(rare_median, median, where)
-        if simulated:
-            holds_known_answer(b, median, where, "no rare cost", width=2 * added)
-        else:
-            assert abs(amortized - median) <= 0.03 * NS, \
-                f"{where}: without a rare cost amortized {amortized:.1f} ns against the median's {median:.1f}"
-            assert not [w for w in b["warnings"] if w.startswith("amortized ")], b["warnings"]
+        holds_known_answer(b, median, where, "no rare cost", width=2 * added)
+        assert not [w for w in b["warnings"] if w.startswith("amortized ")], b["warnings"]
         print(f"{where}: no rare cost: median {median:.1f} ns, amortized {amortized:.1f} ns")
 
 
