@@ -51,8 +51,9 @@ def check_repetitions_stop(path, doc):
     """What the schema cannot say: a benchmark stopped by its interval has
     that interval within its target, from six repetitions on (the fewest whose
     median interval covers 95%); one stopped at its cap ran the cap after the
-    repetitions a level shift left out (or reached the limit, three times the
-    cap); none ran more than three times its cap."""
+    repetitions a level shift left out (or reached the limit the file records:
+    `limit`, twice the cap in results written before it); none ran more than
+    its limit."""
     bad = 0
     for b in doc.get("benchmarks", []):
         stop = b.get("repetitions_stop")
@@ -60,15 +61,16 @@ def check_repetitions_stop(path, doc):
             continue
         why = None
         kept = b["repetitions"] - len(b.get("left_out_overheads_cycles", []))
-        if b["repetitions"] > 3 * stop["cap"]:
-            why = f"{b['repetitions']} repetitions, more than three times the cap {stop['cap']}"
+        limit = stop.get("limit", 2 * stop["cap"])
+        if b["repetitions"] > limit:
+            why = f"{b['repetitions']} repetitions, more than the limit {limit}"
         elif stop["rule"] == "interval" and stop["half_width_cycles"] > stop["target_cycles"] * (1 + 1e-9):
             # (up to rounding, as the runner's rule: a quantized clock puts widths exactly on the target)
             why = f"stopped by its interval, yet +-{stop['half_width_cycles']} exceeds the target {stop['target_cycles']}"
         elif stop["rule"] == "interval" and b["repetitions"] < 6:
             why = f"stopped by its interval after {b['repetitions']} repetitions (6 needed)"
         elif stop["rule"] in ("cap", "fixed") and b["status"] == "ok" and kept < stop["cap"] \
-                and b["repetitions"] != 3 * stop["cap"]:
+                and b["repetitions"] != limit:
             why = f"stopped by '{stop['rule']}' after {b['repetitions']} repetitions ({kept} kept) of {stop['cap']}"
         if why:
             print(f"{path}: {b['name']}: repetitions_stop: {why}", file=sys.stderr)

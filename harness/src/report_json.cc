@@ -334,6 +334,7 @@ void to_json(json& j, const RunResult& r) {
                                {"target_cycles", b.repetitions_stop->target_cycles},
                                {"half_width_cycles", b.repetitions_stop->half_width_cycles},
                                {"cap", b.repetitions_stop->cap}};
+    if (b.repetitions_stop && b.repetitions_stop->limit > 0) e["repetitions_stop"]["limit"] = b.repetitions_stop->limit;
     if (b.warmup) e["warmup"] = warmup_json(*b.warmup);
     if (!b.level_shifts.empty()) {
       e["level_shifts"] = level_shifts_json(b.level_shifts);
@@ -401,6 +402,7 @@ void from_json(const json& j, RunResult& r) {
       st.at("target_cycles").get_to(stop.target_cycles);
       st.at("half_width_cycles").get_to(stop.half_width_cycles);
       st.at("cap").get_to(stop.cap);
+      if (st.contains("limit")) st.at("limit").get_to(stop.limit);
       b.repetitions_stop = stop;
     }
     if (e.contains("warmup")) b.warmup = warmup_from(e.at("warmup"));

@@ -82,6 +82,7 @@ bool stop_repetitions(BenchRun* raw, int rep, StopRule rule, int limit, double t
     return false;
   }
   if (stop.rule.empty()) stop.rule = rule.target_rel > 0 ? "cap" : "fixed";  // the limit, after level shifts
+  stop.limit = limit;
   BenchmarkResult& r = raw->result();
   r.repetitions = rep + 1;
   r.repetitions_stop = stop;

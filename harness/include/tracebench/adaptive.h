@@ -33,6 +33,7 @@ struct RepetitionStop {
   double target_cycles = 0;      // the target at the last repetition, cycles per event (0 when fixed)
   double half_width_cycles = 0;  // the interval's larger distance from the median then
   int cap = 0;
+  int limit = 0;  // the repetitions level shifts could take it to (0: not recorded, results before it)
 };
 
 // After a repetition: whether the overheads so far (cycles per event, one
