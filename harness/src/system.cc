@@ -245,6 +245,7 @@ CpuTimeSnapshot cpu_time_snapshot() {
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   if (hz <= 0) return snap;
   snap.machine_busy_s = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
+  snap.steal_s = static_cast<double>(v[7]) / hz;
   rusage ru{};
   if (getrusage(RUSAGE_SELF, &ru) != 0) return snap;
   snap.self_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;

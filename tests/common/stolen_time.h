@@ -6,20 +6,12 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <string>
+#include "tracebench/system.h"
 
 namespace tracebench::test {
 
-// /proc/stat's steal over all CPUs, in ns.
-inline double steal_ns() {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  double v[8] = {};
-  in >> cpu;
-  for (double& x : v) in >> x;
-  return v[7] * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
+// /proc/stat's steal over all CPUs, in ns (the harness's snapshot).
+inline double steal_ns() { return cpu_time_snapshot().steal_s * 1e9; }
 
 // What a clock that runs on through steal may be ahead by, `stolen` ns seen
 // since the start: that, and one tick of /proc/stat's granularity when it

@@ -79,6 +79,7 @@ struct CpuTimeSnapshot {
   double machine_busy_s = 0;  // user+nice+system+irq+softirq+steal over all CPUs
   double self_s = 0;          // this process, every thread
   bool ok = false;
+  double steal_s = 0;  // steal over all CPUs: time the hypervisor took
 };
 CpuTimeSnapshot cpu_time_snapshot();
 // Average number of CPUs kept busy by everything but this process between
