@@ -9,6 +9,7 @@
 #include "tracebench/json_read.h"
 #include "tracebench/json_optional.h"
 #include "tracebench/model.h"
+#include "tracebench/task_clock.h"
 
 namespace tracebench::model {
 
@@ -170,8 +171,8 @@ void cross_check_consumer(const SegmentSums& a, Validation* v) {
     const double gap_ns = a.tasks_counted - a.tasks_perf;
     if (a.switches > 0) v->consumer_switch_gap_us = gap_ns / static_cast<double>(a.switches) / 1e3;
     const bool perf_above = -gap_ns > 0.1 * a.tasks_counted && -gap_ns / a.wall_counted * 100 > 0.05;
-    const bool gap_too_large =
-        gap_ns / a.wall_counted * 100 > 0.05 && (a.switches == 0 || gap_ns / static_cast<double>(a.switches) > 50e3);
+    const bool gap_too_large = gap_ns / a.wall_counted * 100 > 0.05 &&
+                               (a.switches == 0 || gap_ns / static_cast<double>(a.switches) > kSwitchGapExplainedNs);
     if (perf_above || gap_too_large)
       v->warnings.push_back(fmt::format(
           "the consumer tasks' CPU from /proc schedstat ({:.3f} %) and from perf's task-clock ({:.3f} %) differ by "

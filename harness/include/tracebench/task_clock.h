@@ -16,6 +16,11 @@
 
 namespace tracebench {
 
+// What a context switch may explain of schedstat's lead over task-clock, in
+// ns: a switch costs a few µs; more per switch and the two accounts do not
+// agree (model validate's check, and the task clock test's).
+inline constexpr double kSwitchGapExplainedNs = 50e3;
+
 // The threads a consumer task names: `tid` itself, or for tid 0 (a whole
 // process) every thread in /proc/<pid>/task now.  Empty when it is gone.
 std::vector<int> threads_of(int pid, int tid);
