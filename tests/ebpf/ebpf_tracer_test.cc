@@ -618,8 +618,8 @@ std::size_t open_fds() {
 // included (each switch back in may move a firing), and the judge holds it
 // so.  The timer's clock runs on through time the host steals from the
 // thread, the thread's own clock does not: what /proc/stat saw stolen adds
-// firings (a CI run on a busy host counted 432).  Teardown closes the perf
-// event with the link.
+// firings (a CI run on a busy host counted far more than the thread's CPU
+// time makes: results/ci/).  Teardown closes the perf event with the link.
 TEST(EbpfProfile, TimerFiringsAreCountedWhileEnabledOnly) {
   TB_SKIP_UNLESS_BPF();
   for (const char* action : {"count", "ringbuf"}) {

@@ -86,8 +86,9 @@ TEST(TaskClocks, AgreeWithTheThreadsOwnClockAndSchedstat) {
   EXPECT_GE(switches, 200u) << "a switch out at every sleep";
   // task-clock counts only while the thread's perf context is switched in:
   // below the thread's own clock by what its switches explain (checked
-  // against schedstat below: a CI run read 43.8 ms against 50.5, ~33 µs a
-  // switch), never by most of it.
+  // against schedstat below; a CI run's figures are in
+  // results/ci/2026-12-02-firecracker-intel-xeon-speed-jumps.md), never by
+  // most of it.
   EXPECT_GE(perf_ns, 0.5 * self_ns.load()) << "schedstat " << sched_ns;
   EXPECT_LE(perf_ns, 1.1 * self_ns.load() + steal_allowance) << "schedstat " << sched_ns << ", stolen " << stolen;
   EXPECT_NEAR(sched_ns, self_ns.load(), 0.1 * self_ns.load()) << "perf " << perf_ns;

@@ -22,8 +22,8 @@ amortized figure is a mean, so its repetitions move with the host's gaps
 and, on a host whose speed jumps every few seconds, with the level each
 block ran at (results/ci/2026-12-02-firecracker-intel-xeon-speed-jumps.md):
 held to its interval, as a user relies on it, not to a fixed share of the
-30 ns; without the rare cost too (a CI run on that host read amortized
-191.0 ns against the median's 205.7).
+30 ns; without the rare cost too (a CI run on that host put the amortized
+figure 7% under the median).
 
 usage: amortized.py TRACEBENCH [--simulate SPEC]
 """

@@ -12,9 +12,9 @@ warms past them and the model is fitted on the steady 2 us; the validation
 fires 10,000 traced events in its segments at 10 kHz.  Without the warm-up
 every one of them would be in the first pass: ~60 us a probe, thirty times
 the prediction.  With it the measured probe is within a factor of five of the
-prediction (the validation's CPU figures on a host whose speed jumps every
-few seconds put a steady probe at 2.76x once; the geometric middle between
-1x and 30x is 5.5x), the file says how many events warmed the tracer, and they were
+prediction (the geometric middle between 1x and 30x is 5.5x; on a host whose
+speed jumps every few seconds the validation's CPU figures put a steady probe
+above 2x: results/ci/2026-12-02-firecracker-intel-xeon-speed-jumps.md), the file says how many events warmed the tracer, and they were
 verified with the rest.
 
 usage: validate_first_pass.py TRACEBENCH
