@@ -155,5 +155,39 @@ TEST(SelftestVerdict, ThePlainLoopsNoiseCountsWithTheRuns) {
   EXPECT_EQ(judge_case(c, 5.0).verdict, Verdict::kCannotJudge);
 }
 
+// A syscall case on a host whose syscalls cost ~1 us and vary by tens of
+// ns from round to round: after five rounds 51 ns off a 40 ns bound, within
+// the noise; five more rounds settle both medians and it passes.
+TEST(SelftestVerdict, MoreRoundsSettleACaseTheNoiseLeftUndecided) {
+  CaseFigures c = user_case(110, {79.0, 60.0, 130.0, 75.0, 101.0}, 10.0);
+  c.references = {137.0, 150.0, 90.0, 140.0, 120.0};
+  c.reference_halfwidths.assign(5, 10.0);
+  EXPECT_EQ(judge_case(c, 20.0).verdict, Verdict::kCannotJudge);
+  for (double m : {105.0, 98.0, 110.0, 95.0, 102.0}) c.medians.push_back(m);
+  c.halfwidths.assign(c.medians.size(), 10.0);
+  for (double r : {112.0, 118.0, 105.0, 115.0, 110.0}) c.references.push_back(r);
+  c.reference_halfwidths.assign(c.references.size(), 10.0);
+  const Judgement j = judge_case(c, 20.0);
+  EXPECT_NEAR(j.error, 99.5 - 116.5, 1e-9);
+  EXPECT_EQ(j.verdict, Verdict::kPass);
+}
+
+// The rounds asked for always run; beyond them, only while some case cannot
+// be judged, none failed, and under kRoundsWhileUndecided (or the rounds
+// asked, if more).
+TEST(SelftestVerdict, AnotherRoundOnlyWhileACaseIsUndecided) {
+  const std::vector<Verdict> pass{Verdict::kPass, Verdict::kPass};
+  const std::vector<Verdict> undecided{Verdict::kPass, Verdict::kCannotJudge};
+  const std::vector<Verdict> failed{Verdict::kFail, Verdict::kCannotJudge};
+  EXPECT_TRUE(another_round(3, 5, failed));
+  EXPECT_FALSE(another_round(5, 5, pass));
+  EXPECT_TRUE(another_round(5, 5, undecided));
+  EXPECT_FALSE(another_round(5, 5, failed));
+  EXPECT_TRUE(another_round(kRoundsWhileUndecided - 1, 5, undecided));
+  EXPECT_FALSE(another_round(kRoundsWhileUndecided, 5, undecided));
+  EXPECT_TRUE(another_round(kRoundsWhileUndecided, 15, undecided));
+  EXPECT_FALSE(another_round(15, 15, undecided));
+}
+
 }  // namespace
 }  // namespace tbdelay

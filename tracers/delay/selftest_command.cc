@@ -20,7 +20,11 @@
 // within the time budget (--budget, 45 s), so a busy machine gets fewer.  A case outside its bound is told apart by the noise
 // it saw (each run's 95% interval of the median, the spread between rounds):
 // off by less than three times that beyond the bound, it cannot be judged
-// (a busy machine); by more, the chain is broken.
+// (a busy machine); by more, the chain is broken.  While a case cannot be
+// judged and none failed, rounds go on past those asked for (up to
+// kRoundsWhileUndecided, within the budget): on a host whose syscalls vary
+// by tens of ns between rounds, five rounds' medians can straddle a bound
+// that more rounds' settle inside.
 //
 // The kernel half does the same on the companion module's tracepoint
 // (workload delay_kmod: kmod_fixed in shorter samples, bench/kmod.cc),
@@ -298,6 +302,16 @@ void print_plain(const Case& c, const tbdelay::Judgement& j) {
                                               std::fabs(off), off < 0 ? "less" : "more"));
 }
 
+// Each case's verdict on the rounds so far, unprinted (a case with an error
+// has failed).
+std::vector<tbdelay::Verdict> verdicts_so_far(const std::vector<Case>& cases, const RunFacts& facts) {
+  const double floor_ns = tbdelay::median(facts.floor_ns);
+  std::vector<tbdelay::Verdict> verdicts;
+  for (const auto& c : cases)
+    verdicts.push_back(c.errors.empty() ? tbdelay::judge_case(c.fig, floor_ns).verdict : tbdelay::Verdict::kFail);
+  return verdicts;
+}
+
 // The verdict of one case (selftest_verdict.h), printed with its figures.
 tbdelay::Verdict judge(const Case& c, double floor_ns) {
   using tbdelay::Verdict;
@@ -425,17 +439,18 @@ int selftest(const SelftestArgs& a) {
   RunFacts facts;
   std::cout << fmt::format(
       "tracebench selftest: the delay tracer adds a calibrated N ns to traced events only; `run`'s machinery must "
-      "recover N (up to {} rounds x {} runs of {} repetitions, {:.0f} s)\n",
-      a.rounds, ns_run.size(), a.repetitions, a.budget_s);
+      "recover N (up to {} rounds x {} runs of {} repetitions, {:.0f} s; up to {} rounds while a case cannot be "
+      "judged)\n",
+      a.rounds, ns_run.size(), a.repetitions, a.budget_s, std::max(a.rounds, tbdelay::kRoundsWhileUndecided));
   std::cout.flush();
   int rounds = 0;
-  for (int round = 0; round < a.rounds && !g_stop_requested; ++round) {
+  while (!g_stop_requested && tbdelay::another_round(rounds, a.rounds, verdicts_so_far(cases, facts))) {
     // A busy machine slows every run: past the first rounds, the next one is
     // started only if it should end within the time budget.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (round >= kMinRounds && elapsed + elapsed / round > a.budget_s) break;
+    if (rounds >= kMinRounds && elapsed + elapsed / rounds > a.budget_s) break;
     for (std::size_t i = 0; i < ns_run.size() && !g_stop_requested; ++i) {
-      const std::uint64_t ns = ns_run[(i + static_cast<std::size_t>(round)) % ns_run.size()];
+      const std::uint64_t ns = ns_run[(i + static_cast<std::size_t>(rounds)) % ns_run.size()];
       for (bool kernel : {false, true}) {
         RunResult run;
         if (Status s = run_one(a, sel, kernel, lock, runs.path(), ns, &run); !s) {
@@ -460,8 +475,11 @@ int selftest(const SelftestArgs& a) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << fmt::format(
       "floor {:.1f} ns (bound: ±3% of N or ±2 floors = ±{:.1f} ns, whichever is larger); TSC {:.3f} GHz; "
-      "other processes kept up to {:.2f} of {} CPUs busy; {} rounds in {:.0f} s\n",
-      floor_ns, 2 * floor_ns, facts.tsc_ghz, facts.busy_cpus, facts.cpus, rounds, took);
+      "other processes kept up to {:.2f} of {} CPUs busy; {} rounds in {:.0f} s{}\n",
+      floor_ns, 2 * floor_ns, facts.tsc_ghz, facts.busy_cpus, facts.cpus, rounds, took,
+      rounds > a.rounds
+          ? fmt::format(" ({} more than asked: a case could not be judged after {})", rounds - a.rounds, a.rounds)
+          : std::string());
   if (!facts.gaps_per_second.empty())
     std::cout << fmt::format(
         "the host took the measured CPU away {:.0f} times a second for ~{:.1f} us (median of the runs){}{}\n",
@@ -505,7 +523,11 @@ void install(CLI::App& app, int* exit_status) {
                                "Check that the suite recovers a known cost on this host (the delay tracer: 20 ns, "
                                "200 ns and 2 us on a user site, a syscall and, where the module is, its tracepoint)");
   auto a = std::make_shared<SelftestArgs>();
-  s->add_option("--rounds", a->rounds, "Runs per N, interleaved with the other N's")->check(CLI::Range(1, 20));
+  s->add_option("--rounds", a->rounds,
+                fmt::format("Runs per N, interleaved with the other N's (more, up to {} in all, while a case "
+                            "cannot be judged yet and the budget allows)",
+                            tbdelay::kRoundsWhileUndecided))
+      ->check(CLI::Range(1, 20));
   s->add_option("--budget", a->budget_s, "Seconds after which no further round begins (after the first 3)")
       ->check(CLI::Range(1.0, 3600.0));
   s->add_option("--repetitions,-r", a->repetitions, "Repetitions per run (pairs of blocks)")->check(CLI::Range(2, 100));

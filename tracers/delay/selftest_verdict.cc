@@ -71,4 +71,10 @@ Judgement judge_case(const CaseFigures& c, double floor_ns) {
   return j;
 }
 
+bool another_round(int done, int asked, const std::vector<Verdict>& verdicts) {
+  if (done < asked) return true;
+  const auto any = [&](Verdict v) { return std::find(verdicts.begin(), verdicts.end(), v) != verdicts.end(); };
+  return any(Verdict::kCannotJudge) && !any(Verdict::kFail) && done < std::max(asked, kRoundsWhileUndecided);
+}
+
 }  // namespace tbdelay

@@ -74,4 +74,15 @@ double bound_of(const CaseFigures& c, double floor_ns);
 // JUDGE: the host kept changing speed).
 Judgement judge_case(const CaseFigures& c, double floor_ns);
 
+// The rounds a selftest may run in all while some case cannot be judged yet:
+// where the host's noise puts a case's few round medians either side of
+// its bound, the medians of more rounds settle (within the time budget).
+constexpr int kRoundsWhileUndecided = 12;
+
+// Whether another round is due after `done`: the rounds asked for are not
+// all run, or some case cannot be judged yet and fewer than
+// max(asked, kRoundsWhileUndecided) are done.  A failed case asks for none:
+// more rounds do not mend a broken chain.
+bool another_round(int done, int asked, const std::vector<Verdict>& verdicts);
+
 }  // namespace tbdelay
